@@ -1,0 +1,35 @@
+import { parseToken, secretsEqual, tokenMatches } from '../auth/proxy-token';
+import type { Deps } from '../deps';
+import { AuthenticationError, PermissionError, StoreUnavailableError } from '../errors';
+import type { IncomingRequest } from '../http/request';
+import type { TokenRecord } from '../store/ports';
+
+function bearer(request: IncomingRequest): string | undefined {
+  const value = request.headers.authorization?.trim();
+  return value?.toLowerCase().startsWith('bearer ') ? value.slice(7).trim() : undefined;
+}
+
+/** Admin routes: the deployment's admin key, compared in constant time. */
+export async function requireAdmin(deps: Deps, request: IncomingRequest): Promise<void> {
+  const presented = bearer(request);
+  if (!presented) throw new AuthenticationError('Missing admin key: send Authorization: Bearer <admin key>.');
+  const adminKey = await deps.adminKey().catch((error) => {
+    throw new StoreUnavailableError(error);
+  });
+  if (!adminKey || !secretsEqual(presented, adminKey)) throw new AuthenticationError('Invalid admin key.');
+}
+
+/** Account routes: a live proxy token with the `manage` scope. */
+export async function requireManageToken(deps: Deps, request: IncomingRequest): Promise<TokenRecord> {
+  const presented = bearer(request);
+  if (!presented) throw new AuthenticationError('Missing token: send Authorization: Bearer <proxy token with the manage scope>.');
+  const parsed = parseToken(presented);
+  if (!parsed) throw new AuthenticationError('Invalid proxy token.');
+  const record = await deps.accounts.getToken(parsed.accountId, parsed.tokenId).catch((error) => {
+    throw new StoreUnavailableError(error);
+  });
+  if (!record || !tokenMatches(parsed.secret, record.secretHash)) throw new AuthenticationError('Invalid proxy token.');
+  if (record.revokedAt) throw new AuthenticationError('This proxy token has been revoked.');
+  if (!record.scopes.includes('manage')) throw new PermissionError('This token has no "manage" scope: it can send proxy requests but not use the management API.');
+  return record;
+}

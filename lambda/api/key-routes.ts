@@ -1,0 +1,52 @@
+import { NotFoundError, ValidationError } from '../errors';
+import { jsonResponse } from '../http/response';
+import { providerById, type ProviderId } from '../providers/registry';
+import { jsonBody, type ApiRoute } from './route-types';
+
+function providerParam(value: string): ProviderId {
+  const provider = providerById(value);
+  if (!provider) throw new NotFoundError(`Unknown provider "${value}". Providers: prov-a, prov-b, prov-c, prov-d, prov-e.`);
+  return provider.id;
+}
+
+/** Only the last four characters are ever shown again. */
+const hintOf = (key: string) => `…${key.slice(-4)}`;
+
+/** Stored provider keys of the caller's account: written once, never read back. */
+export const keyRoutes: ApiRoute[] = [
+  {
+    method: 'PUT',
+    path: '/api/keys/:provider',
+    access: 'manage',
+    async handle(call) {
+      const { deps, params, caller } = call;
+      const provider = providerParam(params.provider);
+      const key = jsonBody(call).key;
+      if (typeof key !== 'string' || key.trim().length < 8 || key.length > 4096) {
+        throw new ValidationError('key must be the provider API key as a string.', 'key');
+      }
+      const secret = await deps.sealer.seal(key.trim(), { account_id: caller!.accountId, provider });
+      const hint = hintOf(key.trim());
+      await deps.providerKeys.put(caller!.accountId, { provider, secret, hint, updatedAt: new Date(deps.now()).toISOString() });
+      return jsonResponse(200, { provider, hint });
+    },
+  },
+  {
+    method: 'GET',
+    path: '/api/keys',
+    access: 'manage',
+    async handle({ deps, caller }) {
+      const keys = await deps.providerKeys.list(caller!.accountId);
+      return jsonResponse(200, { keys: keys.map((k) => ({ provider: k.provider, hint: k.hint, updated_at: k.updatedAt })) });
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/api/keys/:provider',
+    access: 'manage',
+    async handle({ deps, params, caller }) {
+      await deps.providerKeys.delete(caller!.accountId, providerParam(params.provider));
+      return { statusCode: 204, headers: {}, body: '' };
+    },
+  },
+];

@@ -1,0 +1,44 @@
+import { ValidationError } from '../errors';
+import { jsonResponse } from '../http/response';
+import type { LogQuery } from '../store/usage-row';
+import type { ApiRoute } from './route-types';
+
+function isoParam(query: URLSearchParams, name: string): string | undefined {
+  const value = query.get(name);
+  if (!value) return undefined;
+  const time = Date.parse(value);
+  if (Number.isNaN(time)) throw new ValidationError(`${name} must be an ISO 8601 time.`, name);
+  return new Date(time).toISOString();
+}
+
+export function readLogQuery(query: URLSearchParams): LogQuery {
+  const limit = Number(query.get('limit') ?? 50);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw new ValidationError('limit must be an integer from 1 to 500.', 'limit');
+  const cached = query.get('cached');
+  const status = query.get('status');
+  if (cached !== null && cached !== 'true' && cached !== 'false') throw new ValidationError('cached must be true or false.', 'cached');
+  if (status !== null && status !== 'ok' && status !== 'error') throw new ValidationError('status must be ok or error.', 'status');
+  return {
+    limit,
+    cursor: query.get('cursor') || undefined,
+    from: isoParam(query, 'from'),
+    to: isoParam(query, 'to'),
+    provider: query.get('provider') || undefined,
+    model: query.get('model') || undefined,
+    requester: query.get('requester') || undefined,
+    cached: cached === null ? undefined : cached === 'true',
+    status: (status as LogQuery['status']) ?? undefined,
+  };
+}
+
+export const logRoutes: ApiRoute[] = [
+  {
+    method: 'GET',
+    path: '/api/logs',
+    access: 'manage',
+    async handle({ deps, request, caller }) {
+      const page = await deps.usageLog.query(caller!.accountId, readLogQuery(request.query));
+      return jsonResponse(200, { items: page.items, next_cursor: page.nextCursor });
+    },
+  },
+];

@@ -1,0 +1,53 @@
+import type { Deps } from '../deps';
+import { MethodNotAllowedError, NotFoundError, ProxyError } from '../errors';
+import type { IncomingRequest } from '../http/request';
+import type { ProxyResponse } from '../http/response';
+import { adminRoutes } from './admin-routes';
+import { requireAdmin, requireManageToken } from './authorize';
+import { healthRoutes } from './health-routes';
+import { keyRoutes } from './key-routes';
+import { logRoutes } from './log-routes';
+import type { ApiRoute } from './route-types';
+import { statsRoutes } from './stats-routes';
+import { tokenRoutes } from './token-routes';
+
+const ROUTES: ApiRoute[] = [...healthRoutes, ...adminRoutes, ...keyRoutes, ...logRoutes, ...statsRoutes, ...tokenRoutes];
+
+function match(pattern: string, path: string): Record<string, string> | undefined {
+  const want = pattern.split('/');
+  const got = path.replace(/\/+$/, '').split('/');
+  if (want.length !== got.length) return undefined;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < want.length; i++) {
+    if (want[i].startsWith(':')) {
+      if (!got[i]) return undefined;
+      params[want[i].slice(1)] = decodeURIComponent(got[i]);
+    } else if (want[i] !== got[i]) return undefined;
+  }
+  return params;
+}
+
+/** The management API (CONTRACT.md): admin routes, account routes scoped to the caller's account, health. */
+export async function handleApi(deps: Deps, request: IncomingRequest): Promise<ProxyResponse | undefined> {
+  let pathMatched = false;
+  for (const route of ROUTES) {
+    const params = match(route.path, request.path);
+    if (!params) continue;
+    pathMatched = true;
+    if (route.method !== request.method) continue;
+    if (route.access === 'admin') await requireAdmin(deps, request);
+    const caller = route.access === 'manage' ? await requireManageToken(deps, request) : undefined;
+    try {
+      return await route.handle({ deps, request, params, caller });
+    } catch (error) {
+      const status = (error as { status?: number }).status;
+      if (!(error instanceof ProxyError) && status && status < 500) throw new ProxyError(status, (error as Error).message);
+      throw error;
+    }
+  }
+  if (pathMatched) {
+    const allowed = ROUTES.filter((r) => match(r.path, request.path)).map((r) => r.method).join(', ');
+    throw new MethodNotAllowedError(request.method, allowed);
+  }
+  throw new NotFoundError(`No API route for ${request.method} ${request.path}.`);
+}

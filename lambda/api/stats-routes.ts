@@ -1,0 +1,53 @@
+import { ValidationError } from '../errors';
+import { jsonResponse } from '../http/response';
+import { DAY_MS } from '../stats/bucket-keys';
+import type { ApiRoute } from './route-types';
+
+export const DEFAULT_STATS_DAYS = 7;
+export const MAX_STATS_DAYS = 400;
+
+const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/** A strict ISO 8601 date or date-time; a date-time without an offset is UTC, as everywhere in this API. */
+function isoParam(query: URLSearchParams, name: string): Date | undefined {
+  const value = query.get(name)?.trim();
+  if (!value) return undefined;
+  const match = ISO_TIME.exec(value);
+  const hasTime = value.includes('T');
+  const time = match ? Date.parse(hasTime && !match[4] ? `${value}Z` : value) : NaN;
+  // Date.parse rolls 2026-02-30 over into March; a real calendar date is required.
+  const daysInMonth = match ? new Date(Date.UTC(Number(match[1]), Number(match[2]), 0)).getUTCDate() : 0;
+  if (!match || Number.isNaN(time) || Number(match[3]) < 1 || Number(match[3]) > daysInMonth) {
+    throw new ValidationError(`${name} must be an ISO 8601 time, e.g. 2026-11-21T13:00:00Z.`, name);
+  }
+  return new Date(time);
+}
+
+/**
+ * The requested period [from, to). Either end may be left out: `to` defaults
+ * to now, `from` to seven days before `to`. The store widens it to whole hours.
+ */
+export function readStatsPeriod(query: URLSearchParams, now: Date): { from: Date; to: Date } {
+  const requestedTo = isoParam(query, 'to');
+  const requestedFrom = isoParam(query, 'from');
+  const to = requestedTo ?? now;
+  const from = requestedFrom ?? new Date(to.getTime() - DEFAULT_STATS_DAYS * DAY_MS);
+  if (from.getTime() >= to.getTime()) throw new ValidationError('from must be earlier than to.', requestedFrom ? 'from' : 'to');
+  if (to.getTime() - from.getTime() > MAX_STATS_DAYS * DAY_MS) {
+    throw new ValidationError(`The period may span at most ${MAX_STATS_DAYS} days.`, requestedFrom ? 'from' : 'to');
+  }
+  return { from, to };
+}
+
+export const statsRoutes: ApiRoute[] = [
+  {
+    method: 'GET',
+    path: '/api/stats',
+    access: 'manage',
+    async handle({ deps, request, caller }) {
+      const { from, to } = readStatsPeriod(request.query, new Date(deps.now()));
+      // The answer's from/to are the effective period: rollups are hourly, so the ends move to whole UTC hours.
+      return jsonResponse(200, await deps.usageStats.summarize(caller!.accountId, from, to));
+    },
+  },
+];

@@ -1,0 +1,51 @@
+import { issueToken } from '../auth/issue';
+import { NotFoundError, ValidationError } from '../errors';
+import { jsonResponse } from '../http/response';
+import { jsonBody, type ApiRoute } from './route-types';
+
+/** The caller's own account's tokens: list (never the secret), create a proxy-only app token, revoke. */
+export const tokenRoutes: ApiRoute[] = [
+  {
+    method: 'GET',
+    path: '/api/tokens',
+    access: 'manage',
+    async handle({ deps, caller }) {
+      const tokens = await deps.accounts.listTokens(caller!.accountId);
+      tokens.sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+      return jsonResponse(200, {
+        tokens: tokens.map((t) => ({
+          token_id: t.tokenId,
+          name: t.name ?? '',
+          scopes: t.scopes,
+          created_at: t.createdAt,
+          last_used_at: t.lastUsedAt,
+          revoked_at: t.revokedAt,
+        })),
+      });
+    },
+  },
+  {
+    method: 'POST',
+    path: '/api/tokens',
+    access: 'manage',
+    async handle(call) {
+      const name = jsonBody(call).name;
+      if (name !== undefined && (typeof name !== 'string' || name.length > 200)) throw new ValidationError('name must be a string of at most 200 characters.', 'name');
+      const issued = await issueToken(call.deps.accounts, { accountId: call.caller!.accountId, name: name as string | undefined, scopes: ['proxy'], now: new Date(call.deps.now()) });
+      return jsonResponse(201, { token_id: issued.tokenId, token: issued.token, scopes: ['proxy'] });
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/api/tokens/:tokenId',
+    access: 'manage',
+    async handle({ deps, params, caller }) {
+      const accountId = caller!.accountId;
+      // A token id of another account is "not found" here, never revoked.
+      if (!params.tokenId.startsWith(`${accountId}_`) || !(await deps.accounts.revokeToken(accountId, params.tokenId, new Date(deps.now()).toISOString()))) {
+        throw new NotFoundError(`No token ${params.tokenId} in this account.`);
+      }
+      return { statusCode: 204, headers: {}, body: '' };
+    },
+  },
+];

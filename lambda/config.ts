@@ -1,0 +1,68 @@
+import * as z from 'zod/mini';
+import { tableNames } from './store/tables';
+
+/** Environment variables are strings; every one is optional and has a documented default. */
+const EnvSchema = z.object({
+  PORT: z.optional(z.string().check(z.regex(/^\d+$/, 'expected a port number'))),
+  HOST: z.optional(z.string()),
+  DATA_DIR: z.optional(z.string()),
+  DYNAMODB_ENDPOINT: z.optional(z.url()),
+  AWS_REGION: z.optional(z.string()),
+  ADMIN_KEY: z.optional(z.string().check(z.minLength(16, 'must be at least 16 characters'))),
+  ADMIN_SECRET_ARN: z.optional(z.string()),
+  KMS_KEY_ID: z.optional(z.string()),
+  UPSTREAM_TIMEOUT_MS: z.optional(z.string().check(z.regex(/^[1-9]\d*$/, 'expected a positive integer'))),
+  RATE_LIMIT_PER_MINUTE: z.optional(z.string().check(z.regex(/^[1-9]\d*$/, 'expected a positive integer'))),
+  CORS_ALLOWED_ORIGINS: z.optional(z.string()),
+  PRICING_FILE: z.optional(z.string()),
+  LOG_RETENTION_DAYS: z.optional(z.string().check(z.regex(/^\d+$/, 'expected a number of days'))),
+});
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  dynamoEndpoint?: string;
+  region: string;
+  /** Bearer key of the admin API, given directly (local) … */
+  adminKey?: string;
+  /** … or read once from Secrets Manager at cold start (AWS). */
+  adminSecretArn?: string;
+  /** Set in AWS: provider keys are envelope-encrypted under this KMS key. Unset: the local key under dataDir. */
+  kmsKeyId?: string;
+  upstreamTimeoutMs: number;
+  rateLimitPerMinute: number;
+  corsAllowedOrigins: string[];
+  pricingFile?: string;
+  logRetentionDays?: number;
+  tables: ReturnType<typeof tableNames>;
+  env: NodeJS.ProcessEnv;
+}
+
+/** Parses the environment once; a bad value stops the process with a message naming the variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = z.safeParse(EnvSchema, env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`Invalid configuration: ${problems}`);
+  }
+  const e = parsed.data;
+  const retention = Number(e.LOG_RETENTION_DAYS ?? 0);
+  return {
+    port: Number(e.PORT ?? 8787),
+    host: e.HOST || '127.0.0.1',
+    dataDir: e.DATA_DIR || '.data',
+    dynamoEndpoint: e.DYNAMODB_ENDPOINT || undefined,
+    region: e.AWS_REGION || 'eu-west-1',
+    adminKey: e.ADMIN_KEY || undefined,
+    adminSecretArn: e.ADMIN_SECRET_ARN || undefined,
+    kmsKeyId: e.KMS_KEY_ID || undefined,
+    upstreamTimeoutMs: Number(e.UPSTREAM_TIMEOUT_MS ?? 30_000),
+    rateLimitPerMinute: Number(e.RATE_LIMIT_PER_MINUTE ?? 100),
+    corsAllowedOrigins: (e.CORS_ALLOWED_ORIGINS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    pricingFile: e.PRICING_FILE || undefined,
+    logRetentionDays: retention > 0 ? retention : undefined,
+    tables: tableNames(env),
+    env,
+  };
+}

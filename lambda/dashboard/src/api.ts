@@ -1,0 +1,100 @@
+import type { CreatedToken, Health, LogPage, Stats, StoredKey, TokenInfo } from './types';
+
+/** An error answer of the management API, or a network failure (status 0). */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly type: string = 'error',
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export type Query = Record<string, string | number | boolean | undefined>;
+
+function withQuery(path: string, query?: Query): string {
+  if (!query) return path;
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) {
+    if (value !== undefined && value !== '') params.set(key, String(value));
+  }
+  const text = params.toString();
+  return text ? `${path}?${text}` : path;
+}
+
+async function errorFrom(response: Response): Promise<ApiError> {
+  let message = `${response.status} ${response.statusText}`.trim();
+  let type = 'error';
+  try {
+    const body = (await response.json()) as { error?: { message?: string; type?: string } };
+    if (body.error?.message) message = body.error.message;
+    if (body.error?.type) type = body.error.type;
+  } catch {
+    // Not JSON (a proxy in front of us, for example): the status line is the best we have.
+  }
+  return new ApiError(response.status, message, type);
+}
+
+export async function request<T>(token: string | null, method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  let response: Response;
+  try {
+    response = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      cache: 'no-store',
+    });
+  } catch {
+    throw new ApiError(0, 'Could not reach the server. Check your connection and try again.', 'network_error');
+  }
+  if (!response.ok) throw await errorFrom(response);
+  if (response.status === 204) return undefined as T;
+  return (await response.json()) as T;
+}
+
+/** The management API, bound to one signed-in token. */
+export function createApi(token: string, onUnauthorized: (error: ApiError) => void) {
+  async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    try {
+      return await request<T>(token, method, path, body);
+    } catch (error) {
+      // A token revoked while the dashboard is open ends the session instead of failing page by page.
+      if (error instanceof ApiError && error.status === 401) onUnauthorized(error);
+      throw error;
+    }
+  }
+  return {
+    keys: () => call<{ keys: StoredKey[] }>('GET', '/api/keys'),
+    saveKey: (provider: string, key: string) =>
+      call<{ provider: string; hint: string }>('PUT', `/api/keys/${encodeURIComponent(provider)}`, { key }),
+    deleteKey: (provider: string) => call<void>('DELETE', `/api/keys/${encodeURIComponent(provider)}`),
+    logs: (query: Query) => call<LogPage>('GET', withQuery('/api/logs', query)),
+    stats: (from: string, to: string) => call<Stats>('GET', withQuery('/api/stats', { from, to })),
+    tokens: () => call<{ tokens: TokenInfo[] }>('GET', '/api/tokens'),
+    createToken: (name: string) => call<CreatedToken>('POST', '/api/tokens', { name }),
+    revokeToken: (tokenId: string) => call<void>('DELETE', `/api/tokens/${encodeURIComponent(tokenId)}`),
+  };
+}
+
+export type Api = ReturnType<typeof createApi>;
+
+export function health(): Promise<Health> {
+  return request<Health>(null, 'GET', '/api/health');
+}
+
+/** What a person should read when a token is refused, by status. */
+export function signInMessage(error: unknown): string {
+  if (!(error instanceof ApiError)) return 'Something went wrong. Try again.';
+  if (error.status === 401) {
+    return 'This token was not accepted: it is wrong or has been revoked. Paste the whole token, starting with sk-proxy-.';
+  }
+  if (error.status === 403) {
+    return 'This token can send proxy requests but cannot open the dashboard. Sign in with a token that has the manage scope, such as the one printed when the server first started.';
+  }
+  return error.message;
+}

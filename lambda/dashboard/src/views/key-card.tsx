@@ -1,0 +1,138 @@
+import { useRef, useState } from 'preact/hooks';
+import { useApi } from '../api-context';
+import { ConfirmButton } from '../components/confirm-button';
+import { ErrorMessage } from '../components/error-message';
+import { formatDateTime } from '../format';
+import type { ProviderInfo } from '../providers';
+import type { StoredKey } from '../types';
+import { SnippetBlock } from './snippet-block';
+import { passThroughSnippet, storedSnippet } from '../snippets';
+
+interface Props {
+  provider: ProviderInfo;
+  stored: StoredKey | undefined;
+  /** False while the list of saved keys is still loading: the status line keeps its height. */
+  known: boolean;
+  onChanged: (provider: string, key: StoredKey | undefined) => void;
+}
+
+export function KeyCard({ provider, stored, known, onChanged }: Props) {
+  const api = useApi();
+  const [key, setKey] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(undefined);
+  const [notice, setNotice] = useState('');
+  const input = useRef<HTMLInputElement>(null);
+  const inputId = `key-${provider.id}`;
+  const id = provider.id;
+
+  const save = async (event: Event) => {
+    event.preventDefault();
+    const value = key.trim();
+    if (!value) {
+      setError(new Error(`Paste your ${provider.name} API key first.`));
+      return;
+    }
+    setBusy(true);
+    setError(undefined);
+    setNotice('');
+    try {
+      const saved = await api.saveKey(id, value);
+      // The key leaves the page as soon as it is saved; only the server's hint remains.
+      setKey('');
+      onChanged(id, { provider: id, hint: saved.hint, updated_at: new Date().toISOString() });
+      setNotice(stored ? 'Key replaced.' : 'Key saved.');
+    } catch (reason) {
+      setError(reason);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const remove = async () => {
+    setError(undefined);
+    setNotice('');
+    try {
+      await api.deleteKey(id);
+      onChanged(id, undefined);
+      setNotice('Key deleted.');
+      // The delete button disappears with the key; keep keyboard focus in this card.
+      input.current?.focus();
+    } catch (reason) {
+      setError(reason);
+    }
+  };
+
+  return (
+    <section class="card key-card" data-testid={`key-card-${id}`} aria-labelledby={`${inputId}-title`}>
+      <div class="key-head">
+        <h2 id={`${inputId}-title`} class="card-title">
+          {provider.name}
+        </h2>
+        {known && (
+          <span class={`badge ${stored ? 'badge-ok' : ''}`} data-testid={`key-badge-${id}`}>
+            {stored ? 'Key saved' : 'No key'}
+          </span>
+        )}
+      </div>
+      <p class="key-status" data-testid={`key-status-${id}`}>
+        {!known ? (
+          '\u00a0'
+        ) : stored ? (
+          <>
+            Saved key <code data-testid={`key-hint-${id}`}>{stored.hint}</code>, saved {formatDateTime(stored.updated_at)}
+          </>
+        ) : (
+          <>No key saved. Use pass-through mode or save a key to send requests in stored mode.</>
+        )}
+      </p>
+      <form class="key-form" onSubmit={save}>
+        <label for={inputId}>{stored ? `Replace the ${provider.name} API key` : `${provider.name} API key`}</label>
+        <div class="key-form-row">
+          <input
+            id={inputId}
+            ref={input}
+            type="password"
+            value={key}
+            autoComplete="off"
+            spellcheck={false}
+            placeholder={stored ? 'Paste a new key to replace the saved one' : 'Paste the key'}
+            data-testid={`key-input-${id}`}
+            onInput={(e) => setKey(e.currentTarget.value)}
+          />
+          <button type="submit" class="button button-primary" disabled={busy} data-testid={`key-save-${id}`}>
+            {busy ? 'Saving…' : stored ? 'Replace key' : 'Save key'}
+          </button>
+          {stored && (
+            <ConfirmButton
+              label="Delete key"
+              confirmLabel="Delete"
+              question={`Delete the ${provider.name} key?`}
+              testId={`key-delete-${id}`}
+              onConfirm={remove}
+            />
+          )}
+        </div>
+      </form>
+      <p class="notice-ok" aria-live="polite" data-testid={`key-notice-${id}`}>
+        {notice}
+      </p>
+      <ErrorMessage error={error} testId={`key-error-${id}`} />
+      <details class="snippets">
+        <summary data-testid={`snippets-${id}`}>SDK snippets for {provider.name}</summary>
+        <SnippetBlock
+          title="Stored key"
+          description={`The proxy adds your saved ${provider.name} key. Your code only holds a proxy token.`}
+          code={storedSnippet(provider)}
+          testId={`snippet-stored-${id}`}
+        />
+        <SnippetBlock
+          title="Pass-through"
+          description={`Your code sends its own ${provider.name} key; the proxy forwards it and logs usage under your proxy token.`}
+          code={passThroughSnippet(provider)}
+          testId={`snippet-pass-through-${id}`}
+        />
+      </details>
+    </section>
+  );
+}

@@ -1,0 +1,122 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { useApi } from '../api-context';
+import { EmptyState } from '../components/empty-state';
+import { ErrorMessage } from '../components/error-message';
+import { SkeletonRows } from '../components/skeleton';
+import { hrefFor } from '../router';
+import type { LogRow } from '../types';
+import { filtersFromParams, hasFilters, LogFilters, type LogFilterValues } from './log-filters';
+import { LogTable } from './log-table';
+
+const PAGE_SIZE = 50;
+
+interface LogsState {
+  rows: LogRow[];
+  cursor: string | null;
+  /** `first`: the first page is loading (rows are being replaced); `more`: a page is being appended. */
+  loading: 'first' | 'more' | null;
+  error: unknown;
+  loadedOnce: boolean;
+}
+
+export function Logs({ params }: { params: URLSearchParams }) {
+  const api = useApi();
+  const filters = filtersFromParams(params);
+  const filterKey = JSON.stringify(filters);
+  const [state, setState] = useState<LogsState>({ rows: [], cursor: null, loading: 'first', error: undefined, loadedOnce: false });
+  const [generation, setGeneration] = useState(0);
+  const latest = useRef(0);
+
+  const load = async (cursor: string | null) => {
+    const call = ++latest.current;
+    setState((s) => ({ ...s, loading: cursor ? 'more' : 'first', error: undefined }));
+    try {
+      const page = await api.logs({ ...filters, limit: PAGE_SIZE, cursor: cursor ?? undefined });
+      if (call !== latest.current) return;
+      setState((s) => ({
+        rows: cursor ? [...s.rows, ...page.items] : page.items,
+        cursor: page.next_cursor,
+        loading: null,
+        error: undefined,
+        loadedOnce: true,
+      }));
+    } catch (error) {
+      if (call !== latest.current) return;
+      setState((s) => ({ ...s, loading: null, error }));
+    }
+  };
+
+  useEffect(() => {
+    void load(null);
+  }, [filterKey, generation]);
+
+  const apply = (next: LogFilterValues) => {
+    const query = Object.fromEntries(Object.entries(next).filter(([, v]) => v !== ''));
+    const href = hrefFor('logs', query);
+    // Re-applying the same filters does not change the hash; reload so the button still does something.
+    if (location.hash === href) setGeneration((g) => g + 1);
+    else location.hash = href;
+  };
+
+  const filtered = hasFilters(filters);
+  const firstLoad = state.loading === 'first' && !state.loadedOnce;
+  const pageState = state.loading ? 'loading' : state.error ? 'error' : 'ready';
+
+  return (
+    <div class={`page${state.loading === 'first' && state.loadedOnce ? ' is-stale' : ''}`} data-testid="page-logs" data-state={pageState}>
+      <div class="page-head">
+        <h1 tabIndex={-1}>Logs</h1>
+        <button
+          type="button"
+          class="button button-small"
+          data-testid="logs-refresh"
+          disabled={state.loading !== null}
+          onClick={() => setGeneration((g) => g + 1)}
+        >
+          Refresh
+        </button>
+      </div>
+      <LogFilters value={filters} onApply={apply} />
+      <ErrorMessage error={state.error} testId="logs-error" onRetry={() => void load(state.loadedOnce ? state.cursor : null)} />
+      {firstLoad ? (
+        <div class="card log-card">
+          <SkeletonRows rows={8} label="Loading logs…" />
+        </div>
+      ) : state.rows.length === 0 && !state.error ? (
+        filtered ? (
+          <EmptyState title="No requests match these filters." testId="logs-empty">
+            Try a longer list by clearing a filter, or{' '}
+            <a href={hrefFor('logs')}>show all requests</a>.
+          </EmptyState>
+        ) : (
+          <EmptyState title="No requests yet." testId="logs-empty">
+            Save a provider key on <a href={hrefFor('integrations')}>Integrations</a> and point your SDK at{' '}
+            <code>{location.origin}/api/proxy</code>. Each request appears here, newest first, within a second.
+          </EmptyState>
+        )
+      ) : (
+        <>
+          <LogTable rows={state.rows} />
+          <div class="load-more">
+            {state.cursor ? (
+              <button
+                type="button"
+                class="button"
+                data-testid="logs-load-more"
+                disabled={state.loading !== null}
+                onClick={() => void load(state.cursor)}
+              >
+                {state.loading === 'more' ? 'Loading…' : 'Load more'}
+              </button>
+            ) : (
+              state.rows.length > 0 && <p class="muted" data-testid="logs-end">That is all for {filtered ? 'these filters' : 'now'}.</p>
+            )}
+          </div>
+        </>
+      )}
+      <div class="sr-only" aria-live="polite">
+        {state.loading ? '' : state.loadedOnce ? `${state.rows.length} requests shown.` : ''}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,79 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { request, signInMessage } from '../api';
+
+interface Props {
+  onSignedIn: (token: string) => void;
+  /** Why the previous session ended, if it did not end by signing out. */
+  notice: string | null;
+}
+
+export function SignIn({ onSignedIn, notice }: Props) {
+  const [token, setToken] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const input = useRef<HTMLInputElement>(null);
+  useEffect(() => input.current?.focus(), []);
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const value = token.trim();
+    if (!value) {
+      setError('Paste your proxy token to sign in.');
+      input.current?.focus();
+      return;
+    }
+    setBusy(true);
+    setError(null);
+    try {
+      // Reading the key list needs the manage scope, so it checks both that the token is valid and that it may sign in.
+      await request(value, 'GET', '/api/keys');
+      onSignedIn(value);
+    } catch (reason) {
+      setError(signInMessage(reason));
+      input.current?.select();
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <main class="signin" data-testid="page-signin">
+      <form class="card signin-card" onSubmit={submit} data-testid="signin-form" noValidate>
+        <h1>AI Usage Proxy</h1>
+        <p class="muted">Sign in with a proxy token that has the manage scope. The first one is printed when the server starts for the first time.</p>
+        {notice && !error && (
+          <p class="notice notice-info" role="status" data-testid="signin-notice">
+            {notice}
+          </p>
+        )}
+        <label for="signin-token">Proxy token</label>
+        <input
+          id="signin-token"
+          ref={input}
+          type="password"
+          value={token}
+          autoComplete="current-password"
+          spellcheck={false}
+          placeholder="sk-proxy-…"
+          aria-invalid={error ? true : undefined}
+          aria-describedby={error ? 'signin-error' : 'signin-help'}
+          data-testid="signin-token"
+          onInput={(e) => setToken(e.currentTarget.value)}
+        />
+        <p id="signin-help" class="hint">
+          Kept in this browser tab only (session storage) and sent as a bearer header — never in the address bar.
+        </p>
+        <div aria-live="assertive">
+          {error && (
+            <p id="signin-error" class="notice notice-error" data-testid="signin-error">
+              {error}
+            </p>
+          )}
+        </div>
+        <button type="submit" class="button button-primary button-block" disabled={busy} data-testid="signin-submit">
+          {busy ? 'Checking…' : 'Sign in'}
+        </button>
+      </form>
+    </main>
+  );
+}

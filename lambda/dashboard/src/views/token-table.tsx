@@ -1,0 +1,66 @@
+import { ConfirmButton } from '../components/confirm-button';
+import { formatDateTime } from '../format';
+import type { TokenInfo } from '../types';
+
+function newestActiveFirst(a: TokenInfo, b: TokenInfo): number {
+  if (!a.revoked_at !== !b.revoked_at) return a.revoked_at ? 1 : -1;
+  return b.created_at.localeCompare(a.created_at);
+}
+
+export function TokenTable({ tokens, onRevoke }: { tokens: TokenInfo[]; onRevoke: (tokenId: string) => Promise<void> }) {
+  const rows = [...tokens].sort(newestActiveFirst);
+  return (
+    <div class="table-scroll" tabIndex={0} role="region" aria-label="Tokens">
+      <table class="table token-table" data-testid="tokens-table">
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Scopes</th>
+            <th scope="col">Created</th>
+            <th scope="col">Last used</th>
+            <th scope="col">Status</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((token) => (
+            <tr
+              key={token.token_id}
+              data-testid="token-row"
+              data-token-id={token.token_id}
+              data-revoked={String(Boolean(token.revoked_at))}
+              class={token.revoked_at ? 'is-revoked' : ''}
+            >
+              <td data-label="Name" class="break">
+                {token.name || <span class="muted">(unnamed)</span>}
+              </td>
+              <td data-label="Scopes">
+                {token.scopes.map((scope) => (
+                  <span key={scope} class="badge">
+                    {scope}
+                  </span>
+                ))}
+              </td>
+              <td data-label="Created">{formatDateTime(token.created_at)}</td>
+              <td data-label="Last used">{token.last_used_at ? formatDateTime(token.last_used_at) : <span class="muted">never</span>}</td>
+              <td data-label="Status">
+                {token.revoked_at ? (
+                  <span class="muted" data-testid="token-revoked">
+                    Revoked {formatDateTime(token.revoked_at)}
+                  </span>
+                ) : (
+                  <ConfirmButton
+                    label="Revoke"
+                    confirmLabel="Revoke now"
+                    question="Apps using it stop working at once."
+                    testId="token-revoke"
+                    onConfirm={() => onRevoke(token.token_id)}
+                  />
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,80 @@
+import { KMSClient } from '@aws-sdk/client-kms';
+import { join } from 'node:path';
+import { BackgroundWork } from './background-work';
+import { SingleFlight } from './cache/single-flight';
+import type { CachedResponse, ResponseCache } from './cache/response-cache';
+import { loadConfig, type Config } from './config';
+import { jsonLogger, type Logger } from './logger';
+import { loadPriceTable } from './pricing/load-prices';
+import type { PriceTable } from './pricing/price-table';
+import { adminKeySource } from './store/admin-key';
+import { EnvelopeSealer } from './store/crypto/envelope';
+import { KmsKeyWrapper } from './store/crypto/kms-key-wrapper';
+import { LocalKeyWrapper } from './store/crypto/local-key-wrapper';
+import { DynamoAccountStore } from './store/dynamodb/account-store';
+import { DynamoResponseCache } from './store/dynamodb/cache-store';
+import { createDynamoClients } from './store/dynamodb/client';
+import { DynamoProviderKeyStore } from './store/dynamodb/provider-key-store';
+import { DynamoRateLimiter } from './store/dynamodb/rate-limiter';
+import { DynamoUsageLog } from './store/dynamodb/usage-log';
+import { DynamoUsageStats } from './store/dynamodb/usage-stats';
+import type { AccountStore, ProviderKeyStore, RateLimiter, SecretSealer } from './store/ports';
+import { FileRowSpool, LogRowSpool, type RowSpool } from './store/row-spool';
+import { TokenUseTracker } from './store/token-use';
+import type { UsageStats } from './store/usage-stats';
+import type { UsageLog } from './store/usage-row';
+
+/** Everything the pipeline and the API use, built once per process. */
+export interface Deps {
+  config: Config;
+  log: Logger;
+  accounts: AccountStore;
+  providerKeys: ProviderKeyStore;
+  rateLimiter: RateLimiter;
+  usageLog: UsageLog;
+  usageStats: UsageStats;
+  responseCache: ResponseCache;
+  inFlight: SingleFlight<CachedResponse>;
+  sealer: SecretSealer;
+  prices: PriceTable;
+  adminKey: () => Promise<string | undefined>;
+  background: BackgroundWork;
+  rowSpool: RowSpool;
+  tokenUse: TokenUseTracker;
+  /** Epoch ms; replaceable so cache expiry can be tested without waiting. */
+  now: () => number;
+}
+
+/**
+ * The composition root: the only place that builds clients and picks adapters.
+ * `DYNAMODB_ENDPOINT` selects DynamoDB Local; `KMS_KEY_ID` selects KMS over the
+ * local key file; `ADMIN_SECRET_ARN` selects Secrets Manager for the admin key.
+ */
+export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogger): Deps {
+  const { doc } = createDynamoClients({ region: config.region, endpoint: config.dynamoEndpoint });
+  const tables = config.tables;
+  const accounts = new DynamoAccountStore(doc, tables.accounts);
+  const usageLog = new DynamoUsageLog(doc, tables.usageLogs, config.logRetentionDays);
+  const wrapper = config.kmsKeyId
+    ? new KmsKeyWrapper(new KMSClient({ region: config.region }), config.kmsKeyId)
+    : LocalKeyWrapper.fromFile(join(config.dataDir, 'local-master.key'));
+  const rowSpool = config.kmsKeyId ? new LogRowSpool(log) : new FileRowSpool(join(config.dataDir, 'row-spool.jsonl'), usageLog, log);
+  return {
+    config,
+    log,
+    accounts,
+    providerKeys: new DynamoProviderKeyStore(doc, tables.accounts),
+    rateLimiter: new DynamoRateLimiter(doc, tables.rateLimits, config.rateLimitPerMinute),
+    usageLog,
+    usageStats: new DynamoUsageStats(doc, tables.usageStats),
+    responseCache: new DynamoResponseCache(doc, tables.cache),
+    inFlight: new SingleFlight<CachedResponse>(config.upstreamTimeoutMs),
+    sealer: new EnvelopeSealer(wrapper),
+    prices: loadPriceTable(config.pricingFile),
+    adminKey: adminKeySource(config),
+    background: new BackgroundWork(),
+    rowSpool,
+    tokenUse: new TokenUseTracker(accounts),
+    now: Date.now,
+  };
+}

@@ -1,0 +1,78 @@
+/**
+ * The errors the proxy answers with itself. Each carries its status; the one
+ * place that renders them is `http/error-response.ts`, in the endpoint's own
+ * error shape.
+ */
+export class ProxyError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly details: { param?: string; code?: string; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    super(message, { cause: details.cause });
+    this.name = new.target.name;
+  }
+}
+
+export class AuthenticationError extends ProxyError {
+  constructor(message: string) {
+    super(401, message);
+  }
+}
+
+export class PermissionError extends ProxyError {
+  constructor(message: string) {
+    super(403, message);
+  }
+}
+
+export class ValidationError extends ProxyError {
+  constructor(message: string, param?: string) {
+    super(400, message, { param });
+  }
+}
+
+export class NotFoundError extends ProxyError {
+  constructor(message: string) {
+    super(404, message);
+  }
+}
+
+export class MethodNotAllowedError extends ProxyError {
+  constructor(method: string, allowed: string) {
+    super(405, `Method ${method} is not allowed here; use ${allowed}.`, { headers: { allow: allowed } });
+  }
+}
+
+export class PayloadTooLargeError extends ProxyError {
+  constructor(limitBytes: number) {
+    super(413, `The request body is larger than ${limitBytes / (1024 * 1024)} MB.`);
+  }
+}
+
+export class RateLimitedError extends ProxyError {
+  constructor(limit: number, headers: Record<string, string>) {
+    super(429, `Rate limit reached: ${limit} requests per minute for this proxy token. Retry after 60 seconds.`, {
+      headers: { 'retry-after': '60', ...headers },
+    });
+  }
+}
+
+export class UpstreamUnreachableError extends ProxyError {
+  constructor(cause: unknown) {
+    super(502, 'The upstream provider could not be reached.', { cause });
+  }
+}
+
+export class UpstreamTimeoutError extends ProxyError {
+  constructor(timeoutMs: number) {
+    super(504, `The upstream provider did not respond within ${Math.round(timeoutMs / 1000)} seconds.`);
+  }
+}
+
+/** The store could not be reached: fail closed rather than forward unauthenticated or unmetered. */
+export class StoreUnavailableError extends ProxyError {
+  constructor(cause: unknown) {
+    super(503, 'The usage store is temporarily unavailable; the request was not forwarded. Retry shortly.', { cause, headers: { 'retry-after': '1' } });
+  }
+}

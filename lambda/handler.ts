@@ -1,0 +1,35 @@
+import middy from '@middy/core';
+import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';
+import { buildDeps } from './deps';
+import { answerErrors } from './pipeline/answer-errors';
+import { authenticate } from './pipeline/authenticate';
+import { enforceRateLimit } from './pipeline/enforce-rate-limit';
+import { forwardUpstream } from './pipeline/forward-upstream';
+import { resolveProviderKey } from './pipeline/resolve-provider-key';
+import { routeRequest } from './pipeline/route-request';
+import { serveFromCache } from './pipeline/serve-from-cache';
+import { startLookups } from './pipeline/start-lookups';
+import { validateBody } from './pipeline/validate-body';
+
+export const deps = buildDeps();
+// Read the admin secret during cold start rather than on the first admin request.
+void deps.adminKey().catch(() => undefined);
+
+/**
+ * The proxy, as SPEC 4.5 orders it: authenticate → rate limit → validate →
+ * resolve key → cache → forward → record. Store reads for the first steps are
+ * started together (one round trip); rows are written after the response has
+ * gone out, and the invocation ends only once they are (`requestEnd`).
+ */
+export const handler = middy(forwardUpstream(deps), {
+  executionMode: executionModeStreamifyResponse,
+  requestEnd: () => deps.background.drain(),
+})
+  .use(answerErrors(deps))
+  .use(routeRequest(deps))
+  .use(startLookups(deps))
+  .use(authenticate(deps))
+  .use(enforceRateLimit(deps))
+  .use(validateBody(deps))
+  .use(resolveProviderKey(deps))
+  .use(serveFromCache(deps));

@@ -1,0 +1,41 @@
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { randomBytes } from 'node:crypto';
+
+/** Lambda's own request limit for function URLs; the local server enforces the same. */
+export const MAX_BODY_BYTES = 6 * 1024 * 1024;
+
+/** The request as every runtime presents it to the pipeline (a function URL event, decoded once). */
+export interface IncomingRequest {
+  id: string;
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  /** Lower-cased names; repeated headers comma-joined, as function URLs deliver them. */
+  headers: Record<string, string | undefined>;
+  body: Buffer;
+  /** Wall-clock arrival (epoch ms) and a monotonic start for latency. */
+  receivedAt: number;
+  startedAt: number;
+}
+
+/** Time-ordered ids (so rows sort by arrival in the console) with 64 random bits. */
+export function newRequestId(now: number): string {
+  return `${now.toString(36).padStart(9, '0')}-${randomBytes(8).toString('hex')}`;
+}
+
+export function fromFunctionUrlEvent(event: APIGatewayProxyEventV2): IncomingRequest {
+  const receivedAt = Date.now();
+  const headers: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(event.headers ?? {})) headers[name.toLowerCase()] = value;
+  const raw = event.body ?? '';
+  return {
+    id: newRequestId(receivedAt),
+    method: (event.requestContext?.http?.method ?? 'GET').toUpperCase(),
+    path: event.rawPath || '/',
+    query: new URLSearchParams(event.rawQueryString ?? ''),
+    headers,
+    body: event.isBase64Encoded ? Buffer.from(raw, 'base64') : Buffer.from(raw, 'utf8'),
+    receivedAt,
+    startedAt: performance.now(),
+  };
+}

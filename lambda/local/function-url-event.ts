@@ -1,0 +1,65 @@
+import type { IncomingMessage } from 'node:http';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { randomUUID } from 'node:crypto';
+import { MAX_BODY_BYTES } from '../http/request';
+
+/** Reads the body, stopping one byte past Lambda's limit (the pipeline answers 413). */
+async function readBody(request: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    const buffer = chunk as Buffer;
+    if (size + buffer.length > MAX_BODY_BYTES + 1) {
+      chunks.push(buffer.subarray(0, MAX_BODY_BYTES + 1 - size));
+      size = MAX_BODY_BYTES + 1;
+      request.resume();
+      break;
+    }
+    chunks.push(buffer);
+    size += buffer.length;
+  }
+  return Buffer.concat(chunks, size);
+}
+
+/** A Node request as the function URL (payload format 2.0) event Lambda would deliver. */
+export async function toFunctionUrlEvent(request: IncomingMessage): Promise<APIGatewayProxyEventV2> {
+  const url = new URL(request.url ?? '/', 'http://local');
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined || name === 'cookie') continue;
+    headers[name] = Array.isArray(value) ? value.join(',') : value;
+  }
+  const body = await readBody(request);
+  const contentType = headers['content-type'] ?? '';
+  // Lambda passes text bodies as text and everything else base64-encoded.
+  const isText = /json|text|xml|x-www-form-urlencoded/i.test(contentType);
+  const now = new Date();
+  return {
+    version: '2.0',
+    routeKey: '$default',
+    rawPath: url.pathname,
+    rawQueryString: url.search.slice(1),
+    cookies: request.headers.cookie?.split(/;\s*/),
+    headers,
+    requestContext: {
+      accountId: 'anonymous',
+      apiId: 'local',
+      domainName: headers.host ?? 'localhost',
+      domainPrefix: 'local',
+      http: {
+        method: request.method ?? 'GET',
+        path: url.pathname,
+        protocol: `HTTP/${request.httpVersion}`,
+        sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
+        userAgent: headers['user-agent'] ?? '',
+      },
+      requestId: randomUUID(),
+      routeKey: '$default',
+      stage: '$default',
+      time: now.toUTCString(),
+      timeEpoch: now.getTime(),
+    },
+    body: body.length ? (isText ? body.toString('utf8') : body.toString('base64')) : undefined,
+    isBase64Encoded: body.length > 0 && !isText,
+  };
+}

@@ -1,0 +1,38 @@
+import { tokenMatches } from '../auth/proxy-token';
+import type { Deps } from '../deps';
+import { AuthenticationError, PermissionError, StoreUnavailableError } from '../errors';
+import { proxyState, type Middleware } from './middy-types';
+import type { ProxyState } from './state';
+
+function missingCredentialMessage(state: ProxyState): string {
+  const { header, scheme } = state.provider.dialect.credential;
+  const where = scheme ? `the ${header} header as "${scheme} <token>"` : `the ${header} header`;
+  return `Missing credential: send a proxy token (sk-proxy-…) in ${where}, or your own provider key there plus x-proxy-token.`;
+}
+
+/** Step 1 (SPEC 4.5): the proxy token must exist, match, be unrevoked and allow proxying. */
+export function authenticate(deps: Deps): Middleware {
+  return {
+    before: async function authenticate(request) {
+      const state = proxyState(request.event);
+      if (!state.credential) throw new AuthenticationError(missingCredentialMessage(state));
+      if (!state.token || !state.lookups) {
+        throw new AuthenticationError(
+          state.mode === 'stored'
+            ? 'Invalid proxy token.'
+            : 'Pass-through mode needs the x-proxy-token header with a valid proxy token (sk-proxy-…) to identify the account.',
+        );
+      }
+      const record = await state.lookups.token.catch((error) => {
+        throw new StoreUnavailableError(error);
+      });
+      if (!record || !tokenMatches(state.token.secret, record.secretHash) || record.revokedAt) {
+        // The rate counter was already counted in parallel; a forged token must not use up the real one's budget.
+        deps.background.add(deps.rateLimiter.refund(state.token.tokenId, deps.now()));
+        throw new AuthenticationError(record?.revokedAt ? 'This proxy token has been revoked.' : 'Invalid proxy token.');
+      }
+      if (!record.scopes.includes('proxy')) throw new PermissionError('This token has no "proxy" scope; it can only use the management API.');
+      state.tokenRecord = record;
+    },
+  };
+}

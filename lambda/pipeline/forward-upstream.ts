@@ -1,0 +1,117 @@
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import type { CacheWriter } from '../cache/response-cache';
+import type { Deps } from '../deps';
+import type { ProxyResponse } from '../http/response';
+import { upstreamUrl } from '../providers/registry';
+import { NO_USAGE } from '../providers/usage';
+import { UsageTap } from '../streaming/usage-tap';
+import { callUpstream } from '../upstream/call-upstream';
+import { clientResponseHeaders, upstreamRequestHeaders } from '../upstream/headers';
+import { finishResponse } from './finish-response';
+import { pipelineData, proxyState } from './middy-types';
+import { recordUsage } from './record';
+import { abandonCacheFlight, cacheStatusHeader, openCacheWriter } from './serve-from-cache';
+import type { ProxyState } from './state';
+
+/** The body sent upstream: the client's bytes, unless the proxy must ask for stream usage. */
+function upstreamBody(state: ProxyState): { body: Buffer; addedStreamUsage: boolean } {
+  if (!state.stream || state.provider.streamUsage !== 'when-asked' || !state.body) return { body: state.request.body, addedStreamUsage: false };
+  const { body, added } = state.provider.dialect.requestStreamUsage(state.body);
+  return added ? { body: Buffer.from(JSON.stringify(body)), addedStreamUsage: true } : { body: state.request.body, addedStreamUsage: false };
+}
+
+/**
+ * Step 5, the handler: forward to the provider and stream its answer back
+ * unchanged, reading usage on the way; the row is recorded when the body ends.
+ */
+export function forwardUpstream(deps: Deps) {
+  return async function forwardUpstream(event: APIGatewayProxyEventV2): Promise<ProxyResponse> {
+    const state = proxyState(event);
+    const { body, addedStreamUsage } = upstreamBody(state);
+    let upstream;
+    try {
+      upstream = await callUpstream({
+        url: upstreamUrl(state.provider, deps.config.env),
+        headers: upstreamRequestHeaders(state.request.headers, state.provider.dialect, state.upstreamKey!),
+        body,
+        timeoutMs: deps.config.upstreamTimeoutMs,
+      });
+    } catch (error) {
+      abandonCacheFlight(state);
+      recordUsage(deps, state, { status: (error as { status?: number }).status ?? 502, error: (error as Error).message });
+      throw error;
+    } finally {
+      state.upstreamKey = undefined;
+    }
+
+    const ok = upstream.status >= 200 && upstream.status < 300;
+    const contentType = String(upstream.headers['content-type'] ?? '');
+    const format: 'json' | 'sse' = contentType.includes('text/event-stream') ? 'sse' : 'json';
+    const cacheWriter: CacheWriter | undefined = ok ? openCacheWriter(deps, state) : undefined;
+    const tap = new UsageTap({
+      dialect: state.provider.dialect,
+      format,
+      hideUsageOnlyEvent: addedStreamUsage,
+      onText: cacheWriter && ((text) => cacheWriter.append(text)),
+    });
+    let stalled = false;
+    watchStalls(upstream.body, deps.config.upstreamTimeoutMs, () => {
+      stalled = true;
+      upstream.abort();
+    });
+    // Errors of the upstream body show up as an incomplete 'close' below.
+    upstream.body.on('error', () => undefined);
+
+    let finished = false;
+    const finish = (interruption?: string) => {
+      if (finished) return;
+      finished = true;
+      const result = tap.result();
+      const error = upstream.status >= 400 ? state.provider.dialect.upstreamErrorMessage(result.json) : (interruption ?? result.error);
+      const row = recordUsage(deps, state, { status: upstream.status, model: result.model, usage: result.usage, error });
+      const complete = ok && !interruption && result.complete;
+      if (cacheWriter && complete && row) {
+        const meta = { format, status: upstream.status, contentType, model: result.model, usage: result.usage ?? NO_USAGE, costNanos: row.cost_nanos, storedAt: deps.now() };
+        deps.background.add(cacheWriter.commit(meta));
+      } else {
+        cacheWriter?.abort();
+        abandonCacheFlight(state);
+      }
+    };
+
+    upstream.body.on('data', (chunk: Buffer) => {
+      if (!tap.write(chunk)) upstream.body.pause();
+    });
+    tap.on('drain', () => upstream.body.resume());
+    upstream.body.on('end', () => tap.end());
+    upstream.body.on('close', () => {
+      if (upstream.body.complete) return;
+      // Cut off mid-body: a stream ends with an error event in its own format, so the SDK raises instead of hanging.
+      const reason = stalled ? `upstream stalled for more than ${Math.round(deps.config.upstreamTimeoutMs / 1000)} s` : 'upstream connection closed mid-response';
+      if (format === 'sse' && !tap.writableEnded) tap.end(state.provider.dialect.streamErrorEvent(reason));
+      else tap.destroy(new Error(reason));
+      finish(reason);
+    });
+    tap.on('end', () => finish());
+    tap.on('close', () => {
+      if (finished) return;
+      // The client went away: stop paying for tokens nobody will read.
+      upstream.abort();
+      finish('client disconnected');
+    });
+
+    const headers = clientResponseHeaders(upstream.headers);
+    Object.assign(headers, cacheStatusHeader(state));
+    return finishResponse(pipelineData(event), { statusCode: upstream.status, headers, body: tap });
+  };
+}
+
+/** Ends a body that goes quiet for longer than the upstream limit (CONTRACT: stalled streams). */
+function watchStalls(body: NodeJS.EventEmitter, limitMs: number, onStall: () => void): void {
+  let timer = setTimeout(onStall, limitMs);
+  body.on('data', () => {
+    clearTimeout(timer);
+    timer = setTimeout(onStall, limitMs);
+  });
+  body.on('close', () => clearTimeout(timer));
+}

@@ -1,0 +1,79 @@
+import type { Deps } from '../deps';
+import { describeError } from '../logger';
+import { nanosToUsd } from '../pricing/price-table';
+import { NO_USAGE, type Usage } from '../providers/usage';
+import type { UsageRow } from '../store/usage-row';
+import type { ProxyState } from './state';
+
+export interface Completion {
+  status: number;
+  model?: string;
+  usage?: Usage;
+  error?: string;
+  /** Served from the cache: tokens and cost are 0; `savedNanos` is what the original cost. */
+  cached?: { savedNanos: number };
+}
+
+const RETRY_DELAYS_MS = [50, 200, 800, 2_000, 5_000];
+
+/**
+ * The last step: one usage row per request. It runs after the response has
+ * gone out and is tracked as background work, so the runtime doesn't stop
+ * before the row is written.
+ */
+export function recordUsage(deps: Deps, state: ProxyState, completion: Completion): UsageRow | undefined {
+  if (!state.token) return undefined;
+  const row = buildRow(deps, state, completion);
+  deps.background.add(persist(deps, row));
+  return row;
+}
+
+export function buildRow(deps: Deps, state: ProxyState, completion: Completion): UsageRow {
+  const ok = completion.status < 400;
+  const usage = ok && !completion.cached ? (completion.usage ?? NO_USAGE) : NO_USAGE;
+  const model = completion.model ?? (typeof state.body?.model === 'string' ? state.body.model : 'unknown');
+  const cost = deps.prices.cost(model, usage);
+  const savedNanos = completion.cached?.savedNanos ?? 0;
+  return {
+    account_id: state.token!.accountId,
+    id: state.request.id,
+    ts: new Date(state.request.receivedAt).toISOString(),
+    provider: state.provider.id,
+    model,
+    input_tokens: usage.inputTokens,
+    output_tokens: usage.outputTokens,
+    cache_read_tokens: usage.cacheReadTokens,
+    cache_write_tokens: usage.cacheWriteTokens,
+    cost_nanos: cost.nanos,
+    cost_usd: nanosToUsd(cost.nanos),
+    priced: cost.priced || completion.cached !== undefined || !ok,
+    latency_ms: Math.round(performance.now() - state.request.startedAt),
+    requester: state.requester,
+    status_code: completion.status,
+    cached: completion.cached !== undefined,
+    saved_nanos: savedNanos,
+    saved_usd: nanosToUsd(savedNanos),
+    stream: state.stream,
+    error: completion.error,
+    mode: state.mode,
+    token_id: state.token!.tokenId,
+  };
+}
+
+/** Writes the row and its rollups, retrying with backoff; a row that still can't be written goes to the spool. */
+async function persist(deps: Deps, row: UsageRow): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await deps.usageLog.write(row);
+      break;
+    } catch (error) {
+      if (attempt >= RETRY_DELAYS_MS.length) {
+        await deps.rowSpool.keep(row, error);
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, RETRY_DELAYS_MS[attempt]));
+    }
+  }
+  await deps.usageStats.add(row).catch((error) => deps.log.warn('usage rollup not updated', { request_id: row.id, ...describeError(error) }));
+  deps.tokenUse.touch(row.account_id, row.token_id, row.ts);
+}

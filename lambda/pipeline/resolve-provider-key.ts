@@ -1,0 +1,30 @@
+import type { Deps } from '../deps';
+import { ValidationError, StoreUnavailableError } from '../errors';
+import { proxyState, type Middleware } from './middy-types';
+
+/**
+ * Step 4: the key to send upstream. Stored mode opens the account's saved key
+ * (SPEC 5.1); pass-through uses the client's own key as is and keeps it only
+ * for this request (SPEC 5.2).
+ */
+export function resolveProviderKey(deps: Deps): Middleware {
+  return {
+    before: async function resolveProviderKey(request) {
+      const state = proxyState(request.event);
+      if (state.mode === 'pass-through') {
+        state.upstreamKey = state.credential;
+        return;
+      }
+      const stored = await state.lookups!.providerKey!.catch((error) => {
+        throw new StoreUnavailableError(error);
+      });
+      const { id, displayName } = state.provider;
+      if (!stored) {
+        throw new ValidationError(
+          `No ${displayName} key is saved for this account (provider ${id}). Save one on the dashboard's Integrations page or with PUT /api/keys/${id}, or send your own key with the x-proxy-token header (pass-through mode).`,
+        );
+      }
+      state.upstreamKey = await deps.sealer.open(stored.secret, { account_id: state.token!.accountId, provider: id });
+    },
+  };
+}

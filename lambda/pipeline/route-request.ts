@@ -1,0 +1,56 @@
+import type { Deps } from '../deps';
+import { MethodNotAllowedError, NotFoundError, PayloadTooLargeError } from '../errors';
+import { corsHeaders, preflightHeaders } from '../http/cors';
+import { fromFunctionUrlEvent, MAX_BODY_BYTES } from '../http/request';
+import type { ProxyResponse } from '../http/response';
+import { handleApi } from '../api/router';
+import { serveDashboard } from '../http/serve-dashboard';
+import { chatDialect } from '../providers/dialects/chat';
+import { messagesDialect } from '../providers/dialects/messages';
+import { providerByRoute } from '../providers/registry';
+import { finishResponse } from './finish-response';
+import { setPipelineData, type Middleware, type PipelineData } from './middy-types';
+import { readProxyRequest } from './read-proxy-request';
+
+export const PROXY_BASE = '/api/proxy';
+
+/**
+ * First step: decode the event and decide what it is. CORS preflights, the
+ * management API and the dashboard are answered here; proxy requests go on
+ * down the pipeline.
+ */
+export function routeRequest(deps: Deps): Middleware {
+  return {
+    before: async function routeRequest(request): Promise<ProxyResponse | void> {
+      const incoming = fromFunctionUrlEvent(request.event);
+      const origin = incoming.headers.origin;
+      const isProxyPath = incoming.path.startsWith(`${PROXY_BASE}/`);
+      const provider = isProxyPath ? providerByRoute(incoming.path.slice(PROXY_BASE.length)) : undefined;
+      const data: PipelineData = {
+        incoming,
+        // An unknown proxy path still answers in the style its client most likely speaks.
+        dialect: provider?.dialect ?? (isProxyPath && incoming.path.endsWith('/messages') ? messagesDialect : chatDialect),
+        cors: corsHeaders(origin, deps.config.corsAllowedOrigins),
+      };
+      setPipelineData(request.event, data);
+
+      if (incoming.method === 'OPTIONS') return finishResponse(data, preflight(incoming.headers, deps.config.corsAllowedOrigins));
+      if (incoming.body.length > MAX_BODY_BYTES) throw new PayloadTooLargeError(MAX_BODY_BYTES);
+      if (!isProxyPath) {
+        const response = incoming.path.startsWith('/api/') ? await handleApi(deps, incoming) : serveDashboard(incoming);
+        if (!response) throw new NotFoundError(`No route for ${incoming.method} ${incoming.path}.`);
+        return finishResponse(data, response);
+      }
+      if (!provider) throw new NotFoundError(`Unknown proxy path ${incoming.path}. See the README for the provider endpoints.`);
+      if (incoming.method !== 'POST') throw new MethodNotAllowedError(incoming.method, 'POST');
+      data.proxy = readProxyRequest(incoming, provider);
+    },
+  };
+}
+
+function preflight(headers: Record<string, string | undefined>, allowlist: readonly string[]): ProxyResponse {
+  const allowed = headers.origin ? preflightHeaders(headers.origin, allowlist) : undefined;
+  if (!allowed) return { statusCode: 403, headers: { 'content-type': 'text/plain' }, body: 'Origin not allowed' };
+  const requested = headers['access-control-request-headers'];
+  return { statusCode: 204, headers: requested ? { ...allowed, 'access-control-allow-headers': requested } : allowed, body: '' };
+}

@@ -1,0 +1,50 @@
+import type { ParsedToken } from '../auth/proxy-token';
+import type { CachedResponse } from '../cache/response-cache';
+import type { IncomingRequest } from '../http/request';
+import type { Provider } from '../providers/registry';
+import type { ValidationResult } from '../providers/types';
+import type { RateLimitDecision, StoredProviderKey, TokenRecord } from '../store/ports';
+
+export type CacheMode = 'off' | 'read-write' | 'refresh';
+
+/** What one proxied request has learned so far, step by step through the pipeline. */
+export interface ProxyState {
+  request: IncomingRequest;
+  provider: Provider;
+  mode: 'stored' | 'pass-through';
+  /** The credential the client presented (a proxy token or its own provider key). */
+  credential?: string;
+  token?: ParsedToken;
+  body?: Record<string, unknown>;
+  validation: ValidationResult;
+  requester?: string;
+  stream: boolean;
+  cache: {
+    mode: CacheMode;
+    invalidValue?: string;
+    key?: string;
+    ttlSeconds: number;
+    /** Set when this request leads a single flight: identical requests wait for its answer. */
+    flight?: { complete(entry: CachedResponse): void; fail(): void };
+  };
+  /** Store reads started together, so they cost one round trip; each step awaits its own. */
+  lookups?: {
+    token: Promise<TokenRecord | undefined>;
+    rateLimit: Promise<RateLimitDecision>;
+    providerKey?: Promise<StoredProviderKey | undefined>;
+    cachedResponse?: Promise<CachedResponse | undefined>;
+  };
+  tokenRecord?: TokenRecord;
+  rateLimit?: RateLimitDecision;
+  /** The key sent upstream; lives only as long as this request. */
+  upstreamKey?: string;
+}
+
+export function rateLimitHeaders(decision: RateLimitDecision | undefined): Record<string, string> {
+  if (!decision) return {};
+  return {
+    'x-ratelimit-limit': String(decision.limit),
+    'x-ratelimit-remaining': String(decision.remaining),
+    'x-ratelimit-reset': String(decision.resetAt),
+  };
+}

@@ -1,0 +1,16 @@
+import type { Deps } from '../deps';
+import { ValidationError } from '../errors';
+import { proxyState, type Middleware } from './middy-types';
+
+/** Step 3: the body fields the spec requires, and the proxy's own request headers. */
+export function validateBody(_deps: Deps): Middleware {
+  return {
+    before: function validateBody(request) {
+      const state = proxyState(request.event);
+      if (!state.validation.ok) throw new ValidationError(state.validation.message, state.validation.param || undefined);
+      if (state.cache.invalidValue !== undefined) {
+        throw new ValidationError(`x-proxy-cache must be "true", "refresh" or "false", not "${state.cache.invalidValue.slice(0, 40)}".`, 'x-proxy-cache');
+      }
+    },
+  };
+}

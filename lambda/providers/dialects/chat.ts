@@ -1,0 +1,100 @@
+import type { SseEvent } from '../../streaming/sse-event';
+import type { Dialect, NativeError, StreamOutcome } from '../types';
+import { tokenCount, type Usage } from '../usage';
+import { asObject, asString, findErrorMessage, tryParseJson, type JsonObject } from './json';
+import { assembleChatResponse, synthesizeChatEvents } from './chat-replay';
+import { chatBodySchema, validateWith } from './validation';
+
+/** Error types and codes of the chat-completions API, by the status the proxy answers with. */
+const ERRORS: Record<number, { type: string; code: string | null }> = {
+  400: { type: 'invalid_request_error', code: null },
+  401: { type: 'authentication_error', code: 'invalid_api_key' },
+  403: { type: 'permission_error', code: 'insufficient_permissions' },
+  404: { type: 'invalid_request_error', code: 'unknown_url' },
+  405: { type: 'invalid_request_error', code: 'method_not_allowed' },
+  413: { type: 'invalid_request_error', code: 'request_too_large' },
+  429: { type: 'rate_limit_error', code: 'rate_limit_exceeded' },
+  502: { type: 'server_error', code: 'upstream_unreachable' },
+  503: { type: 'server_error', code: 'service_unavailable' },
+  504: { type: 'server_error', code: 'upstream_timeout' },
+};
+
+/** The usage object of a chat response or chunk; Groq puts it under `x_groq`. */
+function usageObject(object: JsonObject | undefined): JsonObject | undefined {
+  return asObject(object?.usage) ?? asObject(asObject(object?.x_groq)?.usage);
+}
+
+function usageFrom(usage: JsonObject): Usage {
+  const inputTokens = tokenCount(usage.prompt_tokens);
+  const completion = tokenCount(usage.completion_tokens);
+  // Some providers leave reasoning tokens out of completion_tokens but count
+  // them in total_tokens; the total then tells the real output.
+  const fromTotal = tokenCount(usage.total_tokens) - inputTokens;
+  const cacheReadTokens = tokenCount(asObject(usage.prompt_tokens_details)?.cached_tokens) || tokenCount(usage.prompt_cache_hit_tokens);
+  return { inputTokens, outputTokens: Math.max(completion, fromTotal), cacheReadTokens, cacheWriteTokens: 0 };
+}
+
+export const chatDialect: Dialect = {
+  name: 'chat',
+  credential: { header: 'authorization', scheme: 'Bearer' },
+
+  validate: (body) => validateWith(chatBodySchema, body),
+
+  errorBody({ status, message, param, code }: NativeError): string {
+    const known = ERRORS[status] ?? { type: status >= 500 ? 'server_error' : 'invalid_request_error', code: null };
+    return JSON.stringify({ error: { message, type: known.type, param: param ?? null, code: code ?? known.code } });
+  },
+
+  upstreamErrorMessage: findErrorMessage,
+
+  readResponse(body) {
+    const object = asObject(body);
+    const usage = usageObject(object);
+    return { model: asString(object?.model), usage: usage && usageFrom(usage) };
+  },
+
+  newStreamReader() {
+    let model: string | undefined;
+    let usage: Usage | undefined;
+    let error: string | undefined;
+    let complete = false;
+    return {
+      onEvent(event: SseEvent) {
+        const data = event.data;
+        if (!data) return;
+        if (data === '[DONE]') {
+          complete = true;
+          return;
+        }
+        // Parsing every content chunk would cost CPU per token; only the first
+        // chunk (model) and chunks that can carry usage or an error are read.
+        if (model !== undefined && !/"usage"\s*:\s*\{|"error"/.test(data)) return;
+        const chunk = asObject(tryParseJson(data));
+        if (!chunk) return;
+        model ??= asString(chunk.model);
+        const found = usageObject(chunk);
+        if (found) usage = usageFrom(found);
+        if (chunk.error !== undefined) error = findErrorMessage(chunk) ?? 'stream error';
+      },
+      outcome(): StreamOutcome {
+        return { model, usage, error, complete };
+      },
+    };
+  },
+
+  streamErrorEvent: (message) => `data: ${JSON.stringify({ error: { message, type: 'server_error', param: null, code: 'upstream_stalled' } })}\n\n`,
+  assembleResponse: assembleChatResponse,
+  synthesizeEvents: synthesizeChatEvents,
+
+  isUsageOnlyEvent(event: SseEvent): boolean {
+    if (!event.data.includes('"usage"')) return false;
+    const chunk = asObject(tryParseJson(event.data));
+    return Array.isArray(chunk?.choices) && chunk.choices.length === 0 && asObject(chunk.usage) !== undefined;
+  },
+
+  requestStreamUsage(body) {
+    const options = asObject(body.stream_options);
+    if (body.stream !== true || options?.include_usage === true) return { body, added: false };
+    return { body: { ...body, stream_options: { ...options, include_usage: true } }, added: true };
+  },
+};

@@ -1,0 +1,104 @@
+import type { SseEvent } from '../../streaming/sse-event';
+import type { Dialect, NativeError, StreamOutcome } from '../types';
+import { tokenCount, type Usage } from '../usage';
+import { asObject, asString, findErrorMessage, tryParseJson, type JsonObject } from './json';
+import { assembleMessagesResponse, synthesizeMessagesEvents } from './messages-replay';
+import { messagesBodySchema, validateWith } from './validation';
+
+/** Error types of the messages API, by the status the proxy answers with. */
+const ERROR_TYPES: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  405: 'invalid_request_error',
+  413: 'request_too_large',
+  429: 'rate_limit_error',
+  502: 'api_error',
+  503: 'overloaded_error',
+  504: 'timeout_error',
+};
+
+/** Usage fields of the messages API; input counts cache writes and reads too. */
+function usageFrom(usage: JsonObject): Usage {
+  const cacheWriteTokens = tokenCount(usage.cache_creation_input_tokens);
+  const cacheReadTokens = tokenCount(usage.cache_read_input_tokens);
+  return {
+    inputTokens: tokenCount(usage.input_tokens) + cacheWriteTokens + cacheReadTokens,
+    outputTokens: tokenCount(usage.output_tokens),
+    cacheReadTokens,
+    cacheWriteTokens,
+  };
+}
+
+function errorEvent(type: string, message: string): string {
+  return `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type, message } })}\n\n`;
+}
+
+export const messagesDialect: Dialect = {
+  name: 'messages',
+  credential: { header: 'x-api-key' },
+
+  validate: (body) => validateWith(messagesBodySchema, body),
+
+  errorBody({ status, message }: NativeError): string {
+    const type = ERROR_TYPES[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error');
+    return JSON.stringify({ type: 'error', error: { type, message } });
+  },
+
+  upstreamErrorMessage: findErrorMessage,
+
+  readResponse(body) {
+    const object = asObject(body);
+    const usage = asObject(object?.usage);
+    return { model: asString(object?.model), usage: usage && usageFrom(usage) };
+  },
+
+  newStreamReader() {
+    let model: string | undefined;
+    // message_start carries the first usage; each message_delta carries running
+    // totals, so later fields overwrite earlier ones (never add).
+    let usageFields: JsonObject | undefined;
+    let error: string | undefined;
+    let complete = false;
+    return {
+      onEvent(event: SseEvent) {
+        switch (event.event) {
+          case 'message_start': {
+            const message = asObject(asObject(tryParseJson(event.data))?.message);
+            model = asString(message?.model) ?? model;
+            const usage = asObject(message?.usage);
+            if (usage) usageFields = { ...usageFields, ...withoutNulls(usage) };
+            break;
+          }
+          case 'message_delta': {
+            const usage = asObject(asObject(tryParseJson(event.data))?.usage);
+            if (usage) usageFields = { ...usageFields, ...withoutNulls(usage) };
+            break;
+          }
+          case 'message_stop':
+            complete = true;
+            break;
+          case 'error':
+            error = findErrorMessage(tryParseJson(event.data)) ?? 'stream error';
+            break;
+        }
+      },
+      outcome(): StreamOutcome {
+        return { model, usage: usageFields && usageFrom(usageFields), error, complete };
+      },
+    };
+  },
+
+  streamErrorEvent: (message) => errorEvent('api_error', message),
+  assembleResponse: assembleMessagesResponse,
+  synthesizeEvents: synthesizeMessagesEvents,
+  isUsageOnlyEvent: () => false,
+  requestStreamUsage: (body) => ({ body, added: false }),
+};
+
+function withoutNulls(object: JsonObject): JsonObject {
+  const result: JsonObject = {};
+  for (const [key, value] of Object.entries(object)) if (value !== null && value !== undefined) result[key] = value;
+  return result;
+}

@@ -1,0 +1,131 @@
+/**
+ * Sort keys of the rollup items (table `usageStats`, partition `account_id`):
+ *
+ *   H#2026-11-21T13#<provider>#<model>#<requester>   one UTC hour
+ *   D#2026-11-21#<provider>#<model>#<requester>      one UTC day
+ *
+ * The time comes first and has a fixed width, so all the buckets of a run of
+ * hours (or days) are one contiguous key range: a period is read with at most
+ * three `BETWEEN` queries, and no filter. `#` and `%` inside values are
+ * percent-escaped, so the key splits back into its parts.
+ */
+export type Granularity = 'H' | 'D';
+
+export interface BucketDimensions {
+  provider: string;
+  model: string;
+  /** "" when the request had no `x-proxy-user`. */
+  requester: string;
+}
+
+export interface ParsedBucketKey extends BucketDimensions {
+  granularity: Granularity;
+  /** UTC day, `YYYY-MM-DD`. */
+  day: string;
+}
+
+/** An inclusive sort-key range for `bucket BETWEEN lower AND upper`. */
+export interface KeyRange {
+  lower: string;
+  upper: string;
+}
+
+export const HOUR_MS = 3_600_000;
+export const DAY_MS = 24 * HOUR_MS;
+
+/**
+ * Labels are cut to this many characters so a key stays far below DynamoDB's
+ * 1024-byte sort-key limit (2 × 100 characters × 4 bytes, even fully escaped).
+ */
+export const MAX_LABEL_CHARS = 100;
+
+/** `#` separates the parts of a key; `%` is escaped too, so unescaping is exact. */
+export function escapeSegment(value: string): string {
+  return Array.from(value).slice(0, MAX_LABEL_CHARS).join('').replace(/[%#]/g, (c) => (c === '%' ? '%25' : '%23'));
+}
+
+export function unescapeSegment(value: string): string {
+  return value.replace(/%2[35]/g, (code) => (code === '%25' ? '%' : '#'));
+}
+
+function dimensionsSuffix(dims: BucketDimensions): string {
+  return [dims.provider, dims.model, dims.requester].map(escapeSegment).join('#');
+}
+
+function hourStamp(at: Date | number): string {
+  return new Date(at).toISOString().slice(0, 13);
+}
+
+function dayStamp(at: Date | number): string {
+  return new Date(at).toISOString().slice(0, 10);
+}
+
+export function hourKey(at: Date, dims: BucketDimensions): string {
+  return `H#${hourStamp(at)}#${dimensionsSuffix(dims)}`;
+}
+
+export function dayKey(at: Date, dims: BucketDimensions): string {
+  return `D#${dayStamp(at)}#${dimensionsSuffix(dims)}`;
+}
+
+export function parseBucketKey(key: string): ParsedBucketKey {
+  const [granularity, time, provider, model, requester, ...rest] = key.split('#');
+  if ((granularity !== 'H' && granularity !== 'D') || time === undefined || requester === undefined || rest.length > 0) {
+    throw new Error(`Not a usage rollup key: ${key}`);
+  }
+  return {
+    granularity,
+    day: time.slice(0, 10),
+    provider: unescapeSegment(provider),
+    model: unescapeSegment(model),
+    requester: unescapeSegment(requester),
+  };
+}
+
+/**
+ * Rollups are hourly, so a period is widened to whole UTC hours: `from` down,
+ * `to` up. The answer echoes the widened period.
+ */
+export function effectivePeriod(from: Date, to: Date): { from: Date; to: Date } {
+  return {
+    from: new Date(Math.floor(from.getTime() / HOUR_MS) * HOUR_MS),
+    to: new Date(Math.ceil(to.getTime() / HOUR_MS) * HOUR_MS),
+  };
+}
+
+// '$' sorts right after '#', so `<prefix>$` is above every key that starts with `<prefix>#`
+// and below the next hour's or day's keys.
+function hourRange(fromMs: number, toMs: number): KeyRange {
+  return { lower: `H#${hourStamp(fromMs)}#`, upper: `H#${hourStamp(toMs - HOUR_MS)}$` };
+}
+
+function dayRange(fromMs: number, toMs: number): KeyRange {
+  return { lower: `D#${dayStamp(fromMs)}#`, upper: `D#${dayStamp(toMs - DAY_MS)}$` };
+}
+
+/**
+ * The key ranges that cover a whole-hour period [from, to) exactly once: DAY
+ * buckets for the whole UTC days inside it, HOUR buckets for the partial days
+ * at either edge (at most 23 hours each). A period with no whole day inside is
+ * one run of at most 46 hours.
+ */
+export function bucketRanges(from: Date, to: Date): KeyRange[] {
+  const fromMs = from.getTime();
+  const toMs = to.getTime();
+  if (!(fromMs < toMs)) return [];
+  const firstWholeDay = Math.ceil(fromMs / DAY_MS) * DAY_MS;
+  const wholeDaysEnd = Math.floor(toMs / DAY_MS) * DAY_MS;
+  if (firstWholeDay >= wholeDaysEnd) return [hourRange(fromMs, toMs)];
+  const ranges = [dayRange(firstWholeDay, wholeDaysEnd)];
+  if (fromMs < firstWholeDay) ranges.push(hourRange(fromMs, firstWholeDay));
+  if (wholeDaysEnd < toMs) ranges.push(hourRange(wholeDaysEnd, toMs));
+  return ranges;
+}
+
+/** Every UTC day that [from, to) touches, ascending. */
+export function utcDays(from: Date, to: Date): string[] {
+  const days: string[] = [];
+  const last = to.getTime() - 1;
+  for (let day = Math.floor(from.getTime() / DAY_MS) * DAY_MS; day <= last; day += DAY_MS) days.push(dayStamp(day));
+  return days;
+}

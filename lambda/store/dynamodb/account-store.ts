@@ -1,0 +1,128 @@
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { AccountStore, Scope, TokenRecord } from '../ports';
+
+/**
+ * Accounts and tokens live in one partition per account (`pk = ACCOUNT#<id>`),
+ * so a token found by the account id it carries is one GetItem, and listing an
+ * account's tokens is one Query.
+ */
+export const accountPk = (accountId: string) => `ACCOUNT#${accountId}`;
+const TOKEN_PREFIX = 'TOKEN#';
+
+interface TokenItem {
+  pk: string;
+  sk: string;
+  token_id: string;
+  name?: string;
+  scopes: Scope[];
+  secret_hash: string;
+  created_at: string;
+  last_used_at?: string;
+  revoked_at?: string;
+}
+
+function toRecord(accountId: string, item: TokenItem): TokenRecord {
+  return {
+    accountId,
+    tokenId: item.token_id,
+    name: item.name,
+    scopes: item.scopes,
+    secretHash: item.secret_hash,
+    createdAt: item.created_at,
+    lastUsedAt: item.last_used_at,
+    revokedAt: item.revoked_at,
+  };
+}
+
+export class DynamoAccountStore implements AccountStore {
+  constructor(private readonly doc: DynamoDBDocumentClient, private readonly table: string) {}
+
+  async createAccount(input: { accountId: string; name?: string; createdAt: string }): Promise<void> {
+    await this.doc.send(
+      new PutCommand({
+        TableName: this.table,
+        Item: { pk: accountPk(input.accountId), sk: 'ACCOUNT', account_id: input.accountId, name: input.name, created_at: input.createdAt },
+        // Account ids are random; refusing to overwrite makes a collision loud instead of silent.
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+  }
+
+  async accountExists(accountId: string): Promise<boolean> {
+    const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: { pk: accountPk(accountId), sk: 'ACCOUNT' } }));
+    return Boolean(Item);
+  }
+
+  async putToken(token: TokenRecord): Promise<void> {
+    const item: TokenItem = {
+      pk: accountPk(token.accountId),
+      sk: TOKEN_PREFIX + token.tokenId,
+      token_id: token.tokenId,
+      name: token.name,
+      scopes: token.scopes,
+      secret_hash: token.secretHash,
+      created_at: token.createdAt,
+    };
+    await this.doc.send(new PutCommand({ TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
+  }
+
+  async getToken(accountId: string, tokenId: string): Promise<TokenRecord | undefined> {
+    const { Item } = await this.doc.send(
+      new GetCommand({ TableName: this.table, Key: { pk: accountPk(accountId), sk: TOKEN_PREFIX + tokenId }, ConsistentRead: true }),
+    );
+    return Item ? toRecord(accountId, Item as TokenItem) : undefined;
+  }
+
+  async listTokens(accountId: string): Promise<TokenRecord[]> {
+    const records: TokenRecord[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+          ExpressionAttributeValues: { ':pk': accountPk(accountId), ':prefix': TOKEN_PREFIX },
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of page.Items ?? []) records.push(toRecord(accountId, item as TokenItem));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return records;
+  }
+
+  async revokeToken(accountId: string, tokenId: string, revokedAt: string): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { pk: accountPk(accountId), sk: TOKEN_PREFIX + tokenId },
+          UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :at)',
+          // Only existing tokens: an update would otherwise create an empty item.
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':at': revokedAt },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if ((error as Error).name === 'ConditionalCheckFailedException') return false;
+      throw error;
+    }
+  }
+
+  async touchToken(accountId: string, tokenId: string, usedAt: string): Promise<void> {
+    await this.doc
+      .send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { pk: accountPk(accountId), sk: TOKEN_PREFIX + tokenId },
+          UpdateExpression: 'SET last_used_at = :at',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':at': usedAt },
+        }),
+      )
+      .catch((error: Error) => {
+        if (error.name !== 'ConditionalCheckFailedException') throw error;
+      });
+  }
+}

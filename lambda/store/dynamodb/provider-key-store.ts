@@ -1,0 +1,68 @@
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { ProviderId } from '../../providers/registry';
+import type { ProviderKeyStore, StoredProviderKey } from '../ports';
+import { accountPk } from './account-store';
+
+const KEY_PREFIX = 'KEY#';
+
+interface KeyItem {
+  provider: ProviderId;
+  ciphertext: Uint8Array;
+  iv: Uint8Array;
+  wrapped_key: Uint8Array;
+  key_ref: string;
+  hint: string;
+  updated_at: string;
+}
+
+function toStored(item: KeyItem): StoredProviderKey {
+  return {
+    provider: item.provider,
+    secret: { ciphertext: item.ciphertext, iv: item.iv, wrappedKey: item.wrapped_key, keyRef: item.key_ref },
+    hint: item.hint,
+    updatedAt: item.updated_at,
+  };
+}
+
+/** Encrypted provider keys, one item per account and provider, beside the account's tokens. */
+export class DynamoProviderKeyStore implements ProviderKeyStore {
+  constructor(private readonly doc: DynamoDBDocumentClient, private readonly table: string) {}
+
+  async get(accountId: string, provider: ProviderId): Promise<StoredProviderKey | undefined> {
+    const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: { pk: accountPk(accountId), sk: KEY_PREFIX + provider } }));
+    return Item ? toStored(Item as KeyItem) : undefined;
+  }
+
+  async put(accountId: string, key: StoredProviderKey): Promise<void> {
+    const item: KeyItem & { pk: string; sk: string } = {
+      pk: accountPk(accountId),
+      sk: KEY_PREFIX + key.provider,
+      provider: key.provider,
+      ciphertext: key.secret.ciphertext,
+      iv: key.secret.iv,
+      wrapped_key: key.secret.wrappedKey,
+      key_ref: key.secret.keyRef,
+      hint: key.hint,
+      updated_at: key.updatedAt,
+    };
+    await this.doc.send(new PutCommand({ TableName: this.table, Item: item }));
+  }
+
+  async delete(accountId: string, provider: ProviderId): Promise<boolean> {
+    const { Attributes } = await this.doc.send(
+      new DeleteCommand({ TableName: this.table, Key: { pk: accountPk(accountId), sk: KEY_PREFIX + provider }, ReturnValues: 'ALL_OLD' }),
+    );
+    return Boolean(Attributes);
+  }
+
+  async list(accountId: string): Promise<StoredProviderKey[]> {
+    const { Items } = await this.doc.send(
+      new QueryCommand({
+        TableName: this.table,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': accountPk(accountId), ':prefix': KEY_PREFIX },
+      }),
+    );
+    return (Items ?? []).map((item) => toStored(item as KeyItem));
+  }
+}

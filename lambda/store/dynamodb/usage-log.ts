@@ -1,0 +1,98 @@
+import { PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { LogQuery, UsageLog, UsageRow } from '../usage-row';
+
+const MAX_PAGES_PER_QUERY = 20;
+
+/** Cursors carry only the sort key; the account always comes from the caller's token. */
+function encodeCursor(tsId: string): string {
+  return Buffer.from(tsId, 'utf8').toString('base64url');
+}
+
+function decodeCursor(cursor: string): string | undefined {
+  const tsId = Buffer.from(cursor, 'base64url').toString('utf8');
+  return /^\d{4}-\d\d-\d\dT[\d:.]+Z#[\w-]+$/.test(tsId) ? tsId : undefined;
+}
+
+/**
+ * Rows in one partition per account, sorted by `ts_id` (ISO time + request id),
+ * so "newest first for a period" is a single reverse range query and the table
+ * reads naturally in the DynamoDB console.
+ */
+export class DynamoUsageLog implements UsageLog {
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly table: string,
+    private readonly retentionDays?: number,
+  ) {}
+
+  async write(row: UsageRow): Promise<void> {
+    const expires = this.retentionDays ? { expires_at: Math.floor(Date.parse(row.ts) / 1000) + this.retentionDays * 86_400 } : {};
+    await this.doc.send(
+      new PutCommand({
+        TableName: this.table,
+        Item: { ...row, ts_id: `${row.ts}#${row.id}`, ...expires },
+        // A retried write must not duplicate or clobber: the row id is unique.
+        ConditionExpression: 'attribute_not_exists(ts_id)',
+      }),
+    ).catch((error: Error) => {
+      if (error.name !== 'ConditionalCheckFailedException') throw error;
+    });
+  }
+
+  async query(accountId: string, query: LogQuery): Promise<{ items: UsageRow[]; nextCursor: string | null }> {
+    const filters: string[] = [];
+    const names: Record<string, string> = {};
+    const values: Record<string, unknown> = { ':account': accountId, ':from': query.from ?? '0000', ':to': `${query.to ?? '9999'}~` };
+    const equal = (field: string, value: unknown) => {
+      names[`#${field}`] = field;
+      values[`:${field}`] = value;
+      filters.push(`#${field} = :${field}`);
+    };
+    if (query.provider) equal('provider', query.provider);
+    if (query.model) equal('model', query.model);
+    if (query.requester) equal('requester', query.requester);
+    if (query.cached !== undefined) equal('cached', query.cached);
+    if (query.status) {
+      names['#status'] = 'status_code';
+      values[':errorFrom'] = 400;
+      filters.push(query.status === 'error' ? '#status >= :errorFrom' : '#status < :errorFrom');
+    }
+
+    const items: UsageRow[] = [];
+    const startTsId = query.cursor ? decodeCursor(query.cursor) : undefined;
+    let start: Record<string, unknown> | undefined = startTsId ? { account_id: accountId, ts_id: startTsId } : undefined;
+    let lastKey: string | undefined;
+    // DynamoDB applies Limit before the filter, so keep reading until the page is full.
+    for (let page = 0; page < MAX_PAGES_PER_QUERY && items.length < query.limit; page++) {
+      const result = await this.doc.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: 'account_id = :account AND ts_id BETWEEN :from AND :to',
+          FilterExpression: filters.length ? filters.join(' AND ') : undefined,
+          ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
+          ExpressionAttributeValues: values,
+          ScanIndexForward: false,
+          Limit: filters.length ? Math.max(query.limit * 4, 100) : query.limit - items.length,
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of result.Items ?? []) {
+        if (items.length === query.limit) break;
+        items.push(item as UsageRow);
+        lastKey = item.ts_id as string;
+      }
+      start = result.LastEvaluatedKey;
+      if (!start) break;
+      if (items.length === query.limit) break;
+      lastKey = start.ts_id as string;
+    }
+    const more = items.length === query.limit || Boolean(start);
+    return { items: items.map(publicRow), nextCursor: more && lastKey ? encodeCursor(lastKey) : null };
+  }
+}
+
+/** Storage-only attributes stay out of API answers. */
+function publicRow(item: UsageRow): UsageRow {
+  const { ts_id: _tsId, expires_at: _expires, account_id: _account, ...row } = item as UsageRow & { ts_id?: string; expires_at?: number };
+  return row as UsageRow;
+}

@@ -1,0 +1,53 @@
+import type { ProviderId } from '../providers/registry';
+
+/**
+ * One row per request (SPEC 2.3), as stored and as `/api/logs` returns it.
+ * Money is kept in integer nano-dollars (`*_nanos`); `cost_usd`/`saved_usd` are derived for readers.
+ */
+export interface UsageRow {
+  account_id: string;
+  /** Equals the `x-proxy-request-id` response header. */
+  id: string;
+  /** ISO 8601 time the request arrived. */
+  ts: string;
+  provider: ProviderId;
+  model: string;
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  cost_usd: number;
+  cost_nanos: number;
+  /** False when the model had no known price: tokens are logged, cost is 0. */
+  priced: boolean;
+  latency_ms: number;
+  requester?: string;
+  status_code: number;
+  cached: boolean;
+  saved_usd: number;
+  saved_nanos: number;
+  stream: boolean;
+  /** The provider's error message, or what went wrong between proxy and provider. */
+  error?: string;
+  mode: 'stored' | 'pass-through';
+  token_id: string;
+}
+
+export interface LogQuery {
+  limit: number;
+  cursor?: string;
+  from?: string;
+  to?: string;
+  provider?: string;
+  model?: string;
+  requester?: string;
+  cached?: boolean;
+  /** `ok`: status < 400; `error`: status >= 400. */
+  status?: 'ok' | 'error';
+}
+
+export interface UsageLog {
+  /** Writes the row and its rollups. Throws when the store refused; the recorder retries. */
+  write(row: UsageRow): Promise<void>;
+  query(accountId: string, query: LogQuery): Promise<{ items: UsageRow[]; nextCursor: string | null }>;
+}

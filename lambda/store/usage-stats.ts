@@ -1,0 +1,54 @@
+import type { UsageRow } from './usage-row';
+
+/**
+ * The figures of one slice of a period. Money is summed in integer nano-dollars
+ * (`cost_nanos`, `saved_nanos`) and converted to dollars only once, at the end.
+ */
+export interface StatsTotals {
+  requests: number;
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  cost_nanos: number;
+  saved_nanos: number;
+  cost_usd: number;
+  savings_usd: number;
+  /** Requests served from the cache. */
+  cache_hits: number;
+  /** Requests whose status was 400 or above. */
+  errors: number;
+  latency_avg_ms: number;
+  /** Estimated from a log-scale histogram: within one bucket (about 19%) of the exact value. */
+  latency_p95_ms: number;
+}
+
+export interface DayStats extends StatsTotals {
+  /** UTC day, `YYYY-MM-DD`. */
+  day: string;
+  /** Only the providers that had requests that day. */
+  by_provider: Record<string, { requests: number; cost_usd: number }>;
+}
+
+/** The answer of `GET /api/stats`. */
+export interface StatsSummary {
+  /** The effective period, [from, to): the requested one widened to whole UTC hours. */
+  from: string;
+  to: string;
+  totals: StatsTotals;
+  /** Every UTC day the period touches, ascending, quiet days included as zeros. */
+  by_day: DayStats[];
+  /** Breakdowns are sorted by cost, then requests, both descending. */
+  by_provider: (StatsTotals & { provider: string })[];
+  by_model: (StatsTotals & { model: string; provider: string })[];
+  /** Requests sent without `x-proxy-user` have requester "". */
+  by_requester: (StatsTotals & { requester: string })[];
+}
+
+/** Rollups of usage rows, so a period's overview never reads the raw rows. */
+export interface UsageStats {
+  /** Adds one row to its hourly and daily buckets (atomic ADD). Not idempotent: add each row once. */
+  add(row: UsageRow): Promise<void>;
+  /** Totals for [from, to), widened to whole UTC hours, and the breakdowns of `GET /api/stats`. */
+  summarize(accountId: string, from: Date, to: Date): Promise<StatsSummary>;
+}

@@ -1,0 +1,41 @@
+import { Readable } from 'node:stream';
+import type { CachedResponse } from '../cache/response-cache';
+import type { Dialect } from '../providers/types';
+import { SseDecoder } from './sse-decoder';
+import type { SseEvent } from './sse-event';
+
+export interface ReplayRequest {
+  dialect: Dialect;
+  /** The request asked for `stream: true`. */
+  stream: boolean;
+  /** Drop the usage-only event a client that didn't ask for stream usage would not have received. */
+  hideUsageOnlyEvent: boolean;
+}
+
+function decodeAll(text: string): SseEvent[] {
+  const decoder = new SseDecoder();
+  return [...decoder.push(text), ...decoder.end()];
+}
+
+/**
+ * A stored response in the form the request asks for (CONTRACT, cache): a
+ * stored stream replays as a stream or is assembled into one JSON answer; a
+ * stored JSON answer is sent as is or as the dialect's stream of events.
+ */
+export function replayCached(entry: CachedResponse, request: ReplayRequest): { contentType: string; body: Readable } {
+  if (!request.stream) {
+    if (entry.format === 'json') return { contentType: entry.contentType, body: Readable.from([entry.body]) };
+    const assembled = request.dialect.assembleResponse(decodeAll(entry.body));
+    return { contentType: 'application/json', body: Readable.from([JSON.stringify(assembled)]) };
+  }
+  const events =
+    entry.format === 'sse'
+      ? decodeAll(entry.body).map((event) => event)
+      : decodeAll(request.dialect.synthesizeEvents(JSON.parse(entry.body)).join(''));
+  const sent = request.hideUsageOnlyEvent ? events.filter((event) => !request.dialect.isUsageOnlyEvent(event)) : events;
+  // One event per chunk, as a provider sends them, so the client's stream handling is exercised for real.
+  return {
+    contentType: entry.format === 'sse' ? entry.contentType : 'text/event-stream; charset=utf-8',
+    body: Readable.from(sent.map((event) => event.raw)),
+  };
+}

@@ -1,0 +1,99 @@
+import { StringDecoder } from 'node:string_decoder';
+import { Transform, type TransformCallback } from 'node:stream';
+import type { Dialect, StreamOutcome } from '../providers/types';
+import { tryParseJson } from '../providers/dialects/json';
+import { SseDecoder } from './sse-decoder';
+
+/** JSON bodies are read for usage up to this size; past it the tail is searched instead. */
+const MAX_JSON_READ = 16 * 1024 * 1024;
+
+export interface TapOptions {
+  dialect: Dialect;
+  format: 'json' | 'sse';
+  /** Drop the usage-only event the proxy asked for on the client's behalf. */
+  hideUsageOnlyEvent: boolean;
+  /** Sees the upstream's text as it arrives (the cache writer). */
+  onText?: (text: string) => void;
+}
+
+export interface TapResult extends StreamOutcome {
+  /** The whole body, for JSON responses (needed for error messages and caching). */
+  json?: unknown;
+  bytes: number;
+}
+
+/**
+ * Passes the provider's bytes to the client untouched, reading usage on the
+ * side. Only when the proxy itself asked for stream usage does it hold back
+ * bytes up to the end of an event, to drop that one extra event.
+ */
+export class UsageTap extends Transform {
+  private readonly decoder = new SseDecoder();
+  // Chunks can split a multi-byte character; the observer gets whole characters.
+  private readonly observerText = new StringDecoder('utf8');
+  private readonly reader;
+  private readonly jsonChunks: Buffer[] = [];
+  private jsonBytes = 0;
+  private bytes = 0;
+
+  constructor(private readonly options: TapOptions) {
+    super();
+    this.reader = options.dialect.newStreamReader();
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    this.bytes += chunk.length;
+    if (this.options.onText) this.options.onText(this.observerText.write(chunk));
+    if (this.options.format === 'json') {
+      if (this.jsonBytes < MAX_JSON_READ) this.jsonChunks.push(chunk);
+      this.jsonBytes += chunk.length;
+      done(null, chunk);
+      return;
+    }
+    const events = this.decoder.push(chunk);
+    for (const event of events) this.reader.onEvent(event);
+    if (!this.options.hideUsageOnlyEvent) {
+      done(null, chunk);
+      return;
+    }
+    let out = '';
+    for (const event of events) if (!this.options.dialect.isUsageOnlyEvent(event)) out += event.raw;
+    done(null, out ? Buffer.from(out, 'utf8') : undefined);
+  }
+
+  override _flush(done: TransformCallback): void {
+    const tail = this.observerText.end();
+    if (tail && this.options.onText) this.options.onText(tail);
+    if (this.options.format === 'sse') {
+      const events = this.decoder.end();
+      for (const event of events) this.reader.onEvent(event);
+      if (this.options.hideUsageOnlyEvent) {
+        const rest = events.filter((e) => !this.options.dialect.isUsageOnlyEvent(e)).map((e) => e.raw).join('');
+        if (rest) this.push(rest);
+      }
+    }
+    done();
+  }
+
+  /** What the body said so far: complete after 'end', partial after an interruption. */
+  result(): TapResult {
+    if (this.options.format === 'sse') return { ...this.reader.outcome(), bytes: this.bytes };
+    const text = Buffer.concat(this.jsonChunks).toString('utf8');
+    const json = this.jsonBytes <= MAX_JSON_READ ? tryParseJson(text) : tryParseJson(`{${lastUsageField(text) ?? ''}}`);
+    const read = json === undefined ? {} : this.options.dialect.readResponse(json);
+    return { ...read, json, complete: json !== undefined, bytes: this.bytes };
+  }
+}
+
+/** For bodies too large to parse: the last `"usage":{…}` object, which providers put near the end. */
+function lastUsageField(text: string): string | undefined {
+  const at = text.lastIndexOf('"usage"');
+  if (at < 0) return undefined;
+  const open = text.indexOf('{', at);
+  let depth = 0;
+  for (let i = open; i >= 0 && i < text.length; i++) {
+    if (text[i] === '{') depth++;
+    else if (text[i] === '}' && --depth === 0) return `"usage":${text.slice(open, i + 1)}`;
+  }
+  return undefined;
+}

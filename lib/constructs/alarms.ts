@@ -1,0 +1,84 @@
+import { Duration } from 'aws-cdk-lib';
+import { Alarm, ComparisonOperator, MathExpression, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { Construct } from 'constructs';
+import { pascalCase } from '../names';
+
+/**
+ * p99 above one minute, sustained for 15 minutes, means providers are slow or streams are long
+ * for most users, long before invocations near the 15-minute limit where rows would be lost.
+ * Streaming-heavy workloads may want it higher.
+ */
+export const P99_DURATION_THRESHOLD = Duration.minutes(1);
+
+const PERIOD = Duration.minutes(5);
+
+export interface ProxyAlarmsProps {
+  namePrefix: string;
+  fn: IFunction;
+  tables: { logicalName: string; table: Table }[];
+  alarmTopicArn?: string;
+}
+
+/** The few signals that need a human: the function failing or throttled, it being slow, or a table throttling. */
+export class ProxyAlarms extends Construct {
+  readonly alarms: Alarm[] = [];
+
+  constructor(scope: Construct, id: string, props: ProxyAlarmsProps) {
+    super(scope, id);
+    const { fn, namePrefix } = props;
+
+    // Errors are unhandled failures and timeouts of the function itself; provider 4xx/5xx are
+    // ordinary responses the proxy passes through and logs, so they don't count here.
+    this.add('FunctionErrors', `${namePrefix}function-errors`, 'The proxy function failed (unhandled error or timeout).', fn.metricErrors({ period: PERIOD, statistic: 'Sum' }), 1);
+    // A throttle is a request the client never got served: the reserved or account concurrency is exhausted.
+    this.add('FunctionThrottles', `${namePrefix}function-throttles`, 'Requests were throttled: concurrency is exhausted.', fn.metricThrottles({ period: PERIOD, statistic: 'Sum' }), 1);
+    this.add(
+      'FunctionP99Duration',
+      `${namePrefix}function-p99-duration`,
+      `p99 duration above ${P99_DURATION_THRESHOLD.toSeconds()} s for 15 minutes: providers are slow or streams run long.`,
+      fn.metricDuration({ period: PERIOD, statistic: 'p99' }),
+      P99_DURATION_THRESHOLD.toMilliseconds(),
+      3,
+    );
+
+    for (const { logicalName, table } of props.tables) {
+      // On-demand tables still throttle on a hot partition or the account's table limits; a
+      // throttled rate-limit or usage write shows up as a 5xx or a missing row.
+      const throttles = new MathExpression({
+        expression: 'FILL(reads, 0) + FILL(writes, 0)',
+        usingMetrics: {
+          reads: table.metric('ReadThrottleEvents', { period: PERIOD, statistic: 'Sum' }),
+          writes: table.metric('WriteThrottleEvents', { period: PERIOD, statistic: 'Sum' }),
+        },
+        period: PERIOD,
+        label: `${logicalName} throttle events`,
+      });
+      this.add(`${pascalCase(logicalName)}Throttles`, `${namePrefix}${logicalName}-throttles`, `DynamoDB throttled requests on the ${logicalName} table.`, throttles, 1);
+    }
+
+    if (props.alarmTopicArn) {
+      const action = new SnsAction(Topic.fromTopicArn(this, 'AlarmTopic', props.alarmTopicArn));
+      for (const alarm of this.alarms) alarm.addAlarmAction(action);
+    }
+  }
+
+  private add(id: string, alarmName: string, description: string, metric: IMetric, threshold: number, periods = 1): void {
+    this.alarms.push(
+      new Alarm(this, id, {
+        alarmName,
+        alarmDescription: description,
+        metric,
+        threshold,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: periods,
+        datapointsToAlarm: periods,
+        // No traffic is not a problem.
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+  }
+}

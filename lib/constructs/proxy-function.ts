@@ -1,0 +1,147 @@
+import * as path from 'node:path';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Alias, ApplicationLogLevel, Architecture, LoggingFormat, Runtime, SystemLogLevel, type IFunction } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import type { TableShape } from '../../lambda/store/tables';
+
+/** Where the Lambda entry lives, relative to the project root. */
+export const HANDLER_ENTRY = 'lambda/handler.ts';
+
+/**
+ * Lambda's hard maximum. The function spends its time waiting on the provider: the app already
+ * answers 504 when no headers arrive within UPSTREAM_TIMEOUT_MS and ends a stream that stalls for
+ * that long, so an invocation only runs long while tokens are actually flowing. A long reasoning or
+ * generation stream can take many minutes, and hitting the Lambda timeout would kill the
+ * invocation before the usage row is written, so the timeout is set as high as Lambda allows.
+ */
+export const FUNCTION_TIMEOUT = Duration.minutes(15);
+
+/**
+ * ESM output has no `require`; a few CommonJS dependencies call it for Node built-ins. esbuild's
+ * shim looks for a global `require`, which this defines from the module's own URL.
+ */
+export const ESM_REQUIRE_BANNER = "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);";
+
+export type TableAccess = 'read' | 'readwrite';
+
+/**
+ * Item-level actions only. CDK's `grantReadWriteData` would also allow `Scan`, `DescribeTable` and
+ * the stream reads (`GetRecords`, `GetShardIterator`), none of which the runtime uses: every read
+ * is a key lookup or a partition query. Transactions need no action of their own; IAM checks the
+ * `PutItem`/`UpdateItem`/`DeleteItem`/`ConditionCheckItem` inside them.
+ */
+export const TABLE_ACTIONS: Record<TableAccess, string[]> = {
+  read: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'],
+  readwrite: [
+    'dynamodb:GetItem',
+    'dynamodb:BatchGetItem',
+    'dynamodb:Query',
+    'dynamodb:PutItem',
+    'dynamodb:UpdateItem',
+    'dynamodb:DeleteItem',
+    'dynamodb:BatchWriteItem',
+    'dynamodb:ConditionCheckItem',
+  ],
+};
+
+export interface ProxyFunctionProps {
+  projectRoot: string;
+  functionName: string;
+  memoryMb: number;
+  environment: Record<string, string>;
+  logRetention: RetentionDays;
+  reservedConcurrency?: number;
+  provisionedConcurrency?: number;
+}
+
+/**
+ * The one function behind the URL: proxy, management API and dashboard. Its role starts empty;
+ * every permission is added by a `grant…`/`bindTable` call naming exactly what it's for.
+ */
+export class ProxyFunction extends Construct {
+  readonly fn: NodejsFunction;
+  readonly role: Role;
+  readonly logGroup: LogGroup;
+  /** What the URL invokes: the `live` alias when instances are provisioned, else the function itself. */
+  readonly target: IFunction;
+
+  constructor(scope: Construct, id: string, props: ProxyFunctionProps) {
+    super(scope, id);
+
+    this.logGroup = new LogGroup(this, 'Logs', {
+      retention: props.logRetention,
+      // Operational logs only (no keys, no bodies): they go with the stack.
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+
+    // An explicit role instead of the default one, which carries the AWS-managed
+    // AWSLambdaBasicExecutionRole (logs:CreateLogGroup and writes to every log group).
+    this.role = new Role(this, 'Role', {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `Runtime role of ${props.functionName}`,
+    });
+    this.logGroup.grantWrite(this.role);
+
+    this.fn = new NodejsFunction(this, 'Function', {
+      functionName: props.functionName,
+      description: 'Usage-tracking AI provider proxy, management API and dashboard',
+      entry: path.join(props.projectRoot, HANDLER_ENTRY),
+      handler: 'handler',
+      projectRoot: props.projectRoot,
+      depsLockFilePath: path.join(props.projectRoot, 'package-lock.json'),
+      // Newest Node runtime Lambda offers (middy 7 needs >= 22); Graviton is ~20% cheaper per GB-second.
+      runtime: Runtime.NODEJS_24_X,
+      architecture: Architecture.ARM_64,
+      // The function waits on the provider most of the time, and waiting is billed per GB-second:
+      // at a 3 s upstream time, 1M requests cost about $5 at 128 MB, $10 at 256 MB, $20 at 512 MB and
+      // $40 at 1024 MB (arm64, eu-west-1, plus $0.20 per million requests). 256 MB leaves room for
+      // buffering a 6 MB body and replaying a cached stream while keeping CPU-bound work (JSON, SSE
+      // scanning, hashing) and cold start acceptable; tune it with the `memoryMb` context switch.
+      memorySize: props.memoryMb,
+      timeout: FUNCTION_TIMEOUT,
+      role: this.role,
+      logGroup: this.logGroup,
+      // Lambda wraps every line as JSON with the request id attached, so logs are searchable per request.
+      loggingFormat: LoggingFormat.JSON,
+      applicationLogLevelV2: ApplicationLogLevel.INFO,
+      systemLogLevelV2: SystemLogLevel.WARN,
+      reservedConcurrentExecutions: props.reservedConcurrency,
+      environment: props.environment,
+      bundling: {
+        // Local esbuild (a devDependency); Docker is neither needed nor available in CI.
+        forceDockerBundling: false,
+        format: OutputFormat.ESM,
+        target: 'node22',
+        // Prefer the ESM builds of dependencies: they tree-shake, CommonJS builds don't.
+        mainFields: ['module', 'main'],
+        banner: ESM_REQUIRE_BANNER,
+        minify: true,
+        // Source maps would make Node parse a multi-megabyte map on the cold path
+        // (--enable-source-maps); minified stack traces are the price.
+        sourceMap: false,
+        // Bundle the SDK clients we pinned instead of using whatever version the runtime ships:
+        // behaviour is then the one tested, and tree-shaking keeps only the commands we call.
+        bundleAwsSDK: true,
+        externalModules: [],
+      },
+    });
+
+    this.target = props.provisionedConcurrency
+      ? new Alias(this, 'Live', {
+          aliasName: 'live',
+          version: this.fn.currentVersion,
+          provisionedConcurrentExecutions: props.provisionedConcurrency,
+        })
+      : this.fn;
+  }
+
+  /** Hands the table's physical name to the runtime under the variable it reads, and grants the access it needs. */
+  bindTable(table: ITable, shape: TableShape, access: TableAccess): void {
+    this.fn.addEnvironment(shape.envVar, table.tableName);
+    this.role.addToPrincipalPolicy(new PolicyStatement({ actions: TABLE_ACTIONS[access], resources: [table.tableArn] }));
+  }
+}

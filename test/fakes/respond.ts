@@ -1,0 +1,87 @@
+/** Writes a prepared response to the socket, with the timing and faults a test asked for. */
+import type { ServerResponse } from 'node:http';
+
+export interface WritePlan {
+  status: number;
+  headers: Record<string, string>;
+  /** The body, one buffer per SSE event (a JSON body is one buffer). */
+  events: Buffer[];
+  stream: boolean;
+  chunkIntervalMs?: number;
+  resetMidStream?: number;
+  dripBytesPerSecond?: number;
+}
+
+/** Blocks no SSE decoder can make sense of; the valid events around them are untouched. */
+export const MALFORMED_SSE_BLOCKS: readonly Buffer[] = [
+  Buffer.from('data: {"choices":[{"delta":{"content":"cut off\n\n'),
+  Buffer.from('this line has no field name\n\n'),
+  Buffer.from('data: not json at all\n\n'),
+];
+
+export const HTML_ERROR_BODY = '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n</body>\r\n</html>\r\n';
+export const TRUNCATED_JSON_BODY = '{"id":"resp_truncated","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Half an ans';
+
+const sleep = (ms: number) =>
+  new Promise<void>((resolve) => {
+    setTimeout(resolve, ms).unref();
+  });
+
+const write = (res: ServerResponse, chunk: Buffer) =>
+  new Promise<void>((resolve) => {
+    res.write(chunk, () => resolve());
+  });
+
+/**
+ * Sends the plan. `destroySocket` is how the fake cuts a connection itself, so that
+ * it is not mistaken for a client that went away.
+ */
+export async function writeResponse(res: ServerResponse, plan: WritePlan, destroySocket: () => void): Promise<void> {
+  const slow = plan.chunkIntervalMs || plan.resetMidStream !== undefined || plan.dripBytesPerSecond;
+  if (!slow) {
+    if (!plan.stream) plan.headers['content-length'] = String(plan.events[0]!.length);
+    res.writeHead(plan.status, plan.headers);
+    res.end(plan.events.length === 1 ? plan.events[0] : Buffer.concat(plan.events));
+    return;
+  }
+
+  let events = plan.events;
+  let resetAfter = plan.resetMidStream;
+  if (!plan.stream) {
+    const body = events[0]!;
+    plan.headers['content-length'] = String(body.length);
+    if (resetAfter !== undefined) {
+      const half = Math.floor(body.length / 2);
+      events = [body.subarray(0, half), body.subarray(half)];
+      resetAfter = 1;
+    }
+  }
+  res.writeHead(plan.status, plan.headers);
+  res.flushHeaders();
+
+  if (plan.dripBytesPerSecond) {
+    await drip(res, Buffer.concat(events), plan.dripBytesPerSecond);
+    if (!res.destroyed) res.end();
+    return;
+  }
+
+  for (let i = 0; i < events.length; i++) {
+    if (resetAfter === i) return destroySocket();
+    if (i > 0 && plan.chunkIntervalMs) await sleep(plan.chunkIntervalMs);
+    if (res.destroyed) return;
+    await write(res, events[i]!);
+  }
+  if (resetAfter !== undefined) return destroySocket();
+  if (!res.destroyed) res.end();
+}
+
+async function drip(res: ServerResponse, body: Buffer, bytesPerSecond: number): Promise<void> {
+  const tickMs = Math.max(10, 1000 / bytesPerSecond);
+  const bytesPerTick = Math.max(1, Math.round((bytesPerSecond * tickMs) / 1000));
+  for (let offset = 0; offset < body.length; offset += bytesPerTick) {
+    if (res.destroyed) return;
+    if (offset > 0) await sleep(tickMs);
+    if (res.destroyed) return;
+    await write(res, body.subarray(offset, offset + bytesPerTick));
+  }
+}

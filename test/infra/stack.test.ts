@@ -1,0 +1,225 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Match } from 'aws-cdk-lib/assertions';
+import { TABLES, type TableShape } from '../../lambda/store/tables';
+import { ADMIN_KEY_LENGTH } from '../../lib/constructs/admin-secret';
+import { ENCRYPTION_CONTEXT_CONDITION } from '../../lib/constructs/provider-key';
+import { ESM_REQUIRE_BANNER, TABLE_ACTIONS } from '../../lib/constructs/proxy-function';
+import { tableOutputName } from '../../lib/names';
+import { actionsOf, policyStatements, single, synthesize, type SynthesizedStack } from './support/synth';
+
+const SHAPES = Object.values(TABLES) as TableShape[];
+
+// One bundled synthesis for the whole file: bundling is the slow part.
+let synth: SynthesizedStack;
+beforeAll(() => {
+  synth = synthesize();
+}, 120_000);
+afterAll(() => synth?.cleanup());
+
+const table = (shape: TableShape) => single(synth.template, 'AWS::DynamoDB::Table', (p) => p.TableName === `dev-ai-usage-proxy-${shape.logicalName}`);
+const fn = () => single(synth.template, 'AWS::Lambda::Function');
+const key = () => single(synth.template, 'AWS::KMS::Key');
+const secret = () => single(synth.template, 'AWS::SecretsManager::Secret');
+
+describe('DynamoDB tables, built from lambda/store/tables.ts', () => {
+  it('has exactly one table per shape', () => {
+    synth.template.resourceCountIs('AWS::DynamoDB::Table', SHAPES.length);
+  });
+
+  it.each(SHAPES.map((s) => [s.logicalName, s] as const))('%s: keys, TTL, on-demand billing', (_name, shape) => {
+    const { Properties: p } = table(shape);
+    const keySchema = [{ AttributeName: shape.partitionKey, KeyType: 'HASH' }];
+    const attributes = [{ AttributeName: shape.partitionKey, AttributeType: 'S' }];
+    if (shape.sortKey) {
+      keySchema.push({ AttributeName: shape.sortKey.name, KeyType: 'RANGE' });
+      attributes.push({ AttributeName: shape.sortKey.name, AttributeType: shape.sortKey.type });
+    }
+    expect(p.KeySchema).toEqual(keySchema);
+    expect(p.AttributeDefinitions).toEqual(attributes);
+    expect(p.BillingMode).toBe('PAY_PER_REQUEST');
+    expect(p.TimeToLiveSpecification).toEqual(shape.ttlAttribute ? { AttributeName: shape.ttlAttribute, Enabled: true } : undefined);
+    // AWS-owned encryption: no SSESpecification at all.
+    expect(p.SSESpecification).toBeUndefined();
+  });
+
+  it.each(SHAPES.map((s) => [s.logicalName, s] as const))('%s: durable data has PITR, deletion protection and survives the stack', (_name, shape) => {
+    const t = table(shape);
+    if (shape.durable) {
+      expect(t.Properties.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+      expect(t.Properties.DeletionProtectionEnabled).toBe(true);
+      expect(t.DeletionPolicy).toBe('Retain');
+    } else {
+      expect(t.Properties.PointInTimeRecoverySpecification).toBeUndefined();
+      expect(t.Properties.DeletionProtectionEnabled).toBe(false);
+      expect(t.DeletionPolicy).toBe('Delete');
+    }
+  });
+
+  it('gives the function each physical table name under the variable the runtime reads', () => {
+    const env = (fn().Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    for (const shape of SHAPES) expect(env[shape.envVar]).toEqual({ Ref: table(shape).logicalId });
+  });
+
+  it('grants item-level read-write on each table by ARN, nothing table-wide or wildcarded', () => {
+    const dynamo = policyStatements(synth.template).filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
+    const granted = dynamo.flatMap((s) => (Array.isArray(s.Resource) ? s.Resource : [s.Resource]));
+    expect(granted).toHaveLength(SHAPES.length);
+    expect(granted).toEqual(expect.arrayContaining(SHAPES.map((shape) => ({ 'Fn::GetAtt': [table(shape).logicalId, 'Arn'] }))));
+    for (const s of dynamo) expect([...actionsOf(s)].sort()).toEqual([...TABLE_ACTIONS.readwrite].sort());
+  });
+});
+
+describe('KMS key for provider keys', () => {
+  it('rotates, and outlives the stack like the table holding its ciphertexts', () => {
+    expect(key().Properties.EnableKeyRotation).toBe(true);
+    expect(key().DeletionPolicy).toBe('Retain');
+    synth.template.hasResourceProperties('AWS::KMS::Alias', { AliasName: 'alias/dev-ai-usage-proxy-provider-keys' });
+  });
+
+  it('grants exactly Decrypt and GenerateDataKey, on this key, bound to the account/provider encryption context', () => {
+    const kms = policyStatements(synth.template).filter((s) => actionsOf(s).some((a) => a.startsWith('kms:')));
+    const keyArn = { 'Fn::GetAtt': [key().logicalId, 'Arn'] };
+    const condition = {
+      'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': ['account_id', 'provider'] },
+      Null: { 'kms:EncryptionContext:account_id': 'false', 'kms:EncryptionContext:provider': 'false' },
+    };
+    expect(ENCRYPTION_CONTEXT_CONDITION).toEqual(condition);
+    expect(kms).toEqual([
+      { Sid: 'OpenStoredProviderKeys', Effect: 'Allow', Action: 'kms:Decrypt', Resource: keyArn, Condition: condition },
+      { Sid: 'SealNewProviderKeys', Effect: 'Allow', Action: 'kms:GenerateDataKey', Resource: keyArn, Condition: condition },
+    ]);
+  });
+
+  it('hands the key to the runtime', () => {
+    const env = (fn().Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    expect(env.KMS_KEY_ID).toEqual({ 'Fn::GetAtt': [key().logicalId, 'Arn'] });
+  });
+});
+
+describe('admin key secret', () => {
+  it('is generated at deploy time as a plain string of letters and digits', () => {
+    const generate = secret().Properties.GenerateSecretString as Record<string, unknown>;
+    expect(generate).toEqual({ PasswordLength: ADMIN_KEY_LENGTH, ExcludePunctuation: true, IncludeSpace: false });
+    expect(ADMIN_KEY_LENGTH).toBeGreaterThanOrEqual(40);
+    // No JSON template: the SecretString is the key itself.
+    expect(generate.SecretStringTemplate).toBeUndefined();
+    expect(secret().Properties.SecretString).toBeUndefined();
+  });
+
+  it('is readable by the function and nothing more', () => {
+    const statements = policyStatements(synth.template).filter((s) => actionsOf(s).some((a) => a.startsWith('secretsmanager:')));
+    expect(statements).toEqual([{ Sid: 'ReadAdminKey', Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: { Ref: secret().logicalId } }]);
+    const env = (fn().Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    expect(env.ADMIN_SECRET_ARN).toEqual({ Ref: secret().logicalId });
+  });
+});
+
+describe('function', () => {
+  it('runs Node 22+ on arm64 with the chosen memory and a timeout well past the upstream limit', () => {
+    const p = fn().Properties;
+    expect(Number(String(p.Runtime).match(/^nodejs(\d+)\.x$/)?.[1])).toBeGreaterThanOrEqual(22);
+    expect(p.Architectures).toEqual(['arm64']);
+    expect(p.MemorySize).toBe(256);
+    expect(p.Timeout).toBe(900);
+    expect(p.Handler).toBe('index.handler');
+    expect(p.ReservedConcurrentExecutions).toBeUndefined();
+  });
+
+  it('gets the runtime settings and nothing secret in its environment', () => {
+    const env = (fn().Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    expect(env).toMatchObject({ CORS_ALLOWED_ORIGINS: '', UPSTREAM_TIMEOUT_MS: '30000', RATE_LIMIT_PER_MINUTE: '100' });
+    expect(Number(env.UPSTREAM_TIMEOUT_MS) / 1000).toBeLessThan(Number(fn().Properties.Timeout) / 10);
+    expect(env.LOG_RETENTION_DAYS).toBeUndefined();
+    expect(env.NODE_OPTIONS).toBeUndefined();
+    expect(env.ADMIN_KEY).toBeUndefined();
+  });
+
+  it('logs JSON lines to its own log group with a retention', () => {
+    const logs = single(synth.template, 'AWS::Logs::LogGroup');
+    expect(logs.Properties.RetentionInDays).toBe(30);
+    expect(fn().Properties.LoggingConfig).toEqual({ LogFormat: 'JSON', ApplicationLogLevel: 'INFO', SystemLogLevel: 'WARN', LogGroup: { Ref: logs.logicalId } });
+  });
+
+  it('has a role with no managed policies and no wildcard resources', () => {
+    const role = single(synth.template, 'AWS::IAM::Role');
+    expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+    for (const s of policyStatements(synth.template)) {
+      expect(JSON.stringify(s.Resource)).not.toContain('*');
+      expect(actionsOf(s).join(' ')).not.toContain('*');
+    }
+  });
+
+  it('is bundled as minified ESM with the SDK inside and a require shim', () => {
+    const code = fn().Properties.Code as { S3Key: string };
+    const assetDir = path.join(synth.outdir, `asset.${code.S3Key.replace(/\.zip$/, '')}`);
+    const bundle = fs.readFileSync(path.join(assetDir, 'index.mjs'), 'utf8');
+    expect(bundle.startsWith(ESM_REQUIRE_BANNER)).toBe(true);
+    expect(bundle).not.toMatch(/from\s*["']@aws-sdk\//);
+    expect(bundle).not.toMatch(/require\(["']@aws-sdk\//);
+    expect(bundle).toMatch(/export\s*\{[^}]*as handler/);
+    // A regression guard, not a target: the benchmark measures the real cold start.
+    expect(Buffer.byteLength(bundle)).toBeLessThan(3 * 1024 * 1024);
+  });
+});
+
+describe('function URL', () => {
+  it('streams responses, leaves auth to the app and CORS to the app', () => {
+    const url = single(synth.template, 'AWS::Lambda::Url');
+    expect(url.Properties).toEqual({ AuthType: 'NONE', InvokeMode: 'RESPONSE_STREAM', TargetFunctionArn: { 'Fn::GetAtt': [fn().logicalId, 'Arn'] } });
+  });
+
+  it('is invokable by anyone only through the URL', () => {
+    synth.template.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunctionUrl', FunctionUrlAuthType: 'NONE', Principal: '*' });
+    synth.template.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunction', InvokedViaFunctionUrl: true, Principal: '*' });
+    synth.template.resourceCountIs('AWS::Lambda::Permission', 2);
+  });
+});
+
+describe('alarms', () => {
+  it('watch function errors, throttles and p99 duration', () => {
+    const fnRef = [{ Name: 'FunctionName', Value: { Ref: fn().logicalId } }];
+    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmName: 'dev-ai-usage-proxy-function-errors', MetricName: 'Errors', Namespace: 'AWS/Lambda', Dimensions: fnRef, Statistic: 'Sum', Threshold: 1 });
+    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmName: 'dev-ai-usage-proxy-function-throttles', MetricName: 'Throttles', Dimensions: fnRef, Threshold: 1 });
+    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'dev-ai-usage-proxy-function-p99-duration',
+      MetricName: 'Duration',
+      ExtendedStatistic: 'p99',
+      Dimensions: fnRef,
+      Threshold: 60_000,
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 3,
+    });
+  });
+
+  it.each(SHAPES.map((s) => [s.logicalName, s] as const))('watch DynamoDB throttles on %s', (_name, shape) => {
+    const tableRef = [{ Name: 'TableName', Value: { Ref: table(shape).logicalId } }];
+    const metric = (name: string) =>
+      Match.objectLike({ MetricStat: Match.objectLike({ Metric: { MetricName: name, Namespace: 'AWS/DynamoDB', Dimensions: tableRef }, Stat: 'Sum' }) });
+    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: `dev-ai-usage-proxy-${shape.logicalName}-throttles`,
+      Threshold: 1,
+      Metrics: Match.arrayWith([metric('ReadThrottleEvents'), metric('WriteThrottleEvents'), Match.objectLike({ Expression: 'FILL(reads, 0) + FILL(writes, 0)' })]),
+    });
+  });
+
+  it('treat no traffic as fine and have no actions unless a topic is configured', () => {
+    const alarms = Object.values(synth.template.findResources('AWS::CloudWatch::Alarm')) as { Properties: Record<string, unknown> }[];
+    expect(alarms).toHaveLength(3 + SHAPES.length);
+    for (const a of alarms) {
+      expect(a.Properties.TreatMissingData).toBe('notBreaching');
+      expect(a.Properties.AlarmActions).toBeUndefined();
+    }
+  });
+});
+
+describe('outputs', () => {
+  it('give the proxy base, the dashboard, the admin secret and every table name', () => {
+    const urlId = single(synth.template, 'AWS::Lambda::Url').logicalId;
+    const functionUrl = { 'Fn::GetAtt': [urlId, 'FunctionUrl'] };
+    synth.template.hasOutput('ProxyBaseUrl', { Value: { 'Fn::Join': ['', [functionUrl, 'api/proxy']] } });
+    synth.template.hasOutput('DashboardUrl', { Value: functionUrl });
+    synth.template.hasOutput('AdminSecretArn', { Value: { Ref: secret().logicalId } });
+    for (const shape of SHAPES) synth.template.hasOutput(tableOutputName(shape.logicalName), { Value: { Ref: table(shape).logicalId } });
+  });
+});

@@ -1,0 +1,12 @@
+import { startDynamoDbLocal } from '../../lambda/local/dynamodb-local';
+
+/**
+ * One in-memory DynamoDB Local for the whole run; every test file isolates
+ * itself with its own table prefix. Workers inherit DYNAMODB_ENDPOINT.
+ */
+export default async function globalSetup(): Promise<void> {
+  if (process.env.DYNAMODB_ENDPOINT) return;
+  const local = await startDynamoDbLocal();
+  process.env.DYNAMODB_ENDPOINT = local.endpoint;
+  (globalThis as { __stopDynamoDbLocal?: () => Promise<void> }).__stopDynamoDbLocal = local.stop;
+}

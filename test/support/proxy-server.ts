@@ -1,0 +1,154 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { startAllFakes, type AllFakes, type ProviderId } from '../fakes/start-fakes';
+
+const ROOT = resolve(__dirname, '../..');
+const SERVER = join(ROOT, 'dist/local/server.mjs');
+
+export interface Account {
+  accountId: string;
+  token: string;
+  tokenId: string;
+}
+
+export interface ProxyServer {
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  /** `${url}/api/proxy` */
+  proxyBase: string;
+  adminKey: string;
+  fakes: AllFakes;
+  /** An account made through the admin API, with a stored key for every provider. */
+  account: Account;
+  /** Provider keys saved for `account`, by provider. */
+  storedKeys: Record<ProviderId, string>;
+  /** Everything the server printed (stdout and stderr). */
+  output(): string;
+  /** Secrets the suite used; `stop()` fails if the server printed any of them. */
+  secrets: Set<string>;
+  createAccount(name?: string): Promise<Account>;
+  saveKey(token: string, provider: ProviderId, key?: string): Promise<string>;
+  api(path: string, init?: { method?: string; token?: string; body?: unknown }): Promise<Response>;
+  /** Polls /api/logs until `count` rows exist (rows are written after responses end). */
+  waitForRows(token: string, count: number, query?: string): Promise<Array<Record<string, unknown>>>;
+  /** Stops the server (SIGTERM) and fails if any secret appears in its output. */
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  env?: Record<string, string>;
+  /** Reuse fakes across servers (e.g. two instances on one store). */
+  fakes?: AllFakes;
+  /** Share tables with another server. */
+  tablePrefix?: string;
+}
+
+const PROVIDERS: ProviderId[] = ['prov-a', 'prov-b', 'prov-c', 'prov-d', 'prov-e'];
+
+export const fakeProviderKey = (provider: ProviderId) => `${provider}-key-${randomBytes(12).toString('hex')}`;
+
+/** Starts the built local server as its own process on the run's DynamoDB Local, with fake providers. */
+export async function startProxy(options: StartOptions = {}): Promise<ProxyServer> {
+  const fakes = options.fakes ?? (await startAllFakes());
+  const ownsFakes = !options.fakes;
+  const dataDir = mkdtempSync(join(tmpdir(), 'proxy-data-'));
+  const adminKey = `admin-test-${randomBytes(16).toString('hex')}`;
+  const child: ChildProcess = spawn(process.execPath, [SERVER], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      ...fakes.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      ADMIN_KEY: adminKey,
+      TABLE_PREFIX: options.tablePrefix ?? `p${randomBytes(4).toString('hex')}-`,
+      AWS_SDK_JS_SUPPRESS_MAINTENANCE_MODE_MESSAGE: '1',
+      ...options.env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += String(chunk)));
+  child.stderr!.on('data', (chunk) => (output += String(chunk)));
+
+  const url = await new Promise<string>((done, fail) => {
+    const timer = setTimeout(() => fail(new Error(`proxy did not start:\n${output}`)), 60_000);
+    const check = () => {
+      const match = /listening on (http:\/\/[\d.:]+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        done(match[1]);
+      }
+    };
+    child.stdout!.on('data', check);
+    child.once('exit', (code) => fail(new Error(`proxy exited with ${code}:\n${output}`)));
+  });
+  // The first-run banner prints one token by design; it is the only one allowed in the output.
+  const bannerToken = /proxy token:\s+(sk-proxy-\S+)/.exec(output)?.[1];
+
+  const secrets = new Set<string>();
+  const api: ProxyServer['api'] = (path, init = {}) =>
+    fetch(url + path, {
+      method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
+      headers: { authorization: `Bearer ${init.token ?? adminKey}`, 'content-type': 'application/json' },
+      body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    });
+
+  const createAccount = async (name?: string): Promise<Account> => {
+    const response = await api('/api/admin/accounts', { body: { name } });
+    if (response.status !== 201) throw new Error(`account not created: ${response.status} ${await response.text()}`);
+    const body = (await response.json()) as { account_id: string; token: string; token_id: string };
+    secrets.add(body.token);
+    return { accountId: body.account_id, token: body.token, tokenId: body.token_id };
+  };
+  const saveKey = async (token: string, provider: ProviderId, key = fakeProviderKey(provider)) => {
+    secrets.add(key);
+    const response = await api(`/api/keys/${provider}`, { method: 'PUT', token, body: { key } });
+    if (response.status !== 200) throw new Error(`key not saved: ${response.status} ${await response.text()}`);
+    return key;
+  };
+
+  const account = await createAccount('suite');
+  const storedKeys = {} as Record<ProviderId, string>;
+  for (const provider of PROVIDERS) storedKeys[provider] = await saveKey(account.token, provider);
+
+  return {
+    url,
+    proxyBase: `${url}/api/proxy`,
+    adminKey,
+    fakes,
+    account,
+    storedKeys,
+    secrets,
+    output: () => output,
+    createAccount,
+    saveKey,
+    api,
+    async waitForRows(token, count, query = '') {
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const response = await api(`/api/logs?limit=500${query ? `&${query}` : ''}`, { token });
+        const body = (await response.json()) as { items: Array<Record<string, unknown>> };
+        if (body.items?.length >= count || Date.now() > deadline) return body.items ?? [];
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+    async stop() {
+      if (child.exitCode === null) {
+        const exited = new Promise((done) => child.once('exit', done));
+        child.kill('SIGTERM');
+        await exited;
+      }
+      if (ownsFakes) await fakes.close();
+      rmSync(dataDir, { recursive: true, force: true });
+      const leaked = [...secrets].filter((secret) => secret !== bannerToken && output.includes(secret));
+      mkdirSync(join(ROOT, 'test-artifacts'), { recursive: true });
+      writeFileSync(join(ROOT, 'test-artifacts', `server-output-${process.pid}-${Date.now()}.log`), output);
+      if (leaked.length) throw new Error(`The server printed ${leaked.length} secret(s) it must never print`);
+    },
+  };
+}

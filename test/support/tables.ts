@@ -1,0 +1,15 @@
+import { randomBytes } from 'node:crypto';
+import { createDynamoClients, type DynamoClients } from '../../lambda/store/dynamodb/client';
+import { ensureTables } from '../../lambda/store/dynamodb/create-tables';
+import { tableNames } from '../../lambda/store/tables';
+
+/** Fresh, uniquely prefixed tables on the run's DynamoDB Local, for store-level tests. */
+export async function createTestTables(): Promise<{ clients: DynamoClients; tables: ReturnType<typeof tableNames>; prefix: string }> {
+  const endpoint = process.env.DYNAMODB_ENDPOINT;
+  if (!endpoint) throw new Error('DYNAMODB_ENDPOINT is not set: the jest global setup starts DynamoDB Local');
+  const prefix = `t${randomBytes(4).toString('hex')}-`;
+  const clients = createDynamoClients({ region: 'eu-west-1', endpoint });
+  const tables = tableNames({}, prefix);
+  await ensureTables(clients.raw, tables);
+  return { clients, tables, prefix };
+}
