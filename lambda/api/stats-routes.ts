@@ -10,7 +10,8 @@ const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?
 
 /** A strict ISO 8601 date or date-time; a date-time without an offset is UTC, as everywhere in this API. */
 function isoParam(query: URLSearchParams, name: string): Date | undefined {
-  const value = query.get(name)?.trim();
+  // An unencoded '+' of an offset arrives as a space (form encoding): take it back.
+  const value = query.get(name)?.replace(/ (\d{2}:?\d{2})$/, '+$1').trim();
   if (!value) return undefined;
   const match = ISO_TIME.exec(value);
   const hasTime = value.includes('T');

@@ -5,16 +5,20 @@ import { cacheTtlSeconds } from '../cache/cache-ttl';
 import type { IncomingRequest } from '../http/request';
 import { asObject, tryParseJson } from '../providers/dialects/json';
 import type { Provider } from '../providers/registry';
-import type { ValidationResult } from '../providers/types';
+import type { CredentialHeader, ValidationResult } from '../providers/types';
 import type { ProxyState } from './state';
 
-/** Reads a credential header value; `Bearer ` is stripped where the dialect uses it. */
-function presentedCredential(incoming: IncomingRequest, provider: Provider): string | undefined {
-  const { header, scheme } = provider.dialect.credential;
+/** Reads a credential header value; `Bearer ` is stripped where the header uses it. */
+function readCredential(incoming: IncomingRequest, { header, scheme }: CredentialHeader): string | undefined {
   const value = incoming.headers[header]?.trim();
   if (!value) return undefined;
   if (!scheme) return value;
   return value.toLowerCase().startsWith(`${scheme.toLowerCase()} `) ? value.slice(scheme.length + 1).trim() : undefined;
+}
+
+function presentedCredential(incoming: IncomingRequest, provider: Provider): string | undefined {
+  const { credential } = provider.dialect;
+  return readCredential(incoming, credential) ?? (credential.alsoAccepted && readCredential(incoming, credential.alsoAccepted));
 }
 
 /**

@@ -27,6 +27,11 @@ export interface StreamReader {
   outcome(): StreamOutcome;
 }
 
+export interface CredentialHeader {
+  header: string;
+  scheme?: 'Bearer';
+}
+
 export type ValidationResult = { ok: true } | { ok: false; message: string; param: string };
 
 /**
@@ -36,7 +41,10 @@ export type ValidationResult = { ok: true } | { ok: false; message: string; para
 export interface Dialect {
   name: DialectName;
   /** How the client presents its credential, and how the proxy presents the provider key upstream. */
-  credential: { header: string; scheme?: 'Bearer' };
+  credential: CredentialHeader & {
+    /** Also read from the client (newer SDKs of the style send it), never used upstream. */
+    alsoAccepted?: CredentialHeader;
+  };
   /** Checks only the fields the spec names; everything else passes through untouched. */
   validate(body: unknown): ValidationResult;
   /** The provider-native error body for an error the proxy answers itself. */

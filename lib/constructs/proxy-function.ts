@@ -1,5 +1,7 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stage } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Alias, ApplicationLogLevel, Architecture, LoggingFormat, Runtime, SystemLogLevel, type IFunction } from 'aws-cdk-lib/aws-lambda';
@@ -25,6 +27,9 @@ export const FUNCTION_TIMEOUT = Duration.minutes(15);
  * shim looks for a global `require`, which this defines from the module's own URL.
  */
 export const ESM_REQUIRE_BANNER = "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);";
+
+/** The module the dashboard's built files come from (lambda/virtual-modules.d.ts). */
+export const DASHBOARD_ASSETS_MODULE = 'virtual:dashboard-assets';
 
 export type TableAccess = 'read' | 'readwrite';
 
@@ -86,6 +91,7 @@ export class ProxyFunction extends Construct {
     });
     this.logGroup.grantWrite(this.role);
 
+    const dashboardModule = path.join(Stage.of(this)?.outdir ?? os.tmpdir(), `dashboard-assets-${this.node.addr}.mjs`);
     this.fn = new NodejsFunction(this, 'Function', {
       functionName: props.functionName,
       description: 'Usage-tracking AI provider proxy, management API and dashboard',
@@ -127,6 +133,19 @@ export class ProxyFunction extends Construct {
         // behaviour is then the one tested, and tree-shaking keeps only the commands we call.
         bundleAwsSDK: true,
         externalModules: [],
+        define: { __PROXY_VERSION__: JSON.stringify(readVersion(props.projectRoot)) },
+        // The dashboard is embedded in the bundle. scripts/build.mjs provides it through an esbuild
+        // plugin, which the esbuild CLI can't load: the same dashboard build is written to a file in
+        // the cloud assembly first (never into the shipped asset), and the module name is aliased to it.
+        esbuildArgs: {
+          '--legal-comments': 'none',
+          '--alias': [`${DASHBOARD_ASSETS_MODULE}=${dashboardModule}`],
+        },
+        commandHooks: {
+          beforeBundling: () => [`node lib/bundling/dashboard-assets.mjs ${shellQuote(dashboardModule)}`],
+          afterBundling: () => [`rm -f ${shellQuote(dashboardModule)}`],
+          beforeInstall: () => [],
+        },
       },
     });
 
@@ -144,4 +163,12 @@ export class ProxyFunction extends Construct {
     this.fn.addEnvironment(shape.envVar, table.tableName);
     this.role.addToPrincipalPolicy(new PolicyStatement({ actions: TABLE_ACTIONS[access], resources: [table.tableArn] }));
   }
+}
+
+function shellQuote(value: string): string {
+  return `'${value.replace(/'/g, "'\\''")}'`;
+}
+
+function readVersion(projectRoot: string): string {
+  return (JSON.parse(fs.readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { version: string }).version;
 }

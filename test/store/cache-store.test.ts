@@ -1,11 +1,13 @@
-import { DeleteCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { cacheKey } from '../../lambda/cache/cache-key';
 import { CacheWriteError, type CachedResponseMeta } from '../../lambda/cache/response-cache';
 import type { DynamoClients } from '../../lambda/store/dynamodb/client';
 import { DynamoResponseCache } from '../../lambda/store/dynamodb/cache-store';
 import { createTestTables } from '../support/tables';
 
-const NOW = Date.UTC(2026, 0, 15, 12, 0, 0, 250);
+// Near the real clock: DynamoDB Local's own TTL clean-up deletes items whose expiry has passed in real time.
+const NOW = Math.floor(Date.now() / 1000) * 1000 + 250;
 const HOUR = 3600;
 
 let clients: DynamoClients;
@@ -58,6 +60,12 @@ async function itemsOf(key: string): Promise<Record<string, unknown>[]> {
     start = page.LastEvaluatedKey;
   } while (start);
   return items;
+}
+
+/** Part writes run in the background while a response streams; wait until some have landed. */
+async function waitForItems(key: string, count: number): Promise<void> {
+  for (let i = 0; i < 100 && (await itemsOf(key)).length < count; i++) await new Promise((r) => setTimeout(r, 20));
+  expect((await itemsOf(key)).length).toBeGreaterThanOrEqual(count);
 }
 
 /** Text with 1-, 2-, 3- and 4-byte UTF-8 characters, shaped like an SSE stream. */
@@ -146,6 +154,7 @@ describe('DynamoResponseCache', () => {
     const key = freshKey();
     const writer = cache.open(key, HOUR, NOW);
     writer.append(multiByteStream(1024 * 1024));
+    await waitForItems(key, 2);
     writer.abort();
     writer.append('more');
     await expect(writer.commit(meta())).rejects.toBeInstanceOf(CacheWriteError);
@@ -269,8 +278,7 @@ describe('DynamoResponseCache', () => {
     const key = freshKey();
     const writer = cache.open(key, HOUR, NOW);
     writer.append(multiByteStream(1024 * 1024));
-    for (let i = 0; i < 50 && (await itemsOf(key)).length < 3; i++) await new Promise((r) => setTimeout(r, 20));
-    expect((await itemsOf(key)).length).toBeGreaterThanOrEqual(3);
+    await waitForItems(key, 3);
     await expect(cache.get(key, NOW)).resolves.toBeUndefined();
     writer.abort();
   });
@@ -285,6 +293,31 @@ describe('DynamoResponseCache', () => {
     await store(keyB, 'answer for B');
     await expect(cache.get(keyA, NOW)).resolves.toMatchObject({ body: 'answer for A' });
     await expect(cache.get(keyB, NOW)).resolves.toMatchObject({ body: 'answer for B' });
+  });
+
+  it('a hit costs one store read, plus one per extra megabyte for large entries', async () => {
+    const reads: string[] = [];
+    const raw = new DynamoDBClient({ region: 'eu-west-1', endpoint: process.env.DYNAMODB_ENDPOINT, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    raw.middlewareStack.add((next, context) => (args) => (reads.push(String(context.commandName)), next(args)), { step: 'initialize' });
+    const counted = new DynamoResponseCache(DynamoDBDocumentClient.from(raw), tableName);
+    try {
+      const small = freshKey();
+      await store(small, multiByteStream(250 * 1024));
+      reads.length = 0;
+      await expect(counted.get(small, NOW)).resolves.toBeDefined();
+      expect(reads).toEqual(['QueryCommand']);
+
+      const large = freshKey();
+      const body = multiByteStream(4 * 1024 * 1024);
+      await store(large, body);
+      reads.length = 0;
+      await expect(counted.get(large, NOW)).resolves.toMatchObject({ body });
+      expect(reads.every((r) => r === 'QueryCommand')).toBe(true);
+      expect(reads.length).toBeLessThanOrEqual(Math.ceil(Buffer.byteLength(body) / (1024 * 1024)) + 1);
+      console.log(`store reads for a ${(Buffer.byteLength(body) / 1024 / 1024).toFixed(1)} MB hit: ${reads.length}`);
+    } finally {
+      raw.destroy();
+    }
   });
 
   it('a miss on an unknown key', async () => {

@@ -37,7 +37,7 @@ function errorEvent(type: string, message: string): string {
 
 export const messagesDialect: Dialect = {
   name: 'messages',
-  credential: { header: 'x-api-key' },
+  credential: { header: 'x-api-key', alsoAccepted: { header: 'authorization', scheme: 'Bearer' } },
 
   validate: (body) => validateWith(messagesBodySchema, body),
 

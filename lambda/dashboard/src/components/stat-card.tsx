@@ -15,13 +15,10 @@ export function StatCard({ title, value, raw, detail, testId, accent }: Props) {
   return (
     <section class={`card stat${accent ? ' stat-accent' : ''}`} data-testid={testId} aria-busy={value === undefined}>
       <h3 class="stat-title">{title}</h3>
-      {value === undefined ? (
-        <div class="skeleton stat-value-skeleton" aria-hidden="true" />
-      ) : (
-        <p class="stat-value" data-testid={`${testId}-value`} data-value={raw}>
-          {value}
-        </p>
-      )}
+      {/* One element in both states: swapping elements let the value appear below the placeholder for a frame. */}
+      <p class="stat-value" data-testid={`${testId}-value`} data-value={raw}>
+        {value === undefined ? <span class="skeleton stat-value-skeleton" aria-hidden="true" /> : value}
+      </p>
       <p class="stat-detail">{value === undefined ? '\u00a0' : detail ?? '\u00a0'}</p>
     </section>
   );

@@ -83,7 +83,7 @@ export function KeyCard({ provider, stored, known, onChanged }: Props) {
             Saved key <code data-testid={`key-hint-${id}`}>{stored.hint}</code>, saved {formatDateTime(stored.updated_at)}
           </>
         ) : (
-          <>No key saved. Use pass-through mode or save a key to send requests in stored mode.</>
+          <>No key saved yet.</>
         )}
       </p>
       <form class="key-form" onSubmit={save}>
