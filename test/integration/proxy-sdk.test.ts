@@ -56,7 +56,7 @@ describe.each(PROVIDERS)('%s through its official SDK', (provider) => {
         token: proxy.account.token,
         providerKey: mode === 'pass-through' ? clientKey : undefined,
         stream,
-        headers: { 'x-proxy-user': `alice-${mode}` },
+        headers: { 'x-proxy-user': `alice-${mode}`, 'x-custom-beta': 'beta-1' },
       });
 
       expect(result.text).toBe(await directAnswer(provider, stream));
@@ -71,7 +71,9 @@ describe.each(PROVIDERS)('%s through its official SDK', (provider) => {
       expect(upstream.headers[CREDENTIAL_HEADER[provider]]).toBe(presented(provider, expectedKey));
       expect(Object.keys(upstream.headers).filter((h) => h.startsWith('x-proxy-'))).toEqual([]);
       expect(JSON.stringify(upstream.headers)).not.toContain(proxy.account.token);
-      if (provider === 'prov-a') expect(upstream.headers['anthropic-version']).toBe('2023-06-01');
+      // Provider headers are forwarded as the client sent them.
+      expect(upstream.headers['x-custom-beta']).toBe('beta-1');
+      if (provider === 'prov-a') expect(upstream.headers['anthropic-version']).toMatch(/^\d{4}-\d\d-\d\d$/);
 
       const sent = upstream.response.usage!;
       const rows = await proxy.waitForRows(proxy.account.token, 1, `requester=alice-${mode}&provider=${provider}`);

@@ -31,13 +31,15 @@ export function toLocalDateInput(date: Date): string {
   return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
 }
 
-/** The ISO `from`/`to` sent to `/api/stats`. Computed at fetch time, so a refresh includes the newest requests. */
+/**
+ * The ISO `from`/`to` sent to `/api/stats`: the period [from, to), `to` excluded. Computed at fetch time,
+ * so a refresh includes the newest requests.
+ */
 export function periodRange(period: Period, now = new Date()): { from: string; to: string } {
   if (period.kind === 'custom') {
     const from = parseLocalDate(period.from) ?? localMidnight(now);
     const toDay = parseLocalDate(period.to) ?? localMidnight(now);
-    const to = new Date(localMidnight(toDay, 1).getTime() - 1);
-    return { from: from.toISOString(), to: to.toISOString() };
+    return { from: from.toISOString(), to: localMidnight(toDay, 1).toISOString() };
   }
   const preset = PRESETS.find((p) => p.kind === period.kind) ?? PRESETS[1];
   return { from: localMidnight(now, 1 - preset.days).toISOString(), to: now.toISOString() };
@@ -57,10 +59,10 @@ export function periodToParams(period: Period): Record<string, string> {
   return { period: 'custom', from: period.from ?? '', to: period.to ?? '' };
 }
 
-/** Every UTC day from `from` to `to`, so a chart shows quiet days as zero instead of skipping them. */
+/** Every UTC day that [from, to) touches, so a chart shows quiet days as zero instead of skipping them. */
 export function utcDaysBetween(fromIso: string, toIso: string, maxDays = 400): string[] {
   const start = new Date(fromIso);
-  const end = new Date(toIso);
+  const end = new Date(new Date(toIso).getTime() - 1);
   if (Number.isNaN(start.getTime()) || Number.isNaN(end.getTime())) return [];
   const days: string[] = [];
   const cursor = new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth(), start.getUTCDate()));

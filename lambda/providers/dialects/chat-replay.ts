@@ -12,6 +12,8 @@ interface ChoiceState {
   index: number;
   message: JsonObject;
   logprobs: JsonObject | null;
+  /** Whether the provider sends `logprobs` at all (some compatible servers omit the field). */
+  sendsLogprobs: boolean;
   finish_reason: unknown;
   extra: JsonObject;
 }
@@ -24,18 +26,22 @@ export function assembleChatResponse(events: SseEvent[]): unknown {
   for (const event of events) {
     const chunk = asObject(tryParseJson(event.data));
     if (!chunk) continue;
-    // `x_groq` carries Groq's usage; `obfuscation` is per-chunk padding; neither belongs to the whole answer.
-    const { choices: chunkChoices, usage: chunkUsage, object: _object, x_groq, obfuscation: _padding, ...fields } = chunk;
+    // `obfuscation` is per-chunk padding, not part of the answer.
+    const { choices: chunkChoices, usage: chunkUsage, object: _object, obfuscation: _padding, x_groq, ...fields } = chunk;
+    // Groq reports usage inside `x_groq`; its other fields (request id, seed) stay with the answer.
+    const { usage: groqUsage, ...groqFields } = asObject(x_groq) ?? {};
+    if (Object.keys(groqFields).length) fields.x_groq = groqFields;
     // The first chunk names the answer (id, created, model); later chunks may only add what it lacked.
     head = { ...fields, ...head };
-    usage = asObject(chunkUsage) ?? asObject(asObject(x_groq)?.usage) ?? usage;
+    usage = asObject(chunkUsage) ?? asObject(groqUsage) ?? usage;
     if (!Array.isArray(chunkChoices)) continue;
     for (const raw of chunkChoices) {
       const choice = asObject(raw);
       if (!choice) continue;
       const { index, delta, finish_reason, logprobs, ...extra } = choice;
       const at = typeof index === 'number' && Number.isInteger(index) && index >= 0 ? index : 0;
-      const state = (choices[at] ??= { index: at, message: {}, logprobs: null, finish_reason: null, extra: {} });
+      const state = (choices[at] ??= { index: at, message: {}, logprobs: null, sendsLogprobs: false, finish_reason: null, extra: {} });
+      if ('logprobs' in choice) state.sendsLogprobs = true;
       if (finish_reason) state.finish_reason = finish_reason;
       if (asObject(logprobs)) state.logprobs = mergeLogprobs(state.logprobs, asObject(logprobs)!);
       Object.assign(state.extra, extra);
@@ -61,7 +67,7 @@ function finishChoice(state: ChoiceState): JsonObject {
   return {
     index: state.index,
     message: { role: role ?? 'assistant', content: content ?? null, ...fields },
-    logprobs: state.logprobs,
+    ...(state.sendsLogprobs ? { logprobs: state.logprobs } : {}),
     finish_reason: state.finish_reason ?? null,
     ...state.extra,
   };
@@ -168,19 +174,22 @@ export function synthesizeChatEvents(body: unknown): string[] {
   const { choices, usage, object: _object, ...fields } = completion;
   const base: JsonObject = { id: fields.id, object: 'chat.completion.chunk', ...fields };
   const events: string[] = [];
-  const chunk = (index: number, delta: JsonObject, extra: JsonObject = {}) =>
-    events.push(frame({ ...base, choices: [{ index, delta, logprobs: null, finish_reason: null, ...extra }] }));
   const list = Array.isArray(choices) ? choices : [];
   list.forEach((raw, position) => {
-    const { index, message, finish_reason, logprobs, ...choiceFields } = asObject(raw) ?? {};
+    const choice = asObject(raw) ?? {};
+    const { index, message, finish_reason, logprobs, ...choiceFields } = choice;
+    const sendsLogprobs = 'logprobs' in choice;
+    const chunk = (index: number, delta: JsonObject, extra: JsonObject = {}) =>
+      events.push(frame({ ...base, choices: [{ index, delta, ...(sendsLogprobs ? { logprobs: null } : {}), finish_reason: null, ...extra }] }));
     const at = typeof index === 'number' ? index : position;
     const { role, content, tool_calls, ...messageFields } = asObject(message) ?? {};
     const hasContent = (typeof content === 'string' && content !== '') || Array.isArray(content);
     const roleDelta: JsonObject = { role: role ?? 'assistant', ...messageFields };
     if (content === '') roleDelta.content = '';
     if (!Array.isArray(tool_calls) && tool_calls !== undefined) roleDelta.tool_calls = tool_calls;
-    chunk(at, roleDelta, hasContent ? {} : { logprobs: logprobs ?? null });
-    if (hasContent) chunk(at, { content }, { logprobs: logprobs ?? null });
+    const withLogprobs = sendsLogprobs ? { logprobs: logprobs ?? null } : {};
+    chunk(at, roleDelta, hasContent ? {} : withLogprobs);
+    if (hasContent) chunk(at, { content }, withLogprobs);
     if (Array.isArray(tool_calls) && tool_calls.length) {
       chunk(at, { tool_calls: tool_calls.map((call, i) => ({ index: i, ...asObject(call) })) });
     } else if (Array.isArray(tool_calls)) {

@@ -89,7 +89,7 @@ export function Tokens() {
               id="token-name"
               type="text"
               value={name}
-              maxLength={100}
+              maxLength={200}
               autoComplete="off"
               placeholder="e.g. support-bot"
               data-testid="token-name"
