@@ -31,6 +31,13 @@ interface PendingFlight<T> {
 /** A leader that never settles (a bug) must not pin its key forever; no real flight lasts this long. */
 const DEFAULT_MAX_FLIGHT_MS = 15 * 60 * 1000;
 
+/**
+ * An answered flight stays joinable this long: a request whose cache lookup
+ * started just before the entry was committed still gets the answer instead
+ * of calling upstream again.
+ */
+const ANSWER_LINGER_MS = 3_000;
+
 export class SingleFlight<T> {
   private readonly flights = new Map<string, PendingFlight<T>>();
 
@@ -69,7 +76,11 @@ export class SingleFlight<T> {
         settled = true;
         clearTimeout(expiry);
         // A flight that expired may have been replaced by a newer one for the same key: leave that one alone.
-        if (this.flights.get(key) === flight) this.flights.delete(key);
+        const forget = () => {
+          if (this.flights.get(key) === flight) this.flights.delete(key);
+        };
+        if (value === undefined) forget();
+        else setTimeout(forget, ANSWER_LINGER_MS).unref();
         resolve(value);
       },
     };

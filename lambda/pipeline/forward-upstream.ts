@@ -4,7 +4,7 @@ import type { Deps } from '../deps';
 import type { ProxyResponse } from '../http/response';
 import { upstreamUrl } from '../providers/registry';
 import { NO_USAGE } from '../providers/usage';
-import { UsageTap } from '../streaming/usage-tap';
+import { UsageTap, type TapResult } from '../streaming/usage-tap';
 import { callUpstream } from '../upstream/call-upstream';
 import { clientResponseHeaders, upstreamRequestHeaders } from '../upstream/headers';
 import { finishResponse } from './finish-response';
@@ -53,6 +53,8 @@ export function forwardUpstream(deps: Deps) {
       format,
       hideUsageOnlyEvent: addedStreamUsage,
       onText: cacheWriter && ((text) => cacheWriter.append(text)),
+      // The entry is committed before the client sees the end, so a retry right after always hits.
+      beforeEnd: cacheWriter && ((result) => commitToCache(deps, cacheWriter, { format, status: upstream.status, contentType }, result)),
     });
     let stalled = false;
     watchStalls(upstream.body, deps.config.upstreamTimeoutMs, () => {
@@ -68,12 +70,8 @@ export function forwardUpstream(deps: Deps) {
       finished = true;
       const result = tap.result();
       const error = upstream.status >= 400 ? state.provider.dialect.upstreamErrorMessage(result.json) : (interruption ?? result.error);
-      const row = recordUsage(deps, state, { status: upstream.status, model: result.model, usage: result.usage, error });
-      const complete = ok && !interruption && result.complete;
-      if (cacheWriter && complete && row) {
-        const meta = { format, status: upstream.status, contentType, model: result.model, usage: result.usage ?? NO_USAGE, costNanos: row.cost_nanos, storedAt: deps.now() };
-        deps.background.add(cacheWriter.commit(meta));
-      } else {
+      recordUsage(deps, state, { status: upstream.status, model: result.model, usage: result.usage, error });
+      if (interruption || !cacheWriter) {
         cacheWriter?.abort();
         abandonCacheFlight(state);
       }
@@ -104,6 +102,21 @@ export function forwardUpstream(deps: Deps) {
     Object.assign(headers, cacheStatusHeader(state));
     return finishResponse(pipelineData(event), { statusCode: upstream.status, headers, body: tap });
   };
+}
+
+const CACHE_COMMIT_WAIT_MS = 2_000;
+
+/** Stores a complete answer; an incomplete one (cut off, unparsable) is dropped. Never delays the client for long. */
+async function commitToCache(deps: Deps, writer: CacheWriter, response: { format: 'json' | 'sse'; status: number; contentType: string }, result: TapResult): Promise<void> {
+  if (!result.complete) {
+    writer.abort();
+    return;
+  }
+  const usage = result.usage ?? NO_USAGE;
+  const meta = { ...response, model: result.model, usage, costNanos: deps.prices.cost(result.model, usage).nanos, storedAt: deps.now() };
+  const commit = writer.commit(meta);
+  deps.background.add(commit);
+  await Promise.race([commit, new Promise((resolve) => setTimeout(resolve, CACHE_COMMIT_WAIT_MS).unref())]);
 }
 
 /** Ends a body that goes quiet for longer than the upstream limit (CONTRACT: stalled streams). */

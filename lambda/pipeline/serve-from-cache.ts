@@ -80,8 +80,11 @@ export function openCacheWriter(deps: Deps, state: ProxyState): CacheWriter | un
       chunks?.push(text);
     },
     async commit(meta) {
-      flight?.complete({ ...meta, body: chunks!.join('') });
       await store.commit(meta).catch((error) => deps.log.warn('response not cached', { request_id: state.request.id, ...describeError(error) }));
+      // Followers are released once the entry is visible, so no identical request slips in between.
+      // With max-age=0 nothing is stored, and nothing is shared either.
+      if (state.cache.ttlSeconds > 0) flight?.complete({ ...meta, body: chunks!.join('') });
+      else flight?.fail();
     },
     abort() {
       store.abort();

@@ -14,6 +14,8 @@ export interface TapOptions {
   hideUsageOnlyEvent: boolean;
   /** Sees the upstream's text as it arrives (the cache writer). */
   onText?: (text: string) => void;
+  /** Runs after the last upstream byte, before the client's stream ends (committing the cache entry). */
+  beforeEnd?: (result: TapResult) => Promise<void>;
 }
 
 export interface TapResult extends StreamOutcome {
@@ -72,7 +74,8 @@ export class UsageTap extends Transform {
         if (rest) this.push(rest);
       }
     }
-    done();
+    if (!this.options.beforeEnd) return done();
+    this.options.beforeEnd(this.result()).then(() => done(), () => done());
   }
 
   /** What the body said so far: complete after 'end', partial after an interruption. */

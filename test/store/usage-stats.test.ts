@@ -31,31 +31,15 @@ const MODELS: Record<ProviderId, string[]> = {
 };
 const REQUESTERS = [undefined, 'alice', 'bob#ops', '100% team'];
 
+const QUIET: Omit<UsageRow, 'account_id' | 'id' | 'ts'> = {
+  ...{ provider: 'prov-b', model: 'fam-4o-mini', input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 },
+  ...{ cost_usd: 0, cost_nanos: 0, saved_usd: 0, saved_nanos: 0, priced: true, latency_ms: 100, status_code: 200, cached: false },
+  ...{ stream: false, mode: 'stored', token_id: 'tok' },
+};
+
 let sequence = 0;
 function makeRow(accountId: string, ts: number, overrides: Partial<UsageRow> = {}): UsageRow {
-  return {
-    account_id: accountId,
-    id: `row-${++sequence}`,
-    ts: new Date(ts).toISOString(),
-    provider: 'prov-b',
-    model: 'fam-4o-mini',
-    input_tokens: 0,
-    output_tokens: 0,
-    cache_read_tokens: 0,
-    cache_write_tokens: 0,
-    cost_usd: 0,
-    cost_nanos: 0,
-    priced: true,
-    latency_ms: 100,
-    status_code: 200,
-    cached: false,
-    saved_usd: 0,
-    saved_nanos: 0,
-    stream: false,
-    mode: 'stored',
-    token_id: 'tok',
-    ...overrides,
-  };
+  return { ...QUIET, account_id: accountId, id: `row-${++sequence}`, ts: new Date(ts).toISOString(), ...overrides };
 }
 
 /** Ordinary, cached and failed requests over many providers, models, requesters, hours and days. */

@@ -34,6 +34,8 @@ export interface ProxyServer {
   api(path: string, init?: { method?: string; token?: string; body?: unknown }): Promise<Response>;
   /** Polls /api/logs until `count` rows exist (rows are written after responses end). */
   waitForRows(token: string, count: number, query?: string): Promise<Array<Record<string, unknown>>>;
+  /** Polls /api/logs until the rows of these request ids (x-proxy-request-id) exist. */
+  rowsFor(token: string, ids: string[]): Promise<Array<Record<string, unknown>>>;
   /** Stops the server (SIGTERM) and fails if any secret appears in its output. */
   stop(): Promise<void>;
 }
@@ -134,6 +136,21 @@ export async function startProxy(options: StartOptions = {}): Promise<ProxyServe
         const response = await api(`/api/logs?limit=500${query ? `&${query}` : ''}`, { token });
         const body = (await response.json()) as { items: Array<Record<string, unknown>> };
         if (body.items?.length >= count || Date.now() > deadline) return body.items ?? [];
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+    async rowsFor(token, ids) {
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const found = new Map<string, Record<string, unknown>>();
+        let cursor: string | null = null;
+        do {
+          const response = await api(`/api/logs?limit=500${cursor ? `&cursor=${cursor}` : ''}`, { token });
+          const body = (await response.json()) as { items: Array<Record<string, unknown>>; next_cursor: string | null };
+          for (const row of body.items ?? []) if (ids.includes(row.id as string)) found.set(row.id as string, row);
+          cursor = found.size < ids.length ? body.next_cursor : null;
+        } while (cursor);
+        if (found.size === ids.length || Date.now() > deadline) return ids.map((id) => found.get(id)!).filter(Boolean);
         await new Promise((r) => setTimeout(r, 50));
       }
     },

@@ -173,33 +173,33 @@ export function synthesizeChatEvents(body: unknown): string[] {
   const completion = asObject(body) ?? {};
   const { choices, usage, object: _object, ...fields } = completion;
   const base: JsonObject = { id: fields.id, object: 'chat.completion.chunk', ...fields };
-  const events: string[] = [];
   const list = Array.isArray(choices) ? choices : [];
-  list.forEach((raw, position) => {
-    const choice = asObject(raw) ?? {};
-    const { index, message, finish_reason, logprobs, ...choiceFields } = choice;
-    const sendsLogprobs = 'logprobs' in choice;
-    const chunk = (index: number, delta: JsonObject, extra: JsonObject = {}) =>
-      events.push(frame({ ...base, choices: [{ index, delta, ...(sendsLogprobs ? { logprobs: null } : {}), finish_reason: null, ...extra }] }));
-    const at = typeof index === 'number' ? index : position;
-    const { role, content, tool_calls, ...messageFields } = asObject(message) ?? {};
-    const hasContent = (typeof content === 'string' && content !== '') || Array.isArray(content);
-    const roleDelta: JsonObject = { role: role ?? 'assistant', ...messageFields };
-    if (content === '') roleDelta.content = '';
-    if (!Array.isArray(tool_calls) && tool_calls !== undefined) roleDelta.tool_calls = tool_calls;
-    const withLogprobs = sendsLogprobs ? { logprobs: logprobs ?? null } : {};
-    chunk(at, roleDelta, hasContent ? {} : withLogprobs);
-    if (hasContent) chunk(at, { content }, withLogprobs);
-    if (Array.isArray(tool_calls) && tool_calls.length) {
-      chunk(at, { tool_calls: tool_calls.map((call, i) => ({ index: i, ...asObject(call) })) });
-    } else if (Array.isArray(tool_calls)) {
-      chunk(at, { tool_calls: [] });
-    }
-    chunk(at, {}, { finish_reason: finish_reason ?? 'stop', ...choiceFields });
-  });
+  const chunks = list.flatMap((choice, position) => choiceChunks(asObject(choice) ?? {}, position));
+  const events = chunks.map((choice) => frame({ ...base, choices: [choice] }));
   if (asObject(usage)) events.push(frame({ ...base, choices: [], usage }));
   events.push('data: [DONE]\n\n');
   return events;
+}
+
+/** The `choices[0]` of each chunk that streams one choice. */
+function choiceChunks(choice: JsonObject, position: number): JsonObject[] {
+  const { index, message, finish_reason, logprobs, ...choiceFields } = choice;
+  const at = typeof index === 'number' ? index : position;
+  // Mirror the provider: some compatible servers never send `logprobs`.
+  const sendsLogprobs = 'logprobs' in choice;
+  const chunk = (delta: JsonObject, extra: JsonObject = {}): JsonObject => ({ index: at, delta, ...(sendsLogprobs ? { logprobs: null } : {}), finish_reason: null, ...extra });
+  const { role, content, tool_calls, ...messageFields } = asObject(message) ?? {};
+  const hasContent = (typeof content === 'string' && content !== '') || Array.isArray(content);
+  const hasToolCalls = Array.isArray(tool_calls) && tool_calls.length > 0;
+  const roleDelta: JsonObject = { role: role ?? 'assistant', ...messageFields };
+  if (content === '') roleDelta.content = '';
+  if (tool_calls !== undefined && !hasToolCalls) roleDelta.tool_calls = tool_calls;
+  const withLogprobs = sendsLogprobs ? { logprobs: logprobs ?? null } : {};
+  const chunks = [chunk(roleDelta, hasContent ? {} : withLogprobs)];
+  if (hasContent) chunks.push(chunk({ content }, withLogprobs));
+  if (hasToolCalls) chunks.push(chunk({ tool_calls: tool_calls.map((call, i) => ({ ...asObject(call), index: i })) }));
+  chunks.push(chunk({}, { finish_reason: finish_reason ?? 'stop', ...choiceFields }));
+  return chunks;
 }
 
 function frame(data: JsonObject): string {

@@ -1,0 +1,103 @@
+/** The issue's budgets, judged against one run's figures. */
+import type { Budget, Results } from './results';
+import { fmt } from './stats';
+
+type Figures = Omit<Results, 'budgets' | 'durationSeconds' | 'profile'>;
+
+export function judgeBudgets(r: Figures): Budget[] {
+  const budgets: Budget[] = [];
+  const add = (name: string, target: string, measured: string, met: boolean, why: string) => budgets.push({ name, target, measured, met, why });
+  const direct1 = r.latency.c1.direct;
+  const direct16 = r.latency.c16.direct;
+  const rtt = r.dynamoRoundTrip.p50;
+
+  for (const id of ['stored', 'passThrough'] as const) {
+    const figures = r.latency.c1[id];
+    if (!figures || !direct1) continue;
+    const addedP50 = figures.p50 - direct1.p50;
+    add(
+      `Added p50, c=1, ${id === 'stored' ? 'stored key' : 'pass-through'}`,
+      `≤ 1 ms + one DynamoDB Local round trip (${fmt(rtt)} ms) = ${fmt(1 + rtt)} ms`,
+      `${fmt(addedP50)} ms`,
+      addedP50 <= 1 + rtt,
+      addedP50 <= 1 + rtt
+        ? 'the store reads before the upstream call run in parallel (one round trip)'
+        : 'see the profile: CPU spent per request on this 2-core machine adds to the store round trip',
+    );
+  }
+
+  const portkey16 = r.latency.c16.portkey;
+  for (const id of ['stored', 'passThrough'] as const) {
+    const figures = r.latency.c16[id];
+    if (!figures || !direct16 || !portkey16) continue;
+    const ours = figures.p99 - direct16.p99;
+    const theirs = portkey16.p99 - direct16.p99;
+    add(
+      `Added p99, c=16, ${id === 'stored' ? 'stored key' : 'pass-through'}, below Portkey`,
+      `< Portkey's added p99 (${fmt(theirs)} ms)`,
+      `${fmt(ours)} ms`,
+      ours < theirs,
+      ours < theirs
+        ? 'Portkey does no store work, yet its Hono/fetch path costs more per request'
+        : 'at c=16 on 2 cores the latency is queueing behind CPU: this proxy spends more CPU per request (SDK calls for auth, rate limit, key, row, rollups) and shares the cores with DynamoDB Local',
+    );
+  }
+
+  const stored = r.roundTrips.find((s) => s.mode === 'stored key');
+  if (stored) {
+    add(
+      'Store round trips before the upstream call',
+      '≤ 1',
+      `${fmt(stored.wavesBeforeUpstream)} (${fmt(stored.callsBeforeUpstream)} calls in parallel)`,
+      stored.wavesBeforeUpstream <= 1,
+      'token, rate counter and stored key are read in one parallel wave',
+    );
+  }
+
+  const direct = r.streaming.c1.direct?.eventLag;
+  for (const id of ['stored', 'passThrough'] as const) {
+    const lag = r.streaming.c1[id]?.eventLag;
+    if (!lag || !direct) continue;
+    const addedP99 = lag.p99 - direct.p99;
+    add(
+      `Stream chunks leave within 1 ms (${id === 'stored' ? 'stored key' : 'pass-through'}, c=1)`,
+      'added event lag p99 ≤ 1 ms',
+      `p50 +${fmt(lag.p50 - direct.p50, 3)} ms, p99 +${fmt(addedP99, 3)} ms`,
+      addedP99 <= 1,
+      addedP99 <= 1 ? 'each event is written to the client as it is read (the usage tap does not buffer)' : 'events wait inside the proxy; see the profile',
+    );
+  }
+
+  const cpu = r.resources.stored;
+  if (cpu) {
+    add(
+      'CPU per non-streaming request (stored key)',
+      '≤ 0.3 ms',
+      `${fmt(cpu.cpuMsPerRequest, 3)} ms (bare pipe ${fmt(r.resources.pipe?.cpuMsPerRequest, 3)} ms)`,
+      cpu.cpuMsPerRequest <= 0.3,
+      cpu.cpuMsPerRequest <= 0.3 ? 'within budget' : 'five AWS SDK calls per request (3 reads, 1 row, 2 rollups) dominate; see the profile',
+    );
+  }
+  const rss = Math.max(r.resources.stored?.rssMaxMb ?? 0, r.resources.passThrough?.rssMaxMb ?? 0, r.resources.cacheHit?.rssMaxMb ?? 0);
+  if (rss) add('Proxy RSS under load', '≤ 120 MB', `${fmt(rss, 0)} MB`, rss <= 120, rss <= 120 ? 'within budget' : 'see the resource table');
+
+  const hit = r.latency.c1.cacheHit;
+  if (hit) add('Cache hit, p50 end to end (c=1)', '≤ 5 ms', `${fmt(hit.p50)} ms`, hit.p50 <= 5 && hit.mismatches === 0, hit.mismatches ? `${hit.mismatches} answers were not cache hits` : 'one parallel read wave, then a replay from the stored entry');
+
+  const cold = r.coldStart;
+  add('Lambda bundle import in a fresh process (median)', '≤ 150 ms', `${fmt(cold.importMedianMs, 0)} ms`, cold.importMedianMs <= 150, 'measured on this machine, not in Lambda');
+  add('Lambda bundle size', '≤ 1.5 MB', `${fmt(cold.bundleBytes / 1024 / 1024)} MB (${fmt(cold.bundleGzipBytes / 1024, 0)} KB gzipped)`, cold.bundleBytes <= 1.5 * 1024 * 1024, 'minified ESM bundle');
+
+  const cost = r.cost.totalUsdPerMillion;
+  const at128 = r.cost.byMemory.find((m) => m.memoryMb === 128)?.totalUsdPerMillion;
+  add(
+    'Infrastructure per million requests, 3 s upstream',
+    '≤ $10',
+    `$${fmt(cost)} at ${r.cost.memoryMb} MB`,
+    cost <= 10,
+    cost <= 10
+      ? 'within budget'
+      : `Lambda bills the 3 s wait: at ${r.cost.memoryMb} MB that alone is $${fmt(r.cost.lines[1]?.usdPerMillion)}; at 128 MB the total would be $${fmt(at128)}`,
+  );
+  return budgets;
+}

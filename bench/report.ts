@@ -1,0 +1,194 @@
+/** Renders a run's results as markdown: the summary table (also printed) and bench/RESULTS.md. */
+import type { ContenderId } from './contenders';
+import { PRICES } from './cost-model';
+import type { LatencyFigures, Results } from './results';
+import { fmt, ratio } from './stats';
+
+const LABELS: Record<ContenderId, string> = {
+  direct: 'direct call (floor)',
+  pipe: 'bare Node pipe proxy',
+  stored: 'this proxy, stored key',
+  passThrough: 'this proxy, pass-through',
+  cacheHit: 'this proxy, cache hit',
+  portkey: 'Portkey gateway 1.15.2, pass-through',
+  directMessages: 'direct call, messages dialect',
+  storedMessages: 'this proxy, stored key, messages',
+};
+const MAIN: ContenderId[] = ['direct', 'pipe', 'stored', 'passThrough', 'cacheHit', 'portkey'];
+
+const table = (head: string[], rows: string[][]) =>
+  [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i === 0 ? '---' : '--:')).join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)].join('\n');
+
+const plus = (value: number | undefined, digits = 2) => (value === undefined || !Number.isFinite(value) ? '–' : `${value >= 0 ? '+' : ''}${value.toFixed(digits)}`);
+
+function baselineOf(id: ContenderId): ContenderId {
+  return id === 'storedMessages' || id === 'directMessages' ? 'directMessages' : 'direct';
+}
+
+export function summaryTable(r: Results): string {
+  const rows = MAIN.map((id) => {
+    const c1 = r.latency.c1[id];
+    const c16 = r.latency.c16[id];
+    const d1 = r.latency.c1.direct;
+    const d16 = r.latency.c16.direct;
+    const s = r.streaming.c1[id];
+    const sd = r.streaming.c1.direct;
+    const t = r.throughput[id];
+    const res = r.resources[id];
+    return [
+      LABELS[id],
+      `${plus(c1 && d1 ? c1.p50 - d1.p50 : undefined)} / ${plus(c1 && d1 ? c1.p99 - d1.p99 : undefined)}`,
+      `${plus(c16 && d16 ? c16.p50 - d16.p50 : undefined)} / ${plus(c16 && d16 ? c16.p99 - d16.p99 : undefined)}`,
+      plus(s && sd ? s.firstByte.p50 - sd.firstByte.p50 : undefined),
+      s?.eventLag && sd?.eventLag ? `${plus(s.eventLag.p50 - sd.eventLag.p50, 3)} / ${plus(s.eventLag.p99 - sd.eventLag.p99, 3)}` : '–',
+      t ? `${fmt(t.maxRps, 0)} (${ratio(t.maxRps, r.throughput.direct?.maxRps)})` : '–',
+      res ? `${fmt(res.cpuMsPerRequest, 3)} (${ratio(res.cpuMsPerRequest, r.resources.pipe?.cpuMsPerRequest)})` : '–',
+      res ? `${fmt(res.rssMaxMb, 0)} (${ratio(res.rssMaxMb, r.resources.pipe?.rssMaxMb)})` : '–',
+    ];
+  });
+  return table(
+    [
+      'contender',
+      'added ms c=1 p50 / p99',
+      'added ms c=16 p50 / p99',
+      'stream first byte added ms p50',
+      'stream event lag added ms p50 / p99',
+      'max req/s, 0 errors (× direct)',
+      'CPU ms/req (× pipe)',
+      'RSS MB (× pipe)',
+    ],
+    rows,
+  );
+}
+
+function latencyTable(figures: Partial<Record<ContenderId, LatencyFigures>>, ids: ContenderId[]): string {
+  return table(
+    ['contender', 'n', 'p50 ms', 'p95 ms', 'p99 ms', 'added p50 / p95 / p99 ms', 'p50 × baseline', 'errors'],
+    ids
+      .filter((id) => figures[id])
+      .map((id) => {
+        const f = figures[id]!;
+        const b = figures[baselineOf(id)];
+        return [
+          LABELS[id],
+          String(f.n),
+          fmt(f.p50),
+          fmt(f.p95),
+          fmt(f.p99),
+          b ? `${plus(f.p50 - b.p50)} / ${plus(f.p95 - b.p95)} / ${plus(f.p99 - b.p99)}` : '–',
+          ratio(f.p50, b?.p50),
+          String(f.errors + f.mismatches),
+        ];
+      }),
+  );
+}
+
+function streamTable(r: Results, level: 'c1' | 'c8'): string {
+  const figures = r.streaming[level];
+  return table(
+    ['contender', 'first byte p50 / p99 ms', 'added first byte p50 ms', 'event lag p50 / p99 / max ms', 'added lag p50 / p99 ms', 'whole stream p50 ms'],
+    (Object.keys(figures) as ContenderId[]).map((id) => {
+      const f = figures[id]!;
+      const b = figures[baselineOf(id)];
+      return [
+        LABELS[id],
+        `${fmt(f.firstByte.p50)} / ${fmt(f.firstByte.p99)}`,
+        plus(b ? f.firstByte.p50 - b.firstByte.p50 : undefined),
+        f.eventLag ? `${fmt(f.eventLag.p50, 3)} / ${fmt(f.eventLag.p99, 3)} / ${fmt(f.eventLag.max, 2)}` : 'replay (no upstream)',
+        f.eventLag && b?.eventLag ? `${plus(f.eventLag.p50 - b.eventLag.p50, 3)} / ${plus(f.eventLag.p99 - b.eventLag.p99, 3)}` : '–',
+        fmt(f.total.p50),
+      ];
+    }),
+  );
+}
+
+export function renderResults(r: Results): string {
+  const out: string[] = [];
+  const s = r.settings;
+  out.push('# Benchmark results', '');
+  out.push(`Run of \`npm run bench\` on ${r.date} (${r.durationSeconds.toFixed(0)} s). Every contender ran against the same fake upstream, in the same run, on this machine.`, '');
+  out.push('## Machine', '', `- CPU: ${r.machine.cpu}; \`nproc\`: ${r.machine.nproc}`, `- Node ${r.machine.node}, ${r.machine.os}`, '- `free -h`:', '', '```', r.machine.memory, '```', '');
+  out.push('## Set-up', '', `- Upstream (in the orchestrator process, loopback): JSON — ${s.upstream.json}; SSE — ${s.upstream.stream}.`);
+  for (const [name, text] of Object.entries(s.contenders)) out.push(`- ${name}: ${text}`);
+  out.push(`- Iterations: ${Object.entries(s.iterations).map(([k, v]) => `${k} ${v}`).join('; ')}.`);
+  for (const note of s.notes) out.push(`- ${note}`);
+  out.push('', '## Summary', '', 'Added = contender minus the direct call at the same percentile. Ratios: throughput against the direct call, CPU and RSS against the bare pipe proxy.', '', summaryTable(r), '');
+
+  out.push('## Budgets', '', table(['budget', 'target', 'measured', 'verdict', 'why'], r.budgets.map((b) => [b.name, b.target, b.measured, b.met ? 'met' : '**missed**', b.why])), '');
+
+  out.push('## Non-streaming latency, concurrency 1', '', latencyTable(r.latency.c1, [...MAIN, 'directMessages', 'storedMessages']), '');
+  out.push(`One DynamoDB Local round trip (GetItem through the proxy's own SDK client, keep-alive, sequential): p50 ${fmt(r.dynamoRoundTrip.p50)} ms, p99 ${fmt(r.dynamoRoundTrip.p99)} ms (n=${r.dynamoRoundTrip.n}).`, '');
+  out.push('## Non-streaming latency, concurrency 16', '', latencyTable(r.latency.c16, MAIN), '');
+  out.push('## Streaming, concurrency 1', '', 'Event lag = time from the fake upstream writing an SSE event to the client receiving it (both read the same monotonic clock); its excess over the direct call is what the proxy adds per chunk.', '', streamTable(r, 'c1'), '');
+  out.push('## Streaming, concurrency 8', '', streamTable(r, 'c8'), '');
+
+  out.push('## Throughput ramp (closed loop, non-streaming)', '');
+  const steps = Object.values(r.throughput)[0]?.steps.map((step) => step.concurrency) ?? [];
+  out.push(
+    table(
+      ['contender', ...steps.map((c) => `c=${c} req/s (errors)`), 'max with 0 errors', '× direct'],
+      (Object.keys(r.throughput) as ContenderId[]).map((id) => {
+        const t = r.throughput[id]!;
+        return [LABELS[id], ...t.steps.map((step) => `${fmt(step.rps, 0)} (${step.errors})`), `${fmt(t.maxRps, 0)} at c=${t.atConcurrency}`, ratio(t.maxRps, r.throughput.direct?.maxRps)];
+      }),
+    ),
+    '',
+  );
+
+  out.push('## CPU and memory', '', 'CPU = user + system time of the contender process (from /proc) over the whole c=16 batch, divided by its requests (row writes included). RSS = highest resident set sampled every 100 ms during the c=16 batch and the throughput ramp.', '');
+  out.push(
+    table(
+      ['process', 'CPU ms/request', '× bare pipe', 'RSS idle MB', 'RSS max MB', '× bare pipe', 'DynamoDB Local CPU ms/request'],
+      (Object.keys(r.resources) as Array<keyof Results['resources']>).map((id) => {
+        const res = r.resources[id]!;
+        return [
+          id === 'dynamoDbLocal' ? 'DynamoDB Local (java)' : LABELS[id],
+          fmt(res.cpuMsPerRequest, 3),
+          ratio(res.cpuMsPerRequest, r.resources.pipe?.cpuMsPerRequest),
+          fmt(res.rssIdleMb, 0),
+          fmt(res.rssMaxMb, 0),
+          ratio(res.rssMaxMb, r.resources.pipe?.rssMaxMb),
+          fmt(res.storeCpuMsPerRequest, 3),
+        ];
+      }),
+    ),
+    '',
+  );
+
+  out.push('## Store round trips per request', '', 'Counted by a forwarder in front of DynamoDB Local (a second proxy instance, requests one at a time). "Before upstream" = calls started before the fake upstream received the request (before the answer, for cache hits); waves = calls that overlap count once.', '');
+  out.push(
+    table(
+      ['mode', 'calls before upstream', 'waves before upstream', 'calls while answering', 'calls after the answer', 'read units', 'write units', 'writes finish after answer (ms)', 'operations per request'],
+      r.roundTrips.map((t) => [
+        t.mode,
+        fmt(t.callsBeforeUpstream),
+        fmt(t.wavesBeforeUpstream),
+        fmt(t.callsDuringResponse),
+        fmt(t.callsAfterResponse),
+        fmt(t.readUnits),
+        fmt(t.writeUnits),
+        fmt(t.tailAfterResponseMs, 1),
+        Object.entries(t.operations).map(([op, n]) => `${op} ${n}`).join('; '),
+      ]),
+    ),
+    '',
+  );
+
+  const c = r.coldStart;
+  out.push('## Lambda bundle (cold-start proxy)', '', `- \`dist/lambda/handler.mjs\`: ${fmt(c.bundleBytes / 1024, 0)} KB (${fmt(c.bundleGzipBytes / 1024, 0)} KB gzipped).`);
+  out.push(`- Import in a fresh Node process (Lambda global shimmed, store at a closed port), ${c.importMs.length} runs: median ${fmt(c.importMedianMs, 1)} ms (min ${fmt(Math.min(...c.importMs), 1)}, max ${fmt(Math.max(...c.importMs), 1)}); process start to handler ready: median ${fmt(c.processMedianMs, 1)} ms.`, '');
+
+  out.push('## Infrastructure cost per million requests', '', `Lambda at the stack's configured ${r.cost.memoryMb} MB (lib/settings.ts), arm64.`, '');
+  out.push(table(['item', '$ per million', 'basis'], [...r.cost.lines.map((l) => [l.item, fmt(l.usdPerMillion, 3), l.basis]), ['**total**', `**${fmt(r.cost.totalUsdPerMillion, 2)}**`, '']]));
+  out.push('', `Same total at other memory sizes: ${r.cost.byMemory.map((m) => `${m.memoryMb} MB $${fmt(m.totalUsdPerMillion)}`).join(', ')}.`);
+  out.push(`Fixed monthly: ${r.cost.fixedMonthly.map((l) => `${l.item} $${fmt(l.usdPerMillion)}`).join(', ')}. ${r.cost.dataTransfer.item}: $${fmt(r.cost.dataTransfer.usdPerMillion, 3)} per million (${r.cost.dataTransfer.basis}).`, '');
+  out.push(`Price assumptions (${PRICES.region}):`, '', ...PRICES.notes.map((note) => `- ${note}`), '');
+
+  if (r.profile) {
+    out.push('## CPU profile of the proxy', '', `\`node --cpu-prof\` on an unminified build of the local server, ${r.profile.load}; ${r.profile.sampledMs} ms of CPU sampled. Self time by package and by function:`, '');
+    out.push(table(['package / module', 'self ms', 'share'], r.profile.byPackage.map((p) => [p.name, fmt(p.selfMs, 0), `${fmt(p.share, 1)} %`])), '');
+    out.push(table(['function', 'where', 'self ms', 'share'], r.profile.byFunction.map((p) => [`\`${p.name}\``, p.where, fmt(p.selfMs, 0), `${fmt(p.share, 1)} %`])), '');
+  }
+  out.push('Analysis of these figures and suggested fixes: [FINDINGS.md](FINDINGS.md).', '');
+  return out.join('\n');
+}

@@ -1,0 +1,59 @@
+/** The shape of bench/results.json: everything one run measured. */
+import type { ColdStart } from './cold-start';
+import type { ContenderId } from './contenders';
+import type { CostModel } from './cost-model';
+import type { ThroughputStep } from './load-protocol';
+import type { ProfileSummary } from './profile';
+import type { RoundTripSummary } from './round-trips';
+import type { Percentiles } from './stats';
+
+export interface LatencyFigures extends Percentiles {
+  errors: number;
+  mismatches: number;
+}
+
+export interface StreamFigures {
+  firstByte: LatencyFigures;
+  /** Upstream write to client receipt, per event. */
+  eventLag?: Percentiles;
+  total: Percentiles;
+}
+
+export interface Resources {
+  cpuMsPerRequest: number;
+  requestsMeasured: number;
+  rssIdleMb: number;
+  rssMaxMb: number;
+  /** DynamoDB Local's CPU per request in the same batch (this proxy only). */
+  storeCpuMsPerRequest?: number;
+}
+
+export interface Budget {
+  name: string;
+  target: string;
+  measured: string;
+  met: boolean;
+  why: string;
+}
+
+export interface Results {
+  date: string;
+  machine: { nproc: string; memory: string; cpu: string; node: string; os: string };
+  settings: {
+    upstream: { json: string; stream: string };
+    iterations: Record<string, string>;
+    contenders: Record<string, string>;
+    notes: string[];
+  };
+  dynamoRoundTrip: Percentiles;
+  latency: { c1: Partial<Record<ContenderId, LatencyFigures>>; c16: Partial<Record<ContenderId, LatencyFigures>> };
+  streaming: { c1: Partial<Record<ContenderId, StreamFigures>>; c8: Partial<Record<ContenderId, StreamFigures>> };
+  throughput: Partial<Record<ContenderId, { steps: ThroughputStep[]; maxRps: number; atConcurrency: number }>>;
+  resources: Partial<Record<ContenderId | 'dynamoDbLocal', Resources>>;
+  roundTrips: RoundTripSummary[];
+  coldStart: ColdStart;
+  cost: CostModel;
+  budgets: Budget[];
+  profile?: ProfileSummary & { load: string };
+  durationSeconds: number;
+}

@@ -1,0 +1,118 @@
+/**
+ * Store round trips per request, by when they happen: before the upstream call
+ * (on the critical path), while the answer streams, or after the client has the
+ * whole answer (background writes). Requests go one at a time and the store is
+ * let go quiet between them, so every call belongs to exactly one request.
+ */
+import type { RequestSpec } from './load-protocol';
+import { monotonicMs, type BenchUpstream } from './fake-upstream';
+import type { StoreCall, StoreCounter } from './store-counter';
+
+export interface RoundTripSummary {
+  mode: string;
+  requests: number;
+  /** Calls started before the upstream saw the request (before the answer, for cache hits). */
+  callsBeforeUpstream: number;
+  /** Sequential waves among those calls: calls started together count once. */
+  wavesBeforeUpstream: number;
+  callsDuringResponse: number;
+  callsAfterResponse: number;
+  readUnits: number;
+  writeUnits: number;
+  /** How long store writes continue after the client has the answer (a Lambda invocation stays billed meanwhile). */
+  tailAfterResponseMs: number;
+  /** e.g. "UpdateItem rate-limits 1.00" — calls per request by operation and table. */
+  operations: Record<string, number>;
+}
+
+/** Calls that overlap in time form one wave; a call that starts after the wave ended starts a new one. */
+function waves(calls: readonly StoreCall[]): number {
+  const sorted = [...calls].sort((a, b) => a.startMs - b.startMs);
+  let count = 0;
+  let waveEnd = -Infinity;
+  for (const call of sorted) {
+    if (call.startMs >= waveEnd) {
+      count++;
+      waveEnd = call.endMs;
+    } else waveEnd = Math.max(waveEnd, call.endMs);
+  }
+  return count;
+}
+
+async function settle(counter: StoreCounter): Promise<void> {
+  const deadline = monotonicMs() + 3_000;
+  while (monotonicMs() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+    const last = counter.calls.reduce((latest, call) => Math.max(latest, call.endMs), 0);
+    if (counter.inFlight() === 0 && monotonicMs() - last > 150) return;
+  }
+}
+
+export async function countRoundTrips(options: {
+  mode: string;
+  spec: (index: number) => RequestSpec;
+  counter: StoreCounter;
+  upstream: BenchUpstream;
+  warmup: number;
+  requests: number;
+  tablePrefix: (table: string) => string;
+}): Promise<RoundTripSummary> {
+  const { counter, upstream } = options;
+  const total: RoundTripSummary = {
+    mode: options.mode,
+    requests: 0,
+    callsBeforeUpstream: 0,
+    wavesBeforeUpstream: 0,
+    callsDuringResponse: 0,
+    callsAfterResponse: 0,
+    readUnits: 0,
+    writeUnits: 0,
+    tailAfterResponseMs: 0,
+    operations: {},
+  };
+  for (let i = 0; i < options.warmup + options.requests; i++) {
+    const spec = options.spec(i);
+    await settle(counter);
+    counter.reset();
+    upstream.startRecording();
+    const started = monotonicMs();
+    const response = await fetch(spec.url, { method: 'POST', headers: spec.headers, body: spec.body });
+    await response.arrayBuffer();
+    const ended = monotonicMs();
+    if (response.status !== 200) throw new Error(`${options.mode}: HTTP ${response.status}`);
+    await settle(counter);
+    const arrival = upstream.arrivals[0] ?? ended;
+    upstream.stopRecording();
+    if (i < options.warmup) continue;
+
+    const calls = counter.calls.filter((call) => call.startMs >= started);
+    const before = calls.filter((call) => call.startMs < arrival);
+    const during = calls.filter((call) => call.startMs >= arrival && call.startMs <= ended);
+    const after = calls.filter((call) => call.startMs > ended);
+    total.requests++;
+    total.callsBeforeUpstream += before.length;
+    total.wavesBeforeUpstream += waves(before);
+    total.callsDuringResponse += during.length;
+    total.callsAfterResponse += after.length;
+    total.tailAfterResponseMs += Math.max(0, ...after.map((call) => call.endMs - ended));
+    for (const call of calls) {
+      if (call.kind === 'read') total.readUnits += call.units;
+      if (call.kind === 'write') total.writeUnits += call.units;
+      const key = `${call.operation} ${options.tablePrefix(call.table)}`;
+      total.operations[key] = (total.operations[key] ?? 0) + 1;
+    }
+  }
+  const n = Math.max(1, total.requests);
+  const perRequest = (value: number) => Number((value / n).toFixed(2));
+  return {
+    ...total,
+    callsBeforeUpstream: perRequest(total.callsBeforeUpstream),
+    wavesBeforeUpstream: perRequest(total.wavesBeforeUpstream),
+    callsDuringResponse: perRequest(total.callsDuringResponse),
+    callsAfterResponse: perRequest(total.callsAfterResponse),
+    readUnits: perRequest(total.readUnits),
+    writeUnits: perRequest(total.writeUnits),
+    tailAfterResponseMs: perRequest(total.tailAfterResponseMs),
+    operations: Object.fromEntries(Object.entries(total.operations).map(([key, count]) => [key, perRequest(count)])),
+  };
+}

@@ -1,0 +1,183 @@
+/**
+ * `npm run bench`: starts every contender on loopback, measures them in one run
+ * against the same fake upstream, prints the summary table and writes
+ * bench/RESULTS.md and bench/results.json. BENCH_PROFILE=1 always profiles the
+ * proxy, BENCH_PROFILE=0 never does; by default it profiles when a CPU or
+ * latency budget is missed.
+ */
+import { build } from 'esbuild';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startDynamoDbLocal } from '../lambda/local/dynamodb-local';
+import { judgeBudgets } from './budgets';
+import { measureColdStart } from './cold-start';
+import { buildContenders, type Contender, type ContenderId } from './contenders';
+import { costPerMillion } from './cost-model';
+import { startBenchUpstream } from './fake-upstream';
+import { startLoadClient } from './load-client';
+import { JSON_SHAPE, STREAM_SHAPE, measureStoreRoundTrip, nonStreaming, streaming, throughputRamp } from './phases';
+import { findDynamoDbLocalPid, machineDescription, memoryMb, sampleRss } from './process-stats';
+import { LAMBDA_BUNDLE, ROOT, SERVER_BUNDLE, startPipeProxy, startPortkey, startProxyServer, type Child } from './processes';
+import { renderResults, summaryTable } from './report';
+import type { Results } from './results';
+import { measureRoundTrips, profileProxy } from './run-extras';
+import { startStoreCounter } from './store-counter';
+
+const ITERATIONS = {
+  c1: { warmup: 100, count: 500 },
+  c16: { warmup: 200, count: 2000 },
+  streamC1: { warmup: 5, count: 40 },
+  streamC8: { warmup: 16, count: 120 },
+  ramp: [8, 32, 96].map((concurrency) => ({ concurrency, durationMs: 2000 })),
+  roundTrips: { warmup: 2, requests: 15 },
+  storeRoundTrip: 300,
+  coldStartRuns: 10,
+};
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  for (const bundle of [SERVER_BUNDLE, LAMBDA_BUNDLE]) if (!existsSync(bundle)) throw new Error(`${bundle} is missing: run npm run build first`);
+  const work = mkdtempSync(join(tmpdir(), 'bench-'));
+  const cleanups: Array<() => Promise<unknown>> = [async () => rmSync(work, { recursive: true, force: true })];
+  try {
+    const pipeScript = join(work, 'pipe-proxy.mjs');
+    await build({ entryPoints: [join(ROOT, 'bench', 'pipe-proxy.ts')], outfile: pipeScript, bundle: true, platform: 'node', format: 'esm', logLevel: 'error' });
+
+    process.stdout.write('starting the fake upstream, DynamoDB Local, the contenders and the load generator…\n');
+    const upstream = await startBenchUpstream(JSON_SHAPE);
+    cleanups.push(() => upstream.close());
+    const dynamo = await startDynamoDbLocal();
+    cleanups.push(() => dynamo.stop());
+    const dynamoPid = findDynamoDbLocalPid(Number(new URL(dynamo.endpoint).port));
+    const counter = await startStoreCounter(dynamo.endpoint);
+    cleanups.push(() => counter.close());
+    const children = await Promise.allSettled([
+      startProxyServer({ upstreamOrigin: upstream.origin, dynamoEndpoint: dynamo.endpoint }),
+      startProxyServer({ upstreamOrigin: upstream.origin, dynamoEndpoint: counter.endpoint, name: 'proxy (store counted)' }),
+      startPipeProxy(pipeScript, upstream.origin),
+      startPortkey(),
+    ]);
+    for (const outcome of children) if (outcome.status === 'fulfilled') cleanups.push(() => (outcome.value as Child).stop());
+    const failed = children.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+    if (failed) throw failed.reason;
+    const [proxy, countedProxy, pipe, portkey] = children.map((outcome) => (outcome as PromiseFulfilledResult<Child>).value) as [
+      Awaited<ReturnType<typeof startProxyServer>>,
+      Awaited<ReturnType<typeof startProxyServer>>,
+      Child,
+      Child,
+    ];
+    const load = await startLoadClient(ROOT);
+    cleanups.push(() => load.stop());
+
+    const contenders = buildContenders({ upstreamOrigin: upstream.origin, pipe, proxy, portkey });
+    const pick = (...ids: ContenderId[]) => ids.map((id) => contenders.find((c) => c.id === id)!);
+    const main6 = pick('direct', 'pipe', 'stored', 'passThrough', 'cacheHit', 'portkey');
+    const all = pick('direct', 'pipe', 'stored', 'passThrough', 'cacheHit', 'portkey', 'directMessages', 'storedMessages');
+    await primeCache(contenders.find((c) => c.id === 'cacheHit')!);
+    const dynamoRss = dynamoPid ? sampleRss(dynamoPid, 250) : undefined;
+    const dynamoIdle = dynamoPid ? memoryMb(dynamoPid).rss : 0;
+
+    process.stdout.write('store round trip…\n');
+    const dynamoRoundTrip = await measureStoreRoundTrip(dynamo.endpoint, `${proxy.tablePrefix}accounts`, ITERATIONS.storeRoundTrip);
+    process.stdout.write('non-streaming, concurrency 1…\n');
+    const c1 = await nonStreaming(load, all, { concurrency: 1, ...ITERATIONS.c1 });
+    process.stdout.write('non-streaming, concurrency 16 (with CPU and memory)…\n');
+    const c16 = await nonStreaming(load, main6, { concurrency: 16, ...ITERATIONS.c16, measureResources: { storePid: dynamoPid, proxyPids: new Set([proxy.pid]) } });
+    process.stdout.write('streaming…\n');
+    const streamC1 = await streaming(load, upstream, all, { concurrency: 1, ...ITERATIONS.streamC1 });
+    const streamC8 = await streaming(load, upstream, main6, { concurrency: 8, ...ITERATIONS.streamC8 });
+    process.stdout.write('throughput ramp…\n');
+    const resources = c16.resources;
+    const throughput = await throughputRamp(load, main6, ITERATIONS.ramp, (contender: Contender, mb: number) => {
+      const entry = resources[contender.id];
+      if (entry) entry.rssMaxMb = Math.max(entry.rssMaxMb, mb);
+    });
+    if (dynamoPid && resources.stored?.storeCpuMsPerRequest !== undefined) {
+      resources.dynamoDbLocal = { cpuMsPerRequest: resources.stored.storeCpuMsPerRequest, requestsMeasured: resources.stored.requestsMeasured, rssIdleMb: dynamoIdle, rssMaxMb: dynamoRss!.stop() };
+    }
+    process.stdout.write('store round trips per request…\n');
+    const roundTrips = await measureRoundTrips({ upstream, counter, countedProxy, pipe, portkey, iterations: ITERATIONS.roundTrips });
+    process.stdout.write('Lambda bundle import…\n');
+    const coldStart = await measureColdStart(LAMBDA_BUNDLE, ITERATIONS.coldStartRuns);
+
+    const stored = roundTrips.find((t) => t.mode === 'stored key')!;
+    const cost = costPerMillion({
+      upstreamSeconds: 3,
+      proxyOverheadMs: Math.max(0, (c1.figures.stored?.p50 ?? 0) - (c1.figures.direct?.p50 ?? 0)),
+      tailAfterResponseMs: stored.tailAfterResponseMs,
+      writeUnitsPerRequest: stored.writeUnits,
+      readUnitsPerRequest: stored.readUnits,
+      responseBytes: Buffer.byteLength(await (await fetch(`${upstream.origin}/v1/chat/completions`, { method: 'POST', body: '{}' })).text()),
+      coldStartsPerMillion: 1000,
+      coldStartInitMs: coldStart.importMedianMs,
+    });
+
+    const figures: Omit<Results, 'budgets' | 'durationSeconds' | 'profile'> = {
+      date: new Date().toISOString(),
+      machine: machineDescription(),
+      settings: {
+        upstream: {
+          json: `answers at once (latency ${JSON_SHAPE.latencyMs} ms), ${JSON_SHAPE.chunks}-word answer with usage (~0.6 KB)`,
+          stream: `${STREAM_SHAPE.chunks + 2} events ${STREAM_SHAPE.chunkIntervalMs} ms apart, then usage (when asked) and [DONE]`,
+        },
+        iterations: {
+          'c=1': `${ITERATIONS.c1.warmup} warm-up + ${ITERATIONS.c1.count} measured per contender`,
+          'c=16': `${ITERATIONS.c16.warmup} + ${ITERATIONS.c16.count}`,
+          'streams c=1': `${ITERATIONS.streamC1.warmup} + ${ITERATIONS.streamC1.count}`,
+          'streams c=8': `${ITERATIONS.streamC8.warmup} + ${ITERATIONS.streamC8.count}`,
+          ramp: ITERATIONS.ramp.map((s) => `c=${s.concurrency} for ${s.durationMs / 1000} s`).join(', '),
+          'store counting': `${ITERATIONS.roundTrips.warmup} + ${ITERATIONS.roundTrips.requests} per mode`,
+          'bundle import': `${ITERATIONS.coldStartRuns} fresh processes`,
+        },
+        contenders: {
+          'direct call': 'the load generator calls the fake upstream itself',
+          'bare pipe': 'node:http server piping to the upstream with a keep-alive agent (bench/pipe-proxy.ts)',
+          'this proxy': 'dist/local/server.mjs with DynamoDB Local (in memory, its own java process), rate limit set out of reach; provider prov-b (chat completions)',
+          Portkey: '@portkey-ai/gateway 1.15.2 (`build/start-server.js --headless`), provider openai with x-portkey-custom-host at the fake upstream',
+        },
+        notes: [
+          'The load generator is its own Node process (node:http, keep-alive agent, closed loop): it never shares an event loop with a contender. All processes share the same 2 cores, so the c=16 and throughput figures include contention with DynamoDB Local and the load generator.',
+          'Portkey needed two preloaded fixes to run here: listening on 127.0.0.1 only, and copying the headers of upstream SSE answers (its streaming path otherwise fails with "TypeError: immutable" under @hono/node-server ≥ 1.14.3, Portkey issues #1389/#1550). Its stream handler also waits 25 ms before the first event by design.',
+        ],
+      },
+      dynamoRoundTrip,
+      latency: { c1: c1.figures, c16: c16.figures },
+      streaming: { c1: streamC1, c8: streamC8 },
+      throughput,
+      resources,
+      roundTrips,
+      coldStart,
+      cost,
+    };
+    const budgets = judgeBudgets(figures);
+    const wantProfile = process.env.BENCH_PROFILE === '1' || (process.env.BENCH_PROFILE !== '0' && budgets.some((b) => !b.met && /CPU|Added/.test(b.name)));
+    const profile = wantProfile ? await profileProxy({ upstream, dynamoEndpoint: dynamo.endpoint, load, pipe, portkey }) : undefined;
+    const results: Results = { ...figures, budgets, profile, durationSeconds: (performance.now() - started) / 1000 };
+
+    writeFileSync(join(ROOT, 'bench', 'results.json'), JSON.stringify(results, null, 2) + '\n');
+    writeFileSync(join(ROOT, 'bench', 'RESULTS.md'), renderResults(results));
+    process.stdout.write(`\n${summaryTable(results)}\n\n`);
+    for (const b of budgets) process.stdout.write(`${b.met ? 'met   ' : 'MISSED'}  ${b.name}: ${b.measured} (target ${b.target})\n`);
+    process.stdout.write('\nwrote bench/RESULTS.md and bench/results.json\n');
+  } finally {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+  }
+}
+
+/** Stores the cache-hit contender's answer once and waits until it is served from the cache. */
+async function primeCache(contender: Contender): Promise<void> {
+  const spec = contender.spec(false);
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const response = await fetch(spec.url, { method: 'POST', headers: spec.headers, body: spec.body });
+    await response.arrayBuffer();
+    if (response.headers.get('x-proxy-cache') === 'HIT') return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('the cache never answered HIT for a repeated request with x-proxy-cache: true');
+}
+
+main().catch((error) => {
+  process.stderr.write(`bench failed: ${(error as Error).stack ?? error}\n`);
+  process.exitCode = 1;
+});

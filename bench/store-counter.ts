@@ -1,0 +1,110 @@
+/**
+ * A counting forwarder in front of DynamoDB Local: the proxy under study is
+ * pointed at it, and every store call is logged with its operation, table,
+ * monotonic start and end times and the capacity it consumed. It asks DynamoDB
+ * Local for `ReturnConsumedCapacity: TOTAL` (DynamoDB Local does not check
+ * request signatures, and the response it signs is passed back unchanged).
+ */
+import { Agent, createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { monotonicMs } from './fake-upstream';
+
+export interface StoreCall {
+  operation: string;
+  table: string;
+  startMs: number;
+  endMs: number;
+  /** Read or write units reported by DynamoDB Local for this call. */
+  units: number;
+  kind: 'read' | 'write' | 'other';
+}
+
+export interface StoreCounter {
+  endpoint: string;
+  readonly calls: readonly StoreCall[];
+  inFlight(): number;
+  reset(): void;
+  close(): Promise<void>;
+}
+
+const READS = new Set(['GetItem', 'BatchGetItem', 'Query', 'Scan', 'TransactGetItems']);
+const WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'TransactWriteItems']);
+
+function consumedUnits(body: string): number {
+  try {
+    const parsed = JSON.parse(body) as { ConsumedCapacity?: { CapacityUnits?: number } | Array<{ CapacityUnits?: number }> };
+    const consumed = parsed.ConsumedCapacity;
+    const list = Array.isArray(consumed) ? consumed : consumed ? [consumed] : [];
+    return list.reduce((sum, entry) => sum + (entry.CapacityUnits ?? 0), 0);
+  } catch {
+    return 0;
+  }
+}
+
+export async function startStoreCounter(target: string): Promise<StoreCounter> {
+  const upstream = new URL(target);
+  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  let calls: StoreCall[] = [];
+  let pending = 0;
+
+  const server = createServer((req, res) => {
+    const parts: Buffer[] = [];
+    req.on('data', (part: Buffer) => parts.push(part));
+    req.on('end', () => {
+      const startMs = monotonicMs();
+      pending++;
+      const operation = String(req.headers['x-amz-target'] ?? '').split('.').pop() ?? 'unknown';
+      let body = Buffer.concat(parts);
+      let table = '';
+      try {
+        const json = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+        table = typeof json.TableName === 'string' ? json.TableName : '';
+        if ((READS.has(operation) || WRITES.has(operation)) && json.ReturnConsumedCapacity === undefined) {
+          json.ReturnConsumedCapacity = 'TOTAL';
+          body = Buffer.from(JSON.stringify(json));
+        }
+      } catch {
+        // Not JSON: forward as it came.
+      }
+      const headers = { ...req.headers, 'content-length': String(body.length), host: upstream.host };
+      const forward = request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers, agent }, (answer) => {
+        const answerParts: Buffer[] = [];
+        answer.on('data', (part: Buffer) => answerParts.push(part));
+        answer.on('end', () => {
+          const answerBody = Buffer.concat(answerParts);
+          pending--;
+          calls.push({
+            operation,
+            table,
+            startMs,
+            endMs: monotonicMs(),
+            units: consumedUnits(answerBody.toString('utf8')),
+            kind: READS.has(operation) ? 'read' : WRITES.has(operation) ? 'write' : 'other',
+          });
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          res.end(answerBody);
+        });
+      });
+      forward.on('error', () => {
+        pending--;
+        res.writeHead(502).end();
+      });
+      forward.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    get calls() {
+      return calls;
+    },
+    inFlight: () => pending,
+    reset: () => void (calls = []),
+    close: () =>
+      new Promise<void>((resolve) => {
+        agent.destroy();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

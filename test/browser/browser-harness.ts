@@ -1,0 +1,98 @@
+/**
+ * Headless Chromium for the dashboard tests: Debian's `chromium` driven by playwright-core
+ * (playwright cannot download its own browsers here).
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const SCREENSHOT_DIR = resolve(__dirname, '../../test-artifacts/screenshots');
+
+const ciValue = (process.env.CI ?? '').toLowerCase();
+const IN_CI = ciValue !== '' && ciValue !== 'false' && ciValue !== '0';
+
+/**
+ * Outside CI a machine without chromium skips the browser tests (with a message saying so);
+ * in CI the browser is part of the setup, so its absence is a failure.
+ */
+export function browserAvailability(): 'present' | 'skip' | 'fail' {
+  if (existsSync(CHROMIUM_PATH)) return 'present';
+  return IN_CI ? 'fail' : 'skip';
+}
+
+export const MISSING_BROWSER = `chromium not found at ${CHROMIUM_PATH}: install it with "apt-get install -y chromium" (or set CHROMIUM_PATH).`;
+
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+}
+
+export const VIEWPORTS = {
+  laptop: { width: 1280, height: 800 },
+  phone: { width: 390, height: 844 },
+} as const;
+
+export type ViewportName = keyof typeof VIEWPORTS;
+
+declare global {
+  interface Window {
+    __layoutShift: number;
+    __pageErrors: string[];
+  }
+}
+
+/**
+ * A fresh tab (sessionStorage is per tab) that adds up layout-shift scores and keeps uncaught errors,
+ * so a test can check that data arriving never moves what is already on screen.
+ */
+export async function newTab(browser: Browser, viewport: ViewportName = 'laptop'): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport: VIEWPORTS[viewport], deviceScaleFactor: 1 });
+  await context.addInitScript(() => {
+    window.__layoutShift = 0;
+    window.__pageErrors = [];
+    addEventListener('error', (event) => window.__pageErrors.push(String(event.message)));
+    new PerformanceObserver((list) => {
+      for (const entry of list.getEntries() as (PerformanceEntry & { value: number; hadRecentInput: boolean })[]) {
+        if (!entry.hadRecentInput) window.__layoutShift += entry.value;
+      }
+    }).observe({ type: 'layout-shift', buffered: true });
+  });
+  const page = await context.newPage();
+  return { context, page };
+}
+
+export async function layoutShiftSince(page: Page, reset = true): Promise<number> {
+  return page.evaluate((clear) => {
+    const value = window.__layoutShift;
+    if (clear) window.__layoutShift = 0;
+    return value;
+  }, reset);
+}
+
+export async function signIn(page: Page, baseUrl: string, token: string): Promise<void> {
+  await page.goto(`${baseUrl}/`);
+  await page.getByTestId('signin-token').fill(token);
+  await page.getByTestId('signin-submit').click();
+  await page.locator('[data-testid=page-overview][data-state=ready]').waitFor();
+}
+
+/** Navigates by clicking the menu, as a user would, and waits until the page's data is on screen. */
+export async function openPage(page: Page, name: 'overview' | 'logs' | 'integrations' | 'tokens'): Promise<void> {
+  await page.getByTestId(`nav-${name}`).click();
+  await page.locator(`[data-testid=page-${name}][data-state=ready]`).waitFor();
+}
+
+export async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  const path = join(SCREENSHOT_DIR, `${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}
+
+/** True when the page is wider than the window: something does not fit a phone. */
+export function overflowsHorizontally(page: Page): Promise<boolean> {
+  return page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth + 1);
+}

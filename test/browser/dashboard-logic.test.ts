@@ -1,0 +1,90 @@
+/** The dashboard's pure parts (no browser): money display, periods, chart series, and its copy of the provider list. */
+import { formatPercent, formatUsd } from '../../lambda/dashboard/src/format';
+import { periodFromParams, periodRange, utcDaysBetween } from '../../lambda/dashboard/src/period';
+import { PROVIDERS } from '../../lambda/dashboard/src/providers';
+import type { Stats, Totals } from '../../lambda/dashboard/src/types';
+import { dailySeries } from '../../lambda/dashboard/src/views/overview-charts';
+import { PROVIDERS as REGISTRY } from '../../lambda/providers/registry';
+
+describe('formatUsd', () => {
+  test.each([
+    [0, '$0.00'],
+    [1234.5, '$1,234.50'],
+    [1, '$1.00'],
+    [0.5, '$0.50'],
+    [0.1234, '$0.1234'],
+    [0.05, '$0.05'],
+    [0.001234, '$0.001234'],
+    [0.00000123, '$0.00000123'],
+    [0.000012345678, '$0.00001235'],
+    [-0.25, '-$0.25'],
+    [Number.NaN, '$0.00'],
+  ])('%p → %s', (value, text) => {
+    expect(formatUsd(value)).toBe(text);
+  });
+
+  test('a tiny cost never reads as zero', () => {
+    for (const cost of [1e-9, 3e-8, 7.5e-7, 0.0000042]) expect(formatUsd(cost)).not.toBe('$0.00');
+  });
+});
+
+test('formatPercent has nothing to divide by with no requests', () => {
+  expect(formatPercent(1, 4)).toBe('25.0%');
+  expect(formatPercent(0, 0)).toBe('—');
+});
+
+describe('periods', () => {
+  const now = new Date(2026, 10, 21, 15, 30); // local time, like the browser's
+
+  test('presets count whole local days back from today, up to now', () => {
+    expect(periodRange({ kind: 'today' }, now)).toEqual({ from: new Date(2026, 10, 21).toISOString(), to: now.toISOString() });
+    expect(periodRange({ kind: '7d' }, now).from).toBe(new Date(2026, 10, 15).toISOString());
+    expect(periodRange({ kind: '30d' }, now).from).toBe(new Date(2026, 9, 23).toISOString());
+  });
+
+  test('a custom period includes its last day: `to` is the next midnight (the API excludes `to`)', () => {
+    expect(periodRange({ kind: 'custom', from: '2026-11-01', to: '2026-11-03' }, now)).toEqual({
+      from: new Date(2026, 10, 1).toISOString(),
+      to: new Date(2026, 10, 4).toISOString(),
+    });
+  });
+
+  test('the hash keeps the period; anything unknown falls back to 7 days', () => {
+    expect(periodFromParams(new URLSearchParams('period=30d'))).toEqual({ kind: '30d' });
+    expect(periodFromParams(new URLSearchParams('period=custom&from=2026-11-01&to=2026-11-02'))).toEqual({ kind: 'custom', from: '2026-11-01', to: '2026-11-02' });
+    expect(periodFromParams(new URLSearchParams('period=year'))).toEqual({ kind: '7d' });
+  });
+
+  test('UTC days of [from, to) leave out a `to` at midnight', () => {
+    expect(utcDaysBetween('2026-11-01T10:00:00Z', '2026-11-03T00:00:00Z')).toEqual(['2026-11-01', '2026-11-02']);
+  });
+});
+
+test('daily series fill quiet days with zero and keep the registry order of providers', () => {
+  const zero: Totals = { requests: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0, savings_usd: 0, cache_hits: 0, errors: 0, latency_avg_ms: 0, latency_p95_ms: 0 };
+  const stats: Stats = {
+    from: '2026-11-01T00:00:00.000Z',
+    to: '2026-11-04T00:00:00.000Z',
+    totals: zero,
+    by_day: [
+      { ...zero, day: '2026-11-01', by_provider: { 'prov-c': { requests: 2, cost_usd: 0.5 } } },
+      { ...zero, day: '2026-11-03', by_provider: { 'prov-a': { requests: 1, cost_usd: 0.25 }, 'prov-c': { requests: 1, cost_usd: 0.1 } } },
+    ],
+    by_provider: [],
+    by_model: [],
+    by_requester: [],
+  };
+  const series = dailySeries(stats);
+  expect(series.days).toEqual(['2026-11-01', '2026-11-02', '2026-11-03']);
+  expect(series.requests.map((s) => [s.label, s.values])).toEqual([
+    ['Anthropic', [0, 0, 1]],
+    ['Google Gemini', [2, 0, 1]],
+  ]);
+  expect(series.cost[1]?.values).toEqual([0.5, 0, 0.1]);
+});
+
+test("the dashboard's provider list matches the server's registry", () => {
+  expect(PROVIDERS.map((p) => ({ id: p.id, name: p.name, model: p.exampleModel }))).toEqual(
+    REGISTRY.map((p) => ({ id: p.id, name: p.displayName, model: p.exampleModel })),
+  );
+});
