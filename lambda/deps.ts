@@ -20,6 +20,7 @@ import { DynamoUsageLog } from './store/dynamodb/usage-log';
 import { DynamoUsageStats } from './store/dynamodb/usage-stats';
 import type { AccountStore, ProviderKeyStore, RateLimiter, SecretSealer } from './store/ports';
 import { FileRowSpool, LogRowSpool, type RowSpool } from './store/row-spool';
+import { RowWriter } from './store/row-writer';
 import { TokenUseTracker } from './store/token-use';
 import type { UsageStats } from './store/usage-stats';
 import type { UsageLog } from './store/usage-row';
@@ -40,7 +41,7 @@ export interface Deps {
   adminKey: () => Promise<string | undefined>;
   background: BackgroundWork;
   rowSpool: RowSpool;
-  tokenUse: TokenUseTracker;
+  rowWriter: RowWriter;
   /** Epoch ms; replaceable so cache expiry can be tested without waiting. */
   now: () => number;
 }
@@ -58,7 +59,8 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
   const wrapper = config.kmsKeyId
     ? new KmsKeyWrapper(new KMSClient({ region: config.region }), config.kmsKeyId)
     : LocalKeyWrapper.fromFile(join(config.dataDir, 'local-master.key'));
-  const rowSpool = config.kmsKeyId ? new LogRowSpool(log) : new FileRowSpool(join(config.dataDir, 'row-spool.jsonl'), usageLog, log);
+  const rowSpool = config.kmsKeyId ? new LogRowSpool(log) : new FileRowSpool(join(config.dataDir, 'row-spool.jsonl'), log);
+  const usageStats = new DynamoUsageStats(doc, tables.usageStats);
   return {
     config,
     log,
@@ -66,7 +68,7 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
     providerKeys: new DynamoProviderKeyStore(doc, tables.accounts),
     rateLimiter: new DynamoRateLimiter(doc, tables.rateLimits, config.rateLimitPerMinute),
     usageLog,
-    usageStats: new DynamoUsageStats(doc, tables.usageStats),
+    usageStats,
     responseCache: new DynamoResponseCache(doc, tables.cache),
     inFlight: new SingleFlight<CachedResponse>(config.upstreamTimeoutMs),
     sealer: new EnvelopeSealer(wrapper),
@@ -74,7 +76,7 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
     adminKey: adminKeySource(config),
     background: new BackgroundWork(),
     rowSpool,
-    tokenUse: new TokenUseTracker(accounts),
+    rowWriter: new RowWriter(usageLog, usageStats, rowSpool, new TokenUseTracker(accounts), log),
     now: Date.now,
   };
 }

@@ -8,7 +8,7 @@ export const MAX_STATS_DAYS = 400;
 
 const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
-/** A strict ISO 8601 date or date-time; a date-time without an offset is UTC, as everywhere in this API. */
+/** A strict ISO 8601 date or date-time; a date-time without an offset is read as UTC, whatever the server's time zone. */
 function isoParam(query: URLSearchParams, name: string): Date | undefined {
   // An unencoded '+' of an offset arrives as a space (form encoding): take it back.
   const value = query.get(name)?.replace(/ (\d{2}:?\d{2})$/, '+$1').trim();

@@ -29,6 +29,8 @@ export async function toFunctionUrlEvent(request: IncomingMessage): Promise<APIG
     if (value === undefined || name === 'cookie') continue;
     headers[name] = Array.isArray(value) ? value.join(',') : value;
   }
+  // Read before the body: stopping early at the size limit detaches the socket.
+  const sourceIp = request.socket?.remoteAddress ?? '127.0.0.1';
   const body = await readBody(request);
   const contentType = headers['content-type'] ?? '';
   // Lambda passes text bodies as text and everything else base64-encoded.
@@ -50,7 +52,7 @@ export async function toFunctionUrlEvent(request: IncomingMessage): Promise<APIG
         method: request.method ?? 'GET',
         path: url.pathname,
         protocol: `HTTP/${request.httpVersion}`,
-        sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
+        sourceIp,
         userAgent: headers['user-agent'] ?? '',
       },
       requestId: randomUUID(),

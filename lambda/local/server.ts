@@ -6,6 +6,7 @@ import { JavaMissingError, startDynamoDbLocal } from './dynamodb-local';
 import { firstRunAccount, localAdminKey } from './first-run';
 import { toFunctionUrlEvent } from './function-url-event';
 import { installLambdaShim } from './lambda-shim';
+import { describeError } from '../logger';
 import { VERSION } from '../version';
 
 /**
@@ -36,7 +37,7 @@ async function main(): Promise<void> {
   const { createDynamoClients } = await import('../store/dynamodb/client');
   const { FileRowSpool } = await import('../store/row-spool');
   await ensureTables(createDynamoClients({ region: deps.config.region, endpoint: deps.config.dynamoEndpoint }).raw, deps.config.tables);
-  if (deps.rowSpool instanceof FileRowSpool) deps.rowSpool.startReplay();
+  if (deps.rowSpool instanceof FileRowSpool) deps.rowSpool.startReplay((row) => deps.rowWriter.writeOnce(row));
   const firstAccount = await firstRunAccount(deps.config.dataDir, deps.accounts);
 
   let inFlight = 0;
@@ -46,7 +47,8 @@ async function main(): Promise<void> {
     try {
       const event = await toFunctionUrlEvent(request);
       await (handler as unknown as (e: unknown, s: ServerResponse, c: object) => Promise<void>)(event, response, { awsRequestId: event.requestContext.requestId });
-    } catch {
+    } catch (error) {
+      if (!response.destroyed) deps.log.warn('local adapter: request ended with an error', describeError(error));
       // The response has started (or the client left); all that remains is to close it.
       if (!response.headersSent) response.writeHead(500, { 'content-type': 'application/json' }).end('{"error":{"message":"Internal error","type":"server_error"}}');
       else response.destroy();

@@ -1,5 +1,4 @@
 import type { Deps } from '../deps';
-import { describeError } from '../logger';
 import { nanosToUsd } from '../pricing/price-table';
 import { NO_USAGE, type Usage } from '../providers/usage';
 import type { UsageRow } from '../store/usage-row';
@@ -14,8 +13,6 @@ export interface Completion {
   cached?: { savedNanos: number };
 }
 
-const RETRY_DELAYS_MS = [50, 200, 800, 2_000, 5_000];
-
 /**
  * The last step: one usage row per request. It runs after the response has
  * gone out and is tracked as background work, so the runtime doesn't stop
@@ -24,7 +21,7 @@ const RETRY_DELAYS_MS = [50, 200, 800, 2_000, 5_000];
 export function recordUsage(deps: Deps, state: ProxyState, completion: Completion): UsageRow | undefined {
   if (!state.token) return undefined;
   const row = buildRow(deps, state, completion);
-  deps.background.add(persist(deps, row));
+  deps.background.add(deps.rowWriter.write(row));
   return row;
 }
 
@@ -58,22 +55,4 @@ export function buildRow(deps: Deps, state: ProxyState, completion: Completion):
     mode: state.mode,
     token_id: state.token!.tokenId,
   };
-}
-
-/** Writes the row and its rollups, retrying with backoff; a row that still can't be written goes to the spool. */
-async function persist(deps: Deps, row: UsageRow): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await deps.usageLog.write(row);
-      break;
-    } catch (error) {
-      if (attempt >= RETRY_DELAYS_MS.length) {
-        await deps.rowSpool.keep(row, error);
-        return;
-      }
-      await new Promise((resolve) => setTimeout(resolve, RETRY_DELAYS_MS[attempt]));
-    }
-  }
-  await deps.usageStats.add(row).catch((error) => deps.log.warn('usage rollup not updated', { request_id: row.id, ...describeError(error) }));
-  deps.tokenUse.touch(row.account_id, row.token_id, row.ts);
 }

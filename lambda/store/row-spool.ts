@@ -1,7 +1,7 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { describeError, type Logger } from '../logger';
-import type { UsageLog, UsageRow } from './usage-row';
+import type { UsageRow } from './usage-row';
 
 /** Where a row goes when the store refused it after every retry: never dropped silently. */
 export interface RowSpool {
@@ -30,7 +30,6 @@ export class FileRowSpool implements RowSpool {
 
   constructor(
     private readonly path: string,
-    private readonly usageLog: UsageLog,
     private readonly log: Logger,
     private readonly maxRows = 100_000,
   ) {}
@@ -45,9 +44,9 @@ export class FileRowSpool implements RowSpool {
     this.log.warn('usage row spooled to disk; it will be written when the store answers', { request_id: row.id, ...describeError(error) });
   }
 
-  /** Tries to write spooled rows back every `intervalMs`. */
-  startReplay(intervalMs = 5_000): void {
-    this.timer = setInterval(() => void this.replay(), intervalMs);
+  /** Tries to write spooled rows back every `intervalMs` (with the row writer's single attempt). */
+  startReplay(writeOnce: (row: UsageRow) => Promise<void>, intervalMs = 5_000): void {
+    this.timer = setInterval(() => void this.replay(writeOnce).catch(() => undefined), intervalMs);
     this.timer.unref();
   }
 
@@ -55,7 +54,7 @@ export class FileRowSpool implements RowSpool {
     if (this.timer) clearInterval(this.timer);
   }
 
-  async replay(): Promise<number> {
+  async replay(writeOnce: (row: UsageRow) => Promise<void>): Promise<number> {
     if (!existsSync(this.path)) return 0;
     const claimed = `${this.path}.replaying`;
     renameSync(this.path, claimed);
@@ -63,7 +62,7 @@ export class FileRowSpool implements RowSpool {
     let written = 0;
     for (const row of rows) {
       try {
-        await this.usageLog.write(row);
+        await writeOnce(row);
         written++;
       } catch {
         appendFileSync(this.path, JSON.stringify(row) + '\n');

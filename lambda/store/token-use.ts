@@ -11,10 +11,10 @@ export class TokenUseTracker {
 
   constructor(private readonly accounts: AccountStore, private readonly now: () => number = Date.now) {}
 
-  touch(accountId: string, tokenId: string, usedAt: string): void {
+  async touch(accountId: string, tokenId: string, usedAt: string): Promise<void> {
     const now = this.now();
     if ((this.lastTouched.get(tokenId) ?? 0) > now - TOUCH_INTERVAL_MS) return;
     this.lastTouched.set(tokenId, now);
-    void this.accounts.touchToken(accountId, tokenId, usedAt).catch(() => this.lastTouched.delete(tokenId));
+    await this.accounts.touchToken(accountId, tokenId, usedAt).catch(() => this.lastTouched.delete(tokenId));
   }
 }

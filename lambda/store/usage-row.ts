@@ -47,7 +47,11 @@ export interface LogQuery {
 }
 
 export interface UsageLog {
-  /** Writes the row and its rollups. Throws when the store refused; the recorder retries. */
-  write(row: UsageRow): Promise<void>;
+  /**
+   * Writes the row once: resolves true if it was inserted, false if a row with
+   * its id already exists (a retry whose first attempt did land). Throws when the
+   * store refused; the writer retries.
+   */
+  write(row: UsageRow): Promise<boolean>;
   query(accountId: string, query: LogQuery): Promise<{ items: UsageRow[]; nextCursor: string | null }>;
 }

@@ -111,7 +111,8 @@ export class ProxyFunction extends Construct {
       timeout: FUNCTION_TIMEOUT,
       role: this.role,
       logGroup: this.logGroup,
-      // Lambda wraps every line as JSON with the request id attached, so logs are searchable per request.
+      // JSON log format: console output gets its level and the request id attached, JSON lines the
+      // app writes itself pass through, and level filtering reads their `level` field.
       loggingFormat: LoggingFormat.JSON,
       applicationLogLevelV2: ApplicationLogLevel.INFO,
       systemLogLevelV2: SystemLogLevel.WARN,

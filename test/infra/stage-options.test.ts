@@ -48,7 +48,7 @@ it('reserves concurrency on the function and serves the URL from a provisioned a
   const alias = single(synth.template, 'AWS::Lambda::Alias');
   expect(alias.Properties).toMatchObject({ Name: 'live', ProvisionedConcurrencyConfig: { ProvisionedConcurrentExecutions: 2 } });
   const url = single(synth.template, 'AWS::Lambda::Url');
-  expect(url.Properties).toMatchObject({ InvokeMode: 'RESPONSE_STREAM', TargetFunctionArn: { Ref: alias.logicalId } });
+  expect(url.Properties).toMatchObject({ InvokeMode: 'RESPONSE_STREAM', TargetFunctionArn: { 'Fn::GetAtt': [fn.logicalId, 'Arn'] }, Qualifier: 'live' });
 });
 
 it('sends every alarm to the operator topic', () => {

@@ -70,10 +70,11 @@ describe('cache rules', () => {
     const fake = proxy.fakes.fakes['prov-b'];
     const messages = uniquePrompt();
     const before = fake.requests.length;
-    for (const headers of [{}, { 'x-proxy-cache': 'false' }, {}]) {
+    const variants: Array<Record<string, string>> = [{}, { 'x-proxy-cache': 'false' }, {}];
+    for (const headers of variants) {
       const response = await send(messages, headers);
       await response.text();
-      expect(response.headers.get('x-proxy-cache')).toBe(headers['x-proxy-cache' as never] === 'false' ? null : null);
+      expect(response.headers.get('x-proxy-cache')).toBeNull();
     }
     expect(fake.requests.length).toBe(before + 3);
     const probe = await send(messages, { 'x-proxy-cache': 'true' });

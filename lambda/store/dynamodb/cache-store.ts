@@ -82,6 +82,7 @@ export class DynamoResponseCache implements ResponseCache {
 
   /** Collects the head generation's parts from the first page, then pages through that generation's range only. */
   private async readParts(key: string, head: EntryHead, first: Page): Promise<Buffer | undefined> {
+    if (head.parts >= SLOTS || head.gen >= MAX_GENERATION) return undefined;
     const from = head.gen * SLOTS + 1;
     const to = head.gen * SLOTS + head.parts;
     const found: (Uint8Array | undefined)[] = new Array(head.parts);

@@ -25,18 +25,22 @@ export class DynamoUsageLog implements UsageLog {
     private readonly retentionDays?: number,
   ) {}
 
-  async write(row: UsageRow): Promise<void> {
+  async write(row: UsageRow): Promise<boolean> {
     const expires = this.retentionDays ? { expires_at: Math.floor(Date.parse(row.ts) / 1000) + this.retentionDays * 86_400 } : {};
-    await this.doc.send(
+    return this.doc.send(
       new PutCommand({
         TableName: this.table,
         Item: { ...row, ts_id: `${row.ts}#${row.id}`, ...expires },
         // A retried write must not duplicate or clobber: the row id is unique.
         ConditionExpression: 'attribute_not_exists(ts_id)',
       }),
-    ).catch((error: Error) => {
-      if (error.name !== 'ConditionalCheckFailedException') throw error;
-    });
+    ).then(
+      () => true,
+      (error: Error) => {
+        if (error.name !== 'ConditionalCheckFailedException') throw error;
+        return false;
+      },
+    );
   }
 
   async query(accountId: string, query: LogQuery): Promise<{ items: UsageRow[]; nextCursor: string | null }> {

@@ -24,11 +24,14 @@ export interface SynthesizedStack {
 /**
  * Builds the app the way bin/app.ts does, into a temporary cloud assembly directory.
  * `bundle: false` skips esbuild (the asset is a placeholder) for tests that only read the template.
+ * CDK's built-in CloudFormation rule check is left to the `cdk synth` test, which runs it for
+ * real: here it would only add seconds per synthesis to tests that assert on the template anyway.
  */
 export function synthesize(context: Record<string, unknown> = {}, options: { bundle?: boolean } = {}): SynthesizedStack {
   const outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'ai-usage-proxy-cdk-'));
   const app = new App({
     outdir,
+    builtinCloudFormationValidation: false,
     context: {
       ...cdkJson().context,
       ...context,

@@ -16,7 +16,7 @@ function asFollower(flight: Flight<Answer>): Promise<Answer | undefined> {
 
 describe('SingleFlight', () => {
   it('makes the first caller the leader and serves its answer to every follower', async () => {
-    const flights = new SingleFlight<Answer>(1_000);
+    const flights = new SingleFlight<Answer>(10_000);
     const leader = asLeader(flights.join('k'));
     const followers = Array.from({ length: 9 }, () => asFollower(flights.join('k')));
     const answer = { body: 'hello' };
@@ -29,7 +29,7 @@ describe('SingleFlight', () => {
   });
 
   it('one upstream call for 10 concurrent identical requests', async () => {
-    const flights = new SingleFlight<Answer>(1_000);
+    const flights = new SingleFlight<Answer>(10_000);
     let upstreamCalls = 0;
     const upstream = async () => {
       upstreamCalls++;
@@ -54,7 +54,7 @@ describe('SingleFlight', () => {
   });
 
   it('keeps different keys apart', async () => {
-    const flights = new SingleFlight<Answer>(1_000);
+    const flights = new SingleFlight<Answer>(10_000);
     const a = asLeader(flights.join('a'));
     const b = asLeader(flights.join('b'));
     const followerOfB = asFollower(flights.join('b'));
@@ -64,7 +64,7 @@ describe('SingleFlight', () => {
   });
 
   it('followers get undefined when the leader fails, and the key is free again', async () => {
-    const flights = new SingleFlight<Answer>(1_000);
+    const flights = new SingleFlight<Answer>(10_000);
     const leader = asLeader(flights.join('k'));
     const follower = asFollower(flights.join('k'));
     leader.fail();
@@ -73,7 +73,7 @@ describe('SingleFlight', () => {
   });
 
   it('only the first settle counts', async () => {
-    const flights = new SingleFlight<Answer>(1_000);
+    const flights = new SingleFlight<Answer>(10_000);
     const leader = asLeader(flights.join('k'));
     const follower = asFollower(flights.join('k'));
     leader.fail();
@@ -101,7 +101,7 @@ describe('SingleFlight', () => {
   });
 
   it('a leader that never settles frees its key after the flight limit, without touching a newer flight', async () => {
-    const flights = new SingleFlight<Answer>(1_000, 20);
+    const flights = new SingleFlight<Answer>(10_000, 20);
     const stale = asLeader(flights.join('k'));
     const follower = asFollower(flights.join('k'));
     await expect(follower).resolves.toBeUndefined();

@@ -85,8 +85,7 @@ export function Logs({ params }: { params: URLSearchParams }) {
       ) : state.rows.length === 0 && !state.error ? (
         filtered ? (
           <EmptyState title="No requests match these filters." testId="logs-empty">
-            Try a longer list by clearing a filter, or{' '}
-            <a href={hrefFor('logs')}>show all requests</a>.
+            Loosen a filter or <a href={hrefFor('logs')}>show all requests</a>.
           </EmptyState>
         ) : (
           <EmptyState title="No requests yet." testId="logs-empty">

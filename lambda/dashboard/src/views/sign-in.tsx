@@ -12,7 +12,10 @@ export function SignIn({ onSignedIn, notice }: Props) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const input = useRef<HTMLInputElement>(null);
-  useEffect(() => input.current?.focus(), []);
+  useEffect(() => {
+    document.title = 'Sign in · AI Usage Proxy';
+    input.current?.focus();
+  }, []);
 
   const submit = async (event: Event) => {
     event.preventDefault();

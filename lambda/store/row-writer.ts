@@ -1,0 +1,55 @@
+import { describeError, type Logger } from '../logger';
+import type { RowSpool } from './row-spool';
+import type { TokenUseTracker } from './token-use';
+import type { UsageLog, UsageRow } from './usage-row';
+import type { UsageStats } from './usage-stats';
+
+const RETRY_DELAYS_MS = [50, 200, 800, 2_000, 5_000];
+
+/**
+ * Writes one usage row durably: retried with backoff, rolled up into the
+ * stats exactly once (only when this write inserted it), and handed to the
+ * spool if the store still refuses. A row is never dropped silently.
+ */
+export class RowWriter {
+  constructor(
+    private readonly usageLog: UsageLog,
+    private readonly usageStats: UsageStats,
+    private readonly spool: RowSpool,
+    private readonly tokenUse: TokenUseTracker,
+    private readonly log: Logger,
+  ) {}
+
+  async write(row: UsageRow): Promise<void> {
+    let inserted: boolean;
+    try {
+      inserted = await this.insertWithRetries(row);
+    } catch (error) {
+      await this.spool.keep(row, error);
+      return;
+    }
+    if (inserted) await this.afterInsert(row);
+  }
+
+  /** One attempt, for replaying spooled rows: throws if the store still refuses. */
+  async writeOnce(row: UsageRow): Promise<void> {
+    if (await this.usageLog.write(row)) await this.afterInsert(row);
+  }
+
+  private async insertWithRetries(row: UsageRow): Promise<boolean> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.usageLog.write(row);
+      } catch (error) {
+        if (attempt >= RETRY_DELAYS_MS.length) throw error;
+        await new Promise((resolve) => setTimeout(resolve, RETRY_DELAYS_MS[attempt]));
+      }
+    }
+  }
+
+  private async afterInsert(row: UsageRow): Promise<void> {
+    // A rollup update is not retried as a whole: one of its two ADDs may have landed, and a retry would count it twice.
+    await this.usageStats.add(row).catch((error) => this.log.warn('usage rollup not updated', { request_id: row.id, ...describeError(error) }));
+    await this.tokenUse.touch(row.account_id, row.token_id, row.ts);
+  }
+}
