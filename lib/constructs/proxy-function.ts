@@ -127,8 +127,8 @@ export class ProxyFunction extends Construct {
         mainFields: ['module', 'main'],
         banner: ESM_REQUIRE_BANNER,
         minify: true,
-        // Source maps would make Node parse a multi-megabyte map on the cold path
-        // (--enable-source-maps); minified stack traces are the price.
+        // No source maps: the map is ~2.5 MB, and --enable-source-maps made the module import about
+        // 0.1 s slower when measured (best of 15: 212 ms → 329 ms); minified stack traces are the price.
         sourceMap: false,
         // Bundle the SDK clients we pinned instead of using whatever version the runtime ships:
         // behaviour is then the one tested, and tree-shaking keeps only the commands we call.
@@ -143,7 +143,7 @@ export class ProxyFunction extends Construct {
           '--alias': [`${DASHBOARD_ASSETS_MODULE}=${dashboardModule}`],
         },
         commandHooks: {
-          beforeBundling: () => [`node lib/bundling/dashboard-assets.mjs ${shellQuote(dashboardModule)}`],
+          beforeBundling: () => [`${shellQuote(process.execPath)} lib/bundling/dashboard-assets.mjs ${shellQuote(dashboardModule)}`],
           afterBundling: () => [`rm -f ${shellQuote(dashboardModule)}`],
           beforeInstall: () => [],
         },

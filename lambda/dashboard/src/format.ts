@@ -51,9 +51,3 @@ export function formatDateTime(iso: string, { seconds = false } = {}): string {
     second: seconds ? '2-digit' : undefined,
   });
 }
-
-export function formatDate(iso: string): string {
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return iso;
-  return d.toLocaleDateString(undefined, { year: 'numeric', month: 'short', day: 'numeric' });
-}
