@@ -7,7 +7,7 @@ import { createDynamoClients } from '../lambda/store/dynamodb/client';
 import type { Contender, ContenderId } from './contenders';
 import type { UpstreamShape, BenchUpstream } from './fake-upstream';
 import type { LoadClient } from './load-client';
-import type { LatencyResult } from './load-protocol';
+import type { LatencyResult, ThroughputStep } from './load-protocol';
 import { cpuMs, memoryMb, sampleRss } from './process-stats';
 import type { LatencyFigures, Resources, StreamFigures } from './results';
 import { percentiles, type Percentiles } from './stats';
@@ -21,6 +21,20 @@ function latencyFigures(result: LatencyResult, values = result.totalMs): Latency
   return { ...percentiles(values), errors: result.errors, mismatches: result.mismatches };
 }
 
+/** Appends one round's result to the contender's running total. */
+function merge(into: LatencyResult | undefined, round: LatencyResult): LatencyResult {
+  if (!into) return { ...round, statuses: { ...round.statuses } };
+  into.totalMs.push(...round.totalMs);
+  into.firstByteMs.push(...round.firstByteMs);
+  into.eventLagMs.push(...round.eventLagMs);
+  into.errors += round.errors;
+  into.mismatches += round.mismatches;
+  into.firstError ??= round.firstError;
+  into.elapsedMs += round.elapsedMs;
+  for (const [status, n] of Object.entries(round.statuses)) into.statuses[status] = (into.statuses[status] ?? 0) + n;
+  return into;
+}
+
 function ensureClean(contender: Contender, result: LatencyResult, what: string): void {
   if (result.errors || result.mismatches) {
     const statuses = Object.entries(result.statuses).map(([status, n]) => `${status}×${n}`).join(' ');
@@ -30,6 +44,8 @@ function ensureClean(contender: Contender, result: LatencyResult, what: string):
 
 /** One DynamoDB Local round trip as the proxy's own client makes it (SDK, signing, keep-alive). */
 export async function measureStoreRoundTrip(endpoint: string, table: string, count: number): Promise<Percentiles> {
+  // The SDK's notice about its future Node 22 requirement is noise here (the local server silences it too).
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const { doc, raw } = createDynamoClients({ region: 'eu-west-1', endpoint });
   const times: number[] = [];
   for (let i = 0; i < count + 20; i++) {
@@ -41,88 +57,128 @@ export async function measureStoreRoundTrip(endpoint: string, table: string, cou
   return percentiles(times);
 }
 
+export interface Rounds {
+  /** Contenders take turns this many times, so that a burst of outside load hits them all alike. */
+  rounds: number;
+  concurrency: number;
+  /** Warm-up before a contender's first round (later rounds warm up with a few requests). */
+  warmup: number;
+  /** Measured requests per contender, over all rounds. */
+  count: number;
+}
+
 export async function nonStreaming(
   load: LoadClient,
   contenders: Contender[],
-  options: { concurrency: number; warmup: number; count: number; measureResources?: { storePid?: number; proxyPids: Set<number> } },
+  options: Rounds & { measureResources?: { storePid?: number; proxyPids: Set<number> } },
 ): Promise<{ figures: Partial<Record<ContenderId, LatencyFigures>>; resources: Partial<Record<ContenderId | 'dynamoDbLocal', Resources>> }> {
+  const results: Partial<Record<ContenderId, LatencyResult>> = {};
+  const usage = new Map<ContenderId, { cpu: number; store: number; requests: number; idle: number; rss: number }>();
+  const storePid = options.measureResources?.storePid;
+  const perRound = Math.ceil(options.count / options.rounds);
+  for (let round = 0; round < options.rounds; round++) {
+    for (const contender of contenders) {
+      const pid = options.measureResources ? contender.pid : undefined;
+      const usesStore = pid !== undefined && storePid !== undefined && options.measureResources!.proxyPids.has(pid);
+      const warmup = round === 0 ? options.warmup : Math.min(options.warmup, 2 * options.concurrency);
+      const before = pid !== undefined ? { cpu: cpuMs(pid), store: usesStore ? cpuMs(storePid!) : 0, rss: memoryMb(pid).rss } : undefined;
+      const sampler = pid !== undefined ? sampleRss(pid) : undefined;
+      const result = await load.latency({ spec: contender.spec(false), concurrency: options.concurrency, warmup, count: perRound });
+      results[contender.id] = merge(results[contender.id], result);
+      if (pid !== undefined && before) {
+        // Rows are written just after each answer: let the last ones land before reading the CPU counters.
+        await settle(250);
+        const entry = usage.get(contender.id) ?? { cpu: 0, store: 0, requests: 0, idle: before.rss, rss: 0 };
+        entry.cpu += cpuMs(pid) - before.cpu;
+        if (usesStore) entry.store += cpuMs(storePid!) - before.store;
+        entry.requests += warmup + perRound;
+        entry.rss = Math.max(entry.rss, sampler!.stop());
+        usage.set(contender.id, entry);
+      }
+    }
+  }
   const figures: Partial<Record<ContenderId, LatencyFigures>> = {};
   const resources: Partial<Record<ContenderId | 'dynamoDbLocal', Resources>> = {};
   for (const contender of contenders) {
-    const measure = options.measureResources && contender.pid !== undefined;
-    const pid = contender.pid;
-    const storePid = options.measureResources?.storePid;
-    const usesStore = pid !== undefined && options.measureResources?.proxyPids.has(pid);
-    const idle = measure ? memoryMb(pid!).rss : 0;
-    const cpuBefore = measure ? cpuMs(pid!) : 0;
-    const storeBefore = measure && usesStore && storePid ? cpuMs(storePid) : 0;
-    const rss = measure ? sampleRss(pid!) : undefined;
-    const result = await load.latency({ spec: contender.spec(false), concurrency: options.concurrency, warmup: options.warmup, count: options.count });
-    // Rows are written just after each answer: let the last ones land before reading the CPU counters.
-    if (measure) await settle(500);
+    const result = results[contender.id]!;
     ensureClean(contender, result, `c=${options.concurrency}`);
-    figures[contender.id] = latencyFigures(result);
-    if (measure) {
-      const requests = options.warmup + options.count;
+    const f = (figures[contender.id] = latencyFigures(result));
+    const u = usage.get(contender.id);
+    if (u) {
+      const usesStore = storePid !== undefined && options.measureResources!.proxyPids.has(contender.pid!);
       resources[contender.id] = {
-        cpuMsPerRequest: (cpuMs(pid!) - cpuBefore) / requests,
-        requestsMeasured: requests,
-        rssIdleMb: idle,
-        rssMaxMb: rss!.stop(),
-        ...(usesStore && storePid ? { storeCpuMsPerRequest: (cpuMs(storePid) - storeBefore) / requests } : {}),
+        cpuMsPerRequest: u.cpu / u.requests,
+        requestsMeasured: u.requests,
+        rssIdleMb: u.idle,
+        rssMaxMb: u.rss,
+        ...(usesStore ? { storeCpuMsPerRequest: u.store / u.requests } : {}),
       };
     }
-    process.stdout.write(`  ${contender.label.padEnd(42)} c=${options.concurrency} p50 ${figures[contender.id]!.p50.toFixed(2)} ms  p99 ${figures[contender.id]!.p99.toFixed(2)} ms\n`);
+    process.stdout.write(`  ${contender.label.padEnd(42)} c=${options.concurrency} p50 ${f.p50.toFixed(2)} ms  p99 ${f.p99.toFixed(2)} ms\n`);
   }
   return { figures, resources };
 }
 
-export async function streaming(
-  load: LoadClient,
-  upstream: BenchUpstream,
-  contenders: Contender[],
-  options: { concurrency: number; warmup: number; count: number },
-): Promise<Partial<Record<ContenderId, StreamFigures>>> {
+export async function streaming(load: LoadClient, upstream: BenchUpstream, contenders: Contender[], options: Rounds): Promise<Partial<Record<ContenderId, StreamFigures>>> {
   upstream.setShape(STREAM_SHAPE);
-  const out: Partial<Record<ContenderId, StreamFigures>> = {};
+  const results: Partial<Record<ContenderId, LatencyResult>> = {};
+  const perRound = Math.ceil(options.count / options.rounds);
   try {
-    for (const contender of contenders) {
-      const spec = contender.spec(true);
-      const result = await load.latency({ spec, concurrency: options.concurrency, warmup: options.warmup, count: options.count });
-      ensureClean(contender, result, `stream c=${options.concurrency}`);
-      out[contender.id] = {
-        firstByte: latencyFigures(result, result.firstByteMs),
-        total: percentiles(result.totalMs),
-        ...(spec.readStamps ? { eventLag: percentiles(result.eventLagMs) } : {}),
-      };
-      const lag = out[contender.id]!.eventLag;
-      process.stdout.write(
-        `  ${contender.label.padEnd(42)} stream c=${options.concurrency} first byte p50 ${out[contender.id]!.firstByte.p50.toFixed(2)} ms` +
-          (lag ? `  event lag p50 ${lag.p50.toFixed(3)} p99 ${lag.p99.toFixed(3)} ms` : '') +
-          '\n',
-      );
+    for (let round = 0; round < options.rounds; round++) {
+      for (const contender of contenders) {
+        const warmup = round === 0 ? options.warmup : Math.min(options.warmup, options.concurrency);
+        const result = await load.latency({ spec: contender.spec(true), concurrency: options.concurrency, warmup, count: perRound });
+        results[contender.id] = merge(results[contender.id], result);
+      }
     }
   } finally {
     upstream.setShape(JSON_SHAPE);
   }
+  const out: Partial<Record<ContenderId, StreamFigures>> = {};
+  for (const contender of contenders) {
+    const result = results[contender.id]!;
+    ensureClean(contender, result, `stream c=${options.concurrency}`);
+    const readStamps = contender.spec(true).readStamps;
+    const figures: StreamFigures = {
+      firstByte: latencyFigures(result, result.firstByteMs),
+      total: percentiles(result.totalMs),
+      ...(readStamps ? { eventLag: percentiles(result.eventLagMs) } : {}),
+    };
+    out[contender.id] = figures;
+    const lag = figures.eventLag;
+    process.stdout.write(
+      `  ${contender.label.padEnd(42)} stream c=${options.concurrency} first byte p50 ${figures.firstByte.p50.toFixed(2)} ms` +
+        (lag ? `  event lag p50 ${lag.p50.toFixed(3)} p99 ${lag.p99.toFixed(3)} ms` : '') +
+        '\n',
+    );
+  }
   return out;
 }
 
+export type RampFigures = Partial<Record<ContenderId, { steps: ThroughputStep[]; maxRps: number; atConcurrency: number }>>;
+
+/** Step by step, every contender in turn at each concurrency; the best step with zero errors is its throughput. */
 export async function throughputRamp(
   load: LoadClient,
   contenders: Contender[],
   steps: Array<{ concurrency: number; durationMs: number }>,
   rssFor: (contender: Contender, mb: number) => void,
-) {
-  const out: Partial<Record<ContenderId, { steps: Awaited<ReturnType<LoadClient['throughput']>>['steps']; maxRps: number; atConcurrency: number }>> = {};
+): Promise<RampFigures> {
+  const byContender = new Map<ContenderId, ThroughputStep[]>();
+  for (const step of steps) {
+    for (const contender of contenders) {
+      const rss = contender.pid !== undefined ? sampleRss(contender.pid) : undefined;
+      const result = await load.throughput({ spec: contender.spec(false), steps: [step] });
+      if (rss) rssFor(contender, rss.stop());
+      byContender.set(contender.id, [...(byContender.get(contender.id) ?? []), ...result.steps]);
+    }
+  }
+  const out: RampFigures = {};
   for (const contender of contenders) {
-    const rss = contender.pid !== undefined ? sampleRss(contender.pid) : undefined;
-    const result = await load.throughput({ spec: contender.spec(false), steps });
-    if (rss) rssFor(contender, rss.stop());
-    const clean = result.steps.filter((step) => step.errors === 0);
-    const best = clean.reduce((top, step) => (step.rps > top.rps ? step : top), { rps: 0, concurrency: 0 } as { rps: number; concurrency: number });
-    out[contender.id] = { steps: result.steps, maxRps: best.rps, atConcurrency: best.concurrency };
-    const errors = result.steps.map((step) => `${step.concurrency}:${step.errors}`).join(' ');
+    const all = byContender.get(contender.id)!;
+    const best = all.filter((step) => step.errors === 0).reduce((top, step) => (step.rps > top.rps ? step : top), { rps: 0, concurrency: 0 });
+    out[contender.id] = { steps: all, maxRps: best.rps, atConcurrency: best.concurrency };
+    const errors = all.map((step) => `${step.concurrency}:${step.errors}`).join(' ');
     process.stdout.write(`  ${contender.label.padEnd(42)} max ${best.rps.toFixed(0)} req/s at c=${best.concurrency} (errors by concurrency ${errors})\n`);
   }
   return out;

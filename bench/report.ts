@@ -158,13 +158,13 @@ export function renderResults(r: Results): string {
   out.push('## Store round trips per request', '', 'Counted by a forwarder in front of DynamoDB Local (a second proxy instance, requests one at a time). "Before upstream" = calls started before the fake upstream received the request (before the answer, for cache hits); waves = calls that overlap count once.', '');
   out.push(
     table(
-      ['mode', 'calls before upstream', 'waves before upstream', 'calls while answering', 'calls after the answer', 'read units', 'write units', 'writes finish after answer (ms)', 'operations per request'],
+      ['mode', 'calls before upstream', 'waves before upstream', 'calls while answering', 'calls after the answer (waves)', 'read units', 'write units', 'writes finish after answer (ms)', 'operations per request'],
       r.roundTrips.map((t) => [
         t.mode,
         fmt(t.callsBeforeUpstream),
         fmt(t.wavesBeforeUpstream),
         fmt(t.callsDuringResponse),
-        fmt(t.callsAfterResponse),
+        `${fmt(t.callsAfterResponse)} (${fmt(t.wavesAfterResponse)})`,
         fmt(t.readUnits),
         fmt(t.writeUnits),
         fmt(t.tailAfterResponseMs, 1),

@@ -17,9 +17,14 @@ export interface RoundTripSummary {
   wavesBeforeUpstream: number;
   callsDuringResponse: number;
   callsAfterResponse: number;
+  /** Sequential waves among the calls after the answer (row, then rollups). */
+  wavesAfterResponse: number;
   readUnits: number;
   writeUnits: number;
-  /** How long store writes continue after the client has the answer (a Lambda invocation stays billed meanwhile). */
+  /**
+   * How long store writes continue after the client has the answer (a Lambda
+   * invocation stays billed meanwhile), less the counter's own hold-back.
+   */
   tailAfterResponseMs: number;
   /** e.g. "UpdateItem rate-limits 1.00" — calls per request by operation and table. */
   operations: Record<string, number>;
@@ -56,6 +61,8 @@ export async function countRoundTrips(options: {
   warmup: number;
   requests: number;
   tablePrefix: (table: string) => string;
+  /** The hold-back the counter adds to every store answer. */
+  counterDelayMs: number;
 }): Promise<RoundTripSummary> {
   const { counter, upstream } = options;
   const total: RoundTripSummary = {
@@ -65,6 +72,7 @@ export async function countRoundTrips(options: {
     wavesBeforeUpstream: 0,
     callsDuringResponse: 0,
     callsAfterResponse: 0,
+    wavesAfterResponse: 0,
     readUnits: 0,
     writeUnits: 0,
     tailAfterResponseMs: 0,
@@ -94,7 +102,9 @@ export async function countRoundTrips(options: {
     total.wavesBeforeUpstream += waves(before);
     total.callsDuringResponse += during.length;
     total.callsAfterResponse += after.length;
-    total.tailAfterResponseMs += Math.max(0, ...after.map((call) => call.endMs - ended));
+    const afterWaves = waves(after);
+    total.wavesAfterResponse += afterWaves;
+    total.tailAfterResponseMs += Math.max(0, Math.max(0, ...after.map((call) => call.endMs - ended)) - afterWaves * options.counterDelayMs);
     for (const call of calls) {
       if (call.kind === 'read') total.readUnits += call.units;
       if (call.kind === 'write') total.writeUnits += call.units;
@@ -110,6 +120,7 @@ export async function countRoundTrips(options: {
     wavesBeforeUpstream: perRequest(total.wavesBeforeUpstream),
     callsDuringResponse: perRequest(total.callsDuringResponse),
     callsAfterResponse: perRequest(total.callsAfterResponse),
+    wavesAfterResponse: perRequest(total.wavesAfterResponse),
     readUnits: perRequest(total.readUnits),
     writeUnits: perRequest(total.writeUnits),
     tailAfterResponseMs: perRequest(total.tailAfterResponseMs),

@@ -24,6 +24,7 @@ export async function measureRoundTrips(options: {
   pipe: Child;
   portkey: Child;
   iterations: { warmup: number; requests: number };
+  counterDelayMs: number;
 }): Promise<RoundTripSummary[]> {
   const { upstream, counter, countedProxy } = options;
   const specs = Object.fromEntries(buildContenders({ upstreamOrigin: upstream.origin, pipe: options.pipe, proxy: countedProxy, portkey: options.portkey }).map((c) => [c.id, c]));
@@ -50,6 +51,7 @@ export async function measureRoundTrips(options: {
       counter,
       upstream,
       ...options.iterations,
+      counterDelayMs: options.counterDelayMs,
       tablePrefix: (table) => (table.startsWith(prefix) ? table.slice(prefix.length) : table),
     });
     out.push(summary);

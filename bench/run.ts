@@ -24,11 +24,14 @@ import type { Results } from './results';
 import { measureRoundTrips, profileProxy } from './run-extras';
 import { startStoreCounter } from './store-counter';
 
+/** Held on every counted store answer, so that parallel and sequential calls can be told apart. */
+const STORE_COUNTER_DELAY_MS = 20;
+
 const ITERATIONS = {
-  c1: { warmup: 100, count: 500 },
-  c16: { warmup: 200, count: 2000 },
-  streamC1: { warmup: 5, count: 40 },
-  streamC8: { warmup: 16, count: 120 },
+  c1: { rounds: 5, concurrency: 1, warmup: 100, count: 500 },
+  c16: { rounds: 5, concurrency: 16, warmup: 200, count: 2000 },
+  streamC1: { rounds: 4, concurrency: 1, warmup: 4, count: 40 },
+  streamC8: { rounds: 4, concurrency: 8, warmup: 16, count: 160 },
   ramp: [8, 32, 96].map((concurrency) => ({ concurrency, durationMs: 2000 })),
   roundTrips: { warmup: 2, requests: 15 },
   storeRoundTrip: 300,
@@ -50,7 +53,7 @@ async function main(): Promise<void> {
     const dynamo = await startDynamoDbLocal();
     cleanups.push(() => dynamo.stop());
     const dynamoPid = findDynamoDbLocalPid(Number(new URL(dynamo.endpoint).port));
-    const counter = await startStoreCounter(dynamo.endpoint);
+    const counter = await startStoreCounter(dynamo.endpoint, STORE_COUNTER_DELAY_MS);
     cleanups.push(() => counter.close());
     const children = await Promise.allSettled([
       startProxyServer({ upstreamOrigin: upstream.origin, dynamoEndpoint: dynamo.endpoint }),
@@ -81,12 +84,12 @@ async function main(): Promise<void> {
     process.stdout.write('store round trip…\n');
     const dynamoRoundTrip = await measureStoreRoundTrip(dynamo.endpoint, `${proxy.tablePrefix}accounts`, ITERATIONS.storeRoundTrip);
     process.stdout.write('non-streaming, concurrency 1…\n');
-    const c1 = await nonStreaming(load, all, { concurrency: 1, ...ITERATIONS.c1 });
+    const c1 = await nonStreaming(load, all, ITERATIONS.c1);
     process.stdout.write('non-streaming, concurrency 16 (with CPU and memory)…\n');
-    const c16 = await nonStreaming(load, main6, { concurrency: 16, ...ITERATIONS.c16, measureResources: { storePid: dynamoPid, proxyPids: new Set([proxy.pid]) } });
+    const c16 = await nonStreaming(load, main6, { ...ITERATIONS.c16, measureResources: { storePid: dynamoPid, proxyPids: new Set([proxy.pid]) } });
     process.stdout.write('streaming…\n');
-    const streamC1 = await streaming(load, upstream, all, { concurrency: 1, ...ITERATIONS.streamC1 });
-    const streamC8 = await streaming(load, upstream, main6, { concurrency: 8, ...ITERATIONS.streamC8 });
+    const streamC1 = await streaming(load, upstream, all, ITERATIONS.streamC1);
+    const streamC8 = await streaming(load, upstream, main6, ITERATIONS.streamC8);
     process.stdout.write('throughput ramp…\n');
     const resources = c16.resources;
     const throughput = await throughputRamp(load, main6, ITERATIONS.ramp, (contender: Contender, mb: number) => {
@@ -97,7 +100,7 @@ async function main(): Promise<void> {
       resources.dynamoDbLocal = { cpuMsPerRequest: resources.stored.storeCpuMsPerRequest, requestsMeasured: resources.stored.requestsMeasured, rssIdleMb: dynamoIdle, rssMaxMb: dynamoRss!.stop() };
     }
     process.stdout.write('store round trips per request…\n');
-    const roundTrips = await measureRoundTrips({ upstream, counter, countedProxy, pipe, portkey, iterations: ITERATIONS.roundTrips });
+    const roundTrips = await measureRoundTrips({ upstream, counter, countedProxy, pipe, portkey, iterations: ITERATIONS.roundTrips, counterDelayMs: STORE_COUNTER_DELAY_MS });
     process.stdout.write('Lambda bundle import…\n');
     const coldStart = await measureColdStart(LAMBDA_BUNDLE, ITERATIONS.coldStartRuns);
 
@@ -122,12 +125,12 @@ async function main(): Promise<void> {
           stream: `${STREAM_SHAPE.chunks + 2} events ${STREAM_SHAPE.chunkIntervalMs} ms apart, then usage (when asked) and [DONE]`,
         },
         iterations: {
-          'c=1': `${ITERATIONS.c1.warmup} warm-up + ${ITERATIONS.c1.count} measured per contender`,
-          'c=16': `${ITERATIONS.c16.warmup} + ${ITERATIONS.c16.count}`,
-          'streams c=1': `${ITERATIONS.streamC1.warmup} + ${ITERATIONS.streamC1.count}`,
-          'streams c=8': `${ITERATIONS.streamC8.warmup} + ${ITERATIONS.streamC8.count}`,
+          'c=1': rounds(ITERATIONS.c1),
+          'c=16': rounds(ITERATIONS.c16),
+          'streams c=1': rounds(ITERATIONS.streamC1),
+          'streams c=8': rounds(ITERATIONS.streamC8),
           ramp: ITERATIONS.ramp.map((s) => `c=${s.concurrency} for ${s.durationMs / 1000} s`).join(', '),
-          'store counting': `${ITERATIONS.roundTrips.warmup} + ${ITERATIONS.roundTrips.requests} per mode`,
+          'store counting': `${ITERATIONS.roundTrips.warmup} + ${ITERATIONS.roundTrips.requests} sequential requests per mode, each store answer held ${STORE_COUNTER_DELAY_MS} ms`,
           'bundle import': `${ITERATIONS.coldStartRuns} fresh processes`,
         },
         contenders: {
@@ -163,6 +166,10 @@ async function main(): Promise<void> {
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
   }
+}
+
+function rounds(r: { rounds: number; warmup: number; count: number }): string {
+  return `${r.count} measured per contender in ${r.rounds} interleaved rounds (${r.warmup} warm-up before the first)`;
 }
 
 /** Stores the cache-hit contender's answer once and waits until it is served from the cache. */

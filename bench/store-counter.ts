@@ -4,6 +4,9 @@
  * monotonic start and end times and the capacity it consumed. It asks DynamoDB
  * Local for `ReturnConsumedCapacity: TOTAL` (DynamoDB Local does not check
  * request signatures, and the response it signs is passed back unchanged).
+ * Each answer is held back `delayMs`: calls a proxy starts together then overlap
+ * for sure, and a call that waited for another one starts visibly later, so the
+ * number of sequential waves can be read from the timestamps.
  */
 import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -41,7 +44,7 @@ function consumedUnits(body: string): number {
   }
 }
 
-export async function startStoreCounter(target: string): Promise<StoreCounter> {
+export async function startStoreCounter(target: string, delayMs = 0): Promise<StoreCounter> {
   const upstream = new URL(target);
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
   let calls: StoreCall[] = [];
@@ -72,17 +75,19 @@ export async function startStoreCounter(target: string): Promise<StoreCounter> {
         answer.on('data', (part: Buffer) => answerParts.push(part));
         answer.on('end', () => {
           const answerBody = Buffer.concat(answerParts);
-          pending--;
-          calls.push({
-            operation,
-            table,
-            startMs,
-            endMs: monotonicMs(),
-            units: consumedUnits(answerBody.toString('utf8')),
-            kind: READS.has(operation) ? 'read' : WRITES.has(operation) ? 'write' : 'other',
-          });
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          res.end(answerBody);
+          setTimeout(() => {
+            pending--;
+            calls.push({
+              operation,
+              table,
+              startMs,
+              endMs: monotonicMs(),
+              units: consumedUnits(answerBody.toString('utf8')),
+              kind: READS.has(operation) ? 'read' : WRITES.has(operation) ? 'write' : 'other',
+            });
+            res.writeHead(answer.statusCode ?? 502, answer.headers);
+            res.end(answerBody);
+          }, delayMs);
         });
       });
       forward.on('error', () => {

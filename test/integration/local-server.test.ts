@@ -1,0 +1,114 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const ROOT = resolve(__dirname, '../..');
+const SERVER = join(ROOT, 'dist/local/server.mjs');
+
+interface Running {
+  output: () => string;
+  url: Promise<string>;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  exited: Promise<number | null>;
+}
+
+function startServer(env: NodeJS.ProcessEnv): Running {
+  const child = spawn(process.execPath, [SERVER], { cwd: ROOT, env: { ...process.env, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (c) => (output += String(c)));
+  child.stderr.on('data', (c) => (output += String(c)));
+  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  const url = new Promise<string>((done, fail) => {
+    const timer = setInterval(() => {
+      const match = /listening on (http:\/\/[\d.:]+)/.exec(output);
+      if (match) {
+        clearInterval(timer);
+        done(match[1]);
+      }
+    }, 50);
+    void exited.then(() => {
+      clearInterval(timer);
+      fail(new Error(`server exited:\n${output}`));
+    });
+  });
+  url.catch(() => undefined);
+  return {
+    output: () => output,
+    url,
+    exited,
+    async stop(signal = 'SIGINT') {
+      if (child.exitCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+describe('npm start (the local server)', () => {
+  it('on first start with an empty DATA_DIR creates an account and prints its token, the admin key and the addresses; a restart keeps the data', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'first-run-'));
+    try {
+      // DYNAMODB_ENDPOINT unset: the server starts its own DynamoDB Local with files under DATA_DIR.
+      const env = { DATA_DIR: dataDir, DYNAMODB_ENDPOINT: '', ADMIN_KEY: '', TABLE_PREFIX: '' };
+      const first = startServer(env);
+      const url = await first.url;
+      const printed = first.output();
+      const token = /proxy token:\s+(sk-proxy-\S+)/.exec(printed)?.[1];
+      const adminKey = /admin key:\s+(\S+)/.exec(printed)?.[1];
+      expect(token).toMatch(/^sk-proxy-/);
+      expect(adminKey).toBeTruthy();
+      expect(printed).toContain(`dashboard:        ${url}/`);
+      expect(printed).toContain(`${url}/api/proxy`);
+      expect(statSync(join(dataDir, 'admin.key')).mode & 0o077).toBe(0);
+      expect(existsSync(join(dataDir, 'dynamodb'))).toBe(true);
+
+      // The printed token works for the management API; the admin key for the admin API.
+      const keys = await fetch(`${url}/api/keys`, { headers: { authorization: `Bearer ${token}` } });
+      expect(keys.status).toBe(200);
+      const save = await fetch(`${url}/api/keys/prov-b`, { method: 'PUT', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ key: 'first-run-provider-key-1234' }) });
+      expect(save.status).toBe(200);
+      const admin = await fetch(`${url}/api/admin/accounts`, { method: 'POST', headers: { authorization: `Bearer ${adminKey}` }, body: '{}' });
+      expect(admin.status).toBe(201);
+      expect(await first.stop('SIGINT')).toBe(0);
+      expect(first.output()).toContain('stopped');
+
+      const second = startServer(env);
+      const url2 = await second.url;
+      expect(second.output()).not.toContain('proxy token:');
+      expect(second.output()).not.toContain('admin key:');
+      const after = await fetch(`${url2}/api/keys`, { headers: { authorization: `Bearer ${token}` } });
+      expect((await after.json()).keys).toEqual([expect.objectContaining({ provider: 'prov-b', hint: '…1234' })]);
+      expect(readFileSync(join(dataDir, 'admin.key'), 'utf8').trim()).toBe(adminKey);
+      expect(await second.stop('SIGTERM')).toBe(0);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('without Java says so in one clear line and exits', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'no-java-'));
+    try {
+      const server = startServer({ DATA_DIR: dataDir, DYNAMODB_ENDPOINT: '', PATH: '/nonexistent' });
+      expect(await server.exited).toBe(1);
+      const lines = server.output().trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^Java was not found/);
+      expect(lines[0]).toContain('DYNAMODB_ENDPOINT');
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('with DYNAMODB_ENDPOINT uses that store instead of starting its own', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'endpoint-'));
+    try {
+      const server = startServer({ DATA_DIR: dataDir, DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT, TABLE_PREFIX: `ep${Date.now()}-` });
+      await server.url;
+      expect(server.output()).toContain(`DynamoDB at ${process.env.DYNAMODB_ENDPOINT}`);
+      expect(existsSync(join(dataDir, 'dynamodb'))).toBe(false);
+      expect(await server.stop()).toBe(0);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
