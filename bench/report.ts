@@ -107,7 +107,7 @@ export function renderResults(r: Results): string {
   const s = r.settings;
   out.push('# Benchmark results', '');
   out.push(`Run of \`npm run bench\` on ${r.date} (${r.durationSeconds.toFixed(0)} s). Every contender ran against the same fake upstream, in the same run, on this machine.`, '');
-  out.push('## Machine', '', `- CPU: ${r.machine.cpu}; \`nproc\`: ${r.machine.nproc}`, `- Node ${r.machine.node}, ${r.machine.os}`, '- `free -h`:', '', '```', r.machine.memory, '```', '');
+  out.push('## Machine', '', `- CPU: ${r.machine.cpu}; \`nproc\`: ${r.machine.nproc}`, `- Node ${r.machine.node}, ${r.machine.os}`, `- 1-minute load average: ${fmt(r.loadAverage.start)} at the start, ${fmt(r.loadAverage.end)} at the end (above ${r.machine.nproc} means other work shared the cores)`, '- `free -h`:', '', '```', r.machine.memory, '```', '');
   out.push('## Set-up', '', `- Upstream (in the orchestrator process, loopback): JSON — ${s.upstream.json}; SSE — ${s.upstream.stream}.`);
   for (const [name, text] of Object.entries(s.contenders)) out.push(`- ${name}: ${text}`);
   out.push(`- Iterations: ${Object.entries(s.iterations).map(([k, v]) => `${k} ${v}`).join('; ')}.`);
@@ -135,10 +135,10 @@ export function renderResults(r: Results): string {
     '',
   );
 
-  out.push('## CPU and memory', '', 'CPU = user + system time of the contender process (from /proc) over the whole c=16 batch, divided by its requests (row writes included). RSS = highest resident set sampled every 100 ms during the c=16 batch and the throughput ramp.', '');
+  out.push('## CPU and memory', '', 'CPU = user + system time of the contender process (from /proc, 10 ms ticks) over all its c=16 rounds, warm-ups included, divided by its requests (row writes included). RSS = highest resident set sampled every 100 ms during its c=16 rounds, and separately during the throughput ramp. This proxy\'s three modes run in one process, so their RSS figures are that process at different times.', '');
   out.push(
     table(
-      ['process', 'CPU ms/request', '× bare pipe', 'RSS idle MB', 'RSS max MB', '× bare pipe', 'DynamoDB Local CPU ms/request'],
+      ['process', 'CPU ms/request', '× bare pipe', 'RSS before MB', 'RSS max c=16 MB', '× bare pipe', 'RSS max ramp MB', 'DynamoDB Local CPU ms/request'],
       (Object.keys(r.resources) as Array<keyof Results['resources']>).map((id) => {
         const res = r.resources[id]!;
         return [
@@ -148,6 +148,7 @@ export function renderResults(r: Results): string {
           fmt(res.rssIdleMb, 0),
           fmt(res.rssMaxMb, 0),
           ratio(res.rssMaxMb, r.resources.pipe?.rssMaxMb),
+          fmt(res.rssRampMaxMb, 0),
           fmt(res.storeCpuMsPerRequest, 3),
         ];
       }),
@@ -155,7 +156,7 @@ export function renderResults(r: Results): string {
     '',
   );
 
-  out.push('## Store round trips per request', '', 'Counted by a forwarder in front of DynamoDB Local (a second proxy instance, requests one at a time). "Before upstream" = calls started before the fake upstream received the request (before the answer, for cache hits); waves = calls that overlap count once.', '');
+  out.push('## Store round trips per request', '', 'Counted by a forwarder in front of DynamoDB Local (a second proxy instance, requests one at a time, every store answer held 20 ms so that overlapping calls are unmistakable). "Before upstream" = calls started before the fake upstream received the request (before the answer, for cache hits); waves = calls that overlap count once. Units are the capacity DynamoDB Local reported (ReturnConsumedCapacity).', '');
   out.push(
     table(
       ['mode', 'calls before upstream', 'waves before upstream', 'calls while answering', 'calls after the answer (waves)', 'read units', 'write units', 'writes finish after answer (ms)', 'operations per request'],

@@ -23,7 +23,10 @@ export interface Resources {
   cpuMsPerRequest: number;
   requestsMeasured: number;
   rssIdleMb: number;
+  /** Highest RSS during the c=16 rounds. */
   rssMaxMb: number;
+  /** Highest RSS during the throughput ramp (up to the ramp's top concurrency). */
+  rssRampMaxMb?: number;
   /** DynamoDB Local's CPU per request in the same batch (this proxy only). */
   storeCpuMsPerRequest?: number;
 }
@@ -39,6 +42,8 @@ export interface Budget {
 export interface Results {
   date: string;
   machine: { nproc: string; memory: string; cpu: string; node: string; os: string };
+  /** 1-minute load average when the run started and ended: other work on the machine shows up here. */
+  loadAverage: { start: number; end: number };
   settings: {
     upstream: { json: string; stream: string };
     iterations: Record<string, string>;

@@ -7,7 +7,7 @@
  */
 import { build } from 'esbuild';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDynamoDbLocal } from '../lambda/local/dynamodb-local';
 import { judgeBudgets } from './budgets';
@@ -40,6 +40,7 @@ const ITERATIONS = {
 
 async function main(): Promise<void> {
   const started = performance.now();
+  const loadAtStart = loadavg()[0]!;
   for (const bundle of [SERVER_BUNDLE, LAMBDA_BUNDLE]) if (!existsSync(bundle)) throw new Error(`${bundle} is missing: run npm run build first`);
   const work = mkdtempSync(join(tmpdir(), 'bench-'));
   const cleanups: Array<() => Promise<unknown>> = [async () => rmSync(work, { recursive: true, force: true })];
@@ -94,7 +95,7 @@ async function main(): Promise<void> {
     const resources = c16.resources;
     const throughput = await throughputRamp(load, main6, ITERATIONS.ramp, (contender: Contender, mb: number) => {
       const entry = resources[contender.id];
-      if (entry) entry.rssMaxMb = Math.max(entry.rssMaxMb, mb);
+      if (entry) entry.rssRampMaxMb = Math.max(entry.rssRampMaxMb ?? 0, mb);
     });
     if (dynamoPid && resources.stored?.storeCpuMsPerRequest !== undefined) {
       resources.dynamoDbLocal = { cpuMsPerRequest: resources.stored.storeCpuMsPerRequest, requestsMeasured: resources.stored.requestsMeasured, rssIdleMb: dynamoIdle, rssMaxMb: dynamoRss!.stop() };
@@ -119,6 +120,7 @@ async function main(): Promise<void> {
     const figures: Omit<Results, 'budgets' | 'durationSeconds' | 'profile'> = {
       date: new Date().toISOString(),
       machine: machineDescription(),
+      loadAverage: { start: loadAtStart, end: loadavg()[0]! },
       settings: {
         upstream: {
           json: `answers at once (latency ${JSON_SHAPE.latencyMs} ms), ${JSON_SHAPE.chunks}-word answer with usage (~0.6 KB)`,

@@ -9,7 +9,8 @@ export interface Logger {
 }
 
 function line(level: string, message: string, fields?: Record<string, unknown>): string {
-  return JSON.stringify({ level, time: new Date().toISOString(), message, ...fields });
+  // `timestamp` (RFC 3339) and `level` are what Lambda's JSON log format reads.
+  return JSON.stringify({ timestamp: new Date().toISOString(), level: level.toUpperCase(), message, ...fields });
 }
 
 export const jsonLogger: Logger = {

@@ -1,12 +1,10 @@
-import { chatDialect } from './dialects/chat';
-import type { ProviderModule } from './types';
+import { chatCompletionsProvider } from './chat-completions-provider';
 
-export const provB = {
+/** OpenAI: stream usage only with stream_options.include_usage. */
+export const provB = chatCompletionsProvider({
   id: 'prov-b',
   displayName: 'OpenAI',
-  dialect: chatDialect,
-  upstream: { baseUrl: 'https://api.openai.com/v1', envVar: 'UPSTREAM_BASE_URL_PROV_B', path: '/chat/completions' },
-  routes: ['/prov-b/v1/chat/completions', '/prov-b/chat/completions'],
+  baseUrl: 'https://api.openai.com/v1',
   streamUsage: 'when-asked',
   exampleModel: 'gpt-4o-mini',
-} as const satisfies ProviderModule;
+});

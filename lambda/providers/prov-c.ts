@@ -1,12 +1,10 @@
-import { chatDialect } from './dialects/chat';
-import type { ProviderModule } from './types';
+import { chatCompletionsProvider } from './chat-completions-provider';
 
-export const provC = {
+/** Google Gemini through its OpenAI-compatible endpoint; usage rides on the last content chunk when asked. */
+export const provC = chatCompletionsProvider({
   id: 'prov-c',
   displayName: 'Google Gemini',
-  dialect: chatDialect,
-  upstream: { baseUrl: 'https://generativelanguage.googleapis.com/v1beta/openai', envVar: 'UPSTREAM_BASE_URL_PROV_C', path: '/chat/completions' },
-  routes: ['/prov-c/v1/chat/completions', '/prov-c/chat/completions'],
+  baseUrl: 'https://generativelanguage.googleapis.com/v1beta/openai',
   streamUsage: 'when-asked',
   exampleModel: 'gemini-2.5-flash',
-} as const satisfies ProviderModule;
+});

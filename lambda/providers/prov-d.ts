@@ -1,12 +1,10 @@
-import { chatDialect } from './dialects/chat';
-import type { ProviderModule } from './types';
+import { chatCompletionsProvider } from './chat-completions-provider';
 
-export const provD = {
+/** Mistral: usage on the chunk that carries finish_reason, always. */
+export const provD = chatCompletionsProvider({
   id: 'prov-d',
   displayName: 'Mistral',
-  dialect: chatDialect,
-  upstream: { baseUrl: 'https://api.mistral.ai/v1', envVar: 'UPSTREAM_BASE_URL_PROV_D', path: '/chat/completions' },
-  routes: ['/prov-d/v1/chat/completions', '/prov-d/chat/completions'],
+  baseUrl: 'https://api.mistral.ai/v1',
   streamUsage: 'always',
   exampleModel: 'mistral-small-latest',
-} as const satisfies ProviderModule;
+});
