@@ -26,7 +26,21 @@ export interface UpstreamResponse {
  * POSTs to the provider and resolves when its response headers arrive.
  * No headers within the limit → 504; connection refused or reset before headers → 502.
  */
-export function callUpstream(call: UpstreamCall): Promise<UpstreamResponse> {
+export async function callUpstream(call: UpstreamCall): Promise<UpstreamResponse> {
+  const deadline = Date.now() + call.timeoutMs;
+  try {
+    return await attempt(call, call.timeoutMs);
+  } catch (error) {
+    // A kept-alive socket the provider had just closed fails before the request
+    // reached it; that one case is retried once, on a fresh connection.
+    if (!(error instanceof StaleSocketError)) throw error;
+    return attempt(call, Math.max(1, deadline - Date.now()));
+  }
+}
+
+class StaleSocketError extends Error {}
+
+function attempt(call: UpstreamCall, timeoutMs: number): Promise<UpstreamResponse> {
   return new Promise((resolve, reject) => {
     const secure = call.url.protocol === 'https:';
     const request = (secure ? httpsRequest : httpRequest)(call.url, {
@@ -40,7 +54,7 @@ export function callUpstream(call: UpstreamCall): Promise<UpstreamResponse> {
       settled = true;
       request.destroy();
       reject(new UpstreamTimeoutError(call.timeoutMs));
-    }, call.timeoutMs);
+    }, timeoutMs);
 
     request.once('response', (response) => {
       clearTimeout(timer);
@@ -51,11 +65,12 @@ export function callUpstream(call: UpstreamCall): Promise<UpstreamResponse> {
       settled = true;
       resolve({ status: response.statusCode ?? 502, headers: response.headers, body: response, abort: () => request.destroy() });
     });
-    request.once('error', (error) => {
+    request.once('error', (error: NodeJS.ErrnoException) => {
       clearTimeout(timer);
       if (settled) return;
       settled = true;
-      reject(new UpstreamUnreachableError(error));
+      const stale = request.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE');
+      reject(stale ? new StaleSocketError(error.message) : new UpstreamUnreachableError(error));
     });
     request.end(call.body);
   });
