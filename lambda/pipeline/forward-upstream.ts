@@ -121,10 +121,8 @@ async function commitToCache(deps: Deps, writer: CacheWriter, response: { format
 
 /** Ends a body that goes quiet for longer than the upstream limit (CONTRACT: stalled streams). */
 function watchStalls(body: NodeJS.EventEmitter, limitMs: number, onStall: () => void): void {
-  let timer = setTimeout(onStall, limitMs);
-  body.on('data', () => {
-    clearTimeout(timer);
-    timer = setTimeout(onStall, limitMs);
-  });
+  const timer = setTimeout(onStall, limitMs);
+  // refresh() re-arms the same timer: no allocation per chunk.
+  body.on('data', () => timer.refresh());
   body.on('close', () => clearTimeout(timer));
 }
