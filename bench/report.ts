@@ -117,7 +117,7 @@ export function renderResults(r: Results): string {
   out.push('## Budgets', '', table(['budget', 'target', 'measured', 'verdict', 'why'], r.budgets.map((b) => [b.name, b.target, b.measured, b.met ? 'met' : '**missed**', b.why])), '');
 
   out.push('## Non-streaming latency, concurrency 1', '', latencyTable(r.latency.c1, [...MAIN, 'directMessages', 'storedMessages']), '');
-  out.push(`One DynamoDB Local round trip (GetItem through the proxy's own SDK client, keep-alive, sequential): p50 ${fmt(r.dynamoRoundTrip.p50)} ms, p99 ${fmt(r.dynamoRoundTrip.p99)} ms (n=${r.dynamoRoundTrip.n}).`, '');
+  out.push(`One DynamoDB Local round trip (GetItem through the proxy's own SDK client, keep-alive, sequential): p50 ${fmt(r.dynamoRoundTrip.p50)} ms, p99 ${fmt(r.dynamoRoundTrip.p99)} ms (n=${r.dynamoRoundTrip.n}). Client-side CPU of one such SDK call: ${fmt(r.sdkCpuMsPerCall, 3)} ms.`, '');
   out.push('## Non-streaming latency, concurrency 16', '', latencyTable(r.latency.c16, MAIN), '');
   out.push('## Streaming, concurrency 1', '', 'Event lag = time from the fake upstream writing an SSE event to the client receiving it (both read the same monotonic clock); its excess over the direct call is what the proxy adds per chunk.', '', streamTable(r, 'c1'), '');
   out.push('## Streaming, concurrency 8', '', streamTable(r, 'c8'), '');
@@ -159,7 +159,7 @@ export function renderResults(r: Results): string {
   out.push('## Store round trips per request', '', 'Counted by a forwarder in front of DynamoDB Local (a second proxy instance, requests one at a time, every store answer held 20 ms so that overlapping calls are unmistakable). "Before upstream" = calls started before the fake upstream received the request (before the answer, for cache hits); waves = calls that overlap count once. Units are the capacity DynamoDB Local reported (ReturnConsumedCapacity).', '');
   out.push(
     table(
-      ['mode', 'calls before upstream', 'waves before upstream', 'calls while answering', 'calls after the answer (waves)', 'read units', 'write units', 'writes finish after answer (ms)', 'operations per request'],
+      ['mode', 'calls before upstream', 'waves before upstream', 'calls while answering', 'calls after the answer (waves)', 'read units', 'write units', 'ms before upstream', 'ms upstream → answer', 'writes finish after answer (ms)', 'operations per request'],
       r.roundTrips.map((t) => [
         t.mode,
         fmt(t.callsBeforeUpstream),
@@ -168,6 +168,8 @@ export function renderResults(r: Results): string {
         `${fmt(t.callsAfterResponse)} (${fmt(t.wavesAfterResponse)})`,
         fmt(t.readUnits),
         fmt(t.writeUnits),
+        fmt(t.msBeforeUpstream, 1),
+        fmt(t.msUpstreamToAnswer, 1),
         fmt(t.tailAfterResponseMs, 1),
         Object.entries(t.operations).map(([op, n]) => `${op} ${n}`).join('; '),
       ]),

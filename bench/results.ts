@@ -51,6 +51,8 @@ export interface Results {
     notes: string[];
   };
   dynamoRoundTrip: Percentiles;
+  /** Client-side CPU of one DocumentClient GetItem (the SDK's share of a store call). */
+  sdkCpuMsPerCall: number;
   latency: { c1: Partial<Record<ContenderId, LatencyFigures>>; c16: Partial<Record<ContenderId, LatencyFigures>> };
   streaming: { c1: Partial<Record<ContenderId, StreamFigures>>; c8: Partial<Record<ContenderId, StreamFigures>> };
   throughput: Partial<Record<ContenderId, { steps: ThroughputStep[]; maxRps: number; atConcurrency: number }>>;

@@ -17,6 +17,10 @@ export interface RoundTripSummary {
   wavesBeforeUpstream: number;
   callsDuringResponse: number;
   callsAfterResponse: number;
+  /** Request start to the upstream receiving it (to the answer, for cache hits), less the counter's hold-back per wave. */
+  msBeforeUpstream: number;
+  /** Upstream receiving the request to the client having the whole answer. */
+  msUpstreamToAnswer: number;
   /** Sequential waves among the calls after the answer (row, then rollups). */
   wavesAfterResponse: number;
   readUnits: number;
@@ -72,6 +76,8 @@ export async function countRoundTrips(options: {
     wavesBeforeUpstream: 0,
     callsDuringResponse: 0,
     callsAfterResponse: 0,
+    msBeforeUpstream: 0,
+    msUpstreamToAnswer: 0,
     wavesAfterResponse: 0,
     readUnits: 0,
     writeUnits: 0,
@@ -99,7 +105,10 @@ export async function countRoundTrips(options: {
     const after = calls.filter((call) => call.startMs > ended);
     total.requests++;
     total.callsBeforeUpstream += before.length;
-    total.wavesBeforeUpstream += waves(before);
+    const beforeWaves = waves(before);
+    total.wavesBeforeUpstream += beforeWaves;
+    total.msBeforeUpstream += arrival - started - beforeWaves * options.counterDelayMs;
+    total.msUpstreamToAnswer += ended - arrival;
     total.callsDuringResponse += during.length;
     total.callsAfterResponse += after.length;
     const afterWaves = waves(after);
@@ -121,6 +130,8 @@ export async function countRoundTrips(options: {
     callsDuringResponse: perRequest(total.callsDuringResponse),
     callsAfterResponse: perRequest(total.callsAfterResponse),
     wavesAfterResponse: perRequest(total.wavesAfterResponse),
+    msBeforeUpstream: perRequest(total.msBeforeUpstream),
+    msUpstreamToAnswer: perRequest(total.msUpstreamToAnswer),
     readUnits: perRequest(total.readUnits),
     writeUnits: perRequest(total.writeUnits),
     tailAfterResponseMs: perRequest(total.tailAfterResponseMs),

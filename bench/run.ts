@@ -83,7 +83,7 @@ async function main(): Promise<void> {
     const dynamoIdle = dynamoPid ? memoryMb(dynamoPid).rss : 0;
 
     process.stdout.write('store round trip…\n');
-    const dynamoRoundTrip = await measureStoreRoundTrip(dynamo.endpoint, `${proxy.tablePrefix}accounts`, ITERATIONS.storeRoundTrip);
+    const store = await measureStoreRoundTrip(dynamo.endpoint, `${proxy.tablePrefix}accounts`, ITERATIONS.storeRoundTrip);
     process.stdout.write('non-streaming, concurrency 1…\n');
     const c1 = await nonStreaming(load, all, ITERATIONS.c1);
     process.stdout.write('non-streaming, concurrency 16 (with CPU and memory)…\n');
@@ -146,7 +146,8 @@ async function main(): Promise<void> {
           'Portkey needed two preloaded fixes to run here: listening on 127.0.0.1 only, and copying the headers of upstream SSE answers (its streaming path otherwise fails with "TypeError: immutable" under @hono/node-server ≥ 1.14.3, Portkey issues #1389/#1550). Its stream handler also waits 25 ms before the first event by design.',
         ],
       },
-      dynamoRoundTrip,
+      dynamoRoundTrip: store.latency,
+      sdkCpuMsPerCall: store.sdkCpuMsPerCall,
       latency: { c1: c1.figures, c16: c16.figures },
       streaming: { c1: streamC1, c8: streamC8 },
       throughput,

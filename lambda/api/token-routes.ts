@@ -20,6 +20,8 @@ export const tokenRoutes: ApiRoute[] = [
           created_at: t.createdAt,
           last_used_at: t.lastUsedAt,
           revoked_at: t.revokedAt,
+          // The token this request was made with, so the dashboard can warn before revoking it.
+          current: t.tokenId === caller!.tokenId,
         })),
       });
     },

@@ -69,6 +69,8 @@ export interface TokenInfo {
   created_at: string;
   last_used_at?: string;
   revoked_at?: string;
+  /** The token this dashboard session signed in with. */
+  current?: boolean;
 }
 
 export interface CreatedToken {

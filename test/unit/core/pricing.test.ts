@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import bundled from '../../../lambda/pricing/prices.json';
 import { loadPriceTable } from '../../../lambda/pricing/load-prices';
-import { nanosToUsd, PriceTable, toRates, type TokenRates } from '../../../lambda/pricing/price-table';
+import { nanosToUsd, toRates, type TokenRates } from '../../../lambda/pricing/price-table';
 import type { Usage } from '../../../lambda/providers/usage';
 
 const usage = (inputTokens: number, outputTokens: number, cacheReadTokens = 0, cacheWriteTokens = 0): Usage => ({

@@ -32,6 +32,11 @@ export function TokenTable({ tokens, onRevoke }: { tokens: TokenInfo[]; onRevoke
             >
               <td data-label="Name" class="break">
                 {token.name || <span class="muted">(unnamed)</span>}
+                {token.current && (
+                  <span class="badge" data-testid="token-current">
+                    this session
+                  </span>
+                )}
               </td>
               <td data-label="Scopes">
                 {token.scopes.map((scope) => (
@@ -51,7 +56,7 @@ export function TokenTable({ tokens, onRevoke }: { tokens: TokenInfo[]; onRevoke
                   <ConfirmButton
                     label="Revoke"
                     confirmLabel="Revoke now"
-                    question="Apps using it stop working at once."
+                    question={token.current ? 'You are signed in with this token: revoking it signs you out.' : 'Apps using it stop working at once.'}
                     testId="token-revoke"
                     onConfirm={() => onRevoke(token.token_id)}
                   />
