@@ -2,15 +2,13 @@
  * The measuring phases. Each takes the running contenders and returns figures;
  * all loops are bounded by counts or deadlines.
  */
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { createDynamoClients } from '../lambda/store/dynamodb/client';
 import type { Contender, ContenderId } from './contenders';
 import type { UpstreamShape, BenchUpstream } from './fake-upstream';
 import type { LoadClient } from './load-client';
 import type { LatencyResult, ThroughputStep } from './load-protocol';
 import { cpuMs, memoryMb, sampleRss } from './process-stats';
 import type { LatencyFigures, Resources, StreamFigures } from './results';
-import { percentiles, type Percentiles } from './stats';
+import { percentiles } from './stats';
 
 export const JSON_SHAPE: UpstreamShape = { latencyMs: 0, chunks: 20, chunkIntervalMs: 0 };
 export const STREAM_SHAPE: UpstreamShape = { latencyMs: 0, chunks: 10, chunkIntervalMs: 5 };
@@ -40,29 +38,6 @@ function ensureClean(contender: Contender, result: LatencyResult, what: string):
     const statuses = Object.entries(result.statuses).map(([status, n]) => `${status}×${n}`).join(' ');
     process.stdout.write(`  ! ${contender.label} ${what}: ${result.errors} errors, ${result.mismatches} mismatches (${statuses}) ${result.firstError ?? ''}\n`);
   }
-}
-
-/**
- * One DynamoDB Local round trip as the proxy's own client makes it (SDK, signing,
- * keep-alive), and the client-side CPU one such call costs (this process's CPU
- * time over the sequential calls; nothing else runs here meanwhile).
- */
-export async function measureStoreRoundTrip(endpoint: string, table: string, count: number): Promise<{ latency: Percentiles; sdkCpuMsPerCall: number }> {
-  // The SDK's notice about its future Node 22 requirement is noise here (the local server silences it too).
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  const { doc, raw } = createDynamoClients({ region: 'eu-west-1', endpoint });
-  const get = () => doc.send(new GetCommand({ TableName: table, Key: { pk: 'ACCOUNT#bench-none', sk: 'ACCOUNT' } }));
-  for (let i = 0; i < 50; i++) await get();
-  const times: number[] = [];
-  const cpuBefore = process.cpuUsage();
-  for (let i = 0; i < count; i++) {
-    const started = performance.now();
-    await get();
-    times.push(performance.now() - started);
-  }
-  const cpu = process.cpuUsage(cpuBefore);
-  raw.destroy();
-  return { latency: percentiles(times), sdkCpuMsPerCall: (cpu.user + cpu.system) / 1000 / count };
 }
 
 export interface Rounds {

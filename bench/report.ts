@@ -16,8 +16,9 @@ const LABELS: Record<ContenderId, string> = {
 };
 const MAIN: ContenderId[] = ['direct', 'pipe', 'stored', 'passThrough', 'cacheHit', 'portkey'];
 
-const table = (head: string[], rows: string[][]) =>
-  [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i === 0 ? '---' : '--:')).join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)].join('\n');
+/** Figures right-aligned after the first column, unless `text` says every column holds words. */
+const table = (head: string[], rows: string[][], text = false) =>
+  [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i === 0 || text ? '---' : '--:')).join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)].join('\n');
 
 const plus = (value: number | undefined, digits = 2) => (value === undefined || !Number.isFinite(value) ? '–' : `${value >= 0 ? '+' : ''}${value.toFixed(digits)}`);
 
@@ -114,10 +115,15 @@ export function renderResults(r: Results): string {
   for (const note of s.notes) out.push(`- ${note}`);
   out.push('', '## Summary', '', 'Added = contender minus the direct call at the same percentile. Ratios: throughput against the direct call, CPU and RSS against the bare pipe proxy.', '', summaryTable(r), '');
 
-  out.push('## Budgets', '', table(['budget', 'target', 'measured', 'verdict', 'why'], r.budgets.map((b) => [b.name, b.target, b.measured, b.met ? 'met' : '**missed**', b.why])), '');
+  out.push('## Budgets', '', table(['budget', 'target', 'measured', 'verdict', 'why'], r.budgets.map((b) => [b.name, b.target, b.measured, b.met ? 'met' : '**missed**', b.why]), true), '');
 
   out.push('## Non-streaming latency, concurrency 1', '', latencyTable(r.latency.c1, [...MAIN, 'directMessages', 'storedMessages']), '');
-  out.push(`One DynamoDB Local round trip (GetItem through the proxy's own SDK client, keep-alive, sequential): p50 ${fmt(r.dynamoRoundTrip.p50)} ms, p99 ${fmt(r.dynamoRoundTrip.p99)} ms (n=${r.dynamoRoundTrip.n}). Client-side CPU of one such SDK call: ${fmt(r.sdkCpuMsPerCall, 3)} ms.`, '');
+  out.push(`One DynamoDB Local round trip (GetItem through the proxy's own store client, keep-alive, sequential): p50 ${fmt(r.dynamoRoundTrip.p50)} ms, p99 ${fmt(r.dynamoRoundTrip.p99)} ms (n=${r.dynamoRoundTrip.n}).`, '');
+  const call = r.storeCallCpuMs;
+  out.push(
+    `Client-side CPU of that one GetItem: ${fmt(call.documentClient, 3)} ms through the proxy's client (DocumentClient), ${fmt(call.lowLevelCachedMiddleware, 3)} ms (${ratio(call.lowLevelCachedMiddleware, call.documentClient)}) through the low-level client with \`cacheMiddleware: true\` and pre-marshalled keys, ${fmt(call.bareHttp, 3)} ms (${ratio(call.bareHttp, call.documentClient)}) as a bare node:http POST.`,
+    '',
+  );
   out.push('## Non-streaming latency, concurrency 16', '', latencyTable(r.latency.c16, MAIN), '');
   out.push('## Streaming, concurrency 1', '', 'Event lag = time from the fake upstream writing an SSE event to the client receiving it (both read the same monotonic clock); its excess over the direct call is what the proxy adds per chunk.', '', streamTable(r, 'c1'), '');
   out.push('## Streaming, concurrency 8', '', streamTable(r, 'c8'), '');

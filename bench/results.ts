@@ -6,6 +6,7 @@ import type { ThroughputStep } from './load-protocol';
 import type { ProfileSummary } from './profile';
 import type { RoundTripSummary } from './round-trips';
 import type { Percentiles } from './stats';
+import type { StoreCallCost } from './store-call';
 
 export interface LatencyFigures extends Percentiles {
   errors: number;
@@ -50,9 +51,10 @@ export interface Results {
     contenders: Record<string, string>;
     notes: string[];
   };
+  /** Sequential GetItem latency through the proxy's own store client. */
   dynamoRoundTrip: Percentiles;
-  /** Client-side CPU of one DocumentClient GetItem (the SDK's share of a store call). */
-  sdkCpuMsPerCall: number;
+  /** Client-side CPU of one GetItem: the proxy's client, the low-level client with cached middleware, bare HTTP. */
+  storeCallCpuMs: StoreCallCost['cpuMsPerCall'];
   latency: { c1: Partial<Record<ContenderId, LatencyFigures>>; c16: Partial<Record<ContenderId, LatencyFigures>> };
   streaming: { c1: Partial<Record<ContenderId, StreamFigures>>; c8: Partial<Record<ContenderId, StreamFigures>> };
   throughput: Partial<Record<ContenderId, { steps: ThroughputStep[]; maxRps: number; atConcurrency: number }>>;

@@ -6,7 +6,7 @@
  * latency budget is missed.
  */
 import { build } from 'esbuild';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDynamoDbLocal } from '../lambda/local/dynamodb-local';
@@ -16,12 +16,13 @@ import { buildContenders, type Contender, type ContenderId } from './contenders'
 import { costPerMillion } from './cost-model';
 import { startBenchUpstream } from './fake-upstream';
 import { startLoadClient } from './load-client';
-import { JSON_SHAPE, STREAM_SHAPE, measureStoreRoundTrip, nonStreaming, streaming, throughputRamp } from './phases';
+import { JSON_SHAPE, STREAM_SHAPE, nonStreaming, streaming, throughputRamp } from './phases';
 import { findDynamoDbLocalPid, machineDescription, memoryMb, sampleRss } from './process-stats';
 import { LAMBDA_BUNDLE, ROOT, SERVER_BUNDLE, startPipeProxy, startPortkey, startProxyServer, type Child } from './processes';
 import { renderResults, summaryTable } from './report';
 import type { Results } from './results';
 import { measureRoundTrips, profileProxy } from './run-extras';
+import { measureStoreCall } from './store-call';
 import { startStoreCounter } from './store-counter';
 
 /** Held on every counted store answer, so that parallel and sequential calls can be told apart. */
@@ -30,11 +31,11 @@ const STORE_COUNTER_DELAY_MS = 20;
 const ITERATIONS = {
   c1: { rounds: 5, concurrency: 1, warmup: 100, count: 500 },
   c16: { rounds: 5, concurrency: 16, warmup: 200, count: 2000 },
-  streamC1: { rounds: 4, concurrency: 1, warmup: 4, count: 40 },
+  streamC1: { rounds: 4, concurrency: 1, warmup: 4, count: 80 },
   streamC8: { rounds: 4, concurrency: 8, warmup: 16, count: 160 },
   ramp: [8, 32, 96].map((concurrency) => ({ concurrency, durationMs: 2000 })),
   roundTrips: { warmup: 2, requests: 15 },
-  storeRoundTrip: 300,
+  storeCallsPerRound: 100,
   coldStartRuns: 10,
 };
 
@@ -45,6 +46,11 @@ async function main(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'bench-'));
   const cleanups: Array<() => Promise<unknown>> = [async () => rmSync(work, { recursive: true, force: true })];
   try {
+    // Other work may rebuild dist/ while the bench runs: measure the bundles as they were at the start.
+    const lambdaBundle = join(work, 'handler.mjs');
+    copyFileSync(LAMBDA_BUNDLE, lambdaBundle);
+    const serverBundle = join(work, 'server.mjs');
+    copyFileSync(SERVER_BUNDLE, serverBundle);
     const pipeScript = join(work, 'pipe-proxy.mjs');
     await build({ entryPoints: [join(ROOT, 'bench', 'pipe-proxy.ts')], outfile: pipeScript, bundle: true, platform: 'node', format: 'esm', logLevel: 'error' });
 
@@ -57,8 +63,8 @@ async function main(): Promise<void> {
     const counter = await startStoreCounter(dynamo.endpoint, STORE_COUNTER_DELAY_MS);
     cleanups.push(() => counter.close());
     const children = await Promise.allSettled([
-      startProxyServer({ upstreamOrigin: upstream.origin, dynamoEndpoint: dynamo.endpoint }),
-      startProxyServer({ upstreamOrigin: upstream.origin, dynamoEndpoint: counter.endpoint, name: 'proxy (store counted)' }),
+      startProxyServer({ upstreamOrigin: upstream.origin, dynamoEndpoint: dynamo.endpoint, entry: serverBundle }),
+      startProxyServer({ upstreamOrigin: upstream.origin, dynamoEndpoint: counter.endpoint, entry: serverBundle, name: 'proxy (store counted)' }),
       startPipeProxy(pipeScript, upstream.origin),
       startPortkey(),
     ]);
@@ -82,8 +88,10 @@ async function main(): Promise<void> {
     const dynamoRss = dynamoPid ? sampleRss(dynamoPid, 250) : undefined;
     const dynamoIdle = dynamoPid ? memoryMb(dynamoPid).rss : 0;
 
-    process.stdout.write('store round trip…\n');
-    const store = await measureStoreRoundTrip(dynamo.endpoint, `${proxy.tablePrefix}accounts`, ITERATIONS.storeRoundTrip);
+    process.stdout.write('one store call…\n');
+    const store = await measureStoreCall(dynamo.endpoint, `${proxy.tablePrefix}accounts`, ITERATIONS.storeCallsPerRound);
+    const cpuPerCall = store.cpuMsPerCall;
+    process.stdout.write(`  p50 ${store.latency.p50.toFixed(2)} ms; CPU per call: proxy's client ${cpuPerCall.documentClient.toFixed(3)} ms, low-level + cached middleware ${cpuPerCall.lowLevelCachedMiddleware.toFixed(3)} ms, bare HTTP ${cpuPerCall.bareHttp.toFixed(3)} ms\n`);
     process.stdout.write('non-streaming, concurrency 1…\n');
     const c1 = await nonStreaming(load, all, ITERATIONS.c1);
     process.stdout.write('non-streaming, concurrency 16 (with CPU and memory)…\n');
@@ -103,7 +111,7 @@ async function main(): Promise<void> {
     process.stdout.write('store round trips per request…\n');
     const roundTrips = await measureRoundTrips({ upstream, counter, countedProxy, pipe, portkey, iterations: ITERATIONS.roundTrips, counterDelayMs: STORE_COUNTER_DELAY_MS });
     process.stdout.write('Lambda bundle import…\n');
-    const coldStart = await measureColdStart(LAMBDA_BUNDLE, ITERATIONS.coldStartRuns);
+    const coldStart = await measureColdStart(lambdaBundle, ITERATIONS.coldStartRuns);
 
     const stored = roundTrips.find((t) => t.mode === 'stored key')!;
     const cost = costPerMillion({
@@ -147,7 +155,7 @@ async function main(): Promise<void> {
         ],
       },
       dynamoRoundTrip: store.latency,
-      sdkCpuMsPerCall: store.sdkCpuMsPerCall,
+      storeCallCpuMs: store.cpuMsPerCall,
       latency: { c1: c1.figures, c16: c16.figures },
       streaming: { c1: streamC1, c8: streamC8 },
       throughput,

@@ -3,7 +3,7 @@ import { tableNames } from './store/tables';
 
 /** Environment variables are strings; every one is optional and has a documented default. */
 const EnvSchema = z.object({
-  PORT: z.optional(z.string().check(z.regex(/^\d+$/, 'expected a port number'))),
+  PORT: z.optional(z.string().check(z.regex(/^\d+$/, 'expected a port number'), z.refine((port) => Number(port) <= 65535, 'expected a port number up to 65535'))),
   HOST: z.optional(z.string()),
   DATA_DIR: z.optional(z.string()),
   DYNAMODB_ENDPOINT: z.optional(z.url()),

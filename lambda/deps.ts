@@ -12,6 +12,7 @@ import { EnvelopeSealer } from './store/crypto/envelope';
 import { KmsKeyWrapper } from './store/crypto/kms-key-wrapper';
 import { LocalKeyWrapper } from './store/crypto/local-key-wrapper';
 import { DynamoAccountStore } from './store/dynamodb/account-store';
+import { BatchedGet } from './store/dynamodb/batched-get';
 import { DynamoResponseCache } from './store/dynamodb/cache-store';
 import { createDynamoClients } from './store/dynamodb/client';
 import { DynamoProviderKeyStore } from './store/dynamodb/provider-key-store';
@@ -54,7 +55,8 @@ export interface Deps {
 export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogger): Deps {
   const { doc } = createDynamoClients({ region: config.region, endpoint: config.dynamoEndpoint });
   const tables = config.tables;
-  const accounts = new DynamoAccountStore(doc, tables.accounts);
+  const accountReads = new BatchedGet(doc, tables.accounts, ['pk', 'sk']);
+  const accounts = new DynamoAccountStore(doc, tables.accounts, accountReads);
   const usageLog = new DynamoUsageLog(doc, tables.usageLogs, config.logRetentionDays);
   const wrapper = config.kmsKeyId
     ? new KmsKeyWrapper(new KMSClient({ region: config.region }), config.kmsKeyId)
@@ -65,7 +67,7 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
     config,
     log,
     accounts,
-    providerKeys: new DynamoProviderKeyStore(doc, tables.accounts),
+    providerKeys: new DynamoProviderKeyStore(doc, tables.accounts, accountReads),
     rateLimiter: new DynamoRateLimiter(doc, tables.rateLimits, config.rateLimitPerMinute),
     usageLog,
     usageStats,

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import * as z from 'zod/mini';
 import bundled from './prices.json';
 import { PriceTable, type PriceEntry } from './price-table';
 
@@ -16,12 +17,20 @@ interface LiteLlmEntry {
 
 const PER_MILLION = 1_000_000;
 
+/** LiteLLM's names for the providers this proxy serves; other prefixes (azure/, bedrock/…) price other hosts. */
+const OUR_LITELLM_PROVIDERS = new Set(['anthropic', 'openai', 'gemini', 'mistral', 'groq', 'text-completion-openai']);
+
 export function fromLiteLlm(document: Record<string, LiteLlmEntry>): Record<string, PriceEntry> {
   const entries: Record<string, PriceEntry> = {};
-  for (const [key, value] of Object.entries(document)) {
+  // Prefixed keys first, so an unprefixed key of the same model wins.
+  const keys = Object.keys(document).sort((a, b) => Number(!a.includes('/')) - Number(!b.includes('/')));
+  for (const key of keys) {
+    const value = document[key];
     if (typeof value?.input_cost_per_token !== 'number' || typeof value.output_cost_per_token !== 'number') continue;
     const provider = value.litellm_provider;
-    const model = provider && key.startsWith(`${provider}/`) ? key.slice(provider.length + 1) : key;
+    const prefixed = provider !== undefined && key.startsWith(`${provider}/`);
+    if (prefixed && !OUR_LITELLM_PROVIDERS.has(provider)) continue;
+    const model = prefixed ? key.slice(provider.length + 1) : key;
     entries[model] = {
       input: value.input_cost_per_token * PER_MILLION,
       output: value.output_cost_per_token * PER_MILLION,
@@ -32,19 +41,32 @@ export function fromLiteLlm(document: Record<string, LiteLlmEntry>): Record<stri
   return entries;
 }
 
+const rate = z.number().check(z.gte(0), z.refine(Number.isFinite, 'must be a finite number'));
+const ProjectFormat = z.object({
+  models: z.record(z.string(), z.object({ input: rate, output: rate, cache_read: z.optional(rate), cache_write: z.optional(rate) })),
+});
+
 /** Accepts the project's own format (`{models:{…}}`, USD per million tokens) or LiteLLM's. */
 export function parsePriceDocument(document: unknown): Record<string, PriceEntry> {
-  if (document && typeof document === 'object' && 'models' in document) {
-    return (document as { models: Record<string, PriceEntry> }).models;
+  if (!document || typeof document !== 'object' || Array.isArray(document)) {
+    throw new Error('expected a JSON object: the project format {"models":{…}} or LiteLLM\'s model_prices_and_context_window.json');
   }
-  if (document && typeof document === 'object') return fromLiteLlm(document as Record<string, LiteLlmEntry>);
-  throw new Error('PRICING_FILE is neither the project format ({"models":{…}}) nor LiteLLM format');
+  if (!('models' in document)) return fromLiteLlm(document as Record<string, LiteLlmEntry>);
+  const parsed = z.safeParse(ProjectFormat, document);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(`${issue.path.join('.')}: ${issue.message}`);
+  }
+  return parsed.data.models;
 }
 
 /** The bundled prices, extended or overridden by `PRICING_FILE`. */
 export function loadPriceTable(pricingFile?: string): PriceTable {
   const base = (bundled as { models: Record<string, PriceEntry> }).models;
   if (!pricingFile) return new PriceTable(base);
-  const extra = parsePriceDocument(JSON.parse(readFileSync(pricingFile, 'utf8')));
-  return new PriceTable({ ...base, ...extra });
+  try {
+    return new PriceTable({ ...base, ...parsePriceDocument(JSON.parse(readFileSync(pricingFile, 'utf8'))) });
+  } catch (error) {
+    throw new Error(`PRICING_FILE ${pricingFile}: ${(error as Error).message}`);
+  }
 }

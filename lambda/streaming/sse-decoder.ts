@@ -7,7 +7,8 @@ import type { SseEvent } from './sse-event';
  * pass it on unchanged.
  */
 export class SseDecoder {
-  private readonly text = new TextDecoder('utf-8');
+  // ignoreBOM keeps a leading byte-order mark in `raw`, so re-sent bytes equal the received ones.
+  private readonly text = new TextDecoder('utf-8', { ignoreBOM: true });
   private pending = '';
 
   push(chunk: Uint8Array | string): SseEvent[] {
@@ -70,7 +71,7 @@ function findEventEnd(text: string, from: number, atEnd: boolean): number {
 function parseEvent(raw: string): SseEvent {
   let event: string | undefined;
   const data: string[] = [];
-  for (const line of raw.split(/\r\n|\r|\n/)) {
+  for (const line of raw.replace(/^\uFEFF/, '').split(/\r\n|\r|\n/)) {
     if (!line || line.startsWith(':')) continue;
     const colon = line.indexOf(':');
     const field = colon < 0 ? line : line.slice(0, colon);

@@ -4,8 +4,9 @@ import type { Dialect, StreamOutcome } from '../providers/types';
 import { tryParseJson } from '../providers/dialects/json';
 import { SseDecoder } from './sse-decoder';
 
-/** JSON bodies are read for usage up to this size; past it the tail is searched instead. */
+/** JSON bodies are parsed whole up to this size; past it, the model is read from the head and usage from the tail. */
 const MAX_JSON_READ = 16 * 1024 * 1024;
+const TAIL_BYTES = 256 * 1024;
 
 export interface TapOptions {
   dialect: Dialect;
@@ -36,6 +37,8 @@ export class UsageTap extends Transform {
   private readonly reader;
   private readonly jsonChunks: Buffer[] = [];
   private jsonBytes = 0;
+  /** For bodies past MAX_JSON_READ: the last TAIL_BYTES, where providers put usage. */
+  private jsonTail: Buffer = Buffer.alloc(0);
   private bytes = 0;
 
   constructor(private readonly options: TapOptions) {
@@ -47,7 +50,8 @@ export class UsageTap extends Transform {
     this.bytes += chunk.length;
     if (this.options.onText) this.options.onText(this.observerText.write(chunk));
     if (this.options.format === 'json') {
-      if (this.jsonBytes < MAX_JSON_READ) this.jsonChunks.push(chunk);
+      if (this.jsonBytes + chunk.length <= MAX_JSON_READ) this.jsonChunks.push(chunk);
+      else this.jsonTail = Buffer.concat([this.jsonTail, chunk]).subarray(-TAIL_BYTES);
       this.jsonBytes += chunk.length;
       done(null, chunk);
       return;
@@ -81,10 +85,17 @@ export class UsageTap extends Transform {
   /** What the body said so far: complete after 'end', partial after an interruption. */
   result(): TapResult {
     if (this.options.format === 'sse') return { ...this.reader.outcome(), bytes: this.bytes };
-    const text = Buffer.concat(this.jsonChunks).toString('utf8');
-    const json = this.jsonBytes <= MAX_JSON_READ ? tryParseJson(text) : tryParseJson(`{${lastUsageField(text) ?? ''}}`);
-    const read = json === undefined ? {} : this.options.dialect.readResponse(json);
-    return { ...read, json, complete: json !== undefined, bytes: this.bytes };
+    const head = Buffer.concat(this.jsonChunks).toString('utf8');
+    if (this.jsonBytes <= MAX_JSON_READ) {
+      const json = tryParseJson(head);
+      const read = json === undefined ? {} : this.options.dialect.readResponse(json);
+      return { ...read, json, complete: json !== undefined, bytes: this.bytes };
+    }
+    // Too large to parse on the request path's budget: read the two fields where providers put them.
+    const model = /"model"\s*:\s*"([^"]{1,200})"/.exec(head.slice(0, 64 * 1024))?.[1];
+    const usage = tryParseJson(`{${lastUsageField(this.jsonTail.toString('utf8')) ?? ''}}`);
+    const read = this.options.dialect.readResponse({ ...(usage as object), model });
+    return { ...read, complete: true, bytes: this.bytes };
   }
 }
 

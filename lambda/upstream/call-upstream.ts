@@ -2,9 +2,17 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { UpstreamTimeoutError, UpstreamUnreachableError } from '../errors';
 
-// Kept-alive sockets: after the first request to a provider, no TCP or TLS handshake on the hot path.
-const httpAgent = new HttpAgent({ keepAlive: true, maxSockets: 512, keepAliveMsecs: 10_000 });
-const httpsAgent = new HttpsAgent({ keepAlive: true, maxSockets: 512, keepAliveMsecs: 10_000 });
+/**
+ * Kept-alive sockets: after the first request to a provider, no TCP or TLS
+ * handshake on the hot path. An idle socket is dropped by us after 2 s (the
+ * agent destroys free sockets on timeout; active requests are not affected),
+ * before a server's keep-alive timeout can close it under a request we just
+ * sent: that race would surface as a reset and a 502.
+ */
+const FREE_SOCKET_TIMEOUT_MS = 2_000;
+const agentOptions = { keepAlive: true, maxSockets: 512, keepAliveMsecs: 10_000, timeout: FREE_SOCKET_TIMEOUT_MS, scheduling: 'lifo' as const };
+const httpAgent = new HttpAgent(agentOptions);
+const httpsAgent = new HttpsAgent(agentOptions);
 
 export interface UpstreamCall {
   url: URL;
@@ -26,21 +34,7 @@ export interface UpstreamResponse {
  * POSTs to the provider and resolves when its response headers arrive.
  * No headers within the limit → 504; connection refused or reset before headers → 502.
  */
-export async function callUpstream(call: UpstreamCall): Promise<UpstreamResponse> {
-  const deadline = Date.now() + call.timeoutMs;
-  try {
-    return await attempt(call, call.timeoutMs);
-  } catch (error) {
-    // A kept-alive socket the provider had just closed fails before the request
-    // reached it; that one case is retried once, on a fresh connection.
-    if (!(error instanceof StaleSocketError)) throw error;
-    return attempt(call, Math.max(1, deadline - Date.now()));
-  }
-}
-
-class StaleSocketError extends Error {}
-
-function attempt(call: UpstreamCall, timeoutMs: number): Promise<UpstreamResponse> {
+export function callUpstream(call: UpstreamCall): Promise<UpstreamResponse> {
   return new Promise((resolve, reject) => {
     const secure = call.url.protocol === 'https:';
     const request = (secure ? httpsRequest : httpRequest)(call.url, {
@@ -54,7 +48,7 @@ function attempt(call: UpstreamCall, timeoutMs: number): Promise<UpstreamRespons
       settled = true;
       request.destroy();
       reject(new UpstreamTimeoutError(call.timeoutMs));
-    }, timeoutMs);
+    }, call.timeoutMs);
 
     request.once('response', (response) => {
       clearTimeout(timer);
@@ -65,12 +59,11 @@ function attempt(call: UpstreamCall, timeoutMs: number): Promise<UpstreamRespons
       settled = true;
       resolve({ status: response.statusCode ?? 502, headers: response.headers, body: response, abort: () => request.destroy() });
     });
-    request.once('error', (error: NodeJS.ErrnoException) => {
+    request.once('error', (error) => {
       clearTimeout(timer);
       if (settled) return;
       settled = true;
-      const stale = request.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE');
-      reject(stale ? new StaleSocketError(error.message) : new UpstreamUnreachableError(error));
+      reject(new UpstreamUnreachableError(error));
     });
     request.end(call.body);
   });

@@ -26,9 +26,11 @@ function isWithheld(name: string): boolean {
 }
 
 export function upstreamRequestHeaders(client: Record<string, string | undefined>, dialect: Dialect, providerKey: string): Record<string, string> {
+  // Headers the client named in `Connection` are hop-by-hop too (RFC 9110 7.6.1).
+  const named = new Set((client.connection ?? '').split(',').map((name) => name.trim().toLowerCase()).filter(Boolean));
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(client)) {
-    if (value !== undefined && !isWithheld(name)) headers[name] = value;
+    if (value !== undefined && !isWithheld(name) && !named.has(name)) headers[name] = value;
   }
   const { header, scheme } = dialect.credential;
   headers[header] = scheme ? `${scheme} ${providerKey}` : providerKey;

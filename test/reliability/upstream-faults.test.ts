@@ -60,7 +60,7 @@ describe('no response headers within the limit', () => {
     fake('prov-a').next({ hang: true });
     const messages = await callProxy(proxy, { provider: 'prov-a', token, stream: true });
     expect(messages.status).toBe(504);
-    expect(expectMessagesError(messages.text).type).toBe('api_error');
+    expect(expectMessagesError(messages.text).type).toBe('timeout_error');
   });
 
   test('the SDKs raise InternalServerError with status 504 (not their own client-side timeout)', async () => {

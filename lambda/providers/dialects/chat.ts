@@ -74,7 +74,7 @@ export const chatDialect: Dialect = {
         model ??= asString(chunk.model);
         const found = usageObject(chunk);
         if (found) usage = usageFrom(found);
-        if (chunk.error !== undefined) error = findErrorMessage(chunk) ?? 'stream error';
+        if (chunk.error !== undefined && chunk.error !== null) error = findErrorMessage(chunk) ?? 'stream error';
       },
       outcome(): StreamOutcome {
         return { model, usage, error, complete };

@@ -1,5 +1,6 @@
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AccountStore, Scope, TokenRecord } from '../ports';
+import { BatchedGet } from './batched-get';
 
 /**
  * Accounts and tokens live in one partition per account (`pk = ACCOUNT#<id>`),
@@ -35,7 +36,11 @@ function toRecord(accountId: string, item: TokenItem): TokenRecord {
 }
 
 export class DynamoAccountStore implements AccountStore {
-  constructor(private readonly doc: DynamoDBDocumentClient, private readonly table: string) {}
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly table: string,
+    private readonly reads: BatchedGet = new BatchedGet(doc, table, ['pk', 'sk']),
+  ) {}
 
   async createAccount(input: { accountId: string; name?: string; createdAt: string }): Promise<void> {
     await this.doc.send(
@@ -67,10 +72,9 @@ export class DynamoAccountStore implements AccountStore {
   }
 
   async getToken(accountId: string, tokenId: string): Promise<TokenRecord | undefined> {
-    const { Item } = await this.doc.send(
-      new GetCommand({ TableName: this.table, Key: { pk: accountPk(accountId), sk: TOKEN_PREFIX + tokenId }, ConsistentRead: true }),
-    );
-    return Item ? toRecord(accountId, Item as TokenItem) : undefined;
+    // Consistent, so a revocation takes effect on the very next request.
+    const item = await this.reads.get({ pk: accountPk(accountId), sk: TOKEN_PREFIX + tokenId });
+    return item ? toRecord(accountId, item as unknown as TokenItem) : undefined;
   }
 
   async listTokens(accountId: string): Promise<TokenRecord[]> {

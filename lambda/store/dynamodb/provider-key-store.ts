@@ -1,7 +1,8 @@
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ProviderId } from '../../providers/registry';
 import type { ProviderKeyStore, StoredProviderKey } from '../ports';
 import { accountPk } from './account-store';
+import { BatchedGet } from './batched-get';
 
 const KEY_PREFIX = 'KEY#';
 
@@ -26,11 +27,16 @@ function toStored(item: KeyItem): StoredProviderKey {
 
 /** Encrypted provider keys, one item per account and provider, beside the account's tokens. */
 export class DynamoProviderKeyStore implements ProviderKeyStore {
-  constructor(private readonly doc: DynamoDBDocumentClient, private readonly table: string) {}
+  /** Share the account store's `BatchedGet` so a token and a key read together cost one call. */
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly table: string,
+    private readonly reads: BatchedGet = new BatchedGet(doc, table, ['pk', 'sk']),
+  ) {}
 
   async get(accountId: string, provider: ProviderId): Promise<StoredProviderKey | undefined> {
-    const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: { pk: accountPk(accountId), sk: KEY_PREFIX + provider } }));
-    return Item ? toStored(Item as KeyItem) : undefined;
+    const item = await this.reads.get({ pk: accountPk(accountId), sk: KEY_PREFIX + provider });
+    return item ? toStored(item as unknown as KeyItem) : undefined;
   }
 
   async put(accountId: string, key: StoredProviderKey): Promise<void> {

@@ -1,0 +1,100 @@
+/**
+ * What one store call costs, on the client side: the same GetItem on the same
+ * DynamoDB Local, made three ways and measured in interleaved rounds.
+ * - the proxy's own client (DocumentClient over the SDK, as lambda/store builds it): its latency is
+ *   the "one DynamoDB Local round trip" of the latency budget;
+ * - the low-level client with pre-marshalled keys and `cacheMiddleware: true` (the SDK then
+ *   resolves its middleware stack once per command type instead of on every send);
+ * - a bare node:http POST of the same JSON (no SDK at all): the floor.
+ * CPU is this process's own time over sequential calls; nothing else runs here meanwhile.
+ */
+import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { Agent, request } from 'node:http';
+import { createDynamoClients } from '../lambda/store/dynamodb/client';
+import { median, percentiles, type Percentiles } from './stats';
+
+export interface StoreCallCost {
+  /** Latency of the proxy's own client, sequential. */
+  latency: Percentiles;
+  cpuMsPerCall: { documentClient: number; lowLevelCachedMiddleware: number; bareHttp: number };
+}
+
+function bareGet(endpoint: URL, agent: Agent, table: string): Promise<unknown> {
+  const body = JSON.stringify({ TableName: table, Key: { pk: { S: 'ACCOUNT#bench-none' }, sk: { S: 'ACCOUNT' } } });
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: endpoint.hostname,
+        port: endpoint.port,
+        method: 'POST',
+        path: '/',
+        agent,
+        headers: {
+          'content-type': 'application/x-amz-json-1.0',
+          'x-amz-target': 'DynamoDB_20120810.GetItem',
+          // DynamoDB Local does not check signatures; real DynamoDB would need SigV4 here (tens of µs).
+          authorization: 'AWS4-HMAC-SHA256 Credential=local/20240101/eu-west-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0',
+          'content-length': Buffer.byteLength(body),
+        },
+      },
+      (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (part: Buffer) => parts.push(part));
+        res.on('end', () => resolve(JSON.parse(Buffer.concat(parts).toString('utf8'))));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+export async function measureStoreCall(endpoint: string, table: string, callsPerRound: number, rounds = 5): Promise<StoreCallCost> {
+  // The SDK's notice about its future Node 22 requirement is noise here (the local server silences it too).
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  const { doc, raw } = createDynamoClients({ region: 'eu-west-1', endpoint });
+  const lowLevel = new DynamoDBClient({
+    region: 'eu-west-1',
+    endpoint,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    cacheMiddleware: true,
+    requestHandler: new NodeHttpHandler({ httpAgent: new Agent({ keepAlive: true }) }),
+  });
+  const agent = new Agent({ keepAlive: true });
+  const url = new URL(endpoint);
+  const variants = {
+    documentClient: () => doc.send(new GetCommand({ TableName: table, Key: { pk: 'ACCOUNT#bench-none', sk: 'ACCOUNT' } })),
+    lowLevelCachedMiddleware: () => lowLevel.send(new GetItemCommand({ TableName: table, Key: { pk: { S: 'ACCOUNT#bench-none' }, sk: { S: 'ACCOUNT' } } })),
+    bareHttp: () => bareGet(url, agent, table),
+  };
+  const cpu: Record<keyof typeof variants, number[]> = { documentClient: [], lowLevelCachedMiddleware: [], bareHttp: [] };
+  const latency: number[] = [];
+  const entries = Object.entries(variants) as Array<[keyof typeof variants, () => Promise<unknown>]>;
+  try {
+    // The SDK's code paths take a few hundred calls to be optimised; measure them warm, as a busy instance runs them.
+    for (const [, call] of entries) for (let i = 0; i < 300; i++) await call();
+    for (let round = 0; round < rounds; round++) {
+      for (const [name, call] of entries) {
+        for (let i = 0; i < 10; i++) await call();
+        const before = process.cpuUsage();
+        for (let i = 0; i < callsPerRound; i++) {
+          const started = performance.now();
+          await call();
+          if (name === 'documentClient') latency.push(performance.now() - started);
+        }
+        const used = process.cpuUsage(before);
+        cpu[name].push((used.user + used.system) / 1000 / callsPerRound);
+      }
+    }
+  } finally {
+    raw.destroy();
+    lowLevel.destroy();
+    agent.destroy();
+  }
+  return {
+    latency: percentiles(latency),
+    cpuMsPerCall: { documentClient: median(cpu.documentClient), lowLevelCachedMiddleware: median(cpu.lowLevelCachedMiddleware), bareHttp: median(cpu.bareHttp) },
+  };
+}

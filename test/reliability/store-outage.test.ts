@@ -1,0 +1,201 @@
+/**
+ * Store faults (connections refused, every call throttled, a connection or an
+ * answer lost): requests fail closed with 503 before anything is forwarded,
+ * rows of requests already forwarded are kept (retried, then spooled to
+ * DATA_DIR and written back) and counted once, and service resumes when the
+ * store does, without a restart.
+ */
+import { startProxy, type ProxyServer } from '../support/proxy-server';
+import { callProxy, credentialHeaders, ENDPOINT, expectChatError, expectMessagesError, requestBody, streamEndedCleanly, upstreamCalls } from './support/requests';
+import { allRows, rowOf, statsTotals, waitForRow } from './support/rows';
+import { startStoreGate, type StoreCall, type StoreGate } from './support/store-gate';
+
+jest.setTimeout(120_000);
+
+const FIXED_USAGE = { inputTokens: 321, outputTokens: 54, cacheReadTokens: 0, cacheWriteTokens: 0 };
+const OWN_KEY = 'client-own-key-outage-0001';
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+let gate: StoreGate;
+let proxy: ProxyServer;
+let token: string;
+
+beforeAll(async () => {
+  const endpoint = process.env.DYNAMODB_ENDPOINT;
+  if (!endpoint) throw new Error('DYNAMODB_ENDPOINT is not set: the jest global setup starts DynamoDB Local');
+  gate = await startStoreGate(endpoint);
+  proxy = await startProxy({ env: { DYNAMODB_ENDPOINT: gate.endpoint } });
+  proxy.secrets.add(OWN_KEY);
+  token = proxy.account.token;
+});
+afterAll(async () => {
+  gate?.set('up');
+  await proxy?.stop();
+  await gate?.close();
+});
+afterEach(() => gate.set('up'));
+
+async function waitForOutput(pattern: RegExp, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!pattern.test(proxy.output())) {
+    if (Date.now() > deadline) return false;
+    await sleep(100);
+  }
+  return true;
+}
+
+async function expectFailClosed(): Promise<void> {
+  const before = upstreamCalls(proxy);
+  const messages = await callProxy(proxy, { provider: 'prov-a', token, stream: true });
+  expect(messages.status).toBe(503);
+  expect(expectMessagesError(messages.text).message).toMatch(/unavailable/);
+  expect(messages.headers.get('retry-after')).toBeTruthy();
+
+  const cached = await callProxy(proxy, { provider: 'prov-b', token, cache: 'true', prompt: 'during the outage' });
+  expect(cached.status).toBe(503);
+  expect(expectChatError(cached.text)).toMatchObject({ type: 'server_error', code: 'service_unavailable' });
+
+  const passThrough = await callProxy(proxy, { provider: 'prov-c', token, providerKey: OWN_KEY });
+  expect(passThrough.status).toBe(503);
+  expectChatError(passThrough.text);
+
+  // Nothing went upstream unauthenticated or unmetered.
+  expect(upstreamCalls(proxy)).toBe(before);
+  // The process is alive and says so; the management API fails closed too.
+  expect((await fetch(`${proxy.url}/api/health`)).status).toBe(200);
+  const logs = await proxy.api('/api/logs', { token });
+  expect(logs.status).toBe(503);
+  expectChatError(await logs.text());
+}
+
+const anyCall = () => true;
+
+test('a single dropped store connection is retried: the request succeeds', async () => {
+  gate.disturb('reset', anyCall);
+  const result = await callProxy(proxy, { provider: 'prov-b', token, prompt: 'one blip' });
+  expect(gate.disturbed).toBe(1);
+  expect(result.status).toBe(200);
+});
+
+test('store unreachable: 503 in the endpoint shape, nothing forwarded, service resumes without a restart', async () => {
+  expect((await callProxy(proxy, { provider: 'prov-b', token })).status).toBe(200);
+  gate.set('down');
+  await expectFailClosed();
+  // What the operator sees: an error line per refused request.
+  expect(proxy.output()).toMatch(/"message":"request failed"[^\n]*"status":503/);
+
+  gate.set('up');
+  const recovered = await callProxy(proxy, { provider: 'prov-b', token, prompt: 'after the outage' });
+  expect(recovered.status).toBe(200);
+  expect((await rowOf(proxy, token, recovered.requestId)).status_code).toBe(200);
+});
+
+test('store throttling every call: the same 503, nothing forwarded, then recovery', async () => {
+  gate.set('throttle');
+  await expectFailClosed();
+  expect(gate.throttled).toBeGreaterThan(0);
+  gate.set('up');
+  expect((await callProxy(proxy, { provider: 'prov-d', token, prompt: 'after throttling' })).status).toBe(200);
+});
+
+test('after an outage, a single dropped store connection is still retried (no 503 once the store is back)', async () => {
+  gate.set('down');
+  for (let i = 0; i < 10; i++) expect((await callProxy(proxy, { provider: 'prov-b', token, prompt: `outage ${i}` })).status).toBe(503);
+  gate.set('up');
+  expect((await callProxy(proxy, { provider: 'prov-b', token, prompt: 'store is back' })).status).toBe(200);
+  const disturbedBefore = gate.disturbed;
+  gate.disturb('reset', anyCall);
+  const result = await callProxy(proxy, { provider: 'prov-b', token, prompt: 'one blip after the outage' });
+  expect(gate.disturbed).toBe(disturbedBefore + 1);
+  expect(result.status).toBe(200);
+});
+
+/** Starts a slow stream, cuts the store once it is flowing, and returns its id and full text. */
+async function streamThroughOutage(prompt: string): Promise<{ requestId: string; text: string }> {
+  proxy.fakes.fakes['prov-b'].next({ chunkIntervalMs: 150, chunks: 12, usage: FIXED_USAGE });
+  const response = await fetch(proxy.proxyBase + ENDPOINT['prov-b'], {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...credentialHeaders('prov-b', token) },
+    body: JSON.stringify(requestBody('prov-b', prompt, true)),
+  });
+  expect(response.status).toBe(200);
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  const first = await reader.read();
+  text += decoder.decode(first.value, { stream: true });
+  gate.set('down');
+  for (let i = 0; i < 10_000; i++) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    text += decoder.decode(value, { stream: true });
+  }
+  return { requestId: response.headers.get('x-proxy-request-id')!, text };
+}
+
+test('a row whose write fails is retried with backoff and lands once the store is back', async () => {
+  const { requestId, text } = await streamThroughOutage('row retried');
+  // The stream itself never depended on the store.
+  expect(streamEndedCleanly('prov-b', text)).toBe(true);
+  await sleep(1000);
+  gate.set('up');
+  const row = await rowOf(proxy, token, requestId, 20_000);
+  expect(row).toMatchObject({ status_code: 200, input_tokens: FIXED_USAGE.inputTokens, output_tokens: FIXED_USAGE.outputTokens });
+  expect(proxy.output()).not.toMatch(new RegExp(`spooled to disk[^\\n]*"request_id":"${requestId}"`));
+});
+
+test('a row still refused after every retry is spooled to DATA_DIR and written back when the store answers', async () => {
+  const { requestId, text } = await streamThroughOutage('row spooled');
+  expect(streamEndedCleanly('prov-b', text)).toBe(true);
+  // What the operator sees: a warning naming the request.
+  expect(await waitForOutput(new RegExp(`usage row spooled to disk[^\\n]*"request_id":"${requestId}"`), 60_000)).toBe(true);
+  expect(await waitForRow(proxy, token, requestId, 500)).toBeUndefined();
+
+  gate.set('up');
+  const row = await rowOf(proxy, token, requestId, 30_000);
+  expect(row).toMatchObject({ status_code: 200, input_tokens: FIXED_USAGE.inputTokens, output_tokens: FIXED_USAGE.outputTokens });
+  expect(await waitForOutput(/"message":"spooled usage rows written"/, 5_000)).toBe(true);
+  // Written once, not once per replay.
+  await sleep(6_000);
+  expect((await allRows(proxy, token)).filter((r) => r.id === requestId)).toHaveLength(1);
+});
+
+/** One pass-through request for a fresh account, so its overview counts only this request. */
+async function oneRequestForNewAccount(): Promise<{ account: { token: string }; requestId: string }> {
+  const account = await proxy.createAccount('rollup');
+  proxy.fakes.fakes['prov-e'].next({ usage: FIXED_USAGE });
+  const result = await callProxy(proxy, { provider: 'prov-e', token: account.token, providerKey: OWN_KEY });
+  expect(result.status).toBe(200);
+  return { account, requestId: result.requestId };
+}
+
+async function expectCountedOnce(accountToken: string, requestId: string): Promise<void> {
+  await rowOf(proxy, accountToken, requestId);
+  expect(await allRows(proxy, accountToken)).toHaveLength(1);
+  let totals = await statsTotals(proxy, accountToken);
+  for (let i = 0; i < 50 && totals.requests === 0; i++) {
+    await sleep(100);
+    totals = await statsTotals(proxy, accountToken);
+  }
+  expect({ requests: totals.requests, input: totals.input_tokens, output: totals.output_tokens }).toEqual({
+    requests: 1,
+    input: FIXED_USAGE.inputTokens,
+    output: FIXED_USAGE.outputTokens,
+  });
+}
+
+const onTable = (operation: string, table: string) => (call: StoreCall) => call.operation === operation && call.table.endsWith(table);
+
+test('a row insert whose answer is lost (the store did write it) is still rolled up into the overview once', async () => {
+  gate.disturb('lose-answer', onTable('PutItem', 'usage-logs'));
+  const { account, requestId } = await oneRequestForNewAccount();
+  await expectCountedOnce(account.token, requestId);
+  expect(gate.disturbed).toBeGreaterThan(0);
+});
+
+test('a rollup update whose answer is lost (the store did apply it) is not counted twice', async () => {
+  // Hour and day buckets both, so whichever the period reads was disturbed.
+  gate.disturb('lose-answer', onTable('UpdateItem', 'usage-stats'), 2);
+  const { account, requestId } = await oneRequestForNewAccount();
+  await expectCountedOnce(account.token, requestId);
+});

@@ -1,0 +1,136 @@
+/**
+ * A forwarder in front of the run's DynamoDB Local that a test can cut,
+ * throttle and disturb, to play store faults without restarting anything.
+ *
+ *   up        requests are forwarded (each one can be disturbed, see `disturb`)
+ *   down      every connection is reset at once, and open ones are cut
+ *   throttle  every request is answered with DynamoDB's throttling error
+ *
+ * It speaks just enough HTTP to see which operation a request is
+ * (`x-amz-target`) and on which table and key, so a fault can hit one call.
+ */
+import { Agent, createServer as createHttpServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type Socket } from 'node:net';
+
+export type GateMode = 'up' | 'down' | 'throttle';
+
+export interface StoreCall {
+  /** e.g. `GetItem`, `UpdateItem`, `PutItem`. */
+  operation: string;
+  table: string;
+  /** The request's JSON body (DynamoDB's attribute-value format). */
+  body: Record<string, unknown>;
+}
+
+/**
+ * `reset`: the connection is cut before the store sees the call.
+ * `lose-answer`: the store performs the call, the answer never arrives.
+ */
+export type Disturbance = 'reset' | 'lose-answer';
+
+export interface StoreGate {
+  /** `http://127.0.0.1:<port>`: give it to the server as DYNAMODB_ENDPOINT. */
+  endpoint: string;
+  set(mode: GateMode): void;
+  /** Disturbs the next `times` calls that match (while up). */
+  disturb(disturbance: Disturbance, match: (call: StoreCall) => boolean, times?: number): void;
+  /** Calls disturbed so far. */
+  readonly disturbed: number;
+  readonly throttled: number;
+  close(): Promise<void>;
+}
+
+const THROTTLE_BODY = JSON.stringify({
+  __type: 'com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException',
+  message: 'The level of configured provisioned throughput for the table was exceeded.',
+});
+
+export async function startStoreGate(target: string): Promise<StoreGate> {
+  const { hostname, port } = new URL(target);
+  const agent = new Agent({ keepAlive: true });
+  let mode: GateMode = 'up';
+  let throttled = 0;
+  let disturbed = 0;
+  const rules: Array<{ disturbance: Disturbance; match: (call: StoreCall) => boolean; left: number }> = [];
+  const open = new Set<Socket>();
+
+  function forward(request: IncomingMessage, body: Buffer, response: ServerResponse, loseAnswer: boolean): void {
+    const upstream = httpRequest({ host: hostname, port: Number(port), method: request.method, path: request.url, headers: request.headers, agent }, (answer) => {
+      if (loseAnswer) {
+        answer.resume();
+        answer.on('end', () => request.socket.destroy());
+        return;
+      }
+      response.writeHead(answer.statusCode ?? 500, answer.headers);
+      answer.pipe(response);
+    });
+    upstream.on('error', () => request.socket.destroy());
+    upstream.end(body);
+  }
+
+  const http = createHttpServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const body = Buffer.concat(chunks);
+      if (mode === 'throttle') {
+        throttled++;
+        response.writeHead(400, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': `throttled-${throttled}` }).end(THROTTLE_BODY);
+        return;
+      }
+      const call = describe(request, body);
+      const rule = call && rules.find((candidate) => candidate.left > 0 && candidate.match(call));
+      if (rule) {
+        rule.left--;
+        disturbed++;
+        if (rule.disturbance === 'reset') return void request.socket.destroy();
+      }
+      forward(request, body, response, rule?.disturbance === 'lose-answer');
+    });
+  });
+
+  const server = createServer((socket) => {
+    open.add(socket);
+    socket.on('close', () => open.delete(socket));
+    socket.on('error', () => undefined);
+    if (mode === 'down') return void socket.resetAndDestroy();
+    http.emit('connection', socket);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address() as { port: number };
+
+  return {
+    endpoint: `http://127.0.0.1:${address.port}`,
+    set(next) {
+      if (next === mode) return;
+      mode = next;
+      // Connections of the old mode must not carry on as if nothing changed.
+      for (const socket of open) socket.destroy();
+    },
+    disturb(disturbance, match, times = 1) {
+      rules.push({ disturbance, match, left: times });
+    },
+    get disturbed() {
+      return disturbed;
+    },
+    get throttled() {
+      return throttled;
+    },
+    async close() {
+      for (const socket of open) socket.destroy();
+      agent.destroy();
+      http.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+function describe(request: IncomingMessage, body: Buffer): StoreCall | undefined {
+  const target = String(request.headers['x-amz-target'] ?? '');
+  try {
+    const json = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+    return { operation: target.split('.').pop() ?? '', table: String(json.TableName ?? ''), body: json };
+  } catch {
+    return undefined;
+  }
+}

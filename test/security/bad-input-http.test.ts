@@ -1,0 +1,326 @@
+/**
+ * Hostile requests at the HTTP level: headers (random values, over-long,
+ * CR/LF, duplicates), content types, sizes, odd paths and methods. Never a 500
+ * or a crash, always the contracted status (in the endpoint's error shape when
+ * the proxy answers), and a rejected request never reaches the provider.
+ * Requests `fetch` refuses to send go over a raw socket.
+ */
+import fc from 'fast-check';
+import { connect } from 'node:net';
+import type { ProviderId } from '../fakes/start-fakes';
+import { startProxy, type ProxyServer } from '../support/proxy-server';
+import { credentialHeaders, ENDPOINT, expectChatError, expectEndpointError, expectMessagesError, PROVIDERS, rawPost, rawRequest, upstreamCalls } from '../reliability/support/requests';
+import { rowOf } from '../reliability/support/rows';
+import { validBody } from './support/validity';
+
+jest.setTimeout(180_000);
+
+const RUNS = Number(process.env.PROPERTY_RUNS ?? 150);
+const MB = 1024 * 1024;
+
+let proxy: ProxyServer;
+let token: string;
+
+beforeAll(async () => {
+  proxy = await startProxy({ env: { RATE_LIMIT_PER_MINUTE: '10000000' } });
+  token = proxy.account.token;
+});
+afterAll(async () => {
+  await proxy?.stop();
+});
+
+const path = (id: ProviderId) => `/api/proxy${ENDPOINT[id]}`;
+const credentialLines = (id: ProviderId, credential = token) => (id === 'prov-a' ? [`x-api-key: ${credential}`, 'anthropic-version: 2023-06-01'] : [`authorization: Bearer ${credential}`]);
+
+async function post(id: ProviderId, headers: Record<string, string>, body: string | Buffer = JSON.stringify(validBody(id))) {
+  const response = await fetch(proxy.proxyBase + ENDPOINT[id], { method: 'POST', headers, body });
+  return { status: response.status, headers: response.headers, text: await response.text() };
+}
+
+/** Runs a request and checks that the provider was not called. */
+async function notForwarded<T>(run: () => Promise<T>): Promise<T> {
+  const before = upstreamCalls(proxy);
+  const result = await run();
+  expect(upstreamCalls(proxy)).toBe(before);
+  return result;
+}
+
+async function until(done: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
+const printable = fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 80 });
+const withInnerSpaces = fc.tuple(printable, fc.constantFrom('', ' ', '  '), printable).map(([a, gap, b]) => `${a}${gap}${b}`);
+
+describe('property: random values in the headers the proxy reads', () => {
+  test('x-proxy-cache: anything but true/refresh/false is a 400 naming the header, never forwarded', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...PROVIDERS), withInnerSpaces, async (id, value) => {
+        fc.pre(!['true', 'refresh', 'false'].includes(value.trim().toLowerCase()));
+        const result = await notForwarded(() => post(id, { 'content-type': 'application/json', ...credentialHeaders(id, token), 'x-proxy-cache': value }));
+        expect(result.status).toBe(400);
+        expect(expectEndpointError(id, result.text)).toContain('x-proxy-cache');
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  test('the credential header: any value that is not a live token or a key with x-proxy-token is a 401', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...PROVIDERS), fc.oneof(withInnerSpaces, withInnerSpaces.map((v) => `sk-proxy-${v}`)), fc.boolean(), async (id, credential, alsoProxyToken) => {
+        const headers: Record<string, string> = { 'content-type': 'application/json', ...credentialHeaders(id, credential) };
+        // A random x-proxy-token never names a live token either.
+        if (alsoProxyToken) headers['x-proxy-token'] = `sk-proxy-${credential}`;
+        const result = await notForwarded(() => post(id, headers));
+        expect(result.status).toBe(401);
+        expectEndpointError(id, result.text);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  test('x-proxy-user: any printable label is accepted and logged as sent', async () => {
+    const labels: Array<{ id: string; label: string }> = [];
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...PROVIDERS), withInnerSpaces, async (id, label) => {
+        const result = await post(id, { 'content-type': 'application/json', ...credentialHeaders(id, token), 'x-proxy-user': label });
+        expect(result.status).toBe(200);
+        labels.push({ id: result.headers.get('x-proxy-request-id')!, label });
+      }),
+      { numRuns: Math.ceil(RUNS / 3) },
+    );
+    for (const { id, label } of labels.slice(-10)) expect((await rowOf(proxy, token, id)).requester).toBe(label);
+  });
+});
+
+describe('header edge cases over a raw socket', () => {
+  const body = (id: ProviderId) => JSON.stringify(validBody(id));
+
+  test.each([
+    ['a bare CR inside a value', 'x-proxy-user: alice\rx-injected: 1'],
+    ['a bare LF inside a value', 'x-proxy-user: alice\nx-injected: 1'],
+    ['a NUL byte inside a value', 'x-proxy-user: ali\u0000ce'],
+    ['an obsolete folded continuation line', 'x-proxy-user: alice\r\n  folded'],
+    ['a space before the colon', 'x-proxy-user : alice'],
+    ['a header name with a slash', 'x/proxy-user: alice'],
+  ])('%s: refused with 400 before the proxy runs, nothing forwarded, server still up', async (_name, line) => {
+    const answer = await notForwarded(() => rawRequest(proxy.url, rawPost(proxy.url, path('prov-b'), ['content-type: application/json', ...credentialLines('prov-b'), line], body('prov-b'))));
+    expect(answer.status).toBe(400);
+    expect((await fetch(`${proxy.url}/api/health`)).status).toBe(200);
+  });
+
+  test('header bytes above 0x7F are taken as Latin-1, never a 500', async () => {
+    const head = Buffer.from(`x-proxy-user: caf\u00e9-\u00ff\r\n`, 'latin1');
+    const request = Buffer.concat([rawPost(proxy.url, path('prov-d'), ['content-type: application/json', ...credentialLines('prov-d'), head.toString('latin1').trimEnd()], body('prov-d'))]);
+    const answer = await rawRequest(proxy.url, request);
+    expect(answer.status).toBe(200);
+  });
+
+  test('over-long headers are refused (431) before the proxy runs, nothing forwarded', async () => {
+    const cases = [[`x-proxy-user: ${'u'.repeat(20_000)}`], [`authorization: Bearer ${'t'.repeat(20_000)}`], Array.from({ length: 3000 }, (_, i) => `x-h${i}: v`)];
+    for (const lines of cases) {
+      const answer = await notForwarded(() => rawRequest(proxy.url, rawPost(proxy.url, path('prov-b'), ['content-type: application/json', ...credentialLines('prov-b'), ...lines], body('prov-b'))));
+      expect(answer.status).toBe(431);
+    }
+    expect((await fetch(`${proxy.url}/api/health`)).status).toBe(200);
+  });
+
+  test('a long but acceptable label (8 KB) is logged whole', async () => {
+    const label = 'l'.repeat(8 * 1024);
+    const result = await post('prov-e', { 'content-type': 'application/json', ...credentialHeaders('prov-e', token), 'x-proxy-user': label });
+    expect(result.status).toBe(200);
+    expect((await rowOf(proxy, token, result.headers.get('x-proxy-request-id')!)).requester).toBe(label);
+  });
+
+  describe('duplicate headers', () => {
+    const send = (id: ProviderId, lines: string[]) => notForwarded(() => rawRequest(proxy.url, rawPost(proxy.url, path(id), ['content-type: application/json', ...lines], body(id))));
+
+    test('two x-api-key values (a live token and something else) are a 401, in either order', async () => {
+      for (const lines of [
+        [`x-api-key: ${token}`, 'x-api-key: sk-ant-other'],
+        ['x-api-key: sk-ant-other', `x-api-key: ${token}`],
+      ]) {
+        const answer = await send('prov-a', ['anthropic-version: 2023-06-01', ...lines]);
+        expect(answer.status).toBe(401);
+        expectMessagesError(answer.body);
+      }
+    });
+
+    test('two Authorization headers are an ambiguous credential: 401, as a function URL (which joins them) answers', async () => {
+      for (const lines of [
+        [`authorization: Bearer ${token}`, 'authorization: Bearer sk-other'],
+        ['authorization: Bearer sk-other', `authorization: Bearer ${token}`],
+      ]) {
+        const answer = await send('prov-b', lines);
+        expect(answer.status).toBe(401);
+        expectChatError(answer.body);
+      }
+    });
+
+    test('two x-proxy-token values are a 401; two x-proxy-cache values are a 400', async () => {
+      const tokens = await send('prov-c', ['authorization: Bearer client-own-key-dup-0001', `x-proxy-token: ${token}`, `x-proxy-token: ${token}`]);
+      expect(tokens.status).toBe(401);
+      const cache = await send('prov-c', [...credentialLines('prov-c'), 'x-proxy-cache: true', 'x-proxy-cache: refresh']);
+      expect(cache.status).toBe(400);
+      expect(expectChatError(cache.body).message).toContain('x-proxy-cache');
+    });
+
+    test('two different content-length values are refused by the HTTP layer (400)', async () => {
+      const text = body('prov-b');
+      const head = [`POST ${path('prov-b')} HTTP/1.1`, 'host: x', 'content-type: application/json', ...credentialLines('prov-b'), `content-length: ${text.length}`, `content-length: ${text.length + 5}`, 'connection: close', '', ''].join('\r\n');
+      const answer = await notForwarded(() => rawRequest(proxy.url, head + text));
+      expect(answer.status).toBe(400);
+    });
+  });
+});
+
+describe('content type', () => {
+  test.each([['text/plain'], ['application/x-www-form-urlencoded'], ['multipart/form-data; boundary=x'], ['application/xml'], ['application/octet-stream']])(
+    '%s: refused (400 or 415) in the endpoint shape, never forwarded',
+    async (contentType) => {
+      for (const id of ['prov-a', 'prov-b'] as const) {
+        const result = await notForwarded(() => post(id, { 'content-type': contentType, ...credentialHeaders(id, token) }));
+        expect([400, 415]).toContain(result.status);
+        expect(expectEndpointError(id, result.text)).toMatch(/content-type/i);
+      }
+    },
+  );
+
+  test('application/json with a charset or in capitals is accepted', async () => {
+    for (const contentType of ['application/json; charset=utf-8', 'Application/JSON']) {
+      expect((await post('prov-d', { 'content-type': contentType, ...credentialHeaders('prov-d', token) })).status).toBe(200);
+    }
+  });
+});
+
+describe('body size', () => {
+  const oversized = (id: ProviderId) => JSON.stringify({ ...validBody(id), messages: [{ role: 'user', content: 'x'.repeat(6 * MB) }] });
+
+  // Raw sockets with `connection: close`: a client's pooled connection is tested separately below.
+  test.each(['prov-a', 'prov-b'] as const)('%s: a body over 6 MB is a 413 in the endpoint shape, never forwarded', async (id) => {
+    const answer = await notForwarded(() => rawRequest(proxy.url, rawPost(proxy.url, path(id), ['content-type: application/json', ...credentialLines(id)], oversized(id))));
+    expect(answer.status).toBe(413);
+    expectEndpointError(id, answer.body);
+  });
+
+  test('a chunked body over 6 MB (no content-length) is a 413 too', async () => {
+    const text = Buffer.from(oversized('prov-e'));
+    const chunks: Buffer[] = [];
+    for (let offset = 0; offset < text.length; offset += MB) {
+      const part = text.subarray(offset, offset + MB);
+      chunks.push(Buffer.from(`${part.length.toString(16)}\r\n`), part, Buffer.from('\r\n'));
+    }
+    const head = [`POST ${path('prov-e')} HTTP/1.1`, 'host: x', 'content-type: application/json', ...credentialLines('prov-e'), 'transfer-encoding: chunked', 'connection: close', '', ''].join('\r\n');
+    const answer = await notForwarded(() => rawRequest(proxy.url, Buffer.concat([Buffer.from(head), ...chunks, Buffer.from('0\r\n\r\n')])));
+    expect(answer.status).toBe(413);
+    expectChatError(answer.body);
+  });
+
+  test('the management API refuses a body over 6 MB with 413 as well', async () => {
+    const answer = await rawRequest(proxy.url, rawPost(proxy.url, '/api/keys/prov-b', [`authorization: Bearer ${token}`, 'content-type: application/json'], JSON.stringify({ key: 'k'.repeat(7 * MB) })).toString('latin1').replace(/^POST/, 'PUT'));
+    expect(answer.status).toBe(413);
+    expectChatError(answer.body);
+  });
+
+  test('after a 413 on a kept-alive connection, the connection is not left hanging (answered or closed)', async () => {
+    const socket = connect(Number(new URL(proxy.url).port), '127.0.0.1');
+    socket.on('error', () => undefined);
+    let received = '';
+    let closed = false;
+    socket.on('data', (chunk) => (received += chunk.toString('latin1')));
+    socket.on('close', () => (closed = true));
+    const body = Buffer.from(oversized('prov-b'));
+    socket.write([`POST ${path('prov-b')} HTTP/1.1`, 'host: x', 'content-type: application/json', ...credentialLines('prov-b'), `content-length: ${body.length}`, '', ''].join('\r\n'));
+    socket.write(body);
+    await until(() => received.includes('\r\n\r\n') || closed, 10_000);
+    expect(received).toMatch(/^HTTP\/1\.1 413/);
+    // A client reuses the connection for its next request (keep-alive was not refused).
+    const keptAlive = !/\r\nconnection: close\r\n/i.test(received.slice(0, received.indexOf('\r\n\r\n') + 2));
+    if (keptAlive && !closed) socket.write('GET /api/health HTTP/1.1\r\nhost: x\r\n\r\n');
+    await until(() => /HTTP\/1\.1 200/.test(received) || closed, 10_000);
+    socket.destroy();
+    expect(/HTTP\/1\.1 200/.test(received) || closed).toBe(true);
+  });
+});
+
+describe('paths', () => {
+  const oddPaths = [
+    '/api/proxy',
+    '/api/proxy/',
+    '/api/proxy/prov-x/v1/chat/completions',
+    '/api/proxy/prov-b/v2/chat/completions',
+    '/api/proxy/prov-b/v1/chat/completions/extra',
+    '/api/proxy/prov-b%2Fv1%2Fchat%2Fcompletions',
+    '/api/proxy/prov-b/v1/chat/completions%00',
+    '/api/proxy/prov-b/v1/chat/completions/../../../../etc/passwd',
+    '/api/proxy/%2e%2e/%2e%2e/etc/passwd',
+    '/api/proxy/v1/messages/..%2f..%2f..%2fetc%2fpasswd',
+    '/api/proxy/http://127.0.0.1:9/v1/messages',
+    '/assets/../../../../etc/passwd',
+    '/assets/..%2f..%2f..%2fpackage.json',
+    '/.env',
+    '/api/../../../etc/passwd',
+    `/api/proxy/${'a/'.repeat(3000)}v1/messages`,
+  ];
+
+  test.each(oddPaths)('POST %s → 404 in an error shape, never forwarded', async (odd) => {
+    const answer = await notForwarded(() => rawRequest(proxy.url, rawPost(proxy.url, odd, ['content-type: application/json', ...credentialLines('prov-b')], JSON.stringify(validBody('prov-b')))));
+    expect(answer.status).toBe(404);
+    const shaped = odd.endsWith('/messages') ? expectMessagesError(answer.body).message : expectChatError(answer.body).message;
+    expect(shaped).toBeTruthy();
+  });
+
+  test.each([
+    ['DELETE', '/api/keys/%E0%A4%A'],
+    ['DELETE', '/api/keys/%'],
+    ['GET', '/api/keys/%zz'],
+    ['DELETE', '/api/tokens/%E0%A4%A'],
+    ['DELETE', '/api/admin/tokens/%'],
+  ])('%s %s (broken percent-encoding) → a 4xx in the API error shape, never a 500', async (method, odd) => {
+    const answer = await rawRequest(proxy.url, [`${method} ${odd} HTTP/1.1`, 'host: x', `authorization: Bearer ${token}`, 'connection: close', '', ''].join('\r\n'));
+    expect(answer.status).toBeGreaterThanOrEqual(400);
+    expect(answer.status).toBeLessThan(500);
+    expectChatError(answer.body);
+  });
+});
+
+describe('methods', () => {
+  test.each(['GET', 'PUT', 'DELETE', 'PATCH', 'TRACE'])('%s on every proxy path → 405 with Allow: POST, never forwarded', async (method) => {
+    for (const id of PROVIDERS) {
+      const answer = await notForwarded(() =>
+        rawRequest(proxy.url, [`${method} ${path(id)} HTTP/1.1`, 'host: x', ...credentialLines(id), 'content-length: 0', 'connection: close', '', ''].join('\r\n')),
+      );
+      expect(answer.status).toBe(405);
+      expect(answer.headers.allow).toBe('POST');
+      expectEndpointError(id, answer.body);
+    }
+  });
+
+  test('HEAD on a proxy path → 405 without a body', async () => {
+    const response = await notForwarded(() => fetch(proxy.proxyBase + ENDPOINT['prov-a'], { method: 'HEAD', headers: credentialHeaders('prov-a', token) }));
+    expect(response.status).toBe(405);
+    expect(await response.text()).toBe('');
+  });
+
+  test('OPTIONS preflight: answered for a localhost origin, refused (403, no CORS headers) for others, never forwarded', async () => {
+    const preflight = (origin: string) =>
+      notForwarded(() =>
+        fetch(proxy.proxyBase + ENDPOINT['prov-b'], {
+          method: 'OPTIONS',
+          headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
+        }),
+      );
+    const local = await preflight('http://localhost:5173');
+    expect(local.status).toBe(204);
+    expect(local.headers.get('access-control-allow-origin')).toBe('http://localhost:5173');
+    const other = await preflight('https://evil.example');
+    expect(other.status).toBe(403);
+    expect(other.headers.get('access-control-allow-origin')).toBeNull();
+  });
+});
+
+test('after all of it the server is up, and it never answered 500', async () => {
+  expect((await fetch(`${proxy.url}/api/health`)).status).toBe(200);
+  expect(proxy.output()).not.toMatch(/"status":500/);
+});
