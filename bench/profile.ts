@@ -18,6 +18,8 @@ export interface HotSpot {
 
 export interface ProfileSummary {
   sampledMs: number;
+  /** Shares (%) of busy samples: the AWS SDK's packages, this project's lambda/ code, Node and V8 (HTTP, sockets, GC), the rest. */
+  groups: { awsSdk: number; proxyCode: number; nodeAndV8: number; other: number };
   byPackage: HotSpot[];
   byFunction: HotSpot[];
 }
@@ -130,10 +132,16 @@ export function summariseProfile(profileDir: string, bundle: string, top = 15): 
     group.selfMs += ms;
     packages.set(pkg, group);
   }
+  const share = (test: (name: string) => boolean) =>
+    Number(((([...packages.values()].filter((p) => test(p.name)).reduce((sum, p) => sum + p.selfMs, 0)) / busyMs) * 100).toFixed(1));
+  const isSdk = (name: string) => name.startsWith('@aws-sdk/') || name.startsWith('@smithy/') || name.startsWith('@aws-crypto/');
+  const isOwn = (name: string) => name.startsWith('lambda/');
+  const isRuntime = (name: string) => name === 'node internals' || name === 'V8 / native' || name.startsWith('(');
+  const groups = { awsSdk: share(isSdk), proxyCode: share(isOwn), nodeAndV8: share(isRuntime), other: share((n) => !isSdk(n) && !isOwn(n) && !isRuntime(n)) };
   const rank = (spots: Iterable<HotSpot>) =>
     [...spots]
       .sort((a, b) => b.selfMs - a.selfMs)
       .slice(0, top)
       .map((spot) => ({ ...spot, selfMs: Number(spot.selfMs.toFixed(1)), share: Number(((spot.selfMs / busyMs) * 100).toFixed(1)) }));
-  return { sampledMs: Number(busyMs.toFixed(0)), byPackage: rank(packages.values()), byFunction: rank(functions.values()) };
+  return { sampledMs: Number(busyMs.toFixed(0)), groups, byPackage: rank(packages.values()), byFunction: rank(functions.values()) };
 }

@@ -194,7 +194,7 @@ export function renderResults(r: Results): string {
   out.push(`Price assumptions (${PRICES.region}):`, '', ...PRICES.notes.map((note) => `- ${note}`), '');
 
   if (r.profile) {
-    out.push('## CPU profile of the proxy', '', `\`node --cpu-prof\` on an unminified build of the local server, ${r.profile.load}; ${r.profile.sampledMs} ms of CPU sampled. Self time by package and by function:`, '');
+    out.push('## CPU profile of the proxy', '', `\`node --cpu-prof\` on an unminified build of the local server, ${r.profile.load}; ${r.profile.sampledMs} ms of busy samples (wall-clock sampling: on a shared machine it also counts time the process waited for a core, so read the shares, not the milliseconds). Self time: AWS SDK packages ${fmt(r.profile.groups.awsSdk, 1)} %, Node and V8 (HTTP client and server, socket writes, GC) ${fmt(r.profile.groups.nodeAndV8, 1)} %, this project's lambda/ code ${fmt(r.profile.groups.proxyCode, 1)} %, other packages ${fmt(r.profile.groups.other, 1)} %. By package and by function:`, '');
     out.push(table(['package / module', 'self ms', 'share'], r.profile.byPackage.map((p) => [p.name, fmt(p.selfMs, 0), `${fmt(p.share, 1)} %`])), '');
     out.push(table(['function', 'where', 'self ms', 'share'], r.profile.byFunction.map((p) => [`\`${p.name}\``, p.where, fmt(p.selfMs, 0), `${fmt(p.share, 1)} %`])), '');
   }

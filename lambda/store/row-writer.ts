@@ -7,8 +7,8 @@ import type { UsageStats } from './usage-stats';
 const RETRY_DELAYS_MS = [50, 200, 800, 2_000, 5_000];
 
 /**
- * Writes one usage row durably: retried with backoff, rolled up into the
- * stats exactly once (only when this write inserted it), and handed to the
+ * Writes one usage row durably: retried with backoff (the write is idempotent),
+ * rolled up into the stats once, after the row is stored, and handed to the
  * spool if the store still refuses. A row is never dropped silently.
  */
 export class RowWriter {
@@ -21,22 +21,22 @@ export class RowWriter {
   ) {}
 
   async write(row: UsageRow): Promise<void> {
-    let inserted: boolean;
     try {
-      inserted = await this.insertWithRetries(row);
+      await this.writeWithRetries(row);
     } catch (error) {
       await this.spool.keep(row, error);
       return;
     }
-    if (inserted) await this.afterInsert(row);
+    await this.afterWrite(row);
   }
 
   /** One attempt, for replaying spooled rows: throws if the store still refuses. */
   async writeOnce(row: UsageRow): Promise<void> {
-    if (await this.usageLog.write(row)) await this.afterInsert(row);
+    await this.usageLog.write(row);
+    await this.afterWrite(row);
   }
 
-  private async insertWithRetries(row: UsageRow): Promise<boolean> {
+  private async writeWithRetries(row: UsageRow): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
         return await this.usageLog.write(row);
@@ -47,7 +47,7 @@ export class RowWriter {
     }
   }
 
-  private async afterInsert(row: UsageRow): Promise<void> {
+  private async afterWrite(row: UsageRow): Promise<void> {
     // A rollup update is not retried as a whole: one of its two ADDs may have landed, and a retry would count it twice.
     await this.usageStats.add(row).catch((error) => this.log.warn('usage rollup not updated', { request_id: row.id, ...describeError(error) }));
     await this.tokenUse.touch(row.account_id, row.token_id, row.ts);

@@ -48,10 +48,9 @@ export interface LogQuery {
 
 export interface UsageLog {
   /**
-   * Writes the row once: resolves true if it was inserted, false if a row with
-   * its id already exists (a retry whose first attempt did land). Throws when the
-   * store refused; the writer retries.
+   * Writes the row. Idempotent: the row is keyed by its own time and id, so a
+   * retry leaves exactly one row. Throws when the store refused; the writer retries.
    */
-  write(row: UsageRow): Promise<boolean>;
+  write(row: UsageRow): Promise<void>;
   query(accountId: string, query: LogQuery): Promise<{ items: UsageRow[]; nextCursor: string | null }>;
 }

@@ -1,4 +1,5 @@
-import { PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchedPut } from './batched-put';
 import type { LogQuery, UsageLog, UsageRow } from '../usage-row';
 
 const MAX_PAGES_PER_QUERY = 20;
@@ -19,28 +20,20 @@ function decodeCursor(cursor: string): string | undefined {
  * reads naturally in the DynamoDB console.
  */
 export class DynamoUsageLog implements UsageLog {
+  private readonly puts: BatchedPut;
+
   constructor(
     private readonly doc: DynamoDBDocumentClient,
     private readonly table: string,
     private readonly retentionDays?: number,
-  ) {}
+  ) {
+    this.puts = new BatchedPut(doc, table);
+  }
 
-  async write(row: UsageRow): Promise<boolean> {
+  /** Keyed by the row's own time and id, so a retried write leaves exactly one row. */
+  async write(row: UsageRow): Promise<void> {
     const expires = this.retentionDays ? { expires_at: Math.floor(Date.parse(row.ts) / 1000) + this.retentionDays * 86_400 } : {};
-    return this.doc.send(
-      new PutCommand({
-        TableName: this.table,
-        Item: { ...row, ts_id: `${row.ts}#${row.id}`, ...expires },
-        // A retried write must not duplicate or clobber: the row id is unique.
-        ConditionExpression: 'attribute_not_exists(ts_id)',
-      }),
-    ).then(
-      () => true,
-      (error: Error) => {
-        if (error.name !== 'ConditionalCheckFailedException') throw error;
-        return false;
-      },
-    );
+    await this.puts.put({ ...row, ts_id: `${row.ts}#${row.id}`, ...expires });
   }
 
   async query(accountId: string, query: LogQuery): Promise<{ items: UsageRow[]; nextCursor: string | null }> {

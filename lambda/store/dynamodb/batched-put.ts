@@ -1,0 +1,56 @@
+import { BatchWriteCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+
+type Item = Record<string, unknown>;
+
+const MAX_ITEMS_PER_BATCH = 25;
+const UNPROCESSED_RETRIES = 5;
+
+/**
+ * Puts into one table, coalesced: items written in the same tick go out as
+ * BatchWriteItem calls of up to 25, so under load usage rows share store calls.
+ * A lone item stays a PutItem. Puts are whole-item and keyed by the item's own
+ * id, so writing the same item again leaves exactly one.
+ */
+export class BatchedPut {
+  private queue: Array<{ item: Item; resolve(): void; reject(error: unknown): void }> = [];
+
+  constructor(private readonly doc: DynamoDBDocumentClient, private readonly table: string) {}
+
+  put(item: Item): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (this.queue.length === 0) setImmediate(() => void this.flush());
+      this.queue.push({ item, resolve, reject });
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const waiters = this.queue;
+    this.queue = [];
+    const batches = [];
+    for (let start = 0; start < waiters.length; start += MAX_ITEMS_PER_BATCH) batches.push(waiters.slice(start, start + MAX_ITEMS_PER_BATCH));
+    await Promise.all(
+      batches.map(async (batch) => {
+        try {
+          await this.write(batch.map((w) => w.item));
+          for (const waiter of batch) waiter.resolve();
+        } catch (error) {
+          for (const waiter of batch) waiter.reject(error);
+        }
+      }),
+    );
+  }
+
+  private async write(items: Item[]): Promise<void> {
+    if (items.length === 1) {
+      await this.doc.send(new PutCommand({ TableName: this.table, Item: items[0] }));
+      return;
+    }
+    let pending = items.map((Item) => ({ PutRequest: { Item } }));
+    for (let attempt = 0; pending.length; attempt++) {
+      if (attempt > UNPROCESSED_RETRIES) throw new Error(`DynamoDB left ${pending.length} writes unprocessed`);
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** attempt));
+      const result = await this.doc.send(new BatchWriteCommand({ RequestItems: { [this.table]: pending } }));
+      pending = (result.UnprocessedItems?.[this.table] as typeof pending | undefined) ?? [];
+    }
+  }
+}
