@@ -1,6 +1,11 @@
 /** Shapes of the management API as the dashboard reads them (see CONTRACT.md, "Management API"). */
 
-export type ProviderId = 'prov-a' | 'prov-b' | 'prov-c' | 'prov-d' | 'prov-e';
+// The server's own types, imported as types only: nothing of the server ends up in the bundle.
+import type { ProviderId } from '../../providers/registry';
+import type { StatsSummary, StatsTotals, DayStats } from '../../store/usage-stats';
+import type { UsageRow } from '../../store/usage-row';
+
+export type { ProviderId };
 
 export interface StoredKey {
   provider: ProviderId;
@@ -8,59 +13,17 @@ export interface StoredKey {
   updated_at: string;
 }
 
-export interface LogRow {
-  id: string;
-  ts: string;
-  provider: ProviderId;
-  model: string;
-  input_tokens: number;
-  output_tokens: number;
-  cache_read_tokens?: number;
-  cache_write_tokens?: number;
-  cost_usd: number;
-  latency_ms: number;
-  requester?: string;
-  status_code: number;
-  cached: boolean;
-  saved_usd: number;
-  stream: boolean;
-  error?: string;
-  priced?: boolean;
-  mode?: 'stored' | 'pass-through';
-}
+/** A row as `/api/logs` returns it (storage-only attributes left out). */
+export type LogRow = Omit<UsageRow, 'account_id'>;
 
 export interface LogPage {
   items: LogRow[];
   next_cursor: string | null;
 }
 
-export interface Totals {
-  requests: number;
-  input_tokens: number;
-  output_tokens: number;
-  cost_usd: number;
-  savings_usd: number;
-  cache_hits: number;
-  errors: number;
-  latency_avg_ms: number;
-  latency_p95_ms: number;
-}
-
-export interface DayTotals extends Totals {
-  /** `YYYY-MM-DD` */
-  day: string;
-  by_provider: Partial<Record<string, { requests: number; cost_usd: number }>>;
-}
-
-export interface Stats {
-  from: string;
-  to: string;
-  totals: Totals;
-  by_day: DayTotals[];
-  by_provider: (Totals & { provider: string })[];
-  by_model: (Totals & { model: string; provider: string })[];
-  by_requester: (Totals & { requester: string })[];
-}
+export type Totals = StatsTotals;
+export type DayTotals = DayStats;
+export type Stats = StatsSummary;
 
 export interface TokenInfo {
   token_id: string;
