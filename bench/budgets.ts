@@ -9,7 +9,7 @@ export function judgeBudgets(r: Figures): Budget[] {
   const add = (name: string, target: string, measured: string, met: boolean, why: string) => budgets.push({ name, target, measured, met, why });
   const storedTrips = r.roundTrips.find((s) => s.mode === 'stored key');
   const callsPerRequest = storedTrips ? storedTrips.callsBeforeUpstream + storedTrips.callsDuringResponse + storedTrips.callsAfterResponse : Number.NaN;
-  const sdkCost = `${fmt(callsPerRequest, 0)} store calls per request through the AWS SDK at ~${fmt(r.storeCallCpuMs.documentClient)} ms of client CPU each (bare HTTP: ${fmt(r.storeCallCpuMs.bareHttp)} ms)`;
+  const sdkCost = `${fmt(callsPerRequest, 0)} store calls per request at ~${fmt(r.storeCallCpuMs.proxyClient)} ms of client CPU each (bare HTTP: ${fmt(r.storeCallCpuMs.bareHttp)} ms)`;
   const direct1 = r.latency.c1.direct;
   const direct16 = r.latency.c16.direct;
   const rtt = r.dynamoRoundTrip.p50;
@@ -109,7 +109,7 @@ export function judgeBudgets(r: Figures): Budget[] {
         ? `${hit.mismatches} answers were not cache hits`
         : hit.p50 <= 5
           ? 'one parallel read wave, then a replay from the stored entry'
-          : `${fmt(hitTrips?.callsBeforeUpstream, 0)} store calls before the answer (token, rate counter, stored key, cache entry) and ${fmt(hitTrips?.callsAfterResponse, 0)} after, at ~${fmt(r.storeCallCpuMs.documentClient)} ms of SDK CPU each; DynamoDB Local's own round trip is ${fmt(rtt)} ms here`,
+          : `${fmt(hitTrips?.callsBeforeUpstream, 0)} store calls before the answer (token, rate counter, stored key, cache entry) and ${fmt(hitTrips?.callsAfterResponse, 0)} after, at ~${fmt(r.storeCallCpuMs.proxyClient)} ms of client CPU each; DynamoDB Local's own round trip is ${fmt(rtt)} ms here`,
     );
 
   const cold = r.coldStart;

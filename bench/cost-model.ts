@@ -113,7 +113,7 @@ export function costPerMillion(inputs: CostInputs, memoryMb: number = DEFAULTS.m
     dataTransfer: {
       item: 'Data transfer out (not in the total)',
       usdPerMillion: ((inputs.responseBytes * 1_000_000) / 1e9) * PRICES.dataOutPerGb,
-      basis: `${inputs.responseBytes} bytes per answer in this run (real answers are larger)`,
+      basis: `${inputs.responseBytes} bytes per answer in this run; real answers are larger`,
     },
   };
 }

@@ -88,3 +88,14 @@ export function machineDescription(): { nproc: string; memory: string; cpu: stri
   })();
   return { nproc: run('nproc', []), memory: run('free', ['-h']), cpu: cpuInfo, node: process.version, os: run('uname', ['-sr']) };
 }
+
+/** The commit the run measured, and whether lambda/ differs from it (read-only git queries). */
+export function sourceDescription(): { commit: string; lambdaChanged: boolean } {
+  try {
+    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+    const changes = execFileSync('git', ['status', '--porcelain', '--', 'lambda'], { encoding: 'utf8' }).trim();
+    return { commit, lambdaChanged: changes.length > 0 };
+  } catch {
+    return { commit: 'unknown (not a git checkout)', lambdaChanged: false };
+  }
+}

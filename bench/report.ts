@@ -107,7 +107,8 @@ export function renderResults(r: Results): string {
   const out: string[] = [];
   const s = r.settings;
   out.push('# Benchmark results', '');
-  out.push(`Run of \`npm run bench\` on ${r.date} (${r.durationSeconds.toFixed(0)} s). Every contender ran against the same fake upstream, in the same run, on this machine.`, '');
+  const code = r.source ? `commit ${r.source.commit}${r.source.lambdaChanged ? ' with uncommitted changes in lambda/' : ''}` : 'commit not recorded';
+  out.push(`Run of \`npm run bench\` on ${r.date} (${r.durationSeconds.toFixed(0)} s), ${code}. Every contender ran against the same fake upstream, in the same run, on this machine.`, '');
   out.push('## Machine', '', `- CPU: ${r.machine.cpu}; \`nproc\`: ${r.machine.nproc}`, `- Node ${r.machine.node}, ${r.machine.os}`, `- 1-minute load average: ${fmt(r.loadAverage.start)} at the start, ${fmt(r.loadAverage.end)} at the end (above ${r.machine.nproc} means other work shared the cores)`, '- `free -h`:', '', '```', r.machine.memory, '```', '');
   out.push('## Set-up', '', `- Upstream (in the orchestrator process, loopback): JSON — ${s.upstream.json}; SSE — ${s.upstream.stream}.`);
   for (const [name, text] of Object.entries(s.contenders)) out.push(`- ${name}: ${text}`);
@@ -121,7 +122,7 @@ export function renderResults(r: Results): string {
   out.push(`One DynamoDB Local round trip (GetItem through the proxy's own store client, keep-alive, sequential): p50 ${fmt(r.dynamoRoundTrip.p50)} ms, p99 ${fmt(r.dynamoRoundTrip.p99)} ms (n=${r.dynamoRoundTrip.n}).`, '');
   const call = r.storeCallCpuMs;
   out.push(
-    `Client-side CPU of that one GetItem: ${fmt(call.documentClient, 3)} ms through the proxy's client (DocumentClient), ${fmt(call.lowLevelCachedMiddleware, 3)} ms (${ratio(call.lowLevelCachedMiddleware, call.documentClient)}) through the low-level client with \`cacheMiddleware: true\` and pre-marshalled keys, ${fmt(call.bareHttp, 3)} ms (${ratio(call.bareHttp, call.documentClient)}) as a bare node:http POST.`,
+    `Client-side CPU of that one GetItem: ${fmt(call.proxyClient, 3)} ms through the proxy's own store client; for comparison ${fmt(call.sdkDocumentClient, 3)} ms (${ratio(call.sdkDocumentClient, call.proxyClient)}) through the AWS SDK's DocumentClient, ${fmt(call.sdkLowLevelCachedMiddleware, 3)} ms (${ratio(call.sdkLowLevelCachedMiddleware, call.proxyClient)}) through the SDK's low-level client with \`cacheMiddleware: true\` and pre-marshalled keys, ${fmt(call.bareHttp, 3)} ms (${ratio(call.bareHttp, call.proxyClient)}) as a bare unsigned node:http POST.`,
     '',
   );
   out.push('## Non-streaming latency, concurrency 16', '', latencyTable(r.latency.c16, MAIN), '');
@@ -147,13 +148,15 @@ export function renderResults(r: Results): string {
       ['process', 'CPU ms/request', '× bare pipe', 'RSS before MB', 'RSS max c=16 MB', '× bare pipe', 'RSS max ramp MB', 'DynamoDB Local CPU ms/request'],
       (Object.keys(r.resources) as Array<keyof Results['resources']>).map((id) => {
         const res = r.resources[id]!;
+        // DynamoDB Local is a Java server, not a proxy: a ratio to the pipe would mean nothing.
+        const store = id === 'dynamoDbLocal';
         return [
-          id === 'dynamoDbLocal' ? 'DynamoDB Local (java)' : LABELS[id],
+          store ? 'DynamoDB Local (java), per proxied stored-key request' : LABELS[id],
           fmt(res.cpuMsPerRequest, 3),
-          ratio(res.cpuMsPerRequest, r.resources.pipe?.cpuMsPerRequest),
+          store ? '–' : ratio(res.cpuMsPerRequest, r.resources.pipe?.cpuMsPerRequest),
           fmt(res.rssIdleMb, 0),
           fmt(res.rssMaxMb, 0),
-          ratio(res.rssMaxMb, r.resources.pipe?.rssMaxMb),
+          store ? '–' : ratio(res.rssMaxMb, r.resources.pipe?.rssMaxMb),
           fmt(res.rssRampMaxMb, 0),
           fmt(res.storeCpuMsPerRequest, 3),
         ];

@@ -43,6 +43,8 @@ export interface Budget {
 export interface Results {
   date: string;
   machine: { nproc: string; memory: string; cpu: string; node: string; os: string };
+  /** The code measured: the commit, and whether lambda/ had uncommitted changes at the start of the run. */
+  source: { commit: string; lambdaChanged: boolean };
   /** 1-minute load average when the run started and ended: other work on the machine shows up here. */
   loadAverage: { start: number; end: number };
   settings: {

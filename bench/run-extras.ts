@@ -52,7 +52,7 @@ export async function measureRoundTrips(options: {
       upstream,
       ...options.iterations,
       counterDelayMs: options.counterDelayMs,
-      tablePrefix: (table) => (table.startsWith(prefix) ? table.slice(prefix.length) : table),
+      tablePrefix: (table) => table.split('+').map((name) => (name.startsWith(prefix) ? name.slice(prefix.length) : name)).join('+'),
     });
     out.push(summary);
     process.stdout.write(`  ${mode.padEnd(46)} before upstream ${summary.callsBeforeUpstream} calls in ${summary.wavesBeforeUpstream} wave(s), after answer ${summary.callsAfterResponse}\n`);

@@ -3,10 +3,10 @@
  * against the same fake upstream, prints the summary table and writes
  * bench/RESULTS.md and bench/results.json. BENCH_PROFILE=1 always profiles the
  * proxy, BENCH_PROFILE=0 never does; by default it profiles when a CPU or
- * latency budget is missed.
+ * latency budget is missed. `--render-only` rewrites RESULTS.md from results.json.
  */
 import { build } from 'esbuild';
-import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDynamoDbLocal } from '../lambda/local/dynamodb-local';
@@ -17,7 +17,7 @@ import { costPerMillion } from './cost-model';
 import { startBenchUpstream } from './fake-upstream';
 import { startLoadClient } from './load-client';
 import { JSON_SHAPE, STREAM_SHAPE, nonStreaming, streaming, throughputRamp } from './phases';
-import { findDynamoDbLocalPid, machineDescription, memoryMb, sampleRss } from './process-stats';
+import { findDynamoDbLocalPid, machineDescription, memoryMb, sampleRss, sourceDescription } from './process-stats';
 import { LAMBDA_BUNDLE, ROOT, SERVER_BUNDLE, startPipeProxy, startPortkey, startProxyServer, type Child } from './processes';
 import { renderResults, summaryTable } from './report';
 import type { Results } from './results';
@@ -42,6 +42,7 @@ const ITERATIONS = {
 async function main(): Promise<void> {
   const started = performance.now();
   const loadAtStart = loadavg()[0]!;
+  const source = sourceDescription();
   for (const bundle of [SERVER_BUNDLE, LAMBDA_BUNDLE]) if (!existsSync(bundle)) throw new Error(`${bundle} is missing: run npm run build first`);
   const work = mkdtempSync(join(tmpdir(), 'bench-'));
   const cleanups: Array<() => Promise<unknown>> = [async () => rmSync(work, { recursive: true, force: true })];
@@ -91,7 +92,10 @@ async function main(): Promise<void> {
     process.stdout.write('one store call…\n');
     const store = await measureStoreCall(dynamo.endpoint, `${proxy.tablePrefix}accounts`, ITERATIONS.storeCallsPerRound);
     const cpuPerCall = store.cpuMsPerCall;
-    process.stdout.write(`  p50 ${store.latency.p50.toFixed(2)} ms; CPU per call: proxy's client ${cpuPerCall.documentClient.toFixed(3)} ms, low-level + cached middleware ${cpuPerCall.lowLevelCachedMiddleware.toFixed(3)} ms, bare HTTP ${cpuPerCall.bareHttp.toFixed(3)} ms\n`);
+    process.stdout.write(
+      `  p50 ${store.latency.p50.toFixed(2)} ms; CPU per call: proxy's client ${cpuPerCall.proxyClient.toFixed(3)} ms, SDK DocumentClient ${cpuPerCall.sdkDocumentClient.toFixed(3)} ms, ` +
+        `SDK low-level + cached middleware ${cpuPerCall.sdkLowLevelCachedMiddleware.toFixed(3)} ms, bare HTTP ${cpuPerCall.bareHttp.toFixed(3)} ms\n`,
+    );
     process.stdout.write('non-streaming, concurrency 1…\n');
     const c1 = await nonStreaming(load, all, ITERATIONS.c1);
     process.stdout.write('non-streaming, concurrency 16 (with CPU and memory)…\n');
@@ -128,6 +132,7 @@ async function main(): Promise<void> {
     const figures: Omit<Results, 'budgets' | 'durationSeconds' | 'profile'> = {
       date: new Date().toISOString(),
       machine: machineDescription(),
+      source,
       loadAverage: { start: loadAtStart, end: loadavg()[0]! },
       settings: {
         upstream: {
@@ -195,7 +200,14 @@ async function primeCache(contender: Contender): Promise<void> {
   throw new Error('the cache never answered HIT for a repeated request with x-proxy-cache: true');
 }
 
-main().catch((error) => {
+/** `tsx bench/run.ts --render-only`: rewrites RESULTS.md from results.json (after a change to the report's layout). */
+function renderOnly(): void {
+  const results = JSON.parse(readFileSync(join(ROOT, 'bench', 'results.json'), 'utf8')) as Results;
+  writeFileSync(join(ROOT, 'bench', 'RESULTS.md'), renderResults(results));
+  process.stdout.write(`${summaryTable(results)}\n\nrewrote bench/RESULTS.md from bench/results.json (run of ${results.date})\n`);
+}
+
+(process.argv.includes('--render-only') ? Promise.resolve().then(renderOnly) : main()).catch((error) => {
   process.stderr.write(`bench failed: ${(error as Error).stack ?? error}\n`);
   process.exitCode = 1;
 });

@@ -48,5 +48,7 @@ export function fmt(value: number | undefined, digits = 2): string {
 /** "×1.8": a figure as a multiple of its baseline. */
 export function ratio(value: number | undefined, baseline: number | undefined): string {
   if (value === undefined || baseline === undefined || !Number.isFinite(value) || !Number.isFinite(baseline) || baseline <= 0) return '–';
-  return `×${(value / baseline).toFixed(value / baseline >= 10 ? 0 : 1)}`;
+  const r = value / baseline;
+  // Two significant digits below 0.1, so a contender at 3 % of its baseline doesn't read as ×0.0.
+  return `×${r >= 10 ? r.toFixed(0) : r >= 0.1 ? r.toFixed(1) : String(Number(r.toPrecision(2)))}`;
 }

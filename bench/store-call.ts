@@ -1,15 +1,16 @@
 /**
  * What one store call costs, on the client side: the same GetItem on the same
- * DynamoDB Local, made three ways and measured in interleaved rounds.
- * - the proxy's own client (DocumentClient over the SDK, as lambda/store builds it): its latency is
+ * DynamoDB Local, made four ways and measured in interleaved rounds.
+ * - the proxy's own store client, as lambda/store/dynamodb/client.ts builds it: its latency is
  *   the "one DynamoDB Local round trip" of the latency budget;
- * - the low-level client with pre-marshalled keys and `cacheMiddleware: true` (the SDK then
+ * - the AWS SDK's DocumentClient (lib-dynamodb), the usual way to call DynamoDB from Node;
+ * - the SDK's low-level client with pre-marshalled keys and `cacheMiddleware: true` (the SDK then
  *   resolves its middleware stack once per command type instead of on every send);
- * - a bare node:http POST of the same JSON (no SDK at all): the floor.
+ * - a bare node:http POST of the same JSON (no SDK, no signing): the floor.
  * CPU is this process's own time over sequential calls; nothing else runs here meanwhile.
  */
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { Agent, request } from 'node:http';
 import { createDynamoClients } from '../lambda/store/dynamodb/client';
@@ -18,7 +19,7 @@ import { median, percentiles, type Percentiles } from './stats';
 export interface StoreCallCost {
   /** Latency of the proxy's own client, sequential. */
   latency: Percentiles;
-  cpuMsPerCall: { documentClient: number; lowLevelCachedMiddleware: number; bareHttp: number };
+  cpuMsPerCall: { proxyClient: number; sdkDocumentClient: number; sdkLowLevelCachedMiddleware: number; bareHttp: number };
 }
 
 function bareGet(endpoint: URL, agent: Agent, table: string): Promise<unknown> {
@@ -55,21 +56,26 @@ export async function measureStoreCall(endpoint: string, table: string, callsPer
   // The SDK's notice about its future Node 22 requirement is noise here (the local server silences it too).
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const { doc, raw } = createDynamoClients({ region: 'eu-west-1', endpoint });
-  const lowLevel = new DynamoDBClient({
-    region: 'eu-west-1',
-    endpoint,
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    cacheMiddleware: true,
-    requestHandler: new NodeHttpHandler({ httpAgent: new Agent({ keepAlive: true }) }),
-  });
+  const sdkClient = (cacheMiddleware: boolean) =>
+    new DynamoDBClient({
+      region: 'eu-west-1',
+      endpoint,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      cacheMiddleware,
+      requestHandler: new NodeHttpHandler({ httpAgent: new Agent({ keepAlive: true }) }),
+    });
+  const sdkDoc = DynamoDBDocumentClient.from(sdkClient(false));
+  const lowLevel = sdkClient(true);
+  const key = { pk: 'ACCOUNT#bench-none', sk: 'ACCOUNT' };
   const agent = new Agent({ keepAlive: true });
   const url = new URL(endpoint);
   const variants = {
-    documentClient: () => doc.send(new GetCommand({ TableName: table, Key: { pk: 'ACCOUNT#bench-none', sk: 'ACCOUNT' } })),
-    lowLevelCachedMiddleware: () => lowLevel.send(new GetItemCommand({ TableName: table, Key: { pk: { S: 'ACCOUNT#bench-none' }, sk: { S: 'ACCOUNT' } } })),
+    proxyClient: () => doc.send(new GetCommand({ TableName: table, Key: key })),
+    sdkDocumentClient: () => sdkDoc.send(new GetCommand({ TableName: table, Key: key })),
+    sdkLowLevelCachedMiddleware: () => lowLevel.send(new GetItemCommand({ TableName: table, Key: { pk: { S: key.pk }, sk: { S: key.sk } } })),
     bareHttp: () => bareGet(url, agent, table),
   };
-  const cpu: Record<keyof typeof variants, number[]> = { documentClient: [], lowLevelCachedMiddleware: [], bareHttp: [] };
+  const cpu: Record<keyof typeof variants, number[]> = { proxyClient: [], sdkDocumentClient: [], sdkLowLevelCachedMiddleware: [], bareHttp: [] };
   const latency: number[] = [];
   const entries = Object.entries(variants) as Array<[keyof typeof variants, () => Promise<unknown>]>;
   try {
@@ -82,7 +88,7 @@ export async function measureStoreCall(endpoint: string, table: string, callsPer
         for (let i = 0; i < callsPerRound; i++) {
           const started = performance.now();
           await call();
-          if (name === 'documentClient') latency.push(performance.now() - started);
+          if (name === 'proxyClient') latency.push(performance.now() - started);
         }
         const used = process.cpuUsage(before);
         cpu[name].push((used.user + used.system) / 1000 / callsPerRound);
@@ -90,11 +96,17 @@ export async function measureStoreCall(endpoint: string, table: string, callsPer
     }
   } finally {
     raw.destroy();
+    sdkDoc.destroy();
     lowLevel.destroy();
     agent.destroy();
   }
   return {
     latency: percentiles(latency),
-    cpuMsPerCall: { documentClient: median(cpu.documentClient), lowLevelCachedMiddleware: median(cpu.lowLevelCachedMiddleware), bareHttp: median(cpu.bareHttp) },
+    cpuMsPerCall: {
+      proxyClient: median(cpu.proxyClient),
+      sdkDocumentClient: median(cpu.sdkDocumentClient),
+      sdkLowLevelCachedMiddleware: median(cpu.sdkLowLevelCachedMiddleware),
+      bareHttp: median(cpu.bareHttp),
+    },
   };
 }

@@ -61,7 +61,12 @@ export async function startStoreCounter(target: string, delayMs = 0): Promise<St
       let table = '';
       try {
         const json = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
-        table = typeof json.TableName === 'string' ? json.TableName : '';
+        // Batch and transaction calls name their tables inside the request.
+        const requestItems = json.RequestItems ?? json.TransactItems;
+        if (typeof json.TableName === 'string') table = json.TableName;
+        else if (requestItems && typeof requestItems === 'object' && !Array.isArray(requestItems)) table = Object.keys(requestItems).join('+');
+        else if (Array.isArray(requestItems))
+          table = [...new Set(requestItems.flatMap((item) => Object.values(item as Record<string, { TableName?: string }>).map((op) => op.TableName ?? '')))].join('+');
         if ((READS.has(operation) || WRITES.has(operation)) && json.ReturnConsumedCapacity === undefined) {
           json.ReturnConsumedCapacity = 'TOTAL';
           body = Buffer.from(JSON.stringify(json));

@@ -37,7 +37,7 @@ async function send(provider: ProviderId, body: string | Buffer, headers: Record
   const response = await fetch(proxy.proxyBase + ENDPOINT[provider], {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...credentialHeaders(provider, token), ...headers },
-    body,
+    body: typeof body === 'string' ? body : new Uint8Array(body),
   });
   return { status: response.status, text: await response.text(), requestId: response.headers.get('x-proxy-request-id') ?? '' };
 }

@@ -1,4 +1,5 @@
-import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { DocumentClient } from '../../lambda/store/dynamodb/wire/document-client';
 import { statsRoutes } from '../../lambda/api/stats-routes';
 import type { Deps } from '../../lambda/deps';
 import type { IncomingRequest } from '../../lambda/http/request';
@@ -124,12 +125,12 @@ function expectBreakdown<T extends StatsTotals>(actual: T[], rows: UsageRow[], k
 }
 
 /** Counts the Query calls and the items they return, by wrapping the real client's `send`. */
-function countingQueries(doc: DynamoDBDocumentClient) {
+function countingQueries(doc: DocumentClient) {
   const seen = { queries: 0, items: 0 };
   const counted = new Proxy(doc, {
     get(target, property, receiver) {
       if (property !== 'send') return Reflect.get(target, property, receiver);
-      return async (command: Parameters<DynamoDBDocumentClient['send']>[0]) => {
+      return async (command: Parameters<DocumentClient['send']>[0]) => {
         const output = await (target.send as (c: typeof command) => Promise<{ Items?: unknown[] }>)(command);
         if (command instanceof QueryCommand) {
           seen.queries++;
@@ -143,7 +144,7 @@ function countingQueries(doc: DynamoDBDocumentClient) {
 }
 
 let stats: DynamoUsageStats;
-let doc: DynamoDBDocumentClient;
+let doc: DocumentClient;
 let table: string;
 let destroy: () => void;
 

@@ -1,6 +1,7 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AccountStore, Scope, TokenRecord } from '../ports';
 import { BatchedGet } from './batched-get';
+import type { DocumentClient } from './wire/document-client';
 
 /**
  * Accounts and tokens live in one partition per account (`pk = ACCOUNT#<id>`),
@@ -37,7 +38,7 @@ function toRecord(accountId: string, item: TokenItem): TokenRecord {
 
 export class DynamoAccountStore implements AccountStore {
   constructor(
-    private readonly doc: DynamoDBDocumentClient,
+    private readonly doc: DocumentClient,
     private readonly table: string,
     private readonly reads: BatchedGet = new BatchedGet(doc, table, ['pk', 'sk']),
   ) {}

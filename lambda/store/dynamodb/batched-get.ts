@@ -1,4 +1,5 @@
-import { BatchGetCommand, GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
+import type { DocumentClient } from './wire/document-client';
 
 type Key = Record<string, string>;
 type Item = Record<string, unknown>;
@@ -23,7 +24,7 @@ export class BatchedGet {
   private queue: Waiter[] = [];
 
   constructor(
-    private readonly doc: DynamoDBDocumentClient,
+    private readonly doc: DocumentClient,
     private readonly table: string,
     private readonly keyNames: readonly string[],
   ) {}

@@ -1,4 +1,5 @@
-import { BatchWriteCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { DocumentClient } from './wire/document-client';
 
 type Item = Record<string, unknown>;
 
@@ -14,7 +15,7 @@ const UNPROCESSED_RETRIES = 5;
 export class BatchedPut {
   private queue: Array<{ item: Item; resolve(): void; reject(error: unknown): void }> = [];
 
-  constructor(private readonly doc: DynamoDBDocumentClient, private readonly table: string) {}
+  constructor(private readonly doc: DocumentClient, private readonly table: string) {}
 
   put(item: Item): Promise<void> {
     return new Promise((resolve, reject) => {

@@ -1,8 +1,9 @@
 import { createHash, randomInt } from 'node:crypto';
-import { BatchWriteCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { PartBuffer } from '../../cache/part-buffer';
 import { CacheWriteError, isCacheableStatus, type CachedResponse, type CachedResponseMeta, type CacheWriter, type ResponseCache } from '../../cache/response-cache';
 import { headItem, parseHead, type EntryHead } from '../../cache/entry-head';
+import type { DocumentClient } from './wire/document-client';
 
 /*
  * Layout of one entry in the cache table (partition `cache_key`, sort key `part`):
@@ -46,7 +47,7 @@ export class DynamoResponseCache implements ResponseCache {
   private readonly table: CacheTable;
   private readonly limits: Required<DynamoResponseCacheOptions>;
 
-  constructor(doc: DynamoDBDocumentClient, tableName: string, options: DynamoResponseCacheOptions = {}) {
+  constructor(doc: DocumentClient, tableName: string, options: DynamoResponseCacheOptions = {}) {
     this.table = new CacheTable(doc, tableName);
     this.limits = {
       partBytes: options.partBytes ?? DEFAULT_PART_BYTES,
@@ -111,7 +112,7 @@ class CacheTable {
   private readonly background = new Set<Promise<unknown>>();
 
   constructor(
-    private readonly doc: DynamoDBDocumentClient,
+    private readonly doc: DocumentClient,
     private readonly tableName: string,
   ) {}
 

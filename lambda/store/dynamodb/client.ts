@@ -1,33 +1,21 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { Agent } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { LeanDocumentClient, environmentCredentials, type DocumentClient } from './wire/document-client';
 
 export interface DynamoClients {
+  /** The SDK client, for table administration (creating local tables). Never on the request path. */
   raw: DynamoDBClient;
-  doc: DynamoDBDocumentClient;
+  /** The client every store uses: the document commands over a lean, kept-alive JSON-protocol transport. */
+  doc: DocumentClient;
 }
 
-/**
- * One client per process, with keep-alive sockets: a store round trip on the hot
- * path must not pay for a new connection.
- */
-export function createDynamoClients(options: { region: string; endpoint?: string }): DynamoClients {
+export function createDynamoClients(options: { region: string; endpoint?: string; env?: NodeJS.ProcessEnv }): DynamoClients {
   const local = Boolean(options.endpoint);
   const raw = new DynamoDBClient({
     region: options.region,
     endpoint: options.endpoint,
     // DynamoDB Local accepts any credentials; in AWS the function's role provides them.
     credentials: local ? { accessKeyId: 'local', secretAccessKey: 'local' } : undefined,
-    maxAttempts: 3,
-    requestHandler: new NodeHttpHandler({
-      httpAgent: new Agent({ keepAlive: true, maxSockets: 256 }),
-      httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets: 256 }),
-      connectionTimeout: 2_000,
-      requestTimeout: 5_000,
-    }),
   });
-  const doc = DynamoDBDocumentClient.from(raw, { marshallOptions: { removeUndefinedValues: true } });
+  const doc = new LeanDocumentClient({ region: options.region, endpoint: options.endpoint, credentials: environmentCredentials(options.env ?? process.env, local) });
   return { raw, doc };
 }

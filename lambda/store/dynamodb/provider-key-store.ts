@@ -1,8 +1,9 @@
-import { DeleteCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { ProviderId } from '../../providers/registry';
 import type { ProviderKeyStore, StoredProviderKey } from '../ports';
 import { accountPk } from './account-store';
 import { BatchedGet } from './batched-get';
+import type { DocumentClient } from './wire/document-client';
 
 const KEY_PREFIX = 'KEY#';
 
@@ -29,7 +30,7 @@ function toStored(item: KeyItem): StoredProviderKey {
 export class DynamoProviderKeyStore implements ProviderKeyStore {
   /** Share the account store's `BatchedGet` so a token and a key read together cost one call. */
   constructor(
-    private readonly doc: DynamoDBDocumentClient,
+    private readonly doc: DocumentClient,
     private readonly table: string,
     private readonly reads: BatchedGet = new BatchedGet(doc, table, ['pk', 'sk']),
   ) {}

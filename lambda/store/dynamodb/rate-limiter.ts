@@ -1,5 +1,6 @@
-import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { RateLimitDecision, RateLimiter } from '../ports';
+import type { DocumentClient } from './wire/document-client';
 
 const WINDOW_SECONDS = 60;
 
@@ -9,7 +10,7 @@ const WINDOW_SECONDS = 60;
  * instances can never admit more than the limit between them.
  */
 export class DynamoRateLimiter implements RateLimiter {
-  constructor(private readonly doc: DynamoDBDocumentClient, private readonly table: string, private readonly limit: number) {}
+  constructor(private readonly doc: DocumentClient, private readonly table: string, private readonly limit: number) {}
 
   async hit(tokenId: string, now: number): Promise<RateLimitDecision> {
     const windowStart = Math.floor(now / 1000 / WINDOW_SECONDS) * WINDOW_SECONDS;

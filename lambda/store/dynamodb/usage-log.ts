@@ -1,6 +1,7 @@
-import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { BatchedPut } from './batched-put';
 import type { LogQuery, UsageLog, UsageRow } from '../usage-row';
+import type { DocumentClient } from './wire/document-client';
 
 const MAX_PAGES_PER_QUERY = 20;
 
@@ -23,7 +24,7 @@ export class DynamoUsageLog implements UsageLog {
   private readonly puts: BatchedPut;
 
   constructor(
-    private readonly doc: DynamoDBDocumentClient,
+    private readonly doc: DocumentClient,
     private readonly table: string,
     private readonly retentionDays?: number,
   ) {

@@ -1,9 +1,10 @@
-import { QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { bucketRanges, dayKey, effectivePeriod, hourKey, parseBucketKey, type KeyRange } from '../../stats/bucket-keys';
 import { rollupFromItem, rowIncrements } from '../../stats/rollup';
 import { assembleSummary, type RollupSlice } from '../../stats/summary';
 import type { UsageRow } from '../usage-row';
 import type { StatsSummary, UsageStats } from '../usage-stats';
+import type { DocumentClient } from './wire/document-client';
 
 /**
  * Hourly and daily rollups in the account's partition (see `stats/bucket-keys`
@@ -20,7 +21,7 @@ interface PendingBucket {
 
 export class DynamoUsageStats implements UsageStats {
   constructor(
-    private readonly doc: DynamoDBDocumentClient,
+    private readonly doc: DocumentClient,
     private readonly table: string,
   ) {}
 
