@@ -32,6 +32,12 @@ export class ValidationError extends ProxyError {
   }
 }
 
+export class UnsupportedMediaTypeError extends ProxyError {
+  constructor(contentType: string) {
+    super(415, `The request body must be JSON (content-type: application/json), not "${contentType.slice(0, 80)}".`);
+  }
+}
+
 export class NotFoundError extends ProxyError {
   constructor(message: string) {
     super(404, message);

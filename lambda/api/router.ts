@@ -13,6 +13,15 @@ import { tokenRoutes } from './token-routes';
 
 const ROUTES: ApiRoute[] = [...healthRoutes, ...adminRoutes, ...keyRoutes, ...logRoutes, ...statsRoutes, ...tokenRoutes];
 
+/** A broken percent-encoding matches no route (a 404), rather than throwing. */
+function safeDecode(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
 function match(pattern: string, path: string): Record<string, string> | undefined {
   const want = pattern.split('/');
   const got = path.replace(/\/+$/, '').split('/');
@@ -21,7 +30,9 @@ function match(pattern: string, path: string): Record<string, string> | undefine
   for (let i = 0; i < want.length; i++) {
     if (want[i].startsWith(':')) {
       if (!got[i]) return undefined;
-      params[want[i].slice(1)] = decodeURIComponent(got[i]);
+      const value = safeDecode(got[i]);
+      if (value === undefined) return undefined;
+      params[want[i].slice(1)] = value;
     } else if (want[i] !== got[i]) return undefined;
   }
   return params;

@@ -25,9 +25,10 @@ async function readBody(request: IncomingMessage): Promise<Buffer> {
 export async function toFunctionUrlEvent(request: IncomingMessage): Promise<APIGatewayProxyEventV2> {
   const url = new URL(request.url ?? '/', 'http://local');
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(request.headers)) {
-    if (value === undefined || name === 'cookie') continue;
-    headers[name] = Array.isArray(value) ? value.join(',') : value;
+  // headersDistinct keeps repeats that Node would drop (e.g. a second Authorization); function URLs comma-join them.
+  for (const [name, values] of Object.entries(request.headersDistinct)) {
+    if (values === undefined || name === 'cookie') continue;
+    headers[name] = values.join(',');
   }
   // Read before the body: stopping early at the size limit detaches the socket.
   const sourceIp = request.socket?.remoteAddress ?? '127.0.0.1';

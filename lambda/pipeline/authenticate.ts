@@ -16,6 +16,8 @@ export function authenticate(deps: Deps): Middleware {
     before: async function authenticate(request) {
       const state = proxyState(request.event);
       if (!state.credential) throw new AuthenticationError(missingCredentialMessage(state));
+      // Repeated credential headers arrive joined with commas: which one was meant is unknowable.
+      if (/[\s,]/.test(state.credential)) throw new AuthenticationError('Ambiguous credential: send exactly one credential header with one value.');
       if (!state.token || !state.lookups) {
         throw new AuthenticationError(
           state.mode === 'stored'

@@ -4,6 +4,7 @@ import type { Deps } from '../deps';
 import type { ProxyResponse } from '../http/response';
 import { upstreamUrl } from '../providers/registry';
 import { NO_USAGE } from '../providers/usage';
+import { Redactor } from '../streaming/redact';
 import { UsageTap, type TapResult } from '../streaming/usage-tap';
 import { callUpstream } from '../upstream/call-upstream';
 import { clientResponseHeaders, upstreamRequestHeaders } from '../upstream/headers';
@@ -28,6 +29,8 @@ export function forwardUpstream(deps: Deps) {
   return async function forwardUpstream(event: APIGatewayProxyEventV2): Promise<ProxyResponse> {
     const state = proxyState(event);
     const { body, addedStreamUsage } = upstreamBody(state);
+    // The account's stored key is ours to protect even in the provider's own error text.
+    const storedKey = state.mode === 'stored' ? state.upstreamKey : undefined;
     let upstream;
     try {
       upstream = await callUpstream({
@@ -77,11 +80,12 @@ export function forwardUpstream(deps: Deps) {
       }
     };
 
-    upstream.body.on('data', (chunk: Buffer) => {
-      if (!tap.write(chunk)) upstream.body.pause();
+    const source = !ok && storedKey ? upstream.body.pipe(new Redactor(storedKey)) : upstream.body;
+    source.on('data', (chunk: Buffer) => {
+      if (!tap.write(chunk)) source.pause();
     });
-    tap.on('drain', () => upstream.body.resume());
-    upstream.body.on('end', () => tap.end());
+    tap.on('drain', () => source.resume());
+    source.on('end', () => tap.end());
     upstream.body.on('close', () => {
       if (upstream.body.complete) return;
       // Cut off mid-body: a stream ends with an error event in its own format, so the SDK raises instead of hanging.

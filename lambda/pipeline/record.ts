@@ -25,11 +25,15 @@ export function recordUsage(deps: Deps, state: ProxyState, completion: Completio
   return row;
 }
 
+/** Labels are kept readable and rows far below DynamoDB's 400 KB item limit, whatever a client or provider sends. */
+const label = (text: string | undefined, max: number) => (text && text.length > max ? `${text.slice(0, max - 1)}…` : text);
+
 export function buildRow(deps: Deps, state: ProxyState, completion: Completion): UsageRow {
   const ok = completion.status < 400;
   const usage = ok && !completion.cached ? (completion.usage ?? NO_USAGE) : NO_USAGE;
-  const model = completion.model ?? (typeof state.body?.model === 'string' ? state.body.model : 'unknown');
-  const cost = deps.prices.cost(model, usage);
+  const fullModel = completion.model ?? (typeof state.body?.model === 'string' ? state.body.model : 'unknown');
+  const model = label(fullModel, 1_024)!;
+  const cost = deps.prices.cost(fullModel, usage);
   const savedNanos = completion.cached?.savedNanos ?? 0;
   return {
     account_id: state.token!.accountId,
@@ -45,13 +49,13 @@ export function buildRow(deps: Deps, state: ProxyState, completion: Completion):
     cost_usd: nanosToUsd(cost.nanos),
     priced: cost.priced || completion.cached !== undefined || !ok,
     latency_ms: Math.round(performance.now() - state.request.startedAt),
-    requester: state.requester,
+    requester: label(state.requester, 8_192),
     status_code: completion.status,
     cached: completion.cached !== undefined,
     saved_nanos: savedNanos,
     saved_usd: nanosToUsd(savedNanos),
     stream: state.stream,
-    error: completion.error,
+    error: label(completion.error, 2_000),
     mode: state.mode,
     token_id: state.token!.tokenId,
   };

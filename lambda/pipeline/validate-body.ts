@@ -1,5 +1,5 @@
 import type { Deps } from '../deps';
-import { ValidationError } from '../errors';
+import { UnsupportedMediaTypeError, ValidationError } from '../errors';
 import { proxyState, type Middleware } from './middy-types';
 
 /** Step 3: the body fields the spec requires, and the proxy's own request headers. */
@@ -7,6 +7,9 @@ export function validateBody(_deps: Deps): Middleware {
   return {
     before: function validateBody(request) {
       const state = proxyState(request.event);
+      // SPEC 4.2: content-type application/json. A missing header is read as JSON (as curl users expect); another type is refused.
+      const contentType = state.request.headers['content-type'];
+      if (contentType && !/^application\/([\w.+-]+\+)?json\b/i.test(contentType.trim())) throw new UnsupportedMediaTypeError(contentType);
       if (!state.validation.ok) throw new ValidationError(state.validation.message, state.validation.param || undefined);
       if (state.cache.invalidValue !== undefined) {
         throw new ValidationError(`x-proxy-cache must be "true", "refresh" or "false", not "${state.cache.invalidValue.slice(0, 40)}".`, 'x-proxy-cache');

@@ -13,6 +13,7 @@ const ERRORS: Record<number, { type: string; code: string | null }> = {
   404: { type: 'invalid_request_error', code: 'unknown_url' },
   405: { type: 'invalid_request_error', code: 'method_not_allowed' },
   413: { type: 'invalid_request_error', code: 'request_too_large' },
+  415: { type: 'invalid_request_error', code: 'unsupported_media_type' },
   429: { type: 'rate_limit_error', code: 'rate_limit_exceeded' },
   502: { type: 'server_error', code: 'upstream_unreachable' },
   503: { type: 'server_error', code: 'service_unavailable' },

@@ -13,6 +13,7 @@ const ERROR_TYPES: Record<number, string> = {
   404: 'not_found_error',
   405: 'invalid_request_error',
   413: 'request_too_large',
+  415: 'invalid_request_error',
   429: 'rate_limit_error',
   502: 'api_error',
   503: 'overloaded_error',

@@ -5,10 +5,14 @@ import type { ValidationResult } from '../types';
 const content = z.union([z.string(), z.array(z.unknown())]);
 const message = z.looseObject({ role: z.string(), content: z.optional(z.union([content, z.null()])) });
 
-/** Only the fields the spec names are checked; every other field passes through untouched. */
+/**
+ * Only the fields the spec names are checked; every other field passes through
+ * untouched. `messages` is checked element by element below, stopping at the
+ * first bad one, so a hostile array of a million items costs one issue, not a million.
+ */
 export const chatBodySchema = z.looseObject({
   model: z.string().check(z.minLength(1)),
-  messages: z.array(message),
+  messages: z.array(z.unknown()),
   max_tokens: z.optional(z.union([z.int().check(z.positive()), z.null()])),
   stream: z.optional(z.union([z.boolean(), z.null()])),
 });
@@ -16,20 +20,48 @@ export const chatBodySchema = z.looseObject({
 export const messagesBodySchema = z.looseObject({
   model: z.string().check(z.minLength(1)),
   max_tokens: z.int().check(z.positive()),
-  messages: z.array(message),
+  messages: z.array(z.unknown()),
   stream: z.optional(z.boolean()),
 });
+
+/** Deeper than this is no real request, and deep enough to exhaust recursive JSON code downstream. */
+export const MAX_BODY_DEPTH = 128;
+
+function failure(body: unknown, path: PropertyKey[], problem: string): ValidationResult {
+  const param = path.map(String).join('.');
+  const value = path.reduce<unknown>((node, key) => (node as Record<PropertyKey, unknown> | undefined)?.[key as string], body);
+  return { ok: false, param, message: `${param}: ${value === undefined ? 'Field required' : problem}` };
+}
 
 /** Runs a schema and names the first offending field, e.g. `messages.0.role`. */
 export function validateWith(schema: z.ZodMiniType, body: unknown): ValidationResult {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     return { ok: false, param: '', message: 'The request body must be a JSON object.' };
   }
+  if (depthExceeds(body, MAX_BODY_DEPTH)) return { ok: false, param: '', message: `The request body is nested more than ${MAX_BODY_DEPTH} levels deep.` };
   const result = z.safeParse(schema, body);
-  if (result.success) return { ok: true };
-  const issue = result.error.issues[0];
-  const param = issue.path.map(String).join('.');
-  const value = issue.path.reduce<unknown>((node, key) => (node as Record<PropertyKey, unknown> | undefined)?.[key as string], body);
-  const problem = value === undefined ? 'Field required' : issue.message;
-  return { ok: false, param, message: `${param}: ${problem}` };
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    return failure(body, issue.path, issue.message);
+  }
+  const messages = (body as { messages: unknown[] }).messages;
+  for (let i = 0; i < messages.length; i++) {
+    const checked = z.safeParse(message, messages[i]);
+    if (!checked.success) return failure(body, ['messages', i, ...checked.error.issues[0].path], checked.error.issues[0].message);
+  }
+  return { ok: true };
+}
+
+/** Iterative, so measuring a hostile body can't itself overflow the stack. */
+export function depthExceeds(root: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[root, 1]];
+  while (stack.length) {
+    const [node, depth] = stack.pop()!;
+    if (node === null || typeof node !== 'object') continue;
+    if (depth > limit) return true;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+    }
+  }
+  return false;
 }

@@ -1,4 +1,4 @@
-import { BatchGetCommand, BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 
 type Json = Record<string, unknown>;
@@ -40,12 +40,12 @@ export const OPERATIONS = [
   { command: PutCommand, name: 'PutItem', input: (i: Json) => mapFields(i, ['Item', 'ExpressionAttributeValues'], toWire), output: (o: Json) => mapFields(o, ['Attributes'], fromWire) },
   { command: UpdateCommand, name: 'UpdateItem', input: (i: Json) => mapFields(i, ['Key', 'ExpressionAttributeValues'], toWire), output: (o: Json) => mapFields(o, ['Attributes'], fromWire) },
   { command: DeleteCommand, name: 'DeleteItem', input: (i: Json) => mapFields(i, ['Key', 'ExpressionAttributeValues'], toWire), output: (o: Json) => mapFields(o, ['Attributes'], fromWire) },
-  {
-    command: QueryCommand,
-    name: 'Query',
+  ...([['Query', QueryCommand], ['Scan', ScanCommand]] as const).map(([name, command]) => ({
+    command,
+    name,
     input: (i: Json) => mapFields(i, ['ExpressionAttributeValues', 'ExclusiveStartKey'], toWire),
     output: (o: Json) => ({ ...mapFields(o, ['LastEvaluatedKey'], fromWire), ...(o.Items ? { Items: (o.Items as unknown[]).map(fromWire) } : {}) }),
-  },
+  })),
   {
     command: BatchGetCommand,
     name: 'BatchGetItem',
