@@ -40,10 +40,11 @@ const api = (path: string, token: string, init: { method?: string; body?: unknow
     body: init.body === undefined ? undefined : JSON.stringify(init.body),
   });
 
+/** Issued outside `seen`: the one answer that may carry a new token. */
 async function issueToken(accountId: string, scopes: string[]): Promise<{ token_id: string; token: string }> {
-  const response = await api(`/api/admin/accounts/${accountId}/tokens`, proxy.adminKey, { method: 'POST', body: { name: scopes.join('+'), scopes } });
+  const response = await proxy.api(`/api/admin/accounts/${accountId}/tokens`, { body: { name: scopes.join('+'), scopes } });
   expect(response.status).toBe(201);
-  const issued = JSON.parse(response.text) as { token_id: string; token: string };
+  const issued = (await response.json()) as { token_id: string; token: string };
   proxy.secrets.add(issued.token);
   return issued;
 }
@@ -75,9 +76,9 @@ describe('revocation', () => {
 
 describe('scopes', () => {
   test('a proxy-only token (made with POST /api/tokens) proxies but gets 403 from every management route', async () => {
-    const made = await api('/api/tokens', a.token, { method: 'POST', body: { name: 'app' } });
+    const made = await proxy.api('/api/tokens', { token: a.token, body: { name: 'app' } });
     expect(made.status).toBe(201);
-    const app = JSON.parse(made.text) as { token: string; token_id: string; scopes: string[] };
+    const app = (await made.json()) as { token: string; token_id: string; scopes: string[] };
     proxy.secrets.add(app.token);
     expect(app.scopes).toEqual(['proxy']);
     expect((await callProxy(proxy, { provider: 'prov-e', token: app.token })).status).toBe(200);
@@ -132,7 +133,10 @@ describe("one account never reaches another's data", () => {
     expect(withACursor.items.every((row) => row.id === fromB.requestId)).toBe(true);
 
     let stats = await statsTotals(proxy, b.token);
-    for (let i = 0; i < 50 && stats.requests < 1; i++) stats = await statsTotals(proxy, b.token);
+    for (let i = 0; i < 50 && stats.requests < 1; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      stats = await statsTotals(proxy, b.token);
+    }
     expect(stats.requests).toBe(1);
     const bStats = JSON.parse((await api('/api/stats', b.token)).text) as { by_requester: Array<{ requester: string }> };
     expect(bStats.by_requester.map((r) => r.requester)).toEqual(['bob-of-b']);
@@ -191,12 +195,14 @@ describe('encryption context binds a stored key to its account and provider', ()
 
   async function expectNotOpened(provider: ProviderId, token: string, victimKey: string): Promise<void> {
     const fake = proxy.fakes.fakes[provider];
+    const fakeBefore = fake.requests.length;
     const before = upstreamCalls(proxy);
     const answer = await callProxy(proxy, { provider, token, prompt: 'with a copied key' });
     expect(answer.status).toBeGreaterThanOrEqual(400);
     expectEndpointError(provider, answer.text);
+    // No upstream call at all, so none carrying the victim's key.
     expect(upstreamCalls(proxy)).toBe(before);
-    expect(fake.requests.some((request) => JSON.stringify(request.headers).includes(victimKey))).toBe(fake.requests.some((r) => r.headers.authorization === `Bearer ${victimKey}` || r.headers['x-api-key'] === victimKey) && false);
+    expect(fake.requests.length).toBe(fakeBefore);
     expect(proxy.output()).not.toContain(victimKey);
   }
 
@@ -212,6 +218,6 @@ describe('encryption context binds a stored key to its account and provider', ()
 });
 
 test('no token or key appeared in any answer of this file', () => {
-  const secrets = [...proxy.secrets].filter((secret) => secret !== proxy.adminKey);
-  expect(seen.leaks(secrets.filter((s) => !s.startsWith('sk-proxy-')))).toEqual([]);
+  expect(seen.count).toBeGreaterThan(20);
+  expect(seen.leaks([...proxy.secrets, proxy.adminKey])).toEqual([]);
 });
