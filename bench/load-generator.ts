@@ -71,6 +71,7 @@ async function runLatency(job: LatencyJob): Promise<LatencyResult> {
       while (issued < total) {
         issued++;
         const outcome = await send(job.spec, agent, body, url);
+        if (job.pauseMs) await new Promise((resolve) => setTimeout(resolve, job.pauseMs));
         if (!record) continue;
         result.statuses[outcome.status] = (result.statuses[outcome.status] ?? 0) + 1;
         if (outcome.mismatch) result.mismatches++;

@@ -16,6 +16,8 @@ export interface LatencyJob {
   concurrency: number;
   warmup: number;
   count: number;
+  /** Each worker waits this long after every answer (so a request never overlaps the previous one's after-work). */
+  pauseMs?: number;
 }
 
 export interface ThroughputJob {

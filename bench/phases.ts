@@ -48,6 +48,8 @@ export interface Rounds {
   warmup: number;
   /** Measured requests per contender, over all rounds. */
   count: number;
+  /** A pause after every answer (see LatencyJob.pauseMs). */
+  pauseMs?: number;
 }
 
 export async function nonStreaming(
@@ -66,7 +68,7 @@ export async function nonStreaming(
       const warmup = round === 0 ? options.warmup : Math.min(options.warmup, 2 * options.concurrency);
       const before = pid !== undefined ? { cpu: cpuMs(pid), store: usesStore ? cpuMs(storePid!) : 0, rss: memoryMb(pid).rss } : undefined;
       const sampler = pid !== undefined ? sampleRss(pid) : undefined;
-      const result = await load.latency({ spec: contender.spec(false), concurrency: options.concurrency, warmup, count: perRound });
+      const result = await load.latency({ spec: contender.spec(false), concurrency: options.concurrency, warmup, count: perRound, pauseMs: options.pauseMs });
       results[contender.id] = merge(results[contender.id], result);
       if (pid !== undefined && before) {
         // Rows are written just after each answer: let the last ones land before reading the CPU counters.
@@ -97,7 +99,8 @@ export async function nonStreaming(
         ...(usesStore ? { storeCpuMsPerRequest: u.store / u.requests } : {}),
       };
     }
-    process.stdout.write(`  ${contender.label.padEnd(42)} c=${options.concurrency} p50 ${f.p50.toFixed(2)} ms  p99 ${f.p99.toFixed(2)} ms\n`);
+    const paced = options.pauseMs ? `, ${options.pauseMs} ms apart` : '';
+    process.stdout.write(`  ${contender.label.padEnd(42)} c=${options.concurrency}${paced} p50 ${f.p50.toFixed(2)} ms  p99 ${f.p99.toFixed(2)} ms\n`);
   }
   return { figures, resources };
 }

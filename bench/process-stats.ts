@@ -72,9 +72,10 @@ export function findDynamoDbLocalPid(port: number): number | undefined {
 }
 
 export function machineDescription(): { nproc: string; memory: string; cpu: string; node: string; os: string } {
+  // Only trailing whitespace is dropped: `free -h` aligns its header with leading spaces.
   const run = (cmd: string, args: string[]) => {
     try {
-      return execFileSync(cmd, args, { encoding: 'utf8' }).trim();
+      return execFileSync(cmd, args, { encoding: 'utf8' }).trimEnd();
     } catch {
       return 'unknown';
     }

@@ -55,9 +55,16 @@ export interface Results {
   };
   /** Sequential GetItem latency through the proxy's own store client. */
   dynamoRoundTrip: Percentiles;
+  /** Token+key BatchGetItem alongside the rate-limit UpdateItem, in parallel: the store's share of a request's latency. */
+  preUpstreamWave: Percentiles;
   /** Client-side CPU of one GetItem: the proxy's client, the low-level client with cached middleware, bare HTTP. */
   storeCallCpuMs: StoreCallCost['cpuMsPerCall'];
-  latency: { c1: Partial<Record<ContenderId, LatencyFigures>>; c16: Partial<Record<ContenderId, LatencyFigures>> };
+  latency: {
+    c1: Partial<Record<ContenderId, LatencyFigures>>;
+    /** c=1 with a pause after each answer: every request alone, as a Lambda instance serves them. */
+    c1Paced: Partial<Record<ContenderId, LatencyFigures>>;
+    c16: Partial<Record<ContenderId, LatencyFigures>>;
+  };
   streaming: { c1: Partial<Record<ContenderId, StreamFigures>>; c8: Partial<Record<ContenderId, StreamFigures>> };
   throughput: Partial<Record<ContenderId, { steps: ThroughputStep[]; maxRps: number; atConcurrency: number }>>;
   resources: Partial<Record<ContenderId | 'dynamoDbLocal', Resources>>;

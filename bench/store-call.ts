@@ -10,15 +10,22 @@
  * CPU is this process's own time over sequential calls; nothing else runs here meanwhile.
  */
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { Agent, request } from 'node:http';
 import { createDynamoClients } from '../lambda/store/dynamodb/client';
 import { median, percentiles, type Percentiles } from './stats';
 
 export interface StoreCallCost {
-  /** Latency of the proxy's own client, sequential. */
+  /** Latency of the proxy's own client, sequential: a GetItem of a missing key (the cheapest call). */
   latency: Percentiles;
+  /**
+   * The store work a request needs before its upstream call, as one parallel wave through the
+   * proxy's client: the token and stored key read together (consistent BatchGetItem) alongside the
+   * rate counter's conditional UpdateItem. DynamoDB Local takes longer for the conditional write
+   * than for a read, so this, not the GetItem above, is "one round trip" of the latency budget.
+   */
+  preUpstreamWave: Percentiles;
   cpuMsPerCall: { proxyClient: number; sdkDocumentClient: number; sdkLowLevelCachedMiddleware: number; bareHttp: number };
 }
 
@@ -52,7 +59,16 @@ function bareGet(endpoint: URL, agent: Agent, table: string): Promise<unknown> {
   });
 }
 
-export async function measureStoreCall(endpoint: string, table: string, callsPerRound: number, rounds = 5): Promise<StoreCallCost> {
+export interface StoreTables {
+  accounts: string;
+  rateLimits: string;
+  /** An existing token's account and token id (`<account>_<key>`), so that the reads find items. */
+  accountId: string;
+  tokenId: string;
+}
+
+export async function measureStoreCall(endpoint: string, tables: StoreTables, callsPerRound: number, rounds = 5): Promise<StoreCallCost> {
+  const table = tables.accounts;
   // The SDK's notice about its future Node 22 requirement is noise here (the local server silences it too).
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const { doc, raw } = createDynamoClients({ region: 'eu-west-1', endpoint });
@@ -75,8 +91,25 @@ export async function measureStoreCall(endpoint: string, table: string, callsPer
     sdkLowLevelCachedMiddleware: () => lowLevel.send(new GetItemCommand({ TableName: table, Key: { pk: { S: key.pk }, sk: { S: key.sk } } })),
     bareHttp: () => bareGet(url, agent, table),
   };
+  const accountPk = `ACCOUNT#${tables.accountId}`;
+  const wave = () =>
+    Promise.all([
+      doc.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: [{ pk: accountPk, sk: `TOKEN#${tables.tokenId}` }, { pk: accountPk, sk: 'KEY#prov-b' }], ConsistentRead: true } } })),
+      doc.send(
+        new UpdateCommand({
+          TableName: tables.rateLimits,
+          Key: { counter_key: `${tables.tokenId}#bench-wave` },
+          UpdateExpression: 'ADD #count :one SET expires_at = :expires',
+          ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
+          ExpressionAttributeNames: { '#count': 'count' },
+          ExpressionAttributeValues: { ':one': 1, ':limit': 1_000_000_000, ':expires': Math.floor(Date.now() / 1000) + 3600 },
+          ReturnValues: 'UPDATED_NEW',
+        }),
+      ),
+    ]);
   const cpu: Record<keyof typeof variants, number[]> = { proxyClient: [], sdkDocumentClient: [], sdkLowLevelCachedMiddleware: [], bareHttp: [] };
   const latency: number[] = [];
+  const waves: number[] = [];
   const entries = Object.entries(variants) as Array<[keyof typeof variants, () => Promise<unknown>]>;
   try {
     // The SDK's code paths take a few hundred calls to be optimised; measure them warm, as a busy instance runs them.
@@ -93,6 +126,11 @@ export async function measureStoreCall(endpoint: string, table: string, callsPer
         const used = process.cpuUsage(before);
         cpu[name].push((used.user + used.system) / 1000 / callsPerRound);
       }
+      for (let i = 0; i < callsPerRound; i++) {
+        const started = performance.now();
+        await wave();
+        if (round > 0 || i >= 20) waves.push(performance.now() - started);
+      }
     }
   } finally {
     raw.destroy();
@@ -102,6 +140,7 @@ export async function measureStoreCall(endpoint: string, table: string, callsPer
   }
   return {
     latency: percentiles(latency),
+    preUpstreamWave: percentiles(waves),
     cpuMsPerCall: {
       proxyClient: median(cpu.proxyClient),
       sdkDocumentClient: median(cpu.sdkDocumentClient),

@@ -6,9 +6,20 @@
 export class BackgroundWork {
   private readonly pending = new Set<Promise<unknown>>();
 
+  constructor(private readonly parent?: BackgroundWork) {}
+
   add(work: Promise<unknown>): void {
     const tracked = work.catch(() => undefined).finally(() => this.pending.delete(tracked));
     this.pending.add(tracked);
+    this.parent?.add(tracked);
+  }
+
+  /**
+   * One request's own work, also counted in this (the process's) tracker: an
+   * invocation waits for its own rows, the server's shutdown for everyone's.
+   */
+  scope(): BackgroundWork {
+    return new BackgroundWork(this);
   }
 
   get size(): number {

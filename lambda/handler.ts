@@ -5,6 +5,7 @@ import { answerErrors } from './pipeline/answer-errors';
 import { authenticate } from './pipeline/authenticate';
 import { enforceRateLimit } from './pipeline/enforce-rate-limit';
 import { forwardUpstream } from './pipeline/forward-upstream';
+import { pipelineData } from './pipeline/middy-types';
 import { resolveProviderKey } from './pipeline/resolve-provider-key';
 import { routeRequest } from './pipeline/route-request';
 import { serveFromCache } from './pipeline/serve-from-cache';
@@ -23,7 +24,8 @@ void deps.adminKey().catch(() => undefined);
  */
 export const handler = middy(forwardUpstream(deps), {
   executionMode: executionModeStreamifyResponse,
-  requestEnd: () => deps.background.drain(),
+  // Only this invocation's own rows: concurrent requests (local server) don't wait for each other.
+  requestEnd: async (request) => pipelineData(request.event as object)?.work.drain(),
 })
   .use(answerErrors(deps))
   .use(routeRequest(deps))

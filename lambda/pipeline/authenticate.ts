@@ -30,7 +30,7 @@ export function authenticate(deps: Deps): Middleware {
       });
       if (!record || !tokenMatches(state.token.secret, record.secretHash) || record.revokedAt) {
         // The rate counter was already counted in parallel; a forged token must not use up the real one's budget.
-        deps.background.add(deps.rateLimiter.refund(state.token.tokenId, deps.now()));
+        state.work.add(deps.rateLimiter.refund(state.token.tokenId, deps.now()));
         throw new AuthenticationError(record?.revokedAt ? 'This proxy token has been revoked.' : 'Invalid proxy token.');
       }
       if (!record.scopes.includes('proxy')) throw new PermissionError('This token has no "proxy" scope; it can only use the management API.');

@@ -57,7 +57,7 @@ export function forwardUpstream(deps: Deps) {
       hideUsageOnlyEvent: addedStreamUsage,
       onText: cacheWriter && ((text) => cacheWriter.append(text)),
       // The entry is committed before the client sees the end, so a retry right after always hits.
-      beforeEnd: cacheWriter && ((result) => commitToCache(deps, cacheWriter, { format, status: upstream.status, contentType }, result)),
+      beforeEnd: cacheWriter && ((result) => commitToCache(deps, state, cacheWriter, { format, status: upstream.status, contentType }, result)),
     });
     let stalled = false;
     watchStalls(upstream.body, deps.config.upstreamTimeoutMs, () => {
@@ -111,7 +111,7 @@ export function forwardUpstream(deps: Deps) {
 const CACHE_COMMIT_WAIT_MS = 2_000;
 
 /** Stores a complete answer; an incomplete one (cut off, unparsable) is dropped. Never delays the client for long. */
-async function commitToCache(deps: Deps, writer: CacheWriter, response: { format: 'json' | 'sse'; status: number; contentType: string }, result: TapResult): Promise<void> {
+async function commitToCache(deps: Deps, state: ProxyState, writer: CacheWriter, response: { format: 'json' | 'sse'; status: number; contentType: string }, result: TapResult): Promise<void> {
   if (!result.complete) {
     writer.abort();
     return;
@@ -119,7 +119,7 @@ async function commitToCache(deps: Deps, writer: CacheWriter, response: { format
   const usage = result.usage ?? NO_USAGE;
   const meta = { ...response, model: result.model, usage, costNanos: deps.prices.cost(result.model, usage).nanos, storedAt: deps.now() };
   const commit = writer.commit(meta);
-  deps.background.add(commit);
+  state.work.add(commit);
   await Promise.race([commit, new Promise((resolve) => setTimeout(resolve, CACHE_COMMIT_WAIT_MS).unref())]);
 }
 

@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import type { IncomingRequest } from '../http/request';
 import type { ProxyResponse } from '../http/response';
+import type { BackgroundWork } from '../background-work';
 import type { Dialect } from '../providers/types';
 import type { ProxyState } from './state';
 
@@ -11,6 +12,8 @@ export interface PipelineData {
   dialect: Dialect;
   /** CORS headers for this request's origin (empty for other origins). */
   cors: Record<string, string>;
+  /** Work this request leaves running after its response (row writes); the invocation ends after it. */
+  work: BackgroundWork;
   proxy?: ProxyState;
 }
 

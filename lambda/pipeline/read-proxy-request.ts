@@ -2,6 +2,7 @@ import { parseToken, TOKEN_PREFIX } from '../auth/proxy-token';
 import { cacheKey } from '../cache/cache-key';
 import { parseCacheMode } from '../cache/cache-mode';
 import { cacheTtlSeconds } from '../cache/cache-ttl';
+import type { BackgroundWork } from '../background-work';
 import type { IncomingRequest } from '../http/request';
 import { asObject, tryParseJson } from '../providers/dialects/json';
 import type { Provider } from '../providers/registry';
@@ -26,7 +27,7 @@ function presentedCredential(incoming: IncomingRequest, provider: Provider): str
  * credential and mode (SPEC 5: a `sk-proxy-` credential means stored mode),
  * the body and its validation, the requester label and the cache settings.
  */
-export function readProxyRequest(incoming: IncomingRequest, provider: Provider): ProxyState {
+export function readProxyRequest(incoming: IncomingRequest, provider: Provider, work: BackgroundWork): ProxyState {
   const credential = presentedCredential(incoming, provider);
   const stored = credential?.startsWith(TOKEN_PREFIX) ?? false;
   const tokenText = stored ? credential : incoming.headers['x-proxy-token']?.trim();
@@ -47,6 +48,7 @@ export function readProxyRequest(incoming: IncomingRequest, provider: Provider):
 
   return {
     request: incoming,
+    work,
     provider,
     mode: stored ? 'stored' : 'pass-through',
     credential,

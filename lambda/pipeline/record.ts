@@ -21,7 +21,7 @@ export interface Completion {
 export function recordUsage(deps: Deps, state: ProxyState, completion: Completion): UsageRow | undefined {
   if (!state.token) return undefined;
   const row = buildRow(deps, state, completion);
-  deps.background.add(deps.rowWriter.write(row));
+  state.work.add(deps.rowWriter.write(row));
   return row;
 }
 

@@ -31,6 +31,7 @@ export function routeRequest(deps: Deps): Middleware {
         // An unknown proxy path still answers in the style its client most likely speaks.
         dialect: provider?.dialect ?? (isProxyPath && incoming.path.endsWith('/messages') ? messagesDialect : chatDialect),
         cors: corsHeaders(origin, deps.config.corsAllowedOrigins),
+        work: deps.background.scope(),
       };
       setPipelineData(request.event, data);
 
@@ -43,7 +44,7 @@ export function routeRequest(deps: Deps): Middleware {
       }
       if (!provider) throw new NotFoundError(`Unknown proxy path ${incoming.path}. See the README for the provider endpoints.`);
       if (incoming.method !== 'POST') throw new MethodNotAllowedError(incoming.method, 'POST');
-      data.proxy = readProxyRequest(incoming, provider);
+      data.proxy = readProxyRequest(incoming, provider, data.work);
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { ParsedToken } from '../auth/proxy-token';
+import type { BackgroundWork } from '../background-work';
 import type { CachedResponse } from '../cache/response-cache';
 import type { IncomingRequest } from '../http/request';
 import type { Provider } from '../providers/registry';
@@ -10,6 +11,8 @@ export type CacheMode = 'off' | 'read-write' | 'refresh';
 /** What one proxied request has learned so far, step by step through the pipeline. */
 export interface ProxyState {
   request: IncomingRequest;
+  /** This request's after-response work (see PipelineData.work). */
+  work: BackgroundWork;
   provider: Provider;
   mode: 'stored' | 'pass-through';
   /** The credential the client presented (a proxy token or its own provider key). */

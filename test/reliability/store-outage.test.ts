@@ -70,6 +70,15 @@ async function expectFailClosed(): Promise<void> {
 
 const anyCall = () => true;
 
+/** The log lines of the refusals during each outage, checked at the end (what the operator sees). */
+const printedDuring: { down?: string; throttle?: string } = {};
+const refusalLine = (from: number) =>
+  proxy
+    .output()
+    .slice(from)
+    .split('\n')
+    .find((line) => line.includes('"message":"request failed"') && line.includes('"status":503'));
+
 test('a single dropped store connection is retried: the request succeeds', async () => {
   gate.disturb('reset', anyCall);
   const result = await callProxy(proxy, { provider: 'prov-b', token, prompt: 'one blip' });
@@ -79,10 +88,10 @@ test('a single dropped store connection is retried: the request succeeds', async
 
 test('store unreachable: 503 in the endpoint shape, nothing forwarded, service resumes without a restart', async () => {
   expect((await callProxy(proxy, { provider: 'prov-b', token })).status).toBe(200);
+  const printed = proxy.output().length;
   gate.set('down');
   await expectFailClosed();
-  // What the operator sees: an error line per refused request.
-  expect(proxy.output()).toMatch(/"message":"request failed"[^\n]*"status":503/);
+  printedDuring.down = refusalLine(printed);
 
   gate.set('up');
   const recovered = await callProxy(proxy, { provider: 'prov-b', token, prompt: 'after the outage' });
@@ -91,9 +100,11 @@ test('store unreachable: 503 in the endpoint shape, nothing forwarded, service r
 });
 
 test('store throttling every call: the same 503, nothing forwarded, then recovery', async () => {
+  const printed = proxy.output().length;
   gate.set('throttle');
   await expectFailClosed();
   expect(gate.throttled).toBeGreaterThan(0);
+  printedDuring.throttle = refusalLine(printed);
   gate.set('up');
   expect((await callProxy(proxy, { provider: 'prov-d', token, prompt: 'after throttling' })).status).toBe(200);
 });
@@ -160,9 +171,10 @@ test('a row still refused after every retry is spooled to DATA_DIR and written b
   expect((await allRows(proxy, token)).filter((r) => r.id === requestId)).toHaveLength(1);
 });
 
-/** One pass-through request for a fresh account, so its overview counts only this request. */
-async function oneRequestForNewAccount(): Promise<{ account: { token: string }; requestId: string }> {
+/** One pass-through request for a fresh account, so its overview counts only this request; `before` runs first. */
+async function oneRequestForNewAccount(before: (accountId: string) => void): Promise<{ account: { token: string }; requestId: string }> {
   const account = await proxy.createAccount('rollup');
+  before(account.accountId);
   proxy.fakes.fakes['prov-e'].next({ usage: FIXED_USAGE });
   const result = await callProxy(proxy, { provider: 'prov-e', token: account.token, providerKey: OWN_KEY });
   expect(result.status).toBe(200);
@@ -177,6 +189,9 @@ async function expectCountedOnce(accountToken: string, requestId: string): Promi
     await sleep(100);
     totals = await statsTotals(proxy, accountToken);
   }
+  // Let any retry of the rollup land before reading the final figures.
+  await sleep(1500);
+  totals = await statsTotals(proxy, accountToken);
   expect({ requests: totals.requests, input: totals.input_tokens, output: totals.output_tokens }).toEqual({
     requests: 1,
     input: FIXED_USAGE.inputTokens,
@@ -184,18 +199,34 @@ async function expectCountedOnce(accountToken: string, requestId: string): Promi
   });
 }
 
-const onTable = (operation: string, table: string) => (call: StoreCall) => call.operation === operation && call.table.endsWith(table);
+/** Any call that writes this account's items to the table (single, batch or transaction). */
+const writesTo = (table: string, accountId: string) => (call: StoreCall) =>
+  /^(PutItem|UpdateItem|BatchWriteItem|TransactWriteItems)$/.test(call.operation) && call.tables.some((name) => name.endsWith(table)) && JSON.stringify(call.body).includes(accountId);
 
-test('a row insert whose answer is lost (the store did write it) is still rolled up into the overview once', async () => {
-  gate.disturb('lose-answer', onTable('PutItem', 'usage-logs'));
-  const { account, requestId } = await oneRequestForNewAccount();
+test('a row write whose answer is lost (the store did write it) is still rolled up into the overview once', async () => {
+  const disturbedBefore = gate.disturbed;
+  const { account, requestId } = await oneRequestForNewAccount((accountId) => gate.disturb('lose-answer', writesTo('usage-logs', accountId)));
   await expectCountedOnce(account.token, requestId);
-  expect(gate.disturbed).toBeGreaterThan(0);
+  expect(gate.disturbed - disturbedBefore).toBe(1);
 });
 
 test('a rollup update whose answer is lost (the store did apply it) is not counted twice', async () => {
-  // Hour and day buckets both, so whichever the period reads was disturbed.
-  gate.disturb('lose-answer', onTable('UpdateItem', 'usage-stats'), 2);
-  const { account, requestId } = await oneRequestForNewAccount();
+  const disturbedBefore = gate.disturbed;
+  // The first write of the hour bucket and of the day bucket, so whichever the period reads was disturbed.
+  const { account, requestId } = await oneRequestForNewAccount((accountId) => {
+    for (const bucket of ['"H#', '"D#']) {
+      const rollupWrite = writesTo('usage-stats', accountId);
+      gate.disturb('lose-answer', (call) => rollupWrite(call) && JSON.stringify(call.body).includes(bucket));
+    }
+  });
   await expectCountedOnce(account.token, requestId);
+  expect(gate.disturbed - disturbedBefore).toBe(2);
+});
+
+test('what the operator sees: each refusal is a log line naming the error and why the store failed', () => {
+  expect(printedDuring.down).toMatch(/"error":"StoreUnavailableError"/);
+  expect(printedDuring.down).toMatch(/ECONNRESET|ECONNREFUSED|socket hang up/);
+  expect(printedDuring.throttle).toMatch(/ProvisionedThroughputExceeded|Throttl/);
+  // A spooled row is announced with its request id (checked above) and its write-back is logged.
+  expect(proxy.output()).toMatch(/"message":"spooled usage rows written"/);
 });

@@ -285,3 +285,12 @@ describe('the client goes away mid-stream', () => {
     expect(row.output_tokens).toBeLessThan(FIXED_USAGE.outputTokens);
   });
 });
+
+test('what the operator sees: each fault is one log line that names the error and its cause', () => {
+  const lines = proxy.output().split('\n');
+  const line = (status: number) => lines.find((l) => l.includes('"message":"request failed"') && l.includes(`"status":${status}`));
+  expect(line(504)).toMatch(/"error":"UpstreamTimeoutError"/);
+  expect(line(502)).toMatch(/"error":"UpstreamUnreachableError"/);
+  // Why the provider could not be reached (here: the connection was reset).
+  expect(line(502)).toMatch(/ECONNRESET|socket hang up/);
+});

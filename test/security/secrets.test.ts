@@ -68,7 +68,7 @@ test('error answers never echo the credential they refuse', async () => {
   for (const id of ['prov-a', 'prov-b'] as ProviderId[]) {
     const refused = [
       await proxyCall(id, credentialHeaders(id, forged)),
-      await proxyCall(id, credentialHeaders(id, token, wrongKey) && { ...credentialHeaders(id, wrongKey), 'x-proxy-token': forged }),
+      await proxyCall(id, { ...credentialHeaders(id, wrongKey), 'x-proxy-token': forged }),
       await proxyCall(id, { ...credentialHeaders(id, token), 'x-proxy-cache': `maybe ${token}` }),
       await proxyCall(id, credentialHeaders(id, token), { model: token, messages: 'not an array', max_tokens: 1 }),
     ];
@@ -134,6 +134,7 @@ test('pass-through keys are in no table (rows, cache entries, rollups, accounts)
 test('no secret appears in anything the server returned or printed', async () => {
   expect(seen.count).toBeGreaterThan(40);
   expect(seen.leaks(allSecrets())).toEqual([]);
+  // The server's own output: the first-run banner prints its own account's token by design; that token is none of these.
   seen.record(proxy.output());
-  expect(seen.leaks(allSecrets().filter((secret) => secret !== proxy.output().match(/proxy token:\s+(\S+)/)?.[1]))).toEqual([]);
+  expect(seen.leaks(allSecrets())).toEqual([]);
 });

@@ -15,9 +15,10 @@ import { createServer, type Socket } from 'node:net';
 export type GateMode = 'up' | 'down' | 'throttle';
 
 export interface StoreCall {
-  /** e.g. `GetItem`, `UpdateItem`, `PutItem`. */
+  /** e.g. `GetItem`, `UpdateItem`, `PutItem`, `BatchWriteItem`. */
   operation: string;
-  table: string;
+  /** The tables the call touches (one, or several for batch and transaction calls). */
+  tables: string[];
   /** The request's JSON body (DynamoDB's attribute-value format). */
   body: Record<string, unknown>;
 }
@@ -129,8 +130,17 @@ function describe(request: IncomingMessage, body: Buffer): StoreCall | undefined
   const target = String(request.headers['x-amz-target'] ?? '');
   try {
     const json = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
-    return { operation: target.split('.').pop() ?? '', table: String(json.TableName ?? ''), body: json };
+    return { operation: target.split('.').pop() ?? '', tables: tablesOf(json), body: json };
   } catch {
     return undefined;
   }
+}
+
+function tablesOf(json: Record<string, unknown>): string[] {
+  if (typeof json.TableName === 'string') return [json.TableName];
+  if (json.RequestItems && typeof json.RequestItems === 'object') return Object.keys(json.RequestItems);
+  if (Array.isArray(json.TransactItems)) {
+    return (json.TransactItems as Array<Record<string, { TableName?: string }>>).flatMap((item) => Object.values(item).map((op) => String(op.TableName ?? '')));
+  }
+  return [];
 }
