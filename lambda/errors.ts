@@ -72,7 +72,21 @@ export class UpstreamUnreachableError extends ProxyError {
 
 export class UpstreamTimeoutError extends ProxyError {
   constructor(timeoutMs: number) {
-    super(504, `The upstream provider did not respond within ${Math.round(timeoutMs / 1000)} seconds.`);
+    super(504, `The upstream provider did not respond within ${timeoutMs / 1000} seconds.`);
+  }
+}
+
+/** The client went away before the provider answered; the upstream call was stopped. */
+export class ClientGoneError extends ProxyError {
+  constructor() {
+    super(499, 'client disconnected');
+  }
+}
+
+/** A stored key that no longer opens (sealed under another key, or tampered with). */
+export class StoredKeyUnreadableError extends ProxyError {
+  constructor(provider: string, cause: unknown) {
+    super(500, `The stored ${provider} key could not be decrypted. Save it again on the Integrations page or with PUT /api/keys/${provider}.`, { cause });
   }
 }
 

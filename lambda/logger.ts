@@ -21,6 +21,11 @@ export const jsonLogger: Logger = {
 
 /** The safe description of an error: its name and message, never request data. */
 export function describeError(error: unknown): Record<string, unknown> {
-  if (error instanceof Error) return { error: error.name, detail: error.message };
-  return { error: String(error) };
+  if (!(error instanceof Error)) return { error: String(error) };
+  const cause = error.cause as (Error & { code?: string }) | undefined;
+  return {
+    error: error.name,
+    detail: error.message,
+    ...(cause instanceof Error ? { cause: { name: cause.name, code: cause.code, message: cause.message } } : {}),
+  };
 }

@@ -24,6 +24,8 @@ const common = {
   target: 'node20',
   // BUILD_MINIFY=0 keeps function names, for profiling.
   minify: process.env.BUILD_MINIFY !== '0',
+  // Error class names reach the logs (and `ProxyError` subclasses name themselves): keep them readable.
+  keepNames: true,
   sourcemap: false,
   legalComments: 'none',
   mainFields: ['module', 'main'],

@@ -46,7 +46,18 @@ async function main(): Promise<void> {
     inFlight++;
     try {
       const event = await toFunctionUrlEvent(request);
-      await (handler as unknown as (e: unknown, s: ServerResponse, c: object) => Promise<void>)(event, response, { awsRequestId: event.requestContext.requestId });
+      // A client that leaves before the provider answers stops the upstream call too.
+      const clientGone = new AbortController();
+      const abandoned = new Promise<void>((resolve) =>
+        response.once('close', () => {
+          if (response.writableFinished) return;
+          clientGone.abort();
+          resolve();
+        }),
+      );
+      const handled = (handler as unknown as (e: unknown, s: ServerResponse, c: object) => Promise<void>)(event, response, { awsRequestId: event.requestContext.requestId, clientGone: clientGone.signal });
+      // Writing to a response whose client left may never settle; its rows are still tracked by deps.background.
+      await Promise.race([handled, abandoned.then(() => new Promise((resolve) => setTimeout(resolve, 5_000).unref()))]);
     } catch (error) {
       if (!response.destroyed) deps.log.warn('local adapter: request ended with an error', describeError(error));
       // The response has started (or the client left); all that remains is to close it.

@@ -26,7 +26,7 @@ function upstreamBody(state: ProxyState): { body: Buffer; addedStreamUsage: bool
  * unchanged, reading usage on the way; the row is recorded when the body ends.
  */
 export function forwardUpstream(deps: Deps) {
-  return async function forwardUpstream(event: APIGatewayProxyEventV2): Promise<ProxyResponse> {
+  return async function forwardUpstream(event: APIGatewayProxyEventV2, context?: { clientGone?: AbortSignal }): Promise<ProxyResponse> {
     const state = proxyState(event);
     const { body, addedStreamUsage } = upstreamBody(state);
     // The account's stored key is ours to protect even in the provider's own error text.
@@ -38,6 +38,7 @@ export function forwardUpstream(deps: Deps) {
         headers: upstreamRequestHeaders(state.request.headers, state.provider.dialect, state.upstreamKey!),
         body,
         timeoutMs: deps.config.upstreamTimeoutMs,
+        clientGone: context?.clientGone,
       });
     } catch (error) {
       abandonCacheFlight(state);

@@ -1,5 +1,5 @@
 import type { Deps } from '../deps';
-import { ValidationError, StoreUnavailableError } from '../errors';
+import { StoredKeyUnreadableError, StoreUnavailableError, ValidationError } from '../errors';
 import { proxyState, type Middleware } from './middy-types';
 
 /**
@@ -24,7 +24,9 @@ export function resolveProviderKey(deps: Deps): Middleware {
           `No ${displayName} key is saved for this account (provider ${id}). Save one on the dashboard's Integrations page or with PUT /api/keys/${id}, or send your own key with the x-proxy-token header (pass-through mode).`,
         );
       }
-      state.upstreamKey = await deps.sealer.open(stored.secret, { account_id: state.token!.accountId, provider: id });
+      state.upstreamKey = await deps.sealer.open(stored.secret, { account_id: state.token!.accountId, provider: id }).catch((error) => {
+        throw new StoredKeyUnreadableError(id, error);
+      });
     },
   };
 }

@@ -27,6 +27,8 @@ export class LogRowSpool implements RowSpool {
  */
 export class FileRowSpool implements RowSpool {
   private timer?: NodeJS.Timeout;
+  /** Rows in the file, counted once at start and then kept up to date (no re-reading per row). */
+  private rows?: number;
 
   constructor(
     private readonly path: string,
@@ -41,6 +43,7 @@ export class FileRowSpool implements RowSpool {
       return;
     }
     appendFileSync(this.path, JSON.stringify(row) + '\n');
+    this.rows = this.count() + 1;
     this.log.warn('usage row spooled to disk; it will be written when the store answers', { request_id: row.id, ...describeError(error) });
   }
 
@@ -69,11 +72,13 @@ export class FileRowSpool implements RowSpool {
       }
     }
     rmSync(claimed);
+    this.rows = undefined;
     if (written) this.log.info('spooled usage rows written', { rows: written });
     return written;
   }
 
   private count(): number {
-    return existsSync(this.path) ? readFileSync(this.path, 'utf8').split('\n').length - 1 : 0;
+    this.rows ??= existsSync(this.path) ? readFileSync(this.path, 'utf8').split('\n').length - 1 : 0;
+    return this.rows;
   }
 }

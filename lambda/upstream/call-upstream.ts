@@ -1,6 +1,6 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { UpstreamTimeoutError, UpstreamUnreachableError } from '../errors';
+import { ClientGoneError, UpstreamTimeoutError, UpstreamUnreachableError } from '../errors';
 
 /**
  * Kept-alive sockets: after the first request to a provider, no TCP or TLS
@@ -20,6 +20,8 @@ export interface UpstreamCall {
   body: Buffer;
   /** Limit for the response headers to arrive (SPEC 5.3: 30 s). */
   timeoutMs: number;
+  /** Fires when the client has gone away: the call is stopped (the local server knows; Lambda does not tell). */
+  clientGone?: AbortSignal;
 }
 
 export interface UpstreamResponse {
@@ -50,7 +52,18 @@ export function callUpstream(call: UpstreamCall): Promise<UpstreamResponse> {
       reject(new UpstreamTimeoutError(call.timeoutMs));
     }, call.timeoutMs);
 
+    const onClientGone = () => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      request.destroy();
+      reject(new ClientGoneError());
+    };
+    if (call.clientGone?.aborted) return onClientGone();
+    call.clientGone?.addEventListener('abort', onClientGone, { once: true });
+
     request.once('response', (response) => {
+      call.clientGone?.removeEventListener('abort', onClientGone);
       clearTimeout(timer);
       if (settled) {
         response.destroy();

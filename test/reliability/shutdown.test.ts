@@ -4,9 +4,9 @@
  * process is gone, so they were written before it exited.
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { createDynamoClients } from '../../lambda/store/dynamodb/client';
 import { tableNames } from '../../lambda/store/tables';
 import { startAllFakes, type AllFakes } from '../fakes/start-fakes';
+import { sdkDocumentClient } from './support/dynamo';
 import { credentialHeaders, ENDPOINT, requestBody, streamEndedCleanly } from './support/requests';
 import { spawnServer, type ServerProcess } from './support/server-process';
 
@@ -73,7 +73,7 @@ test('SIGTERM: the stream in flight and a request still waiting for its upstream
   expect(server.output()).toMatch(/stopped\n$/);
   expect(server.output()).not.toContain(OWN_KEY);
 
-  const { doc } = createDynamoClients({ region: 'eu-west-1', endpoint: process.env.DYNAMODB_ENDPOINT });
+  const doc = sdkDocumentClient();
   const { Items = [] } = await doc.send(
     new QueryCommand({
       TableName: tableNames({}, server.tablePrefix).usageLogs,

@@ -5,12 +5,12 @@
  * was sealed for.
  */
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { createDynamoClients } from '../../lambda/store/dynamodb/client';
 import { tableNames } from '../../lambda/store/tables';
 import type { ProviderId } from '../fakes/start-fakes';
 import { startProxy, type Account, type ProxyServer } from '../support/proxy-server';
 import { callProxy, expectChatError, expectEndpointError, upstreamCalls } from '../reliability/support/requests';
 import { allRows, rowOf, statsTotals } from '../reliability/support/rows';
+import { sdkDocumentClient } from '../reliability/support/dynamo';
 import { Observed } from './support/observed';
 
 jest.setTimeout(120_000);
@@ -177,7 +177,7 @@ describe("one account never reaches another's data", () => {
 });
 
 describe('encryption context binds a stored key to its account and provider', () => {
-  const { doc } = createDynamoClients({ region: 'eu-west-1', endpoint: process.env.DYNAMODB_ENDPOINT });
+  const doc = sdkDocumentClient();
   const table = tableNames({}, TABLE_PREFIX).accounts;
 
   async function copySealedKey(from: { accountId: string; provider: string }, to: { accountId: string; provider: string }): Promise<void> {

@@ -4,7 +4,7 @@ import { rollupFromItem, rowIncrements } from '../../stats/rollup';
 import { assembleSummary, type RollupSlice } from '../../stats/summary';
 import type { UsageRow } from '../usage-row';
 import type { StatsSummary, UsageStats } from '../usage-stats';
-import type { DocumentClient } from './wire/document-client';
+import { sentAtMostOnce, type DocumentClient } from './wire/document-client';
 
 /**
  * Hourly and daily rollups in the account's partition (see `stats/bucket-keys`
@@ -70,13 +70,16 @@ export class DynamoUsageStats implements UsageStats {
     });
     try {
       await this.doc.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: { account_id: entry.accountId, bucket: entry.bucket },
-          UpdateExpression: `ADD ${additions.join(', ')}`,
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-        }),
+        // A resent ADD after a lost answer would count every merged row twice.
+        sentAtMostOnce(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: { account_id: entry.accountId, bucket: entry.bucket },
+            UpdateExpression: `ADD ${additions.join(', ')}`,
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: values,
+          }),
+        ),
       );
       for (const waiter of entry.waiters) waiter.resolve();
     } catch (error) {

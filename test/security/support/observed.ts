@@ -4,8 +4,8 @@
  * the DynamoDB tables (items rendered to text, binary attributes included).
  */
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { createDynamoClients } from '../../../lambda/store/dynamodb/client';
 import { tableNames } from '../../../lambda/store/tables';
+import { sdkDocumentClient } from '../../reliability/support/dynamo';
 
 export class Observed {
   private readonly seen: string[] = [];
@@ -42,8 +42,7 @@ export const tokenSecret = (token: string) => token.split('_').at(-1)!;
 
 /** Every item of every table of a server (by its table prefix), as text: strings as is, binary as UTF-8, Latin-1 and base64. */
 export async function tableText(tablePrefix: string): Promise<Record<string, string[]>> {
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  const { doc } = createDynamoClients({ region: 'eu-west-1', endpoint: process.env.DYNAMODB_ENDPOINT });
+  const doc = sdkDocumentClient();
   const out: Record<string, string[]> = {};
   for (const [id, table] of Object.entries(tableNames({}, tablePrefix))) {
     const items: string[] = [];
@@ -70,7 +69,7 @@ function render(value: unknown): string {
 }
 
 export async function rawAccountItems(tablePrefix: string): Promise<Array<Record<string, unknown>>> {
-  const { doc } = createDynamoClients({ region: 'eu-west-1', endpoint: process.env.DYNAMODB_ENDPOINT });
+  const doc = sdkDocumentClient();
   const items: Array<Record<string, unknown>> = [];
   let start: Record<string, unknown> | undefined;
   do {

@@ -7,15 +7,37 @@ import { SigV4Signer, type Credentials } from './sigv4';
 /** What the stores need of a document client: `send(command)`. */
 export type DocumentClient = Pick<DynamoDBDocumentClient, 'send'>;
 
-const RETRYABLE_TYPES = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded', 'InternalServerError', 'ServiceUnavailable']);
+/** Refusals: DynamoDB did not apply the request, so any operation may be sent again. */
+const REFUSED_TYPES = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded']);
+/** Network errors where the request never reached DynamoDB. */
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
 const MAX_ATTEMPTS = 3;
 const ATTEMPT_TIMEOUT_MS = 5_000;
 
 class DynamoError extends Error {
-  constructor(name: string, message: string, readonly retryable: boolean, readonly status?: number) {
+  constructor(name: string, message: string, readonly status?: number) {
     super(message);
     this.name = name;
   }
+}
+
+const sentAtMostOnceCommands = new WeakSet<object>();
+
+/**
+ * Marks a command whose repetition would be wrong, such as an `ADD` that must
+ * count exactly once: after a lost answer or a 5xx it may have been applied,
+ * so it is retried only when DynamoDB refused it or it never left this process.
+ * (The rate limiter's `ADD` is not marked: counting one request twice errs on
+ * the safe side, and failing it would refuse the request.)
+ */
+export function sentAtMostOnce<T extends object>(command: T): T {
+  sentAtMostOnceCommands.add(command);
+  return command;
+}
+
+function mayRetry(error: unknown, idempotent: boolean): boolean {
+  if (error instanceof DynamoError) return REFUSED_TYPES.has(error.name) || (idempotent && (error.status ?? 500) >= 500);
+  return idempotent || NOT_SENT_CODES.has((error as NodeJS.ErrnoException).code ?? '');
 }
 
 /**
@@ -56,17 +78,17 @@ export class LeanDocumentClient implements DocumentClient {
     const operation = OPERATIONS.find((candidate) => command instanceof candidate.command);
     if (!operation) throw new Error(`Unsupported DynamoDB command ${command.constructor.name}`);
     const body = JSON.stringify(operation.input(command.input), encodeBinary);
-    const output = await this.call(operation.name, body);
+    const idempotent = !sentAtMostOnceCommands.has(command);
+    const output = await this.call(operation.name, body, idempotent);
     return operation.output(output);
   }) as DocumentClient['send'];
 
-  private async call(operation: string, body: string): Promise<Record<string, unknown>> {
+  private async call(operation: string, body: string, idempotent: boolean): Promise<Record<string, unknown>> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.post(operation, body);
       } catch (error) {
-        const retryable = !(error instanceof DynamoError) || error.retryable;
-        if (!retryable || attempt >= MAX_ATTEMPTS) throw error;
+        if (!mayRetry(error, idempotent) || attempt >= MAX_ATTEMPTS) throw error;
         await new Promise((resolve) => setTimeout(resolve, Math.random() * 25 * 2 ** attempt));
       }
     }
@@ -93,13 +115,13 @@ export class LeanDocumentClient implements DocumentClient {
           try {
             parsed = text ? JSON.parse(text, decodeBinary) : {};
           } catch {
-            return reject(new DynamoError('InvalidResponse', `DynamoDB answered ${response.statusCode} with a body that is not JSON`, true, response.statusCode));
+            return reject(new DynamoError('InvalidResponse', `DynamoDB answered ${response.statusCode} with a body that is not JSON`, response.statusCode));
           }
           const status = response.statusCode ?? 500;
           if (status < 300) return resolve(parsed);
           const type = String(parsed.__type ?? 'UnknownError').split('#').pop()!;
           const message = String(parsed.message ?? parsed.Message ?? `DynamoDB answered ${status}`);
-          reject(new DynamoError(type, message, status >= 500 || RETRYABLE_TYPES.has(type), status));
+          reject(new DynamoError(type, message, status));
         });
       });
       request.on('timeout', () => request.destroy(Object.assign(new Error('DynamoDB did not answer in time'), { name: 'TimeoutError' })));
