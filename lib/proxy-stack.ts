@@ -79,6 +79,7 @@ export class ProxyStack extends Stack {
     new ProxyAlarms(this, 'Alarms', {
       namePrefix: prefix,
       fn: this.proxyFunction.fn,
+      logGroup: this.proxyFunction.logGroup,
       tables: this.tables.all.map(({ shape, table }) => ({ logicalName: shape.logicalName, table })),
       alarmTopicArn: settings.alarmTopicArn,
     });

@@ -3,6 +3,7 @@ import { Alarm, ComparisonOperator, MathExpression, TreatMissingData, type IMetr
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { FilterPattern, MetricFilter, type ILogGroup } from 'aws-cdk-lib/aws-logs';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { pascalCase } from '../names';
@@ -19,6 +20,8 @@ const PERIOD = Duration.minutes(5);
 export interface ProxyAlarmsProps {
   namePrefix: string;
   fn: IFunction;
+  /** The function's log group: a refused usage row is printed there as its only copy. */
+  logGroup: ILogGroup;
   tables: { logicalName: string; table: Table }[];
   alarmTopicArn?: string;
 }
@@ -44,6 +47,17 @@ export class ProxyAlarms extends Construct {
       P99_DURATION_THRESHOLD.toMilliseconds(),
       3,
     );
+
+    // A usage row the store refused after every retry is printed as one `usage row spooled` line:
+    // the only copy of that row, to be replayed into the table (README, failure modes).
+    const spooled = new MetricFilter(this, 'SpooledRows', {
+      logGroup: props.logGroup,
+      filterPattern: FilterPattern.stringValue('$.message', '=', 'usage row spooled'),
+      metricNamespace: 'AiUsageProxy',
+      metricName: `${namePrefix}spooled-usage-rows`,
+      metricValue: '1',
+    });
+    this.add('SpooledUsageRows', `${namePrefix}spooled-usage-rows`, 'A usage row could not be written and was printed to the log instead: replay it.', spooled.metric({ period: PERIOD, statistic: 'Sum' }), 1);
 
     for (const { logicalName, table } of props.tables) {
       // On-demand tables still throttle on a hot partition or the account's table limits; a

@@ -193,6 +193,9 @@ describe('alarms', () => {
     const fnRef = [{ Name: 'FunctionName', Value: { Ref: fn().logicalId } }];
     synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmName: 'dev-ai-usage-proxy-function-errors', MetricName: 'Errors', Namespace: 'AWS/Lambda', Dimensions: fnRef, Statistic: 'Sum', Threshold: 1 });
     synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmName: 'dev-ai-usage-proxy-function-throttles', MetricName: 'Throttles', Dimensions: fnRef, Threshold: 1 });
+    // A refused usage row's only copy is its log line: a metric filter counts them.
+    synth.template.hasResourceProperties('AWS::Logs::MetricFilter', { FilterPattern: '{ $.message = "usage row spooled" }' });
+    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmName: 'dev-ai-usage-proxy-spooled-usage-rows', Namespace: 'AiUsageProxy', Threshold: 1 });
     synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       AlarmName: 'dev-ai-usage-proxy-function-p99-duration',
       MetricName: 'Duration',
@@ -217,7 +220,7 @@ describe('alarms', () => {
 
   it('treat no traffic as fine and have no actions unless a topic is configured', () => {
     const alarms = Object.values(synth.template.findResources('AWS::CloudWatch::Alarm')) as { Properties: Record<string, unknown> }[];
-    expect(alarms).toHaveLength(3 + SHAPES.length);
+    expect(alarms).toHaveLength(4 + SHAPES.length);
     for (const a of alarms) {
       expect(a.Properties.TreatMissingData).toBe('notBreaching');
       expect(a.Properties.AlarmActions).toBeUndefined();
