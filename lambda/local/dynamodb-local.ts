@@ -12,7 +12,8 @@ export class JavaMissingError extends Error {
   }
 }
 
-async function freePort(): Promise<number> {
+/** A free loopback port (bind port 0, read it, let go). */
+export async function freePort(): Promise<number> {
   return new Promise((done, fail) => {
     const server = createServer();
     server.on('error', fail);

@@ -6,17 +6,8 @@ import { SseDecoder } from '../../../lambda/streaming/sse-decoder';
 import type { SseEvent } from '../../../lambda/streaming/sse-event';
 import { splitSseBlocks } from '../../fixtures';
 
-/** mulberry32: small, fast and good enough to pick cut points. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// The fakes' seeded generator (mulberry32) picks the cut points too.
+export { seededRandom } from '../../fakes/behaviour';
 
 /** The bytes cut at the given offsets (duplicates and out-of-range offsets are ignored). */
 export function cutAt(bytes: Buffer, offsets: readonly number[]): Buffer[] {
