@@ -14,7 +14,7 @@ import { LocalKeyWrapper } from './store/crypto/local-key-wrapper';
 import { DynamoAccountStore } from './store/dynamodb/account-store';
 import { BatchedGet } from './store/dynamodb/batched-get';
 import { DynamoResponseCache } from './store/dynamodb/cache-store';
-import { createDynamoClients } from './store/dynamodb/client';
+import { createDocumentClient } from './store/dynamodb/client';
 import { DynamoProviderKeyStore } from './store/dynamodb/provider-key-store';
 import { DynamoRateLimiter } from './store/dynamodb/rate-limiter';
 import { DynamoUsageLog } from './store/dynamodb/usage-log';
@@ -53,7 +53,7 @@ export interface Deps {
  * local key file; `ADMIN_SECRET_ARN` selects Secrets Manager for the admin key.
  */
 export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogger): Deps {
-  const { doc } = createDynamoClients({ region: config.region, endpoint: config.dynamoEndpoint });
+  const doc = createDocumentClient({ region: config.region, endpoint: config.dynamoEndpoint, env: config.env });
   const tables = config.tables;
   const accountReads = new BatchedGet(doc, tables.accounts, ['pk', 'sk']);
   const accounts = new DynamoAccountStore(doc, tables.accounts, accountReads);

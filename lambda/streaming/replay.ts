@@ -28,10 +28,7 @@ export function replayCached(entry: CachedResponse, request: ReplayRequest): { c
     const assembled = request.dialect.assembleResponse(decodeAll(entry.body));
     return { contentType: 'application/json', body: Readable.from([JSON.stringify(assembled)]) };
   }
-  const events =
-    entry.format === 'sse'
-      ? decodeAll(entry.body).map((event) => event)
-      : decodeAll(request.dialect.synthesizeEvents(JSON.parse(entry.body)).join(''));
+  const events = decodeAll(entry.format === 'sse' ? entry.body : request.dialect.synthesizeEvents(JSON.parse(entry.body)).join(''));
   const sent = request.hideUsageOnlyEvent ? events.filter((event) => !request.dialect.isUsageOnlyEvent(event)) : events;
   // One event per chunk, as a provider sends them, so the client's stream handling is exercised for real.
   return {

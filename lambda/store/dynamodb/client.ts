@@ -8,7 +8,20 @@ export interface DynamoClients {
   doc: DocumentClient;
 }
 
-export function createDynamoClients(options: { region: string; endpoint?: string; env?: NodeJS.ProcessEnv }): DynamoClients {
+interface ClientOptions {
+  region: string;
+  endpoint?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** The stores' client: all the request path needs. */
+export function createDocumentClient(options: ClientOptions): DocumentClient {
+  const local = Boolean(options.endpoint);
+  return new LeanDocumentClient({ region: options.region, endpoint: options.endpoint, credentials: environmentCredentials(options.env ?? process.env, local) });
+}
+
+/** Both clients, for the local server's table set-up and for tests. */
+export function createDynamoClients(options: ClientOptions): DynamoClients {
   const local = Boolean(options.endpoint);
   const raw = new DynamoDBClient({
     region: options.region,
@@ -16,6 +29,5 @@ export function createDynamoClients(options: { region: string; endpoint?: string
     // DynamoDB Local accepts any credentials; in AWS the function's role provides them.
     credentials: local ? { accessKeyId: 'local', secretAccessKey: 'local' } : undefined,
   });
-  const doc = new LeanDocumentClient({ region: options.region, endpoint: options.endpoint, credentials: environmentCredentials(options.env ?? process.env, local) });
-  return { raw, doc };
+  return { raw, doc: createDocumentClient(options) };
 }
