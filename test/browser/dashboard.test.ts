@@ -26,9 +26,12 @@ async function apiJson<T>(proxy: ProxyServer, token: string, path: string): Prom
   return (await response.json()) as T;
 }
 
-/** Applies the filter form and waits for the page to show the answer to the new query. */
-async function applyFilters(page: Page): Promise<void> {
-  await Promise.all([page.waitForResponse((r) => r.url().includes('/api/logs')), page.getByTestId('logs-apply').click()]);
+/**
+ * Applies the filter form and waits for the page to show the answer to the new query: the response
+ * awaited is the one whose URL carries `expected`, not an earlier, slower one still in flight.
+ */
+async function applyFilters(page: Page, expected: string): Promise<void> {
+  await Promise.all([page.waitForResponse((r) => r.url().includes('/api/logs') && r.url().includes(expected)), page.getByTestId('logs-apply').click()]);
   await page.locator('[data-testid=page-logs][data-state=ready]').waitFor();
 }
 
@@ -149,7 +152,7 @@ describeInBrowser('dashboard in a browser', () => {
       await expect(rowIds(page)).resolves.toEqual(all.items.map((r) => r.id));
 
       await page.getByTestId('logs-filter-provider').selectOption('prov-b');
-      await applyFilters(page);
+      await applyFilters(page, 'provider=prov-b');
       expect(page.url()).toContain('provider=prov-b');
       const provB = await page.getByTestId('log-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-provider')));
       expect(provB).toEqual(['prov-b', 'prov-b']);
@@ -157,16 +160,16 @@ describeInBrowser('dashboard in a browser', () => {
       await page.getByTestId('logs-filter-provider').selectOption('');
       await page.getByTestId('logs-filter-requester').fill('bob');
       await page.getByTestId('logs-filter-status').selectOption('error');
-      await applyFilters(page);
+      await applyFilters(page, 'status=error');
       const errorRow = page.getByTestId('log-row');
       await expect(errorRow.count()).resolves.toBe(1);
       await expect(errorRow.getAttribute('data-status')).resolves.toBe('429');
       await expect(errorRow.getByTestId('log-error').textContent()).resolves.toContain(traffic.errorMessage);
 
-      await page.getByTestId('logs-clear').click();
+      await Promise.all([page.waitForResponse((r) => r.url().includes('/api/logs')), page.getByTestId('logs-clear').click()]);
       await page.locator('[data-testid=page-logs][data-state=ready]').waitFor();
       await page.getByTestId('logs-filter-cached').selectOption('true');
-      await applyFilters(page);
+      await applyFilters(page, 'cached=true');
       const hit = all.items.find((r) => r.id === traffic.cacheHitId)!;
       expect(hit).toMatchObject({ cached: true, cost_usd: 0, input_tokens: 0, output_tokens: 0 });
       await expect(rowIds(page)).resolves.toEqual([traffic.cacheHitId]);
@@ -176,11 +179,11 @@ describeInBrowser('dashboard in a browser', () => {
 
       // Nothing cached among the errors: the empty state says so.
       await page.getByTestId('logs-filter-status').selectOption('error');
-      await applyFilters(page);
+      await applyFilters(page, 'status=error');
       await expect(page.getByTestId('logs-empty').textContent()).resolves.toContain('No requests match these filters');
 
       // A new request appears at the top after a refresh.
-      await page.getByTestId('logs-clear').click();
+      await Promise.all([page.waitForResponse((r) => r.url().includes('/api/logs')), page.getByTestId('logs-clear').click()]);
       await page.locator('[data-testid=page-logs][data-state=ready]').waitFor();
       const fresh = await callThroughSdk({ proxyBase: proxy.proxyBase, token, provider: 'prov-c', stream: true });
       await proxy.waitForRows(token, traffic.rows + 1);
