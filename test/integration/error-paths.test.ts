@@ -192,7 +192,7 @@ describe('rate limit (429)', () => {
     await proxy.saveKey(account.token, 'prov-e');
     // Stay inside one fixed window.
     const secondsLeft = 60 - (Math.floor(Date.now() / 1000) % 60);
-    if (secondsLeft < 15) await new Promise((r) => setTimeout(r, secondsLeft * 1000 + 200));
+    if (secondsLeft < 30) await new Promise((r) => setTimeout(r, secondsLeft * 1000 + 200));
     const client = openai(account.token, {}, 'prov-e');
     const send = () => chat(client).then(() => 'ok', (e) => e);
     const results: unknown[] = [];
