@@ -1,21 +1,63 @@
 import { createHash } from 'node:crypto';
 
+/**
+ * The kinds of request the cache keeps apart: the same body sent to two
+ * endpoint kinds is two different questions, so the kind is part of the key.
+ */
+export type EndpointKind = 'messages' | 'chat' | 'responses' | 'embeddings';
+
+/**
+ * The body fields that define the answer, per endpoint kind (README, "The key").
+ * Everything else is a generation setting (`max_tokens`, `temperature`, `top_p`,
+ * `stream`, `stream_options`, `seed`, `metadata`, `user`, …) and is ignored, so
+ * a retry with another limit or a streamed/non-streamed pair still hits.
+ * - `system` (messages API), `instructions` (Responses API): the system prompt
+ *   lives outside `messages`/`input` there;
+ * - `tools`, `tool_choice` and the legacy `functions`/`function_call`: what the
+ *   model may call changes what it answers;
+ * - `response_format` (chat) and `text` (Responses API, where the output format
+ *   lives): a JSON-schema answer is not a prose answer;
+ * - `n` (chat): a one-choice answer is not the answer to a three-choice request;
+ * - `dimensions`, `encoding_format` (embeddings): they change the vectors returned.
+ */
+export const ANSWER_FIELDS: Readonly<Record<EndpointKind, readonly string[]>> = {
+  messages: ['model', 'messages', 'system', 'tools', 'tool_choice'],
+  chat: ['model', 'messages', 'tools', 'tool_choice', 'functions', 'function_call', 'response_format', 'n'],
+  responses: ['model', 'input', 'instructions', 'tools', 'tool_choice', 'text'],
+  embeddings: ['model', 'input', 'dimensions', 'encoding_format'],
+};
+
+/**
+ * Bumped whenever the set of fields above changes meaning: entries written
+ * under another version never match again (they expire by their TTL).
+ */
+export const CACHE_KEY_VERSION = 'v2';
+
 export interface CacheKeyInput {
   accountId: string;
   provider: string;
-  model: unknown;
-  messages: unknown;
+  kind: EndpointKind;
+  /** The parsed request body. */
+  body: Record<string, unknown>;
+}
+
+/** The answer-defining part of a body: the fields of `ANSWER_FIELDS[kind]` that are present. */
+export function answerFields(kind: EndpointKind, body: Record<string, unknown>): Record<string, unknown> {
+  const picked: Record<string, unknown> = {};
+  for (const field of ANSWER_FIELDS[kind]) if (body[field] !== undefined) picked[field] = body[field];
+  return picked;
 }
 
 /**
- * The entry a request may hit: SHA-256 (hex) of the canonical JSON of `{model, messages}`.
- * Every other body field (`max_tokens`, `temperature`, `stream`, …) is ignored for matching.
- * The account and provider prefix the hash so one account never sees another's entries,
- * and they are URI-encoded so a `#` inside an id can't forge another namespace.
+ * The entry a request may hit: SHA-256 (hex) of the canonical JSON of the
+ * answer-defining fields. The account, the provider, the endpoint kind and the
+ * key version prefix the hash, so one account never sees another's entries and
+ * a chat request never meets a Responses one; they are URI-encoded so a `#`
+ * inside an id can't forge another namespace.
  */
-export function cacheKey({ accountId, provider, model, messages }: CacheKeyInput): string {
-  const digest = createHash('sha256').update(canonicalJson({ model, messages }), 'utf8').digest('hex');
-  return `${encodeURIComponent(accountId)}#${encodeURIComponent(provider)}#${digest}`;
+export function cacheKey({ accountId, provider, kind, body }: CacheKeyInput): string {
+  const digest = createHash('sha256').update(canonicalJson(answerFields(kind, body)), 'utf8').digest('hex');
+  return `${encodeURIComponent(accountId)}#${encodeURIComponent(provider)}#${kind}.${CACHE_KEY_VERSION}#${digest}`;
 }
 
 /**

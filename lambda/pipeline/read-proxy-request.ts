@@ -43,7 +43,7 @@ export function readProxyRequest(incoming: IncomingRequest, provider: Provider, 
   const mode = typeof cacheMode === 'object' ? 'off' : cacheMode;
   const key =
     mode !== 'off' && validation.ok && token && body
-      ? cacheKey({ accountId: token.accountId, provider: provider.id, model: body.model as string, messages: body.messages })
+      ? cacheKey({ accountId: token.accountId, provider: provider.id, kind: provider.dialect.name, body })
       : undefined;
 
   return {

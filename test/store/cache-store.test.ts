@@ -28,7 +28,7 @@ afterAll(async () => {
 });
 
 function freshKey(account = 'acc-1'): string {
-  return cacheKey({ accountId: account, provider: 'prov-a', model: 'fam-sonnet-4-6', messages: [{ role: 'user', content: `q${keyCounter++}` }] });
+  return cacheKey({ accountId: account, provider: 'prov-a', kind: 'messages', body: { model: 'fam-sonnet-4-6', messages: [{ role: 'user', content: `q${keyCounter++}` }] } });
 }
 
 const USAGE = { inputTokens: 19, outputTokens: 24, cacheReadTokens: 3, cacheWriteTokens: 4 };
@@ -271,7 +271,7 @@ describe('DynamoResponseCache', () => {
   });
 
   it('keeps the entries of two accounts with the same request apart', async () => {
-    const request = { provider: 'prov-b', model: 'fam-4o-mini', messages: [{ role: 'user', content: 'same question' }] };
+    const request = { provider: 'prov-b', kind: 'chat' as const, body: { model: 'fam-4o-mini', messages: [{ role: 'user', content: 'same question' }] } };
     const keyA = cacheKey({ accountId: 'account-a', ...request });
     const keyB = cacheKey({ accountId: 'account-b', ...request });
     expect(keyA).not.toBe(keyB);

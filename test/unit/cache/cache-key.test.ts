@@ -1,8 +1,10 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createHash } from 'node:crypto';
-import { cacheKey, canonicalJson } from '../../../lambda/cache/cache-key';
+import { ANSWER_FIELDS, CACHE_KEY_VERSION, cacheKey, canonicalJson, type EndpointKind } from '../../../lambda/cache/cache-key';
 
 const messages = [{ role: 'user', content: 'Hello' }];
-const base = { accountId: 'acc-1', provider: 'prov-b', model: 'fam-4o-mini', messages };
+const chat = { accountId: 'acc-1', provider: 'prov-b', kind: 'chat' as const, body: { model: 'fam-4o-mini', messages } };
 
 describe('canonicalJson', () => {
   it('sorts object keys at every depth and keeps arrays in order', () => {
@@ -18,31 +20,105 @@ describe('canonicalJson', () => {
 });
 
 describe('cacheKey', () => {
-  it('is the SHA-256 of the canonical {model, messages}, namespaced by account and provider', () => {
+  it('is the SHA-256 of the canonical answer fields, namespaced by account, provider, endpoint kind and key version', () => {
     const sha = createHash('sha256').update('{"messages":[{"content":"Hello","role":"user"}],"model":"fam-4o-mini"}').digest('hex');
-    expect(cacheKey(base)).toBe(`acc-1#prov-b#${sha}`);
+    expect(cacheKey(chat)).toBe(`acc-1#prov-b#chat.${CACHE_KEY_VERSION}#${sha}`);
   });
 
-  it('ignores key order inside messages', () => {
-    expect(cacheKey({ ...base, messages: [{ content: 'Hello', role: 'user' }] })).toBe(cacheKey(base));
+  it('is not the key of the first version (model + messages hashed without a kind), so old entries stop matching', () => {
+    const v1 = `acc-1#prov-b#${createHash('sha256').update(canonicalJson({ model: 'fam-4o-mini', messages })).digest('hex')}`;
+    expect(cacheKey(chat)).not.toBe(v1);
   });
 
-  it('differs when the model, the messages, the account or the provider differ', () => {
-    const key = cacheKey(base);
-    expect(cacheKey({ ...base, model: 'fam-4o' })).not.toBe(key);
-    expect(cacheKey({ ...base, messages: [...messages, { role: 'assistant', content: 'Hi' }] })).not.toBe(key);
-    expect(cacheKey({ ...base, messages: [{ role: 'user', content: 'Hello ' }] })).not.toBe(key);
-    expect(cacheKey({ ...base, accountId: 'acc-2' })).not.toBe(key);
-    expect(cacheKey({ ...base, provider: 'prov-c' })).not.toBe(key);
+  it('ignores key order inside the body', () => {
+    expect(cacheKey({ ...chat, body: { messages: [{ content: 'Hello', role: 'user' }], model: 'fam-4o-mini' } })).toBe(cacheKey(chat));
+  });
+
+  it('differs when the account, the provider or the endpoint kind differ', () => {
+    const key = cacheKey(chat);
+    expect(cacheKey({ ...chat, accountId: 'acc-2' })).not.toBe(key);
+    expect(cacheKey({ ...chat, provider: 'prov-c' })).not.toBe(key);
+    const sameBody = { model: 'fam-4o', input: 'Hi', messages };
+    const kinds: EndpointKind[] = ['chat', 'messages', 'responses', 'embeddings'];
+    const keys = kinds.map((kind) => cacheKey({ ...chat, kind, body: sameBody }));
+    expect(new Set(keys).size).toBe(kinds.length);
   });
 
   it("can't be forged across namespaces with a separator inside an id", () => {
-    const a = cacheKey({ ...base, accountId: 'x#prov-b', provider: 'y' });
-    const b = cacheKey({ ...base, accountId: 'x', provider: 'prov-b#y' });
+    const a = cacheKey({ ...chat, accountId: 'x#prov-b', provider: 'y' });
+    const b = cacheKey({ ...chat, accountId: 'x', provider: 'prov-b#y' });
     expect(a).not.toBe(b);
   });
 
   it('a message array and its JSON text are different requests', () => {
-    expect(cacheKey({ ...base, messages: JSON.stringify(messages) })).not.toBe(cacheKey(base));
+    expect(cacheKey({ ...chat, body: { ...chat.body, messages: JSON.stringify(messages) } })).not.toBe(cacheKey(chat));
+  });
+
+  // Two values per field, both different from "absent": each must give its own key.
+  const answerFieldValues: Record<string, [unknown, unknown]> = {
+    model: ['fam-4o', 'fam-4o-mini-2'],
+    messages: [[{ role: 'user', content: 'Hi' }], [{ role: 'user', content: 'Hello' }, { role: 'assistant', content: 'Hi' }]],
+    system: ['You are a pirate.', 'Answer only in French.'],
+    tools: [[{ type: 'function', function: { name: 'weather', parameters: {} } }], [{ name: 'search', input_schema: { type: 'object' } }]],
+    tool_choice: ['auto', { type: 'tool', name: 'search' }],
+    functions: [[{ name: 'weather', parameters: {} }], [{ name: 'search', parameters: {} }]],
+    function_call: ['auto', { name: 'weather' }],
+    response_format: [{ type: 'json_object' }, { type: 'json_schema', json_schema: { name: 'x', schema: {} } }],
+    n: [2, 3],
+    input: ['Say hi', [{ role: 'user', content: 'Say hi' }]],
+    instructions: ['You are a pirate.', 'Answer only in French.'],
+    text: [{ format: { type: 'json_object' } }, { format: { type: 'text' } }],
+    dimensions: [256, 1024],
+    encoding_format: ['float', 'base64'],
+  };
+  const bases: Record<EndpointKind, Record<string, unknown>> = {
+    messages: { model: 'fam-sonnet-4-6', max_tokens: 100, messages },
+    chat: { model: 'fam-4o-mini', messages },
+    responses: { model: 'fam-4o-mini', input: 'Hello' },
+    embeddings: { model: 'text-embedding-3-small', input: 'Hello' },
+  };
+
+  for (const kind of Object.keys(ANSWER_FIELDS) as EndpointKind[]) {
+    describe(`${kind} requests`, () => {
+      const base = { accountId: 'acc-1', provider: 'prov-x', kind, body: bases[kind] };
+      for (const field of ANSWER_FIELDS[kind]) {
+        it(`a different \`${field}\` is a different entry`, () => {
+          const values = answerFieldValues[field];
+          expect(values).toBeDefined();
+          const keys = new Set([cacheKey(base), ...values.map((value) => cacheKey({ ...base, body: { ...base.body, [field]: value } }))]);
+          expect(keys.size).toBe(3);
+        });
+      }
+
+      const ignored: Record<string, [unknown, unknown]> = {
+        max_tokens: [1, 4096],
+        max_completion_tokens: [1, 4096],
+        temperature: [0, 1.5],
+        top_p: [0.1, 1],
+        stream: [true, false],
+        stream_options: [{ include_usage: true }, { include_usage: false }],
+        seed: [1, 9007199254740993],
+        metadata: [{ user_id: 'a' }, { user_id: 'b' }],
+        user: ['alice', 'bob'],
+      };
+      for (const [field, values] of Object.entries(ignored)) {
+        if (ANSWER_FIELDS[kind].includes(field)) continue;
+        it(`\`${field}\` is a generation setting and does not change the key`, () => {
+          const key = cacheKey(base);
+          for (const value of values) expect(cacheKey({ ...base, body: { ...base.body, [field]: value } })).toBe(key);
+        });
+      }
+    });
+  }
+
+  it('lists exactly the answer fields the README documents', () => {
+    const readme = readFileSync(join(__dirname, '../../../README.md'), 'utf8');
+    const rows: Record<string, string> = { messages: 'messages (Anthropic)', chat: 'chat completions', responses: 'Responses API', embeddings: 'embeddings' };
+    for (const [kind, label] of Object.entries(rows)) {
+      const line = readme.split('\n').find((text) => text.trim().startsWith(`| ${label} |`));
+      expect(line).toBeDefined();
+      const documented = [...line!.split('|')[2].matchAll(/`([a-z_]+)`/g)].map((m) => m[1]);
+      expect(documented).toEqual(ANSWER_FIELDS[kind as EndpointKind]);
+    }
   });
 });
