@@ -65,7 +65,11 @@ export class RateLimitedError extends ProxyError {
 }
 
 export class UpstreamUnreachableError extends ProxyError {
-  constructor(cause: unknown) {
+  /**
+   * `staleSocket`: the connection was a kept-alive one, reset before any byte
+   * of an answer — the provider closed it while idle and never read the request.
+   */
+  constructor(cause: unknown, readonly staleSocket = false) {
     super(502, 'The upstream provider could not be reached.', { cause });
   }
 }

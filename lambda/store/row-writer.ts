@@ -1,4 +1,5 @@
 import { describeError, type Logger } from '../logger';
+import { withRetries } from '../retry';
 import type { RowSpool } from './row-spool';
 import type { TokenUseTracker } from './token-use';
 import type { UsageLog, UsageRow } from './usage-row';
@@ -36,15 +37,8 @@ export class RowWriter {
     await this.afterWrite(row);
   }
 
-  private async writeWithRetries(row: UsageRow): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await this.usageLog.write(row);
-      } catch (error) {
-        if (attempt >= RETRY_DELAYS_MS.length) throw error;
-        await new Promise((resolve) => setTimeout(resolve, RETRY_DELAYS_MS[attempt]));
-      }
-    }
+  private writeWithRetries(row: UsageRow): Promise<void> {
+    return withRetries(() => this.usageLog.write(row), { attempts: RETRY_DELAYS_MS.length + 1, mayRetry: () => true, delayMs: (retry) => RETRY_DELAYS_MS[retry - 1]! });
   }
 
   private async afterWrite(row: UsageRow): Promise<void> {

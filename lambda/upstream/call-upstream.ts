@@ -1,18 +1,22 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { ClientGoneError, UpstreamTimeoutError, UpstreamUnreachableError } from '../errors';
+import { withRetries } from '../retry';
 
 /**
  * Kept-alive sockets: after the first request to a provider, no TCP or TLS
  * handshake on the hot path. An idle socket is dropped by us after 2 s (the
  * agent destroys free sockets on timeout; active requests are not affected),
- * before a server's keep-alive timeout can close it under a request we just
- * sent: that race would surface as a reset and a 502.
+ * so that most of the time a server's keep-alive timeout cannot close it under
+ * a request we just sent; when it does anyway, the request is sent once more.
  */
 const FREE_SOCKET_TIMEOUT_MS = 2_000;
 const agentOptions = { keepAlive: true, maxSockets: 512, keepAliveMsecs: 10_000, timeout: FREE_SOCKET_TIMEOUT_MS, scheduling: 'lifo' as const };
 const httpAgent = new HttpAgent(agentOptions);
 const httpsAgent = new HttpsAgent(agentOptions);
+
+/** Socket errors that mean the peer closed the connection (as opposed to refusing or never answering). */
+const CLOSED_BY_PEER = new Set(['ECONNRESET', 'EPIPE']);
 
 export interface UpstreamCall {
   url: URL;
@@ -35,48 +39,66 @@ export interface UpstreamResponse {
 /**
  * POSTs to the provider and resolves when its response headers arrive.
  * No headers within the limit → 504; connection refused or reset before headers → 502.
+ * A kept-alive socket the provider had closed while it sat idle (reset before
+ * any answer byte) never delivered the request, so it is sent once more on a
+ * fresh connection.
  */
 export function callUpstream(call: UpstreamCall): Promise<UpstreamResponse> {
+  return withRetries((attempt) => sendOnce(call, attempt > 1), {
+    attempts: 2,
+    mayRetry: (error) => error instanceof UpstreamUnreachableError && error.staleSocket,
+    delayMs: () => 0,
+  });
+}
+
+function sendOnce(call: UpstreamCall, freshConnection: boolean): Promise<UpstreamResponse> {
   return new Promise((resolve, reject) => {
+    // Never start a request for a client that has already left: nothing to abort, nothing to handle.
+    if (call.clientGone?.aborted) return reject(new ClientGoneError());
     const secure = call.url.protocol === 'https:';
+    const pooled = secure ? httpsAgent : httpAgent;
     const request = (secure ? httpsRequest : httpRequest)(call.url, {
       method: 'POST',
       headers: { ...call.headers, 'content-length': String(call.body.length) },
-      agent: secure ? httpsAgent : httpAgent,
+      // `false`: a one-off connection, so a retry cannot pick another stale socket from the pool.
+      agent: freshConnection ? false : pooled,
     });
     let settled = false;
-    const timer = setTimeout(() => {
-      if (settled) return;
+    let timer: NodeJS.Timeout | undefined;
+    const settle = () => {
       settled = true;
+      clearTimeout(timer);
+      call.clientGone?.removeEventListener('abort', onClientGone);
+    };
+    // Attached before anything can destroy the request: an 'error' without a listener ends the process.
+    // It stays attached for the request's whole life (abort() after the headers destroys it too).
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      if (settled) return;
+      settle();
+      const stale = request.reusedSocket && CLOSED_BY_PEER.has(error.code ?? '');
+      reject(new UpstreamUnreachableError(error, stale));
+    });
+    function onClientGone() {
+      if (settled) return;
+      settle();
+      request.destroy();
+      reject(new ClientGoneError());
+    }
+    call.clientGone?.addEventListener('abort', onClientGone, { once: true });
+    timer = setTimeout(() => {
+      if (settled) return;
+      settle();
       request.destroy();
       reject(new UpstreamTimeoutError(call.timeoutMs));
     }, call.timeoutMs);
 
-    const onClientGone = () => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      request.destroy();
-      reject(new ClientGoneError());
-    };
-    if (call.clientGone?.aborted) return onClientGone();
-    call.clientGone?.addEventListener('abort', onClientGone, { once: true });
-
     request.once('response', (response) => {
-      call.clientGone?.removeEventListener('abort', onClientGone);
-      clearTimeout(timer);
       if (settled) {
         response.destroy();
         return;
       }
-      settled = true;
+      settle();
       resolve({ status: response.statusCode ?? 502, headers: response.headers, body: response, abort: () => request.destroy() });
-    });
-    request.once('error', (error) => {
-      clearTimeout(timer);
-      if (settled) return;
-      settled = true;
-      reject(new UpstreamUnreachableError(error));
     });
     request.end(call.body);
   });

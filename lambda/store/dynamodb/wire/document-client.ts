@@ -1,6 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { withRetries } from '../../../retry';
 import { OPERATIONS } from './operations';
 import { SigV4Signer, type Credentials } from './sigv4';
 
@@ -83,15 +84,12 @@ export class LeanDocumentClient implements DocumentClient {
     return operation.output(output);
   }) as DocumentClient['send'];
 
-  private async call(operation: string, body: string, idempotent: boolean): Promise<Record<string, unknown>> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.post(operation, body);
-      } catch (error) {
-        if (!mayRetry(error, idempotent) || attempt >= MAX_ATTEMPTS) throw error;
-        await new Promise((resolve) => setTimeout(resolve, Math.random() * 25 * 2 ** attempt));
-      }
-    }
+  private call(operation: string, body: string, idempotent: boolean): Promise<Record<string, unknown>> {
+    return withRetries(() => this.post(operation, body), {
+      attempts: MAX_ATTEMPTS,
+      mayRetry: (error) => mayRetry(error, idempotent),
+      delayMs: (retry) => Math.random() * 25 * 2 ** retry,
+    });
   }
 
   private post(operation: string, body: string): Promise<Record<string, unknown>> {
