@@ -1,6 +1,7 @@
-import { ValidationError } from '../errors';
+import { NotFoundError, ValidationError } from '../errors';
 import { jsonResponse } from '../http/response';
 import type { LogQuery } from '../store/usage-row';
+import { logCsvStream } from './log-csv';
 import type { ApiRoute } from './route-types';
 
 function isoParam(query: URLSearchParams, name: string): string | undefined {
@@ -26,6 +27,7 @@ export function readLogQuery(query: URLSearchParams): LogQuery {
     provider: query.get('provider') || undefined,
     model: query.get('model') || undefined,
     requester: query.get('requester') || undefined,
+    token_id: query.get('token_id') || undefined,
     cached: cached === null ? undefined : cached === 'true',
     status: (status as LogQuery['status']) ?? undefined,
   };
@@ -39,6 +41,31 @@ export const logRoutes: ApiRoute[] = [
     async handle({ deps, request, caller }) {
       const page = await deps.usageLog.query(caller!.accountId, readLogQuery(request.query));
       return jsonResponse(200, { items: page.items, next_cursor: page.nextCursor });
+    },
+  },
+  {
+    // Same filters as /api/logs, every matching row (no page limit), streamed as the store is read.
+    method: 'GET',
+    path: '/api/logs.csv',
+    access: 'manage',
+    handle({ deps, request, caller }) {
+      const { limit: _limit, cursor: _cursor, ...filters } = readLogQuery(request.query);
+      return {
+        statusCode: 200,
+        headers: { 'content-type': 'text/csv; charset=utf-8', 'content-disposition': 'attachment; filename="usage-logs.csv"', 'cache-control': 'no-store' },
+        body: logCsvStream(deps.usageLog, caller!.accountId, filters),
+      };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/api/logs/:id',
+    access: 'manage',
+    async handle({ deps, params, caller }) {
+      // Looked up in the caller's own account only: another account's id is simply not found.
+      const row = await deps.usageLog.find(caller!.accountId, params.id);
+      if (!row) throw new NotFoundError(`No request ${params.id} in this account.`);
+      return jsonResponse(200, row);
     },
   },
 ];

@@ -23,6 +23,14 @@ export function newRequestId(now: number): string {
   return `${now.toString(36).padStart(9, '0')}-${randomBytes(8).toString('hex')}`;
 }
 
+/** The arrival time (epoch ms) a request id starts with; undefined for anything that is not one. */
+export function requestIdTime(id: string): number | undefined {
+  const match = /^([0-9a-z]{9})-[0-9a-f]{16}$/.exec(id);
+  if (!match) return undefined;
+  const time = parseInt(match[1], 36);
+  return Number.isSafeInteger(time) && time <= 8.64e15 ? time : undefined;
+}
+
 export function fromFunctionUrlEvent(event: APIGatewayProxyEventV2): IncomingRequest {
   const receivedAt = Date.now();
   const headers: Record<string, string | undefined> = {};

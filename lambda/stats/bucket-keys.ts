@@ -1,8 +1,8 @@
 /**
  * Sort keys of the rollup items (table `usageStats`, partition `account_id`):
  *
- *   H#2026-11-21T13#<provider>#<model>#<requester>   one UTC hour
- *   D#2026-11-21#<provider>#<model>#<requester>      one UTC day
+ *   H#2026-11-21T13#<provider>#<model>#<requester>#<token id>   one UTC hour
+ *   D#2026-11-21#<provider>#<model>#<requester>#<token id>      one UTC day
  *
  * The time comes first and has a fixed width, so all the buckets of a run of
  * hours (or days) are one contiguous key range: a period is read with at most
@@ -16,12 +16,16 @@ export interface BucketDimensions {
   model: string;
   /** "" when the request had no `x-proxy-user`. */
   requester: string;
+  /** The proxy token that sent the request; "" in buckets written before tokens were counted. */
+  token: string;
 }
 
 export interface ParsedBucketKey extends BucketDimensions {
   granularity: Granularity;
   /** UTC day, `YYYY-MM-DD`. */
   day: string;
+  /** UTC hour, `YYYY-MM-DDTHH`, of an hourly bucket. */
+  hour?: string;
 }
 
 /** An inclusive sort-key range for `bucket BETWEEN lower AND upper`. */
@@ -34,8 +38,9 @@ export const HOUR_MS = 3_600_000;
 export const DAY_MS = 24 * HOUR_MS;
 
 /**
- * Labels are cut to this many characters so a key stays far below DynamoDB's
- * 1024-byte sort-key limit (2 × 100 characters × 4 bytes, even fully escaped).
+ * Labels are cut to this many characters so a key stays below DynamoDB's
+ * 1024-byte sort-key limit: the model and requester take at most
+ * 2 × 100 characters × 4 bytes, even fully escaped; provider and token ids are short ASCII.
  */
 export const MAX_LABEL_CHARS = 100;
 
@@ -49,7 +54,7 @@ export function unescapeSegment(value: string): string {
 }
 
 function dimensionsSuffix(dims: BucketDimensions): string {
-  return [dims.provider, dims.model, dims.requester].map(escapeSegment).join('#');
+  return [dims.provider, dims.model, dims.requester, dims.token].map(escapeSegment).join('#');
 }
 
 function hourStamp(at: Date | number): string {
@@ -68,17 +73,20 @@ export function dayKey(at: Date, dims: BucketDimensions): string {
   return `D#${dayStamp(at)}#${dimensionsSuffix(dims)}`;
 }
 
+/** Keys written before tokens were counted have no token part: they count as token "". */
 export function parseBucketKey(key: string): ParsedBucketKey {
-  const [granularity, time, provider, model, requester, ...rest] = key.split('#');
+  const [granularity, time, provider, model, requester, token = '', ...rest] = key.split('#');
   if ((granularity !== 'H' && granularity !== 'D') || time === undefined || requester === undefined || rest.length > 0) {
     throw new Error(`Not a usage rollup key: ${key}`);
   }
   return {
     granularity,
     day: time.slice(0, 10),
+    ...(granularity === 'H' ? { hour: time } : {}),
     provider: unescapeSegment(provider),
     model: unescapeSegment(model),
     requester: unescapeSegment(requester),
+    token: unescapeSegment(token),
   };
 }
 
@@ -120,6 +128,31 @@ export function bucketRanges(from: Date, to: Date): KeyRange[] {
   if (fromMs < firstWholeDay) ranges.push(hourRange(fromMs, firstWholeDay));
   if (wholeDaysEnd < toMs) ranges.push(hourRange(wholeDaysEnd, toMs));
   return ranges;
+}
+
+/** Periods up to this long are read (and charted) hour by hour. */
+export const MAX_HOURLY_SPAN_MS = 2 * DAY_MS;
+
+/** True when the whole-hour period is short enough for hourly buckets. */
+export function isHourlyPeriod(from: Date, to: Date): boolean {
+  return to.getTime() - from.getTime() <= MAX_HOURLY_SPAN_MS;
+}
+
+/**
+ * The key ranges a summary reads: one run of HOUR buckets for a period of at
+ * most two days (so it can be charted per hour, at most 48 × combinations
+ * items), else `bucketRanges`.
+ */
+export function summaryRanges(from: Date, to: Date): KeyRange[] {
+  if (!(from.getTime() < to.getTime())) return [];
+  return isHourlyPeriod(from, to) ? [hourRange(from.getTime(), to.getTime())] : bucketRanges(from, to);
+}
+
+/** Every UTC hour (`YYYY-MM-DDTHH`) of the whole-hour period [from, to), ascending. */
+export function utcHours(from: Date, to: Date): string[] {
+  const hours: string[] = [];
+  for (let t = from.getTime(); t < to.getTime(); t += HOUR_MS) hours.push(hourStamp(t));
+  return hours;
 }
 
 /** Every UTC day that [from, to) touches, ascending. */

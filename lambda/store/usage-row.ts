@@ -39,8 +39,11 @@ export interface LogQuery {
   from?: string;
   to?: string;
   provider?: string;
+  /** A prefix: `gpt-4o` matches `gpt-4o` and `gpt-4o-mini-2024-07-18`. */
   model?: string;
   requester?: string;
+  /** The proxy token that sent the request. */
+  token_id?: string;
   cached?: boolean;
   /** `ok`: status < 400; `error`: status >= 400. */
   status?: 'ok' | 'error';
@@ -53,4 +56,6 @@ export interface UsageLog {
    */
   write(row: UsageRow): Promise<void>;
   query(accountId: string, query: LogQuery): Promise<{ items: UsageRow[]; nextCursor: string | null }>;
+  /** One row of the account by its request id (`x-proxy-request-id`); undefined when there is none. */
+  find(accountId: string, id: string): Promise<UsageRow | undefined>;
 }

@@ -23,11 +23,28 @@ export interface StatsTotals {
   latency_p95_ms: number;
 }
 
+/** What a time bucket shows per provider (the stacked charts). */
+export type ProviderSlice = { requests: number; cost_usd: number };
+
 export interface DayStats extends StatsTotals {
   /** UTC day, `YYYY-MM-DD`. */
   day: string;
   /** Only the providers that had requests that day. */
-  by_provider: Record<string, { requests: number; cost_usd: number }>;
+  by_provider: Record<string, ProviderSlice>;
+}
+
+export interface HourStats extends StatsTotals {
+  /** Start of the UTC hour, ISO 8601 (`2026-11-21T13:00:00.000Z`). */
+  hour: string;
+  /** Only the providers that had requests that hour. */
+  by_provider: Record<string, ProviderSlice>;
+}
+
+export interface TokenStats extends StatsTotals {
+  /** "" for usage recorded before tokens were counted. */
+  token_id: string;
+  /** The token's name, added by `GET /api/stats`; absent when the token no longer exists. */
+  name?: string;
 }
 
 /** The answer of `GET /api/stats`. */
@@ -38,11 +55,15 @@ export interface StatsSummary {
   totals: StatsTotals;
   /** Every UTC day the period touches, ascending, quiet days included as zeros. */
   by_day: DayStats[];
+  /** Every UTC hour of the period, ascending, when it spans at most two days; otherwise empty. */
+  by_hour: HourStats[];
   /** Breakdowns are sorted by cost, then requests, both descending. */
   by_provider: (StatsTotals & { provider: string })[];
   by_model: (StatsTotals & { model: string; provider: string })[];
   /** Requests sent without `x-proxy-user` have requester "". */
   by_requester: (StatsTotals & { requester: string })[];
+  /** Per proxy token, so each app's spend shows when each app has its own token. */
+  by_token: TokenStats[];
 }
 
 /** Rollups of usage rows, so a period's overview never reads the raw rows. */

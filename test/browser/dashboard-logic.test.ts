@@ -73,6 +73,8 @@ test('daily series fill quiet days with zero and keep the registry order of prov
     by_provider: [],
     by_model: [],
     by_requester: [],
+    by_hour: [],
+    by_token: [],
   };
   const series = dailySeries(stats);
   expect(series.days).toEqual(['2026-11-01', '2026-11-02', '2026-11-03']);

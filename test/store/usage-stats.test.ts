@@ -31,6 +31,7 @@ const MODELS: Record<ProviderId, string[]> = {
   'prov-e': ['llama-3.1-8b-instant'],
 };
 const REQUESTERS = [undefined, 'alice', 'bob#ops', '100% team'];
+const TOKENS = ['acc_app1', 'acc_app2', 'acc_app3'];
 
 const QUIET: Omit<UsageRow, 'account_id' | 'id' | 'ts'> = {
   ...{ provider: 'prov-b', model: 'fam-4o-mini', input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 },
@@ -49,7 +50,7 @@ function generateRows(accountId: string, count: number, start: number, end: numb
   const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)];
   return Array.from({ length: count }, () => {
     const provider = pick(Object.keys(MODELS) as ProviderId[]);
-    const base = { provider, model: pick(MODELS[provider]), requester: pick(REQUESTERS), latency_ms: 20 + Math.floor(next() * 6000) };
+    const base = { provider, model: pick(MODELS[provider]), requester: pick(REQUESTERS), latency_ms: 20 + Math.floor(next() * 6000), token_id: pick(TOKENS) };
     const ts = start + Math.floor(next() * (end - start));
     const kind = next();
     if (kind < 0.15) {
@@ -193,8 +194,34 @@ describe('DynamoUsageStats.summarize over many rows', () => {
     expectBreakdown(summary.by_provider, inside, (r) => r.provider, (e) => e.provider);
     expectBreakdown(summary.by_model, inside, (r) => `${r.provider} ${r.model}`, (e) => `${e.provider} ${e.model}`);
     expectBreakdown(summary.by_requester, inside, (r) => r.requester ?? '', (e) => e.requester);
+    expectBreakdown(summary.by_token, inside, (r) => r.token_id, (e) => e.token_id);
+    expect(summary.by_token.map((t) => t.token_id).sort()).toEqual(TOKENS);
+    expect(summary.by_hour).toEqual([]);
     expect(summary.by_model.map((m) => m.model)).toEqual(expect.arrayContaining(['fam-4o#preview', 'mistral-small%latest']));
     expect(summary.by_requester.map((r) => r.requester)).toEqual(expect.arrayContaining(['', 'bob#ops', '100% team']));
+  });
+
+  it('reads a period of up to two days hour by hour: every hour, its providers and tokens exact', async () => {
+    const summary = await stats.summarize('acc-main', new Date('2026-10-30T05:10:00Z'), new Date('2026-11-01T05:00:00Z'));
+    expect([summary.from, summary.to]).toEqual(['2026-10-30T05:00:00.000Z', '2026-11-01T05:00:00.000Z']);
+    const inside = rows.filter((r) => r.ts >= summary.from && r.ts < summary.to);
+    expect(inside.length).toBeGreaterThan(40);
+    expect(summary.totals).toMatchObject(sums(inside));
+    expect(summary.by_hour).toHaveLength(48);
+    const byHour = groupBy(inside, (r) => r.ts.slice(0, 13));
+    for (const hour of summary.by_hour) {
+      const hourRows = byHour.get(hour.hour.slice(0, 13)) ?? [];
+      expect(hour).toMatchObject(sums(hourRows));
+      expectP95Close(hour, hourRows);
+      for (const [provider, providerRows] of groupBy(hourRows, (r) => r.provider)) {
+        expect(hour.by_provider[provider]).toEqual({ requests: providerRows.length, cost_usd: sums(providerRows).cost_nanos / 1e9 });
+      }
+    }
+    expect(summary.by_hour.filter((h) => h.requests > 0).length).toBeGreaterThan(10);
+    expect(summary.by_day.map((d) => [d.day, d.requests])).toEqual(
+      ['2026-10-30', '2026-10-31', '2026-11-01'].map((day) => [day, inside.filter((r) => r.ts.startsWith(day)).length]),
+    );
+    expectBreakdown(summary.by_token, inside, (r) => r.token_id, (e) => e.token_id);
   });
 
   it('reports quiet days inside the period as zeros', async () => {

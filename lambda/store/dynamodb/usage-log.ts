@@ -1,4 +1,5 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { requestIdTime } from '../../http/request';
 import { BatchedPut } from './batched-put';
 import type { LogQuery, UsageLog, UsageRow } from '../usage-row';
 import type { DocumentClient } from './wire/document-client';
@@ -37,6 +38,18 @@ export class DynamoUsageLog implements UsageLog {
     await this.puts.put({ ...row, ts_id: `${row.ts}#${row.id}`, ...expires });
   }
 
+  /**
+   * The sort key is the row's arrival time plus its id, and the id starts with
+   * that time: one row is one GetItem, in the caller's own partition only.
+   */
+  async find(accountId: string, id: string): Promise<UsageRow | undefined> {
+    const time = requestIdTime(id);
+    if (time === undefined) return undefined;
+    const key = { account_id: accountId, ts_id: `${new Date(time).toISOString()}#${id}` };
+    const result = await this.doc.send(new GetCommand({ TableName: this.table, Key: key, ConsistentRead: true }));
+    return result.Item ? publicRow(result.Item as UsageRow) : undefined;
+  }
+
   async query(accountId: string, query: LogQuery): Promise<{ items: UsageRow[]; nextCursor: string | null }> {
     const filters: string[] = [];
     const names: Record<string, string> = {};
@@ -47,8 +60,13 @@ export class DynamoUsageLog implements UsageLog {
       filters.push(`#${field} = :${field}`);
     };
     if (query.provider) equal('provider', query.provider);
-    if (query.model) equal('model', query.model);
+    if (query.model) {
+      names['#model'] = 'model';
+      values[':model'] = query.model;
+      filters.push('begins_with(#model, :model)');
+    }
     if (query.requester) equal('requester', query.requester);
+    if (query.token_id) equal('token_id', query.token_id);
     if (query.cached !== undefined) equal('cached', query.cached);
     if (query.status) {
       names['#status'] = 'status_code';

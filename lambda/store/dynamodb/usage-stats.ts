@@ -1,5 +1,5 @@
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { bucketRanges, dayKey, effectivePeriod, hourKey, parseBucketKey, type KeyRange } from '../../stats/bucket-keys';
+import { dayKey, effectivePeriod, hourKey, parseBucketKey, summaryRanges, type KeyRange } from '../../stats/bucket-keys';
 import { rollupFromItem, rowIncrements } from '../../stats/rollup';
 import { assembleSummary, type RollupSlice } from '../../stats/summary';
 import type { UsageRow } from '../usage-row';
@@ -8,9 +8,9 @@ import { sentAtMostOnce, type DocumentClient } from './wire/document-client';
 
 /**
  * Hourly and daily rollups in the account's partition (see `stats/bucket-keys`
- * for the sort keys). One item per bucket and provider/model/requester, so a
- * period costs about (whole days + edge hours) × combinations items, whatever
- * the number of rows.
+ * for the sort keys). One item per bucket and provider/model/requester/token,
+ * so a period costs about (whole days + edge hours) × combinations items
+ * (hours × combinations up to two days), whatever the number of rows.
  */
 interface PendingBucket {
   accountId: string;
@@ -39,7 +39,7 @@ export class DynamoUsageStats implements UsageStats {
   add(row: UsageRow): Promise<void> {
     const increments = rowIncrements(row);
     const at = new Date(row.ts);
-    const dims = { provider: row.provider, model: row.model, requester: row.requester ?? '' };
+    const dims = { provider: row.provider, model: row.model, requester: row.requester ?? '', token: row.token_id ?? '' };
     return Promise.all([hourKey(at, dims), dayKey(at, dims)].map((bucket) => this.enqueue(row.account_id, bucket, increments))).then(() => undefined);
   }
 
@@ -93,10 +93,10 @@ export class DynamoUsageStats implements UsageStats {
 
   async summarize(accountId: string, from: Date, to: Date): Promise<StatsSummary> {
     const period = effectivePeriod(from, to);
-    const pages = await Promise.all(bucketRanges(period.from, period.to).map((range) => this.readRange(accountId, range)));
+    const pages = await Promise.all(summaryRanges(period.from, period.to).map((range) => this.readRange(accountId, range)));
     const slices: RollupSlice[] = pages.flat().map((item) => {
-      const { provider, model, requester, day } = parseBucketKey(String(item.bucket));
-      return { provider, model, requester, day, rollup: rollupFromItem(item) };
+      const { granularity: _granularity, ...dims } = parseBucketKey(String(item.bucket));
+      return { ...dims, rollup: rollupFromItem(item) };
     });
     return assembleSummary(period, slices);
   }

@@ -12,7 +12,7 @@ import {
   type KeyRange,
 } from '../../../lambda/stats/bucket-keys';
 
-const dims = { provider: 'prov-b', model: 'fam-4o-mini', requester: 'alice' };
+const dims = { provider: 'prov-b', model: 'fam-4o-mini', requester: 'alice', token: 'acc1_tok1' };
 const at = new Date('2026-11-21T13:45:12.345Z');
 
 function inRanges(ranges: KeyRange[], key: string): number {
@@ -21,15 +21,19 @@ function inRanges(ranges: KeyRange[], key: string): number {
 
 describe('bucket keys', () => {
   it('starts with the granularity and the UTC hour or day', () => {
-    expect(hourKey(at, dims)).toBe('H#2026-11-21T13#prov-b#fam-4o-mini#alice');
-    expect(dayKey(at, dims)).toBe('D#2026-11-21#prov-b#fam-4o-mini#alice');
-    expect(dayKey(new Date('2026-11-21T23:30:00-02:00'), dims)).toBe('D#2026-11-22#prov-b#fam-4o-mini#alice');
+    expect(hourKey(at, dims)).toBe('H#2026-11-21T13#prov-b#fam-4o-mini#alice#acc1_tok1');
+    expect(dayKey(at, dims)).toBe('D#2026-11-21#prov-b#fam-4o-mini#alice#acc1_tok1');
+    expect(dayKey(new Date('2026-11-21T23:30:00-02:00'), dims)).toBe('D#2026-11-22#prov-b#fam-4o-mini#alice#acc1_tok1');
   });
 
-  it('keeps an empty requester as an empty last part', () => {
+  it('keeps an empty requester as an empty part', () => {
     const key = hourKey(at, { ...dims, requester: '' });
-    expect(key).toBe('H#2026-11-21T13#prov-b#fam-4o-mini#');
-    expect(parseBucketKey(key)).toEqual({ granularity: 'H', day: '2026-11-21', ...dims, requester: '' });
+    expect(key).toBe('H#2026-11-21T13#prov-b#fam-4o-mini##acc1_tok1');
+    expect(parseBucketKey(key)).toEqual({ granularity: 'H', day: '2026-11-21', hour: '2026-11-21T13', ...dims, requester: '' });
+  });
+
+  it('reads a key written before tokens were counted as token ""', () => {
+    expect(parseBucketKey('D#2026-11-21#prov-b#fam-4o-mini#alice')).toEqual({ granularity: 'D', day: '2026-11-21', ...dims, token: '' });
   });
 
   it('escapes # and % so any label splits back exactly', () => {
@@ -37,12 +41,13 @@ describe('bucket keys', () => {
     fc.assert(
       fc.property(fc.string({ maxLength: MAX_LABEL_CHARS }), fc.string({ maxLength: MAX_LABEL_CHARS }), (model, requester) => {
         expect(unescapeSegment(escapeSegment(model))).toBe(model);
-        expect(parseBucketKey(dayKey(at, { provider: 'prov-a', model, requester }))).toEqual({
+        expect(parseBucketKey(dayKey(at, { provider: 'prov-a', model, requester, token: 'acc_tok' }))).toEqual({
           granularity: 'D',
           day: '2026-11-21',
           provider: 'prov-a',
           model,
           requester,
+          token: 'acc_tok',
         });
       }),
     );
@@ -50,7 +55,7 @@ describe('bucket keys', () => {
 
   it('cuts long labels so the key stays under DynamoDB’s 1024-byte sort-key limit', () => {
     const huge = '#😀'.repeat(5000);
-    const key = hourKey(at, { provider: 'prov-a', model: huge, requester: huge });
+    const key = hourKey(at, { provider: 'prov-a', model: huge, requester: huge, token: 'accountid1234_abcdefgh' });
     expect(Buffer.byteLength(key)).toBeLessThan(1024);
     expect(parseBucketKey(key).requester).toBe(Array.from(huge).slice(0, MAX_LABEL_CHARS).join(''));
   });
@@ -58,6 +63,7 @@ describe('bucket keys', () => {
   it('rejects keys that are not rollup keys', () => {
     expect(() => parseBucketKey('X#2026-11-21#a#b#c')).toThrow();
     expect(() => parseBucketKey('D#2026-11-21#a#b')).toThrow();
+    expect(() => parseBucketKey('D#2026-11-21#a#b#c#d#e')).toThrow();
   });
 });
 
@@ -110,7 +116,7 @@ describe('bucketRanges', () => {
         for (let d = -2; d < 15; d++) {
           const dayStart = new Date(base + d * 24 * hour);
           const whole = dayStart >= from && dayStart.getTime() + 24 * hour <= to.getTime();
-          if (inRanges(ranges, dayKey(dayStart, { ...dims, requester: '\u{10FFFF}' })) !== (whole ? 1 : 0)) wrong.push(`day ${dayStart.toISOString()}`);
+          if (inRanges(ranges, dayKey(dayStart, { ...dims, requester: '\u{10FFFF}', token: '\u{10FFFF}' })) !== (whole ? 1 : 0)) wrong.push(`day ${dayStart.toISOString()}`);
         }
         expect(wrong).toEqual([]);
       }),

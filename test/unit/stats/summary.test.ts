@@ -40,7 +40,7 @@ function rollupOf(...rows: UsageRow[]): Rollup {
 }
 
 function slice(day: string, provider: string, model: string, requester: string, ...rows: UsageRow[]): RollupSlice {
-  return { day, provider, model, requester, rollup: rollupOf(...rows) };
+  return { day, provider, model, requester, token: rows[0]?.token_id ?? '', rollup: rollupOf(...rows) };
 }
 
 const period = { from: new Date('2026-11-20T00:00:00Z'), to: new Date('2026-11-23T00:00:00Z') };
@@ -123,5 +123,45 @@ describe('assembleSummary', () => {
     expect(totals.latency_avg_ms).toBe(Math.round((19 * 100 + 2000) / 20));
     expect(totals.latency_p95_ms).toBeGreaterThanOrEqual(85);
     expect(totals.latency_p95_ms).toBeLessThanOrEqual(119);
+  });
+
+  it('breaks down by proxy token, costliest first, with old token-less buckets as ""', () => {
+    const summary = assembleSummary(period, [
+      slice('2026-11-20', 'prov-b', 'm', '', row({ token_id: 'acc_app1', cost_nanos: 5 })),
+      slice('2026-11-21', 'prov-d', 'm', 'bob', row({ token_id: 'acc_app1', cost_nanos: 7 })),
+      slice('2026-11-21', 'prov-b', 'm', '', row({ token_id: 'acc_app2', cost_nanos: 20 })),
+      slice('2026-11-22', 'prov-b', 'm', '', row({ token_id: '' })),
+    ]);
+    expect(summary.by_token.map((t) => [t.token_id, t.requests, t.cost_nanos])).toEqual([
+      ['acc_app2', 1, 20],
+      ['acc_app1', 2, 12],
+      ['', 1, 0],
+    ]);
+  });
+
+  it('has no hourly series for a period longer than two days', () => {
+    expect(assembleSummary(period, []).by_hour).toEqual([]);
+  });
+
+  it('lists every hour of a period of up to two days, quiet hours as zeros, with its providers', () => {
+    const short = { from: new Date('2026-11-21T22:00:00Z'), to: new Date('2026-11-22T02:00:00Z') };
+    const hourly = (hour: string, provider: string, ...rows: UsageRow[]): RollupSlice => ({ ...slice(hour.slice(0, 10), provider, 'm', '', ...rows), hour });
+    const summary = assembleSummary(short, [
+      hourly('2026-11-21T22', 'prov-b', row({ cost_nanos: 3, latency_ms: 50 })),
+      hourly('2026-11-22T01', 'prov-b', row({ cost_nanos: 4 })),
+      hourly('2026-11-22T01', 'prov-a', row({ cost_nanos: 6, latency_ms: 300 }), row({ latency_ms: 500 })),
+    ]);
+    expect(summary.by_hour.map((h) => [h.hour, h.requests, h.cost_nanos])).toEqual([
+      ['2026-11-21T22:00:00.000Z', 1, 3],
+      ['2026-11-21T23:00:00.000Z', 0, 0],
+      ['2026-11-22T00:00:00.000Z', 0, 0],
+      ['2026-11-22T01:00:00.000Z', 3, 10],
+    ]);
+    expect(summary.by_hour[3].by_provider).toEqual({ 'prov-b': { requests: 1, cost_usd: 4e-9 }, 'prov-a': { requests: 2, cost_usd: 6e-9 } });
+    expect(summary.by_hour[3].latency_avg_ms).toBe(Math.round((100 + 300 + 500) / 3));
+    expect(summary.by_day.map((d) => [d.day, d.requests])).toEqual([
+      ['2026-11-21', 1],
+      ['2026-11-22', 3],
+    ]);
   });
 });

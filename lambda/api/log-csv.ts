@@ -1,0 +1,69 @@
+import { Readable } from 'node:stream';
+import type { LogQuery, UsageLog, UsageRow } from '../store/usage-row';
+
+/** Rows fetched per store read while exporting: memory stays at one page, however long the period. */
+const EXPORT_PAGE_SIZE = 500;
+
+type Cell = string | number | boolean | undefined;
+
+/** The CSV columns, in order (documented in the README, "Export"). */
+export const CSV_COLUMNS: readonly { name: string; value: (row: UsageRow) => Cell }[] = [
+  { name: 'id', value: (r) => r.id },
+  { name: 'ts', value: (r) => r.ts },
+  { name: 'provider', value: (r) => r.provider },
+  { name: 'model', value: (r) => r.model },
+  { name: 'mode', value: (r) => r.mode },
+  { name: 'token_id', value: (r) => r.token_id },
+  { name: 'requester', value: (r) => r.requester },
+  { name: 'input_tokens', value: (r) => r.input_tokens },
+  { name: 'output_tokens', value: (r) => r.output_tokens },
+  { name: 'cache_read_tokens', value: (r) => r.cache_read_tokens },
+  { name: 'cache_write_tokens', value: (r) => r.cache_write_tokens },
+  { name: 'cost_usd', value: (r) => nanosAsDecimal(r.cost_nanos) },
+  { name: 'priced', value: (r) => r.priced },
+  { name: 'saved_usd', value: (r) => nanosAsDecimal(r.saved_nanos) },
+  { name: 'latency_ms', value: (r) => r.latency_ms },
+  { name: 'status_code', value: (r) => r.status_code },
+  { name: 'stream', value: (r) => r.stream },
+  { name: 'cached', value: (r) => r.cached },
+  { name: 'error', value: (r) => r.error },
+];
+
+/** Exact dollars from integer nanos, never in exponent form (`0.000000150`, not `1.5e-7`). */
+export function nanosAsDecimal(nanos: number | undefined): string {
+  const n = Math.round(nanos ?? 0);
+  const sign = n < 0 ? '-' : '';
+  const abs = Math.abs(n);
+  const fraction = String(abs % 1e9).padStart(9, '0').replace(/0+$/, '');
+  return `${sign}${Math.floor(abs / 1e9)}${fraction ? `.${fraction}` : ''}`;
+}
+
+/**
+ * RFC 4180 quoting. Text that a spreadsheet would run as a formula (starting
+ * with = + - @ or a tab/CR) gets a leading apostrophe: model names, requester
+ * labels and error messages come from callers and providers.
+ */
+export function csvCell(value: Cell): string {
+  if (value === undefined) return '';
+  if (typeof value !== 'string') return String(value);
+  const text = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+export function csvLine(row: UsageRow): string {
+  return `${CSV_COLUMNS.map((column) => csvCell(column.value(row))).join(',')}\r\n`;
+}
+
+/** Every row matching the query, newest first, read page by page as the client takes them. */
+export function logCsvStream(usageLog: UsageLog, accountId: string, query: Omit<LogQuery, 'limit' | 'cursor'>): Readable {
+  async function* lines(): AsyncGenerator<string> {
+    yield `${CSV_COLUMNS.map((column) => column.name).join(',')}\r\n`;
+    let cursor: string | undefined;
+    do {
+      const page = await usageLog.query(accountId, { ...query, limit: EXPORT_PAGE_SIZE, cursor });
+      if (page.items.length) yield page.items.map(csvLine).join('');
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+  }
+  return Readable.from(lines(), { objectMode: false });
+}
