@@ -2,6 +2,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import type { CacheWriter } from '../cache/response-cache';
 import type { Deps } from '../deps';
 import type { ProxyResponse } from '../http/response';
+import { plainErrorText } from '../providers/dialects/error-text';
 import { upstreamUrl } from '../providers/registry';
 import { NO_USAGE } from '../providers/usage';
 import { Redactor } from '../streaming/redact';
@@ -17,8 +18,8 @@ import type { ProxyState } from './state';
 /** The body sent upstream: the client's bytes, unless the proxy must ask for stream usage. */
 function upstreamBody(state: ProxyState): { body: Buffer; addedStreamUsage: boolean } {
   if (!state.stream || state.provider.streamUsage !== 'when-asked' || !state.body) return { body: state.request.body, addedStreamUsage: false };
-  const { body, added } = state.provider.dialect.requestStreamUsage(state.body);
-  return added ? { body: Buffer.from(JSON.stringify(body)), addedStreamUsage: true } : { body: state.request.body, addedStreamUsage: false };
+  const { body, added } = state.provider.dialect.requestStreamUsage(state.body, state.request.body);
+  return { body, addedStreamUsage: added };
 }
 
 /**
@@ -73,7 +74,7 @@ export function forwardUpstream(deps: Deps) {
       if (finished) return;
       finished = true;
       const result = tap.result();
-      const error = upstream.status >= 400 ? state.provider.dialect.upstreamErrorMessage(result.json) : (interruption ?? result.error);
+      const error = upstream.status >= 400 ? (state.provider.dialect.upstreamErrorMessage(result.json) ?? plainErrorText(result.text)) : (interruption ?? result.error);
       recordUsage(deps, state, { status: upstream.status, model: result.model, usage: result.usage, error });
       if (interruption || !cacheWriter) {
         cacheWriter?.abort();

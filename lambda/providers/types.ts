@@ -62,8 +62,11 @@ export interface Dialect {
   synthesizeEvents(body: unknown): string[];
   /** Whether an event is the usage-only event the proxy itself asked for (see `ProviderModule.streamUsage`). */
   isUsageOnlyEvent(event: SseEvent): boolean;
-  /** Adds the request field that makes the provider report usage in streams. */
-  requestStreamUsage(body: Record<string, unknown>): { body: Record<string, unknown>; added: boolean };
+  /**
+   * Adds the request field that makes the provider report usage in streams, by
+   * editing the client's bytes (`raw`) in place: every other byte goes upstream as sent.
+   */
+  requestStreamUsage(body: Record<string, unknown>, raw: Buffer): { body: Buffer; added: boolean };
 }
 
 /** A provider is data: where it lives, which dialect it speaks, and its quirks. */

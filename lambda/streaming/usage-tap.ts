@@ -22,6 +22,8 @@ export interface TapOptions {
 export interface TapResult extends StreamOutcome {
   /** The whole body, for JSON responses (needed for error messages and caching). */
   json?: unknown;
+  /** The body's text when it is not JSON (a gateway's error page), for the row's error. */
+  text?: string;
   bytes: number;
 }
 
@@ -89,7 +91,7 @@ export class UsageTap extends Transform {
     if (this.jsonBytes <= MAX_JSON_READ) {
       const json = tryParseJson(head);
       const read = json === undefined ? {} : this.options.dialect.readResponse(json);
-      return { ...read, json, complete: json !== undefined, bytes: this.bytes };
+      return { ...read, json, text: json === undefined ? head : undefined, complete: json !== undefined, bytes: this.bytes };
     }
     // Too large to parse on the request path's budget: read the two fields where providers put them.
     const model = /"model"\s*:\s*"([^"]{1,200})"/.exec(head.slice(0, 64 * 1024))?.[1];

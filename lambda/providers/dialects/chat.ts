@@ -1,7 +1,9 @@
 import type { SseEvent } from '../../streaming/sse-event';
 import type { Dialect, NativeError, StreamOutcome } from '../types';
 import { tokenCount, type Usage } from '../usage';
-import { asObject, asString, findErrorMessage, tryParseJson, type JsonObject } from './json';
+import { findErrorMessage } from './error-text';
+import { asObject, asString, tryParseJson, type JsonObject } from './json';
+import { setNestedMember } from './json-splice';
 import { assembleChatResponse, synthesizeChatEvents } from './chat-replay';
 import { chatBodySchema, validateWith } from './validation';
 
@@ -93,9 +95,9 @@ export const chatDialect: Dialect = {
     return Array.isArray(chunk?.choices) && chunk.choices.length === 0 && asObject(chunk.usage) !== undefined;
   },
 
-  requestStreamUsage(body) {
+  requestStreamUsage(body, raw) {
     const options = asObject(body.stream_options);
-    if (body.stream !== true || options?.include_usage === true) return { body, added: false };
-    return { body: { ...body, stream_options: { ...options, include_usage: true } }, added: true };
+    if (body.stream !== true || options?.include_usage === true) return { body: raw, added: false };
+    return { body: setNestedMember(raw, 'stream_options', 'include_usage', 'true'), added: true };
   },
 };

@@ -16,16 +16,3 @@ export function tryParseJson(text: string): unknown {
     return undefined;
   }
 }
-
-/**
- * The provider's own error message from an error body, whatever its dialect:
- * `{error:{message}}` (both API styles), `{message}` (Mistral), `[{error:{message}}]` (Gemini), `{detail}`.
- */
-export function findErrorMessage(body: unknown): string | undefined {
-  const root = Array.isArray(body) ? body[0] : body;
-  const object = asObject(root);
-  if (!object) return undefined;
-  const error = object.error;
-  if (typeof error === 'string') return error;
-  return asString(asObject(error)?.message) ?? asString(object.message) ?? asString(object.detail);
-}

@@ -1,7 +1,8 @@
 import type { SseEvent } from '../../streaming/sse-event';
 import type { Dialect, NativeError, StreamOutcome } from '../types';
 import { tokenCount, type Usage } from '../usage';
-import { asObject, asString, findErrorMessage, tryParseJson, type JsonObject } from './json';
+import { findErrorMessage } from './error-text';
+import { asObject, asString, tryParseJson, type JsonObject } from './json';
 import { assembleMessagesResponse, synthesizeMessagesEvents } from './messages-replay';
 import { messagesBodySchema, validateWith } from './validation';
 
@@ -95,7 +96,7 @@ export const messagesDialect: Dialect = {
   assembleResponse: assembleMessagesResponse,
   synthesizeEvents: synthesizeMessagesEvents,
   isUsageOnlyEvent: () => false,
-  requestStreamUsage: (body) => ({ body, added: false }),
+  requestStreamUsage: (_body, raw) => ({ body: raw, added: false }),
 };
 
 function withoutNulls(object: JsonObject): JsonObject {

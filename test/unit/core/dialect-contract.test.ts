@@ -77,19 +77,42 @@ describe('errorBody: the error shapes of CONTRACT.md', () => {
 });
 
 describe('stream usage on request', () => {
+  const ask = (text: string) => {
+    const raw = Buffer.from(text);
+    const result = chatDialect.requestStreamUsage(JSON.parse(text), raw);
+    return { text: result.body.toString('utf8'), added: result.added, same: result.body === raw };
+  };
+
   it('chat adds include_usage only to a stream that did not ask for it, keeping other options', () => {
-    expect(chatDialect.requestStreamUsage({ model: 'm', stream: true })).toEqual({ body: { model: 'm', stream: true, stream_options: { include_usage: true } }, added: true });
-    expect(chatDialect.requestStreamUsage({ stream: true, stream_options: { foo: 1 } })).toEqual({ body: { stream: true, stream_options: { foo: 1, include_usage: true } }, added: true });
-    expect(chatDialect.requestStreamUsage({ stream: true, stream_options: { include_usage: false } })).toMatchObject({ added: true, body: { stream_options: { include_usage: true } } });
-    const asked = { stream: true, stream_options: { include_usage: true } };
-    expect(chatDialect.requestStreamUsage(asked)).toEqual({ body: asked, added: false });
-    const notStreaming = { model: 'm' };
-    expect(chatDialect.requestStreamUsage(notStreaming)).toEqual({ body: notStreaming, added: false });
+    expect(ask('{"model":"m","stream":true}')).toEqual({ text: '{"stream_options":{"include_usage":true},"model":"m","stream":true}', added: true, same: false });
+    expect(ask('{"stream":true,"stream_options":{"foo":1}}')).toEqual({ text: '{"stream":true,"stream_options":{"include_usage":true,"foo":1}}', added: true, same: false });
+    expect(ask('{"stream":true,"stream_options":{"include_usage":false}}')).toMatchObject({ text: '{"stream":true,"stream_options":{"include_usage":true}}', added: true });
+    expect(ask('{"stream":true,"stream_options":{ }}')).toMatchObject({ text: '{"stream":true,"stream_options":{"include_usage":true }}', added: true });
+    expect(ask('{"stream":true,"stream_options":null}')).toMatchObject({ text: '{"stream":true,"stream_options":{"include_usage":true}}', added: true });
+    expect(ask('{"stream":true,"stream_options":{"include_usage":true}}')).toMatchObject({ added: false, same: true });
+    expect(ask('{"model":"m"}')).toMatchObject({ added: false, same: true });
+  });
+
+  it('every byte of the body but the added field reaches the provider unchanged: big integers, 1.0, escapes, spacing, key order', () => {
+    const text = '{ "seed": 9007199254740993,\n  "temperature": 1.0, "top_p": 1e0, "model": "m\u00e9", "messages": [{"role":"user","content":"{\\"stream_options\\": 1} ü 😀"}],\t"stream": true }';
+    const { text: sent, added } = ask(text);
+    expect(added).toBe(true);
+    const inserted = '"stream_options":{"include_usage":true},';
+    expect(sent).toBe(`{${inserted}${text.slice(1)}`);
+    expect(sent).toContain('"seed": 9007199254740993');
+    expect(sent).toContain('"temperature": 1.0');
+    expect(JSON.parse(sent).stream_options).toEqual({ include_usage: true });
+  });
+
+  it('edits the last of a repeated key, the one JSON parsers keep', () => {
+    expect(ask('{"stream":true,"stream_options":{"include_usage":true},"stream_options":{"x":1.50}}').text).toBe(
+      '{"stream":true,"stream_options":{"include_usage":true},"stream_options":{"include_usage":true,"x":1.50}}',
+    );
   });
 
   it('messages never needs it', () => {
-    const body = { stream: true };
-    expect(messagesDialect.requestStreamUsage(body)).toEqual({ body, added: false });
+    const raw = Buffer.from('{"stream":true}');
+    expect(messagesDialect.requestStreamUsage({ stream: true }, raw)).toEqual({ body: raw, added: false });
   });
 
   it('isUsageOnlyEvent picks only the `choices: []` chunk that carries usage', () => {

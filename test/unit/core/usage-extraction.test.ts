@@ -3,7 +3,7 @@ import type { Dialect, StreamOutcome } from '../../../lambda/providers/types';
 import { NO_USAGE, tokenCount } from '../../../lambda/providers/usage';
 import { chatDialect } from '../../../lambda/providers/dialects/chat';
 import { messagesDialect } from '../../../lambda/providers/dialects/messages';
-import { findErrorMessage } from '../../../lambda/providers/dialects/json';
+import { findErrorMessage } from '../../../lambda/providers/dialects/error-text';
 import { expectedUsage, fixtureFilesOnDisk, fixtureJson, fixtureNames, fixtureText, isStreamFixture } from '../../fixtures';
 import { decodeAll } from './fragments';
 
@@ -81,7 +81,27 @@ describe('upstream error messages', () => {
     ['no message anywhere', { error: { code: 500 } }, undefined],
     ['an empty array', [], undefined],
     ['null', null, undefined],
-    ['a string body', 'Bad Gateway', undefined],
+    ['a string body', 'Bad Gateway', 'Bad Gateway'],
+    [
+      "Mistral's 422: message is an object with a detail array",
+      {
+        object: 'error',
+        message: { detail: [{ type: 'missing', loc: ['body', 'messages'], msg: 'Field required', input: { model: 'mistral-small-latest' } }] },
+        type: 'invalid_request_message_error',
+        param: null,
+        code: null,
+      },
+      'body.messages: Field required',
+    ],
+    [
+      'several validation items',
+      { detail: [{ loc: ['body', 'model'], msg: 'Field required' }, { loc: ['body', 'messages', 0, 'role'], msg: "Input should be 'user'" }] },
+      "body.model: Field required; body.messages.0.role: Input should be 'user'",
+    ],
+    ['{detail:{message}}', { detail: { message: 'quota gone' } }, 'quota gone'],
+    ['error object with only a detail', { error: { detail: 'model not loaded' } }, 'model not loaded'],
+    ['an array of plain strings', { errors: ['first', 'second'] }, 'first; second'],
+    ['whitespace only', { message: '   ' }, undefined],
     ['a success body', { id: 'x', choices: [] }, undefined],
   ];
 
