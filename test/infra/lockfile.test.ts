@@ -1,0 +1,106 @@
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import semver from 'semver';
+import { PROJECT_ROOT } from './support/synth';
+
+/**
+ * `npm ci` installs exactly the lock file and refuses one that is out of step with package.json —
+ * which includes any optional dependency (a native package's build for another platform) missing
+ * from it. A lock written on one Linux machine must still install on a Mac or an arm64 laptop, and
+ * a plain install on the Node version the README names must print no EBADENGINE.
+ */
+interface LockEntry {
+  version?: string;
+  os?: string[];
+  cpu?: string[];
+  engines?: { node?: string };
+  dependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+}
+const read = (file: string) => fs.readFileSync(path.join(PROJECT_ROOT, file), 'utf8');
+const lock = JSON.parse(read('package-lock.json')) as { packages: Record<string, LockEntry> };
+const manifest = JSON.parse(read('package.json')) as { engines: { node: string } };
+
+/** Node's resolution walk: the nearest node_modules folder above the dependent that holds `name`. */
+function resolveInLock(from: string, name: string): LockEntry | undefined {
+  let dir = from;
+  for (;;) {
+    const candidate = `${dir ? `${dir}/` : ''}node_modules/${name}`;
+    if (lock.packages[candidate]) return lock.packages[candidate];
+    if (!dir) return undefined;
+    const at = dir.lastIndexOf('node_modules/');
+    dir = at <= 0 ? '' : dir.slice(0, at - 1);
+  }
+}
+
+const PLATFORMS = ['linux', 'darwin', 'win32'].flatMap((platform) => ['x64', 'arm64'].map((arch) => ({ platform, arch })));
+const runsOnSomePlatform = (e: LockEntry) =>
+  PLATFORMS.some(({ platform, arch }) => (!e.os || e.os.includes(platform)) && (!e.cpu || e.cpu.includes(arch)));
+
+/** Whether npm would install this entry on one of PLATFORMS: it runs there and something installed needs it. */
+function installable(where: string, seen = new Set<string>()): boolean {
+  if (!where) return true;
+  const entry = lock.packages[where];
+  if (!entry || !runsOnSomePlatform(entry) || seen.has(where)) return false;
+  seen.add(where);
+  const name = where.slice(where.lastIndexOf('node_modules/') + 'node_modules/'.length);
+  return Object.entries(lock.packages).some(
+    ([dependent, e]) =>
+      (e.dependencies?.[name] || e.optionalDependencies?.[name]) &&
+      resolveInLock(dependent, name) === entry &&
+      installable(dependent, seen),
+  );
+}
+
+describe('package-lock.json', () => {
+  it('carries every optional dependency of every package (npm ci checks exactly this)', () => {
+    const missing: string[] = [];
+    for (const [where, entry] of Object.entries(lock.packages)) {
+      for (const name of Object.keys(entry.optionalDependencies ?? {})) {
+        if (!resolveInLock(where, name)) missing.push(`${where || '(root)'} → ${name}`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it.each(PLATFORMS)('has a build for $platform-$arch of every package shipped as per-platform binaries', ({ platform, arch }) => {
+    const builds = (where: string, e: LockEntry) =>
+      Object.keys(e.optionalDependencies ?? {}).map((dep) => resolveInLock(where, dep)).filter((b) => b?.os || b?.cpu);
+    // A family of per-platform builds (esbuild, swc, jest's resolver), not a single macOS-only extra like fsevents.
+    const native = Object.entries(lock.packages).filter(([where, e]) => builds(where, e).length > 1);
+    expect(native.map(([where]) => where)).toEqual(expect.arrayContaining(['node_modules/@swc/core', 'node_modules/esbuild']));
+    const without = native
+      .filter(([where, e]) => !builds(where, e).some((b) => (!b!.os || b!.os.includes(platform)) && (!b!.cpu || b!.cpu.includes(arch))))
+      .map(([where]) => where);
+    expect(without).toEqual([]);
+  });
+
+  it('holds no package that needs a newer Node than package.json engines allows (no EBADENGINE)', () => {
+    const oldest = semver.minVersion(manifest.engines.node)!.version;
+    const tooNew = Object.entries(lock.packages)
+      .filter(([where, e]) => where && e.engines?.node && !semver.satisfies(oldest, e.engines.node) && installable(where))
+      .map(([where, e]) => `${where}@${e.version} needs node ${e.engines!.node}`);
+    expect(tooNew).toEqual([]);
+  });
+
+  it('names the same Node version in the README as in engines, and the suite runs on it', () => {
+    const major = semver.minVersion(manifest.engines.node)!.major;
+    expect(read('README.md')).toContain(`Node.js ${major} or newer`);
+    expect(read('scripts/test-all.sh')).toContain(`-lt ${major} ]`);
+    expect(read('scripts/test-all.sh')).toMatch(/^npm ci /m);
+  });
+
+  it('is accepted by npm ci as it stands (a dry run in a fresh folder)', () => {
+    const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'ai-usage-proxy-ci-'));
+    try {
+      for (const file of ['package.json', 'package-lock.json']) fs.copyFileSync(path.join(PROJECT_ROOT, file), path.join(scratch, file));
+      const run = spawnSync('npm', ['ci', '--dry-run', '--no-audit', '--no-fund'], { cwd: scratch, encoding: 'utf8', timeout: 110_000 });
+      expect({ status: run.status, error: /npm error.*/.exec(run.stderr)?.[0] }).toEqual({ status: 0, error: undefined });
+      if (semver.satisfies(process.version, manifest.engines.node)) expect(run.stderr).not.toContain('EBADENGINE');
+    } finally {
+      fs.rmSync(scratch, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
