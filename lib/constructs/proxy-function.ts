@@ -91,7 +91,9 @@ export class ProxyFunction extends Construct {
     });
     this.logGroup.grantWrite(this.role);
 
-    const dashboardModule = path.join(Stage.of(this)?.outdir ?? os.tmpdir(), `dashboard-assets-${this.node.addr}.mjs`);
+    // Absolute: `cdk synth` hands the app a relative output folder (cdk.out), and esbuild reads a relative
+    // alias target as a package name.
+    const dashboardModule = path.resolve(Stage.of(this)?.outdir ?? os.tmpdir(), `dashboard-assets-${this.node.addr}.mjs`);
     this.fn = new NodejsFunction(this, 'Function', {
       functionName: props.functionName,
       description: 'Usage-tracking AI provider proxy, management API and dashboard',
