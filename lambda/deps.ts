@@ -12,6 +12,7 @@ import { EnvelopeSealer } from './store/crypto/envelope';
 import { KmsKeyWrapper } from './store/crypto/kms-key-wrapper';
 import { LocalKeyWrapper } from './store/crypto/local-key-wrapper';
 import { DynamoAccountStore } from './store/dynamodb/account-store';
+import { DynamoBudgetStore } from './store/dynamodb/budget-store';
 import { BatchedGet } from './store/dynamodb/batched-get';
 import { DynamoResponseCache } from './store/dynamodb/cache-store';
 import { createDocumentClient } from './store/dynamodb/client';
@@ -19,7 +20,7 @@ import { DynamoProviderKeyStore } from './store/dynamodb/provider-key-store';
 import { DynamoRateLimiter } from './store/dynamodb/rate-limiter';
 import { DynamoUsageLog } from './store/dynamodb/usage-log';
 import { DynamoUsageStats } from './store/dynamodb/usage-stats';
-import type { AccountStore, ProviderKeyStore, RateLimiter, SecretSealer } from './store/ports';
+import type { AccountStore, BudgetStore, ProviderKeyStore, RateLimiter, SecretSealer } from './store/ports';
 import { FileRowSpool, LogRowSpool, type RowSpool } from './store/row-spool';
 import { RowWriter } from './store/row-writer';
 import { TokenUseTracker } from './store/token-use';
@@ -32,6 +33,7 @@ export interface Deps {
   log: Logger;
   accounts: AccountStore;
   providerKeys: ProviderKeyStore;
+  budgets: BudgetStore;
   rateLimiter: RateLimiter;
   usageLog: UsageLog;
   usageStats: UsageStats;
@@ -43,7 +45,7 @@ export interface Deps {
   background: BackgroundWork;
   rowSpool: RowSpool;
   rowWriter: RowWriter;
-  /** Epoch ms; replaceable so cache expiry can be tested without waiting. */
+  /** Epoch ms; replaceable so cache expiry and budget periods can be tested without waiting. */
   now: () => number;
 }
 
@@ -63,11 +65,13 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
     : LocalKeyWrapper.fromFile(join(config.dataDir, 'local-master.key'));
   const rowSpool = config.kmsKeyId ? new LogRowSpool(log) : new FileRowSpool(join(config.dataDir, 'row-spool.jsonl'), log);
   const usageStats = new DynamoUsageStats(doc, tables.usageStats);
+  const budgets = new DynamoBudgetStore(doc, tables.accounts, accountReads);
   return {
     config,
     log,
     accounts,
     providerKeys: new DynamoProviderKeyStore(doc, tables.accounts, accountReads),
+    budgets,
     rateLimiter: new DynamoRateLimiter(doc, tables.rateLimits, config.rateLimitPerMinute),
     usageLog,
     usageStats,
@@ -78,7 +82,7 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
     adminKey: adminKeySource(config),
     background: new BackgroundWork(),
     rowSpool,
-    rowWriter: new RowWriter(usageLog, usageStats, rowSpool, new TokenUseTracker(accounts), log),
+    rowWriter: new RowWriter(usageLog, usageStats, budgets, rowSpool, new TokenUseTracker(accounts), log),
     now: Date.now,
   };
 }

@@ -64,6 +64,14 @@ export class RateLimitedError extends ProxyError {
   }
 }
 
+/** A budget of the token or requester is used up for its period; nothing was sent upstream. */
+export class BudgetExceededError extends ProxyError {
+  constructor(message: string) {
+    // 402: the SDKs raise it without retrying, which is what a spend limit needs.
+    super(402, message, { code: 'budget_exceeded' });
+  }
+}
+
 export class UpstreamUnreachableError extends ProxyError {
   /**
    * `staleSocket`: the connection was a kept-alive one, reset before any byte

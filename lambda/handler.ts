@@ -3,6 +3,7 @@ import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';
 import { buildDeps } from './deps';
 import { answerErrors } from './pipeline/answer-errors';
 import { authenticate } from './pipeline/authenticate';
+import { enforceBudget } from './pipeline/enforce-budget';
 import { enforceRateLimit } from './pipeline/enforce-rate-limit';
 import { forwardUpstream } from './pipeline/forward-upstream';
 import { pipelineData } from './pipeline/middy-types';
@@ -18,7 +19,7 @@ void deps.adminKey().catch(() => undefined);
 
 /**
  * The proxy, as SPEC 4.5 orders it: authenticate → rate limit → validate →
- * resolve key → cache → forward → record. Store reads for the first steps are
+ * budget → resolve key → cache → forward → record. Store reads for the first steps are
  * started together (one round trip); rows are written after the response has
  * gone out, and the invocation ends only once they are (`requestEnd`).
  */
@@ -33,5 +34,6 @@ export const handler = middy(forwardUpstream(deps), {
   .use(authenticate(deps))
   .use(enforceRateLimit(deps))
   .use(validateBody(deps))
+  .use(enforceBudget(deps))
   .use(resolveProviderKey(deps))
   .use(serveFromCache(deps));

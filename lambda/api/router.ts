@@ -3,6 +3,7 @@ import { MethodNotAllowedError, NotFoundError, ProxyError } from '../errors';
 import type { IncomingRequest } from '../http/request';
 import type { ProxyResponse } from '../http/response';
 import { adminRoutes } from './admin-routes';
+import { budgetRoutes } from './budget-routes';
 import { requireAdmin, requireManageToken } from './authorize';
 import { healthRoutes } from './health-routes';
 import { keyRoutes } from './key-routes';
@@ -11,7 +12,7 @@ import type { ApiRoute } from './route-types';
 import { statsRoutes } from './stats-routes';
 import { tokenRoutes } from './token-routes';
 
-const ROUTES: ApiRoute[] = [...healthRoutes, ...adminRoutes, ...keyRoutes, ...logRoutes, ...statsRoutes, ...tokenRoutes];
+const ROUTES: ApiRoute[] = [...healthRoutes, ...adminRoutes, ...keyRoutes, ...logRoutes, ...statsRoutes, ...tokenRoutes, ...budgetRoutes];
 
 /** A broken percent-encoding matches no route (a 404), rather than throwing. */
 function safeDecode(segment: string): string | undefined {

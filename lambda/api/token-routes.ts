@@ -1,16 +1,18 @@
 import { issueToken } from '../auth/issue';
 import { NotFoundError, ValidationError } from '../errors';
 import { jsonResponse } from '../http/response';
+import { budgetJson } from './budget-routes';
 import { jsonBody, type ApiRoute } from './route-types';
 
-/** The caller's own account's tokens: list (never the secret), create a proxy-only app token, revoke. */
+/** The caller's own account's tokens: list (never the secret, with each one's budget), create a proxy-only app token, revoke. */
 export const tokenRoutes: ApiRoute[] = [
   {
     method: 'GET',
     path: '/api/tokens',
     access: 'manage',
     async handle({ deps, caller }) {
-      const tokens = await deps.accounts.listTokens(caller!.accountId);
+      const [tokens, budgets] = await Promise.all([deps.accounts.listTokens(caller!.accountId), deps.budgets.listBudgets(caller!.accountId, 'token', deps.now())]);
+      const budgetByToken = new Map(budgets.map((status) => [(status.subject as { tokenId: string }).tokenId, status]));
       tokens.sort((a, b) => b.createdAt.localeCompare(a.createdAt));
       return jsonResponse(200, {
         tokens: tokens.map((t) => ({
@@ -22,6 +24,7 @@ export const tokenRoutes: ApiRoute[] = [
           revoked_at: t.revokedAt,
           // The token this request was made with, so the dashboard can warn before revoking it.
           current: t.tokenId === caller!.tokenId,
+          budget: budgetByToken.has(t.tokenId) ? budgetJson(budgetByToken.get(t.tokenId)!) : null,
         })),
       });
     },

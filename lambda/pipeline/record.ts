@@ -1,7 +1,7 @@
 import type { Deps } from '../deps';
 import { nanosToUsd } from '../pricing/price-table';
 import { NO_USAGE, type Usage } from '../providers/usage';
-import type { UsageRow } from '../store/usage-row';
+import { requesterLabel, rowLabel, type UsageRow } from '../store/usage-row';
 import type { ProxyState } from './state';
 
 export interface Completion {
@@ -25,8 +25,7 @@ export function recordUsage(deps: Deps, state: ProxyState, completion: Completio
   return row;
 }
 
-/** Labels are kept readable and rows far below DynamoDB's 400 KB item limit, whatever a client or provider sends. */
-const label = (text: string | undefined, max: number) => (text && text.length > max ? `${text.slice(0, max - 1)}…` : text);
+const label = rowLabel;
 
 export function buildRow(deps: Deps, state: ProxyState, completion: Completion): UsageRow {
   const ok = completion.status < 400;
@@ -49,7 +48,7 @@ export function buildRow(deps: Deps, state: ProxyState, completion: Completion):
     cost_usd: nanosToUsd(cost.nanos),
     priced: cost.priced || completion.cached !== undefined || !ok,
     latency_ms: Math.round(performance.now() - state.request.startedAt),
-    requester: label(state.requester, 8_192),
+    requester: requesterLabel(state.requester),
     status_code: completion.status,
     cached: completion.cached !== undefined,
     saved_nanos: savedNanos,

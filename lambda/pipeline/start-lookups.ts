@@ -1,4 +1,5 @@
 import type { Deps } from '../deps';
+import { requesterLabel } from '../store/usage-row';
 import { proxyState, type Middleware } from './middy-types';
 
 /** Keeps an early rejection from being reported as unhandled before its step awaits it. */
@@ -9,9 +10,9 @@ function quiet<T>(promise: Promise<T>): Promise<T> {
 
 /**
  * Starts every store read this request needs at once: the token carries its
- * account id, so the token record, the rate counter, the stored provider key
- * and the cache entry don't wait for each other. The steps that follow await
- * them in the spec's order.
+ * account id, so the token record, its budgets, the rate counter, the stored
+ * provider key and the cache entry don't wait for each other (token, budgets
+ * and key are one BatchGetItem). The steps that follow await them in order.
  */
 export function startLookups(deps: Deps): Middleware {
   return {
@@ -23,6 +24,7 @@ export function startLookups(deps: Deps): Middleware {
       const cacheKey = state.cache.mode === 'read-write' ? state.cache.key : undefined;
       state.lookups = {
         token: quiet(deps.accounts.getToken(token.accountId, token.tokenId)),
+        budgets: quiet(deps.budgets.statusesFor(token.accountId, token.tokenId, requesterLabel(state.requester), now)),
         rateLimit: quiet(deps.rateLimiter.hit(token.tokenId, now)),
         providerKey: state.mode === 'stored' ? quiet(deps.providerKeys.get(token.accountId, state.provider.id)) : undefined,
         cachedResponse: cacheKey ? quiet(deps.responseCache.get(cacheKey, now).catch(() => undefined)) : undefined,

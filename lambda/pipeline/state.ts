@@ -1,5 +1,6 @@
 import type { ParsedToken } from '../auth/proxy-token';
 import type { BackgroundWork } from '../background-work';
+import type { BudgetStatus } from '../budgets/budget';
 import type { CachedResponse } from '../cache/response-cache';
 import type { IncomingRequest } from '../http/request';
 import type { Provider } from '../providers/registry';
@@ -34,11 +35,15 @@ export interface ProxyState {
   lookups?: {
     token: Promise<TokenRecord | undefined>;
     rateLimit: Promise<RateLimitDecision>;
+    /** Rides in the token's read: budgets cost no store call of their own. */
+    budgets: Promise<BudgetStatus[]>;
     providerKey?: Promise<StoredProviderKey | undefined>;
     cachedResponse?: Promise<CachedResponse | undefined>;
   };
   tokenRecord?: TokenRecord;
   rateLimit?: RateLimitDecision;
+  /** The budgets that apply to this request (token, requester), with their spend before it. */
+  budgets?: BudgetStatus[];
   /** The key sent upstream; lives only as long as this request. */
   upstreamKey?: string;
 }

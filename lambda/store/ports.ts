@@ -2,7 +2,9 @@
  * Storage ports: one small interface per concern. The DynamoDB adapters in
  * `dynamodb/` implement them; nothing outside `deps.ts` knows which adapter is used.
  */
+import type { Budget, BudgetStatus, BudgetSubject } from '../budgets/budget';
 import type { ProviderId } from '../providers/registry';
+import type { UsageRow } from './usage-row';
 
 export type Scope = 'proxy' | 'manage';
 
@@ -76,4 +78,26 @@ export interface EncryptionContext {
 export interface SecretSealer {
   seal(plaintext: string, context: EncryptionContext): Promise<EncryptedSecret>;
   open(secret: EncryptedSecret, context: EncryptionContext): Promise<string>;
+}
+
+/**
+ * Spend limits per proxy token and per requester label, with the spend
+ * counters they are checked against (see README "Budgets").
+ */
+export interface BudgetStore {
+  /**
+   * The budgets that apply to one proxied request, with the spend of their
+   * current period at `at`. Issued in the same tick as the token read, it
+   * joins that read's single store call.
+   */
+  statusesFor(accountId: string, tokenId: string, requester: string | undefined, at: number): Promise<BudgetStatus[]>;
+  /** One subject's budget with its spend at `at`; undefined when it has none. */
+  statusOf(accountId: string, subject: BudgetSubject, at: number): Promise<BudgetStatus | undefined>;
+  setBudget(accountId: string, subject: BudgetSubject, budget: Budget, updatedAt: string): Promise<void>;
+  /** False when the subject had no budget. */
+  removeBudget(accountId: string, subject: BudgetSubject): Promise<boolean>;
+  /** Every budget of one kind in the account, with its current spend. */
+  listBudgets(accountId: string, kind: BudgetSubject['kind'], at: number): Promise<BudgetStatus[]>;
+  /** Adds a stored row's cost to its token's and requester's counters. Not idempotent: add each row once. */
+  addSpend(row: UsageRow): Promise<void>;
 }

@@ -1,5 +1,6 @@
 import { describeError, type Logger } from '../logger';
 import { withRetries } from '../retry';
+import type { BudgetStore } from './ports';
 import type { RowSpool } from './row-spool';
 import type { TokenUseTracker } from './token-use';
 import type { UsageLog, UsageRow } from './usage-row';
@@ -9,13 +10,15 @@ const RETRY_DELAYS_MS = [50, 200, 800, 2_000, 5_000];
 
 /**
  * Writes one usage row durably: retried with backoff (the write is idempotent),
- * rolled up into the stats once, after the row is stored, and handed to the
- * spool if the store still refuses. A row is never dropped silently.
+ * rolled up into the stats and added to its budgets' spend once, after the row
+ * is stored, and handed to the spool if the store still refuses. A row is
+ * never dropped silently.
  */
 export class RowWriter {
   constructor(
     private readonly usageLog: UsageLog,
     private readonly usageStats: UsageStats,
+    private readonly budgets: BudgetStore,
     private readonly spool: RowSpool,
     private readonly tokenUse: TokenUseTracker,
     private readonly log: Logger,
@@ -42,8 +45,11 @@ export class RowWriter {
   }
 
   private async afterWrite(row: UsageRow): Promise<void> {
-    // A rollup update is not retried as a whole: one of its two ADDs may have landed, and a retry would count it twice.
-    await this.usageStats.add(row).catch((error) => this.log.warn('usage rollup not updated', { request_id: row.id, ...describeError(error) }));
+    // Neither is retried as a whole: some of its ADDs may have landed, and a retry would count them twice.
+    await Promise.all([
+      this.usageStats.add(row).catch((error) => this.log.warn('usage rollup not updated', { request_id: row.id, ...describeError(error) })),
+      this.budgets.addSpend(row).catch((error) => this.log.warn('budget spend not updated', { request_id: row.id, ...describeError(error) })),
+    ]);
     await this.tokenUse.touch(row.account_id, row.token_id, row.ts);
   }
 }

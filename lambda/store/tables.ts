@@ -15,8 +15,11 @@ export interface TableShape {
 }
 
 export const TABLES = {
-  /** Accounts, their tokens (hashed) and their encrypted provider keys, one partition per account. */
-  accounts: { logicalName: 'accounts', envVar: 'TABLE_ACCOUNTS', partitionKey: 'pk', sortKey: { name: 'sk', type: 'S' }, durable: true },
+  /**
+   * Accounts, their tokens (hashed), encrypted provider keys, budgets and spend counters, one
+   * partition per account. Only the monthly spend counters carry `expires_at`.
+   */
+  accounts: { logicalName: 'accounts', envVar: 'TABLE_ACCOUNTS', partitionKey: 'pk', sortKey: { name: 'sk', type: 'S' }, ttlAttribute: 'expires_at', durable: true },
   /** One row per proxied request, newest last within the account's partition (`ts_id` = ISO time + request id). */
   usageLogs: { logicalName: 'usage-logs', envVar: 'TABLE_USAGE_LOGS', partitionKey: 'account_id', sortKey: { name: 'ts_id', type: 'S' }, ttlAttribute: 'expires_at', durable: true },
   /** Hourly and daily rollups of the usage rows, updated with atomic ADD. */

@@ -11,6 +11,7 @@ import { chatBodySchema, validateWith } from './validation';
 const ERRORS: Record<number, { type: string; code: string | null }> = {
   400: { type: 'invalid_request_error', code: null },
   401: { type: 'authentication_error', code: 'invalid_api_key' },
+  402: { type: 'insufficient_quota', code: 'insufficient_quota' },
   403: { type: 'permission_error', code: 'insufficient_permissions' },
   404: { type: 'invalid_request_error', code: 'unknown_url' },
   405: { type: 'invalid_request_error', code: 'method_not_allowed' },

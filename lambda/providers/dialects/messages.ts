@@ -10,6 +10,7 @@ import { messagesBodySchema, validateWith } from './validation';
 const ERROR_TYPES: Record<number, string> = {
   400: 'invalid_request_error',
   401: 'authentication_error',
+  402: 'billing_error',
   403: 'permission_error',
   404: 'not_found_error',
   405: 'invalid_request_error',

@@ -1,0 +1,99 @@
+import type { Budget, BudgetStatus, BudgetSubject } from '../budgets/budget';
+import { isBudgetPeriod } from '../budgets/periods';
+import { NotFoundError, ValidationError } from '../errors';
+import { jsonResponse, type ProxyResponse } from '../http/response';
+import { nanosToUsd } from '../pricing/price-table';
+import { REQUESTER_MAX_CHARS } from '../store/usage-row';
+import { jsonBody, type ApiCall, type ApiRoute } from './route-types';
+
+/** Limits above this would no longer be exact in nano-dollars as JavaScript numbers. */
+const MAX_LIMIT_USD = 1_000_000;
+
+/** `{"limit_usd": 25, "period": "month"}`: a positive dollar amount with at most 6 decimals, and a period. */
+export function parseBudget(body: Record<string, unknown>): Budget {
+  const { limit_usd: limit, period } = body;
+  if (typeof limit !== 'number' || !Number.isFinite(limit) || limit <= 0 || limit > MAX_LIMIT_USD) {
+    throw new ValidationError(`limit_usd must be a number of dollars greater than 0 and at most ${MAX_LIMIT_USD}.`, 'limit_usd');
+  }
+  if (Number(limit.toFixed(6)) !== limit) throw new ValidationError('limit_usd can have at most 6 decimal places.', 'limit_usd');
+  if (!isBudgetPeriod(period)) throw new ValidationError('period must be "day", "month" or "total" (UTC calendar periods).', 'period');
+  return { limitNanos: Math.round(limit * 1e9), period };
+}
+
+/** A budget as the API shows it; `resets_at` is null for a total budget. */
+export function budgetJson(status: BudgetStatus) {
+  return {
+    limit_usd: nanosToUsd(status.budget.limitNanos),
+    period: status.budget.period,
+    spent_usd: nanosToUsd(status.spentNanos),
+    resets_at: status.resetsAt === undefined ? null : new Date(status.resetsAt).toISOString(),
+  };
+}
+
+async function tokenSubject({ deps, params, caller }: ApiCall): Promise<BudgetSubject> {
+  const accountId = caller!.accountId;
+  // A token id of another account is "not found" here, exactly like one that doesn't exist.
+  const found = params.tokenId.startsWith(`${accountId}_`) && (await deps.accounts.getToken(accountId, params.tokenId));
+  if (!found) throw new NotFoundError(`No token ${params.tokenId} in this account.`);
+  return { kind: 'token', tokenId: params.tokenId };
+}
+
+function requesterSubject({ params }: ApiCall): BudgetSubject {
+  if (params.requester.length > REQUESTER_MAX_CHARS) {
+    throw new ValidationError(`requester must be at most ${REQUESTER_MAX_CHARS} characters (the longest label a usage row keeps).`, 'requester');
+  }
+  return { kind: 'requester', requester: params.requester };
+}
+
+async function putBudget(call: ApiCall, subject: BudgetSubject): Promise<ProxyResponse> {
+  const { deps, caller } = call;
+  const budget = parseBudget(jsonBody(call));
+  const now = deps.now();
+  await deps.budgets.setBudget(caller!.accountId, subject, budget, new Date(now).toISOString());
+  const status = await deps.budgets.statusOf(caller!.accountId, subject, now);
+  return jsonResponse(200, budgetJson(status!));
+}
+
+async function deleteBudget(call: ApiCall, subject: BudgetSubject, what: string): Promise<ProxyResponse> {
+  if (!(await call.deps.budgets.removeBudget(call.caller!.accountId, subject))) throw new NotFoundError(`${what} has no budget.`);
+  return { statusCode: 204, headers: {}, body: '' };
+}
+
+/** Spend limits of the caller's own account: per token and per requester label (README "Budgets"). */
+export const budgetRoutes: ApiRoute[] = [
+  {
+    method: 'PUT',
+    path: '/api/tokens/:tokenId/budget',
+    access: 'manage',
+    handle: async (call) => putBudget(call, await tokenSubject(call)),
+  },
+  {
+    method: 'DELETE',
+    path: '/api/tokens/:tokenId/budget',
+    access: 'manage',
+    handle: async (call) => deleteBudget(call, await tokenSubject(call), `Token ${call.params.tokenId}`),
+  },
+  {
+    method: 'PUT',
+    path: '/api/budgets/requesters/:requester',
+    access: 'manage',
+    handle: (call) => putBudget(call, requesterSubject(call)),
+  },
+  {
+    method: 'DELETE',
+    path: '/api/budgets/requesters/:requester',
+    access: 'manage',
+    handle: (call) => deleteBudget(call, requesterSubject(call), 'This requester'),
+  },
+  {
+    method: 'GET',
+    path: '/api/budgets',
+    access: 'manage',
+    async handle({ deps, caller }) {
+      const statuses = await deps.budgets.listBudgets(caller!.accountId, 'requester', deps.now());
+      const requesters = statuses.map((status) => ({ requester: (status.subject as { requester: string }).requester, ...budgetJson(status) }));
+      requesters.sort((a, b) => a.requester.localeCompare(b.requester));
+      return jsonResponse(200, { requesters });
+    },
+  },
+];

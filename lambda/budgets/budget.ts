@@ -1,0 +1,62 @@
+import type { BudgetPeriod } from './periods';
+import { resetsAt } from './periods';
+
+/** Who a budget limits: a proxy token, or a requester label (`x-proxy-user`) within the account. */
+export type BudgetSubject = { kind: 'token'; tokenId: string } | { kind: 'requester'; requester: string };
+
+export interface Budget {
+  /** The limit in integer nano-dollars (limits are kept to 6 decimals of a dollar). */
+  limitNanos: number;
+  period: BudgetPeriod;
+}
+
+/** What a subject has spent so far, per period, in integer nano-dollars. */
+export interface Spend {
+  day: number;
+  month: number;
+  total: number;
+}
+
+export const NO_SPEND: Spend = { day: 0, month: 0, total: 0 };
+
+/** A subject's budget with the spend of its current period, as read at `at`. */
+export interface BudgetStatus {
+  subject: BudgetSubject;
+  budget: Budget;
+  spentNanos: number;
+  /** Epoch ms when the current period ends; undefined for `total`. */
+  resetsAt?: number;
+}
+
+export function budgetStatus(subject: BudgetSubject, budget: Budget, spend: Spend, at: number): BudgetStatus {
+  return { subject, budget, spentNanos: spend[budget.period], resetsAt: resetsAt(budget.period, at) };
+}
+
+export const remainingNanos = (status: BudgetStatus) => status.budget.limitNanos - status.spentNanos;
+
+/** The budget closest to its limit among those that apply (the stricter one wins); undefined if none applies. */
+export function tightest(statuses: readonly BudgetStatus[]): BudgetStatus | undefined {
+  let best: BudgetStatus | undefined;
+  for (const status of statuses) if (!best || remainingNanos(status) < remainingNanos(best)) best = status;
+  return best;
+}
+
+export const isExhausted = (status: BudgetStatus) => status.spentNanos >= status.budget.limitNanos;
+
+/** Nano-dollars as a dollar amount with 6 decimals, rounded down (a remaining amount is never overstated). */
+export function formatUsd(nanos: number): string {
+  const micros = Math.floor(Math.max(0, nanos) / 1_000);
+  return `${Math.floor(micros / 1_000_000)}.${String(micros % 1_000_000).padStart(6, '0')}`;
+}
+
+const PERIOD_WORDS: Record<BudgetPeriod, string> = { day: 'daily', month: 'monthly', total: 'total' };
+
+function describeSubject(subject: BudgetSubject): string {
+  return subject.kind === 'token' ? `proxy token ${subject.tokenId}` : `requester "${subject.requester.slice(0, 200)}"`;
+}
+
+/** The refusal text: which budget, what was spent, the limit and when it resets. */
+export function exceededMessage(status: BudgetStatus): string {
+  const reset = status.resetsAt === undefined ? 'A total budget does not reset; raise or remove it to continue.' : `It resets at ${new Date(status.resetsAt).toISOString()}.`;
+  return `Budget exceeded: ${describeSubject(status.subject)} has spent $${formatUsd(status.spentNanos)} of its ${PERIOD_WORDS[status.budget.period]} budget of $${formatUsd(status.budget.limitNanos)}. ${reset}`;
+}

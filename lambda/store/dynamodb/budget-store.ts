@@ -1,0 +1,167 @@
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { createHash } from 'node:crypto';
+import { budgetStatus, type Budget, type BudgetStatus, type BudgetSubject, type Spend } from '../../budgets/budget';
+import { dayAttribute, isBudgetPeriod, monthOf, nextMonthStart } from '../../budgets/periods';
+import type { BudgetStore } from '../ports';
+import type { UsageRow } from '../usage-row';
+import { accountPk } from './account-store';
+import { BatchedGet } from './batched-get';
+import { MergedAdds } from './merged-adds';
+import type { DocumentClient } from './wire/document-client';
+
+/**
+ * Budgets and spend counters live in the account's partition beside its
+ * tokens, so the request path reads them in the same BatchGetItem as the
+ * token and stored key. Per subject (token or requester) two items:
+ *
+ * - `BUDGET#T#<token id>` / `BUDGET#R#<label hash>`: the limit and period (when
+ *   a budget is set) and the lifetime spend, `spent_total_nanos`;
+ * - `SPEND#<YYYY-MM>#T#…` / `SPEND#<YYYY-MM>#R#…`: the UTC month's spend,
+ *   `spent_nanos`, and each day's, `d01`…`d31`; it expires (TTL) a day after the month ends.
+ *
+ * Requester labels can be 8 KB, over DynamoDB's 1 KB sort key limit, so their keys use a hash.
+ */
+const BUDGET_PREFIX = { token: 'BUDGET#T#', requester: 'BUDGET#R#' } as const;
+const EXPIRY_GRACE_SECONDS = 86_400;
+
+function subjectId(subject: BudgetSubject): string {
+  return subject.kind === 'token' ? `T#${subject.tokenId}` : `R#${createHash('sha256').update(subject.requester).digest('base64url')}`;
+}
+
+const budgetSk = (subject: BudgetSubject) => `BUDGET#${subjectId(subject)}`;
+const monthSk = (subject: BudgetSubject, at: number) => `SPEND#${monthOf(at)}#${subjectId(subject)}`;
+const whole = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
+
+function subjectAttributes(subject: BudgetSubject): Record<string, string> {
+  return subject.kind === 'token' ? { subject_kind: 'token', token_id: subject.tokenId } : { subject_kind: 'requester', requester: subject.requester };
+}
+
+function subjectOf(item: Record<string, unknown>): BudgetSubject | undefined {
+  if (item.subject_kind === 'token' && typeof item.token_id === 'string') return { kind: 'token', tokenId: item.token_id };
+  if (item.subject_kind === 'requester' && typeof item.requester === 'string') return { kind: 'requester', requester: item.requester };
+  return undefined;
+}
+
+function budgetOf(item: Record<string, unknown> | undefined): Budget | undefined {
+  if (!item || !isBudgetPeriod(item.period) || !(whole(item.limit_nanos) > 0)) return undefined;
+  return { limitNanos: whole(item.limit_nanos), period: item.period };
+}
+
+function spendOf(budgetItem: Record<string, unknown> | undefined, monthItem: Record<string, unknown> | undefined, at: number): Spend {
+  return { day: whole(monthItem?.[dayAttribute(at)]), month: whole(monthItem?.spent_nanos), total: whole(budgetItem?.spent_total_nanos) };
+}
+
+export class DynamoBudgetStore implements BudgetStore {
+  private readonly adds: MergedAdds;
+
+  /** Share the account store's `BatchedGet`, so budgets read with the token cost no extra call. */
+  constructor(
+    private readonly doc: DocumentClient,
+    private readonly table: string,
+    private readonly reads: BatchedGet = new BatchedGet(doc, table, ['pk', 'sk']),
+  ) {
+    this.adds = new MergedAdds(doc, table);
+  }
+
+  statusesFor(accountId: string, tokenId: string, requester: string | undefined, at: number): Promise<BudgetStatus[]> {
+    const subjects: BudgetSubject[] = [{ kind: 'token', tokenId }];
+    if (requester) subjects.push({ kind: 'requester', requester });
+    // Every read is asked for now, synchronously, so it joins the token's batch.
+    const pending = subjects.map((subject) => this.statusOf(accountId, subject, at));
+    return Promise.all(pending).then((statuses) => statuses.filter((s): s is BudgetStatus => s !== undefined));
+  }
+
+  statusOf(accountId: string, subject: BudgetSubject, at: number): Promise<BudgetStatus | undefined> {
+    const pk = accountPk(accountId);
+    const budgetRead = this.reads.get({ pk, sk: budgetSk(subject) });
+    const monthRead = this.reads.get({ pk, sk: monthSk(subject, at) });
+    return Promise.all([budgetRead, monthRead]).then(([budgetItem, monthItem]) => {
+      const budget = budgetOf(budgetItem);
+      return budget && budgetStatus(subject, budget, spendOf(budgetItem, monthItem, at), at);
+    });
+  }
+
+  async setBudget(accountId: string, subject: BudgetSubject, budget: Budget, updatedAt: string): Promise<void> {
+    const attributes = { ...subjectAttributes(subject), limit_nanos: budget.limitNanos, period: budget.period, updated_at: updatedAt };
+    const names: Record<string, string> = {};
+    const values: Record<string, unknown> = {};
+    const assignments = Object.entries(attributes).map(([name, value], i) => {
+      names[`#n${i}`] = name;
+      values[`:v${i}`] = value;
+      return `#n${i} = :v${i}`;
+    });
+    // An update, not a put: the lifetime spend on the same item must survive a budget change.
+    await this.doc.send(
+      new UpdateCommand({
+        TableName: this.table,
+        Key: { pk: accountPk(accountId), sk: budgetSk(subject) },
+        UpdateExpression: `SET ${assignments.join(', ')}`,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      }),
+    );
+  }
+
+  async removeBudget(accountId: string, subject: BudgetSubject): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { pk: accountPk(accountId), sk: budgetSk(subject) },
+          // The spend stays: setting a budget again later sees what was already spent.
+          UpdateExpression: 'REMOVE limit_nanos, #period',
+          ConditionExpression: 'attribute_exists(limit_nanos)',
+          ExpressionAttributeNames: { '#period': 'period' },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if ((error as Error).name === 'ConditionalCheckFailedException') return false;
+      throw error;
+    }
+  }
+
+  async listBudgets(accountId: string, kind: BudgetSubject['kind'], at: number): Promise<BudgetStatus[]> {
+    const pk = accountPk(accountId);
+    const items: Record<string, unknown>[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+          FilterExpression: 'attribute_exists(limit_nanos)',
+          ExpressionAttributeValues: { ':pk': pk, ':prefix': BUDGET_PREFIX[kind] },
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }),
+      );
+      items.push(...(page.Items ?? []));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    const statuses = items.map(async (item) => {
+      const subject = subjectOf(item);
+      const budget = budgetOf(item);
+      if (!subject || !budget) return undefined;
+      const monthItem = await this.reads.get({ pk, sk: monthSk(subject, at) });
+      return budgetStatus(subject, budget, spendOf(item, monthItem, at), at);
+    });
+    return (await Promise.all(statuses)).filter((s): s is BudgetStatus => s !== undefined);
+  }
+
+  async addSpend(row: UsageRow): Promise<void> {
+    const cost = whole(row.cost_nanos);
+    if (cost <= 0) return;
+    const at = Date.parse(row.ts);
+    const pk = accountPk(row.account_id);
+    const subjects: BudgetSubject[] = [{ kind: 'token', tokenId: row.token_id }];
+    if (row.requester) subjects.push({ kind: 'requester', requester: row.requester });
+    const expiresAt = Math.floor(nextMonthStart(at) / 1000) + EXPIRY_GRACE_SECONDS;
+    await Promise.all(
+      subjects.flatMap((subject) => [
+        this.adds.add({ pk, sk: budgetSk(subject) }, { spent_total_nanos: cost }, subjectAttributes(subject)),
+        this.adds.add({ pk, sk: monthSk(subject, at) }, { spent_nanos: cost, [dayAttribute(at)]: cost }, { expires_at: expiresAt }),
+      ]),
+    );
+  }
+}
