@@ -5,8 +5,8 @@ import type { ProxyResponse } from '../http/response';
 import { plainErrorText } from '../providers/dialects/error-text';
 import { upstreamUrl } from '../providers/registry';
 import { NO_USAGE } from '../providers/usage';
-import { Redactor } from '../streaming/redact';
-import { UsageTap, type TapResult } from '../streaming/usage-tap';
+import { SecretRedactor } from '../streaming/redact';
+import { MAX_ERROR_READ, UsageTap, type TapResult } from '../streaming/usage-tap';
 import { callUpstream } from '../upstream/call-upstream';
 import { clientResponseHeaders, upstreamRequestHeaders } from '../upstream/headers';
 import { finishResponse } from './finish-response';
@@ -30,8 +30,8 @@ export function forwardUpstream(deps: Deps) {
   return async function forwardUpstream(event: APIGatewayProxyEventV2, context?: { clientGone?: AbortSignal }): Promise<ProxyResponse> {
     const state = proxyState(event);
     const { body, addedStreamUsage } = upstreamBody(state);
-    // The account's stored key is ours to protect even in the provider's own error text.
-    const storedKey = state.mode === 'stored' ? state.upstreamKey : undefined;
+    // Every credential of this request, whoever owns it, is cut out of whatever the provider sends back.
+    const redactor = new SecretRedactor(requestSecrets(state));
     let upstream;
     try {
       upstream = await callUpstream({
@@ -57,6 +57,8 @@ export function forwardUpstream(deps: Deps) {
       dialect: state.provider.dialect,
       format,
       hideUsageOnlyEvent: addedStreamUsage,
+      // An error body reaches the client whole; only its start is kept, for the row's message.
+      maxJsonRead: ok ? undefined : MAX_ERROR_READ,
       onText: cacheWriter && ((text) => cacheWriter.append(text)),
       // The entry is committed before the client sees the end, so a retry right after always hits.
       beforeEnd: cacheWriter && ((result) => commitToCache(deps, state, cacheWriter, { format, status: upstream.status, contentType }, result)),
@@ -74,7 +76,8 @@ export function forwardUpstream(deps: Deps) {
       if (finished) return;
       finished = true;
       const result = tap.result();
-      const error = upstream.status >= 400 ? (state.provider.dialect.upstreamErrorMessage(result.json) ?? plainErrorText(result.text)) : (interruption ?? result.error);
+      const error = upstream.status >= 400 ? (state.provider.dialect.upstreamErrorMessage(result.json) ?? quotedMessage(result.text) ?? plainErrorText(result.text)) : (interruption ?? result.error);
+      if (result.oversizedEvents) deps.log.warn('stream events over 16 MB passed on unparsed', { request_id: state.request.id, events: result.oversizedEvents });
       recordUsage(deps, state, { status: upstream.status, model: result.model, usage: result.usage, error });
       if (interruption || !cacheWriter) {
         cacheWriter?.abort();
@@ -82,17 +85,27 @@ export function forwardUpstream(deps: Deps) {
       }
     };
 
-    const source = !ok && storedKey ? upstream.body.pipe(new Redactor(storedKey)) : upstream.body;
+    const source = upstream.body;
     source.on('data', (chunk: Buffer) => {
-      if (!tap.write(chunk)) source.pause();
+      const safe = redactor.write(chunk);
+      if (safe.length && !tap.write(safe)) source.pause();
     });
     tap.on('drain', () => source.resume());
-    source.on('end', () => tap.end());
+    const flushRedactor = () => {
+      const rest = redactor.end();
+      if (rest.length && !tap.writableEnded) tap.write(rest);
+    };
+    source.on('end', () => {
+      flushRedactor();
+      tap.end();
+    });
     upstream.body.on('close', () => {
       if (upstream.body.complete) return;
       // Cut off mid-body: a stream ends with an error event in its own format, so the SDK raises instead of hanging.
+      const cut = stalled ? 'stalled' : 'closed';
       const reason = stalled ? `upstream stalled for more than ${Math.round(deps.config.upstreamTimeoutMs / 1000)} s` : 'upstream connection closed mid-response';
-      if (format === 'sse' && !tap.writableEnded) tap.end(state.provider.dialect.streamErrorEvent(reason));
+      flushRedactor();
+      if (format === 'sse' && !tap.writableEnded) tap.end(state.provider.dialect.streamErrorEvent(reason, cut));
       else tap.destroy(new Error(reason));
       finish(reason);
     });
@@ -111,6 +124,17 @@ export function forwardUpstream(deps: Deps) {
 }
 
 const CACHE_COMMIT_WAIT_MS = 2_000;
+
+/** The stored or pass-through provider key, the client's credential and the proxy token (whole and its secret part). */
+function requestSecrets(state: ProxyState): Array<string | undefined> {
+  return [state.upstreamKey, state.credential, state.request.headers['x-proxy-token']?.trim(), state.token?.secret];
+}
+
+/** The provider's message from the start of a JSON error body too large to parse whole. */
+function quotedMessage(head: string | undefined): string | undefined {
+  const match = head && /"message"\s*:\s*"((?:[^"\\]|\\.){1,2000})/.exec(head);
+  return match ? match[1] : undefined;
+}
 
 /** Stores a complete answer; an incomplete one (cut off, unparsable) is dropped. Never delays the client for long. */
 async function commitToCache(deps: Deps, state: ProxyState, writer: CacheWriter, response: { format: 'json' | 'sse'; status: number; contentType: string }, result: TapResult): Promise<void> {

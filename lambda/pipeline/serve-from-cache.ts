@@ -46,8 +46,9 @@ export function serveFromCache(deps: Deps): Middleware {
 }
 
 function respondWithHit(deps: Deps, event: APIGatewayProxyEventV2, state: ProxyState, entry: CachedResponse): ProxyResponse {
-  const hideUsageOnlyEvent = state.provider.streamUsage === 'when-asked' && !clientAskedForStreamUsage(state);
-  const { contentType, body } = replayCached(entry, { dialect: state.provider.dialect, stream: state.stream, hideUsageOnlyEvent });
+  const clientAskedForUsage = clientAskedForStreamUsage(state);
+  const hideUsageOnlyEvent = state.provider.streamUsage === 'when-asked' && !clientAskedForUsage;
+  const { contentType, body } = replayCached(entry, { dialect: state.provider.dialect, stream: state.stream, hideUsageOnlyEvent, clientAskedForUsage });
   let recorded = false;
   const record = () => {
     if (recorded) return;

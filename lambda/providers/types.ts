@@ -3,6 +3,9 @@ import type { Usage } from './usage';
 
 export type DialectName = 'messages' | 'chat';
 
+/** Why the proxy ended a stream early. */
+export type StreamCut = 'stalled' | 'closed';
+
 /** The error the proxy itself answers with, rendered in the endpoint's own error body. */
 export interface NativeError {
   status: number;
@@ -54,8 +57,8 @@ export interface Dialect {
   /** Model and usage from a whole JSON response. */
   readResponse(body: unknown): { model?: string; usage?: Usage };
   newStreamReader(): StreamReader;
-  /** An error event in the stream's own format, for a stream the proxy has to end early. */
-  streamErrorEvent(message: string): string;
+  /** An error event in the stream's own format, for a stream the proxy has to end early (the provider went silent, or closed the connection). */
+  streamErrorEvent(message: string, cause: StreamCut): string;
   /** Rebuilds the JSON response a stream described (serving a stored stream to a non-streaming request). */
   assembleResponse(events: SseEvent[]): unknown;
   /** The events a streaming request would have received for a JSON response (serving a stored JSON answer as a stream). */

@@ -1,23 +1,72 @@
-import { Transform, type TransformCallback } from 'node:stream';
+/** Shorter values are not redacted: they would match ordinary text (real keys and tokens are far longer). */
+export const MIN_SECRET_LENGTH = 8;
+const REPLACEMENT = Buffer.from('[redacted]');
 
 /**
- * Holds a (small) error body and replaces every occurrence of a secret before
- * passing it on: a provider that quotes the stored key in its error message
- * must not hand it to the client or to the usage row.
+ * Replaces every credential of a request in a byte stream, chunk by chunk,
+ * holding back only a tail that could still become a secret with the next
+ * chunk: memory stays bounded by the longest secret, and a stream whose chunks
+ * end in ordinary text (an event's blank line) is passed on without delay.
  */
-export class Redactor extends Transform {
-  private readonly chunks: Buffer[] = [];
+export class SecretRedactor {
+  private readonly secrets: Buffer[];
+  private readonly longest: number;
+  private carry: Buffer = Buffer.alloc(0);
 
-  constructor(private readonly secret: string, private readonly replacement = '[redacted]') {
-    super();
+  constructor(secrets: Iterable<string | undefined>) {
+    const unique = new Set([...secrets].filter((secret): secret is string => typeof secret === 'string' && secret.length >= MIN_SECRET_LENGTH));
+    // Longest first: where two secrets start at the same byte (a token and its secret part), the whole one is replaced.
+    this.secrets = [...unique].map((secret) => Buffer.from(secret, 'utf8')).sort((a, b) => b.length - a.length);
+    this.longest = this.secrets[0]?.length ?? 0;
   }
 
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
-    this.chunks.push(chunk);
-    done();
+  /** Whether there is anything to redact at all. */
+  get active(): boolean {
+    return this.longest > 0;
   }
 
-  override _flush(done: TransformCallback): void {
-    done(null, Buffer.from(Buffer.concat(this.chunks).toString('utf8').split(this.secret).join(this.replacement), 'utf8'));
+  /** The redacted bytes that are safe to pass on now (possibly empty). */
+  write(chunk: Buffer): Buffer {
+    if (!this.active) return chunk;
+    const input = this.carry.length ? Buffer.concat([this.carry, chunk]) : chunk;
+    const out: Buffer[] = [];
+    let from = 0;
+    for (;;) {
+      const match = this.nextMatch(input, from);
+      if (!match) break;
+      out.push(input.subarray(from, match.at), REPLACEMENT);
+      from = match.at + match.length;
+    }
+    // Every match starting before `keepFrom` lies wholly inside `input` and was found above.
+    const keepFrom = this.startOfPossibleSecret(input, from);
+    out.push(input.subarray(from, keepFrom));
+    this.carry = Buffer.from(input.subarray(keepFrom));
+    return out.length === 1 ? out[0]! : Buffer.concat(out);
+  }
+
+  /** What was held back, once the stream has ended: it can no longer become a secret. */
+  end(): Buffer {
+    const rest = this.carry;
+    this.carry = Buffer.alloc(0);
+    return rest;
+  }
+
+  private nextMatch(input: Buffer, from: number): { at: number; length: number } | undefined {
+    let best: { at: number; length: number } | undefined;
+    for (const secret of this.secrets) {
+      const at = input.indexOf(secret, from);
+      if (at >= 0 && (!best || at < best.at)) best = { at, length: secret.length };
+    }
+    return best;
+  }
+
+  /** The first index from which the rest of `input` is the beginning of some secret (else `input.length`). */
+  private startOfPossibleSecret(input: Buffer, from: number): number {
+    for (let start = Math.max(from, input.length - this.longest + 1); start < input.length; start++) {
+      const first = input[start];
+      const rest = input.subarray(start);
+      if (this.secrets.some((secret) => secret[0] === first && secret.length > rest.length && secret.subarray(0, rest.length).equals(rest))) return start;
+    }
+    return input.length;
   }
 }

@@ -10,6 +10,8 @@ export interface ReplayRequest {
   stream: boolean;
   /** Drop the usage-only event a client that didn't ask for stream usage would not have received. */
   hideUsageOnlyEvent: boolean;
+  /** The request asked for stream usage (`stream_options.include_usage`). */
+  clientAskedForUsage?: boolean;
 }
 
 function decodeAll(text: string): SseEvent[] {
@@ -29,7 +31,9 @@ export function replayCached(entry: CachedResponse, request: ReplayRequest): { c
     return { contentType: 'application/json', body: Readable.from([JSON.stringify(assembled)]) };
   }
   const events = decodeAll(entry.format === 'sse' ? entry.body : request.dialect.synthesizeEvents(JSON.parse(entry.body)).join(''));
-  const sent = request.hideUsageOnlyEvent ? events.filter((event) => !request.dialect.isUsageOnlyEvent(event)) : events;
+  // A stream made from a JSON answer carries a usage-only event only for a client that asked for one, whatever the provider.
+  const hide = entry.format === 'json' ? !request.clientAskedForUsage : request.hideUsageOnlyEvent;
+  const sent = hide ? events.filter((event) => !request.dialect.isUsageOnlyEvent(event)) : events;
   // One event per chunk, as a provider sends them, so the client's stream handling is exercised for real.
   return {
     contentType: entry.format === 'sse' ? entry.contentType : 'text/event-stream; charset=utf-8',

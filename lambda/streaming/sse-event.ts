@@ -3,4 +3,9 @@ export interface SseEvent {
   event?: string;
   data: string;
   raw: string;
+  /**
+   * A piece of an event larger than the decoder's bound: passed on as text
+   * (`raw`), never parsed (`data` is empty). One event may come in several pieces.
+   */
+  oversized?: true;
 }

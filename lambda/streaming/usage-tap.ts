@@ -7,12 +7,16 @@ import { SseDecoder } from './sse-decoder';
 /** JSON bodies are parsed whole up to this size; past it, the model is read from the head and usage from the tail. */
 const MAX_JSON_READ = 16 * 1024 * 1024;
 const TAIL_BYTES = 256 * 1024;
+/** Error bodies: only this much is kept, for the row's error message (the client gets every byte). */
+export const MAX_ERROR_READ = 64 * 1024;
 
 export interface TapOptions {
   dialect: Dialect;
   format: 'json' | 'sse';
   /** Drop the usage-only event the proxy asked for on the client's behalf. */
   hideUsageOnlyEvent: boolean;
+  /** A JSON body is kept and parsed up to this many bytes (default 16 MB). */
+  maxJsonRead?: number;
   /** Sees the upstream's text as it arrives (the cache writer). */
   onText?: (text: string) => void;
   /** Runs after the last upstream byte, before the client's stream ends (committing the cache entry). */
@@ -22,9 +26,11 @@ export interface TapOptions {
 export interface TapResult extends StreamOutcome {
   /** The whole body, for JSON responses (needed for error messages and caching). */
   json?: unknown;
-  /** The body's text when it is not JSON (a gateway's error page), for the row's error. */
+  /** The body's text when it was not parsed (a gateway's error page; the start of a body too large to parse), for the row's error. */
   text?: string;
   bytes: number;
+  /** Stream events larger than the decoder's bound, passed on without being parsed. */
+  oversizedEvents: number;
 }
 
 /**
@@ -39,21 +45,24 @@ export class UsageTap extends Transform {
   private readonly reader;
   private readonly jsonChunks: Buffer[] = [];
   private jsonBytes = 0;
-  /** For bodies past MAX_JSON_READ: the last TAIL_BYTES, where providers put usage. */
-  private jsonTail: Buffer = Buffer.alloc(0);
+  /** For bodies past the read limit: at least the last TAIL_BYTES, where providers put usage. */
+  private jsonTail: Buffer[] = [];
+  private jsonTailBytes = 0;
   private bytes = 0;
+  private readonly maxJsonRead: number;
 
   constructor(private readonly options: TapOptions) {
     super();
     this.reader = options.dialect.newStreamReader();
+    this.maxJsonRead = options.maxJsonRead ?? MAX_JSON_READ;
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
     this.bytes += chunk.length;
     if (this.options.onText) this.options.onText(this.observerText.write(chunk));
     if (this.options.format === 'json') {
-      if (this.jsonBytes + chunk.length <= MAX_JSON_READ) this.jsonChunks.push(chunk);
-      else this.jsonTail = Buffer.concat([this.jsonTail, chunk]).subarray(-TAIL_BYTES);
+      if (this.jsonBytes + chunk.length <= this.maxJsonRead) this.jsonChunks.push(chunk);
+      else this.keepTail(chunk);
       this.jsonBytes += chunk.length;
       done(null, chunk);
       return;
@@ -84,20 +93,27 @@ export class UsageTap extends Transform {
     this.options.beforeEnd(this.result()).then(() => done(), () => done());
   }
 
+  /** Keeps the last chunks covering TAIL_BYTES, without copying the whole tail on every chunk. */
+  private keepTail(chunk: Buffer): void {
+    this.jsonTail.push(chunk);
+    this.jsonTailBytes += chunk.length;
+    while (this.jsonTailBytes - this.jsonTail[0]!.length >= TAIL_BYTES) this.jsonTailBytes -= this.jsonTail.shift()!.length;
+  }
+
   /** What the body said so far: complete after 'end', partial after an interruption. */
   result(): TapResult {
-    if (this.options.format === 'sse') return { ...this.reader.outcome(), bytes: this.bytes };
+    if (this.options.format === 'sse') return { ...this.reader.outcome(), bytes: this.bytes, oversizedEvents: this.decoder.oversizedEvents };
     const head = Buffer.concat(this.jsonChunks).toString('utf8');
-    if (this.jsonBytes <= MAX_JSON_READ) {
+    if (this.jsonBytes <= this.maxJsonRead) {
       const json = tryParseJson(head);
       const read = json === undefined ? {} : this.options.dialect.readResponse(json);
-      return { ...read, json, text: json === undefined ? head : undefined, complete: json !== undefined, bytes: this.bytes };
+      return { ...read, json, text: json === undefined ? head : undefined, complete: json !== undefined, bytes: this.bytes, oversizedEvents: 0 };
     }
     // Too large to parse on the request path's budget: read the two fields where providers put them.
     const model = /"model"\s*:\s*"([^"]{1,200})"/.exec(head.slice(0, 64 * 1024))?.[1];
-    const usage = tryParseJson(`{${lastUsageField(this.jsonTail.toString('utf8')) ?? ''}}`);
+    const usage = tryParseJson(`{${lastUsageField(Buffer.concat(this.jsonTail).subarray(-TAIL_BYTES).toString('utf8')) ?? ''}}`);
     const read = this.options.dialect.readResponse({ ...(usage as object), model });
-    return { ...read, complete: true, bytes: this.bytes };
+    return { ...read, text: head, complete: true, bytes: this.bytes, oversizedEvents: 0 };
   }
 }
 

@@ -86,7 +86,8 @@ export const chatDialect: Dialect = {
     };
   },
 
-  streamErrorEvent: (message) => `data: ${JSON.stringify({ error: { message, type: 'server_error', param: null, code: 'upstream_stalled' } })}\n\n`,
+  streamErrorEvent: (message, cause) =>
+    `data: ${JSON.stringify({ error: { message, type: 'server_error', param: null, code: cause === 'stalled' ? 'upstream_stalled' : 'upstream_connection_closed' } })}\n\n`,
   assembleResponse: assembleChatResponse,
   synthesizeEvents: synthesizeChatEvents,
 

@@ -64,14 +64,14 @@ describe('errorBody: the error shapes of CONTRACT.md', () => {
   });
 
   it('stream error events parse as the dialect’s own errors', () => {
-    const messages = decodeAll([messagesDialect.streamErrorEvent('stalled')]);
+    const messages = decodeAll([messagesDialect.streamErrorEvent('stalled', 'stalled')]);
     const reader = messagesDialect.newStreamReader();
     messages.forEach((e) => reader.onEvent(e));
     expect(messages[0].event).toBe('error');
     expect(reader.outcome().error).toBe('stalled');
     const chat = chatDialect.newStreamReader();
     chat.onEvent({ data: '{"id":"x","model":"m","choices":[]}', raw: '' });
-    decodeAll([chatDialect.streamErrorEvent('stalled')]).forEach((e) => chat.onEvent(e));
+    decodeAll([chatDialect.streamErrorEvent('stalled', 'stalled')]).forEach((e) => chat.onEvent(e));
     expect(chat.outcome().error).toBe('stalled');
   });
 });

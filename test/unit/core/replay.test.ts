@@ -78,7 +78,7 @@ describe('replayCached', () => {
 
   it.each(storedJson)('%s served to a streaming request: a complete stream reporting the same model and usage', async (name) => {
     const dialect = dialectOf(name);
-    const { contentType, body } = replayCached(entryFor(name), { dialect, stream: true, hideUsageOnlyEvent: false });
+    const { contentType, body } = replayCached(entryFor(name), { dialect, stream: true, hideUsageOnlyEvent: false, clientAskedForUsage: true });
     expect(contentType).toBe('text/event-stream; charset=utf-8');
     const text = (await chunksOf(body)).join('');
     expect(usageOfStream(dialect, text)).toEqual({ ...expectedSummary(name), complete: true });
