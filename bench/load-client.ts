@@ -1,13 +1,14 @@
 /** The orchestrator's handle on the load generator process. */
 import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import type { LatencyJob, LatencyResult, ThroughputJob, ThroughputResult } from './load-protocol';
+import type { DisconnectJob, DisconnectResult, LatencyJob, LatencyResult, ThroughputJob, ThroughputResult } from './load-protocol';
 
 type Reply = { ready: true } | { ok: true; result: unknown } | { ok: false; error: string };
 
 export interface LoadClient {
   latency(job: Omit<LatencyJob, 'kind'>): Promise<LatencyResult>;
   throughput(job: Omit<ThroughputJob, 'kind'>): Promise<ThroughputResult>;
+  disconnects(job: Omit<DisconnectJob, 'kind'>): Promise<DisconnectResult>;
   pid: number;
   stop(): Promise<void>;
 }
@@ -28,7 +29,7 @@ export async function startLoadClient(root: string): Promise<LoadClient> {
   });
 
   // One job at a time: the orchestrator awaits each before sending the next.
-  const run = <T>(job: LatencyJob | ThroughputJob): Promise<T> =>
+  const run = <T>(job: LatencyJob | ThroughputJob | DisconnectJob): Promise<T> =>
     new Promise((resolve, reject) => {
       const onExit = (code: number | null) => reject(new Error(`load generator exited with ${code}`));
       child.once('exit', onExit);
@@ -44,6 +45,7 @@ export async function startLoadClient(root: string): Promise<LoadClient> {
     pid: child.pid!,
     latency: (job) => run<LatencyResult>({ kind: 'latency', ...job }),
     throughput: (job) => run<ThroughputResult>({ kind: 'throughput', ...job }),
+    disconnects: (job) => run<DisconnectResult>({ kind: 'disconnect', ...job }),
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();

@@ -4,7 +4,20 @@
  * keep-alive agent; every loop is bounded by a request count or a deadline.
  */
 import { Agent, request } from 'node:http';
-import type { LatencyJob, LatencyResult, LoadJob, LoadResult, RequestSpec, ThroughputJob, ThroughputResult } from './load-protocol';
+import { seededRandom } from '../test/fakes/behaviour';
+import type {
+  DisconnectJob,
+  DisconnectKind,
+  DisconnectKindResult,
+  DisconnectResult,
+  LatencyJob,
+  LatencyResult,
+  LoadJob,
+  LoadResult,
+  RequestSpec,
+  ThroughputJob,
+  ThroughputResult,
+} from './load-protocol';
 import { percentiles } from './stats';
 
 interface Outcome {
@@ -127,8 +140,100 @@ async function runThroughput(job: ThroughputJob): Promise<ThroughputResult> {
   return { steps };
 }
 
+type Leaving = { kind: DisconnectKind; afterMs: number; afterEvents: number; bodyShare: number };
+
+/**
+ * One client of the disconnect phase, on its own connection. Resolves with what happened:
+ * 'dropped' when it left as planned, 'answered' when the whole answer came first, 'refused'
+ * when the connection failed before it meant to leave, 'error' for any other failure.
+ */
+function leaveEarly(spec: RequestSpec, plan: Leaving): Promise<{ outcome: 'dropped' | 'answered' | 'refused' | 'error'; detail?: string }> {
+  const url = new URL(spec.url);
+  const body = Buffer.from(spec.body);
+  return new Promise((resolve) => {
+    let settled = false;
+    const finish = (outcome: 'dropped' | 'answered' | 'refused' | 'error', detail?: string) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve({ outcome, detail });
+    };
+    const req = request({ host: url.hostname, port: url.port, path: url.pathname + url.search, method: 'POST', agent: false, headers: { ...spec.headers, 'content-length': body.length } }, (res) => {
+      let events = 0;
+      res.on('data', (chunk: Buffer) => {
+        if (plan.kind !== 'midStream') return;
+        events += chunk.toString('utf8').split('\n\n').length - 1;
+        if (events >= plan.afterEvents) {
+          finish('dropped');
+          req.destroy();
+        }
+      });
+      res.on('end', () => finish(res.statusCode === 200 ? 'answered' : 'error', `HTTP ${res.statusCode}`));
+      res.on('error', () => undefined);
+    });
+    // Leaving is the plan; an error after that is the expected consequence, not a failure.
+    req.on('error', (error: NodeJS.ErrnoException) => finish(error.code === 'ECONNREFUSED' || error.code === 'ECONNRESET' ? 'refused' : 'error', error.message));
+    const leave = () => {
+      finish('dropped');
+      req.destroy();
+    };
+    let timer: NodeJS.Timeout | undefined;
+    if (plan.kind === 'midUpload') {
+      // Headers promise the whole body; only part of it is sent before the client goes.
+      req.flushHeaders();
+      req.write(body.subarray(0, Math.max(1, Math.floor(body.length * plan.bodyShare))));
+      timer = setTimeout(leave, plan.afterMs);
+      return;
+    }
+    req.end(body);
+    // No client may hang a bounded run: a silent answer counts as an error after 30 s.
+    const guard = () =>
+      setTimeout(() => {
+        finish('error', 'no answer within 30 s');
+        req.destroy();
+      }, 30_000);
+    if (plan.kind === 'beforeHeaders') {
+      timer = setTimeout(leave, plan.afterMs);
+      req.once('response', () => {
+        clearTimeout(timer);
+        timer = guard();
+      });
+    } else timer = guard();
+  });
+}
+
+async function runDisconnects(job: DisconnectJob): Promise<DisconnectResult> {
+  const random = seededRandom(job.seed);
+  const kinds: DisconnectKind[] = ['beforeHeaders', 'midStream', 'midUpload', 'complete'];
+  const empty = (): DisconnectKindResult => ({ sent: 0, dropped: 0, answered: 0, errors: 0, refused: 0 });
+  const byKind = Object.fromEntries(kinds.map((kind) => [kind, empty()])) as DisconnectResult['byKind'];
+  // Plans are drawn up front, so the same seed gives the same clients whatever the timing.
+  const plans: Leaving[] = Array.from({ length: job.count }, () => ({
+    kind: kinds[Math.floor(random() * kinds.length)]!,
+    afterMs: random() * job.maxDropDelayMs,
+    afterEvents: 1 + Math.floor(random() * 5),
+    bodyShare: random() * 0.9,
+  }));
+  let next = 0;
+  const worker = async () => {
+    while (next < plans.length) {
+      const plan = plans[next++]!;
+      const entry = byKind[plan.kind];
+      entry.sent++;
+      const { outcome, detail } = await leaveEarly(plan.kind === 'midStream' ? job.stream : job.json, plan);
+      if (outcome === 'dropped') entry.dropped++;
+      else if (outcome === 'answered') entry.answered++;
+      else if (outcome === 'refused') entry.refused++;
+      else entry.errors++;
+      if (outcome === 'refused' || outcome === 'error') entry.firstError ??= detail;
+    }
+  };
+  await Promise.all(Array.from({ length: job.concurrency }, worker));
+  return { byKind };
+}
+
 process.on('message', (job: LoadJob) => {
-  const work: Promise<LoadResult> = job.kind === 'latency' ? runLatency(job) : runThroughput(job);
+  const work: Promise<LoadResult> = job.kind === 'latency' ? runLatency(job) : job.kind === 'throughput' ? runThroughput(job) : runDisconnects(job);
   work.then(
     (result) => process.send!({ ok: true, result }),
     (error: Error) => process.send!({ ok: false, error: error.stack ?? String(error) }),

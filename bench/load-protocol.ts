@@ -26,7 +26,43 @@ export interface ThroughputJob {
   steps: Array<{ concurrency: number; durationMs: number }>;
 }
 
-export type LoadJob = LatencyJob | ThroughputJob;
+/**
+ * How a client of the disconnect phase behaves: it leaves before the response headers, after a
+ * few events of a stream, or halfway through sending its body; or it stays and reads the whole
+ * answer (the control: those must all succeed while the others drop).
+ */
+export type DisconnectKind = 'beforeHeaders' | 'midStream' | 'midUpload' | 'complete';
+
+export interface DisconnectJob {
+  kind: 'disconnect';
+  json: RequestSpec;
+  stream: RequestSpec;
+  count: number;
+  concurrency: number;
+  /** Seeds the choice of kind and of the point of leaving, so a run can be replayed. */
+  seed: number;
+  /** Clients leaving before the headers do so at a random time up to this. */
+  maxDropDelayMs: number;
+}
+
+export interface DisconnectKindResult {
+  sent: number;
+  /** The client left as planned. */
+  dropped: number;
+  /** A whole 200 answer arrived: what a staying client expects; a leaving one was too slow to leave. */
+  answered: number;
+  /** Non-200 answers, and failures other than a refused connection. */
+  errors: number;
+  /** Connections refused or reset before the client meant to leave: the server was not there. */
+  refused: number;
+  firstError?: string;
+}
+
+export interface DisconnectResult {
+  byKind: Record<DisconnectKind, DisconnectKindResult>;
+}
+
+export type LoadJob = LatencyJob | ThroughputJob | DisconnectJob;
 
 export interface LatencyResult {
   /** Request start to the last body byte, per successful request. */
@@ -57,4 +93,4 @@ export interface ThroughputResult {
   steps: ThroughputStep[];
 }
 
-export type LoadResult = LatencyResult | ThroughputResult;
+export type LoadResult = LatencyResult | ThroughputResult | DisconnectResult;

@@ -7,7 +7,8 @@ import type { UpstreamShape, BenchUpstream } from './fake-upstream';
 import type { LoadClient } from './load-client';
 import type { LatencyResult, ThroughputStep } from './load-protocol';
 import { cpuMs, memoryMb, sampleRss } from './process-stats';
-import type { LatencyFigures, Resources, StreamFigures } from './results';
+import type { LatencyFigures, ResourceTable, Resources, StoreYardstickFigures, StreamFigures } from './results';
+import type { StoreSamples } from './store-call';
 import { percentiles } from './stats';
 
 export const JSON_SHAPE: UpstreamShape = { latencyMs: 0, chunks: 20, chunkIntervalMs: 0 };
@@ -15,7 +16,7 @@ export const STREAM_SHAPE: UpstreamShape = { latencyMs: 0, chunks: 10, chunkInte
 
 const settle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function latencyFigures(result: LatencyResult, values = result.totalMs): LatencyFigures {
+function latencyFigures(result: LatencyResult, values = result.totalMs): Omit<LatencyFigures, 'roundP50s'> {
   return { ...percentiles(values), errors: result.errors, mismatches: result.mismatches };
 }
 
@@ -52,29 +53,57 @@ export interface Rounds {
   pauseMs?: number;
 }
 
+/** The store yardstick's slot in every round of a phase (see store-call.ts). */
+export interface YardstickSlot {
+  sample(count: number, pauseMs?: number): Promise<StoreSamples>;
+  /** GetItems and waves per round. */
+  perRound: number;
+}
+
 export async function nonStreaming(
   load: LoadClient,
   contenders: Contender[],
-  options: Rounds & { measureResources?: { storePid?: number; proxyPids: Set<number> } },
-): Promise<{ figures: Partial<Record<ContenderId, LatencyFigures>>; resources: Partial<Record<ContenderId | 'dynamoDbLocal', Resources>> }> {
+  options: Rounds & { measureResources?: { storePid?: number; proxyPids: Set<number> }; yardstick?: YardstickSlot },
+): Promise<{ figures: Partial<Record<ContenderId, LatencyFigures>>; resources: ResourceTable; yardstick?: StoreYardstickFigures }> {
   const results: Partial<Record<ContenderId, LatencyResult>> = {};
-  const usage = new Map<ContenderId, { cpu: number; store: number; requests: number; idle: number; rss: number }>();
+  const roundP50s = new Map<ContenderId, number[]>();
+  const usage = new Map<ContenderId, { cpu: number; store: number; requests: number; idle: number; rss: number; rounds: number[]; wallMs: number }>();
+  // DynamoDB Local's CPU while contenders that never call it run: its own idle work (JIT, GC, timers).
+  const storeIdle = { cpu: 0, wallMs: 0 };
   const storePid = options.measureResources?.storePid;
   const perRound = Math.ceil(options.count / options.rounds);
+  const store: StoreSamples & { waveRoundP50s: number[] } = { getItem: [], wave: [], waveRoundP50s: [] };
   for (let round = 0; round < options.rounds; round++) {
+    if (options.yardstick) {
+      // The store alone, in the same round as the contenders: the budget's yardstick sees the same outside load.
+      const samples = await options.yardstick.sample(options.yardstick.perRound, options.pauseMs);
+      store.getItem.push(...samples.getItem);
+      store.wave.push(...samples.wave);
+      store.waveRoundP50s.push(percentiles(samples.wave).p50);
+    }
     for (const contender of contenders) {
       const pid = options.measureResources ? contender.pid : undefined;
       const usesStore = pid !== undefined && storePid !== undefined && options.measureResources!.proxyPids.has(pid);
       const warmup = round === 0 ? options.warmup : Math.min(options.warmup, 2 * options.concurrency);
       const before = pid !== undefined ? { cpu: cpuMs(pid), store: usesStore ? cpuMs(storePid!) : 0, rss: memoryMb(pid).rss } : undefined;
+      const idleBefore = options.measureResources && storePid !== undefined && !usesStore ? { cpu: cpuMs(storePid), at: performance.now() } : undefined;
+      const startedAt = performance.now();
       const sampler = pid !== undefined ? sampleRss(pid) : undefined;
       const result = await load.latency({ spec: contender.spec(false), concurrency: options.concurrency, warmup, count: perRound, pauseMs: options.pauseMs });
+      if (idleBefore) {
+        storeIdle.cpu += cpuMs(storePid!) - idleBefore.cpu;
+        storeIdle.wallMs += performance.now() - idleBefore.at;
+      }
       results[contender.id] = merge(results[contender.id], result);
+      roundP50s.set(contender.id, [...(roundP50s.get(contender.id) ?? []), percentiles(result.totalMs).p50]);
       if (pid !== undefined && before) {
         // Rows are written just after each answer: let the last ones land before reading the CPU counters.
         await settle(250);
-        const entry = usage.get(contender.id) ?? { cpu: 0, store: 0, requests: 0, idle: before.rss, rss: 0 };
-        entry.cpu += cpuMs(pid) - before.cpu;
+        const entry = usage.get(contender.id) ?? { cpu: 0, store: 0, requests: 0, idle: before.rss, rss: 0, rounds: [], wallMs: 0 };
+        entry.wallMs += performance.now() - startedAt;
+        const used = cpuMs(pid) - before.cpu;
+        entry.cpu += used;
+        entry.rounds.push(used / (warmup + perRound));
         if (usesStore) entry.store += cpuMs(storePid!) - before.store;
         entry.requests += warmup + perRound;
         entry.rss = Math.max(entry.rss, sampler!.stop());
@@ -83,31 +112,53 @@ export async function nonStreaming(
     }
   }
   const figures: Partial<Record<ContenderId, LatencyFigures>> = {};
-  const resources: Partial<Record<ContenderId | 'dynamoDbLocal', Resources>> = {};
+  const resources: ResourceTable = {};
+  const paced = options.pauseMs ? `, ${options.pauseMs} ms apart` : '';
+  const idleRate = storeIdle.wallMs > 0 ? storeIdle.cpu / storeIdle.wallMs : 0;
   for (const contender of contenders) {
     const result = results[contender.id]!;
     ensureClean(contender, result, `c=${options.concurrency}`);
-    const f = (figures[contender.id] = latencyFigures(result));
+    const f = (figures[contender.id] = { ...latencyFigures(result), roundP50s: roundP50s.get(contender.id) ?? [] });
     const u = usage.get(contender.id);
+    let cpuText = '';
     if (u) {
       const usesStore = storePid !== undefined && options.measureResources!.proxyPids.has(contender.pid!);
-      resources[contender.id] = {
+      const entry: Resources = {
         cpuMsPerRequest: u.cpu / u.requests,
+        roundCpuMsPerRequest: u.rounds,
         requestsMeasured: u.requests,
         rssIdleMb: u.idle,
         rssMaxMb: u.rss,
-        ...(usesStore ? { storeCpuMsPerRequest: u.store / u.requests } : {}),
+        ...(usesStore ? { storeCpuMsPerRequest: Math.max(0, u.store - idleRate * u.wallMs) / u.requests, storeGrossCpuMsPerRequest: u.store / u.requests } : {}),
       };
+      resources[contender.id] = entry;
+      cpuText = `  CPU ${entry.cpuMsPerRequest.toFixed(3)} ms/req` + (entry.storeCpuMsPerRequest !== undefined ? ` (+ store ${entry.storeCpuMsPerRequest.toFixed(3)})` : '');
     }
-    const paced = options.pauseMs ? `, ${options.pauseMs} ms apart` : '';
-    process.stdout.write(`  ${contender.label.padEnd(42)} c=${options.concurrency}${paced} p50 ${f.p50.toFixed(2)} ms  p99 ${f.p99.toFixed(2)} ms\n`);
+    process.stdout.write(`  ${contender.label.padEnd(42)} c=${options.concurrency}${paced} p50 ${f.p50.toFixed(2)} ms  p99 ${f.p99.toFixed(2)} ms${cpuText}\n`);
   }
-  return { figures, resources };
+  const stored = resources.stored;
+  if (storePid !== undefined && stored?.storeCpuMsPerRequest !== undefined) {
+    const rss = memoryMb(storePid).rss;
+    resources.dynamoDbLocal = {
+      cpuMsPerRequest: stored.storeCpuMsPerRequest,
+      storeGrossCpuMsPerRequest: stored.storeGrossCpuMsPerRequest,
+      storeIdleCpuMsPerSecond: idleRate * 1000,
+      roundCpuMsPerRequest: [],
+      requestsMeasured: stored.requestsMeasured,
+      rssIdleMb: rss,
+      rssMaxMb: rss,
+    };
+  }
+  if (!options.yardstick) return { figures, resources };
+  const yardstick: StoreYardstickFigures = { getItem: percentiles(store.getItem), wave: percentiles(store.wave), waveRoundP50s: store.waveRoundP50s };
+  process.stdout.write(`  ${'store alone (yardstick)'.padEnd(42)} c=1${paced} GetItem p50 ${yardstick.getItem.p50.toFixed(2)} ms  wave p50 ${yardstick.wave.p50.toFixed(2)} ms\n`);
+  return { figures, resources, yardstick };
 }
 
 export async function streaming(load: LoadClient, upstream: BenchUpstream, contenders: Contender[], options: Rounds): Promise<Partial<Record<ContenderId, StreamFigures>>> {
   upstream.setShape(STREAM_SHAPE);
   const results: Partial<Record<ContenderId, LatencyResult>> = {};
+  const roundP50s = new Map<ContenderId, number[]>();
   const perRound = Math.ceil(options.count / options.rounds);
   try {
     for (let round = 0; round < options.rounds; round++) {
@@ -115,6 +166,7 @@ export async function streaming(load: LoadClient, upstream: BenchUpstream, conte
         const warmup = round === 0 ? options.warmup : Math.min(options.warmup, options.concurrency);
         const result = await load.latency({ spec: contender.spec(true), concurrency: options.concurrency, warmup, count: perRound });
         results[contender.id] = merge(results[contender.id], result);
+        roundP50s.set(contender.id, [...(roundP50s.get(contender.id) ?? []), percentiles(result.firstByteMs).p50]);
       }
     }
   } finally {
@@ -126,7 +178,7 @@ export async function streaming(load: LoadClient, upstream: BenchUpstream, conte
     ensureClean(contender, result, `stream c=${options.concurrency}`);
     const readStamps = contender.spec(true).readStamps;
     const figures: StreamFigures = {
-      firstByte: latencyFigures(result, result.firstByteMs),
+      firstByte: { ...latencyFigures(result, result.firstByteMs), roundP50s: roundP50s.get(contender.id) ?? [] },
       total: percentiles(result.totalMs),
       ...(readStamps ? { eventLag: percentiles(result.eventLagMs) } : {}),
     };

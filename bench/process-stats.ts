@@ -90,13 +90,19 @@ export function machineDescription(): { nproc: string; memory: string; cpu: stri
   return { nproc: run('nproc', []), memory: run('free', ['-h']), cpu: cpuInfo, node: process.version, os: run('uname', ['-sr']) };
 }
 
-/** The commit the run measured, and whether lambda/ differs from it (read-only git queries). */
-export function sourceDescription(): { commit: string; lambdaChanged: boolean } {
+/**
+ * The commit the run measured, and the files that differed from it when the run started
+ * (read-only git queries). A run on a clean tree measured exactly that commit.
+ */
+export function sourceDescription(): { commit: string; clean: boolean; changed: string[] } {
   try {
-    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-    const changes = execFileSync('git', ['status', '--porcelain', '--', 'lambda'], { encoding: 'utf8' }).trim();
-    return { commit, lambdaChanged: changes.length > 0 };
+    const commit = execFileSync('git', ['rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
+    const changed = execFileSync('git', ['status', '--porcelain', '--untracked-files=normal'], { encoding: 'utf8' })
+      .split('\n')
+      .filter((line) => line.trim())
+      .map((line) => line.slice(3));
+    return { commit, clean: changed.length === 0, changed: changed.slice(0, 50) };
   } catch {
-    return { commit: 'unknown (not a git checkout)', lambdaChanged: false };
+    return { commit: 'unknown (not a git checkout)', clean: false, changed: [] };
   }
 }

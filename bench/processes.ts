@@ -48,6 +48,10 @@ export interface Child {
   url: string;
   /** The last part of what the process printed. */
   output(): string;
+  /** False once the process has exited, by itself or not. */
+  alive(): boolean;
+  /** How it exited ("code 1", "signal SIGKILL"), once it has. */
+  exit(): string | undefined;
   stop(): Promise<void>;
 }
 
@@ -96,6 +100,8 @@ export async function startChild(options: {
     pid: child.pid!,
     url,
     output: () => output,
+    alive: () => child.exitCode === null && child.signalCode === null,
+    exit: () => (child.signalCode !== null ? `signal ${child.signalCode}` : child.exitCode !== null ? `code ${child.exitCode}` : undefined),
     stop: () =>
       new Promise<void>((done) => {
         if (child.exitCode !== null || child.signalCode !== null) return done();

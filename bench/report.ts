@@ -1,7 +1,7 @@
 /** Renders a run's results as markdown: the summary table (also printed) and bench/RESULTS.md. */
 import type { ContenderId } from './contenders';
 import { PRICES } from './cost-model';
-import type { LatencyFigures, Results } from './results';
+import type { LatencyFigures, ResourceTable, Results } from './results';
 import { fmt, ratio } from './stats';
 
 const LABELS: Record<ContenderId, string> = {
@@ -36,8 +36,11 @@ export function summaryTable(r: Results): string {
     const d16 = r.latency.c16.direct;
     const s = r.streaming.c1[id];
     const sd = r.streaming.c1.direct;
+    const s16 = r.streaming.c16[id];
+    const sd16 = r.streaming.c16.direct;
     const t = r.throughput[id];
-    const res = r.resources[id];
+    const paced1 = r.resources.c1Paced[id];
+    const res = r.resources.c16[id];
     return [
       LABELS[id],
       plus(paced && dPaced ? paced.p50 - dPaced.p50 : undefined),
@@ -45,9 +48,11 @@ export function summaryTable(r: Results): string {
       `${plus(c16 && d16 ? c16.p50 - d16.p50 : undefined)} / ${plus(c16 && d16 ? c16.p99 - d16.p99 : undefined)}`,
       plus(s && sd ? s.firstByte.p50 - sd.firstByte.p50 : undefined),
       s?.eventLag && sd?.eventLag ? `${plus(s.eventLag.p50 - sd.eventLag.p50, 3)} / ${plus(s.eventLag.p99 - sd.eventLag.p99, 3)}` : '–',
+      s16?.eventLag && sd16?.eventLag ? `${plus(s16.eventLag.p50 - sd16.eventLag.p50, 3)} / ${plus(s16.eventLag.p99 - sd16.eventLag.p99, 3)}` : '–',
       t ? `${fmt(t.maxRps, 0)} (${ratio(t.maxRps, r.throughput.direct?.maxRps)})` : '–',
-      res ? `${fmt(res.cpuMsPerRequest, 3)} (${ratio(res.cpuMsPerRequest, r.resources.pipe?.cpuMsPerRequest)})` : '–',
-      res ? `${fmt(res.rssMaxMb, 0)} (${ratio(res.rssMaxMb, r.resources.pipe?.rssMaxMb)})` : '–',
+      paced1 ? `${fmt(paced1.cpuMsPerRequest, 3)} (${ratio(paced1.cpuMsPerRequest, r.resources.c1Paced.pipe?.cpuMsPerRequest)})` : '–',
+      res ? `${fmt(res.cpuMsPerRequest, 3)} (${ratio(res.cpuMsPerRequest, r.resources.c16.pipe?.cpuMsPerRequest)})` : '–',
+      res ? `${fmt(res.rssMaxMb, 0)} (${ratio(res.rssMaxMb, r.resources.c16.pipe?.rssMaxMb)})` : '–',
     ];
   });
   return table(
@@ -57,10 +62,12 @@ export function summaryTable(r: Results): string {
       'added ms c=1 back to back p50 / p99',
       'added ms c=16 p50 / p99',
       'stream first byte added ms p50',
-      'stream event lag added ms p50 / p99',
+      'stream event lag added ms p50 / p99, c=1',
+      'same, c=16',
       'max req/s, 0 errors (× direct)',
-      'CPU ms/req (× pipe)',
-      'RSS MB (× pipe)',
+      'CPU ms/req one at a time (× pipe)',
+      'CPU ms/req c=16 (× pipe)',
+      'RSS MB c=16 (× pipe)',
     ],
     rows,
   );
@@ -68,7 +75,7 @@ export function summaryTable(r: Results): string {
 
 function latencyTable(figures: Partial<Record<ContenderId, LatencyFigures>>, ids: ContenderId[]): string {
   return table(
-    ['contender', 'n', 'p50 ms', 'p95 ms', 'p99 ms', 'added p50 / p95 / p99 ms', 'p50 × baseline', 'errors'],
+    ['contender', 'n', 'p50 ms', 'p50 range over rounds', 'p95 ms', 'p99 ms', 'added p50 / p95 / p99 ms', 'p50 × baseline', 'errors'],
     ids
       .filter((id) => figures[id])
       .map((id) => {
@@ -78,6 +85,7 @@ function latencyTable(figures: Partial<Record<ContenderId, LatencyFigures>>, ids
           LABELS[id],
           String(f.n),
           fmt(f.p50),
+          f.roundP50s?.length ? `${fmt(Math.min(...f.roundP50s))}–${fmt(Math.max(...f.roundP50s))}` : '–',
           fmt(f.p95),
           fmt(f.p99),
           b ? `${plus(f.p50 - b.p50)} / ${plus(f.p95 - b.p95)} / ${plus(f.p99 - b.p99)}` : '–',
@@ -88,7 +96,7 @@ function latencyTable(figures: Partial<Record<ContenderId, LatencyFigures>>, ids
   );
 }
 
-function streamTable(r: Results, level: 'c1' | 'c8'): string {
+function streamTable(r: Results, level: 'c1' | 'c16'): string {
   const figures = r.streaming[level];
   return table(
     ['contender', 'first byte p50 / p99 ms', 'added first byte p50 ms', 'event lag p50 / p99 / max ms', 'added lag p50 / p99 ms', 'whole stream p50 ms'],
@@ -111,8 +119,9 @@ export function renderResults(r: Results): string {
   const out: string[] = [];
   const s = r.settings;
   out.push('# Benchmark results', '');
-  const code = r.source ? `commit ${r.source.commit}${r.source.lambdaChanged ? ' with uncommitted changes in lambda/' : ''}` : 'commit not recorded';
-  out.push(`Run of \`npm run bench\` on ${r.date} (${r.durationSeconds.toFixed(0)} s), ${code}. Every contender ran against the same fake upstream, in the same run, on this machine.`, '');
+  const code = `commit ${r.source.commit}, ${r.source.clean ? 'clean working tree' : `uncommitted changes in ${r.source.changed.join(', ')}`}`;
+  out.push(`Run of \`npm run bench\` on ${r.date} (${r.durationSeconds.toFixed(0)} s), ${code}. Every contender ran against the same fake upstream, in the same run, on this machine. What each figure means and the noise to expect: [METHOD.md](METHOD.md).`, '');
+  if (r.quick) out.push('**Quick smoke run (`BENCH_QUICK=1`): small counts; these figures show the harness works, they are not measurements to quote.**', '');
   out.push('## Machine', '', `- CPU: ${r.machine.cpu}; \`nproc\`: ${r.machine.nproc}`, `- Node ${r.machine.node}, ${r.machine.os}`, `- 1-minute load average: ${fmt(r.loadAverage.start)} at the start, ${fmt(r.loadAverage.end)} at the end (above ${r.machine.nproc} means other work shared the cores)`, '- `free -h`:', '', '```', r.machine.memory, '```', '');
   out.push('## Set-up', '', `- Upstream (in the orchestrator process, loopback): JSON — ${s.upstream.json}; SSE — ${s.upstream.stream}.`);
   for (const [name, text] of Object.entries(s.contenders)) out.push(`- ${name}: ${text}`);
@@ -125,7 +134,7 @@ export function renderResults(r: Results): string {
   out.push('## Non-streaming latency, concurrency 1, back to back', '', latencyTable(r.latency.c1, [...MAIN, 'directMessages', 'storedMessages']), '');
   out.push('## Non-streaming latency, concurrency 1, 20 ms between requests', '', "Each request alone: the previous one's row writes have finished, as on a Lambda instance, which serves one request at a time.", '', latencyTable(r.latency.c1Paced, MAIN), '');
   out.push(
-    `DynamoDB Local, through the proxy's own store client: a GetItem p50 ${fmt(r.dynamoRoundTrip.p50)} ms (p99 ${fmt(r.dynamoRoundTrip.p99)}); the wave a request needs before forwarding (token + key BatchGetItem alongside the rate-limit conditional UpdateItem) p50 ${fmt(r.preUpstreamWave.p50)} ms (p99 ${fmt(r.preUpstreamWave.p99)}, n=${r.preUpstreamWave.n}). The latency budget's "one round trip" is that wave.`,
+    yardstickText(r),
     '',
   );
   const call = r.storeCallCpuMs;
@@ -135,7 +144,7 @@ export function renderResults(r: Results): string {
   );
   out.push('## Non-streaming latency, concurrency 16', '', latencyTable(r.latency.c16, MAIN), '');
   out.push('## Streaming, concurrency 1', '', 'Event lag = time from the fake upstream writing an SSE event to the client receiving it (both read the same monotonic clock); its excess over the direct call is what the proxy adds per chunk.', '', streamTable(r, 'c1'), '');
-  out.push('## Streaming, concurrency 8', '', streamTable(r, 'c8'), '');
+  out.push('## Streaming, concurrency 16', '', streamTable(r, 'c16'), '');
 
   out.push('## Throughput ramp (closed loop, non-streaming)', '');
   const steps = Object.values(r.throughput)[0]?.steps.map((step) => step.concurrency) ?? [];
@@ -150,28 +159,22 @@ export function renderResults(r: Results): string {
     '',
   );
 
-  out.push('## CPU and memory', '', 'CPU = user + system time of the contender process (from /proc, 10 ms ticks) over all its c=16 rounds, warm-ups included, divided by its requests (row writes included). RSS = highest resident set sampled every 100 ms during its c=16 rounds, and separately during the throughput ramp. This proxy\'s three modes run in one process, so their RSS figures are that process at different times.', '');
   out.push(
-    table(
-      ['process', 'CPU ms/request', '× bare pipe', 'RSS before MB', 'RSS max c=16 MB', '× bare pipe', 'RSS max ramp MB', 'DynamoDB Local CPU ms/request'],
-      (Object.keys(r.resources) as Array<keyof Results['resources']>).map((id) => {
-        const res = r.resources[id]!;
-        // DynamoDB Local is a Java server, not a proxy: a ratio to the pipe would mean nothing.
-        const store = id === 'dynamoDbLocal';
-        return [
-          store ? 'DynamoDB Local (java), per proxied stored-key request' : LABELS[id],
-          fmt(res.cpuMsPerRequest, 3),
-          store ? '–' : ratio(res.cpuMsPerRequest, r.resources.pipe?.cpuMsPerRequest),
-          fmt(res.rssIdleMb, 0),
-          fmt(res.rssMaxMb, 0),
-          store ? '–' : ratio(res.rssMaxMb, r.resources.pipe?.rssMaxMb),
-          fmt(res.rssRampMaxMb, 0),
-          fmt(res.storeCpuMsPerRequest, 3),
-        ];
-      }),
-    ),
+    '## CPU and memory',
+    '',
+    "CPU = user + system time of the contender process (from /proc, 10 ms ticks) over its rounds, warm-ups included, divided by its requests (row writes included). One at a time = the c=1 phase with 20 ms after each answer, as a Lambda instance serves; c=16 = concurrent requests, where the proxy shares batched reads and merged writes between requests. DynamoDB Local is the store's own java process: its CPU over this proxy's rounds, per request, is not in the proxy's figure; its idle rate (measured while the contenders that never call it run) is subtracted, the gross figure is in brackets. RSS = highest resident set sampled every 100 ms during the phase (and separately during the throughput ramp). This proxy's three modes run in one process, so their RSS figures are that process at different times.",
+    '',
+    '### One request at a time (c=1, 20 ms apart)',
+    '',
+    resourceTable(r, r.resources.c1Paced, false),
+    '',
+    '### Concurrency 16',
+    '',
+    resourceTable(r, r.resources.c16, true),
     '',
   );
+
+  out.push('## Clients leaving mid-request', '', disconnectText(r), '');
 
   out.push('## Store round trips per request', '', 'Counted by a forwarder in front of DynamoDB Local (a second proxy instance, requests one at a time, every store answer held 20 ms so that overlapping calls are unmistakable). "Before upstream" = calls started before the fake upstream received the request (before the answer, for cache hits); waves = calls that overlap count once. Units are the capacity DynamoDB Local reported (ReturnConsumedCapacity).', '');
   out.push(
@@ -211,4 +214,67 @@ export function renderResults(r: Results): string {
   }
   out.push('Analysis of these figures and suggested fixes: [FINDINGS.md](FINDINGS.md).', '');
   return out.join('\n');
+}
+
+function yardstickText(r: Results): string {
+  const y = r.yardstick;
+  const spread = (values: number[] | undefined) => (values?.length ? `${fmt(Math.min(...values))}–${fmt(Math.max(...values))}` : '–');
+  return [
+    "The budgets' yardstick: DynamoDB Local alone, through the proxy's own store client, measured in every round of the two c=1 phases between the contenders (so it meets the same outside load), and once cold at the start of the run. The wave is the store work a request needs before forwarding (token + key BatchGetItem alongside the rate-limit conditional UpdateItem); the latency budget's \"one round trip\" is the warm wave of the same phase.",
+    '',
+    table(
+      ['store alone', 'GetItem p50 / p99 ms', 'wave p50 / p99 ms', 'wave p50 range over rounds', 'n'],
+      [
+        ['cold (start of run)', `${fmt(y.cold.getItem.p50)} / ${fmt(y.cold.getItem.p99)}`, `${fmt(y.cold.wave.p50)} / ${fmt(y.cold.wave.p99)}`, '–', String(y.cold.wave.n)],
+        ['warm, c=1 back to back', `${fmt(y.c1.getItem.p50)} / ${fmt(y.c1.getItem.p99)}`, `${fmt(y.c1.wave.p50)} / ${fmt(y.c1.wave.p99)}`, spread(y.c1.waveRoundP50s), String(y.c1.wave.n)],
+        ['warm, c=1 20 ms apart', `${fmt(y.c1Paced.getItem.p50)} / ${fmt(y.c1Paced.getItem.p99)}`, `${fmt(y.c1Paced.wave.p50)} / ${fmt(y.c1Paced.wave.p99)}`, spread(y.c1Paced.waveRoundP50s), String(y.c1Paced.wave.n)],
+      ],
+    ),
+  ].join('\n');
+}
+
+function resourceTable(r: Results, resources: ResourceTable, withRamp: boolean): string {
+  const pipe = resources.pipe;
+  return table(
+    ['process', 'CPU ms/request', 'range over rounds', '× bare pipe', 'RSS before MB', 'RSS max MB', ...(withRamp ? ['RSS max ramp MB'] : []), 'DynamoDB Local CPU ms/request (gross)'],
+    (Object.keys(resources) as Array<keyof ResourceTable>).map((id) => {
+      const res = resources[id]!;
+      // DynamoDB Local is a Java server, not a proxy: a ratio to the pipe would mean nothing.
+      const store = id === 'dynamoDbLocal';
+      const rounds = res.roundCpuMsPerRequest ?? [];
+      return [
+        store ? `DynamoDB Local (java), per proxied stored-key request (idle: ${fmt(res.storeIdleCpuMsPerSecond, 1)} ms CPU per second)` : LABELS[id],
+        fmt(res.cpuMsPerRequest, 3),
+        rounds.length ? `${fmt(Math.min(...rounds), 3)}–${fmt(Math.max(...rounds), 3)}` : '–',
+        store ? '–' : ratio(res.cpuMsPerRequest, pipe?.cpuMsPerRequest),
+        fmt(res.rssIdleMb, 0),
+        fmt(res.rssMaxMb, 0),
+        ...(withRamp ? [fmt(res.rssRampMaxMb, 0)] : []),
+        res.storeCpuMsPerRequest === undefined ? '–' : `${fmt(res.storeCpuMsPerRequest, 3)} (${fmt(res.storeGrossCpuMsPerRequest, 3)})`,
+      ];
+    }),
+  );
+}
+
+function disconnectText(r: Results): string {
+  const kinds = ['beforeHeaders', 'midStream', 'midUpload', 'complete'] as const;
+  const names = { beforeHeaders: 'left before the headers', midStream: 'left mid-stream', midUpload: 'left mid-upload', complete: 'stayed' };
+  return [
+    `Each contender in a fresh process meets the same seeded clients (${r.settings.iterations.disconnects}): a quarter each leave before the response headers (at a random moment up to 40 ms), leave after 1–5 events of a stream, leave after sending part of their body, or stay for the whole answer. Between batches the process is checked; a dead one counts as a crash and is started again. Per kind: sent / left as planned / whole answer first / errors / connection refused or reset.`,
+    '',
+    table(
+      ['contender', ...kinds.map((k) => names[k]), 'crashes', 'survived', 'rows / upstream calls', 'RSS after MB'],
+      r.disconnects.map((d) => [
+        d.label,
+        ...kinds.map((k) => {
+          const x = d.byKind[k];
+          return `${x.sent} / ${x.dropped} / ${x.answered} / ${x.errors} / ${x.refused}`;
+        }),
+        d.crashes ? `**${d.crashes}** (first after ${d.firstCrashAfter} clients: ${d.firstCrash})` : '0',
+        d.survived ? 'yes' : '**no**',
+        d.rows !== undefined ? `${d.rows} / ${d.upstreamCalls}` : '–',
+        fmt(d.rssAfterMb, 0),
+      ]),
+    ),
+  ].join('\n');
 }

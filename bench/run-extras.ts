@@ -1,11 +1,14 @@
-/** The two phases that need their own proxy instance: store counting and the CPU profile. */
+/** The phases that need their own contender processes: store counting, the CPU profile, leaving clients. */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildContenders } from './contenders';
-import type { BenchUpstream } from './fake-upstream';
+import { buildContenders, type ContenderId } from './contenders';
+import { countRows, disconnectPhase, type DisconnectContender, type DisconnectFigures, type DisconnectOptions } from './disconnects';
+import type { BenchUpstream, UpstreamShape } from './fake-upstream';
 import type { LoadClient } from './load-client';
-import { ROOT, startProxyServer, type Child, type ProxyInstance } from './processes';
+import { JSON_SHAPE } from './phases';
+import { memoryMb } from './process-stats';
+import { ROOT, startPipeProxy, startPortkey, startProxyServer, type Child, type ProxyInstance } from './processes';
 import { buildReadableServer, summariseProfile, type ProfileSummary } from './profile';
 import { countRoundTrips, type RoundTripSummary } from './round-trips';
 import type { StoreCounter } from './store-counter';
@@ -94,5 +97,57 @@ export async function profileProxy(options: {
   } finally {
     rmSync(profileDir, { recursive: true, force: true });
     rmSync(join(bundle, '..'), { recursive: true, force: true });
+  }
+}
+
+/** Fresh processes of this proxy, the bare pipe and Portkey meet the same seeded leaving clients. */
+export async function runDisconnects(parts: {
+  load: LoadClient;
+  upstream: BenchUpstream;
+  dynamoEndpoint: string;
+  serverBundle: string;
+  pipeScript: string;
+  pipe: Child;
+  portkey: Child;
+  only?: ContenderId[];
+  shape: UpstreamShape;
+  options: DisconnectOptions;
+}): Promise<DisconnectFigures[]> {
+  const { upstream } = parts;
+  const specOf = (id: ContenderId, proxy: ProxyInstance | undefined, pipe: Child, portkey: Child) => {
+    const placeholder = { url: 'http://127.0.0.1:1', token: '' } as ProxyInstance;
+    return buildContenders({ upstreamOrigin: upstream.origin, pipe, proxy: proxy ?? placeholder, portkey }).find((c) => c.id === id)!.spec;
+  };
+  const candidates: DisconnectContender[] = [
+    {
+      id: 'stored',
+      label: 'this proxy, stored key',
+      async start() {
+        const proxy = await startProxyServer({ upstreamOrigin: upstream.origin, dynamoEndpoint: parts.dynamoEndpoint, entry: parts.serverBundle, name: 'proxy (disconnects)' });
+        return { child: proxy, spec: specOf('stored', proxy, parts.pipe, parts.portkey), rows: () => countRows(proxy.url, proxy.token) };
+      },
+    },
+    {
+      id: 'pipe',
+      label: 'bare Node pipe proxy',
+      async start() {
+        const pipe = await startPipeProxy(parts.pipeScript, upstream.origin);
+        return { child: pipe, spec: specOf('pipe', undefined, pipe, parts.portkey) };
+      },
+    },
+    {
+      id: 'portkey',
+      label: 'Portkey gateway, pass-through',
+      async start() {
+        const portkey = await startPortkey();
+        return { child: portkey, spec: specOf('portkey', undefined, parts.pipe, portkey) };
+      },
+    },
+  ];
+  upstream.setShape(parts.shape);
+  try {
+    return await disconnectPhase(parts.load, upstream, candidates.filter((c) => !parts.only || parts.only.includes(c.id)), parts.options, (pid) => memoryMb(pid).rss);
+  } finally {
+    upstream.setShape(JSON_SHAPE);
   }
 }

@@ -1,32 +1,46 @@
 /**
  * What one store call costs, on the client side: the same GetItem on the same
  * DynamoDB Local, made four ways and measured in interleaved rounds.
- * - the proxy's own store client, as lambda/store/dynamodb/client.ts builds it: its latency is
- *   the "one DynamoDB Local round trip" of the latency budget;
+ * - the proxy's own store client, as lambda/store/dynamodb/client.ts builds it;
  * - the AWS SDK's DocumentClient (lib-dynamodb), the usual way to call DynamoDB from Node;
  * - the SDK's low-level client with pre-marshalled keys and `cacheMiddleware: true` (the SDK then
  *   resolves its middleware stack once per command type instead of on every send);
  * - a bare node:http POST of the same JSON (no SDK, no signing): the floor.
  * CPU is this process's own time over sequential calls; nothing else runs here meanwhile.
+ *
+ * It is also the benchmark's yardstick: the latency of a GetItem and of the pre-upstream wave
+ * through the proxy's client, sampled once on a cold store (at the start) and then in every
+ * round of the c=1 phases, interleaved with the contenders, so that the budget's "one store round
+ * trip" is measured warm, under the same outside load as the requests it is compared with.
  */
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { Agent, request } from 'node:http';
 import { createDynamoClients } from '../lambda/store/dynamodb/client';
-import { median, percentiles, type Percentiles } from './stats';
+import { median } from './stats';
 
-export interface StoreCallCost {
-  /** Latency of the proxy's own client, sequential: a GetItem of a missing key (the cheapest call). */
-  latency: Percentiles;
+export type StoreCallCpu = { proxyClient: number; sdkDocumentClient: number; sdkLowLevelCachedMiddleware: number; bareHttp: number };
+
+/** Latency samples of the store alone, through the proxy's own client. */
+export interface StoreSamples {
+  /** A sequential GetItem of a missing key (the cheapest call). */
+  getItem: number[];
   /**
-   * The store work a request needs before its upstream call, as one parallel wave through the
-   * proxy's client: the token and stored key read together (consistent BatchGetItem) alongside the
-   * rate counter's conditional UpdateItem. DynamoDB Local takes longer for the conditional write
-   * than for a read, so this, not the GetItem above, is "one round trip" of the latency budget.
+   * The store work a request needs before its upstream call, as one parallel wave: the token and
+   * stored key read together (consistent BatchGetItem) alongside the rate counter's conditional
+   * UpdateItem. DynamoDB Local takes longer for the conditional write than for a read, so this, not
+   * the GetItem, is "one round trip" of the latency budget.
    */
-  preUpstreamWave: Percentiles;
-  cpuMsPerCall: { proxyClient: number; sdkDocumentClient: number; sdkLowLevelCachedMiddleware: number; bareHttp: number };
+  wave: number[];
+}
+
+export interface StoreYardstick {
+  /** `count` GetItems, then `count` waves, one at a time, with `pauseMs` after each. */
+  sample(count: number, pauseMs?: number): Promise<StoreSamples>;
+  /** Client CPU of one GetItem, four ways, each warmed by 300 calls, in interleaved rounds. */
+  clientCpu(callsPerRound: number, rounds: number): Promise<StoreCallCpu>;
+  close(): void;
 }
 
 function bareGet(endpoint: URL, agent: Agent, table: string): Promise<unknown> {
@@ -67,7 +81,8 @@ export interface StoreTables {
   tokenId: string;
 }
 
-export async function measureStoreCall(endpoint: string, tables: StoreTables, callsPerRound: number, rounds = 5): Promise<StoreCallCost> {
+/** Opens the store clients; nothing is measured until `sample` or `clientCpu` is called. */
+export function openStoreYardstick(endpoint: string, tables: StoreTables): StoreYardstick {
   const table = tables.accounts;
   // The SDK's notice about its future Node 22 requirement is noise here (the local server silences it too).
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -107,45 +122,51 @@ export async function measureStoreCall(endpoint: string, tables: StoreTables, ca
         }),
       ),
     ]);
-  const cpu: Record<keyof typeof variants, number[]> = { proxyClient: [], sdkDocumentClient: [], sdkLowLevelCachedMiddleware: [], bareHttp: [] };
-  const latency: number[] = [];
-  const waves: number[] = [];
-  const entries = Object.entries(variants) as Array<[keyof typeof variants, () => Promise<unknown>]>;
-  try {
-    // The SDK's code paths take a few hundred calls to be optimised; measure them warm, as a busy instance runs them.
-    for (const [, call] of entries) for (let i = 0; i < 300; i++) await call();
-    for (let round = 0; round < rounds; round++) {
-      for (const [name, call] of entries) {
-        for (let i = 0; i < 10; i++) await call();
-        const before = process.cpuUsage();
-        for (let i = 0; i < callsPerRound; i++) {
-          const started = performance.now();
-          await call();
-          if (name === 'proxyClient') latency.push(performance.now() - started);
-        }
-        const used = process.cpuUsage(before);
-        cpu[name].push((used.user + used.system) / 1000 / callsPerRound);
-      }
-      for (let i = 0; i < callsPerRound; i++) {
-        const started = performance.now();
-        await wave();
-        if (round > 0 || i >= 20) waves.push(performance.now() - started);
-      }
-    }
-  } finally {
-    raw.destroy();
-    sdkDoc.destroy();
-    lowLevel.destroy();
-    agent.destroy();
-  }
+  const timed = async (call: () => Promise<unknown>, into: number[]) => {
+    const started = performance.now();
+    await call();
+    into.push(performance.now() - started);
+  };
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   return {
-    latency: percentiles(latency),
-    preUpstreamWave: percentiles(waves),
-    cpuMsPerCall: {
-      proxyClient: median(cpu.proxyClient),
-      sdkDocumentClient: median(cpu.sdkDocumentClient),
-      sdkLowLevelCachedMiddleware: median(cpu.sdkLowLevelCachedMiddleware),
-      bareHttp: median(cpu.bareHttp),
+    async sample(count, pauseMs = 0) {
+      const samples: StoreSamples = { getItem: [], wave: [] };
+      for (let i = 0; i < count; i++) {
+        await timed(variants.proxyClient, samples.getItem);
+        if (pauseMs) await pause(pauseMs);
+      }
+      for (let i = 0; i < count; i++) {
+        await timed(wave, samples.wave);
+        if (pauseMs) await pause(pauseMs);
+      }
+      return samples;
+    },
+    async clientCpu(callsPerRound, rounds) {
+      const cpu: Record<keyof typeof variants, number[]> = { proxyClient: [], sdkDocumentClient: [], sdkLowLevelCachedMiddleware: [], bareHttp: [] };
+      const entries = Object.entries(variants) as Array<[keyof typeof variants, () => Promise<unknown>]>;
+      // The SDK's code paths take a few hundred calls to be optimised; measure them warm, as a busy instance runs them.
+      for (const [, call] of entries) for (let i = 0; i < 300; i++) await call();
+      for (let round = 0; round < rounds; round++) {
+        for (const [name, call] of entries) {
+          for (let i = 0; i < 10; i++) await call();
+          const before = process.cpuUsage();
+          for (let i = 0; i < callsPerRound; i++) await call();
+          const used = process.cpuUsage(before);
+          cpu[name].push((used.user + used.system) / 1000 / callsPerRound);
+        }
+      }
+      return {
+        proxyClient: median(cpu.proxyClient),
+        sdkDocumentClient: median(cpu.sdkDocumentClient),
+        sdkLowLevelCachedMiddleware: median(cpu.sdkLowLevelCachedMiddleware),
+        bareHttp: median(cpu.bareHttp),
+      };
+    },
+    close() {
+      raw.destroy();
+      sdkDoc.destroy();
+      lowLevel.destroy();
+      agent.destroy();
     },
   };
 }
