@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import type { CacheWriter } from '../cache/response-cache';
 import type { Deps } from '../deps';
@@ -8,6 +9,7 @@ import { NO_USAGE } from '../providers/usage';
 import { SecretRedactor } from '../streaming/redact';
 import { MAX_ERROR_READ, UsageTap, type TapResult } from '../streaming/usage-tap';
 import { callUpstream } from '../upstream/call-upstream';
+import { bodyDecoding } from '../upstream/content-encoding';
 import { clientResponseHeaders, upstreamRequestHeaders } from '../upstream/headers';
 import { finishResponse } from './finish-response';
 import { pipelineData, proxyState } from './middy-types';
@@ -53,6 +55,10 @@ export function forwardUpstream(deps: Deps) {
     const contentType = String(upstream.headers['content-type'] ?? '');
     const format: 'json' | 'sse' = contentType.includes('text/event-stream') ? 'sse' : 'json';
     const cacheWriter: CacheWriter | undefined = ok ? openCacheWriter(deps, state) : undefined;
+    const decoding = bodyDecoding(upstream.headers['content-encoding']);
+    // A compressed body the proxy edits (the usage event it asked for) or that may quote a credential (an error)
+    // is decoded, edited and sent as identity; any other compressed body goes out as sent, read from a decoded copy.
+    const transcoder = decoding.kind === 'decode' && (addedStreamUsage || !ok) ? decoding.create() : undefined;
     const tap = new UsageTap({
       dialect: state.provider.dialect,
       format,
@@ -62,6 +68,7 @@ export function forwardUpstream(deps: Deps) {
       onText: cacheWriter && ((text) => cacheWriter.append(text)),
       // The entry is committed before the client sees the end, so a retry right after always hits.
       beforeEnd: cacheWriter && ((result) => commitToCache(deps, state, cacheWriter, { format, status: upstream.status, contentType }, result)),
+      readVia: decoding.kind !== 'identity' && !transcoder ? decoding.create(new SecretRedactor(requestSecrets(state))) : undefined,
     });
     let stalled = false;
     watchStalls(upstream.body, deps.config.upstreamTimeoutMs, () => {
@@ -85,7 +92,14 @@ export function forwardUpstream(deps: Deps) {
       }
     };
 
-    const source = upstream.body;
+    const source: Readable = transcoder ? upstream.body.pipe(transcoder) : upstream.body;
+    transcoder?.on('error', (error) => {
+      const reason = `could not decode the upstream body: ${error.message}`;
+      upstream.abort();
+      if (format === 'sse' && !tap.writableEnded) tap.end(state.provider.dialect.streamErrorEvent(reason, 'closed'));
+      else tap.destroy(new Error(reason));
+      finish(reason);
+    });
     source.on('data', (chunk: Buffer) => {
       const safe = redactor.write(chunk);
       if (safe.length && !tap.write(safe)) source.pause();
@@ -118,6 +132,7 @@ export function forwardUpstream(deps: Deps) {
     });
 
     const headers = clientResponseHeaders(upstream.headers);
+    if (transcoder) delete headers['content-encoding'];
     Object.assign(headers, cacheStatusHeader(state));
     return finishResponse(pipelineData(event), { statusCode: upstream.status, headers, body: tap });
   };

@@ -21,6 +21,11 @@ export interface TapOptions {
   onText?: (text: string) => void;
   /** Runs after the last upstream byte, before the client's stream ends (committing the cache entry). */
   beforeEnd?: (result: TapResult) => Promise<void>;
+  /**
+   * For a compressed body: the client gets the bytes as sent, and usage, the
+   * cache and the model are read from this decoder's output instead.
+   */
+  readVia?: Transform;
 }
 
 export interface TapResult extends StreamOutcome {
@@ -50,35 +55,55 @@ export class UsageTap extends Transform {
   private jsonTailBytes = 0;
   private bytes = 0;
   private readonly maxJsonRead: number;
+  private readError?: string;
 
   constructor(private readonly options: TapOptions) {
     super();
     this.reader = options.dialect.newStreamReader();
     this.maxJsonRead = options.maxJsonRead ?? MAX_JSON_READ;
+    options.readVia?.on('data', (chunk: Buffer) => this.readChunk(chunk));
+    options.readVia?.on('error', (error) => (this.readError = `usage not read: ${error.message}`));
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
     this.bytes += chunk.length;
+    const via = this.options.readVia;
+    if (!via) return done(null, this.readChunk(chunk));
+    if (!via.destroyed) via.write(chunk);
+    done(null, chunk);
+  }
+
+  /** Reads a chunk of the (decoded) body; returns what the client gets when the tap passes decoded bytes. */
+  private readChunk(chunk: Buffer): Buffer | undefined {
     if (this.options.onText) this.options.onText(this.observerText.write(chunk));
     if (this.options.format === 'json') {
       if (this.jsonBytes + chunk.length <= this.maxJsonRead) this.jsonChunks.push(chunk);
       else this.keepTail(chunk);
       this.jsonBytes += chunk.length;
-      done(null, chunk);
-      return;
+      return chunk;
     }
     const events = this.decoder.push(chunk);
     for (const event of events) this.reader.onEvent(event);
-    if (!this.options.hideUsageOnlyEvent) {
-      done(null, chunk);
-      return;
-    }
+    if (!this.options.hideUsageOnlyEvent) return chunk;
     let out = '';
     for (const event of events) if (!this.options.dialect.isUsageOnlyEvent(event)) out += event.raw;
-    done(null, out ? Buffer.from(out, 'utf8') : undefined);
+    return out ? Buffer.from(out, 'utf8') : undefined;
   }
 
   override _flush(done: TransformCallback): void {
+    const via = this.options.readVia;
+    if (!via || via.destroyed) return this.flushRead(done);
+    let flushed = false;
+    const once = () => {
+      if (!flushed) this.flushRead(done);
+      flushed = true;
+    };
+    via.once('end', once);
+    via.once('close', once);
+    via.end();
+  }
+
+  private flushRead(done: TransformCallback): void {
     const tail = this.observerText.end();
     if (tail && this.options.onText) this.options.onText(tail);
     if (this.options.format === 'sse') {
@@ -102,12 +127,15 @@ export class UsageTap extends Transform {
 
   /** What the body said so far: complete after 'end', partial after an interruption. */
   result(): TapResult {
-    if (this.options.format === 'sse') return { ...this.reader.outcome(), bytes: this.bytes, oversizedEvents: this.decoder.oversizedEvents };
+    if (this.options.format === 'sse') {
+      const outcome = this.reader.outcome();
+      return { ...outcome, error: outcome.error ?? this.readError, complete: outcome.complete && !this.readError, bytes: this.bytes, oversizedEvents: this.decoder.oversizedEvents };
+    }
     const head = Buffer.concat(this.jsonChunks).toString('utf8');
     if (this.jsonBytes <= this.maxJsonRead) {
       const json = tryParseJson(head);
       const read = json === undefined ? {} : this.options.dialect.readResponse(json);
-      return { ...read, json, text: json === undefined ? head : undefined, complete: json !== undefined, bytes: this.bytes, oversizedEvents: 0 };
+      return { ...read, json, text: json === undefined ? head : undefined, error: this.readError, complete: json !== undefined && !this.readError, bytes: this.bytes, oversizedEvents: 0 };
     }
     // Too large to parse on the request path's budget: read the two fields where providers put them.
     const model = /"model"\s*:\s*"([^"]{1,200})"/.exec(head.slice(0, 64 * 1024))?.[1];

@@ -37,6 +37,13 @@ export interface Behaviour {
   invalidJson200?: boolean;
   /** Pad the answer to about this many bytes (usage stays valid). */
   hugeResponse?: number;
+  /**
+   * Compress the body with this coding and say so in `content-encoding` (as a provider
+   * that ignores `accept-encoding: identity` would); `deflate-raw` sends raw deflate
+   * under the name `deflate`, as some servers do. A stream's compressed bytes are cut
+   * into as many writes as it has events, at arbitrary points.
+   */
+  contentEncoding?: 'gzip' | 'deflate' | 'deflate-raw' | 'br';
 }
 
 export interface FakeUpstreamOptions {
@@ -65,6 +72,8 @@ export interface RecordedResponse {
   requestId?: string;
   /** The usage the body reported (zero for errors and for streams without usage). */
   usage?: SentUsage;
+  /** With `contentEncoding`: the compressed bytes sent. */
+  encodedBody?: Buffer;
   /** Every byte was handed to the socket and the response ended. */
   completed: boolean;
   /** The client went away before the response ended. */

@@ -23,7 +23,7 @@ import {
   type RecordedRequest,
   type UsageTotals,
 } from './behaviour';
-import { HTML_ERROR_BODY, MALFORMED_SSE_BLOCKS, TRUNCATED_JSON_BODY, writeResponse, type WritePlan } from './respond';
+import { compressPlan, HTML_ERROR_BODY, MALFORMED_SSE_BLOCKS, TRUNCATED_JSON_BODY, writeResponse, type WritePlan } from './respond';
 import { DEFAULT_ERROR_MESSAGES, STYLES, defaultFixture, type FakeStyle, type StyleSpec } from './styles';
 import { compileTemplate, renderEvent, servedUsage } from './templates';
 
@@ -195,6 +195,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       if (res.destroyed) return;
     }
     const response = plan(req, json, behaviour, entry);
+    if (behaviour.contentEncoding) entry.response.encodedBody = compressPlan(response, behaviour.contentEncoding);
     entry.response.status = response.status;
     await writeResponse(res, response, destroySocket);
   }

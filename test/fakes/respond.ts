@@ -1,5 +1,6 @@
 /** Writes a prepared response to the socket, with the timing and faults a test asked for. */
 import type { ServerResponse } from 'node:http';
+import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
 
 export interface WritePlan {
   status: number;
@@ -84,4 +85,26 @@ async function drip(res: ServerResponse, body: Buffer, bytesPerSecond: number): 
     if (res.destroyed) return;
     await write(res, body.subarray(offset, offset + bytesPerTick));
   }
+}
+
+const COMPRESS: Record<'gzip' | 'deflate' | 'deflate-raw' | 'br', [string, (body: Buffer) => Buffer]> = {
+  gzip: ['gzip', gzipSync],
+  deflate: ['deflate', deflateSync],
+  'deflate-raw': ['deflate', deflateRawSync],
+  br: ['br', brotliCompressSync],
+};
+
+/**
+ * Compresses the plan's body in place, setting `content-encoding`; a stream's
+ * compressed bytes are cut into as many writes as it had events, at arbitrary
+ * points. Returns the compressed bytes.
+ */
+export function compressPlan(plan: WritePlan, coding: keyof typeof COMPRESS): Buffer {
+  const [name, compress] = COMPRESS[coding];
+  const encoded = compress(Buffer.concat(plan.events));
+  plan.headers['content-encoding'] = name;
+  const pieces = Math.max(1, Math.min(plan.events.length, encoded.length));
+  const size = Math.ceil(encoded.length / pieces);
+  plan.events = Array.from({ length: Math.ceil(encoded.length / size) }, (_, i) => encoded.subarray(i * size, (i + 1) * size));
+  return encoded;
 }
