@@ -95,7 +95,9 @@ export function forwardUpstream(deps: Deps) {
     const source: Readable = transcoder ? upstream.body.pipe(transcoder) : upstream.body;
     transcoder?.on('error', (error) => {
       const reason = `could not decode the upstream body: ${error.message}`;
-      upstream.abort();
+      // The rest of the body is drained, not cut: an aborted body would end the client's stream before its error event.
+      upstream.body.unpipe(transcoder);
+      upstream.body.resume();
       if (format === 'sse' && !tap.writableEnded) tap.end(state.provider.dialect.streamErrorEvent(reason, 'closed'));
       else tap.destroy(new Error(reason));
       finish(reason);

@@ -148,6 +148,20 @@ describe('compressed answers through the official SDKs', () => {
   });
 });
 
+describe('a compressed error answer', () => {
+  it('is decoded, cleaned of credentials and sent as identity', async () => {
+    const storedKey = proxy.storedKeys['prov-b'];
+    proxy.fakes.fakes['prov-b'].next({ status: 401, errorBody: { error: { message: `Incorrect API key provided: ${storedKey}.`, type: 'invalid_request_error' } }, contentEncoding: 'gzip' });
+    const answer = await rawCall('prov-b', false);
+    expect(answer.status).toBe(401);
+    expect(answer.headers['content-encoding']).toBeUndefined();
+    const text = answer.body.toString('utf8');
+    expect(text).not.toContain(storedKey);
+    expect(JSON.parse(text).error.message).toBe('Incorrect API key provided: [redacted].');
+    expect((await rowOf(answer.requestId)).error).toBe('Incorrect API key provided: [redacted].');
+  });
+});
+
 describe('a compressed answer stored in the cache', () => {
   it('is stored decoded and served as identity to the next identical request', async () => {
     const client = new OpenAI({ baseURL: `${proxy.proxyBase}/prov-d/v1`, apiKey: proxy.account.token, maxRetries: 0 });
