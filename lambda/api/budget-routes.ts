@@ -1,5 +1,5 @@
 import type { Budget, BudgetStatus, BudgetSubject } from '../budgets/budget';
-import { isBudgetPeriod } from '../budgets/periods';
+import { isBudgetPeriod, type BudgetPeriod } from '../budgets/periods';
 import { NotFoundError, ValidationError } from '../errors';
 import { jsonResponse, type ProxyResponse } from '../http/response';
 import { nanosToUsd } from '../pricing/price-table';
@@ -21,7 +21,14 @@ export function parseBudget(body: Record<string, unknown>): Budget {
 }
 
 /** A budget as the API shows it; `resets_at` is null for a total budget. */
-export function budgetJson(status: BudgetStatus) {
+export interface BudgetJson {
+  limit_usd: number;
+  period: BudgetPeriod;
+  spent_usd: number;
+  resets_at: string | null;
+}
+
+export function budgetJson(status: BudgetStatus): BudgetJson {
   return {
     limit_usd: nanosToUsd(status.budget.limitNanos),
     period: status.budget.period,

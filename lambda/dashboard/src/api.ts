@@ -1,4 +1,4 @@
-import type { CreatedToken, Health, LogPage, Stats, StoredKey, TokenInfo } from './types';
+import type { Budget, BudgetInput, CreatedToken, Health, LogPage, RequesterBudget, Stats, StoredKey, TokenInfo } from './types';
 
 /** An error answer of the management API, or a network failure (status 0). */
 export class ApiError extends Error {
@@ -78,6 +78,12 @@ export function createApi(token: string, onUnauthorized: (error: ApiError) => vo
     tokens: () => call<{ tokens: TokenInfo[] }>('GET', '/api/tokens'),
     createToken: (name: string) => call<CreatedToken>('POST', '/api/tokens', { name }),
     revokeToken: (tokenId: string) => call<void>('DELETE', `/api/tokens/${encodeURIComponent(tokenId)}`),
+    setTokenBudget: (tokenId: string, budget: BudgetInput) => call<Budget>('PUT', `/api/tokens/${encodeURIComponent(tokenId)}/budget`, budget),
+    removeTokenBudget: (tokenId: string) => call<void>('DELETE', `/api/tokens/${encodeURIComponent(tokenId)}/budget`),
+    requesterBudgets: () => call<{ requesters: RequesterBudget[] }>('GET', '/api/budgets'),
+    setRequesterBudget: (requester: string, budget: BudgetInput) =>
+      call<Budget>('PUT', `/api/budgets/requesters/${encodeURIComponent(requester)}`, budget),
+    removeRequesterBudget: (requester: string) => call<void>('DELETE', `/api/budgets/requesters/${encodeURIComponent(requester)}`),
   };
 }
 

@@ -1,6 +1,7 @@
 /** Shapes of the management API as the dashboard reads them (see CONTRACT.md, "Management API"). */
 
 // The server's own types, imported as types only: nothing of the server ends up in the bundle.
+import type { BudgetJson } from '../../api/budget-routes';
 import type { ProviderId } from '../../providers/registry';
 import type { StatsSummary, StatsTotals, DayStats } from '../../store/usage-stats';
 import type { UsageRow } from '../../store/usage-row';
@@ -34,6 +35,16 @@ export interface TokenInfo {
   revoked_at?: string;
   /** The token this dashboard session signed in with. */
   current?: boolean;
+  budget?: Budget | null;
+}
+
+/** A spend limit with the spend of its current period (`resets_at` null for `total`). */
+export type Budget = BudgetJson;
+export type BudgetPeriod = Budget['period'];
+export type BudgetInput = Pick<Budget, 'limit_usd' | 'period'>;
+
+export interface RequesterBudget extends Budget {
+  requester: string;
 }
 
 export interface CreatedToken {

@@ -10,6 +10,7 @@ import { periodFromParams, periodRange, periodToParams, type Period } from '../p
 import { hrefFor } from '../router';
 import type { Stats } from '../types';
 import { useAsync } from '../use-async';
+import { BudgetBanner } from './budgets/budget-banner';
 import { dailySeries } from './overview-charts';
 import { PeriodPicker } from './period-picker';
 import { TopModels, TopRequesters } from './overview-tables';
@@ -126,6 +127,7 @@ export function Overview({ params }: { params: URLSearchParams }) {
           </button>
         </PeriodPicker>
       </div>
+      <BudgetBanner />
       <ErrorMessage error={stats.error} testId="overview-error" onRetry={stats.reload} />
       <div aria-live="polite" class="sr-only">
         {stats.loading ? 'Loading usage…' : stats.data ? 'Usage loaded.' : ''}

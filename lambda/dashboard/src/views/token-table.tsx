@@ -1,13 +1,36 @@
+import { useApi } from '../api-context';
 import { ConfirmButton } from '../components/confirm-button';
 import { formatDateTime } from '../format';
 import type { TokenInfo } from '../types';
+import { BudgetEditor } from './budgets/budget-editor';
 
 function newestActiveFirst(a: TokenInfo, b: TokenInfo): number {
   if (!a.revoked_at !== !b.revoked_at) return a.revoked_at ? 1 : -1;
   return b.created_at.localeCompare(a.created_at);
 }
 
-export function TokenTable({ tokens, onRevoke }: { tokens: TokenInfo[]; onRevoke: (tokenId: string) => Promise<void> }) {
+/** The token's budget bar with set / change / remove; a revoked token keeps only its bar. */
+function TokenBudget({ token, onChanged }: { token: TokenInfo; onChanged: () => void }) {
+  const api = useApi();
+  if (token.revoked_at) return token.budget ? <span class="muted">—</span> : null;
+  return (
+    <BudgetEditor
+      budget={token.budget}
+      label={`token “${token.name || token.token_id}”`}
+      testId="token-budget"
+      onSave={async (input) => {
+        await api.setTokenBudget(token.token_id, input);
+        onChanged();
+      }}
+      onRemove={async () => {
+        await api.removeTokenBudget(token.token_id);
+        onChanged();
+      }}
+    />
+  );
+}
+
+export function TokenTable({ tokens, onRevoke, onBudgetChanged }: { tokens: TokenInfo[]; onRevoke: (tokenId: string) => Promise<void>; onBudgetChanged: () => void }) {
   const rows = [...tokens].sort(newestActiveFirst);
   return (
     <div class="table-scroll" tabIndex={0} role="region" aria-label="Tokens">
@@ -18,6 +41,7 @@ export function TokenTable({ tokens, onRevoke }: { tokens: TokenInfo[]; onRevoke
             <th scope="col">Scopes</th>
             <th scope="col">Created</th>
             <th scope="col">Last used</th>
+            <th scope="col">Budget</th>
             <th scope="col">Status</th>
           </tr>
         </thead>
@@ -47,6 +71,9 @@ export function TokenTable({ tokens, onRevoke }: { tokens: TokenInfo[]; onRevoke
               </td>
               <td data-label="Created">{formatDateTime(token.created_at)}</td>
               <td data-label="Last used">{token.last_used_at ? formatDateTime(token.last_used_at) : <span class="muted">never</span>}</td>
+              <td data-label="Budget">
+                <TokenBudget token={token} onChanged={onBudgetChanged} />
+              </td>
               <td data-label="Status">
                 {token.revoked_at ? (
                   <span class="muted" data-testid="token-revoked">

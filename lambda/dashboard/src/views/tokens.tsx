@@ -5,6 +5,7 @@ import { ErrorMessage } from '../components/error-message';
 import { SkeletonRows } from '../components/skeleton';
 import type { CreatedToken } from '../types';
 import { useAsync } from '../use-async';
+import { RequesterBudgets } from './budgets/requester-budgets';
 import { TokenTable } from './token-table';
 
 function CreatedTokenNotice({ created, name, onDone }: { created: CreatedToken; name: string; onDone: () => void }) {
@@ -107,11 +108,12 @@ export function Tokens() {
       <section class="card table-card">
         <h2 class="card-title">All tokens</h2>
         {tokens.data ? (
-          <TokenTable tokens={tokens.data.tokens} onRevoke={revoke} />
+          <TokenTable tokens={tokens.data.tokens} onRevoke={revoke} onBudgetChanged={tokens.reload} />
         ) : (
           <SkeletonRows rows={3} label="Loading tokens…" />
         )}
       </section>
+      <RequesterBudgets />
     </div>
   );
 }
