@@ -35,6 +35,25 @@ function bundledJar(): { jar: string; libraryPath: string } {
 }
 
 /**
+ * A small Node process between the server and Java. It runs in its own process group (`detached`),
+ * so the Ctrl-C a terminal sends to the server's group does not kill the store while the server
+ * still writes the rows of requests in flight; the server stops it last. It stops Java when told
+ * to (SIGTERM) and also when the server disappears without a word (its stdin pipe closes, e.g.
+ * after SIGKILL), so no orphaned Java is left holding the data directory.
+ */
+const GUARD = `
+const { spawn } = require('node:child_process');
+const [command, ...args] = JSON.parse(process.argv[1]);
+const java = spawn(command, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+const stop = () => java.kill('SIGTERM');
+process.stdin.on('end', stop).on('error', stop).resume();
+process.on('SIGTERM', stop);
+process.on('SIGINT', () => undefined);
+java.on('error', (error) => { process.stderr.write(String(error)); process.exit(1); });
+java.on('exit', (code) => process.exit(code ?? 0));
+`;
+
+/**
  * Starts AWS's DynamoDB Local on a free loopback port, keeping its data under
  * `dataDir` (or in memory when none is given), and resolves once it answers.
  */
@@ -48,11 +67,8 @@ export async function startDynamoDbLocal(dataDir?: string): Promise<{ endpoint: 
   }
   const port = await freePort();
   const { jar, libraryPath } = bundledJar();
-  const child: ChildProcess = spawn(
-    'java',
-    [`-Djava.library.path=${libraryPath}`, '-jar', jar, '-sharedDb', ...storage, '-port', String(port), '-disableTelemetry'],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
+  const java = ['java', `-Djava.library.path=${libraryPath}`, '-jar', jar, '-sharedDb', ...storage, '-port', String(port), '-disableTelemetry'];
+  const child: ChildProcess = spawn(process.execPath, ['-e', GUARD, JSON.stringify(java)], { stdio: ['pipe', 'ignore', 'pipe'], detached: true });
   let stderr = '';
   child.stderr?.on('data', (chunk) => (stderr += String(chunk)));
   const endpoint = `http://127.0.0.1:${port}`;
@@ -65,7 +81,7 @@ export async function startDynamoDbLocal(dataDir?: string): Promise<{ endpoint: 
         endpoint,
         stop: () =>
           new Promise((done) => {
-            if (child.exitCode !== null) return done();
+            if (child.exitCode !== null || child.signalCode !== null) return done();
             child.once('exit', () => done());
             child.kill('SIGTERM');
           }),

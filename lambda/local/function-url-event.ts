@@ -1,28 +1,42 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import { MAX_BODY_BYTES } from '../http/request';
 
-/** Reads the body, stopping one byte past Lambda's limit (the pipeline answers 413). */
-async function readBody(request: IncomingMessage): Promise<Buffer> {
+/** How much of an oversized body is read and discarded, and for how long, before the connection is dropped. */
+const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
+const DRAIN_LIMIT_MS = 10_000;
+
+/**
+ * Reads the body, keeping one byte past Lambda's limit (the pipeline answers 413). The rest of an
+ * oversized body is read and discarded before the answer goes out, and the answer closes the
+ * connection: a kept-alive socket with unread body bytes would hand them to the next request
+ * as garbage, and closing while the client still sends would reset the connection before the
+ * client reads the 413.
+ */
+async function readBody(request: IncomingMessage, response: ServerResponse): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
+  let discarded = 0;
+  const drainUntil = Date.now() + DRAIN_LIMIT_MS;
   for await (const chunk of request) {
     const buffer = chunk as Buffer;
-    if (size + buffer.length > MAX_BODY_BYTES + 1) {
-      chunks.push(buffer.subarray(0, MAX_BODY_BYTES + 1 - size));
-      size = MAX_BODY_BYTES + 1;
-      request.resume();
-      break;
+    if (size <= MAX_BODY_BYTES) {
+      const kept = buffer.subarray(0, MAX_BODY_BYTES + 1 - size);
+      chunks.push(kept);
+      size += kept.length;
+      discarded += buffer.length - kept.length;
+    } else {
+      discarded += buffer.length;
     }
-    chunks.push(buffer);
-    size += buffer.length;
+    if (discarded > DRAIN_LIMIT_BYTES || (discarded > 0 && Date.now() > drainUntil)) break;
   }
+  if (size > MAX_BODY_BYTES) response.setHeader('connection', 'close');
   return Buffer.concat(chunks, size);
 }
 
 /** A Node request as the function URL (payload format 2.0) event Lambda would deliver. */
-export async function toFunctionUrlEvent(request: IncomingMessage): Promise<APIGatewayProxyEventV2> {
+export async function toFunctionUrlEvent(request: IncomingMessage, response: ServerResponse): Promise<APIGatewayProxyEventV2> {
   const url = new URL(request.url ?? '/', 'http://local');
   const headers: Record<string, string> = {};
   // headersDistinct keeps repeats that Node would drop (e.g. a second Authorization); function URLs comma-join them.
@@ -30,9 +44,9 @@ export async function toFunctionUrlEvent(request: IncomingMessage): Promise<APIG
     if (values === undefined || name === 'cookie') continue;
     headers[name] = values.join(',');
   }
-  // Read before the body: stopping early at the size limit detaches the socket.
+  // Read before the body: stopping early at the drain limit detaches the socket.
   const sourceIp = request.socket?.remoteAddress ?? '127.0.0.1';
-  const body = await readBody(request);
+  const body = await readBody(request, response);
   const contentType = headers['content-type'] ?? '';
   // Lambda passes text bodies as text and everything else base64-encoded.
   const isText = /json|text|xml|x-www-form-urlencoded/i.test(contentType);

@@ -13,9 +13,11 @@ interface Prelude {
  * a Node `ServerResponse`, so the prelude becomes `writeHead`.
  */
 export function installLambdaShim(): void {
-  const globals = globalThis as { awslambda?: unknown };
-  if (globals.awslambda) return;
+  // The AWS SDK may have created the global already (it keeps its per-invocation store there): add to it.
+  const globals = globalThis as { awslambda?: Record<string, unknown> };
+  if (typeof globals.awslambda?.streamifyResponse === 'function') return;
   globals.awslambda = {
+    ...globals.awslambda,
     streamifyResponse: <T>(handler: T): T => handler,
     HttpResponseStream: {
       from(stream: ServerResponse, prelude: Prelude) {

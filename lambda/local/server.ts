@@ -1,114 +1,154 @@
 import { mkdirSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { loadConfig } from '../config';
-import { JavaMissingError, startDynamoDbLocal } from './dynamodb-local';
-import { firstRunAccount, localAdminKey } from './first-run';
-import { toFunctionUrlEvent } from './function-url-event';
-import { installLambdaShim } from './lambda-shim';
+import { loadConfig, type Config } from '../config';
+import type { Deps } from '../deps';
 import { describeError } from '../logger';
-import { VERSION } from '../version';
+import { bannerLines } from './banner';
+import { JavaMissingError, startDynamoDbLocal } from './dynamodb-local';
+import { firstRunAccount, localAdminKey, markTokenShown } from './first-run';
+import { toFunctionUrlEvent } from './function-url-event';
+import { InFlightRequests } from './in-flight';
+import { checkSharedKeyMaterial, ForeignKeyMaterialError } from './key-material';
+import { installLambdaShim } from './lambda-shim';
+import { listenOrExplain, PortUnavailableError } from './listen';
 
 /**
  * `npm start`: the Lambda handler behind a Node HTTP server. Each request
  * becomes a function URL event; the handler streams its answer straight into
  * the Node response, exactly as it streams into Lambda's response stream.
+ *
+ * Start order: bind the port, start the store, then create anything (admin key, first account),
+ * so a busy port or a missing Java leaves nothing half made.
  */
+
+/**
+ * Shutdown budget (README, "Stopping the server"): requests in flight get FINISH_REQUESTS_MS to
+ * end on their own, then are cut; rows get until WRITE_ROWS_MS to reach the store, then go to
+ * the spool file. The process is gone within EXIT_BY_MS, under the 10 s `docker stop` and
+ * Kubernetes give before SIGKILL.
+ */
+const FINISH_REQUESTS_MS = 6_000;
+const WRITE_ROWS_MS = 8_000;
+const EXIT_BY_MS = 9_500;
+
+type StreamingHandler = (event: unknown, response: ServerResponse, context: object) => Promise<void>;
+
 let stopDynamo: (() => Promise<void>) | undefined;
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  const newToken = process.argv.includes('--new-token');
   mkdirSync(config.dataDir, { recursive: true });
-  // The SDK versions are pinned in package-lock.json; its notice about future releases needing Node 22 is noise here.
+  // The SDK versions are pinned in package-lock.json; its notice about future Node versions is noise here.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-  if (!process.env.DYNAMODB_ENDPOINT) {
-    const local = await startDynamoDbLocal(config.dataDir);
-    process.env.DYNAMODB_ENDPOINT = local.endpoint;
-    stopDynamo = local.stop;
-  }
-  const admin = localAdminKey(config.dataDir, process.env.ADMIN_KEY);
-  process.env.ADMIN_KEY = admin.key;
+  const inFlight = new InFlightRequests();
+  let ready: { handler: StreamingHandler; deps: Deps } | undefined;
+  let becomeReady!: () => void;
+  const readyGate = new Promise<void>((done) => (becomeReady = done));
+  const server = createServer((request, response) => void serve(request, response));
+  server.keepAliveTimeout = 65_000;
 
-  // The handler module builds its dependencies from the environment when it loads, so it loads last.
-  installLambdaShim();
-  const { handler, deps } = await import('../handler');
-  const { ensureTables } = await import('../store/dynamodb/create-tables');
-  const { createDynamoClients } = await import('../store/dynamodb/client');
-  const { FileRowSpool } = await import('../store/row-spool');
-  await ensureTables(createDynamoClients({ region: deps.config.region, endpoint: deps.config.dynamoEndpoint }).raw, deps.config.tables);
-  if (deps.rowSpool instanceof FileRowSpool) deps.rowSpool.startReplay((row) => deps.rowWriter.writeOnce(row));
-  const firstAccount = await firstRunAccount(deps.config.dataDir, deps.accounts);
-
-  let inFlight = 0;
-  let idle: (() => void) | undefined;
   const serve = async (request: IncomingMessage, response: ServerResponse) => {
-    inFlight++;
+    const cut = inFlight.begin(response);
     try {
-      const event = await toFunctionUrlEvent(request);
+      await readyGate;
+      const { handler } = ready!;
+      const event = await toFunctionUrlEvent(request, response);
       // A client that leaves before the provider answers stops the upstream call too.
-      const clientGone = new AbortController();
       const abandoned = new Promise<void>((resolve) =>
         response.once('close', () => {
           if (response.writableFinished) return;
-          clientGone.abort();
+          cut.abort();
           resolve();
         }),
       );
-      const handled = (handler as unknown as (e: unknown, s: ServerResponse, c: object) => Promise<void>)(event, response, { awsRequestId: event.requestContext.requestId, clientGone: clientGone.signal });
+      const handled = handler(event, response, { awsRequestId: event.requestContext.requestId, clientGone: cut.signal });
       // Writing to a response whose client left may never settle; its rows are still tracked by deps.background.
       await Promise.race([handled, abandoned.then(() => new Promise((resolve) => setTimeout(resolve, 5_000).unref()))]);
     } catch (error) {
-      if (!response.destroyed) deps.log.warn('local adapter: request ended with an error', describeError(error));
+      if (!response.destroyed) ready?.deps.log.warn('local adapter: request ended with an error', describeError(error));
       // The response has started (or the client left); all that remains is to close it.
       if (!response.headersSent) response.writeHead(500, { 'content-type': 'application/json' }).end('{"error":{"message":"Internal error","type":"server_error"}}');
       else response.destroy();
     } finally {
-      inFlight--;
-      if (inFlight === 0) idle?.();
+      inFlight.end(response);
     }
   };
-  const server = createServer((request, response) => void serve(request, response));
-  server.keepAliveTimeout = 65_000;
-  await new Promise<void>((done, fail) => {
-    server.once('error', fail);
-    server.listen(config.port, config.host, done);
-  });
-  const { port } = server.address() as AddressInfo;
-  const base = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
 
-  const lines = [
-    `ai-usage-proxy ${VERSION} listening on ${base}`,
-    `  dashboard:        ${base}/`,
-    `  proxy base:       ${base}/api/proxy   (Anthropic SDK baseURL; OpenAI SDK: ${base}/api/proxy/prov-b/v1)`,
-    `  data directory:   ${config.dataDir}${stopDynamo ? ' (DynamoDB Local inside)' : ` (DynamoDB at ${process.env.DYNAMODB_ENDPOINT})`}`,
-  ];
-  if (admin.generated) lines.push(`  admin key:        ${admin.key}   (saved in ${config.dataDir}/admin.key)`);
-  if (firstAccount) {
-    lines.push(`  first account:    ${firstAccount.accountId}`);
-    lines.push(`  proxy token:      ${firstAccount.token}   (shown once: sign in to the dashboard with it)`);
-  }
-  process.stdout.write(lines.join('\n') + '\n');
-
+  await listenOrExplain(server, config.port, config.host);
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    process.stdout.write(`${signal}: finishing ${inFlight} request(s) in flight…\n`);
+    setTimeout(() => process.exit(1), EXIT_BY_MS).unref();
+    const started = Date.now();
+    process.stdout.write(`${signal}: finishing ${inFlight.size} request(s) in flight…\n`);
     server.close();
+    inFlight.stopKeepingAlive();
     server.closeIdleConnections();
-    if (inFlight > 0) await new Promise<void>((done) => (idle = done));
-    await deps.background.drain();
+    if (!(await inFlight.settled(FINISH_REQUESTS_MS))) {
+      process.stdout.write(`${signal}: ${inFlight.size} request(s) still running after ${FINISH_REQUESTS_MS / 1000} s: ending them\n`);
+      inFlight.cutAll();
+    }
+    if (ready) await stopServing(ready.deps, started + WRITE_ROWS_MS);
     await stopDynamo?.();
     process.stdout.write('stopped\n');
     process.exit(0);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+
+  if (!process.env.DYNAMODB_ENDPOINT) {
+    const local = await startDynamoDbLocal(config.dataDir);
+    process.env.DYNAMODB_ENDPOINT = local.endpoint;
+    stopDynamo = local.stop;
+  }
+  if (stopping) return;
+  const admin = localAdminKey(config.dataDir, process.env.ADMIN_KEY);
+  process.env.ADMIN_KEY = admin.key;
+
+  await prepareStore(config);
+  // The handler module builds its dependencies from the environment when it loads, so it loads last.
+  installLambdaShim();
+  const { handler, deps } = await import('../handler');
+  const { FileRowSpool } = await import('../store/row-spool');
+  if (deps.rowSpool instanceof FileRowSpool) deps.rowSpool.startReplay((row) => deps.rowWriter.writeOnce(row));
+  const firstAccount = await firstRunAccount(deps.config.dataDir, deps.accounts, { newToken });
+
+  ready = { handler: handler as unknown as StreamingHandler, deps };
+  becomeReady();
+  const { port } = server.address() as AddressInfo;
+  const base = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
+  process.stdout.write(bannerLines({ base, config: deps.config, ownStore: Boolean(stopDynamo), admin, firstAccount }).join('\n') + '\n');
+  markTokenShown(config.dataDir);
 }
 
+/** Tables exist, and (with the local key) this instance can open the keys already in the store. */
+async function prepareStore(config: Config): Promise<void> {
+  const { ensureTables } = await import('../store/dynamodb/create-tables');
+  const { createDynamoClients } = await import('../store/dynamodb/client');
+  const fresh = loadConfig();
+  const { raw } = createDynamoClients({ region: fresh.region, endpoint: fresh.dynamoEndpoint });
+  await ensureTables(raw, fresh.tables);
+  if (!config.kmsKeyId) await checkSharedKeyMaterial(raw, fresh.tables.accounts, config.dataDir);
+}
+
+/** Rows of finished requests reach the store (or, past the deadline, the spool); the replay is suspended. */
+async function stopServing(deps: Deps, deadline: number): Promise<void> {
+  const { FileRowSpool } = await import('../store/row-spool');
+  const drained = await Promise.race([deps.background.drain().then(() => true), sleep(deadline - Date.now()).then(() => false)]);
+  if (!drained) await deps.rowWriter.spoolUnwritten();
+  if (deps.rowSpool instanceof FileRowSpool) await deps.rowSpool.stop();
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+
+const KNOWN_START_ERRORS = [JavaMissingError, PortUnavailableError, ForeignKeyMaterialError];
+
 main().catch(async (error) => {
-  const known = error instanceof JavaMissingError || (error as NodeJS.ErrnoException).code === 'EADDRINUSE';
+  const known = KNOWN_START_ERRORS.some((type) => error instanceof type) || /^Invalid configuration/.test((error as Error).message);
   process.stderr.write(`${known ? (error as Error).message : `Failed to start: ${(error as Error).stack ?? error}`}\n`);
   await stopDynamo?.();
   process.exit(1);

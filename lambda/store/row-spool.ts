@@ -24,11 +24,18 @@ export class LogRowSpool implements RowSpool {
 /**
  * The local server keeps refused rows in a bounded JSON-lines file under
  * DATA_DIR and writes them back when the store answers again.
+ *
+ * Replay is crash-safe: the file is first renamed to `….replaying` (new refusals go to a new
+ * file meanwhile); a `.replaying` file left by a run that stopped mid-replay is replayed before
+ * anything newer; the writer skips rows already stored, so replaying a row twice stores it once.
+ * Only when every row is written or handed back to the spool is the claimed file removed.
  */
 export class FileRowSpool implements RowSpool {
   private timer?: NodeJS.Timeout;
   /** Rows in the file, counted once at start and then kept up to date (no re-reading per row). */
   private rows?: number;
+  private running?: Promise<number>;
+  private stopping = false;
 
   constructor(
     private readonly path: string,
@@ -47,33 +54,56 @@ export class FileRowSpool implements RowSpool {
     this.log.warn('usage row spooled to disk; it will be written when the store answers', { request_id: row.id, ...describeError(error) });
   }
 
-  /** Tries to write spooled rows back every `intervalMs` (with the row writer's single attempt). */
+  /**
+   * Replays at once (rows left by an earlier run go first), then every `intervalMs`, one replay
+   * at a time. `writeOnce` makes a single attempt and skips a row the store already holds.
+   */
   startReplay(writeOnce: (row: UsageRow) => Promise<void>, intervalMs = 5_000): void {
-    this.timer = setInterval(() => void this.replay(writeOnce).catch(() => undefined), intervalMs);
+    const tick = () => {
+      if (this.running || this.stopping) return;
+      this.running = this.replay(writeOnce)
+        .catch((error) => (this.log.warn('spooled usage rows not replayed yet', describeError(error)), 0))
+        .finally(() => (this.running = undefined));
+    };
+    tick();
+    this.timer = setInterval(tick, intervalMs);
     this.timer.unref();
   }
 
-  stop(): void {
+  /** Suspends replaying: the row being written finishes, the rest go back to the spool for the next start. */
+  async stop(): Promise<void> {
+    this.stopping = true;
     if (this.timer) clearInterval(this.timer);
+    await this.running;
   }
 
   async replay(writeOnce: (row: UsageRow) => Promise<void>): Promise<number> {
-    if (!existsSync(this.path)) return 0;
     const claimed = `${this.path}.replaying`;
-    renameSync(this.path, claimed);
-    const rows = readFileSync(claimed, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as UsageRow);
+    if (!existsSync(claimed)) {
+      if (!existsSync(this.path)) return 0;
+      renameSync(this.path, claimed);
+      this.rows = undefined;
+    }
+    const rows = readRows(claimed);
+    const left: UsageRow[] = [];
     let written = 0;
     for (const row of rows) {
+      if (this.stopping) {
+        left.push(row);
+        continue;
+      }
       try {
         await writeOnce(row);
         written++;
       } catch {
-        appendFileSync(this.path, JSON.stringify(row) + '\n');
+        left.push(row);
       }
     }
+    // Handed back before the claim is dropped: a stop between the two replays them again, harmlessly.
+    if (left.length) appendFileSync(this.path, left.map((row) => JSON.stringify(row) + '\n').join(''));
     rmSync(claimed);
     this.rows = undefined;
-    if (written) this.log.info('spooled usage rows written', { rows: written });
+    if (written) this.log.info('spooled usage rows written', { rows: written, left: left.length });
     return written;
   }
 
@@ -81,4 +111,18 @@ export class FileRowSpool implements RowSpool {
     this.rows ??= existsSync(this.path) ? readFileSync(this.path, 'utf8').split('\n').length - 1 : 0;
     return this.rows;
   }
+}
+
+/** The rows of a spool file; a line torn by a crash mid-append is skipped. */
+function readRows(path: string): UsageRow[] {
+  const rows: UsageRow[] = [];
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    if (!line) continue;
+    try {
+      rows.push(JSON.parse(line) as UsageRow);
+    } catch {
+      // Only the last line can be torn, and its row was never acknowledged to anyone.
+    }
+  }
+  return rows;
 }

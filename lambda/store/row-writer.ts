@@ -24,20 +24,39 @@ export class RowWriter {
     private readonly log: Logger,
   ) {}
 
+  /** Rows between `write` being called and being stored or spooled. */
+  private readonly unwritten = new Map<string, UsageRow>();
+
   async write(row: UsageRow): Promise<void> {
+    this.unwritten.set(row.id, row);
     try {
       await this.writeWithRetries(row);
     } catch (error) {
-      await this.spool.keep(row, error);
+      if (this.unwritten.has(row.id)) await this.spool.keep(row, error);
       return;
+    } finally {
+      this.unwritten.delete(row.id);
     }
     await this.afterWrite(row);
   }
 
-  /** One attempt, for replaying spooled rows: throws if the store still refuses. */
+  /**
+   * One attempt, for replaying spooled rows: throws if the store still refuses. A row the store
+   * already holds (written just before a crash, or replayed before) is skipped, so it is neither
+   * stored twice nor counted twice in the rollups.
+   */
   async writeOnce(row: UsageRow): Promise<void> {
+    if (await this.usageLog.find(row.account_id, row.id)) return;
     await this.usageLog.write(row);
     await this.afterWrite(row);
+  }
+
+  /** Shutdown's last resort: rows still being retried go to the spool now (a replay skips any that land meanwhile). */
+  async spoolUnwritten(): Promise<number> {
+    const rows = [...this.unwritten.values()];
+    this.unwritten.clear();
+    for (const row of rows) await this.spool.keep(row, new Error('the server stopped before the store accepted this row'));
+    return rows.length;
   }
 
   private writeWithRetries(row: UsageRow): Promise<void> {

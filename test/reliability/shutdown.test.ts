@@ -3,14 +3,20 @@
  * only then exits 0. The rows are read straight from the table after the
  * process is gone, so they were written before it exited.
  */
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
+import { join } from 'node:path';
+import { startDynamoDbLocal } from '../../lambda/local/dynamodb-local';
 import { tableNames } from '../../lambda/store/tables';
 import { startAllFakes, type AllFakes } from '../fakes/start-fakes';
 import { sdkDocumentClient } from './support/dynamo';
 import { credentialHeaders, ENDPOINT, requestBody, streamEndedCleanly } from './support/requests';
 import { spawnServer, type ServerProcess } from './support/server-process';
 
-jest.setTimeout(90_000);
+jest.setTimeout(120_000);
 
 const FIXED_USAGE = { inputTokens: 777, outputTokens: 88, cacheReadTokens: 0, cacheWriteTokens: 0 };
 const OWN_KEY = 'client-own-key-shutdown-0001';
@@ -88,3 +94,151 @@ test('SIGTERM: the stream in flight and a request still waiting for its upstream
   expect(byProvider['prov-a']!.error).toBeUndefined();
   expect(byProvider['prov-b']).toMatchObject({ status_code: 200, input_tokens: FIXED_USAGE.inputTokens, output_tokens: FIXED_USAGE.outputTokens });
 });
+
+/** Every usage row of an account, read straight from a table with the SDK (not through the server). */
+async function tableRows(doc: DynamoDBDocumentClient, tablePrefix: string, accountId: string): Promise<Array<Record<string, unknown>>> {
+  const { Items = [] } = await doc.send(
+    new QueryCommand({
+      TableName: tableNames({}, tablePrefix).usageLogs,
+      KeyConditionExpression: 'account_id = :account',
+      ExpressionAttributeValues: { ':account': accountId },
+      ConsistentRead: true,
+    }),
+  );
+  return Items;
+}
+
+async function newAccount(target: ServerProcess): Promise<{ accountId: string; token: string }> {
+  const created = await fetch(`${target.url}/api/admin/accounts`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${target.adminKey}`, 'content-type': 'application/json' },
+    body: '{"name":"shutdown"}',
+  });
+  expect(created.status).toBe(201);
+  const body = (await created.json()) as { account_id: string; token: string };
+  return { accountId: body.account_id, token: body.token };
+}
+
+test('Ctrl-C in a terminal (SIGINT to the whole process group) during a stream: the row is in the table before the process exits, nothing is spooled', async () => {
+  // Its own DynamoDB Local under DATA_DIR, as `npm start` runs; detached = a terminal's foreground job.
+  const own = await spawnServer({ ...fakes.env, DYNAMODB_ENDPOINT: '' }, { detached: true });
+  try {
+    const { accountId, token } = await newAccount(own);
+    fakes.fakes['prov-b'].next({ chunkIntervalMs: 150, chunks: 12, usage: FIXED_USAGE });
+    const streaming = await fetch(own.url + '/api/proxy' + ENDPOINT['prov-b'], {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...credentialHeaders('prov-b', token, OWN_KEY) },
+      body: JSON.stringify(requestBody('prov-b', 'ctrl-c during this', true)),
+    });
+    expect(streaming.status).toBe(200);
+    const reader = streaming.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = decoder.decode((await reader.read()).value, { stream: true });
+
+    process.kill(-own.child.pid!, 'SIGINT');
+
+    for (let i = 0; i < 10_000; i++) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+    expect(streamEndedCleanly('prov-b', text)).toBe(true);
+    expect(await own.exited).toBe(0);
+    expect(own.output()).not.toMatch(/spooled/);
+    expect(existsSync(join(own.dataDir, 'row-spool.jsonl'))).toBe(false);
+
+    // The server's store is gone with it: open its files with a new DynamoDB Local and read the row.
+    const store = await startDynamoDbLocal(own.dataDir);
+    try {
+      const rows = await tableRows(documentClient(store.endpoint), own.tablePrefix, accountId);
+      expect(rows).toEqual([expect.objectContaining({ provider: 'prov-b', stream: true, status_code: 200, input_tokens: FIXED_USAGE.inputTokens, output_tokens: FIXED_USAGE.outputTokens })]);
+    } finally {
+      await store.stop();
+    }
+  } finally {
+    own.cleanUp();
+  }
+});
+
+test('SIGKILL of the server leaves no DynamoDB Local behind', async () => {
+  const own = await spawnServer({ ...fakes.env, DYNAMODB_ENDPOINT: '' });
+  try {
+    const javaOf = () => spawnSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).stdout.split('\n').filter((line) => line.includes(join(own.dataDir, 'dynamodb')));
+    expect(javaOf().length).toBeGreaterThan(0);
+    own.child.kill('SIGKILL');
+    await own.exited;
+    const deadline = Date.now() + 20_000;
+    while (javaOf().length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    expect(javaOf()).toEqual([]);
+  } finally {
+    own.cleanUp();
+  }
+});
+
+test('SIGTERM under a keep-alive client hammering: kept-alive connections close, every upstream call has a row, the process exits in time', async () => {
+  const target = await spawnServer({ ...fakes.env, RATE_LIMIT_PER_MINUTE: '1000000' });
+  const agent = new Agent({ keepAlive: true, maxSockets: 8 });
+  try {
+    const { accountId, token } = await newAccount(target);
+    const upstream = fakes.fakes['prov-d'];
+    upstream.reset();
+    upstream.always({ latencyMs: 40, usage: FIXED_USAGE });
+    const body = JSON.stringify(requestBody('prov-d', 'hammer'));
+    let answered = 0;
+    let signalledAt = 0;
+    let answeredAfterSignal = 0;
+    let refusedAfterSignal = false;
+    const worker = async () => {
+      while (!refusedAfterSignal) {
+        const status = await post(agent, target.url + '/api/proxy' + ENDPOINT['prov-d'], { 'content-type': 'application/json', ...credentialHeaders('prov-d', token, OWN_KEY) }, body);
+        if (status === undefined) {
+          // Connection refused or closed: after the signal this is the server going away, as it should.
+          if (signalledAt) refusedAfterSignal = Date.now() - signalledAt > 500 || refusedAfterSignal;
+          await new Promise((r) => setTimeout(r, 10));
+          continue;
+        }
+        answered++;
+        if (signalledAt) answeredAfterSignal++;
+      }
+    };
+    const workers = Array.from({ length: 8 }, worker);
+    while (answered < 40) await new Promise((r) => setTimeout(r, 20));
+
+    signalledAt = Date.now();
+    target.child.kill('SIGTERM');
+    expect(await target.exited).toBe(0);
+    const exitedAfterMs = Date.now() - signalledAt;
+    refusedAfterSignal = true;
+    await Promise.all(workers);
+
+    // The documented bound is 10 s; the old server was still serving kept-alive sockets after 60 s.
+    expect(exitedAfterMs).toBeLessThan(15_000);
+    // Each kept-alive socket carries at most the request it had in flight and one already sent.
+    expect(answeredAfterSignal).toBeLessThanOrEqual(16);
+    expect(upstream.requests.length).toBeGreaterThanOrEqual(40);
+    const rows = await tableRows(sdkDocumentClient(), target.tablePrefix, accountId);
+    expect(rows.filter((row) => row.provider === 'prov-d')).toHaveLength(upstream.requests.length);
+    expect(rows.every((row) => row.status_code === 200)).toBe(true);
+    upstream.always(undefined);
+  } finally {
+    agent.destroy();
+    target.cleanUp();
+  }
+});
+
+function documentClient(endpoint: string): DynamoDBDocumentClient {
+  return DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'eu-west-1', endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }));
+}
+
+/** One POST over the given agent; the status, or undefined when the connection failed. */
+function post(agent: Agent, url: string, headers: Record<string, string>, body: string): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    const request = httpRequest(url, { method: 'POST', agent, headers }, (response) => {
+      response.resume();
+      response.on('end', () => resolve(response.statusCode));
+      response.on('error', () => resolve(undefined));
+    });
+    request.on('error', () => resolve(undefined));
+    request.end(body);
+  });
+}

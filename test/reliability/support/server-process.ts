@@ -15,6 +15,7 @@ export interface ServerProcess {
   url: string;
   adminKey: string;
   tablePrefix: string;
+  dataDir: string;
   child: ChildProcess;
   output(): string;
   /** Resolves with the exit code once the process has exited. */
@@ -22,14 +23,23 @@ export interface ServerProcess {
   cleanUp(): void;
 }
 
-export async function spawnServer(env: Record<string, string>): Promise<ServerProcess> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'proxy-shutdown-'));
+export interface SpawnOptions {
+  /** Its own process group (as a terminal's foreground job): a signal to `-pid` reaches the whole group. */
+  detached?: boolean;
+  /** Reuse a data directory (a restart); otherwise a new one. */
+  dataDir?: string;
+  tablePrefix?: string;
+}
+
+export async function spawnServer(env: Record<string, string>, options: SpawnOptions = {}): Promise<ServerProcess> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'proxy-shutdown-'));
   const adminKey = `admin-test-${randomBytes(16).toString('hex')}`;
-  const tablePrefix = `sd${randomBytes(4).toString('hex')}-`;
+  const tablePrefix = options.tablePrefix ?? `sd${randomBytes(4).toString('hex')}-`;
   const child = spawn(process.execPath, [join(ROOT, 'dist/local/server.mjs')], {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, ADMIN_KEY: adminKey, TABLE_PREFIX: tablePrefix, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.detached ?? false,
   });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += String(chunk)));
@@ -50,6 +60,7 @@ export async function spawnServer(env: Record<string, string>): Promise<ServerPr
     url,
     adminKey,
     tablePrefix,
+    dataDir,
     child,
     output: () => output,
     exited,
