@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -13,8 +14,8 @@ interface Running {
   exited: Promise<number | null>;
 }
 
-function startServer(env: NodeJS.ProcessEnv): Running {
-  const child = spawn(process.execPath, [SERVER], { cwd: ROOT, env: { ...process.env, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function startServer(env: NodeJS.ProcessEnv, args: string[] = []): Running {
+  const child = spawn(process.execPath, [SERVER, ...args], { cwd: ROOT, env: { ...process.env, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (c) => (output += String(c)));
   child.stderr.on('data', (c) => (output += String(c)));
@@ -108,6 +109,87 @@ describe('npm start (the local server)', () => {
       expect(server.output()).toContain(`DynamoDB at ${process.env.DYNAMODB_ENDPOINT}`);
       expect(existsSync(join(dataDir, 'dynamodb'))).toBe(false);
       expect(await server.stop()).toBe(0);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('on a busy port says so in one line naming PORT and creates nothing; the next start on a free port prints a working token', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'busy-port-'));
+    const squatter = createServer();
+    await new Promise<void>((done) => squatter.listen(0, '127.0.0.1', done));
+    const busy = (squatter.address() as { port: number }).port;
+    try {
+      const env = { DATA_DIR: dataDir, DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT, ADMIN_KEY: '', TABLE_PREFIX: `bp${Date.now()}-`, HOST: '127.0.0.1' };
+      const first = startServer({ ...env, PORT: String(busy) });
+      expect(await first.exited).toBe(1);
+      const lines = first.output().trim().split('\n');
+      expect(lines).toEqual([expect.stringMatching(new RegExp(`^Port ${busy} on 127\\.0\\.0\\.1 is already in use.*PORT`))]);
+      // Bound first: no admin key, no account, no store files were made for a start that could not serve.
+      expect(readdirSync(dataDir)).toEqual([]);
+
+      const second = startServer({ ...env, PORT: '0' });
+      const url = await second.url;
+      const token = /proxy token:\s+(sk-proxy-\S+)/.exec(second.output())?.[1];
+      expect(token).toBeDefined();
+      expect(/admin key:\s+(admin-\S+)/.exec(second.output())?.[1]).toBe(readFileSync(join(dataDir, 'admin.key'), 'utf8').trim());
+      expect((await fetch(`${url}/api/keys`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+      expect(await second.stop('SIGTERM')).toBe(0);
+    } finally {
+      squatter.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('shows a fresh token for the first account when the start that made it stopped before showing it, and on --new-token', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'new-token-'));
+    try {
+      const env = { DATA_DIR: dataDir, DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT, ADMIN_KEY: '', TABLE_PREFIX: `nt${Date.now()}-` };
+      const first = startServer(env);
+      await first.url;
+      const accountId = /first account:\s+(\S+)/.exec(first.output())?.[1];
+      expect(await first.stop('SIGTERM')).toBe(0);
+
+      // A crash between creating the account and printing the banner leaves the marker unconfirmed.
+      const marker = join(dataDir, 'first-account.json');
+      writeFileSync(marker, JSON.stringify({ ...JSON.parse(readFileSync(marker, 'utf8')), token_shown: false }));
+      const second = startServer(env);
+      const url = await second.url;
+      expect(second.output()).toContain(`first account:    ${accountId}`);
+      expect(second.output()).toContain('the earlier start stopped before showing one');
+      const recovered = /proxy token:\s+(sk-proxy-\S+)/.exec(second.output())![1]!;
+      expect((await fetch(`${url}/api/keys`, { headers: { authorization: `Bearer ${recovered}` } })).status).toBe(200);
+      expect(await second.stop('SIGTERM')).toBe(0);
+
+      const third = startServer(env, ['--new-token']);
+      const url3 = await third.url;
+      const fresh = /proxy token:\s+(sk-proxy-\S+)/.exec(third.output())![1]!;
+      expect(fresh).not.toBe(recovered);
+      expect(fresh.startsWith(`sk-proxy-${accountId}_`)).toBe(true);
+      for (const token of [fresh, recovered]) expect((await fetch(`${url3}/api/keys`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+      expect(await third.stop('SIGTERM')).toBe(0);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('lists the active upstream overrides in the start banner, as full endpoint URLs', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'overrides-'));
+    try {
+      const server = startServer({
+        DATA_DIR: dataDir,
+        DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT,
+        TABLE_PREFIX: `ov${Date.now()}-`,
+        UPSTREAM_BASE_URL_PROV_A: '',
+        UPSTREAM_BASE_URL_PROV_B: 'http://127.0.0.1:9/v1',
+        UPSTREAM_BASE_URL_PROV_C: '',
+        UPSTREAM_BASE_URL_PROV_D: '',
+        UPSTREAM_BASE_URL_PROV_E: '',
+      });
+      await server.url;
+      expect(server.output()).toContain('upstream prov-b:  http://127.0.0.1:9/v1/chat/completions   (UPSTREAM_BASE_URL_PROV_B)');
+      expect(server.output()).not.toContain('upstream prov-a');
+      expect(await server.stop('SIGTERM')).toBe(0);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
