@@ -76,8 +76,8 @@ describe.each(PROVIDERS)('%s through its official SDK', (provider) => {
       if (provider === 'prov-a') expect(upstream.headers['anthropic-version']).toMatch(/^\d{4}-\d\d-\d\d$/);
 
       const sent = upstream.response.usage!;
-      const rows = await proxy.waitForRows(proxy.account.token, 1, `requester=alice-${mode}&provider=${provider}`);
-      const row = rows.find((r) => r.id === result.requestId)!;
+      // Rows are written after the response ends: wait for this request's own row, not any row of the requester.
+      const [row] = await proxy.rowsFor(proxy.account.token, [result.requestId]);
       expect(row).toMatchObject({
         provider,
         model: TEST_MODELS[provider],
