@@ -122,13 +122,8 @@ async function main(): Promise<void> {
     if (main6.some((c) => c.id === 'cacheHit')) await primeCache(contenders.find((c) => c.id === 'cacheHit')!);
     const dynamoIdle = dynamoPid ? memoryMb(dynamoPid).rss : 0;
 
-    const tokenParts = /^sk-proxy-([a-z0-9]+)_([a-z0-9]+)_/.exec(proxy.token);
-    const store = openStoreYardstick(dynamo.endpoint, {
-      accounts: `${proxy.tablePrefix}accounts`,
-      rateLimits: `${proxy.tablePrefix}rate-limits`,
-      accountId: tokenParts?.[1] ?? 'unknown',
-      tokenId: `${tokenParts?.[1]}_${tokenParts?.[2]}`,
-    });
+    // The yardstick makes the proxy's own store calls on the proxy's own items (see store-call.ts).
+    const store = openStoreYardstick(dynamo.endpoint, { tablePrefix: proxy.tablePrefix, token: proxy.token, dataDir: join(work, 'yardstick') });
     cleanups.push(async () => store.close());
     // Cold: the first calls on a fresh DynamoDB Local and a fresh client, as the old single yardstick was taken.
     const coldSamples = await store.sample(ITERATIONS.coldStoreSamples);
@@ -234,6 +229,11 @@ async function main(): Promise<void> {
     const results = finishResults({ ...figures, profile, durationSeconds: (performance.now() - started) / 1000 });
     writeOutputs(results);
     process.stdout.write(`\n${summaryTable(results)}\n\n`);
+    const y = results.yardstick;
+    process.stdout.write(
+      `store alone (the budgets' yardstick), p50: wave cold ${y.cold.wave.p50.toFixed(2)} ms, warm ${y.c1.wave.p50.toFixed(2)} ms back to back and ${y.c1Paced.wave.p50.toFixed(2)} ms paced; ` +
+        `GetItem cold ${y.cold.getItem.p50.toFixed(2)} ms, warm ${y.c1.getItem.p50.toFixed(2)} / ${y.c1Paced.getItem.p50.toFixed(2)} ms\n\n`,
+    );
     for (const b of results.budgets) process.stdout.write(`${b.met ? 'met   ' : 'MISSED'}  ${b.name}: ${b.measured} (target ${b.target})\n`);
     process.stdout.write(`\nwrote ${OUTPUTS.join(', ')}\n`);
   } finally {

@@ -14,10 +14,15 @@
  * trip" is measured warm, under the same outside load as the requests it is compared with.
  */
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { Agent, request } from 'node:http';
+import { parseToken } from '../lambda/auth/proxy-token';
+import { loadConfig } from '../lambda/config';
+import { buildDeps } from '../lambda/deps';
+import type { Logger } from '../lambda/logger';
 import { createDynamoClients } from '../lambda/store/dynamodb/client';
+import { requesterLabel } from '../lambda/store/usage-row';
 import { median } from './stats';
 
 export type StoreCallCpu = { proxyClient: number; sdkDocumentClient: number; sdkLowLevelCachedMiddleware: number; bareHttp: number };
@@ -27,10 +32,12 @@ export interface StoreSamples {
   /** A sequential GetItem of a missing key (the cheapest call). */
   getItem: number[];
   /**
-   * The store work a request needs before its upstream call, as one parallel wave: the token and
-   * stored key read together (consistent BatchGetItem) alongside the rate counter's conditional
-   * UpdateItem. DynamoDB Local takes longer for the conditional write than for a read, so this, not
-   * the GetItem, is "one round trip" of the latency budget.
+   * The store work a stored-key request waits for before its upstream call, made by the proxy's
+   * own store adapters (built by its composition root) with the calls lambda/pipeline/start-lookups.ts
+   * starts together: token, budgets, rate counter, stored key. However the request path groups them
+   * (today a BatchGetItem alongside the rate counter's conditional UpdateItem), this is that wave,
+   * and it is "one round trip" of the latency budget. DynamoDB Local takes longer for the
+   * conditional write than for a read, so the wave is longer than the GetItem.
    */
   wave: number[];
 }
@@ -73,17 +80,26 @@ function bareGet(endpoint: URL, agent: Agent, table: string): Promise<unknown> {
   });
 }
 
-export interface StoreTables {
-  accounts: string;
-  rateLimits: string;
-  /** An existing token's account and token id (`<account>_<key>`), so that the reads find items. */
-  accountId: string;
-  tokenId: string;
+export interface StoreTarget {
+  /** The proxy instance's table prefix: the wave reads and writes its items. */
+  tablePrefix: string;
+  /** An existing proxy token of that instance, so that the reads find items. */
+  token: string;
+  /** A directory for the adapters' local files (the local master key, the row spool). */
+  dataDir: string;
 }
 
+const SILENT: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
 /** Opens the store clients; nothing is measured until `sample` or `clientCpu` is called. */
-export function openStoreYardstick(endpoint: string, tables: StoreTables): StoreYardstick {
-  const table = tables.accounts;
+export function openStoreYardstick(endpoint: string, target: StoreTarget): StoreYardstick {
+  const deps = buildDeps(
+    loadConfig({ DYNAMODB_ENDPOINT: endpoint, TABLE_PREFIX: target.tablePrefix, DATA_DIR: target.dataDir, RATE_LIMIT_PER_MINUTE: '1000000000', AWS_REGION: 'eu-west-1' }),
+    SILENT,
+  );
+  const token = parseToken(target.token);
+  if (!token) throw new Error('the yardstick needs a proxy token');
+  const table = deps.config.tables.accounts;
   // The SDK's notice about its future Node 22 requirement is noise here (the local server silences it too).
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const { doc, raw } = createDynamoClients({ region: 'eu-west-1', endpoint });
@@ -106,22 +122,16 @@ export function openStoreYardstick(endpoint: string, tables: StoreTables): Store
     sdkLowLevelCachedMiddleware: () => lowLevel.send(new GetItemCommand({ TableName: table, Key: { pk: { S: key.pk }, sk: { S: key.sk } } })),
     bareHttp: () => bareGet(url, agent, table),
   };
-  const accountPk = `ACCOUNT#${tables.accountId}`;
-  const wave = () =>
-    Promise.all([
-      doc.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: [{ pk: accountPk, sk: `TOKEN#${tables.tokenId}` }, { pk: accountPk, sk: 'KEY#prov-b' }], ConsistentRead: true } } })),
-      doc.send(
-        new UpdateCommand({
-          TableName: tables.rateLimits,
-          Key: { counter_key: `${tables.tokenId}#bench-wave` },
-          UpdateExpression: 'ADD #count :one SET expires_at = :expires',
-          ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
-          ExpressionAttributeNames: { '#count': 'count' },
-          ExpressionAttributeValues: { ':one': 1, ':limit': 1_000_000_000, ':expires': Math.floor(Date.now() / 1000) + 3600 },
-          ReturnValues: 'UPDATED_NEW',
-        }),
-      ),
+  // What startLookups starts for a stored-key request without a cache header, all at once.
+  const wave = () => {
+    const now = Date.now();
+    return Promise.all([
+      deps.accounts.getToken(token.accountId, token.tokenId),
+      deps.budgets.statusesFor(token.accountId, token.tokenId, requesterLabel(undefined), now),
+      deps.rateLimiter.hit(token.tokenId, now),
+      deps.providerKeys.get(token.accountId, 'prov-b'),
     ]);
+  };
   const timed = async (call: () => Promise<unknown>, into: number[]) => {
     const started = performance.now();
     await call();
