@@ -1,0 +1,144 @@
+/**
+ * Spooled rows survive a stop in the middle of their replay: SIGTERM suspends the replay and
+ * hands the rest back to the spool; SIGKILL leaves the claimed `.replaying` file, which the next
+ * start replays first. Either way every row ends up in the table exactly once, and the rollups
+ * count it once (after SIGKILL, at most the one row being written at that instant can miss its
+ * rollup; none is counted twice).
+ */
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { newRequestId } from '../../lambda/http/request';
+import { tableNames } from '../../lambda/store/tables';
+import type { UsageRow } from '../../lambda/store/usage-row';
+import { sdkDocumentClient } from './support/dynamo';
+import { spawnServer, type ServerProcess } from './support/server-process';
+
+jest.setTimeout(240_000);
+
+const ROWS = 1500;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function storedIds(tablePrefix: string, accountId: string): Promise<string[]> {
+  const doc = sdkDocumentClient();
+  const ids: string[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await doc.send(
+      new QueryCommand({
+        TableName: tableNames({}, tablePrefix).usageLogs,
+        KeyConditionExpression: 'account_id = :account',
+        ExpressionAttributeValues: { ':account': accountId },
+        ProjectionExpression: 'id',
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    ids.push(...(page.Items ?? []).map((item) => item.id as string));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return ids;
+}
+
+/** A server with an account, stopped again, and a spool file of ROWS rows for that account in its DATA_DIR. */
+async function spooledDataDir(): Promise<{ dataDir: string; tablePrefix: string; accountId: string; token: string; ids: string[]; cleanUp(): void }> {
+  const setup = await spawnServer({});
+  const created = await fetch(`${setup.url}/api/admin/accounts`, { method: 'POST', headers: { authorization: `Bearer ${setup.adminKey}` }, body: '{}' });
+  const { account_id: accountId, token, token_id: tokenId } = (await created.json()) as { account_id: string; token: string; token_id: string };
+  setup.child.kill('SIGTERM');
+  expect(await setup.exited).toBe(0);
+  const now = Date.now();
+  const rows: UsageRow[] = Array.from({ length: ROWS }, (_, i) => {
+    const arrived = now - 60_000 + i;
+    return {
+      account_id: accountId,
+      id: newRequestId(arrived),
+      ts: new Date(arrived).toISOString(),
+      provider: 'prov-b',
+      model: 'gpt-4o-mini-2024-07-18',
+      input_tokens: 10,
+      output_tokens: 5,
+      cache_read_tokens: 0,
+      cache_write_tokens: 0,
+      cost_usd: 0,
+      cost_nanos: 0,
+      priced: false,
+      latency_ms: 12,
+      status_code: 200,
+      cached: false,
+      saved_usd: 0,
+      saved_nanos: 0,
+      stream: false,
+      mode: 'stored',
+      token_id: tokenId,
+    };
+  });
+  writeFileSync(join(setup.dataDir, 'row-spool.jsonl'), rows.map((row) => JSON.stringify(row) + '\n').join(''));
+  return { dataDir: setup.dataDir, tablePrefix: setup.tablePrefix, accountId, token, ids: rows.map((row) => row.id), cleanUp: () => setup.cleanUp() };
+}
+
+/** Starts a server on the spooled data and stops it with `signal` once part of the rows are in the table. */
+async function stopMidReplay(spool: Awaited<ReturnType<typeof spooledDataDir>>, signal: NodeJS.Signals): Promise<number> {
+  const server = await spawnServer({}, { dataDir: spool.dataDir, tablePrefix: spool.tablePrefix });
+  try {
+    for (let i = 0; i < 600 && (await storedIds(spool.tablePrefix, spool.accountId)).length === 0; i++) await sleep(25);
+    server.child.kill(signal);
+    await server.exited;
+    const stored = (await storedIds(spool.tablePrefix, spool.accountId)).length;
+    // The premise of the test: the stop came while rows were still waiting.
+    expect(stored).toBeGreaterThan(0);
+    expect(stored).toBeLessThan(ROWS);
+    return stored;
+  } finally {
+    if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
+  }
+}
+
+async function replayToTheEnd(spool: Awaited<ReturnType<typeof spooledDataDir>>): Promise<{ ids: string[]; requests: number; server: ServerProcess }> {
+  const server = await spawnServer({}, { dataDir: spool.dataDir, tablePrefix: spool.tablePrefix });
+  let ids: string[] = [];
+  for (let i = 0; i < 1200; i++) {
+    ids = await storedIds(spool.tablePrefix, spool.accountId);
+    if (ids.length >= ROWS && !existsSync(join(spool.dataDir, 'row-spool.jsonl.replaying'))) break;
+    await sleep(100);
+  }
+  const stats = await fetch(`${server.url}/api/stats`, { headers: { authorization: `Bearer ${spool.token}` } });
+  const body = (await stats.json()) as { totals?: { requests: number }; requests?: number };
+  return { ids, requests: body.totals?.requests ?? body.requests ?? -1, server };
+}
+
+test('SIGTERM during the replay: the rest goes back to the spool, the next start writes every row exactly once', async () => {
+  const spool = await spooledDataDir();
+  try {
+    const before = await stopMidReplay(spool, 'SIGTERM');
+    expect(existsSync(join(spool.dataDir, 'row-spool.jsonl.replaying'))).toBe(false);
+    const left = readFileSync(join(spool.dataDir, 'row-spool.jsonl'), 'utf8').split('\n').filter(Boolean);
+    expect(left).toHaveLength(ROWS - before);
+
+    const { ids, requests, server } = await replayToTheEnd(spool);
+    expect(ids.sort()).toEqual([...spool.ids].sort());
+    expect(requests).toBe(ROWS);
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+  } finally {
+    spool.cleanUp();
+  }
+});
+
+test('SIGKILL during the replay: the claimed file is replayed first on the next start, every row exactly once, none counted twice', async () => {
+  const spool = await spooledDataDir();
+  try {
+    await stopMidReplay(spool, 'SIGKILL');
+    expect(existsSync(join(spool.dataDir, 'row-spool.jsonl.replaying'))).toBe(true);
+
+    const { ids, requests, server } = await replayToTheEnd(spool);
+    expect(ids.sort()).toEqual([...spool.ids].sort());
+    expect(requests).toBeLessThanOrEqual(ROWS);
+    expect(requests).toBeGreaterThanOrEqual(ROWS - 1);
+    expect(existsSync(join(spool.dataDir, 'row-spool.jsonl'))).toBe(false);
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+  } finally {
+    spool.cleanUp();
+  }
+});
