@@ -1,5 +1,6 @@
 import { NotFoundError, ValidationError } from '../errors';
 import { jsonResponse } from '../http/response';
+import { ENDPOINT_KINDS, type EndpointKind } from '../providers/types';
 import type { LogQuery } from '../store/usage-row';
 import { logCsvStream } from './log-csv';
 import type { ApiRoute } from './route-types';
@@ -19,12 +20,15 @@ export function readLogQuery(query: URLSearchParams): LogQuery {
   const status = query.get('status');
   if (cached !== null && cached !== 'true' && cached !== 'false') throw new ValidationError('cached must be true or false.', 'cached');
   if (status !== null && status !== 'ok' && status !== 'error') throw new ValidationError('status must be ok or error.', 'status');
+  const kind = query.get('kind') || undefined;
+  if (kind !== undefined && !ENDPOINT_KINDS.includes(kind as EndpointKind)) throw new ValidationError(`kind must be one of ${ENDPOINT_KINDS.join(', ')}.`, 'kind');
   return {
     limit,
     cursor: query.get('cursor') || undefined,
     from: isoParam(query, 'from'),
     to: isoParam(query, 'to'),
     provider: query.get('provider') || undefined,
+    kind: kind as EndpointKind | undefined,
     model: query.get('model') || undefined,
     requester: query.get('requester') || undefined,
     token_id: query.get('token_id') || undefined,

@@ -10,6 +10,8 @@ export interface IncomingRequest {
   method: string;
   path: string;
   query: URLSearchParams;
+  /** The query string exactly as sent (without `?`): forwarded upstream untouched. */
+  rawQuery: string;
   /** Lower-cased names; repeated headers comma-joined, as function URLs deliver them. */
   headers: Record<string, string | undefined>;
   body: Buffer;
@@ -41,6 +43,7 @@ export function fromFunctionUrlEvent(event: APIGatewayProxyEventV2): IncomingReq
     method: (event.requestContext?.http?.method ?? 'GET').toUpperCase(),
     path: event.rawPath || '/',
     query: new URLSearchParams(event.rawQueryString ?? ''),
+    rawQuery: event.rawQueryString ?? '',
     headers,
     body: event.isBase64Encoded ? Buffer.from(raw, 'base64') : Buffer.from(raw, 'utf8'),
     receivedAt,

@@ -5,7 +5,7 @@ import { proxyState, type Middleware } from './middy-types';
 import type { ProxyState } from './state';
 
 function missingCredentialMessage(state: ProxyState): string {
-  const { header, scheme } = state.provider.dialect.credential;
+  const { header, scheme } = state.endpoint.dialect.credential;
   const where = scheme ? `the ${header} header as "${scheme} <token>"` : `the ${header} header`;
   return `Missing credential: send a proxy token (sk-proxy-…) in ${where}, or your own provider key there plus x-proxy-token.`;
 }

@@ -20,7 +20,7 @@ import type { ProxyState } from './state';
 /** The body sent upstream: the client's bytes, unless the proxy must ask for stream usage. */
 function upstreamBody(state: ProxyState): { body: Buffer; addedStreamUsage: boolean } {
   if (!state.stream || state.provider.streamUsage !== 'when-asked' || !state.body) return { body: state.request.body, addedStreamUsage: false };
-  const { body, added } = state.provider.dialect.requestStreamUsage(state.body, state.request.body);
+  const { body, added } = state.endpoint.dialect.requestStreamUsage(state.body, state.request.body);
   return { body, addedStreamUsage: added };
 }
 
@@ -31,14 +31,16 @@ function upstreamBody(state: ProxyState): { body: Buffer; addedStreamUsage: bool
 export function forwardUpstream(deps: Deps) {
   return async function forwardUpstream(event: APIGatewayProxyEventV2, context?: { clientGone?: AbortSignal }): Promise<ProxyResponse> {
     const state = proxyState(event);
+    const { dialect } = state.endpoint;
     const { body, addedStreamUsage } = upstreamBody(state);
     // Every credential of this request, whoever owns it, is cut out of whatever the provider sends back.
     const redactor = new SecretRedactor(requestSecrets(state));
     let upstream;
     try {
       upstream = await callUpstream({
-        url: upstreamUrl(state.provider, deps.config.env),
-        headers: upstreamRequestHeaders(state.request.headers, state.provider.dialect, state.upstreamKey!),
+        method: state.request.method,
+        url: upstreamUrl(state.provider, deps.config.env, state.upstreamPath, state.request.rawQuery),
+        headers: upstreamRequestHeaders(state.request.headers, dialect, state.upstreamKey!, body.length > 0),
         body,
         timeoutMs: deps.config.upstreamTimeoutMs,
         clientGone: context?.clientGone,
@@ -53,22 +55,24 @@ export function forwardUpstream(deps: Deps) {
 
     const ok = upstream.status >= 200 && upstream.status < 300;
     const contentType = String(upstream.headers['content-type'] ?? '');
-    const format: 'json' | 'sse' = contentType.includes('text/event-stream') ? 'sse' : 'json';
-    const cacheWriter: CacheWriter | undefined = ok ? openCacheWriter(deps, state) : undefined;
+    // A body in a format the dialect can't read (an audio file, a download) passes through unread.
+    const format = contentType.includes('text/event-stream') ? 'sse' : dialect.requestBody === 'json' || /json/i.test(contentType) ? 'json' : 'opaque';
+    const storedFormat = format === 'opaque' ? undefined : format;
+    const cacheWriter: CacheWriter | undefined = ok && storedFormat ? openCacheWriter(deps, state) : undefined;
     const decoding = bodyDecoding(upstream.headers['content-encoding']);
     // A compressed body the proxy edits (the usage event it asked for) or that may quote a credential (an error)
     // is decoded, edited and sent as identity; any other compressed body goes out as sent, read from a decoded copy.
     const transcoder = decoding.kind === 'decode' && (addedStreamUsage || !ok) ? decoding.create() : undefined;
     const tap = new UsageTap({
-      dialect: state.provider.dialect,
+      dialect,
       format,
       hideUsageOnlyEvent: addedStreamUsage,
       // An error body reaches the client whole; only its start is kept, for the row's message.
       maxJsonRead: ok ? undefined : MAX_ERROR_READ,
       onText: cacheWriter && ((text) => cacheWriter.append(text)),
       // The entry is committed before the client sees the end, so a retry right after always hits.
-      beforeEnd: cacheWriter && ((result) => commitToCache(deps, state, cacheWriter, { format, status: upstream.status, contentType }, result)),
-      readVia: decoding.kind !== 'identity' && !transcoder ? decoding.create(new SecretRedactor(requestSecrets(state))) : undefined,
+      beforeEnd: cacheWriter && ((result) => commitToCache(deps, state, cacheWriter, { format: storedFormat!, status: upstream.status, contentType }, result)),
+      readVia: decoding.kind !== 'identity' && !transcoder && format !== 'opaque' ? decoding.create(new SecretRedactor(requestSecrets(state))) : undefined,
     });
     let stalled = false;
     watchStalls(upstream.body, deps.config.upstreamTimeoutMs, () => {
@@ -83,7 +87,7 @@ export function forwardUpstream(deps: Deps) {
       if (finished) return;
       finished = true;
       const result = tap.result();
-      const error = upstream.status >= 400 ? (state.provider.dialect.upstreamErrorMessage(result.json) ?? quotedMessage(result.text) ?? plainErrorText(result.text)) : (interruption ?? result.error);
+      const error = upstream.status >= 400 ? (dialect.upstreamErrorMessage(result.json) ?? quotedMessage(result.text) ?? plainErrorText(result.text)) : (interruption ?? result.error);
       if (result.oversizedEvents) deps.log.warn('stream events over 16 MB passed on unparsed', { request_id: state.request.id, events: result.oversizedEvents });
       recordUsage(deps, state, { status: upstream.status, model: result.model, usage: result.usage, error });
       if (interruption || !cacheWriter) {
@@ -121,7 +125,7 @@ export function forwardUpstream(deps: Deps) {
       const cut = stalled ? 'stalled' : 'closed';
       const reason = stalled ? `upstream stalled for more than ${Math.round(deps.config.upstreamTimeoutMs / 1000)} s` : 'upstream connection closed mid-response';
       flushRedactor();
-      if (format === 'sse' && !tap.writableEnded) tap.end(state.provider.dialect.streamErrorEvent(reason, cut));
+      if (format === 'sse' && !tap.writableEnded) tap.end(dialect.streamErrorEvent(reason, cut));
       else tap.destroy(new Error(reason));
       finish(reason);
     });

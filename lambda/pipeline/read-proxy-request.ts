@@ -5,9 +5,12 @@ import { cacheTtlSeconds } from '../cache/cache-ttl';
 import type { BackgroundWork } from '../background-work';
 import type { IncomingRequest } from '../http/request';
 import { asObject, tryParseJson } from '../providers/dialects/json';
-import type { Provider } from '../providers/registry';
+import type { Provider, Route } from '../providers/registry';
 import type { CredentialHeader, ValidationResult } from '../providers/types';
 import type { ProxyState } from './state';
+
+/** Larger bodies of unknown format (uploads) are not parsed for their model. */
+const MAX_PARSED_BYTES = 1024 * 1024;
 
 /** Reads a credential header value; `Bearer ` is stripped where the header uses it. */
 function readCredential(incoming: IncomingRequest, { header, scheme }: CredentialHeader): string | undefined {
@@ -27,29 +30,36 @@ function presentedCredential(incoming: IncomingRequest, provider: Provider): str
  * credential and mode (SPEC 5: a `sk-proxy-` credential means stored mode),
  * the body and its validation, the requester label and the cache settings.
  */
-export function readProxyRequest(incoming: IncomingRequest, provider: Provider, work: BackgroundWork): ProxyState {
+export function readProxyRequest(incoming: IncomingRequest, route: Route, work: BackgroundWork): ProxyState {
+  const { provider, endpoint } = route;
+  const { dialect } = endpoint;
   const credential = presentedCredential(incoming, provider);
   const stored = credential?.startsWith(TOKEN_PREFIX) ?? false;
   const tokenText = stored ? credential : incoming.headers['x-proxy-token']?.trim();
   const token = tokenText ? parseToken(tokenText) : undefined;
 
-  const parsed = tryParseJson(incoming.body.toString('utf8'));
+  // A body forwarded unread (uploads, GETs) is looked at only if it is JSON: for the row's model.
+  const readsBody = dialect.requestBody === 'json' || /json/i.test(incoming.headers['content-type'] ?? '');
+  const parsed = readsBody && incoming.body.length <= MAX_PARSED_BYTES ? tryParseJson(incoming.body.toString('utf8')) : undefined;
   const body = asObject(parsed);
   const validation: ValidationResult =
-    parsed === undefined ? { ok: false, param: '', message: 'The request body is not valid JSON.' } : provider.dialect.validate(parsed);
+    dialect.requestBody === 'any' ? { ok: true } : parsed === undefined ? { ok: false, param: '', message: 'The request body is not valid JSON.' } : dialect.validate(parsed);
 
   const cacheMode = parseCacheMode(incoming.headers['x-proxy-cache']);
   const invalidValue = typeof cacheMode === 'object' ? cacheMode.invalid : undefined;
   const mode = typeof cacheMode === 'object' ? 'off' : cacheMode;
+  const cache = dialect.cache;
   const key =
-    mode !== 'off' && validation.ok && token && body
-      ? cacheKey({ accountId: token.accountId, provider: provider.id, kind: provider.dialect.name, body })
+    mode !== 'off' && validation.ok && token && body && cache?.allowed(body)
+      ? cacheKey({ accountId: token.accountId, provider: provider.id, kind: cache.kind, body })
       : undefined;
 
   return {
     request: incoming,
     work,
     provider,
+    endpoint,
+    upstreamPath: route.upstreamPath,
     mode: stored ? 'stored' : 'pass-through',
     credential,
     token,

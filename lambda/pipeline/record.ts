@@ -32,13 +32,15 @@ export function buildRow(deps: Deps, state: ProxyState, completion: Completion):
   const usage = ok && !completion.cached ? (completion.usage ?? NO_USAGE) : NO_USAGE;
   const fullModel = completion.model ?? (typeof state.body?.model === 'string' ? state.body.model : 'unknown');
   const model = label(fullModel, 1_024)!;
-  const cost = deps.prices.cost(fullModel, usage);
+  // Token counting and model lists are free at the provider: cost 0, and that is a known price.
+  const cost = state.endpoint.dialect.billing === 'free' ? { nanos: 0, priced: true } : deps.prices.cost(fullModel, usage);
   const savedNanos = completion.cached?.savedNanos ?? 0;
   return {
     account_id: state.token!.accountId,
     id: state.request.id,
     ts: new Date(state.request.receivedAt).toISOString(),
     provider: state.provider.id,
+    kind: state.endpoint.kind,
     model,
     input_tokens: usage.inputTokens,
     output_tokens: usage.outputTokens,

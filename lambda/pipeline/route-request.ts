@@ -7,7 +7,7 @@ import { handleApi } from '../api/router';
 import { serveDashboard } from '../http/serve-dashboard';
 import { chatDialect } from '../providers/dialects/chat';
 import { messagesDialect } from '../providers/dialects/messages';
-import { providerByRoute } from '../providers/registry';
+import { resolveProxyPath } from '../providers/registry';
 import { finishResponse } from './finish-response';
 import { setPipelineData, type Middleware, type PipelineData } from './middy-types';
 import { readProxyRequest } from './read-proxy-request';
@@ -25,11 +25,12 @@ export function routeRequest(deps: Deps): Middleware {
       const incoming = fromFunctionUrlEvent(request.event);
       const origin = incoming.headers.origin;
       const isProxyPath = incoming.path.startsWith(`${PROXY_BASE}/`);
-      const provider = isProxyPath ? providerByRoute(incoming.path.slice(PROXY_BASE.length)) : undefined;
+      const route = isProxyPath ? resolveProxyPath(incoming.path.slice(PROXY_BASE.length), incoming.method) : undefined;
+      const provider = route && ('found' in route ? route.found.provider : 'wrongMethod' in route ? route.wrongMethod.provider : route.unsafe.provider);
       const data: PipelineData = {
         incoming,
         // An unknown proxy path still answers in the style its client most likely speaks.
-        dialect: provider?.dialect ?? (isProxyPath && incoming.path.endsWith('/messages') ? messagesDialect : chatDialect),
+        dialect: route && 'found' in route ? route.found.endpoint.dialect : (provider?.dialect ?? (isProxyPath && incoming.path.endsWith('/messages') ? messagesDialect : chatDialect)),
         cors: corsHeaders(origin, deps.config.corsAllowedOrigins),
         work: deps.background.scope(),
       };
@@ -42,9 +43,9 @@ export function routeRequest(deps: Deps): Middleware {
         if (!response) throw new NotFoundError(`No route for ${incoming.method} ${incoming.path}.`);
         return finishResponse(data, response);
       }
-      if (!provider) throw new NotFoundError(`Unknown proxy path ${incoming.path}. See the README for the provider endpoints.`);
-      if (incoming.method !== 'POST') throw new MethodNotAllowedError(incoming.method, 'POST');
-      data.proxy = readProxyRequest(incoming, provider, data.work);
+      if (!route || 'unsafe' in route) throw new NotFoundError(`Unknown proxy path ${incoming.path}. See the README for the provider endpoints.`);
+      if ('wrongMethod' in route) throw new MethodNotAllowedError(incoming.method, route.wrongMethod.allowed);
+      data.proxy = readProxyRequest(incoming, route.found, data.work);
     },
   };
 }

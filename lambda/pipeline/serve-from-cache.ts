@@ -48,7 +48,7 @@ export function serveFromCache(deps: Deps): Middleware {
 function respondWithHit(deps: Deps, event: APIGatewayProxyEventV2, state: ProxyState, entry: CachedResponse): ProxyResponse {
   const clientAskedForUsage = clientAskedForStreamUsage(state);
   const hideUsageOnlyEvent = state.provider.streamUsage === 'when-asked' && !clientAskedForUsage;
-  const { contentType, body } = replayCached(entry, { dialect: state.provider.dialect, stream: state.stream, hideUsageOnlyEvent, clientAskedForUsage });
+  const { contentType, body } = replayCached(entry, { dialect: state.endpoint.dialect, stream: state.stream, hideUsageOnlyEvent, clientAskedForUsage });
   let recorded = false;
   const record = () => {
     if (recorded) return;

@@ -4,6 +4,7 @@ import type { BudgetStatus } from '../budgets/budget';
 import type { CachedResponse } from '../cache/response-cache';
 import type { IncomingRequest } from '../http/request';
 import type { Provider } from '../providers/registry';
+import type { Endpoint } from '../providers/types';
 import type { ValidationResult } from '../providers/types';
 import type { RateLimitDecision, StoredProviderKey, TokenRecord } from '../store/ports';
 
@@ -15,6 +16,10 @@ export interface ProxyState {
   /** This request's after-response work (see PipelineData.work). */
   work: BackgroundWork;
   provider: Provider;
+  /** Which of the provider's endpoints this is (or `other`); its dialect reads the body and the answer. */
+  endpoint: Endpoint;
+  /** Below the provider's base URL; checked safe when routed. */
+  upstreamPath: string;
   mode: 'stored' | 'pass-through';
   /** The credential the client presented (a proxy token or its own provider key). */
   credential?: string;

@@ -1,10 +1,12 @@
 import { chatDialect } from './dialects/chat';
+import { OPENAI_STYLE_ENDPOINTS, type OpenAiStyleEndpoint } from './openai-style-endpoints';
 import type { ProviderModule } from './types';
 
 /**
- * A chat-completions provider is its id, name, base URL and stream-usage
- * habit; everything else follows the CONTRACT's conventions: routes with and
- * without `v1`, `{base}/chat/completions` upstream, `UPSTREAM_BASE_URL_PROV_X`.
+ * A chat-completions provider is its id, name, base URL, stream-usage habit and
+ * the endpoints it offers; everything else follows the conventions of the
+ * README: reached at `/prov-x/v1/…` and `/prov-x/…`, both meaning `{base}/…`,
+ * base overridable with `UPSTREAM_BASE_URL_PROV_X`.
  */
 export function chatCompletionsProvider<const Id extends `prov-${string}`>(spec: {
   id: Id;
@@ -12,13 +14,19 @@ export function chatCompletionsProvider<const Id extends `prov-${string}`>(spec:
   baseUrl: string;
   streamUsage: ProviderModule['streamUsage'];
   exampleModel: string;
+  /** Beyond chat completions; a path not listed here is still forwarded (as `other`), and a provider without it answers its own 404. */
+  offers: readonly Exclude<OpenAiStyleEndpoint, 'chat'>[];
 }): ProviderModule<Id> {
   return {
     id: spec.id,
     displayName: spec.displayName,
     dialect: chatDialect,
-    upstream: { baseUrl: spec.baseUrl, envVar: `UPSTREAM_BASE_URL_${spec.id.toUpperCase().replace('-', '_')}`, path: '/chat/completions' },
-    routes: [`/${spec.id}/v1/chat/completions`, `/${spec.id}/chat/completions`],
+    upstream: { baseUrl: spec.baseUrl, envVar: `UPSTREAM_BASE_URL_${spec.id.toUpperCase().replace('-', '_')}` },
+    endpoints: [OPENAI_STYLE_ENDPOINTS.chat, ...spec.offers.map((name) => OPENAI_STYLE_ENDPOINTS[name])],
+    mounts: [
+      { prefix: `/${spec.id}/v1`, upstreamPrefix: '' },
+      { prefix: `/${spec.id}`, upstreamPrefix: '' },
+    ],
     streamUsage: spec.streamUsage,
     exampleModel: spec.exampleModel,
   };

@@ -6,5 +6,6 @@ export const provB = chatCompletionsProvider({
   displayName: 'OpenAI',
   baseUrl: 'https://api.openai.com/v1',
   streamUsage: 'when-asked',
+  offers: ['responses', 'embeddings', 'models'],
   exampleModel: 'gpt-4o-mini',
 });

@@ -6,5 +6,6 @@ export const provC = chatCompletionsProvider({
   displayName: 'Google Gemini',
   baseUrl: 'https://generativelanguage.googleapis.com/v1beta/openai',
   streamUsage: 'when-asked',
+  offers: ['embeddings', 'models'],
   exampleModel: 'gemini-2.5-flash',
 });

@@ -6,5 +6,6 @@ export const provD = chatCompletionsProvider({
   displayName: 'Mistral',
   baseUrl: 'https://api.mistral.ai/v1',
   streamUsage: 'always',
+  offers: ['embeddings', 'models'],
   exampleModel: 'mistral-small-latest',
 });

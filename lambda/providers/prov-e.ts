@@ -6,5 +6,6 @@ export const provE = chatCompletionsProvider({
   displayName: 'Groq',
   baseUrl: 'https://api.groq.com/openai/v1',
   streamUsage: 'always',
+  offers: ['responses', 'embeddings', 'models'],
   exampleModel: 'llama-3.3-70b-versatile',
 });

@@ -3,28 +3,52 @@ import { provB } from './prov-b';
 import { provC } from './prov-c';
 import { provD } from './prov-d';
 import { provE } from './prov-e';
-import type { ProviderModule } from './types';
+import { routeTable, type ProxyRoute, type RouteResult } from './routes';
+import type { Mount, ProviderModule } from './types';
 
 /** The one list of providers. Adding a provider means adding a module here and nothing else. */
 export const PROVIDERS = [provA, provB, provC, provD, provE] as const;
 
 export type ProviderId = (typeof PROVIDERS)[number]['id'];
 export type Provider = ProviderModule<ProviderId>;
+export type Route = ProxyRoute<Provider>;
 
 const byId = new Map<string, Provider>(PROVIDERS.map((p) => [p.id, p]));
-const byRoute = new Map<string, Provider>(PROVIDERS.flatMap((p) => p.routes.map((r) => [r, p] as const)));
+const resolve = routeTable<Provider>(PROVIDERS);
 
 export function providerById(id: string): Provider | undefined {
   return byId.get(id);
 }
 
-/** The provider answering at a path below the proxy base (`/api/proxy`), if any. */
-export function providerByRoute(pathBelowProxyBase: string): Provider | undefined {
-  return byRoute.get(pathBelowProxyBase);
+/** Where a path below the proxy base (`/api/proxy`) leads for this method. */
+export function resolveProxyPath(pathBelowProxyBase: string, method: string): RouteResult<Provider> {
+  return resolve(pathBelowProxyBase, method);
 }
 
-/** The upstream endpoint, honouring the provider's base-URL override. Only configuration decides it. */
-export function upstreamUrl(provider: Provider, env: NodeJS.ProcessEnv): URL {
+/** The provider whose main endpoint answers at a path below the proxy base, if any. */
+export function providerByRoute(pathBelowProxyBase: string): Provider | undefined {
+  const result = resolve(pathBelowProxyBase, 'POST');
+  return result && 'found' in result && result.found.endpoint === result.found.provider.endpoints[0] ? result.found.provider : undefined;
+}
+
+/** Every endpoint path the proxy offers, below the proxy base, for the 404 answer and the README. */
+export function endpointPaths(): string[] {
+  return PROVIDERS.flatMap((provider) => {
+    const mounts: readonly Mount[] = provider.mounts;
+    const mount = mounts.find((m) => !m.endpointsOnly && provider.endpoints.every((e) => e.path.startsWith(m.upstreamPrefix)));
+    return provider.endpoints.map((endpoint) => `${endpoint.method} ${mount ? mount.prefix + endpoint.path.slice(mount.upstreamPrefix.length) : endpoint.path}`);
+  });
+}
+
+/**
+ * The upstream URL for a path below the provider's base, with the client's query
+ * string as sent. Only configuration decides the host; the result is checked to
+ * stay below the base URL.
+ */
+export function upstreamUrl(provider: Provider, env: NodeJS.ProcessEnv, path: string = provider.endpoints[0].path, rawQuery = ''): URL {
   const base = (env[provider.upstream.envVar] || provider.upstream.baseUrl).replace(/\/+$/, '');
-  return new URL(base + provider.upstream.path);
+  const url = new URL(base + path + (rawQuery ? `?${rawQuery}` : ''));
+  const root = new URL(base);
+  if (url.origin !== root.origin || !url.pathname.startsWith(root.pathname.replace(/\/+$/, ''))) throw new Error(`path escapes the base URL of ${provider.id}`);
+  return url;
 }

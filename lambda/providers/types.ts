@@ -1,7 +1,8 @@
 import type { SseEvent } from '../streaming/sse-event';
+import type { EndpointKind as CacheKind } from '../cache/cache-key';
 import type { Usage } from './usage';
 
-export type DialectName = 'messages' | 'chat';
+export type DialectName = 'messages' | 'chat' | 'responses' | 'embeddings' | 'passthrough';
 
 /** Why the proxy ended a stream early. */
 export type StreamCut = 'stalled' | 'closed';
@@ -70,17 +71,60 @@ export interface Dialect {
    * editing the client's bytes (`raw`) in place: every other byte goes upstream as sent.
    */
   requestStreamUsage(body: Record<string, unknown>, raw: Buffer): { body: Buffer; added: boolean };
+  /**
+   * What the request body is: `json` is parsed and validated (anything else is a 415);
+   * `any` is forwarded as sent, unread (uploads, GETs), and read only if it happens to be JSON.
+   */
+  requestBody: 'json' | 'any';
+  /**
+   * The response cache's namespace for this wire format (absent: never cached), and whether one
+   * request may use it: not when its answer depends on state kept by the provider.
+   */
+  cache?: { kind: CacheKind; allowed(body: Record<string, unknown>): boolean };
+  /** `tokens`: priced from the usage the answer reports. `free`: the provider charges nothing (cost 0, priced). */
+  billing: 'tokens' | 'free';
+}
+
+/**
+ * What a row says the request was. Each endpoint a provider offers has one; `other` is any
+ * further path under a provider, forwarded as is.
+ */
+export type EndpointKind = 'chat' | 'messages' | 'responses' | 'embeddings' | 'count_tokens' | 'models' | 'other';
+
+export const ENDPOINT_KINDS: readonly EndpointKind[] = ['chat', 'messages', 'responses', 'embeddings', 'count_tokens', 'models', 'other'];
+
+/** One endpoint a provider offers: its method, its path below the provider's base URL, and its wire format. */
+export interface Endpoint {
+  kind: EndpointKind;
+  method: string;
+  /** Below the provider's upstream base URL, e.g. `/chat/completions`. */
+  path: string;
+  dialect: Dialect;
+}
+
+/**
+ * A path prefix below the proxy base that reaches a provider, and the upstream path prefix
+ * (below the base URL) it stands for. `endpointsOnly` mounts reach the listed endpoints and
+ * nothing else (an alias such as `/messages` for `/v1/messages`).
+ */
+export interface Mount {
+  prefix: string;
+  upstreamPrefix: string;
+  endpointsOnly?: boolean;
 }
 
 /** A provider is data: where it lives, which dialect it speaks, and its quirks. */
 export interface ProviderModule<Id extends string = string> {
   id: Id;
   displayName: string;
+  /** The provider's main API style: how clients present credentials, and the error shape of paths it has no endpoint for. */
   dialect: Dialect;
   /** Default upstream base URL and the environment variable that replaces it. */
-  upstream: { baseUrl: string; envVar: string; path: string };
-  /** Paths under the proxy base that reach this provider. */
-  routes: readonly string[];
+  upstream: { baseUrl: string; envVar: string };
+  /** The endpoints with a known wire format; the first is the provider's main one. */
+  endpoints: readonly Endpoint[];
+  /** Where the provider is reached below the proxy base; any path below a mount that isn't an endpoint is forwarded as `other`. */
+  mounts: readonly Mount[];
   /**
    * `always`: the provider reports usage in every stream.
    * `when-asked`: only with `stream_options.include_usage`; the proxy asks, and hides the extra event from a client that didn't.

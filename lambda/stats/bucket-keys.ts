@@ -1,8 +1,8 @@
 /**
  * Sort keys of the rollup items (table `usageStats`, partition `account_id`):
  *
- *   H#2026-11-21T13#<provider>#<model>#<requester>#<token id>   one UTC hour
- *   D#2026-11-21#<provider>#<model>#<requester>#<token id>      one UTC day
+ *   H#2026-11-21T13#<provider>#<model>#<requester>#<token id>#<kind>   one UTC hour
+ *   D#2026-11-21#<provider>#<model>#<requester>#<token id>#<kind>      one UTC day
  *
  * The time comes first and has a fixed width, so all the buckets of a run of
  * hours (or days) are one contiguous key range: a period is read with at most
@@ -18,6 +18,8 @@ export interface BucketDimensions {
   requester: string;
   /** The proxy token that sent the request; "" in buckets written before tokens were counted. */
   token: string;
+  /** The endpoint kind (`chat`, `responses`, …); "" in buckets written before kinds were counted. */
+  kind: string;
 }
 
 export interface ParsedBucketKey extends BucketDimensions {
@@ -54,7 +56,7 @@ export function unescapeSegment(value: string): string {
 }
 
 function dimensionsSuffix(dims: BucketDimensions): string {
-  return [dims.provider, dims.model, dims.requester, dims.token].map(escapeSegment).join('#');
+  return [dims.provider, dims.model, dims.requester, dims.token, dims.kind].map(escapeSegment).join('#');
 }
 
 function hourStamp(at: Date | number): string {
@@ -73,9 +75,9 @@ export function dayKey(at: Date, dims: BucketDimensions): string {
   return `D#${dayStamp(at)}#${dimensionsSuffix(dims)}`;
 }
 
-/** Keys written before tokens were counted have no token part: they count as token "". */
+/** Keys written before tokens or kinds were counted lack those parts: they count as "". */
 export function parseBucketKey(key: string): ParsedBucketKey {
-  const [granularity, time, provider, model, requester, token = '', ...rest] = key.split('#');
+  const [granularity, time, provider, model, requester, token = '', kind = '', ...rest] = key.split('#');
   if ((granularity !== 'H' && granularity !== 'D') || time === undefined || requester === undefined || rest.length > 0) {
     throw new Error(`Not a usage rollup key: ${key}`);
   }
@@ -87,6 +89,7 @@ export function parseBucketKey(key: string): ParsedBucketKey {
     model: unescapeSegment(model),
     requester: unescapeSegment(requester),
     token: unescapeSegment(token),
+    kind: unescapeSegment(kind),
   };
 }
 

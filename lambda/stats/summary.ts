@@ -1,9 +1,15 @@
 import { nanosToUsd } from '../pricing/price-table';
+import { providerById } from '../providers/registry';
 import type { DayStats, HourStats, ProviderSlice, StatsSummary, StatsTotals } from '../store/usage-stats';
 import type { BucketDimensions } from './bucket-keys';
 import { isHourlyPeriod, utcDays, utcHours } from './bucket-keys';
 import { estimatePercentile } from './latency-histogram';
 import { addRollup, emptyRollup, type Rollup } from './rollup';
+
+/** Buckets from before kinds were counted held only the provider's main endpoint: chat, or messages. */
+function mainKindOf(provider: string): string {
+  return providerById(provider)?.endpoints[0]?.kind ?? 'other';
+}
 
 /** One rollup item read back: which day and dimensions it counts. */
 export interface RollupSlice extends BucketDimensions {
@@ -89,6 +95,7 @@ export function assembleSummary(period: { from: Date; to: Date }, slices: readon
   const models = new Map<string, { provider: string; model: string; rollup: Rollup }>();
   const requesters = new Map<string, Rollup>();
   const tokens = new Map<string, Rollup>();
+  const kinds = new Map<string, Rollup>();
 
   for (const slice of slices) {
     addRollup(total, slice.rollup);
@@ -101,6 +108,7 @@ export function assembleSummary(period: { from: Date; to: Date }, slices: readon
     addRollup(models.get(modelKey)!.rollup, slice.rollup);
     addRollup(rollupIn(requesters, slice.requester), slice.rollup);
     addRollup(rollupIn(tokens, slice.token), slice.rollup);
+    addRollup(rollupIn(kinds, slice.kind || mainKindOf(slice.provider)), slice.rollup);
   }
 
   const byDay: DayStats[] = days.entries().map(({ key, totals, by_provider }) => ({ day: key, ...totals, by_provider }));
@@ -116,5 +124,6 @@ export function assembleSummary(period: { from: Date; to: Date }, slices: readon
     by_model: [...models.values()].map(({ provider, model, rollup }) => ({ model, provider, ...toTotals(rollup) })).sort(byCostThenRequests((e) => `${e.model}\u0000${e.provider}`)),
     by_requester: [...requesters].map(([requester, r]) => ({ requester, ...toTotals(r) })).sort(byCostThenRequests((e) => e.requester)),
     by_token: [...tokens].map(([token_id, r]) => ({ token_id, ...toTotals(r) })).sort(byCostThenRequests((e) => e.token_id)),
+    by_kind: [...kinds].map(([kind, r]) => ({ kind, ...toTotals(r) })).sort(byCostThenRequests((e) => e.kind)),
   };
 }

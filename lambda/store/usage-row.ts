@@ -1,4 +1,5 @@
 import type { ProviderId } from '../providers/registry';
+import type { EndpointKind } from '../providers/types';
 
 /**
  * One row per request (SPEC 2.3), as stored and as `/api/logs` returns it.
@@ -11,6 +12,8 @@ export interface UsageRow {
   /** ISO 8601 time the request arrived. */
   ts: string;
   provider: ProviderId;
+  /** Which endpoint: `chat`, `messages`, `responses`, `embeddings`, `count_tokens`, `models`, or `other` (any further path). */
+  kind: EndpointKind;
   model: string;
   input_tokens: number;
   output_tokens: number;
@@ -48,6 +51,7 @@ export interface LogQuery {
   from?: string;
   to?: string;
   provider?: string;
+  kind?: EndpointKind;
   /** A prefix: `gpt-4o` matches `gpt-4o` and `gpt-4o-mini-2024-07-18`. */
   model?: string;
   requester?: string;

@@ -64,6 +64,8 @@ export interface StatsSummary {
   by_requester: (StatsTotals & { requester: string })[];
   /** Per proxy token, so each app's spend shows when each app has its own token. */
   by_token: TokenStats[];
+  /** Per endpoint kind (`chat`, `messages`, `responses`, `embeddings`, `count_tokens`, `models`, `other`). */
+  by_kind: (StatsTotals & { kind: string })[];
 }
 
 /** Rollups of usage rows, so a period's overview never reads the raw rows. */

@@ -12,7 +12,8 @@ export const MAX_ERROR_READ = 64 * 1024;
 
 export interface TapOptions {
   dialect: Dialect;
-  format: 'json' | 'sse';
+  /** `opaque`: neither JSON nor SSE (a file download); passed through without reading. */
+  format: 'json' | 'sse' | 'opaque';
   /** Drop the usage-only event the proxy asked for on the client's behalf. */
   hideUsageOnlyEvent: boolean;
   /** A JSON body is kept and parsed up to this many bytes (default 16 MB). */
@@ -76,6 +77,10 @@ export class UsageTap extends Transform {
   /** Reads a chunk of the (decoded) body; returns what the client gets when the tap passes decoded bytes. */
   private readChunk(chunk: Buffer): Buffer | undefined {
     if (this.options.onText) this.options.onText(this.observerText.write(chunk));
+    if (this.options.format === 'opaque') {
+      done(null, chunk);
+      return;
+    }
     if (this.options.format === 'json') {
       if (this.jsonBytes + chunk.length <= this.maxJsonRead) this.jsonChunks.push(chunk);
       else this.keepTail(chunk);
@@ -127,6 +132,7 @@ export class UsageTap extends Transform {
 
   /** What the body said so far: complete after 'end', partial after an interruption. */
   result(): TapResult {
+    if (this.options.format === 'opaque') return { complete: true, bytes: this.bytes, oversizedEvents: 0 };
     if (this.options.format === 'sse') {
       const outcome = this.reader.outcome();
       return { ...outcome, error: outcome.error ?? this.readError, complete: outcome.complete && !this.readError, bytes: this.bytes, oversizedEvents: this.decoder.oversizedEvents };

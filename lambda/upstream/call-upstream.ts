@@ -19,6 +19,8 @@ const httpsAgent = new HttpsAgent(agentOptions);
 const CLOSED_BY_PEER = new Set(['ECONNRESET', 'EPIPE']);
 
 export interface UpstreamCall {
+  /** POST unless said otherwise; any method reaches a provider's other paths. */
+  method?: string;
   url: URL;
   headers: Record<string, string>;
   body: Buffer;
@@ -27,6 +29,8 @@ export interface UpstreamCall {
   /** Fires when the client has gone away: the call is stopped (the local server knows; Lambda does not tell). */
   clientGone?: AbortSignal;
 }
+
+const BODILESS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
 
 export interface UpstreamResponse {
   status: number;
@@ -58,8 +62,9 @@ function sendOnce(call: UpstreamCall, freshConnection: boolean): Promise<Upstrea
     const secure = call.url.protocol === 'https:';
     const pooled = secure ? httpsAgent : httpAgent;
     const request = (secure ? httpsRequest : httpRequest)(call.url, {
-      method: 'POST',
-      headers: { ...call.headers, 'content-length': String(call.body.length) },
+      method: call.method ?? 'POST',
+      // A GET or HEAD without a body says nothing about its length, as clients send it.
+      headers: call.body.length || !BODILESS.has(call.method ?? 'POST') ? { ...call.headers, 'content-length': String(call.body.length) } : call.headers,
       // `false`: a one-off connection, so a retry cannot pick another stale socket from the pool.
       agent: freshConnection ? false : pooled,
     });

@@ -25,7 +25,7 @@ function isWithheld(name: string): boolean {
   );
 }
 
-export function upstreamRequestHeaders(client: Record<string, string | undefined>, dialect: Dialect, providerKey: string): Record<string, string> {
+export function upstreamRequestHeaders(client: Record<string, string | undefined>, dialect: Dialect, providerKey: string, hasBody = true): Record<string, string> {
   // Headers the client named in `Connection` are hop-by-hop too (RFC 9110 7.6.1).
   const named = new Set((client.connection ?? '').split(',').map((name) => name.trim().toLowerCase()).filter(Boolean));
   const headers: Record<string, string> = {};
@@ -35,7 +35,7 @@ export function upstreamRequestHeaders(client: Record<string, string | undefined
   const { header, scheme } = dialect.credential;
   headers[header] = scheme ? `${scheme} ${providerKey}` : providerKey;
   headers['accept-encoding'] = 'identity';
-  headers['content-type'] ??= 'application/json';
+  if (hasBody) headers['content-type'] ??= 'application/json';
   return headers;
 }
 

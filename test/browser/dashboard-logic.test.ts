@@ -75,6 +75,7 @@ test('daily series fill quiet days with zero and keep the registry order of prov
     by_requester: [],
     by_hour: [],
     by_token: [],
+    by_kind: [],
   };
   const series = dailySeries(stats);
   expect(series.days).toEqual(['2026-11-01', '2026-11-02', '2026-11-03']);

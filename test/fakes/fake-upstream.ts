@@ -13,7 +13,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Usage } from '../../lambda/providers/usage';
-import { expectedUsage } from '../fixtures/index';
+import { expectedEndpointUsage, expectedUsage } from '../fixtures/index';
 import {
   emptyTotals,
   randomUsage,
@@ -25,6 +25,7 @@ import {
 } from './behaviour';
 import { compressPlan, HTML_ERROR_BODY, MALFORMED_SSE_BLOCKS, TRUNCATED_JSON_BODY, writeResponse, type WritePlan } from './respond';
 import { DEFAULT_ERROR_MESSAGES, STYLES, defaultFixture, type FakeStyle, type StyleSpec } from './styles';
+import { echoBody, findExtraRoute, isEchoPath, renderExtra } from './extra-endpoints';
 import { compileTemplate, renderEvent, servedUsage } from './templates';
 
 export type { Behaviour, FakeUpstreamOptions, RecordedRequest, UsageTotals } from './behaviour';
@@ -51,6 +52,8 @@ export interface FakeUpstream {
   reset(): void;
   waitForRequests(count: number, timeoutMs?: number): Promise<void>;
   waitForAborted(count: number, timeoutMs?: number): Promise<void>;
+  /** The next `GET /echo/stream` sends its first chunk, then waits for the returned release before the second. */
+  holdStream(): () => void;
   close(): Promise<void>;
 }
 
@@ -72,6 +75,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
   let totals = emptyTotals();
   let requestCounter = 0;
   let closing = false;
+  let streamGate: Promise<void> | undefined;
 
   function nativeError(status: number, message?: string): { body: Buffer; contentType: string } {
     const text = JSON.stringify(spec.errorBody(status, message ?? DEFAULT_ERROR_MESSAGES[status] ?? `HTTP ${status}`));
@@ -84,7 +88,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     return req.headers.authorization === `Bearer ${key}`;
   }
 
-  function plan(req: IncomingMessage, json: unknown, behaviour: Behaviour, entry: RecordedRequest): WritePlan {
+  function plan(req: IncomingMessage, json: unknown, behaviour: Behaviour, entry: RecordedRequest, raw: Buffer): WritePlan {
     const requestId = spec.requestIdHeader ? `req_${style}_${String(++requestCounter).padStart(6, '0')}` : undefined;
     const headers: Record<string, string> = {};
     if (spec.requestIdHeader && requestId) headers[spec.requestIdHeader] = requestId;
@@ -102,8 +106,12 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       ...timing,
     });
 
-    if (req.method !== 'POST') return errorPlan(405, nativeError(405, 'Method not allowed').body, 'application/json');
-    if (req.url?.split('?')[0] !== endpointPath) return errorPlan(404, nativeError(404, `No route ${req.url}`).body, 'application/json');
+    const extra = findExtraRoute(style, basePath, req.method ?? '', req.url ?? '');
+    const echo = isEchoPath(basePath, req.url ?? '');
+    if (!extra && !echo) {
+      if (req.method !== 'POST') return errorPlan(405, nativeError(405, 'Method not allowed').body, 'application/json');
+      if (req.url?.split('?')[0] !== endpointPath) return errorPlan(404, nativeError(404, `No route ${req.url}`).body, 'application/json');
+    }
     if (options.requireKey && !credentialMatches(req, options.requireKey)) return errorPlan(401, nativeError(401).body, 'application/json');
     if (behaviour.nonJsonErrorBody) return errorPlan(behaviour.status ?? 502, Buffer.from(HTML_ERROR_BODY), 'text/html');
     if (behaviour.invalidJson200) return errorPlan(200, Buffer.from(TRUNCATED_JSON_BODY), 'application/json');
@@ -116,6 +124,14 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
 
     const body = typeof json === 'object' && json !== null ? (json as Record<string, unknown>) : {};
     const wantsStream = body.stream === true;
+    if (echo) return { status: 200, headers: { ...headers, 'content-type': 'application/json', ...behaviour.headers }, events: [echoBody(style, req, raw)], stream: false, ...timing };
+    if (extra) {
+      const served = renderExtra(extra, wantsStream, typeof body.model === 'string' ? body.model : undefined);
+      const expected = expectedEndpointUsage(served.fixture.replace('endpoints/', ''));
+      entry.response.usage = { model: typeof body.model === 'string' ? body.model : (expected.model ?? 'unknown-model'), inputTokens: expected.inputTokens, outputTokens: expected.outputTokens, cacheReadTokens: expected.cacheReadTokens, cacheWriteTokens: expected.cacheWriteTokens };
+      const contentType = served.stream ? 'text/event-stream; charset=utf-8' : 'application/json';
+      return { status: behaviour.status ?? 200, headers: { ...headers, 'content-type': contentType, ...behaviour.headers }, events: served.events, stream: served.stream, ...timing };
+    }
     const streamOptions = body.stream_options as Record<string, unknown> | undefined;
     const fixture = behaviour.fixture ?? defaultFixture(style, wantsStream);
     const stream = fixture.endsWith('.sse');
@@ -149,7 +165,8 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     };
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse, raw: string): Promise<void> {
+  async function handle(req: IncomingMessage, res: ServerResponse, bytes: Buffer): Promise<void> {
+    const raw = bytes.toString('utf8');
     let json: unknown;
     try {
       json = JSON.parse(raw);
@@ -194,7 +211,18 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       await new Promise<void>((resolve) => setTimeout(resolve, behaviour.latencyMs).unref());
       if (res.destroyed) return;
     }
-    const response = plan(req, json, behaviour, entry);
+    if (req.url?.startsWith(`${basePath}/echo/stream`)) {
+      // A response whose second half waits for the test: proves the proxy passes the first half on before the end.
+      const gate = streamGate ?? Promise.resolve();
+      streamGate = undefined;
+      entry.response.status = 200;
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      res.write('part-1\n');
+      await gate;
+      res.end('part-2\n');
+      return;
+    }
+    const response = plan(req, json, behaviour, entry, bytes);
     if (behaviour.contentEncoding) entry.response.encodedBody = compressPlan(response, behaviour.contentEncoding);
     entry.response.status = response.status;
     await writeResponse(res, response, destroySocket);
@@ -204,7 +232,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      handle(req, res, Buffer.concat(chunks).toString('utf8')).catch((error: unknown) => {
+      handle(req, res, Buffer.concat(chunks)).catch((error: unknown) => {
         // A bug in the fake must be loud, not look like a provider answer.
         console.error('fake upstream failed', error);
         if (!res.headersSent) res.writeHead(599).end(String(error));
@@ -253,6 +281,11 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       totals = emptyTotals();
     },
     waitForRequests: (count, timeoutMs = 5000) => waitFor(() => requests.length >= count, `${count} requests`, timeoutMs),
+    holdStream() {
+      let release!: () => void;
+      streamGate = new Promise<void>((resolve) => (release = resolve));
+      return release;
+    },
     waitForAborted: (count, timeoutMs = 5000) => waitFor(() => aborted >= count, `${count} aborted requests`, timeoutMs),
     async close() {
       closing = true;

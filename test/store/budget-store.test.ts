@@ -23,7 +23,7 @@ beforeAll(async () => {
 let rowCount = 0;
 function row(accountId: string, time: number, costNanos: number, extra: Partial<UsageRow> = {}): UsageRow {
   return {
-    ...{ account_id: accountId, id: `row-${rowCount++}`, ts: new Date(time).toISOString(), provider: 'prov-b', model: 'm' },
+    ...{ account_id: accountId, id: `row-${rowCount++}`, ts: new Date(time).toISOString(), provider: 'prov-b', kind: 'chat', model: 'm' },
     ...{ input_tokens: 10, output_tokens: 5, cache_read_tokens: 0, cache_write_tokens: 0, cost_usd: costNanos / 1e9, cost_nanos: costNanos, priced: true },
     ...{ latency_ms: 5, status_code: 200, cached: false, saved_usd: 0, saved_nanos: 0, stream: false, mode: 'stored', token_id: `${accountId}_tok` },
     ...extra,

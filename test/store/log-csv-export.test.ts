@@ -18,7 +18,7 @@ function row(i: number): UsageRow {
   const ts = new Date(Date.parse('2026-11-01T00:00:00Z') + i * 1000).toISOString();
   return {
     ...{ account_id: 'acc-export', id: `${Date.parse(ts).toString(36).padStart(9, '0')}-${String(i).padStart(16, '0')}`, ts },
-    ...{ provider: 'prov-b', model: i % 3 ? 'gpt-4o-mini' : 'gpt-4o', input_tokens: i, output_tokens: 1, cache_read_tokens: 0, cache_write_tokens: 0 },
+    ...{ provider: 'prov-b', kind: 'chat', model: i % 3 ? 'gpt-4o-mini' : 'gpt-4o', input_tokens: i, output_tokens: 1, cache_read_tokens: 0, cache_write_tokens: 0 },
     ...{ cost_nanos: i * 150, cost_usd: (i * 150) / 1e9, saved_nanos: 0, saved_usd: 0, priced: true, latency_ms: 5, status_code: 200 },
     ...{ cached: false, stream: false, mode: 'stored', token_id: 'acc-export_t1' },
   };

@@ -34,7 +34,7 @@ const REQUESTERS = [undefined, 'alice', 'bob#ops', '100% team'];
 const TOKENS = ['acc_app1', 'acc_app2', 'acc_app3'];
 
 const QUIET: Omit<UsageRow, 'account_id' | 'id' | 'ts'> = {
-  ...{ provider: 'prov-b', model: 'fam-4o-mini', input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 },
+  ...{ provider: 'prov-b', kind: 'chat', model: 'fam-4o-mini', input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 },
   ...{ cost_usd: 0, cost_nanos: 0, saved_usd: 0, saved_nanos: 0, priced: true, latency_ms: 100, status_code: 200, cached: false },
   ...{ stream: false, mode: 'stored', token_id: 'tok' },
 };

@@ -1,34 +1,19 @@
 import type { SseEvent } from '../../streaming/sse-event';
-import type { Dialect, NativeError, StreamOutcome } from '../types';
+import type { Dialect, StreamOutcome } from '../types';
 import { tokenCount, type Usage } from '../usage';
 import { findErrorMessage } from './error-text';
 import { asObject, asString, tryParseJson, type JsonObject } from './json';
 import { setNestedMember } from './json-splice';
 import { assembleChatResponse, synthesizeChatEvents } from './chat-replay';
+import { openAiErrorBody } from './openai-errors';
 import { chatBodySchema, validateWith } from './validation';
-
-/** Error types and codes of the chat-completions API, by the status the proxy answers with. */
-const ERRORS: Record<number, { type: string; code: string | null }> = {
-  400: { type: 'invalid_request_error', code: null },
-  401: { type: 'authentication_error', code: 'invalid_api_key' },
-  402: { type: 'insufficient_quota', code: 'insufficient_quota' },
-  403: { type: 'permission_error', code: 'insufficient_permissions' },
-  404: { type: 'invalid_request_error', code: 'unknown_url' },
-  405: { type: 'invalid_request_error', code: 'method_not_allowed' },
-  413: { type: 'invalid_request_error', code: 'request_too_large' },
-  415: { type: 'invalid_request_error', code: 'unsupported_media_type' },
-  429: { type: 'rate_limit_error', code: 'rate_limit_exceeded' },
-  502: { type: 'server_error', code: 'upstream_unreachable' },
-  503: { type: 'server_error', code: 'service_unavailable' },
-  504: { type: 'server_error', code: 'upstream_timeout' },
-};
 
 /** The usage object of a chat response or chunk; Groq puts it under `x_groq`. */
 function usageObject(object: JsonObject | undefined): JsonObject | undefined {
   return asObject(object?.usage) ?? asObject(asObject(object?.x_groq)?.usage);
 }
 
-function usageFrom(usage: JsonObject): Usage {
+export function chatUsageFrom(usage: JsonObject): Usage {
   const inputTokens = tokenCount(usage.prompt_tokens);
   const completion = tokenCount(usage.completion_tokens);
   // Some providers leave reasoning tokens out of completion_tokens but count
@@ -44,17 +29,14 @@ export const chatDialect: Dialect = {
 
   validate: (body) => validateWith(chatBodySchema, body),
 
-  errorBody({ status, message, param, code }: NativeError): string {
-    const known = ERRORS[status] ?? { type: status >= 500 ? 'server_error' : 'invalid_request_error', code: null };
-    return JSON.stringify({ error: { message, type: known.type, param: param ?? null, code: code ?? known.code } });
-  },
+  errorBody: openAiErrorBody,
 
   upstreamErrorMessage: findErrorMessage,
 
   readResponse(body) {
     const object = asObject(body);
     const usage = usageObject(object);
-    return { model: asString(object?.model), usage: usage && usageFrom(usage) };
+    return { model: asString(object?.model), usage: usage && chatUsageFrom(usage) };
   },
 
   newStreamReader() {
@@ -77,7 +59,7 @@ export const chatDialect: Dialect = {
         if (!chunk) return;
         model ??= asString(chunk.model);
         const found = usageObject(chunk);
-        if (found) usage = usageFrom(found);
+        if (found) usage = chatUsageFrom(found);
         if (chunk.error !== undefined && chunk.error !== null) error = findErrorMessage(chunk) ?? 'stream error';
       },
       outcome(): StreamOutcome {
@@ -102,4 +84,8 @@ export const chatDialect: Dialect = {
     if (body.stream !== true || options?.include_usage === true) return { body: raw, added: false };
     return { body: setNestedMember(raw, 'stream_options', 'include_usage', 'true'), added: true };
   },
+
+  requestBody: 'json',
+  cache: { kind: 'chat', allowed: () => true },
+  billing: 'tokens',
 };

@@ -98,6 +98,9 @@ export const messagesDialect: Dialect = {
   synthesizeEvents: synthesizeMessagesEvents,
   isUsageOnlyEvent: () => false,
   requestStreamUsage: (_body, raw) => ({ body: raw, added: false }),
+  requestBody: 'json',
+  cache: { kind: 'messages', allowed: () => true },
+  billing: 'tokens',
 };
 
 function withoutNulls(object: JsonObject): JsonObject {

@@ -17,6 +17,19 @@ export const chatBodySchema = z.looseObject({
   stream: z.optional(z.union([z.boolean(), z.null()])),
 });
 
+/** Responses API: `input` is a string or a list of input items (messages, tool outputs, …). */
+export const responsesBodySchema = z.looseObject({
+  model: z.string().check(z.minLength(1)),
+  input: z.union([z.string(), z.array(z.unknown())]),
+  stream: z.optional(z.union([z.boolean(), z.null()])),
+});
+
+/** Embeddings: `input` is a string, a list of strings, or token arrays. */
+export const embeddingsBodySchema = z.looseObject({
+  model: z.string().check(z.minLength(1)),
+  input: z.union([z.string(), z.array(z.unknown())]),
+});
+
 export const messagesBodySchema = z.looseObject({
   model: z.string().check(z.minLength(1)),
   max_tokens: z.int().check(z.positive()),
@@ -33,8 +46,8 @@ function failure(body: unknown, path: PropertyKey[], problem: string): Validatio
   return { ok: false, param, message: `${param}: ${value === undefined ? 'Field required' : problem}` };
 }
 
-/** Runs a schema and names the first offending field, e.g. `messages.0.role`. */
-export function validateWith(schema: z.ZodMiniType, body: unknown): ValidationResult {
+/** Runs a schema and names the first offending field, e.g. `messages.0.role`. `checksMessages`: also check each of `messages`. */
+export function validateWith(schema: z.ZodMiniType, body: unknown, checksMessages = true): ValidationResult {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     return { ok: false, param: '', message: 'The request body must be a JSON object.' };
   }
@@ -44,6 +57,7 @@ export function validateWith(schema: z.ZodMiniType, body: unknown): ValidationRe
     const issue = result.error.issues[0];
     return failure(body, issue.path, issue.message);
   }
+  if (!checksMessages) return { ok: true };
   const messages = (body as { messages: unknown[] }).messages;
   for (let i = 0; i < messages.length; i++) {
     const checked = z.safeParse(message, messages[i]);

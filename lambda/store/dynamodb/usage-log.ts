@@ -60,6 +60,7 @@ export class DynamoUsageLog implements UsageLog {
       filters.push(`#${field} = :${field}`);
     };
     if (query.provider) equal('provider', query.provider);
+    if (query.kind) equal('kind', query.kind);
     if (query.model) {
       names['#model'] = 'model';
       values[':model'] = query.model;

@@ -32,7 +32,7 @@ export class DynamoUsageStats implements UsageStats {
   add(row: UsageRow): Promise<void> {
     const increments = rowIncrements(row);
     const at = new Date(row.ts);
-    const dims = { provider: row.provider, model: row.model, requester: row.requester ?? '', token: row.token_id ?? '' };
+    const dims = { provider: row.provider, model: row.model, requester: row.requester ?? '', token: row.token_id ?? '', kind: row.kind ?? '' };
     return Promise.all([hourKey(at, dims), dayKey(at, dims)].map((bucket) => this.adds.add({ account_id: row.account_id, bucket }, increments))).then(() => undefined);
   }
 

@@ -118,6 +118,7 @@ describe('provider registry', () => {
   const routes: [string, ProviderId][] = [
     ['/v1/messages', 'prov-a'],
     ['/messages', 'prov-a'],
+    ['/prov-a/v1/messages', 'prov-a'],
     ['/prov-b/v1/chat/completions', 'prov-b'],
     ['/prov-c/v1/chat/completions', 'prov-c'],
     ['/prov-d/v1/chat/completions', 'prov-d'],
@@ -132,7 +133,7 @@ describe('provider registry', () => {
     expect(providerByRoute(path)?.id).toBe(id);
   });
 
-  it.each(['/v1/chat/completions', '/chat/completions', '/prov-a/v1/messages', '/prov-b/v1/messages', '/prov-f/v1/chat/completions', '/v2/messages', '/', ''])(
+  it.each(['/v1/chat/completions', '/chat/completions', '/prov-b/v1/messages', '/prov-f/v1/chat/completions', '/v2/messages', '/', ''])(
     '%p reaches no provider',
     (path) => {
       expect(providerByRoute(path)).toBeUndefined();

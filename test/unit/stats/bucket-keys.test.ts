@@ -12,7 +12,7 @@ import {
   type KeyRange,
 } from '../../../lambda/stats/bucket-keys';
 
-const dims = { provider: 'prov-b', model: 'fam-4o-mini', requester: 'alice', token: 'acc1_tok1' };
+const dims = { provider: 'prov-b', model: 'fam-4o-mini', requester: 'alice', token: 'acc1_tok1', kind: 'responses' };
 const at = new Date('2026-11-21T13:45:12.345Z');
 
 function inRanges(ranges: KeyRange[], key: string): number {
@@ -21,19 +21,27 @@ function inRanges(ranges: KeyRange[], key: string): number {
 
 describe('bucket keys', () => {
   it('starts with the granularity and the UTC hour or day', () => {
-    expect(hourKey(at, dims)).toBe('H#2026-11-21T13#prov-b#fam-4o-mini#alice#acc1_tok1');
-    expect(dayKey(at, dims)).toBe('D#2026-11-21#prov-b#fam-4o-mini#alice#acc1_tok1');
-    expect(dayKey(new Date('2026-11-21T23:30:00-02:00'), dims)).toBe('D#2026-11-22#prov-b#fam-4o-mini#alice#acc1_tok1');
+    expect(hourKey(at, dims)).toBe('H#2026-11-21T13#prov-b#fam-4o-mini#alice#acc1_tok1#responses');
+    expect(dayKey(at, dims)).toBe('D#2026-11-21#prov-b#fam-4o-mini#alice#acc1_tok1#responses');
+    expect(dayKey(new Date('2026-11-21T23:30:00-02:00'), dims)).toBe('D#2026-11-22#prov-b#fam-4o-mini#alice#acc1_tok1#responses');
   });
 
   it('keeps an empty requester as an empty part', () => {
     const key = hourKey(at, { ...dims, requester: '' });
-    expect(key).toBe('H#2026-11-21T13#prov-b#fam-4o-mini##acc1_tok1');
+    expect(key).toBe('H#2026-11-21T13#prov-b#fam-4o-mini##acc1_tok1#responses');
     expect(parseBucketKey(key)).toEqual({ granularity: 'H', day: '2026-11-21', hour: '2026-11-21T13', ...dims, requester: '' });
   });
 
-  it('reads a key written before tokens were counted as token ""', () => {
-    expect(parseBucketKey('D#2026-11-21#prov-b#fam-4o-mini#alice')).toEqual({ granularity: 'D', day: '2026-11-21', ...dims, token: '' });
+  it('reads a key written before tokens were counted as token "" and kind ""', () => {
+    expect(parseBucketKey('D#2026-11-21#prov-b#fam-4o-mini#alice')).toEqual({ granularity: 'D', day: '2026-11-21', ...dims, token: '', kind: '' });
+  });
+
+  it('reads a key written before kinds were counted as kind ""', () => {
+    expect(parseBucketKey('D#2026-11-21#prov-b#fam-4o-mini#alice#acc1_tok1')).toEqual({ granularity: 'D', day: '2026-11-21', ...dims, kind: '' });
+  });
+
+  it('reads keys written before kinds were counted as kind ""', () => {
+    expect(parseBucketKey('D#2026-11-21#prov-b#fam-4o-mini#alice')).toEqual({ granularity: 'D', day: '2026-11-21', ...dims, kind: '' });
   });
 
   it('escapes # and % so any label splits back exactly', () => {
@@ -41,13 +49,14 @@ describe('bucket keys', () => {
     fc.assert(
       fc.property(fc.string({ maxLength: MAX_LABEL_CHARS }), fc.string({ maxLength: MAX_LABEL_CHARS }), (model, requester) => {
         expect(unescapeSegment(escapeSegment(model))).toBe(model);
-        expect(parseBucketKey(dayKey(at, { provider: 'prov-a', model, requester, token: 'acc_tok' }))).toEqual({
+        expect(parseBucketKey(dayKey(at, { provider: 'prov-a', model, requester, token: 'acc_tok', kind: 'messages' }))).toEqual({
           granularity: 'D',
           day: '2026-11-21',
           provider: 'prov-a',
           model,
           requester,
           token: 'acc_tok',
+          kind: 'messages',
         });
       }),
     );
@@ -55,7 +64,7 @@ describe('bucket keys', () => {
 
   it('cuts long labels so the key stays under DynamoDB’s 1024-byte sort-key limit', () => {
     const huge = '#😀'.repeat(5000);
-    const key = hourKey(at, { provider: 'prov-a', model: huge, requester: huge, token: 'accountid1234_abcdefgh' });
+    const key = hourKey(at, { provider: 'prov-a', model: huge, requester: huge, token: 'accountid1234_abcdefgh', kind: 'count_tokens' });
     expect(Buffer.byteLength(key)).toBeLessThan(1024);
     expect(parseBucketKey(key).requester).toBe(Array.from(huge).slice(0, MAX_LABEL_CHARS).join(''));
   });

@@ -9,6 +9,7 @@ function row(overrides: Partial<UsageRow>): UsageRow {
     id: 'r1',
     ts: '2026-11-21T13:00:00.000Z',
     provider: 'prov-b',
+    kind: 'chat',
     model: 'fam-4o-mini',
     input_tokens: 10,
     output_tokens: 5,
@@ -40,7 +41,7 @@ function rollupOf(...rows: UsageRow[]): Rollup {
 }
 
 function slice(day: string, provider: string, model: string, requester: string, ...rows: UsageRow[]): RollupSlice {
-  return { day, provider, model, requester, token: rows[0]?.token_id ?? '', rollup: rollupOf(...rows) };
+  return { day, provider, model, requester, token: rows[0]?.token_id ?? '', kind: rows[0]?.kind ?? 'chat', rollup: rollupOf(...rows) };
 }
 
 const period = { from: new Date('2026-11-20T00:00:00Z'), to: new Date('2026-11-23T00:00:00Z') };
