@@ -1,0 +1,289 @@
+/**
+ * The endpoints beyond chat, through the official SDKs as users call them:
+ * Responses API (JSON, stream, and the `responses.stream()` helper), embeddings,
+ * model lists, token counting and the beta messages call with its query string.
+ * Each against a fake provider serving the fixtures of `test/fixtures/endpoints`,
+ * each with its exact row.
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { randomBytes } from 'node:crypto';
+import { expectedEndpointUsage } from '../fixtures/index';
+import { startProxy, type ProxyServer } from '../support/proxy-server';
+
+jest.setTimeout(60_000);
+
+let proxy: ProxyServer;
+beforeAll(async () => {
+  proxy = await startProxy();
+});
+afterAll(async () => {
+  await proxy?.stop();
+});
+
+const requester = (what: string) => `${what}-${randomBytes(4).toString('hex')}`;
+
+async function rowOf(user: string): Promise<Record<string, unknown>> {
+  const rows = await proxy.waitForRows(proxy.account.token, 1, `requester=${encodeURIComponent(user)}`);
+  expect(rows).toHaveLength(1);
+  return rows[0]!;
+}
+
+function openai(user: string, provider = 'prov-b', extra: Record<string, string> = {}, apiKey = proxy.account.token): OpenAI {
+  return new OpenAI({ baseURL: `${proxy.proxyBase}/${provider}/v1`, apiKey, maxRetries: 0, defaultHeaders: { 'x-proxy-user': user, ...extra } });
+}
+
+function anthropic(user: string): Anthropic {
+  return new Anthropic({ baseURL: proxy.proxyBase, apiKey: proxy.account.token, maxRetries: 0, defaultHeaders: { 'x-proxy-user': user } });
+}
+
+/** USD per million tokens of gpt-4.1 in the bundled price file, written out to check it. */
+const GPT_41 = { input: 2, cacheRead: 0.5, output: 8 };
+const RESPONSES = expectedEndpointUsage('openai-responses.json');
+// 116 uncached input tokens, 1920 cached ones at the cache-read rate, 187 output tokens (128 of them reasoning, not added again).
+const RESPONSES_COST = ((RESPONSES.inputTokens - RESPONSES.cacheReadTokens) * GPT_41.input + RESPONSES.cacheReadTokens * GPT_41.cacheRead + RESPONSES.outputTokens * GPT_41.output) / 1e6;
+const RESPONSES_TEXT = 'In a peaceful grove beneath a silver moon, a unicorn named Lumina discovered a hidden pool.';
+
+const responsesRow = (user: string, stream: boolean, mode = 'stored') => ({
+  provider: 'prov-b',
+  kind: 'responses',
+  model: 'gpt-4.1-2025-04-14',
+  input_tokens: 2036,
+  output_tokens: 187,
+  cache_read_tokens: 1920,
+  cache_write_tokens: 0,
+  status_code: 200,
+  stream,
+  cached: false,
+  priced: true,
+  requester: user,
+  mode,
+});
+
+describe('Responses API through the openai SDK', () => {
+  it('responses.create (JSON): the answer as sent, the row exact to the token and to 1e-9 USD', async () => {
+    const user = requester('resp-json');
+    const response = await openai(user).responses.create({ model: 'gpt-4.1-2025-04-14', input: 'Tell me a three sentence bedtime story about a unicorn.' });
+    expect(response.output_text).toBe(RESPONSES_TEXT);
+    expect(response.usage).toMatchObject({ input_tokens: 2036, output_tokens: 187 });
+    const row = await rowOf(user);
+    expect(row).toMatchObject(responsesRow(user, false));
+    expect(row.cost_usd).toBeCloseTo(RESPONSES_COST, 9);
+    expect(row.cost_nanos).toBe(Math.round(RESPONSES_COST * 1e9));
+  });
+
+  it('responses.create (stream: true): every event through, usage from response.completed', async () => {
+    const user = requester('resp-sse');
+    const stream = await openai(user).responses.create({ model: 'gpt-4.1-2025-04-14', input: 'Tell me a story.', stream: true });
+    let text = '';
+    const types: string[] = [];
+    for await (const event of stream) {
+      types.push(event.type);
+      if (event.type === 'response.output_text.delta') text += event.delta;
+    }
+    expect(text).toBe(RESPONSES_TEXT);
+    expect(types[0]).toBe('response.created');
+    expect(types.at(-1)).toBe('response.completed');
+    const row = await rowOf(user);
+    expect(row).toMatchObject(responsesRow(user, true));
+    expect(row.cost_usd).toBeCloseTo(RESPONSES_COST, 9);
+  });
+
+  it('the responses.stream() helper assembles the final response', async () => {
+    const user = requester('resp-helper');
+    const runner = openai(user).responses.stream({ model: 'gpt-4.1-2025-04-14', input: 'Tell me a story.' });
+    const deltas: string[] = [];
+    runner.on('response.output_text.delta', (event) => deltas.push(event.delta));
+    const final = await runner.finalResponse();
+    expect(final.output_text).toBe(RESPONSES_TEXT);
+    expect(deltas.join('')).toBe(RESPONSES_TEXT);
+    expect(await rowOf(user)).toMatchObject(responsesRow(user, true));
+  });
+
+  it('pass-through mode: the client’s own key goes upstream, the row is the same', async () => {
+    const user = requester('resp-own-key');
+    const own = `sk-own-${randomBytes(12).toString('hex')}`;
+    proxy.secrets.add(own);
+    const fake = proxy.fakes.fakes['prov-b'];
+    const before = fake.requests.length;
+    await openai(user, 'prov-b', { 'x-proxy-token': proxy.account.token }, own).responses.create({ model: 'gpt-4.1-2025-04-14', input: 'hi' });
+    expect(fake.requests[before]!.headers.authorization).toBe(`Bearer ${own}`);
+    expect(fake.requests[before]!.path).toBe('/v1/responses');
+    expect(await rowOf(user)).toMatchObject(responsesRow(user, false, 'pass-through'));
+  });
+
+  it('previous_response_id and store pass through untouched', async () => {
+    const user = requester('resp-followup');
+    const fake = proxy.fakes.fakes['prov-b'];
+    const before = fake.requests.length;
+    await openai(user).responses.create({ model: 'gpt-4.1-2025-04-14', input: 'And then?', previous_response_id: 'resp_abc', store: false });
+    expect(fake.requests[before]!.json).toMatchObject({ previous_response_id: 'resp_abc', store: false });
+  });
+
+  it('model and input are required: a 400 in OpenAI’s shape, raised by the SDK as BadRequestError', async () => {
+    const client = openai(requester('resp-bad'));
+    const missing = await client.responses.create({ model: 'gpt-4.1' } as never).catch((error: unknown) => error);
+    expect(missing).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((missing as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ type: 'invalid_request_error', param: 'input' });
+    const wrong = await client.responses.create({ model: 'gpt-4.1', input: 42 } as never).catch((error: unknown) => error);
+    expect((wrong as InstanceType<typeof OpenAI.BadRequestError>).status).toBe(400);
+    const noModel = await client.responses.create({ input: 'hi' } as never).catch((error: unknown) => error);
+    expect((noModel as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ param: 'model' });
+  });
+
+  it('a provider without the Responses API answers its own 404, passed through; the row says kind other', async () => {
+    const user = requester('resp-mistral');
+    const error = await openai(user, 'prov-d').responses.create({ model: 'mistral-small-latest', input: 'hi' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.NotFoundError);
+    // Mistral's own error body (`{"object":"error","message":…}`): its message lands in the row.
+    expect(await rowOf(user)).toMatchObject({ provider: 'prov-d', kind: 'other', status_code: 404, input_tokens: 0, cost_usd: 0, error: 'No route /v1/responses' });
+  });
+
+  it('Groq offers it too (prov-e)', async () => {
+    const user = requester('resp-groq');
+    const response = await openai(user, 'prov-e').responses.create({ model: 'openai/gpt-oss-20b', input: 'hi' });
+    expect(response.output_text).toBe(RESPONSES_TEXT);
+    const row = await rowOf(user);
+    expect(row).toMatchObject({ provider: 'prov-e', kind: 'responses', model: 'openai/gpt-oss-20b', input_tokens: 2036, output_tokens: 187, cache_read_tokens: 1920, priced: true });
+    // gpt-oss-20b has no cache-read rate: cached tokens cost what input tokens cost.
+    expect(row.cost_usd).toBeCloseTo((2036 * 0.075 + 187 * 0.3) / 1e6, 9);
+  });
+});
+
+describe('embeddings through the openai SDK', () => {
+  const cases = [
+    ['prov-b', 'text-embedding-3-small', 'openai-embeddings.json', 0.02],
+    ['prov-c', 'gemini-embedding-001', 'openai-embeddings.json', 0.15],
+    ['prov-d', 'mistral-embed', 'mistral-embeddings.json', 0.1],
+  ] as const;
+  it.each(cases)('%s %s: input tokens = usage.prompt_tokens, output 0, the embedding model’s price', async (provider, model, fixture, usdPerMillion) => {
+    const user = requester(`emb-${provider}`);
+    const result = await openai(user, provider).embeddings.create({ model, input: ['The food was delicious', 'and the waiter…'], encoding_format: 'float' });
+    expect(result.data[0]!.embedding.length).toBeGreaterThan(0);
+    const { inputTokens } = expectedEndpointUsage(fixture);
+    const row = await rowOf(user);
+    expect(row).toMatchObject({ provider, kind: 'embeddings', model, input_tokens: inputTokens, output_tokens: 0, status_code: 200, priced: true, stream: false });
+    expect(row.cost_usd).toBeCloseTo((inputTokens * usdPerMillion) / 1e6, 9);
+  });
+
+  it('input is required', async () => {
+    const error = await openai(requester('emb-bad')).embeddings.create({ model: 'text-embedding-3-small' } as never).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((error as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ param: 'input' });
+  });
+});
+
+describe('model lists and token counting', () => {
+  it('openai models.list: the provider’s list, a free row (0 tokens, cost 0, priced)', async () => {
+    const user = requester('models-b');
+    const ids: string[] = [];
+    for await (const model of openai(user).models.list()) ids.push(model.id);
+    expect(ids).toEqual(['gpt-4.1-2025-04-14', 'text-embedding-3-small', 'gpt-4o-mini']);
+    expect(await rowOf(user)).toMatchObject({ provider: 'prov-b', kind: 'models', input_tokens: 0, output_tokens: 0, cost_usd: 0, cost_nanos: 0, priced: true, status_code: 200, mode: 'stored' });
+    expect(proxy.fakes.fakes['prov-b'].requests.at(-1)!.headers.authorization).toBe(`Bearer ${proxy.storedKeys['prov-b']}`);
+  });
+
+  it('anthropic models.list', async () => {
+    const user = requester('models-a');
+    const page = await anthropic(user).models.list();
+    expect(page.data.map((m) => m.id)).toEqual(['claude-sonnet-4-6', 'claude-haiku-4-5-20251001']);
+    expect(await rowOf(user)).toMatchObject({ provider: 'prov-a', kind: 'models', input_tokens: 0, cost_usd: 0, priced: true, status_code: 200 });
+    expect(proxy.fakes.fakes['prov-a'].requests.at(-1)!.headers['x-api-key']).toBe(proxy.storedKeys['prov-a']);
+  });
+
+  it('anthropic messages.countTokens: the count as the provider gives it, a free row with the request’s model', async () => {
+    const user = requester('count');
+    const count = await anthropic(user).messages.countTokens({ model: 'claude-sonnet-4-6', messages: [{ role: 'user', content: 'Hello, world' }] });
+    expect(count.input_tokens).toBe(2095);
+    expect(await rowOf(user)).toMatchObject({ provider: 'prov-a', kind: 'count_tokens', model: 'claude-sonnet-4-6', input_tokens: 0, output_tokens: 0, cost_usd: 0, priced: true, status_code: 200 });
+  });
+});
+
+describe('beta messages and query strings', () => {
+  // Claude Code sends `POST /v1/messages?beta=true`; this SDK version sends the query only when asked, as here.
+  it('anthropic beta.messages.create: ?beta=true reaches the provider exactly, with the beta header; an exact messages row', async () => {
+    const user = requester('beta');
+    const fake = proxy.fakes.fakes['prov-a'];
+    const before = fake.requests.length;
+    const message = await anthropic(user).beta.messages.create({
+      model: 'claude-sonnet-4-6',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: 'hi' }],
+      betas: ['interleaved-thinking-2025-05-14'],
+    }, { query: { beta: 'true' } });
+    expect(message.content.length).toBeGreaterThan(0);
+    expect(fake.requests[before]!.path).toBe('/v1/messages?beta=true');
+    expect(fake.requests[before]!.headers['anthropic-beta']).toBe('interleaved-thinking-2025-05-14');
+    const sent = fake.requests[before]!.response.usage!;
+    const row = await rowOf(user);
+    expect(row).toMatchObject({ provider: 'prov-a', kind: 'messages', input_tokens: sent.inputTokens, output_tokens: sent.outputTokens, status_code: 200 });
+    expect(row.cost_usd).toBeCloseTo((sent.inputTokens * 3 + sent.outputTokens * 15) / 1e6, 9);
+  });
+
+  it('chat rows say kind chat', async () => {
+    const user = requester('chat');
+    await openai(user).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
+    expect(await rowOf(user)).toMatchObject({ kind: 'chat', provider: 'prov-b' });
+  });
+});
+
+describe('the response cache on the Responses API', () => {
+  const input = () => `cache me ${randomBytes(6).toString('hex')}`;
+
+  it('a hit is replayed in the form asked (JSON → stream), 0 tokens, saved_usd = the original cost', async () => {
+    const question = input();
+    const first = requester('cache-1');
+    const miss = await openai(first, 'prov-b', { 'x-proxy-cache': 'true' }).responses.create({ model: 'gpt-4.1-2025-04-14', input: question }).withResponse();
+    expect(miss.response.headers.get('x-proxy-cache')).toBe('MISS');
+    await rowOf(first);
+
+    const second = requester('cache-2');
+    const fake = proxy.fakes.fakes['prov-b'];
+    const before = fake.requests.length;
+    const { data: stream, response } = await openai(second, 'prov-b', { 'x-proxy-cache': 'true' })
+      .responses.create({ model: 'gpt-4.1-2025-04-14', input: question, stream: true })
+      .withResponse();
+    expect(response.headers.get('x-proxy-cache')).toBe('HIT');
+    let text = '';
+    for await (const event of stream) if (event.type === 'response.output_text.delta') text += event.delta;
+    expect(text).toBe(RESPONSES_TEXT);
+    expect(fake.requests.length).toBe(before);
+    const row = await rowOf(second);
+    expect(row).toMatchObject({ kind: 'responses', cached: true, input_tokens: 0, output_tokens: 0, cost_usd: 0, stream: true });
+    expect(row.saved_usd).toBeCloseTo(RESPONSES_COST, 9);
+  });
+
+  it('a stored stream is served to a JSON request through responses.stream()… and back as JSON', async () => {
+    const question = input();
+    const first = requester('cache-s1');
+    for await (const _ of await openai(first, 'prov-b', { 'x-proxy-cache': 'true' }).responses.create({ model: 'gpt-4.1-2025-04-14', input: question, stream: true }));
+    await rowOf(first);
+    const second = requester('cache-s2');
+    const { data, response } = await openai(second, 'prov-b', { 'x-proxy-cache': 'true' }).responses.create({ model: 'gpt-4.1-2025-04-14', input: question }).withResponse();
+    expect(response.headers.get('x-proxy-cache')).toBe('HIT');
+    expect(data.output_text).toBe(RESPONSES_TEXT);
+    expect(data.usage?.input_tokens).toBe(2036);
+  });
+
+  it('a chat request and a responses request never share an entry', async () => {
+    const question = input();
+    await openai(requester('ns-1'), 'prov-b', { 'x-proxy-cache': 'true' }).responses.create({ model: 'gpt-4o-mini', input: question });
+    const { response } = await openai(requester('ns-2'), 'prov-b', { 'x-proxy-cache': 'true' })
+      .chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: question }] })
+      .withResponse();
+    expect(response.headers.get('x-proxy-cache')).toBe('MISS');
+  });
+
+  it('a request with previous_response_id is never served from the cache', async () => {
+    const question = input();
+    const body = { model: 'gpt-4.1-2025-04-14', input: question, previous_response_id: 'resp_prior' };
+    const fake = proxy.fakes.fakes['prov-b'];
+    const before = fake.requests.length;
+    await openai(requester('prev-1'), 'prov-b', { 'x-proxy-cache': 'true' }).responses.create(body);
+    const again = requester('prev-2');
+    const { response } = await openai(again, 'prov-b', { 'x-proxy-cache': 'true' }).responses.create(body).withResponse();
+    expect(response.headers.get('x-proxy-cache')).toBe('MISS');
+    expect(fake.requests.length).toBe(before + 2);
+    expect(await rowOf(again)).toMatchObject({ cached: false, input_tokens: 2036 });
+  });
+});
