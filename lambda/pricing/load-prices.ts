@@ -13,6 +13,7 @@ interface LiteLlmEntry {
   cache_read_input_token_cost?: number;
   cache_creation_input_token_cost?: number;
   litellm_provider?: string;
+  mode?: string;
 }
 
 const PER_MILLION = 1_000_000;
@@ -26,14 +27,16 @@ export function fromLiteLlm(document: Record<string, LiteLlmEntry>): Record<stri
   const keys = Object.keys(document).sort((a, b) => Number(!a.includes('/')) - Number(!b.includes('/')));
   for (const key of keys) {
     const value = document[key];
-    if (typeof value?.input_cost_per_token !== 'number' || typeof value.output_cost_per_token !== 'number') continue;
+    // Embedding entries carry no output price: they generate nothing.
+    const output = value?.output_cost_per_token ?? (value?.mode === 'embedding' ? 0 : undefined);
+    if (typeof value?.input_cost_per_token !== 'number' || typeof output !== 'number') continue;
     const provider = value.litellm_provider;
     const prefixed = provider !== undefined && key.startsWith(`${provider}/`);
     if (prefixed && !OUR_LITELLM_PROVIDERS.has(provider)) continue;
     const model = prefixed ? key.slice(provider.length + 1) : key;
     entries[model] = {
       input: value.input_cost_per_token * PER_MILLION,
-      output: value.output_cost_per_token * PER_MILLION,
+      output: output * PER_MILLION,
       cache_read: value.cache_read_input_token_cost === undefined ? undefined : value.cache_read_input_token_cost * PER_MILLION,
       cache_write: value.cache_creation_input_token_cost === undefined ? undefined : value.cache_creation_input_token_cost * PER_MILLION,
     };

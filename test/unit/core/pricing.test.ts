@@ -51,7 +51,9 @@ describe('bundled prices', () => {
     for (const [model, entry] of Object.entries((bundled as { models: Record<string, Parameters<typeof toRates>[0]> }).models)) {
       const rates = toRates(entry);
       for (const value of Object.values(rates)) {
-        expect({ model, integer: Number.isSafeInteger(value), positive: value > 0 }).toEqual({ model, integer: true, positive: true });
+        // Embedding models generate nothing: their output rate is 0 on purpose.
+        const free = value === 0 && model.includes('embed') && entry.output === 0;
+        expect({ model, integer: Number.isSafeInteger(value), positive: value > 0 || free }).toEqual({ model, integer: true, positive: true });
       }
     }
   });
@@ -187,7 +189,8 @@ describe('PRICING_FILE', () => {
     expect(custom.ratesFor('llama-x')).toEqual({ input: 200_000, output: 400_000, cacheRead: 200_000, cacheWrite: 200_000 });
     expect(custom.ratesFor('claude-sonnet-4-6')).toEqual({ input: 4_000_000, output: 20_000_000, cacheRead: 400_000, cacheWrite: 5_000_000 });
     expect(custom.cost('llama-x', usage(1_000_000, 1_000_000))).toEqual({ nanos: 600_000_000, priced: true });
-    expect(custom.ratesFor('text-embedding-3-small')).toBeUndefined();
+    // An embedding entry has no output price: it generates nothing, so output is 0.
+    expect(custom.ratesFor('text-embedding-3-small')).toEqual({ input: 20_000, output: 0, cacheRead: 20_000, cacheWrite: 20_000 });
     expect(custom.ratesFor('dall-e-3')).toBeUndefined();
     expect(custom.ratesFor('gpt-4o-mini')).toEqual(table.ratesFor('gpt-4o-mini'));
   });

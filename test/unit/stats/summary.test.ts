@@ -118,6 +118,23 @@ describe('assembleSummary', () => {
     expect(summary.totals).toMatchObject({ requests: 6, cost_nanos: 40, input_tokens: 60, output_tokens: 30 });
   });
 
+  it('breaks down by endpoint kind; buckets from before kinds count as the provider’s main endpoint', () => {
+    const summary = assembleSummary(period, [
+      slice('2026-11-20', 'prov-b', 'gpt-4.1', 'alice', row({ kind: 'responses', cost_nanos: 50 })),
+      slice('2026-11-20', 'prov-b', 'text-embedding-3-small', 'alice', row({ kind: 'embeddings', cost_nanos: 2 }), row({ kind: 'embeddings', cost_nanos: 2 })),
+      slice('2026-11-21', 'prov-a', 'unknown', '', row({ kind: 'models', cost_nanos: 0 })),
+      { ...slice('2026-11-21', 'prov-a', 'claude-sonnet-4-6', '', row({ cost_nanos: 7 })), kind: '' },
+      { ...slice('2026-11-21', 'prov-d', 'mistral-small', '', row({ cost_nanos: 3 })), kind: '' },
+    ]);
+    expect(summary.by_kind.map((k) => [k.kind, k.requests, k.cost_nanos])).toEqual([
+      ['responses', 1, 50],
+      ['messages', 1, 7],
+      ['embeddings', 2, 4],
+      ['chat', 1, 3],
+      ['models', 1, 0],
+    ]);
+  });
+
   it('derives the average and p95 latency from the rollups', () => {
     const rows = [...Array(19).fill(100), 2000].map((ms, i) => row({ id: `r${i}`, latency_ms: ms }));
     const { totals } = assembleSummary(period, [slice('2026-11-21', 'prov-b', 'm', '', ...rows)]);
