@@ -62,7 +62,8 @@ export const responsesDialect: Dialect = {
     };
   },
 
-  streamErrorEvent: (message) => `event: error\ndata: ${JSON.stringify({ type: 'error', code: 'upstream_stalled', message, param: null })}\n\n`,
+  streamErrorEvent: (message, cause) =>
+    `event: error\ndata: ${JSON.stringify({ type: 'error', code: cause === 'stalled' ? 'upstream_stalled' : 'upstream_connection_closed', message, param: null })}\n\n`,
   assembleResponse: assembleResponsesResponse,
   synthesizeEvents: synthesizeResponsesEvents,
   // Responses streams always report usage: nothing to ask for, nothing to hide.
