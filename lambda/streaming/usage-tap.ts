@@ -77,10 +77,7 @@ export class UsageTap extends Transform {
   /** Reads a chunk of the (decoded) body; returns what the client gets when the tap passes decoded bytes. */
   private readChunk(chunk: Buffer): Buffer | undefined {
     if (this.options.onText) this.options.onText(this.observerText.write(chunk));
-    if (this.options.format === 'opaque') {
-      done(null, chunk);
-      return;
-    }
+    if (this.options.format === 'opaque') return chunk;
     if (this.options.format === 'json') {
       if (this.jsonBytes + chunk.length <= this.maxJsonRead) this.jsonChunks.push(chunk);
       else this.keepTail(chunk);
