@@ -43,6 +43,10 @@ describe('DynamoDB tables, built from lambda/store/tables.ts', () => {
     expect(p.SSESpecification).toEqual({ SSEEnabled: false });
   });
 
+  it('accounts: monthly budget spend counters expire through TTL on expires_at (test/store/budget-store.test.ts checks the attribute written)', () => {
+    expect(table(TABLES.accounts).Properties.TimeToLiveSpecification).toEqual({ AttributeName: 'expires_at', Enabled: true });
+  });
+
   it.each(SHAPES.map((s) => [s.logicalName, s] as const))('%s: durable data has PITR, deletion protection and survives the stack', (_name, shape) => {
     const t = table(shape);
     if (shape.durable) {

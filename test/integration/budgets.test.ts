@@ -47,6 +47,9 @@ describe('budget management API', () => {
     expect(set).toEqual({ status: 200, body: { limit_usd: 25, period: 'month', spent_usd: 0, resets_at: nextUtcMonth() } });
     expect(await tokenBudget(account)).toEqual(set.body);
 
+    const largest = await putJson(`/api/tokens/${account.tokenId}/budget`, account.token, { limit_usd: 1_000_000, period: 'month' });
+    expect(largest.body.limit_usd).toBe(1_000_000);
+
     const changed = await putJson(`/api/tokens/${account.tokenId}/budget`, account.token, { limit_usd: 0.123456, period: 'total' });
     expect(changed.body).toEqual({ limit_usd: 0.123456, period: 'total', spent_usd: 0, resets_at: null });
     const daily = await putJson(`/api/tokens/${account.tokenId}/budget`, account.token, { limit_usd: 3, period: 'day' });
@@ -80,7 +83,7 @@ describe('budget management API', () => {
     ['a string amount', { limit_usd: '5', period: 'day' }, 'limit_usd'],
     ['missing', { period: 'day' }, 'limit_usd'],
     ['more than 6 decimals', { limit_usd: 0.0000001, period: 'day' }, 'limit_usd'],
-    ['too large to stay exact', { limit_usd: 1e12, period: 'day' }, 'limit_usd'],
+    ['over $1,000,000', { limit_usd: 1_000_000.000001, period: 'day' }, 'limit_usd'],
     ['an unknown period', { limit_usd: 5, period: 'week' }, 'period'],
     ['no period', { limit_usd: 5 }, 'period'],
   ])('bad input: %s is a 400 naming the field', async (_name, body, field) => {

@@ -78,3 +78,48 @@ test('a spend ADD whose answer is lost (the store applied it) is counted once', 
   await proxy.api(`/api/tokens/${account.tokenId}/budget`, { method: 'PUT', token: account.token, body: { limit_usd: 100, period: 'total' } });
   expect(await tokenSpentNanos(account)).toBe(row.cost_nanos);
 });
+
+test('a spend ADD cut off in flight is not sent again: the counter misses that row, and the log says so', async () => {
+  const account = await budgetedAccount('cut-off');
+  // Only the month counter: whether the store saw it is unknowable to the proxy, so it is not resent.
+  gate.disturb('reset', spendWrite(account.accountId, '"SPEND#'));
+  proxy.fakes.fakes['prov-b'].next({ usage: FIXED_USAGE });
+  const result = await callProxy(proxy, { provider: 'prov-b', token: account.token });
+  const row = await rowOf(proxy, account.token, result.requestId);
+  await sleep(1000);
+  expect(await tokenSpentNanos(account)).toBe(0);
+  expect(proxy.output()).toContain('"message":"budget spend not updated"');
+  expect(proxy.output()).toContain(result.requestId);
+  // The lifetime counter was not disturbed: it has the row.
+  await proxy.api(`/api/tokens/${account.tokenId}/budget`, { method: 'PUT', token: account.token, body: { limit_usd: 100, period: 'total' } });
+  expect(await tokenSpentNanos(account)).toBe(row.cost_nanos);
+});
+
+test('budgets cost no store call of their own: token, stored key, budgets and spend are one BatchGetItem before forwarding', async () => {
+  const account = await budgetedAccount('one-round-trip');
+  await proxy.api('/api/budgets/requesters/ana', { method: 'PUT', token: account.token, body: { limit_usd: 5, period: 'day' } });
+  // Watch every store call (never disturbing one), and snapshot them when the provider receives the request.
+  const seen: StoreCall[] = [];
+  let lastCallAt = Date.now();
+  gate.disturb('reset', (call) => (seen.push(call), (lastCallAt = Date.now()), false), Number.MAX_SAFE_INTEGER);
+  await callProxy(proxy, { provider: 'prov-b', token: account.token, headers: { 'x-proxy-user': 'ana' } });
+  // The earlier requests' row, rollup, spend and last-used writes land first: the store goes quiet.
+  while (Date.now() - lastCallAt < 1000) await sleep(100);
+  seen.length = 0;
+  const fake = proxy.fakes.fakes['prov-b'];
+  const received = fake.requests.length;
+  fake.next({ latencyMs: 300 });
+  const pending = callProxy(proxy, { provider: 'prov-b', token: account.token, headers: { 'x-proxy-user': 'ana' } });
+  await fake.waitForRequests(received + 1);
+  const beforeForwarding = [...seen];
+  const result = await pending;
+  expect(result.status).toBe(200);
+  expect(result.headers.get('x-proxy-budget-remaining-usd')).toMatch(/^4\.\d{6}$/);
+
+  const accounts = beforeForwarding.filter((call) => call.tables.some((table) => table.endsWith('accounts')));
+  expect(accounts.map((call) => call.operation)).toEqual(['BatchGetItem']);
+  const keys = JSON.stringify(accounts[0].body);
+  for (const part of ['"TOKEN#', '"KEY#prov-b"', '"BUDGET#T#', '"BUDGET#R#', '"SPEND#']) expect(keys).toContain(part);
+  // The only other call before forwarding is the rate limit's, sent in parallel.
+  expect(beforeForwarding.filter((call) => !accounts.includes(call)).map((call) => call.operation)).toEqual(['UpdateItem']);
+});
