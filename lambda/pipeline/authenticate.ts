@@ -29,8 +29,10 @@ export function authenticate(deps: Deps): Middleware {
         throw new StoreUnavailableError(error);
       });
       if (!record || !tokenMatches(state.token.secret, record.secretHash) || record.revokedAt) {
-        // The rate counter was already counted in parallel; a forged token must not use up the real one's budget.
-        state.work.add(deps.rateLimiter.refund(state.token.tokenId, deps.now()));
+        // The rate counter was hit in parallel; a forged token must not use up the real one's budget. Only a hit
+        // that counted is given back (a refused one counted nothing), once its outcome is known.
+        const tokenId = state.token.tokenId;
+        state.work.add(state.lookups.rateLimit.then((decision) => deps.rateLimiter.refund(tokenId, decision), () => undefined));
         throw new AuthenticationError(record?.revokedAt ? 'This proxy token has been revoked.' : 'Invalid proxy token.');
       }
       if (!record.scopes.includes('proxy')) throw new PermissionError('This token has no "proxy" scope; it can only use the management API.');

@@ -65,8 +65,12 @@ export interface RateLimitDecision {
 export interface RateLimiter {
   /** Counts one request against the token's current window, atomically across instances. */
   hit(tokenId: string, now: number): Promise<RateLimitDecision>;
-  /** Gives back a hit that turned out not to be a real request (its credential was wrong). */
-  refund(tokenId: string, now: number): Promise<void>;
+  /**
+   * Gives back the hit behind `decision` when it turned out not to be a real
+   * request (its credential was wrong): only a hit that was counted, and in the
+   * window it was counted in. A refused hit counted nothing and gives nothing back.
+   */
+  refund(tokenId: string, decision: RateLimitDecision): Promise<void>;
 }
 
 /** Binds a ciphertext to the account and provider it belongs to. */

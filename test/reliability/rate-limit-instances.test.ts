@@ -101,3 +101,50 @@ test('the 101st request on one instance makes both official SDKs raise RateLimit
   expect((openaiError as InstanceType<typeof OpenAI.RateLimitError>).headers.get('retry-after')).toBe('60');
   expect((openaiError as InstanceType<typeof OpenAI.RateLimitError>).code).toBe('rate_limit_exceeded');
 });
+
+describe('a wrong secret for a real token id', () => {
+  /** The token's id (public: it is in rows and the dashboard) with a secret that is not its own. */
+  const forge = (token: string) => `${token.slice(0, -8)}${token.slice(-8) === 'AAAAAAAA' ? 'BBBBBBBB' : 'AAAAAAAA'}`;
+
+  test('past the limit, forged requests interleaved with real ones across two instances admit no extra real request', async () => {
+    const account = await first.createAccount('forged-refunds');
+    const ownKey = 'client-own-key-for-forged-refunds-01';
+    const forged = forge(account.token);
+    for (const server of [first, second]) for (const secret of [ownKey, account.token, forged]) server.secrets.add(secret);
+    const call = (server: ProxyServer, token: string, prompt: string) => callProxy(server, { provider: 'prov-b', token, providerKey: ownKey, prompt });
+
+    await awayFromMinuteEdge(40_000);
+    const filling = await runPool(LIMIT, 20, (index) => call(index % 2 ? second : first, account.token, `fill ${index}`));
+    expect(filling.filter((result) => result.status === 200)).toHaveLength(LIMIT);
+
+    const before = upstreamCalls(first);
+    const real: CallResult[] = [];
+    const fakes: CallResult[] = [];
+    for (let round = 0; round < 60; round++) {
+      // Each wrong-secret request lands on one instance, the real one right after on either.
+      fakes.push(await call(round % 2 ? first : second, forged, `forged ${round}`));
+      real.push(await call(round % 3 ? second : first, account.token, `after forged ${round}`));
+    }
+    expect(fakes.map((result) => result.status)).toEqual(Array(60).fill(401));
+    expect(real.filter((result) => result.status === 200)).toHaveLength(0);
+    for (const result of real) expectRateLimited(result, 'chat');
+    expect(upstreamCalls(first) - before).toBe(0);
+  });
+
+  test('under the limit, forged requests do not use up the real token\'s budget', async () => {
+    const account = await first.createAccount('forged-under-limit');
+    const ownKey = 'client-own-key-for-forged-refunds-02';
+    const forged = forge(account.token);
+    for (const server of [first, second]) for (const secret of [ownKey, account.token, forged]) server.secrets.add(secret);
+    const call = (server: ProxyServer, token: string, prompt: string) => callProxy(server, { provider: 'prov-b', token, providerKey: ownKey, prompt });
+
+    await awayFromMinuteEdge(40_000);
+    const refused = await runPool(30, 10, (index) => call(index % 2 ? second : first, forged, `forged ${index}`));
+    expect(refused.map((result) => result.status)).toEqual(Array(30).fill(401));
+    // The refunds are after-response work; give them a moment to land.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const results = await runPool(LIMIT + 10, 20, (index) => call(index % 2 ? second : first, account.token, `real ${index}`));
+    expect(results.filter((result) => result.status === 200)).toHaveLength(LIMIT);
+    expect(results.filter((result) => result.status === 429)).toHaveLength(10);
+  });
+});

@@ -17,6 +17,8 @@ export interface Account {
 export interface ProxyServer {
   /** `http://127.0.0.1:<port>` */
   url: string;
+  /** The server process's id (to read its memory and CPU use). */
+  pid: number;
   /** `${url}/api/proxy` */
   proxyBase: string;
   adminKey: string;
@@ -120,6 +122,7 @@ export async function startProxy(options: StartOptions = {}): Promise<ProxyServe
 
   return {
     url,
+    pid: child.pid!,
     proxyBase: `${url}/api/proxy`,
     adminKey,
     fakes,

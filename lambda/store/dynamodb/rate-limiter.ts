@@ -1,6 +1,6 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { RateLimitDecision, RateLimiter } from '../ports';
-import type { DocumentClient } from './wire/document-client';
+import { sentAtMostOnce, type DocumentClient } from './wire/document-client';
 
 const WINDOW_SECONDS = 60;
 
@@ -36,18 +36,21 @@ export class DynamoRateLimiter implements RateLimiter {
     }
   }
 
-  async refund(tokenId: string, now: number): Promise<void> {
-    const windowStart = Math.floor(now / 1000 / WINDOW_SECONDS) * WINDOW_SECONDS;
+  async refund(tokenId: string, decision: RateLimitDecision): Promise<void> {
+    if (!decision.allowed) return;
+    const windowStart = decision.resetAt - WINDOW_SECONDS;
     await this.doc
       .send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: { counter_key: `${tokenId}#${windowStart}` },
-          UpdateExpression: 'ADD #count :minusOne',
-          ConditionExpression: '#count > :zero',
-          ExpressionAttributeNames: { '#count': 'count' },
-          ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0 },
-        }),
+        sentAtMostOnce(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: { counter_key: `${tokenId}#${windowStart}` },
+            UpdateExpression: 'ADD #count :minusOne',
+            ConditionExpression: '#count > :zero',
+            ExpressionAttributeNames: { '#count': 'count' },
+            ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0 },
+          }),
+        ),
       )
       .catch((error: Error) => {
         if (error.name !== 'ConditionalCheckFailedException') throw error;
