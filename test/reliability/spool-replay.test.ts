@@ -55,6 +55,7 @@ async function spooledDataDir(): Promise<{ dataDir: string; tablePrefix: string;
       id: newRequestId(arrived),
       ts: new Date(arrived).toISOString(),
       provider: 'prov-b',
+      kind: 'chat',
       model: 'gpt-4o-mini-2024-07-18',
       input_tokens: 10,
       output_tokens: 5,
