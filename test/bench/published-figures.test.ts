@@ -32,6 +32,22 @@ test('results.json records the commit it measured and whether the working tree w
   expect(typeof results.quick).toBe('boolean');
 });
 
+test('results.json holds every figure the benchmark promises', () => {
+  for (const phase of ['cold', 'c1', 'c1Paced'] as const) {
+    expect(results.yardstick[phase].getItem.n).toBeGreaterThan(0);
+    expect(results.yardstick[phase].wave.n).toBeGreaterThan(0);
+  }
+  for (const level of ['c1Paced', 'c16'] as const) {
+    for (const id of ['stored', 'portkey', 'pipe', 'dynamoDbLocal'] as const) expect(results.resources[level][id]?.cpuMsPerRequest).toEqual(expect.any(Number));
+  }
+  for (const level of ['c1', 'c16'] as const) expect(results.streaming[level].stored?.eventLag?.n).toBeGreaterThan(0);
+  expect(results.disconnects.map((d) => d.id)).toEqual(['stored', 'pipe', 'portkey']);
+  const budget = (name: string) => results.budgets.find((b) => b.name.startsWith(name));
+  expect(budget('CPU per stored-key request, c=1 paced')?.target).toBe('≤ 1.0 ms');
+  expect(budget('CPU per stored-key request, c=16')).toBeDefined();
+  expect(budget('Clients leaving mid-request: this proxy')).toBeDefined();
+});
+
 test("results.json's budgets and headline are what its measurements give (not edited by hand)", () => {
   const { budgets, headline, ...measured } = results;
   // Compared as JSON, the form they are stored in (a missing figure, NaN, is stored as null).
