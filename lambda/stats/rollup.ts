@@ -13,6 +13,7 @@ export const COUNTERS = [
   'cache_hits',
   'errors',
   'latency_sum_ms',
+  'unpriced',
 ] as const;
 
 export type Counter = (typeof COUNTERS)[number];
@@ -52,6 +53,8 @@ export function rowIncrements(row: UsageRow): Record<string, number> {
     cache_hits: row.cached ? 1 : 0,
     errors: row.status_code >= 400 ? 1 : 0,
     latency_sum_ms: latencyMs,
+    // Answered, not from the cache, and no price known: its cost is missing from the sums, not zero.
+    unpriced: row.priced === false && row.status_code < 400 && !row.cached ? 1 : 0,
   };
   return { ...counts, [latencyAttribute(latencyBucket(latencyMs))]: 1 };
 }

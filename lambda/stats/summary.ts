@@ -34,6 +34,7 @@ export function toTotals(rollup: Rollup): StatsTotals {
     savings_usd: nanosToUsd(c.saved_nanos),
     cache_hits: c.cache_hits,
     errors: c.errors,
+    unpriced_requests: c.unpriced,
     latency_avg_ms: c.requests ? Math.round(c.latency_sum_ms / c.requests) : 0,
     latency_p95_ms: estimatePercentile(rollup.latency, 0.95),
   };

@@ -18,6 +18,8 @@ export interface StatsTotals {
   cache_hits: number;
   /** Requests whose status was 400 or above. */
   errors: number;
+  /** Answered requests whose model has no known price: their cost is not in `cost_usd`. */
+  unpriced_requests: number;
   latency_avg_ms: number;
   /** Estimated from a log-scale histogram: within one bucket (about 19%) of the exact value. */
   latency_p95_ms: number;

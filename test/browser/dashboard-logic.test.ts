@@ -61,7 +61,7 @@ describe('periods', () => {
 });
 
 test('daily series fill quiet days with zero and keep the registry order of providers', () => {
-  const zero: Totals = { requests: 0, input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, cost_usd: 0, cost_nanos: 0, savings_usd: 0, saved_nanos: 0, cache_hits: 0, errors: 0, latency_avg_ms: 0, latency_p95_ms: 0 };
+  const zero: Totals = { requests: 0, input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, cost_usd: 0, cost_nanos: 0, savings_usd: 0, saved_nanos: 0, cache_hits: 0, errors: 0, unpriced_requests: 0, latency_avg_ms: 0, latency_p95_ms: 0 };
   const stats: Stats = {
     from: '2026-11-01T00:00:00.000Z',
     to: '2026-11-04T00:00:00.000Z',

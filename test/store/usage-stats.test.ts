@@ -60,14 +60,16 @@ function generateRows(accountId: string, count: number, start: number, end: numb
     if (kind < 0.25) return makeRow(accountId, ts, { ...base, status_code: pick([400, 429, 500, 529]), error: 'upstream said no' });
     const input = Math.floor(next() * 20_000);
     const cost = Math.floor(next() * 50_000_000);
+    const priced = next() < 0.9;
     return makeRow(accountId, ts, {
       ...base,
+      priced,
       input_tokens: input,
       output_tokens: Math.floor(next() * 4_000),
       cache_read_tokens: Math.floor(input * next() * 0.5),
       cache_write_tokens: Math.floor(next() * 100),
-      cost_nanos: cost,
-      cost_usd: cost / 1e9,
+      cost_nanos: priced ? cost : 0,
+      cost_usd: priced ? cost / 1e9 : 0,
     });
   });
 }
@@ -93,6 +95,7 @@ function sums(rows: UsageRow[]) {
     savings_usd: savedNanos / 1e9,
     cache_hits: rows.filter((r) => r.cached).length,
     errors: rows.filter((r) => r.status_code >= 400).length,
+    unpriced_requests: rows.filter((r) => !r.priced && r.status_code < 400 && !r.cached).length,
     latency_avg_ms: rows.length ? Math.round(n((r) => r.latency_ms) / rows.length) : 0,
   };
 }
@@ -306,7 +309,8 @@ describe('read cost', () => {
 
 describe('GET /api/stats', () => {
   const caller = { accountId: 'acc-edges', tokenId: 'tok', scopes: ['manage'], secretHash: '', createdAt: '' } as TokenRecord;
-  const deps = () => ({ usageStats: stats, now: () => Date.parse('2026-09-13T10:30:00Z') }) as unknown as Deps;
+  // Token names are joined in from the account store; the names themselves are checked through the real server (test/integration/logs-api).
+  const deps = () => ({ usageStats: stats, accounts: { listTokens: async () => [] }, now: () => Date.parse('2026-09-13T10:30:00Z') }) as unknown as Deps;
   const request = (query: string) => ({ method: 'GET', path: '/api/stats', query: new URLSearchParams(query), headers: {}, body: Buffer.alloc(0) }) as unknown as IncomingRequest;
   const route = statsRoutes.find((r) => r.method === 'GET' && r.path === '/api/stats')!;
 

@@ -60,6 +60,7 @@ describe('rowIncrements', () => {
       cache_hits: 0,
       errors: 0,
       latency_sum_ms: 3000,
+      unpriced: 0,
       [`lat_${String(latencyBucket(3000)).padStart(2, '0')}`]: 1,
     });
   });
@@ -68,6 +69,13 @@ describe('rowIncrements', () => {
     expect(rowIncrements(row({ cached: true, saved_nanos: 99 }))).toMatchObject({ cache_hits: 1, errors: 0, saved_nanos: 99 });
     expect(rowIncrements(row({ status_code: 400 }))).toMatchObject({ errors: 1 });
     expect(rowIncrements(row({ status_code: 399 }))).toMatchObject({ errors: 0 });
+  });
+
+  it('counts answered, uncached requests of unpriced models, so a total can say its cost is incomplete', () => {
+    expect(rowIncrements(row({ priced: false }))).toMatchObject({ unpriced: 1 });
+    expect(rowIncrements(row({ priced: false, status_code: 500 }))).toMatchObject({ unpriced: 0 });
+    expect(rowIncrements(row({ priced: false, cached: true }))).toMatchObject({ unpriced: 0 });
+    expect(rowIncrements(row({ priced: true }))).toMatchObject({ unpriced: 0 });
   });
 });
 
