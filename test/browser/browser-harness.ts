@@ -32,7 +32,8 @@ export function launchBrowser(): Promise<Browser> {
 
 export const VIEWPORTS = {
   laptop: { width: 1280, height: 800 },
-  phone: { width: 390, height: 844 },
+  // The narrowest phone width still common (iPhone SE/mini class).
+  phone: { width: 375, height: 740 },
 } as const;
 
 export type ViewportName = keyof typeof VIEWPORTS;
@@ -48,8 +49,12 @@ declare global {
  * A fresh tab (sessionStorage is per tab) that adds up layout-shift scores and keeps uncaught errors,
  * so a test can check that data arriving never moves what is already on screen.
  */
-export async function newTab(browser: Browser, viewport: ViewportName = 'laptop'): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ viewport: VIEWPORTS[viewport], deviceScaleFactor: 1 });
+export async function newTab(
+  browser: Browser,
+  viewport: ViewportName = 'laptop',
+  options: { colorScheme?: 'light' | 'dark' } = {},
+): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport: VIEWPORTS[viewport], deviceScaleFactor: 1, colorScheme: options.colorScheme ?? 'light' });
   await context.addInitScript(() => {
     window.__layoutShift = 0;
     window.__pageErrors = [];

@@ -1,9 +1,9 @@
 /** The dashboard's pure parts (no browser): money display, periods, chart series, and its copy of the provider list. */
-import { formatPercent, formatUsd } from '../../lambda/dashboard/src/format';
+import { formatCost, formatPercent, formatUsd } from '../../lambda/dashboard/src/format';
 import { periodFromParams, periodRange, utcDaysBetween } from '../../lambda/dashboard/src/period';
 import { PROVIDERS } from '../../lambda/dashboard/src/providers';
-import type { Stats, Totals } from '../../lambda/dashboard/src/types';
-import { dailySeries } from '../../lambda/dashboard/src/views/overview-charts';
+import type { ProviderSlice, Stats, Totals } from '../../lambda/dashboard/src/types';
+import { timeSeries } from '../../lambda/dashboard/src/views/overview-charts';
 import { PROVIDERS as REGISTRY } from '../../lambda/providers/registry';
 
 describe('formatUsd', () => {
@@ -12,11 +12,16 @@ describe('formatUsd', () => {
     [1234.5, '$1,234.50'],
     [1, '$1.00'],
     [0.5, '$0.50'],
-    [0.1234, '$0.1234'],
+    [0.1234, '$0.123'],
     [0.05, '$0.05'],
-    [0.001234, '$0.001234'],
+    [0.0669, '$0.0669'],
+    [0.004914, '$0.00491'],
+    [0.0001672, '$0.000167'],
+    [0.001234, '$0.00123'],
     [0.00000123, '$0.00000123'],
-    [0.000012345678, '$0.00001235'],
+    [0.000012345678, '$0.0000123'],
+    [0.9996, '$1.00'],
+    [0.99949, '$0.999'],
     [-0.25, '-$0.25'],
     [Number.NaN, '$0.00'],
   ])('%p → %s', (value, text) => {
@@ -26,6 +31,13 @@ describe('formatUsd', () => {
   test('a tiny cost never reads as zero', () => {
     for (const cost of [1e-9, 3e-8, 7.5e-7, 0.0000042]) expect(formatUsd(cost)).not.toBe('$0.00');
   });
+});
+
+test('a sum with unpriced requests says so instead of showing $0.00', () => {
+  expect(formatCost({ cost_usd: 0, unpriced_requests: 3 })).toBe('unpriced');
+  expect(formatCost({ cost_usd: 0.0669, unpriced_requests: 1 })).toBe('$0.0669 + unpriced');
+  expect(formatCost({ cost_usd: 0, unpriced_requests: 0 })).toBe('$0.00');
+  expect(formatCost({ cost_usd: 12.5 })).toBe('$12.50');
 });
 
 test('formatPercent has nothing to divide by with no requests', () => {
@@ -77,13 +89,28 @@ test('daily series fill quiet days with zero and keep the registry order of prov
     by_token: [],
     by_kind: [],
   };
-  const series = dailySeries(stats);
-  expect(series.days).toEqual(['2026-11-01', '2026-11-02', '2026-11-03']);
+  const series = timeSeries(stats);
+  expect(series.unit).toBe('day');
+  expect(series.keys).toEqual(['2026-11-01', '2026-11-02', '2026-11-03']);
   expect(series.requests.map((s) => [s.label, s.values])).toEqual([
     ['Anthropic', [0, 0, 1]],
     ['Google Gemini', [2, 0, 1]],
   ]);
   expect(series.cost[1]?.values).toEqual([0.5, 0, 0.1]);
+
+  // Up to two days the server sends hours, and the charts use them; a quiet hour has no latency (a gap).
+  const hour = (h: string, requests: number, extra: Partial<Totals> = {}) => ({ ...zero, requests, ...extra, hour: `2026-11-01T${h}:00:00.000Z`, by_provider: (requests ? { 'prov-b': { requests, cost_usd: 0.01 } } : {}) as Record<string, ProviderSlice> });
+  const hourly = timeSeries({ ...stats, by_hour: [hour('10', 2, { input_tokens: 7, output_tokens: 3, latency_avg_ms: 120, latency_p95_ms: 300 }), hour('11', 0), hour('12', 1, { latency_avg_ms: 80, latency_p95_ms: 80 })] });
+  expect([hourly.unit, hourly.keys.length, hourly.labels.length]).toEqual(['hour', 3, 3]);
+  expect(hourly.requests.map((s) => [s.label, s.values])).toEqual([['OpenAI', [2, 0, 1]]]);
+  expect(hourly.tokens.map((s) => [s.label, s.values])).toEqual([
+    ['Input', [7, 0, 0]],
+    ['Output', [3, 0, 0]],
+  ]);
+  expect(hourly.latency.map((s) => [s.label, s.values])).toEqual([
+    ['Average', [120, null, 80]],
+    ['p95', [300, null, 80]],
+  ]);
 });
 
 test("the dashboard's provider list matches the server's registry", () => {

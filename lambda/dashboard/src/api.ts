@@ -1,4 +1,4 @@
-import type { Budget, BudgetInput, CreatedToken, Health, LogPage, RequesterBudget, Stats, StoredKey, TokenInfo } from './types';
+import type { Budget, BudgetInput, CreatedToken, Health, LogPage, LogRow, RequesterBudget, Stats, StoredKey, TokenInfo } from './types';
 
 /** An error answer of the management API, or a network failure (status 0). */
 export class ApiError extends Error {
@@ -74,6 +74,22 @@ export function createApi(token: string, onUnauthorized: (error: ApiError) => vo
       call<{ provider: string; hint: string }>('PUT', `/api/keys/${encodeURIComponent(provider)}`, { key }),
     deleteKey: (provider: string) => call<void>('DELETE', `/api/keys/${encodeURIComponent(provider)}`),
     logs: (query: Query) => call<LogPage>('GET', withQuery('/api/logs', query)),
+    logRow: (id: string) => call<LogRow>('GET', `/api/logs/${encodeURIComponent(id)}`),
+    /** The CSV export as a file, fetched with the session's token (a plain link could not send it). */
+    logsCsv: async (query: Query): Promise<Blob> => {
+      let response: Response;
+      try {
+        response = await fetch(withQuery('/api/logs.csv', query), { headers: { authorization: `Bearer ${token}` }, cache: 'no-store' });
+      } catch {
+        throw new ApiError(0, 'Could not reach the server. Check your connection and try again.', 'network_error');
+      }
+      if (!response.ok) {
+        const error = await errorFrom(response);
+        if (error.status === 401) onUnauthorized(error);
+        throw error;
+      }
+      return response.blob();
+    },
     stats: (from: string, to: string) => call<Stats>('GET', withQuery('/api/stats', { from, to })),
     tokens: () => call<{ tokens: TokenInfo[] }>('GET', '/api/tokens'),
     createToken: (name: string) => call<CreatedToken>('POST', '/api/tokens', { name }),

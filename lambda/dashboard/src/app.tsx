@@ -13,11 +13,11 @@ import { Tokens } from './views/tokens';
 function Page({ route }: { route: Route }) {
   switch (route.name) {
     case 'logs':
-      return <Logs params={route.params} />;
+      return <Logs params={route.params} detail={route.detail} />;
     case 'integrations':
       return <Integrations />;
     case 'tokens':
-      return <Tokens />;
+      return <Tokens params={route.params} />;
     default:
       return <Overview params={route.params} />;
   }

@@ -9,22 +9,35 @@ export function formatInt(n: number): string {
   return integer.format(n);
 }
 
+const cents = new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+
+/** Significant digits shown for amounts below a dollar. */
+const SIGNIFICANT = 3;
+
 /**
- * Dollars with enough precision for tiny per-request costs: `$12.34`, `$0.1234`, `$0.001234`.
- * Amounts below a cent keep four significant digits; trailing zeros beyond the cents are dropped.
+ * The one money rule of the dashboard: a dollar or more shows cents (`$1,234.50`); less than a dollar
+ * shows three significant digits, and at least two decimals (`$0.50`, `$0.0669`, `$0.00491`,
+ * `$0.000167`), so a tiny per-request cost never reads as zero and figures side by side compare.
  */
 export function formatUsd(n: number): string {
   if (!Number.isFinite(n) || n === 0) return '$0.00';
   const sign = n < 0 ? '-' : '';
   const abs = Math.abs(n);
-  if (abs >= 1) {
-    return sign + '$' + new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(abs);
-  }
-  const decimals = abs >= 0.01 ? 4 : Math.min(12, 3 - Math.floor(Math.log10(abs)));
-  let text = abs.toFixed(decimals).replace(/0+$/, '');
-  const [, fraction = ''] = text.split('.');
-  if (fraction.length < 2) text = abs.toFixed(2);
-  return sign + '$' + text;
+  const rounded = Number(abs.toPrecision(SIGNIFICANT));
+  if (rounded >= 1) return `${sign}$${cents.format(abs)}`;
+  const decimals = Math.max(2, SIGNIFICANT - 1 - Math.floor(Math.log10(rounded)));
+  let text = rounded.toFixed(decimals).replace(/0+$/, '');
+  if (text.split('.')[1].length < 2) text = rounded.toFixed(2);
+  return `${sign}$${text}`;
+}
+
+/**
+ * A sum that may leave costs out: "unpriced" when nothing in it had a known price, the amount and
+ * "+ unpriced" when part of it had none.
+ */
+export function formatCost(totals: { cost_usd: number; unpriced_requests?: number }): string {
+  if (!totals.unpriced_requests) return formatUsd(totals.cost_usd);
+  return totals.cost_usd === 0 ? 'unpriced' : `${formatUsd(totals.cost_usd)} + unpriced`;
 }
 
 /** A share as a percentage with one decimal; `—` when there is nothing to divide by. */

@@ -12,13 +12,32 @@ export const ROUTES: readonly { name: RouteName; label: string }[] = [
 export interface Route {
   name: RouteName;
   params: URLSearchParams;
+  /** `#/logs/<request id>`: the request whose details are open. */
+  detail?: string;
 }
 
-/** `#/logs?model=x` → logs with its query. Anything unknown lands on the overview. */
+/** `#/logs?model=x` → logs with its query; `#/logs/<id>?…` also opens that request. Anything unknown lands on the overview. */
 export function parseHash(hash: string): Route {
   const [path = '', query = ''] = hash.replace(/^#\/?/, '').split('?');
-  const known = ROUTES.find((r) => r.name === path);
-  return { name: known ? known.name : 'overview', params: new URLSearchParams(query) };
+  const [name, ...rest] = path.split('/');
+  const known = ROUTES.find((r) => r.name === name);
+  if (!known) return { name: 'overview', params: new URLSearchParams(query) };
+  const detail = known.name === 'logs' && rest.length === 1 && rest[0] ? safeDecode(rest[0]) : undefined;
+  return { name: known.name, params: new URLSearchParams(query), ...(detail ? { detail } : {}) };
+}
+
+function safeDecode(text: string): string | undefined {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The deep link of one request's details, keeping the list's filters behind it. */
+export function logDetailHref(id: string, params?: URLSearchParams): string {
+  const query = params?.toString() ?? '';
+  return `#/logs/${encodeURIComponent(id)}${query ? `?${query}` : ''}`;
 }
 
 export function hrefFor(name: RouteName, params?: Record<string, string>): string {

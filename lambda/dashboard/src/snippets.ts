@@ -51,10 +51,56 @@ function clientCode(provider: ProviderInfo, base: string, mode: 'stored' | 'pass
   ].join('\n');
 }
 
-export function storedSnippet(provider: ProviderInfo, base = proxyBase()): string {
-  return clientCode(provider, base, 'stored');
+
+export type SnippetLanguage = 'typescript' | 'python' | 'curl';
+export type SnippetMode = 'stored' | 'pass-through';
+
+export const SNIPPET_LANGUAGES: readonly { id: SnippetLanguage; label: string }[] = [
+  { id: 'typescript', label: 'TypeScript' },
+  { id: 'python', label: 'Python' },
+  { id: 'curl', label: 'curl' },
+];
+
+function pythonCode(provider: ProviderInfo, base: string, mode: SnippetMode): string {
+  const anthropic = provider.sdk === 'anthropic';
+  const sdkClass = anthropic ? 'Anthropic' : 'OpenAI';
+  const apiKey =
+    mode === 'stored'
+      ? `    api_key="${TOKEN_PLACEHOLDER}",  # a proxy token from the Tokens page`
+      : `    api_key="<your ${provider.name} key>",  # sent on to ${provider.name} as is, never stored`;
+  const headers = [
+    '    default_headers={',
+    ...(mode === 'pass-through' ? [`        "x-proxy-token": "${TOKEN_PLACEHOLDER}",  # a proxy token from the Tokens page`] : []),
+    '        # "x-proxy-user": "alice",  # optional: who asked; shown as the requester',
+    '        # "x-proxy-cache": "true",  # optional: answer repeated identical requests from the cache',
+    '    },',
+  ];
+  const call = anthropic
+    ? ['message = client.messages.create(', `    model="${provider.exampleModel}",`, '    max_tokens=256,', '    messages=[{"role": "user", "content": "Hello"}],', ')', 'print(message.content[0].text)']
+    : ['completion = client.chat.completions.create(', `    model="${provider.exampleModel}",`, '    messages=[{"role": "user", "content": "Hello"}],', ')', 'print(completion.choices[0].message.content)'];
+  return [`from ${anthropic ? 'anthropic' : 'openai'} import ${sdkClass}`, '', `client = ${sdkClass}(`, `    base_url="${base}${provider.basePath}",`, apiKey, ...headers, ')', '', ...call].join('\n');
 }
 
-export function passThroughSnippet(provider: ProviderInfo, base = proxyBase()): string {
-  return clientCode(provider, base, 'pass-through');
+function curlCode(provider: ProviderInfo, base: string, mode: SnippetMode): string {
+  const anthropic = provider.sdk === 'anthropic';
+  const credential = mode === 'stored' ? TOKEN_PLACEHOLDER : `<your ${provider.name} key>`;
+  const url = anthropic ? `${base}${provider.basePath}/v1/messages` : `${base}${provider.basePath}/chat/completions`;
+  const auth = anthropic ? [`  -H "x-api-key: ${credential}"`, '  -H "anthropic-version: 2023-06-01"'] : [`  -H "Authorization: Bearer ${credential}"`];
+  const body = anthropic
+    ? `{"model": "${provider.exampleModel}", "max_tokens": 256, "messages": [{"role": "user", "content": "Hello"}]}`
+    : `{"model": "${provider.exampleModel}", "messages": [{"role": "user", "content": "Hello"}]}`;
+  return [
+    `curl ${url} \\`,
+    ...auth.map((line) => `${line} \\`),
+    ...(mode === 'pass-through' ? [`  -H "x-proxy-token: ${TOKEN_PLACEHOLDER}" \\`] : []),
+    '  -H "content-type: application/json" \\',
+    `  -d '${body}'`,
+  ].join('\n');
+}
+
+/** The snippet for a provider, a language and a key mode; the base address defaults to this dashboard's origin. */
+export function snippet(provider: ProviderInfo, language: SnippetLanguage, mode: SnippetMode, base = proxyBase()): string {
+  if (language === 'python') return pythonCode(provider, base, mode);
+  if (language === 'curl') return curlCode(provider, base, mode);
+  return clientCode(provider, base, mode);
 }

@@ -3,7 +3,7 @@
 // The server's own types, imported as types only: nothing of the server ends up in the bundle.
 import type { BudgetJson } from '../../api/budget-routes';
 import type { ProviderId } from '../../providers/registry';
-import type { StatsSummary, StatsTotals, DayStats } from '../../store/usage-stats';
+import type { StatsSummary, StatsTotals, DayStats, HourStats, ProviderSlice, TokenStats } from '../../store/usage-stats';
 import type { UsageRow } from '../../store/usage-row';
 
 export type { ProviderId };
@@ -24,6 +24,9 @@ export interface LogPage {
 
 export type Totals = StatsTotals;
 export type DayTotals = DayStats;
+export type HourTotals = HourStats;
+export type TokenTotals = TokenStats;
+export type { ProviderSlice };
 export type Stats = StatsSummary;
 
 export interface TokenInfo {

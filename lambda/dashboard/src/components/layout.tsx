@@ -1,6 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
 import { hrefFor, ROUTES, type RouteName } from '../router';
+import { useThemeChoice } from '../theme';
 
 interface Props {
   route: RouteName;
@@ -12,6 +13,7 @@ interface Props {
 export function Layout({ route, version, onSignOut, children }: Props) {
   const main = useRef<HTMLElement>(null);
   const firstRender = useRef(true);
+  const theme = useThemeChoice();
 
   useEffect(() => {
     const label = ROUTES.find((r) => r.name === route)?.label ?? '';
@@ -43,6 +45,16 @@ export function Layout({ route, version, onSignOut, children }: Props) {
             </a>
           ))}
         </nav>
+        <button
+          type="button"
+          class="button button-small button-quiet"
+          onClick={theme.next}
+          data-testid="theme-toggle"
+          data-theme-choice={theme.choice}
+          title="Colours: follow the system, light or dark"
+        >
+          {theme.label}
+        </button>
         <button type="button" class="button button-small button-quiet" onClick={onSignOut} data-testid="signout">
           Sign out
         </button>

@@ -6,7 +6,7 @@ import { formatDateTime } from '../format';
 import type { ProviderInfo } from '../providers';
 import type { StoredKey } from '../types';
 import { SnippetBlock } from './snippet-block';
-import { passThroughSnippet, storedSnippet } from '../snippets';
+import { snippet, SNIPPET_LANGUAGES, type SnippetLanguage } from '../snippets';
 
 interface Props {
   provider: ProviderInfo;
@@ -19,6 +19,7 @@ interface Props {
 export function KeyCard({ provider, stored, known, onChanged }: Props) {
   const api = useApi();
   const [key, setKey] = useState('');
+  const [language, setLanguage] = useState<SnippetLanguage>('typescript');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(undefined);
   const [notice, setNotice] = useState('');
@@ -119,17 +120,31 @@ export function KeyCard({ provider, stored, known, onChanged }: Props) {
       </p>
       <ErrorMessage error={error} testId={`key-error-${id}`} />
       <details class="snippets">
-        <summary data-testid={`snippets-${id}`}>SDK snippets for {provider.name}</summary>
+        <summary data-testid={`snippets-${id}`}>Code snippets for {provider.name}</summary>
+        <div class="segmented snippet-languages" role="group" aria-label="Language">
+          {SNIPPET_LANGUAGES.map((l) => (
+            <button
+              type="button"
+              key={l.id}
+              class="segment"
+              aria-pressed={language === l.id}
+              data-testid={`snippet-language-${l.id}-${id}`}
+              onClick={() => setLanguage(l.id)}
+            >
+              {l.label}
+            </button>
+          ))}
+        </div>
         <SnippetBlock
           title="Stored key"
           description={`The proxy adds your saved ${provider.name} key. Your code only holds a proxy token.`}
-          code={storedSnippet(provider)}
+          code={snippet(provider, language, 'stored')}
           testId={`snippet-stored-${id}`}
         />
         <SnippetBlock
           title="Pass-through"
           description={`Your code sends its own ${provider.name} key; the proxy forwards it and logs usage under your proxy token.`}
-          code={passThroughSnippet(provider)}
+          code={snippet(provider, language, 'pass-through')}
           testId={`snippet-pass-through-${id}`}
         />
       </details>

@@ -1,26 +1,52 @@
 import { useEffect, useState } from 'preact/hooks';
+import { parseLocalDate } from '../period';
 import { PROVIDERS } from '../providers';
+import type { TokenInfo } from '../types';
 
 export interface LogFilterValues {
   provider: string;
+  /** A prefix of the model id. */
   model: string;
   requester: string;
+  token_id: string;
   status: '' | 'ok' | 'error';
   cached: '' | 'true' | 'false';
+  /** `YYYY-MM-DD` local dates, both ends included. */
+  from: string;
+  to: string;
 }
 
-export const FILTER_KEYS = ['provider', 'model', 'requester', 'status', 'cached'] as const;
+export const FILTER_KEYS = ['provider', 'model', 'requester', 'token_id', 'status', 'cached', 'from', 'to'] as const;
+
+const EMPTY: LogFilterValues = { provider: '', model: '', requester: '', token_id: '', status: '', cached: '', from: '', to: '' };
 
 export function filtersFromParams(params: URLSearchParams): LogFilterValues {
   const status = params.get('status');
   const cached = params.get('cached');
+  const date = (name: string) => (parseLocalDate(params.get(name) ?? undefined) ? params.get(name)! : '');
   return {
     provider: params.get('provider') ?? '',
     model: params.get('model') ?? '',
     requester: params.get('requester') ?? '',
+    token_id: params.get('token_id') ?? '',
     status: status === 'ok' || status === 'error' ? status : '',
     cached: cached === 'true' || cached === 'false' ? cached : '',
+    from: date('from'),
+    to: date('to'),
   };
+}
+
+/** The filters in the hash, without the empty ones. */
+export function filtersToParams(filters: LogFilterValues): Record<string, string> {
+  return Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== ''));
+}
+
+/** The `/api/logs` query: local dates become the ISO times of their local midnights, `to` included. */
+export function filtersToQuery(filters: LogFilterValues): Record<string, string | undefined> {
+  const from = parseLocalDate(filters.from);
+  const to = parseLocalDate(filters.to);
+  const dayAfter = to && new Date(to.getFullYear(), to.getMonth(), to.getDate() + 1);
+  return { ...filtersToParams(filters), from: from?.toISOString(), to: dayAfter?.toISOString() };
 }
 
 export function hasFilters(filters: LogFilterValues): boolean {
@@ -30,19 +56,22 @@ export function hasFilters(filters: LogFilterValues): boolean {
 interface Props {
   value: LogFilterValues;
   onApply: (filters: LogFilterValues) => void;
+  /** The period's model ids, offered as the model field is typed. */
+  models: string[];
+  tokens: TokenInfo[];
 }
 
 /**
  * Filters are edited locally and applied together, so typing a model name does not fire a query per key.
  * On a phone they fold behind a toggle so the rows stay in view.
  */
-export function LogFilters({ value, onApply }: Props) {
+export function LogFilters({ value, onApply, models, tokens }: Props) {
   const [draft, setDraft] = useState(value);
   const [open, setOpen] = useState(false);
   const active = FILTER_KEYS.filter((key) => value[key] !== '').length;
   useEffect(() => setDraft(value), [JSON.stringify(value)]);
   const set = <K extends keyof LogFilterValues>(key: K, v: LogFilterValues[K]) => setDraft({ ...draft, [key]: v });
-  const empty: LogFilterValues = { provider: '', model: '', requester: '', status: '', cached: '' };
+  const badRange = draft.from !== '' && draft.to !== '' && draft.from > draft.to;
 
   return (
     <form
@@ -50,6 +79,7 @@ export function LogFilters({ value, onApply }: Props) {
       aria-label="Filter logs"
       onSubmit={(event) => {
         event.preventDefault();
+        if (badRange) return;
         setOpen(false);
         onApply({ ...draft, model: draft.model.trim(), requester: draft.requester.trim() });
       }}
@@ -66,11 +96,7 @@ export function LogFilters({ value, onApply }: Props) {
       </button>
       <label class="field">
         <span>Provider</span>
-        <select
-          value={draft.provider}
-          data-testid="logs-filter-provider"
-          onChange={(e) => set('provider', e.currentTarget.value)}
-        >
+        <select value={draft.provider} data-testid="logs-filter-provider" onChange={(e) => set('provider', e.currentTarget.value)}>
           <option value="">All providers</option>
           {PROVIDERS.map((p) => (
             <option key={p.id} value={p.id}>
@@ -80,16 +106,22 @@ export function LogFilters({ value, onApply }: Props) {
         </select>
       </label>
       <label class="field">
-        <span>Model</span>
+        <span>Model starts with</span>
         <input
           type="text"
           value={draft.model}
           placeholder="Any model"
           autoComplete="off"
           spellcheck={false}
+          list="log-model-suggestions"
           data-testid="logs-filter-model"
           onInput={(e) => set('model', e.currentTarget.value)}
         />
+        <datalist id="log-model-suggestions" data-testid="logs-model-suggestions">
+          {models.map((model) => (
+            <option key={model} value={model} />
+          ))}
+        </datalist>
       </label>
       <label class="field">
         <span>Requester</span>
@@ -104,12 +136,21 @@ export function LogFilters({ value, onApply }: Props) {
         />
       </label>
       <label class="field">
+        <span>Token</span>
+        <select value={draft.token_id} data-testid="logs-filter-token" onChange={(e) => set('token_id', e.currentTarget.value)}>
+          <option value="">Any token</option>
+          {tokens.map((t) => (
+            <option key={t.token_id} value={t.token_id}>
+              {t.name || t.token_id}
+              {t.revoked_at ? ' (revoked)' : ''}
+            </option>
+          ))}
+          {draft.token_id && !tokens.some((t) => t.token_id === draft.token_id) && <option value={draft.token_id}>{draft.token_id}</option>}
+        </select>
+      </label>
+      <label class="field">
         <span>Status</span>
-        <select
-          value={draft.status}
-          data-testid="logs-filter-status"
-          onChange={(e) => set('status', e.currentTarget.value as LogFilterValues['status'])}
-        >
+        <select value={draft.status} data-testid="logs-filter-status" onChange={(e) => set('status', e.currentTarget.value as LogFilterValues['status'])}>
           <option value="">Any status</option>
           <option value="ok">OK</option>
           <option value="error">Error</option>
@@ -117,18 +158,27 @@ export function LogFilters({ value, onApply }: Props) {
       </label>
       <label class="field">
         <span>Cache</span>
-        <select
-          value={draft.cached}
-          data-testid="logs-filter-cached"
-          onChange={(e) => set('cached', e.currentTarget.value as LogFilterValues['cached'])}
-        >
+        <select value={draft.cached} data-testid="logs-filter-cached" onChange={(e) => set('cached', e.currentTarget.value as LogFilterValues['cached'])}>
           <option value="">Cached or not</option>
           <option value="true">Cached only</option>
           <option value="false">Not cached</option>
         </select>
       </label>
+      <label class="field">
+        <span>From</span>
+        <input type="date" value={draft.from} max={draft.to || undefined} data-testid="logs-filter-from" onInput={(e) => set('from', e.currentTarget.value)} aria-invalid={badRange} />
+      </label>
+      <label class="field">
+        <span>To</span>
+        <input type="date" value={draft.to} min={draft.from || undefined} data-testid="logs-filter-to" onInput={(e) => set('to', e.currentTarget.value)} aria-invalid={badRange} />
+      </label>
+      {badRange && (
+        <p class="field-error filters-note" role="alert">
+          From must be on or before To.
+        </p>
+      )}
       <div class="filters-actions">
-        <button type="submit" class="button button-primary" data-testid="logs-apply">
+        <button type="submit" class="button button-primary" data-testid="logs-apply" disabled={badRange}>
           Apply
         </button>
         <button
@@ -137,7 +187,7 @@ export function LogFilters({ value, onApply }: Props) {
           data-testid="logs-clear"
           onClick={() => {
             setOpen(false);
-            onApply(empty);
+            onApply(EMPTY);
           }}
         >
           Clear

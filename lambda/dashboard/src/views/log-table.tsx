@@ -45,7 +45,8 @@ function Status({ row }: { row: LogRow }) {
   );
 }
 
-export function LogTable({ rows }: { rows: LogRow[] }) {
+/** Opening is a click anywhere on the entry, or Enter when it has focus. */
+export function LogTable({ rows, openId, onOpen }: { rows: LogRow[]; openId?: string; onOpen: (id: string) => void }) {
   return (
     <div class="card log-card">
       <table class="table log-table" data-testid="logs-table">
@@ -64,7 +65,16 @@ export function LogTable({ rows }: { rows: LogRow[] }) {
         {rows.map((row) => (
           <tbody
             key={row.id}
-            class={`log-entry${row.status_code >= 400 ? ' is-error' : ''}`}
+            class={`log-entry${row.status_code >= 400 ? ' is-error' : ''}${row.id === openId ? ' is-open' : ''}`}
+            tabIndex={0}
+            aria-label={`Request at ${formatDateTime(row.ts, { seconds: true })}, ${row.model || 'no model'}, status ${row.status_code}: open details`}
+            onClick={() => onOpen(row.id)}
+            onKeyDown={(event) => {
+              if (event.key === 'Enter' && event.target === event.currentTarget) {
+                event.preventDefault();
+                onOpen(row.id);
+              }
+            }}
             data-testid="log-row"
             data-id={row.id}
             data-provider={row.provider}

@@ -1,12 +1,19 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { useApi } from '../api-context';
+import { AutoRefreshToggle, useAutoRefresh } from '../auto-refresh';
 import { EmptyState } from '../components/empty-state';
 import { ErrorMessage } from '../components/error-message';
 import { SkeletonRows } from '../components/skeleton';
-import { hrefFor } from '../router';
+import { hrefFor, logDetailHref } from '../router';
 import type { LogRow } from '../types';
-import { filtersFromParams, hasFilters, LogFilters, type LogFilterValues } from './log-filters';
+import { useAsync } from '../use-async';
+import { CsvDownload } from './csv-download';
+import { LogDetail } from './log-detail';
+import { filtersFromParams, filtersToParams, filtersToQuery, hasFilters, LogFilters, type LogFilterValues } from './log-filters';
 import { LogTable } from './log-table';
+
+/** Model suggestions come from this many days back when no date range is set. */
+const SUGGESTION_DAYS = 30;
 
 const PAGE_SIZE = 50;
 
@@ -19,10 +26,19 @@ interface LogsState {
   loadedOnce: boolean;
 }
 
-export function Logs({ params }: { params: URLSearchParams }) {
+export function Logs({ params, detail }: { params: URLSearchParams; detail?: string }) {
   const api = useApi();
   const filters = filtersFromParams(params);
   const filterKey = JSON.stringify(filters);
+  const query = filtersToQuery(filters);
+  const tokens = useAsync(() => api.tokens(), []);
+  // The models seen in the chosen dates (or the last 30 days), for the model field's suggestions.
+  const stats = useAsync(() => {
+    const to = query.to ?? new Date().toISOString();
+    const from = query.from ?? new Date(Date.parse(to) - SUGGESTION_DAYS * 86_400_000).toISOString();
+    return api.stats(from, to);
+  }, [filters.from, filters.to]);
+  const models = useMemo(() => [...new Set((stats.data?.by_model ?? []).map((m) => m.model))].sort(), [stats.data]);
   const [state, setState] = useState<LogsState>({ rows: [], cursor: null, loading: 'first', error: undefined, loadedOnce: false });
   const [generation, setGeneration] = useState(0);
   const latest = useRef(0);
@@ -31,7 +47,7 @@ export function Logs({ params }: { params: URLSearchParams }) {
     const call = ++latest.current;
     setState((s) => ({ ...s, loading: cursor ? 'more' : 'first', error: undefined }));
     try {
-      const page = await api.logs({ ...filters, limit: PAGE_SIZE, cursor: cursor ?? undefined });
+      const page = await api.logs({ ...query, limit: PAGE_SIZE, cursor: cursor ?? undefined });
       if (call !== latest.current) return;
       setState((s) => ({
         rows: cursor ? [...s.rows, ...page.items] : page.items,
@@ -50,9 +66,11 @@ export function Logs({ params }: { params: URLSearchParams }) {
     void load(null);
   }, [filterKey, generation]);
 
+  const refresh = useCallback(() => setGeneration((g) => g + 1), []);
+  const auto = useAutoRefresh(refresh);
+
   const apply = (next: LogFilterValues) => {
-    const query = Object.fromEntries(Object.entries(next).filter(([, v]) => v !== ''));
-    const href = hrefFor('logs', query);
+    const href = hrefFor('logs', filtersToParams(next));
     // Re-applying the same filters does not change the hash; reload so the button still does something.
     if (location.hash === href) setGeneration((g) => g + 1);
     else location.hash = href;
@@ -66,17 +84,15 @@ export function Logs({ params }: { params: URLSearchParams }) {
     <div class={`page${state.loading === 'first' && state.loadedOnce ? ' is-stale' : ''}`} data-testid="page-logs" data-state={pageState}>
       <div class="page-head">
         <h1 tabIndex={-1}>Logs</h1>
-        <button
-          type="button"
-          class="button button-small"
-          data-testid="logs-refresh"
-          disabled={state.loading !== null}
-          onClick={() => setGeneration((g) => g + 1)}
-        >
-          Refresh
-        </button>
+        <div class="toolbar">
+          <AutoRefreshToggle {...auto} testId="logs-auto-refresh" />
+          <CsvDownload query={query} />
+          <button type="button" class="button button-small" data-testid="logs-refresh" disabled={state.loading !== null} onClick={refresh}>
+            Refresh
+          </button>
+        </div>
       </div>
-      <LogFilters value={filters} onApply={apply} />
+      <LogFilters value={filters} onApply={apply} models={models} tokens={tokens.data?.tokens ?? []} />
       <ErrorMessage error={state.error} testId="logs-error" onRetry={() => void load(state.loadedOnce ? state.cursor : null)} />
       {firstLoad ? (
         <div class="card log-card">
@@ -95,7 +111,7 @@ export function Logs({ params }: { params: URLSearchParams }) {
         )
       ) : (
         <>
-          <LogTable rows={state.rows} />
+          <LogTable rows={state.rows} openId={detail} onOpen={(id) => (location.hash = logDetailHref(id, params))} />
           <div class="load-more">
             {state.cursor ? (
               <button
@@ -112,6 +128,14 @@ export function Logs({ params }: { params: URLSearchParams }) {
             )}
           </div>
         </>
+      )}
+      {detail && (
+        <LogDetail
+          id={detail}
+          known={state.rows.find((r) => r.id === detail)}
+          tokens={tokens.data?.tokens ?? []}
+          onClose={() => (location.hash = hrefFor('logs', filtersToParams(filters)))}
+        />
       )}
       <div class="sr-only" aria-live="polite">
         {state.loading ? '' : state.loadedOnce ? `${state.rows.length} requests shown.` : ''}

@@ -3,7 +3,8 @@ import { useApi } from '../api-context';
 import { EmptyState } from '../components/empty-state';
 import { ErrorMessage } from '../components/error-message';
 import { SkeletonRows } from '../components/skeleton';
-import { ChartSkeleton, StackedBars } from '../components/stacked-bars';
+import { AutoRefreshToggle, useAutoRefresh } from '../auto-refresh';
+import { ChartSkeleton, TimeChart } from '../components/time-chart';
 import { StatCard } from '../components/stat-card';
 import { formatInt, formatMs, formatPercent, formatUsd } from '../format';
 import { periodFromParams, periodRange, periodToParams, type Period } from '../period';
@@ -11,9 +12,9 @@ import { hrefFor } from '../router';
 import type { Stats } from '../types';
 import { useAsync } from '../use-async';
 import { BudgetBanner } from './budgets/budget-banner';
-import { dailySeries } from './overview-charts';
+import { timeSeries } from './overview-charts';
 import { PeriodPicker } from './period-picker';
-import { TopModels, TopRequesters } from './overview-tables';
+import { TopModels, TopRequesters, TopTokens } from './overview-tables';
 
 function Cards({ stats }: { stats: Stats | undefined }) {
   const t = stats?.totals;
@@ -27,7 +28,13 @@ function Cards({ stats }: { stats: Stats | undefined }) {
         raw={t?.requests}
         detail={t && t.requests > 0 && `avg ${formatMs(t.latency_avg_ms)} · p95 ${formatMs(t.latency_p95_ms)}`}
       />
-      <StatCard title="Cost" testId="card-cost" value={value((x) => formatUsd(x.cost_usd))} raw={t?.cost_usd} />
+      <StatCard
+        title="Cost"
+        testId="card-cost"
+        value={value((x) => formatUsd(x.cost_usd))}
+        raw={t?.cost_usd}
+        detail={t && t.unpriced_requests > 0 && `+ ${formatInt(t.unpriced_requests)} unpriced requests`}
+      />
       <StatCard
         title="Savings"
         testId="card-savings"
@@ -56,26 +63,28 @@ function Cards({ stats }: { stats: Stats | undefined }) {
   );
 }
 
+const CHART_TITLES = ['Cost', 'Requests', 'Tokens in / out', 'Latency'] as const;
+
 function Charts({ stats }: { stats: Stats | undefined }) {
-  const series = useMemo(() => (stats ? dailySeries(stats) : undefined), [stats]);
-  if (!series) {
+  const series = useMemo(() => (stats ? timeSeries(stats) : undefined), [stats]);
+  if (!stats || !series) {
     return (
       <div class="charts">
-        <ChartSkeleton title="Cost per day" />
-        <ChartSkeleton title="Requests per day" />
+        {CHART_TITLES.map((title) => (
+          <ChartSkeleton key={title} title={title} />
+        ))}
       </div>
     );
   }
+  const per = series.unit === 'hour' ? 'per hour' : 'per day';
+  const common = { labels: series.labels, titles: series.titles, unit: series.unit };
+  const wholeLatency = (s: { label: string }) => (s.label === 'p95' ? stats.totals.latency_p95_ms : stats.totals.latency_avg_ms);
   return (
-    <div class="charts">
-      <StackedBars title="Cost per day" testId="chart-cost" days={series.days} series={series.cost} format={formatUsd} />
-      <StackedBars
-        title="Requests per day"
-        testId="chart-requests"
-        days={series.days}
-        series={series.requests}
-        format={formatInt}
-      />
+    <div class="charts" data-testid="charts" data-unit={series.unit}>
+      <TimeChart {...common} title={`Cost ${per}`} testId="chart-cost" kind="bars" series={series.cost} format={formatUsd} />
+      <TimeChart {...common} title={`Requests ${per}`} testId="chart-requests" kind="bars" series={series.requests} format={formatInt} integer />
+      <TimeChart {...common} title={`Tokens in / out ${per}`} testId="chart-tokens" kind="bars" series={series.tokens} format={formatInt} integer />
+      <TimeChart {...common} title={`Latency ${per}`} testId="chart-latency" kind="lines" series={series.latency} format={formatMs} summary={wholeLatency} />
     </div>
   );
 }
@@ -114,6 +123,7 @@ export function Overview({ params }: { params: URLSearchParams }) {
   const setPeriod = (next: Period) => {
     location.hash = hrefFor('overview', periodToParams(next));
   };
+  const auto = useAutoRefresh(stats.reload);
   const data = stats.data;
   const state = stats.loading ? 'loading' : stats.error ? 'error' : 'ready';
 
@@ -122,6 +132,7 @@ export function Overview({ params }: { params: URLSearchParams }) {
       <div class="page-head">
         <h1 tabIndex={-1}>Overview</h1>
         <PeriodPicker period={period} onChange={setPeriod}>
+          <AutoRefreshToggle {...auto} testId="overview-auto-refresh" />
           <button type="button" class="button button-small" onClick={stats.reload} data-testid="overview-refresh" disabled={stats.loading}>
             Refresh
           </button>
@@ -139,6 +150,7 @@ export function Overview({ params }: { params: URLSearchParams }) {
           <>
             <TopModels stats={data} />
             <TopRequesters stats={data} />
+            <TopTokens stats={data} />
           </>
         ) : (
           <>
@@ -148,6 +160,10 @@ export function Overview({ params }: { params: URLSearchParams }) {
             </section>
             <section class="card table-card">
               <h2 class="card-title">Top requesters</h2>
+              <SkeletonRows rows={4} />
+            </section>
+            <section class="card table-card">
+              <h2 class="card-title">Top tokens</h2>
               <SkeletonRows rows={4} />
             </section>
           </>

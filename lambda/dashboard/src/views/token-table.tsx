@@ -1,7 +1,7 @@
 import { useApi } from '../api-context';
 import { ConfirmButton } from '../components/confirm-button';
-import { formatDateTime } from '../format';
-import type { TokenInfo } from '../types';
+import { formatCost, formatDateTime, formatInt } from '../format';
+import type { TokenInfo, TokenTotals } from '../types';
 import { BudgetEditor } from './budgets/budget-editor';
 
 function newestActiveFirst(a: TokenInfo, b: TokenInfo): number {
@@ -30,7 +30,30 @@ function TokenBudget({ token, onChanged }: { token: TokenInfo; onChanged: () => 
   );
 }
 
-export function TokenTable({ tokens, onRevoke, onBudgetChanged }: { tokens: TokenInfo[]; onRevoke: (tokenId: string) => Promise<void>; onBudgetChanged: () => void }) {
+interface Props {
+  tokens: TokenInfo[];
+  onRevoke: (tokenId: string) => Promise<void>;
+  onBudgetChanged: () => void;
+  /** Each token's usage in the chosen period; undefined while it loads. */
+  spend: Map<string, TokenTotals> | undefined;
+}
+
+function Spend({ usage, loaded }: { usage: TokenTotals | undefined; loaded: boolean }) {
+  if (!loaded) return <span class="muted">…</span>;
+  if (!usage || usage.requests === 0) return <span class="muted">no requests</span>;
+  return (
+    <span class="stack">
+      <span data-testid="token-spend-value" data-value={usage.cost_usd}>
+        {formatCost(usage)}
+      </span>
+      <span class="sub">
+        {formatInt(usage.requests)} {usage.requests === 1 ? 'request' : 'requests'}
+      </span>
+    </span>
+  );
+}
+
+export function TokenTable({ tokens, onRevoke, onBudgetChanged, spend }: Props) {
   const rows = [...tokens].sort(newestActiveFirst);
   return (
     <div class="table-scroll" tabIndex={0} role="region" aria-label="Tokens">
@@ -41,6 +64,7 @@ export function TokenTable({ tokens, onRevoke, onBudgetChanged }: { tokens: Toke
             <th scope="col">Scopes</th>
             <th scope="col">Created</th>
             <th scope="col">Last used</th>
+            <th scope="col" class="num">Spend</th>
             <th scope="col">Budget</th>
             <th scope="col">Status</th>
           </tr>
@@ -71,6 +95,9 @@ export function TokenTable({ tokens, onRevoke, onBudgetChanged }: { tokens: Toke
               </td>
               <td data-label="Created">{formatDateTime(token.created_at)}</td>
               <td data-label="Last used">{token.last_used_at ? formatDateTime(token.last_used_at) : <span class="muted">never</span>}</td>
+              <td data-label="Spend" class="num" data-testid="token-spend">
+                <Spend usage={spend?.get(token.token_id)} loaded={spend !== undefined} />
+              </td>
               <td data-label="Budget">
                 <TokenBudget token={token} onChanged={onBudgetChanged} />
               </td>

@@ -1,11 +1,14 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { useApi } from '../api-context';
 import { CopyButton } from '../components/copy-button';
 import { ErrorMessage } from '../components/error-message';
 import { SkeletonRows } from '../components/skeleton';
 import type { CreatedToken } from '../types';
+import { periodFromParams, periodRange, periodToParams, type Period } from '../period';
+import { hrefFor } from '../router';
 import { useAsync } from '../use-async';
 import { RequesterBudgets } from './budgets/requester-budgets';
+import { PeriodPicker } from './period-picker';
 import { TokenTable } from './token-table';
 
 function CreatedTokenNotice({ created, name, onDone }: { created: CreatedToken; name: string; onDone: () => void }) {
@@ -33,9 +36,19 @@ function CreatedTokenNotice({ created, name, onDone }: { created: CreatedToken; 
   );
 }
 
-export function Tokens() {
+export function Tokens({ params }: { params: URLSearchParams }) {
   const api = useApi();
   const tokens = useAsync(() => api.tokens(), []);
+  const period = periodFromParams(params);
+  const periodKey = JSON.stringify(period);
+  const stats = useAsync(() => {
+    const { from, to } = periodRange(period);
+    return api.stats(from, to);
+  }, [periodKey]);
+  const spend = useMemo(() => (stats.data ? new Map(stats.data.by_token.map((t) => [t.token_id, t])) : undefined), [stats.data]);
+  const setPeriod = (next: Period) => {
+    location.hash = hrefFor('tokens', periodToParams(next));
+  };
   const [name, setName] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(undefined);
@@ -106,9 +119,13 @@ export function Tokens() {
       {created && <CreatedTokenNotice created={created.token} name={created.name} onDone={() => setCreated(null)} />}
       <ErrorMessage error={tokens.error} testId="tokens-load-error" onRetry={tokens.reload} />
       <section class="card table-card">
-        <h2 class="card-title">All tokens</h2>
+        <div class="card-head">
+          <h2 class="card-title">All tokens</h2>
+          <PeriodPicker period={period} onChange={setPeriod} />
+        </div>
+        <ErrorMessage error={stats.error} testId="tokens-spend-error" onRetry={stats.reload} />
         {tokens.data ? (
-          <TokenTable tokens={tokens.data.tokens} onRevoke={revoke} onBudgetChanged={tokens.reload} />
+          <TokenTable tokens={tokens.data.tokens} onRevoke={revoke} onBudgetChanged={tokens.reload} spend={stats.loading && !stats.data ? undefined : spend ?? new Map()} />
         ) : (
           <SkeletonRows rows={3} label="Loading tokens…" />
         )}

@@ -1,0 +1,127 @@
+import type { ComponentChildren } from 'preact';
+import { useEffect, useRef } from 'preact/hooks';
+import { useApi } from '../api-context';
+import { CopyButton } from '../components/copy-button';
+import { ErrorMessage } from '../components/error-message';
+import { SkeletonRows } from '../components/skeleton';
+import { formatDateTime, formatInt, formatMs, formatUsd } from '../format';
+import { providerName } from '../providers';
+import type { LogRow, TokenInfo } from '../types';
+import { useAsync } from '../use-async';
+
+interface Props {
+  id: string;
+  /** The row as the list already has it; fetched by id when the page was opened from a link. */
+  known: LogRow | undefined;
+  tokens: TokenInfo[];
+  onClose: () => void;
+}
+
+type Field = [label: string, value: ComponentChildren, key: string];
+
+const yesNo = (value: boolean | undefined) => (value ? 'yes' : 'no');
+
+/** Fields this panel lays out itself; any other field a row carries is listed after them, as sent. */
+const SHOWN = new Set([
+  'id', 'ts', 'provider', 'kind', 'model', 'mode', 'token_id', 'requester', 'input_tokens', 'output_tokens',
+  'cache_read_tokens', 'cache_write_tokens', 'cost_usd', 'cost_nanos', 'saved_usd', 'saved_nanos', 'priced',
+  'latency_ms', 'status_code', 'stream', 'cached', 'error',
+]);
+
+function fieldsOf(row: LogRow, tokens: TokenInfo[]): Field[] {
+  const extra = row as unknown as Record<string, unknown>;
+  const token = tokens.find((t) => t.token_id === row.token_id);
+  const fields: Field[] = [
+    ['Time', <span><time dateTime={row.ts}>{formatDateTime(row.ts, { seconds: true })}</time> <span class="sub mono">{row.ts}</span></span>, 'ts'],
+    ['Provider', providerName(row.provider), 'provider'],
+  ];
+  if (extra.kind !== undefined) fields.push(['Kind', String(extra.kind), 'kind']);
+  fields.push(
+    ['Model', <span class="mono">{row.model || '—'}</span>, 'model'],
+    ['Mode', row.mode === 'pass-through' ? 'pass-through (caller’s own key)' : 'stored key', 'mode'],
+    ['Token', <span>{token ? token.name || '(unnamed)' : '—'} <span class="sub mono">{row.token_id}</span></span>, 'token_id'],
+    ['Requester', row.requester ?? <span class="muted">none (no x-proxy-user)</span>, 'requester'],
+    ['Input tokens', formatInt(row.input_tokens), 'input_tokens'],
+    ['Output tokens', formatInt(row.output_tokens), 'output_tokens'],
+    ['Cache-read tokens', formatInt(row.cache_read_tokens ?? 0), 'cache_read_tokens'],
+    ['Cache-write tokens', formatInt(row.cache_write_tokens ?? 0), 'cache_write_tokens'],
+    ['Cost', row.priced === false && !row.cached && row.status_code < 400 ? 'unpriced' : <span>{formatUsd(row.cost_usd)} <span class="sub">{formatInt(row.cost_nanos)} nano-USD</span></span>, 'cost_usd'],
+    ['Saved by cache', formatUsd(row.saved_usd), 'saved_usd'],
+    ['Price source', row.priced === false ? 'none: no price is known for this model' : 'price table (longest matching model prefix)', 'priced'],
+    ['Latency', formatMs(row.latency_ms), 'latency_ms'],
+    ['Status', <span class={row.status_code < 400 ? 'status status-ok' : 'status status-error'}>{row.status_code}</span>, 'status_code'],
+    ['Stream', yesNo(row.stream), 'stream'],
+    ['Cached', yesNo(row.cached), 'cached'],
+  );
+  for (const [key, value] of Object.entries(extra)) {
+    if (!SHOWN.has(key) && value !== undefined && value !== null) fields.push([key, <span class="mono">{typeof value === 'object' ? JSON.stringify(value) : String(value)}</span>, key]);
+  }
+  return fields;
+}
+
+/** One request in full: a side panel on a laptop, a full-screen sheet on a phone. Esc or the button closes it. */
+export function LogDetail({ id, known, tokens, onClose }: Props) {
+  const api = useApi();
+  const heading = useRef<HTMLHeadingElement>(null);
+  const opener = useRef<Element | null>(document.activeElement);
+  const fetched = useAsync(() => (known ? Promise.resolve(known) : api.logRow(id)), [id, Boolean(known)]);
+  const row = known ?? fetched.data;
+
+  useEffect(() => {
+    heading.current?.focus();
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key === 'Escape') onClose();
+    };
+    addEventListener('keydown', onKey);
+    const back = opener.current;
+    return () => {
+      removeEventListener('keydown', onKey);
+      // Keyboard users land back on the row they opened.
+      if (back instanceof HTMLElement && back.isConnected) back.focus();
+    };
+  }, [id]);
+
+  return (
+    <div class="drawer-layer">
+      <div class="drawer-backdrop" onClick={onClose} />
+      <div class="drawer" role="dialog" aria-modal="true" aria-labelledby="log-detail-title" data-testid="log-detail" data-id={id} data-state={row ? 'ready' : fetched.error ? 'error' : 'loading'}>
+        <div class="drawer-head">
+          <h2 id="log-detail-title" class="card-title" tabIndex={-1} ref={heading}>
+            Request details
+          </h2>
+          <button type="button" class="button button-small" onClick={onClose} data-testid="log-detail-close" aria-label="Close details">
+            Close
+          </button>
+        </div>
+        <div class="detail-id">
+          <span class="muted">Request id (x-proxy-request-id)</span>
+          <div class="secret-row">
+            <code data-testid="log-detail-id">{id}</code>
+            <CopyButton text={id} label="Copy id" testId="log-detail-copy" />
+          </div>
+        </div>
+        <ErrorMessage error={fetched.error} testId="log-detail-error" onRetry={fetched.reload} />
+        {row ? (
+          <>
+            {row.error && (
+              <div class="notice notice-error detail-error" data-testid="log-detail-error-text">
+                <strong>Error</strong>
+                <pre>{row.error}</pre>
+              </div>
+            )}
+            <dl class="detail-fields">
+              {fieldsOf(row, tokens).map(([label, value, key]) => (
+                <div class="detail-field" key={key} data-field={key}>
+                  <dt>{label}</dt>
+                  <dd>{value}</dd>
+                </div>
+              ))}
+            </dl>
+          </>
+        ) : (
+          !fetched.error && <SkeletonRows rows={8} label="Loading the request…" />
+        )}
+      </div>
+    </div>
+  );
+}
