@@ -38,17 +38,15 @@ interface Props {
   spend: Map<string, TokenTotals> | undefined;
 }
 
+/** Always two lines, loading or not, so the rows keep their height when the figures arrive. */
 function Spend({ usage, loaded }: { usage: TokenTotals | undefined; loaded: boolean }) {
-  if (!loaded) return <span class="muted">…</span>;
-  if (!usage || usage.requests === 0) return <span class="muted">no requests</span>;
+  const used = usage && usage.requests > 0 ? usage : undefined;
   return (
     <span class="stack">
-      <span data-testid="token-spend-value" data-value={usage.cost_usd}>
-        {formatCost(usage)}
+      <span data-testid="token-spend-value" data-value={used?.cost_usd ?? 0} class={used ? '' : 'muted'}>
+        {!loaded ? '…' : used ? formatCost(used) : 'no requests'}
       </span>
-      <span class="sub">
-        {formatInt(usage.requests)} {usage.requests === 1 ? 'request' : 'requests'}
-      </span>
+      <span class="sub">{used ? `${formatInt(used.requests)} ${used.requests === 1 ? 'request' : 'requests'}` : '\u00a0'}</span>
     </span>
   );
 }

@@ -130,7 +130,8 @@ export function Tokens({ params }: { params: URLSearchParams }) {
           <SkeletonRows rows={3} label="Loading tokens…" />
         )}
       </section>
-      <RequesterBudgets />
+      {/* Below the token list, shown once the list is in: the list growing must not push it down the screen. */}
+      {tokens.data && <RequesterBudgets />}
     </div>
   );
 }
