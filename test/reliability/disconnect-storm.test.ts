@@ -105,6 +105,10 @@ test(`${CLIENTS} clients leaving at random points: the server stays up and every
     }
   }
   expect(upstreamClients.size).toBeGreaterThan(CLIENTS / 4);
+  // A body never fully received is never forwarded.
+  const halfSent = clients.filter((client) => client.leave === 'mid-upload').map((client) => client.index);
+  expect(halfSent.length).toBeGreaterThan(0);
+  expect(halfSent.filter((index) => upstreamClients.has(index))).toEqual([]);
   const deadline = Date.now() + 30_000;
   let rows: Row[] = [];
   let missing: number[] = [];
