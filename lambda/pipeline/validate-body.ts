@@ -7,9 +7,11 @@ export function validateBody(_deps: Deps): Middleware {
   return {
     before: function validateBody(request) {
       const state = proxyState(request.event);
-      // SPEC 4.2: content-type application/json. A missing header is read as JSON (as curl users expect); another type is refused.
+      // SPEC 4.2: content-type application/json. A missing header is read as JSON, and so is curl's
+      // default form type when the body is a JSON object (`curl -d '{…}'`); another type is refused.
       const contentType = state.request.headers['content-type'];
-      if (state.endpoint.dialect.requestBody === 'json' && contentType && !/^application\/([\w.+-]+\+)?json\b/i.test(contentType.trim())) throw new UnsupportedMediaTypeError(contentType);
+      const curlDefault = contentType !== undefined && /^application\/x-www-form-urlencoded\b/i.test(contentType.trim()) && state.body !== undefined;
+      if (state.endpoint.dialect.requestBody === 'json' && contentType && !curlDefault && !/^application\/([\w.+-]+\+)?json\b/i.test(contentType.trim())) throw new UnsupportedMediaTypeError(contentType);
       if (!state.validation.ok) throw new ValidationError(state.validation.message, state.validation.param || undefined);
       if (state.cache.invalidValue !== undefined) {
         throw new ValidationError(`x-proxy-cache must be "true", "refresh" or "false", not "${state.cache.invalidValue.slice(0, 40)}".`, 'x-proxy-cache');

@@ -35,7 +35,9 @@ export function upstreamRequestHeaders(client: Record<string, string | undefined
   const { header, scheme } = dialect.credential;
   headers[header] = scheme ? `${scheme} ${providerKey}` : providerKey;
   headers['accept-encoding'] = 'identity';
-  if (hasBody) headers['content-type'] ??= 'application/json';
+  // A JSON endpoint's body is JSON whatever the client labelled it (no type, or curl's form default).
+  const type = headers['content-type'];
+  if (hasBody && (type === undefined || (dialect.requestBody === 'json' && !/json/i.test(type)))) headers['content-type'] = 'application/json';
   return headers;
 }
 

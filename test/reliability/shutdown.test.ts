@@ -6,7 +6,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { startDynamoDbLocal } from '../../lambda/local/dynamodb-local';
@@ -15,6 +15,7 @@ import { startAllFakes, type AllFakes } from '../fakes/start-fakes';
 import { sdkDocumentClient } from './support/dynamo';
 import { credentialHeaders, ENDPOINT, requestBody, streamEndedCleanly } from './support/requests';
 import { spawnServer, type ServerProcess } from './support/server-process';
+import { startStoreGate } from './support/store-gate';
 
 jest.setTimeout(120_000);
 
@@ -242,3 +243,48 @@ function post(agent: Agent, url: string, headers: Record<string, string>, body: 
     request.end(body);
   });
 }
+
+test('SIGTERM with a request whose upstream never answers and the store down: the request is cut, its row is spooled, the process exits in time, the next start writes the row', async () => {
+  const gate = await startStoreGate(process.env.DYNAMODB_ENDPOINT!);
+  const first = await spawnServer({ ...fakes.env, DYNAMODB_ENDPOINT: gate.endpoint });
+  let second: ServerProcess | undefined;
+  try {
+    const { accountId, token } = await newAccount(first);
+    const upstream = fakes.fakes['prov-c'];
+    upstream.next({ hang: true });
+    const before = upstream.requests.length;
+    const hanging = fetch(first.url + '/api/proxy' + ENDPOINT['prov-c'], {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...credentialHeaders('prov-c', token, OWN_KEY) },
+      body: JSON.stringify(requestBody('prov-c', 'never answered')),
+    }).then(
+      (response) => response.status,
+      () => undefined,
+    );
+    await upstream.waitForRequests(before + 1);
+    gate.set('down');
+
+    const signalledAt = Date.now();
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    expect(Date.now() - signalledAt).toBeLessThan(15_000);
+    await hanging;
+    expect(first.output()).toMatch(/1 request\(s\) still running after 6 s: ending them/);
+    const spooled = readFileSync(join(first.dataDir, 'row-spool.jsonl'), 'utf8').split('\n').filter(Boolean);
+    expect(spooled.map((line) => JSON.parse(line) as { provider: string })).toEqual([expect.objectContaining({ provider: 'prov-c', account_id: accountId })]);
+
+    gate.set('up');
+    second = await spawnServer({ ...fakes.env }, { dataDir: first.dataDir, tablePrefix: first.tablePrefix });
+    let rows: Array<Record<string, unknown>> = [];
+    for (let i = 0; i < 100 && rows.length === 0; i++) {
+      rows = await tableRows(sdkDocumentClient(), first.tablePrefix, accountId);
+      if (rows.length === 0) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(rows).toEqual([expect.objectContaining({ provider: 'prov-c' })]);
+  } finally {
+    gate.set('up');
+    second?.cleanUp();
+    first.cleanUp();
+    await gate.close();
+  }
+});

@@ -171,7 +171,7 @@ describe('header edge cases over a raw socket', () => {
 });
 
 describe('content type', () => {
-  test.each([['text/plain'], ['application/x-www-form-urlencoded'], ['multipart/form-data; boundary=x'], ['application/xml'], ['application/octet-stream']])(
+  test.each([['text/plain'], ['multipart/form-data; boundary=x'], ['application/xml'], ['application/octet-stream']])(
     '%s: refused (400 or 415) in the endpoint shape, never forwarded',
     async (contentType) => {
       for (const id of ['prov-a', 'prov-b'] as const) {
@@ -181,6 +181,17 @@ describe('content type', () => {
       }
     },
   );
+
+  test("curl's default form type: a JSON object body is read as JSON (and sent upstream as application/json); a real form body is refused", async () => {
+    for (const id of ['prov-a', 'prov-b'] as const) {
+      const form = await notForwarded(() => post(id, { 'content-type': 'application/x-www-form-urlencoded', ...credentialHeaders(id, token) }, 'model=x&max_tokens=5'));
+      expect(form.status).toBe(415);
+      expect(expectEndpointError(id, form.text)).toMatch(/content-type/i);
+      const before = proxy.fakes.fakes[id].requests.length;
+      expect((await post(id, { 'content-type': 'application/x-www-form-urlencoded', ...credentialHeaders(id, token) })).status).toBe(200);
+      expect(proxy.fakes.fakes[id].requests.slice(before).map((r) => r.headers['content-type'])).toEqual(['application/json']);
+    }
+  });
 
   test('application/json with a charset or in capitals is accepted', async () => {
     for (const contentType of ['application/json; charset=utf-8', 'Application/JSON']) {
