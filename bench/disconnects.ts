@@ -23,7 +23,7 @@ export interface DisconnectFigures {
   firstCrashAfter?: number;
   /** How the first crash ended the process, and the last line it printed. */
   firstCrash?: string;
-  /** Alive at the end and answered a normal request with 200. */
+  /** Never crashed, alive at the end, and answered a normal request with 200. */
   survived: boolean;
   rssAfterMb?: number;
   /** This proxy: upstream calls since its last start, and the usage rows it wrote for them. */
@@ -100,7 +100,7 @@ export async function disconnectPhase(
       }
       // Let aborted upstream calls and their row writes finish before judging.
       await settle(500);
-      figures.survived = instance.child.alive() && (await answersNormally(instance.spec(false)));
+      figures.survived = figures.crashes === 0 && instance.child.alive() && (await answersNormally(instance.spec(false)));
       if (instance.child.alive()) figures.rssAfterMb = rssOf(instance.child.pid);
       if (instance.rows && instance.child.alive()) {
         figures.upstreamCalls = upstream.arrivals.length;
