@@ -81,6 +81,9 @@ export function forwardUpstream(deps: Deps) {
     });
     // Errors of the upstream body show up as an incomplete 'close' below.
     upstream.body.on('error', () => undefined);
+    // The tap is destroyed with a reason when the body is cut; the runtime's pipe reports that to the
+    // client, and this listener keeps a cut that comes before the pipe is attached from ending the process.
+    tap.on('error', () => undefined);
 
     let finished = false;
     const finish = (interruption?: string) => {
