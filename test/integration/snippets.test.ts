@@ -1,0 +1,57 @@
+/**
+ * The dashboard's code snippets work as pasted: every curl snippet is run by a shell against the real
+ * local server (stored key and pass-through), and every Python snippet parses as Python.
+ */
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { PROVIDERS } from '../../lambda/dashboard/src/providers';
+import { snippet, TOKEN_PLACEHOLDER } from '../../lambda/dashboard/src/snippets';
+import { startProxy, type ProxyServer } from '../support/proxy-server';
+
+const run = promisify(execFile);
+
+function hasPython(): boolean {
+  try {
+    execFileSync('python3', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+let proxy: ProxyServer;
+beforeAll(async () => {
+  proxy = await startProxy();
+});
+afterAll(async () => {
+  await proxy.stop();
+});
+
+describe.each(PROVIDERS.map((p) => [p.name, p] as const))('%s snippets', (_name, provider) => {
+  test.each(['stored', 'pass-through'] as const)('the %s curl snippet, pasted into a shell, gets an answer and a row', async (mode) => {
+    const code = snippet(provider, 'curl', mode, proxy.proxyBase)
+      .replaceAll(TOKEN_PLACEHOLDER, proxy.account.token)
+      .replace(`<your ${provider.name} key>`, proxy.storedKeys[provider.id]);
+    expect(code).not.toContain('<your');
+    const headers = join(mkdtempSync(join(tmpdir(), 'snippet-')), 'headers.txt');
+    const { stdout } = await run('bash', ['-c', `${code} -sS -D ${headers}`], { encoding: 'utf8' }).catch((error: { stdout?: string; stderr?: string; message: string }) => {
+      throw new Error(`${error.message}\n${error.stdout ?? ''}\n${error.stderr ?? ''}`);
+    });
+    const body = JSON.parse(stdout) as { choices?: unknown[]; content?: unknown[] };
+    expect(body.choices ?? body.content).toBeDefined();
+    const id = /^x-proxy-request-id: *(\S+)/im.exec(readFileSync(headers, 'utf8'))?.[1];
+    expect(id).toBeDefined();
+    const [row] = await proxy.rowsFor(proxy.account.token, [id!]);
+    expect(row).toMatchObject({ provider: provider.id, mode, status_code: 200 });
+  });
+
+  const pythonTest = hasPython() ? test.each(['stored', 'pass-through'] as const) : test.skip.each(['stored', 'pass-through'] as const);
+  pythonTest('the %s Python snippet is valid Python', (mode) => {
+    const code = snippet(provider, 'python', mode, proxy.proxyBase);
+    expect(code).toContain(`base_url="${proxy.proxyBase}${provider.basePath}"`);
+    execFileSync('python3', ['-c', 'import ast, sys; ast.parse(sys.stdin.read())'], { input: code });
+  });
+});
