@@ -90,10 +90,11 @@ export async function openPage(page: Page, name: 'overview' | 'logs' | 'integrat
   await page.locator(`[data-testid=page-${name}][data-state=ready]`).waitFor();
 }
 
-export async function screenshot(page: Page, name: string): Promise<string> {
+/** The whole page by default; `fullPage: false` for what is on screen (an open panel over the page). */
+export async function screenshot(page: Page, name: string, { fullPage = true } = {}): Promise<string> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   const path = join(SCREENSHOT_DIR, `${name}.png`);
-  await page.screenshot({ path, fullPage: true });
+  await page.screenshot({ path, fullPage });
   return path;
 }
 

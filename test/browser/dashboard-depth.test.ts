@@ -107,7 +107,7 @@ describeInBrowser('dashboard depth in a browser', () => {
         stream: 'no',
         cached: 'no',
       });
-      await screenshot(page, 'laptop-log-detail-error');
+      await screenshot(page, 'laptop-log-detail-error', { fullPage: false });
 
       await page.getByTestId('log-detail-copy').click();
       await expect(page.evaluate(() => navigator.clipboard.readText())).resolves.toBe(failed.id);
@@ -359,7 +359,7 @@ describeInBrowser('dashboard depth in a browser', () => {
       await page.emulateMedia({ colorScheme: 'dark' });
       await page.locator('[data-testid=log-detail][data-state=ready]').waitFor();
       await expect(rgb(page, '.drawer', 'backgroundColor')).resolves.toBe('rgb(23, 28, 35)');
-      await screenshot(page, 'laptop-log-detail-dark');
+      await screenshot(page, 'laptop-log-detail-dark', { fullPage: false });
     } finally {
       await context.close();
     }
@@ -436,7 +436,7 @@ describeInBrowser('dashboard depth in a browser', () => {
         if (hash.includes('/logs/')) await page.locator('[data-testid=log-detail][data-state=ready]').waitFor();
         await page.waitForTimeout(250);
         if (await overflowsHorizontally(page)) problems.push(`${shot}: wider than the ${size} screen`);
-        await screenshot(page, `${size}-${scheme}-${shot}`);
+        await screenshot(page, `${size}-${scheme}-${shot}`, { fullPage: !hash.includes('/logs/') });
       }
       if (size === 'phone') {
         await visit(page, proxy, '#/logs', 'logs');
@@ -447,6 +447,7 @@ describeInBrowser('dashboard depth in a browser', () => {
         await page.getByTestId('snippets-prov-b').click();
         await page.getByTestId('snippet-language-curl-prov-b').click();
         if (await overflowsHorizontally(page)) problems.push('curl snippet: wider than the phone screen');
+        await screenshot(page, `${size}-${scheme}-integrations-curl`);
       }
       problems.push(...(await page.evaluate(() => window.__pageErrors)).map((e) => `script error: ${e}`));
       expect(problems).toEqual([]);
