@@ -7,7 +7,7 @@ import { handleApi } from '../api/router';
 import { serveDashboard } from '../http/serve-dashboard';
 import { chatDialect } from '../providers/dialects/chat';
 import { messagesDialect } from '../providers/dialects/messages';
-import { resolveProxyPath } from '../providers/registry';
+import { endpointPaths, resolveProxyPath } from '../providers/registry';
 import { finishResponse } from './finish-response';
 import { setPipelineData, type Middleware, type PipelineData } from './middy-types';
 import { readProxyRequest } from './read-proxy-request';
@@ -43,11 +43,17 @@ export function routeRequest(deps: Deps): Middleware {
         if (!response) throw new NotFoundError(`No route for ${incoming.method} ${incoming.path}.`);
         return finishResponse(data, response);
       }
-      if (!route || 'unsafe' in route) throw new NotFoundError(`Unknown proxy path ${incoming.path}. See the README for the provider endpoints.`);
+      if (!route || 'unsafe' in route) throw new NotFoundError(unknownPathMessage(incoming.path));
       if ('wrongMethod' in route) throw new MethodNotAllowedError(incoming.method, route.wrongMethod.allowed);
       data.proxy = readProxyRequest(incoming, route.found, data.work);
     },
   };
+}
+
+/** Names the endpoints, derived from the providers' data, so a typo is fixed without reading the docs. */
+function unknownPathMessage(path: string): string {
+  const endpoints = endpointPaths().map((line) => line.replace(' ', ` ${PROXY_BASE}`));
+  return `Unknown proxy path ${path.slice(0, 200)}. Endpoints: ${endpoints.join(', ')}; any other plain path below ${PROXY_BASE}/prov-x/ is forwarded to that provider.`;
 }
 
 function preflight(headers: Record<string, string | undefined>, allowlist: readonly string[]): ProxyResponse {

@@ -1,0 +1,159 @@
+/**
+ * Any other path under a provider: forwarded to the provider's base with the
+ * same credential handling, any method, bodies and answers passed as bytes,
+ * only with a valid proxy token, rate-limited, query strings exact, and never
+ * to another host.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { startProxy, type ProxyServer } from '../support/proxy-server';
+import { rawPost, rawRequest, upstreamCalls } from '../reliability/support/requests';
+
+jest.setTimeout(60_000);
+
+let proxy: ProxyServer;
+beforeAll(async () => {
+  proxy = await startProxy();
+});
+afterAll(async () => {
+  await proxy?.stop();
+});
+
+const user = (what: string) => `${what}-${randomBytes(4).toString('hex')}`;
+const bearer = () => ({ authorization: `Bearer ${proxy.account.token}` });
+
+async function rowOf(requester: string): Promise<Record<string, unknown>> {
+  const rows = await proxy.waitForRows(proxy.account.token, 1, `requester=${encodeURIComponent(requester)}`);
+  expect(rows).toHaveLength(1);
+  return rows[0]!;
+}
+
+describe('other paths', () => {
+  it('a binary upload goes up byte for byte with the stored key; the answer comes back as sent; a 0-token unpriced row of kind other', async () => {
+    const requester = user('upload');
+    const upload = randomBytes(3 * 1024 * 1024);
+    const fake = proxy.fakes.fakes['prov-b'];
+    const before = fake.requests.length;
+    const response = await fetch(`${proxy.proxyBase}/prov-b/v1/echo/files`, {
+      method: 'POST',
+      headers: { ...bearer(), 'content-type': 'application/octet-stream', 'x-proxy-user': requester },
+      body: upload,
+    });
+    expect(response.status).toBe(200);
+    const echo = (await response.json()) as Record<string, unknown>;
+    expect(echo).toMatchObject({ method: 'POST', url: '/v1/echo/files', bytes: upload.length, sha256: createHash('sha256').update(upload).digest('hex'), content_type: 'application/octet-stream' });
+    expect(fake.requests[before]!.headers.authorization).toBe(`Bearer ${proxy.storedKeys['prov-b']}`);
+    expect(await rowOf(requester)).toMatchObject({ provider: 'prov-b', kind: 'other', input_tokens: 0, output_tokens: 0, cost_usd: 0, priced: false, status_code: 200 });
+  });
+
+  it('any method; the query string reaches the provider exactly as sent', async () => {
+    for (const method of ['GET', 'DELETE', 'PATCH', 'PUT']) {
+      const response = await fetch(`${proxy.proxyBase}/prov-b/v1/echo/files/file-1?limit=2&after=a%2Fb&beta=true&empty=&x=1+2`, { method, headers: bearer() });
+      expect(await response.json()).toMatchObject({ method, url: '/v1/echo/files/file-1?limit=2&after=a%2Fb&beta=true&empty=&x=1+2' });
+    }
+  });
+
+  it('an answer with a recognisable usage is counted and priced (both API styles)', async () => {
+    const b = user('usage-b');
+    await (await fetch(`${proxy.proxyBase}/prov-b/v1/echo/batch?usage=1`, { method: 'POST', headers: { ...bearer(), 'x-proxy-user': b }, body: '{}' })).text();
+    const rowB = await rowOf(b);
+    expect(rowB).toMatchObject({ kind: 'other', model: 'gpt-4o-mini', input_tokens: 11, output_tokens: 7, priced: true });
+    expect(rowB.cost_usd).toBeCloseTo((11 * 0.15 + 7 * 0.6) / 1e6, 9);
+
+    const a = user('usage-a');
+    await (await fetch(`${proxy.proxyBase}/prov-a/echo?usage=1`, { method: 'POST', headers: { 'x-api-key': proxy.account.token, 'x-proxy-user': a }, body: '{}' })).text();
+    const rowA = await rowOf(a);
+    expect(rowA).toMatchObject({ provider: 'prov-a', kind: 'other', model: 'claude-haiku-4-5', input_tokens: 11, output_tokens: 7, priced: true });
+    expect(rowA.cost_usd).toBeCloseTo((11 * 1 + 7 * 5) / 1e6, 9);
+  });
+
+  it('the answer is streamed, not buffered: the first part arrives while the provider still holds the rest', async () => {
+    const fake = proxy.fakes.fakes['prov-c'];
+    const release = fake.holdStream();
+    const response = await fetch(`${proxy.proxyBase}/prov-c/echo/stream`, { headers: bearer() });
+    const reader = response.body!.getReader();
+    const first = await reader.read();
+    expect(Buffer.from(first.value!).toString()).toBe('part-1\n');
+    release();
+    let rest = '';
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) rest += Buffer.from(chunk.value).toString();
+    expect(rest).toBe('part-2\n');
+  });
+
+  it('pass-through mode: the caller’s own key goes up, the row says pass-through', async () => {
+    const requester = user('own');
+    const own = `sk-own-${randomBytes(10).toString('hex')}`;
+    proxy.secrets.add(own);
+    const fake = proxy.fakes.fakes['prov-d'];
+    const before = fake.requests.length;
+    await (await fetch(`${proxy.proxyBase}/prov-d/v1/echo/x`, { headers: { authorization: `Bearer ${own}`, 'x-proxy-token': proxy.account.token, 'x-proxy-user': requester } })).text();
+    expect(fake.requests[before]!.headers.authorization).toBe(`Bearer ${own}`);
+    expect(await rowOf(requester)).toMatchObject({ provider: 'prov-d', kind: 'other', mode: 'pass-through' });
+  });
+
+  it('without a valid proxy token: 401 in the provider’s shape, nothing forwarded', async () => {
+    const before = upstreamCalls(proxy);
+    const none = await fetch(`${proxy.proxyBase}/prov-b/v1/echo/files`, { method: 'POST', body: 'x' });
+    expect(none.status).toBe(401);
+    expect(((await none.json()) as { error: { type: string } }).error.type).toBe('authentication_error');
+    const forged = await fetch(`${proxy.proxyBase}/prov-a/v1/files`, { headers: { 'x-api-key': `sk-proxy-${'x'.repeat(40)}` } });
+    expect(forged.status).toBe(401);
+    expect(await forged.json()).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
+    const ownKeyOnly = await fetch(`${proxy.proxyBase}/prov-b/v1/models`, { headers: { authorization: 'Bearer sk-someone-elses-key' } });
+    expect(ownKeyOnly.status).toBe(401);
+    expect(upstreamCalls(proxy)).toBe(before);
+  });
+
+  const hostile = [
+    '/api/proxy/prov-b/v1/../../../etc/passwd',
+    '/api/proxy/prov-b/v1/%2e%2e/%2e%2e/admin',
+    '/api/proxy/prov-b/v1/files%2f..%2f..%2fadmin',
+    '/api/proxy/prov-b//evil.example/v1/models',
+    '/api/proxy/prov-b/@evil.example/v1/models',
+    '/api/proxy/prov-b/http://evil.example/v1/models',
+    '/api/proxy/prov-b/v1/files%5c..%5cadmin',
+    '/api/proxy/prov-a/%40evil.example/v1/models',
+    '/api/proxy/v1/..%2f..%2fadmin',
+  ];
+  it.each(hostile)('%s → 404, never forwarded', async (path) => {
+    const before = upstreamCalls(proxy);
+    const answer = await rawRequest(proxy.url, rawPost(proxy.url, path, [`authorization: Bearer ${proxy.account.token}`, `x-api-key: ${proxy.account.token}`, 'content-type: application/json'], '{}'));
+    expect(answer.status).toBe(404);
+    // Either the proxy's own 404 or, for dot segments the server resolves first, a path outside the proxy.
+    expect(answer.body).toMatch(/Unknown proxy path|No API route/);
+    expect(upstreamCalls(proxy)).toBe(before);
+  });
+
+  it('the 404 names the endpoints, from the provider data', async () => {
+    const response = await fetch(`${proxy.proxyBase}/prov-z/v1/responses`, { method: 'POST', headers: bearer(), body: '{}' });
+    expect(response.status).toBe(404);
+    const { error } = (await response.json()) as { error: { message: string } };
+    expect(error.message).toContain('POST /api/proxy/prov-b/v1/responses');
+    expect(error.message).toContain('POST /api/proxy/v1/messages/count_tokens');
+    expect(error.message).toContain('GET /api/proxy/prov-e/v1/models');
+  });
+});
+
+describe('the rate limit covers every kind', () => {
+  it('model lists, token counts and other paths count against the per-minute limit; the next is 429 and not forwarded', async () => {
+    const limited = await startProxy({ env: { RATE_LIMIT_PER_MINUTE: '3' } });
+    try {
+      const secondsLeft = 60 - (Math.floor(Date.now() / 1000) % 60);
+      if (secondsLeft < 10) await new Promise((r) => setTimeout(r, secondsLeft * 1000 + 200));
+      const headersA = { 'x-api-key': limited.account.token, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' };
+      const statuses = [
+        (await fetch(`${limited.proxyBase}/v1/models`, { headers: headersA })).status,
+        (await fetch(`${limited.proxyBase}/v1/messages/count_tokens`, { method: 'POST', headers: headersA, body: JSON.stringify({ model: 'claude-sonnet-4-6', messages: [] }) })).status,
+        (await fetch(`${limited.proxyBase}/prov-b/v1/echo/x`, { headers: { authorization: `Bearer ${limited.account.token}` } })).status,
+      ];
+      expect(statuses).toEqual([200, 200, 200]);
+      const before = upstreamCalls(limited);
+      const over = await fetch(`${limited.proxyBase}/v1/models`, { headers: headersA });
+      expect(over.status).toBe(429);
+      expect(over.headers.get('retry-after')).toBe('60');
+      expect(await over.json()).toMatchObject({ type: 'error', error: { type: 'rate_limit_error' } });
+      expect(upstreamCalls(limited)).toBe(before);
+    } finally {
+      await limited.stop();
+    }
+  });
+});
