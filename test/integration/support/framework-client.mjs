@@ -1,0 +1,52 @@
+// Runs one call through a framework client, as an application would, and prints
+// {"text", "usage"} as JSON. A separate process because these packages are ES
+// modules only, which the test runner's CommonJS mode cannot load.
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { createOpenAI } from '@ai-sdk/openai';
+import { ChatAnthropic } from '@langchain/anthropic';
+import { ChatOpenAI } from '@langchain/openai';
+import { generateText, streamText } from 'ai';
+
+const [scenario, proxyBase, token, requester] = process.argv.slice(2);
+const headers = { 'x-proxy-user': requester };
+
+async function vercel(model, stream, prompt) {
+  if (!stream) {
+    const result = await generateText({ model, prompt });
+    return { text: result.text, usage: result.usage };
+  }
+  const result = streamText({ model, prompt });
+  let text = '';
+  for await (const piece of result.textStream) text += piece;
+  return { text, usage: await result.usage };
+}
+
+async function langchain(chat, stream, prompt) {
+  if (!stream) return { text: (await chat.invoke(prompt)).text };
+  let text = '';
+  for await (const chunk of await chat.stream(prompt)) text += chunk.text;
+  return { text };
+}
+
+const scenarios = {
+  'ai-openai': (stream) => vercel(createOpenAI({ baseURL: `${proxyBase}/prov-b/v1`, apiKey: token, headers })('gpt-4.1-2025-04-14'), stream, 'Tell me a story.'),
+  'ai-anthropic': (stream) => vercel(createAnthropic({ baseURL: `${proxyBase}/v1`, apiKey: token, headers })('claude-sonnet-4-6'), stream, 'Say hello.'),
+  'lc-openai': (stream) =>
+    langchain(new ChatOpenAI({ model: 'gpt-4o-mini', apiKey: token, maxRetries: 0, configuration: { baseURL: `${proxyBase}/prov-b/v1`, defaultHeaders: headers } }), stream, 'Say hello.'),
+  'lc-openai-responses': (stream) =>
+    langchain(
+      new ChatOpenAI({ model: 'gpt-4.1-2025-04-14', apiKey: token, maxRetries: 0, useResponsesApi: true, configuration: { baseURL: `${proxyBase}/prov-b/v1`, defaultHeaders: headers } }),
+      stream,
+      'Tell me a story.',
+    ),
+  'lc-anthropic': (stream) =>
+    langchain(new ChatAnthropic({ model: 'claude-sonnet-4-6', apiKey: token, anthropicApiUrl: proxyBase, maxRetries: 0, clientOptions: { defaultHeaders: headers } }), stream, 'Say hello.'),
+};
+
+const [name, mode] = scenario.split(':');
+scenarios[name](mode === 'stream')
+  .then((result) => process.stdout.write(JSON.stringify(result)))
+  .catch((error) => {
+    process.stderr.write(String(error?.stack ?? error));
+    process.exit(1);
+  });
