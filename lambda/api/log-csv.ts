@@ -11,6 +11,7 @@ export const CSV_COLUMNS: readonly { name: string; value: (row: UsageRow) => Cel
   { name: 'id', value: (r) => r.id },
   { name: 'ts', value: (r) => r.ts },
   { name: 'provider', value: (r) => r.provider },
+  { name: 'kind', value: (r) => r.kind },
   { name: 'model', value: (r) => r.model },
   { name: 'mode', value: (r) => r.mode },
   { name: 'token_id', value: (r) => r.token_id },

@@ -287,3 +287,24 @@ describe('the response cache on the Responses API', () => {
     expect(await rowOf(again)).toMatchObject({ cached: false, input_tokens: 2036 });
   });
 });
+
+describe('kind in the management API', () => {
+  it('/api/logs filters by kind, refuses an unknown kind, and /api/stats counts by_kind', async () => {
+    const token = proxy.account.token;
+    const responses = (await (await proxy.api('/api/logs?limit=500&kind=responses', { token })).json()) as { items: Array<{ kind: string }> };
+    expect(responses.items.length).toBeGreaterThan(0);
+    expect(new Set(responses.items.map((r) => r.kind))).toEqual(new Set(['responses']));
+
+    const bad = await proxy.api('/api/logs?kind=completions', { token });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { param: string } }).error.param).toBe('kind');
+
+    const all = (await (await proxy.api('/api/logs?limit=500', { token })).json()) as { items: Array<{ kind: string }> };
+    const stats = (await (await proxy.api('/api/stats', { token })).json()) as { by_kind: Array<{ kind: string; requests: number }> };
+    const counted = Object.fromEntries(stats.by_kind.map((k) => [k.kind, k.requests]));
+    const expected: Record<string, number> = {};
+    for (const row of all.items) expected[row.kind] = (expected[row.kind] ?? 0) + 1;
+    expect(counted).toEqual(expected);
+    expect(Object.keys(counted)).toEqual(expect.arrayContaining(['responses', 'embeddings', 'models', 'count_tokens', 'messages', 'chat', 'other']));
+  });
+});

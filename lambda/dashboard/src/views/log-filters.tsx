@@ -1,10 +1,13 @@
 import { useEffect, useState } from 'preact/hooks';
 import { parseLocalDate } from '../period';
+import { ENDPOINT_KINDS, type EndpointKind } from '../../../providers/types';
 import { PROVIDERS } from '../providers';
 import type { TokenInfo } from '../types';
 
 export interface LogFilterValues {
   provider: string;
+  /** The endpoint kind (`chat`, `responses`, …). */
+  kind: '' | EndpointKind;
   /** A prefix of the model id. */
   model: string;
   requester: string;
@@ -16,16 +19,18 @@ export interface LogFilterValues {
   to: string;
 }
 
-export const FILTER_KEYS = ['provider', 'model', 'requester', 'token_id', 'status', 'cached', 'from', 'to'] as const;
+export const FILTER_KEYS = ['provider', 'kind', 'model', 'requester', 'token_id', 'status', 'cached', 'from', 'to'] as const;
 
-const EMPTY: LogFilterValues = { provider: '', model: '', requester: '', token_id: '', status: '', cached: '', from: '', to: '' };
+const EMPTY: LogFilterValues = { provider: '', kind: '', model: '', requester: '', token_id: '', status: '', cached: '', from: '', to: '' };
 
 export function filtersFromParams(params: URLSearchParams): LogFilterValues {
   const status = params.get('status');
   const cached = params.get('cached');
   const date = (name: string) => (parseLocalDate(params.get(name) ?? undefined) ? params.get(name)! : '');
+  const kind = params.get('kind') as EndpointKind | null;
   return {
     provider: params.get('provider') ?? '',
+    kind: kind && ENDPOINT_KINDS.includes(kind) ? kind : '',
     model: params.get('model') ?? '',
     requester: params.get('requester') ?? '',
     token_id: params.get('token_id') ?? '',
@@ -101,6 +106,17 @@ export function LogFilters({ value, onApply, models, tokens }: Props) {
           {PROVIDERS.map((p) => (
             <option key={p.id} value={p.id}>
               {p.name}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label class="field">
+        <span>Endpoint</span>
+        <select value={draft.kind} data-testid="logs-filter-kind" onChange={(e) => set('kind', e.currentTarget.value as LogFilterValues['kind'])}>
+          <option value="">All endpoints</option>
+          {ENDPOINT_KINDS.map((kind) => (
+            <option key={kind} value={kind}>
+              {kind}
             </option>
           ))}
         </select>

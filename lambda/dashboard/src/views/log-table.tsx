@@ -54,6 +54,7 @@ export function LogTable({ rows, openId, onOpen }: { rows: LogRow[]; openId?: st
           <tr>
             <th scope="col">Time</th>
             <th scope="col">Provider</th>
+            <th scope="col">Endpoint</th>
             <th scope="col">Model</th>
             <th scope="col" class="num">Tokens in / out</th>
             <th scope="col" class="num">Cost</th>
@@ -78,6 +79,7 @@ export function LogTable({ rows, openId, onOpen }: { rows: LogRow[]; openId?: st
             data-testid="log-row"
             data-id={row.id}
             data-provider={row.provider}
+            data-kind={row.kind}
             data-model={row.model}
             data-cached={String(row.cached)}
             data-status={row.status_code}
@@ -87,6 +89,9 @@ export function LogTable({ rows, openId, onOpen }: { rows: LogRow[]; openId?: st
                 <time dateTime={row.ts}>{formatDateTime(row.ts, { seconds: true })}</time>
               </td>
               <td data-label="Provider">{providerName(row.provider)}</td>
+              <td data-label="Endpoint" class="mono" data-testid="log-kind">
+                {row.kind ?? '—'}
+              </td>
               <td data-label="Model" class="mono break">
                 {row.model || '—'}
               </td>
@@ -108,7 +113,7 @@ export function LogTable({ rows, openId, onOpen }: { rows: LogRow[]; openId?: st
             </tr>
             {row.error && (
               <tr class="log-error-row">
-                <td colSpan={8} data-testid="log-error">
+                <td colSpan={9} data-testid="log-error">
                   <span class="log-error-label">Error:</span> {row.error}
                 </td>
               </tr>
