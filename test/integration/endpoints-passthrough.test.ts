@@ -157,3 +157,96 @@ describe('the rate limit covers every kind', () => {
     }
   });
 });
+
+describe('the same rules as chat on every kind', () => {
+  it('a used-up budget refuses responses, embeddings, model lists, token counts and other paths with a 402, nothing forwarded', async () => {
+    const requester = user('budget');
+    const put = await proxy.api(`/api/budgets/requesters/${requester}`, { method: 'PUT', token: proxy.account.token, body: { limit_usd: 0.000001, period: 'day' } });
+    expect(put.status).toBe(200);
+    const headersB = { ...bearer(), 'content-type': 'application/json', 'x-proxy-user': requester };
+    const spend = await fetch(`${proxy.proxyBase}/prov-b/v1/responses`, { method: 'POST', headers: headersB, body: JSON.stringify({ model: 'gpt-4.1', input: 'hi' }) });
+    expect(spend.status).toBe(200);
+    await spend.text();
+    await rowOf(requester);
+    const refused = async () => {
+      const headersA = { 'x-api-key': proxy.account.token, 'content-type': 'application/json', 'x-proxy-user': requester };
+      return Promise.all([
+        fetch(`${proxy.proxyBase}/prov-b/v1/responses`, { method: 'POST', headers: headersB, body: JSON.stringify({ model: 'gpt-4.1', input: 'hi' }) }),
+        fetch(`${proxy.proxyBase}/prov-b/v1/embeddings`, { method: 'POST', headers: headersB, body: JSON.stringify({ model: 'text-embedding-3-small', input: 'hi' }) }),
+        fetch(`${proxy.proxyBase}/prov-b/v1/models`, { headers: headersB }),
+        fetch(`${proxy.proxyBase}/prov-b/v1/echo/files`, { method: 'POST', headers: headersB, body: 'x' }),
+        fetch(`${proxy.proxyBase}/v1/messages/count_tokens`, { method: 'POST', headers: headersA, body: JSON.stringify({ model: 'claude-sonnet-4-6', messages: [] }) }),
+      ]);
+    };
+    // The spend is added when the row is recorded, just after the response.
+    const deadline = Date.now() + 5_000;
+    let answers = await refused();
+    while (answers.some((a) => a.status !== 402) && Date.now() < deadline) {
+      await Promise.all(answers.map((a) => a.text()));
+      answers = await refused();
+    }
+    const before = upstreamCalls(proxy);
+    answers = await refused();
+    expect(answers.map((a) => a.status)).toEqual([402, 402, 402, 402, 402]);
+    expect(((await answers[0]!.json()) as { error: { code: string } }).error.code).toBe('budget_exceeded');
+    expect(((await answers[4]!.json()) as { type: string }).type).toBe('error');
+    expect(upstreamCalls(proxy)).toBe(before);
+  });
+
+  it('CORS preflight is answered on the new paths as on chat', async () => {
+    for (const path of ['/prov-b/v1/responses', '/prov-b/v1/embeddings', '/v1/messages/count_tokens', '/prov-b/v1/files']) {
+      const preflight = await fetch(`${proxy.proxyBase}${path}`, { method: 'OPTIONS', headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'POST' } });
+      expect([path, preflight.status, preflight.headers.get('access-control-allow-origin')]).toEqual([path, 204, 'http://localhost:5173']);
+    }
+  });
+
+  it('an endpoint path with another method is a 405 naming the allowed one', async () => {
+    const wrong = await fetch(`${proxy.proxyBase}/prov-b/v1/models`, { method: 'POST', headers: bearer(), body: '{}' });
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get('allow')).toBe('GET');
+  });
+
+  it('Groq has no embeddings: its own 404 comes back, the row says embeddings with that status', async () => {
+    const requester = user('groq-emb');
+    const answer = await fetch(`${proxy.proxyBase}/prov-e/v1/embeddings`, { method: 'POST', headers: { ...bearer(), 'content-type': 'application/json', 'x-proxy-user': requester }, body: JSON.stringify({ model: 'nomic-embed', input: 'hi' }) });
+    expect(answer.status).toBe(404);
+    expect(await rowOf(requester)).toMatchObject({ provider: 'prov-e', kind: 'embeddings', status_code: 404, input_tokens: 0, cost_usd: 0 });
+  });
+});
+
+describe('Claude Code and OpenAI-compatible CLIs', () => {
+  it('Claude Code’s calls: Authorization: Bearer with a proxy token, /v1/messages?beta=true and count_tokens (also without v1)', async () => {
+    const requester = user('claude-code');
+    const headers = { authorization: `Bearer ${proxy.account.token}`, 'anthropic-version': '2023-06-01', 'anthropic-beta': 'claude-code-20250219', 'content-type': 'application/json', 'x-proxy-user': requester };
+    const fake = proxy.fakes.fakes['prov-a'];
+    const before = fake.requests.length;
+    const message = await fetch(`${proxy.proxyBase}/v1/messages?beta=true`, { method: 'POST', headers, body: JSON.stringify({ model: 'claude-sonnet-4-6', max_tokens: 32, messages: [{ role: 'user', content: 'hi' }], stream: true }) });
+    expect(message.status).toBe(200);
+    expect(await message.text()).toContain('event: message_stop');
+    const count = await fetch(`${proxy.proxyBase}/messages/count_tokens?beta=true`, { method: 'POST', headers, body: JSON.stringify({ model: 'claude-sonnet-4-6', messages: [{ role: 'user', content: 'hi' }] }) });
+    expect(await count.json()).toEqual({ input_tokens: 2095 });
+    expect(fake.requests.slice(before).map((r) => r.path)).toEqual(['/v1/messages?beta=true', '/v1/messages/count_tokens?beta=true']);
+    expect(fake.requests[before]!.headers['x-api-key']).toBe(proxy.storedKeys['prov-a']);
+    const rows = await proxy.waitForRows(proxy.account.token, 2, `requester=${requester}`);
+    expect(rows.map((r) => r.kind).sort()).toEqual(['count_tokens', 'messages']);
+  });
+
+  it('OPENAI_BASE_URL and OPENAI_API_KEY are all an openai-SDK tool needs', async () => {
+    const { default: OpenAI } = await import('openai');
+    const saved = { base: process.env.OPENAI_BASE_URL, key: process.env.OPENAI_API_KEY };
+    process.env.OPENAI_BASE_URL = `${proxy.proxyBase}/prov-b/v1`;
+    process.env.OPENAI_API_KEY = proxy.account.token;
+    try {
+      const client = new OpenAI({ maxRetries: 0 });
+      const response = await client.responses.create({ model: 'gpt-4.1', input: 'hi' });
+      expect(response.output_text.length).toBeGreaterThan(0);
+      const page = await client.models.list();
+      expect(page.data.length).toBe(3);
+    } finally {
+      if (saved.base === undefined) delete process.env.OPENAI_BASE_URL;
+      else process.env.OPENAI_BASE_URL = saved.base;
+      if (saved.key === undefined) delete process.env.OPENAI_API_KEY;
+      else process.env.OPENAI_API_KEY = saved.key;
+    }
+  });
+});
