@@ -16,6 +16,7 @@ const EnvSchema = z.object({
   CORS_ALLOWED_ORIGINS: z.optional(z.string()),
   PRICING_FILE: z.optional(z.string()),
   LOG_RETENTION_DAYS: z.optional(z.string().check(z.regex(/^\d+$/, 'expected a number of days'))),
+  STATS_CONSUMER: z.optional(z.enum(['on', 'off'])),
 });
 
 export interface Config {
@@ -35,6 +36,8 @@ export interface Config {
   corsAllowedOrigins: string[];
   pricingFile?: string;
   logRetentionDays?: number;
+  /** Local server only: whether it folds the usage stream into the rollups itself (`STATS_CONSUMER=off` leaves that to another process). */
+  statsConsumer: boolean;
   tables: ReturnType<typeof tableNames>;
   env: NodeJS.ProcessEnv;
 }
@@ -64,6 +67,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsAllowedOrigins: (e.CORS_ALLOWED_ORIGINS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     pricingFile: e.PRICING_FILE || undefined,
     logRetentionDays: retention > 0 ? retention : undefined,
+    statsConsumer: e.STATS_CONSUMER !== 'off',
     tables: tableNames(env),
     env,
   };

@@ -4,7 +4,7 @@ import { BackgroundWork } from './background-work';
 import { SingleFlight } from './cache/single-flight';
 import type { CachedResponse, ResponseCache } from './cache/response-cache';
 import { loadConfig, type Config } from './config';
-import { jsonLogger, type Logger } from './logger';
+import { describeError, jsonLogger, type Logger } from './logger';
 import { loadPriceTable } from './pricing/load-prices';
 import type { PriceTable } from './pricing/price-table';
 import { adminKeySource } from './store/admin-key';
@@ -16,6 +16,7 @@ import { DynamoBudgetStore } from './store/dynamodb/budget-store';
 import { BatchedGet } from './store/dynamodb/batched-get';
 import { DynamoResponseCache } from './store/dynamodb/cache-store';
 import { createDocumentClient } from './store/dynamodb/client';
+import type { DocumentClient } from './store/dynamodb/wire/document-client';
 import { DynamoProviderKeyStore } from './store/dynamodb/provider-key-store';
 import { DynamoRateLimiter } from './store/dynamodb/rate-limiter';
 import { DynamoUsageLog } from './store/dynamodb/usage-log';
@@ -64,7 +65,7 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
     ? new KmsKeyWrapper(new KMSClient({ region: config.region }), config.kmsKeyId)
     : LocalKeyWrapper.fromFile(join(config.dataDir, 'local-master.key'));
   const rowSpool = config.kmsKeyId ? new LogRowSpool(log) : new FileRowSpool(join(config.dataDir, 'row-spool.jsonl'), log);
-  const usageStats = new DynamoUsageStats(doc, tables.usageStats);
+  const usageStats = statsFold(doc, tables.usageStats, log);
   const budgets = new DynamoBudgetStore(doc, tables.accounts, accountReads);
   return {
     config,
@@ -82,7 +83,19 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
     adminKey: adminKeySource(config),
     background: new BackgroundWork(),
     rowSpool,
-    rowWriter: new RowWriter(usageLog, usageStats, budgets, rowSpool, new TokenUseTracker(accounts), log),
+    rowWriter: new RowWriter(usageLog, budgets, rowSpool, new TokenUseTracker(accounts), log),
     now: Date.now,
   };
+}
+
+function statsFold(doc: DocumentClient, table: string, log: Logger): DynamoUsageStats {
+  const stats = new DynamoUsageStats(doc, table);
+  stats.onFailure = (delta, error) => log.warn('usage rollup not written; its rows will be delivered again', { rows: delta.rows.length, ...describeError(error) });
+  return stats;
+}
+
+/** What the stream consumer needs (Lambda or local): the rollups and nothing of the request path. */
+export function buildFoldDeps(config: Config = loadConfig(), log: Logger = jsonLogger): { config: Config; log: Logger; usageStats: UsageStats } {
+  const doc = createDocumentClient({ region: config.region, endpoint: config.dynamoEndpoint, env: config.env });
+  return { config, log, usageStats: statsFold(doc, config.tables.usageStats, log) };
 }

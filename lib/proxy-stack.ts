@@ -6,6 +6,7 @@ import { AdminSecret } from './constructs/admin-secret';
 import { ProxyAlarms } from './constructs/alarms';
 import { ProviderKeyEncryption } from './constructs/provider-key';
 import { ProxyFunction, type TableAccess } from './constructs/proxy-function';
+import { StatsConsumer } from './constructs/stats-consumer';
 import { ProxyTables } from './constructs/tables';
 import { namePrefix, tableOutputName } from './names';
 import type { DeploySettings } from './settings';
@@ -17,14 +18,14 @@ export interface ProxyStackProps extends StackProps {
 }
 
 /**
- * What the function does with each table. All five are written by the runtime (rows, rollups,
- * counters, cache parts, keys and tokens) and read back (logs, stats, limits, hits, auth), so each
- * gets read-write on that table alone; no table is read through an index or scanned by another.
+ * What the proxy function does with each table. It writes rows, counters, cache parts, keys and
+ * tokens and reads them back (logs, limits, hits, auth); the rollups it only reads (the stats
+ * consumer writes them). No table is read through an index or scanned by another.
  */
 const TABLE_ACCESS: Record<TableId, TableAccess> = {
   accounts: 'readwrite',
   usageLogs: 'readwrite',
-  usageStats: 'readwrite',
+  usageStats: 'read',
   rateLimits: 'readwrite',
   cache: 'readwrite',
 };
@@ -32,6 +33,7 @@ const TABLE_ACCESS: Record<TableId, TableAccess> = {
 export class ProxyStack extends Stack {
   readonly proxyFunction: ProxyFunction;
   readonly tables: ProxyTables;
+  readonly statsConsumer: StatsConsumer;
 
   constructor(scope: Construct, id: string, props: ProxyStackProps) {
     super(scope, id, props);
@@ -66,6 +68,15 @@ export class ProxyStack extends Stack {
     providerKeys.grantEnvelopeUse(role);
     adminSecret.grantRead(role);
 
+    // Rollups are folded from the usage-logs stream by a second function, off the request path.
+    this.statsConsumer = new StatsConsumer(this, 'StatsConsumer', {
+      projectRoot: props.projectRoot,
+      functionName: `${prefix}stats-consumer`,
+      logRetention: settings.functionLogRetention,
+      usageLogs: this.tables.entry('usageLogs'),
+      usageStats: this.tables.entry('usageStats'),
+    });
+
     // One URL serves the proxy (/api/proxy/...), the management API (/api/...) and the dashboard (/).
     // Auth NONE: the app authenticates proxy tokens and the admin key itself; IAM auth would make
     // every SDK sign requests with AWS credentials. No `cors` here: the app answers CORS itself,
@@ -81,6 +92,7 @@ export class ProxyStack extends Stack {
       fn: this.proxyFunction.fn,
       logGroup: this.proxyFunction.logGroup,
       tables: this.tables.all.map(({ shape, table }) => ({ logicalName: shape.logicalName, table })),
+      statsConsumer: this.statsConsumer,
       alarmTopicArn: settings.alarmTopicArn,
     });
 

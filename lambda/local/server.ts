@@ -7,6 +7,7 @@ import { describeError } from '../logger';
 import { bannerLines } from './banner';
 import { JavaMissingError, startDynamoDbLocal } from './dynamodb-local';
 import { firstRunAccount, localAdminKey, markTokenShown } from './first-run';
+import type { StreamPoller } from './stream-poller';
 import { toFunctionUrlEvent } from './function-url-event';
 import { InFlightRequests } from './in-flight';
 import { checkSharedKeyMaterial, ForeignKeyMaterialError } from './key-material';
@@ -115,6 +116,10 @@ async function main(): Promise<void> {
   const { handler, deps } = await import('../handler');
   const { FileRowSpool } = await import('../store/row-spool');
   if (deps.rowSpool instanceof FileRowSpool) deps.rowSpool.startReplay((row) => deps.rowWriter.writeOnce(row));
+  // The rollups come from the usage-logs stream, as in AWS; here this process reads it about once a second.
+  const { localStreamPoller } = await import('./stats-consumer');
+  statsPoller = deps.config.statsConsumer ? localStreamPoller({ config: deps.config, log: deps.log, usageStats: deps.usageStats }) : undefined;
+  statsPoller?.start();
   const firstAccount = await firstRunAccount(deps.config.dataDir, deps.accounts, { newToken });
 
   ready = { handler: handler as unknown as StreamingHandler, deps };
@@ -124,6 +129,8 @@ async function main(): Promise<void> {
   process.stdout.write(bannerLines({ base, config: deps.config, ownStore: Boolean(stopDynamo), admin, firstAccount }).join('\n') + '\n');
   markTokenShown(config.dataDir);
 }
+
+let statsPoller: StreamPoller | undefined;
 
 /** Tables exist, and (with the local key) this instance can open the keys already in the store. */
 async function prepareStore(config: Config): Promise<void> {
@@ -141,6 +148,8 @@ async function stopServing(deps: Deps, deadline: number): Promise<void> {
   const drained = await Promise.race([deps.background.drain().then(() => true), sleep(deadline - Date.now()).then(() => false)]);
   if (!drained) await deps.rowWriter.spoolUnwritten();
   if (deps.rowSpool instanceof FileRowSpool) await deps.rowSpool.stop();
+  // The rows just written are folded into the rollups before the store goes away (within the same deadline).
+  if (statsPoller) await Promise.race([statsPoller.stop(), sleep(deadline - Date.now())]);
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));

@@ -4,7 +4,6 @@ import type { BudgetStore } from './ports';
 import type { RowSpool } from './row-spool';
 import type { TokenUseTracker } from './token-use';
 import type { UsageLog, UsageRow } from './usage-row';
-import type { UsageStats } from './usage-stats';
 
 const RETRY_DELAYS_MS = [50, 200, 800, 2_000, 5_000];
 
@@ -17,7 +16,6 @@ const RETRY_DELAYS_MS = [50, 200, 800, 2_000, 5_000];
 export class RowWriter {
   constructor(
     private readonly usageLog: UsageLog,
-    private readonly usageStats: UsageStats,
     private readonly budgets: BudgetStore,
     private readonly spool: RowSpool,
     private readonly tokenUse: TokenUseTracker,
@@ -64,11 +62,9 @@ export class RowWriter {
   }
 
   private async afterWrite(row: UsageRow): Promise<void> {
-    // Neither is retried as a whole: some of its ADDs may have landed, and a retry would count them twice.
-    await Promise.all([
-      this.usageStats.add(row).catch((error) => this.log.warn('usage rollup not updated', { request_id: row.id, ...describeError(error) })),
-      this.budgets.addSpend(row).catch((error) => this.log.warn('budget spend not updated', { request_id: row.id, ...describeError(error) })),
-    ]);
+    // Not retried as a whole: some of its ADDs may have landed, and a retry would count them twice.
+    // The rollups are not written here: they are folded from the usage-logs stream, elsewhere.
+    await this.budgets.addSpend(row).catch((error) => this.log.warn('budget spend not updated', { request_id: row.id, ...describeError(error) }));
     await this.tokenUse.touch(row.account_id, row.token_id, row.ts);
   }
 }

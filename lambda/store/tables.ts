@@ -12,6 +12,8 @@ export interface TableShape {
   ttlAttribute?: string;
   /** Holds data that can't be rebuilt (accounts, keys, usage). */
   durable: boolean;
+  /** A change stream carrying each new item, read by the rollup fold. */
+  stream?: 'NEW_IMAGE';
 }
 
 export const TABLES = {
@@ -21,8 +23,8 @@ export const TABLES = {
    */
   accounts: { logicalName: 'accounts', envVar: 'TABLE_ACCOUNTS', partitionKey: 'pk', sortKey: { name: 'sk', type: 'S' }, ttlAttribute: 'expires_at', durable: true },
   /** One row per proxied request, newest last within the account's partition (`ts_id` = ISO time + request id). */
-  usageLogs: { logicalName: 'usage-logs', envVar: 'TABLE_USAGE_LOGS', partitionKey: 'account_id', sortKey: { name: 'ts_id', type: 'S' }, ttlAttribute: 'expires_at', durable: true },
-  /** Hourly and daily rollups of the usage rows, updated with atomic ADD. */
+  usageLogs: { logicalName: 'usage-logs', envVar: 'TABLE_USAGE_LOGS', partitionKey: 'account_id', sortKey: { name: 'ts_id', type: 'S' }, ttlAttribute: 'expires_at', durable: true, stream: 'NEW_IMAGE' },
+  /** Hourly and daily rollups of the usage rows, folded from the usage-logs stream with conditional ADDs. */
   usageStats: { logicalName: 'usage-stats', envVar: 'TABLE_USAGE_STATS', partitionKey: 'account_id', sortKey: { name: 'bucket', type: 'S' }, durable: true },
   /** Fixed one-minute windows per proxy token. */
   rateLimits: { logicalName: 'rate-limits', envVar: 'TABLE_RATE_LIMITS', partitionKey: 'counter_key', ttlAttribute: 'expires_at', durable: false },

@@ -1,4 +1,4 @@
-import type { UsageRow } from './usage-row';
+import type { StreamedRow } from '../stats/fold';
 
 /**
  * The figures of one slice of a period. Money is summed in integer nano-dollars
@@ -70,10 +70,22 @@ export interface StatsSummary {
   by_kind: (StatsTotals & { kind: string })[];
 }
 
-/** Rollups of usage rows, so a period's overview never reads the raw rows. */
+/** The rows of a batch whose rollups could not be written; they must be delivered again. */
+export interface FoldOutcome {
+  failed: StreamedRow[];
+}
+
+/**
+ * Rollups of usage rows, so a period's overview never reads the raw rows. They
+ * are folded from the usage-logs table's stream, off the request path.
+ */
 export interface UsageStats {
-  /** Adds one row to its hourly and daily buckets (atomic ADD). Not idempotent: add each row once. */
-  add(row: UsageRow): Promise<void>;
+  /**
+   * Adds a batch of streamed rows to their hourly and daily buckets: one
+   * conditional ADD per bucket. Idempotent: rows delivered again (a retried or
+   * split batch, a second consumer) are not counted twice.
+   */
+  fold(rows: StreamedRow[]): Promise<FoldOutcome>;
   /** Totals for [from, to), widened to whole UTC hours, and the breakdowns of `GET /api/stats`. */
   summarize(accountId: string, from: Date, to: Date): Promise<StatsSummary>;
 }

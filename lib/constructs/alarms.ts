@@ -5,6 +5,7 @@ import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { FilterPattern, MetricFilter, type ILogGroup } from 'aws-cdk-lib/aws-logs';
 import { Topic } from 'aws-cdk-lib/aws-sns';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { pascalCase } from '../names';
 
@@ -23,6 +24,8 @@ export interface ProxyAlarmsProps {
   /** The function's log group: a refused usage row is printed there as its only copy. */
   logGroup: ILogGroup;
   tables: { logicalName: string; table: Table }[];
+  /** The rollup consumer: its failures and its dead-letter queue mean the overview is missing rows. */
+  statsConsumer: { fn: IFunction; deadLetters: IQueue };
   alarmTopicArn?: string;
 }
 
@@ -58,6 +61,18 @@ export class ProxyAlarms extends Construct {
       metricValue: '1',
     });
     this.add('SpooledUsageRows', `${namePrefix}spooled-usage-rows`, 'A usage row could not be written and was printed to the log instead: replay it.', spooled.metric({ period: PERIOD, statistic: 'Sum' }), 1);
+
+    // Rollups: a consumer that keeps failing retries its batch (the overview falls behind); a batch
+    // it gave up on lands in the dead-letter queue and is missing from the overview until replayed.
+    const consumer = props.statsConsumer;
+    this.add('StatsConsumerErrors', `${namePrefix}stats-consumer-errors`, 'The usage-stream consumer failed: the overview falls behind the logs.', consumer.fn.metricErrors({ period: PERIOD, statistic: 'Sum' }), 1, 3);
+    this.add(
+      'StatsDeadLetters',
+      `${namePrefix}stats-dead-letters`,
+      'A usage-stream batch was given up on: its rows are missing from the overview until it is replayed (docs/failure-modes.md).',
+      consumer.deadLetters.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum' }),
+      1,
+    );
 
     for (const { logicalName, table } of props.tables) {
       // On-demand tables still throttle on a hot partition or the account's table limits; a

@@ -1,5 +1,5 @@
 import { RemovalPolicy, Validations } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, BillingMode, StreamViewType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
 import { pascalCase } from '../names';
 import { TABLES, type TableId, type TableShape } from '../../lambda/store/tables';
@@ -26,6 +26,12 @@ export class ProxyTables extends Construct {
     }));
   }
 
+  entry(id: TableId): ProxyTable {
+    const found = this.all.find((t) => t.id === id);
+    if (!found) throw new Error(`no table ${id}`);
+    return found;
+  }
+
   get(id: TableId): Table {
     const found = this.all.find((t) => t.id === id);
     if (!found) throw new Error(`no table ${id}`);
@@ -42,6 +48,8 @@ function buildTable(scope: Construct, id: TableId, shape: TableShape, namePrefix
     // Traffic follows the users' AI calls: bursty and often idle, so no capacity to plan or pay for while idle.
     billingMode: BillingMode.PAY_PER_REQUEST,
     timeToLiveAttribute: shape.ttlAttribute,
+    // The rollups are folded from the new rows on this stream (lib/constructs/stats-consumer.ts).
+    stream: shape.stream === 'NEW_IMAGE' ? StreamViewType.NEW_IMAGE : undefined,
     // AWS-owned key: free and transparent. Provider keys are already envelope-encrypted under our own
     // KMS key before they reach the table, so a customer-managed table key would add cost, not protection.
     encryption: TableEncryption.DEFAULT,

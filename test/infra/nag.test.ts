@@ -37,6 +37,8 @@ describe.each(variants)('cdk-nag AwsSolutions on the %s', (_name, context) => {
     const prefix = synth.stack.stackName;
     expect(acks.map((a) => `${a.where}: ${a.rule}`).sort()).toEqual([
       `${prefix}/Admin/AdminKey: AwsSolutions-SMG4`,
+      `${prefix}/StatsConsumer/DeadLetters: AwsSolutions-SQS3`,
+      `${prefix}/StatsConsumer/Role: AwsSolutions-IAM5[Resource::*]`,
       `${prefix}/Tables/Cache: AwsSolutions-DDB3`,
       `${prefix}/Tables/RateLimits: AwsSolutions-DDB3`,
     ]);

@@ -6,7 +6,8 @@ import { ADMIN_KEY_LENGTH } from '../../lib/constructs/admin-secret';
 import { ENCRYPTION_CONTEXT_CONDITION } from '../../lib/constructs/provider-key';
 import { ESM_REQUIRE_BANNER, TABLE_ACTIONS } from '../../lib/constructs/proxy-function';
 import { tableOutputName } from '../../lib/names';
-import { actionsOf, policyStatements, single, synthesize, type SynthesizedStack } from './support/synth';
+import { CONSUMER_MEMORY_MB, STREAM_MAPPING } from '../../lib/constructs/stats-consumer';
+import { actionsOf, policyStatements, roleStatements, single, synthesize, type SynthesizedStack } from './support/synth';
 
 const SHAPES = Object.values(TABLES) as TableShape[];
 
@@ -18,7 +19,9 @@ beforeAll(() => {
 afterAll(() => synth?.cleanup());
 
 const table = (shape: TableShape) => single(synth.template, 'AWS::DynamoDB::Table', (p) => p.TableName === `dev-ai-usage-proxy-${shape.logicalName}`);
-const fn = () => single(synth.template, 'AWS::Lambda::Function');
+const fn = () => single(synth.template, 'AWS::Lambda::Function', (p) => p.FunctionName === 'dev-ai-usage-proxy-function');
+const consumer = () => single(synth.template, 'AWS::Lambda::Function', (p) => p.FunctionName === 'dev-ai-usage-proxy-stats-consumer');
+const roleOf = (f: { Properties: Record<string, unknown> }) => (f.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
 const key = () => single(synth.template, 'AWS::KMS::Key');
 const secret = () => single(synth.template, 'AWS::SecretsManager::Secret');
 
@@ -65,12 +68,20 @@ describe('DynamoDB tables, built from lambda/store/tables.ts', () => {
     for (const shape of SHAPES) expect(env[shape.envVar]).toEqual({ Ref: table(shape).logicalId });
   });
 
-  it('grants item-level read-write on each table by ARN, nothing table-wide or wildcarded', () => {
-    const dynamo = policyStatements(synth.template).filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
+  it('grants the proxy item-level access on each table by ARN (rollups read-only), nothing table-wide or wildcarded', () => {
+    const dynamo = roleStatements(synth.template, roleOf(fn())).filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
     const granted = dynamo.flatMap((s) => (Array.isArray(s.Resource) ? s.Resource : [s.Resource]));
     expect(granted).toHaveLength(SHAPES.length);
     expect(granted).toEqual(expect.arrayContaining(SHAPES.map((shape) => ({ 'Fn::GetAtt': [table(shape).logicalId, 'Arn'] }))));
-    for (const s of dynamo) expect([...actionsOf(s)].sort()).toEqual([...TABLE_ACTIONS.readwrite].sort());
+    for (const s of dynamo) {
+      const readOnly = JSON.stringify(s.Resource) === JSON.stringify({ 'Fn::GetAtt': [table(TABLES.usageStats).logicalId, 'Arn'] });
+      expect([...actionsOf(s)].sort()).toEqual([...TABLE_ACTIONS[readOnly ? 'read' : 'readwrite']].sort());
+    }
+  });
+
+  it('streams new usage rows (NEW_IMAGE) and no other table', () => {
+    for (const shape of SHAPES) expect(table(shape).Properties.StreamSpecification).toEqual(shape.stream ? { StreamViewType: shape.stream } : undefined);
+    expect(SHAPES.filter((shape) => shape.stream).map((shape) => shape.logicalName)).toEqual(['usage-logs']);
   });
 });
 
@@ -140,15 +151,19 @@ describe('function', () => {
   });
 
   it('logs JSON lines to its own log group with a retention', () => {
-    const logs = single(synth.template, 'AWS::Logs::LogGroup');
+    const logGroupId = (fn().Properties.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup.Ref;
+    const logs = { logicalId: logGroupId, ...(synth.template.toJSON().Resources[logGroupId] as { Properties: Record<string, unknown> }) };
     expect(logs.Properties.RetentionInDays).toBe(30);
     expect(fn().Properties.LoggingConfig).toEqual({ LogFormat: 'JSON', ApplicationLogLevel: 'INFO', SystemLogLevel: 'WARN', LogGroup: { Ref: logs.logicalId } });
   });
 
   it('has a role with no managed policies and no wildcard resources', () => {
-    const role = single(synth.template, 'AWS::IAM::Role');
+    const role = single(synth.template, 'AWS::IAM::Role', (p) => String(p.Description).endsWith('-function'));
+    expect(role.logicalId).toBe(roleOf(fn()));
     expect(role.Properties.ManagedPolicyArns).toBeUndefined();
-    for (const s of policyStatements(synth.template)) {
+    const statements = roleStatements(synth.template, role.logicalId);
+    expect(statements.length).toBeGreaterThan(0);
+    for (const s of statements) {
       expect(JSON.stringify(s.Resource)).not.toContain('*');
       expect(actionsOf(s).join(' ')).not.toContain('*');
     }
@@ -176,6 +191,64 @@ describe('function', () => {
 
   it('leaves nothing of the bundling step behind in the cloud assembly', () => {
     expect(fs.readdirSync(synth.outdir).filter((name) => name.includes('dashboard-assets'))).toEqual([]);
+  });
+});
+
+describe('stats consumer (rollups from the usage-logs stream)', () => {
+  it('runs Node 22+ on arm64 with its own small memory and a bounded timeout', () => {
+    const p = consumer().Properties;
+    expect(Number(String(p.Runtime).match(/^nodejs(\d+)\.x$/)?.[1])).toBeGreaterThanOrEqual(22);
+    expect(p.Architectures).toEqual(['arm64']);
+    expect(p.MemorySize).toBe(CONSUMER_MEMORY_MB);
+    expect(p.Timeout).toBe(60);
+    expect((p.Environment as { Variables: Record<string, unknown> }).Variables).toEqual({ [TABLES.usageStats.envVar]: { Ref: table(TABLES.usageStats).logicalId } });
+  });
+
+  it('reads the stream in batches, reports failed rows, bisects, retries for a bounded time and sends what it gives up on to a dead-letter queue', () => {
+    const mapping = single(synth.template, 'AWS::Lambda::EventSourceMapping');
+    const queue = single(synth.template, 'AWS::SQS::Queue');
+    expect(mapping.Properties).toEqual({
+      FunctionName: { Ref: consumer().logicalId },
+      EventSourceArn: { 'Fn::GetAtt': [table(TABLES.usageLogs).logicalId, 'StreamArn'] },
+      StartingPosition: 'TRIM_HORIZON',
+      BatchSize: STREAM_MAPPING.batchSize,
+      MaximumBatchingWindowInSeconds: STREAM_MAPPING.maxBatchingWindow.toSeconds(),
+      BisectBatchOnFunctionError: true,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      MaximumRetryAttempts: STREAM_MAPPING.retryAttempts,
+      MaximumRecordAgeInSeconds: STREAM_MAPPING.maxRecordAge.toSeconds(),
+      ParallelizationFactor: 1,
+      TumblingWindowInSeconds: STREAM_MAPPING.tumblingWindow.toSeconds(),
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [queue.logicalId, 'Arn'] } } },
+    });
+    expect(queue.Properties).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 86_400 });
+  });
+
+  it('may read that one stream, update rollup items and send to its queue, nothing more', () => {
+    const statements = roleStatements(synth.template, roleOf(consumer()));
+    const dynamo = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
+    const streamArn = { 'Fn::GetAtt': [table(TABLES.usageLogs).logicalId, 'StreamArn'] };
+    expect(dynamo).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ Action: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'], Resource: streamArn }),
+        expect.objectContaining({ Action: 'dynamodb:ListStreams', Resource: '*' }),
+        expect.objectContaining({ Action: 'dynamodb:UpdateItem', Resource: { 'Fn::GetAtt': [table(TABLES.usageStats).logicalId, 'Arn'] } }),
+      ]),
+    );
+    expect(dynamo).toHaveLength(3);
+    // The only "*": ListStreams, which has no resource-level permission.
+    for (const s of statements) if (JSON.stringify(s.Resource).includes('*')) expect(s.Action).toBe('dynamodb:ListStreams');
+  });
+
+  it('is its own small bundle: no dashboard, no KMS or Secrets Manager client, only Node built-ins imported', () => {
+    const code = consumer().Properties.Code as { S3Key: string };
+    const bundle = fs.readFileSync(path.join(synth.outdir, `asset.${code.S3Key.replace(/\.zip$/, '')}`, 'index.mjs'), 'utf8');
+    expect(bundle.startsWith(ESM_REQUIRE_BANNER)).toBe(true);
+    expect(bundle).toMatch(/export\s*\{[^}]*\bas handler\b/);
+    const imported = [...bundle.matchAll(/(?:^|[;\n])\s*import\s*(?:[\w$]+\s*,?\s*)?(?:\{[^}]*\}|\*\s*as\s*[\w$]+)?\s*(?:from\s*)?["']([^"']+)["']/g)].map((m) => m[1]);
+    expect(imported.filter((specifier) => !specifier.startsWith('node:'))).toEqual([]);
+    expect(bundle.includes('DynamoDB_20120810')).toBe(true);
+    for (const absent of ['<!doctype html>', 'TrentService', 'secretsmanager']) expect(bundle.includes(absent)).toBe(false);
   });
 });
 
@@ -222,9 +295,14 @@ describe('alarms', () => {
     });
   });
 
+  it('watch the stats consumer: repeated failures, and any batch in its dead-letter queue', () => {
+    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmName: 'dev-ai-usage-proxy-stats-consumer-errors', MetricName: 'Errors', Dimensions: [{ Name: 'FunctionName', Value: { Ref: consumer().logicalId } }] });
+    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmName: 'dev-ai-usage-proxy-stats-dead-letters', MetricName: 'ApproximateNumberOfMessagesVisible', Namespace: 'AWS/SQS', Threshold: 1 });
+  });
+
   it('treat no traffic as fine and have no actions unless a topic is configured', () => {
     const alarms = Object.values(synth.template.findResources('AWS::CloudWatch::Alarm')) as { Properties: Record<string, unknown> }[];
-    expect(alarms).toHaveLength(4 + SHAPES.length);
+    expect(alarms).toHaveLength(6 + SHAPES.length);
     for (const a of alarms) {
       expect(a.Properties.TreatMissingData).toBe('notBreaching');
       expect(a.Properties.AlarmActions).toBeUndefined();

@@ -30,11 +30,12 @@ it('names the stack and every named resource after the stage, in the chosen regi
     synth.template.hasResourceProperties('AWS::DynamoDB::Table', { TableName: `prod-ai-usage-proxy-${shape.logicalName}` });
   }
   synth.template.hasResourceProperties('AWS::Lambda::Function', { FunctionName: 'prod-ai-usage-proxy-function' });
+  synth.template.hasResourceProperties('AWS::Lambda::Function', { FunctionName: 'prod-ai-usage-proxy-stats-consumer' });
   synth.template.hasResourceProperties('AWS::KMS::Alias', { AliasName: 'alias/prod-ai-usage-proxy-provider-keys' });
 });
 
 it('passes the production origins and usage-row retention to the runtime', () => {
-  const fn = single(synth.template, 'AWS::Lambda::Function');
+  const fn = single(synth.template, 'AWS::Lambda::Function', (p) => p.FunctionName === 'prod-ai-usage-proxy-function');
   const env = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
   expect(env.CORS_ALLOWED_ORIGINS).toBe('https://app.example.com,https://admin.example.com');
   expect(env.LOG_RETENTION_DAYS).toBe('90');
@@ -43,7 +44,7 @@ it('passes the production origins and usage-row retention to the runtime', () =>
 });
 
 it('reserves concurrency on the function and serves the URL from a provisioned alias', () => {
-  const fn = single(synth.template, 'AWS::Lambda::Function');
+  const fn = single(synth.template, 'AWS::Lambda::Function', (p) => p.FunctionName === 'prod-ai-usage-proxy-function');
   expect(fn.Properties.ReservedConcurrentExecutions).toBe(20);
   const alias = single(synth.template, 'AWS::Lambda::Alias');
   expect(alias.Properties).toMatchObject({ Name: 'live', ProvisionedConcurrencyConfig: { ProvisionedConcurrentExecutions: 2 } });

@@ -19,6 +19,16 @@ async function stats(token: string, query: string) {
   return response.json();
 }
 
+/** The rollups are folded from the usage stream about once a second after the rows: poll until they include `requests`. */
+async function statsCaughtUp(token: string, query: string, requests: number) {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const body = await stats(token, query);
+    if (body.totals.requests >= requests || Date.now() > deadline) return body;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 describe('GET /api/stats over rows written through the proxy', () => {
   const ids: string[] = [];
 
@@ -53,7 +63,7 @@ describe('GET /api/stats over rows written through the proxy', () => {
     const rows = (await proxy.rowsFor(proxy.account.token, ids)) as Row[];
     expect(rows).toHaveLength(ids.length);
     const now = Date.now();
-    const body = await stats(proxy.account.token, `from=${new Date(now - 3_600_000).toISOString()}&to=${new Date(now + 60_000).toISOString()}`);
+    const body = await statsCaughtUp(proxy.account.token, `from=${new Date(now - 3_600_000).toISOString()}&to=${new Date(now + 60_000).toISOString()}`, rows.length);
     const totals = body.totals;
     expect(totals.requests).toBe(rows.length);
     expect(totals.input_tokens).toBe(sum(rows, 'input_tokens'));

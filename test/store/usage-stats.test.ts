@@ -74,8 +74,13 @@ function generateRows(accountId: string, count: number, start: number, end: numb
   });
 }
 
+/** Folds the rows as the stream would deliver them: in order, in batches of 100, on one shard. */
+let streamPosition = 0;
 async function addAll(stats: DynamoUsageStats, rows: UsageRow[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += 25) await Promise.all(rows.slice(i, i + 25).map((row) => stats.add(row)));
+  for (let i = 0; i < rows.length; i += 100) {
+    const batch = rows.slice(i, i + 100).map((row) => ({ row, lineage: 'shard-summaries', sequence: String(++streamPosition).padStart(21, '0') }));
+    expect((await stats.fold(batch)).failed).toEqual([]);
+  }
 }
 
 /** The exact figures, summed straight from the rows. */

@@ -1,4 +1,4 @@
-import { CreateTableCommand, DescribeTableCommand, UpdateTimeToLiveCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, UpdateTableCommand, UpdateTimeToLiveCommand, type DynamoDBClient, type TableDescription } from '@aws-sdk/client-dynamodb';
 import { TABLES, type TableId, type TableShape } from '../tables';
 
 /** Creates any missing table (local runs only; in AWS the CDK stack owns the tables). */
@@ -7,7 +7,8 @@ export async function ensureTables(client: DynamoDBClient, names: Record<TableId
 }
 
 async function ensureTable(client: DynamoDBClient, name: string, shape: TableShape): Promise<void> {
-  if (await tableExists(client, name)) return;
+  const existing = await describeTable(client, name);
+  if (existing) return ensureStream(client, existing, shape);
   const keys = [{ AttributeName: shape.partitionKey, KeyType: 'HASH' as const }];
   const attributes = [{ AttributeName: shape.partitionKey, AttributeType: 'S' as const }];
   if (shape.sortKey) {
@@ -15,7 +16,15 @@ async function ensureTable(client: DynamoDBClient, name: string, shape: TableSha
     attributes.push({ AttributeName: shape.sortKey.name, AttributeType: shape.sortKey.type as 'S' });
   }
   try {
-    await client.send(new CreateTableCommand({ TableName: name, KeySchema: keys, AttributeDefinitions: attributes, BillingMode: 'PAY_PER_REQUEST' }));
+    await client.send(
+      new CreateTableCommand({
+        TableName: name,
+        KeySchema: keys,
+        AttributeDefinitions: attributes,
+        BillingMode: 'PAY_PER_REQUEST',
+        StreamSpecification: shape.stream ? { StreamEnabled: true, StreamViewType: shape.stream } : undefined,
+      }),
+    );
   } catch (error) {
     // Another process (a second local server on the same store) created it first.
     if ((error as Error).name !== 'ResourceInUseException') throw error;
@@ -27,12 +36,20 @@ async function ensureTable(client: DynamoDBClient, name: string, shape: TableSha
   }
 }
 
-async function tableExists(client: DynamoDBClient, name: string): Promise<boolean> {
+/** A table made by an earlier version (before the rollups came from the stream) gets its stream now. */
+async function ensureStream(client: DynamoDBClient, table: TableDescription, shape: TableShape): Promise<void> {
+  if (!shape.stream || table.StreamSpecification?.StreamEnabled) return;
+  await client.send(new UpdateTableCommand({ TableName: table.TableName, StreamSpecification: { StreamEnabled: true, StreamViewType: shape.stream } })).catch((error: Error) => {
+    // A concurrent start enabled it first.
+    if (error.name !== 'ValidationException' && error.name !== 'ResourceInUseException') throw error;
+  });
+}
+
+async function describeTable(client: DynamoDBClient, name: string): Promise<TableDescription | undefined> {
   try {
-    await client.send(new DescribeTableCommand({ TableName: name }));
-    return true;
+    return (await client.send(new DescribeTableCommand({ TableName: name }))).Table;
   } catch (error) {
-    if ((error as Error).name === 'ResourceNotFoundException') return false;
+    if ((error as Error).name === 'ResourceNotFoundException') return undefined;
     throw error;
   }
 }

@@ -1,39 +1,97 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { dayKey, effectivePeriod, hourKey, parseBucketKey, summaryRanges, type KeyRange } from '../../stats/bucket-keys';
-import { rollupFromItem, rowIncrements } from '../../stats/rollup';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { effectivePeriod, parseBucketKey, summaryRanges, type KeyRange } from '../../stats/bucket-keys';
+import { deltaAfter, foldRows, sortableSequence, type BucketDelta, type StreamedRow } from '../../stats/fold';
+import { rollupFromItem } from '../../stats/rollup';
 import { assembleSummary, type RollupSlice } from '../../stats/summary';
-import type { UsageRow } from '../usage-row';
-import type { StatsSummary, UsageStats } from '../usage-stats';
-import { MergedAdds } from './merged-adds';
-import type { DocumentClient } from './wire/document-client';
+import type { FoldOutcome, StatsSummary, UsageStats } from '../usage-stats';
+import { conditionFailedItem, type DocumentClient } from './wire/document-client';
+
+/** Rounds of "someone else moved the watermark first" before a bucket's write is given up (and redelivered). */
+const MAX_WATERMARK_ROUNDS = 5;
+
+/** The attribute of a rollup item holding the last stream position of `lineage` counted in it. */
+export const watermarkAttribute = (lineage: string) => `seq#${lineage}`;
 
 /**
  * Hourly and daily rollups in the account's partition (see `stats/bucket-keys`
  * for the sort keys). One item per bucket and provider/model/requester/token,
  * so a period costs about (whole days + edge hours) × combinations items
  * (hours × combinations up to two days), whatever the number of rows.
+ *
+ * Idempotence: each item keeps, per stream shard, the sequence number of the
+ * last row it counted (`seq#<shard>`). A batch's ADD to an item is conditioned
+ * on that watermark being below the first row it carries, and moves it to the
+ * last. A shard delivers its rows in order, so a row at or below the watermark
+ * is already counted: when the condition fails, the item's old image (returned
+ * with the failure) names the watermark, and only the rows after it are added,
+ * conditioned on the watermark being exactly that. A redelivered, split or
+ * overlapping batch, or a second consumer, thus never counts a row twice, and
+ * a lost answer can be resent safely. What this needs of a consumer is what
+ * Lambda does per shard: batches in order, one at a time, and no moving past
+ * a batch whose rows were reported as failed until they are counted.
  */
 export class DynamoUsageStats implements UsageStats {
-  private readonly adds: MergedAdds;
-
   constructor(
     private readonly doc: DocumentClient,
     private readonly table: string,
-  ) {
-    this.adds = new MergedAdds(doc, table);
+  ) {}
+
+  async fold(rows: StreamedRow[]): Promise<FoldOutcome> {
+    const failed = new Set<StreamedRow>();
+    await Promise.all(
+      foldRows(rows).map((delta) =>
+        this.apply(delta).catch((error: unknown) => {
+          this.onFailure?.(delta, error);
+          for (const row of delta.rows) failed.add(row);
+        }),
+      ),
+    );
+    return { failed: [...failed] };
   }
 
-  /**
-   * Adds the row to its hour and day buckets with plain ADDs (not a
-   * transaction: concurrent transactions on one hot bucket would conflict).
-   * Rows finishing together are merged into one ADD per bucket (`MergedAdds`).
-   * Resolves once the row's increments are stored.
-   */
-  add(row: UsageRow): Promise<void> {
-    const increments = rowIncrements(row);
-    const at = new Date(row.ts);
-    const dims = { provider: row.provider, model: row.model, requester: row.requester ?? '', token: row.token_id ?? '', kind: row.kind ?? '' };
-    return Promise.all([hourKey(at, dims), dayKey(at, dims)].map((bucket) => this.adds.add({ account_id: row.account_id, bucket }, increments))).then(() => undefined);
+  /** Told about each bucket write given up on (its rows are reported as failed). */
+  onFailure?: (delta: BucketDelta, error: unknown) => void;
+
+  private async apply(delta: BucketDelta): Promise<void> {
+    const watermark = watermarkAttribute(delta.lineage);
+    let pending: BucketDelta | undefined = delta;
+    let stored: string | undefined;
+    for (let round = 0; round < MAX_WATERMARK_ROUNDS; round++) {
+      if (!pending) return;
+      const names: Record<string, string> = { '#w': watermark };
+      const values: Record<string, unknown> = {
+        ':last': sortableSequence(pending.rows[pending.rows.length - 1]!.sequence),
+        ':guard': stored ?? sortableSequence(pending.rows[0]!.sequence),
+      };
+      const additions = Object.entries(pending.increments).map(([attribute, amount], i) => {
+        names[`#a${i}`] = attribute;
+        values[`:a${i}`] = amount;
+        return `#a${i} :a${i}`;
+      });
+      try {
+        await this.doc.send(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: { account_id: delta.accountId, bucket: delta.bucket },
+            UpdateExpression: `ADD ${additions.join(', ')} SET #w = :last`,
+            // First try: nothing of this shard at or after the batch's first row is counted yet.
+            // Later tries: the watermark is still the one just read, so the rows after it are new.
+            ConditionExpression: stored === undefined ? 'attribute_not_exists(#w) OR #w < :guard' : '#w = :guard',
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: values,
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        );
+        return;
+      } catch (error) {
+        if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+        const current = conditionFailedItem(error)?.[watermark];
+        if (typeof current !== 'string') throw new Error(`rollup ${delta.bucket}: condition failed without a watermark`);
+        stored = current;
+        pending = deltaAfter(delta, current);
+      }
+    }
+    if (pending) throw new Error(`rollup ${delta.bucket}: the watermark kept moving under concurrent consumers`);
   }
 
   async summarize(accountId: string, from: Date, to: Date): Promise<StatsSummary> {

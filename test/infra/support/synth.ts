@@ -68,6 +68,13 @@ export function policyStatements(template: Template): Statement[] {
   );
 }
 
+/** The statements of the identity policies attached to one role. */
+export function roleStatements(template: Template, roleLogicalId: string): Statement[] {
+  return Object.values(template.findResources('AWS::IAM::Policy') as Resources)
+    .filter((p) => JSON.stringify(p.Properties?.Roles) === JSON.stringify([{ Ref: roleLogicalId }]))
+    .flatMap((p) => (p.Properties?.PolicyDocument as { Statement: Statement[] }).Statement);
+}
+
 export function actionsOf(statement: Statement): string[] {
   return Array.isArray(statement.Action) ? statement.Action : [statement.Action];
 }

@@ -2,7 +2,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { withRetries } from '../../../retry';
-import { OPERATIONS } from './operations';
+import { itemFromWire, OPERATIONS } from './operations';
 import { SigV4Signer, type Credentials } from './sigv4';
 
 /** What the stores need of a document client: `send(command)`. */
@@ -16,10 +16,28 @@ const MAX_ATTEMPTS = 3;
 const ATTEMPT_TIMEOUT_MS = 5_000;
 
 class DynamoError extends Error {
-  constructor(name: string, message: string, readonly status?: number) {
+  constructor(
+    name: string,
+    message: string,
+    readonly status?: number,
+    /** The item as it was, when a failed condition asked for it (`ReturnValuesOnConditionCheckFailure: ALL_OLD`). */
+    readonly item?: Record<string, unknown>,
+    /** Why each action of a cancelled transaction failed (`None` for those that would have succeeded). */
+    readonly reasons?: string[],
+  ) {
     super(message);
     this.name = name;
   }
+}
+
+/** Per action of a cancelled transaction, the reason code (`ConditionalCheckFailed`, `TransactionConflict`, `None`, …). */
+export function cancellationReasons(error: unknown): string[] {
+  return error instanceof DynamoError && error.name === 'TransactionCanceledException' ? (error.reasons ?? []) : [];
+}
+
+/** The stored item a failed condition was checked against, if the request asked for it. */
+export function conditionFailedItem(error: unknown): Record<string, unknown> | undefined {
+  return error instanceof DynamoError && error.name === 'ConditionalCheckFailedException' ? error.item : undefined;
 }
 
 const sentAtMostOnceCommands = new WeakSet<object>();
@@ -119,7 +137,8 @@ export class LeanDocumentClient implements DocumentClient {
           if (status < 300) return resolve(parsed);
           const type = String(parsed.__type ?? 'UnknownError').split('#').pop()!;
           const message = String(parsed.message ?? parsed.Message ?? `DynamoDB answered ${status}`);
-          reject(new DynamoError(type, message, status));
+          const reasons = Array.isArray(parsed.CancellationReasons) ? parsed.CancellationReasons.map((reason: { Code?: string }) => String(reason.Code ?? 'None')) : undefined;
+          reject(new DynamoError(type, message, status, parsed.Item ? itemFromWire(parsed.Item) : undefined, reasons));
         });
       });
       request.on('timeout', () => request.destroy(Object.assign(new Error('DynamoDB did not answer in time'), { name: 'TimeoutError' })));

@@ -7,6 +7,8 @@ type AttributeMap = Parameters<typeof unmarshall>[0];
 
 const toWire = (item: unknown) => marshall(item as Item, { removeUndefinedValues: true, convertClassInstanceToMap: true });
 const fromWire = (item: unknown) => unmarshall(item as AttributeMap);
+/** An item in DynamoDB's wire form (as error bodies and stream records carry it) as a plain object. */
+export const itemFromWire = (item: unknown): Record<string, unknown> => fromWire(item);
 
 function mapFields(object: Json, fields: readonly string[], convert: (value: unknown) => unknown): Json {
   const out: Json = { ...object };

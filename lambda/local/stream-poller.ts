@@ -1,0 +1,159 @@
+import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DescribeStreamCommand, GetRecordsCommand, GetShardIteratorCommand, type DynamoDBStreamsClient, type Shard } from '@aws-sdk/client-dynamodb-streams';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { describeError, type Logger } from '../logger';
+import { compareSequences } from '../stats/fold';
+import { streamedRows, type UsageStreamRecord } from '../stats/stream-records';
+import type { UsageStats } from '../store/usage-stats';
+
+/** Pages read from one shard per round, so a backlog cannot starve the other shards. */
+const PAGES_PER_ROUND = 20;
+const SHARD_LIST_REFRESH_MS = 10_000;
+
+export interface StreamPollerOptions {
+  raw: DynamoDBClient;
+  streams: DynamoDBStreamsClient;
+  table: string;
+  stats: UsageStats;
+  /** JSON file remembering, per shard, the last record folded (a restart resumes after it). */
+  checkpointFile: string;
+  log: Logger;
+  intervalMs?: number;
+}
+
+/**
+ * The local stand-in for the stream consumer Lambda: it reads the usage-logs
+ * table's stream from DynamoDB Local (about once a second) and folds each page
+ * of records with the same code the Lambda runs. Parent shards are read to the
+ * end before their children, as Lambda does. The checkpoint only saves work on
+ * restart: the fold itself never counts a row twice, so re-reading is safe.
+ */
+export class StreamPoller {
+  private streamArn?: string;
+  private shards: Shard[] = [];
+  private shardsReadAt = 0;
+  private readonly iterators = new Map<string, string>();
+  private readonly finished = new Set<string>();
+  private readonly checkpoints: Record<string, string>;
+  private timer?: NodeJS.Timeout;
+  private round?: Promise<void>;
+  private stopped = false;
+
+  constructor(private readonly options: StreamPollerOptions) {
+    this.checkpoints = existsSync(options.checkpointFile) ? (JSON.parse(readFileSync(options.checkpointFile, 'utf8')) as Record<string, string>) : {};
+  }
+
+  start(): void {
+    const tick = () => {
+      if (this.stopped) return;
+      this.round = this.pollOnce()
+        .then(() => undefined)
+        .catch((error) => this.options.log.warn('usage stream not read; retrying', describeError(error)))
+        .finally(() => {
+          if (!this.stopped) this.timer = setTimeout(tick, this.options.intervalMs ?? 1_000);
+        });
+    };
+    tick();
+  }
+
+  /** Finishes the round in progress, folds what is left in the stream, then stops. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.round;
+    await this.pollOnce().catch((error) => this.options.log.warn('usage stream not read at shutdown', describeError(error)));
+  }
+
+  /** One pass over every open shard; resolves with the number of rows folded. */
+  async pollOnce(): Promise<number> {
+    const streamArn = await this.stream();
+    if (!streamArn) return 0;
+    let folded = 0;
+    for (const shard of await this.readableShards(streamArn)) folded += await this.readShard(streamArn, shard.ShardId!);
+    return folded;
+  }
+
+  private async stream(): Promise<string | undefined> {
+    this.streamArn ??= (await this.options.raw.send(new DescribeTableCommand({ TableName: this.options.table }))).Table?.LatestStreamArn;
+    return this.streamArn;
+  }
+
+  /** Open shards whose parent (if still listed) has been read to its end. */
+  private async readableShards(streamArn: string): Promise<Shard[]> {
+    if (Date.now() - this.shardsReadAt > SHARD_LIST_REFRESH_MS || this.shards.every((shard) => this.finished.has(shard.ShardId!))) {
+      const shards: Shard[] = [];
+      let start: string | undefined;
+      do {
+        const page = await this.options.streams.send(new DescribeStreamCommand({ StreamArn: streamArn, ExclusiveStartShardId: start }));
+        shards.push(...(page.StreamDescription?.Shards ?? []));
+        start = page.StreamDescription?.LastEvaluatedShardId;
+      } while (start);
+      this.shards = shards;
+      this.shardsReadAt = Date.now();
+    }
+    const listed = new Set(this.shards.map((shard) => shard.ShardId));
+    return this.shards.filter(
+      (shard) => !this.finished.has(shard.ShardId!) && (!shard.ParentShardId || !listed.has(shard.ParentShardId) || this.finished.has(shard.ParentShardId)),
+    );
+  }
+
+  private async readShard(streamArn: string, shardId: string): Promise<number> {
+    const checkpointKey = `${streamArn} ${shardId}`;
+    let folded = 0;
+    for (let page = 0; page < PAGES_PER_ROUND; page++) {
+      const iterator = this.iterators.get(shardId) ?? (await this.iteratorFor(streamArn, shardId, this.checkpoints[checkpointKey]));
+      let result;
+      try {
+        result = await this.options.streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 1_000 }));
+      } catch (error) {
+        // An iterator lives 15 minutes; a trimmed position is gone for good. Either way: start again from the checkpoint.
+        this.iterators.delete(shardId);
+        if ((error as Error).name === 'TrimmedDataAccessException') delete this.checkpoints[checkpointKey];
+        throw error;
+      }
+      const records = (result.Records ?? []) as UsageStreamRecord[];
+      const rows = streamedRows(records, shardId);
+      if (rows.length) {
+        const { failed } = await this.options.stats.fold(rows);
+        if (failed.length) {
+          // Read the page again next round; what was counted is not counted twice.
+          this.iterators.delete(shardId);
+          this.options.log.warn('usage rollups not written; retrying', { rows: failed.length });
+          return folded;
+        }
+        folded += rows.length;
+      }
+      const last = records.at(-1)?.dynamodb?.SequenceNumber;
+      if (last && (!this.checkpoints[checkpointKey] || compareSequences(last, this.checkpoints[checkpointKey]) > 0)) {
+        this.checkpoints[checkpointKey] = last;
+        this.saveCheckpoints();
+      }
+      if (!result.NextShardIterator) {
+        this.finished.add(shardId);
+        this.iterators.delete(shardId);
+        return folded;
+      }
+      this.iterators.set(shardId, result.NextShardIterator);
+      if (records.length === 0) return folded;
+    }
+    return folded;
+  }
+
+  private async iteratorFor(streamArn: string, shardId: string, after: string | undefined): Promise<string> {
+    const { ShardIterator } = await this.options.streams.send(
+      new GetShardIteratorCommand(
+        after
+          ? { StreamArn: streamArn, ShardId: shardId, ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: after }
+          : { StreamArn: streamArn, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON' },
+      ),
+    );
+    if (!ShardIterator) throw new Error(`no iterator for shard ${shardId}`);
+    return ShardIterator;
+  }
+
+  private saveCheckpoints(): void {
+    const temporary = `${this.options.checkpointFile}.tmp`;
+    writeFileSync(temporary, JSON.stringify(this.checkpoints));
+    renameSync(temporary, this.options.checkpointFile);
+  }
+}

@@ -1,0 +1,133 @@
+import * as path from 'node:path';
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { ApplicationLogLevel, Architecture, EventSourceMapping, LoggingFormat, Runtime, StartingPosition, SystemLogLevel } from 'aws-cdk-lib/aws-lambda';
+import { SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import type { TableShape } from '../../lambda/store/tables';
+import { esmBundling } from './proxy-function';
+
+export const CONSUMER_ENTRY = 'lambda/stream-consumer.ts';
+
+/**
+ * How the usage-logs stream reaches the fold (docs/deploy.md explains each figure):
+ * - a batch is up to 1,000 rows (~1 MB of images, far under the 6 MB invocation limit) or whatever
+ *   arrived in 10 s: each rollup item costs one write per batch, so waiting 10 s turns many rows
+ *   into one write each for the hour and the day, for the price of stats lagging rows by ~10 s;
+ * - a failed batch is retried, split in halves (bisect) to isolate a poison record, and resumed
+ *   from the first row the fold reports as failed (ReportBatchItemFailures); rows counted already
+ *   are skipped by the fold's per-shard watermarks, so retries never count twice;
+ * - after 10 retries or 24 hours (the stream's own retention) the batch's position goes to the
+ *   dead-letter queue, so an operator can replay it instead of it blocking the shard;
+ * - the tumbling window is there only because Lambda then names the shard in each event, which
+ *   keys the watermarks; the fold keeps no window state.
+ */
+export const STREAM_MAPPING = {
+  batchSize: 1_000,
+  maxBatchingWindow: Duration.seconds(10),
+  retryAttempts: 10,
+  maxRecordAge: Duration.hours(24),
+  tumblingWindow: Duration.minutes(15),
+  parallelizationFactor: 1,
+} as const;
+
+/** Memory of the consumer: it holds one batch and makes a few writes; CPU per batch is milliseconds. */
+export const CONSUMER_MEMORY_MB = 128;
+
+export interface StatsConsumerProps {
+  projectRoot: string;
+  functionName: string;
+  logRetention: RetentionDays;
+  usageLogs: { table: ITable; shape: TableShape };
+  usageStats: { table: ITable; shape: TableShape };
+}
+
+/**
+ * The second function: folds the usage-logs stream into the hourly and daily rollups, off the
+ * request path. Its role can read that one stream, update rollup items (nothing else) and send
+ * failed batch positions to its own dead-letter queue.
+ */
+export class StatsConsumer extends Construct {
+  readonly fn: NodejsFunction;
+  readonly role: Role;
+  readonly logGroup: LogGroup;
+  readonly deadLetters: Queue;
+  readonly mapping: EventSourceMapping;
+
+  constructor(scope: Construct, id: string, props: StatsConsumerProps) {
+    super(scope, id);
+    const streamArn = props.usageLogs.table.tableStreamArn;
+    if (!streamArn) throw new Error('the usage-logs table has no stream');
+
+    this.logGroup = new LogGroup(this, 'Logs', { retention: props.logRetention, removalPolicy: RemovalPolicy.DESTROY });
+    this.role = new Role(this, 'Role', { assumedBy: new ServicePrincipal('lambda.amazonaws.com'), description: `Runtime role of ${props.functionName}` });
+    this.logGroup.grantWrite(this.role);
+
+    this.deadLetters = new Queue(this, 'DeadLetters', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      // As long as SQS keeps anything: time for an operator to notice the alarm and replay.
+      retentionPeriod: Duration.days(14),
+    });
+    Validations.of(this.deadLetters).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason:
+        'This queue is itself the dead-letter destination of the usage-stream mapping: it receives the positions of stream batches the rollup fold gave up on, for an operator to replay; nothing consumes it, so it needs no dead-letter queue of its own.',
+    });
+
+    this.fn = new NodejsFunction(this, 'Function', {
+      functionName: props.functionName,
+      description: 'Folds the usage-logs stream into the hourly and daily usage rollups',
+      entry: path.join(props.projectRoot, CONSUMER_ENTRY),
+      handler: 'handler',
+      projectRoot: props.projectRoot,
+      depsLockFilePath: path.join(props.projectRoot, 'package-lock.json'),
+      runtime: Runtime.NODEJS_24_X,
+      architecture: Architecture.ARM_64,
+      memorySize: CONSUMER_MEMORY_MB,
+      // A batch is at most a few hundred conditional writes in parallel.
+      timeout: Duration.minutes(1),
+      role: this.role,
+      logGroup: this.logGroup,
+      loggingFormat: LoggingFormat.JSON,
+      applicationLogLevelV2: ApplicationLogLevel.INFO,
+      systemLogLevelV2: SystemLogLevel.WARN,
+      environment: { [props.usageStats.shape.envVar]: props.usageStats.table.tableName },
+      bundling: esmBundling(props.projectRoot),
+    });
+
+    // Reading the stream: the three per-stream actions on this stream alone. ListStreams has no
+    // resource-level permission, so it is granted on "*" (it lists stream ARNs, never data).
+    this.role.addToPrincipalPolicy(new PolicyStatement({ actions: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'], resources: [streamArn] }));
+    this.role.addToPrincipalPolicy(new PolicyStatement({ actions: ['dynamodb:ListStreams'], resources: ['*'] }));
+    Validations.of(this.role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        "dynamodb:ListStreams supports no resource-level permission, so Lambda's event source mapping can only be allowed it on \"*\"; it returns stream ARNs and no data, and every data read (GetRecords) is limited to the usage-logs stream.",
+    });
+    // Writing rollups: conditional UpdateItem on the rollup table only.
+    this.role.addToPrincipalPolicy(new PolicyStatement({ actions: ['dynamodb:UpdateItem'], resources: [props.usageStats.table.tableArn] }));
+
+    this.mapping = new EventSourceMapping(this, 'Mapping', {
+      target: this.fn,
+      eventSourceArn: streamArn,
+      startingPosition: StartingPosition.TRIM_HORIZON,
+      batchSize: STREAM_MAPPING.batchSize,
+      maxBatchingWindow: STREAM_MAPPING.maxBatchingWindow,
+      bisectBatchOnError: true,
+      reportBatchItemFailures: true,
+      retryAttempts: STREAM_MAPPING.retryAttempts,
+      maxRecordAge: STREAM_MAPPING.maxRecordAge,
+      parallelizationFactor: STREAM_MAPPING.parallelizationFactor,
+      tumblingWindow: STREAM_MAPPING.tumblingWindow,
+      onFailure: new SqsDlq(this.deadLetters),
+    });
+    this.deadLetters.grantSendMessages(this.role);
+    // The mapping reads the stream with the function's role: it must exist first.
+    this.mapping.node.addDependency(this.role);
+  }
+}
