@@ -8,8 +8,13 @@ import { SigV4Signer, type Credentials } from './sigv4';
 /** What the stores need of a document client: `send(command)`. */
 export type DocumentClient = Pick<DynamoDBDocumentClient, 'send'>;
 
-/** Refusals: DynamoDB did not apply the request, so any operation may be sent again. */
-const REFUSED_TYPES = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded']);
+/**
+ * Refusals: DynamoDB did not apply the request, so any operation may be sent
+ * again. A conflict with a transaction in flight on the same item is one too,
+ * as is a transaction cancelled only by such conflicts or throttling.
+ */
+const REFUSED_TYPES = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded', 'TransactionConflictException', 'TransactionInProgressException']);
+const REFUSED_REASONS = new Set(['None', 'TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded']);
 /** Network errors where the request never reached DynamoDB. */
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
 const MAX_ATTEMPTS = 3;
@@ -28,11 +33,6 @@ class DynamoError extends Error {
     super(message);
     this.name = name;
   }
-}
-
-/** Per action of a cancelled transaction, the reason code (`ConditionalCheckFailed`, `TransactionConflict`, `None`, …). */
-export function cancellationReasons(error: unknown): string[] {
-  return error instanceof DynamoError && error.name === 'TransactionCanceledException' ? (error.reasons ?? []) : [];
 }
 
 /** The stored item a failed condition was checked against, if the request asked for it. */
@@ -55,7 +55,10 @@ export function sentAtMostOnce<T extends object>(command: T): T {
 }
 
 function mayRetry(error: unknown, idempotent: boolean): boolean {
-  if (error instanceof DynamoError) return REFUSED_TYPES.has(error.name) || (idempotent && (error.status ?? 500) >= 500);
+  if (error instanceof DynamoError) {
+    const refusedTransaction = error.name === 'TransactionCanceledException' && (error.reasons ?? []).every((reason) => REFUSED_REASONS.has(reason));
+    return REFUSED_TYPES.has(error.name) || refusedTransaction || (idempotent && (error.status ?? 500) >= 500);
+  }
   return idempotent || NOT_SENT_CODES.has((error as NodeJS.ErrnoException).code ?? '');
 }
 
