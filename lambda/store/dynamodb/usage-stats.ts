@@ -6,6 +6,9 @@ import { assembleSummary, type RollupSlice } from '../../stats/summary';
 import type { FoldOutcome, StatsSummary, UsageStats } from '../usage-stats';
 import { conditionFailedItem, type DocumentClient } from './wire/document-client';
 
+/** Rollup writes in flight at once per batch. */
+const WRITES_IN_FLIGHT = 8;
+
 /** Rounds of "someone else moved the watermark first" before a bucket's write is given up (and redelivered). */
 const MAX_WATERMARK_ROUNDS = 5;
 
@@ -38,14 +41,20 @@ export class DynamoUsageStats implements UsageStats {
 
   async fold(rows: StreamedRow[]): Promise<FoldOutcome> {
     const failed = new Set<StreamedRow>();
-    await Promise.all(
-      foldRows(rows).map((delta) =>
-        this.apply(delta).catch((error: unknown) => {
+    const deltas = foldRows(rows);
+    // An account's rollup items share one partition: a few writes at a time stay far below its
+    // write limit, and a large batch does not flood the store.
+    let next = 0;
+    const worker = async () => {
+      while (next < deltas.length) {
+        const delta = deltas[next++]!;
+        await this.apply(delta).catch((error: unknown) => {
           this.onFailure?.(delta, error);
           for (const row of delta.rows) failed.add(row);
-        }),
-      ),
-    );
+        });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(WRITES_IN_FLIGHT, deltas.length) }, worker));
     return { failed: [...failed] };
   }
 
