@@ -98,7 +98,7 @@ export const budgetRoutes: ApiRoute[] = [
     access: 'manage',
     async handle({ deps, caller }) {
       const statuses = await deps.budgets.listBudgets(caller!.accountId, 'requester', deps.now());
-      const requesters = statuses.map((status) => ({ requester: (status.subject as { requester: string }).requester, ...budgetJson(status) }));
+      const requesters = statuses.flatMap(({ subject, ...rest }) => (subject.kind === 'requester' ? [{ requester: subject.requester, ...budgetJson({ subject, ...rest }) }] : []));
       requesters.sort((a, b) => a.requester.localeCompare(b.requester));
       return jsonResponse(200, { requesters });
     },

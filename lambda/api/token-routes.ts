@@ -12,7 +12,7 @@ export const tokenRoutes: ApiRoute[] = [
     access: 'manage',
     async handle({ deps, caller }) {
       const [tokens, budgets] = await Promise.all([deps.accounts.listTokens(caller!.accountId), deps.budgets.listBudgets(caller!.accountId, 'token', deps.now())]);
-      const budgetByToken = new Map(budgets.map((status) => [(status.subject as { tokenId: string }).tokenId, status]));
+      const budgetByToken = new Map(budgets.flatMap((status) => (status.subject.kind === 'token' ? [[status.subject.tokenId, status] as const] : [])));
       tokens.sort((a, b) => b.createdAt.localeCompare(a.createdAt));
       return jsonResponse(200, {
         tokens: tokens.map((t) => ({

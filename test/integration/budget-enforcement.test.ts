@@ -165,6 +165,27 @@ describe('budgets on every proxied path', () => {
     expect(upstreamCalls(proxy)).toBe(before);
   });
 
+  it('every endpoint kind is refused the same way: Responses API, embeddings, token counting', async () => {
+    const account = await budgetedAccount('kinds');
+    await setBudget(account, '/api/budgets/requesters/kinds', { limit_usd: TINY, period: 'month' });
+    const user = { 'x-proxy-user': 'kinds' };
+    expect((await callProxy(proxy, { provider: 'prov-b', token: account.token, headers: user })).status).toBe(200);
+    await waitForSpend(account, { requester: 'kinds' });
+    const before = upstreamCalls(proxy);
+    const openai = new OpenAI({ baseURL: `${proxy.proxyBase}/prov-b/v1`, apiKey: account.token, defaultHeaders: user });
+    const anthropic = new Anthropic({ baseURL: proxy.proxyBase, apiKey: account.token, defaultHeaders: user });
+    const refusals = await Promise.all([
+      openai.responses.create({ model: 'gpt-4.1-2025-04-14', input: 'hi' }).catch((e: unknown) => e),
+      openai.responses.create({ model: 'gpt-4.1-2025-04-14', input: 'hi', stream: true }).catch((e: unknown) => e),
+      openai.embeddings.create({ model: 'text-embedding-3-small', input: 'hi' }).catch((e: unknown) => e),
+      anthropic.messages.countTokens({ model: TEST_MODELS['prov-a'], messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e),
+    ]);
+    for (const error of refusals.slice(0, 3)) expect(error).toMatchObject({ status: 402, code: 'budget_exceeded' });
+    expect(refusals[3]).toMatchObject({ status: 402, error: { type: 'error', error: { type: 'billing_error' } } });
+    for (const error of refusals) expect((error as Error).message).toMatch(/Budget exceeded: requester \\?"kinds\\?" has spent/);
+    expect(upstreamCalls(proxy)).toBe(before);
+  });
+
   it('an upstream error answer carries the remaining-budget header too; a cache hit adds nothing to the spend', async () => {
     const account = await budgetedAccount('header-everywhere');
     await setBudget(account, `/api/tokens/${account.tokenId}/budget`, { limit_usd: 5, period: 'total' });
