@@ -4,6 +4,9 @@
  * reached mid-run overshoots by no more than the cost of the requests still
  * in flight (README "Budgets").
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startAllFakes, type AllFakes, type ProviderId } from '../fakes/start-fakes';
 import { startProxy, type Account, type ProxyServer } from '../support/proxy-server';
 import { runPool } from './support/pool';
@@ -16,12 +19,14 @@ let fakes: AllFakes;
 let first: ProxyServer;
 let second: ProxyServer;
 const ownKey = 'client-own-key-for-budget-instances-01';
+// Instances on one store share the local master key, as a real deployment shares its KMS key.
+const sharedDataDir = mkdtempSync(join(tmpdir(), 'budget-instances-'));
 
 beforeAll(async () => {
   fakes = await startAllFakes({ behaviour: { usage: 'random' }, seed: 1515 });
   const tablePrefix = `bud${Date.now().toString(36)}-`;
   // The rate limit is not under test: every request must reach the budget step.
-  const env = { RATE_LIMIT_PER_MINUTE: '10000000' };
+  const env = { RATE_LIMIT_PER_MINUTE: '10000000', DATA_DIR: sharedDataDir };
   [first, second] = [await startProxy({ fakes, tablePrefix, env }), await startProxy({ fakes, tablePrefix, env })];
   for (const proxy of [first, second]) proxy.secrets.add(ownKey);
 });
@@ -30,6 +35,7 @@ afterAll(async () => {
   await first?.stop();
   await second?.stop();
   await fakes?.close();
+  rmSync(sharedDataDir, { recursive: true, force: true });
 });
 
 interface BudgetAnswer {
@@ -77,7 +83,7 @@ test('500 concurrent requests over two instances: the spend equals the sum of th
     callProxy(index % 2 ? second : first, {
       provider: (['prov-a', 'prov-b', 'prov-e'] as ProviderId[])[index % 3],
       token: account.token,
-      // Pass-through: each instance seals stored keys under its own local key file.
+      // Pass-through, as a team sharing one proxy token with their own provider keys would.
       providerKey: ownKey,
       stream: index % 4 < 2,
       prompt: `spend ${index}`,
