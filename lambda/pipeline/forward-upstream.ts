@@ -167,7 +167,7 @@ async function commitToCache(deps: Deps, state: ProxyState, writer: CacheWriter,
     return;
   }
   const usage = result.usage ?? NO_USAGE;
-  const meta = { ...response, model: result.model, usage, costNanos: deps.prices.cost(result.model, usage).nanos, storedAt: deps.now() };
+  const meta = { ...response, model: result.model, usage, costNanos: deps.prices.cost(result.model, usage, { provider: state.provider.id, at: state.request.receivedAt }).nanos, storedAt: deps.now() };
   const commit = writer.commit(meta);
   state.work.add(commit);
   await Promise.race([commit, new Promise((resolve) => setTimeout(resolve, CACHE_COMMIT_WAIT_MS).unref())]);

@@ -33,7 +33,7 @@ export function buildRow(deps: Deps, state: ProxyState, completion: Completion):
   const fullModel = completion.model ?? (typeof state.body?.model === 'string' ? state.body.model : 'unknown');
   const model = label(fullModel, 1_024)!;
   // Token counting and model lists are free at the provider: cost 0, and that is a known price.
-  const cost = state.endpoint.dialect.billing === 'free' ? { nanos: 0, priced: true } : deps.prices.cost(fullModel, usage);
+  const cost = state.endpoint.dialect.billing === 'free' ? { nanos: 0, priced: true } : deps.prices.cost(fullModel, usage, { provider: state.provider.id, at: state.request.receivedAt });
   const savedNanos = completion.cached?.savedNanos ?? 0;
   return {
     account_id: state.token!.accountId,
@@ -49,6 +49,7 @@ export function buildRow(deps: Deps, state: ProxyState, completion: Completion):
     cost_nanos: cost.nanos,
     cost_usd: nanosToUsd(cost.nanos),
     priced: cost.priced || completion.cached !== undefined || !ok,
+    price_source: cost.source,
     latency_ms: Math.round(performance.now() - state.request.startedAt),
     requester: requesterLabel(state.requester),
     status_code: completion.status,

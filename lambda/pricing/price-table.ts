@@ -1,79 +1,103 @@
 import type { Usage } from '../providers/usage';
+import { findInCatalog } from './catalog';
+import { costPico, picoToNanos, ratesAt, type PricePeriod } from './rates';
 
-/** Rates in pico-dollars (1e-12 USD) per token: integers, so sums never drift. */
-export interface TokenRates {
-  input: number;
-  output: number;
-  cacheRead: number;
-  cacheWrite: number;
+/** What a row's `price_source` says for prices from `PRICING_FILE`. */
+export const PRICING_FILE_SOURCE = 'PRICING_FILE';
+
+/** One model's prices from `PRICING_FILE`. */
+export interface OverrideEntry {
+  periods: PricePeriod[];
+  /**
+   * Also prices ids that continue the key after `-`, `:` or `@` (`my-model`
+   * prices `my-model-2025-01-01`), longest key first. LiteLLM's keys are exact ids, so its entries don't.
+   */
+  prefix: boolean;
 }
 
-/** Rates as people write them: USD per million tokens. */
-export interface PriceEntry {
-  input: number;
-  output: number;
-  cache_read?: number;
-  cache_write?: number;
+/** `PRICING_FILE` entries: for every provider, or for one (by proxy provider id). */
+export interface Overrides {
+  all: Map<string, OverrideEntry>;
+  byProvider: Map<string, Map<string, OverrideEntry>>;
 }
+
+export const NO_OVERRIDES: Overrides = { all: new Map(), byProvider: new Map() };
 
 export interface Cost {
   /** Cost in nano-dollars (1e-9 USD), rounded once per request. */
   nanos: number;
   priced: boolean;
+  /** Where the price came from: `genai-prices@<version>` or `PRICING_FILE`; absent when unpriced. */
+  source?: string;
 }
 
-const PICO_PER_NANO = 1000;
-
-/** USD per million tokens → pico-dollars per token. */
-function picoPerToken(usdPerMillion: number): number {
-  return Math.round(usdPerMillion * 1_000_000);
+export interface PriceContext {
+  /** The proxy's provider id (`prov-a` …): prices are looked up with the provider that served the request. */
+  provider: string;
+  /** When the request was made (epoch ms), for prices that changed on a date; default now. */
+  at?: number;
 }
 
-export function toRates(entry: PriceEntry): TokenRates {
-  const input = picoPerToken(entry.input);
-  return {
-    input,
-    output: picoPerToken(entry.output),
-    // Without a separate rate, cached tokens cost what input tokens cost.
-    cacheRead: entry.cache_read === undefined ? input : picoPerToken(entry.cache_read),
-    cacheWrite: entry.cache_write === undefined ? input : picoPerToken(entry.cache_write),
-  };
+interface Priced {
+  periods: PricePeriod[];
+  source: string;
 }
+
+/** Distinct (provider, model) pairs remembered; past it the memo starts over, so memory stays bounded. */
+const MEMO_LIMIT = 4_096;
+const PREFIX_BOUNDARY = /[-:@]/;
 
 /**
- * Model ids are matched by their longest priced prefix, so a dated
- * `gpt-4o-mini-2024-07-18` is priced as `gpt-4o-mini`, not `gpt-4o`.
+ * Prices a request: `PRICING_FILE` first (the operator's word), then the built-in
+ * data for the provider that served it. Lookups are remembered per (provider, model).
  */
 export class PriceTable {
-  private readonly rates = new Map<string, TokenRates>();
-  private readonly prefixLengths: number[] = [];
+  private readonly memo = new Map<string, Priced | null>();
 
-  constructor(entries: Record<string, PriceEntry>) {
-    for (const [model, entry] of Object.entries(entries)) this.rates.set(model.toLowerCase(), toRates(entry));
-    this.prefixLengths = [...new Set([...this.rates.keys()].map((k) => k.length))].sort((a, b) => b - a);
+  constructor(
+    private readonly catalogProviderOf: (provider: string) => string | undefined,
+    private readonly overrides: Overrides = NO_OVERRIDES,
+  ) {}
+
+  lookup(provider: string, model: string): Priced | undefined {
+    const key = `${provider}\u0000${model}`;
+    const known = this.memo.get(key);
+    if (known !== undefined) return known ?? undefined;
+    const found = this.find(provider, model) ?? null;
+    if (this.memo.size >= MEMO_LIMIT) this.memo.clear();
+    this.memo.set(key, found);
+    return found ?? undefined;
   }
 
-  ratesFor(model: string): TokenRates | undefined {
-    const id = model.toLowerCase().replace(/^models\//, '');
-    for (const length of this.prefixLengths) {
-      if (length > id.length) continue;
-      const found = this.rates.get(id.slice(0, length));
-      if (found) return found;
-    }
-    return undefined;
+  cost(model: string | undefined, usage: Usage, context: PriceContext): Cost {
+    const priced = model ? this.lookup(context.provider, model) : undefined;
+    if (!priced) return { nanos: 0, priced: false };
+    const rates = ratesAt(priced.periods, context.at ?? Date.now());
+    return { nanos: picoToNanos(costPico(rates, usage)), priced: true, source: priced.source };
   }
 
-  cost(model: string | undefined, usage: Usage): Cost {
-    const rates = model ? this.ratesFor(model) : undefined;
-    if (!rates) return { nanos: 0, priced: false };
-    const uncachedInput = Math.max(0, usage.inputTokens - usage.cacheReadTokens - usage.cacheWriteTokens);
-    const pico =
-      uncachedInput * rates.input +
-      usage.cacheReadTokens * rates.cacheRead +
-      usage.cacheWriteTokens * rates.cacheWrite +
-      usage.outputTokens * rates.output;
-    return { nanos: Math.round(pico / PICO_PER_NANO), priced: true };
+  private find(provider: string, model: string): Priced | undefined {
+    const id = model.trim().toLowerCase().replace(/^models\//, '');
+    const scoped = this.overrides.byProvider.get(provider);
+    const override = (scoped && exact(scoped, id)) ?? exact(this.overrides.all, id) ?? (scoped && byPrefix(scoped, id)) ?? byPrefix(this.overrides.all, id);
+    if (override) return { periods: override.periods, source: PRICING_FILE_SOURCE };
+    const catalogProvider = this.catalogProviderOf(provider);
+    const found = catalogProvider ? findInCatalog(catalogProvider, model) : undefined;
+    return found && { periods: found.periods, source: found.source };
   }
+}
+
+function exact(entries: Map<string, OverrideEntry>, id: string): OverrideEntry | undefined {
+  return entries.get(id);
+}
+
+function byPrefix(entries: Map<string, OverrideEntry>, id: string): OverrideEntry | undefined {
+  for (let end = id.length - 1; end > 0; end--) {
+    if (!PREFIX_BOUNDARY.test(id[end])) continue;
+    const entry = entries.get(id.slice(0, end));
+    if (entry?.prefix) return entry;
+  }
+  return undefined;
 }
 
 /** Nano-dollars → dollars for display and the API. */

@@ -16,6 +16,7 @@ export function chatCompletionsProvider<const Id extends `prov-${string}`>(spec:
   exampleModel: string;
   /** Beyond chat completions; a path not listed here is still forwarded (as `other`), and a provider without it answers its own 404. */
   offers: readonly Exclude<OpenAiStyleEndpoint, 'chat'>[];
+  prices: ProviderModule['prices'];
 }): ProviderModule<Id> {
   return {
     id: spec.id,
@@ -29,5 +30,6 @@ export function chatCompletionsProvider<const Id extends `prov-${string}`>(spec:
     ],
     streamUsage: spec.streamUsage,
     exampleModel: spec.exampleModel,
+    prices: spec.prices,
   };
 }

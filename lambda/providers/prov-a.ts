@@ -23,4 +23,5 @@ export const provA = {
   ],
   streamUsage: 'always',
   exampleModel: 'claude-sonnet-4-6',
+  prices: { catalog: 'anthropic', litellm: ['anthropic'] },
 } as const satisfies ProviderModule;

@@ -8,4 +8,5 @@ export const provB = chatCompletionsProvider({
   streamUsage: 'when-asked',
   offers: ['responses', 'embeddings', 'models'],
   exampleModel: 'gpt-4o-mini',
+  prices: { catalog: 'openai', litellm: ['openai', 'text-completion-openai'] },
 });

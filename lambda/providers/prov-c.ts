@@ -8,4 +8,5 @@ export const provC = chatCompletionsProvider({
   streamUsage: 'when-asked',
   offers: ['embeddings', 'models'],
   exampleModel: 'gemini-2.5-flash',
+  prices: { catalog: 'google', litellm: ['gemini'] },
 });

@@ -8,4 +8,5 @@ export const provD = chatCompletionsProvider({
   streamUsage: 'always',
   offers: ['embeddings', 'models'],
   exampleModel: 'mistral-small-latest',
+  prices: { catalog: 'mistral', litellm: ['mistral'] },
 });

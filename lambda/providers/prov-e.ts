@@ -8,4 +8,5 @@ export const provE = chatCompletionsProvider({
   streamUsage: 'always',
   offers: ['responses', 'embeddings', 'models'],
   exampleModel: 'llama-3.3-70b-versatile',
+  prices: { catalog: 'groq', litellm: ['groq'] },
 });

@@ -132,4 +132,10 @@ export interface ProviderModule<Id extends string = string> {
   streamUsage: 'always' | 'when-asked';
   /** A short example for the dashboard's snippets: the model a first request uses. */
   exampleModel: string;
+  /**
+   * Where this provider's prices are found: its id in the built-in price data
+   * (@pydantic/genai-prices), and the `litellm_provider` names of its own entries
+   * in a LiteLLM price file (other platforms' rows for the same models are ignored).
+   */
+  prices: { catalog: string; litellm: readonly string[] };
 }

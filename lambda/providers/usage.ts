@@ -4,6 +4,8 @@ export interface Usage {
   outputTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
+  /** Of the cache writes, those kept for an hour (Anthropic), priced at their own rate. */
+  cacheWrite1hTokens?: number;
 }
 
 export const NO_USAGE: Usage = Object.freeze({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });

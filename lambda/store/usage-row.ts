@@ -23,6 +23,8 @@ export interface UsageRow {
   cost_nanos: number;
   /** False when the model had no known price: tokens are logged, cost is 0. */
   priced: boolean;
+  /** Where the price came from: `genai-prices@<version>` (built in) or `PRICING_FILE`; absent when the model has no price. */
+  price_source?: string;
   latency_ms: number;
   requester?: string;
   status_code: number;

@@ -1,0 +1,63 @@
+// Extracts the built-in price data from @pydantic/genai-prices (MIT licence) into
+// lambda/pricing/catalog.json: only the five providers the proxy serves, only the
+// fields pricing needs (match rules and token prices), so the Lambda bundle carries
+// about 40 KB of prices instead of the package's 830 KB.
+//
+//   npx tsx scripts/extract-prices.ts          write the file
+//   npx tsx scripts/extract-prices.ts --check  exit 1 if the file differs from the installed package
+//
+// After `npm install @pydantic/genai-prices@<new version>`, run it and commit the result.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { findProvider, type ModelPrice } from '@pydantic/genai-prices';
+import { PROVIDERS as PROXY_PROVIDERS } from '../lambda/providers/registry';
+
+// The package does not export its package.json; read it from where it is installed.
+const { version } = JSON.parse(readFileSync(new URL('../node_modules/@pydantic/genai-prices/package.json', import.meta.url), 'utf8'));
+const OUT = new URL('../lambda/pricing/catalog.json', import.meta.url);
+
+/** The price data's provider ids, as the proxy's provider modules name them. */
+const PROVIDERS = PROXY_PROVIDERS.map((provider) => provider.prices.catalog);
+
+/** Token prices the proxy's usage rows can carry; other units (audio, images, searches) are left out. */
+const TOKEN_PRICES = ['input_mtok', 'output_mtok', 'cache_read_mtok', 'cache_write_mtok', 'cache_write_1h_mtok'];
+
+function tokenPrices(prices: ModelPrice): ModelPrice {
+  const kept: ModelPrice = {};
+  for (const key of TOKEN_PRICES) if (prices[key] !== undefined) kept[key] = prices[key];
+  return kept;
+}
+
+/** A model is kept when it has a token price, or no price at all (a free model). */
+function priced(prices: ModelPrice): boolean {
+  return Object.keys(prices).length === 0 || prices.input_mtok !== undefined || prices.output_mtok !== undefined;
+}
+
+function extract() {
+  const providers: Record<string, unknown[]> = {};
+  for (const id of PROVIDERS) {
+    const provider = findProvider({ providerId: id });
+    if (!provider) throw new Error(`genai-prices ${version} has no provider ${id}`);
+    providers[id] = provider.models
+      .map((model) => {
+        const prices = Array.isArray(model.prices)
+          ? model.prices.map((period) => ({ ...(period.constraint ? { constraint: period.constraint } : {}), prices: tokenPrices(period.prices) }))
+          : tokenPrices(model.prices);
+        const all = Array.isArray(model.prices) ? model.prices.map((period) => period.prices) : [model.prices];
+        return all.every(priced) ? { id: model.id, match: model.match, prices } : undefined;
+      })
+      .filter(Boolean);
+  }
+  return { source: `genai-prices@${version}`, licence: 'MIT, https://github.com/pydantic/genai-prices', unit: 'USD per million tokens', providers };
+}
+
+const text = `${JSON.stringify(extract(), null, 1)}\n`;
+if (process.argv.includes('--check')) {
+  const current = readFileSync(OUT, 'utf8');
+  if (current !== text) {
+    console.error('lambda/pricing/catalog.json is not what the installed @pydantic/genai-prices gives: run npx tsx scripts/extract-prices.ts');
+    process.exit(1);
+  }
+} else {
+  writeFileSync(OUT, text);
+  console.log(`wrote lambda/pricing/catalog.json from genai-prices@${version} (${Math.round(text.length / 1024)} KB)`);
+}
