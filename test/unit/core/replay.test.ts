@@ -42,8 +42,8 @@ const storedStreams = stored.filter(isStreamFixture);
 const storedJson = stored.filter((name) => !isStreamFixture(name));
 
 const expectedSummary = (name: string) => {
-  const { model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens } = expectedUsage(name);
-  return { model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens };
+  const { model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, cacheWrite1hTokens } = expectedUsage(name);
+  return { model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, ...(cacheWrite1hTokens ? { cacheWrite1hTokens } : {}) };
 };
 
 describe('replayCached', () => {

@@ -32,10 +32,10 @@ function summary(result: TapResult) {
 }
 
 function wanted(name: string) {
-  const { model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, error, complete, status } = expectedUsage(name);
+  const { model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, cacheWrite1hTokens, error, complete, status } = expectedUsage(name);
   const json = !isStreamFixture(name);
   // A JSON body's error message is read by the caller from `json`; the tap reports it complete once parsed.
-  return { model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, error: json ? undefined : error, complete: json ? status > 0 : complete };
+  return { model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, ...(cacheWrite1hTokens ? { cacheWrite1hTokens } : {}), error: json ? undefined : error, complete: json ? status > 0 : complete };
 }
 
 const SEEDS = [1, 2, 3, 7, 42];
