@@ -178,8 +178,10 @@ describe('upstream failures (4xx/5xx passed through, 502, 504)', () => {
   });
 
   it('an upstream that resets before its headers is a 502', async () => {
-    proxy.fakes.fakes['prov-a'].next({ resetBeforeHeaders: true });
+    // Every attempt: a reset on a kept-alive connection is resent once on a fresh one, which must reset too.
+    proxy.fakes.fakes['prov-a'].always({ resetBeforeHeaders: true });
     const error = await message(anthropic(proxy.account.token)).catch((e) => e);
+    proxy.fakes.fakes['prov-a'].always(undefined);
     expect(error).toBeInstanceOf(Anthropic.InternalServerError);
     expect(error.status).toBe(502);
     expect(error.error).toMatchObject({ type: 'error', error: { type: 'api_error' } });

@@ -22,7 +22,8 @@ let second: ProxyServer;
 beforeAll(async () => {
   fakes = await startAllFakes();
   const tablePrefix = `rl${Date.now().toString(36)}-`;
-  [first, second] = [await startProxy({ fakes, tablePrefix }), await startProxy({ fakes, tablePrefix })];
+  first = await startProxy({ fakes, tablePrefix });
+  second = await startProxy({ fakes, tablePrefix, sharesKeysWith: first });
 });
 
 afterAll(async () => {

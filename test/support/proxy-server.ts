@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startAllFakes, type AllFakes, type ProviderId } from '../fakes/start-fakes';
@@ -19,6 +19,8 @@ export interface ProxyServer {
   url: string;
   /** The server process's id (to read its memory and CPU use). */
   pid: number;
+  /** Its DATA_DIR (the master key file lives there). */
+  dataDir: string;
   /** `${url}/api/proxy` */
   proxyBase: string;
   adminKey: string;
@@ -48,6 +50,8 @@ export interface StartOptions {
   fakes?: AllFakes;
   /** Share tables with another server. */
   tablePrefix?: string;
+  /** Another server on the same tables: its master key file is copied, as two instances on one store must share it. */
+  sharesKeysWith?: ProxyServer;
 }
 
 const PROVIDERS: ProviderId[] = ['prov-a', 'prov-b', 'prov-c', 'prov-d', 'prov-e'];
@@ -59,6 +63,7 @@ export async function startProxy(options: StartOptions = {}): Promise<ProxyServe
   const fakes = options.fakes ?? (await startAllFakes());
   const ownsFakes = !options.fakes;
   const dataDir = mkdtempSync(join(tmpdir(), 'proxy-data-'));
+  if (options.sharesKeysWith) copyFileSync(join(options.sharesKeysWith.dataDir, 'local-master.key'), join(dataDir, 'local-master.key'));
   const adminKey = `admin-test-${randomBytes(16).toString('hex')}`;
   const child: ChildProcess = spawn(process.execPath, [SERVER], {
     cwd: ROOT,
@@ -123,6 +128,7 @@ export async function startProxy(options: StartOptions = {}): Promise<ProxyServe
   return {
     url,
     pid: child.pid!,
+    dataDir,
     proxyBase: `${url}/api/proxy`,
     adminKey,
     fakes,
