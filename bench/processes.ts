@@ -141,6 +141,9 @@ export async function startProxyServer(options: { upstreamOrigin: string; dynamo
       TABLE_PREFIX: tablePrefix,
       DYNAMODB_ENDPOINT: options.dynamoEndpoint,
       RATE_LIMIT_PER_MINUTE: '1000000000',
+      // In AWS the rollups are folded from the usage stream by another function, not by the one
+      // serving requests: the measured process serves requests only (its CPU and store calls are the request's).
+      STATS_CONSUMER: 'off',
       UPSTREAM_BASE_URL_PROV_A: upstream,
       UPSTREAM_BASE_URL_PROV_B: `${upstream}/v1`,
       UPSTREAM_BASE_URL_PROV_C: `${upstream}/v1`,
