@@ -12,7 +12,8 @@ const message = z.looseObject({ role: z.string(), content: z.optional(z.union([c
  */
 export const chatBodySchema = z.looseObject({
   model: z.string().check(z.minLength(1)),
-  messages: z.array(z.unknown()),
+  // An empty conversation is refused by every provider: answered here, before any upstream call.
+  messages: z.array(z.unknown()).check(z.minLength(1)),
   max_tokens: z.optional(z.union([z.int().check(z.positive()), z.null()])),
   stream: z.optional(z.union([z.boolean(), z.null()])),
 });
@@ -33,12 +34,47 @@ export const embeddingsBodySchema = z.looseObject({
 export const messagesBodySchema = z.looseObject({
   model: z.string().check(z.minLength(1)),
   max_tokens: z.int().check(z.positive()),
-  messages: z.array(z.unknown()),
+  messages: z.array(z.unknown()).check(z.minLength(1)),
   stream: z.optional(z.boolean()),
 });
 
 /** Deeper than this is no real request, and deep enough to exhaust recursive JSON code downstream. */
 export const MAX_BODY_DEPTH = 128;
+
+const ARTICLE_TYPES: Record<string, string> = {
+  string: 'a string',
+  int: 'an integer',
+  number: 'a number',
+  boolean: 'a boolean',
+  array: 'an array',
+  object: 'an object',
+  null: 'null',
+};
+
+/** What was expected, in words: zod/mini ships no messages of its own (it says only "Invalid input"). */
+export function describeIssue(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case 'invalid_type':
+    case 'invalid_union': {
+      const words = [...new Set(expectedTypes(issue))];
+      if (!words.length) return issue.message;
+      return `expected ${words.length === 1 ? words[0] : `${words.slice(0, -1).join(', ')} or ${words.at(-1)}`}`;
+    }
+    case 'too_small':
+      if (issue.origin === 'string' || (issue.origin === 'array' && Number(issue.minimum) === 1)) return 'must not be empty';
+      if (issue.origin === 'array') return `expected at least ${issue.minimum} items`;
+      return issue.inclusive ? `must be at least ${issue.minimum}` : `must be greater than ${issue.minimum}`;
+    default:
+      return issue.message;
+  }
+}
+
+/** The types a type or union issue accepts, nested unions flattened (content: string, array or null). */
+function expectedTypes(issue: z.core.$ZodIssue): string[] {
+  if (issue.code === 'invalid_type') return [ARTICLE_TYPES[issue.expected] ?? issue.expected];
+  if (issue.code === 'invalid_union') return issue.errors.flatMap((branch) => (branch[0] ? expectedTypes(branch[0]) : []));
+  return [];
+}
 
 function failure(body: unknown, path: PropertyKey[], problem: string): ValidationResult {
   const param = path.map(String).join('.');
@@ -55,13 +91,13 @@ export function validateWith(schema: z.ZodMiniType, body: unknown, checksMessage
   const result = z.safeParse(schema, body);
   if (!result.success) {
     const issue = result.error.issues[0];
-    return failure(body, issue.path, issue.message);
+    return failure(body, issue.path, describeIssue(issue));
   }
   if (!checksMessages) return { ok: true };
   const messages = (body as { messages: unknown[] }).messages;
   for (let i = 0; i < messages.length; i++) {
     const checked = z.safeParse(message, messages[i]);
-    if (!checked.success) return failure(body, ['messages', i, ...checked.error.issues[0].path], checked.error.issues[0].message);
+    if (!checked.success) return failure(body, ['messages', i, ...checked.error.issues[0].path], describeIssue(checked.error.issues[0]));
   }
   return { ok: true };
 }

@@ -1,4 +1,5 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { ValidationError } from '../../errors';
 import { requestIdTime } from '../../http/request';
 import { BatchedPut } from './batched-put';
 import type { LogQuery, UsageLog, UsageRow } from '../usage-row';
@@ -77,6 +78,8 @@ export class DynamoUsageLog implements UsageLog {
 
     const items: UsageRow[] = [];
     const startTsId = query.cursor ? decodeCursor(query.cursor) : undefined;
+    // A cursor this API never returned must not silently restart at page one.
+    if (query.cursor && !startTsId) throw new ValidationError('cursor: not a cursor this endpoint returned; pass next_cursor exactly as given.', 'cursor');
     let start: Record<string, unknown> | undefined = startTsId ? { account_id: accountId, ts_id: startTsId } : undefined;
     let lastKey: string | undefined;
     // DynamoDB applies Limit before the filter, so keep reading until the page is full.
