@@ -308,8 +308,9 @@ describeInBrowser('dashboard depth in a browser', () => {
         expect(asRows.map((r) => r.id)).toEqual(items.map((r) => r.id));
         asRows.forEach((r, i) => {
           const row = items[i];
-          expect([r.provider, r.model, r.token_id, r.requester, r.error, Number(r.input_tokens), Number(r.output_tokens), Number(r.cost_usd), Number(r.status_code), r.cached]).toEqual([
+          expect([r.provider, r.kind, r.model, r.token_id, r.requester, r.error, Number(r.input_tokens), Number(r.output_tokens), Number(r.cost_usd), Number(r.status_code), r.cached]).toEqual([
             row.provider,
+            row.kind,
             row.model,
             row.token_id,
             row.requester ?? '',

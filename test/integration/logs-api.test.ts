@@ -105,13 +105,13 @@ describe('GET /api/logs.csv', () => {
     expect(response.headers.get('content-type')).toBe('text/csv; charset=utf-8');
     expect(response.headers.get('content-disposition')).toContain('attachment');
     const [header, ...lines] = csvRows(text);
-    expect(header).toEqual(['id', 'ts', 'provider', 'model', 'mode', 'token_id', 'requester', 'input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'cost_usd', 'priced', 'saved_usd', 'latency_ms', 'status_code', 'stream', 'cached', 'error']);
+    expect(header).toEqual(['id', 'ts', 'provider', 'kind', 'model', 'mode', 'token_id', 'requester', 'input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'cost_usd', 'priced', 'saved_usd', 'latency_ms', 'status_code', 'stream', 'cached', 'error']);
     const items = (await json<{ items: Row[] }>('/api/logs?limit=500')).body.items;
     expect(lines).toHaveLength(items.length);
     lines.forEach((line, i) => {
       const row = items[i];
       const cells = Object.fromEntries(header.map((name, j) => [name, line[j]]));
-      for (const name of ['id', 'ts', 'provider', 'model', 'mode', 'token_id']) expect(cells[name]).toBe(row[name]);
+      for (const name of ['id', 'ts', 'provider', 'kind', 'model', 'mode', 'token_id']) expect(cells[name]).toBe(row[name]);
       for (const name of ['input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'latency_ms', 'status_code', 'cost_usd', 'saved_usd']) {
         expect([name, Number(cells[name])]).toEqual([name, row[name]]);
       }
@@ -127,6 +127,7 @@ describe('GET /api/logs.csv', () => {
   it('applies the same filters as /api/logs and shows another account nothing', async () => {
     const { text } = await csv(`?model=gpt-4o-mini&token_id=${appToken.token_id}`);
     expect(csvRows(text).slice(1).map((line) => line[0])).toEqual([ids[2]]);
+    expect(csvRows((await csv('?kind=messages')).text).slice(1).map((line) => line[0])).toEqual([ids[1]]);
     const other = await proxy.createAccount('csv-other');
     expect(csvRows((await csv('', other.token)).text)).toHaveLength(1);
     expect((await csv('?status=maybe')).response.status).toBe(400);
