@@ -92,7 +92,7 @@ describeInBrowser('dashboard depth in a browser', () => {
       await expect(page.getByTestId('log-detail-error-text').textContent()).resolves.toContain(traffic.errorMessage);
       const fields = await panel.locator('.detail-field').evaluateAll((els) => Object.fromEntries(els.map((el) => [el.getAttribute('data-field'), el.querySelector('dd')!.textContent])));
       // Every field of the row is shown (cost_nanos and saved_nanos inside the cost lines, error above).
-      const covered = new Set([...Object.keys(fields), 'id', 'error', 'cost_nanos', 'saved_nanos']);
+      const covered = new Set([...Object.keys(fields), 'id', 'error', 'cost_nanos', 'saved_nanos', 'price_source']);
       expect(Object.keys(failed).filter((key) => !covered.has(key))).toEqual([]);
       expect(fields).toMatchObject({
         provider: 'Groq',
@@ -107,6 +107,12 @@ describeInBrowser('dashboard depth in a browser', () => {
         stream: 'no',
         cached: 'no',
       });
+      const answered = all.items.find((r) => r.priced && r.price_source)!;
+      await page.goto(`${proxy.url}/#/logs/${answered.id}`);
+      await page.locator(`[data-testid=log-detail][data-id="${answered.id}"][data-state=ready]`).waitFor();
+      await expect(page.locator('[data-field=priced] dd').textContent()).resolves.toBe(answered.price_source);
+      await page.goto(`${proxy.url}/#/logs/${failed.id}`);
+      await page.locator(`[data-testid=log-detail][data-id="${failed.id}"][data-state=ready]`).waitFor();
       await screenshot(page, 'laptop-log-detail-error', { fullPage: false });
 
       await page.getByTestId('log-detail-copy').click();

@@ -24,7 +24,7 @@ const yesNo = (value: boolean | undefined) => (value ? 'yes' : 'no');
 /** Fields this panel lays out itself; any other field a row carries is listed after them, as sent. */
 const SHOWN = new Set([
   'id', 'ts', 'provider', 'kind', 'model', 'mode', 'token_id', 'requester', 'input_tokens', 'output_tokens',
-  'cache_read_tokens', 'cache_write_tokens', 'cost_usd', 'cost_nanos', 'saved_usd', 'saved_nanos', 'priced',
+  'cache_read_tokens', 'cache_write_tokens', 'cost_usd', 'cost_nanos', 'saved_usd', 'saved_nanos', 'priced', 'price_source',
   'latency_ms', 'status_code', 'stream', 'cached', 'error',
 ]);
 
@@ -47,7 +47,7 @@ function fieldsOf(row: LogRow, tokens: TokenInfo[]): Field[] {
     ['Cache-write tokens', formatInt(row.cache_write_tokens ?? 0), 'cache_write_tokens'],
     ['Cost', row.priced === false && !row.cached && row.status_code < 400 ? 'unpriced' : <span>{formatUsd(row.cost_usd)} <span class="sub">{formatInt(row.cost_nanos)} nano-USD</span></span>, 'cost_usd'],
     ['Saved by cache', formatUsd(row.saved_usd), 'saved_usd'],
-    ['Price source', row.priced === false ? 'none: no price is known for this model' : 'price table (longest matching model prefix)', 'priced'],
+    ['Price source', row.priced === false ? 'none: no price is known for this model' : row.price_source ?? 'price table', 'priced'],
     ['Latency', formatMs(row.latency_ms), 'latency_ms'],
     ['Status', <span class={row.status_code < 400 ? 'status status-ok' : 'status status-error'}>{row.status_code}</span>, 'status_code'],
     ['Stream', yesNo(row.stream), 'stream'],
