@@ -9,9 +9,8 @@ const RETRY_DELAYS_MS = [50, 200, 800, 2_000, 5_000];
 
 /**
  * Writes one usage row durably: retried with backoff (the write is idempotent),
- * rolled up into the stats and added to its budgets' spend once, after the row
- * is stored, and handed to the spool if the store still refuses. A row is
- * never dropped silently.
+ * added to its budgets' spend once, after the row is stored, and handed to the
+ * spool if the store still refuses. A row is never dropped silently.
  */
 export class RowWriter {
   constructor(
