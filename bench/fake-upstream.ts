@@ -99,6 +99,26 @@ function messagesEvents(model: string, chunks: number): Array<() => string> {
   return events;
 }
 
+/** A Responses API stream: stamped text deltas, usage on `response.completed`. */
+function responsesEvents(model: string, chunks: number): Array<() => string> {
+  let sequence = 0;
+  const event = (type: string, data: () => object) => () => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...data() })}\n\n`;
+  const response = (status: string, usage: object | null) => ({ id: 'resp_bench', object: 'response', created_at: 1_700_000_000, status, model, output: [], usage });
+  const item = { id: 'msg_bench', type: 'message', status: 'in_progress', role: 'assistant', content: [] };
+  const at = { item_id: 'msg_bench', output_index: 0, content_index: 0 };
+  const events = [
+    event('response.created', () => response('in_progress', null)),
+    event('response.in_progress', () => response('in_progress', null)),
+    event('response.output_item.added', () => ({ output_index: 0, item })),
+    event('response.content_part.added', () => ({ ...at, part: { type: 'output_text', text: '', annotations: [] } })),
+  ];
+  for (let i = 0; i < chunks; i++) events.push(event('response.output_text.delta', () => ({ ...at, delta: `@${nowNs()} `, logprobs: [] })));
+  const usage = { input_tokens: USAGE.input, input_tokens_details: { cached_tokens: USAGE.cachedInput }, output_tokens: USAGE.output, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: USAGE.input + USAGE.output };
+  events.push(event('response.output_item.done', () => ({ output_index: 0, item: { ...item, status: 'completed' } })));
+  events.push(event('response.completed', () => ({ response: response('completed', usage) })));
+  return events;
+}
+
 export async function startBenchUpstream(initial: UpstreamShape): Promise<BenchUpstream> {
   let shape = initial;
   let served = 0;
@@ -108,7 +128,8 @@ export async function startBenchUpstream(initial: UpstreamShape): Promise<BenchU
     arrivals?.push(monotonicMs());
     const path = req.url?.split('?')[0];
     const messages = path === '/v1/messages';
-    if (req.method !== 'POST' || (!messages && path !== '/v1/chat/completions')) {
+    const responses = path === '/v1/responses';
+    if (req.method !== 'POST' || (!messages && !responses && path !== '/v1/chat/completions')) {
       res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"no such route"}}');
       return;
     }
@@ -128,7 +149,7 @@ export async function startBenchUpstream(initial: UpstreamShape): Promise<BenchU
       res.end(text);
       return;
     }
-    const events = messages ? messagesEvents(model, chunks) : chatEvents(model, chunks, body.stream_options?.include_usage === true);
+    const events = responses ? responsesEvents(model, chunks) : messages ? messagesEvents(model, chunks) : chatEvents(model, chunks, body.stream_options?.include_usage === true);
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-request-id': 'req_bench' });
     for (let i = 0; i < events.length; i++) {
       if (i > 0 && chunkIntervalMs > 0) await sleep(chunkIntervalMs);
