@@ -166,6 +166,21 @@ describe('embeddings through the openai SDK', () => {
     expect(row.cost_usd).toBeCloseTo((inputTokens * usdPerMillion) / 1e6, 9);
   });
 
+  it('with x-proxy-cache an identical embeddings request is a hit: 0 tokens, saved_usd = the original cost', async () => {
+    const input = `embed me ${randomBytes(6).toString('hex')}`;
+    const first = requester('emb-cache-1');
+    const miss = await openai(first, 'prov-b', { 'x-proxy-cache': 'true' }).embeddings.create({ model: 'text-embedding-3-small', input }).withResponse();
+    expect(miss.response.headers.get('x-proxy-cache')).toBe('MISS');
+    await rowOf(first);
+    const second = requester('emb-cache-2');
+    const hit = await openai(second, 'prov-b', { 'x-proxy-cache': 'true' }).embeddings.create({ model: 'text-embedding-3-small', input }).withResponse();
+    expect(hit.response.headers.get('x-proxy-cache')).toBe('HIT');
+    expect(hit.data.data[0]!.embedding).toEqual(miss.data.data[0]!.embedding);
+    const row = await rowOf(second);
+    expect(row).toMatchObject({ kind: 'embeddings', cached: true, input_tokens: 0, cost_usd: 0 });
+    expect(row.saved_usd).toBeCloseTo((8 * 0.02) / 1e6, 9);
+  });
+
   it('input is required', async () => {
     const error = await openai(requester('emb-bad')).embeddings.create({ model: 'text-embedding-3-small' } as never).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
