@@ -39,8 +39,8 @@ export function readProxyRequest(incoming: IncomingRequest, route: Route, work: 
   const token = tokenText ? parseToken(tokenText) : undefined;
 
   // A body forwarded unread (uploads, GETs) is looked at only if it is JSON: for the row's model.
-  const readsBody = dialect.requestBody === 'json' || /json/i.test(incoming.headers['content-type'] ?? '');
-  const parsed = readsBody && incoming.body.length <= MAX_PARSED_BYTES ? tryParseJson(incoming.body.toString('utf8')) : undefined;
+  const readsBody = dialect.requestBody === 'json' || (/json/i.test(incoming.headers['content-type'] ?? '') && incoming.body.length <= MAX_PARSED_BYTES);
+  const parsed = readsBody ? tryParseJson(incoming.body.toString('utf8')) : undefined;
   const body = asObject(parsed);
   const validation: ValidationResult =
     dialect.requestBody === 'any' ? { ok: true } : parsed === undefined ? { ok: false, param: '', message: 'The request body is not valid JSON.' } : dialect.validate(parsed);
