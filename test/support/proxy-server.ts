@@ -36,7 +36,7 @@ export interface ProxyServer {
   createAccount(name?: string): Promise<Account>;
   saveKey(token: string, provider: ProviderId, key?: string): Promise<string>;
   api(path: string, init?: { method?: string; token?: string; body?: unknown }): Promise<Response>;
-  /** Polls /api/logs until `count` rows exist (rows are written after responses end). */
+  /** Polls /api/logs until `count` rows exist (rows are written after responses end), then /api/stats until its rollups include them. */
   waitForRows(token: string, count: number, query?: string): Promise<Array<Record<string, unknown>>>;
   /** Polls /api/logs until the rows of these request ids (x-proxy-request-id) exist. */
   rowsFor(token: string, ids: string[]): Promise<Array<Record<string, unknown>>>;
@@ -141,12 +141,21 @@ export async function startProxy(options: StartOptions = {}): Promise<ProxyServe
     api,
     async waitForRows(token, count, query = '') {
       const deadline = Date.now() + 10_000;
+      let items: Array<Record<string, unknown>>;
       for (;;) {
         const response = await api(`/api/logs?limit=500${query ? `&${query}` : ''}`, { token });
         const body = (await response.json()) as { items: Array<Record<string, unknown>> };
-        if (body.items?.length >= count || Date.now() > deadline) return body.items ?? [];
+        items = body.items ?? [];
+        if (items.length >= count || Date.now() > deadline) break;
         await new Promise((r) => setTimeout(r, 50));
       }
+      // The overview's rollups are folded from the usage stream about a second after the rows: wait for them too.
+      while (Date.now() < deadline + 10_000) {
+        const stats = (await (await api('/api/stats', { token })).json()) as { totals?: { requests?: number } };
+        if ((stats.totals?.requests ?? 0) >= count) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      return items;
     },
     async rowsFor(token, ids) {
       const deadline = Date.now() + 10_000;
