@@ -145,8 +145,8 @@ describe('Responses API through the openai SDK', () => {
     expect(response.output_text).toBe(RESPONSES_TEXT);
     const row = await rowOf(user);
     expect(row).toMatchObject({ provider: 'prov-e', kind: 'responses', model: 'openai/gpt-oss-20b', input_tokens: 2036, output_tokens: 187, cache_read_tokens: 1920, priced: true });
-    // gpt-oss-20b has no cache-read rate: cached tokens cost what input tokens cost.
-    expect(row.cost_usd).toBeCloseTo((2036 * 0.075 + 187 * 0.3) / 1e6, 9);
+    // Groq's gpt-oss-20b list prices (USD per million): input 0.075, cached input 0.0375, output 0.3.
+    expect(row.cost_usd).toBeCloseTo(((2036 - 1920) * 0.075 + 1920 * 0.0375 + 187 * 0.3) / 1e6, 9);
   });
 });
 
