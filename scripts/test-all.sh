@@ -13,6 +13,8 @@ if [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 22 ]; then
   exec npx --yes -p node@22 bash "$PWD/scripts/test-all.sh" "$@"
 fi
 echo "Node $(node --version)"
+# npx leaves its own settings in the environment; a nested npx (CDK's bundling runs one) would read them.
+unset npm_config_package npm_config_yes npm_command
 export DEBIAN_FRONTEND=noninteractive
 
 missing=()

@@ -103,9 +103,17 @@ async function replayToTheEnd(spool: Awaited<ReturnType<typeof spooledDataDir>>)
     if (ids.length >= ROWS && !existsSync(join(spool.dataDir, 'row-spool.jsonl.replaying'))) break;
     await sleep(100);
   }
-  const stats = await fetch(`${server.url}/api/stats`, { headers: { authorization: `Bearer ${spool.token}` } });
-  const body = (await stats.json()) as { totals?: { requests: number }; requests?: number };
-  return { ids, requests: body.totals?.requests ?? body.requests ?? -1, server };
+  // Rollups follow the rows (a stream consumer folds them in): wait until they stop moving.
+  let requests = -1;
+  for (let i = 0, last = -2; i < 300 && requests !== ROWS; i++) {
+    const stats = await fetch(`${server.url}/api/stats`, { headers: { authorization: `Bearer ${spool.token}` } });
+    const body = (await stats.json()) as { totals?: { requests: number }; requests?: number };
+    last = requests;
+    requests = body.totals?.requests ?? body.requests ?? -1;
+    if (requests === last && requests >= ROWS - 1 && i > 20) break;
+    await sleep(100);
+  }
+  return { ids, requests, server };
 }
 
 test('SIGTERM during the replay: the rest goes back to the spool, the next start writes every row exactly once', async () => {
