@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the test suite needs on a fresh Debian/Ubuntu machine, then runs every test.
 #   Java 17 (DynamoDB Local runs on it) and Chromium (browser tests), through apt-get when missing;
-#   the npm dependencies (npm ci, exactly the lock file); then the type check and the whole jest suite.
+#   the npm dependencies (npm ci, exactly the lock file); then the type check, the lint and the whole jest suite.
 # The suite runs on Node 22, the oldest version package.json's engines allows (Middy 7 needs it; Lambda
 # runs 24). On a machine with an older Node, the script re-runs itself under Node 22 from the npm
 # registry's `node` package, so what CI proves is what the README names.
@@ -32,4 +32,5 @@ fi
 
 npm ci --no-audit --no-fund --loglevel=error || exit 1
 npm run typecheck || exit 1
+npm run lint || exit 1
 npm test

@@ -97,7 +97,7 @@ describe('cacheKey', () => {
         top_p: [0.1, 1],
         stream: [true, false],
         stream_options: [{ include_usage: true }, { include_usage: false }],
-        seed: [1, 9007199254740993],
+        seed: [1, 9007199254740992],
         metadata: [{ user_id: 'a' }, { user_id: 'b' }],
         user: ['alice', 'bob'],
       };
