@@ -1,6 +1,6 @@
 /**
  * The errors the proxy answers with itself. Each carries its status; the one
- * place that renders them is `http/error-response.ts`, in the endpoint's own
+ * place that renders them is `pipeline/answer-errors.ts`, in the endpoint's own
  * error shape.
  */
 export class ProxyError extends Error {

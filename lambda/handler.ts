@@ -18,7 +18,7 @@ export const deps = buildDeps();
 void deps.adminKey().catch(() => undefined);
 
 /**
- * The proxy, as SPEC 4.5 orders it: authenticate → rate limit → validate →
+ * The proxy, in the order of docs/behaviour.md ("Processing order"): authenticate → rate limit → validate →
  * budget → resolve key → cache → forward → record. Store reads for the first steps are
  * started together (one round trip); rows are written after the response has
  * gone out, and the invocation ends only once they are (`requestEnd`).

@@ -9,7 +9,7 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 export interface DeploySettings {
   /** Prefixes every named resource, so two stages can live in one account. */
   stage: string;
-  /** SPEC 2.5 puts the cache (and with it everything else) in EU West (Ireland). */
+  /** The cache (and with it everything else) lives in EU West (Ireland) by default (docs/behaviour.md, "Limits"). */
   region: string;
   /** Production origins of the dashboard or browser clients; localhost origins are always allowed by the app. */
   corsAllowedOrigins: string[];

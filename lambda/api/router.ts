@@ -39,7 +39,7 @@ function match(pattern: string, path: string): Record<string, string> | undefine
   return params;
 }
 
-/** The management API (CONTRACT.md): admin routes, account routes scoped to the caller's account, health. */
+/** The management API (README, "Management API"): admin routes, account routes scoped to the caller's account, health. */
 export async function handleApi(deps: Deps, request: IncomingRequest): Promise<ProxyResponse | undefined> {
   let pathMatched = false;
   for (const route of ROUTES) {

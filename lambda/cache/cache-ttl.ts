@@ -1,4 +1,4 @@
-/** SPEC 8: entries live 7 days unless the request's `Cache-Control: max-age` says otherwise, and never over 365 days. */
+/** Entries live 7 days unless the request's `Cache-Control: max-age` says otherwise, and never over 365 days. */
 export const DEFAULT_CACHE_TTL_SECONDS = 7 * 24 * 60 * 60;
 export const MAX_CACHE_TTL_SECONDS = 365 * 24 * 60 * 60;
 

@@ -10,7 +10,7 @@ function missingCredentialMessage(state: ProxyState): string {
   return `Missing credential: send a proxy token (sk-proxy-…) in ${where}, or your own provider key there plus x-proxy-token.`;
 }
 
-/** Step 1 (SPEC 4.5): the proxy token must exist, match, be unrevoked and allow proxying. */
+/** Step 3 (docs/behaviour.md, "Processing order"): the proxy token must exist, match, be unrevoked and allow proxying. */
 export function authenticate(deps: Deps): Middleware {
   return {
     before: async function authenticate(request) {

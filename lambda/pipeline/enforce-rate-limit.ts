@@ -3,7 +3,7 @@ import { RateLimitedError, StoreUnavailableError } from '../errors';
 import { proxyState, type Middleware } from './middy-types';
 import { rateLimitHeaders } from './state';
 
-/** Step 2: a shared per-token budget per minute across all providers and instances. */
+/** Step 4: a shared per-token budget per minute across all providers and instances. */
 export function enforceRateLimit(_deps: Deps): Middleware {
   return {
     before: async function enforceRateLimit(request) {

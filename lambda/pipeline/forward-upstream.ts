@@ -25,7 +25,7 @@ function upstreamBody(state: ProxyState): { body: Buffer; addedStreamUsage: bool
 }
 
 /**
- * Step 5, the handler: forward to the provider and stream its answer back
+ * Step 9, the handler: forward to the provider and stream its answer back
  * unchanged, reading usage on the way; the row is recorded when the body ends.
  */
 export function forwardUpstream(deps: Deps) {
@@ -173,7 +173,7 @@ async function commitToCache(deps: Deps, state: ProxyState, writer: CacheWriter,
   await Promise.race([commit, new Promise((resolve) => setTimeout(resolve, CACHE_COMMIT_WAIT_MS).unref())]);
 }
 
-/** Ends a body that goes quiet for longer than the upstream limit (CONTRACT: stalled streams). */
+/** Ends a body that goes quiet for longer than the upstream limit (README, "Errors the proxy answers itself"). */
 function watchStalls(body: NodeJS.EventEmitter, limitMs: number, onStall: () => void): void {
   const timer = setTimeout(onStall, limitMs);
   // refresh() re-arms the same timer: no allocation per chunk.

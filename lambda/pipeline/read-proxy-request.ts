@@ -27,7 +27,7 @@ function presentedCredential(incoming: IncomingRequest, provider: Provider): str
 
 /**
  * Everything a proxy request says about itself, read without any I/O: the
- * credential and mode (SPEC 5: a `sk-proxy-` credential means stored mode),
+ * credential and mode (a `sk-proxy-` credential means stored mode: docs/behaviour.md, "Authentication modes"),
  * the body and its validation, the requester label and the cache settings.
  */
 export function readProxyRequest(incoming: IncomingRequest, route: Route, work: BackgroundWork): ProxyState {

@@ -3,9 +3,9 @@ import { StoredKeyUnreadableError, StoreUnavailableError, ValidationError } from
 import { proxyState, type Middleware } from './middy-types';
 
 /**
- * Step 4: the key to send upstream. Stored mode opens the account's saved key
- * (SPEC 5.1); pass-through uses the client's own key as is and keeps it only
- * for this request (SPEC 5.2).
+ * Step 7: the key to send upstream. Stored mode opens the account's saved key
+ * (docs/behaviour.md, "Authentication modes"); pass-through uses the client's own key as is and keeps it only
+ * for this request.
  */
 export function resolveProviderKey(deps: Deps): Middleware {
   return {

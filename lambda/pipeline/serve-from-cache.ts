@@ -22,7 +22,7 @@ function clientAskedForStreamUsage(state: ProxyState): boolean {
 }
 
 /**
- * Step 5 (opt-in, SPEC 4.5): with `x-proxy-cache: true` a stored answer is
+ * Step 8 (opt-in, docs/behaviour.md "Cache"): with `x-proxy-cache: true` a stored answer is
  * returned without calling the provider; identical requests already in flight
  * on this instance wait for the first one's answer instead of calling too.
  */

@@ -2,12 +2,12 @@ import type { Deps } from '../deps';
 import { UnsupportedMediaTypeError, ValidationError } from '../errors';
 import { proxyState, type Middleware } from './middy-types';
 
-/** Step 3: the body fields the spec requires, and the proxy's own request headers. */
+/** Step 5: the body fields the spec requires, and the proxy's own request headers. */
 export function validateBody(_deps: Deps): Middleware {
   return {
     before: function validateBody(request) {
       const state = proxyState(request.event);
-      // SPEC 4.2: content-type application/json. A missing header is read as JSON, and so is curl's
+      // Content-type application/json (README, "Decisions where the spec is silent"). A missing header is read as JSON, and so is curl's
       // default form type when the body is a JSON object (`curl -d '{…}'`); another type is refused.
       const contentType = state.request.headers['content-type'];
       const curlDefault = contentType !== undefined && /^application\/x-www-form-urlencoded\b/i.test(contentType.trim()) && state.body !== undefined;

@@ -1,6 +1,6 @@
 /**
- * An independent statement of which proxy request bodies are valid (SPEC 4.3
- * and 7, CONTRACT "validation"), written from the spec rather than from the
+ * An independent statement of which proxy request bodies are valid (README,
+ * "Errors the proxy answers itself"), written from the documentation rather than from the
  * proxy's schema, so the property tests have their own oracle.
  */
 import fc from 'fast-check';

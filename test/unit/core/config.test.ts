@@ -90,7 +90,7 @@ describe('provider registry', () => {
     expect(providerById('prov-f')).toBeUndefined();
   });
 
-  it.each(defaults)('%s calls %s by default (CONTRACT providers table)', (id, url) => {
+  it.each(defaults)('%s calls %s by default (README, "Using the proxy from an SDK")', (id, url) => {
     expect(upstreamUrl(providerById(id)!, {}).href).toBe(url);
   });
 

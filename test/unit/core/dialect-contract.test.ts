@@ -43,7 +43,7 @@ describe('validate: only the fields the spec names', () => {
   });
 });
 
-describe('errorBody: the error shapes of CONTRACT.md', () => {
+describe('errorBody: the error shapes of the README (Errors the proxy answers itself)', () => {
   it.each([
     [400, 'invalid_request_error'],
     [401, 'authentication_error'],
