@@ -1,7 +1,7 @@
 /**
- * The one retry loop of the code base: the store client, the row writer and
- * the upstream call each say only which errors may be retried and how long to
- * wait before each new attempt.
+ * The one retry loop of the code base. Each call site names its policy from
+ * `retryPolicies` and says only which of its errors may be retried: the number
+ * of attempts and the waits between them are decided here.
  */
 export interface RetryPolicy {
   /** Attempts in all, the first one included. */
@@ -12,14 +12,76 @@ export interface RetryPolicy {
   delayMs(retry: number): number;
 }
 
-export async function withRetries<T>(operation: (attempt: number) => Promise<T>, policy: RetryPolicy): Promise<T> {
+export type Sleep = (ms: number) => Promise<void>;
+
+const sleep: Sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function withRetries<T>(operation: (attempt: number) => Promise<T>, policy: RetryPolicy, wait: Sleep = sleep): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await operation(attempt);
     } catch (error) {
       if (attempt >= policy.attempts || !policy.mayRetry(error)) throw error;
       const delay = policy.delayMs(attempt);
-      if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+      if (delay > 0) await wait(delay);
     }
   }
 }
+
+export interface Backoff {
+  /** The ceiling of the first retry's wait. */
+  firstMs: number;
+  /** Each further retry multiplies the ceiling by this. */
+  factor: number;
+  /** No wait's ceiling exceeds this. */
+  capMs: number;
+  /** Share of the ceiling always waited: 0 for full jitter; 0.5 keeps the retries spread over a known minimum time. */
+  floorShare?: number;
+}
+
+/**
+ * Jittered exponential backoff: the wait before retry `n` is drawn uniformly
+ * from [floor × ceiling, ceiling), where ceiling = min(cap, first × factor^(n-1)).
+ * Spreading the waits keeps many instances throttled at the same moment from
+ * retrying in lockstep.
+ */
+export function jitteredBackoff({ firstMs, factor, capMs, floorShare = 0 }: Backoff, random: () => number = Math.random): (retry: number) => number {
+  return (retry) => {
+    const ceiling = Math.min(capMs, firstMs * factor ** (retry - 1));
+    return ceiling * (floorShare + (1 - floorShare) * random());
+  };
+}
+
+type MayRetry = (error: unknown) => boolean;
+
+/** Backoffs by name, so tests can check each policy's bounds. */
+export const backoffs = {
+  /** As the AWS SDK does for DynamoDB: short, since the caller is waiting. */
+  storeCall: { firstMs: 50, factor: 2, capMs: 1_000 },
+  /** A BatchGet/BatchWrite's leftover keys or items: 40 ms doubling, as DynamoDB's guidance suggests. */
+  unprocessedItems: { firstMs: 40, factor: 2, capMs: 1_000 },
+  /**
+   * A usage row, written after the response: no one waits on it, so half of
+   * each wait is fixed and the retries always span 6 to 12 s of store outage
+   * before the row is spooled.
+   */
+  rowWrite: { firstMs: 100, factor: 4, capMs: 5_000, floorShare: 0.5 },
+} satisfies Record<string, Backoff>;
+
+export const retryPolicies = {
+  /**
+   * One DynamoDB call. `mayRetry` is the client's: it retries a command marked
+   * sent-at-most-once only when DynamoDB refused it or it never left the process.
+   */
+  storeCall: (mayRetry: MayRetry): RetryPolicy => ({ attempts: 3, mayRetry, delayMs: jitteredBackoff(backoffs.storeCall) }),
+  /** Sends what a batch call left unprocessed again: up to 5 times after the first call. */
+  unprocessedItems: (mayRetry: MayRetry, attempts = 6): RetryPolicy => ({ attempts, mayRetry, delayMs: jitteredBackoff(backoffs.unprocessedItems) }),
+  /** A usage row put: idempotent (keyed by the row's id), so every error is retried. */
+  rowWrite: (): RetryPolicy => ({ attempts: 6, mayRetry: () => true, delayMs: jitteredBackoff(backoffs.rowWrite) }),
+  /**
+   * A provider call whose kept-alive socket had been closed while idle: the
+   * request never arrived, so it is sent once more at once on a fresh connection.
+   * No wait, since nothing is overloaded.
+   */
+  staleUpstreamSocket: (isStale: MayRetry): RetryPolicy => ({ attempts: 2, mayRetry: isStale, delayMs: () => 0 }),
+};

@@ -1,11 +1,9 @@
 import { describeError, type Logger } from '../logger';
-import { withRetries } from '../retry';
+import { retryPolicies, withRetries } from '../retry';
 import type { BudgetStore } from './ports';
 import type { RowSpool } from './row-spool';
 import type { TokenUseTracker } from './token-use';
 import type { UsageLog, UsageRow } from './usage-row';
-
-const RETRY_DELAYS_MS = [50, 200, 800, 2_000, 5_000];
 
 /**
  * Writes one usage row durably: retried with backoff (the write is idempotent),
@@ -57,7 +55,7 @@ export class RowWriter {
   }
 
   private writeWithRetries(row: UsageRow): Promise<void> {
-    return withRetries(() => this.usageLog.write(row), { attempts: RETRY_DELAYS_MS.length + 1, mayRetry: () => true, delayMs: (retry) => RETRY_DELAYS_MS[retry - 1]! });
+    return withRetries(() => this.usageLog.write(row), retryPolicies.rowWrite());
   }
 
   private async afterWrite(row: UsageRow): Promise<void> {

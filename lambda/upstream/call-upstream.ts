@@ -1,7 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { ClientGoneError, UpstreamTimeoutError, UpstreamUnreachableError } from '../errors';
-import { withRetries } from '../retry';
+import { retryPolicies, withRetries } from '../retry';
 
 /**
  * Kept-alive sockets: after the first request to a provider, no TCP or TLS
@@ -48,11 +48,10 @@ export interface UpstreamResponse {
  * fresh connection.
  */
 export function callUpstream(call: UpstreamCall): Promise<UpstreamResponse> {
-  return withRetries((attempt) => sendOnce(call, attempt > 1), {
-    attempts: 2,
-    mayRetry: (error) => error instanceof UpstreamUnreachableError && error.staleSocket,
-    delayMs: () => 0,
-  });
+  return withRetries(
+    (attempt) => sendOnce(call, attempt > 1),
+    retryPolicies.staleUpstreamSocket((error) => error instanceof UpstreamUnreachableError && error.staleSocket),
+  );
 }
 
 function sendOnce(call: UpstreamCall, freshConnection: boolean): Promise<UpstreamResponse> {

@@ -1,4 +1,5 @@
 import { BatchGetCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { sendUntilProcessed } from './unprocessed';
 import type { DocumentClient } from './wire/document-client';
 
 type Key = Record<string, string>;
@@ -12,7 +13,6 @@ interface Waiter {
 }
 
 const MAX_KEYS_PER_BATCH = 100;
-const UNPROCESSED_RETRIES = 5;
 
 /**
  * Strongly consistent point reads of one table, coalesced: every read asked
@@ -61,14 +61,11 @@ export class BatchedGet {
       if (Item) found.set(this.idOf(Item), Item);
       return found;
     }
-    let pending: Key[] = keys;
-    for (let attempt = 0; pending.length; attempt++) {
-      if (attempt > UNPROCESSED_RETRIES) throw new Error(`DynamoDB left ${pending.length} reads unprocessed`);
-      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** attempt));
+    await sendUntilProcessed(keys, 'reads', async (pending) => {
       const result = await this.doc.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: pending, ConsistentRead: true } } }));
       for (const item of result.Responses?.[this.table] ?? []) found.set(this.idOf(item), item);
-      pending = (result.UnprocessedKeys?.[this.table]?.Keys as Key[] | undefined) ?? [];
-    }
+      return (result.UnprocessedKeys?.[this.table]?.Keys as Key[] | undefined) ?? [];
+    });
     return found;
   }
 }

@@ -1,10 +1,10 @@
 import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { sendUntilProcessed } from './unprocessed';
 import type { DocumentClient } from './wire/document-client';
 
 type Item = Record<string, unknown>;
 
 const MAX_ITEMS_PER_BATCH = 25;
-const UNPROCESSED_RETRIES = 5;
 
 /**
  * Puts into one table, coalesced: items written in the same tick go out as
@@ -46,12 +46,13 @@ export class BatchedPut {
       await this.doc.send(new PutCommand({ TableName: this.table, Item: items[0] }));
       return;
     }
-    let pending = items.map((Item) => ({ PutRequest: { Item } }));
-    for (let attempt = 0; pending.length; attempt++) {
-      if (attempt > UNPROCESSED_RETRIES) throw new Error(`DynamoDB left ${pending.length} writes unprocessed`);
-      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** attempt));
-      const result = await this.doc.send(new BatchWriteCommand({ RequestItems: { [this.table]: pending } }));
-      pending = (result.UnprocessedItems?.[this.table] as typeof pending | undefined) ?? [];
-    }
+    await sendUntilProcessed(
+      items.map((Item) => ({ PutRequest: { Item } })),
+      'writes',
+      async (pending) => {
+        const result = await this.doc.send(new BatchWriteCommand({ RequestItems: { [this.table]: pending } }));
+        return (result.UnprocessedItems?.[this.table] as typeof pending | undefined) ?? [];
+      },
+    );
   }
 }

@@ -3,6 +3,7 @@ import { BatchWriteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamo
 import { PartBuffer } from '../../cache/part-buffer';
 import { CacheWriteError, isCacheableStatus, type CachedResponse, type CachedResponseMeta, type CacheWriter, type ResponseCache } from '../../cache/response-cache';
 import { headItem, parseHead, type EntryHead } from '../../cache/entry-head';
+import { sendUntilProcessed, UnprocessedError } from './unprocessed';
 import type { DocumentClient } from './wire/document-client';
 
 /*
@@ -151,11 +152,19 @@ class CacheTable {
 
   private async deleteParts(key: string, partNumbers: number[]): Promise<void> {
     for (let i = 0; i < partNumbers.length; i += BATCH_LIMIT) {
-      let requests = partNumbers.slice(i, i + BATCH_LIMIT).map((part) => ({ DeleteRequest: { Key: { cache_key: key, part } } }));
-      for (let attempt = 0; requests.length && attempt < 5; attempt++) {
-        const result = await this.doc.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: requests } }));
-        requests = (result.UnprocessedItems?.[this.tableName] ?? []) as typeof requests;
-      }
+      const requests = partNumbers.slice(i, i + BATCH_LIMIT).map((part) => ({ DeleteRequest: { Key: { cache_key: key, part } } }));
+      // Whatever is still left after the last attempt is TTL's to remove; the next slice is tried all the same.
+      await sendUntilProcessed(
+        requests,
+        'deletes',
+        async (pending) => {
+          const result = await this.doc.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: pending } }));
+          return (result.UnprocessedItems?.[this.tableName] ?? []) as typeof pending;
+        },
+        5,
+      ).catch((error: unknown) => {
+        if (!(error instanceof UnprocessedError)) throw error;
+      });
     }
   }
 }

@@ -1,7 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { withRetries } from '../../../retry';
+import { retryPolicies, withRetries } from '../../../retry';
 import { itemFromWire, OPERATIONS } from './operations';
 import { SigV4Signer, type Credentials } from './sigv4';
 
@@ -17,7 +17,6 @@ const REFUSED_TYPES = new Set(['ProvisionedThroughputExceededException', 'Thrott
 const REFUSED_REASONS = new Set(['None', 'TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded']);
 /** Network errors where the request never reached DynamoDB. */
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
-const MAX_ATTEMPTS = 3;
 const ATTEMPT_TIMEOUT_MS = 5_000;
 
 class DynamoError extends Error {
@@ -106,11 +105,7 @@ export class LeanDocumentClient implements DocumentClient {
   }) as DocumentClient['send'];
 
   private call(operation: string, body: string, idempotent: boolean): Promise<Record<string, unknown>> {
-    return withRetries(() => this.post(operation, body), {
-      attempts: MAX_ATTEMPTS,
-      mayRetry: (error) => mayRetry(error, idempotent),
-      delayMs: (retry) => Math.random() * 25 * 2 ** retry,
-    });
+    return withRetries(() => this.post(operation, body), retryPolicies.storeCall((error) => mayRetry(error, idempotent)));
   }
 
   private post(operation: string, body: string): Promise<Record<string, unknown>> {
