@@ -315,6 +315,8 @@ describe('kind in the management API', () => {
     expect(((await bad.json()) as { error: { param: string } }).error.param).toBe('kind');
 
     const all = (await (await proxy.api('/api/logs?limit=500', { token })).json()) as { items: Array<{ kind: string }> };
+    // Stats come from rollups folded from the usage stream a moment after the rows.
+    await proxy.waitForRows(token, all.items.length);
     const stats = (await (await proxy.api('/api/stats', { token })).json()) as { by_kind: Array<{ kind: string; requests: number }> };
     const counted = Object.fromEntries(stats.by_kind.map((k) => [k.kind, k.requests]));
     const expected: Record<string, number> = {};

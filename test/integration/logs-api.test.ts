@@ -34,6 +34,8 @@ beforeAll(async () => {
   failedId = failed.headers.get('x-proxy-request-id');
   ids.push(failedId);
   await proxy.rowsFor(token, ids);
+  // Stats come from rollups folded from the usage stream a moment after the rows.
+  await proxy.waitForRows(token, ids.length);
 }, 60_000);
 
 afterAll(async () => {
