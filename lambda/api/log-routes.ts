@@ -3,15 +3,8 @@ import { jsonResponse } from '../http/response';
 import { ENDPOINT_KINDS, type EndpointKind } from '../providers/types';
 import type { LogQuery } from '../store/usage-row';
 import { logCsvStream } from './log-csv';
+import { isoParam } from './iso-param';
 import type { ApiRoute } from './route-types';
-
-function isoParam(query: URLSearchParams, name: string): string | undefined {
-  const value = query.get(name);
-  if (!value) return undefined;
-  const time = Date.parse(value);
-  if (Number.isNaN(time)) throw new ValidationError(`${name} must be an ISO 8601 time.`, name);
-  return new Date(time).toISOString();
-}
 
 export function readLogQuery(query: URLSearchParams): LogQuery {
   const limit = Number(query.get('limit') ?? 50);
@@ -25,8 +18,8 @@ export function readLogQuery(query: URLSearchParams): LogQuery {
   return {
     limit,
     cursor: query.get('cursor') || undefined,
-    from: isoParam(query, 'from'),
-    to: isoParam(query, 'to'),
+    from: isoParam(query, 'from')?.toISOString(),
+    to: isoParam(query, 'to')?.toISOString(),
     provider: query.get('provider') || undefined,
     kind: kind as EndpointKind | undefined,
     model: query.get('model') || undefined,

@@ -1,3 +1,4 @@
+import { ValidationError } from '../errors';
 import type { Deps } from '../deps';
 import type { IncomingRequest } from '../http/request';
 import type { ProxyResponse } from '../http/response';
@@ -32,7 +33,7 @@ export function jsonBody(call: ApiCall): Record<string, unknown> {
     parsed = undefined;
   }
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw Object.assign(new Error('The request body must be a JSON object.'), { status: 400 });
+    throw new ValidationError('The request body must be a JSON object.');
   }
   return parsed as Record<string, unknown>;
 }

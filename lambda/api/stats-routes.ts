@@ -1,28 +1,11 @@
 import { ValidationError } from '../errors';
 import { jsonResponse } from '../http/response';
 import { DAY_MS } from '../stats/bucket-keys';
+import { isoParam } from './iso-param';
 import type { ApiRoute } from './route-types';
 
 export const DEFAULT_STATS_DAYS = 7;
 export const MAX_STATS_DAYS = 400;
-
-const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
-
-/** A strict ISO 8601 date or date-time; a date-time without an offset is read as UTC, whatever the server's time zone. */
-function isoParam(query: URLSearchParams, name: string): Date | undefined {
-  // An unencoded '+' of an offset arrives as a space (form encoding): take it back.
-  const value = query.get(name)?.replace(/ (\d{2}:?\d{2})$/, '+$1').trim();
-  if (!value) return undefined;
-  const match = ISO_TIME.exec(value);
-  const hasTime = value.includes('T');
-  const time = match ? Date.parse(hasTime && !match[4] ? `${value}Z` : value) : NaN;
-  // Date.parse rolls 2026-02-30 over into March; a real calendar date is required.
-  const daysInMonth = match ? new Date(Date.UTC(Number(match[1]), Number(match[2]), 0)).getUTCDate() : 0;
-  if (!match || Number.isNaN(time) || Number(match[3]) < 1 || Number(match[3]) > daysInMonth) {
-    throw new ValidationError(`${name} must be an ISO 8601 time, e.g. 2026-11-21T13:00:00Z.`, name);
-  }
-  return new Date(time);
-}
 
 /**
  * The requested period [from, to). Either end may be left out: `to` defaults

@@ -15,7 +15,6 @@ export class PartBuffer {
   private pendingBytes = 0;
   private carry = '';
   private total = 0;
-  private emitted = 0;
 
   constructor(private readonly partBytes: number) {
     if (!Number.isInteger(partBytes) || partBytes <= 0) throw new RangeError('partBytes must be a positive integer');
@@ -24,11 +23,6 @@ export class PartBuffer {
   /** Bytes taken in so far. */
   get totalBytes(): number {
     return this.total;
-  }
-
-  /** Parts handed out so far. */
-  get partsEmitted(): number {
-    return this.emitted;
   }
 
   /** Adds a chunk; returns the parts that are now full, in order. */
@@ -78,7 +72,6 @@ export class PartBuffer {
     const remainder = joined.subarray(offset);
     this.pending = [remainder];
     this.pendingBytes = remainder.length;
-    this.emitted += parts.length;
     return parts;
   }
 }

@@ -1,14 +1,13 @@
 import type { ParsedToken } from '../auth/proxy-token';
 import type { BackgroundWork } from '../background-work';
 import type { BudgetStatus } from '../budgets/budget';
+import type { CacheMode } from '../cache/cache-mode';
 import type { CachedResponse } from '../cache/response-cache';
 import type { IncomingRequest } from '../http/request';
 import type { Provider } from '../providers/registry';
 import type { Endpoint } from '../providers/types';
 import type { ValidationResult } from '../providers/types';
 import type { RateLimitDecision, StoredProviderKey, TokenRecord } from '../store/ports';
-
-export type CacheMode = 'off' | 'read-write' | 'refresh';
 
 /** What one proxied request has learned so far, step by step through the pipeline. */
 export interface ProxyState {
