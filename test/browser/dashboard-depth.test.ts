@@ -1,56 +1,16 @@
 /**
  * The dashboard's deeper views in headless Chromium against the real local server: a request's
  * details (and their deep link), hourly charts for short periods, a chart per metric, per-token
- * spend, the model-prefix filter with suggestions, the CSV download, dark mode, auto-refresh and
- * the snippet languages — at laptop and 375 px phone widths, with screenshots to look at.
+ * spend and the model-prefix filter with suggestions — with screenshots to look at. The CSV
+ * download, dark mode, auto-refresh and snippets are in dashboard-polish.test.ts.
  */
-import { readFileSync } from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { formatCost, formatInt, formatMs, formatUsd } from '../../lambda/dashboard/src/format';
 import type { LogRow, Stats } from '../../lambda/dashboard/src/types';
-import { csvRows } from '../support/csv';
-import { startProxy, type ProxyServer } from '../support/proxy-server';
-import { callThroughSdk } from '../support/sdk-clients';
-import { browserAvailability, launchBrowser, MISSING_BROWSER, newTab, overflowsHorizontally, screenshot, signIn, type ViewportName } from './browser-harness';
-import { sendTraffic, type SentTraffic } from './traffic';
-
-const availability = browserAvailability();
-if (availability === 'skip') console.warn(`Skipping the dashboard depth tests: ${MISSING_BROWSER}`);
-if (availability === 'fail') {
-  test('chromium is installed (required when CI is set)', () => {
-    throw new Error(MISSING_BROWSER);
-  });
-}
-const describeInBrowser = availability === 'present' ? describe : describe.skip;
-
-/** Polls until `check` holds (or fails after a few seconds), for counts that grow as requests arrive. */
-async function until(read: () => Promise<number> | number, check: (n: number) => boolean): Promise<number> {
-  for (let i = 0; ; i++) {
-    const value = await read();
-    if (check(value) || i >= 50) return value;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-async function apiJson<T>(proxy: ProxyServer, token: string, path: string): Promise<T> {
-  const response = await proxy.api(path, { token });
-  if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
-  return (await response.json()) as T;
-}
-
-async function ready(page: Page, name: string): Promise<void> {
-  await page.locator(`[data-testid=page-${name}][data-state=ready]`).waitFor();
-}
-
-/** Goes to a hash route from scratch and waits for its data. */
-async function visit(page: Page, proxy: ProxyServer, hash: string, name: string): Promise<void> {
-  await page.goto(`${proxy.url}/${hash}`);
-  await ready(page, name);
-}
-
-function rgb(page: Page, selector: string, property: 'backgroundColor' | 'color'): Promise<string> {
-  return page.locator(selector).first().evaluate((element, prop) => getComputedStyle(element)[prop], property);
-}
+import type { ProxyServer } from '../support/proxy-server';
+import { newTab, screenshot, signIn } from './browser-harness';
+import { apiJson, describeInBrowser, ready, startDepthWorld, until, visit } from './depth-setup';
+import type { SentTraffic } from './traffic';
 
 describeInBrowser('dashboard depth in a browser', () => {
   let proxy: ProxyServer;
@@ -61,13 +21,7 @@ describeInBrowser('dashboard depth in a browser', () => {
   let appRequestId: string;
 
   beforeAll(async () => {
-    [proxy, browser] = await Promise.all([startProxy(), launchBrowser()]);
-    token = proxy.account.token;
-    traffic = await sendTraffic(proxy, token);
-    appToken = (await (await proxy.api('/api/tokens', { token, body: { name: 'support-bot' } })).json()) as { token: string; token_id: string };
-    proxy.secrets.add(appToken.token);
-    appRequestId = (await callThroughSdk({ proxyBase: proxy.proxyBase, token: appToken.token, provider: 'prov-a', stream: false, headers: { 'x-proxy-user': 'dana' } })).requestId;
-    await proxy.waitForRows(token, traffic.rows + 1);
+    ({ proxy, browser, token, traffic, appToken, appRequestId } = await startDepthWorld());
   }, 90_000);
 
   afterAll(async () => {
@@ -297,176 +251,4 @@ describeInBrowser('dashboard depth in a browser', () => {
     }
   });
 
-  test('the CSV download holds exactly the rows of /api/logs for the same filters', async () => {
-    const { context, page } = await newTab(browser);
-    try {
-      await signIn(page, proxy.url, token);
-      for (const hash of ['#/logs', '#/logs?provider=prov-b', '#/logs?status=error']) {
-        await visit(page, proxy, hash, 'logs');
-        const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('logs-csv').click()]);
-        expect(download.suggestedFilename()).toMatch(/^usage-logs-\d{4}-\d\d-\d\d\.csv$/);
-        const [header, ...lines] = csvRows(readFileSync((await download.path())!, 'utf8'));
-        const query = new URLSearchParams(hash.split('?')[1] ?? '');
-        query.set('limit', '500');
-        const items = (await apiJson<{ items: LogRow[] }>(proxy, token, `/api/logs?${query}`)).items;
-        expect(items.length).toBeGreaterThan(0);
-        const asRows = lines.map((line) => Object.fromEntries(header.map((name, i) => [name, line[i]])));
-        expect(asRows.map((r) => r.id)).toEqual(items.map((r) => r.id));
-        asRows.forEach((r, i) => {
-          const row = items[i];
-          expect([r.provider, r.kind, r.model, r.token_id, r.requester, r.error, Number(r.input_tokens), Number(r.output_tokens), Number(r.cost_usd), Number(r.status_code), r.cached]).toEqual([
-            row.provider,
-            row.kind,
-            row.model,
-            row.token_id,
-            row.requester ?? '',
-            row.error ?? '',
-            row.input_tokens,
-            row.output_tokens,
-            row.cost_usd,
-            row.status_code,
-            String(row.cached),
-          ]);
-        });
-      }
-    } finally {
-      await context.close();
-    }
-  });
-
-  test('dark mode follows the system and the toggle, and its colours are applied', async () => {
-    const { context, page } = await newTab(browser, 'laptop', { colorScheme: 'dark' });
-    try {
-      await signIn(page, proxy.url, token);
-      await page.waitForTimeout(250);
-      const dark = { body: await rgb(page, 'html', 'backgroundColor'), card: await rgb(page, '.card', 'backgroundColor'), text: await rgb(page, 'h1', 'color') };
-      expect(dark).toEqual({ body: 'rgb(15, 19, 24)', card: 'rgb(23, 28, 35)', text: 'rgb(228, 232, 238)' });
-      await expect(page.evaluate(() => getComputedStyle(document.documentElement).colorScheme)).resolves.toBe('dark');
-      await screenshot(page, 'laptop-overview-dark');
-
-      // The toggle: auto → light → dark, remembered across a reload.
-      await expect(page.getByTestId('theme-toggle').getAttribute('data-theme-choice')).resolves.toBe('system');
-      await page.getByTestId('theme-toggle').click();
-      await expect(rgb(page, 'html', 'backgroundColor')).resolves.toBe('rgb(245, 246, 248)');
-      await page.getByTestId('theme-toggle').click();
-      await expect(rgb(page, 'html', 'backgroundColor')).resolves.toBe('rgb(15, 19, 24)');
-      await page.emulateMedia({ colorScheme: 'light' });
-      await expect(rgb(page, 'html', 'backgroundColor')).resolves.toBe('rgb(15, 19, 24)');
-      await page.reload();
-      await ready(page, 'overview');
-      await expect(rgb(page, 'html', 'backgroundColor')).resolves.toBe('rgb(15, 19, 24)');
-      // The charts (drawn on a canvas, which cannot follow CSS) are redrawn with the theme's axis colour.
-      await expect(page.getByTestId('chart-cost').getAttribute('data-axis-color')).resolves.toBe('#a0aab8');
-      await page.getByTestId('theme-toggle').click();
-      await expect(page.getByTestId('theme-toggle').getAttribute('data-theme-choice')).resolves.toBe('system');
-      await expect(rgb(page, 'html', 'backgroundColor')).resolves.toBe('rgb(245, 246, 248)');
-      await expect(page.getByTestId('chart-cost').getAttribute('data-axis-color')).resolves.toBe('#5b6472');
-
-      await visit(page, proxy, `#/logs/${appRequestId}`, 'logs');
-      await page.emulateMedia({ colorScheme: 'dark' });
-      await page.locator('[data-testid=log-detail][data-state=ready]').waitFor();
-      await expect(rgb(page, '.drawer', 'backgroundColor')).resolves.toBe('rgb(23, 28, 35)');
-      await screenshot(page, 'laptop-log-detail-dark', { fullPage: false });
-    } finally {
-      await context.close();
-    }
-  });
-
-  test('auto-refresh reloads the overview and the logs on a timer while switched on', async () => {
-    const { context, page } = await newTab(browser);
-    try {
-      await page.clock.install();
-      await signIn(page, proxy.url, token);
-      const statsCalls: string[] = [];
-      const logCalls: string[] = [];
-      page.on('request', (r) => {
-        if (r.url().includes('/api/stats')) statsCalls.push(r.url());
-        if (r.url().includes('/api/logs?')) logCalls.push(r.url());
-      });
-      await page.clock.runFor(20_000);
-      expect(statsCalls).toHaveLength(0);
-      await page.getByTestId('overview-auto-refresh').check();
-      await page.clock.runFor(16_000);
-      expect(await until(() => statsCalls.length, (n) => n >= 1)).toBeGreaterThanOrEqual(1);
-
-      await visit(page, proxy, '#/logs', 'logs');
-      await expect(page.getByTestId('logs-auto-refresh').isChecked()).resolves.toBe(true);
-      const before = logCalls.length;
-      await page.clock.runFor(16_000);
-      expect(await until(() => logCalls.length, (n) => n > before)).toBeGreaterThan(before);
-      await page.getByTestId('logs-auto-refresh').uncheck();
-      const after = logCalls.length;
-      await page.clock.runFor(40_000);
-      expect(logCalls.length).toBe(after);
-    } finally {
-      await context.close();
-    }
-  });
-
-  test('snippets come in TypeScript, Python and curl', async () => {
-    const { context, page } = await newTab(browser);
-    try {
-      await signIn(page, proxy.url, token);
-      await visit(page, proxy, '#/integrations', 'integrations');
-      await page.getByTestId('snippets-prov-a').click();
-      const code = () => page.locator('[data-testid=snippet-stored-prov-a] pre').textContent();
-      await expect(code()).resolves.toContain('import Anthropic from "@anthropic-ai/sdk"');
-      await page.getByTestId('snippet-language-python-prov-a').click();
-      await expect(code()).resolves.toContain('from anthropic import Anthropic');
-      await page.getByTestId('snippet-language-curl-prov-a').click();
-      await expect(code()).resolves.toContain(`curl ${proxy.url}/api/proxy/v1/messages`);
-      await expect(page.locator('[data-testid=snippet-pass-through-prov-a] pre').textContent()).resolves.toContain('x-proxy-token: sk-proxy-');
-    } finally {
-      await context.close();
-    }
-  });
-
-  test.each([
-    ['laptop', 'light'],
-    ['laptop', 'dark'],
-    ['phone', 'light'],
-    ['phone', 'dark'],
-  ] as [ViewportName, 'light' | 'dark'][])('%s, %s: no sideways scroll on any new view; screenshots', async (size, scheme) => {
-    const { context, page } = await newTab(browser, size, { colorScheme: scheme });
-    const problems: string[] = [];
-    try {
-      await signIn(page, proxy.url, token);
-      const views: [string, string, string][] = [
-        ['#/overview?period=today', 'overview', 'overview-today'],
-        ['#/overview?period=30d', 'overview', 'overview-30d'],
-        ['#/logs?model=gpt', 'logs', 'logs-filtered'],
-        [`#/logs/${appRequestId}`, 'logs', 'log-detail'],
-        ['#/tokens?period=30d', 'tokens', 'tokens-spend'],
-      ];
-      for (const [hash, name, shot] of views) {
-        await visit(page, proxy, hash, name);
-        if (hash.includes('/logs/')) await page.locator('[data-testid=log-detail][data-state=ready]').waitFor();
-        await page.waitForTimeout(250);
-        if (await overflowsHorizontally(page)) problems.push(`${shot}: wider than the ${size} screen`);
-        await screenshot(page, `${size}-${scheme}-${shot}`, { fullPage: !hash.includes('/logs/') });
-      }
-      if (size === 'phone') {
-        await visit(page, proxy, '#/logs', 'logs');
-        await page.getByTestId('logs-filters-toggle').click();
-        if (await overflowsHorizontally(page)) problems.push('logs filters: wider than the phone screen');
-        await screenshot(page, `${size}-${scheme}-logs-filters-open`);
-        await visit(page, proxy, '#/integrations', 'integrations');
-        await page.getByTestId('snippets-prov-b').click();
-        await page.getByTestId('snippet-language-curl-prov-b').click();
-        if (await overflowsHorizontally(page)) problems.push('curl snippet: wider than the phone screen');
-        await screenshot(page, `${size}-${scheme}-integrations-curl`);
-      }
-      problems.push(...(await page.evaluate(() => window.__pageErrors)).map((e) => `script error: ${e}`));
-      expect(problems).toEqual([]);
-    } finally {
-      await context.close();
-    }
-  }, 120_000);
-});
-
-test('the CSV reader the download checks rely on reads quotes, commas and line breaks', () => {
-  expect(csvRows('a,b\r\n"x ""y"", z\nw",2\r\n')).toEqual([
-    ['a', 'b'],
-    ['x "y", z\nw', '2'],
-  ]);
 });

@@ -1,0 +1,68 @@
+/**
+ * What the dashboard-depth browser tests share: the browser check, a local server with traffic from
+ * two tokens, and small page helpers.
+ */
+import type { Browser, Page } from 'playwright-core';
+import { startProxy, type ProxyServer } from '../support/proxy-server';
+import { callThroughSdk } from '../support/sdk-clients';
+import { browserAvailability, launchBrowser, MISSING_BROWSER } from './browser-harness';
+import { sendTraffic, type SentTraffic } from './traffic';
+
+const availability = browserAvailability();
+if (availability === 'skip') console.warn(`Skipping the dashboard depth tests: ${MISSING_BROWSER}`);
+if (availability === 'fail') {
+  test('chromium is installed (required when CI is set)', () => {
+    throw new Error(MISSING_BROWSER);
+  });
+}
+export const describeInBrowser = availability === 'present' ? describe : describe.skip;
+
+/** Polls until `check` holds (or fails after a few seconds), for counts that grow as requests arrive. */
+export async function until(read: () => Promise<number> | number, check: (n: number) => boolean): Promise<number> {
+  for (let i = 0; ; i++) {
+    const value = await read();
+    if (check(value) || i >= 50) return value;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+export async function apiJson<T>(proxy: ProxyServer, token: string, path: string): Promise<T> {
+  const response = await proxy.api(path, { token });
+  if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
+  return (await response.json()) as T;
+}
+
+export async function ready(page: Page, name: string): Promise<void> {
+  await page.locator(`[data-testid=page-${name}][data-state=ready]`).waitFor();
+}
+
+/** Goes to a hash route from scratch and waits for its data. */
+export async function visit(page: Page, proxy: ProxyServer, hash: string, name: string): Promise<void> {
+  await page.goto(`${proxy.url}/${hash}`);
+  await ready(page, name);
+}
+
+export function rgb(page: Page, selector: string, property: 'backgroundColor' | 'color'): Promise<string> {
+  return page.locator(selector).first().evaluate((element, prop) => getComputedStyle(element)[prop], property);
+}
+
+export interface DepthWorld {
+  proxy: ProxyServer;
+  browser: Browser;
+  token: string;
+  traffic: SentTraffic;
+  appToken: { token: string; token_id: string };
+  appRequestId: string;
+}
+
+/** A server with the usual traffic, a second token ("support-bot") and one request made with it. */
+export async function startDepthWorld(): Promise<DepthWorld> {
+  const [proxy, browser] = await Promise.all([startProxy(), launchBrowser()]);
+  const token = proxy.account.token;
+  const traffic = await sendTraffic(proxy, token);
+  const appToken = (await (await proxy.api('/api/tokens', { token, body: { name: 'support-bot' } })).json()) as { token: string; token_id: string };
+  proxy.secrets.add(appToken.token);
+  const appRequestId = (await callThroughSdk({ proxyBase: proxy.proxyBase, token: appToken.token, provider: 'prov-a', stream: false, headers: { 'x-proxy-user': 'dana' } })).requestId;
+  await proxy.waitForRows(token, traffic.rows + 1);
+  return { proxy, browser, token, traffic, appToken, appRequestId };
+}
