@@ -118,6 +118,8 @@ describe.each([
     expect(apiError.message).toMatch(/has spent \$0\.\d{6}/);
     expect(upstreamCalls(proxy)).toBe(before);
 
+    // The row is written after the answer has gone out: wait for it.
+    await proxy.waitForRows(account.token, 1, 'status=error');
     const rows = await allRows(proxy, account.token, 'status=error');
     const refused = rows.filter((r) => r.status_code === 402);
     // One row: the SDK did not retry.
