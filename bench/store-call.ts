@@ -22,7 +22,7 @@ import { loadConfig } from '../lambda/config';
 import { buildDeps } from '../lambda/deps';
 import type { Logger } from '../lambda/logger';
 import { createDynamoClients } from '../lambda/store/dynamodb/client';
-import { requesterLabel } from '../lambda/store/usage-row';
+import { requesterLabel } from '../lambda/usage/usage-row';
 import { median } from './stats';
 
 export type StoreCallCpu = { proxyClient: number; sdkDocumentClient: number; sdkLowLevelCachedMiddleware: number; bareHttp: number };

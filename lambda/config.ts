@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { tableNames } from './store/tables';
+import { tableNames } from './tables';
 
 /** Environment variables are strings; every one is optional and has a documented default. */
 const EnvSchema = z.object({

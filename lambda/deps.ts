@@ -22,11 +22,11 @@ import { DynamoRateLimiter } from './store/dynamodb/rate-limiter';
 import { DynamoUsageLog } from './store/dynamodb/usage-log';
 import { DynamoUsageStats } from './store/dynamodb/usage-stats';
 import type { AccountStore, BudgetStore, ProviderKeyStore, RateLimiter, SecretSealer } from './store/ports';
-import { FileRowSpool, LogRowSpool, type RowSpool } from './store/row-spool';
-import { RowWriter } from './store/row-writer';
-import { TokenUseTracker } from './store/token-use';
-import type { UsageStats } from './store/usage-stats';
-import type { UsageLog } from './store/usage-row';
+import { FileRowSpool, LogRowSpool, type RowSpool } from './usage/row-spool';
+import { RowWriter } from './usage/row-writer';
+import { TokenUseTracker } from './usage/token-use';
+import type { UsageStats } from './usage/usage-stats';
+import type { UsageLog } from './usage/usage-row';
 
 /** Everything the pipeline and the API use, built once per process. */
 export interface Deps {

@@ -1,8 +1,8 @@
 import middy from '@middy/core';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { buildFoldDeps } from './deps';
-import { compareSequences } from './stats/fold';
-import { streamedRows } from './stats/stream-records';
+import { compareSequences } from './usage/rollups/fold';
+import { streamedRows } from './store/dynamodb/stream-records';
 
 const deps = buildFoldDeps();
 

@@ -1,7 +1,7 @@
 import { CfnOutput, Fn, Stack, type StackProps } from 'aws-cdk-lib';
 import { FunctionUrlAuthType, InvokeMode } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
-import { type TableId } from '../lambda/store/tables';
+import { type TableId } from '../lambda/tables';
 import { AdminSecret } from './constructs/admin-secret';
 import { ProxyAlarms } from './constructs/alarms';
 import { ProviderKeyEncryption } from './constructs/provider-key';

@@ -3,7 +3,7 @@ import { isBudgetPeriod, type BudgetPeriod } from '../budgets/periods';
 import { NotFoundError, ValidationError } from '../errors';
 import { jsonResponse, type ProxyResponse } from '../http/response';
 import { nanosToUsd } from '../pricing/price-table';
-import { REQUESTER_MAX_CHARS } from '../store/usage-row';
+import { REQUESTER_MAX_CHARS } from '../usage/usage-row';
 import { jsonBody, type ApiCall, type ApiRoute } from './route-types';
 
 /** Limits above this would no longer be exact in nano-dollars as JavaScript numbers. */

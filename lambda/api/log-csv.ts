@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import type { LogQuery, UsageLog, UsageRow } from '../store/usage-row';
+import type { LogQuery, UsageLog, UsageRow } from '../usage/usage-row';
 
 /** Rows fetched per store read while exporting: memory stays at one page, however long the period. */
 const EXPORT_PAGE_SIZE = 500;

@@ -1,7 +1,7 @@
 import { NotFoundError, ValidationError } from '../errors';
 import { jsonResponse } from '../http/response';
 import { ENDPOINT_KINDS, type EndpointKind } from '../providers/types';
-import type { LogQuery } from '../store/usage-row';
+import type { LogQuery } from '../usage/usage-row';
 import { logCsvStream } from './log-csv';
 import { isoParam } from './iso-param';
 import type { ApiRoute } from './route-types';

@@ -1,6 +1,6 @@
 import { ValidationError } from '../errors';
 import { jsonResponse } from '../http/response';
-import { DAY_MS } from '../stats/bucket-keys';
+import { DAY_MS } from '../usage/rollups/bucket-keys';
 import { isoParam } from './iso-param';
 import type { ApiRoute } from './route-types';
 

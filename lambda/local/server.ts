@@ -114,7 +114,7 @@ async function main(): Promise<void> {
   // The handler module builds its dependencies from the environment when it loads, so it loads last.
   installLambdaShim();
   const { handler, deps } = await import('../handler');
-  const { FileRowSpool } = await import('../store/row-spool');
+  const { FileRowSpool } = await import('../usage/row-spool');
   if (deps.rowSpool instanceof FileRowSpool) deps.rowSpool.startReplay((row) => deps.rowWriter.writeOnce(row));
   // The rollups come from the usage-logs stream, as in AWS; here this process reads it about once a second.
   const { localStreamPoller } = await import('./stats-consumer');
@@ -144,7 +144,7 @@ async function prepareStore(config: Config): Promise<void> {
 
 /** Rows of finished requests reach the store (or, past the deadline, the spool); the replay is suspended. */
 async function stopServing(deps: Deps, deadline: number): Promise<void> {
-  const { FileRowSpool } = await import('../store/row-spool');
+  const { FileRowSpool } = await import('../usage/row-spool');
   const drained = await Promise.race([deps.background.drain().then(() => true), sleep(deadline - Date.now()).then(() => false)]);
   if (!drained) await deps.rowWriter.spoolUnwritten();
   if (deps.rowSpool instanceof FileRowSpool) await deps.rowSpool.stop();

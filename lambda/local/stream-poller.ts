@@ -2,9 +2,9 @@ import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynam
 import { DescribeStreamCommand, GetRecordsCommand, GetShardIteratorCommand, type DynamoDBStreamsClient, type Shard } from '@aws-sdk/client-dynamodb-streams';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { describeError, type Logger } from '../logger';
-import { compareSequences } from '../stats/fold';
-import { streamedRows, type UsageStreamRecord } from '../stats/stream-records';
-import type { UsageStats } from '../store/usage-stats';
+import { compareSequences } from '../usage/rollups/fold';
+import { streamedRows, type UsageStreamRecord } from '../store/dynamodb/stream-records';
+import type { UsageStats } from '../usage/usage-stats';
 
 /** Pages read from one shard per round, so a backlog cannot starve the other shards. */
 const PAGES_PER_ROUND = 20;

@@ -4,7 +4,7 @@ import { parseCacheMode } from '../cache/cache-mode';
 import { cacheTtlSeconds } from '../cache/cache-ttl';
 import type { BackgroundWork } from '../background-work';
 import type { IncomingRequest } from '../http/request';
-import { asObject, tryParseJson } from '../providers/dialects/json';
+import { asObject, tryParseJson } from '../json';
 import type { Provider, Route } from '../providers/registry';
 import type { CredentialHeader, ValidationResult } from '../providers/types';
 import type { ProxyState } from './state';

@@ -1,7 +1,7 @@
 import type { Deps } from '../deps';
 import { nanosToUsd } from '../pricing/price-table';
 import { NO_USAGE, type Usage } from '../providers/usage';
-import { requesterLabel, rowLabel, type UsageRow } from '../store/usage-row';
+import { requesterLabel, rowLabel, type UsageRow } from '../usage/usage-row';
 import type { ProxyState } from './state';
 
 export interface Completion {

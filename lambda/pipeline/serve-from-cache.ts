@@ -3,7 +3,7 @@ import type { CachedResponse, CacheWriter } from '../cache/response-cache';
 import type { Deps } from '../deps';
 import { describeError } from '../logger';
 import type { ProxyResponse } from '../http/response';
-import { asObject } from '../providers/dialects/json';
+import { asObject } from '../json';
 import { replayCached } from '../streaming/replay';
 import { finishResponse } from './finish-response';
 import { pipelineData, proxyState, type Middleware } from './middy-types';

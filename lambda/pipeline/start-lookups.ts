@@ -1,5 +1,5 @@
 import type { Deps } from '../deps';
-import { requesterLabel } from '../store/usage-row';
+import { requesterLabel } from '../usage/usage-row';
 import { proxyState, type Middleware } from './middy-types';
 
 /** Keeps an early rejection from being reported as unhandled before its step awaits it. */

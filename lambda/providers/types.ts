@@ -1,4 +1,4 @@
-import type { SseEvent } from '../streaming/sse-event';
+import type { SseEvent } from '../sse/sse-event';
 import type { EndpointKind as CacheKind } from '../cache/cache-key';
 import type { Usage } from './usage';
 

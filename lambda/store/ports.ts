@@ -4,7 +4,7 @@
  */
 import type { Budget, BudgetStatus, BudgetSubject } from '../budgets/budget';
 import type { ProviderId } from '../providers/registry';
-import type { UsageRow } from './usage-row';
+import type { UsageRow } from '../usage/usage-row';
 
 export type Scope = 'proxy' | 'manage';
 

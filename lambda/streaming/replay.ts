@@ -1,8 +1,8 @@
 import { Readable } from 'node:stream';
 import type { CachedResponse } from '../cache/response-cache';
 import type { Dialect } from '../providers/types';
-import { SseDecoder } from './sse-decoder';
-import type { SseEvent } from './sse-event';
+import { SseDecoder } from '../sse/sse-decoder';
+import type { SseEvent } from '../sse/sse-event';
 
 export interface ReplayRequest {
   dialect: Dialect;

@@ -1,8 +1,8 @@
 import { StringDecoder } from 'node:string_decoder';
 import { Transform, type TransformCallback } from 'node:stream';
 import type { Dialect, StreamOutcome } from '../providers/types';
-import { tryParseJson } from '../providers/dialects/json';
-import { SseDecoder } from './sse-decoder';
+import { tryParseJson } from '../json';
+import { SseDecoder } from '../sse/sse-decoder';
 
 /** JSON bodies are parsed whole up to this size; past it, the model is read from the head and usage from the tail. */
 const MAX_JSON_READ = 16 * 1024 * 1024;

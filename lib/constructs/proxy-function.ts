@@ -8,7 +8,7 @@ import { Alias, ApplicationLogLevel, Architecture, LoggingFormat, Runtime, Syste
 import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import type { TableShape } from '../../lambda/store/tables';
+import type { TableShape } from '../../lambda/tables';
 
 /** Where the Lambda entry lives, relative to the project root. */
 export const HANDLER_ENTRY = 'lambda/handler.ts';

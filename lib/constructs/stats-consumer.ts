@@ -8,7 +8,7 @@ import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import type { TableShape } from '../../lambda/store/tables';
+import type { TableShape } from '../../lambda/tables';
 import { esmBundling } from './proxy-function';
 
 export const CONSUMER_ENTRY = 'lambda/stream-consumer.ts';

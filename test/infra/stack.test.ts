@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Match } from 'aws-cdk-lib/assertions';
-import { TABLES, type TableShape } from '../../lambda/store/tables';
+import { TABLES, type TableShape } from '../../lambda/tables';
 import { ADMIN_KEY_LENGTH } from '../../lib/constructs/admin-secret';
 import { ENCRYPTION_CONTEXT_CONDITION } from '../../lib/constructs/provider-key';
 import { ESM_REQUIRE_BANNER, TABLE_ACTIONS } from '../../lib/constructs/proxy-function';
@@ -25,7 +25,7 @@ const roleOf = (f: { Properties: Record<string, unknown> }) => (f.Properties.Rol
 const key = () => single(synth.template, 'AWS::KMS::Key');
 const secret = () => single(synth.template, 'AWS::SecretsManager::Secret');
 
-describe('DynamoDB tables, built from lambda/store/tables.ts', () => {
+describe('DynamoDB tables, built from lambda/tables.ts', () => {
   it('has exactly one table per shape', () => {
     synth.template.resourceCountIs('AWS::DynamoDB::Table', SHAPES.length);
   });
@@ -46,7 +46,7 @@ describe('DynamoDB tables, built from lambda/store/tables.ts', () => {
     expect(p.SSESpecification).toEqual({ SSEEnabled: false });
   });
 
-  it('accounts: monthly budget spend counters expire through TTL on expires_at (test/store/budget-store.test.ts checks the attribute written)', () => {
+  it('accounts: monthly budget spend counters expire through TTL on expires_at (test/integration/store/budget-store.test.ts checks the attribute written)', () => {
     expect(table(TABLES.accounts).Properties.TimeToLiveSpecification).toEqual({ AttributeName: 'expires_at', Enabled: true });
   });
 

@@ -1,7 +1,7 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
 import { createDynamoClients } from '../../lambda/store/dynamodb/client';
-import { tableNames } from '../../lambda/store/tables';
+import { tableNames } from '../../lambda/tables';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 
 const prefix = `ttl${randomBytes(3).toString('hex')}-`;

@@ -9,8 +9,8 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { newRequestId } from '../../lambda/http/request';
-import { tableNames } from '../../lambda/store/tables';
-import type { UsageRow } from '../../lambda/store/usage-row';
+import { tableNames } from '../../lambda/tables';
+import type { UsageRow } from '../../lambda/usage/usage-row';
 import { sdkDocumentClient } from './support/dynamo';
 import { spawnServer, type ServerProcess } from './support/server-process';
 

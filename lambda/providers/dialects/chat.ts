@@ -1,8 +1,8 @@
-import type { SseEvent } from '../../streaming/sse-event';
+import type { SseEvent } from '../../sse/sse-event';
 import type { Dialect, StreamOutcome } from '../types';
 import { tokenCount, type Usage } from '../usage';
 import { findErrorMessage } from './error-text';
-import { asObject, asString, tryParseJson, type JsonObject } from './json';
+import { asObject, asString, tryParseJson, type JsonObject } from '../../json';
 import { setNestedMember } from './json-splice';
 import { assembleChatResponse, synthesizeChatEvents } from './chat-replay';
 import { openAiErrorBody } from './openai-errors';

@@ -1,8 +1,8 @@
-import type { SseEvent } from '../../streaming/sse-event';
+import type { SseEvent } from '../../sse/sse-event';
 import type { Dialect, StreamOutcome } from '../types';
 import { tokenCount, type Usage } from '../usage';
 import { findErrorMessage } from './error-text';
-import { asObject, asString, tryParseJson, type JsonObject } from './json';
+import { asObject, asString, tryParseJson, type JsonObject } from '../../json';
 import { openAiErrorBody } from './openai-errors';
 import { assembleResponsesResponse, synthesizeResponsesEvents } from './responses-replay';
 import { responsesBodySchema, validateWith } from './validation';

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { budgetStatus, type Budget, type BudgetStatus, type BudgetSubject, type Spend } from '../../budgets/budget';
 import { dayAttribute, isBudgetPeriod, monthOf, nextMonthStart } from '../../budgets/periods';
 import type { BudgetStore } from '../ports';
-import type { UsageRow } from '../usage-row';
+import type { UsageRow } from '../../usage/usage-row';
 import { accountPk } from './account-store';
 import { BatchedGet } from './batched-get';
 import { MergedAdds } from './merged-adds';

@@ -2,7 +2,7 @@ import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ValidationError } from '../../errors';
 import { requestIdTime } from '../../http/request';
 import { BatchedPut } from './batched-put';
-import type { LogQuery, UsageLog, UsageRow } from '../usage-row';
+import type { LogQuery, UsageLog, UsageRow } from '../../usage/usage-row';
 import type { DocumentClient } from './wire/document-client';
 
 const MAX_PAGES_PER_QUERY = 20;

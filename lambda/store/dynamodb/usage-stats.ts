@@ -1,9 +1,9 @@
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { effectivePeriod, parseBucketKey, summaryRanges, type KeyRange } from '../../stats/bucket-keys';
-import { deltaAfter, foldRows, sortableSequence, type BucketDelta, type StreamedRow } from '../../stats/fold';
-import { rollupFromItem } from '../../stats/rollup';
-import { assembleSummary, type RollupSlice } from '../../stats/summary';
-import type { FoldOutcome, StatsSummary, UsageStats } from '../usage-stats';
+import { effectivePeriod, parseBucketKey, summaryRanges, type KeyRange } from '../../usage/rollups/bucket-keys';
+import { deltaAfter, foldRows, sortableSequence, type BucketDelta, type StreamedRow } from '../../usage/rollups/fold';
+import { rollupFromItem } from '../../usage/rollups/rollup';
+import { assembleSummary, type RollupSlice } from '../../usage/rollups/summary';
+import type { FoldOutcome, StatsSummary, UsageStats } from '../../usage/usage-stats';
 import { conditionFailedItem, type DocumentClient } from './wire/document-client';
 
 /** Rollup writes in flight at once per batch. */
@@ -16,7 +16,7 @@ const MAX_WATERMARK_ROUNDS = 5;
 export const watermarkAttribute = (lineage: string) => `seq#${lineage}`;
 
 /**
- * Hourly and daily rollups in the account's partition (see `stats/bucket-keys`
+ * Hourly and daily rollups in the account's partition (see `usage/rollups/bucket-keys`
  * for the sort keys). One item per bucket and provider/model/requester/token,
  * so a period costs about (whole days + edge hours) × combinations items
  * (hours × combinations up to two days), whatever the number of rows.

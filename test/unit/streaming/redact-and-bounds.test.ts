@@ -3,7 +3,7 @@
  * the output equals redacting (or framing) the whole text at once.
  */
 import { SecretRedactor } from '../../../lambda/streaming/redact';
-import { SseDecoder } from '../../../lambda/streaming/sse-decoder';
+import { SseDecoder } from '../../../lambda/sse/sse-decoder';
 import { seededRandom } from '../../fakes/behaviour';
 
 const KEY = 'sk-live-0123456789abcdefghij';

@@ -1,0 +1,76 @@
+import type { UsageRow } from '../usage-row';
+import { dayKey, hourKey } from './bucket-keys';
+import { rowIncrements } from './rollup';
+
+/**
+ * A usage row as the table's stream delivered it. `lineage` names the stream
+ * shard it came from and `sequence` its place in that shard: records of one
+ * shard arrive in sequence order, which is what makes a fold idempotent.
+ */
+export interface StreamedRow {
+  row: UsageRow;
+  lineage: string;
+  sequence: string;
+}
+
+/** What one batch adds to one rollup item, with the stream positions it covers. */
+export interface BucketDelta {
+  accountId: string;
+  bucket: string;
+  lineage: string;
+  increments: Record<string, number>;
+  /** The rows folded in, in stream order (first and last give the positions). */
+  rows: StreamedRow[];
+}
+
+/** Every rollup item a row counts in: its UTC hour and its UTC day, per provider, model, requester, token and endpoint kind. */
+export function bucketsOf(row: UsageRow): string[] {
+  const at = new Date(row.ts);
+  const dims = { provider: row.provider, model: row.model, requester: row.requester ?? '', token: row.token_id ?? '', kind: row.kind ?? '' };
+  return [hourKey(at, dims), dayKey(at, dims)];
+}
+
+/**
+ * Stream sequence numbers are decimal strings of 21 to 40 digits; padded to
+ * 40 they compare as strings in the same order as numbers, which is how a
+ * condition expression compares them.
+ */
+export function sortableSequence(sequence: string): string {
+  return sequence.padStart(40, '0');
+}
+
+/**
+ * Folds a batch into one delta per rollup item and shard: the batch then
+ * costs one ADD per item, whatever the number of rows.
+ */
+export function foldRows(rows: readonly StreamedRow[]): BucketDelta[] {
+  const deltas = new Map<string, BucketDelta>();
+  const ordered = [...rows].sort((a, b) => compareSequences(a.sequence, b.sequence));
+  for (const streamed of ordered) {
+    const increments = rowIncrements(streamed.row);
+    for (const bucket of bucketsOf(streamed.row)) {
+      const id = `${streamed.row.account_id}\u0000${bucket}\u0000${streamed.lineage}`;
+      let delta = deltas.get(id);
+      if (!delta) {
+        delta = { accountId: streamed.row.account_id, bucket, lineage: streamed.lineage, increments: {}, rows: [] };
+        deltas.set(id, delta);
+      }
+      for (const [attribute, amount] of Object.entries(increments)) delta.increments[attribute] = (delta.increments[attribute] ?? 0) + amount;
+      delta.rows.push(streamed);
+    }
+  }
+  return [...deltas.values()];
+}
+
+/** The delta of the rows after `sequence` only (a redelivery that overlaps what is already counted). */
+export function deltaAfter(delta: BucketDelta, sequence: string): BucketDelta | undefined {
+  const rows = delta.rows.filter((streamed) => compareSequences(streamed.sequence, sequence) > 0);
+  if (rows.length === 0) return undefined;
+  return foldRows(rows).find((candidate) => candidate.bucket === delta.bucket && candidate.accountId === delta.accountId)!;
+}
+
+export function compareSequences(a: string, b: string): number {
+  const left = sortableSequence(a);
+  const right = sortableSequence(b);
+  return left < right ? -1 : left > right ? 1 : 0;
+}

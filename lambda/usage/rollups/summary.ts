@@ -1,0 +1,130 @@
+import { nanosToUsd } from '../../pricing/price-table';
+import { providerById } from '../../providers/registry';
+import type { DayStats, HourStats, ProviderSlice, StatsSummary, StatsTotals } from '../usage-stats';
+import type { BucketDimensions } from './bucket-keys';
+import { isHourlyPeriod, utcDays, utcHours } from './bucket-keys';
+import { estimatePercentile } from './latency-histogram';
+import { addRollup, emptyRollup, type Rollup } from './rollup';
+
+/** Buckets from before kinds were counted held only the provider's main endpoint: chat, or messages. */
+function mainKindOf(provider: string): string {
+  return providerById(provider)?.endpoints[0]?.kind ?? 'other';
+}
+
+/** One rollup item read back: which day and dimensions it counts. */
+export interface RollupSlice extends BucketDimensions {
+  day: string;
+  /** `YYYY-MM-DDTHH`, for an hourly bucket. */
+  hour?: string;
+  rollup: Rollup;
+}
+
+/** Sums stay in integer nanos; dollars, the average and the p95 are derived here, once. */
+export function toTotals(rollup: Rollup): StatsTotals {
+  const c = rollup.counts;
+  return {
+    requests: c.requests,
+    input_tokens: c.input_tokens,
+    output_tokens: c.output_tokens,
+    cache_read_tokens: c.cache_read_tokens,
+    cache_write_tokens: c.cache_write_tokens,
+    cost_nanos: c.cost_nanos,
+    saved_nanos: c.saved_nanos,
+    cost_usd: nanosToUsd(c.cost_nanos),
+    savings_usd: nanosToUsd(c.saved_nanos),
+    cache_hits: c.cache_hits,
+    errors: c.errors,
+    unpriced_requests: c.unpriced,
+    latency_avg_ms: c.requests ? Math.round(c.latency_sum_ms / c.requests) : 0,
+    latency_p95_ms: estimatePercentile(rollup.latency, 0.95),
+  };
+}
+
+function rollupIn<K>(map: Map<K, Rollup>, key: K): Rollup {
+  let rollup = map.get(key);
+  if (!rollup) map.set(key, (rollup = emptyRollup()));
+  return rollup;
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Costliest first, then busiest; the name breaks ties so the order never depends on read order. */
+function byCostThenRequests<T extends StatsTotals>(name: (entry: T) => string) {
+  return (a: T, b: T) => b.cost_nanos - a.cost_nanos || b.requests - a.requests || compareText(name(a), name(b));
+}
+
+/** Totals per time bucket (a day or an hour), each with its providers, for the stacked charts. */
+class TimeBuckets {
+  private readonly totals = new Map<string, Rollup>();
+  private readonly providers = new Map<string, Map<string, Rollup>>();
+
+  constructor(keys: readonly string[]) {
+    for (const key of keys) this.totals.set(key, emptyRollup());
+  }
+
+  add(key: string, provider: string, rollup: Rollup): void {
+    addRollup(rollupIn(this.totals, key), rollup);
+    if (!this.providers.has(key)) this.providers.set(key, new Map());
+    addRollup(rollupIn(this.providers.get(key)!, provider), rollup);
+  }
+
+  entries(): { key: string; totals: StatsTotals; by_provider: Record<string, ProviderSlice> }[] {
+    return [...this.totals.entries()]
+      .sort(([a], [b]) => compareText(a, b))
+      .map(([key, rollup]) => {
+        const byProvider: Record<string, ProviderSlice> = {};
+        for (const [provider, r] of this.providers.get(key) ?? []) {
+          byProvider[provider] = { requests: r.counts.requests, cost_usd: nanosToUsd(r.counts.cost_nanos) };
+        }
+        return { key, totals: toTotals(rollup), by_provider: byProvider };
+      });
+  }
+}
+
+/**
+ * The `GET /api/stats` answer for the (already whole-hour) period, from the rollup items inside it.
+ * A period of at most two days is read from hourly items, so it also gets `by_hour`.
+ */
+export function assembleSummary(period: { from: Date; to: Date }, slices: readonly RollupSlice[]): StatsSummary {
+  const total = emptyRollup();
+  const days = new TimeBuckets(utcDays(period.from, period.to));
+  const hourly = isHourlyPeriod(period.from, period.to);
+  const hours = new TimeBuckets(hourly ? utcHours(period.from, period.to) : []);
+  const providers = new Map<string, Rollup>();
+  const models = new Map<string, { provider: string; model: string; rollup: Rollup }>();
+  const requesters = new Map<string, Rollup>();
+  const tokens = new Map<string, Rollup>();
+  const kinds = new Map<string, Rollup>();
+
+  for (const slice of slices) {
+    addRollup(total, slice.rollup);
+    days.add(slice.day, slice.provider, slice.rollup);
+    if (hourly && slice.hour) hours.add(slice.hour, slice.provider, slice.rollup);
+    addRollup(rollupIn(providers, slice.provider), slice.rollup);
+    // A model id can be served by two providers; they stay apart.
+    const modelKey = JSON.stringify([slice.provider, slice.model]);
+    if (!models.has(modelKey)) models.set(modelKey, { provider: slice.provider, model: slice.model, rollup: emptyRollup() });
+    addRollup(models.get(modelKey)!.rollup, slice.rollup);
+    addRollup(rollupIn(requesters, slice.requester), slice.rollup);
+    addRollup(rollupIn(tokens, slice.token), slice.rollup);
+    addRollup(rollupIn(kinds, slice.kind || mainKindOf(slice.provider)), slice.rollup);
+  }
+
+  const byDay: DayStats[] = days.entries().map(({ key, totals, by_provider }) => ({ day: key, ...totals, by_provider }));
+  const byHour: HourStats[] = hours.entries().map(({ key, totals, by_provider }) => ({ hour: `${key}:00:00.000Z`, ...totals, by_provider }));
+
+  return {
+    from: period.from.toISOString(),
+    to: period.to.toISOString(),
+    totals: toTotals(total),
+    by_day: byDay,
+    by_hour: byHour,
+    by_provider: [...providers].map(([provider, r]) => ({ provider, ...toTotals(r) })).sort(byCostThenRequests((e) => e.provider)),
+    by_model: [...models.values()].map(({ provider, model, rollup }) => ({ model, provider, ...toTotals(rollup) })).sort(byCostThenRequests((e) => `${e.model}\u0000${e.provider}`)),
+    by_requester: [...requesters].map(([requester, r]) => ({ requester, ...toTotals(r) })).sort(byCostThenRequests((e) => e.requester)),
+    by_token: [...tokens].map(([token_id, r]) => ({ token_id, ...toTotals(r) })).sort(byCostThenRequests((e) => e.token_id)),
+    by_kind: [...kinds].map(([kind, r]) => ({ kind, ...toTotals(r) })).sort(byCostThenRequests((e) => e.kind)),
+  };
+}

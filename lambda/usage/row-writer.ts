@@ -1,0 +1,67 @@
+import { describeError, type Logger } from '../logger';
+import { retryPolicies, withRetries } from '../retry';
+import type { SpendCounter } from './ports';
+import type { RowSpool } from './row-spool';
+import type { TokenUseTracker } from './token-use';
+import type { UsageLog, UsageRow } from './usage-row';
+
+/**
+ * Writes one usage row durably: retried with backoff (the write is idempotent),
+ * added to its budgets' spend once, after the row is stored, and handed to the
+ * spool if the store still refuses. A row is never dropped silently.
+ */
+export class RowWriter {
+  constructor(
+    private readonly usageLog: UsageLog,
+    private readonly budgets: SpendCounter,
+    private readonly spool: RowSpool,
+    private readonly tokenUse: TokenUseTracker,
+    private readonly log: Logger,
+  ) {}
+
+  /** Rows between `write` being called and being stored or spooled. */
+  private readonly unwritten = new Map<string, UsageRow>();
+
+  async write(row: UsageRow): Promise<void> {
+    this.unwritten.set(row.id, row);
+    try {
+      await this.writeWithRetries(row);
+    } catch (error) {
+      if (this.unwritten.has(row.id)) await this.spool.keep(row, error);
+      return;
+    } finally {
+      this.unwritten.delete(row.id);
+    }
+    await this.afterWrite(row);
+  }
+
+  /**
+   * One attempt, for replaying spooled rows: throws if the store still refuses. A row the store
+   * already holds (written just before a crash, or replayed before) is skipped, so it is neither
+   * stored twice nor counted twice in the rollups.
+   */
+  async writeOnce(row: UsageRow): Promise<void> {
+    if (await this.usageLog.find(row.account_id, row.id)) return;
+    await this.usageLog.write(row);
+    await this.afterWrite(row);
+  }
+
+  /** Shutdown's last resort: rows still being retried go to the spool now (a replay skips any that land meanwhile). */
+  async spoolUnwritten(): Promise<number> {
+    const rows = [...this.unwritten.values()];
+    this.unwritten.clear();
+    for (const row of rows) await this.spool.keep(row, new Error('the server stopped before the store accepted this row'));
+    return rows.length;
+  }
+
+  private writeWithRetries(row: UsageRow): Promise<void> {
+    return withRetries(() => this.usageLog.write(row), retryPolicies.rowWrite());
+  }
+
+  private async afterWrite(row: UsageRow): Promise<void> {
+    // Not retried as a whole: some of its ADDs may have landed, and a retry would count them twice.
+    // The rollups are not written here: they are folded from the usage-logs stream, elsewhere.
+    await this.budgets.addSpend(row).catch((error) => this.log.warn('budget spend not updated', { request_id: row.id, ...describeError(error) }));
+    await this.tokenUse.touch(row.account_id, row.token_id, row.ts);
+  }
+}

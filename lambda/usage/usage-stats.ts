@@ -1,0 +1,91 @@
+import type { StreamedRow } from './rollups/fold';
+
+/**
+ * The figures of one slice of a period. Money is summed in integer nano-dollars
+ * (`cost_nanos`, `saved_nanos`) and converted to dollars only once, at the end.
+ */
+export interface StatsTotals {
+  requests: number;
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  cost_nanos: number;
+  saved_nanos: number;
+  cost_usd: number;
+  savings_usd: number;
+  /** Requests served from the cache. */
+  cache_hits: number;
+  /** Requests whose status was 400 or above. */
+  errors: number;
+  /** Answered requests whose model has no known price: their cost is not in `cost_usd`. */
+  unpriced_requests: number;
+  latency_avg_ms: number;
+  /** Estimated from a log-scale histogram: within one bucket (about 19%) of the exact value. */
+  latency_p95_ms: number;
+}
+
+/** What a time bucket shows per provider (the stacked charts). */
+export type ProviderSlice = { requests: number; cost_usd: number };
+
+export interface DayStats extends StatsTotals {
+  /** UTC day, `YYYY-MM-DD`. */
+  day: string;
+  /** Only the providers that had requests that day. */
+  by_provider: Record<string, ProviderSlice>;
+}
+
+export interface HourStats extends StatsTotals {
+  /** Start of the UTC hour, ISO 8601 (`2026-11-21T13:00:00.000Z`). */
+  hour: string;
+  /** Only the providers that had requests that hour. */
+  by_provider: Record<string, ProviderSlice>;
+}
+
+export interface TokenStats extends StatsTotals {
+  /** "" for usage recorded before tokens were counted. */
+  token_id: string;
+  /** The token's name, added by `GET /api/stats`; absent when the token no longer exists. */
+  name?: string;
+}
+
+/** The answer of `GET /api/stats`. */
+export interface StatsSummary {
+  /** The effective period, [from, to): the requested one widened to whole UTC hours. */
+  from: string;
+  to: string;
+  totals: StatsTotals;
+  /** Every UTC day the period touches, ascending, quiet days included as zeros. */
+  by_day: DayStats[];
+  /** Every UTC hour of the period, ascending, when it spans at most two days; otherwise empty. */
+  by_hour: HourStats[];
+  /** Breakdowns are sorted by cost, then requests, both descending. */
+  by_provider: (StatsTotals & { provider: string })[];
+  by_model: (StatsTotals & { model: string; provider: string })[];
+  /** Requests sent without `x-proxy-user` have requester "". */
+  by_requester: (StatsTotals & { requester: string })[];
+  /** Per proxy token, so each app's spend shows when each app has its own token. */
+  by_token: TokenStats[];
+  /** Per endpoint kind (`chat`, `messages`, `responses`, `embeddings`, `count_tokens`, `models`, `other`). */
+  by_kind: (StatsTotals & { kind: string })[];
+}
+
+/** The rows of a batch whose rollups could not be written; they must be delivered again. */
+export interface FoldOutcome {
+  failed: StreamedRow[];
+}
+
+/**
+ * Rollups of usage rows, so a period's overview never reads the raw rows. They
+ * are folded from the usage-logs table's stream, off the request path.
+ */
+export interface UsageStats {
+  /**
+   * Adds a batch of streamed rows to their hourly and daily buckets: one
+   * conditional ADD per bucket. Idempotent: rows delivered again (a retried or
+   * split batch, a second consumer) are not counted twice.
+   */
+  fold(rows: StreamedRow[]): Promise<FoldOutcome>;
+  /** Totals for [from, to), widened to whole UTC hours, and the breakdowns of `GET /api/stats`. */
+  summarize(accountId: string, from: Date, to: Date): Promise<StatsSummary>;
+}

@@ -1,0 +1,149 @@
+import { loadConfig } from '../../lambda/config';
+import { PROVIDERS, providerById, providerByRoute, upstreamUrl, type ProviderId } from '../../lambda/providers/registry';
+
+describe('loadConfig', () => {
+  it('has the documented defaults for an empty environment', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 8787,
+      host: '127.0.0.1',
+      dataDir: '.data',
+      upstreamTimeoutMs: 30_000,
+      rateLimitPerMinute: 100,
+      corsAllowedOrigins: [],
+    });
+    expect(config.dynamoEndpoint).toBeUndefined();
+    expect(config.kmsKeyId).toBeUndefined();
+    expect(config.pricingFile).toBeUndefined();
+    expect(config.adminKey).toBeUndefined();
+  });
+
+  it('reads every variable it is given', () => {
+    const config = loadConfig({
+      PORT: '9000',
+      HOST: '0.0.0.0',
+      DATA_DIR: '/var/lib/proxy',
+      DYNAMODB_ENDPOINT: 'http://127.0.0.1:8000',
+      UPSTREAM_TIMEOUT_MS: '1500',
+      RATE_LIMIT_PER_MINUTE: '5',
+      CORS_ALLOWED_ORIGINS: ' https://dash.example.com , https://admin.example.org,, ',
+      PRICING_FILE: 'prices.json',
+      KMS_KEY_ID: 'alias/proxy',
+      ADMIN_KEY: 'a-long-enough-admin-key',
+    });
+    expect(config).toMatchObject({
+      port: 9000,
+      host: '0.0.0.0',
+      dataDir: '/var/lib/proxy',
+      dynamoEndpoint: 'http://127.0.0.1:8000',
+      upstreamTimeoutMs: 1500,
+      rateLimitPerMinute: 5,
+      corsAllowedOrigins: ['https://dash.example.com', 'https://admin.example.org'],
+      pricingFile: 'prices.json',
+      kmsKeyId: 'alias/proxy',
+      adminKey: 'a-long-enough-admin-key',
+    });
+  });
+
+  it('an empty variable counts as unset', () => {
+    const names = ['PORT', 'HOST', 'DATA_DIR', 'DYNAMODB_ENDPOINT', 'ADMIN_KEY', 'UPSTREAM_TIMEOUT_MS', 'RATE_LIMIT_PER_MINUTE', 'CORS_ALLOWED_ORIGINS', 'PRICING_FILE'];
+    const config = loadConfig(Object.fromEntries(names.map((name) => [name, ''])));
+    expect(config).toMatchObject({ port: 8787, host: '127.0.0.1', dataDir: '.data', upstreamTimeoutMs: 30_000, rateLimitPerMinute: 100, corsAllowedOrigins: [] });
+    expect(config.dynamoEndpoint).toBeUndefined();
+    expect(config.adminKey).toBeUndefined();
+    expect(config.pricingFile).toBeUndefined();
+  });
+
+  const bad: [string, string][] = [
+    ['PORT', 'abc'],
+    ['PORT', '-1'],
+    ['PORT', '70000'],
+    ['UPSTREAM_TIMEOUT_MS', '0'],
+    ['UPSTREAM_TIMEOUT_MS', '1.5'],
+    ['UPSTREAM_TIMEOUT_MS', '30s'],
+    ['RATE_LIMIT_PER_MINUTE', '0'],
+    ['RATE_LIMIT_PER_MINUTE', 'many'],
+    ['DYNAMODB_ENDPOINT', 'not a url'],
+    ['ADMIN_KEY', 'short'],
+    ['LOG_RETENTION_DAYS', 'forever'],
+  ];
+
+  it.each(bad)('%s=%p is refused with an error naming the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`Invalid configuration: .*${name}`));
+  });
+});
+
+describe('provider registry', () => {
+  const defaults: [ProviderId, string][] = [
+    ['prov-a', 'https://api.anthropic.com/v1/messages'],
+    ['prov-b', 'https://api.openai.com/v1/chat/completions'],
+    ['prov-c', 'https://generativelanguage.googleapis.com/v1beta/openai/chat/completions'],
+    ['prov-d', 'https://api.mistral.ai/v1/chat/completions'],
+    ['prov-e', 'https://api.groq.com/openai/v1/chat/completions'],
+  ];
+
+  it('has exactly the five providers, each with its own env override', () => {
+    expect(PROVIDERS.map((p) => p.id)).toEqual(['prov-a', 'prov-b', 'prov-c', 'prov-d', 'prov-e']);
+    for (const provider of PROVIDERS) {
+      expect(provider.upstream.envVar).toBe(`UPSTREAM_BASE_URL_${provider.id.toUpperCase().replace('-', '_')}`);
+    }
+    expect(providerById('prov-f')).toBeUndefined();
+  });
+
+  it.each(defaults)('%s calls %s by default (README, "Using the proxy from an SDK")', (id, url) => {
+    expect(upstreamUrl(providerById(id)!, {}).href).toBe(url);
+  });
+
+  const overrides: [ProviderId, string, string][] = [
+    ['prov-a', 'http://127.0.0.1:9001', 'http://127.0.0.1:9001/v1/messages'],
+    ['prov-a', 'http://127.0.0.1:9001/', 'http://127.0.0.1:9001/v1/messages'],
+    ['prov-b', 'http://127.0.0.1:9002/v1', 'http://127.0.0.1:9002/v1/chat/completions'],
+    ['prov-b', 'http://127.0.0.1:9002/v1/', 'http://127.0.0.1:9002/v1/chat/completions'],
+    ['prov-c', 'http://127.0.0.1:9003/v1beta/openai//', 'http://127.0.0.1:9003/v1beta/openai/chat/completions'],
+    ['prov-d', 'https://mistral.internal.example/v1', 'https://mistral.internal.example/v1/chat/completions'],
+    ['prov-e', 'http://localhost:11434/v1/', 'http://localhost:11434/v1/chat/completions'],
+  ];
+
+  it.each(overrides)('%s with its base set to %s calls %s', (id, base, url) => {
+    const provider = providerById(id)!;
+    expect(upstreamUrl(provider, { [provider.upstream.envVar]: base }).href).toBe(url);
+  });
+
+  it("one provider's override does not move another, and an empty override means the default", () => {
+    const env = { UPSTREAM_BASE_URL_PROV_B: 'http://127.0.0.1:9002/v1', UPSTREAM_BASE_URL_PROV_C: '' };
+    expect(upstreamUrl(providerById('prov-a')!, env).href).toBe('https://api.anthropic.com/v1/messages');
+    expect(upstreamUrl(providerById('prov-c')!, env).href).toBe('https://generativelanguage.googleapis.com/v1beta/openai/chat/completions');
+  });
+
+  const routes: [string, ProviderId][] = [
+    ['/v1/messages', 'prov-a'],
+    ['/messages', 'prov-a'],
+    ['/prov-a/v1/messages', 'prov-a'],
+    ['/prov-b/v1/chat/completions', 'prov-b'],
+    ['/prov-c/v1/chat/completions', 'prov-c'],
+    ['/prov-d/v1/chat/completions', 'prov-d'],
+    ['/prov-e/v1/chat/completions', 'prov-e'],
+    ['/prov-b/chat/completions', 'prov-b'],
+    ['/prov-c/chat/completions', 'prov-c'],
+    ['/prov-d/chat/completions', 'prov-d'],
+    ['/prov-e/chat/completions', 'prov-e'],
+  ];
+
+  it.each(routes)('%s reaches %s', (path, id) => {
+    expect(providerByRoute(path)?.id).toBe(id);
+  });
+
+  it.each(['/v1/chat/completions', '/chat/completions', '/prov-b/v1/messages', '/prov-f/v1/chat/completions', '/v2/messages', '/', ''])(
+    '%p reaches no provider',
+    (path) => {
+      expect(providerByRoute(path)).toBeUndefined();
+    },
+  );
+
+  it('credentials: x-api-key for prov-a, Bearer authorization for the others', () => {
+    expect(providerById('prov-a')!.dialect.credential).toMatchObject({ header: 'x-api-key' });
+    for (const id of ['prov-b', 'prov-c', 'prov-d', 'prov-e']) {
+      expect(providerById(id)!.dialect.credential).toEqual({ header: 'authorization', scheme: 'Bearer' });
+    }
+  });
+});

@@ -1,0 +1,138 @@
+import fc from 'fast-check';
+import {
+  bucketRanges,
+  dayKey,
+  effectivePeriod,
+  escapeSegment,
+  hourKey,
+  MAX_LABEL_CHARS,
+  parseBucketKey,
+  unescapeSegment,
+  utcDays,
+  type KeyRange,
+} from '../../../lambda/usage/rollups/bucket-keys';
+
+const dims = { provider: 'prov-b', model: 'fam-4o-mini', requester: 'alice', token: 'acc1_tok1', kind: 'responses' };
+const at = new Date('2026-11-21T13:45:12.345Z');
+
+function inRanges(ranges: KeyRange[], key: string): number {
+  return ranges.filter((r) => key >= r.lower && key <= r.upper).length;
+}
+
+describe('bucket keys', () => {
+  it('starts with the granularity and the UTC hour or day', () => {
+    expect(hourKey(at, dims)).toBe('H#2026-11-21T13#prov-b#fam-4o-mini#alice#acc1_tok1#responses');
+    expect(dayKey(at, dims)).toBe('D#2026-11-21#prov-b#fam-4o-mini#alice#acc1_tok1#responses');
+    expect(dayKey(new Date('2026-11-21T23:30:00-02:00'), dims)).toBe('D#2026-11-22#prov-b#fam-4o-mini#alice#acc1_tok1#responses');
+  });
+
+  it('keeps an empty requester as an empty part', () => {
+    const key = hourKey(at, { ...dims, requester: '' });
+    expect(key).toBe('H#2026-11-21T13#prov-b#fam-4o-mini##acc1_tok1#responses');
+    expect(parseBucketKey(key)).toEqual({ granularity: 'H', day: '2026-11-21', hour: '2026-11-21T13', ...dims, requester: '' });
+  });
+
+  it('reads a key written before tokens were counted as token "" and kind ""', () => {
+    expect(parseBucketKey('D#2026-11-21#prov-b#fam-4o-mini#alice')).toEqual({ granularity: 'D', day: '2026-11-21', ...dims, token: '', kind: '' });
+  });
+
+  it('reads a key written before kinds were counted as kind ""', () => {
+    expect(parseBucketKey('D#2026-11-21#prov-b#fam-4o-mini#alice#acc1_tok1')).toEqual({ granularity: 'D', day: '2026-11-21', ...dims, kind: '' });
+  });
+
+
+  it('escapes # and % so any label splits back exactly', () => {
+    expect(escapeSegment('team#1 100%')).toBe('team%231 100%25');
+    fc.assert(
+      fc.property(fc.string({ maxLength: MAX_LABEL_CHARS }), fc.string({ maxLength: MAX_LABEL_CHARS }), (model, requester) => {
+        expect(unescapeSegment(escapeSegment(model))).toBe(model);
+        expect(parseBucketKey(dayKey(at, { provider: 'prov-a', model, requester, token: 'acc_tok', kind: 'messages' }))).toEqual({
+          granularity: 'D',
+          day: '2026-11-21',
+          provider: 'prov-a',
+          model,
+          requester,
+          token: 'acc_tok',
+          kind: 'messages',
+        });
+      }),
+    );
+  });
+
+  it('cuts long labels so the key stays under DynamoDB’s 1024-byte sort-key limit', () => {
+    const huge = '#😀'.repeat(5000);
+    const key = hourKey(at, { provider: 'prov-a', model: huge, requester: huge, token: 'accountid1234_abcdefgh', kind: 'count_tokens' });
+    expect(Buffer.byteLength(key)).toBeLessThan(1024);
+    expect(parseBucketKey(key).requester).toBe(Array.from(huge).slice(0, MAX_LABEL_CHARS).join(''));
+  });
+
+  it('rejects keys that are not rollup keys', () => {
+    expect(() => parseBucketKey('X#2026-11-21#a#b#c')).toThrow();
+    expect(() => parseBucketKey('D#2026-11-21#a#b')).toThrow();
+    expect(() => parseBucketKey('D#2026-11-21#a#b#c#d#e#f')).toThrow();
+  });
+});
+
+describe('effectivePeriod', () => {
+  it('widens to whole hours: from down, to up', () => {
+    const period = effectivePeriod(new Date('2026-11-21T13:20:00Z'), new Date('2026-11-21T15:00:00.001Z'));
+    expect(period.from.toISOString()).toBe('2026-11-21T13:00:00.000Z');
+    expect(period.to.toISOString()).toBe('2026-11-21T16:00:00.000Z');
+    const exact = effectivePeriod(new Date('2026-11-21T13:00:00Z'), new Date('2026-11-21T15:00:00Z'));
+    expect(exact.to.toISOString()).toBe('2026-11-21T15:00:00.000Z');
+  });
+});
+
+describe('bucketRanges', () => {
+  it('reads whole days from DAY buckets and the edges from HOUR buckets', () => {
+    expect(bucketRanges(new Date('2026-11-01T10:00Z'), new Date('2026-11-30T05:00Z'))).toEqual([
+      { lower: 'D#2026-11-02#', upper: 'D#2026-11-29$' },
+      { lower: 'H#2026-11-01T10#', upper: 'H#2026-11-01T23$' },
+      { lower: 'H#2026-11-30T00#', upper: 'H#2026-11-30T04$' },
+    ]);
+  });
+
+  it('uses only DAY buckets for a period of whole days', () => {
+    expect(bucketRanges(new Date('2026-11-01T00:00Z'), new Date('2026-12-01T00:00Z'))).toEqual([{ lower: 'D#2026-11-01#', upper: 'D#2026-11-30$' }]);
+  });
+
+  it('uses one HOUR run when no whole day is inside, even across midnight', () => {
+    expect(bucketRanges(new Date('2026-11-01T22:00Z'), new Date('2026-11-02T03:00Z'))).toEqual([{ lower: 'H#2026-11-01T22#', upper: 'H#2026-11-02T02$' }]);
+    expect(bucketRanges(new Date('2026-11-01T13:00Z'), new Date('2026-11-01T14:00Z'))).toEqual([{ lower: 'H#2026-11-01T13#', upper: 'H#2026-11-01T13$' }]);
+    expect(bucketRanges(new Date('2026-11-01T13:00Z'), new Date('2026-11-01T13:00Z'))).toEqual([]);
+  });
+
+  it('counts every hour of the period exactly once, and nothing outside it', () => {
+    const base = Date.parse('2026-10-30T00:00:00Z');
+    const hour = 3_600_000;
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 24 * 12 }), fc.integer({ min: 1, max: 24 * 12 }), (startHour, hours) => {
+        const from = new Date(base + startHour * hour);
+        const to = new Date(from.getTime() + hours * hour);
+        const ranges = bucketRanges(from, to);
+        const wrong: string[] = [];
+        for (let h = startHour - 30; h < startHour + hours + 30; h++) {
+          const t = new Date(base + h * hour);
+          const inside = t >= from && t < to;
+          // An hour is counted through its HOUR bucket or its DAY bucket, never both.
+          const counted = inRanges(ranges, hourKey(t, dims)) + inRanges(ranges, dayKey(t, dims));
+          if (inside ? counted !== 1 : inRanges(ranges, hourKey(t, dims)) !== 0) wrong.push(`hour ${t.toISOString()}`);
+        }
+        // A day bucket is read only when its whole day is inside.
+        for (let d = -2; d < 15; d++) {
+          const dayStart = new Date(base + d * 24 * hour);
+          const whole = dayStart >= from && dayStart.getTime() + 24 * hour <= to.getTime();
+          if (inRanges(ranges, dayKey(dayStart, { ...dims, requester: '\u{10FFFF}', token: '\u{10FFFF}' })) !== (whole ? 1 : 0)) wrong.push(`day ${dayStart.toISOString()}`);
+        }
+        expect(wrong).toEqual([]);
+      }),
+    );
+  });
+});
+
+describe('utcDays', () => {
+  it('lists every UTC day the period touches', () => {
+    expect(utcDays(new Date('2026-02-27T22:00Z'), new Date('2026-03-02T01:00Z'))).toEqual(['2026-02-27', '2026-02-28', '2026-03-01', '2026-03-02']);
+    expect(utcDays(new Date('2026-03-01T00:00Z'), new Date('2026-03-02T00:00Z'))).toEqual(['2026-03-01']);
+  });
+});
