@@ -1,0 +1,81 @@
+import { nanosToUsd, type Cost, type PriceTable } from '../pricing/price-table';
+import type { ProviderId } from '../providers/registry';
+import type { Dialect, EndpointKind } from '../providers/types';
+import { NO_USAGE, type Usage } from '../providers/usage';
+import { requesterLabel, rowLabel, type UsageRow } from './usage-row';
+
+/** How a request ended, as the step that finished it saw it. */
+export interface Completion {
+  status: number;
+  model?: string;
+  usage?: Usage;
+  error?: string;
+  /** Served from the cache: tokens and cost are 0; `savedNanos` is what the original cost. */
+  cached?: { savedNanos: number };
+}
+
+/** What the pipeline knows about a request by the time it is recorded. */
+export interface RowFacts {
+  accountId: string;
+  tokenId: string;
+  requestId: string;
+  /** Epoch ms the request arrived. */
+  receivedAt: number;
+  /** `performance.now()` when the request arrived: the row's latency runs from here to when the row is built. */
+  startedAt: number;
+  provider: ProviderId;
+  kind: EndpointKind;
+  billing: Dialect['billing'];
+  /** The `model` the client asked for, used when the answer named none. */
+  requestedModel: unknown;
+  requester: string | undefined;
+  stream: boolean;
+  mode: UsageRow['mode'];
+}
+
+export type Prices = Pick<PriceTable, 'cost'>;
+
+/**
+ * The pricing hook: what a request cost. Token counting and model lists are
+ * free at the provider: cost 0, and that is a known price.
+ */
+export function priceOf(facts: RowFacts, model: string, usage: Usage, prices: Prices): Cost {
+  if (facts.billing === 'free') return { nanos: 0, priced: true };
+  return prices.cost(model, usage, { provider: facts.provider, at: facts.receivedAt });
+}
+
+/** The usage row of one request: tokens only for an answered, uncached request; labels cut to bounded lengths. */
+export function buildRow(facts: RowFacts, completion: Completion, prices: Prices): UsageRow {
+  const ok = completion.status < 400;
+  const usage = ok && !completion.cached ? (completion.usage ?? NO_USAGE) : NO_USAGE;
+  const fullModel = completion.model ?? (typeof facts.requestedModel === 'string' ? facts.requestedModel : 'unknown');
+  const model = rowLabel(fullModel, 1_024) ?? fullModel;
+  const cost = priceOf(facts, fullModel, usage, prices);
+  const savedNanos = completion.cached?.savedNanos ?? 0;
+  return {
+    account_id: facts.accountId,
+    id: facts.requestId,
+    ts: new Date(facts.receivedAt).toISOString(),
+    provider: facts.provider,
+    kind: facts.kind,
+    model,
+    input_tokens: usage.inputTokens,
+    output_tokens: usage.outputTokens,
+    cache_read_tokens: usage.cacheReadTokens,
+    cache_write_tokens: usage.cacheWriteTokens,
+    cost_nanos: cost.nanos,
+    cost_usd: nanosToUsd(cost.nanos),
+    priced: cost.priced || completion.cached !== undefined || !ok,
+    price_source: cost.source,
+    latency_ms: Math.round(performance.now() - facts.startedAt),
+    requester: requesterLabel(facts.requester),
+    status_code: completion.status,
+    cached: completion.cached !== undefined,
+    saved_nanos: savedNanos,
+    saved_usd: nanosToUsd(savedNanos),
+    stream: facts.stream,
+    error: rowLabel(completion.error, 2_000),
+    mode: facts.mode,
+    token_id: facts.tokenId,
+  };
+}
