@@ -1,11 +1,12 @@
-// Folder-level import graph of lambda/: each top-level folder (and each file directly in lambda/) is a
-// node; a relative import from one node into another is an edge. Prints every cycle (strongly connected
+// Folder-level import graph of lambda/ (or of the folder given as the first argument): each top-level
+// folder (and each file directly in it) is a node; a relative import from one node into another is an edge. Prints every cycle (strongly connected
 // group of more than one node) with one import that closes it, and exits 1 when there is any.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../lambda');
+// The folder to check: lambda/ unless a path is given (the cycle test checks a made-up tree too).
+const ROOT = process.argv[2] ? resolve(process.argv[2]) : resolve(dirname(fileURLToPath(import.meta.url)), '../lambda');
 const IMPORT = /(?:import|export)\s[^'"`;]*?from\s*['"](\.[^'"]+)['"]|import\s*\(\s*['"](\.[^'"]+)['"]\s*\)/g;
 
 const files = (dir) =>
@@ -59,7 +60,7 @@ function visit(v) {
 for (const v of edges.keys()) if (!idx.has(v)) visit(v);
 
 if (groups.length === 0) {
-  console.log(`lambda/: no folder cycles (${edges.size} folders and files with imports)`);
+  console.log(`${relative(process.cwd(), ROOT) || '.'}/: no folder cycles (${edges.size} folders and files with imports)`);
 } else {
   for (const group of groups) {
     console.log(`cycle: ${group.join(' ↔ ')}`);
