@@ -1,6 +1,7 @@
 // Folder-level import graph of lambda/ (or of the folder given as the first argument): each top-level
-// folder (and each file directly in it) is a node; a relative import from one node into another is an edge. Prints every cycle (strongly connected
-// group of more than one node) with one import that closes it, and exits 1 when there is any.
+// folder (and each file directly in it) is a node; a relative import from one node into another is an
+// edge. Prints every cycle (strongly connected group of more than one node) with one import that closes
+// it, and exits 1 when there is any.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
