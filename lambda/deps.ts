@@ -1,8 +1,9 @@
 import { KMSClient } from '@aws-sdk/client-kms';
 import { join } from 'node:path';
 import { BackgroundWork } from './background-work';
+import { ProxyCache } from './cache/proxy-cache';
+import type { CachedResponse } from './cache/response-cache';
 import { SingleFlight } from './cache/single-flight';
-import type { CachedResponse, ResponseCache } from './cache/response-cache';
 import { loadConfig, type Config } from './config';
 import { describeError, jsonLogger, type Logger } from './logger';
 import { loadPriceTable } from './pricing/load-prices';
@@ -38,8 +39,7 @@ export interface Deps {
   rateLimiter: RateLimiter;
   usageLog: UsageLog;
   usageStats: UsageStats;
-  responseCache: ResponseCache;
-  inFlight: SingleFlight<CachedResponse>;
+  cache: ProxyCache;
   sealer: SecretSealer;
   prices: PriceTable;
   adminKey: () => Promise<string | undefined>;
@@ -50,12 +50,21 @@ export interface Deps {
   now: () => number;
 }
 
+export interface DepsOptions {
+  /**
+   * Identical cache requests in flight together share one upstream call. For a runtime
+   * that serves many requests per process (the local server); a Lambda instance runs one
+   * invocation at a time, where a request could never find another to share with.
+   */
+  shareInFlightAnswers?: boolean;
+}
+
 /**
  * The composition root: the only place that builds clients and picks adapters.
  * `DYNAMODB_ENDPOINT` selects DynamoDB Local; `KMS_KEY_ID` selects KMS over the
  * local key file; `ADMIN_SECRET_ARN` selects Secrets Manager for the admin key.
  */
-export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogger): Deps {
+export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogger, options: DepsOptions = {}): Deps {
   const doc = createDocumentClient({ region: config.region, endpoint: config.dynamoEndpoint, env: config.env });
   const tables = config.tables;
   const accountReads = new BatchedGet(doc, tables.accounts, ['pk', 'sk']);
@@ -67,7 +76,7 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
   const rowSpool = config.kmsKeyId ? new LogRowSpool(log) : new FileRowSpool(join(config.dataDir, 'row-spool.jsonl'), log);
   const usageStats = statsFold(doc, tables.usageStats, log);
   const budgets = new DynamoBudgetStore(doc, tables.accounts, accountReads);
-  return {
+  const deps: Deps = {
     config,
     log,
     accounts,
@@ -76,8 +85,13 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
     rateLimiter: new DynamoRateLimiter(doc, tables.rateLimits, config.rateLimitPerMinute),
     usageLog,
     usageStats,
-    responseCache: new DynamoResponseCache(doc, tables.cache),
-    inFlight: new SingleFlight<CachedResponse>(config.upstreamTimeoutMs),
+    cache: new ProxyCache({
+      store: new DynamoResponseCache(doc, tables.cache),
+      flights: options.shareInFlightAnswers ? new SingleFlight<CachedResponse>(config.upstreamTimeoutMs) : undefined,
+      log,
+      // Read through `deps`, so a replaced clock reaches the entries' expiry too.
+      now: () => deps.now(),
+    }),
     sealer: new EnvelopeSealer(wrapper),
     prices: loadPriceTable(config.pricingFile),
     adminKey: adminKeySource(config),
@@ -86,6 +100,7 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
     rowWriter: new RowWriter(usageLog, budgets, rowSpool, new TokenUseTracker(accounts), log),
     now: Date.now,
   };
+  return deps;
 }
 
 function statsFold(doc: DocumentClient, table: string, log: Logger): DynamoUsageStats {

@@ -13,7 +13,9 @@ import { serveFromCache } from './pipeline/serve-from-cache';
 import { startLookups } from './pipeline/start-lookups';
 import { validateBody } from './pipeline/validate-body';
 
-export const deps = buildDeps();
+// The local server loads this module too, and serves many requests per process: until it builds its
+// own dependencies, answers of identical in-flight requests are shared here (a Lambda instance never has any).
+export const deps = buildDeps(undefined, undefined, { shareInFlightAnswers: true });
 // Read the admin secret during cold start rather than on the first admin request.
 void deps.adminKey().catch(() => undefined);
 

@@ -1,10 +1,7 @@
 import { createHash } from 'node:crypto';
+import type { CacheKind } from '../providers/types';
 
-/**
- * The kinds of request the cache keeps apart: the same body sent to two
- * endpoint kinds is two different questions, so the kind is part of the key.
- */
-export type EndpointKind = 'messages' | 'chat' | 'responses' | 'embeddings';
+export type { CacheKind };
 
 /**
  * The body fields that define the answer, per endpoint kind (README, "The key").
@@ -20,7 +17,7 @@ export type EndpointKind = 'messages' | 'chat' | 'responses' | 'embeddings';
  * - `n` (chat): a one-choice answer is not the answer to a three-choice request;
  * - `dimensions`, `encoding_format` (embeddings): they change the vectors returned.
  */
-export const ANSWER_FIELDS: Readonly<Record<EndpointKind, readonly string[]>> = {
+export const ANSWER_FIELDS: Readonly<Record<CacheKind, readonly string[]>> = {
   messages: ['model', 'messages', 'system', 'tools', 'tool_choice'],
   chat: ['model', 'messages', 'tools', 'tool_choice', 'functions', 'function_call', 'response_format', 'n'],
   responses: ['model', 'input', 'instructions', 'tools', 'tool_choice', 'text'],
@@ -36,13 +33,13 @@ export const CACHE_KEY_VERSION = 'v2';
 export interface CacheKeyInput {
   accountId: string;
   provider: string;
-  kind: EndpointKind;
+  kind: CacheKind;
   /** The parsed request body. */
   body: Record<string, unknown>;
 }
 
 /** The answer-defining part of a body: the fields of `ANSWER_FIELDS[kind]` that are present. */
-export function answerFields(kind: EndpointKind, body: Record<string, unknown>): Record<string, unknown> {
+export function answerFields(kind: CacheKind, body: Record<string, unknown>): Record<string, unknown> {
   const picked: Record<string, unknown> = {};
   for (const field of ANSWER_FIELDS[kind]) if (body[field] !== undefined) picked[field] = body[field];
   return picked;

@@ -1,7 +1,10 @@
 /**
- * The `x-proxy-cache` request header. Caching is opt-in: without the header
- * nothing is read or written.
+ * The `x-proxy-cache` header, both ways: the mode a request asks for, and the
+ * status its answer reports. Caching is opt-in: without the header nothing is
+ * read or written, and the answer carries no status.
  */
+export const CACHE_HEADER = 'x-proxy-cache';
+
 export type CacheMode = 'off' | 'read-write' | 'refresh';
 
 export type ParsedCacheMode = CacheMode | { invalid: string };
@@ -17,4 +20,19 @@ export function parseCacheMode(headerValue: string | undefined): ParsedCacheMode
 
 export function isInvalidCacheMode(mode: ParsedCacheMode): mode is { invalid: string } {
   return typeof mode === 'object';
+}
+
+/** `HIT`: answered from the cache. `MISS`, `REFRESH`: forwarded to the provider (and stored when the answer can be). */
+export type CacheStatus = 'HIT' | 'MISS' | 'REFRESH';
+
+const FORWARDED_STATUS: Record<CacheMode, CacheStatus | undefined> = { off: undefined, 'read-write': 'MISS', refresh: 'REFRESH' };
+
+/** The response header for an answer; none when the request did not ask for the cache. */
+export function cacheStatusHeader(status: CacheStatus | undefined): Record<string, string> {
+  return status ? { [CACHE_HEADER]: status } : {};
+}
+
+/** The status of an answer the provider gave: it depends only on the mode the request asked for. */
+export function forwardedStatus(mode: CacheMode): CacheStatus | undefined {
+  return FORWARDED_STATUS[mode];
 }

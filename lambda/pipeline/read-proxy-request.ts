@@ -1,7 +1,5 @@
 import { parseToken, TOKEN_PREFIX } from '../auth/proxy-token';
-import { cacheKey } from '../cache/cache-key';
-import { parseCacheMode } from '../cache/cache-mode';
-import { cacheTtlSeconds } from '../cache/cache-ttl';
+import { readCacheRequest } from '../cache/cache-request';
 import type { BackgroundWork } from '../background-work';
 import type { IncomingRequest } from '../http/request';
 import { asObject, tryParseJson } from '../json';
@@ -45,15 +43,6 @@ export function readProxyRequest(incoming: IncomingRequest, route: Route, work: 
   const validation: ValidationResult =
     dialect.requestBody === 'any' ? { ok: true } : parsed === undefined ? { ok: false, param: '', message: 'The request body is not valid JSON.' } : dialect.validate(parsed);
 
-  const cacheMode = parseCacheMode(incoming.headers['x-proxy-cache']);
-  const invalidValue = typeof cacheMode === 'object' ? cacheMode.invalid : undefined;
-  const mode = typeof cacheMode === 'object' ? 'off' : cacheMode;
-  const cache = dialect.cache;
-  const key =
-    mode !== 'off' && validation.ok && token && body && cache?.allowed(body)
-      ? cacheKey({ accountId: token.accountId, provider: provider.id, kind: cache.kind, body })
-      : undefined;
-
   return {
     request: incoming,
     work,
@@ -67,6 +56,6 @@ export function readProxyRequest(incoming: IncomingRequest, route: Route, work: 
     validation,
     requester: incoming.headers['x-proxy-user'] || undefined,
     stream: body?.stream === true,
-    cache: { mode, invalidValue, key, ttlSeconds: cacheTtlSeconds(incoming.headers['cache-control']) },
+    cache: readCacheRequest({ headers: incoming.headers, accountId: token?.accountId, provider: provider.id, dialect, body: validation.ok ? body : undefined }),
   };
 }

@@ -21,13 +21,12 @@ export function startLookups(deps: Deps): Middleware {
       const token = state.token;
       if (!token) return;
       const now = deps.now();
-      const cacheKey = state.cache.mode === 'read-write' ? state.cache.key : undefined;
       state.lookups = {
         token: quiet(deps.accounts.getToken(token.accountId, token.tokenId)),
         budgets: quiet(deps.budgets.statusesFor(token.accountId, token.tokenId, requesterLabel(state.requester), now)),
         rateLimit: quiet(deps.rateLimiter.hit(token.tokenId, now)),
         providerKey: state.mode === 'stored' ? quiet(deps.providerKeys.get(token.accountId, state.provider.id)) : undefined,
-        cachedResponse: cacheKey ? quiet(deps.responseCache.get(cacheKey, now).catch(() => undefined)) : undefined,
+        cachedResponse: deps.cache.lookup(state.cache, now),
       };
     },
   };

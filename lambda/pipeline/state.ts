@@ -1,7 +1,8 @@
 import type { ParsedToken } from '../auth/proxy-token';
 import type { BackgroundWork } from '../background-work';
 import type { BudgetStatus } from '../budgets/budget';
-import type { CacheMode } from '../cache/cache-mode';
+import type { CacheFill } from '../cache/cache-fill';
+import type { CacheRequest } from '../cache/cache-request';
 import type { CachedResponse } from '../cache/response-cache';
 import type { IncomingRequest } from '../http/request';
 import type { Provider } from '../providers/registry';
@@ -27,14 +28,9 @@ export interface ProxyState {
   validation: ValidationResult;
   requester?: string;
   stream: boolean;
-  cache: {
-    mode: CacheMode;
-    invalidValue?: string;
-    key?: string;
-    ttlSeconds: number;
-    /** Set when this request leads a single flight: identical requests wait for its answer. */
-    flight?: { complete(entry: CachedResponse): void; fail(): void };
-  };
+  cache: CacheRequest;
+  /** Set by the cache step for a request it doesn't answer: takes the provider's answer. */
+  cacheFill?: CacheFill;
   /** Store reads started together, so they cost one round trip; each step awaits its own. */
   lookups?: {
     token: Promise<TokenRecord | undefined>;

@@ -1,3 +1,4 @@
+import { cacheHeaderProblem } from '../cache/cache-request';
 import type { Deps } from '../deps';
 import { UnsupportedMediaTypeError, ValidationError } from '../errors';
 import { proxyState, type Middleware } from './middy-types';
@@ -13,9 +14,8 @@ export function validateBody(_deps: Deps): Middleware {
       const curlDefault = contentType !== undefined && /^application\/x-www-form-urlencoded\b/i.test(contentType.trim()) && state.body !== undefined;
       if (state.endpoint.dialect.requestBody === 'json' && contentType && !curlDefault && !/^application\/([\w.+-]+\+)?json\b/i.test(contentType.trim())) throw new UnsupportedMediaTypeError(contentType);
       if (!state.validation.ok) throw new ValidationError(state.validation.message, state.validation.param || undefined);
-      if (state.cache.invalidValue !== undefined) {
-        throw new ValidationError(`x-proxy-cache must be "true", "refresh" or "false", not "${state.cache.invalidValue.slice(0, 40)}".`, 'x-proxy-cache');
-      }
+      const cacheProblem = cacheHeaderProblem(state.cache);
+      if (cacheProblem) throw new ValidationError(cacheProblem.message, cacheProblem.param);
     },
   };
 }

@@ -1,8 +1,14 @@
 import type { SseEvent } from '../sse/sse-event';
-import type { EndpointKind as CacheKind } from '../cache/cache-key';
 import type { Usage } from './usage';
 
 export type DialectName = 'messages' | 'chat' | 'responses' | 'embeddings' | 'passthrough';
+
+/**
+ * The response cache's namespaces, one per wire format: the same body sent to two
+ * endpoint kinds is two different questions. Declared here, with the dialects that
+ * choose one, so the cache reads the providers and never the other way round.
+ */
+export type CacheKind = 'messages' | 'chat' | 'responses' | 'embeddings';
 
 /** Why the proxy ended a stream early. */
 export type StreamCut = 'stalled' | 'closed';

@@ -1,8 +1,8 @@
 import { createHash, randomInt } from 'node:crypto';
 import { BatchWriteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { PartBuffer } from '../../cache/part-buffer';
 import { CacheWriteError, isCacheableStatus, type CachedResponse, type CachedResponseMeta, type CacheWriter, type ResponseCache } from '../../cache/response-cache';
-import { headItem, parseHead, type EntryHead } from '../../cache/entry-head';
+import { headItem, parseHead, type EntryHead } from './cache-entry-head';
+import { PartBuffer } from './cache-part-buffer';
 import { sendUntilProcessed, UnprocessedError } from './unprocessed';
 import type { DocumentClient } from './wire/document-client';
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
-import { ANSWER_FIELDS, CACHE_KEY_VERSION, cacheKey, canonicalJson, type EndpointKind } from '../../../lambda/cache/cache-key';
+import { ANSWER_FIELDS, CACHE_KEY_VERSION, cacheKey, canonicalJson, type CacheKind } from '../../../lambda/cache/cache-key';
 
 const messages = [{ role: 'user', content: 'Hello' }];
 const chat = { accountId: 'acc-1', provider: 'prov-b', kind: 'chat' as const, body: { model: 'fam-4o-mini', messages } };
@@ -39,7 +39,7 @@ describe('cacheKey', () => {
     expect(cacheKey({ ...chat, accountId: 'acc-2' })).not.toBe(key);
     expect(cacheKey({ ...chat, provider: 'prov-c' })).not.toBe(key);
     const sameBody = { model: 'fam-4o', input: 'Hi', messages };
-    const kinds: EndpointKind[] = ['chat', 'messages', 'responses', 'embeddings'];
+    const kinds: CacheKind[] = ['chat', 'messages', 'responses', 'embeddings'];
     const keys = kinds.map((kind) => cacheKey({ ...chat, kind, body: sameBody }));
     expect(new Set(keys).size).toBe(kinds.length);
   });
@@ -71,14 +71,14 @@ describe('cacheKey', () => {
     dimensions: [256, 1024],
     encoding_format: ['float', 'base64'],
   };
-  const bases: Record<EndpointKind, Record<string, unknown>> = {
+  const bases: Record<CacheKind, Record<string, unknown>> = {
     messages: { model: 'fam-sonnet-4-6', max_tokens: 100, messages },
     chat: { model: 'fam-4o-mini', messages },
     responses: { model: 'fam-4o-mini', input: 'Hello' },
     embeddings: { model: 'text-embedding-3-small', input: 'Hello' },
   };
 
-  for (const kind of Object.keys(ANSWER_FIELDS) as EndpointKind[]) {
+  for (const kind of Object.keys(ANSWER_FIELDS) as CacheKind[]) {
     describe(`${kind} requests`, () => {
       const base = { accountId: 'acc-1', provider: 'prov-x', kind, body: bases[kind] };
       for (const field of ANSWER_FIELDS[kind]) {
@@ -118,7 +118,7 @@ describe('cacheKey', () => {
       const line = readme.split('\n').find((text) => text.trim().startsWith(`| ${label} |`));
       expect(line).toBeDefined();
       const documented = [...line!.split('|')[2].matchAll(/`([a-z_]+)`/g)].map((m) => m[1]);
-      expect(documented).toEqual(ANSWER_FIELDS[kind as EndpointKind]);
+      expect(documented).toEqual(ANSWER_FIELDS[kind as CacheKind]);
     }
   });
 });

@@ -3,7 +3,7 @@ import type { CachedResponse } from '../../../lambda/cache/response-cache';
 import { providerById } from '../../../lambda/providers/registry';
 import type { Dialect } from '../../../lambda/providers/types';
 import { NO_USAGE } from '../../../lambda/providers/usage';
-import { replayCached } from '../../../lambda/streaming/replay';
+import { replayCached } from '../../../lambda/cache/replay';
 import { expectedUsage, fixtureEvents, fixtureNames, fixtureText, isStreamFixture } from '../../fixtures';
 import { decodeAll } from '../../support/fragments';
 

@@ -1,5 +1,5 @@
-import { tokenCount } from '../providers/usage';
-import { isCacheableStatus, type CachedResponseMeta } from './response-cache';
+import { isCacheableStatus, type CachedResponseMeta } from '../../cache/response-cache';
+import { tokenCount } from '../../providers/usage';
 
 /**
  * The head record of a stored entry, as a store adapter writes it: what the

@@ -1,8 +1,9 @@
 import { Readable } from 'node:stream';
-import type { CachedResponse } from '../cache/response-cache';
+import { asObject } from '../json';
 import type { Dialect } from '../providers/types';
 import { SseDecoder } from '../sse/sse-decoder';
 import type { SseEvent } from '../sse/sse-event';
+import type { CachedResponse } from './response-cache';
 
 export interface ReplayRequest {
   dialect: Dialect;
@@ -39,4 +40,11 @@ export function replayCached(entry: CachedResponse, request: ReplayRequest): { c
     contentType: entry.format === 'sse' ? entry.contentType : 'text/event-stream; charset=utf-8',
     body: Readable.from(sent.map((event) => event.raw)),
   };
+}
+
+/** How a request wants a stored answer replayed, read from what it sent. */
+export function replayRequestFor({ dialect, stream, body, streamUsage }: { dialect: Dialect; stream: boolean; body?: Record<string, unknown>; streamUsage: 'always' | 'when-asked' }): ReplayRequest {
+  // A client that didn't ask for stream usage never saw the usage-only event the proxy asked for.
+  const clientAskedForUsage = asObject(body?.stream_options)?.include_usage === true;
+  return { dialect, stream, hideUsageOnlyEvent: streamUsage === 'when-asked' && !clientAskedForUsage, clientAskedForUsage };
 }

@@ -1,0 +1,45 @@
+import type { Dialect } from '../providers/types';
+import { cacheKey } from './cache-key';
+import { CACHE_HEADER, isInvalidCacheMode, parseCacheMode, type CacheMode } from './cache-mode';
+import { cacheTtlSeconds } from './cache-ttl';
+
+/** What a request asks of the cache, read from its headers and body without any I/O. */
+export interface CacheRequest {
+  mode: CacheMode;
+  /** The `x-proxy-cache` value when it is none of the accepted ones: the request is refused (400) at validation. */
+  invalidValue?: string;
+  /** The entry this request reads or writes; absent when it can't use the cache (see `readCacheRequest`). */
+  key?: string;
+  /** How long an entry stored for this request lives; 0 stores nothing. */
+  ttlSeconds: number;
+}
+
+export interface CacheRequestInput {
+  headers: Record<string, string | undefined>;
+  /** The account of the proxy token presented: entries never cross accounts, and a request without one has none. */
+  accountId?: string;
+  provider: string;
+  dialect: Dialect;
+  /** The parsed body, when it is a JSON object that passed validation. */
+  body?: Record<string, unknown>;
+}
+
+/**
+ * The request's cache settings. A key exists only when the mode isn't `off`, a proxy
+ * token names the account, and the endpoint's dialect has a cache namespace that
+ * allows this body (docs/behaviour.md, "Cache").
+ */
+export function readCacheRequest({ headers, accountId, provider, dialect, body }: CacheRequestInput): CacheRequest {
+  const parsed = parseCacheMode(headers[CACHE_HEADER]);
+  const invalidValue = isInvalidCacheMode(parsed) ? parsed.invalid : undefined;
+  const mode = isInvalidCacheMode(parsed) ? 'off' : parsed;
+  const namespace = dialect.cache;
+  const key = mode !== 'off' && accountId !== undefined && body && namespace?.allowed(body) ? cacheKey({ accountId, provider, kind: namespace.kind, body }) : undefined;
+  return { mode, invalidValue, key, ttlSeconds: cacheTtlSeconds(headers['cache-control']) };
+}
+
+/** The client error for an unreadable `x-proxy-cache` value, with the header as the field at fault. */
+export function cacheHeaderProblem(request: CacheRequest): { message: string; param: string } | undefined {
+  if (request.invalidValue === undefined) return undefined;
+  return { message: `${CACHE_HEADER} must be "true", "refresh" or "false", not "${request.invalidValue.slice(0, 40)}".`, param: CACHE_HEADER };
+}

@@ -1,0 +1,84 @@
+import type { Readable } from 'node:stream';
+import type { Logger } from '../logger';
+import { CacheFill, type FillContext } from './cache-fill';
+import { cacheStatusHeader, forwardedStatus } from './cache-mode';
+import type { CacheRequest } from './cache-request';
+import { replayCached, type ReplayRequest } from './replay';
+import type { CachedResponse, ResponseCache } from './response-cache';
+import type { LeaderFlight, SingleFlight } from './single-flight';
+
+export interface ProxyCacheDeps {
+  store: ResponseCache;
+  /**
+   * Lets identical requests in flight together share one upstream call. Only worth having
+   * where one process serves several requests at once (the local server): a Lambda
+   * instance runs one invocation at a time, so it would only ever lead, and hold each
+   * answer's body in memory for followers that never come.
+   */
+  flights?: SingleFlight<CachedResponse>;
+  log: Logger;
+  /** Epoch ms. */
+  now: () => number;
+}
+
+/** A stored answer in the form the request asked for, ready to send. */
+export interface CacheHit {
+  entry: CachedResponse;
+  statusCode: number;
+  headers: Record<string, string>;
+  body: Readable;
+}
+
+/** Serve from the cache, or forward and hand the provider's answer to the fill. */
+export type CacheDecision = { hit: CacheHit } | { fill: CacheFill };
+
+/**
+ * The response cache as one feature (docs/behaviour.md, "Cache"): the lookup that rides
+ * with the request's other store reads, the decision to serve or forward, and the fill
+ * that stores a forwarded answer. The pipeline asks it, and nothing else about caching.
+ */
+export class ProxyCache {
+  constructor(private readonly deps: ProxyCacheDeps) {}
+
+  /**
+   * The stored entry for a `read-write` request, started together with the request's
+   * other store reads so it costs no round trip of its own. A failed read is a miss.
+   */
+  lookup(request: CacheRequest, now: number): Promise<CachedResponse | undefined> | undefined {
+    if (request.mode !== 'read-write' || !request.key) return undefined;
+    return this.deps.store.get(request.key, now).catch(() => undefined);
+  }
+
+  /**
+   * Serve or not. A `read-write` request is answered from the entry `lookup` found, or
+   * from an identical request in flight; otherwise it goes to the provider, and the fill
+   * stores the answer (`refresh` replaces the entry without reading it).
+   */
+  async consult(request: CacheRequest, lookup: Promise<CachedResponse | undefined> | undefined, replay: ReplayRequest, context: FillContext): Promise<CacheDecision> {
+    let flight: LeaderFlight<CachedResponse> | undefined;
+    if (request.mode === 'read-write' && request.key) {
+      const stored = await lookup;
+      if (stored) return { hit: hitFor(stored, replay) };
+      const joined = this.deps.flights?.join(request.key);
+      if (joined?.leader) flight = joined;
+      else if (joined) {
+        // A leader that fails or takes too long leaves this request a plain miss.
+        const shared = await joined.result;
+        if (shared) return { hit: hitFor(shared, replay) };
+      }
+    }
+    return { fill: this.fillFor(request, context, flight) };
+  }
+
+  private fillFor(request: CacheRequest, context: FillContext, flight: LeaderFlight<CachedResponse> | undefined): CacheFill {
+    const { key, ttlSeconds } = request;
+    const { store, log, now } = this.deps;
+    const open = request.mode !== 'off' && key ? () => store.open(key, ttlSeconds, now()) : undefined;
+    return new CacheFill({ status: forwardedStatus(request.mode), open, ttlSeconds, flight }, context, log, now);
+  }
+}
+
+function hitFor(entry: CachedResponse, replay: ReplayRequest): CacheHit {
+  const { contentType, body } = replayCached(entry, replay);
+  return { entry, statusCode: entry.status, headers: { 'content-type': contentType, ...cacheStatusHeader('HIT') }, body };
+}

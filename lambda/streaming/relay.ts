@@ -1,0 +1,108 @@
+import type { IncomingMessage } from 'node:http';
+import type { Readable, Transform } from 'node:stream';
+import type { StreamCut } from '../providers/types';
+
+/** How a relayed body ended; reported exactly once. */
+export type RelayEnd =
+  /** Every upstream byte reached the tap, and the tap ended. */
+  | { kind: 'complete' }
+  /** The upstream body broke off, went quiet, or could not be decoded. */
+  | { kind: 'cut'; reason: string }
+  /** The client went away first; the upstream call has been stopped. */
+  | { kind: 'client-gone'; reason: string };
+
+export interface RelayOptions {
+  /** The provider's response body, and how to stop the call. */
+  upstream: { body: IncomingMessage; abort(): void };
+  /** Decodes a compressed body the client gets decoded; otherwise the body's bytes go to the tap as they come. */
+  transcoder?: Transform;
+  /** Cuts the request's credentials out of the bytes (holding back only a possible secret's start). */
+  redactor: { write(chunk: Buffer): Buffer; end(): Buffer };
+  /** Where the bytes go: the client reads from it. */
+  tap: Transform;
+  /** A body silent for longer than this is cut. */
+  stallMs: number;
+  /** The last bytes of a cut body (a stream's error event in its own format), or undefined: the tap is destroyed instead. */
+  closingBytes?: (reason: string, cut: StreamCut) => string;
+  /** The one completion handler. */
+  onEnd: (end: RelayEnd) => void;
+}
+
+/**
+ * Streams the upstream body through the redactor into the tap, with backpressure,
+ * as a small state machine:
+ *
+ *   flowing ─source ends────────▶ ending ─tap ends────────────▶ done (complete)
+ *   flowing ─body breaks off / stalls / can't be decoded ─────▶ done (cut)
+ *   flowing, ending ─tap closes before its end (client left) ─▶ done (client-gone)
+ *
+ * Whatever happens later (the upstream socket closing, the tap's own close) finds
+ * the relay done and changes nothing, so `onEnd` runs once.
+ */
+export function relayBody(options: RelayOptions): void {
+  const { upstream, transcoder, redactor, tap, stallMs, closingBytes, onEnd } = options;
+  let state: 'flowing' | 'ending' | 'done' = 'flowing';
+  let stalled = false;
+  const source: Readable = transcoder ? upstream.body.pipe(transcoder) : upstream.body;
+
+  const settle = (end: RelayEnd) => {
+    if (state === 'done') return;
+    state = 'done';
+    onEnd(end);
+  };
+  const flushRedactor = () => {
+    const rest = redactor.end();
+    if (rest.length && !tap.writableEnded) tap.write(rest);
+  };
+  /** A stream ends with an error event in its own format, so the client's SDK raises instead of hanging. */
+  const cut = (reason: string, cause: StreamCut) => {
+    if (state !== 'flowing') return;
+    if (closingBytes && !tap.writableEnded) tap.end(closingBytes(reason, cause));
+    else tap.destroy(new Error(reason));
+    settle({ kind: 'cut', reason });
+  };
+
+  // refresh() re-arms the same timer: no allocation per chunk.
+  const stallTimer = setTimeout(() => {
+    stalled = true;
+    upstream.abort();
+  }, stallMs);
+  upstream.body.on('data', () => stallTimer.refresh());
+  // Errors of the upstream body show up as an incomplete 'close' below.
+  upstream.body.on('error', () => undefined);
+  // A cut destroys the tap with a reason; the runtime's pipe reports it to the client, and this
+  // listener keeps a cut that comes before that pipe is attached from ending the process.
+  tap.on('error', () => undefined);
+
+  source.on('data', (chunk: Buffer) => {
+    const safe = redactor.write(chunk);
+    if (safe.length && !tap.write(safe)) source.pause();
+  });
+  tap.on('drain', () => source.resume());
+  source.on('end', () => {
+    if (state !== 'flowing') return;
+    state = 'ending';
+    flushRedactor();
+    tap.end();
+  });
+  transcoder?.on('error', (error) => {
+    // The rest of the body is drained, not aborted: an aborted body would end the client's stream before its error event.
+    upstream.body.unpipe(transcoder);
+    upstream.body.resume();
+    cut(`could not decode the upstream body: ${error.message}`, 'closed');
+  });
+  upstream.body.on('close', () => {
+    clearTimeout(stallTimer);
+    if (upstream.body.complete || state !== 'flowing') return;
+    flushRedactor();
+    if (stalled) cut(`upstream stalled for more than ${Math.round(stallMs / 1000)} s`, 'stalled');
+    else cut('upstream connection closed mid-response', 'closed');
+  });
+  tap.on('end', () => settle({ kind: 'complete' }));
+  tap.on('close', () => {
+    if (state === 'done') return;
+    // The client went away: stop paying for tokens nobody will read.
+    upstream.abort();
+    settle({ kind: 'client-gone', reason: 'client disconnected' });
+  });
+}
