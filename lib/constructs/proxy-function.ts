@@ -104,11 +104,10 @@ export class ProxyFunction extends Construct {
       // Newest Node runtime Lambda offers (middy 7 needs >= 22); Graviton is ~20% cheaper per GB-second.
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
-      // The function waits on the provider most of the time, and waiting is billed per GB-second:
-      // at a 3 s upstream time, 1M requests cost about $5 at 128 MB, $10 at 256 MB, $20 at 512 MB and
-      // $40 at 1024 MB (arm64, eu-west-1, plus $0.20 per million requests). 256 MB leaves room for
-      // buffering a 6 MB body and replaying a cached stream while keeping CPU-bound work (JSON, SSE
-      // scanning, hashing) and cold start acceptable; tune it with the `memoryMb` context switch.
+      // The function waits on the provider most of the time, and waiting is billed per GB-second.
+      // The default is measured (`npm run bench:memory`, bench/MEMORY.md): the cheapest size whose
+      // instance holds a 6 MB request with headroom and whose CPU share keeps the added latency in
+      // budget; tune it with the `memoryMb` context switch.
       memorySize: props.memoryMb,
       timeout: FUNCTION_TIMEOUT,
       role: this.role,
