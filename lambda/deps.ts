@@ -65,7 +65,7 @@ export interface DepsOptions {
  * local key file; `ADMIN_SECRET_ARN` selects Secrets Manager for the admin key.
  */
 export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogger, options: DepsOptions = {}): Deps {
-  const doc = createDocumentClient({ region: config.region, endpoint: config.dynamoEndpoint, env: config.env });
+  const doc = createDocumentClient({ region: config.region, endpoint: config.dynamoEndpoint });
   const tables = config.tables;
   const accountReads = new BatchedGet(doc, tables.accounts, ['pk', 'sk']);
   const accounts = new DynamoAccountStore(doc, tables.accounts, accountReads);
@@ -111,6 +111,6 @@ function statsFold(doc: DocumentClient, table: string, log: Logger): DynamoUsage
 
 /** What the stream consumer needs (Lambda or local): the rollups and nothing of the request path. */
 export function buildFoldDeps(config: Config = loadConfig(), log: Logger = jsonLogger): { config: Config; log: Logger; usageStats: UsageStats } {
-  const doc = createDocumentClient({ region: config.region, endpoint: config.dynamoEndpoint, env: config.env });
+  const doc = createDocumentClient({ region: config.region, endpoint: config.dynamoEndpoint });
   return { config, log, usageStats: statsFold(doc, config.tables.usageStats, log) };
 }

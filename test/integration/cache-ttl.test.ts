@@ -1,7 +1,7 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
-import { createDynamoClients } from '../../lambda/store/dynamodb/client';
 import { tableNames } from '../../lambda/tables';
+import { sdkDocumentClient } from '../reliability/support/dynamo';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 
 const prefix = `ttl${randomBytes(3).toString('hex')}-`;
@@ -17,7 +17,7 @@ const DAY = 86_400;
 
 /** Sends one cacheable request and returns the stored entry's expiry (epoch seconds) minus now. */
 async function storedLifetime(cacheControl?: string): Promise<number | undefined> {
-  const { doc } = createDynamoClients({ region: 'eu-west-1', endpoint: process.env.DYNAMODB_ENDPOINT });
+  const doc = sdkDocumentClient();
   const table = tableNames({}, prefix).cache;
   const before = new Set(((await doc.send(new ScanCommand({ TableName: table }))).Items ?? []).map((i) => i.cache_key));
   const response = await fetch(`${proxy.proxyBase}/prov-e/v1/chat/completions`, {

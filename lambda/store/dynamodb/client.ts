@@ -1,5 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { LeanDocumentClient, environmentCredentials, type DocumentClient } from './wire/document-client';
+import { awsCredentialChain, LOCAL_CREDENTIALS } from './wire/credentials';
+import { LeanDocumentClient, type DocumentClient } from './wire/document-client';
 
 export interface DynamoClients {
   /** The SDK client, for table administration (creating local tables). Never on the request path. */
@@ -10,24 +11,22 @@ export interface DynamoClients {
 
 interface ClientOptions {
   region: string;
+  /** DynamoDB Local's address; without one, the region's DynamoDB with the AWS SDK's credential chain. */
   endpoint?: string;
-  env?: NodeJS.ProcessEnv;
 }
 
 /** The stores' client: all the request path needs. */
 export function createDocumentClient(options: ClientOptions): DocumentClient {
-  const local = Boolean(options.endpoint);
-  return new LeanDocumentClient({ region: options.region, endpoint: options.endpoint, credentials: environmentCredentials(options.env ?? process.env, local) });
+  return new LeanDocumentClient({ region: options.region, endpoint: options.endpoint, credentials: options.endpoint ? () => LOCAL_CREDENTIALS : awsCredentialChain() });
 }
 
 /** Both clients, for the local server's table set-up and for tests. */
 export function createDynamoClients(options: ClientOptions): DynamoClients {
-  const local = Boolean(options.endpoint);
   const raw = new DynamoDBClient({
     region: options.region,
     endpoint: options.endpoint,
-    // DynamoDB Local accepts any credentials; in AWS the function's role provides them.
-    credentials: local ? { accessKeyId: 'local', secretAccessKey: 'local' } : undefined,
+    // DynamoDB Local accepts any credentials; in AWS the SDK's own chain finds the function role's.
+    credentials: options.endpoint ? LOCAL_CREDENTIALS : undefined,
   });
   return { raw, doc: createDocumentClient(options) };
 }

@@ -4,7 +4,8 @@ import { deltaAfter, foldRows, sortableSequence, type BucketDelta, type Streamed
 import { rollupFromItem } from '../../usage/rollups/rollup';
 import { assembleSummary, type RollupSlice } from '../../usage/rollups/summary';
 import type { FoldOutcome, StatsSummary, UsageStats } from '../../usage/usage-stats';
-import { conditionFailedItem, type DocumentClient } from './wire/document-client';
+import type { DocumentClient } from './wire/document-client';
+import { conditionFailedItem } from './wire/dynamo-error';
 
 /** Rollup writes in flight at once per batch. */
 const WRITES_IN_FLIGHT = 8;

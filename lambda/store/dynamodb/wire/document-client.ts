@@ -1,43 +1,18 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { retryPolicies, withRetries } from '../../../retry';
-import { itemFromWire, OPERATIONS } from './operations';
-import { SigV4Signer, type Credentials } from './sigv4';
+import type { CredentialProvider } from './credentials';
+import { DynamoError, DynamoTimeoutError, mayRetry } from './dynamo-error';
+import { itemFromWire, operationOf, type OperationName, type OutputOf, type StoreCommand } from './operations';
+import { ServerClock } from './server-clock';
+import { SigV4Signer } from './sigv4';
 
-/** What the stores need of a document client: `send(command)`. */
-export type DocumentClient = Pick<DynamoDBDocumentClient, 'send'>;
+/** What the stores need of a DynamoDB client: the document commands of `operations.ts`, each with its own result type. */
+export interface DocumentClient {
+  send<C extends StoreCommand>(command: C): Promise<OutputOf<C>>;
+}
 
-/**
- * Refusals: DynamoDB did not apply the request, so any operation may be sent
- * again. A conflict with a transaction in flight on the same item is one too,
- * as is a transaction cancelled only by such conflicts or throttling.
- */
-const REFUSED_TYPES = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded', 'TransactionConflictException', 'TransactionInProgressException']);
-const REFUSED_REASONS = new Set(['None', 'TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded']);
-/** Network errors where the request never reached DynamoDB. */
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
 const ATTEMPT_TIMEOUT_MS = 5_000;
-
-class DynamoError extends Error {
-  constructor(
-    name: string,
-    message: string,
-    readonly status?: number,
-    /** The item as it was, when a failed condition asked for it (`ReturnValuesOnConditionCheckFailure: ALL_OLD`). */
-    readonly item?: Record<string, unknown>,
-    /** Why each action of a cancelled transaction failed (`None` for those that would have succeeded). */
-    readonly reasons?: string[],
-  ) {
-    super(message);
-    this.name = name;
-  }
-}
-
-/** The stored item a failed condition was checked against, if the request asked for it. */
-export function conditionFailedItem(error: unknown): Record<string, unknown> | undefined {
-  return error instanceof DynamoError && error.name === 'ConditionalCheckFailedException' ? error.item : undefined;
-}
 
 const sentAtMostOnceCommands = new WeakSet<object>();
 
@@ -48,17 +23,9 @@ const sentAtMostOnceCommands = new WeakSet<object>();
  * (The rate limiter's `ADD` is not marked: counting one request twice errs on
  * the safe side, and failing it would refuse the request.)
  */
-export function sentAtMostOnce<T extends object>(command: T): T {
+export function sentAtMostOnce<T extends StoreCommand>(command: T): T {
   sentAtMostOnceCommands.add(command);
   return command;
-}
-
-function mayRetry(error: unknown, idempotent: boolean): boolean {
-  if (error instanceof DynamoError) {
-    const refusedTransaction = error.name === 'TransactionCanceledException' && (error.reasons ?? []).every((reason) => REFUSED_REASONS.has(reason));
-    return REFUSED_TYPES.has(error.name) || refusedTransaction || (idempotent && (error.status ?? 500) >= 500);
-  }
-  return idempotent || NOT_SENT_CODES.has((error as NodeJS.ErrnoException).code ?? '');
 }
 
 /**
@@ -80,41 +47,44 @@ function decodeBinary(key: string, value: unknown): unknown {
  * A lean DynamoDB document client over the service's JSON protocol: the same
  * commands and results as `@aws-sdk/lib-dynamodb`, without the SDK's
  * per-call middleware stack, which cost about five times a bare HTTPS request
- * in CPU (bench/RESULTS.md). It signs with SigV4, keeps connections alive and
- * retries throttling, 5xx and network errors with jittered backoff.
+ * in CPU (bench/RESULTS.md). It signs with SigV4 (correcting the signing time
+ * when DynamoDB says the local clock is off), keeps connections alive and
+ * retries throttling, 5xx and network errors with jittered backoff
+ * (`retryPolicies.storeCall`).
  */
 export class LeanDocumentClient implements DocumentClient {
   private readonly url: URL;
   private readonly signer: SigV4Signer;
   private readonly agent: HttpAgent | HttpsAgent;
+  private readonly clock: ServerClock;
 
-  constructor(private readonly options: { region: string; endpoint?: string; credentials: () => Credentials }) {
+  constructor(private readonly options: { region: string; endpoint?: string; credentials: CredentialProvider; localNow?: () => number }) {
     this.url = new URL(options.endpoint ?? `https://dynamodb.${options.region}.amazonaws.com`);
     this.signer = new SigV4Signer(options.region, 'dynamodb');
+    this.clock = new ServerClock(options.localNow);
     const agentOptions = { keepAlive: true, maxSockets: 256, timeout: 50_000 };
     this.agent = this.url.protocol === 'https:' ? new HttpsAgent(agentOptions) : new HttpAgent(agentOptions);
   }
 
-  send: DocumentClient['send'] = (async (command: { input: Record<string, unknown> }) => {
-    const operation = OPERATIONS.find((candidate) => command instanceof candidate.command);
-    if (!operation) throw new Error(`Unsupported DynamoDB command ${command.constructor.name}`);
-    const body = JSON.stringify(operation.input(command.input), encodeBinary);
+  async send<C extends StoreCommand>(command: C): Promise<OutputOf<C>> {
+    const found = operationOf(command);
+    if (!found) throw new Error(`Unsupported DynamoDB command ${command.constructor.name}`);
+    const [name, operation] = found;
+    const body = JSON.stringify(operation.input(command.input as Record<string, unknown>), encodeBinary);
     const idempotent = !sentAtMostOnceCommands.has(command);
-    const output = await this.call(operation.name, body, idempotent);
-    return operation.output(output);
-  }) as DocumentClient['send'];
-
-  private call(operation: string, body: string, idempotent: boolean): Promise<Record<string, unknown>> {
-    return withRetries(() => this.post(operation, body), retryPolicies.storeCall((error) => mayRetry(error, idempotent)));
+    const output = await withRetries(() => this.post(name, body), retryPolicies.storeCall((error) => mayRetry(error, idempotent)));
+    // The wire's answer, converted field by field as the SDK's document command would.
+    return operation.output(output) as OutputOf<C>;
   }
 
-  private post(operation: string, body: string): Promise<Record<string, unknown>> {
+  /** One attempt, signed anew (time and credentials) each time. */
+  private async post(operation: OperationName, body: string): Promise<Record<string, unknown>> {
     const headers = this.signer.sign({
       host: this.url.host,
       headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `DynamoDB_20120810.${operation}` },
       body,
-      credentials: this.options.credentials(),
-      now: new Date(),
+      credentials: await this.options.credentials(),
+      now: this.clock.now(),
     });
     headers['content-length'] = String(Buffer.byteLength(body));
     const send = this.url.protocol === 'https:' ? httpsRequest : httpRequest;
@@ -124,34 +94,31 @@ export class LeanDocumentClient implements DocumentClient {
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
         response.on('error', reject);
         response.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let parsed: Record<string, unknown>;
-          try {
-            parsed = text ? JSON.parse(text, decodeBinary) : {};
-          } catch {
-            return reject(new DynamoError('InvalidResponse', `DynamoDB answered ${response.statusCode} with a body that is not JSON`, response.statusCode));
-          }
-          const status = response.statusCode ?? 500;
-          if (status < 300) return resolve(parsed);
-          const type = String(parsed.__type ?? 'UnknownError').split('#').pop()!;
-          const message = String(parsed.message ?? parsed.Message ?? `DynamoDB answered ${status}`);
-          const reasons = Array.isArray(parsed.CancellationReasons) ? parsed.CancellationReasons.map((reason: { Code?: string }) => String(reason.Code ?? 'None')) : undefined;
-          reject(new DynamoError(type, message, status, parsed.Item ? itemFromWire(parsed.Item) : undefined, reasons));
+          const answer = this.readAnswer(response, Buffer.concat(chunks).toString('utf8'));
+          if (answer instanceof DynamoError) reject(answer);
+          else resolve(answer);
         });
       });
-      request.on('timeout', () => request.destroy(Object.assign(new Error('DynamoDB did not answer in time'), { name: 'TimeoutError' })));
+      request.on('timeout', () => request.destroy(new DynamoTimeoutError(ATTEMPT_TIMEOUT_MS)));
       request.on('error', reject);
       request.end(body);
     });
   }
-}
 
-/** Lambda provides the role's credentials in the environment; DynamoDB Local accepts any. */
-export function environmentCredentials(env: NodeJS.ProcessEnv, local: boolean): () => Credentials {
-  if (local) return () => ({ accessKeyId: 'local', secretAccessKey: 'local' });
-  return () => {
-    const { AWS_ACCESS_KEY_ID: accessKeyId, AWS_SECRET_ACCESS_KEY: secretAccessKey, AWS_SESSION_TOKEN: sessionToken } = env;
-    if (!accessKeyId || !secretAccessKey) throw new Error('No AWS credentials in the environment (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY)');
-    return { accessKeyId, secretAccessKey, sessionToken };
-  };
+  private readAnswer(response: IncomingMessage, text: string): Record<string, unknown> | DynamoError {
+    const status = response.statusCode ?? 500;
+    let parsed: Record<string, unknown>;
+    try {
+      parsed = text ? JSON.parse(text, decodeBinary) : {};
+    } catch {
+      return new DynamoError('InvalidResponse', `DynamoDB answered ${status} with a body that is not JSON`, status);
+    }
+    if (status < 300) return parsed;
+    const type = String(parsed.__type ?? 'UnknownError').split('#').pop()!;
+    const message = String(parsed.message ?? parsed.Message ?? `DynamoDB answered ${status}`);
+    const reasons = Array.isArray(parsed.CancellationReasons) ? parsed.CancellationReasons.map((reason: { Code?: string }) => String(reason.Code ?? 'None')) : undefined;
+    const error = new DynamoError(type, message, status, parsed.Item ? itemFromWire(parsed.Item) : undefined, reasons);
+    error.clockSkewCorrected = this.clock.correctFrom(type, response.headers.date);
+    return error;
+  }
 }

@@ -1,9 +1,53 @@
-import { BatchGetCommand, BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  BatchWriteCommand,
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+  type BatchGetCommandOutput,
+  type BatchWriteCommandOutput,
+  type DeleteCommandOutput,
+  type GetCommandOutput,
+  type PutCommandOutput,
+  type QueryCommandOutput,
+  type UpdateCommandOutput,
+} from '@aws-sdk/lib-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 
 type Json = Record<string, unknown>;
 type Item = Record<string, unknown>;
 type AttributeMap = Parameters<typeof unmarshall>[0];
+
+/**
+ * The document commands the stores send, by wire operation name, with what
+ * each answers. A store that needs another operation adds it here and to
+ * `OPERATIONS` below; the compiler refuses any other command.
+ */
+interface Commands {
+  GetItem: { command: GetCommand; output: GetCommandOutput };
+  PutItem: { command: PutCommand; output: PutCommandOutput };
+  UpdateItem: { command: UpdateCommand; output: UpdateCommandOutput };
+  DeleteItem: { command: DeleteCommand; output: DeleteCommandOutput };
+  Query: { command: QueryCommand; output: QueryCommandOutput };
+  BatchGetItem: { command: BatchGetCommand; output: BatchGetCommandOutput };
+  BatchWriteItem: { command: BatchWriteCommand; output: BatchWriteCommandOutput };
+}
+
+export type OperationName = keyof Commands;
+export type StoreCommand = Commands[OperationName]['command'];
+/** What a command answers (each command class is nominal: its protected members tell them apart). */
+export type OutputOf<C extends StoreCommand> = { [Name in OperationName]: C extends Commands[Name]['command'] ? Commands[Name]['output'] : never }[OperationName];
+
+interface WireOperation {
+  /** The document command's class, to recognise a command by. */
+  command: abstract new (...args: never[]) => StoreCommand;
+  /** Items as plain objects (the command's input) → AttributeValue maps (the wire). */
+  input(input: Json): Json;
+  /** The wire's answer → the document command's output. */
+  output(output: Json): Json;
+}
 
 const toWire = (item: unknown) => marshall(item as Item, { removeUndefinedValues: true, convertClassInstanceToMap: true });
 const fromWire = (item: unknown) => unmarshall(item as AttributeMap);
@@ -33,35 +77,38 @@ const convertKeysAndAttributes = (convert: (item: unknown) => unknown) => (entry
 });
 
 /**
- * The DynamoDB operations the stores use, as the document client's commands
- * describe them: the wire operation name and which fields carry items (plain
- * objects in the command, AttributeValue maps on the wire).
+ * How each operation's items travel: which fields carry items (plain objects
+ * in the command, AttributeValue maps on the wire).
  */
-export const OPERATIONS = [
-  { command: GetCommand, name: 'GetItem', input: (i: Json) => mapFields(i, ['Key'], toWire), output: (o: Json) => mapFields(o, ['Item'], fromWire) },
-  { command: PutCommand, name: 'PutItem', input: (i: Json) => mapFields(i, ['Item', 'ExpressionAttributeValues'], toWire), output: (o: Json) => mapFields(o, ['Attributes'], fromWire) },
-  { command: UpdateCommand, name: 'UpdateItem', input: (i: Json) => mapFields(i, ['Key', 'ExpressionAttributeValues'], toWire), output: (o: Json) => mapFields(o, ['Attributes'], fromWire) },
-  { command: DeleteCommand, name: 'DeleteItem', input: (i: Json) => mapFields(i, ['Key', 'ExpressionAttributeValues'], toWire), output: (o: Json) => mapFields(o, ['Attributes'], fromWire) },
-  ...([['Query', QueryCommand], ['Scan', ScanCommand]] as const).map(([name, command]) => ({
-    command,
-    name,
-    input: (i: Json) => mapFields(i, ['ExpressionAttributeValues', 'ExclusiveStartKey'], toWire),
-    output: (o: Json) => ({ ...mapFields(o, ['LastEvaluatedKey'], fromWire), ...(o.Items ? { Items: (o.Items as unknown[]).map(fromWire) } : {}) }),
-  })),
-  {
+export const OPERATIONS: { readonly [Name in OperationName]: WireOperation } = {
+  GetItem: { command: GetCommand, input: (i) => mapFields(i, ['Key'], toWire), output: (o) => mapFields(o, ['Item'], fromWire) },
+  PutItem: { command: PutCommand, input: (i) => mapFields(i, ['Item', 'ExpressionAttributeValues'], toWire), output: (o) => mapFields(o, ['Attributes'], fromWire) },
+  UpdateItem: { command: UpdateCommand, input: (i) => mapFields(i, ['Key', 'ExpressionAttributeValues'], toWire), output: (o) => mapFields(o, ['Attributes'], fromWire) },
+  DeleteItem: { command: DeleteCommand, input: (i) => mapFields(i, ['Key', 'ExpressionAttributeValues'], toWire), output: (o) => mapFields(o, ['Attributes'], fromWire) },
+  Query: {
+    command: QueryCommand,
+    input: (i) => mapFields(i, ['ExpressionAttributeValues', 'ExclusiveStartKey'], toWire),
+    output: (o) => ({ ...mapFields(o, ['LastEvaluatedKey'], fromWire), ...(o.Items ? { Items: (o.Items as unknown[]).map(fromWire) } : {}) }),
+  },
+  BatchGetItem: {
     command: BatchGetCommand,
-    name: 'BatchGetItem',
-    input: (i: Json) => ({ ...i, RequestItems: mapTables(i.RequestItems, convertKeysAndAttributes(toWire)) }),
-    output: (o: Json) => ({
+    input: (i) => ({ ...i, RequestItems: mapTables(i.RequestItems, convertKeysAndAttributes(toWire)) }),
+    output: (o) => ({
       ...o,
       Responses: mapTables(o.Responses, (items) => (items as unknown[]).map(fromWire)),
       UnprocessedKeys: mapTables(o.UnprocessedKeys, convertKeysAndAttributes(fromWire)),
     }),
   },
-  {
+  BatchWriteItem: {
     command: BatchWriteCommand,
-    name: 'BatchWriteItem',
-    input: (i: Json) => ({ ...i, RequestItems: mapTables(i.RequestItems, convertWriteRequests(toWire)) }),
-    output: (o: Json) => ({ ...o, UnprocessedItems: mapTables(o.UnprocessedItems, convertWriteRequests(fromWire)) }),
+    input: (i) => ({ ...i, RequestItems: mapTables(i.RequestItems, convertWriteRequests(toWire)) }),
+    output: (o) => ({ ...o, UnprocessedItems: mapTables(o.UnprocessedItems, convertWriteRequests(fromWire)) }),
   },
-] as const;
+};
+
+const BY_NAME = Object.entries(OPERATIONS) as Array<[OperationName, WireOperation]>;
+
+/** The wire operation of a command, or undefined for one the stores never send. */
+export function operationOf(command: object): [OperationName, WireOperation] | undefined {
+  return BY_NAME.find(([, operation]) => command instanceof operation.command);
+}
