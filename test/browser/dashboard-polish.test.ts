@@ -70,7 +70,8 @@ describeInBrowser('dashboard polish in a browser', () => {
       await page.waitForTimeout(250);
       const dark = { body: await rgb(page, 'html', 'backgroundColor'), card: await rgb(page, '.card', 'backgroundColor'), text: await rgb(page, 'h1', 'color') };
       expect(dark).toEqual({ body: 'rgb(15, 19, 24)', card: 'rgb(23, 28, 35)', text: 'rgb(228, 232, 238)' });
-      await expect(page.evaluate(() => getComputedStyle(document.documentElement).colorScheme)).resolves.toBe('dark');
+      // "Follow the system": both schemes offered, so native controls and scrollbars follow it too.
+      await expect(page.evaluate(() => getComputedStyle(document.documentElement).colorScheme)).resolves.toBe('light dark');
       await screenshot(page, 'laptop-overview-dark');
 
       // The toggle: auto → light → dark, remembered across a reload.
@@ -79,6 +80,7 @@ describeInBrowser('dashboard polish in a browser', () => {
       await expect(rgb(page, 'html', 'backgroundColor')).resolves.toBe('rgb(245, 246, 248)');
       await page.getByTestId('theme-toggle').click();
       await expect(rgb(page, 'html', 'backgroundColor')).resolves.toBe('rgb(15, 19, 24)');
+      await expect(page.evaluate(() => getComputedStyle(document.documentElement).colorScheme)).resolves.toBe('dark');
       await page.emulateMedia({ colorScheme: 'light' });
       await expect(rgb(page, 'html', 'backgroundColor')).resolves.toBe('rgb(15, 19, 24)');
       await page.reload();

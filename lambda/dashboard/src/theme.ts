@@ -28,9 +28,22 @@ export function applyTheme(choice: ThemeChoice): void {
   dispatchEvent(new Event(CHANGED));
 }
 
-/** A colour of the current theme, for drawing on a canvas (which cannot read CSS variables itself). */
+/**
+ * A colour of the current theme, for drawing on a canvas, which cannot read CSS variables. The
+ * variables hold `light-dark(…)`, resolved only where a colour is used, so a probe element resolves it.
+ */
 export function themeColor(name: string, fallback: string): string {
-  return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || fallback;
+  const probe = document.createElement('span');
+  probe.style.color = `var(${name}, ${fallback})`;
+  document.documentElement.append(probe);
+  const resolved = getComputedStyle(probe).color;
+  probe.remove();
+  return hexColor(resolved) ?? fallback;
+}
+
+function hexColor(rgb: string): string | undefined {
+  const channels = /^rgba?\((\d+), (\d+), (\d+)/.exec(rgb);
+  return channels ? `#${channels.slice(1, 4).map((c) => Number(c).toString(16).padStart(2, '0')).join('')}` : undefined;
 }
 
 /** Changes whenever the colours may have changed: the toggle, or the system switching light/dark. */

@@ -1,3 +1,4 @@
+import type { ComponentChildren } from 'preact';
 import { EmptyState } from '../components/empty-state';
 import { formatCost, formatInt, formatUsd } from '../format';
 import { providerName } from '../providers';
@@ -10,40 +11,56 @@ function byCostThenRequests(a: Totals, b: Totals): number {
   return b.cost_usd - a.cost_usd || b.requests - a.requests;
 }
 
-export function TopModels({ stats }: { stats: Stats }) {
-  const rows = [...stats.by_model].sort(byCostThenRequests).slice(0, TOP);
+interface Column<Row> {
+  header: string;
+  /** Extra classes of the header and the cells (`num`, `hide-narrow`…). */
+  class?: string;
+  cell: (row: Row) => ComponentChildren;
+}
+
+interface TopTableProps<Row extends Totals> {
+  id: string;
+  title: string;
+  rows: Row[];
+  empty: ComponentChildren;
+  columns: Column<Row>[];
+  /** The row's key and its test attributes. */
+  rowProps: (row: Row) => { key: string } & Record<string, string>;
+}
+
+/** The ten rows that cost most, in one card; every overview table is one of these. */
+function TopTable<Row extends Totals>({ id, title, rows, empty, columns, rowProps }: TopTableProps<Row>) {
+  const top = [...rows].sort(byCostThenRequests).slice(0, TOP);
   return (
-    <section class="card table-card" data-testid="top-models">
-      <h2 class="card-title">Top models</h2>
-      {rows.length === 0 ? (
-        <EmptyState title="No models used in this period." />
+    <section class="card table-card" data-testid={id}>
+      <h2 class="card-title">{title}</h2>
+      {top.length === 0 ? (
+        empty
       ) : (
-        <div class="table-scroll" tabIndex={0} role="region" aria-label="Top models">
+        <div class="table-scroll" tabIndex={0} role="region" aria-label={title}>
           <table class="table">
             <thead>
               <tr>
-                <th scope="col">Model</th>
-                <th scope="col" class="num">Requests</th>
-                <th scope="col" class="num hide-narrow">Tokens in / out</th>
-                <th scope="col" class="num">Cost</th>
+                {columns.map((column) => (
+                  <th scope="col" class={column.class} key={column.header}>
+                    {column.header}
+                  </th>
+                ))}
               </tr>
             </thead>
             <tbody>
-              {rows.map((row) => (
-                <tr key={`${row.provider}/${row.model}`} data-testid="top-model-row" data-model={row.model}>
-                  <td class="break">
-                    <a href={hrefFor('logs', { model: row.model })} class="mono">
-                      {row.model}
-                    </a>
-                    <span class="sub">{providerName(row.provider)}</span>
-                  </td>
-                  <td class="num">{formatInt(row.requests)}</td>
-                  <td class="num hide-narrow">
-                    {formatInt(row.input_tokens)} / {formatInt(row.output_tokens)}
-                  </td>
-                  <td class="num">{formatCost(row)}</td>
-                </tr>
-              ))}
+              {top.map((row) => {
+                const { key, ...attributes } = rowProps(row);
+                return (
+                  <tr key={key} {...attributes}>
+                    {columns.map((column) => (
+                      <td class={column.class ?? 'break'} key={column.header}>
+                        {column.cell(row)}
+                      </td>
+                    ))}
+                  </tr>
+                );
+              })}
             </tbody>
           </table>
         </div>
@@ -52,90 +69,105 @@ export function TopModels({ stats }: { stats: Stats }) {
   );
 }
 
-export function TopRequesters({ stats }: { stats: Stats }) {
-  const rows = [...stats.by_requester].sort(byCostThenRequests).slice(0, TOP);
+type Row<K extends 'by_model' | 'by_requester' | 'by_token'> = Stats[K][number];
+
+const requests = <R extends Totals>(): Column<R> => ({ header: 'Requests', class: 'num', cell: (row) => formatInt(row.requests) });
+const cost = <R extends Totals>(): Column<R> => ({ header: 'Cost', class: 'num', cell: (row) => formatCost(row) });
+
+export function TopModels({ stats }: { stats: Stats }) {
   return (
-    <section class="card table-card" data-testid="top-requesters">
-      <h2 class="card-title">Top requesters</h2>
-      {rows.length === 0 ? (
+    <TopTable<Row<'by_model'>>
+      id="top-models"
+      title="Top models"
+      rows={stats.by_model}
+      empty={<EmptyState title="No models used in this period." />}
+      rowProps={(row) => ({ key: `${row.provider}/${row.model}`, 'data-testid': 'top-model-row', 'data-model': row.model })}
+      columns={[
+        {
+          header: 'Model',
+          cell: (row) => (
+            <>
+              <a href={hrefFor('logs', { model: row.model })} class="mono">
+                {row.model}
+              </a>
+              <span class="sub">{providerName(row.provider)}</span>
+            </>
+          ),
+        },
+        requests(),
+        {
+          header: 'Tokens in / out',
+          class: 'num hide-narrow',
+          cell: (row) => `${formatInt(row.input_tokens)} / ${formatInt(row.output_tokens)}`,
+        },
+        cost(),
+      ]}
+    />
+  );
+}
+
+export function TopRequesters({ stats }: { stats: Stats }) {
+  return (
+    <TopTable<Row<'by_requester'>>
+      id="top-requesters"
+      title="Top requesters"
+      rows={stats.by_requester}
+      empty={
         <EmptyState title="No requests in this period.">
           Send an <code>x-proxy-user</code> header with each request to see who uses what.
         </EmptyState>
-      ) : (
-        <div class="table-scroll" tabIndex={0} role="region" aria-label="Top requesters">
-          <table class="table">
-            <thead>
-              <tr>
-                <th scope="col">Requester</th>
-                <th scope="col" class="num">Requests</th>
-                <th scope="col" class="num">Cost</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((row) => (
-                <tr key={row.requester} data-testid="top-requester-row" data-requester={row.requester}>
-                  <td class="break">
-                    {row.requester === '' ? (
-                      <span class="muted">(none)</span>
-                    ) : (
-                      <a href={hrefFor('logs', { requester: row.requester })}>{row.requester}</a>
-                    )}
-                  </td>
-                  <td class="num">{formatInt(row.requests)}</td>
-                  <td class="num">
-                    {formatCost(row)}
-                    {row.savings_usd > 0 && <span class="sub saved">saved {formatUsd(row.savings_usd)}</span>}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-    </section>
+      }
+      rowProps={(row) => ({ key: row.requester, 'data-testid': 'top-requester-row', 'data-requester': row.requester })}
+      columns={[
+        {
+          header: 'Requester',
+          cell: (row) =>
+            row.requester === '' ? <span class="muted">(none)</span> : <a href={hrefFor('logs', { requester: row.requester })}>{row.requester}</a>,
+        },
+        requests(),
+        {
+          header: 'Cost',
+          class: 'num',
+          cell: (row) => (
+            <>
+              {formatCost(row)}
+              {row.savings_usd > 0 && <span class="sub saved">saved {formatUsd(row.savings_usd)}</span>}
+            </>
+          ),
+        },
+      ]}
+    />
   );
 }
 
 /** Spend per proxy token: with one token per app, this is spend per app. */
 export function TopTokens({ stats }: { stats: Stats }) {
-  const rows = [...stats.by_token].sort(byCostThenRequests).slice(0, TOP);
   return (
-    <section class="card table-card" data-testid="top-tokens">
-      <h2 class="card-title">Top tokens</h2>
-      {rows.length === 0 ? (
+    <TopTable<Row<'by_token'>>
+      id="top-tokens"
+      title="Top tokens"
+      rows={stats.by_token}
+      empty={
         <EmptyState title="No requests in this period.">
           Give each app its own token on <a href={hrefFor('tokens')}>Tokens</a> to see what each one spends.
         </EmptyState>
-      ) : (
-        <div class="table-scroll" tabIndex={0} role="region" aria-label="Top tokens">
-          <table class="table">
-            <thead>
-              <tr>
-                <th scope="col">Token</th>
-                <th scope="col" class="num">Requests</th>
-                <th scope="col" class="num">Cost</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((row) => (
-                <tr key={row.token_id} data-testid="top-token-row" data-token-id={row.token_id}>
-                  <td class="break">
-                    {row.token_id === '' ? (
-                      <span class="muted">(before tokens were counted)</span>
-                    ) : (
-                      <a href={hrefFor('logs', { token_id: row.token_id })}>
-                        {row.name || (row.name === undefined ? <span class="muted">deleted token</span> : <span class="muted">(unnamed)</span>)}
-                      </a>
-                    )}
-                  </td>
-                  <td class="num">{formatInt(row.requests)}</td>
-                  <td class="num">{formatCost(row)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-    </section>
+      }
+      rowProps={(row) => ({ key: row.token_id, 'data-testid': 'top-token-row', 'data-token-id': row.token_id })}
+      columns={[
+        {
+          header: 'Token',
+          cell: (row) =>
+            row.token_id === '' ? (
+              <span class="muted">(before tokens were counted)</span>
+            ) : (
+              <a href={hrefFor('logs', { token_id: row.token_id })}>
+                {row.name || (row.name === undefined ? <span class="muted">deleted token</span> : <span class="muted">(unnamed)</span>)}
+              </a>
+            ),
+        },
+        requests(),
+        cost(),
+      ]}
+    />
   );
 }
