@@ -1,5 +1,5 @@
 // Extracts the built-in price data from @pydantic/genai-prices (MIT licence) into
-// lambda/pricing/catalog.json: only the five providers the proxy serves, only the
+// lambda/pricing/catalog.json: only the providers the proxy serves, only the
 // fields pricing needs (match rules and token prices), so the Lambda bundle carries
 // about 40 KB of prices instead of the package's 830 KB.
 //
@@ -9,14 +9,14 @@
 // After `npm install @pydantic/genai-prices@<new version>`, run it and commit the result.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { findProvider, type ModelPrice } from '@pydantic/genai-prices';
-import { PROVIDERS as PROXY_PROVIDERS } from '../lambda/providers/registry';
+import { PROVIDER_CATALOG } from '../lambda/providers/catalog';
 
 // The package does not export its package.json; read it from where it is installed.
 const { version } = JSON.parse(readFileSync(new URL('../node_modules/@pydantic/genai-prices/package.json', import.meta.url), 'utf8'));
 const OUT = new URL('../lambda/pricing/catalog.json', import.meta.url);
 
-/** The price data's provider ids, as the proxy's provider modules name them. */
-const PROVIDERS = PROXY_PROVIDERS.map((provider) => provider.prices.catalog);
+/** The price data's provider ids, as the proxy's provider catalog names them. */
+const PROVIDERS = PROVIDER_CATALOG.map((provider) => provider.prices.catalog);
 
 /** Token prices the proxy's usage rows can carry; other units (audio, images, searches) are left out. */
 const TOKEN_PRICES = ['input_mtok', 'output_mtok', 'cache_read_mtok', 'cache_write_mtok', 'cache_write_1h_mtok'];

@@ -1,11 +1,11 @@
 import { NotFoundError, ValidationError } from '../errors';
 import { jsonResponse } from '../http/response';
-import { providerById, type ProviderId } from '../providers/registry';
+import { catalogEntry, PROVIDER_IDS, type ProviderId } from '../providers/catalog';
 import { jsonBody, type ApiRoute } from './route-types';
 
 function providerParam(value: string): ProviderId {
-  const provider = providerById(value);
-  if (!provider) throw new NotFoundError(`Unknown provider "${value}". Providers: prov-a, prov-b, prov-c, prov-d, prov-e.`);
+  const provider = catalogEntry(value);
+  if (!provider) throw new NotFoundError(`Unknown provider "${value}". Providers: ${PROVIDER_IDS.join(', ')}.`);
   return provider.id;
 }
 

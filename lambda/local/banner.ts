@@ -1,4 +1,5 @@
 import type { Config } from '../config';
+import { PROVIDER_CATALOG } from '../providers/catalog';
 import { PROVIDERS, upstreamUrl } from '../providers/registry';
 import { VERSION } from '../version';
 import type { FirstAccount } from './first-run';
@@ -19,12 +20,15 @@ const TOKEN_NOTE: Record<FirstAccount['reason'], string> = {
   'shown-before': '',
 };
 
+/** The first chat-completions provider's SDK base path: the example next to the proxy base. */
+const OPENAI_SDK_EXAMPLE = PROVIDER_CATALOG.find((entry) => entry.dialect === 'chat')?.sdkBasePath ?? '/prov-x/v1';
+
 /** What `npm start` prints once it is ready: addresses, store, credentials to begin with, active upstream overrides. */
 export function bannerLines({ base, config, ownStore, admin, firstAccount }: BannerInput): string[] {
   const lines = [
     `ai-usage-proxy ${VERSION} listening on ${base}`,
     `  dashboard:        ${base}/`,
-    `  proxy base:       ${base}/api/proxy   (Anthropic SDK baseURL; OpenAI SDK: ${base}/api/proxy/prov-b/v1)`,
+    `  proxy base:       ${base}/api/proxy   (Anthropic SDK baseURL; OpenAI SDK: ${base}/api/proxy${OPENAI_SDK_EXAMPLE})`,
     `  data directory:   ${config.dataDir}${ownStore ? ' (DynamoDB Local inside)' : ` (DynamoDB at ${config.dynamoEndpoint})`}`,
   ];
   if (admin.generated) lines.push(`  admin key:        ${admin.key}   (saved in ${admin.path})`);

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import * as z from 'zod/mini';
-import { PROVIDERS, providerById } from '../providers/registry';
+import { catalogEntry, PROVIDER_CATALOG, PROVIDER_IDS } from '../providers/catalog';
 import type { ModelRates } from './rates';
 import { picoPerToken, type Rate } from './rates';
 import { NO_OVERRIDES, PriceTable, type OverrideEntry, type Overrides } from './price-table';
@@ -42,7 +42,7 @@ function liteLlmRate(perToken: number | undefined, above200k?: number): Rate | u
  * prefixed and an unprefixed row for one model, the prefixed one wins.
  */
 export function fromLiteLlm(document: Record<string, LiteLlmEntry>): Overrides {
-  const byLiteLlm = new Map<string, string>(PROVIDERS.flatMap((provider) => provider.prices.litellm.map((name) => [name, provider.id] as const)));
+  const byLiteLlm = new Map<string, string>(PROVIDER_CATALOG.flatMap((provider) => provider.prices.litellm.map((name) => [name, provider.id] as const)));
   const byProvider = new Map<string, Map<string, OverrideEntry>>();
   // Unprefixed keys first, so a provider's prefixed row of the same model replaces them.
   const keys = Object.keys(document).sort((a, b) => Number(a.includes('/')) - Number(b.includes('/')));
@@ -124,13 +124,13 @@ export function parsePriceDocument(document: unknown): Overrides {
   }
   const byProvider = new Map<string, Map<string, OverrideEntry>>();
   for (const [provider, entries] of Object.entries(parsed.data.providers ?? {})) {
-    if (!providerById(provider)) throw new Error(`providers.${provider}: unknown provider (expected one of ${PROVIDERS.map((p) => p.id).join(', ')})`);
+    if (!catalogEntry(provider)) throw new Error(`providers.${provider}: unknown provider (expected one of ${PROVIDER_IDS.join(', ')})`);
     byProvider.set(provider, projectEntries(entries));
   }
   return { all: projectEntries(parsed.data.models), byProvider };
 }
 
-const catalogProviderOf = (provider: string) => providerById(provider)?.prices.catalog;
+const catalogProviderOf = (provider: string) => catalogEntry(provider)?.prices.catalog;
 
 /** The built-in prices, extended or overridden by `PRICING_FILE`. */
 export function loadPriceTable(pricingFile?: string): PriceTable {

@@ -2,6 +2,7 @@ import { chatDialect } from './dialects/chat';
 import { embeddingsDialect } from './dialects/embeddings';
 import { passthroughDialect } from './dialects/passthrough';
 import { responsesDialect } from './dialects/responses';
+import type { DialectEndpoints } from './catalog';
 import type { Endpoint } from './types';
 
 /** The endpoints OpenAI-compatible APIs share, below their base URL. A provider lists the ones it offers. */
@@ -10,6 +11,4 @@ export const OPENAI_STYLE_ENDPOINTS = {
   responses: { kind: 'responses', method: 'POST', path: '/responses', dialect: responsesDialect },
   embeddings: { kind: 'embeddings', method: 'POST', path: '/embeddings', dialect: embeddingsDialect },
   models: { kind: 'models', method: 'GET', path: '/models', dialect: passthroughDialect(chatDialect, 'free') },
-} as const satisfies Record<string, Endpoint>;
-
-export type OpenAiStyleEndpoint = keyof typeof OPENAI_STYLE_ENDPOINTS;
+} as const satisfies Record<DialectEndpoints['chat'], Endpoint>;

@@ -1,16 +1,19 @@
-import { provA } from './prov-a';
-import { provB } from './prov-b';
-import { provC } from './prov-c';
-import { provD } from './prov-d';
-import { provE } from './prov-e';
+import { PROVIDER_CATALOG, type CatalogEntry, type ProviderId } from './catalog';
+import { chatCompletionsProvider } from './chat-completions-provider';
+import { messagesProvider } from './messages-provider';
 import { routeTable, type ProxyRoute, type RouteResult } from './routes';
 import type { Mount, ProviderModule } from './types';
 
-/** The one list of providers. Adding a provider means adding a module here and nothing else. */
-export const PROVIDERS = [provA, provB, provC, provD, provE] as const;
-
-export type ProviderId = (typeof PROVIDERS)[number]['id'];
+export type { ProviderId };
 export type Provider = ProviderModule<ProviderId>;
+
+/** Each dialect turns a catalog entry into routes and wire formats: written once per API style. */
+function build(entry: CatalogEntry & { id: ProviderId }): Provider {
+  return entry.dialect === 'messages' ? messagesProvider(entry) : chatCompletionsProvider(entry);
+}
+
+/** The runtime form of every provider in the catalog (`catalog.ts`), in the catalog's order. */
+export const PROVIDERS: readonly Provider[] = PROVIDER_CATALOG.map(build);
 export type Route = ProxyRoute<Provider>;
 
 const byId = new Map<string, Provider>(PROVIDERS.map((p) => [p.id, p]));

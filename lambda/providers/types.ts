@@ -1,4 +1,5 @@
 import type { SseEvent } from '../sse/sse-event';
+import type { CatalogEntry } from './catalog';
 import type { Usage } from './usage';
 
 export type DialectName = 'messages' | 'chat' | 'responses' | 'embeddings' | 'passthrough';
@@ -119,29 +120,16 @@ export interface Mount {
   endpointsOnly?: boolean;
 }
 
-/** A provider is data: where it lives, which dialect it speaks, and its quirks. */
-export interface ProviderModule<Id extends string = string> {
+/**
+ * A provider at run time: its catalog entry (`catalog.ts`, the one place a provider is declared)
+ * with the dialect code and the routes its dialect builds from it.
+ */
+export interface ProviderModule<Id extends string = string> extends Pick<CatalogEntry, 'displayName' | 'upstream' | 'streamUsage' | 'exampleModel' | 'prices'> {
   id: Id;
-  displayName: string;
   /** The provider's main API style: how clients present credentials, and the error shape of paths it has no endpoint for. */
   dialect: Dialect;
-  /** Default upstream base URL and the environment variable that replaces it. */
-  upstream: { baseUrl: string; envVar: string };
   /** The endpoints with a known wire format; the first is the provider's main one. */
   endpoints: readonly Endpoint[];
   /** Where the provider is reached below the proxy base; any path below a mount that isn't an endpoint is forwarded as `other`. */
   mounts: readonly Mount[];
-  /**
-   * `always`: the provider reports usage in every stream.
-   * `when-asked`: only with `stream_options.include_usage`; the proxy asks, and hides the extra event from a client that didn't.
-   */
-  streamUsage: 'always' | 'when-asked';
-  /** A short example for the dashboard's snippets: the model a first request uses. */
-  exampleModel: string;
-  /**
-   * Where this provider's prices are found: its id in the built-in price data
-   * (@pydantic/genai-prices), and the `litellm_provider` names of its own entries
-   * in a LiteLLM price file (other platforms' rows for the same models are ignored).
-   */
-  prices: { catalog: string; litellm: readonly string[] };
 }

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Match } from 'aws-cdk-lib/assertions';
+import { PROVIDER_CATALOG } from '../../lambda/providers/catalog';
 import { TABLES, type TableShape } from '../../lambda/tables';
 import { ADMIN_KEY_LENGTH } from '../../lib/constructs/admin-secret';
 import { ENCRYPTION_CONTEXT_CONDITION } from '../../lib/constructs/provider-key';
@@ -148,6 +149,12 @@ describe('function', () => {
     expect(env.LOG_RETENTION_DAYS).toBeUndefined();
     expect(env.NODE_OPTIONS).toBeUndefined();
     expect(env.ADMIN_KEY).toBeUndefined();
+  });
+
+  it('sets no provider base URL: in AWS every catalog provider uses its default (docs/providers.md)', () => {
+    const env = (fn().Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    expect(Object.keys(env).length).toBeGreaterThan(0);
+    for (const provider of PROVIDER_CATALOG) expect(env[provider.upstream.envVar]).toBeUndefined();
   });
 
   it('logs JSON lines to its own log group with a retention', () => {

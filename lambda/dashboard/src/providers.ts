@@ -1,3 +1,4 @@
+import { DIALECT_SDK, PROVIDER_CATALOG } from '../../providers/catalog';
 import type { ProviderId } from './types';
 
 export interface ProviderInfo {
@@ -13,21 +14,19 @@ export interface ProviderInfo {
   color: string;
 }
 
-/**
- * The browser's copy of the server's provider registry: importing the registry itself would pull the
- * dialect code into the bundle. A test checks that ids, names and example models stay equal.
- */
-export const PROVIDERS: readonly ProviderInfo[] = [
-  { id: 'prov-a', name: 'Anthropic', sdk: 'anthropic', basePath: '', exampleModel: 'claude-sonnet-4-6', color: '#c2571a' },
-  { id: 'prov-b', name: 'OpenAI', sdk: 'openai', basePath: '/prov-b/v1', exampleModel: 'gpt-4o-mini', color: '#1b7f6b' },
-  { id: 'prov-c', name: 'Google Gemini', sdk: 'openai', basePath: '/prov-c/v1', exampleModel: 'gemini-2.5-flash', color: '#3566c8' },
-  { id: 'prov-d', name: 'Mistral', sdk: 'openai', basePath: '/prov-d/v1', exampleModel: 'mistral-small-latest', color: '#d9a21b' },
-  { id: 'prov-e', name: 'Groq', sdk: 'openai', basePath: '/prov-e/v1', exampleModel: 'llama-3.3-70b-versatile', color: '#8a4fb8' },
-];
+/** The provider catalog as the dashboard shows it (the catalog is plain data, so the bundle stays free of server code). */
+export const PROVIDERS: readonly ProviderInfo[] = PROVIDER_CATALOG.map((entry) => ({
+  id: entry.id,
+  name: entry.displayName,
+  sdk: DIALECT_SDK[entry.dialect],
+  basePath: entry.sdkBasePath,
+  exampleModel: entry.exampleModel,
+  color: entry.chartColor,
+}));
 
 const byId = new Map<string, ProviderInfo>(PROVIDERS.map((p) => [p.id, p]));
 
-/** Unknown ids (a provider added on the server before the dashboard knows it) are shown as they are. */
+/** Ids the catalog no longer has (rows of a removed provider) are shown as they are. */
 export function providerName(id: string): string {
   return byId.get(id)?.name ?? id;
 }

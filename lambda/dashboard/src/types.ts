@@ -2,7 +2,7 @@
 
 // The server's own types, imported as types only: nothing of the server ends up in the bundle.
 import type { BudgetJson } from '../../api/budget-routes';
-import type { ProviderId } from '../../providers/registry';
+import type { ProviderId } from '../../providers/catalog';
 import type { StatsSummary, StatsTotals, DayStats, HourStats, ProviderSlice, TokenStats } from '../../usage/usage-stats';
 import type { UsageRow } from '../../usage/usage-row';
 

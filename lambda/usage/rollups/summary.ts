@@ -1,5 +1,5 @@
 import { nanosToUsd } from '../../pricing/price-table';
-import { providerById } from '../../providers/registry';
+import { catalogEntry } from '../../providers/catalog';
 import type { DayStats, HourStats, ProviderSlice, StatsSummary, StatsTotals } from '../usage-stats';
 import type { BucketDimensions } from './bucket-keys';
 import { isHourlyPeriod, utcDays, utcHours } from './bucket-keys';
@@ -8,7 +8,7 @@ import { addRollup, emptyRollup, type Rollup } from './rollup';
 
 /** Buckets from before kinds were counted held only the provider's main endpoint: chat, or messages. */
 function mainKindOf(provider: string): string {
-  return providerById(provider)?.endpoints[0]?.kind ?? 'other';
+  return catalogEntry(provider)?.endpoints[0] ?? 'other';
 }
 
 /** One rollup item read back: which day and dimensions it counts. */

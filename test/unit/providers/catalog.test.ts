@@ -1,0 +1,164 @@
+/**
+ * A provider is declared once, in lambda/providers/catalog.ts (docs/providers.md): every other
+ * part reads that entry. These tests fail when a second list of providers creeps back, and show
+ * that one more entry reaches the runtime, the dashboard, the management API, pricing and the banner.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import ts from 'typescript';
+import type * as CatalogModule from '../../../lambda/providers/catalog';
+import { loadConfig } from '../../../lambda/config';
+import { PROVIDERS as DASHBOARD_PROVIDERS } from '../../../lambda/dashboard/src/providers';
+import { bannerLines } from '../../../lambda/local/banner';
+import { PROVIDER_CATALOG } from '../../../lambda/providers/catalog';
+
+const ROOT = join(__dirname, '../../..');
+const CATALOG_FILE = join(ROOT, 'lambda/providers/catalog.ts');
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return /\.(ts|tsx|mjs|js)$/.test(entry.name) ? [path] : [];
+  });
+}
+
+/** Every string and template literal of a source file (comments are not literals). */
+function literals(file: string): string[] {
+  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isStringLiteralLike(node) || ts.isTemplateLiteralToken(node)) found.push(node.text);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+test('no code outside the catalog names a provider id, its base URL variable or its upstream host', () => {
+  const needles = PROVIDER_CATALOG.flatMap((entry) => [entry.id, entry.upstream.envVar, new URL(entry.upstream.baseUrl).host]);
+  const named = (file: string) => [...new Set(literals(file).flatMap((text) => needles.filter((needle) => text.includes(needle))))];
+  const files = ['lambda', 'lib', 'bin', 'scripts'].flatMap((dir) => sourceFiles(join(ROOT, dir))).filter((file) => file !== CATALOG_FILE);
+  expect(files.length).toBeGreaterThan(100);
+  expect(files.flatMap((file) => named(file).map((needle) => `${relative(ROOT, file)}: ${needle}`))).toEqual([]);
+  // The scan does see what it looks for: the catalog names every one.
+  expect(named(CATALOG_FILE).sort()).toEqual([...needles].sort());
+});
+
+test('the local banner lists an override for every catalog provider, in catalog order', () => {
+  const env = Object.fromEntries(PROVIDER_CATALOG.map((entry, i) => [entry.upstream.envVar, `http://127.0.0.1:${9000 + i}`]));
+  const lines = bannerLines({
+    base: 'http://127.0.0.1:8787',
+    config: loadConfig(env),
+    ownStore: true,
+    admin: { key: 'k', generated: false },
+    firstAccount: { accountId: 'acct', reason: 'shown-before' },
+  });
+  const overrides = lines.filter((line) => line.startsWith('  upstream '));
+  expect(overrides.map((line) => /\((\w+)\)$/.exec(line)?.[1])).toEqual(PROVIDER_CATALOG.map((entry) => entry.upstream.envVar));
+  expect(overrides.map((line) => /upstream (\S+):/.exec(line)?.[1])).toEqual(PROVIDER_CATALOG.map((entry) => entry.id));
+});
+
+test('the dashboard shows the catalog: names, SDK base paths, example models, colours', () => {
+  expect(DASHBOARD_PROVIDERS.map((p) => [p.id, p.name, p.basePath, p.exampleModel, p.color])).toEqual(
+    PROVIDER_CATALOG.map((entry) => [entry.id, entry.displayName, entry.sdkBasePath, entry.exampleModel, entry.chartColor]),
+  );
+});
+
+/** The catalog's source with one more provider, evaluated as the module every reader imports. */
+function catalogWith(entrySource: string): typeof CatalogModule {
+  const source = readFileSync(CATALOG_FILE, 'utf8');
+  const end = '] as const satisfies readonly CatalogEntry[];';
+  expect(source).toContain(end);
+  const extended = source.replace(end, `${entrySource},\n${end}`);
+  const { outputText } = ts.transpileModule(extended, { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 } });
+  const module = { exports: {} as typeof CatalogModule };
+  new Function('exports', 'module', outputText)(module.exports, module);
+  return module.exports;
+}
+
+const NEW_PROVIDER = `{
+  id: 'prov-z',
+  displayName: 'Zeta AI',
+  dialect: 'chat',
+  upstream: { baseUrl: 'https://api.zeta.example/v2', envVar: 'UPSTREAM_BASE_URL_PROV_Z' },
+  sdkBasePath: '/prov-z/v1',
+  endpoints: ['chat', 'embeddings'],
+  streamUsage: 'always',
+  exampleModel: 'zeta-small',
+  prices: { catalog: 'zeta', litellm: ['zeta'] },
+  chartColor: '#336699',
+}`;
+
+describe('one more catalog entry is all a new provider needs', () => {
+  type Readers = {
+    registry: typeof import('../../../lambda/providers/registry');
+    dashboard: typeof import('../../../lambda/dashboard/src/providers');
+    keyRoutes: typeof import('../../../lambda/api/key-routes');
+    prices: typeof import('../../../lambda/pricing/load-prices');
+    banner: typeof import('../../../lambda/local/banner');
+    config: typeof import('../../../lambda/config');
+  };
+  let readers: Readers;
+  beforeAll(async () => {
+    const catalog = catalogWith(NEW_PROVIDER);
+    // A fresh module registry in which every reader imports the extended catalog.
+    await jest.isolateModulesAsync(async () => {
+      jest.doMock('../../../lambda/providers/catalog', () => catalog);
+      readers = {
+        registry: await import('../../../lambda/providers/registry'),
+        dashboard: await import('../../../lambda/dashboard/src/providers'),
+        keyRoutes: await import('../../../lambda/api/key-routes'),
+        prices: await import('../../../lambda/pricing/load-prices'),
+        banner: await import('../../../lambda/local/banner'),
+        config: await import('../../../lambda/config'),
+      };
+    });
+  });
+
+  test('the runtime routes its paths to its base URL, with its dialect and endpoints', () => {
+    const { registry } = readers;
+    const found = registry.resolveProxyPath('/prov-z/v1/chat/completions', 'POST');
+    expect(found && 'found' in found && found.found.provider.id).toBe('prov-z');
+    const provider = registry.providerById('prov-z')!;
+    expect(provider.dialect.name).toBe('chat');
+    expect(provider.endpoints.map((e) => e.kind)).toEqual(['chat', 'embeddings']);
+    expect(registry.upstreamUrl(provider, {}).href).toBe('https://api.zeta.example/v2/chat/completions');
+    expect(registry.upstreamUrl(provider, { UPSTREAM_BASE_URL_PROV_Z: 'http://127.0.0.1:9/v1' }).href).toBe('http://127.0.0.1:9/v1/chat/completions');
+    expect(registry.endpointPaths()).toEqual(expect.arrayContaining(['POST /prov-z/v1/chat/completions', 'POST /prov-z/v1/embeddings']));
+  });
+
+  test('the dashboard lists it with its name, SDK, base path, model and colour', () => {
+    const { dashboard } = readers;
+    expect(dashboard.PROVIDERS.at(-1)).toEqual({ id: 'prov-z', name: 'Zeta AI', sdk: 'openai', basePath: '/prov-z/v1', exampleModel: 'zeta-small', color: '#336699' });
+    expect(dashboard.providerName('prov-z')).toBe('Zeta AI');
+  });
+
+  test('the key routes name it among the providers', async () => {
+    const put = readers.keyRoutes.keyRoutes.find((route) => route.method === 'PUT')!;
+    // An unknown id is refused before anything is read or written.
+    const refused = put.handle({ params: { provider: 'prov-q' } } as never);
+    await expect(refused).rejects.toThrow('Unknown provider "prov-q". Providers: prov-a, prov-b, prov-c, prov-d, prov-e, prov-z.');
+  });
+
+  test('price files may price it, in the project format and in LiteLLM’s', () => {
+    const { prices } = readers;
+    const own = prices.parsePriceDocument({ providers: { 'prov-z': { 'zeta-small': { input: 1, output: 2 } } } });
+    expect([...own.byProvider.keys()]).toEqual(['prov-z']);
+    const liteLlm = prices.fromLiteLlm({ 'zeta/zeta-small': { litellm_provider: 'zeta', mode: 'chat', input_cost_per_token: 1e-6, output_cost_per_token: 2e-6 } });
+    expect([...liteLlm.byProvider.get('prov-z')!.keys()]).toEqual(['zeta-small']);
+    expect(() => prices.parsePriceDocument({ providers: { 'prov-q': {} } })).toThrow('expected one of prov-a, prov-b, prov-c, prov-d, prov-e, prov-z');
+  });
+
+  test('the local banner shows its upstream override', () => {
+    const { banner, config } = readers;
+    const lines = banner.bannerLines({
+      base: 'http://127.0.0.1:8787',
+      config: config.loadConfig({ UPSTREAM_BASE_URL_PROV_Z: 'http://127.0.0.1:9/v1' }),
+      ownStore: true,
+      admin: { key: 'k', generated: false },
+      firstAccount: { accountId: 'acct', reason: 'shown-before' },
+    });
+    expect(lines).toContain('  upstream prov-z:  http://127.0.0.1:9/v1/chat/completions   (UPSTREAM_BASE_URL_PROV_Z)');
+  });
+});
