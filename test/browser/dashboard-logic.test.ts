@@ -2,7 +2,8 @@
 import { formatCost, formatPercent, formatUsd } from '../../lambda/dashboard/src/format';
 import { periodFromParams, periodRange, utcDaysBetween } from '../../lambda/dashboard/src/period';
 import { PROVIDERS } from '../../lambda/dashboard/src/providers';
-import type { ProviderSlice, Stats, Totals } from '../../lambda/dashboard/src/types';
+import type { LogRow, ProviderSlice, Stats, Totals } from '../../lambda/dashboard/src/types';
+import { mergeRefreshed } from '../../lambda/dashboard/src/views/log-pages';
 import { timeSeries } from '../../lambda/dashboard/src/views/overview-charts';
 import { PROVIDERS as REGISTRY } from '../../lambda/providers/registry';
 
@@ -117,4 +118,26 @@ test("the dashboard's provider list matches the server's registry", () => {
   expect(PROVIDERS.map((p) => ({ id: p.id, name: p.name, model: p.exampleModel }))).toEqual(
     REGISTRY.map((p) => ({ id: p.id, name: p.displayName, model: p.exampleModel })),
   );
+});
+
+describe('a refresh of the logs keeps the pages already loaded', () => {
+  const row = (n: number) => ({ id: `r${n}` }) as LogRow;
+  const rows = (from: number, to: number) => Array.from({ length: from - to + 1 }, (_, i) => row(from - i));
+
+  test('new rows go on top; rows loaded with "Load more" and their cursor stay', () => {
+    const shown = { rows: rows(100, 1), cursor: 'older-than-r1' };
+    const merged = mergeRefreshed(shown, { items: rows(103, 54), next_cursor: 'older-than-r54' });
+    expect(merged.rows.map((r) => r.id)).toEqual(rows(103, 1).map((r) => r.id));
+    expect(merged.cursor).toBe('older-than-r1');
+  });
+
+  test('more new rows than a page: the list starts over, never showing a gap', () => {
+    const merged = mergeRefreshed({ rows: rows(100, 1), cursor: 'c1' }, { items: rows(200, 151), next_cursor: 'c151' });
+    expect(merged).toEqual({ rows: rows(200, 151), cursor: 'c151' });
+  });
+
+  test('only the first page shown: the fresh page replaces it', () => {
+    const merged = mergeRefreshed({ rows: rows(50, 1), cursor: 'c1' }, { items: rows(52, 3), next_cursor: 'c3' });
+    expect(merged).toEqual({ rows: rows(52, 3), cursor: 'c3' });
+  });
 });

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
 import type { LogRow } from '../../lambda/dashboard/src/types';
 import { csvRows } from '../support/csv';
+import { callThroughSdk } from '../support/sdk-clients';
 import type { ProxyServer } from '../support/proxy-server';
 import { newTab, overflowsHorizontally, screenshot, signIn, type ViewportName } from './browser-harness';
 import { apiJson, describeInBrowser, ready, rgb, startDepthWorld, until, visit } from './depth-setup';
@@ -189,6 +190,36 @@ describeInBrowser('dashboard polish in a browser', () => {
       }
       problems.push(...(await page.evaluate(() => window.__pageErrors)).map((e) => `script error: ${e}`));
       expect(problems).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 120_000);
+
+  // Last in this file: it adds a page's worth of rows to the shared history.
+  test('a refresh keeps the rows loaded with "Load more" and puts new ones on top', async () => {
+    const batch = (await (await proxy.api('/api/tokens', { token, body: { name: 'batch-job' } })).json()) as { token: string };
+    proxy.secrets.add(batch.token);
+    const before = (await apiJson<{ items: LogRow[] }>(proxy, token, '/api/logs?limit=200')).items.length;
+    for (let i = 0; i < 50; i++) await callThroughSdk({ proxyBase: proxy.proxyBase, token: batch.token, provider: 'prov-b', stream: false });
+    await proxy.waitForRows(token, before + 50);
+    const { context, page } = await newTab(browser);
+    try {
+      await signIn(page, proxy.url, token);
+      await visit(page, proxy, '#/logs', 'logs');
+      await expect(page.getByTestId('log-row').count()).resolves.toBe(50);
+      await page.getByTestId('logs-load-more').click();
+      await ready(page, 'logs');
+      await expect(page.getByTestId('log-row').count()).resolves.toBe(before + 50);
+
+      const latest = await callThroughSdk({ proxyBase: proxy.proxyBase, token: batch.token, provider: 'prov-b', stream: false });
+      await proxy.rowsFor(token, [latest.requestId]);
+      await page.getByTestId('logs-refresh').click();
+      await page.locator(`[data-testid=log-row][data-id="${latest.requestId}"]`).waitFor();
+      await ready(page, 'logs');
+      const ids = await page.getByTestId('log-row').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-id')));
+      expect(ids).toHaveLength(before + 51);
+      expect(ids[0]).toBe(latest.requestId);
+      expect(new Set(ids).size).toBe(ids.length);
     } finally {
       await context.close();
     }

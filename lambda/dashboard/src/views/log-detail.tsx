@@ -59,10 +59,27 @@ function fieldsOf(row: LogRow, tokens: TokenInfo[]): Field[] {
   return fields;
 }
 
+const FOCUSABLE = 'a[href], button:not([disabled]), input:not([disabled]), select, textarea, [tabindex]:not([tabindex="-1"])';
+
+/** A modal dialog keeps Tab and Shift+Tab inside itself, wrapping at either end. */
+function keepFocusInside(dialog: HTMLElement, event: KeyboardEvent): void {
+  const focusable = [...dialog.querySelectorAll<HTMLElement>(FOCUSABLE)];
+  if (focusable.length === 0) return;
+  const first = focusable[0]!;
+  const last = focusable[focusable.length - 1]!;
+  const active = document.activeElement;
+  const outside = !(active instanceof Node) || !dialog.contains(active) || !focusable.includes(active as HTMLElement);
+  if (event.shiftKey ? outside || active === first : outside || active === last) {
+    event.preventDefault();
+    (event.shiftKey ? last : first).focus();
+  }
+}
+
 /** One request in full: a side panel on a laptop, a full-screen sheet on a phone. Esc or the button closes it. */
 export function LogDetail({ id, known, tokens, onClose }: Props) {
   const api = useApi();
   const heading = useRef<HTMLHeadingElement>(null);
+  const panel = useRef<HTMLDivElement>(null);
   const opener = useRef<Element | null>(document.activeElement);
   const fetched = useAsync(() => (known ? Promise.resolve(known) : api.logRow(id)), [id, Boolean(known)]);
   const row = known ?? fetched.data;
@@ -71,6 +88,7 @@ export function LogDetail({ id, known, tokens, onClose }: Props) {
     heading.current?.focus();
     const onKey = (event: KeyboardEvent) => {
       if (event.key === 'Escape') onClose();
+      if (event.key === 'Tab' && panel.current) keepFocusInside(panel.current, event);
     };
     addEventListener('keydown', onKey);
     const back = opener.current;
@@ -84,7 +102,7 @@ export function LogDetail({ id, known, tokens, onClose }: Props) {
   return (
     <div class="drawer-layer">
       <div class="drawer-backdrop" onClick={onClose} />
-      <div class="drawer" role="dialog" aria-modal="true" aria-labelledby="log-detail-title" data-testid="log-detail" data-id={id} data-state={row ? 'ready' : fetched.error ? 'error' : 'loading'}>
+      <div ref={panel} class="drawer" role="dialog" aria-modal="true" aria-labelledby="log-detail-title" data-testid="log-detail" data-id={id} data-state={row ? 'ready' : fetched.error ? 'error' : 'loading'}>
         <div class="drawer-head">
           <h2 id="log-detail-title" class="card-title" tabIndex={-1} ref={heading}>
             Request details

@@ -9,6 +9,7 @@ import type { LogRow } from '../types';
 import { useAsync } from '../use-async';
 import { CsvDownload } from './csv-download';
 import { LogDetail } from './log-detail';
+import { mergeRefreshed } from './log-pages';
 import { filtersFromParams, filtersToParams, filtersToQuery, hasFilters, LogFilters, type LogFilterValues } from './log-filters';
 import { LogTable } from './log-table';
 
@@ -43,19 +44,25 @@ export function Logs({ params, detail }: { params: URLSearchParams; detail?: str
   const [generation, setGeneration] = useState(0);
   const latest = useRef(0);
 
+  // A refresh (the button or the timer) keeps the pages already loaded; new filters start over.
+  const keepLoaded = useRef(false);
+
   const load = async (cursor: string | null) => {
     const call = ++latest.current;
+    const merge = cursor === null && keepLoaded.current;
+    keepLoaded.current = false;
     setState((s) => ({ ...s, loading: cursor ? 'more' : 'first', error: undefined }));
     try {
       const page = await api.logs({ ...query, limit: PAGE_SIZE, cursor: cursor ?? undefined });
       if (call !== latest.current) return;
-      setState((s) => ({
-        rows: cursor ? [...s.rows, ...page.items] : page.items,
-        cursor: page.next_cursor,
-        loading: null,
-        error: undefined,
-        loadedOnce: true,
-      }));
+      setState((s) => {
+        const next = cursor
+          ? { rows: [...s.rows, ...page.items], cursor: page.next_cursor }
+          : merge
+            ? mergeRefreshed(s, page)
+            : { rows: page.items, cursor: page.next_cursor };
+        return { ...next, loading: null, error: undefined, loadedOnce: true };
+      });
     } catch (error) {
       if (call !== latest.current) return;
       setState((s) => ({ ...s, loading: null, error }));
@@ -66,7 +73,10 @@ export function Logs({ params, detail }: { params: URLSearchParams; detail?: str
     void load(null);
   }, [filterKey, generation]);
 
-  const refresh = useCallback(() => setGeneration((g) => g + 1), []);
+  const refresh = useCallback(() => {
+    keepLoaded.current = true;
+    setGeneration((g) => g + 1);
+  }, []);
   const auto = useAutoRefresh(refresh);
 
   const apply = (next: LogFilterValues) => {
