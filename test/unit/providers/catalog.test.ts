@@ -11,6 +11,7 @@ import { loadConfig } from '../../../lambda/config';
 import { PROVIDERS as DASHBOARD_PROVIDERS } from '../../../lambda/dashboard/src/providers';
 import { bannerLines } from '../../../lambda/local/banner';
 import { PROVIDER_CATALOG } from '../../../lambda/providers/catalog';
+import { providerById, resolveProxyPath, upstreamUrl } from '../../../lambda/providers/registry';
 
 const ROOT = join(__dirname, '../../..');
 const CATALOG_FILE = join(ROOT, 'lambda/providers/catalog.ts');
@@ -63,6 +64,31 @@ test('the dashboard shows the catalog: names, SDK base paths, example models, co
   expect(DASHBOARD_PROVIDERS.map((p) => [p.id, p.name, p.basePath, p.exampleModel, p.color])).toEqual(
     PROVIDER_CATALOG.map((entry) => [entry.id, entry.displayName, entry.sdkBasePath, entry.exampleModel, entry.chartColor]),
   );
+});
+
+/** What each dialect's official SDK appends to its `baseURL` for the main endpoint, and the package a user installs. */
+const SDK = {
+  messages: { mainPath: '/v1/messages', npm: '@anthropic-ai/sdk' },
+  chat: { mainPath: '/chat/completions', npm: 'openai' },
+} as const;
+
+test.each(PROVIDER_CATALOG.map((entry) => [entry.id, entry] as const))('%s: an SDK pointed at its sdkBasePath reaches its main endpoint', (id, entry) => {
+  const result = resolveProxyPath(entry.sdkBasePath + SDK[entry.dialect].mainPath, 'POST');
+  expect(result && 'found' in result && [result.found.provider.id, result.found.endpoint.kind]).toEqual([id, entry.endpoints[0]]);
+});
+
+test('the README\'s SDK table has one row per catalog provider, with its client, baseURL and upstream', () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Using the proxy from an SDK'));
+  const rows = section.slice(0, section.indexOf('\n\n', section.indexOf('|'))).split('\n').filter((line) => /^\| [A-Z]: /.test(line));
+  expect(rows).toHaveLength(PROVIDER_CATALOG.length);
+  PROVIDER_CATALOG.forEach((entry, i) => {
+    const cells = rows[i].split(' | ');
+    expect(cells[0]).toMatch(new RegExp(`: ${entry.displayName}$`));
+    expect(cells[1]).toBe(`\`${SDK[entry.dialect].npm}\``);
+    expect(cells[2]).toMatch(new RegExp(`^\`\\{base\\}/api/proxy${entry.sdkBasePath}\``));
+    expect(cells[3]).toBe(`\`${upstreamUrl(providerById(entry.id)!, {}).href}\` |`);
+  });
 });
 
 /** The catalog's source with one more provider, evaluated as the module every reader imports. */
