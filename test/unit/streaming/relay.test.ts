@@ -1,0 +1,153 @@
+/**
+ * The relay's lifecycle against a real HTTP response from a server on loopback: every way a
+ * body can end is reported once, with what the client's stream gets at its end.
+ */
+import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { PassThrough } from 'node:stream';
+import { SecretRedactor } from '../../../lambda/streaming/redact';
+import { relayBody, type RelayEnd } from '../../../lambda/streaming/relay';
+import { bodyDecoding } from '../../../lambda/upstream/content-encoding';
+
+type Behaviour = (response: ServerResponse) => void;
+
+let server: Server;
+let origin: string;
+let behaviour: Behaviour;
+/** Resolves when the server sees the current request's connection close. */
+let upstreamClosed: Promise<void>;
+
+beforeAll(async () => {
+  server = createServer((_req, response) => {
+    upstreamClosed = new Promise((resolve) => response.once('close', () => resolve()));
+    behaviour(response);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+function upstreamResponse(): Promise<{ body: IncomingMessage; abort(): void }> {
+  return new Promise((resolve, reject) => {
+    const call = request(origin, { method: 'POST', agent: false }, (body) => resolve({ body, abort: () => call.destroy() }));
+    call.on('error', (error) => (call.destroyed ? undefined : reject(error)));
+    call.end();
+  });
+}
+
+const SECRET = 'sk-proxy-relay-test-secret-0123456789';
+
+interface Relayed {
+  ends: RelayEnd[];
+  /** What the client read, once its stream is over (ended or destroyed). */
+  received: Promise<{ text: string; error?: string }>;
+  tap: PassThrough;
+}
+
+async function relay(serve: Behaviour, options: { stallMs?: number; sse?: boolean; gzip?: boolean } = {}): Promise<Relayed> {
+  behaviour = serve;
+  const upstream = await upstreamResponse();
+  const tap = new PassThrough();
+  const ends: RelayEnd[] = [];
+  let text = '';
+  tap.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+  const received = new Promise<{ text: string; error?: string }>((resolve) => {
+    tap.once('end', () => resolve({ text }));
+    tap.once('error', (error) => resolve({ text, error: error.message }));
+  });
+  relayBody({
+    upstream,
+    transcoder: options.gzip ? (bodyDecoding('gzip') as { create: () => PassThrough }).create() : undefined,
+    redactor: new SecretRedactor([SECRET]),
+    tap,
+    stallMs: options.stallMs ?? 30_000,
+    closingBytes: options.sse === false ? undefined : (reason, cut) => `event: error\ndata: {"cut":"${cut}","reason":"${reason}"}\n\n`,
+    onEnd: (end) => ends.push(end),
+  });
+  return { ends, received, tap };
+}
+
+/** Lets any late event (a socket's close after the relay is done) arrive before counting ends. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
+
+it('a complete body passes through with credentials cut out, even across chunks, and ends once', async () => {
+  const { ends, received } = await relay((response) => {
+    response.writeHead(200, { 'content-type': 'text/event-stream' });
+    response.write(`data: {"echo":"${SECRET.slice(0, 10)}`);
+    setTimeout(() => response.end(`${SECRET.slice(10)}"}\n\n`), 10);
+  });
+  expect(await received).toEqual({ text: 'data: {"echo":"[redacted]"}\n\n' });
+  await settle();
+  expect(ends).toEqual([{ kind: 'complete' }]);
+});
+
+it('a stream cut mid-body ends with the closing event, reported once as closed', async () => {
+  const { ends, received } = await relay((response) => {
+    response.writeHead(200, { 'content-type': 'text/event-stream' });
+    response.write('data: {"n":1}\n\n');
+    setTimeout(() => response.socket?.destroy(), 10);
+  });
+  expect(await received).toEqual({ text: 'data: {"n":1}\n\nevent: error\ndata: {"cut":"closed","reason":"upstream connection closed mid-response"}\n\n' });
+  await settle();
+  expect(ends).toEqual([{ kind: 'cut', reason: 'upstream connection closed mid-response' }]);
+});
+
+it('a cut JSON body has no closing bytes: the client stream is destroyed with the reason', async () => {
+  const { ends, received } = await relay(
+    (response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.write('{"partial":');
+      setTimeout(() => response.socket?.destroy(), 10);
+    },
+    { sse: false },
+  );
+  expect(await received).toEqual({ text: '{"partial":', error: 'upstream connection closed mid-response' });
+  await settle();
+  expect(ends).toEqual([{ kind: 'cut', reason: 'upstream connection closed mid-response' }]);
+});
+
+it('a body that goes quiet past the limit is stopped and reported as stalled', async () => {
+  const { ends, received } = await relay(
+    (response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.write('data: {"n":1}\n\n');
+    },
+    { stallMs: 300 },
+  );
+  const { text } = await received;
+  expect(text).toBe('data: {"n":1}\n\nevent: error\ndata: {"cut":"stalled","reason":"upstream stalled for more than 0 s"}\n\n');
+  await upstreamClosed;
+  await settle();
+  expect(ends).toEqual([{ kind: 'cut', reason: 'upstream stalled for more than 0 s' }]);
+});
+
+it('a client that leaves stops the upstream call, and the late upstream close changes nothing', async () => {
+  const { ends, tap } = await relay((response) => {
+    response.writeHead(200, { 'content-type': 'text/event-stream' });
+    response.write('data: {"n":1}\n\n');
+  });
+  await new Promise((resolve) => tap.once('data', resolve));
+  tap.destroy();
+  await upstreamClosed;
+  await settle();
+  expect(ends).toEqual([{ kind: 'client-gone', reason: 'client disconnected' }]);
+});
+
+it('a body that cannot be decoded ends the stream with the closing event, once', async () => {
+  const { ends, received } = await relay(
+    (response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream', 'content-encoding': 'gzip' });
+      response.end('this is not gzip at all');
+    },
+    { gzip: true },
+  );
+  const { text } = await received;
+  expect(text).toMatch(/^event: error\ndata: \{"cut":"closed","reason":"could not decode the upstream body: /);
+  await settle();
+  expect(ends).toHaveLength(1);
+  expect(ends[0]).toMatchObject({ kind: 'cut', reason: expect.stringMatching(/^could not decode the upstream body: /) });
+});
