@@ -1,0 +1,129 @@
+/**
+ * `npm run bench:compare -- <rerun.json> [<baseline.json>]`: is a rerun within the noise that
+ * METHOD.md states for each figure? The baseline defaults to the committed bench/results.json.
+ * Prints the table and writes it to bench/RERUN.md. Each band is the one METHOD.md names:
+ * c=1 p50s within the baseline's per-round range widened by 20 %, CPU per request ±15 %,
+ * tails and c=16 figures ±50 %, throughput ±15 %, RSS ±10 %, and no crash ever.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import type { Results } from './results';
+
+export interface Comparison {
+  figure: string;
+  baseline: number;
+  rerun: number;
+  /** The band the rerun must fall in, inclusive. */
+  low: number;
+  high: number;
+  rule: string;
+  within: boolean;
+}
+
+type Band = { low: number; high: number; rule: string };
+
+const relativeBand = (baseline: number, share: number): Band => ({
+  low: baseline * (1 - share),
+  high: baseline * (1 + share),
+  rule: `±${Math.round(share * 100)} %`,
+});
+
+/** A c=1 p50: the spread of the baseline's own rounds, widened by 20 % (quiet machine). */
+const roundBand = (rounds: number[] | undefined, baseline: number): Band =>
+  rounds && rounds.length > 0
+    ? { low: Math.min(...rounds) * 0.8, high: Math.max(...rounds) * 1.2, rule: 'round range ±20 %' }
+    : relativeBand(baseline, 0.2);
+
+type Figure = { name: string; read: (r: Results) => number | undefined; band: (baseline: Results) => Band };
+
+const p50Alone = (id: 'stored' | 'passThrough' | 'portkey' | 'pipe', label: string): Figure => ({
+  name: `p50 c=1 alone, ${label} (ms)`,
+  read: (r) => r.latency.c1Paced[id]?.p50,
+  band: (b) => roundBand(b.latency.c1Paced[id]?.roundP50s, b.latency.c1Paced[id]?.p50 ?? NaN),
+});
+
+const p50BackToBack = (id: 'stored' | 'passThrough' | 'portkey', label: string): Figure => ({
+  name: `p50 c=1 back to back, ${label} (ms)`,
+  read: (r) => r.latency.c1[id]?.p50,
+  band: (b) => roundBand(b.latency.c1[id]?.roundP50s, b.latency.c1[id]?.p50 ?? NaN),
+});
+
+const relative_ = (name: string, share: number, read: (r: Results) => number | undefined): Figure => ({
+  name,
+  read,
+  band: (b) => relativeBand(read(b) ?? NaN, share),
+});
+
+export const FIGURES: Figure[] = [
+  p50Alone('stored', 'stored key'),
+  p50Alone('passThrough', 'pass-through'),
+  p50Alone('portkey', 'Portkey'),
+  p50BackToBack('stored', 'stored key'),
+  p50BackToBack('portkey', 'Portkey'),
+  relative_('CPU per request c=1 paced, stored key (ms)', 0.15, (r) => r.resources.c1Paced.stored?.cpuMsPerRequest),
+  relative_('CPU per request c=1 paced, Portkey (ms)', 0.15, (r) => r.resources.c1Paced.portkey?.cpuMsPerRequest),
+  relative_('CPU per request c=16, stored key (ms)', 0.15, (r) => r.resources.c16.stored?.cpuMsPerRequest),
+  relative_('CPU per request c=16, Portkey (ms)', 0.15, (r) => r.resources.c16.portkey?.cpuMsPerRequest),
+  relative_('p99 c=16, stored key (ms)', 0.5, (r) => r.latency.c16.stored?.p99),
+  relative_('p99 c=16, Portkey (ms)', 0.5, (r) => r.latency.c16.portkey?.p99),
+  relative_('stream event lag p99 c=1, stored key (ms)', 0.5, (r) => r.streaming.c1.stored?.eventLag?.p99),
+  relative_('stream event lag p99 c=16, stored key (ms)', 0.5, (r) => r.streaming.c16.stored?.eventLag?.p99),
+  relative_('throughput, stored key (req/s)', 0.15, (r) => r.throughput.stored?.maxRps),
+  relative_('throughput, Portkey (req/s)', 0.15, (r) => r.throughput.portkey?.maxRps),
+  relative_('RSS max c=16, stored key (MB)', 0.1, (r) => r.resources.c16.stored?.rssMaxMb),
+];
+
+export function compareRuns(baseline: Results, rerun: Results): Comparison[] {
+  const rows: Comparison[] = [];
+  for (const figure of FIGURES) {
+    const before = figure.read(baseline);
+    const after = figure.read(rerun);
+    if (before === undefined || after === undefined || !Number.isFinite(before) || !Number.isFinite(after)) continue;
+    const { low, high, rule } = figure.band(baseline);
+    rows.push({ figure: figure.name, baseline: before, rerun: after, low, high, rule, within: after >= low && after <= high });
+  }
+  const crashes = (r: Results) => r.disconnects.reduce((sum, d) => sum + d.crashes, 0);
+  const crashed = crashes(rerun);
+  rows.push({ figure: 'crashes with leaving clients', baseline: crashes(baseline), rerun: crashed, low: 0, high: 0, rule: 'none, ever', within: crashed === 0 });
+  return rows;
+}
+
+const f = (value: number) => (Math.abs(value) >= 100 ? value.toFixed(0) : value.toFixed(2));
+
+export function renderComparison(rows: Comparison[], baseline: { label: string; results: Results }, rerun: { label: string; results: Results }): string {
+  const within = rows.filter((row) => row.within).length;
+  const describe = (r: Results) => `commit ${r.source.commit.slice(0, 7)}${r.source.clean ? '' : ' (uncommitted changes)'}, ${r.date}, 1-minute load ${r.loadAverage.start} at the start`;
+  return [
+    '# A rerun against the committed run',
+    '',
+    'Generated by `npm run bench:compare`; the bands are the noise bench/METHOD.md states for each figure.',
+    '',
+    `- Baseline: ${baseline.label}: ${describe(baseline.results)}.`,
+    `- Rerun: ${rerun.label}: ${describe(rerun.results)}.`,
+    `- **${within} of ${rows.length} figures within their band.**`,
+    '',
+    '| figure | baseline | rerun | rerun / baseline | band | within |',
+    '|---|---:|---:|---:|---|:---:|',
+    ...rows.map(
+      (row) =>
+        `| ${row.figure} | ${f(row.baseline)} | ${f(row.rerun)} | ${row.baseline ? (row.rerun / row.baseline).toFixed(2) : '–'} | ${row.rule}: ${f(row.low)}–${f(row.high)} | ${row.within ? 'yes' : '**no**'} |`,
+    ),
+    '',
+  ].join('\n');
+}
+
+function main(): void {
+  const [rerunPath, baselinePath = join('bench', 'results.json')] = process.argv.slice(2);
+  if (!rerunPath) {
+    process.stderr.write('usage: npm run bench:compare -- <rerun.json> [<baseline.json>]\n');
+    process.exit(2);
+  }
+  const read = (path: string) => JSON.parse(readFileSync(path, 'utf8')) as Results;
+  const baseline = { label: relative(process.cwd(), baselinePath), results: read(baselinePath) };
+  const rerun = { label: relative(process.cwd(), rerunPath), results: read(rerunPath) };
+  const text = renderComparison(compareRuns(baseline.results, rerun.results), baseline, rerun);
+  writeFileSync(join('bench', 'RERUN.md'), text);
+  process.stdout.write(text);
+}
+
+if (process.argv[1] && /compare\.ts$/.test(process.argv[1])) main();

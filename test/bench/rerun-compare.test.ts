@@ -1,0 +1,66 @@
+/**
+ * `npm run bench:compare` judges a rerun against the committed run with the noise bands that
+ * bench/METHOD.md states; bench/RERUN.md, when committed, is that comparison for the committed
+ * results.json and no other.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { compareRuns, renderComparison } from '../../bench/compare';
+import type { Results } from '../../bench/results';
+
+const ROOT = join(__dirname, '..', '..');
+const committed = JSON.parse(readFileSync(join(ROOT, 'bench', 'results.json'), 'utf8')) as Results;
+const copy = (): Results => JSON.parse(JSON.stringify(committed)) as Results;
+const row = (rows: ReturnType<typeof compareRuns>, prefix: string) => rows.find((r) => r.figure.startsWith(prefix))!;
+
+test('the same run compared with itself is within every band', () => {
+  const rows = compareRuns(committed, committed);
+  expect(rows.length).toBeGreaterThanOrEqual(10);
+  expect(rows.filter((r) => !r.within)).toEqual([]);
+});
+
+test('CPU per request 30 % higher is outside its ±15 % band; 10 % higher is inside', () => {
+  const worse = copy();
+  worse.resources.c1Paced.stored!.cpuMsPerRequest *= 1.3;
+  expect(row(compareRuns(committed, worse), 'CPU per request c=1 paced, stored').within).toBe(false);
+  const close = copy();
+  close.resources.c1Paced.stored!.cpuMsPerRequest *= 1.1;
+  expect(row(compareRuns(committed, close), 'CPU per request c=1 paced, stored').within).toBe(true);
+});
+
+test('a c=1 p50 is judged against the spread of the baseline rounds, widened by 20 %', () => {
+  const rounds = committed.latency.c1Paced.stored!.roundP50s;
+  const inside = copy();
+  inside.latency.c1Paced.stored!.p50 = Math.max(...rounds) * 1.15;
+  expect(row(compareRuns(committed, inside), 'p50 c=1 alone, stored').within).toBe(true);
+  const outside = copy();
+  outside.latency.c1Paced.stored!.p50 = Math.max(...rounds) * 1.25;
+  expect(row(compareRuns(committed, outside), 'p50 c=1 alone, stored').within).toBe(false);
+});
+
+test('a single crash with leaving clients is never noise', () => {
+  const crashed = copy();
+  crashed.disconnects[0]!.crashes = 1;
+  expect(row(compareRuns(committed, crashed), 'crashes').within).toBe(false);
+});
+
+test('the rendered table counts what is within and marks what is not', () => {
+  const worse = copy();
+  worse.throughput.stored!.maxRps *= 0.5;
+  const rows = compareRuns(committed, worse);
+  const text = renderComparison(rows, { label: 'a', results: committed }, { label: 'b', results: worse });
+  expect(text).toContain(`**${rows.length - 1} of ${rows.length} figures within their band.**`);
+  expect(text).toMatch(/\| throughput, stored key \(req\/s\) \|.*\| \*\*no\*\* \|/);
+});
+
+const rerunFile = join(ROOT, 'bench', 'RERUN.md');
+(existsSync(rerunFile) ? test : test.skip)('bench/RERUN.md compares a rerun with the committed results.json, as the tool renders it', () => {
+  const text = readFileSync(rerunFile, 'utf8');
+  const baselineLine = text.split('\n').find((line) => line.startsWith('- Baseline:'))!;
+  expect(baselineLine).toContain(`commit ${committed.source.commit.slice(0, 7)}`);
+  expect(baselineLine).toContain(committed.date);
+  const tally = /\*\*(\d+) of (\d+) figures within their band\.\*\*/.exec(text)!;
+  const judged = text.split('\n').filter((line) => /\| (yes|\*\*no\*\*) \|$/.test(line));
+  expect(judged).toHaveLength(Number(tally[2]));
+  expect(judged.filter((line) => line.endsWith('| yes |'))).toHaveLength(Number(tally[1]));
+});
