@@ -69,7 +69,7 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
   const tables = config.tables;
   const accountReads = new BatchedGet(doc, tables.accounts, ['pk', 'sk']);
   const accounts = new DynamoAccountStore(doc, tables.accounts, accountReads);
-  const usageLog = new DynamoUsageLog(doc, tables.usageLogs, config.logRetentionDays);
+  const usageLog = new DynamoUsageLog(doc, tables.usageLogs, tables.accounts, config.logRetentionDays);
   const wrapper = config.kmsKeyId
     ? new KmsKeyWrapper(new KMSClient({ region: config.region }), config.kmsKeyId)
     : LocalKeyWrapper.fromFile(join(config.dataDir, 'local-master.key'));
@@ -97,7 +97,7 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
     adminKey: adminKeySource(config),
     background: new BackgroundWork(),
     rowSpool,
-    rowWriter: new RowWriter(usageLog, budgets, rowSpool, new TokenUseTracker(accounts), log),
+    rowWriter: new RowWriter(usageLog, rowSpool, new TokenUseTracker(accounts)),
     now: Date.now,
   };
   return deps;

@@ -4,7 +4,6 @@
  */
 import type { Budget, BudgetStatus, BudgetSubject } from '../budgets/budget';
 import type { ProviderId } from '../providers/registry';
-import type { UsageRow } from '../usage/usage-row';
 
 export type Scope = 'proxy' | 'manage';
 
@@ -86,7 +85,8 @@ export interface SecretSealer {
 
 /**
  * Spend limits per proxy token and per requester label, with the spend
- * counters they are checked against (see README "Budgets").
+ * counters they are checked against (see README "Budgets"). The counters are
+ * added to by the usage log, in the same write as each row.
  */
 export interface BudgetStore {
   /**
@@ -102,6 +102,4 @@ export interface BudgetStore {
   removeBudget(accountId: string, subject: BudgetSubject): Promise<boolean>;
   /** Every budget of one kind in the account, with its current spend. */
   listBudgets(accountId: string, kind: BudgetSubject['kind'], at: number): Promise<BudgetStatus[]>;
-  /** Adds a stored row's cost to its token's and requester's counters. Not idempotent: add each row once. */
-  addSpend(row: UsageRow): Promise<void>;
 }

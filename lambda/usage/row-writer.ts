@@ -1,22 +1,18 @@
-import { describeError, type Logger } from '../logger';
 import { retryPolicies, withRetries } from '../retry';
-import type { SpendCounter } from './ports';
 import type { RowSpool } from './row-spool';
 import type { TokenUseTracker } from './token-use';
 import type { UsageLog, UsageRow } from './usage-row';
 
 /**
- * Writes one usage row durably: retried with backoff (the write is idempotent),
- * added to its budgets' spend once, after the row is stored, and handed to the
- * spool if the store still refuses. A row is never dropped silently.
+ * Writes one usage row durably: retried with backoff (the write, the row's
+ * budget spend included, is idempotent), and handed to the spool if the store
+ * still refuses. A row is never dropped silently.
  */
 export class RowWriter {
   constructor(
     private readonly usageLog: UsageLog,
-    private readonly budgets: SpendCounter,
     private readonly spool: RowSpool,
     private readonly tokenUse: TokenUseTracker,
-    private readonly log: Logger,
   ) {}
 
   /** Rows between `write` being called and being stored or spooled. */
@@ -59,9 +55,7 @@ export class RowWriter {
   }
 
   private async afterWrite(row: UsageRow): Promise<void> {
-    // Not retried as a whole: some of its ADDs may have landed, and a retry would count them twice.
     // The rollups are not written here: they are folded from the usage-logs stream, elsewhere.
-    await this.budgets.addSpend(row).catch((error) => this.log.warn('budget spend not updated', { request_id: row.id, ...describeError(error) }));
     await this.tokenUse.touch(row.account_id, row.token_id, row.ts);
   }
 }

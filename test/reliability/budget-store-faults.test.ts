@@ -1,7 +1,8 @@
 /**
  * Budgets when the store misbehaves: a budget read that fails refuses the
- * request (fail closed, nothing forwarded), and a spend ADD whose answer is
- * lost after the store applied it is not sent again (counted once).
+ * request (fail closed, nothing forwarded), and the transaction writing a row
+ * with its spend, sent again after a lost answer or a cut connection, counts
+ * the row exactly once.
  */
 import { startProxy, type Account, type ProxyServer } from '../support/proxy-server';
 import { callProxy, expectChatError, expectMessagesError, upstreamCalls } from './support/requests';
@@ -57,43 +58,41 @@ test('the store down or throttling: a budgeted token is refused with 503, nothin
   }
 });
 
-const spendWrite = (accountId: string, sk: string) => (call: StoreCall) =>
-  call.operation === 'UpdateItem' && JSON.stringify(call.body).includes(`ACCOUNT#${accountId}`) && JSON.stringify(call.body).includes(sk);
+const rowTransaction = (accountId: string) => (call: StoreCall) => call.operation === 'TransactWriteItems' && JSON.stringify(call.body).includes(`ACCOUNT#${accountId}`);
 
-test('a spend ADD whose answer is lost (the store applied it) is counted once', async () => {
-  const account = await budgetedAccount('lost-answer');
-  const disturbedBefore = gate.disturbed;
-  // Both counters of the token: its lifetime total and its month.
-  gate.disturb('lose-answer', spendWrite(account.accountId, `BUDGET#T#${account.tokenId}`));
-  gate.disturb('lose-answer', spendWrite(account.accountId, '"SPEND#'));
-  proxy.fakes.fakes['prov-b'].next({ usage: FIXED_USAGE });
-  const result = await callProxy(proxy, { provider: 'prov-b', token: account.token });
-  expect(result.status).toBe(200);
-  const row = await rowOf(proxy, account.token, result.requestId);
-  expect(row.cost_nanos).toBeGreaterThan(0);
-  await sleep(1500);
-  expect(gate.disturbed - disturbedBefore).toBe(2);
-  expect(await tokenSpentNanos(account)).toBe(row.cost_nanos);
-  // Monthly and lifetime spend agree: neither counter was added twice.
+/** The token's spend for its month and in total, and the requester's for the day. */
+async function allSpend(account: Account, requester: string): Promise<{ month: number; total: number; requester: number }> {
+  const month = await tokenSpentNanos(account);
   await proxy.api(`/api/tokens/${account.tokenId}/budget`, { method: 'PUT', token: account.token, body: { limit_usd: 100, period: 'total' } });
-  expect(await tokenSpentNanos(account)).toBe(row.cost_nanos);
-});
+  const total = await tokenSpentNanos(account);
+  await proxy.api(`/api/tokens/${account.tokenId}/budget`, { method: 'PUT', token: account.token, body: { limit_usd: 100, period: 'month' } });
+  await proxy.api(`/api/budgets/requesters/${requester}`, { method: 'PUT', token: account.token, body: { limit_usd: 100, period: 'day' } });
+  const requesters = (await (await proxy.api('/api/budgets', { token: account.token })).json()).requesters as Array<{ requester: string; spent_usd: number }>;
+  return { month, total, requester: Math.round(requesters.find((r) => r.requester === requester)!.spent_usd * 1e9) };
+}
 
-test('a spend ADD cut off in flight is not sent again: the counter misses that row, and the log says so', async () => {
-  const account = await budgetedAccount('cut-off');
-  // Only the month counter: whether the store saw it is unknowable to the proxy, so it is not resent.
-  gate.disturb('reset', spendWrite(account.accountId, '"SPEND#'));
-  proxy.fakes.fakes['prov-b'].next({ usage: FIXED_USAGE });
-  const result = await callProxy(proxy, { provider: 'prov-b', token: account.token });
-  const row = await rowOf(proxy, account.token, result.requestId);
-  await sleep(1000);
-  expect(await tokenSpentNanos(account)).toBe(0);
-  expect(proxy.output()).toContain('"message":"budget spend not updated"');
-  expect(proxy.output()).toContain(result.requestId);
-  // The lifetime counter was not disturbed: it has the row.
-  await proxy.api(`/api/tokens/${account.tokenId}/budget`, { method: 'PUT', token: account.token, body: { limit_usd: 100, period: 'total' } });
-  expect(await tokenSpentNanos(account)).toBe(row.cost_nanos);
-});
+for (const disturbance of ['lose-answer', 'reset'] as const) {
+  const what = disturbance === 'lose-answer' ? 'applied by the store, its answer lost' : 'cut off before the store saw it';
+  test(`the row and its spend, one transaction ${what}: sent again, the spend counts the row exactly once`, async () => {
+    const account = await budgetedAccount(`spend-${disturbance}`);
+    const disturbedBefore = gate.disturbed;
+    gate.disturb(disturbance, rowTransaction(account.accountId));
+    proxy.fakes.fakes['prov-b'].next({ usage: FIXED_USAGE });
+    const result = await callProxy(proxy, { provider: 'prov-b', token: account.token, headers: { 'x-proxy-user': 'ana' } });
+    expect(result.status).toBe(200);
+    const row = await rowOf(proxy, account.token, result.requestId);
+    expect(row.cost_nanos).toBeGreaterThan(0);
+    expect(gate.disturbed - disturbedBefore).toBe(1);
+    expect(await allSpend(account, 'ana')).toEqual({ month: row.cost_nanos, total: row.cost_nanos, requester: row.cost_nanos });
+    // A second row, undisturbed, adds exactly its own cost.
+    proxy.fakes.fakes['prov-b'].next({ usage: FIXED_USAGE });
+    const next = await callProxy(proxy, { provider: 'prov-b', token: account.token, headers: { 'x-proxy-user': 'ana' } });
+    const nextRow = await rowOf(proxy, account.token, next.requestId);
+    const both = (row.cost_nanos as number) + (nextRow.cost_nanos as number);
+    expect(await allSpend(account, 'ana')).toEqual({ month: both, total: both, requester: both });
+    expect(proxy.output()).not.toContain('usage row spooled');
+  });
+}
 
 test('budgets cost no store call of their own: token, stored key, budgets and spend are one BatchGetItem before forwarding', async () => {
   const account = await budgetedAccount('one-round-trip');

@@ -6,7 +6,7 @@ import type { BudgetStore } from '../ports';
 import type { UsageRow } from '../../usage/usage-row';
 import { accountPk } from './account-store';
 import { BatchedGet } from './batched-get';
-import { MergedAdds } from './merged-adds';
+import type { CounterChange } from './counter-change';
 import type { DocumentClient } from './wire/document-client';
 
 /**
@@ -51,17 +51,33 @@ function spendOf(budgetItem: Record<string, unknown> | undefined, monthItem: Rec
   return { day: whole(monthItem?.[dayAttribute(at)]), month: whole(monthItem?.spent_nanos), total: whole(budgetItem?.spent_total_nanos) };
 }
 
-export class DynamoBudgetStore implements BudgetStore {
-  private readonly adds: MergedAdds;
+/**
+ * What one row adds to the spend of its token and requester: its cost, on the
+ * lifetime, month and day counters. Added whether or not a budget is set, so a
+ * budget set later sees what was already spent. The usage log applies these in
+ * the same transaction as the row itself (usage-log.ts), so each row is counted once.
+ */
+export function spendChanges(row: UsageRow): CounterChange[] {
+  const cost = whole(row.cost_nanos);
+  if (cost <= 0) return [];
+  const at = Date.parse(row.ts);
+  const pk = accountPk(row.account_id);
+  const subjects: BudgetSubject[] = [{ kind: 'token', tokenId: row.token_id }];
+  if (row.requester) subjects.push({ kind: 'requester', requester: row.requester });
+  const expiresAt = Math.floor(nextMonthStart(at) / 1000) + EXPIRY_GRACE_SECONDS;
+  return subjects.flatMap((subject): CounterChange[] => [
+    { key: { pk, sk: budgetSk(subject) }, increments: { spent_total_nanos: cost }, set: subjectAttributes(subject) },
+    { key: { pk, sk: monthSk(subject, at) }, increments: { spent_nanos: cost, [dayAttribute(at)]: cost }, set: { expires_at: expiresAt } },
+  ]);
+}
 
+export class DynamoBudgetStore implements BudgetStore {
   /** Share the account store's `BatchedGet`, so budgets read with the token cost no extra call. */
   constructor(
     private readonly doc: DocumentClient,
     private readonly table: string,
     private readonly reads: BatchedGet = new BatchedGet(doc, table, ['pk', 'sk']),
-  ) {
-    this.adds = new MergedAdds(doc, table);
-  }
+  ) {}
 
   statusesFor(accountId: string, tokenId: string, requester: string | undefined, at: number): Promise<BudgetStatus[]> {
     const subjects: BudgetSubject[] = [{ kind: 'token', tokenId }];
@@ -147,21 +163,5 @@ export class DynamoBudgetStore implements BudgetStore {
       return budgetStatus(subject, budget, spendOf(item, monthItem, at), at);
     });
     return (await Promise.all(statuses)).filter((s): s is BudgetStatus => s !== undefined);
-  }
-
-  async addSpend(row: UsageRow): Promise<void> {
-    const cost = whole(row.cost_nanos);
-    if (cost <= 0) return;
-    const at = Date.parse(row.ts);
-    const pk = accountPk(row.account_id);
-    const subjects: BudgetSubject[] = [{ kind: 'token', tokenId: row.token_id }];
-    if (row.requester) subjects.push({ kind: 'requester', requester: row.requester });
-    const expiresAt = Math.floor(nextMonthStart(at) / 1000) + EXPIRY_GRACE_SECONDS;
-    await Promise.all(
-      subjects.flatMap((subject) => [
-        this.adds.add({ pk, sk: budgetSk(subject) }, { spent_total_nanos: cost }, subjectAttributes(subject)),
-        this.adds.add({ pk, sk: monthSk(subject, at) }, { spent_nanos: cost, [dayAttribute(at)]: cost }, { expires_at: expiresAt }),
-      ]),
-    );
   }
 }

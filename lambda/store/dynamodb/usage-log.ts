@@ -2,6 +2,8 @@ import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ValidationError } from '../../errors';
 import { requestIdTime } from '../../http/request';
 import { BatchedPut } from './batched-put';
+import { spendChanges } from './budget-store';
+import { TransactedRows } from './transacted-rows';
 import type { LogQuery, UsageLog, UsageRow } from '../../usage/usage-row';
 import type { DocumentClient } from './wire/document-client';
 
@@ -24,19 +26,30 @@ function decodeCursor(cursor: string): string | undefined {
  */
 export class DynamoUsageLog implements UsageLog {
   private readonly puts: BatchedPut;
+  private readonly rowsWithSpend: TransactedRows;
 
+  /** `accountsTable` holds the budgets' spend counters, which a row with a cost adds to. */
   constructor(
     private readonly doc: DocumentClient,
     private readonly table: string,
+    accountsTable: string,
     private readonly retentionDays?: number,
   ) {
     this.puts = new BatchedPut(doc, table);
+    this.rowsWithSpend = new TransactedRows(doc, table, 'account_id', accountsTable);
   }
 
-  /** Keyed by the row's own time and id, so a retried write leaves exactly one row. */
+  /**
+   * Keyed by the row's own time and id, so a retried write leaves exactly one row.
+   * A row with a cost is written in one transaction with its spend (transacted-rows.ts),
+   * so the spend counts it exactly once; a row without one is a plain batched put.
+   */
   async write(row: UsageRow): Promise<void> {
     const expires = this.retentionDays ? { expires_at: Math.floor(Date.parse(row.ts) / 1000) + this.retentionDays * 86_400 } : {};
-    await this.puts.put({ ...row, ts_id: `${row.ts}#${row.id}`, ...expires });
+    const item = { ...row, ts_id: `${row.ts}#${row.id}`, ...expires };
+    const changes = spendChanges(row);
+    if (changes.length === 0) await this.puts.put(item);
+    else await this.rowsWithSpend.write({ item, id: row.id, changes });
   }
 
   /**

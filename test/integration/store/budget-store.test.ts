@@ -1,6 +1,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { exceededMessage, isExhausted, type BudgetStatus } from '../../../lambda/budgets/budget';
 import { DynamoBudgetStore } from '../../../lambda/store/dynamodb/budget-store';
+import { DynamoUsageLog } from '../../../lambda/store/dynamodb/usage-log';
 import type { UsageRow } from '../../../lambda/usage/usage-row';
 import { createTestTables } from '../../support/tables';
 
@@ -14,11 +15,16 @@ const year = new Date().getUTCFullYear() + 2;
 const at = (iso: string) => Date.parse(`${year}-${iso}Z`);
 
 let store: DynamoBudgetStore;
+let usageLog: DynamoUsageLog;
 let tables: Awaited<ReturnType<typeof createTestTables>>;
 beforeAll(async () => {
   tables = await createTestTables();
   store = new DynamoBudgetStore(tables.clients.doc, tables.tables.accounts);
+  usageLog = new DynamoUsageLog(tables.clients.doc, tables.tables.usageLogs, tables.tables.accounts);
 });
+
+/** Spend is added by the row's own write, as in the proxy. */
+const recordRow = (row: UsageRow) => usageLog.write(row);
 
 let rowCount = 0;
 function row(accountId: string, time: number, costNanos: number, extra: Partial<UsageRow> = {}): UsageRow {
@@ -44,7 +50,7 @@ describe('budget periods roll over in UTC', () => {
     await store.setBudget(month, { kind: 'token', tokenId: `${month}_tok` }, { ...limit, period: 'month' }, 'x');
     await store.setBudget(total, { kind: 'token', tokenId: `${total}_tok` }, { ...limit, period: 'total' }, 'x');
     for (const account of [day, month, total]) {
-      await store.addSpend(row(account, at('01-31T23:59:59.999'), 1_000));
+      await recordRow(row(account, at('01-31T23:59:59.999'), 1_000));
     }
 
     const lastMs = at('01-31T23:59:59.999');
@@ -63,8 +69,8 @@ describe('budget periods roll over in UTC', () => {
     expect((await spentAt(month, nextDay))[0]).toMatchObject({ spentNanos: 0, resetsAt: nextMonth });
 
     // February: spend on two days; the month sums them, each day only sees its own.
-    await store.addSpend(row(month, at('02-03T10:00:00.000'), 300));
-    await store.addSpend(row(month, at('02-27T23:00:00.000'), 400));
+    await recordRow(row(month, at('02-03T10:00:00.000'), 300));
+    await recordRow(row(month, at('02-27T23:00:00.000'), 400));
     expect((await spentAt(month, laterInMonth))[0].spentNanos).toBe(700);
     expect((await spentAt(month, nextMonth))[0].spentNanos).toBe(0);
 
@@ -79,13 +85,13 @@ describe('budget periods roll over in UTC', () => {
   it('a day inside a month: the day budget counts only that UTC day', async () => {
     const account = 'acctdays';
     await store.setBudget(account, { kind: 'token', tokenId: `${account}_tok` }, { limitNanos: 500, period: 'day' }, 'x');
-    await store.addSpend(row(account, at('06-10T23:30:00.000'), 200));
-    await store.addSpend(row(account, at('06-11T00:30:00.000'), 450));
+    await recordRow(row(account, at('06-10T23:30:00.000'), 200));
+    await recordRow(row(account, at('06-11T00:30:00.000'), 450));
     expect((await spentAt(account, at('06-10T23:59:00.000')))[0].spentNanos).toBe(200);
     const [eleventh] = await spentAt(account, at('06-11T08:00:00.000'));
     expect(eleventh.spentNanos).toBe(450);
     expect(isExhausted(eleventh)).toBe(false);
-    await store.addSpend(row(account, at('06-11T09:00:00.000'), 50));
+    await recordRow(row(account, at('06-11T09:00:00.000'), 50));
     expect(isExhausted((await spentAt(account, at('06-11T09:00:01.000')))[0])).toBe(true);
   });
 
@@ -93,8 +99,8 @@ describe('budget periods roll over in UTC', () => {
     const first = 'acctreqa';
     const second = 'acctreqb';
     for (const account of [first, second]) await store.setBudget(account, { kind: 'requester', requester: 'ana' }, { limitNanos: 10_000, period: 'month' }, 'x');
-    await store.addSpend(row(first, at('04-15T12:00:00.000'), 2_500, { requester: 'ana' }));
-    await store.addSpend(row(first, at('04-15T12:00:01.000'), 0, { requester: 'ana', status_code: 402 }));
+    await recordRow(row(first, at('04-15T12:00:00.000'), 2_500, { requester: 'ana' }));
+    await recordRow(row(first, at('04-15T12:00:01.000'), 0, { requester: 'ana', status_code: 402 }));
     const statuses = await spentAt(first, at('04-20T00:00:00.000'), 'ana');
     expect(statuses.map((s) => s.subject.kind)).toEqual(['requester']);
     expect(statuses[0].spentNanos).toBe(2_500);
@@ -111,7 +117,7 @@ describe('budget periods roll over in UTC', () => {
   it('spend counted before a budget exists is seen once one is set; removing a budget keeps the spend', async () => {
     const account = 'acctlate';
     const tokenSubject = { kind: 'token' as const, tokenId: `${account}_tok` };
-    await store.addSpend(row(account, at('07-01T01:00:00.000'), 700));
+    await recordRow(row(account, at('07-01T01:00:00.000'), 700));
     expect(await spentAt(account, at('07-01T02:00:00.000'))).toEqual([]);
     await store.setBudget(account, tokenSubject, { limitNanos: 600, period: 'month' }, 'x');
     expect(isExhausted((await spentAt(account, at('07-01T02:00:00.000')))[0])).toBe(true);

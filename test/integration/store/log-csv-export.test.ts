@@ -9,7 +9,7 @@ let destroy: () => void;
 
 beforeAll(async () => {
   const { clients, tables } = await createTestTables();
-  log = new DynamoUsageLog(clients.doc, tables.usageLogs);
+  log = new DynamoUsageLog(clients.doc, tables.usageLogs, tables.accounts);
   destroy = () => clients.raw.destroy();
 });
 afterAll(() => destroy());

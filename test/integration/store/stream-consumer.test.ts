@@ -77,7 +77,7 @@ beforeAll(async () => {
 afterAll(() => created.clients.raw.destroy());
 
 test('the consumer folds the stream into rollups equal to the rows, and a redelivered or bisected batch changes nothing', async () => {
-  const log = new DynamoUsageLog(created.clients.doc, created.tables.usageLogs);
+  const log = new DynamoUsageLog(created.clients.doc, created.tables.usageLogs, created.tables.accounts);
   const rows = Array.from({ length: 12 }, (_, i) => row(i));
   for (const r of rows) await log.write(r);
   // The same row written again (a retry after a lost answer) is a MODIFY, not a new request.

@@ -30,6 +30,11 @@ export function conditionFailedItem(error: unknown): Record<string, unknown> | u
   return error instanceof DynamoError && error.name === 'ConditionalCheckFailedException' ? error.item : undefined;
 }
 
+/** Why each action of a cancelled transaction failed, in the order sent; undefined for any other error. */
+export function cancellationReasons(error: unknown): string[] | undefined {
+  return error instanceof DynamoError && error.name === 'TransactionCanceledException' ? error.reasons : undefined;
+}
+
 /**
  * Refusals: DynamoDB did not apply the request, so any operation may be sent
  * again. A conflict with a transaction in flight on the same item is one too,

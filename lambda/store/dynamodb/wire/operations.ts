@@ -5,6 +5,7 @@ import {
   GetCommand,
   PutCommand,
   QueryCommand,
+  TransactWriteCommand,
   UpdateCommand,
   type BatchGetCommandOutput,
   type BatchWriteCommandOutput,
@@ -12,6 +13,7 @@ import {
   type GetCommandOutput,
   type PutCommandOutput,
   type QueryCommandOutput,
+  type TransactWriteCommandOutput,
   type UpdateCommandOutput,
 } from '@aws-sdk/lib-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
@@ -33,6 +35,7 @@ interface Commands {
   Query: { command: QueryCommand; output: QueryCommandOutput };
   BatchGetItem: { command: BatchGetCommand; output: BatchGetCommandOutput };
   BatchWriteItem: { command: BatchWriteCommand; output: BatchWriteCommandOutput };
+  TransactWriteItems: { command: TransactWriteCommand; output: TransactWriteCommandOutput };
 }
 
 export type OperationName = keyof Commands;
@@ -76,6 +79,12 @@ const convertKeysAndAttributes = (convert: (item: unknown) => unknown) => (entry
   Keys: ((entry as Json).Keys as unknown[]).map(convert),
 });
 
+/** Each action of a transaction: a Put carries an item, the others a key; all may carry expression values. */
+const convertTransactItems = (convert: (item: unknown) => unknown) => (actions: unknown) =>
+  (actions as Json[]).map((action) =>
+    Object.fromEntries(Object.entries(action).map(([kind, request]) => [kind, mapFields(request as Json, ['Item', 'Key', 'ExpressionAttributeValues'], convert)])),
+  );
+
 /**
  * How each operation's items travel: which fields carry items (plain objects
  * in the command, AttributeValue maps on the wire).
@@ -104,6 +113,7 @@ export const OPERATIONS: { readonly [Name in OperationName]: WireOperation } = {
     input: (i) => ({ ...i, RequestItems: mapTables(i.RequestItems, convertWriteRequests(toWire)) }),
     output: (o) => ({ ...o, UnprocessedItems: mapTables(o.UnprocessedItems, convertWriteRequests(fromWire)) }),
   },
+  TransactWriteItems: { command: TransactWriteCommand, input: (i) => ({ ...i, TransactItems: convertTransactItems(toWire)(i.TransactItems) }), output: (o) => o },
 };
 
 const BY_NAME = Object.entries(OPERATIONS) as Array<[OperationName, WireOperation]>;
