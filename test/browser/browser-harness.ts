@@ -5,6 +5,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { startProxy, type ProxyServer } from '../support/proxy-server';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const SCREENSHOT_DIR = resolve(__dirname, '../../test-artifacts/screenshots');
@@ -22,6 +23,31 @@ export function browserAvailability(): 'present' | 'skip' | 'fail' {
 }
 
 export const MISSING_BROWSER = `chromium not found at ${CHROMIUM_PATH}: install it with "apt-get install -y chromium" (or set CHROMIUM_PATH).`;
+
+/** `describe` for tests that need the browser: skipped with a message, or failing in CI, when it is missing. */
+export function describeInBrowser(name: string, body: () => void): void {
+  const availability = browserAvailability();
+  if (availability === 'skip') console.warn(`Skipping "${name}": ${MISSING_BROWSER}`);
+  if (availability === 'fail') {
+    test('chromium is installed (required when CI is set)', () => {
+      throw new Error(MISSING_BROWSER);
+    });
+  }
+  (availability === 'present' ? describe : describe.skip)(name, body);
+}
+
+/** A local server and a browser for the tests of one `describe`, stopped after them. */
+export function proxyAndBrowser(): { proxy: ProxyServer; browser: Browser } {
+  const world = {} as { proxy: ProxyServer; browser: Browser };
+  beforeAll(async () => {
+    [world.proxy, world.browser] = await Promise.all([startProxy(), launchBrowser()]);
+  }, 90_000);
+  afterAll(async () => {
+    await world.browser?.close();
+    await world.proxy?.stop();
+  });
+  return world;
+}
 
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({

@@ -3,19 +3,10 @@
  * budgets in their section, and the Overview's warning banner once a budget passes 80 %, each checked
  * against the management API and against the proxy itself.
  */
-import type { Browser, Page } from 'playwright-core';
-import { startProxy, type Account, type ProxyServer } from '../support/proxy-server';
+import type { Page } from 'playwright-core';
+import type { Account } from '../support/proxy-server';
 import { callProxy } from '../reliability/support/requests';
-import { browserAvailability, launchBrowser, MISSING_BROWSER, newTab, openPage, overflowsHorizontally, screenshot, signIn } from './browser-harness';
-
-const availability = browserAvailability();
-if (availability === 'skip') console.warn(`Skipping the dashboard browser tests: ${MISSING_BROWSER}`);
-if (availability === 'fail') {
-  test('chromium is installed (required when CI is set)', () => {
-    throw new Error(MISSING_BROWSER);
-  });
-}
-const describeInBrowser = availability === 'present' ? describe : describe.skip;
+import { describeInBrowser, proxyAndBrowser, newTab, openPage, overflowsHorizontally, screenshot, signIn } from './browser-harness';
 
 interface BudgetAnswer {
   limit_usd: number;
@@ -25,20 +16,10 @@ interface BudgetAnswer {
 }
 
 describeInBrowser('budgets in the dashboard', () => {
-  let proxy: ProxyServer;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    [proxy, browser] = await Promise.all([startProxy(), launchBrowser()]);
-  }, 90_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await proxy?.stop();
-  });
+  const world = proxyAndBrowser();
 
   async function tokenBudget(account: Account): Promise<BudgetAnswer | null> {
-    const body = (await (await proxy.api('/api/tokens', { token: account.token })).json()) as { tokens: Array<{ token_id: string; budget: BudgetAnswer | null }> };
+    const body = (await (await world.proxy.api('/api/tokens', { token: account.token })).json()) as { tokens: Array<{ token_id: string; budget: BudgetAnswer | null }> };
     return body.tokens.find((t) => t.token_id === account.tokenId)!.budget;
   }
 
@@ -49,12 +30,12 @@ describeInBrowser('budgets in the dashboard', () => {
 
   const sessionRow = (page: Page, account: Account) => page.locator(`[data-testid=token-row][data-token-id="${account.tokenId}"]`);
 
-  test('a token budget is set, changed and removed on the Tokens page, and the proxy enforces it', async () => {
-    const account = await proxy.createAccount('token-budget-ui');
-    await proxy.saveKey(account.token, 'prov-b');
-    const { context, page } = await newTab(browser);
+  test('a token budget is set, changed and removed on the Tokens page, and the world.proxy enforces it', async () => {
+    const account = await world.proxy.createAccount('token-budget-ui');
+    await world.proxy.saveKey(account.token, 'prov-b');
+    const { context, page } = await newTab(world.browser);
     try {
-      await signIn(page, proxy.url, account.token);
+      await signIn(page, world.proxy.url, account.token);
       await openPage(page, 'tokens');
       const row = sessionRow(page, account);
       await expect(row.getByTestId('token-budget-none').textContent()).resolves.toBe('No budget');
@@ -82,21 +63,21 @@ describeInBrowser('budgets in the dashboard', () => {
       await row.getByTestId('token-budget-save').click();
       await row.getByTestId('token-budget-bar-period').filter({ hasText: 'per day' }).waitFor();
       expect(await tokenBudget(account)).toMatchObject({ limit_usd: 0.000001, period: 'day' });
-      expect((await callProxy(proxy, { provider: 'prov-b', token: account.token })).status).toBe(200);
+      expect((await callProxy(world.proxy, { provider: 'prov-b', token: account.token })).status).toBe(200);
       await waitForTokenSpend(account, 0.000001);
-      expect((await callProxy(proxy, { provider: 'prov-b', token: account.token })).status).toBe(402);
+      expect((await callProxy(world.proxy, { provider: 'prov-b', token: account.token })).status).toBe(402);
       await page.reload();
       await page.locator('[data-testid=page-tokens][data-state=ready]').waitFor();
       await expect(row.getByTestId('token-budget-bar').getAttribute('data-level')).resolves.toBe('over');
       await expect(row.getByTestId('token-budget-bar-reset').textContent()).resolves.toContain('requests are refused until it resets');
       await screenshot(page, 'budgets-token-used-up');
 
-      // Remove: asked twice, then the proxy forwards again.
+      // Remove: asked twice, then the world.proxy forwards again.
       await row.getByTestId('token-budget-remove').click();
       await row.getByTestId('token-budget-remove-confirm').click();
       await row.getByTestId('token-budget-none').waitFor();
       expect(await tokenBudget(account)).toBeNull();
-      expect((await callProxy(proxy, { provider: 'prov-b', token: account.token })).status).toBe(200);
+      expect((await callProxy(world.proxy, { provider: 'prov-b', token: account.token })).status).toBe(200);
       expect(await page.evaluate(() => window.__pageErrors)).toEqual([]);
     } finally {
       await context.close();
@@ -104,10 +85,10 @@ describeInBrowser('budgets in the dashboard', () => {
   });
 
   test('requester budgets are added, changed and removed in their section', async () => {
-    const account = await proxy.createAccount('requester-budget-ui');
-    const { context, page } = await newTab(browser);
+    const account = await world.proxy.createAccount('requester-budget-ui');
+    const { context, page } = await newTab(world.browser);
     try {
-      await signIn(page, proxy.url, account.token);
+      await signIn(page, world.proxy.url, account.token);
       await openPage(page, 'tokens');
       await page.getByTestId('requester-budgets-empty').waitFor();
       await page.getByTestId('requester-budget-new-requester').fill('intern-script');
@@ -118,7 +99,7 @@ describeInBrowser('budgets in the dashboard', () => {
       await row.waitFor();
       await expect(row.getByTestId('requester-budget-bar-amounts').textContent()).resolves.toBe('$0.00 of $2.50');
       await expect(row.getByTestId('requester-budget-bar-period').textContent()).resolves.toBe('per day');
-      const listed = async () => ((await (await proxy.api('/api/budgets', { token: account.token })).json()) as { requesters: Array<BudgetAnswer & { requester: string }> }).requesters;
+      const listed = async () => ((await (await world.proxy.api('/api/budgets', { token: account.token })).json()) as { requesters: Array<BudgetAnswer & { requester: string }> }).requesters;
       expect(await listed()).toEqual([expect.objectContaining({ requester: 'intern-script', limit_usd: 2.5, period: 'day' })]);
 
       await row.getByTestId('requester-budget-edit').click();
@@ -139,19 +120,19 @@ describeInBrowser('budgets in the dashboard', () => {
   });
 
   test('the Overview warns about every budget past 80 %, and only those', async () => {
-    const account = await proxy.createAccount('banner');
-    await proxy.saveKey(account.token, 'prov-b');
-    const { context, page } = await newTab(browser);
+    const account = await world.proxy.createAccount('banner');
+    await world.proxy.saveKey(account.token, 'prov-b');
+    const { context, page } = await newTab(world.browser);
     try {
-      await signIn(page, proxy.url, account.token);
+      await signIn(page, world.proxy.url, account.token);
       expect(await page.getByTestId('budget-banner').count()).toBe(0);
 
       // Spend something, then set budgets around it: one used up, one at ~90 %, one far from its limit.
-      expect((await callProxy(proxy, { provider: 'prov-b', token: account.token, headers: { 'x-proxy-user': 'ana' } })).status).toBe(200);
-      await proxy.api(`/api/tokens/${account.tokenId}/budget`, { method: 'PUT', token: account.token, body: { limit_usd: 1000, period: 'month' } });
+      expect((await callProxy(world.proxy, { provider: 'prov-b', token: account.token, headers: { 'x-proxy-user': 'ana' } })).status).toBe(200);
+      await world.proxy.api(`/api/tokens/${account.tokenId}/budget`, { method: 'PUT', token: account.token, body: { limit_usd: 1000, period: 'month' } });
       await waitForTokenSpend(account, 1e-9);
       const spent = (await tokenBudget(account))!.spent_usd;
-      const put = (path: string, limit: number, period: string) => proxy.api(path, { method: 'PUT', token: account.token, body: { limit_usd: limit, period } });
+      const put = (path: string, limit: number, period: string) => world.proxy.api(path, { method: 'PUT', token: account.token, body: { limit_usd: limit, period } });
       await put(`/api/tokens/${account.tokenId}/budget`, Math.ceil((spent / 0.9) * 1e6) / 1e6, 'month');
       await put('/api/budgets/requesters/ana', 0.000001, 'day');
       await put('/api/budgets/requesters/ben', 1000, 'total');
@@ -178,12 +159,12 @@ describeInBrowser('budgets in the dashboard', () => {
   });
 
   test('on a phone the budget controls fit the screen', async () => {
-    const account = await proxy.createAccount('phone');
-    await proxy.api(`/api/tokens/${account.tokenId}/budget`, { method: 'PUT', token: account.token, body: { limit_usd: 12.5, period: 'month' } });
-    await proxy.api('/api/budgets/requesters/a-rather-long-requester-label-for-a-phone', { method: 'PUT', token: account.token, body: { limit_usd: 3, period: 'day' } });
-    const { context, page } = await newTab(browser, 'phone');
+    const account = await world.proxy.createAccount('phone');
+    await world.proxy.api(`/api/tokens/${account.tokenId}/budget`, { method: 'PUT', token: account.token, body: { limit_usd: 12.5, period: 'month' } });
+    await world.proxy.api('/api/budgets/requesters/a-rather-long-requester-label-for-a-phone', { method: 'PUT', token: account.token, body: { limit_usd: 3, period: 'day' } });
+    const { context, page } = await newTab(world.browser, 'phone');
     try {
-      await signIn(page, proxy.url, account.token);
+      await signIn(page, world.proxy.url, account.token);
       await openPage(page, 'tokens');
       await page.getByTestId('requester-budget-row').waitFor();
       await sessionRow(page, account).getByTestId('token-budget-edit').click();

@@ -4,9 +4,7 @@
  */
 import type { Browser } from 'playwright-core';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
-import { browserAvailability, launchBrowser, newTab, openPage, overflowsHorizontally, signIn } from './browser-harness';
-
-const describeInBrowser = browserAvailability() === 'present' ? describe : describe.skip;
+import { describeInBrowser, launchBrowser, newTab, openPage, overflowsHorizontally, signIn } from './browser-harness';
 
 describeInBrowser('Logs page: endpoint kinds', () => {
   let proxy: ProxyServer;

@@ -2,40 +2,20 @@
  * Managing an account in the browser: provider keys on Integrations and app tokens on Tokens,
  * checked against the API and against the proxy itself; keyboard use; a session whose token is revoked.
  */
-import type { Browser } from 'playwright-core';
-import { fakeProviderKey, startProxy, type ProxyServer } from '../support/proxy-server';
+import { fakeProviderKey } from '../support/proxy-server';
 import { callThroughSdk } from '../support/sdk-clients';
-import { browserAvailability, launchBrowser, MISSING_BROWSER, newTab, openPage, signIn } from './browser-harness';
-
-const availability = browserAvailability();
-if (availability === 'skip') console.warn(`Skipping the dashboard browser tests: ${MISSING_BROWSER}`);
-if (availability === 'fail') {
-  test('chromium is installed (required when CI is set)', () => {
-    throw new Error(MISSING_BROWSER);
-  });
-}
-const describeInBrowser = availability === 'present' ? describe : describe.skip;
+import { describeInBrowser, proxyAndBrowser, newTab, openPage, signIn } from './browser-harness';
 
 describeInBrowser('managing the account in the dashboard', () => {
-  let proxy: ProxyServer;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    [proxy, browser] = await Promise.all([startProxy(), launchBrowser()]);
-  }, 90_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await proxy?.stop();
-  });
+  const world = proxyAndBrowser();
 
   test('a provider key is saved, used for stored mode, shown only as a hint, and deleted', async () => {
-    const account = await proxy.createAccount('keys');
+    const account = await world.proxy.createAccount('keys');
     const key = fakeProviderKey('prov-d');
-    proxy.secrets.add(key);
-    const { context, page } = await newTab(browser);
+    world.proxy.secrets.add(key);
+    const { context, page } = await newTab(world.browser);
     try {
-      await signIn(page, proxy.url, account.token);
+      await signIn(page, world.proxy.url, account.token);
       await openPage(page, 'integrations');
       for (const provider of ['prov-a', 'prov-b', 'prov-c', 'prov-d', 'prov-e']) {
         await expect(page.getByTestId(`key-badge-${provider}`).textContent()).resolves.toBe('No key');
@@ -50,11 +30,11 @@ describeInBrowser('managing the account in the dashboard', () => {
       await expect(page.getByTestId('key-badge-prov-d').textContent()).resolves.toBe('Key saved');
       expect(await page.content()).not.toContain(key);
 
-      const listed = (await (await proxy.api('/api/keys', { token: account.token })).json()) as { keys: Array<{ provider: string; hint: string }> };
+      const listed = (await (await world.proxy.api('/api/keys', { token: account.token })).json()) as { keys: Array<{ provider: string; hint: string }> };
       expect(listed.keys).toEqual([expect.objectContaining({ provider: 'prov-d', hint: `…${key.slice(-4)}` })]);
-      const fake = proxy.fakes.fakes['prov-d'];
+      const fake = world.proxy.fakes.fakes['prov-d'];
       const before = fake.requests.length;
-      await callThroughSdk({ proxyBase: proxy.proxyBase, token: account.token, provider: 'prov-d', stream: false });
+      await callThroughSdk({ proxyBase: world.proxy.proxyBase, token: account.token, provider: 'prov-d', stream: false });
       expect(fake.requests[before]?.headers.authorization).toBe(`Bearer ${key}`);
 
       // After a reload the page still knows only the hint.
@@ -66,25 +46,25 @@ describeInBrowser('managing the account in the dashboard', () => {
       await page.getByTestId('key-delete-prov-d-confirm').click();
       await page.getByText('Key deleted.').waitFor();
       await expect(page.getByTestId('key-badge-prov-d').textContent()).resolves.toBe('No key');
-      const after = (await (await proxy.api('/api/keys', { token: account.token })).json()) as { keys: unknown[] };
+      const after = (await (await world.proxy.api('/api/keys', { token: account.token })).json()) as { keys: unknown[] };
       expect(after.keys).toEqual([]);
-      await expect(callThroughSdk({ proxyBase: proxy.proxyBase, token: account.token, provider: 'prov-d', stream: false })).rejects.toMatchObject({ status: 400 });
+      await expect(callThroughSdk({ proxyBase: world.proxy.proxyBase, token: account.token, provider: 'prov-d', stream: false })).rejects.toMatchObject({ status: 400 });
     } finally {
       await context.close();
     }
   });
 
-  test('an app token is shown once, works for the proxy but not the dashboard, and is revoked', async () => {
-    const account = await proxy.createAccount('tokens');
-    await proxy.saveKey(account.token, 'prov-b');
-    const { context, page } = await newTab(browser);
+  test('an app token is shown once, works for the world.proxy but not the dashboard, and is revoked', async () => {
+    const account = await world.proxy.createAccount('tokens');
+    await world.proxy.saveKey(account.token, 'prov-b');
+    const { context, page } = await newTab(world.browser);
     try {
-      await signIn(page, proxy.url, account.token);
+      await signIn(page, world.proxy.url, account.token);
       await openPage(page, 'tokens');
       await page.getByTestId('token-name').fill('support-bot');
       await page.getByTestId('token-create').click();
       const secret = ((await page.getByTestId('token-secret').textContent()) ?? '').trim();
-      proxy.secrets.add(secret);
+      world.proxy.secrets.add(secret);
       expect(secret).toMatch(/^sk-proxy-/);
       await expect(page.getByTestId('token-copy').isVisible()).resolves.toBe(true);
       const row = page.locator('[data-testid=token-row]', { hasText: 'support-bot' });
@@ -92,9 +72,9 @@ describeInBrowser('managing the account in the dashboard', () => {
       await expect(row.textContent()).resolves.toContain('proxy');
       await expect(row.textContent()).resolves.not.toContain('manage');
 
-      const reply = await callThroughSdk({ proxyBase: proxy.proxyBase, token: secret, provider: 'prov-b', stream: false });
+      const reply = await callThroughSdk({ proxyBase: world.proxy.proxyBase, token: secret, provider: 'prov-b', stream: false });
       expect(reply.text.length).toBeGreaterThan(0);
-      const asManager = await proxy.api('/api/keys', { token: secret });
+      const asManager = await world.proxy.api('/api/keys', { token: secret });
       expect(asManager.status).toBe(403);
 
       // Shown once: gone after "Done" and after a reload.
@@ -108,19 +88,19 @@ describeInBrowser('managing the account in the dashboard', () => {
       await row.getByTestId('token-revoke-confirm').click();
       await row.getByTestId('token-revoked').waitFor();
       await expect(row.getAttribute('data-revoked')).resolves.toBe('true');
-      await expect(callThroughSdk({ proxyBase: proxy.proxyBase, token: secret, provider: 'prov-b', stream: false })).rejects.toMatchObject({ status: 401 });
+      await expect(callThroughSdk({ proxyBase: world.proxy.proxyBase, token: secret, provider: 'prov-b', stream: false })).rejects.toMatchObject({ status: 401 });
     } finally {
       await context.close();
     }
   });
 
   test('sign in and moving between pages work with the keyboard alone', async () => {
-    const { context, page } = await newTab(browser);
+    const { context, page } = await newTab(world.browser);
     try {
-      await page.goto(`${proxy.url}/`);
+      await page.goto(`${world.proxy.url}/`);
       // The token field has focus on arrival; Enter submits.
       await page.waitForFunction(() => document.activeElement?.getAttribute('data-testid') === 'signin-token');
-      await page.keyboard.type(proxy.account.token);
+      await page.keyboard.type(world.proxy.account.token);
       await page.keyboard.press('Enter');
       await page.locator('[data-testid=page-overview][data-state=ready]').waitFor();
       let reachedLogs = false;
@@ -139,11 +119,11 @@ describeInBrowser('managing the account in the dashboard', () => {
   });
 
   test('a session whose token is revoked ends with a message', async () => {
-    const account = await proxy.createAccount('revoked');
-    const { context, page } = await newTab(browser);
+    const account = await world.proxy.createAccount('revoked');
+    const { context, page } = await newTab(world.browser);
     try {
-      await signIn(page, proxy.url, account.token);
-      const revoked = await proxy.api(`/api/admin/tokens/${account.tokenId}`, { method: 'DELETE' });
+      await signIn(page, world.proxy.url, account.token);
+      const revoked = await world.proxy.api(`/api/admin/tokens/${account.tokenId}`, { method: 'DELETE' });
       expect(revoked.status).toBe(204);
       await page.getByTestId('overview-refresh').click();
       await expect(page.getByTestId('signin-notice').textContent()).resolves.toMatch(/revoked or is no longer valid/);

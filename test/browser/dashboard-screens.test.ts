@@ -6,10 +6,9 @@
 import type { Browser, Page } from 'playwright-core';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 import {
-  browserAvailability,
+  describeInBrowser,
   launchBrowser,
   layoutShiftSince,
-  MISSING_BROWSER,
   newTab,
   overflowsHorizontally,
   screenshot,
@@ -18,15 +17,6 @@ import {
   type ViewportName,
 } from './browser-harness';
 import { sendTraffic } from './traffic';
-
-const availability = browserAvailability();
-if (availability === 'skip') console.warn(`Skipping the dashboard screenshots: ${MISSING_BROWSER}`);
-if (availability === 'fail') {
-  test('chromium is installed (required when CI is set)', () => {
-    throw new Error(MISSING_BROWSER);
-  });
-}
-const describeInBrowser = availability === 'present' ? describe : describe.skip;
 
 type PageName = 'overview' | 'logs' | 'integrations' | 'tokens';
 

@@ -8,17 +8,8 @@ import { formatInt, formatPercent, formatUsd } from '../../lambda/dashboard/src/
 import type { LogRow, Stats } from '../../lambda/dashboard/src/types';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 import { callThroughSdk } from '../support/sdk-clients';
-import { browserAvailability, launchBrowser, MISSING_BROWSER, newTab, signIn } from './browser-harness';
+import { describeInBrowser, launchBrowser, newTab, signIn } from './browser-harness';
 import { sendTraffic, type SentTraffic } from './traffic';
-
-const availability = browserAvailability();
-if (availability === 'skip') console.warn(`Skipping the dashboard browser tests: ${MISSING_BROWSER}`);
-if (availability === 'fail') {
-  test('chromium is installed (required when CI is set)', () => {
-    throw new Error(MISSING_BROWSER);
-  });
-}
-const describeInBrowser = availability === 'present' ? describe : describe.skip;
 
 async function apiJson<T>(proxy: ProxyServer, token: string, path: string): Promise<T> {
   const response = await proxy.api(path, { token });

@@ -5,17 +5,10 @@
 import type { Browser, Page } from 'playwright-core';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 import { callThroughSdk } from '../support/sdk-clients';
-import { browserAvailability, launchBrowser, MISSING_BROWSER } from './browser-harness';
-import { sendTraffic, type SentTraffic } from './traffic';
+import { launchBrowser } from './browser-harness';
 
-const availability = browserAvailability();
-if (availability === 'skip') console.warn(`Skipping the dashboard depth tests: ${MISSING_BROWSER}`);
-if (availability === 'fail') {
-  test('chromium is installed (required when CI is set)', () => {
-    throw new Error(MISSING_BROWSER);
-  });
-}
-export const describeInBrowser = availability === 'present' ? describe : describe.skip;
+export { describeInBrowser } from './browser-harness';
+import { sendTraffic, type SentTraffic } from './traffic';
 
 /** Polls until `check` holds (or fails after a few seconds), for counts that grow as requests arrive. */
 export async function until(read: () => Promise<number> | number, check: (n: number) => boolean): Promise<number> {
