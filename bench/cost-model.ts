@@ -35,6 +35,11 @@ export interface CostInputs {
   readUnitsPerRequest: number;
   /** Bytes sent to the client per request (for the data-transfer line). */
   responseBytes: number;
+  /**
+   * Process CPU per request, one at a time, on this machine (a full core). In Lambda the same work
+   * runs at the memory size's share of a vCPU (one vCPU at 1,769 MB), so it takes 1 / share as long.
+   */
+  cpuMsPerRequest?: number;
   /** Cold starts per million requests (each reads the admin secret once and is billed for its init). */
   coldStartsPerMillion: number;
   coldStartInitMs: number;
@@ -57,17 +62,41 @@ export interface CostModel {
   dataTransfer: CostLine;
 }
 
+/** Lambda's CPU share: one vCPU at 1,769 MB, proportionally less below. */
+export const FULL_VCPU_MB = 1769;
+
+/**
+ * The stream consumer folding rows into rollups, at its worst case: each row alone in a batch
+ * (one invocation of about 50 ms at 128 MB, assumed, and one write per hourly and daily rollup
+ * item). Under steady traffic a batch holds up to 1,000 rows and its cost per request nearly vanishes.
+ */
+export const STREAM_CONSUMER = { memoryMb: 128, msPerBatch: 50, rollupWritesPerRow: 2 };
+
+export function streamConsumerUsdPerMillion(): number {
+  return (
+    PRICES.lambdaPerMillionRequests +
+    (STREAM_CONSUMER.memoryMb / 1024) * (STREAM_CONSUMER.msPerBatch / 1000) * 1_000_000 * PRICES.lambdaArmPerGbSecond +
+    STREAM_CONSUMER.rollupWritesPerRow * PRICES.dynamoPerMillionWriteUnits
+  );
+}
+
 export function costPerMillion(inputs: CostInputs, memoryMb: number = DEFAULTS.memoryMb): CostModel {
   const million = 1_000_000;
-  const billedMs = inputs.upstreamSeconds * 1000 + inputs.proxyOverheadMs + inputs.tailAfterResponseMs;
-  const lambdaFor = (mb: number) => (mb / 1024) * (billedMs / 1000) * million * PRICES.lambdaArmPerGbSecond;
+  const hostMs = inputs.upstreamSeconds * 1000 + inputs.proxyOverheadMs + inputs.tailAfterResponseMs;
+  // Worst case: no CPU burst above the share, every CPU millisecond stretched by 1 / share.
+  const throttledMs = (mb: number) => (inputs.cpuMsPerRequest ?? 0) * (1 / Math.min(1, mb / FULL_VCPU_MB) - 1);
+  const billedFor = (mb: number) => hostMs + throttledMs(mb);
+  const billedMs = billedFor(memoryMb);
+  const lambdaFor = (mb: number) => (mb / 1024) * (billedFor(mb) / 1000) * million * PRICES.lambdaArmPerGbSecond;
   const initGbSeconds = (memoryMb / 1024) * (inputs.coldStartInitMs / 1000) * inputs.coldStartsPerMillion;
   const fixedLines = (mb: number): CostLine[] => [
     { item: 'Lambda requests', usdPerMillion: PRICES.lambdaPerMillionRequests, basis: '$0.20 per million invocations' },
     {
       item: `Lambda duration (arm64, ${mb} MB)`,
       usdPerMillion: lambdaFor(mb),
-      basis: `${billedMs.toFixed(1)} ms billed per request = ${inputs.upstreamSeconds} s upstream + ${inputs.proxyOverheadMs.toFixed(1)} ms proxy + ${inputs.tailAfterResponseMs.toFixed(1)} ms row writes after the answer`,
+      basis:
+        `${billedFor(mb).toFixed(1)} ms billed per request = ${inputs.upstreamSeconds} s upstream + ${inputs.proxyOverheadMs.toFixed(1)} ms proxy + ${inputs.tailAfterResponseMs.toFixed(1)} ms row writes after the answer` +
+        (inputs.cpuMsPerRequest ? ` + ${throttledMs(mb).toFixed(1)} ms for its ${inputs.cpuMsPerRequest.toFixed(2)} ms of CPU at ${mb} MB's share of a vCPU (${(mb / FULL_VCPU_MB).toFixed(3)})` : ''),
     },
   ];
   const lines: CostLine[] = [
@@ -91,6 +120,11 @@ export function costPerMillion(inputs: CostInputs, memoryMb: number = DEFAULTS.m
       item: 'KMS Decrypt',
       usdPerMillion: 0,
       basis: 'unwrapped data keys are cached in memory for 5 min per instance, so calls scale with instances × stored keys × time, not with requests: ~0 per request at steady state (e.g. 3 warm instances × 5 keys ≈ 131k calls ≈ $0.39 a month)',
+    },
+    {
+      item: 'Stream consumer (rollups), at most',
+      usdPerMillion: streamConsumerUsdPerMillion(),
+      basis: `each row alone in a batch: one invocation (~${STREAM_CONSUMER.msPerBatch} ms at ${STREAM_CONSUMER.memoryMb} MB, assumed) and ${STREAM_CONSUMER.rollupWritesPerRow} rollup writes; under steady traffic batches of up to 1,000 rows make it nearly 0`,
     },
     {
       item: 'Secrets Manager GetSecretValue',

@@ -62,6 +62,8 @@ export function renderFindings(r: Results): string {
     );
   out.push(`- **Lambda:** bundle ${fmt(h.bundle.mb)} MB, imported in ${fmt(h.bundle.importMs, 0)} ms; $${fmt(h.cost.total)} per million requests at ${h.cost.memoryMb} MB with a ${h.cost.upstreamSeconds} s upstream, $${fmt(h.cost.lambdaWait)} of it Lambda duration; at 128 MB $${fmt(h.cost.at128)}.`, '');
 
+  out.push(...storeCallFloor(r), '');
+
   out.push('## Budgets', '');
   const sentence = (text: string) => `${text.charAt(0).toUpperCase()}${text.slice(1)}${/[.!?]$/.test(text) ? '' : '.'}`;
   for (const b of r.budgets) out.push(`- ${b.met ? 'Met' : '**Missed**'}: ${b.name} — ${b.measured} (target ${b.target}).${b.met ? '' : ` ${sentence(b.why)}`}`);
@@ -77,4 +79,42 @@ export function renderFindings(r: Results): string {
     '',
   );
   return out.join('\n');
+}
+
+/**
+ * Why the request path makes the store calls it does before forwarding, from the counted
+ * operations: what DynamoDB's API allows on this table design, and which design would need fewer.
+ */
+function storeCallFloor(r: Results): string[] {
+  const stored = r.roundTrips.find((t) => t.mode === 'stored key');
+  const passThrough = r.roundTrips.find((t) => t.mode === 'pass-through');
+  if (!stored) return [];
+  const before = Object.entries(stored.operations)
+    .filter(([op]) => !/usage-logs/.test(op))
+    .map(([op]) => op)
+    .join(' and ');
+  const keyReadUnits = passThrough ? stored.readUnits - passThrough.readUnits : Number.NaN;
+  const pipe = r.resources.c1Paced.pipe?.cpuMsPerRequest;
+  const proxy = r.resources.c1Paced.stored?.cpuMsPerRequest;
+  const calls = stored.callsBeforeUpstream + stored.callsDuringResponse + stored.callsAfterResponse;
+  const out = [
+    '## Store calls before forwarding',
+    '',
+    `- **Counted: ${fmt(stored.callsBeforeUpstream, 0)} calls in ${fmt(stored.wavesBeforeUpstream, 0)} wave before the upstream call** (${before}), then ${fmt(stored.callsAfterResponse, 0)} after the answer. ` +
+      'The rate count is a conditional write that must be exact across instances, and the token (revocation applies at once) and the budget and spend items (exact limits) must be read fresh on every request. ' +
+      "DynamoDB has no single call that writes one item and returns others: UpdateItem returns only its own item, TransactWriteItems returns none, BatchGetItem and TransactGetItems cannot write, and a PartiQL batch cannot mix reads and writes. " +
+      'With the counter in the rate-limit table the deployment provisions and the token, budgets and keys in the accounts table, one read call and one write call, started together, is the floor: the measured wave.',
+    `- **A per-instance cache of the stored key's ciphertext would not remove a call:** it takes the key item out of the BatchGetItem (${Number.isFinite(keyReadUnits) ? `${fmt(keyReadUnits, 0)} read unit per request, the difference between stored-key and pass-through requests` : 'one item'}), but the token and budget items keep the batch, and key changes would then reach other instances only after the cache's lifetime. It is not built.`,
+    "- **The design that makes one call:** the minute counter, the token's budget and its spend counters as attributes of the token item, updated with one conditional UpdateItem that returns the whole item (count, revocation, scopes, spend); the key ciphertext from a short per-instance cache. " +
+      "It gives up the rate-limit counter table the README lists among the deployment's tables, puts every request's write and the spend writes after the answer on one item per token (DynamoDB allows about 1,000 writes per second on an item), and a requester budget, which spans every token of its account, would still add a read in the same wave.",
+  ];
+  if (pipe !== undefined && proxy !== undefined)
+    out.push(
+      `- **What a call costs in CPU:** one request at a time the bare pipe, which makes two HTTP exchanges (client in, upstream out) and nothing else, uses ${fmt(pipe, 3)} ms per request; this proxy, with ${fmt(calls, 0)} store calls more, ${fmt(proxy, 3)} ms. ` +
+        (pipe >= 1
+          ? 'The 1.0 ms budget for one request at a time is below what Node spends on the bare pipe on this machine, so no proxy that calls a store over HTTP meets it here; '
+          : '') +
+        `each store call costs ~${fmt(r.storeCallCpuMs.proxyClient, 3)} ms in the store client alone (a bare unsigned POST: ${fmt(r.storeCallCpuMs.bareHttp, 3)} ms), so the number of calls, not the pipeline's own code, sets the figure.`,
+    );
+  return out;
 }

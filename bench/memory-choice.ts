@@ -3,7 +3,7 @@
  * (bench/lambda-memory.ts) and the committed benchmark run's store counts
  * (bench/results.json). Pure functions, so the published table can be checked.
  */
-import { PRICES } from './cost-model';
+import { FULL_VCPU_MB, PRICES, STREAM_CONSUMER as CONSUMER, streamConsumerUsdPerMillion } from './cost-model';
 
 export interface InstanceFigures {
   invocations: number;
@@ -19,8 +19,6 @@ export interface InstanceFigures {
   peakRssLargeBodyMb: number;
 }
 
-/** Lambda's documented share: one vCPU at 1,769 MB, proportionally less below. */
-export const FULL_VCPU_MB = 1769;
 export const SIZES_MB = [128, 256, 512, 1024] as const;
 export const UPSTREAM_SECONDS = 3;
 /**
@@ -31,8 +29,6 @@ export const UPSTREAM_SECONDS = 3;
 export const ADDED_LATENCY_BUDGET_MS = 50;
 /** Memory kept free above the peak RSS: Lambda ends an instance that reaches its limit. */
 export const RSS_HEADROOM = 0.9;
-/** The stream consumer (lib/constructs/stats-consumer.ts): its memory and an assumed duration per batch. */
-export const CONSUMER = { memoryMb: 128, msPerBatch: 50, rollupWritesPerRow: 2 };
 
 interface CommittedRun {
   source: { commit: string };
@@ -63,11 +59,8 @@ const r2 = (value: number) => Math.round(value * 100) / 100;
 export function chooseMemory(figures: InstanceFigures, run: CommittedRun): MemoryChoice {
   const million = 1_000_000;
   // Everything but the Lambda lines: DynamoDB units counted per request, KMS, Secrets Manager, cold-start init.
-  const storeAndKeysUsd = run.cost.lines.filter((line) => !/^Lambda (requests|duration)/.test(line.item)).reduce((sum, line) => sum + line.usdPerMillion, 0);
-  const consumerUsd =
-    PRICES.lambdaPerMillionRequests +
-    (CONSUMER.memoryMb / 1024) * (CONSUMER.msPerBatch / 1000) * million * PRICES.lambdaArmPerGbSecond +
-    CONSUMER.rollupWritesPerRow * PRICES.dynamoPerMillionWriteUnits;
+  const storeAndKeysUsd = run.cost.lines.filter((line) => !/^(Lambda (requests|duration)|Stream consumer)/.test(line.item)).reduce((sum, line) => sum + line.usdPerMillion, 0);
+  const consumerUsd = streamConsumerUsdPerMillion();
   const sizes = SIZES_MB.map((memoryMb): SizeFigures => {
     const cpuShare = Math.min(1, memoryMb / FULL_VCPU_MB);
     const slowdown = 1 / cpuShare - 1;

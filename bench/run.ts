@@ -171,6 +171,7 @@ async function main(): Promise<void> {
       // A Lambda instance serves one request at a time: the paced figure is the one it would see.
       proxyOverheadMs: Math.max(0, (c1Paced.figures.stored?.p50 ?? 0) - (c1Paced.figures.direct?.p50 ?? 0)),
       tailAfterResponseMs: stored.tailAfterResponseMs,
+      cpuMsPerRequest: resources.c1Paced.stored?.cpuMsPerRequest,
       writeUnitsPerRequest: stored.writeUnits,
       readUnitsPerRequest: stored.readUnits,
       responseBytes: Buffer.byteLength(await (await fetch(`${upstream.origin}/v1/chat/completions`, { method: 'POST', body: '{}' })).text()),

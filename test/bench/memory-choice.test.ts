@@ -7,6 +7,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ADDED_LATENCY_BUDGET_MS, chooseMemory, costTableRows, COST_TABLE_HEADER, renderMemoryChoice, RSS_HEADROOM, type InstanceFigures, type MemoryChoice } from '../../bench/memory-choice';
+import { costPerMillion, STREAM_CONSUMER, streamConsumerUsdPerMillion } from '../../bench/cost-model';
+import { CONSUMER_MEMORY_MB } from '../../lib/constructs/stats-consumer';
 import { DEFAULTS } from '../../lib/settings';
 
 const ROOT = join(__dirname, '..', '..');
@@ -27,8 +29,9 @@ test('the chosen size is the cheapest that holds a 6 MB request with headroom an
   for (const size of sizes.filter((s) => s.totalUsd < chosen.totalUsd)) expect(size.fitsMemory && size.withinLatency).toBe(false);
 });
 
-test('the stack deploys the chosen size by default', () => {
+test('the stack deploys the chosen size by default, and the consumer at the size the cost model prices', () => {
   expect(DEFAULTS.memoryMb).toBe(measured.choice.chosenMb);
+  expect(STREAM_CONSUMER.memoryMb).toBe(CONSUMER_MEMORY_MB);
 });
 
 test("docs/deploy.md's cost table is the measured one", () => {
@@ -45,4 +48,18 @@ test('a CPU-bound instance is slowed by the inverse of its share and a size too 
   expect(at512.billedMs).toBeCloseTo(3000 + 10 + 4 * (1769 / 512 - 1), 1);
   expect(choice.sizes.filter((s) => s.fitsMemory).map((s) => s.memoryMb)).toEqual([256, 512, 1024]);
   expect(choice.chosenMb).toBe(256);
+});
+
+test("the benchmark's cost model stretches the measured CPU by the size's share and counts the stream consumer", () => {
+  const inputs = { upstreamSeconds: 3, proxyOverheadMs: 4, tailAfterResponseMs: 40, writeUnitsPerRequest: 2, readUnitsPerRequest: 2, responseBytes: 600, coldStartsPerMillion: 0, coldStartInitMs: 0 };
+  const plain = costPerMillion(inputs, 256);
+  const withCpu = costPerMillion({ ...inputs, cpuMsPerRequest: 3 }, 256);
+  expect(withCpu.billedMsPerRequest - plain.billedMsPerRequest).toBeCloseTo(3 * (1769 / 256 - 1), 6);
+  const consumer = withCpu.lines.find((line) => line.item.startsWith('Stream consumer'));
+  expect(consumer?.usdPerMillion).toBeCloseTo(streamConsumerUsdPerMillion(), 9);
+  expect(consumer!.usdPerMillion).toBeGreaterThan(STREAM_CONSUMER.rollupWritesPerRow * 0.7);
+  const at128 = withCpu.byMemory.find((m) => m.memoryMb === 128)!.totalUsdPerMillion;
+  const at512 = withCpu.byMemory.find((m) => m.memoryMb === 512)!.totalUsdPerMillion;
+  expect(at128).toBeLessThan(withCpu.totalUsdPerMillion);
+  expect(at512).toBeGreaterThan(withCpu.totalUsdPerMillion);
 });
