@@ -58,8 +58,8 @@ describe('test/unit mirrors lambda/', () => {
     }
   });
 
-  it('no unit test needs DynamoDB Local: table setup is for test/integration', () => {
-    const needing = files(unit).filter((file) => /support\/tables|createTestTables/.test(readFileSync(file, 'utf8')));
+  it('no unit test needs DynamoDB Local or the proxy server: those are for test/integration', () => {
+    const needing = files(unit).filter((file) => /support\/(tables|proxy-server)|createTestTables|startProxy/.test(readFileSync(file, 'utf8')));
     expect(needing.map((file) => relative(PROJECT_ROOT, file))).toEqual([]);
   });
 });
