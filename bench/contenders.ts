@@ -1,11 +1,25 @@
 /**
  * The contenders as request shapes: the same chat-completions request (and a
- * messages request for this proxy's other dialect), addressed to each one.
+ * messages request and a Responses API request for this proxy's other
+ * dialects), addressed to each one.
  */
 import type { RequestSpec } from './load-protocol';
 import type { Child, ProxyInstance } from './processes';
 
-export type ContenderId = 'direct' | 'pipe' | 'stored' | 'passThrough' | 'cacheHit' | 'portkey' | 'directMessages' | 'storedMessages';
+export type ContenderId =
+  | 'direct'
+  | 'pipe'
+  | 'stored'
+  | 'passThrough'
+  | 'cacheHit'
+  | 'portkey'
+  | 'directMessages'
+  | 'storedMessages'
+  | 'directResponses'
+  | 'storedResponses';
+
+/** The Responses API pair, measured in the stream phases beside the chat stream. */
+export const RESPONSES_CONTENDERS: readonly ContenderId[] = ['directResponses', 'storedResponses'];
 
 export interface Contender {
   id: ContenderId;
@@ -41,6 +55,17 @@ function messagesBody(stream: boolean): string {
     max_tokens: 256,
     system: 'You are a concise assistant.',
     messages: [{ role: 'user', content: 'Summarise why a proxy in front of an AI provider should add as little latency as possible.' }],
+    ...(stream ? { stream: true } : {}),
+  });
+}
+
+/** The chat request's prompt as a Responses API request (`input` and `instructions` instead of messages). */
+function responsesBody(stream: boolean): string {
+  return JSON.stringify({
+    model: MODEL,
+    instructions: 'You are a concise assistant. Answer in one short paragraph without lists.',
+    input: 'Summarise why a proxy in front of an AI provider should add as little latency as possible.',
+    max_output_tokens: 256,
     ...(stream ? { stream: true } : {}),
   });
 }
@@ -120,6 +145,19 @@ export function buildContenders(parts: { upstreamOrigin: string; pipe: Child; pr
       baseline: 'directMessages',
       pid: proxy.pid,
       spec: (stream) => ({ url: `${proxy.url}/api/proxy/v1/messages`, headers: { ...json, 'x-api-key': proxy.token, 'anthropic-version': '2023-06-01' }, body: messagesBody(stream), readStamps: stream }),
+    },
+    {
+      id: 'directResponses',
+      label: 'direct call, Responses API',
+      baseline: 'directResponses',
+      spec: (stream) => ({ url: `${upstreamOrigin}/v1/responses`, headers: { ...json, authorization: `Bearer ${OWN_PROVIDER_KEY}` }, body: responsesBody(stream), readStamps: stream }),
+    },
+    {
+      id: 'storedResponses',
+      label: 'this proxy, stored key, Responses API',
+      baseline: 'directResponses',
+      pid: proxy.pid,
+      spec: (stream) => ({ url: `${proxy.url}/api/proxy/prov-b/v1/responses`, headers: { ...json, authorization: `Bearer ${proxy.token}` }, body: responsesBody(stream), readStamps: stream }),
     },
   ];
 }

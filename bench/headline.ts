@@ -34,6 +34,8 @@ export interface Headline {
     firstByte: number;
     portkeyFirstByte: number;
   };
+  /** Event lag p99 through this proxy (stored key): the Responses API stream and the chat stream, in the same phase. NaN (null in JSON) when not measured. */
+  responsesStream: { c1: { p99: number; chatP99: number }; c16: { p99: number; chatP99: number } };
   cacheHitAlone: number;
   throughput: { stored: number; portkey: number; direct: number; storedVsPortkey: number };
   rss: { c16: number; before: number };
@@ -89,6 +91,10 @@ export function computeHeadline(r: Measured, budgets: Budget[]): Headline {
     portkeyLagP99: r2(lag(level, 'portkey', 'p99')),
     pipeLagP99: r2(lag(level, 'pipe', 'p99')),
   });
+  const responsesLag = (level: 'c1' | 'c16') => {
+    const figures = r.streaming[level] as Record<string, { eventLag?: { p99: number } } | undefined>;
+    return { p99: r2(figures.storedResponses?.eventLag?.p99), chatP99: r2(figures.stored?.eventLag?.p99) };
+  };
   const proxyDrops = r.disconnects.find((d) => d.id === 'stored');
   const kinds = proxyDrops ? Object.entries(proxyDrops.byKind) : [];
   const stayed = kinds.find(([kind]) => kind === 'complete')?.[1];
@@ -139,6 +145,7 @@ export function computeHeadline(r: Measured, budgets: Budget[]): Headline {
       c16: r2((c16.stored?.cpuMsPerRequest ?? Number.NaN) / (c16.portkey?.cpuMsPerRequest ?? Number.NaN)),
     },
     stream: { c1: stream('c1'), c16: stream('c16'), firstByte: r2(firstByte('stored')), portkeyFirstByte: r2(firstByte('portkey')) },
+    responsesStream: { c1: responsesLag('c1'), c16: responsesLag('c16') },
     cacheHitAlone: r2(alone.cacheHit?.p50),
     throughput: {
       stored: r0(r.throughput.stored?.maxRps),

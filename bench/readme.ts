@@ -11,6 +11,15 @@ export const SECTION_END = '<!-- end of generated performance figures -->';
 const f = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : '–');
 const plus = (value: number, digits = 2) => (Number.isFinite(value) ? `${value >= 0 ? '+' : '−'}${Math.abs(value).toFixed(digits)}` : '–');
 
+function responsesStreamLine(h: Headline): string {
+  const { c1, c16 } = h.responsesStream;
+  if (!Number.isFinite(c1.p99) && !Number.isFinite(c16.p99)) return '- **Responses API streams:** not measured in this run (it predates that phase of the benchmark).';
+  return (
+    `- **Responses API streams** through the proxy: event lag p99 ${f(c1.p99)} ms at concurrency 1 against ${f(c1.chatP99)} ms for chat streams ` +
+    `in the same rounds; ${f(c16.p99)} ms against ${f(c16.chatP99)} ms at concurrency 16.`
+  );
+}
+
 export function renderReadmeSection(r: Results): string {
   const h: Headline = r.headline;
   const lines: string[] = [];
@@ -42,6 +51,7 @@ export function renderReadmeSection(r: Results): string {
       `(bare pipe p99 ${plus(h.stream.c1.pipeLagP99)} ms, Portkey ${plus(h.stream.c1.portkeyLagP99)} ms); at concurrency 16 ${plus(h.stream.c16.lagP50, 3)} ms and ` +
       `${plus(h.stream.c16.lagP99)} ms (bare pipe p99 ${plus(h.stream.c16.pipeLagP99)} ms, Portkey ${plus(h.stream.c16.portkeyLagP99)} ms). The first byte comes ` +
       `${plus(h.stream.firstByte)} ms after the direct call's, Portkey's ${plus(h.stream.portkeyFirstByte)} ms (it holds its first event).`,
+    responsesStreamLine(h),
     `- **Cache hits** take ${f(h.cacheHitAlone)} ms p50 end to end, one at a time, with no provider call.`,
     `- **Throughput** (closed loop, zero errors): ${f(h.throughput.stored, 0)} requests/s with a stored key against Portkey's ${f(h.throughput.portkey, 0)} ` +
       `(×${f(h.throughput.storedVsPortkey)}), on cores shared with DynamoDB Local; the direct call reaches ${f(h.throughput.direct, 0)}.`,

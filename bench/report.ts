@@ -13,6 +13,8 @@ const LABELS: Record<ContenderId, string> = {
   portkey: 'Portkey gateway 1.15.2, pass-through',
   directMessages: 'direct call, messages dialect',
   storedMessages: 'this proxy, stored key, messages',
+  directResponses: 'direct call, Responses API',
+  storedResponses: 'this proxy, stored key, Responses API',
 };
 const MAIN: ContenderId[] = ['direct', 'pipe', 'stored', 'passThrough', 'cacheHit', 'portkey'];
 
@@ -23,7 +25,31 @@ const table = (head: string[], rows: string[][], text = false) =>
 const plus = (value: number | undefined, digits = 2) => (value === undefined || !Number.isFinite(value) ? '–' : `${value >= 0 ? '+' : ''}${value.toFixed(digits)}`);
 
 function baselineOf(id: ContenderId): ContenderId {
-  return id === 'storedMessages' || id === 'directMessages' ? 'directMessages' : 'direct';
+  if (id === 'storedMessages' || id === 'directMessages') return 'directMessages';
+  return id === 'storedResponses' || id === 'directResponses' ? 'directResponses' : 'direct';
+}
+
+/** The Responses API stream against the chat stream, both through this proxy with a stored key. */
+function responsesStreamTable(r: Results): string {
+  const rows = (['c1', 'c16'] as const).flatMap((level) => {
+    const s = r.streaming[level];
+    const chat = s.stored?.eventLag;
+    const responses = s.storedResponses?.eventLag;
+    if (!chat || !responses) return [];
+    const added = (lag: typeof chat, base: typeof chat | undefined) => (base ? `${plus(lag.p50 - base.p50, 3)} / ${plus(lag.p99 - base.p99, 3)}` : '–');
+    return [
+      [
+        level === 'c1' ? 'c=1' : 'c=16',
+        `${fmt(chat.p50, 3)} / ${fmt(chat.p99, 3)}`,
+        `${fmt(responses.p50, 3)} / ${fmt(responses.p99, 3)}`,
+        added(chat, s.direct?.eventLag),
+        added(responses, s.directResponses?.eventLag),
+        ratio(responses.p99, chat.p99),
+      ],
+    ];
+  });
+  if (rows.length === 0) return 'Not measured in this run: it predates the Responses API stream phase.';
+  return table(['concurrency', 'chat stream lag p50 / p99 ms', 'Responses stream lag p50 / p99 ms', 'chat added over direct p50 / p99', 'Responses added over direct p50 / p99', 'Responses p99 × chat p99'], rows);
 }
 
 export function summaryTable(r: Results): string {
@@ -145,6 +171,14 @@ export function renderResults(r: Results): string {
   out.push('## Non-streaming latency, concurrency 16', '', latencyTable(r.latency.c16, MAIN), '');
   out.push('## Streaming, concurrency 1', '', 'Event lag = time from the fake upstream writing an SSE event to the client receiving it (both read the same monotonic clock); its excess over the direct call is what the proxy adds per chunk.', '', streamTable(r, 'c1'), '');
   out.push('## Streaming, concurrency 16', '', streamTable(r, 'c16'), '');
+  out.push(
+    '## Responses API stream against the chat stream',
+    '',
+    'The same fake provider answers a Responses API stream (`POST /v1/responses`, stamped text deltas) in the stream phases above, direct and through this proxy with a stored key. Through the proxy its events should wait no longer than a chat stream\'s: no added buffering.',
+    '',
+    responsesStreamTable(r),
+    '',
+  );
 
   out.push('## Throughput ramp (closed loop, non-streaming)', '');
   const steps = Object.values(r.throughput)[0]?.steps.map((step) => step.concurrency) ?? [];

@@ -17,7 +17,7 @@ import { join, relative } from 'node:path';
 import { startDynamoDbLocal } from '../lambda/local/dynamodb-local';
 import { judgeBudgets } from './budgets';
 import { measureColdStart } from './cold-start';
-import { buildContenders, type Contender, type ContenderId } from './contenders';
+import { RESPONSES_CONTENDERS, buildContenders, type Contender, type ContenderId } from './contenders';
 import { costPerMillion } from './cost-model';
 import { startBenchUpstream } from './fake-upstream';
 import { startLoadClient } from './load-client';
@@ -119,6 +119,8 @@ async function main(): Promise<void> {
     const pick = (...ids: ContenderId[]) => ids.filter((id) => !only || id === 'direct' || only.includes(id)).map((id) => contenders.find((c) => c.id === id)!);
     const main6 = pick('direct', 'pipe', 'stored', 'passThrough', 'cacheHit', 'portkey');
     const all = pick('direct', 'pipe', 'stored', 'passThrough', 'cacheHit', 'portkey', 'directMessages', 'storedMessages');
+    // The Responses API stream beside the chat stream (its direct call is its baseline, so it comes with it).
+    const responses = !only || only.includes('storedResponses') ? contenders.filter((c) => RESPONSES_CONTENDERS.includes(c.id)) : [];
     if (main6.some((c) => c.id === 'cacheHit')) await primeCache(contenders.find((c) => c.id === 'cacheHit')!);
     const dynamoIdle = dynamoPid ? memoryMb(dynamoPid).rss : 0;
 
@@ -139,8 +141,8 @@ async function main(): Promise<void> {
     process.stdout.write('non-streaming, concurrency 16 (with CPU and memory)…\n');
     const c16 = await nonStreaming(load, main6, { ...ITERATIONS.c16, measureResources: { storePid: dynamoPid, proxyPids } });
     process.stdout.write('streaming, concurrency 1 and 16…\n');
-    const streamC1 = await streaming(load, upstream, all, ITERATIONS.streamC1);
-    const streamC16 = await streaming(load, upstream, main6, ITERATIONS.streamC16);
+    const streamC1 = await streaming(load, upstream, [...all, ...responses], ITERATIONS.streamC1);
+    const streamC16 = await streaming(load, upstream, [...main6, ...responses], ITERATIONS.streamC16);
     process.stdout.write('throughput ramp…\n');
     const resources = { c1Paced: c1Paced.resources, c16: c16.resources };
     const throughput = await throughputRamp(load, main6, ITERATIONS.ramp, (contender: Contender, mb: number) => {
@@ -188,7 +190,7 @@ async function main(): Promise<void> {
       settings: {
         upstream: {
           json: `answers at once (latency ${JSON_SHAPE.latencyMs} ms), ${JSON_SHAPE.chunks}-word answer with usage (~0.6 KB)`,
-          stream: `${STREAM_SHAPE.chunks + 2} events ${STREAM_SHAPE.chunkIntervalMs} ms apart, then usage (when asked) and [DONE]`,
+          stream: `${STREAM_SHAPE.chunks + 2} events ${STREAM_SHAPE.chunkIntervalMs} ms apart, then usage (when asked) and [DONE]; a Responses API stream: ${STREAM_SHAPE.chunks + 6} events ${STREAM_SHAPE.chunkIntervalMs} ms apart (4 opening, ${STREAM_SHAPE.chunks} text deltas, 2 closing with usage)`,
         },
         iterations: {
           'c=1': rounds(ITERATIONS.c1),

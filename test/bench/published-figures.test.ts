@@ -82,3 +82,64 @@ test('RESULTS.md and FINDINGS.md are rendered from the same results.json', () =>
   expect(read('bench/RESULTS.md')).toContain(`commit ${results.source.commit}`);
   expect(read('bench/FINDINGS.md')).toContain(`commit ${results.headline.commit}`);
 });
+
+describe('the Responses API stream phase in the published figures', () => {
+  const { budgets: _budgets, headline: _headline, ...measured } = results;
+  const streamBudget = (r: Results) => r.budgets.filter((b) => b.name.startsWith('Responses API stream adds no buffering'));
+
+  /** The committed measurements with the Responses stream phase added, its lag `factor` × the chat stream's. */
+  function withResponsesPhase(factor: number): Results {
+    const copy = JSON.parse(JSON.stringify(measured)) as typeof measured;
+    for (const level of ['c1', 'c16'] as const) {
+      const chat = copy.streaming[level].stored!;
+      const direct = copy.streaming[level].direct!;
+      const scaled = { ...chat.eventLag!, p50: chat.eventLag!.p50 * factor, p99: chat.eventLag!.p99 * factor };
+      copy.streaming[level].storedResponses = { ...chat, eventLag: scaled };
+      copy.streaming[level].directResponses = direct;
+    }
+    return finishResults(copy);
+  }
+
+  test('a run without the phase renders as not measured, with no budget for it', () => {
+    const without = JSON.parse(JSON.stringify(measured)) as typeof measured;
+    for (const level of ['c1', 'c16'] as const) {
+      delete without.streaming[level].storedResponses;
+      delete without.streaming[level].directResponses;
+    }
+    const r = finishResults(without);
+    expect(streamBudget(r)).toEqual([]);
+    expect(renderReadmeSection(r)).toContain('**Responses API streams:** not measured in this run');
+    expect(renderResults(r)).toContain('## Responses API stream against the chat stream\n\nThe same fake provider');
+    expect(renderResults(r)).toContain('Not measured in this run');
+  });
+
+  test("a run with the phase: RESULTS.md, the README and the budgets show the Responses stream's lag against the chat stream's", () => {
+    const r = withResponsesPhase(1.1);
+    const chatP99 = r.streaming.c1.stored!.eventLag!.p99;
+    const p99 = r.streaming.c1.storedResponses!.eventLag!.p99;
+    const section = renderReadmeSection(r);
+    expect(section).toContain(`event lag p99 ${p99.toFixed(2)} ms at concurrency 1 against ${chatP99.toFixed(2)} ms for chat streams`);
+    expect(section).toContain(`${r.streaming.c16.storedResponses!.eventLag!.p99.toFixed(2)} ms against ${r.streaming.c16.stored!.eventLag!.p99.toFixed(2)} ms at concurrency 16`);
+    expect(figuresNotHeld(section, r)).toEqual([]);
+    const tables = renderResults(r);
+    expect(tables).toContain('| direct call, Responses API |');
+    expect(tables).toContain('| this proxy, stored key, Responses API |');
+    expect(tables).toContain(`| c=1 | ${r.streaming.c1.stored!.eventLag!.p50.toFixed(3)} / ${chatP99.toFixed(3)} | ${r.streaming.c1.storedResponses!.eventLag!.p50.toFixed(3)} / ${p99.toFixed(3)} |`);
+    expect(streamBudget(r).map((b) => [b.name, b.met])).toEqual([
+      ['Responses API stream adds no buffering (stored key, c=1)', true],
+      ['Responses API stream adds no buffering (stored key, c=16)', true],
+    ]);
+  });
+
+  test('a Responses stream whose events wait longer than the chat stream misses its budget', () => {
+    const r = withResponsesPhase(3);
+    expect(streamBudget(r).map((b) => b.met)).toEqual([false, false]);
+    expect(r.headline.missed.map((b) => b.name)).toContain('Responses API stream adds no buffering (stored key, c=1)');
+  });
+
+  test('the committed run either holds the phase or says it was not measured', () => {
+    const measuredIt = results.streaming.c1.storedResponses?.eventLag !== undefined;
+    expect(splitReadme(readme).section.includes('**Responses API streams:** not measured in this run')).toBe(!measuredIt);
+    if (measuredIt) expect(streamBudget(results)).toHaveLength(2);
+  });
+});
