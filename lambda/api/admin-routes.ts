@@ -1,24 +1,30 @@
+import * as z from 'zod/mini';
 import { ALL_SCOPES, createAccount, issueToken } from '../auth/issue';
 import { parseToken } from '../auth/proxy-token';
-import { NotFoundError, ValidationError } from '../errors';
+import { NotFoundError } from '../errors';
 import { jsonResponse } from '../http/response';
 import type { Scope } from '../store/ports';
-import { jsonBody, type ApiRoute } from './route-types';
+import { jsonBody, parseBody, tokenName } from './request-body';
+import type { ApiRoute } from './route-types';
 
-function optionalName(body: Record<string, unknown>): string | undefined {
-  if (body.name === undefined || body.name === null) return undefined;
-  if (typeof body.name !== 'string' || body.name.length > 200) throw new ValidationError('name must be a string of at most 200 characters.', 'name');
-  return body.name;
-}
+const SCOPES_ERROR = 'scopes must be a non-empty array of "proxy" and/or "manage".';
 
-function scopesFrom(body: Record<string, unknown>): Scope[] {
-  if (body.scopes === undefined) return [...ALL_SCOPES];
-  const scopes = body.scopes;
-  if (!Array.isArray(scopes) || !scopes.length || !scopes.every((s) => ALL_SCOPES.includes(s as Scope))) {
-    throw new ValidationError('scopes must be a non-empty array of "proxy" and/or "manage".', 'scopes');
-  }
-  return [...new Set(scopes as Scope[])];
-}
+/** `{"name": "…"}`: an optional label (null is the same as none). */
+const accountBody = z.object({
+  name: z.pipe(
+    z.nullish(tokenName),
+    z.transform((name) => name ?? undefined),
+  ),
+});
+
+/** `{"name": "…", "scopes": ["proxy", "manage"]}`: both optional; all scopes by default. */
+const adminTokenBody = z.object({
+  name: accountBody.shape.name,
+  scopes: z.pipe(
+    z.optional(z.array(z.enum(ALL_SCOPES, { error: SCOPES_ERROR }), { error: SCOPES_ERROR }).check(z.minLength(1, SCOPES_ERROR))),
+    z.transform((scopes): Scope[] => (scopes ? [...new Set(scopes)] : [...ALL_SCOPES])),
+  ),
+});
 
 /** Admin routes (bearer admin key): accounts and their tokens. */
 export const adminRoutes: ApiRoute[] = [
@@ -28,7 +34,8 @@ export const adminRoutes: ApiRoute[] = [
     access: 'admin',
     async handle(call) {
       const { deps } = call;
-      const created = await createAccount(deps.accounts, { name: optionalName(jsonBody(call)), now: new Date(deps.now()) });
+      const { name } = parseBody(jsonBody(call), accountBody);
+      const created = await createAccount(deps.accounts, { name, now: new Date(deps.now()) });
       return jsonResponse(201, { account_id: created.accountId, token: created.token, token_id: created.tokenId });
     },
   },
@@ -40,7 +47,8 @@ export const adminRoutes: ApiRoute[] = [
       const { deps, params } = call;
       const body = jsonBody(call);
       if (!(await deps.accounts.accountExists(params.accountId))) throw new NotFoundError(`No account ${params.accountId}.`);
-      const issued = await issueToken(deps.accounts, { accountId: params.accountId, name: optionalName(body), scopes: scopesFrom(body), now: new Date(deps.now()) });
+      const { name, scopes } = parseBody(body, adminTokenBody);
+      const issued = await issueToken(deps.accounts, { accountId: params.accountId, name, scopes, now: new Date(deps.now()) });
       return jsonResponse(201, { token_id: issued.tokenId, token: issued.token });
     },
   },

@@ -1,22 +1,29 @@
+import * as z from 'zod/mini';
 import type { Budget, BudgetStatus, BudgetSubject } from '../budgets/budget';
-import { isBudgetPeriod, type BudgetPeriod } from '../budgets/periods';
+import { BUDGET_PERIODS, type BudgetPeriod } from '../budgets/periods';
 import { NotFoundError, ValidationError } from '../errors';
 import { jsonResponse, type ProxyResponse } from '../http/response';
 import { nanosToUsd } from '../pricing/price-table';
 import { REQUESTER_MAX_CHARS } from '../usage/usage-row';
-import { jsonBody, type ApiCall, type ApiRoute } from './route-types';
+import { jsonBody, parseBody } from './request-body';
+import type { ApiRoute, ManageCall } from './route-types';
 
 /** Limits above this would no longer be exact in nano-dollars as JavaScript numbers. */
 const MAX_LIMIT_USD = 1_000_000;
+const LIMIT_ERROR = `limit_usd must be a number of dollars greater than 0 and at most ${MAX_LIMIT_USD}.`;
 
 /** `{"limit_usd": 25, "period": "month"}`: a positive dollar amount with at most 6 decimals, and a period. */
+const budgetBody = z.object({
+  limit_usd: z.number({ error: LIMIT_ERROR }).check(
+    z.positive(LIMIT_ERROR),
+    z.lte(MAX_LIMIT_USD, LIMIT_ERROR),
+    z.refine((limit) => Number(limit.toFixed(6)) === limit, 'limit_usd can have at most 6 decimal places.'),
+  ),
+  period: z.enum(BUDGET_PERIODS, { error: 'period must be "day", "month" or "total" (UTC calendar periods).' }),
+});
+
 export function parseBudget(body: Record<string, unknown>): Budget {
-  const { limit_usd: limit, period } = body;
-  if (typeof limit !== 'number' || !Number.isFinite(limit) || limit <= 0 || limit > MAX_LIMIT_USD) {
-    throw new ValidationError(`limit_usd must be a number of dollars greater than 0 and at most ${MAX_LIMIT_USD}.`, 'limit_usd');
-  }
-  if (Number(limit.toFixed(6)) !== limit) throw new ValidationError('limit_usd can have at most 6 decimal places.', 'limit_usd');
-  if (!isBudgetPeriod(period)) throw new ValidationError('period must be "day", "month" or "total" (UTC calendar periods).', 'period');
+  const { limit_usd: limit, period } = parseBody(body, budgetBody);
   return { limitNanos: Math.round(limit * 1e9), period };
 }
 
@@ -37,32 +44,32 @@ export function budgetJson(status: BudgetStatus): BudgetJson {
   };
 }
 
-async function tokenSubject({ deps, params, caller }: ApiCall): Promise<BudgetSubject> {
-  const accountId = caller!.accountId;
+async function tokenSubject({ deps, params, caller }: ManageCall): Promise<BudgetSubject> {
+  const accountId = caller.accountId;
   // A token id of another account is "not found" here, exactly like one that doesn't exist.
   const found = params.tokenId.startsWith(`${accountId}_`) && (await deps.accounts.getToken(accountId, params.tokenId));
   if (!found) throw new NotFoundError(`No token ${params.tokenId} in this account.`);
   return { kind: 'token', tokenId: params.tokenId };
 }
 
-function requesterSubject({ params }: ApiCall): BudgetSubject {
+function requesterSubject({ params }: ManageCall): BudgetSubject {
   if (params.requester.length > REQUESTER_MAX_CHARS) {
     throw new ValidationError(`requester must be at most ${REQUESTER_MAX_CHARS} characters (the longest label a usage row keeps).`, 'requester');
   }
   return { kind: 'requester', requester: params.requester };
 }
 
-async function putBudget(call: ApiCall, subject: BudgetSubject): Promise<ProxyResponse> {
+async function putBudget(call: ManageCall, subject: BudgetSubject): Promise<ProxyResponse> {
   const { deps, caller } = call;
   const budget = parseBudget(jsonBody(call));
   const now = deps.now();
-  await deps.budgets.setBudget(caller!.accountId, subject, budget, new Date(now).toISOString());
-  const status = await deps.budgets.statusOf(caller!.accountId, subject, now);
+  await deps.budgets.setBudget(caller.accountId, subject, budget, new Date(now).toISOString());
+  const status = await deps.budgets.statusOf(caller.accountId, subject, now);
   return jsonResponse(200, budgetJson(status!));
 }
 
-async function deleteBudget(call: ApiCall, subject: BudgetSubject, what: string): Promise<ProxyResponse> {
-  if (!(await call.deps.budgets.removeBudget(call.caller!.accountId, subject))) throw new NotFoundError(`${what} has no budget.`);
+async function deleteBudget(call: ManageCall, subject: BudgetSubject, what: string): Promise<ProxyResponse> {
+  if (!(await call.deps.budgets.removeBudget(call.caller.accountId, subject))) throw new NotFoundError(`${what} has no budget.`);
   return { statusCode: 204, headers: {}, body: '' };
 }
 
@@ -97,7 +104,7 @@ export const budgetRoutes: ApiRoute[] = [
     path: '/api/budgets',
     access: 'manage',
     async handle({ deps, caller }) {
-      const statuses = await deps.budgets.listBudgets(caller!.accountId, 'requester', deps.now());
+      const statuses = await deps.budgets.listBudgets(caller.accountId, 'requester', deps.now());
       const requesters = statuses.flatMap(({ subject, ...rest }) => (subject.kind === 'requester' ? [{ requester: subject.requester, ...budgetJson({ subject, ...rest }) }] : []));
       requesters.sort((a, b) => a.requester.localeCompare(b.requester));
       return jsonResponse(200, { requesters });

@@ -1,7 +1,22 @@
-import { NotFoundError, ValidationError } from '../errors';
+import * as z from 'zod/mini';
+import { NotFoundError } from '../errors';
 import { jsonResponse } from '../http/response';
 import { catalogEntry, PROVIDER_IDS, type ProviderId } from '../providers/catalog';
-import { jsonBody, type ApiRoute } from './route-types';
+import { jsonBody, parseBody } from './request-body';
+import type { ApiRoute } from './route-types';
+
+const KEY_ERROR = 'key must be the provider API key as a string.';
+
+/** `{"key": "…"}`: the provider key, stored without surrounding whitespace. */
+const providerKeyBody = z.object({
+  key: z.pipe(
+    z.string({ error: KEY_ERROR }).check(
+      z.maxLength(4096, KEY_ERROR),
+      z.refine((key) => key.trim().length >= 8, KEY_ERROR),
+    ),
+    z.transform((key) => key.trim()),
+  ),
+});
 
 function providerParam(value: string): ProviderId {
   const provider = catalogEntry(value);
@@ -21,13 +36,10 @@ export const keyRoutes: ApiRoute[] = [
     async handle(call) {
       const { deps, params, caller } = call;
       const provider = providerParam(params.provider);
-      const key = jsonBody(call).key;
-      if (typeof key !== 'string' || key.trim().length < 8 || key.length > 4096) {
-        throw new ValidationError('key must be the provider API key as a string.', 'key');
-      }
-      const secret = await deps.sealer.seal(key.trim(), { account_id: caller!.accountId, provider });
-      const hint = hintOf(key.trim());
-      await deps.providerKeys.put(caller!.accountId, { provider, secret, hint, updatedAt: new Date(deps.now()).toISOString() });
+      const { key } = parseBody(jsonBody(call), providerKeyBody);
+      const secret = await deps.sealer.seal(key, { account_id: caller.accountId, provider });
+      const hint = hintOf(key);
+      await deps.providerKeys.put(caller.accountId, { provider, secret, hint, updatedAt: new Date(deps.now()).toISOString() });
       return jsonResponse(200, { provider, hint });
     },
   },
@@ -36,7 +48,7 @@ export const keyRoutes: ApiRoute[] = [
     path: '/api/keys',
     access: 'manage',
     async handle({ deps, caller }) {
-      const keys = await deps.providerKeys.list(caller!.accountId);
+      const keys = await deps.providerKeys.list(caller.accountId);
       return jsonResponse(200, { keys: keys.map((k) => ({ provider: k.provider, hint: k.hint, updated_at: k.updatedAt })) });
     },
   },
@@ -45,7 +57,7 @@ export const keyRoutes: ApiRoute[] = [
     path: '/api/keys/:provider',
     access: 'manage',
     async handle({ deps, params, caller }) {
-      await deps.providerKeys.delete(caller!.accountId, providerParam(params.provider));
+      await deps.providerKeys.delete(caller.accountId, providerParam(params.provider));
       return { statusCode: 204, headers: {}, body: '' };
     },
   },

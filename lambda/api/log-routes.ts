@@ -36,7 +36,7 @@ export const logRoutes: ApiRoute[] = [
     path: '/api/logs',
     access: 'manage',
     async handle({ deps, request, caller }) {
-      const page = await deps.usageLog.query(caller!.accountId, readLogQuery(request.query));
+      const page = await deps.usageLog.query(caller.accountId, readLogQuery(request.query));
       return jsonResponse(200, { items: page.items, next_cursor: page.nextCursor });
     },
   },
@@ -50,7 +50,7 @@ export const logRoutes: ApiRoute[] = [
       return {
         statusCode: 200,
         headers: { 'content-type': 'text/csv; charset=utf-8', 'content-disposition': 'attachment; filename="usage-logs.csv"', 'cache-control': 'no-store' },
-        body: logCsvStream(deps.usageLog, caller!.accountId, filters),
+        body: logCsvStream(deps.usageLog, caller.accountId, filters),
       };
     },
   },
@@ -60,7 +60,7 @@ export const logRoutes: ApiRoute[] = [
     access: 'manage',
     async handle({ deps, params, caller }) {
       // Looked up in the caller's own account only: another account's id is simply not found.
-      const row = await deps.usageLog.find(caller!.accountId, params.id);
+      const row = await deps.usageLog.find(caller.accountId, params.id);
       if (!row) throw new NotFoundError(`No request ${params.id} in this account.`);
       return jsonResponse(200, row);
     },

@@ -1,4 +1,3 @@
-import { ValidationError } from '../errors';
 import type { Deps } from '../deps';
 import type { IncomingRequest } from '../http/request';
 import type { ProxyResponse } from '../http/response';
@@ -10,30 +9,22 @@ export interface ApiCall {
   deps: Deps;
   request: IncomingRequest;
   params: Record<string, string>;
-  /** The signed-in token, for `manage` routes: every read and write is scoped to its account. */
-  caller?: TokenRecord;
 }
 
-export interface ApiRoute {
+/** A call to a `manage` route: the signed-in token, to which every read and write is scoped. */
+export interface ManageCall extends ApiCall {
+  caller: TokenRecord;
+}
+
+type Answer = Promise<ProxyResponse> | ProxyResponse;
+
+interface RoutePattern {
   method: string;
   /** Path pattern with `:name` segments, e.g. `/api/keys/:provider`. */
   path: string;
-  access: Access;
-  handle(call: ApiCall): Promise<ProxyResponse> | ProxyResponse;
 }
 
-/** The JSON body of a management call; a missing body is `{}`, anything but an object is a 400. */
-export function jsonBody(call: ApiCall): Record<string, unknown> {
-  const text = call.request.body.toString('utf8').trim();
-  if (!text) return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw new ValidationError('The request body must be a JSON object.');
-  }
-  return parsed as Record<string, unknown>;
-}
+/** A route; a `manage` route's handler receives the caller, checked before it runs. */
+export type ApiRoute =
+  | (RoutePattern & { access: 'public' | 'admin'; handle(call: ApiCall): Answer })
+  | (RoutePattern & { access: 'manage'; handle(call: ManageCall): Answer });

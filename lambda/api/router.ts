@@ -1,5 +1,5 @@
 import type { Deps } from '../deps';
-import { MethodNotAllowedError, NotFoundError, ProxyError } from '../errors';
+import { MethodNotAllowedError, NotFoundError } from '../errors';
 import type { IncomingRequest } from '../http/request';
 import type { ProxyResponse } from '../http/response';
 import { adminRoutes } from './admin-routes';
@@ -47,15 +47,10 @@ export async function handleApi(deps: Deps, request: IncomingRequest): Promise<P
     if (!params) continue;
     pathMatched = true;
     if (route.method !== request.method) continue;
+    // Errors are typed (`lambda/errors.ts`) and answered by the pipeline's one error step; anything else is a 500.
+    if (route.access === 'manage') return route.handle({ deps, request, params, caller: await requireManageToken(deps, request) });
     if (route.access === 'admin') await requireAdmin(deps, request);
-    const caller = route.access === 'manage' ? await requireManageToken(deps, request) : undefined;
-    try {
-      return await route.handle({ deps, request, params, caller });
-    } catch (error) {
-      const status = (error as { status?: number }).status;
-      if (!(error instanceof ProxyError) && status && status < 500) throw new ProxyError(status, (error as Error).message);
-      throw error;
-    }
+    return route.handle({ deps, request, params });
   }
   if (pathMatched) {
     const allowed = ROUTES.filter((r) => match(r.path, request.path)).map((r) => r.method).join(', ');

@@ -31,7 +31,7 @@ export const statsRoutes: ApiRoute[] = [
     async handle({ deps, request, caller }) {
       const { from, to } = readStatsPeriod(request.query, new Date(deps.now()));
       // The answer's from/to are the effective period: rollups are hourly, so the ends move to whole UTC hours.
-      const [summary, tokens] = await Promise.all([deps.usageStats.summarize(caller!.accountId, from, to), deps.accounts.listTokens(caller!.accountId)]);
+      const [summary, tokens] = await Promise.all([deps.usageStats.summarize(caller.accountId, from, to), deps.accounts.listTokens(caller.accountId)]);
       // Rollups keep token ids only; names can change, so they are looked up at read time.
       const names = new Map(tokens.map((t) => [t.tokenId, t.name ?? '']));
       summary.by_token = summary.by_token.map((entry) => (names.has(entry.token_id) ? { ...entry, name: names.get(entry.token_id) } : entry));

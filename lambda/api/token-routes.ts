@@ -1,8 +1,13 @@
 import { issueToken } from '../auth/issue';
-import { NotFoundError, ValidationError } from '../errors';
+import * as z from 'zod/mini';
+import { NotFoundError } from '../errors';
 import { jsonResponse } from '../http/response';
 import { budgetJson } from './budget-routes';
-import { jsonBody, type ApiRoute } from './route-types';
+import { jsonBody, parseBody, tokenName } from './request-body';
+import type { ApiRoute } from './route-types';
+
+/** `{"name": "…"}`, optional. */
+const appTokenBody = z.object({ name: z.optional(tokenName) });
 
 /** The caller's own account's tokens: list (never the secret, with each one's budget), create a proxy-only app token, revoke. */
 export const tokenRoutes: ApiRoute[] = [
@@ -11,21 +16,24 @@ export const tokenRoutes: ApiRoute[] = [
     path: '/api/tokens',
     access: 'manage',
     async handle({ deps, caller }) {
-      const [tokens, budgets] = await Promise.all([deps.accounts.listTokens(caller!.accountId), deps.budgets.listBudgets(caller!.accountId, 'token', deps.now())]);
+      const [tokens, budgets] = await Promise.all([deps.accounts.listTokens(caller.accountId), deps.budgets.listBudgets(caller.accountId, 'token', deps.now())]);
       const budgetByToken = new Map(budgets.flatMap((status) => (status.subject.kind === 'token' ? [[status.subject.tokenId, status] as const] : [])));
       tokens.sort((a, b) => b.createdAt.localeCompare(a.createdAt));
       return jsonResponse(200, {
-        tokens: tokens.map((t) => ({
-          token_id: t.tokenId,
-          name: t.name ?? '',
-          scopes: t.scopes,
-          created_at: t.createdAt,
-          last_used_at: t.lastUsedAt,
-          revoked_at: t.revokedAt,
-          // The token this request was made with, so the dashboard can warn before revoking it.
-          current: t.tokenId === caller!.tokenId,
-          budget: budgetByToken.has(t.tokenId) ? budgetJson(budgetByToken.get(t.tokenId)!) : null,
-        })),
+        tokens: tokens.map((t) => {
+          const budget = budgetByToken.get(t.tokenId);
+          return {
+            token_id: t.tokenId,
+            name: t.name ?? '',
+            scopes: t.scopes,
+            created_at: t.createdAt,
+            last_used_at: t.lastUsedAt,
+            revoked_at: t.revokedAt,
+            // The token this request was made with, so the dashboard can warn before revoking it.
+            current: t.tokenId === caller.tokenId,
+            budget: budget ? budgetJson(budget) : null,
+          };
+        }),
       });
     },
   },
@@ -34,9 +42,8 @@ export const tokenRoutes: ApiRoute[] = [
     path: '/api/tokens',
     access: 'manage',
     async handle(call) {
-      const name = jsonBody(call).name;
-      if (name !== undefined && (typeof name !== 'string' || name.length > 200)) throw new ValidationError('name must be a string of at most 200 characters.', 'name');
-      const issued = await issueToken(call.deps.accounts, { accountId: call.caller!.accountId, name: name as string | undefined, scopes: ['proxy'], now: new Date(call.deps.now()) });
+      const { name } = parseBody(jsonBody(call), appTokenBody);
+      const issued = await issueToken(call.deps.accounts, { accountId: call.caller.accountId, name, scopes: ['proxy'], now: new Date(call.deps.now()) });
       return jsonResponse(201, { token_id: issued.tokenId, token: issued.token, scopes: ['proxy'] });
     },
   },
@@ -45,7 +52,7 @@ export const tokenRoutes: ApiRoute[] = [
     path: '/api/tokens/:tokenId',
     access: 'manage',
     async handle({ deps, params, caller }) {
-      const accountId = caller!.accountId;
+      const accountId = caller.accountId;
       // A token id of another account is "not found" here, never revoked.
       if (!params.tokenId.startsWith(`${accountId}_`) || !(await deps.accounts.revokeToken(accountId, params.tokenId, new Date(deps.now()).toISOString()))) {
         throw new NotFoundError(`No token ${params.tokenId} in this account.`);

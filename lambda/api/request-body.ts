@@ -1,0 +1,35 @@
+import * as z from 'zod/mini';
+import { ValidationError } from '../errors';
+import type { ApiCall } from './route-types';
+
+/** The JSON body of a management call; a missing body is `{}`, anything but an object is a 400. */
+export function jsonBody(call: ApiCall): Record<string, unknown> {
+  const text = call.request.body.toString('utf8').trim();
+  if (!text) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new ValidationError('The request body must be a JSON object.');
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/**
+ * A management body checked against its schema. The first problem is the
+ * answer (a 400 naming the field), with the message the schema gives for that
+ * field: each field's rules say in words what it must be.
+ */
+export function parseBody<Schema extends z.ZodMiniType>(body: Record<string, unknown>, schema: Schema): z.output<Schema> {
+  const result = z.safeParse(schema, body);
+  if (result.success) return result.data;
+  const [issue] = result.error.issues;
+  throw new ValidationError(issue.message, issue.path.length ? String(issue.path[0]) : undefined);
+}
+
+/** A token's or account's label: a string of at most 200 characters. */
+const NAME_ERROR = 'name must be a string of at most 200 characters.';
+export const tokenName = z.string({ error: NAME_ERROR }).check(z.maxLength(200, NAME_ERROR));
