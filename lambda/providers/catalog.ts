@@ -122,10 +122,13 @@ export type ProviderId = (typeof PROVIDER_CATALOG)[number]['id'];
 
 export const PROVIDER_IDS: readonly ProviderId[] = PROVIDER_CATALOG.map((entry) => entry.id);
 
-const byId = new Map<string, CatalogEntry>(PROVIDER_CATALOG.map((entry) => [entry.id, entry]));
+/** An entry of this catalog (its id one of the declared ones). */
+export type ProviderEntry = CatalogEntry & { id: ProviderId };
 
-export function catalogEntry(id: string): (CatalogEntry & { id: ProviderId }) | undefined {
-  return byId.get(id) as (CatalogEntry & { id: ProviderId }) | undefined;
+const byId = new Map<string, ProviderEntry>(PROVIDER_CATALOG.map((entry) => [entry.id, entry]));
+
+export function catalogEntry(id: string): ProviderEntry | undefined {
+  return byId.get(id);
 }
 
 /** The official SDK that speaks each dialect, for snippets and help texts. */

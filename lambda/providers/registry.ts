@@ -1,4 +1,4 @@
-import { PROVIDER_CATALOG, type CatalogEntry, type ProviderId } from './catalog';
+import { PROVIDER_CATALOG, type ProviderEntry, type ProviderId } from './catalog';
 import { chatCompletionsProvider } from './chat-completions-provider';
 import { messagesProvider } from './messages-provider';
 import { routeTable, type ProxyRoute, type RouteResult } from './routes';
@@ -8,7 +8,7 @@ export type { ProviderId };
 export type Provider = ProviderModule<ProviderId>;
 
 /** Each dialect turns a catalog entry into routes and wire formats: written once per API style. */
-function build(entry: CatalogEntry & { id: ProviderId }): Provider {
+function build(entry: ProviderEntry): Provider {
   return entry.dialect === 'messages' ? messagesProvider(entry) : chatCompletionsProvider(entry);
 }
 

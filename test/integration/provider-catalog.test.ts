@@ -24,3 +24,24 @@ test('a key can be saved for every catalog provider, and for nothing else', asyn
   const ids = PROVIDER_CATALOG.map((p) => p.id).join(', ');
   expect(((await refused.json()) as { error: { message: string } }).error.message).toBe(`Unknown provider "prov-q". Providers: ${ids}.`);
 });
+
+/** A minimal valid request of each dialect, as its official SDK sends it. */
+const MAIN_REQUEST = {
+  messages: (token: string) => ({ path: '/v1/messages', headers: { 'x-api-key': token, 'anthropic-version': '2023-06-01' }, body: { max_tokens: 8 } }),
+  chat: (token: string) => ({ path: '/chat/completions', headers: { authorization: `Bearer ${token}` }, body: {} }),
+};
+
+test('a request without a saved key names the provider by its catalog display name', async () => {
+  const account = await proxy.createAccount('no-keys');
+  for (const entry of PROVIDER_CATALOG) {
+    const request = MAIN_REQUEST[entry.dialect](account.token);
+    const response = await fetch(`${proxy.proxyBase}${entry.sdkBasePath}${request.path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...request.headers },
+      body: JSON.stringify({ model: entry.exampleModel, messages: [{ role: 'user', content: 'hi' }], ...request.body }),
+    });
+    expect(response.status).toBe(400);
+    const { error } = (await response.json()) as { error: { message: string } };
+    expect(error.message).toContain(`No ${entry.displayName} key is saved for this account (provider ${entry.id}).`);
+  }
+});
