@@ -3,8 +3,6 @@ import type { IncomingRequest } from '../http/request';
 import type { ProxyResponse } from '../http/response';
 import type { TokenRecord } from '../store/ports';
 
-export type Access = 'public' | 'admin' | 'manage';
-
 export interface ApiCall {
   deps: Deps;
   request: IncomingRequest;

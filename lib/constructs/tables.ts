@@ -31,12 +31,6 @@ export class ProxyTables extends Construct {
     if (!found) throw new Error(`no table ${id}`);
     return found;
   }
-
-  get(id: TableId): Table {
-    const found = this.all.find((t) => t.id === id);
-    if (!found) throw new Error(`no table ${id}`);
-    return found.table;
-  }
 }
 
 function buildTable(scope: Construct, id: TableId, shape: TableShape, namePrefix: string): Table {

@@ -3,7 +3,7 @@
 // The server's own types, imported as types only: nothing of the server ends up in the bundle.
 import type { BudgetJson } from '../../api/budget-routes';
 import type { ProviderId } from '../../providers/catalog';
-import type { StatsSummary, StatsTotals, DayStats, HourStats, ProviderSlice, TokenStats } from '../../usage/usage-stats';
+import type { StatsSummary, StatsTotals, ProviderSlice, TokenStats } from '../../usage/usage-stats';
 import type { UsageRow } from '../../usage/usage-row';
 
 export type { ProviderId };
@@ -23,8 +23,6 @@ export interface LogPage {
 }
 
 export type Totals = StatsTotals;
-export type DayTotals = DayStats;
-export type HourTotals = HourStats;
 export type TokenTotals = TokenStats;
 export type { ProviderSlice };
 export type Stats = StatsSummary;

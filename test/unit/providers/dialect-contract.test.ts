@@ -5,7 +5,7 @@ import { decodeAll } from '../../support/fragments';
 
 const user = [{ role: 'user', content: 'Hello' }];
 
-describe('validate: only the fields the spec names', () => {
+describe('validate: only the fields the proxy requires', () => {
   const messagesCases: [string, unknown, { ok: true } | { ok: false; param: string }][] = [
     ['a minimal request', { model: 'claude-sonnet-4-6', max_tokens: 16, messages: user }, { ok: true }],
     ['content parts, tools and unknown fields', { model: 'm', max_tokens: 1, messages: [{ role: 'user', content: [{ type: 'text', text: 'x' }] }], tools: [], metadata: { a: 1 }, stream: true }, { ok: true }],
