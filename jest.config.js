@@ -8,6 +8,13 @@ export default {
     '^.+\\.(t|j)sx?$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript', tsx: true } }, module: { type: 'commonjs' } }],
   },
   transformIgnorePatterns: ['/node_modules/(?!@middy/)'],
+  // Middy's package exports only an `import` condition, which jest's require-based resolver doesn't match.
+  moduleNameMapper: {
+    '^@middy/core/StreamifyResponse$': '<rootDir>/node_modules/@middy/core/executionModeStreamifyResponse.js',
+    '^@middy/([a-z-]+)$': '<rootDir>/node_modules/@middy/$1/index.js',
+    // Provided by the build; a test loading the handler's source in-process serves no dashboard.
+    '^virtual:dashboard-assets$': '<rootDir>/test/support/dashboard-assets.ts',
+  },
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 60000,

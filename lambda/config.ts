@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { PROVIDER_CATALOG, type ProviderId } from './providers/catalog';
 import { tableNames } from './tables';
 
 /** Environment variables are strings; every one is optional and has a documented default. */
@@ -39,7 +40,14 @@ export interface Config {
   /** Local server only: whether it folds the usage stream into the rollups itself (`STATS_CONSUMER=off` leaves that to another process). */
   statsConsumer: boolean;
   tables: ReturnType<typeof tableNames>;
-  env: NodeJS.ProcessEnv;
+  /** Each provider's upstream base URL (no trailing slash), from its `UPSTREAM_BASE_URL_…` variable or the default. */
+  upstreams: Record<ProviderId, UpstreamBase>;
+}
+
+export interface UpstreamBase {
+  baseUrl: string;
+  /** Set by its environment variable rather than the provider's default (the local banner lists these). */
+  overridden: boolean;
 }
 
 /** Parses the environment once; a bad value stops the process with a message naming the variable. */
@@ -69,6 +77,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logRetentionDays: retention > 0 ? retention : undefined,
     statsConsumer: e.STATS_CONSUMER !== 'off',
     tables: tableNames(env),
-    env,
+    upstreams: upstreamBases(given),
   };
+}
+
+/** Parsed once, so a malformed override stops the start instead of failing every request. */
+function upstreamBases(env: NodeJS.ProcessEnv): Record<ProviderId, UpstreamBase> {
+  const bases = {} as Record<ProviderId, UpstreamBase>;
+  const problems: string[] = [];
+  for (const provider of PROVIDER_CATALOG) {
+    const override = env[provider.upstream.envVar];
+    const baseUrl = (override ?? provider.upstream.baseUrl).replace(/\/+$/, '');
+    if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol)) problems.push(`${provider.upstream.envVar}: expected an http(s) URL`);
+    bases[provider.id] = { baseUrl, overridden: override !== undefined };
+  }
+  if (problems.length) throw new Error(`Invalid configuration: ${problems.join('; ')}`);
+  return bases;
 }

@@ -1,4 +1,7 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { KMSClient } from '@aws-sdk/client-kms';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { join } from 'node:path';
 import { BackgroundWork } from './background-work';
 import { ProxyCache } from './cache/proxy-cache';
@@ -9,6 +12,7 @@ import { describeError, jsonLogger, type Logger } from './logger';
 import { loadPriceTable } from './pricing/load-prices';
 import type { PriceTable } from './pricing/price-table';
 import { adminKeySource } from './store/admin-key';
+import { secretReader } from './store/secrets-manager';
 import { EnvelopeSealer } from './store/crypto/envelope';
 import { KmsKeyWrapper } from './store/crypto/kms-key-wrapper';
 import { LocalKeyWrapper } from './store/crypto/local-key-wrapper';
@@ -16,7 +20,7 @@ import { DynamoAccountStore } from './store/dynamodb/account-store';
 import { DynamoBudgetStore } from './store/dynamodb/budget-store';
 import { BatchedGet } from './store/dynamodb/batched-get';
 import { DynamoResponseCache } from './store/dynamodb/cache-store';
-import { createDocumentClient } from './store/dynamodb/client';
+import { createDocumentClient, createDynamoClients } from './store/dynamodb/client';
 import type { DocumentClient } from './store/dynamodb/wire/document-client';
 import { DynamoProviderKeyStore } from './store/dynamodb/provider-key-store';
 import { DynamoRateLimiter } from './store/dynamodb/rate-limiter';
@@ -63,6 +67,7 @@ export interface DepsOptions {
  * The composition root: the only place that builds clients and picks adapters.
  * `DYNAMODB_ENDPOINT` selects DynamoDB Local; `KMS_KEY_ID` selects KMS over the
  * local key file; `ADMIN_SECRET_ARN` selects Secrets Manager for the admin key.
+ * Building makes no call: clients connect on first use.
  */
 export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogger, options: DepsOptions = {}): Deps {
   const doc = createDocumentClient({ region: config.region, endpoint: config.dynamoEndpoint });
@@ -94,7 +99,10 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
     }),
     sealer: new EnvelopeSealer(wrapper),
     prices: loadPriceTable(config.pricingFile),
-    adminKey: adminKeySource(config),
+    adminKey: adminKeySource({
+      key: config.adminKey,
+      readSecret: config.adminSecretArn ? secretReader(new SecretsManagerClient({ region: config.region }), config.adminSecretArn) : undefined,
+    }),
     background: new BackgroundWork(),
     rowSpool,
     rowWriter: new RowWriter(usageLog, rowSpool, new TokenUseTracker(accounts)),
@@ -113,4 +121,18 @@ function statsFold(doc: DocumentClient, table: string, log: Logger): DynamoUsage
 export function buildFoldDeps(config: Config = loadConfig(), log: Logger = jsonLogger): { config: Config; log: Logger; usageStats: UsageStats } {
   const doc = createDocumentClient({ region: config.region, endpoint: config.dynamoEndpoint });
   return { config, log, usageStats: statsFold(doc, config.tables.usageStats, log) };
+}
+
+/**
+ * The local server's own store work, never on the request path: creating tables and reading the
+ * usage-logs stream (what DynamoDB Streams and the consumer Lambda do in AWS).
+ */
+export function buildLocalStoreClients(config: Config): { tables: DynamoDBClient; streams: DynamoDBStreamsClient } {
+  const local = Boolean(config.dynamoEndpoint);
+  // DynamoDB Local accepts any credentials; elsewhere the SDK's default chain finds them.
+  const credentials = local ? { accessKeyId: 'local', secretAccessKey: 'local' } : undefined;
+  return {
+    tables: createDynamoClients({ region: config.region, endpoint: config.dynamoEndpoint }).raw,
+    streams: new DynamoDBStreamsClient({ region: config.region, endpoint: config.dynamoEndpoint, credentials }),
+  };
 }

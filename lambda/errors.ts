@@ -66,9 +66,9 @@ export class RateLimitedError extends ProxyError {
 
 /** A budget of the token or requester is used up for its period; nothing was sent upstream. */
 export class BudgetExceededError extends ProxyError {
-  constructor(message: string) {
+  constructor(message: string, headers: Record<string, string>) {
     // 402: the SDKs raise it without retrying, which is what a spend limit needs.
-    super(402, message, { code: 'budget_exceeded' });
+    super(402, message, { code: 'budget_exceeded', headers });
   }
 }
 

@@ -37,8 +37,8 @@ export function bannerLines({ base, config, ownStore, admin, firstAccount }: Ban
   if (firstAccount.token) lines.push(`  proxy token:      ${firstAccount.token}   (${TOKEN_NOTE[firstAccount.reason]})`);
   else lines.push('  proxy token:      shown at the first start; `npm start -- --new-token` prints a fresh one');
   for (const provider of PROVIDERS) {
-    const override = config.env[provider.upstream.envVar];
-    if (override) lines.push(`  upstream ${provider.id}:  ${upstreamUrl(provider, config.env).href}   (${provider.upstream.envVar})`);
+    const { baseUrl, overridden } = config.upstreams[provider.id];
+    if (overridden) lines.push(`  upstream ${provider.id}:  ${upstreamUrl(provider, baseUrl).href}   (${provider.upstream.envVar})`);
   }
   return lines;
 }

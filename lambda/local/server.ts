@@ -1,9 +1,12 @@
 import { mkdirSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { loadConfig, type Config } from '../config';
-import type { Deps } from '../deps';
-import { describeError } from '../logger';
+import { buildDeps, buildLocalStoreClients, type Deps } from '../deps';
+import { describeError, jsonLogger } from '../logger';
+import { createProxyHandler } from '../proxy-handler';
+import { ensureTables } from '../store/dynamodb/create-tables';
 import { bannerLines } from './banner';
 import { JavaMissingError, startDynamoDbLocal } from './dynamodb-local';
 import { firstRunAccount, localAdminKey, markTokenShown } from './first-run';
@@ -13,6 +16,7 @@ import { InFlightRequests } from './in-flight';
 import { checkSharedKeyMaterial, ForeignKeyMaterialError } from './key-material';
 import { installLambdaShim } from './lambda-shim';
 import { listenOrExplain, PortUnavailableError } from './listen';
+import { localStreamPoller } from './stats-consumer';
 
 /**
  * `npm start`: the Lambda handler behind a Node HTTP server. Each request
@@ -92,6 +96,9 @@ async function main(): Promise<void> {
     if (!(await inFlight.settled(FINISH_REQUESTS_MS))) {
       process.stdout.write(`${signal}: ${inFlight.size} request(s) still running after ${FINISH_REQUESTS_MS / 1000} s: ending them\n`);
       inFlight.cutAll();
+      // A cut request records its row as its upstream call fails, a few promise turns after the abort:
+      // let those run before waiting for the rows.
+      await new Promise((resolve) => setImmediate(resolve));
     }
     if (ready) await stopServing(ready.deps, started + WRITE_ROWS_MS);
     await stopDynamo?.();
@@ -101,53 +108,50 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
-  if (!process.env.DYNAMODB_ENDPOINT) {
+  let storeEndpoint = config.dynamoEndpoint;
+  if (!storeEndpoint) {
     const local = await startDynamoDbLocal(config.dataDir);
-    process.env.DYNAMODB_ENDPOINT = local.endpoint;
+    storeEndpoint = local.endpoint;
     stopDynamo = local.stop;
   }
   if (stopping) return;
-  const admin = localAdminKey(config.dataDir, process.env.ADMIN_KEY);
-  process.env.ADMIN_KEY = admin.key;
-
-  await prepareStore(config);
-  // The handler module builds its dependencies from the environment when it loads, so it loads last.
+  const admin = localAdminKey(config.dataDir, config.adminKey);
+  // The environment's configuration, completed with what this start decided (store endpoint, admin key).
+  const running: Config = { ...config, dynamoEndpoint: storeEndpoint, adminKey: admin.key };
+  const stores = buildLocalStoreClients(running);
+  await prepareStore(running, stores.tables);
+  // One process serves many requests at once here: identical cache requests in flight share one upstream call.
+  const deps = buildDeps(running, jsonLogger, { shareInFlightAnswers: true });
+  // Middy marks the handler through the runtime's global when it is created, so the shim comes first.
   installLambdaShim();
-  const { handler, deps } = await import('../handler');
-  const { FileRowSpool } = await import('../usage/row-spool');
-  if (deps.rowSpool instanceof FileRowSpool) deps.rowSpool.startReplay((row) => deps.rowWriter.writeOnce(row));
+  const handler = createProxyHandler(deps) as unknown as StreamingHandler;
+  deps.rowSpool.startReplay((row) => deps.rowWriter.writeOnce(row));
   // The rollups come from the usage-logs stream, as in AWS; here this process reads it about once a second.
-  const { localStreamPoller } = await import('./stats-consumer');
-  statsPoller = deps.config.statsConsumer ? localStreamPoller({ config: deps.config, log: deps.log, usageStats: deps.usageStats }) : undefined;
+  statsPoller = running.statsConsumer ? localStreamPoller({ config: running, log: deps.log, usageStats: deps.usageStats }, stores) : undefined;
   statsPoller?.start();
-  const firstAccount = await firstRunAccount(deps.config.dataDir, deps.accounts, { newToken });
+  const firstAccount = await firstRunAccount(running.dataDir, deps.accounts, { newToken });
 
-  ready = { handler: handler as unknown as StreamingHandler, deps };
+  ready = { handler, deps };
   becomeReady();
   const { port } = server.address() as AddressInfo;
   const base = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
-  process.stdout.write(bannerLines({ base, config: deps.config, ownStore: Boolean(stopDynamo), admin, firstAccount }).join('\n') + '\n');
+  process.stdout.write(bannerLines({ base, config: running, ownStore: Boolean(stopDynamo), admin, firstAccount }).join('\n') + '\n');
   markTokenShown(config.dataDir);
 }
 
 let statsPoller: StreamPoller | undefined;
 
 /** Tables exist, and (with the local key) this instance can open the keys already in the store. */
-async function prepareStore(config: Config): Promise<void> {
-  const { ensureTables } = await import('../store/dynamodb/create-tables');
-  const { createDynamoClients } = await import('../store/dynamodb/client');
-  const fresh = loadConfig();
-  const { raw } = createDynamoClients({ region: fresh.region, endpoint: fresh.dynamoEndpoint });
-  await ensureTables(raw, fresh.tables);
-  if (!config.kmsKeyId) await checkSharedKeyMaterial(raw, fresh.tables.accounts, config.dataDir);
+async function prepareStore(config: Config, tables: DynamoDBClient): Promise<void> {
+  await ensureTables(tables, config.tables);
+  if (!config.kmsKeyId) await checkSharedKeyMaterial(tables, config.tables.accounts, config.dataDir);
 }
 
 /** Rows of finished requests reach the store (or, past the deadline, the spool); the replay is suspended. */
 async function stopServing(deps: Deps, deadline: number): Promise<void> {
-  const { FileRowSpool } = await import('../usage/row-spool');
   const drained = await Promise.race([deps.background.drain().then(() => true), sleep(deadline - Date.now()).then(() => false)]);
   if (!drained) await deps.rowWriter.spoolUnwritten();
-  if (deps.rowSpool instanceof FileRowSpool) await deps.rowSpool.stop();
+  await deps.rowSpool.stop();
   // The rows just written are folded into the rollups before the store goes away (within the same deadline).
   if (statsPoller) await Promise.race([statsPoller.stop(), sleep(deadline - Date.now())]);
 }

@@ -1,8 +1,6 @@
-import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildFoldDeps } from '../deps';
-import { createDynamoClients } from '../store/dynamodb/client';
+import { buildFoldDeps, buildLocalStoreClients } from '../deps';
 import { StreamPoller } from './stream-poller';
 
 /**
@@ -10,14 +8,12 @@ import { StreamPoller } from './stream-poller';
  * `STATS_CONSUMER=off` (the stand-in for the consumer Lambda, which can then
  * be stopped and restarted apart from the proxy). Needs DYNAMODB_ENDPOINT.
  */
-export function localStreamPoller(deps = buildFoldDeps()): StreamPoller {
+export function localStreamPoller(deps = buildFoldDeps(), clients = buildLocalStoreClients(deps.config)): StreamPoller {
   const { config, log, usageStats } = deps;
-  const local = Boolean(config.dynamoEndpoint);
-  const credentials = local ? { accessKeyId: 'local', secretAccessKey: 'local' } : undefined;
   mkdirSync(config.dataDir, { recursive: true });
   return new StreamPoller({
-    raw: createDynamoClients({ region: config.region, endpoint: config.dynamoEndpoint }).raw,
-    streams: new DynamoDBStreamsClient({ region: config.region, endpoint: config.dynamoEndpoint, credentials }),
+    raw: clients.tables,
+    streams: clients.streams,
     table: config.tables.usageLogs,
     stats: usageStats,
     checkpointFile: join(config.dataDir, 'stream-checkpoints.json'),

@@ -1,42 +1,42 @@
 import { tokenMatches } from '../auth/proxy-token';
 import type { Deps } from '../deps';
 import { AuthenticationError, PermissionError, StoreUnavailableError } from '../errors';
-import { proxyState, type Middleware } from './middy-types';
-import type { ProxyState } from './state';
+import type { Authenticated, LookupsStarted, Routed } from './state';
+import type { Step } from './step';
 
-function missingCredentialMessage(state: ProxyState): string {
+function missingCredentialMessage(state: Routed): string {
   const { header, scheme } = state.endpoint.dialect.credential;
   const where = scheme ? `the ${header} header as "${scheme} <token>"` : `the ${header} header`;
   return `Missing credential: send a proxy token (sk-proxy-…) in ${where}, or your own provider key there plus x-proxy-token.`;
 }
 
 /** Step 3 (docs/behaviour.md, "Processing order"): the proxy token must exist, match, be unrevoked and allow proxying. */
-export function authenticate(deps: Deps): Middleware {
+export function authenticate(deps: Pick<Deps, 'rateLimiter'>): Step<Routed & LookupsStarted, Authenticated> {
   return {
-    before: async function authenticate(request) {
-      const state = proxyState(request.event);
-      if (!state.credential) throw new AuthenticationError(missingCredentialMessage(state));
+    name: 'authenticate',
+    async run(state) {
+      const { credential, token, lookups } = state;
+      if (!credential) throw new AuthenticationError(missingCredentialMessage(state));
       // Repeated credential headers arrive joined with commas: which one was meant is unknowable.
-      if (/[\s,]/.test(state.credential)) throw new AuthenticationError('Ambiguous credential: send exactly one credential header with one value.');
-      if (!state.token || !state.lookups) {
+      if (/[\s,]/.test(credential)) throw new AuthenticationError('Ambiguous credential: send exactly one credential header with one value.');
+      if (!token || !lookups) {
         throw new AuthenticationError(
           state.mode === 'stored'
             ? 'Invalid proxy token.'
             : 'Pass-through mode needs the x-proxy-token header with a valid proxy token (sk-proxy-…) to identify the account.',
         );
       }
-      const record = await state.lookups.token.catch((error) => {
+      const record = await lookups.token.catch((error) => {
         throw new StoreUnavailableError(error);
       });
-      if (!record || !tokenMatches(state.token.secret, record.secretHash) || record.revokedAt) {
+      if (!record || !tokenMatches(token.secret, record.secretHash) || record.revokedAt) {
         // The rate counter was hit in parallel; a forged token must not use up the real one's budget. Only a hit
         // that counted is given back (a refused one counted nothing), once its outcome is known.
-        const tokenId = state.token.tokenId;
-        state.work.add(state.lookups.rateLimit.then((decision) => deps.rateLimiter.refund(tokenId, decision), () => undefined));
+        state.work.add(lookups.rateLimit.then((decision) => deps.rateLimiter.refund(token.tokenId, decision), () => undefined));
         throw new AuthenticationError(record?.revokedAt ? 'This proxy token has been revoked.' : 'Invalid proxy token.');
       }
       if (!record.scopes.includes('proxy')) throw new PermissionError('This token has no "proxy" scope; it can only use the management API.');
-      state.tokenRecord = record;
+      return { credential, token, tokenRecord: record, lookups };
     },
   };
 }

@@ -1,27 +1,28 @@
 import { exceededMessage, isExhausted, tightest } from '../budgets/budget';
-import type { Deps } from '../deps';
+import { budgetHeaders } from '../budgets/remaining-header';
 import { BudgetExceededError, StoreUnavailableError } from '../errors';
-import { proxyState, type Middleware } from './middy-types';
-import { recordUsage } from './record';
+import { recordUsage, type RecordDeps } from './record';
+import type { Authenticated, Budgeted, Routed } from './state';
+import type { Step } from './step';
 
 /**
- * Spend limits, before anything is sent upstream or served from the cache: a
+ * Step 6: spend limits, before anything is sent upstream or served from the cache: a
  * token or requester whose budget is used up for its period gets a 402 in the
  * endpoint's own error shape, and the refusal is logged as a row. The spend was
  * read with the token (no store call of its own); a failed read fails closed.
  */
-export function enforceBudget(deps: Deps): Middleware {
+export function enforceBudget(deps: RecordDeps): Step<Routed & Authenticated, Budgeted> {
   return {
-    before: async function enforceBudget(request) {
-      const state = proxyState(request.event);
-      state.budgets = await state.lookups!.budgets.catch((error) => {
+    name: 'budget',
+    async run(state) {
+      const budgets = await state.lookups.budgets.catch((error) => {
         throw new StoreUnavailableError(error);
       });
-      const exhausted = tightest(state.budgets.filter(isExhausted));
-      if (!exhausted) return;
+      const exhausted = tightest(budgets.filter(isExhausted));
+      if (!exhausted) return { budgets };
       const message = exceededMessage(exhausted);
       recordUsage(deps, state, { status: 402, error: message });
-      throw new BudgetExceededError(message);
+      throw new BudgetExceededError(message, budgetHeaders(budgets));
     },
   };
 }

@@ -1,9 +1,8 @@
 import { budgetHeaders } from '../budgets/remaining-header';
 import { withStandardHeaders, type ProxyResponse } from '../http/response';
-import type { PipelineData } from './middy-types';
-import { rateLimitHeaders } from './state';
+import { rateLimitHeaders, type Answering } from './state';
 
 /** Every response leaves through here: request id, version, CORS, rate-limit and budget headers. */
-export function finishResponse(data: PipelineData | undefined, response: ProxyResponse, requestId = data?.incoming.id ?? 'unknown'): ProxyResponse {
-  return withStandardHeaders(response, requestId, { ...data?.cors, ...rateLimitHeaders(data?.proxy?.rateLimit), ...budgetHeaders(data?.proxy?.budgets) });
+export function finishResponse(state: Answering | undefined, response: ProxyResponse): ProxyResponse {
+  return withStandardHeaders(response, state?.request.id ?? 'unknown', { ...state?.cors, ...rateLimitHeaders(state?.rateLimit), ...budgetHeaders(state?.budgets) });
 }

@@ -1,4 +1,3 @@
-import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import type { UpstreamAnswer } from '../cache/cache-fill';
 import type { Deps } from '../deps';
 import type { ProxyResponse } from '../http/response';
@@ -12,7 +11,7 @@ import { callUpstream, type UpstreamResponse } from '../upstream/call-upstream';
 import { bodyDecoding } from '../upstream/content-encoding';
 import { clientResponseHeaders, upstreamRequestHeaders } from '../upstream/headers';
 import { finishResponse } from './finish-response';
-import { pipelineData, proxyState } from './middy-types';
+import type { InvocationContext } from './pipeline';
 import { recordUsage } from './record';
 import type { ProxyState } from './state';
 
@@ -28,10 +27,8 @@ function upstreamBody(state: ProxyState): { body: Buffer; addedStreamUsage: bool
  * unchanged, and finish once — one row, and the cache fill settled — however the body ends.
  */
 export function forwardUpstream(deps: Deps) {
-  return async function forwardUpstream(event: APIGatewayProxyEventV2, context?: { clientGone?: AbortSignal }): Promise<ProxyResponse> {
-    const state = proxyState(event);
+  return async function forwardUpstream(state: ProxyState, context?: InvocationContext): Promise<ProxyResponse> {
     const cache = state.cacheFill;
-    if (!cache) throw new Error('forwarded before the cache step');
     const { dialect } = state.endpoint;
     const { body, addedStreamUsage } = upstreamBody(state);
     // Every credential of this request, whoever owns it, is cut out of whatever the provider sends back.
@@ -42,8 +39,8 @@ export function forwardUpstream(deps: Deps) {
     try {
       upstream = await callUpstream({
         method: state.request.method,
-        url: upstreamUrl(state.provider, deps.config.env, state.upstreamPath, state.request.rawQuery),
-        headers: upstreamRequestHeaders(state.request.headers, dialect, state.upstreamKey!, body.length > 0),
+        url: upstreamUrl(state.provider, deps.config.upstreams[state.provider.id].baseUrl, state.upstreamPath, state.request.rawQuery),
+        headers: upstreamRequestHeaders(state.request.headers, dialect, state.upstreamKey, body.length > 0),
         body,
         timeoutMs: deps.config.upstreamTimeoutMs,
         clientGone: context?.clientGone,
@@ -52,8 +49,6 @@ export function forwardUpstream(deps: Deps) {
       cache.abandon();
       recordUsage(deps, state, { status: (error as { status?: number }).status ?? 502, error: (error as Error).message });
       throw error;
-    } finally {
-      state.upstreamKey = undefined;
     }
 
     // Tap.
@@ -101,7 +96,7 @@ export function forwardUpstream(deps: Deps) {
     const headers = clientResponseHeaders(upstream.headers);
     if (transcoder) delete headers['content-encoding'];
     Object.assign(headers, cache.statusHeader);
-    return finishResponse(pipelineData(event), { statusCode: upstream.status, headers, body: tap });
+    return finishResponse(state, { statusCode: upstream.status, headers, body: tap });
   };
 }
 

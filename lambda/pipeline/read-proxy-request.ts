@@ -1,11 +1,10 @@
 import { parseToken, TOKEN_PREFIX } from '../auth/proxy-token';
 import { readCacheRequest } from '../cache/cache-request';
-import type { BackgroundWork } from '../background-work';
 import type { IncomingRequest } from '../http/request';
 import { asObject, tryParseJson } from '../json';
 import type { Provider, Route } from '../providers/registry';
-import type { CredentialHeader, ValidationResult } from '../providers/types';
-import type { ProxyState } from './state';
+import type { CredentialHeader } from '../providers/types';
+import type { ProxyRequest } from './state';
 
 /** Larger bodies of unknown format (uploads) are not parsed for their model. */
 const MAX_PARSED_BYTES = 1024 * 1024;
@@ -26,9 +25,9 @@ function presentedCredential(incoming: IncomingRequest, provider: Provider): str
 /**
  * Everything a proxy request says about itself, read without any I/O: the
  * credential and mode (a `sk-proxy-` credential means stored mode: docs/behaviour.md, "Authentication modes"),
- * the body and its validation, the requester label and the cache settings.
+ * the body, the requester label and the cache settings. The body is judged in the validation step.
  */
-export function readProxyRequest(incoming: IncomingRequest, route: Route, work: BackgroundWork): ProxyState {
+export function readProxyRequest(incoming: IncomingRequest, route: Route): ProxyRequest {
   const { provider, endpoint } = route;
   const { dialect } = endpoint;
   const credential = presentedCredential(incoming, provider);
@@ -40,22 +39,19 @@ export function readProxyRequest(incoming: IncomingRequest, route: Route, work: 
   const readsBody = dialect.requestBody === 'json' || (/json/i.test(incoming.headers['content-type'] ?? '') && incoming.body.length <= MAX_PARSED_BYTES);
   const parsed = readsBody ? tryParseJson(incoming.body.toString('utf8')) : undefined;
   const body = asObject(parsed);
-  const validation: ValidationResult =
-    dialect.requestBody === 'any' ? { ok: true } : parsed === undefined ? { ok: false, param: '', message: 'The request body is not valid JSON.' } : dialect.validate(parsed);
 
   return {
-    request: incoming,
-    work,
     provider,
     endpoint,
     upstreamPath: route.upstreamPath,
     mode: stored ? 'stored' : 'pass-through',
     credential,
     token,
+    parsedBody: parsed,
     body,
-    validation,
     requester: incoming.headers['x-proxy-user'] || undefined,
     stream: body?.stream === true,
-    cache: readCacheRequest({ headers: incoming.headers, accountId: token?.accountId, provider: provider.id, dialect, body: validation.ok ? body : undefined }),
+    // An invalid body never reaches the cache (step 5 refuses it first); its key is simply unused.
+    cache: readCacheRequest({ headers: incoming.headers, accountId: token?.accountId, provider: provider.id, dialect, body }),
   };
 }

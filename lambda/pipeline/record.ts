@@ -2,21 +2,23 @@ import type { ParsedToken } from '../auth/proxy-token';
 import type { Deps } from '../deps';
 import { buildRow, type Completion, type RowFacts } from '../usage/build-row';
 import type { UsageRow } from '../usage/usage-row';
-import type { ProxyState } from './state';
+import type { Recordable } from './state';
+
+/** What writing a row uses: the row writer and the prices. */
+export type RecordDeps = Pick<Deps, 'rowWriter' | 'prices'>;
 
 /**
- * The last step: one usage row per request. It runs after the response has
+ * Step 10 (record): one usage row per request. It runs after the response has
  * gone out and is tracked as background work, so the runtime doesn't stop
  * before the row is written.
  */
-export function recordUsage(deps: Deps, state: ProxyState, completion: Completion): UsageRow | undefined {
-  if (!state.token) return undefined;
+export function recordUsage(deps: RecordDeps, state: Recordable, completion: Completion): UsageRow {
   const row = buildRow(rowFacts(state, state.token), completion, deps.prices);
   state.work.add(deps.rowWriter.write(row));
   return row;
 }
 
-function rowFacts(state: ProxyState, token: ParsedToken): RowFacts {
+function rowFacts(state: Recordable, token: ParsedToken): RowFacts {
   return {
     accountId: token.accountId,
     tokenId: token.tokenId,

@@ -1,21 +1,19 @@
 import type { Deps } from '../deps';
 import { StoredKeyUnreadableError, StoreUnavailableError, ValidationError } from '../errors';
-import { proxyState, type Middleware } from './middy-types';
+import type { Authenticated, Keyed, Routed } from './state';
+import type { Step } from './step';
 
 /**
  * Step 7: the key to send upstream. Stored mode opens the account's saved key
  * (docs/behaviour.md, "Authentication modes"); pass-through uses the client's own key as is and keeps it only
  * for this request.
  */
-export function resolveProviderKey(deps: Deps): Middleware {
+export function resolveProviderKey(deps: Pick<Deps, 'sealer'>): Step<Routed & Authenticated, Keyed> {
   return {
-    before: async function resolveProviderKey(request) {
-      const state = proxyState(request.event);
-      if (state.mode === 'pass-through') {
-        state.upstreamKey = state.credential;
-        return;
-      }
-      const stored = await state.lookups!.providerKey!.catch((error) => {
+    name: 'resolve provider key',
+    async run(state) {
+      if (state.mode === 'pass-through') return { upstreamKey: state.credential };
+      const stored = await state.lookups.providerKey.catch((error) => {
         throw new StoreUnavailableError(error);
       });
       const { id, displayName } = state.provider;
@@ -24,9 +22,10 @@ export function resolveProviderKey(deps: Deps): Middleware {
           `No ${displayName} key is saved for this account (provider ${id}). Save one on the dashboard's Integrations page or with PUT /api/keys/${id}, or send your own key with the x-proxy-token header (pass-through mode).`,
         );
       }
-      state.upstreamKey = await deps.sealer.open(stored.secret, { account_id: state.token!.accountId, provider: id }).catch((error) => {
+      const upstreamKey = await deps.sealer.open(stored.secret, { account_id: state.token.accountId, provider: id }).catch((error) => {
         throw new StoredKeyUnreadableError(id, error);
       });
+      return { upstreamKey };
     },
   };
 }

@@ -1,51 +1,66 @@
-import type { Deps } from '../deps';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import type { BackgroundWork } from '../background-work';
 import { MethodNotAllowedError, NotFoundError, PayloadTooLargeError } from '../errors';
 import { corsHeaders, preflightHeaders } from '../http/cors';
-import { fromFunctionUrlEvent, MAX_BODY_BYTES } from '../http/request';
+import { fromFunctionUrlEvent, MAX_BODY_BYTES, type IncomingRequest } from '../http/request';
 import type { ProxyResponse } from '../http/response';
-import { handleApi } from '../api/router';
 import { serveDashboard } from '../http/serve-dashboard';
 import { chatDialect } from '../providers/dialects/chat';
 import { messagesDialect } from '../providers/dialects/messages';
 import { endpointPaths, resolveProxyPath } from '../providers/registry';
 import { finishResponse } from './finish-response';
-import { setPipelineData, type Middleware, type PipelineData } from './middy-types';
 import { readProxyRequest } from './read-proxy-request';
+import type { ProxyRequest, Received } from './state';
+import { Answer, type Step } from './step';
 
 export const PROXY_BASE = '/api/proxy';
 
+export interface RouteOptions {
+  corsAllowedOrigins: readonly string[];
+  /** The management API: its answer, or undefined when no API route matches. */
+  api: (request: IncomingRequest) => Promise<ProxyResponse | undefined>;
+  /** The process's after-response work; each request gets its own scope of it. */
+  background: BackgroundWork;
+}
+
+/** Decodes the event and learns where it leads, before any step runs: an error answer needs this much. */
+export function receiveRequest({ corsAllowedOrigins, background }: Omit<RouteOptions, 'api'>): (event: APIGatewayProxyEventV2) => Received {
+  return function receive(event) {
+    const request = fromFunctionUrlEvent(event);
+    const isProxyPath = request.path.startsWith(`${PROXY_BASE}/`);
+    const route = isProxyPath ? resolveProxyPath(request.path.slice(PROXY_BASE.length), request.method) : undefined;
+    const provider = route && ('found' in route ? route.found.provider : 'wrongMethod' in route ? route.wrongMethod.provider : route.unsafe.provider);
+    return {
+      request,
+      route,
+      // An unknown proxy path still answers in the style its client most likely speaks.
+      dialect: route && 'found' in route ? route.found.endpoint.dialect : (provider?.dialect ?? (isProxyPath && request.path.endsWith('/messages') ? messagesDialect : chatDialect)),
+      cors: corsHeaders(request.headers.origin, corsAllowedOrigins),
+      work: background.scope(),
+    };
+  };
+}
+
 /**
- * First step: decode the event and decide what it is. CORS preflights, the
- * management API and the dashboard are answered here; proxy requests go on
+ * Step 1 (docs/behaviour.md, "Processing order"): decide what the request is. CORS
+ * preflights, the management API and the dashboard are answered here; proxy requests go on
  * down the pipeline.
  */
-export function routeRequest(deps: Deps): Middleware {
+export function routeRequest({ corsAllowedOrigins, api }: Omit<RouteOptions, 'background'>): Step<Received, ProxyRequest> {
   return {
-    before: async function routeRequest(request): Promise<ProxyResponse | void> {
-      const incoming = fromFunctionUrlEvent(request.event);
-      const origin = incoming.headers.origin;
-      const isProxyPath = incoming.path.startsWith(`${PROXY_BASE}/`);
-      const route = isProxyPath ? resolveProxyPath(incoming.path.slice(PROXY_BASE.length), incoming.method) : undefined;
-      const provider = route && ('found' in route ? route.found.provider : 'wrongMethod' in route ? route.wrongMethod.provider : route.unsafe.provider);
-      const data: PipelineData = {
-        incoming,
-        // An unknown proxy path still answers in the style its client most likely speaks.
-        dialect: route && 'found' in route ? route.found.endpoint.dialect : (provider?.dialect ?? (isProxyPath && incoming.path.endsWith('/messages') ? messagesDialect : chatDialect)),
-        cors: corsHeaders(origin, deps.config.corsAllowedOrigins),
-        work: deps.background.scope(),
-      };
-      setPipelineData(request.event, data);
-
-      if (incoming.method === 'OPTIONS') return finishResponse(data, preflight(incoming.headers, deps.config.corsAllowedOrigins));
-      if (incoming.body.length > MAX_BODY_BYTES) throw new PayloadTooLargeError(MAX_BODY_BYTES);
-      if (!isProxyPath) {
-        const response = incoming.path.startsWith('/api/') ? await handleApi(deps, incoming) : serveDashboard(incoming);
-        if (!response) throw new NotFoundError(`No route for ${incoming.method} ${incoming.path}.`);
-        return finishResponse(data, response);
+    name: 'route',
+    async run(state) {
+      const { request, route } = state;
+      if (request.method === 'OPTIONS') return new Answer(finishResponse(state, preflight(request.headers, corsAllowedOrigins)));
+      if (request.body.length > MAX_BODY_BYTES) throw new PayloadTooLargeError(MAX_BODY_BYTES);
+      if (!request.path.startsWith(`${PROXY_BASE}/`)) {
+        const response = request.path.startsWith('/api/') ? await api(request) : serveDashboard(request);
+        if (!response) throw new NotFoundError(`No route for ${request.method} ${request.path}.`);
+        return new Answer(finishResponse(state, response));
       }
-      if (!route || 'unsafe' in route) throw new NotFoundError(unknownPathMessage(incoming.path));
-      if ('wrongMethod' in route) throw new MethodNotAllowedError(incoming.method, route.wrongMethod.allowed);
-      data.proxy = readProxyRequest(incoming, route.found, data.work);
+      if (!route || 'unsafe' in route) throw new NotFoundError(unknownPathMessage(request.path));
+      if ('wrongMethod' in route) throw new MethodNotAllowedError(request.method, route.wrongMethod.allowed);
+      return readProxyRequest(request, route.found);
     },
   };
 }

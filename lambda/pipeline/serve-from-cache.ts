@@ -1,29 +1,26 @@
 import { replayRequestFor } from '../cache/replay';
 import type { Deps } from '../deps';
-import type { ProxyResponse } from '../http/response';
 import { finishResponse } from './finish-response';
-import { pipelineData, proxyState, type Middleware } from './middy-types';
 import { recordUsage } from './record';
+import type { Admitted, CacheConsulted } from './state';
+import { Answer, type Step } from './step';
 
 /**
  * Step 8 (opt-in, docs/behaviour.md "Cache"): asks the cache whether to serve this
  * request. A hit is answered here and recorded when its body ends; otherwise the
  * request goes on to the provider with the cache's fill, which stores the answer.
  */
-export function serveFromCache(deps: Deps): Middleware {
+export function serveFromCache(deps: Pick<Deps, 'cache' | 'prices' | 'rowWriter'>): Step<Admitted, CacheConsulted> {
   return {
-    before: async function serveFromCache(request): Promise<ProxyResponse | void> {
-      const state = proxyState(request.event);
+    name: 'cache',
+    async run(state) {
       const replay = replayRequestFor({ dialect: state.endpoint.dialect, stream: state.stream, body: state.body, streamUsage: state.provider.streamUsage });
-      const decision = await deps.cache.consult(state.cache, state.lookups?.cachedResponse, replay, {
+      const decision = await deps.cache.consult(state.cache, state.lookups.cachedResponse, replay, {
         requestId: state.request.id,
         track: (work) => state.work.add(work),
         costNanos: (model, usage) => deps.prices.cost(model, usage, { provider: state.provider.id, at: state.request.receivedAt }).nanos,
       });
-      if ('fill' in decision) {
-        state.cacheFill = decision.fill;
-        return;
-      }
+      if ('fill' in decision) return { cacheFill: decision.fill };
       const { entry, statusCode, headers, body } = decision.hit;
       let recorded = false;
       const record = () => {
@@ -33,7 +30,7 @@ export function serveFromCache(deps: Deps): Middleware {
       };
       body.once('end', record);
       body.once('close', record);
-      return finishResponse(pipelineData(request.event), { statusCode, headers, body });
+      return new Answer(finishResponse(state, { statusCode, headers, body }));
     },
   };
 }

@@ -5,48 +5,112 @@ import type { CacheFill } from '../cache/cache-fill';
 import type { CacheRequest } from '../cache/cache-request';
 import type { CachedResponse } from '../cache/response-cache';
 import type { IncomingRequest } from '../http/request';
-import type { Provider } from '../providers/registry';
-import type { Endpoint } from '../providers/types';
-import type { ValidationResult } from '../providers/types';
+import type { Provider, Route } from '../providers/registry';
+import type { RouteResult } from '../providers/routes';
+import type { Dialect, Endpoint } from '../providers/types';
 import type { RateLimitDecision, StoredProviderKey, TokenRecord } from '../store/ports';
 
-/** What one proxied request has learned so far, step by step through the pipeline. */
-export interface ProxyState {
+/*
+ * What one request has proved so far. Each step of the pipeline (proxy-handler.ts) takes the
+ * state its work needs and adds what it proved, so a step placed before the one that proves
+ * its input does not compile.
+ */
+
+/** Known for every request once its event is decoded (proxy, API, dashboard): all an error answer needs. */
+export interface Received {
   request: IncomingRequest;
-  /** This request's after-response work (see PipelineData.work). */
+  /** Where the path leads below the proxy base (undefined for other paths). */
+  route: RouteResult<Provider> | undefined;
+  /** The error shape to answer in: the endpoint's dialect, or the API's. */
+  dialect: Dialect;
+  /** CORS headers for this request's origin (empty for other origins). */
+  cors: Record<string, string>;
+  /** Work this request leaves running after its response (row writes); the invocation ends after it. */
   work: BackgroundWork;
+}
+
+/** Step 1 (route): what a proxy request says about itself, read without I/O. */
+export interface ProxyRequest {
   provider: Provider;
   /** Which of the provider's endpoints this is (or `other`); its dialect reads the body and the answer. */
   endpoint: Endpoint;
   /** Below the provider's base URL; checked safe when routed. */
-  upstreamPath: string;
+  upstreamPath: Route['upstreamPath'];
   mode: 'stored' | 'pass-through';
   /** The credential the client presented (a proxy token or its own provider key). */
   credential?: string;
   token?: ParsedToken;
+  /** The body as JSON, when it was read and parsed (undefined: not JSON, or forwarded unread). */
+  parsedBody?: unknown;
+  /** The parsed body when it is a JSON object. */
   body?: Record<string, unknown>;
-  validation: ValidationResult;
   requester?: string;
   stream: boolean;
   cache: CacheRequest;
-  /** Set by the cache step for a request it doesn't answer: takes the provider's answer. */
-  cacheFill?: CacheFill;
-  /** Store reads started together, so they cost one round trip; each step awaits its own. */
-  lookups?: {
-    token: Promise<TokenRecord | undefined>;
-    rateLimit: Promise<RateLimitDecision>;
-    /** Rides in the token's read: budgets cost no store call of their own. */
-    budgets: Promise<BudgetStatus[]>;
-    providerKey?: Promise<StoredProviderKey | undefined>;
-    cachedResponse?: Promise<CachedResponse | undefined>;
-  };
-  tokenRecord?: TokenRecord;
-  rateLimit?: RateLimitDecision;
-  /** The budgets that apply to this request (token, requester), with their spend before it. */
-  budgets?: BudgetStatus[];
-  /** The key sent upstream; lives only as long as this request. */
-  upstreamKey?: string;
 }
+
+/** Store reads started together, so they cost one round trip; each step awaits its own. */
+export interface Lookups {
+  token: Promise<TokenRecord | undefined>;
+  rateLimit: Promise<RateLimitDecision>;
+  /** Rides in the token's read: budgets cost no store call of their own. */
+  budgets: Promise<BudgetStatus[]>;
+  /** Read in stored mode; pass-through mode sends the caller's own key. */
+  providerKey: Promise<StoredProviderKey | undefined>;
+  cachedResponse?: Promise<CachedResponse | undefined>;
+}
+
+/** Step 2 (start lookups): only a request naming a token has anything to read. */
+export interface LookupsStarted {
+  lookups: Lookups | undefined;
+}
+
+/** Step 3 (authenticate): the credential is one value, and the token is real, unrevoked and may proxy. */
+export interface Authenticated {
+  credential: string;
+  token: ParsedToken;
+  tokenRecord: TokenRecord;
+  lookups: Lookups;
+}
+
+/** Step 4 (rate limit). */
+export interface Limited {
+  rateLimit: RateLimitDecision;
+}
+
+/** Step 5 (validate): the content type, the body and the proxy's own headers are acceptable. */
+export interface Validated {
+  validated: true;
+}
+
+/** Step 6 (budget): the budgets that apply (token, requester), with their spend before this request. */
+export interface Budgeted {
+  budgets: BudgetStatus[];
+}
+
+/** Step 7 (resolve the provider key): the key sent upstream; lives only as long as this request. */
+export interface Keyed {
+  upstreamKey: string;
+}
+
+/** Step 8 (cache), for a request it doesn't answer: takes the provider's answer (stores it, or lets it pass). */
+export interface CacheConsulted {
+  cacheFill: CacheFill;
+}
+
+export type Routed = Received & ProxyRequest;
+
+/** What a usage row is made of: any request that got past authentication. */
+export type Recordable = Routed & Pick<Authenticated, 'token'>;
+
+/** What the cache step (8) relies on. */
+export type Admitted = Routed & LookupsStarted & Authenticated & Limited & Validated & Budgeted & Keyed;
+
+/** Everything the forward step (9) relies on. */
+export type ProxyState = Admitted & CacheConsulted;
+
+/** What an answer's headers may draw on, whichever step it leaves from. */
+export type Answering = Received & Partial<Limited & Budgeted>;
 
 export function rateLimitHeaders(decision: RateLimitDecision | undefined): Record<string, string> {
   if (!decision) return {};

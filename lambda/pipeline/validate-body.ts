@@ -1,21 +1,27 @@
 import { cacheHeaderProblem } from '../cache/cache-request';
-import type { Deps } from '../deps';
 import { UnsupportedMediaTypeError, ValidationError } from '../errors';
-import { proxyState, type Middleware } from './middy-types';
+import type { Routed, Validated } from './state';
+import type { Step } from './step';
 
-/** Step 5: the body fields the spec requires, and the proxy's own request headers. */
-export function validateBody(_deps: Deps): Middleware {
+/** Step 5: the content type, the body fields the endpoint requires, and the proxy's own request headers. */
+export function validateBody(): Step<Routed, Validated> {
   return {
-    before: function validateBody(request) {
-      const state = proxyState(request.event);
+    name: 'validate',
+    run(state) {
+      const { dialect } = state.endpoint;
       // Content-type application/json (README, "Decisions where the spec is silent"). A missing header is read as JSON, and so is curl's
       // default form type when the body is a JSON object (`curl -d '{…}'`); another type is refused.
       const contentType = state.request.headers['content-type'];
       const curlDefault = contentType !== undefined && /^application\/x-www-form-urlencoded\b/i.test(contentType.trim()) && state.body !== undefined;
-      if (state.endpoint.dialect.requestBody === 'json' && contentType && !curlDefault && !/^application\/([\w.+-]+\+)?json\b/i.test(contentType.trim())) throw new UnsupportedMediaTypeError(contentType);
-      if (!state.validation.ok) throw new ValidationError(state.validation.message, state.validation.param || undefined);
+      if (dialect.requestBody === 'json' && contentType && !curlDefault && !/^application\/([\w.+-]+\+)?json\b/i.test(contentType.trim())) throw new UnsupportedMediaTypeError(contentType);
+      if (dialect.requestBody !== 'any') {
+        if (state.parsedBody === undefined) throw new ValidationError('The request body is not valid JSON.');
+        const validation = dialect.validate(state.parsedBody);
+        if (!validation.ok) throw new ValidationError(validation.message, validation.param || undefined);
+      }
       const cacheProblem = cacheHeaderProblem(state.cache);
       if (cacheProblem) throw new ValidationError(cacheProblem.message, cacheProblem.param);
+      return { validated: true };
     },
   };
 }

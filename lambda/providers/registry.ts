@@ -44,12 +44,11 @@ export function endpointPaths(): string[] {
 }
 
 /**
- * The upstream URL for a path below the provider's base, with the client's query
- * string as sent. Only configuration decides the host; the result is checked to
+ * The upstream URL for a path below the provider's base (from the configuration, no trailing
+ * slash), with the client's query string as sent. Only configuration decides the host; the result is checked to
  * stay below the base URL.
  */
-export function upstreamUrl(provider: Provider, env: NodeJS.ProcessEnv, path: string = provider.endpoints[0].path, rawQuery = ''): URL {
-  const base = (env[provider.upstream.envVar] || provider.upstream.baseUrl).replace(/\/+$/, '');
+export function upstreamUrl(provider: Provider, base: string, path: string = provider.endpoints[0].path, rawQuery = ''): URL {
   const url = new URL(base + path + (rawQuery ? `?${rawQuery}` : ''));
   const root = new URL(base);
   if (url.origin !== root.origin || !url.pathname.startsWith(root.pathname.replace(/\/+$/, ''))) throw new Error(`path escapes the base URL of ${provider.id}`);

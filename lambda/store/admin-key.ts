@@ -1,26 +1,17 @@
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import type { Config } from '../config';
-
 /**
- * The admin API's bearer key: from `ADMIN_KEY` locally, or read once from
- * Secrets Manager at cold start and kept for the life of the instance.
+ * The admin API's bearer key: given directly (`ADMIN_KEY`, local), or read once from a secret
+ * store (Secrets Manager in AWS, see deps.ts) and kept for the life of the instance.
  */
-export function adminKeySource(config: Pick<Config, 'adminKey' | 'adminSecretArn' | 'region'>): () => Promise<string | undefined> {
-  if (config.adminKey) {
-    const key = config.adminKey;
-    return async () => key;
-  }
-  if (!config.adminSecretArn) return async () => undefined;
+export function adminKeySource(source: { key?: string; readSecret?: () => Promise<string | undefined> }): () => Promise<string | undefined> {
+  const { key, readSecret } = source;
+  if (key) return async () => key;
+  if (!readSecret) return async () => undefined;
   let loading: Promise<string | undefined> | undefined;
-  const arn = config.adminSecretArn;
   return () => {
-    loading ??= new SecretsManagerClient({ region: config.region })
-      .send(new GetSecretValueCommand({ SecretId: arn }))
-      .then((result) => result.SecretString?.trim() || undefined)
-      .catch((error) => {
-        loading = undefined; // try again on the next request instead of caching a failure
-        throw error;
-      });
+    loading ??= readSecret().catch((error) => {
+      loading = undefined; // try again on the next request instead of caching a failure
+      throw error;
+    });
     return loading;
   };
 }

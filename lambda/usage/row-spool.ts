@@ -6,6 +6,10 @@ import type { UsageRow } from './usage-row';
 /** Where a row goes when the store refused it after every retry: never dropped silently. */
 export interface RowSpool {
   keep(row: UsageRow, error: unknown): Promise<void>;
+  /** Writes kept rows back while the process runs (`writeOnce` makes one attempt); a spool that can't read its rows back ignores it. */
+  startReplay(writeOnce: (row: UsageRow) => Promise<void>): void;
+  /** Suspends the replay; the rows not yet written stay kept for the next start. */
+  stop(): Promise<void>;
 }
 
 /**
@@ -19,6 +23,11 @@ export class LogRowSpool implements RowSpool {
   async keep(row: UsageRow, error: unknown): Promise<void> {
     this.log.error('usage row spooled', { row, ...describeError(error) });
   }
+
+  /** The replay is the operator's, from the log (see README). */
+  startReplay(): void {}
+
+  async stop(): Promise<void> {}
 }
 
 /**

@@ -66,6 +66,8 @@ describe('loadConfig', () => {
     ['DYNAMODB_ENDPOINT', 'not a url'],
     ['ADMIN_KEY', 'short'],
     ['LOG_RETENTION_DAYS', 'forever'],
+    ['UPSTREAM_BASE_URL_PROV_B', 'api.openai.com/v1'],
+    ['UPSTREAM_BASE_URL_PROV_A', 'ftp://127.0.0.1:9001'],
   ];
 
   it.each(bad)('%s=%p is refused with an error naming the variable', (name, value) => {
@@ -91,7 +93,7 @@ describe('provider registry', () => {
   });
 
   it.each(defaults)('%s calls %s by default (README, "Using the proxy from an SDK")', (id, url) => {
-    expect(upstreamUrl(providerById(id)!, {}).href).toBe(url);
+    expect(upstreamUrl(providerById(id)!, loadConfig({}).upstreams[id].baseUrl).href).toBe(url);
   });
 
   const overrides: [ProviderId, string, string][] = [
@@ -106,13 +108,14 @@ describe('provider registry', () => {
 
   it.each(overrides)('%s with its base set to %s calls %s', (id, base, url) => {
     const provider = providerById(id)!;
-    expect(upstreamUrl(provider, { [provider.upstream.envVar]: base }).href).toBe(url);
+    expect(upstreamUrl(provider, loadConfig({ [provider.upstream.envVar]: base }).upstreams[id].baseUrl).href).toBe(url);
   });
 
   it("one provider's override does not move another, and an empty override means the default", () => {
     const env = { UPSTREAM_BASE_URL_PROV_B: 'http://127.0.0.1:9002/v1', UPSTREAM_BASE_URL_PROV_C: '' };
-    expect(upstreamUrl(providerById('prov-a')!, env).href).toBe('https://api.anthropic.com/v1/messages');
-    expect(upstreamUrl(providerById('prov-c')!, env).href).toBe('https://generativelanguage.googleapis.com/v1beta/openai/chat/completions');
+    const { upstreams } = loadConfig(env);
+    expect(upstreamUrl(providerById('prov-a')!, upstreams['prov-a'].baseUrl).href).toBe('https://api.anthropic.com/v1/messages');
+    expect(upstreamUrl(providerById('prov-c')!, upstreams['prov-c'].baseUrl).href).toBe('https://generativelanguage.googleapis.com/v1beta/openai/chat/completions');
   });
 
   const routes: [string, ProviderId][] = [

@@ -87,7 +87,7 @@ test('the README\'s SDK table has one row per catalog provider, with its client,
     expect(cells[0]).toMatch(new RegExp(`: ${entry.displayName}$`));
     expect(cells[1]).toBe(`\`${SDK[entry.dialect].npm}\``);
     expect(cells[2]).toMatch(new RegExp(`^\`\\{base\\}/api/proxy${entry.sdkBasePath}\``));
-    expect(cells[3]).toBe(`\`${upstreamUrl(providerById(entry.id)!, {}).href}\` |`);
+    expect(cells[3]).toBe(`\`${upstreamUrl(providerById(entry.id)!, loadConfig({}).upstreams[entry.id].baseUrl).href}\` |`);
   });
 });
 
@@ -143,14 +143,14 @@ describe('one more catalog entry is all a new provider needs', () => {
   });
 
   test('the runtime routes its paths to its base URL, with its dialect and endpoints', () => {
-    const { registry } = readers;
+    const { registry, config } = readers;
     const found = registry.resolveProxyPath('/prov-z/v1/chat/completions', 'POST');
     expect(found && 'found' in found && found.found.provider.id).toBe('prov-z');
     const provider = registry.providerById('prov-z')!;
     expect(provider.dialect.name).toBe('chat');
     expect(provider.endpoints.map((e) => e.kind)).toEqual(['chat', 'embeddings']);
-    expect(registry.upstreamUrl(provider, {}).href).toBe('https://api.zeta.example/v2/chat/completions');
-    expect(registry.upstreamUrl(provider, { UPSTREAM_BASE_URL_PROV_Z: 'http://127.0.0.1:9/v1' }).href).toBe('http://127.0.0.1:9/v1/chat/completions');
+    expect(registry.upstreamUrl(provider, config.loadConfig({}).upstreams[provider.id].baseUrl).href).toBe('https://api.zeta.example/v2/chat/completions');
+    expect(registry.upstreamUrl(provider, config.loadConfig({ UPSTREAM_BASE_URL_PROV_Z: 'http://127.0.0.1:9/v1' }).upstreams[provider.id].baseUrl).href).toBe('http://127.0.0.1:9/v1/chat/completions');
     expect(registry.endpointPaths()).toEqual(expect.arrayContaining(['POST /prov-z/v1/chat/completions', 'POST /prov-z/v1/embeddings']));
   });
 

@@ -4,6 +4,7 @@
  * the provider's configured base URL.
  */
 import fc from 'fast-check';
+import { loadConfig } from '../../../lambda/config';
 import { endpointPaths, providerById, resolveProxyPath, upstreamUrl } from '../../../lambda/providers/registry';
 import { isSafeSubPath } from '../../../lambda/providers/routes';
 
@@ -99,7 +100,7 @@ describe('no path leaves the provider base', () => {
       fc.property(fc.array(segment, { minLength: 1, maxLength: 5 }), fc.string({ maxLength: 20 }), (segments, query) => {
         const path = `/${segments.join('/')}`;
         if (!isSafeSubPath(path)) return;
-        const url = upstreamUrl(provider, {}, path, encodeURIComponent(query));
+        const url = upstreamUrl(provider, loadConfig({}).upstreams['prov-c'].baseUrl, path, encodeURIComponent(query));
         expect(url.origin).toBe('https://generativelanguage.googleapis.com');
         expect(url.pathname.startsWith('/v1beta/openai/')).toBe(true);
       }),
@@ -107,7 +108,7 @@ describe('no path leaves the provider base', () => {
   });
 
   it('the query string is forwarded exactly as sent', () => {
-    const url = upstreamUrl(providerById('prov-a')!, { UPSTREAM_BASE_URL_PROV_A: 'http://127.0.0.1:9001' }, '/v1/messages', 'beta=true&x=%2F%20a');
+    const url = upstreamUrl(providerById('prov-a')!, loadConfig({ UPSTREAM_BASE_URL_PROV_A: 'http://127.0.0.1:9001' }).upstreams['prov-a'].baseUrl, '/v1/messages', 'beta=true&x=%2F%20a');
     expect(url.href).toBe('http://127.0.0.1:9001/v1/messages?beta=true&x=%2F%20a');
   });
 });

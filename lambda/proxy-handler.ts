@@ -1,0 +1,44 @@
+import { handleApi } from './api/router';
+import type { Deps } from './deps';
+import { answerErrors } from './pipeline/answer-errors';
+import { authenticate } from './pipeline/authenticate';
+import { enforceBudget } from './pipeline/enforce-budget';
+import { enforceRateLimit } from './pipeline/enforce-rate-limit';
+import { forwardUpstream } from './pipeline/forward-upstream';
+import { Pipeline, streamingHandler } from './pipeline/pipeline';
+import { resolveProviderKey } from './pipeline/resolve-provider-key';
+import { receiveRequest, routeRequest } from './pipeline/route-request';
+import { serveFromCache } from './pipeline/serve-from-cache';
+import { startLookups } from './pipeline/start-lookups';
+import { validateBody } from './pipeline/validate-body';
+
+/**
+ * The proxy as a Middy handler in response-streaming mode, over the dependencies it is given
+ * (the Lambda entry's, the local server's, a test's). Importing this module builds nothing.
+ *
+ * The steps in the order of docs/behaviour.md ("Processing order"); each one's input is what
+ * the ones before it proved, so this order is checked when it compiles. Store reads for the
+ * first steps are started together (one round trip); rows are written after the response has
+ * gone out, and the invocation ends only once they are.
+ */
+export function createProxyHandler(deps: Deps) {
+  return streamingHandler({
+    pipeline: proxyPipeline(deps),
+    handle: forwardUpstream(deps), // 9. forward; 10. record, once the body has ended
+    answerError: answerErrors(deps.log),
+  });
+}
+
+/** Steps 1–8 of docs/behaviour.md ("Processing order"), each given the dependencies it uses. */
+export function proxyPipeline(deps: Deps) {
+  const { corsAllowedOrigins } = deps.config;
+  return Pipeline.start(receiveRequest({ corsAllowedOrigins, background: deps.background }))
+    .then(routeRequest({ corsAllowedOrigins, api: (request) => handleApi(deps, request) })) // 1. route; answers the API and dashboard
+    .then(startLookups(deps)) // 2. start the store reads
+    .then(authenticate(deps)) // 3. authenticate
+    .then(enforceRateLimit()) // 4. rate limit
+    .then(validateBody()) // 5. validate
+    .then(enforceBudget(deps)) // 6. budget
+    .then(resolveProviderKey(deps)) // 7. resolve the provider key
+    .then(serveFromCache(deps)); // 8. cache
+}

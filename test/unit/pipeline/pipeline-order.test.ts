@@ -1,0 +1,71 @@
+/**
+ * The pipeline's order (docs/behaviour.md, "Processing order") is the one in proxy-handler.ts, and
+ * the compiler holds it: a step whose input an earlier step proves can't be placed before it. The
+ * `@ts-expect-error` lines are checked by `npm run typecheck`: if one of them compiled, it would fail.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../../lambda/config';
+import { buildDeps } from '../../../lambda/deps';
+import { authenticate } from '../../../lambda/pipeline/authenticate';
+import { enforceBudget } from '../../../lambda/pipeline/enforce-budget';
+import { enforceRateLimit } from '../../../lambda/pipeline/enforce-rate-limit';
+import { forwardUpstream } from '../../../lambda/pipeline/forward-upstream';
+import { Pipeline, streamingHandler } from '../../../lambda/pipeline/pipeline';
+import { resolveProviderKey } from '../../../lambda/pipeline/resolve-provider-key';
+import { routeRequest, type RouteOptions } from '../../../lambda/pipeline/route-request';
+import { serveFromCache } from '../../../lambda/pipeline/serve-from-cache';
+import { startLookups } from '../../../lambda/pipeline/start-lookups';
+import { validateBody } from '../../../lambda/pipeline/validate-body';
+import { answerErrors } from '../../../lambda/pipeline/answer-errors';
+import { installLambdaShim } from '../../../lambda/local/lambda-shim';
+import { proxyPipeline } from '../../../lambda/proxy-handler';
+
+let dataDir: string;
+let deps: ReturnType<typeof buildDeps>;
+
+beforeAll(() => {
+  dataDir = mkdtempSync(join(tmpdir(), 'pipeline-order-'));
+  deps = buildDeps(loadConfig({ DATA_DIR: dataDir, DYNAMODB_ENDPOINT: 'http://127.0.0.1:9' }));
+  installLambdaShim();
+});
+
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+const notCalled = () => {
+  throw new Error('not called');
+};
+const routeOptions: Omit<RouteOptions, 'background'> = { corsAllowedOrigins: [], api: async () => undefined };
+
+it('runs the steps in the documented order', () => {
+  expect(proxyPipeline(deps).steps.map((step) => step.name)).toEqual([
+    'route',
+    'start lookups',
+    'authenticate',
+    'rate limit',
+    'validate',
+    'budget',
+    'resolve provider key',
+    'cache',
+  ]);
+});
+
+it('does not compile a step placed before the step that proves its input', () => {
+  const routed = Pipeline.start(notCalled).then(routeRequest(routeOptions));
+  // @ts-expect-error authentication awaits the token read that step 2 starts
+  routed.then(authenticate(deps));
+  // @ts-expect-error the rate limit needs an authenticated token
+  routed.then(startLookups(deps)).then(enforceRateLimit());
+  const authenticated = routed.then(startLookups(deps)).then(authenticate(deps));
+  // @ts-expect-error the cache answers only a validated request within its budget
+  authenticated.then(enforceRateLimit()).then(resolveProviderKey(deps)).then(serveFromCache(deps));
+  const keyed = authenticated.then(enforceRateLimit()).then(validateBody()).then(resolveProviderKey(deps));
+  // @ts-expect-error forwarding needs the budget step
+  streamingHandler({ pipeline: keyed, handle: forwardUpstream(deps), answerError: answerErrors(deps.log) });
+  const budgeted = keyed.then(enforceBudget(deps));
+  // @ts-expect-error forwarding needs the cache step's fill, which stores or lets pass the answer
+  streamingHandler({ pipeline: budgeted, handle: forwardUpstream(deps), answerError: answerErrors(deps.log) });
+  const complete = budgeted.then(serveFromCache(deps));
+  expect(streamingHandler({ pipeline: complete, handle: forwardUpstream(deps), answerError: answerErrors(deps.log) })).toEqual(expect.any(Function));
+});
