@@ -1,6 +1,8 @@
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { BatchedGet } from '../../../lambda/store/dynamodb/batched-get';
+import { BatchedPut } from '../../../lambda/store/dynamodb/batched-put';
 import { awsCredentialChain } from '../../../lambda/store/dynamodb/wire/credentials';
 import { LeanDocumentClient, sentAtMostOnce } from '../../../lambda/store/dynamodb/wire/document-client';
 import type { Credentials } from '../../../lambda/store/dynamodb/wire/sigv4';
@@ -12,6 +14,7 @@ import type { Credentials } from '../../../lambda/store/dynamodb/wire/sigv4';
  */
 
 interface Seen {
+  body: Record<string, unknown>;
   amzDate: string;
   authorization: string;
   target: string;
@@ -62,9 +65,10 @@ let script: Answer[] = [];
 
 beforeAll(async () => {
   server = createServer((request, response) => {
-    request.resume();
+    let text = '';
+    request.on('data', (chunk) => (text += chunk));
     request.on('end', () => {
-      seen.push({ amzDate: String(request.headers['x-amz-date']), authorization: String(request.headers.authorization), target: String(request.headers['x-amz-target']) });
+      seen.push({ body: JSON.parse(text), amzDate: String(request.headers['x-amz-date']), authorization: String(request.headers.authorization), target: String(request.headers['x-amz-target']) });
       const serverNow = Date.now() + serverOffsetMs;
       if (!signatureTimeCheck(request, response, serverNow)) return;
       const answer = script.shift() ?? ok;
@@ -212,5 +216,28 @@ describe('credentials', () => {
     } finally {
       process.env = saved;
     }
+  });
+});
+
+describe('batch leftovers (the unprocessedItems policy)', () => {
+  const json = (body: unknown): Answer => (_request, response) => response.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' }).end(JSON.stringify(body));
+
+  it('BatchedPut sends again only the items DynamoDB left unprocessed', async () => {
+    script = [json({ UnprocessedItems: { t: [{ PutRequest: { Item: { pk: { S: 'b' } } } }] } }), json({ UnprocessedItems: {} })];
+    const puts = new BatchedPut(client(), 't');
+    await Promise.all([puts.put({ pk: 'a' }), puts.put({ pk: 'b' })]);
+    expect(seen.map((s) => s.target)).toEqual(['DynamoDB_20120810.BatchWriteItem', 'DynamoDB_20120810.BatchWriteItem']);
+    expect(seen[1].body).toEqual({ RequestItems: { t: [{ PutRequest: { Item: { pk: { S: 'b' } } } }] } });
+  });
+
+  it('BatchedGet asks again only for the keys DynamoDB left unprocessed', async () => {
+    script = [
+      json({ Responses: { t: [{ pk: { S: 'a' }, v: { N: '1' } }] }, UnprocessedKeys: { t: { Keys: [{ pk: { S: 'b' } }], ConsistentRead: true } } }),
+      json({ Responses: { t: [{ pk: { S: 'b' }, v: { N: '2' } }] }, UnprocessedKeys: {} }),
+    ];
+    const reads = new BatchedGet(client(), 't', ['pk']);
+    await expect(Promise.all([reads.get({ pk: 'a' }), reads.get({ pk: 'b' })])).resolves.toEqual([{ pk: 'a', v: 1 }, { pk: 'b', v: 2 }]);
+    expect(seen).toHaveLength(2);
+    expect(seen[1].body).toEqual({ RequestItems: { t: { Keys: [{ pk: { S: 'b' } }], ConsistentRead: true } } });
   });
 });
