@@ -101,6 +101,19 @@ describe('npm start (the local server)', () => {
     }
   });
 
+  it('with an upstream override that is not an http(s) URL says so in one line naming the variable and exits', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'bad-upstream-'));
+    try {
+      const server = startServer({ DATA_DIR: dataDir, UPSTREAM_BASE_URL_PROV_B: 'api.openai.com/v1' });
+      expect(await server.exited).toBe(1);
+      const lines = server.output().trim().split('\n');
+      expect(lines).toEqual([expect.stringMatching(/^Invalid configuration: UPSTREAM_BASE_URL_PROV_B: expected an http\(s\) URL$/)]);
+      expect(readdirSync(dataDir)).toEqual([]);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   it('with DYNAMODB_ENDPOINT uses that store instead of starting its own', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'endpoint-'));
     try {
