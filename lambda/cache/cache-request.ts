@@ -20,7 +20,7 @@ export interface CacheRequestInput {
   accountId?: string;
   provider: string;
   dialect: Dialect;
-  /** The parsed body, when it is a JSON object (one that fails validation is refused before the cache is consulted). */
+  /** The parsed body, when it is a JSON object that passed validation. */
   body?: Record<string, unknown>;
 }
 

@@ -3,7 +3,7 @@ import { readCacheRequest } from '../cache/cache-request';
 import type { IncomingRequest } from '../http/request';
 import { asObject, tryParseJson } from '../json';
 import type { Provider, Route } from '../providers/registry';
-import type { CredentialHeader } from '../providers/types';
+import type { CredentialHeader, Dialect } from '../providers/types';
 import type { ProxyRequest } from './state';
 
 /** Larger bodies of unknown format (uploads) are not parsed for their model. */
@@ -51,7 +51,13 @@ export function readProxyRequest(incoming: IncomingRequest, route: Route): Proxy
     body,
     requester: incoming.headers['x-proxy-user'] || undefined,
     stream: body?.stream === true,
-    // An invalid body never reaches the cache (step 5 refuses it first); its key is simply unused.
-    cache: readCacheRequest({ headers: incoming.headers, accountId: token?.accountId, provider: provider.id, dialect, body }),
+    // Only a body the endpoint accepts gets a key (hashing an absurd one could fail); step 5 raises the refusal.
+    cache: readCacheRequest({ headers: incoming.headers, accountId: token?.accountId, provider: provider.id, dialect, body: body && cacheable(incoming, dialect, parsed) ? body : undefined }),
   };
+}
+
+/** Whether the request asks for the cache with a body its endpoint accepts (checked only when it asks). */
+function cacheable(incoming: IncomingRequest, dialect: Dialect, parsed: unknown): boolean {
+  const asked = incoming.headers['x-proxy-cache'];
+  return asked !== undefined && asked !== 'false' && (dialect.requestBody === 'any' || dialect.validate(parsed).ok);
 }
