@@ -65,7 +65,9 @@ async function putBudget(call: ManageCall, subject: BudgetSubject): Promise<Prox
   const now = deps.now();
   await deps.budgets.setBudget(caller.accountId, subject, budget, new Date(now).toISOString());
   const status = await deps.budgets.statusOf(caller.accountId, subject, now);
-  return jsonResponse(200, budgetJson(status!));
+  // Only a DELETE racing this PUT can leave nothing to show.
+  if (!status) throw new NotFoundError('The budget was removed while it was being set.');
+  return jsonResponse(200, budgetJson(status));
 }
 
 async function deleteBudget(call: ManageCall, subject: BudgetSubject, what: string): Promise<ProxyResponse> {

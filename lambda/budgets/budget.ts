@@ -17,7 +17,6 @@ export interface Spend {
   total: number;
 }
 
-export const NO_SPEND: Spend = { day: 0, month: 0, total: 0 };
 
 /** A subject's budget with the spend of its current period, as read at `at`. */
 export interface BudgetStatus {

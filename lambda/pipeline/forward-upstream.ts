@@ -1,5 +1,6 @@
 import type { UpstreamAnswer } from '../cache/cache-fill';
 import type { Deps } from '../deps';
+import type { RecordDeps } from './record';
 import type { ProxyResponse } from '../http/response';
 import { plainErrorText } from '../providers/dialects/error-text';
 import { upstreamUrl } from '../providers/registry';
@@ -15,6 +16,9 @@ import type { InvocationContext } from './pipeline';
 import { recordUsage } from './record';
 import type { ProxyState } from './state';
 
+
+/** What forwarding uses: the upstream settings, the log, and what recording a row needs. */
+export type ForwardDeps = Pick<Deps, 'config' | 'log'> & RecordDeps;
 /** The body sent upstream: the client's bytes, unless the proxy must ask for stream usage. */
 function upstreamBody(state: ProxyState): { body: Buffer; addedStreamUsage: boolean } {
   if (!state.stream || state.provider.streamUsage !== 'when-asked' || !state.body) return { body: state.request.body, addedStreamUsage: false };
@@ -26,7 +30,7 @@ function upstreamBody(state: ProxyState): { body: Buffer; addedStreamUsage: bool
  * Step 9, the handler: call the provider, tap its answer for usage, pipe it back
  * unchanged, and finish once — one row, and the cache fill settled — however the body ends.
  */
-export function forwardUpstream(deps: Deps) {
+export function forwardUpstream(deps: ForwardDeps) {
   return async function forwardUpstream(state: ProxyState, context?: InvocationContext): Promise<ProxyResponse> {
     const cache = state.cacheFill;
     const { dialect } = state.endpoint;

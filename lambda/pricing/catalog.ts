@@ -79,8 +79,3 @@ function findIn(data: CatalogFile, catalogProvider: string, modelId: string): Ca
   }
   return model && { id: model.id, periods: periodsOf(model), source: data.source };
 }
-
-/** Every model of a provider in the data (for tests and documentation). */
-export function catalogModels(catalogProvider: string): ReadonlyArray<{ id: string }> {
-  return catalog.providers[catalogProvider] ?? [];
-}

@@ -3,7 +3,7 @@
  * (the Lambda entry is what builds the clients, once per instance), and `createProxyHandler`
  * serves with whatever dependencies it is given.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -199,5 +199,39 @@ describe('createProxyHandler with injected dependencies', () => {
     // The invocation ended after its row was in the store.
     const requestId = answer.headers['x-proxy-request-id'];
     expect(await deps.usageLog.find(accountId, requestId)).toMatchObject({ provider: 'prov-b', status_code: 200, mode: 'stored' });
+  });
+});
+
+describe('identical requests in flight at once', () => {
+  /** Three identical cached requests at the same moment, through a handler built on these dependencies. */
+  async function upstreamCallsForThreeIdentical(options: Parameters<typeof buildDeps>[2]): Promise<number> {
+    const { createProxyHandler } = jest.requireActual<typeof import('../../lambda/proxy-handler')>('../../lambda/proxy-handler');
+    const config = loadConfig({ ...fakes.env, DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT, TABLE_PREFIX: tables.prefix, DATA_DIR: dataDir });
+    const adminKey = 'an-injected-admin-key-0123456789';
+    const handler = createProxyHandler({ ...buildDeps(config, undefined, options), adminKey: async () => adminKey }) as unknown as StreamingHandler;
+    const created = await invoke(handler, functionUrlEvent('POST', '/api/admin/accounts', { authorization: `Bearer ${adminKey}` }, { name: 'flights' }));
+    const { token } = JSON.parse(created.body) as { token: string };
+    await invoke(handler, functionUrlEvent('PUT', '/api/keys/prov-b', { authorization: `Bearer ${token}` }, { key: 'sk-openai-flights-0123456789' }));
+
+    const before = fakes.fakes['prov-b'].requests.length;
+    for (let i = 0; i < 3; i++) fakes.fakes['prov-b'].next({ latencyMs: 400 });
+    const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: `same question ${Math.random()}` }] };
+    const event = () => functionUrlEvent('POST', '/api/proxy/prov-b/v1/chat/completions', { authorization: `Bearer ${token}`, 'x-proxy-cache': 'true' }, body);
+    const answers = await Promise.all([invoke(handler, event()), invoke(handler, event()), invoke(handler, event())]);
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+    return fakes.fakes['prov-b'].requests.length - before;
+  }
+
+  it('the Lambda entry’s dependencies keep no flights: each request calls the provider (an instance serves one at a time anyway)', async () => {
+    expect(await upstreamCallsForThreeIdentical({})).toBe(3);
+  });
+
+  it('the local server’s dependencies share the first answer with the requests waiting for it', async () => {
+    expect(await upstreamCallsForThreeIdentical({ shareInFlightAnswers: true })).toBe(1);
+  });
+
+  it('the Lambda entry builds its dependencies without shared flights', () => {
+    const entry = readFileSync(join(__dirname, '../../lambda/handler.ts'), 'utf8');
+    expect(entry).toMatch(/const deps = buildDeps\(\);/);
   });
 });
