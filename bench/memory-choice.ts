@@ -27,8 +27,12 @@ export const UPSTREAM_SECONDS = 3;
  * its store round trips in AWS.
  */
 export const ADDED_LATENCY_BUDGET_MS = 50;
-/** Memory kept free above the peak RSS: Lambda ends an instance that reaches its limit. */
-export const RSS_HEADROOM = 0.9;
+/**
+ * The peak RSS may use at most this share of the size: Lambda ends an instance that reaches its
+ * limit. Two runs of the same code measured the 6 MB-body peak at 115 and 126 MB, so a 10 % margin
+ * sits inside the measurement's own spread; 20 % keeps that spread and V8's heap growth clear.
+ */
+export const RSS_HEADROOM = 0.8;
 
 interface CommittedRun {
   source: { commit: string };

@@ -40,7 +40,10 @@ test('results.json holds every figure the benchmark promises', () => {
   for (const level of ['c1Paced', 'c16'] as const) {
     for (const id of ['stored', 'portkey', 'pipe', 'dynamoDbLocal'] as const) expect(results.resources[level][id]?.cpuMsPerRequest).toEqual(expect.any(Number));
   }
-  for (const level of ['c1', 'c16'] as const) expect(results.streaming[level].stored?.eventLag?.n).toBeGreaterThan(0);
+  for (const level of ['c1', 'c16'] as const) {
+    expect(results.streaming[level].stored?.eventLag?.n).toBeGreaterThan(0);
+    expect(results.streaming[level].storedResponses?.eventLag?.n).toBeGreaterThan(0);
+  }
   expect(results.disconnects.map((d) => d.id)).toEqual(['stored', 'pipe', 'portkey']);
   const budget = (name: string) => results.budgets.find((b) => b.name.startsWith(name));
   expect(budget('CPU per stored-key request, c=1 paced')?.target).toBe('≤ 1.0 ms');
