@@ -33,7 +33,8 @@ export interface Contender {
 
 /** The key a client would hold for itself; the fake upstream accepts any key. */
 export const OWN_PROVIDER_KEY = 'sk-bench-own-key-0123456789abcdef';
-const MODEL = 'fam-4o-mini';
+// Real, priced model names: a priced row takes the exact-spend write path, as real traffic does.
+const MODEL = 'gpt-4o-mini';
 
 /** About the size of a small real prompt (~0.5 KB). */
 function chatBody(stream: boolean, salt = ''): string {
@@ -51,7 +52,7 @@ function chatBody(stream: boolean, salt = ''): string {
 
 function messagesBody(stream: boolean): string {
   return JSON.stringify({
-    model: 'fam-haiku-4-5-20251001',
+    model: 'claude-haiku-4-5-20251001',
     max_tokens: 256,
     system: 'You are a concise assistant.',
     messages: [{ role: 'user', content: 'Summarise why a proxy in front of an AI provider should add as little latency as possible.' }],

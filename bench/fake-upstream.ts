@@ -139,7 +139,7 @@ export async function startBenchUpstream(initial: UpstreamShape): Promise<BenchU
     } catch {
       // An unparsable body still gets an answer: the benchmark only cares about timing.
     }
-    const model = typeof body.model === 'string' ? body.model : 'fam-4o-mini';
+    const model = typeof body.model === 'string' ? body.model : 'gpt-4o-mini';
     const { latencyMs, chunks, chunkIntervalMs } = shape;
     if (latencyMs > 0) await sleep(latencyMs);
     served++;

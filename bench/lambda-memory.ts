@@ -45,7 +45,7 @@ interface Invocation {
 }
 
 function chatBody(content: string): string {
-  return JSON.stringify({ model: 'fam-4o-mini', messages: [{ role: 'user', content }], max_tokens: 256 });
+  return JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }], max_tokens: 256 });
 }
 
 async function main(): Promise<void> {

@@ -51,6 +51,11 @@ test('results.json holds every figure the benchmark promises', () => {
   expect(budget('Clients leaving mid-request: this proxy')).toBeDefined();
 });
 
+test('the measured requests are priced, so their rows take the same write path as real traffic', () => {
+  const stored = results.roundTrips.find((r) => r.mode === 'stored key')!;
+  expect(Object.keys(stored.operations).filter((operation) => operation.startsWith('TransactWriteItems '))).toHaveLength(1);
+});
+
 test("results.json's budgets and headline are what its measurements give (not edited by hand)", () => {
   const { budgets, headline, ...measured } = results;
   // Compared as JSON, the form they are stored in (a missing figure, NaN, is stored as null).
