@@ -49,7 +49,7 @@ const p50BackToBack = (id: 'stored' | 'passThrough' | 'portkey', label: string):
   band: (b) => roundBand(b.latency.c1[id]?.roundP50s, b.latency.c1[id]?.p50 ?? NaN),
 });
 
-const relative_ = (name: string, share: number, read: (r: Results) => number | undefined): Figure => ({
+const withinShare = (name: string, share: number, read: (r: Results) => number | undefined): Figure => ({
   name,
   read,
   band: (b) => relativeBand(read(b) ?? NaN, share),
@@ -63,18 +63,18 @@ export const FIGURES: Figure[] = [
   p50Alone('portkey', 'Portkey'),
   p50BackToBack('stored', 'stored key'),
   p50BackToBack('portkey', 'Portkey'),
-  relative_('CPU per request c=1 paced, stored key (ms)', 0.15, (r) => r.resources.c1Paced.stored?.cpuMsPerRequest),
-  relative_('CPU per request c=1 paced, Portkey (ms)', 0.15, (r) => r.resources.c1Paced.portkey?.cpuMsPerRequest),
-  relative_('CPU per request c=16, stored key (ms)', 0.15, (r) => r.resources.c16.stored?.cpuMsPerRequest),
-  relative_('CPU per request c=16, Portkey (ms)', 0.15, (r) => r.resources.c16.portkey?.cpuMsPerRequest),
-  relative_('p99 c=16, stored key (ms)', 0.5, (r) => r.latency.c16.stored?.p99),
-  relative_('p99 c=16, Portkey (ms)', 0.5, (r) => r.latency.c16.portkey?.p99),
-  relative_('stream event lag p99 c=1, stored key (ms)', 0.5, (r) => r.streaming.c1.stored?.eventLag?.p99),
-  relative_('stream event lag p99 c=16, stored key (ms)', 0.5, (r) => r.streaming.c16.stored?.eventLag?.p99),
-  relative_('throughput, stored key (req/s)', 0.45, (r) => r.throughput.stored?.maxRps),
-  relative_('throughput, Portkey (req/s)', 0.45, (r) => r.throughput.portkey?.maxRps),
-  relative_('throughput, stored key / Portkey (same run)', 0.15, (r) => ratio(r.throughput.stored?.maxRps, r.throughput.portkey?.maxRps)),
-  relative_('RSS max c=16, stored key (MB)', 0.1, (r) => r.resources.c16.stored?.rssMaxMb),
+  withinShare('CPU per request c=1 paced, stored key (ms)', 0.15, (r) => r.resources.c1Paced.stored?.cpuMsPerRequest),
+  withinShare('CPU per request c=1 paced, Portkey (ms)', 0.15, (r) => r.resources.c1Paced.portkey?.cpuMsPerRequest),
+  withinShare('CPU per request c=16, stored key (ms)', 0.15, (r) => r.resources.c16.stored?.cpuMsPerRequest),
+  withinShare('CPU per request c=16, Portkey (ms)', 0.15, (r) => r.resources.c16.portkey?.cpuMsPerRequest),
+  withinShare('p99 c=16, stored key (ms)', 0.5, (r) => r.latency.c16.stored?.p99),
+  withinShare('p99 c=16, Portkey (ms)', 0.5, (r) => r.latency.c16.portkey?.p99),
+  withinShare('stream event lag p99 c=1, stored key (ms)', 0.5, (r) => r.streaming.c1.stored?.eventLag?.p99),
+  withinShare('stream event lag p99 c=16, stored key (ms)', 0.5, (r) => r.streaming.c16.stored?.eventLag?.p99),
+  withinShare('throughput, stored key (req/s)', 0.45, (r) => r.throughput.stored?.maxRps),
+  withinShare('throughput, Portkey (req/s)', 0.45, (r) => r.throughput.portkey?.maxRps),
+  withinShare('throughput, stored key / Portkey (same run)', 0.15, (r) => ratio(r.throughput.stored?.maxRps, r.throughput.portkey?.maxRps)),
+  withinShare('RSS max c=16, stored key (MB)', 0.1, (r) => r.resources.c16.stored?.rssMaxMb),
 ];
 
 export function compareRuns(baseline: Results, rerun: Results): Comparison[] {
