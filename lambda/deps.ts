@@ -24,6 +24,7 @@ import { createDocumentClient, createDynamoClients } from './store/dynamodb/clie
 import type { DocumentClient } from './store/dynamodb/wire/document-client';
 import { DynamoProviderKeyStore } from './store/dynamodb/provider-key-store';
 import { DynamoRateLimiter } from './store/dynamodb/rate-limiter';
+import { isStoreOutage } from './store/dynamodb/store-outage';
 import { DynamoUsageLog } from './store/dynamodb/usage-log';
 import { DynamoUsageStats } from './store/dynamodb/usage-stats';
 import type { AccountStore, BudgetStore, ProviderKeyStore, RateLimiter, SecretSealer } from './store/ports';
@@ -47,6 +48,8 @@ export interface Deps {
   sealer: SecretSealer;
   prices: PriceTable;
   adminKey: () => Promise<string | undefined>;
+  /** Whether a store error means the store is unavailable for now (not a refusal or a bug), as the adapter in use tells it. */
+  isStoreOutage: (error: unknown) => boolean;
   background: BackgroundWork;
   rowSpool: RowSpool;
   rowWriter: RowWriter;
@@ -103,6 +106,7 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
       key: config.adminKey,
       readSecret: config.adminSecretArn ? secretReader(new SecretsManagerClient({ region: config.region }), config.adminSecretArn) : undefined,
     }),
+    isStoreOutage,
     background: new BackgroundWork(),
     rowSpool,
     rowWriter: new RowWriter(usageLog, rowSpool, new TokenUseTracker(accounts)),

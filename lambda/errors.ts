@@ -102,9 +102,18 @@ export class StoredKeyUnreadableError extends ProxyError {
   }
 }
 
-/** The store could not be reached: fail closed rather than forward unauthenticated or unmetered. */
+/**
+ * The store could not be reached: fail closed rather than forward unauthenticated or unmetered.
+ * The message says what did not happen; the cause stays in the log, never in the answer.
+ */
 export class StoreUnavailableError extends ProxyError {
-  constructor(cause: unknown) {
-    super(503, 'The usage store is temporarily unavailable; the request was not forwarded. Retry shortly.', { cause, headers: { 'retry-after': '1' } });
+  constructor(cause: unknown, during: keyof typeof LEFT_UNDONE = 'proxy') {
+    super(503, `The usage store is temporarily unavailable; ${LEFT_UNDONE[during]}. Retry shortly.`, { cause, headers: { 'retry-after': '1' } });
   }
 }
+
+const LEFT_UNDONE = {
+  proxy: 'the request was not forwarded',
+  // A write whose answer was lost may still have been applied, so this claims no more.
+  management: 'the management request could not be completed',
+};

@@ -13,8 +13,9 @@ function bearer(request: IncomingRequest): string | undefined {
 export async function requireAdmin(deps: Deps, request: IncomingRequest): Promise<void> {
   const presented = bearer(request);
   if (!presented) throw new AuthenticationError('Missing admin key: send Authorization: Bearer <admin key>.');
+  // The admin secret's store (Secrets Manager in AWS) failing is an outage whatever the error.
   const adminKey = await deps.adminKey().catch((error) => {
-    throw new StoreUnavailableError(error);
+    throw new StoreUnavailableError(error, 'management');
   });
   if (!adminKey || !secretsEqual(presented, adminKey)) throw new AuthenticationError('Invalid admin key.');
 }
@@ -25,9 +26,8 @@ export async function requireManageToken(deps: Deps, request: IncomingRequest): 
   if (!presented) throw new AuthenticationError('Missing token: send Authorization: Bearer <proxy token with the manage scope>.');
   const parsed = parseToken(presented);
   if (!parsed) throw new AuthenticationError('Invalid proxy token.');
-  const record = await deps.accounts.getToken(parsed.accountId, parsed.tokenId).catch((error) => {
-    throw new StoreUnavailableError(error);
-  });
+  // A store failure here is answered by the router, like one in the route itself.
+  const record = await deps.accounts.getToken(parsed.accountId, parsed.tokenId);
   if (!record || !tokenMatches(parsed.secret, record.secretHash)) throw new AuthenticationError('Invalid proxy token.');
   if (record.revokedAt) throw new AuthenticationError('This proxy token has been revoked.');
   if (!record.scopes.includes('manage')) throw new PermissionError('This token has no "manage" scope: it can send proxy requests but not use the management API.');

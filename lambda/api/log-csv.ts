@@ -56,16 +56,20 @@ export function csvLine(row: UsageRow): string {
   return `${CSV_COLUMNS.map((column) => csvCell(column.value(row))).join(',')}\r\n`;
 }
 
-/** Every row matching the query, newest first, read page by page as the client takes them. */
-export function logCsvStream(usageLog: UsageLog, accountId: string, query: Omit<LogQuery, 'limit' | 'cursor'>): Readable {
+/**
+ * Every row matching the query, newest first, read page by page as the client takes them. The
+ * first page is read before the answer starts, so a store outage is still answered with a 503
+ * rather than a 200 cut short after its header line.
+ */
+export async function logCsvStream(usageLog: UsageLog, accountId: string, query: Omit<LogQuery, 'limit' | 'cursor'>): Promise<Readable> {
+  const readPage = (cursor?: string) => usageLog.query(accountId, { ...query, limit: EXPORT_PAGE_SIZE, cursor });
+  const first = await readPage();
   async function* lines(): AsyncGenerator<string> {
     yield `${CSV_COLUMNS.map((column) => column.name).join(',')}\r\n`;
-    let cursor: string | undefined;
-    do {
-      const page = await usageLog.query(accountId, { ...query, limit: EXPORT_PAGE_SIZE, cursor });
+    for (let page = first; ; page = await readPage(page.nextCursor!)) {
       if (page.items.length) yield page.items.map(csvLine).join('');
-      cursor = page.nextCursor ?? undefined;
-    } while (cursor);
+      if (!page.nextCursor) return;
+    }
   }
   return Readable.from(lines(), { objectMode: false });
 }

@@ -45,12 +45,12 @@ export const logRoutes: ApiRoute[] = [
     method: 'GET',
     path: '/api/logs.csv',
     access: 'manage',
-    handle({ deps, request, caller }) {
+    async handle({ deps, request, caller }) {
       const { limit: _limit, cursor: _cursor, ...filters } = readLogQuery(request.query);
       return {
         statusCode: 200,
         headers: { 'content-type': 'text/csv; charset=utf-8', 'content-disposition': 'attachment; filename="usage-logs.csv"', 'cache-control': 'no-store' },
-        body: logCsvStream(deps.usageLog, caller.accountId, filters),
+        body: await logCsvStream(deps.usageLog, caller.accountId, filters),
       };
     },
   },

@@ -1,5 +1,5 @@
 import type { Deps } from '../deps';
-import { MethodNotAllowedError, NotFoundError } from '../errors';
+import { MethodNotAllowedError, NotFoundError, StoreUnavailableError } from '../errors';
 import type { IncomingRequest } from '../http/request';
 import type { ProxyResponse } from '../http/response';
 import { adminRoutes } from './admin-routes';
@@ -39,6 +39,17 @@ function match(pattern: string, path: string): Record<string, string> | undefine
   return params;
 }
 
+/**
+ * Errors are typed (`lambda/errors.ts`) and answered by the pipeline's one error step. A store
+ * outage, during the caller's check or the route's own work, is a 503 with `Retry-After`
+ * (README, "Errors the proxy answers itself"); anything else untyped stays a 500.
+ */
+async function answerRoute(deps: Deps, route: ApiRoute, request: IncomingRequest, params: Record<string, string>): Promise<ProxyResponse> {
+  if (route.access === 'manage') return route.handle({ deps, request, params, caller: await requireManageToken(deps, request) });
+  if (route.access === 'admin') await requireAdmin(deps, request);
+  return route.handle({ deps, request, params });
+}
+
 /** The management API (README, "Management API"): admin routes, account routes scoped to the caller's account, health. */
 export async function handleApi(deps: Deps, request: IncomingRequest): Promise<ProxyResponse | undefined> {
   let pathMatched = false;
@@ -47,10 +58,9 @@ export async function handleApi(deps: Deps, request: IncomingRequest): Promise<P
     if (!params) continue;
     pathMatched = true;
     if (route.method !== request.method) continue;
-    // Errors are typed (`lambda/errors.ts`) and answered by the pipeline's one error step; anything else is a 500.
-    if (route.access === 'manage') return route.handle({ deps, request, params, caller: await requireManageToken(deps, request) });
-    if (route.access === 'admin') await requireAdmin(deps, request);
-    return route.handle({ deps, request, params });
+    return await answerRoute(deps, route, request, params).catch((error: unknown) => {
+      throw deps.isStoreOutage(error) ? new StoreUnavailableError(error, 'management') : error;
+    });
   }
   if (pathMatched) {
     const allowed = ROUTES.filter((r) => match(r.path, request.path)).map((r) => r.method).join(', ');

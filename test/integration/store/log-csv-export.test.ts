@@ -30,7 +30,7 @@ describe('the CSV export', () => {
     for (let i = 0; i < rows.length; i += 100) await Promise.all(rows.slice(i, i + 100).map((r) => log.write(r)));
     let text = '';
     let chunks = 0;
-    for await (const chunk of logCsvStream(log, 'acc-export', {})) {
+    for await (const chunk of await logCsvStream(log, 'acc-export', {})) {
       text += String(chunk);
       chunks++;
     }
@@ -40,7 +40,7 @@ describe('the CSV export', () => {
     expect(chunks).toBeGreaterThanOrEqual(1 + Math.ceil(rows.length / 500));
 
     const filtered = [];
-    for await (const chunk of logCsvStream(log, 'acc-export', { model: 'gpt-4o-', from: rows[600].ts })) filtered.push(String(chunk));
+    for await (const chunk of await logCsvStream(log, 'acc-export', { model: 'gpt-4o-', from: rows[600].ts })) filtered.push(String(chunk));
     const ids = csvRows(filtered.join('')).slice(1).map((l) => l[0]);
     expect(ids).toEqual(rows.filter((r, i) => i >= 600 && i % 3 !== 0).map((r) => r.id).reverse());
   }, 60_000);

@@ -26,8 +26,11 @@ export interface StoreCall {
 /**
  * `reset`: the connection is cut before the store sees the call.
  * `lose-answer`: the store performs the call, the answer never arrives.
+ * The others answer in the store's place, as DynamoDB does, without performing the call:
+ * `throttle` with its throttling error (400), `fail` with its internal server error (500),
+ * `reject` with a validation error (400), its answer to a malformed request.
  */
-export type Disturbance = 'reset' | 'lose-answer';
+export type Disturbance = 'reset' | 'lose-answer' | 'throttle' | 'fail' | 'reject';
 
 export interface StoreGate {
   /** `http://127.0.0.1:<port>`: give it to the server as DYNAMODB_ENDPOINT. */
@@ -35,6 +38,8 @@ export interface StoreGate {
   set(mode: GateMode): void;
   /** Disturbs the next `times` calls that match (while up). */
   disturb(disturbance: Disturbance, match: (call: StoreCall) => boolean, times?: number): void;
+  /** Drops the disturbances not used up yet. */
+  calm(): void;
   /** Calls disturbed so far. */
   readonly disturbed: number;
   readonly throttled: number;
@@ -45,6 +50,13 @@ const THROTTLE_BODY = JSON.stringify({
   __type: 'com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException',
   message: 'The level of configured provisioned throughput for the table was exceeded.',
 });
+
+/** DynamoDB's own answers, for the disturbances that answer in its place. */
+const ANSWERS: Partial<Record<Disturbance, { status: number; body: string }>> = {
+  throttle: { status: 400, body: JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#ThrottlingException', message: 'Rate of requests exceeds the allowed throughput.' }) },
+  fail: { status: 500, body: JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message: 'Internal server error' }) },
+  reject: { status: 400, body: JSON.stringify({ __type: 'com.amazon.coral.validate#ValidationException', message: 'One or more parameter values were invalid' }) },
+};
 
 export async function startStoreGate(target: string): Promise<StoreGate> {
   const { hostname, port } = new URL(target);
@@ -85,6 +97,11 @@ export async function startStoreGate(target: string): Promise<StoreGate> {
         rule.left--;
         disturbed++;
         if (rule.disturbance === 'reset') return void request.socket.destroy();
+        const answer = ANSWERS[rule.disturbance];
+        if (answer) {
+          response.writeHead(answer.status, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': `disturbed-${disturbed}` }).end(answer.body);
+          return;
+        }
       }
       forward(request, body, response, rule?.disturbance === 'lose-answer');
     });
@@ -110,6 +127,9 @@ export async function startStoreGate(target: string): Promise<StoreGate> {
     },
     disturb(disturbance, match, times = 1) {
       rules.push({ disturbance, match, left: times });
+    },
+    calm() {
+      rules.length = 0;
     },
     get disturbed() {
       return disturbed;
