@@ -1,5 +1,6 @@
 /** The issue's budgets, judged against one run's figures. */
 import type { Measured } from './outputs';
+import { pinnedP99Reading, pinnedThroughputReading } from './pinned-reading';
 import type { Budget } from './results';
 import { fmt } from './stats';
 
@@ -53,9 +54,20 @@ export function judgeBudgets(r: Measured): Budget[] {
       ours < theirs,
       ours < theirs
         ? 'Portkey does no store work, yet its Hono/fetch path costs more per request'
-        : `at c=16 on shared cores latency is queueing behind CPU: ${storeCost}, and DynamoDB Local (${fmt(r.resources.c16.dynamoDbLocal?.cpuMsPerRequest)} ms CPU per request) shares the cores; Portkey does no store work`,
+        : `at c=16 on shared cores latency is queueing behind CPU: DynamoDB Local (${fmt(r.resources.c16.dynamoDbLocal?.cpuMsPerRequest)} ms CPU per request) shares the cores; ${pinnedP99Reading(r, id, storeCost)}`,
     );
   }
+
+  const storedRps = r.throughput.stored?.maxRps;
+  const portkeyRps = r.throughput.portkey?.maxRps;
+  if (storedRps !== undefined && portkeyRps !== undefined)
+    add(
+      "Throughput at 0 errors ≥ Portkey's (stored key)",
+      `≥ Portkey's (${fmt(portkeyRps, 0)} req/s)`,
+      `${fmt(storedRps, 0)} req/s (×${fmt(storedRps / portkeyRps)})`,
+      storedRps >= portkeyRps,
+      storedRps >= portkeyRps ? 'within budget on cores shared with DynamoDB Local' : `on cores shared with DynamoDB Local; ${pinnedThroughputReading(r, storeCost)}`,
+    );
 
   const stored = storedTrips;
   if (stored) {

@@ -3,6 +3,7 @@
  * the README, so the three never quote different runs. Each statement is chosen by the figures
  * (met or missed, larger or smaller), not written once and left to go stale.
  */
+import { pinnedFinding } from './pinned-reading';
 import type { Results } from './results';
 import { fmt } from './stats';
 
@@ -49,6 +50,7 @@ export function renderFindings(r: Results): string {
     `- **Throughput:** ${fmt(h.throughput.stored, 0)} req/s against Portkey's ${fmt(h.throughput.portkey, 0)} (×${fmt(h.throughput.storedVsPortkey)}), with DynamoDB Local on the same cores ` +
       `(${fmt(h.cpuC16.dynamoDbLocal)} ms of its CPU per request at c=16).`,
   );
+  out.push(pinnedFinding(r));
   out.push(`- **Cache hit alone:** ${fmt(h.cacheHitAlone)} ms p50 end to end.`);
   out.push(`- **RSS:** ${fmt(h.rss.before, 0)} MB before the c=16 rounds, ${fmt(h.rss.c16, 0)} MB during them.`);
   const drops = r.disconnects;

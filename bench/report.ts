@@ -208,6 +208,15 @@ export function renderResults(r: Results): string {
     '',
   );
 
+  out.push(
+    '## Pinned: each contender alone on one CPU',
+    '',
+    "The same c=16 requests and a short throughput ramp, with the contender's process (all its threads) pinned to one CPU and everything else of the rig — DynamoDB Local's java, the load generator, the fake upstream, the idle contenders — pinned to the other, contenders interleaved round by round. It measures each contender's figure when the store does not share its core, as in AWS, where DynamoDB runs on other machines. Busy = share of the CPU in use during the contender's c=16 rounds and during its best throughput step (every process of the machine counts, not only the rig's): the CPU near 100 % is the one that set the limit. The shared-core figures of the same run are beside them.",
+    '',
+    pinnedText(r),
+    '',
+  );
+
   out.push('## Clients leaving mid-request', '', disconnectText(r), '');
 
   out.push('## Store round trips per request', '', 'Counted by a forwarder in front of DynamoDB Local (a second proxy instance, requests one at a time, every store answer held 20 ms so that overlapping calls are unmistakable). "Before upstream" = calls started before the fake upstream received the request (before the answer, for cache hits); waves = calls that overlap count once. Units are the capacity DynamoDB Local reported (ReturnConsumedCapacity).', '');
@@ -288,6 +297,41 @@ function resourceTable(r: Results, resources: ResourceTable, withRamp: boolean):
       ];
     }),
   );
+}
+
+const PINNED: ContenderId[] = ['direct', 'pipe', 'stored', 'passThrough', 'portkey'];
+
+function pinnedText(r: Results): string {
+  const p = r.pinned;
+  if (!p) return 'Not measured in this run: it predates the pinned phase.';
+  if (p.skipped) return `Skipped in this run: ${p.skipped}.`;
+  const pct = (value: number | undefined) => (value === undefined || !Number.isFinite(value) ? '–' : `${(value * 100).toFixed(0)} %`);
+  const direct = p.contenders.direct?.c16;
+  const sharedDirect = r.latency.c16.direct;
+  return [
+    `Contender on CPU ${p.cpus?.contender}, the rest on CPU ${p.cpus?.rest}.`,
+    '',
+    table(
+      ['contender', 'c=16 p50 / p99 ms', 'added p50 / p99 ms', 'shared cores: added p50 / p99 ms', 'CPU ms/request (c=16)', 'busy c=16: own CPU / other', 'max req/s, 0 errors', 'shared cores: max req/s', 'busy at max: own CPU / other', 'CPU ms/request at max: contender / DynamoDB Local'],
+      PINNED.filter((id) => p.contenders[id]).map((id) => {
+        const c = p.contenders[id]!;
+        const shared = r.latency.c16[id];
+        const t = r.throughput[id];
+        return [
+          LABELS[id],
+          `${fmt(c.c16.p50)} / ${fmt(c.c16.p99)}`,
+          direct ? `${plus(c.c16.p50 - direct.p50)} / ${plus(c.c16.p99 - direct.p99)}` : '–',
+          shared && sharedDirect ? `${plus(shared.p50 - sharedDirect.p50)} / ${plus(shared.p99 - sharedDirect.p99)}` : '–',
+          fmt(c.cpuMsPerRequest, 3),
+          id === 'direct' ? `– / ${pct(c.busyC16.restCpu)}` : `${pct(c.busyC16.contenderCpu)} / ${pct(c.busyC16.restCpu)}`,
+          `${fmt(c.throughput.maxRps, 0)} at c=${c.throughput.atConcurrency}${c.c16.errors + c.c16.mismatches ? ` (${c.c16.errors + c.c16.mismatches} errors at c=16)` : ''}`,
+          t ? fmt(t.maxRps, 0) : '–',
+          id === 'direct' ? `– / ${pct(c.busyAtMax?.restCpu)}` : `${pct(c.busyAtMax?.contenderCpu)} / ${pct(c.busyAtMax?.restCpu)}`,
+          `${fmt(c.cpuMsPerRequestAtMax, 3)} / ${fmt(c.storeCpuMsPerRequestAtMax, 3)}`,
+        ];
+      }),
+    ),
+  ].join('\n');
 }
 
 function disconnectText(r: Results): string {

@@ -8,6 +8,7 @@ import type { RoundTripSummary } from './round-trips';
 import type { Percentiles } from './stats';
 import type { DisconnectFigures } from './disconnects';
 import type { Headline } from './headline';
+import type { PinnedFigures } from './pinned';
 import type { StoreCallCpu } from './store-call';
 
 export interface LatencyFigures extends Percentiles {
@@ -93,6 +94,11 @@ export interface Results {
   throughput: Partial<Record<ContenderId, { steps: ThroughputStep[]; maxRps: number; atConcurrency: number }>>;
   /** CPU and memory per process: at c=1 paced (how a Lambda instance serves) and at c=16. */
   resources: { c1Paced: ResourceTable; c16: ResourceTable };
+  /**
+   * c=16 latency and throughput with the contender alone on one CPU and the rest of the rig (the
+   * store, the load generator, the fake upstream) on the other; absent from runs before the phase.
+   */
+  pinned?: PinnedFigures;
   /** Clients that leave mid-request: what each contender answered and whether it survived. */
   disconnects: DisconnectFigures[];
   roundTrips: RoundTripSummary[];

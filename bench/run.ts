@@ -27,6 +27,7 @@ import { findDynamoDbLocalPid, machineDescription, memoryMb, sampleRss, sourceDe
 import { LAMBDA_BUNDLE, ROOT, SERVER_BUNDLE, startPipeProxy, startPortkey, startProxyServer, type Child } from './processes';
 import { summaryTable } from './report';
 import type { Results } from './results';
+import { pinnedPhase } from './pinned';
 import { measureRoundTrips, profileProxy, runDisconnects } from './run-extras';
 import { percentiles } from './stats';
 import { openStoreYardstick } from './store-call';
@@ -52,6 +53,7 @@ const ITERATIONS = QUICK
       coldStoreSamples: 20,
       coldStartRuns: 3,
       disconnects: { clients: 100, concurrency: 8, batch: 25, maxRestarts: 3, maxDropDelayMs: 40 },
+      pinned: { rounds: 2, concurrency: 16, warmup: 32, count: 200, steps: [16, 64].map((concurrency) => ({ concurrency, durationMs: 500 })) },
     }
   : {
       c1: { rounds: 5, concurrency: 1, warmup: 100, count: 500 },
@@ -66,6 +68,7 @@ const ITERATIONS = QUICK
       coldStoreSamples: 40,
       coldStartRuns: 10,
       disconnects: { clients: 400, concurrency: 8, batch: 25, maxRestarts: 3, maxDropDelayMs: 40 },
+      pinned: { rounds: 3, concurrency: 16, warmup: 100, count: 1500, steps: [16, 64].map((concurrency) => ({ concurrency, durationMs: 1500 })) },
     };
 
 /** Upstream during the disconnect phase: JSON answers wait a little, so clients can leave before the headers. */
@@ -151,11 +154,18 @@ async function main(): Promise<void> {
     });
     process.stdout.write('clients leaving mid-request…\n');
     const disconnects = await runDisconnects({ load, upstream, dynamoEndpoint: dynamo.endpoint, serverBundle, pipeScript, pipe, portkey, only, shape: DISCONNECT_SHAPE, options: ITERATIONS.disconnects });
+    // After every phase that shares the cores; it restores each process's affinity when it ends.
+    process.stdout.write('pinned: each contender alone on one CPU, the store, the load and the upstream on the other…\n');
+    const pinned = await pinnedPhase(load, pick('direct', 'pipe', 'stored', 'passThrough', 'portkey'), {
+      otherPids: [process.pid, load.pid, countedProxy.pid, proxy.pid, pipe.pid, portkey.pid],
+      storePid: dynamoPid,
+      storeUsers: proxyPids,
+    }, ITERATIONS.pinned);
     if (only) {
       const out = join(ROOT, 'bench', 'out');
       mkdirSync(out, { recursive: true });
       const file = join(out, `only-${only.join('-')}.json`);
-      writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), source, quick: QUICK, latency: { c1: c1.figures, c1Paced: c1Paced.figures, c16: c16.figures }, yardstick: { cold, c1: c1.yardstick, c1Paced: c1Paced.yardstick }, streaming: { c1: streamC1, c16: streamC16 }, throughput, resources, disconnects }, null, 2) + '\n');
+      writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), source, quick: QUICK, latency: { c1: c1.figures, c1Paced: c1Paced.figures, c16: c16.figures }, yardstick: { cold, c1: c1.yardstick, c1Paced: c1Paced.yardstick }, streaming: { c1: streamC1, c16: streamC16 }, throughput, resources, pinned, disconnects }, null, 2) + '\n');
       process.stdout.write(`\nBENCH_ONLY: wrote ${relative(ROOT, file)}; bench/results.json, RESULTS.md, FINDINGS.md and the README are untouched\n`);
       return;
     }
@@ -203,6 +213,7 @@ async function main(): Promise<void> {
           'store counting': `${ITERATIONS.roundTrips.warmup} + ${ITERATIONS.roundTrips.requests} sequential requests per mode, each store answer held ${STORE_COUNTER_DELAY_MS} ms`,
           disconnects: `${ITERATIONS.disconnects.clients} clients per contender at c=${ITERATIONS.disconnects.concurrency}, in batches of ${ITERATIONS.disconnects.batch}; upstream JSON after ${DISCONNECT_SHAPE.latencyMs} ms, streams of ${DISCONNECT_SHAPE.chunks + 2} events ${DISCONNECT_SHAPE.chunkIntervalMs} ms apart`,
           'bundle import': `${ITERATIONS.coldStartRuns} fresh processes`,
+          pinned: `${rounds(ITERATIONS.pinned)} at c=${ITERATIONS.pinned.concurrency}, then ${ITERATIONS.pinned.steps.map((s) => `c=${s.concurrency} for ${s.durationMs / 1000} s`).join(', ')}; the contender alone on one CPU, everything else on the other (taskset)`,
         },
         contenders: {
           'direct call': 'the load generator calls the fake upstream itself',
@@ -221,6 +232,7 @@ async function main(): Promise<void> {
       streaming: { c1: streamC1, c16: streamC16 },
       throughput,
       resources,
+      pinned,
       disconnects,
       roundTrips,
       coldStart,

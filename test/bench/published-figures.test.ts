@@ -3,6 +3,7 @@
  * The README's performance section, RESULTS.md and FINDINGS.md are what the renderers make of
  * that file, and the README quotes no number the file does not hold.
  */
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { figuresNotHeld } from '../../bench/figure-check';
@@ -49,6 +50,28 @@ test('results.json holds every figure the benchmark promises', () => {
   expect(budget('CPU per stored-key request, c=1 paced')?.target).toBe('≤ 1.0 ms');
   expect(budget('CPU per stored-key request, c=16')).toBeDefined();
   expect(budget('Clients leaving mid-request: this proxy')).toBeDefined();
+});
+
+/** Whether the measured commit holds `path` (undefined when this checkout does not have the commit). */
+function measuredCommitHas(path: string): boolean | undefined {
+  const git = (...args: string[]) => spawnSync('git', args, { cwd: ROOT }).status === 0;
+  if (!git('cat-file', '-e', `${results.source.commit}^{commit}`)) return undefined;
+  return git('cat-file', '-e', `${results.source.commit}:${path}`);
+}
+
+test('a run of code that has the pinned phase holds it: its figures, or the reason it was skipped', () => {
+  const hasPhase = measuredCommitHas('bench/pinned.ts');
+  // A checkout without the measured commit cannot tell; runs from before the phase render as "not measured".
+  if (hasPhase === undefined) return;
+  if (!hasPhase) return expect(results.pinned).toBeUndefined();
+  const pinned = results.pinned!;
+  expect(pinned).toBeDefined();
+  if (pinned.skipped) return expect(pinned.skipped).toMatch(/\S/);
+  for (const id of ['direct', 'pipe', 'stored', 'passThrough', 'portkey'] as const) {
+    expect(pinned.contenders[id]?.c16.n).toBeGreaterThan(0);
+    expect(pinned.contenders[id]?.throughput.maxRps).toBeGreaterThan(0);
+  }
+  expect(results.budgets.find((b) => b.name.startsWith("Throughput at 0 errors ≥ Portkey's"))).toBeDefined();
 });
 
 test('the measured requests are priced, so their rows take the same write path as real traffic', () => {

@@ -1,0 +1,226 @@
+/**
+ * The pinned phase: each contender alone on one CPU, everything else of the rig (DynamoDB Local's
+ * java, the orchestrator with the fake upstream, the load generator, the idle contenders) on the
+ * other. In AWS the store runs on other machines; on a shared two-core machine it competes with the
+ * proxy for the same cores. Pinned, each contender's c=16 latency and throughput no longer pay for
+ * the store's CPU on their own core, and how busy each CPU was shows which side set the limit.
+ * Affinities are set with `taskset` (util-linux) and restored afterwards, so later phases are
+ * unaffected.
+ */
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import type { Contender, ContenderId } from './contenders';
+import type { LoadClient } from './load-client';
+import type { ThroughputStep } from './load-protocol';
+import { cpuMs } from './process-stats';
+import type { LatencyFigures } from './results';
+import { percentiles } from './stats';
+
+/** How busy a CPU was over a window, 0–1 (all processes of the machine, not only the rig's). */
+export interface CpuBusy {
+  /** The CPU the measured contender had to itself. */
+  contenderCpu: number;
+  /** The CPU of DynamoDB Local, the load generator, the fake upstream and the idle contenders. */
+  restCpu: number;
+}
+
+export interface PinnedContender {
+  c16: LatencyFigures;
+  /** The contender's own CPU per request over its c=16 rounds, row writes included (none for the direct call). */
+  cpuMsPerRequest?: number;
+  busyC16: CpuBusy;
+  throughput: { steps: ThroughputStep[]; maxRps: number; atConcurrency: number };
+  /** During the step that gave maxRps. */
+  busyAtMax?: CpuBusy;
+  /** The contender's CPU per completed request during that step. */
+  cpuMsPerRequestAtMax?: number;
+  /** DynamoDB Local's CPU per completed request during that step (contenders that call it). */
+  storeCpuMsPerRequestAtMax?: number;
+}
+
+export interface PinnedFigures {
+  /** Why the phase did not run (no taskset, fewer than two CPUs); no figures then. */
+  skipped?: string;
+  /** The CPU each side was pinned to. */
+  cpus?: { contender: number; rest: number };
+  contenders: Partial<Record<ContenderId, PinnedContender>>;
+}
+
+export interface PinnedOptions {
+  rounds: number;
+  concurrency: number;
+  warmup: number;
+  count: number;
+  steps: Array<{ concurrency: number; durationMs: number }>;
+}
+
+/** Parses an affinity list such as "0,2-3" into CPU numbers. */
+export function parseCpuList(list: string): number[] {
+  return list
+    .trim()
+    .split(',')
+    .filter(Boolean)
+    .flatMap((part) => {
+      const [from, to] = part.split('-').map(Number);
+      return Array.from({ length: (to ?? from!) - from! + 1 }, (_, i) => from! + i);
+    });
+}
+
+/** The CPUs a process may run on, as the kernel reports them. */
+export function allowedCpus(pid: number): string {
+  return /^Cpus_allowed_list:\s*(\S+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? '';
+}
+
+/** The two CPUs the phase uses, or why it cannot run here. `command` is the taskset to call. */
+export function pinningPlan(command = 'taskset'): { cpus: { contender: number; rest: number } } | { skipped: string } {
+  const probe = spawnSync(command, ['-cp', String(process.pid)], { encoding: 'utf8' });
+  if (probe.error || probe.status !== 0) return { skipped: `\`${command}\` (util-linux) is not available (${probe.error?.message ?? probe.stderr.trim()}), so no process could be pinned to a CPU` };
+  const cpus = parseCpuList(/:\s*(\S+)\s*$/.exec(probe.stdout.trim())?.[1] ?? '');
+  if (cpus.length < 2) return { skipped: `the run may use only CPU ${cpus.join(',') || '?'}: pinning the contender and the rest to different CPUs needs two` };
+  return { cpus: { contender: cpus[0]!, rest: cpus[1]! } };
+}
+
+function pin(command: string, pid: number, list: string): void {
+  // -a: every thread (libuv's pool, V8's helpers, the JVM's threads), not only the main one.
+  const done = spawnSync(command, ['-a', '-cp', list, String(pid)], { encoding: 'utf8' });
+  if (done.error || done.status !== 0) throw new Error(`${command} -a -cp ${list} ${pid} failed: ${done.error?.message ?? done.stderr.trim()}`);
+}
+
+/** Busy and total clock ticks per CPU, from /proc/stat. */
+function cpuTicks(): Map<number, { busy: number; total: number }> {
+  const out = new Map<number, { busy: number; total: number }>();
+  for (const line of readFileSync('/proc/stat', 'utf8').split('\n')) {
+    const match = /^cpu(\d+)\s+(.+)$/.exec(line);
+    if (!match) continue;
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = match[2]!.split(/\s+/).map(Number);
+    const busy = user! + nice! + system! + irq! + softirq! + (steal ?? 0);
+    out.set(Number(match[1]), { busy, total: busy + idle! + iowait! });
+  }
+  return out;
+}
+
+interface Snapshot {
+  ticks: Map<number, { busy: number; total: number }>;
+  contenderMs: number;
+  storeMs: number;
+}
+
+const settle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Runs the phase: in every round each contender in turn gets the contender CPU while every other
+ * process of the rig is moved to the other; c=16 rounds first, then the throughput steps, each
+ * step taken by every contender in turn. Every affinity is restored before it returns.
+ */
+export async function pinnedPhase(
+  load: LoadClient,
+  contenders: Contender[],
+  rig: { otherPids: number[]; storePid?: number; storeUsers: Set<number> },
+  options: PinnedOptions,
+  command = 'taskset',
+): Promise<PinnedFigures> {
+  const plan = pinningPlan(command);
+  if ('skipped' in plan) {
+    process.stdout.write(`  skipped: ${plan.skipped}\n`);
+    return { skipped: plan.skipped, contenders: {} };
+  }
+  const { cpus } = plan;
+  const pids = [...new Set([...contenders.flatMap((c) => (c.pid !== undefined ? [c.pid] : [])), ...rig.otherPids, ...(rig.storePid !== undefined ? [rig.storePid] : [])])];
+  const saved = pids.map((pid) => ({ pid, list: allowedCpus(pid) }));
+  const arrange = (contender: Contender) => {
+    for (const pid of pids) pin(command, pid, String(pid === contender.pid ? cpus.contender : cpus.rest));
+  };
+  const snapshot = (contender: Contender): Snapshot => ({
+    ticks: cpuTicks(),
+    contenderMs: contender.pid !== undefined ? cpuMs(contender.pid) : 0,
+    storeMs: rig.storePid !== undefined ? cpuMs(rig.storePid) : 0,
+  });
+  const busy = (from: Snapshot, to: Snapshot): CpuBusy => {
+    const share = (cpu: number) => {
+      const a = from.ticks.get(cpu);
+      const b = to.ticks.get(cpu);
+      return a && b && b.total > a.total ? (b.busy - a.busy) / (b.total - a.total) : Number.NaN;
+    };
+    return { contenderCpu: share(cpus.contender), restCpu: share(cpus.rest) };
+  };
+
+  const latency = new Map<ContenderId, { totals: number[]; errors: number; mismatches: number; roundP50s: number[]; cpu: number; requests: number; from?: Snapshot; to?: Snapshot; busy: CpuBusy[] }>();
+  const ramp = new Map<ContenderId, Array<{ step: ThroughputStep; busy: CpuBusy; cpuMs: number; storeMs: number }>>();
+  try {
+    const perRound = Math.ceil(options.count / options.rounds);
+    for (let round = 0; round < options.rounds; round++) {
+      for (const contender of contenders) {
+        arrange(contender);
+        const warmup = round === 0 ? options.warmup : Math.min(options.warmup, 2 * options.concurrency);
+        const before = snapshot(contender);
+        const result = await load.latency({ spec: contender.spec(false), concurrency: options.concurrency, warmup, count: perRound });
+        const after = snapshot(contender);
+        // Rows are written just after each answer: let the last ones land before reading the CPU counter.
+        await settle(250);
+        const entry = latency.get(contender.id) ?? { totals: [], errors: 0, mismatches: 0, roundP50s: [], cpu: 0, requests: 0, busy: [] };
+        entry.totals.push(...result.totalMs);
+        entry.errors += result.errors;
+        entry.mismatches += result.mismatches;
+        entry.roundP50s.push(percentiles(result.totalMs).p50);
+        entry.cpu += contender.pid !== undefined ? cpuMs(contender.pid) - before.contenderMs : 0;
+        entry.requests += warmup + perRound;
+        entry.busy.push(busy(before, after));
+        latency.set(contender.id, entry);
+      }
+    }
+    for (const step of options.steps) {
+      for (const contender of contenders) {
+        arrange(contender);
+        const start = snapshot(contender);
+        // The step's own window: the load generator settles for a moment after each step.
+        const end = settle(step.durationMs).then(() => snapshot(contender));
+        const result = await load.throughput({ spec: contender.spec(false), steps: [step] });
+        const last = await end;
+        const measured = result.steps[0]!;
+        ramp.set(contender.id, [
+          ...(ramp.get(contender.id) ?? []),
+          { step: measured, busy: busy(start, last), cpuMs: last.contenderMs - start.contenderMs, storeMs: last.storeMs - start.storeMs },
+        ]);
+      }
+    }
+  } finally {
+    for (const { pid, list } of saved) {
+      try {
+        pin(command, pid, list);
+      } catch {
+        // A process that has exited keeps no affinity to restore.
+      }
+    }
+  }
+
+  const out: PinnedFigures = { cpus, contenders: {} };
+  const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
+  for (const contender of contenders) {
+    const l = latency.get(contender.id)!;
+    const steps = ramp.get(contender.id) ?? [];
+    const best = steps.filter((s) => s.step.errors === 0).reduce<(typeof steps)[number] | undefined>((top, s) => (!top || s.step.rps > top.step.rps ? s : top), undefined);
+    const usesStore = contender.pid !== undefined && rig.storePid !== undefined && rig.storeUsers.has(contender.pid);
+    const figures: PinnedContender = {
+      c16: { ...percentiles(l.totals), errors: l.errors, mismatches: l.mismatches, roundP50s: l.roundP50s },
+      ...(contender.pid !== undefined ? { cpuMsPerRequest: l.cpu / l.requests } : {}),
+      busyC16: { contenderCpu: mean(l.busy.map((b) => b.contenderCpu)), restCpu: mean(l.busy.map((b) => b.restCpu)) },
+      throughput: { steps: steps.map((s) => s.step), maxRps: best?.step.rps ?? 0, atConcurrency: best?.step.concurrency ?? 0 },
+      ...(best
+        ? {
+            busyAtMax: best.busy,
+            ...(contender.pid !== undefined && best.step.completed ? { cpuMsPerRequestAtMax: best.cpuMs / best.step.completed } : {}),
+            ...(usesStore && best.step.completed ? { storeCpuMsPerRequestAtMax: best.storeMs / best.step.completed } : {}),
+          }
+        : {}),
+    };
+    out.contenders[contender.id] = figures;
+    const pct = (value: number | undefined) => (value === undefined || !Number.isFinite(value) ? '–' : `${(value * 100).toFixed(0)} %`);
+    process.stdout.write(
+      `  ${contender.label.padEnd(42)} pinned c=${options.concurrency} p50 ${figures.c16.p50.toFixed(2)} ms  p99 ${figures.c16.p99.toFixed(2)} ms` +
+        `${figures.cpuMsPerRequest !== undefined ? `  CPU ${figures.cpuMsPerRequest.toFixed(3)} ms/req` : ''}` +
+        `  max ${figures.throughput.maxRps.toFixed(0)} req/s at c=${figures.throughput.atConcurrency} (busy: own CPU ${pct(figures.busyAtMax?.contenderCpu)}, other ${pct(figures.busyAtMax?.restCpu)})` +
+        `${l.errors + l.mismatches ? `  ! ${l.errors} errors, ${l.mismatches} mismatches` : ''}\n`,
+    );
+  }
+  return out;
+}
