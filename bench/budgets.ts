@@ -54,7 +54,7 @@ export function judgeBudgets(r: Measured): Budget[] {
       ours < theirs,
       ours < theirs
         ? 'Portkey does no store work, yet its Hono/fetch path costs more per request'
-        : `at c=16 on shared cores latency is queueing behind CPU: DynamoDB Local (${fmt(r.resources.c16.dynamoDbLocal?.cpuMsPerRequest)} ms CPU per request) shares the cores; ${pinnedP99Reading(r, id, storeCost)}`,
+        : `at c=16 on shared cores latency is queueing behind CPU: ${storeCost}, and DynamoDB Local (${fmt(r.resources.c16.dynamoDbLocal?.cpuMsPerRequest)} ms CPU per request) shares the cores; ${pinnedP99Reading(r, id)}`,
     );
   }
 
@@ -66,7 +66,9 @@ export function judgeBudgets(r: Measured): Budget[] {
       `≥ Portkey's (${fmt(portkeyRps, 0)} req/s)`,
       `${fmt(storedRps, 0)} req/s (×${fmt(storedRps / portkeyRps)})`,
       storedRps >= portkeyRps,
-      storedRps >= portkeyRps ? 'within budget on cores shared with DynamoDB Local' : `on cores shared with DynamoDB Local; ${pinnedThroughputReading(r, storeCost)}`,
+      storedRps >= portkeyRps
+        ? 'within budget on cores shared with DynamoDB Local'
+        : `on cores shared with DynamoDB Local (${fmt(r.resources.c16.dynamoDbLocal?.cpuMsPerRequest)} ms of its CPU per request at c=16); ${pinnedThroughputReading(r, storeCost)}`,
     );
 
   const stored = storedTrips;

@@ -36,7 +36,7 @@ function notMeasured(r: Measured): string {
 }
 
 /** Why the added p99 at c=16 is where it is, from the pinned phase. */
-export function pinnedP99Reading(r: Measured, id: 'stored' | 'passThrough', storeCost: string): string {
+export function pinnedP99Reading(r: Measured, id: 'stored' | 'passThrough'): string {
   const p = measuredPinned(r);
   const ours = pinnedAddedP99(r, id);
   const theirs = pinnedAddedP99(r, 'portkey');
@@ -51,7 +51,7 @@ export function pinnedP99Reading(r: Measured, id: 'stored' | 'passThrough', stor
     return `${head}: still above, with both CPUs busy (the proxy's ${pct(own)}, the other ${pct(rest)}; other work on the machine counts too), so this run does not tell the proxy's own queueing from the store's; the proxy's own part is ${cpu}`;
   if (rest >= SATURATED && rest > own)
     return `${head}: still above, and the CPU holding DynamoDB Local was ${pct(rest)} busy (the proxy's own ${pct(own)}), so the store's answers queued there; on this machine no core is left for a store of its own, and the figure with a remote store is not measurable here; the proxy's own part is ${cpu}`;
-  return `${head}: still above with its CPU to itself (${pct(own)} busy, the other ${pct(rest)}): 16 requests in flight queue behind ${cpu}; ${storeCost}, so fewer store calls per request is the design that would meet it`;
+  return `${head}: still above with its CPU to itself (${pct(own)} busy, the other ${pct(rest)}): 16 requests in flight queue behind ${cpu}, so fewer store calls per request is the design that would meet it`;
 }
 
 /** Why the proxy's throughput is where it is against Portkey's, from the pinned phase. */
@@ -59,7 +59,7 @@ export function pinnedThroughputReading(r: Measured, storeCost: string): string 
   const p = measuredPinned(r);
   const ours = p?.stored;
   const theirs = p?.portkey;
-  if (!p || !ours || !theirs) return `${notMeasured(r)}; on shared cores DynamoDB Local spends ${fmt(r.resources.c16.dynamoDbLocal?.cpuMsPerRequest)} ms of CPU per request at c=16 beside the proxy`;
+  if (!p || !ours || !theirs) return notMeasured(r);
   const head = `pinned, the proxy reaches ${fmt(ours.throughput.maxRps, 0)} req/s against Portkey's ${fmt(theirs.throughput.maxRps, 0)}`;
   if (ours.throughput.maxRps >= theirs.throughput.maxRps)
     return `${head}: at or above Portkey's once the store is off its core, so the miss on shared cores is the CPU DynamoDB Local takes from them (${fmt(ours.storeCpuMsPerRequestAtMax, 3)} ms per request pinned), which in AWS runs on other machines`;
