@@ -22,6 +22,9 @@ export interface CpuBusy {
   contenderCpu: number;
   /** The CPU of DynamoDB Local, the load generator, the fake upstream and the idle contenders. */
   restCpu: number;
+  /** The parts of those two the rig's own processes used; the remainder was other work on the machine. */
+  contenderCpuByRig: number;
+  restCpuByRig: number;
 }
 
 export interface PinnedContender {
@@ -100,9 +103,21 @@ function cpuTicks(): Map<number, { busy: number; total: number }> {
 }
 
 interface Snapshot {
+  at: number;
   ticks: Map<number, { busy: number; total: number }>;
   contenderMs: number;
   storeMs: number;
+  /** CPU of every rig process on the other CPU (the store included). */
+  restMs: number;
+}
+
+/** CPU so far of a process that may have exited (0 then). */
+function cpuMsOrZero(pid: number): number {
+  try {
+    return cpuMs(pid);
+  } catch {
+    return 0;
+  }
 }
 
 const settle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -131,9 +146,11 @@ export async function pinnedPhase(
     for (const pid of pids) pin(command, pid, String(pid === contender.pid ? cpus.contender : cpus.rest));
   };
   const snapshot = (contender: Contender): Snapshot => ({
+    at: performance.now(),
     ticks: cpuTicks(),
     contenderMs: contender.pid !== undefined ? cpuMs(contender.pid) : 0,
     storeMs: rig.storePid !== undefined ? cpuMs(rig.storePid) : 0,
+    restMs: pids.filter((pid) => pid !== contender.pid).reduce((sum, pid) => sum + cpuMsOrZero(pid), 0),
   });
   const busy = (from: Snapshot, to: Snapshot): CpuBusy => {
     const share = (cpu: number) => {
@@ -141,7 +158,10 @@ export async function pinnedPhase(
       const b = to.ticks.get(cpu);
       return a && b && b.total > a.total ? (b.busy - a.busy) / (b.total - a.total) : Number.NaN;
     };
-    return { contenderCpu: share(cpus.contender), restCpu: share(cpus.rest) };
+    const wall = to.at - from.at;
+    // Counters tick every 10 ms: a share is capped at the whole CPU.
+    const used = (ms: number) => (wall > 0 ? Math.min(1, ms / wall) : Number.NaN);
+    return { contenderCpu: share(cpus.contender), restCpu: share(cpus.rest), contenderCpuByRig: used(to.contenderMs - from.contenderMs), restCpuByRig: used(to.restMs - from.restMs) };
   };
 
   const latency = new Map<ContenderId, { totals: number[]; errors: number; mismatches: number; roundP50s: number[]; cpu: number; requests: number; from?: Snapshot; to?: Snapshot; busy: CpuBusy[] }>();
@@ -203,7 +223,12 @@ export async function pinnedPhase(
     const figures: PinnedContender = {
       c16: { ...percentiles(l.totals), errors: l.errors, mismatches: l.mismatches, roundP50s: l.roundP50s },
       ...(contender.pid !== undefined ? { cpuMsPerRequest: l.cpu / l.requests } : {}),
-      busyC16: { contenderCpu: mean(l.busy.map((b) => b.contenderCpu)), restCpu: mean(l.busy.map((b) => b.restCpu)) },
+      busyC16: {
+        contenderCpu: mean(l.busy.map((b) => b.contenderCpu)),
+        restCpu: mean(l.busy.map((b) => b.restCpu)),
+        contenderCpuByRig: mean(l.busy.map((b) => b.contenderCpuByRig)),
+        restCpuByRig: mean(l.busy.map((b) => b.restCpuByRig)),
+      },
       throughput: { steps: steps.map((s) => s.step), maxRps: best?.step.rps ?? 0, atConcurrency: best?.step.concurrency ?? 0 },
       ...(best
         ? {
@@ -218,7 +243,8 @@ export async function pinnedPhase(
     process.stdout.write(
       `  ${contender.label.padEnd(42)} pinned c=${options.concurrency} p50 ${figures.c16.p50.toFixed(2)} ms  p99 ${figures.c16.p99.toFixed(2)} ms` +
         `${figures.cpuMsPerRequest !== undefined ? `  CPU ${figures.cpuMsPerRequest.toFixed(3)} ms/req` : ''}` +
-        `  max ${figures.throughput.maxRps.toFixed(0)} req/s at c=${figures.throughput.atConcurrency} (busy: own CPU ${pct(figures.busyAtMax?.contenderCpu)}, other ${pct(figures.busyAtMax?.restCpu)})` +
+        `  max ${figures.throughput.maxRps.toFixed(0)} req/s at c=${figures.throughput.atConcurrency}` +
+        ` (busy: own CPU ${pct(figures.busyAtMax?.contenderCpu)}, ${pct(figures.busyAtMax?.contenderCpuByRig)} by the rig; other ${pct(figures.busyAtMax?.restCpu)}, ${pct(figures.busyAtMax?.restCpuByRig)} by the rig)` +
         `${l.errors + l.mismatches ? `  ! ${l.errors} errors, ${l.mismatches} mismatches` : ''}\n`,
     );
   }

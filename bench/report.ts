@@ -1,6 +1,7 @@
 /** Renders a run's results as markdown: the summary table (also printed) and bench/RESULTS.md. */
 import type { ContenderId } from './contenders';
 import { PRICES } from './cost-model';
+import type { PinnedContender } from './pinned';
 import type { LatencyFigures, ResourceTable, Results } from './results';
 import { fmt, ratio } from './stats';
 
@@ -306,13 +307,16 @@ function pinnedText(r: Results): string {
   if (!p) return 'Not measured in this run: it predates the pinned phase.';
   if (p.skipped) return `Skipped in this run: ${p.skipped}.`;
   const pct = (value: number | undefined) => (value === undefined || !Number.isFinite(value) ? '–' : `${(value * 100).toFixed(0)} %`);
+  // The rig's part in brackets: the rest of a CPU's busy time was other work on the machine.
+  const busy = (b: PinnedContender['busyC16'] | undefined, direct: boolean) =>
+    `${direct ? '–' : `${pct(b?.contenderCpu)} (${pct(b?.contenderCpuByRig)})`} / ${pct(b?.restCpu)} (${pct(b?.restCpuByRig)})`;
   const direct = p.contenders.direct?.c16;
   const sharedDirect = r.latency.c16.direct;
   return [
     `Contender on CPU ${p.cpus?.contender}, the rest on CPU ${p.cpus?.rest}.`,
     '',
     table(
-      ['contender', 'c=16 p50 / p99 ms', 'added p50 / p99 ms', 'shared cores: added p50 / p99 ms', 'CPU ms/request (c=16)', 'busy c=16: own CPU / other', 'max req/s, 0 errors', 'shared cores: max req/s', 'busy at max: own CPU / other', 'CPU ms/request at max: contender / DynamoDB Local'],
+      ['contender', 'c=16 p50 / p99 ms', 'added p50 / p99 ms', 'shared cores: added p50 / p99 ms', 'CPU ms/request (c=16)', 'busy c=16: own CPU / other (rig\'s part)', 'max req/s, 0 errors', 'shared cores: max req/s', 'busy at max: own CPU / other (rig\'s part)', 'CPU ms/request at max: contender / DynamoDB Local'],
       PINNED.filter((id) => p.contenders[id]).map((id) => {
         const c = p.contenders[id]!;
         const shared = r.latency.c16[id];
@@ -323,10 +327,10 @@ function pinnedText(r: Results): string {
           direct ? `${plus(c.c16.p50 - direct.p50)} / ${plus(c.c16.p99 - direct.p99)}` : '–',
           shared && sharedDirect ? `${plus(shared.p50 - sharedDirect.p50)} / ${plus(shared.p99 - sharedDirect.p99)}` : '–',
           fmt(c.cpuMsPerRequest, 3),
-          id === 'direct' ? `– / ${pct(c.busyC16.restCpu)}` : `${pct(c.busyC16.contenderCpu)} / ${pct(c.busyC16.restCpu)}`,
+          busy(c.busyC16, id === 'direct'),
           `${fmt(c.throughput.maxRps, 0)} at c=${c.throughput.atConcurrency}${c.c16.errors + c.c16.mismatches ? ` (${c.c16.errors + c.c16.mismatches} errors at c=16)` : ''}`,
           t ? fmt(t.maxRps, 0) : '–',
-          id === 'direct' ? `– / ${pct(c.busyAtMax?.restCpu)}` : `${pct(c.busyAtMax?.contenderCpu)} / ${pct(c.busyAtMax?.restCpu)}`,
+          busy(c.busyAtMax, id === 'direct'),
           `${fmt(c.cpuMsPerRequestAtMax, 3)} / ${fmt(c.storeCpuMsPerRequestAtMax, 3)}`,
         ];
       }),

@@ -127,12 +127,12 @@ describe('how a run reads the pinned figures', () => {
   const committed = JSON.parse(readFileSync(join(__dirname, '..', '..', 'bench', 'results.json'), 'utf8')) as Results;
   const { budgets: _budgets, headline: _headline, ...measured } = committed;
   const latency = (p50: number, p99: number) => ({ n: 100, p50, p95: p99, p99, max: p99, mean: p50, errors: 0, mismatches: 0, roundP50s: [p50] });
-  const contender = (p99: number, rps: number, busy: [number, number], cpu?: number, store?: number): PinnedContender => ({
+  const contender = (p99: number, rps: number, busy: [number, number], cpu?: number, store?: number, outside?: number): PinnedContender => ({
     c16: latency(p99 / 2, p99),
     ...(cpu !== undefined ? { cpuMsPerRequest: cpu, cpuMsPerRequestAtMax: cpu } : {}),
-    busyC16: { contenderCpu: busy[0], restCpu: busy[1] },
+    busyC16: { contenderCpu: busy[0], restCpu: busy[1], contenderCpuByRig: busy[0] - (outside ?? 0), restCpuByRig: busy[1] - (outside ?? 0) },
     throughput: { steps: [{ concurrency: 64, durationMs: 1500, completed: rps * 1.5, errors: 0, rps, p50: 1, p99: 2 }], maxRps: rps, atConcurrency: 64 },
-    busyAtMax: { contenderCpu: busy[0], restCpu: busy[1] },
+    busyAtMax: { contenderCpu: busy[0], restCpu: busy[1], contenderCpuByRig: busy[0] - (outside ?? 0), restCpuByRig: busy[1] - (outside ?? 0) },
     ...(store !== undefined ? { storeCpuMsPerRequestAtMax: store } : {}),
   });
   /** The committed run with shared-core figures that miss both budgets, plus the given pinned phase. */
@@ -170,7 +170,8 @@ describe('how a run reads the pinned figures', () => {
     const tables = renderResults(r);
     expect(tables).toContain('## Pinned: each contender alone on one CPU');
     expect(tables).toContain('| this proxy, stored key | 15.00 / 30.00 | +14.50 / +29.00 |');
-    expect(tables).toContain('| 1.250 | 50 % / 99 % | 400 at c=64 |');
+    expect(tables).toContain('| 1.250 | 50 % (50 %) / 99 % (99 %) | 400 at c=64 |');
+    expect(throughput.why).not.toContain('outside load');
   });
 
   test("the proxy's own CPU as the limit, at a higher CPU per request than Portkey's: fewer store calls is the design named", () => {
@@ -187,6 +188,18 @@ describe('how a run reads the pinned figures', () => {
     expect(throughput.why).toContain("the proxy's own CPU was the limit (99 % busy, the other 70 %)");
     expect(throughput.why).toContain('fewer store calls per request is the design that would meet it');
     expect(budget(r, 'Added p99, c=16, stored key').why).toContain('still above with its CPU to itself (99 % busy, the other 70 %)');
+  });
+
+  test('busy CPUs the rig used only in part: the reasons say the figures were taken under outside load', () => {
+    const r = run({
+      cpus: { contender: 0, rest: 1 },
+      contenders: { direct: contender(1, 9000, [0.5, 1], undefined, undefined, 0.4), stored: contender(60, 100, [1, 1], 2.5, 2, 0.6), portkey: contender(40, 200, [1, 1], 1.4, undefined, 0.6) },
+    });
+    const throughput = budget(r, "Throughput at 0 errors ≥ Portkey's");
+    expect(throughput.why).toContain('both CPUs were busy');
+    expect(throughput.why).toContain("other work on the machine took 60 % of the contender's CPU and 60 % of the other, so these pinned figures were taken under outside load");
+    expect(budget(r, 'Added p99, c=16, stored key').why).toContain('taken under outside load');
+    expect(renderResults(r)).toContain('| 100 % (40 %) / 100 % (40 %) |');
   });
 
   test('a run without the phase, or with it skipped, says so in RESULTS.md and in the reasons', () => {
