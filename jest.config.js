@@ -17,7 +17,10 @@ export default {
   },
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-  testTimeout: 60000,
+  // A limit for when something hangs, not a speed check: tests start real processes (the built
+  // server, DynamoDB Local on Java) and wait on conditions (test/support/patience.ts), and on a loaded
+  // CI host the same work takes many times as long as on a quiet one.
+  testTimeout: 180000,
   maxWorkers: 2,
   reporters: ['default', '<rootDir>/test/support/summary-reporter.cjs'],
 };

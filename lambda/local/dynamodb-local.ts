@@ -53,6 +53,8 @@ java.on('error', (error) => { process.stderr.write(String(error)); process.exit(
 java.on('exit', (code) => process.exit(code ?? 0));
 `;
 
+const START_LIMIT_MS = 150_000;
+
 /**
  * Starts AWS's DynamoDB Local on a free loopback port, keeping its data under
  * `dataDir` (or in memory when none is given), and resolves once it answers.
@@ -72,7 +74,8 @@ export async function startDynamoDbLocal(dataDir?: string): Promise<{ endpoint: 
   let stderr = '';
   child.stderr?.on('data', (chunk) => (stderr += String(chunk)));
   const endpoint = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
+  // Java starts in seconds on a quiet machine; a busy one (a CI host shared by many jobs) can take a minute or more.
+  const deadline = Date.now() + START_LIMIT_MS;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`DynamoDB Local exited (code ${child.exitCode}): ${stderr.trim().slice(0, 500)}`);
     try {
@@ -91,5 +94,5 @@ export async function startDynamoDbLocal(dataDir?: string): Promise<{ endpoint: 
     }
   }
   child.kill();
-  throw new Error('DynamoDB Local did not answer within 60 s');
+  throw new Error(`DynamoDB Local did not answer within ${START_LIMIT_MS / 1000} s`);
 }

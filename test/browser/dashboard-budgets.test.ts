@@ -7,6 +7,7 @@ import type { Page } from 'playwright-core';
 import type { Account } from '../support/proxy-server';
 import { callProxy } from '../reliability/support/requests';
 import { describeInBrowser, proxyAndBrowser, newTab, openPage, overflowsHorizontally, screenshot, signIn } from './browser-harness';
+import { EVENTUALLY_MS } from '../support/patience';
 
 interface BudgetAnswer {
   limit_usd: number;
@@ -24,7 +25,7 @@ describeInBrowser('budgets in the dashboard', () => {
   }
 
   async function waitForTokenSpend(account: Account, atLeast: number): Promise<void> {
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + EVENTUALLY_MS;
     while (((await tokenBudget(account))?.spent_usd ?? 0) < atLeast && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
   }
 

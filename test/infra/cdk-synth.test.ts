@@ -30,7 +30,7 @@ describe('npx cdk synth in a fresh clone', () => {
       timeout: 170_000,
       env: { ...process.env, CI: 'true', PATH: `${fakeBin}${path.delimiter}${process.env.PATH ?? ''}` },
     });
-  }, 180_000);
+  }, 360_000);
   afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }));
 
   it('exits 0 and writes the template', () => {

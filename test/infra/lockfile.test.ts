@@ -102,5 +102,5 @@ describe('package-lock.json', () => {
     } finally {
       fs.rmSync(scratch, { recursive: true, force: true });
     }
-  }, 120_000);
+  });
 });

@@ -23,7 +23,7 @@ describe.each(variants)('cdk-nag AwsSolutions on the %s', (_name, context) => {
   let synth: SynthesizedStack;
   beforeAll(() => {
     synth = synthesize(context, { bundle: false });
-  }, 60_000);
+  });
   afterAll(() => synth?.cleanup());
 
   it('reports no unacknowledged finding', () => {

@@ -16,7 +16,7 @@ const SHAPES = Object.values(TABLES) as TableShape[];
 let synth: SynthesizedStack;
 beforeAll(() => {
   synth = synthesize();
-}, 120_000);
+});
 afterAll(() => synth?.cleanup());
 
 const table = (shape: TableShape) => single(synth.template, 'AWS::DynamoDB::Table', (p) => p.TableName === `dev-ai-usage-proxy-${shape.logicalName}`);

@@ -20,7 +20,7 @@ beforeAll(() => {
     },
     { bundle: false },
   );
-}, 60_000);
+});
 afterAll(() => synth?.cleanup());
 
 it('names the stack and every named resource after the stage, in the chosen region', () => {

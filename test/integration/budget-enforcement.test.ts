@@ -5,6 +5,7 @@ import { startProxy, type Account, type ProxyServer } from '../support/proxy-ser
 import { callThroughSdk, TEST_MODELS } from '../support/sdk-clients';
 import { callProxy, expectChatError, expectMessagesError, upstreamCalls } from '../reliability/support/requests';
 import { allRows } from '../reliability/support/rows';
+import { EVENTUALLY_MS } from '../support/patience';
 
 let proxy: ProxyServer;
 beforeAll(async () => {
@@ -39,7 +40,7 @@ async function readBudget(account: Account, subject: { tokenId: string } | { req
 
 /** Spend is added just after a row is stored: wait until the budget shows at least `atLeast` dollars. */
 async function waitForSpend(account: Account, subject: { tokenId: string } | { requester: string }, atLeast = 1e-9): Promise<BudgetAnswer> {
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + EVENTUALLY_MS;
   for (;;) {
     const budget = await readBudget(account, subject);
     if ((budget && budget.spent_usd >= atLeast) || Date.now() > deadline) return budget!;
@@ -66,7 +67,7 @@ const nextUtcMidnight = () => {
 };
 
 async function rowOf(account: Account, requestId: string) {
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + EVENTUALLY_MS;
   for (;;) {
     const row = (await allRows(proxy, account.token)).find((r) => r.id === requestId);
     if (row || Date.now() > deadline) return row;

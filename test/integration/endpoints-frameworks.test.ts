@@ -10,8 +10,6 @@ import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 
-jest.setTimeout(60_000);
-
 let proxy: ProxyServer;
 beforeAll(async () => {
   proxy = await startProxy();

@@ -7,8 +7,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 import { rawPost, rawRequest, upstreamCalls } from '../reliability/support/requests';
-
-jest.setTimeout(60_000);
+import { EVENTUALLY_MS } from '../support/patience';
 
 let proxy: ProxyServer;
 beforeAll(async () => {
@@ -179,7 +178,7 @@ describe('the same rules as chat on every kind', () => {
       ]);
     };
     // The spend is added when the row is recorded, just after the response.
-    const deadline = Date.now() + 5_000;
+    const deadline = Date.now() + EVENTUALLY_MS;
     let answers = await refused();
     while (answers.some((a) => a.status !== 402) && Date.now() < deadline) {
       await Promise.all(answers.map((a) => a.text()));

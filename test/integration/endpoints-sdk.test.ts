@@ -11,8 +11,6 @@ import { randomBytes } from 'node:crypto';
 import { expectedEndpointUsage } from '../fixtures/index';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 
-jest.setTimeout(60_000);
-
 let proxy: ProxyServer;
 beforeAll(async () => {
   proxy = await startProxy();

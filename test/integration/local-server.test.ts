@@ -1,11 +1,31 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { PROCESS_START_MS } from '../support/patience';
 
 const ROOT = resolve(__dirname, '../..');
 const SERVER = join(ROOT, 'dist/local/server.mjs');
+
+// Each test starts one to three real server processes; the first also starts DynamoDB Local on Java twice.
+jest.setTimeout(2 * PROCESS_START_MS);
+const TWO_JAVA_STARTS_MS = 3 * PROCESS_START_MS;
+
+/** Servers still running when a test ends (it failed or timed out): stopped, so they don't slow the tests after it. */
+const running = new Set<ChildProcess>();
+afterEach(async () => {
+  await Promise.all(
+    [...running].map(async (child) => {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((done) => child.once('exit', done));
+        child.kill('SIGKILL');
+        await exited;
+      }
+    }),
+  );
+  running.clear();
+});
 
 interface Running {
   output: () => string;
@@ -16,16 +36,21 @@ interface Running {
 
 function startServer(env: NodeJS.ProcessEnv, args: string[] = []): Running {
   const child = spawn(process.execPath, [SERVER, ...args], { cwd: ROOT, env: { ...process.env, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
   let output = '';
   child.stdout.on('data', (c) => (output += String(c)));
   child.stderr.on('data', (c) => (output += String(c)));
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
   const url = new Promise<string>((done, fail) => {
+    const started = Date.now();
     const timer = setInterval(() => {
       const match = /listening on (http:\/\/[\d.:]+)/.exec(output);
       if (match) {
         clearInterval(timer);
         done(match[1]);
+      } else if (Date.now() - started > PROCESS_START_MS) {
+        clearInterval(timer);
+        fail(new Error(`server not listening after ${PROCESS_START_MS / 1000} s:\n${output}`));
       }
     }, 50);
     void exited.then(() => {
@@ -85,7 +110,7 @@ describe('npm start (the local server)', () => {
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
-  });
+  }, TWO_JAVA_STARTS_MS);
 
   it('without Java says so in one clear line and exits', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'no-java-'));

@@ -36,7 +36,7 @@ beforeAll(async () => {
   await proxy.rowsFor(token, ids);
   // Stats come from rollups folded from the usage stream a moment after the rows.
   await proxy.waitForRows(token, ids.length);
-}, 60_000);
+});
 
 afterAll(async () => {
   await proxy.stop();

@@ -1,6 +1,7 @@
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 import { callThroughSdk } from '../support/sdk-clients';
 import type { ProviderId } from '../fakes/start-fakes';
+import { EVENTUALLY_MS } from '../support/patience';
 
 let proxy: ProxyServer;
 beforeAll(async () => {
@@ -21,7 +22,7 @@ async function stats(token: string, query: string) {
 
 /** The rollups are folded from the usage stream about once a second after the rows: poll until they include `requests`. */
 async function statsCaughtUp(token: string, query: string, requests: number) {
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + EVENTUALLY_MS;
   for (;;) {
     const body = await stats(token, query);
     if (body.totals.requests >= requests || Date.now() > deadline) return body;

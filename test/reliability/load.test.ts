@@ -12,6 +12,7 @@ import { callProxy, PROVIDERS, streamEndedCleanly, type CallResult } from './sup
 import { allRows, statsTotals, waitForRowCount, type Row } from './support/rows';
 import { runPool } from './support/pool';
 import { startStatsConsumer, type StatsConsumerProcess } from './support/stats-consumer';
+import { EVENTUALLY_MS } from '../support/patience';
 
 const REQUESTS = Number(process.env.LOAD_REQUESTS ?? 600);
 const CONCURRENCY = Number(process.env.LOAD_CONCURRENCY ?? 64);
@@ -121,7 +122,7 @@ test(`${REQUESTS} mixed requests at concurrency ${CONCURRENCY}: no proxy-caused 
   await restarted;
   expect(restarted).toBeDefined();
   // The overview's rollups agree with the rows exactly: nothing lost, nothing counted twice across the restart.
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + EVENTUALLY_MS;
   let totals = await statsTotals(proxy, token);
   while (totals.requests < REQUESTS && Date.now() < deadline + REQUESTS * 5) {
     await new Promise((resolve) => setTimeout(resolve, 200));

@@ -16,6 +16,7 @@ import { sdkDocumentClient } from './support/dynamo';
 import { credentialHeaders, ENDPOINT, requestBody, streamEndedCleanly } from './support/requests';
 import { spawnServer, type ServerProcess } from './support/server-process';
 import { startStoreGate } from './support/store-gate';
+import { EVENTUALLY_MS, eventually } from '../support/patience';
 
 jest.setTimeout(120_000);
 
@@ -168,7 +169,7 @@ test('SIGKILL of the server leaves no DynamoDB Local behind', async () => {
     expect(javaOf().length).toBeGreaterThan(0);
     own.child.kill('SIGKILL');
     await own.exited;
-    const deadline = Date.now() + 20_000;
+    const deadline = Date.now() + EVENTUALLY_MS;
     while (javaOf().length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
     expect(javaOf()).toEqual([]);
   } finally {
@@ -275,11 +276,10 @@ test('SIGTERM with a request whose upstream never answers and the store down: th
 
     gate.set('up');
     second = await spawnServer({ ...fakes.env }, { dataDir: first.dataDir, tablePrefix: first.tablePrefix });
-    let rows: Array<Record<string, unknown>> = [];
-    for (let i = 0; i < 100 && rows.length === 0; i++) {
-      rows = await tableRows(sdkDocumentClient(), first.tablePrefix, accountId);
-      if (rows.length === 0) await new Promise((r) => setTimeout(r, 100));
-    }
+    const rows = await eventually(async () => {
+      const found = await tableRows(sdkDocumentClient(), first.tablePrefix, accountId);
+      return found.length ? found : undefined;
+    });
     expect(rows).toEqual([expect.objectContaining({ provider: 'prov-c' })]);
   } finally {
     gate.set('up');

@@ -13,8 +13,10 @@ import { tableNames } from '../../lambda/tables';
 import type { UsageRow } from '../../lambda/usage/usage-row';
 import { sdkDocumentClient } from './support/dynamo';
 import { spawnServer, type ServerProcess } from './support/server-process';
+import { EVENTUALLY_MS, eventually } from '../support/patience';
 
-jest.setTimeout(240_000);
+// Three server starts and 1500 rows through the store per test: a minute on a quiet machine, many when CI shares it.
+jest.setTimeout(600_000);
 
 const ROWS = 1500;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -82,7 +84,7 @@ async function spooledDataDir(): Promise<{ dataDir: string; tablePrefix: string;
 async function stopMidReplay(spool: Awaited<ReturnType<typeof spooledDataDir>>, signal: NodeJS.Signals): Promise<number> {
   const server = await spawnServer({}, { dataDir: spool.dataDir, tablePrefix: spool.tablePrefix });
   try {
-    for (let i = 0; i < 600 && (await storedIds(spool.tablePrefix, spool.accountId)).length === 0; i++) await sleep(25);
+    await eventually(async () => ((await storedIds(spool.tablePrefix, spool.accountId)).length > 0 ? true : undefined), EVENTUALLY_MS, 25);
     server.child.kill(signal);
     await server.exited;
     const stored = (await storedIds(spool.tablePrefix, spool.accountId)).length;
@@ -98,14 +100,14 @@ async function stopMidReplay(spool: Awaited<ReturnType<typeof spooledDataDir>>, 
 async function replayToTheEnd(spool: Awaited<ReturnType<typeof spooledDataDir>>): Promise<{ ids: string[]; requests: number; server: ServerProcess }> {
   const server = await spawnServer({}, { dataDir: spool.dataDir, tablePrefix: spool.tablePrefix });
   let ids: string[] = [];
-  for (let i = 0; i < 1200; i++) {
+  await eventually(async () => {
     ids = await storedIds(spool.tablePrefix, spool.accountId);
-    if (ids.length >= ROWS && !existsSync(join(spool.dataDir, 'row-spool.jsonl.replaying'))) break;
-    await sleep(100);
-  }
+    return ids.length >= ROWS && !existsSync(join(spool.dataDir, 'row-spool.jsonl.replaying')) ? true : undefined;
+  }, 2 * EVENTUALLY_MS);
   // Rollups follow the rows (a stream consumer folds them in): wait until they stop moving.
   let requests = -1;
-  for (let i = 0, last = -2; i < 300 && requests !== ROWS; i++) {
+  const deadline = Date.now() + EVENTUALLY_MS;
+  for (let i = 0, last = -2; Date.now() < deadline && requests !== ROWS; i++) {
     const stats = await fetch(`${server.url}/api/stats`, { headers: { authorization: `Bearer ${spool.token}` } });
     const body = (await stats.json()) as { totals?: { requests: number }; requests?: number };
     last = requests;

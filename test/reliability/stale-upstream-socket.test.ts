@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 import { callProxy } from './support/requests';
 import { allRows } from './support/rows';
+import { EVENTUALLY_MS } from '../support/patience';
 
 jest.setTimeout(120_000);
 
@@ -68,7 +69,7 @@ test('ten requests in a row over connections the provider closes: all answered, 
   // The scenario really happened: requests met a connection the provider had closed.
   expect(resetOnReuse).toBeGreaterThanOrEqual(5);
   expect(answered).toBe(10);
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + EVENTUALLY_MS;
   let rows = await allRows(proxy, proxy.account.token, 'requester=stale-socket');
   while (rows.length < 10 && Date.now() < deadline) rows = await allRows(proxy, proxy.account.token, 'requester=stale-socket');
   expect(rows).toHaveLength(10);

@@ -9,8 +9,9 @@ import { startProxy, type ProxyServer } from '../support/proxy-server';
 import { callProxy, credentialHeaders, ENDPOINT, expectChatError, expectMessagesError, requestBody, streamEndedCleanly, upstreamCalls } from './support/requests';
 import { allRows, rowOf, statsTotals, waitForRow } from './support/rows';
 import { startStoreGate, type StoreCall, type StoreGate } from './support/store-gate';
+import { EVENTUALLY_MS, eventually } from '../support/patience';
 
-jest.setTimeout(120_000);
+jest.setTimeout(300_000);
 
 const FIXED_USAGE = { inputTokens: 321, outputTokens: 54, cacheReadTokens: 0, cacheWriteTokens: 0 };
 const OWN_KEY = 'client-own-key-outage-0001';
@@ -150,7 +151,7 @@ test('a row whose write fails is retried with backoff and lands once the store i
   expect(streamEndedCleanly('prov-b', text)).toBe(true);
   await sleep(1000);
   gate.set('up');
-  const row = await rowOf(proxy, token, requestId, 20_000);
+  const row = await rowOf(proxy, token, requestId);
   expect(row).toMatchObject({ status_code: 200, input_tokens: FIXED_USAGE.inputTokens, output_tokens: FIXED_USAGE.outputTokens });
   expect(proxy.output()).not.toMatch(new RegExp(`spooled to disk[^\\n]*"request_id":"${requestId}"`));
 });
@@ -159,13 +160,13 @@ test('a row still refused after every retry is spooled to DATA_DIR and written b
   const { requestId, text } = await streamThroughOutage('row spooled');
   expect(streamEndedCleanly('prov-b', text)).toBe(true);
   // What the operator sees: a warning naming the request.
-  expect(await waitForOutput(new RegExp(`usage row spooled to disk[^\\n]*"request_id":"${requestId}"`), 60_000)).toBe(true);
+  expect(await waitForOutput(new RegExp(`usage row spooled to disk[^\\n]*"request_id":"${requestId}"`), 2 * EVENTUALLY_MS)).toBe(true);
   expect(await waitForRow(proxy, token, requestId, 500)).toBeUndefined();
 
   gate.set('up');
-  const row = await rowOf(proxy, token, requestId, 30_000);
+  const row = await rowOf(proxy, token, requestId);
   expect(row).toMatchObject({ status_code: 200, input_tokens: FIXED_USAGE.inputTokens, output_tokens: FIXED_USAGE.outputTokens });
-  expect(await waitForOutput(/"message":"spooled usage rows written"/, 5_000)).toBe(true);
+  expect(await waitForOutput(/"message":"spooled usage rows written"/, EVENTUALLY_MS)).toBe(true);
   // Written once, not once per replay.
   await sleep(6_000);
   expect((await allRows(proxy, token)).filter((r) => r.id === requestId)).toHaveLength(1);
@@ -184,14 +185,10 @@ async function oneRequestForNewAccount(before: (accountId: string) => void): Pro
 async function expectCountedOnce(accountToken: string, requestId: string): Promise<void> {
   await rowOf(proxy, accountToken, requestId);
   expect(await allRows(proxy, accountToken)).toHaveLength(1);
-  let totals = await statsTotals(proxy, accountToken);
-  for (let i = 0; i < 50 && totals.requests === 0; i++) {
-    await sleep(100);
-    totals = await statsTotals(proxy, accountToken);
-  }
+  await eventually(async () => ((await statsTotals(proxy, accountToken)).requests > 0 ? true : undefined));
   // Let any retry of the rollup land before reading the final figures.
   await sleep(1500);
-  totals = await statsTotals(proxy, accountToken);
+  const totals = await statsTotals(proxy, accountToken);
   expect({ requests: totals.requests, input: totals.input_tokens, output: totals.output_tokens }).toEqual({
     requests: 1,
     input: FIXED_USAGE.inputTokens,

@@ -10,6 +10,7 @@ import { startProxy, type ProxyServer } from '../support/proxy-server';
 import { credentialHeaders, ENDPOINT, expectEndpointError, PROVIDERS, upstreamCalls } from '../reliability/support/requests';
 import { allRows } from '../reliability/support/rows';
 import { awkwardText, bodyWithOneBadField, invalidField, validBody } from './support/validity';
+import { EVENTUALLY_MS } from '../support/patience';
 
 jest.setTimeout(180_000);
 
@@ -129,7 +130,7 @@ describe('property: valid bodies full of awkward Unicode are forwarded and logge
       { numRuns: Math.ceil(RUNS / 3) },
     );
     proxy.secrets.add('client-own-key-unicode-0001');
-    const deadline = Date.now() + 15_000;
+    const deadline = Date.now() + EVENTUALLY_MS;
     let rows = await allRows(proxy, account.token);
     while (rows.length < sent && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 200));
@@ -206,7 +207,7 @@ describe('hand-written extremes', () => {
     });
     await response.text();
     expect(response.status).toBeLessThan(500);
-    const deadline = Date.now() + 20_000;
+    const deadline = Date.now() + EVENTUALLY_MS;
     let rows = await allRows(proxy, account.token);
     while (rows.length === 0 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 200));

@@ -4,6 +4,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startAllFakes, type AllFakes, type ProviderId } from '../fakes/start-fakes';
+import { EVENTUALLY_MS, PROCESS_START_MS } from './patience';
 
 const ROOT = resolve(__dirname, '../..');
 const SERVER = join(ROOT, 'dist/local/server.mjs');
@@ -85,7 +86,7 @@ export async function startProxy(options: StartOptions = {}): Promise<ProxyServe
   child.stderr!.on('data', (chunk) => (output += String(chunk)));
 
   const url = await new Promise<string>((done, fail) => {
-    const timer = setTimeout(() => fail(new Error(`proxy did not start:\n${output}`)), 60_000);
+    const timer = setTimeout(() => fail(new Error(`proxy did not start:\n${output}`)), PROCESS_START_MS);
     const check = () => {
       const match = /listening on (http:\/\/[\d.:]+)/.exec(output);
       if (match) {
@@ -140,7 +141,7 @@ export async function startProxy(options: StartOptions = {}): Promise<ProxyServe
     saveKey,
     api,
     async waitForRows(token, count, query = '') {
-      const deadline = Date.now() + 10_000;
+      const deadline = Date.now() + EVENTUALLY_MS;
       let items: Array<Record<string, unknown>>;
       for (;;) {
         const response = await api(`/api/logs?limit=500${query ? `&${query}` : ''}`, { token });
@@ -150,7 +151,7 @@ export async function startProxy(options: StartOptions = {}): Promise<ProxyServe
         await new Promise((r) => setTimeout(r, 50));
       }
       // The overview's rollups are folded from the usage stream about a second after the rows: wait for them too.
-      while (Date.now() < deadline + 10_000) {
+      while (Date.now() < deadline + EVENTUALLY_MS) {
         const stats = (await (await api('/api/stats', { token })).json()) as { totals?: { requests?: number } };
         if ((stats.totals?.requests ?? 0) >= count) break;
         await new Promise((r) => setTimeout(r, 100));
@@ -158,7 +159,7 @@ export async function startProxy(options: StartOptions = {}): Promise<ProxyServe
       return items;
     },
     async rowsFor(token, ids) {
-      const deadline = Date.now() + 10_000;
+      const deadline = Date.now() + EVENTUALLY_MS;
       for (;;) {
         const found = new Map<string, Record<string, unknown>>();
         let cursor: string | null = null;

@@ -1,5 +1,6 @@
 /** Reading usage rows back through the management API (rows are written just after a response ends). */
 import type { ProxyServer } from '../../support/proxy-server';
+import { EVENTUALLY_MS } from '../../support/patience';
 
 export type Row = Record<string, unknown> & {
   id: string;
@@ -35,7 +36,7 @@ export async function allRows(proxy: Pick<ProxyServer, 'api'>, token: string, qu
 }
 
 /** Polls until the account has `count` rows (or the deadline passes) and returns them all. */
-export async function waitForRowCount(proxy: Pick<ProxyServer, 'api'>, token: string, count: number, timeoutMs = 20_000): Promise<Row[]> {
+export async function waitForRowCount(proxy: Pick<ProxyServer, 'api'>, token: string, count: number, timeoutMs = EVENTUALLY_MS): Promise<Row[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const rows = await allRows(proxy, token);
@@ -45,7 +46,7 @@ export async function waitForRowCount(proxy: Pick<ProxyServer, 'api'>, token: st
 }
 
 /** Polls until the row with this id exists; undefined if it never appears in time. */
-export async function waitForRow(proxy: Pick<ProxyServer, 'api'>, token: string, id: string, timeoutMs = 10_000): Promise<Row | undefined> {
+export async function waitForRow(proxy: Pick<ProxyServer, 'api'>, token: string, id: string, timeoutMs = EVENTUALLY_MS): Promise<Row | undefined> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const response = await proxy.api('/api/logs?limit=500', { token });

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { PROCESS_START_MS } from '../../support/patience';
 
 const ROOT = resolve(__dirname, '../../..');
 
@@ -46,7 +47,7 @@ export async function spawnServer(env: Record<string, string>, options: SpawnOpt
   child.stderr!.on('data', (chunk) => (output += String(chunk)));
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
   const url = await new Promise<string>((done, fail) => {
-    const timer = setTimeout(() => fail(new Error(`server did not start:\n${output}`)), 60_000);
+    const timer = setTimeout(() => fail(new Error(`server did not start:\n${output}`)), PROCESS_START_MS);
     child.stdout!.on('data', () => {
       const match = /listening on (http:\/\/[\d.:]+)/.exec(output);
       if (match) {

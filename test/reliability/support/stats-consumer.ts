@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { PROCESS_START_MS } from '../../support/patience';
 
 const ROOT = resolve(__dirname, '../../..');
 
@@ -26,7 +27,7 @@ export async function startStatsConsumer(tablePrefix: string, dataDir = mkdtempS
   child.stdout!.on('data', (chunk) => (output += String(chunk)));
   child.stderr!.on('data', (chunk) => (output += String(chunk)));
   await new Promise<void>((done, fail) => {
-    const timer = setTimeout(() => fail(new Error(`stats consumer did not start:\n${output}`)), 30_000);
+    const timer = setTimeout(() => fail(new Error(`stats consumer did not start:\n${output}`)), PROCESS_START_MS);
     child.stdout!.on('data', () => {
       if (output.includes('stats consumer folding')) {
         clearTimeout(timer);

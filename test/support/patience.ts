@@ -1,0 +1,23 @@
+/**
+ * How long tests wait for what should happen soon. Every wait that uses these polls its condition
+ * and returns as soon as it holds, so on a quiet machine a long limit costs nothing. They are long
+ * because on a loaded one (CI sharing the machine: load average 20 and more on 2 cores) the same
+ * work takes many times as long, and a tight limit fails a correct build. A test that shows
+ * something does *not* happen names its own, short, watching time instead.
+ */
+
+/** Something the server does just after a response or in the background: a row written, rollups folded, a spend added. */
+export const EVENTUALLY_MS = 60_000;
+
+/** A real process starting until it serves: the built server (with its tables), DynamoDB Local on Java. */
+export const PROCESS_START_MS = 180_000;
+
+/** Polls `probe` until it returns something other than undefined, or the limit passes (then undefined). */
+export async function eventually<T>(probe: () => Promise<T | undefined>, limitMs = EVENTUALLY_MS, intervalMs = 100): Promise<T | undefined> {
+  const deadline = Date.now() + limitMs;
+  for (;;) {
+    const found = await probe();
+    if (found !== undefined || Date.now() > deadline) return found;
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
