@@ -4,6 +4,7 @@ import { createHash, createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { LeanDocumentClient } from '../../../lambda/store/dynamodb/wire/document-client';
+import { OPERATIONS, type OperationName } from '../../../lambda/store/dynamodb/wire/operations';
 import { SigV4Signer } from '../../../lambda/store/dynamodb/wire/sigv4';
 
 /** The SDK's own signer needs a SHA-256 constructor; Node's crypto provides it. */
@@ -22,21 +23,24 @@ class NodeSha256 {
 }
 
 describe('SigV4 signer', () => {
-  it.each([
+  const credentialSets = [
     ['long-term credentials', undefined],
     ['session credentials (Lambda role)', 'IQoJb3JpZ2luX2VjEXAMPLE//session+token=='],
-  ])('produces the same Authorization as the AWS SDK signer, with %s', async (_label, sessionToken) => {
+  ] as const;
+  // Every operation the client sends (operations.ts), each with both kinds of credentials.
+  const cases = (Object.keys(OPERATIONS) as OperationName[]).flatMap((operation) => credentialSets.map(([label, token]) => [operation, label, token] as const));
+
+  it('is asked to sign every operation the client can send', () => {
+    expect(cases.map(([operation]) => operation)).toEqual(expect.arrayContaining(['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'BatchGetItem', 'BatchWriteItem', 'TransactWriteItems']));
+  });
+
+  it.each(cases)('produces the same Authorization as the AWS SDK signer for %s, with %s', async (operation, _label, sessionToken) => {
     const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', sessionToken };
     const now = new Date('2026-11-21T10:11:12.345Z');
-    const body = JSON.stringify({ TableName: 't', Key: { pk: { S: 'ACCOUNT#x' } } });
+    const body = JSON.stringify({ TableName: 't', Key: { pk: { S: `ACCOUNT#x ${operation} é` } } });
     const host = 'dynamodb.eu-west-1.amazonaws.com';
-    const ours = new SigV4Signer('eu-west-1', 'dynamodb').sign({
-      host,
-      headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'DynamoDB_20120810.GetItem' },
-      body,
-      credentials,
-      now,
-    });
+    const target = `DynamoDB_20120810.${operation}`;
+    const ours = new SigV4Signer('eu-west-1', 'dynamodb').sign({ host, target, body, credentials, now });
     // applyChecksum off: the same signed-header set as ours (the payload hash is in the canonical request either way).
     const reference = new SignatureV4({ credentials, region: 'eu-west-1', service: 'dynamodb', sha256: NodeSha256 as never, applyChecksum: false });
     const signed = await reference.sign(
@@ -46,7 +50,7 @@ describe('SigV4 signer', () => {
         hostname: host,
         path: '/',
         query: {},
-        headers: { host, 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'DynamoDB_20120810.GetItem' },
+        headers: { host, 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': target },
         body,
       } as never,
       { signingDate: now },
@@ -55,8 +59,11 @@ describe('SigV4 signer', () => {
     const signedNames = /SignedHeaders=([^,]+)/.exec(expected.authorization)![1];
     expect(/SignedHeaders=([^,]+)/.exec(ours.authorization)![1]).toBe(signedNames);
     expect(ours.authorization).toBe(expected.authorization);
+    // Every header the signature covers is sent, with the value signed.
+    for (const name of signedNames.split(';')) expect(ours[name]).toBe(expected[name] ?? expected[Object.keys(expected).find((key) => key.toLowerCase() === name)!]);
     expect(ours['x-amz-date']).toBe('20261121T101112Z');
     if (sessionToken) expect(ours['x-amz-security-token']).toBe(sessionToken);
+    else expect(ours['x-amz-security-token']).toBeUndefined();
   });
 });
 

@@ -81,7 +81,7 @@ export class LeanDocumentClient implements DocumentClient {
   private async post(operation: OperationName, body: string): Promise<Record<string, unknown>> {
     const headers = this.signer.sign({
       host: this.url.host,
-      headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `DynamoDB_20120810.${operation}` },
+      target: `DynamoDB_20120810.${operation}`,
       body,
       credentials: await this.options.credentials(),
       now: this.clock.now(),
