@@ -1,4 +1,4 @@
-import { itemFromWire } from './wire/operations';
+import { itemFromImage } from './wire/operations';
 import type { UsageRow } from '../../usage/usage-row';
 import type { StreamedRow } from '../../usage/rollups/fold';
 
@@ -19,7 +19,7 @@ export function streamedRows(records: readonly UsageStreamRecord[], lineage: str
     const image = record.dynamodb?.NewImage;
     const sequence = record.dynamodb?.SequenceNumber;
     if (record.eventName !== 'INSERT' || !image || !sequence) continue;
-    rows.push({ row: itemFromWire(image) as unknown as UsageRow, lineage, sequence });
+    rows.push({ row: itemFromImage(image) as unknown as UsageRow, lineage, sequence });
   }
   return rows;
 }

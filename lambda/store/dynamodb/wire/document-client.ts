@@ -29,21 +29,6 @@ export function sentAtMostOnce<T extends StoreCommand>(command: T): T {
 }
 
 /**
- * Binary attributes travel as base64 in the JSON protocol. The holder's own
- * value is checked because JSON.stringify applies Buffer's toJSON first.
- */
-function encodeBinary(this: Record<string, unknown>, key: string, value: unknown): unknown {
-  const original = this[key];
-  return original instanceof Uint8Array ? Buffer.from(original.buffer, original.byteOffset, original.byteLength).toString('base64') : value;
-}
-
-function decodeBinary(key: string, value: unknown): unknown {
-  if (key === 'B' && typeof value === 'string') return Buffer.from(value, 'base64');
-  if (key === 'BS' && Array.isArray(value) && value.every((v) => typeof v === 'string')) return value.map((v) => Buffer.from(v, 'base64'));
-  return value;
-}
-
-/**
  * A lean DynamoDB document client over the service's JSON protocol: the same
  * commands and results as `@aws-sdk/lib-dynamodb`, without the SDK's
  * per-call middleware stack, which cost about five times a bare HTTPS request
@@ -70,7 +55,7 @@ export class LeanDocumentClient implements DocumentClient {
     const found = operationOf(command);
     if (!found) throw new Error(`Unsupported DynamoDB command ${command.constructor.name}`);
     const [name, operation] = found;
-    const body = JSON.stringify(operation.input(command.input as Record<string, unknown>), encodeBinary);
+    const body = JSON.stringify(operation.input(command.input as Record<string, unknown>));
     const idempotent = !sentAtMostOnceCommands.has(command);
     const output = await withRetries(() => this.post(name, body), retryPolicies.storeCall((error) => mayRetry(error, idempotent)));
     // The wire's answer, converted field by field as the SDK's document command would.
@@ -109,7 +94,7 @@ export class LeanDocumentClient implements DocumentClient {
     const status = response.statusCode ?? 500;
     let parsed: Record<string, unknown>;
     try {
-      parsed = text ? JSON.parse(text, decodeBinary) : {};
+      parsed = text ? JSON.parse(text) : {};
     } catch {
       return new DynamoError('InvalidResponse', `DynamoDB answered ${status} with a body that is not JSON`, status);
     }

@@ -16,10 +16,10 @@ import {
   type TransactWriteCommandOutput,
   type UpdateCommandOutput,
 } from '@aws-sdk/lib-dynamodb';
-import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { marshallForWire, unmarshallFromWire } from './attribute-values';
 
 type Json = Record<string, unknown>;
-type Item = Record<string, unknown>;
 type AttributeMap = Parameters<typeof unmarshall>[0];
 
 /**
@@ -52,10 +52,16 @@ interface WireOperation {
   output(output: Json): Json;
 }
 
-const toWire = (item: unknown) => marshall(item as Item, { removeUndefinedValues: true, convertClassInstanceToMap: true });
-const fromWire = (item: unknown) => unmarshall(item as AttributeMap);
-/** An item in DynamoDB's wire form (as error bodies and stream records carry it) as a plain object. */
+/** Items as the JSON protocol carries them, binaries in base64 (attribute-values.ts). */
+const toWire = marshallForWire;
+const fromWire = unmarshallFromWire;
+/** An item of a JSON-protocol answer (an error body's `Item`) as a plain object, binaries as Buffers. */
 export const itemFromWire = (item: unknown): Record<string, unknown> => fromWire(item);
+/**
+ * A stream record's image as a plain object. Binaries stay as the record carries them
+ * (base64 text in a Lambda event, bytes from the Streams API), as util-dynamodb reads them.
+ */
+export const itemFromImage = (item: unknown): Record<string, unknown> => unmarshall(item as AttributeMap);
 
 function mapFields(object: Json, fields: readonly string[], convert: (value: unknown) => unknown): Json {
   const out: Json = { ...object };
