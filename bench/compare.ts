@@ -75,6 +75,10 @@ export const FIGURES: Figure[] = [
   withinShare('throughput, Portkey (req/s)', 0.45, (r) => r.throughput.portkey?.maxRps),
   withinShare('throughput, stored key / Portkey (same run)', 0.15, (r) => ratio(r.throughput.stored?.maxRps, r.throughput.portkey?.maxRps)),
   withinShare('RSS max c=16, stored key (MB)', 0.1, (r) => r.resources.c16.stored?.rssMaxMb),
+  // The pinned phase (absent from runs before it, so then not compared): the same bands as its shared-core figures.
+  withinShare('pinned p99 c=16, stored key (ms)', 0.5, (r) => r.pinned?.contenders.stored?.c16.p99),
+  withinShare('pinned throughput, stored key / Portkey (same run)', 0.15, (r) => ratio(r.pinned?.contenders.stored?.throughput.maxRps, r.pinned?.contenders.portkey?.throughput.maxRps)),
+  withinShare('pinned CPU per request at max, stored key (ms)', 0.15, (r) => r.pinned?.contenders.stored?.cpuMsPerRequestAtMax),
 ];
 
 export function compareRuns(baseline: Results, rerun: Results): Comparison[] {

@@ -6,6 +6,7 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { compareRuns } from '../../bench/compare';
 import { buildContenders, type Contender, type ContenderId } from '../../bench/contenders';
 import { startBenchUpstream, type BenchUpstream } from '../../bench/fake-upstream';
 import { startLoadClient, type LoadClient } from '../../bench/load-client';
@@ -209,6 +210,18 @@ describe('how a run reads the pinned figures', () => {
     const skipped = run({ skipped: '`taskset` (util-linux) is not available (ENOENT)', contenders: {} });
     expect(renderResults(skipped)).toContain('Skipped in this run: `taskset` (util-linux) is not available (ENOENT).');
     expect(budget(skipped, 'Added p99, c=16, stored key').why).toContain('the pinned phase was skipped (`taskset` (util-linux) is not available (ENOENT))');
+  });
+
+  test('a rerun is compared with the pinned figures of the run before it, when both have them', () => {
+    const pinned = (storedRps: number): PinnedFigures => ({
+      cpus: { contender: 0, rest: 1 },
+      contenders: { direct: contender(1, 9000, [0.02, 0.6]), stored: contender(30, storedRps, [0.99, 0.7], 1.25, 2), portkey: contender(40, 700, [0.98, 0.6], 1.4) },
+    });
+    const figure = (rows: ReturnType<typeof compareRuns>, name: string) => rows.find((row) => row.figure === name);
+    const ratio = 'pinned throughput, stored key / Portkey (same run)';
+    expect(figure(compareRuns(run(undefined), run(pinned(400))), ratio)).toBeUndefined();
+    expect(figure(compareRuns(run(pinned(400)), run(pinned(440))), ratio)!.within).toBe(true);
+    expect(figure(compareRuns(run(pinned(400)), run(pinned(200))), ratio)!.within).toBe(false);
   });
 
   test("throughput at or above Portkey's meets the budget", () => {
