@@ -62,7 +62,14 @@ export function renderFindings(r: Results): string {
           .join('; ') +
         '.',
     );
-  out.push(`- **Lambda:** bundle ${fmt(h.bundle.mb)} MB, imported in ${fmt(h.bundle.importMs, 0)} ms; $${fmt(h.cost.total)} per million requests at ${h.cost.memoryMb} MB with a ${h.cost.upstreamSeconds} s upstream, $${fmt(h.cost.lambdaWait)} of it Lambda duration; at 128 MB $${fmt(h.cost.at128)}.`, '');
+  out.push(`- **Lambda:** bundle ${fmt(h.bundle.mb)} MB, imported in ${fmt(h.bundle.importMs, 0)} ms; $${fmt(h.cost.total)} per million requests at ${h.cost.memoryMb} MB with a ${h.cost.upstreamSeconds} s upstream, $${fmt(h.cost.lambdaWait)} of it Lambda duration; at 128 MB $${fmt(h.cost.at128)}.`);
+  const consumer = r.cost.streamConsumer;
+  const writes = r.cost.lines.find((line) => line.item === 'DynamoDB writes');
+  if (consumer)
+    out.push(
+      `- **Cost of the rows and rollups:** DynamoDB writes $${fmt(writes?.usdPerMillion)} per million (${writes?.basis ?? 'not counted'}); the stream consumer $${fmt(consumer.usdPerMillion)} at ${fmt(consumer.monthlyRequests / 1e6, 0)} million requests a month (${fmt(consumer.rowsPerBatch, 1)} rows per batch), $${fmt(consumer.worstCaseUsdPerMillion)} at worst, each row alone in a batch.`,
+    );
+  out.push('');
 
   out.push(...storeCallFloor(r), '');
 

@@ -14,7 +14,9 @@
  * worst case (no burst above the share within a scheduling period), so the latencies are upper
  * bounds. Cost per million at a 3 s upstream follows from the billed duration, with the request
  * path's DynamoDB units and the stream consumer's cost (a lone row per batch, its worst case).
- * Writes bench/MEMORY.md; docs/deploy.md's cost table quotes it (test/bench/memory-choice.test.ts).
+ * Writes bench/MEMORY.md and docs/deploy.md's cost table (test/bench/memory-choice.test.ts).
+ * `--render-only`: the choice again from bench/memory.json's figures and the committed run, no new measurement
+ * (after the cost model or the committed run changed).
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -27,7 +29,7 @@ import { ensureTables } from '../lambda/store/dynamodb/create-tables';
 import { loadConfig } from '../lambda/config';
 import { OWN_PROVIDER_KEY } from './contenders';
 import { startBenchUpstream } from './fake-upstream';
-import { chooseMemory, renderMemoryChoice, type InstanceFigures } from './memory-choice';
+import { chooseMemory, COST_TABLE_HEADER, costTableRows, renderMemoryChoice, type InstanceFigures, type MemoryChoice } from './memory-choice';
 import { JSON_SHAPE } from './phases';
 import { LAMBDA_BUNDLE, ROOT } from './processes';
 import { percentiles } from './stats';
@@ -94,11 +96,7 @@ async function main(): Promise<void> {
       peakRssMb: Number(small.maxRssMb),
       peakRssLargeBodyMb: Number(large.maxRssMb),
     };
-    const results = JSON.parse(readFileSync(join(ROOT, 'bench', 'results.json'), 'utf8')) as Parameters<typeof chooseMemory>[1];
-    const choice = chooseMemory(figures, results);
-    writeFileSync(join(ROOT, 'bench', 'memory.json'), JSON.stringify({ date: new Date().toISOString(), figures, choice }, null, 2) + '\n');
-    writeFileSync(join(ROOT, 'bench', 'MEMORY.md'), renderMemoryChoice(figures, choice));
-    process.stdout.write(renderMemoryChoice(figures, choice));
+    writeChoice(figures, new Date().toISOString());
   } finally {
     await upstream.close();
     await dynamo.stop();
@@ -106,7 +104,28 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
+/** Chooses from the figures and the committed run, and writes memory.json, MEMORY.md and docs/deploy.md's table. */
+function writeChoice(figures: InstanceFigures, date: string): void {
+  const results = JSON.parse(readFileSync(join(ROOT, 'bench', 'results.json'), 'utf8')) as Parameters<typeof chooseMemory>[1];
+  const choice = chooseMemory(figures, results);
+  writeFileSync(join(ROOT, 'bench', 'memory.json'), JSON.stringify({ date, figures, choice }, null, 2) + '\n');
+  writeFileSync(join(ROOT, 'bench', 'MEMORY.md'), renderMemoryChoice(figures, choice));
+  const docsPath = join(ROOT, 'docs', 'deploy.md');
+  const [start, end] = ['<!-- memory-table:start -->\n', '\n<!-- memory-table:end -->'];
+  const docs = readFileSync(docsPath, 'utf8');
+  const from = docs.indexOf(start) + start.length;
+  const to = docs.indexOf(end);
+  if (from < start.length || to < from) throw new Error(`docs/deploy.md has no ${start.trim()} … ${end.trim()} markers`);
+  writeFileSync(docsPath, docs.slice(0, from) + [...COST_TABLE_HEADER, ...costTableRows(choice)].join('\n') + docs.slice(to));
+  process.stdout.write(renderMemoryChoice(figures, choice));
+}
+
+function renderOnly(): void {
+  const stored = JSON.parse(readFileSync(join(ROOT, 'bench', 'memory.json'), 'utf8')) as { date: string; figures: InstanceFigures; choice: MemoryChoice };
+  writeChoice(stored.figures, stored.date);
+}
+
+(process.argv.includes('--render-only') ? Promise.resolve().then(renderOnly) : main()).catch((error: unknown) => {
   process.stderr.write(`${(error as Error).stack ?? String(error)}\n`);
   process.exit(1);
 });

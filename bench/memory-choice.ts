@@ -3,7 +3,9 @@
  * (bench/lambda-memory.ts) and the committed benchmark run's store counts
  * (bench/results.json). Pure functions, so the published table can be checked.
  */
-import { FULL_VCPU_MB, PRICES, STREAM_CONSUMER as CONSUMER, streamConsumerUsdPerMillion } from './cost-model';
+import { FULL_VCPU_MB, MONTHLY_REQUESTS, PRICES, STREAM_CONSUMER as CONSUMER, UPSTREAM_SECONDS, rowsPerBatchAt, streamConsumerUsdPerMillion } from './cost-model';
+
+export { UPSTREAM_SECONDS };
 
 export interface InstanceFigures {
   invocations: number;
@@ -20,7 +22,6 @@ export interface InstanceFigures {
 }
 
 export const SIZES_MB = [128, 256, 512, 1024] as const;
-export const UPSTREAM_SECONDS = 3;
 /**
  * What the proxy may add before the answer in Lambda: the specification's cache hit answers in
  * about 80 ms, and a hit's path costs the same CPU as a stored-key request, leaving 30 ms for
@@ -64,7 +65,7 @@ export function chooseMemory(figures: InstanceFigures, run: CommittedRun): Memor
   const million = 1_000_000;
   // Everything but the Lambda lines: DynamoDB units counted per request, KMS, Secrets Manager, cold-start init.
   const storeAndKeysUsd = run.cost.lines.filter((line) => !/^(Lambda (requests|duration)|Stream consumer)/.test(line.item)).reduce((sum, line) => sum + line.usdPerMillion, 0);
-  const consumerUsd = streamConsumerUsdPerMillion();
+  const consumerUsd = streamConsumerUsdPerMillion(rowsPerBatchAt(MONTHLY_REQUESTS));
   const sizes = SIZES_MB.map((memoryMb): SizeFigures => {
     const cpuShare = Math.min(1, memoryMb / FULL_VCPU_MB);
     const slowdown = 1 / cpuShare - 1;
@@ -100,7 +101,7 @@ export function costTableRows(choice: MemoryChoice): string[] {
 }
 
 export const COST_TABLE_HEADER = [
-  '| memory | vCPU share | added before the answer (at most) | billed per request | Lambda | DynamoDB, KMS, Secrets Manager | stream consumer (at most) | per million requests | |',
+  '| memory | vCPU share | added before the answer (at most) | billed per request | Lambda | DynamoDB, KMS, Secrets Manager | stream consumer (1M requests a month) | per million requests | |',
   '|---|--:|--:|--:|--:|--:|--:|--:|---|',
 ];
 
@@ -112,7 +113,7 @@ export function renderMemoryChoice(figures: InstanceFigures, choice: MemoryChoic
     '',
     `The bundle's handler, one invocation at a time under a stand-in of Lambda's streaming runtime (DynamoDB Local and the fake upstream on this machine), ${figures.invocations} stored-key chat requests: median process CPU ${fmt(figures.cpuBeforeAnswerMs)} ms until the answer starts and ${fmt(figures.cpuTotalMs)} ms in all (row write included); wall time ${fmt(figures.wallBeforeAnswerMs)} ms and ${fmt(figures.wallTotalMs)} ms on a full core. Peak RSS ${fmt(figures.peakRssMb, 0)} MB; ${fmt(figures.peakRssLargeBodyMb, 0)} MB after requests with a body at the 6 MB limit.`,
     '',
-    `Lambda gives CPU in proportion to memory (one vCPU at ${FULL_VCPU_MB} MB). The throttled time is computed from the measured CPU: c ms of CPU take c / share ms, store and provider waits are unchanged; that assumes no burst above the share, so the figures are upper bounds. A size qualifies when the peak RSS with a 6 MB body stays under ${RSS_HEADROOM * 100} % of it and the added time before the answer stays within ${ADDED_LATENCY_BUDGET_MS} ms (a cache hit, whose path costs the same CPU, must answer in about 80 ms). Cost at a ${UPSTREAM_SECONDS} s upstream; the stream consumer at its worst case, a lone row per batch (${CONSUMER.memoryMb} MB, ${CONSUMER.msPerBatch} ms assumed per batch, ${CONSUMER.rollupWritesPerRow} rollup writes); with busy traffic its batches hold up to 1,000 rows and its cost per request nearly vanishes.`,
+    `Lambda gives CPU in proportion to memory (one vCPU at ${FULL_VCPU_MB} MB). The throttled time is computed from the measured CPU: c ms of CPU take c / share ms, store and provider waits are unchanged; that assumes no burst above the share, so the figures are upper bounds. A size qualifies when the peak RSS with a 6 MB body stays under ${RSS_HEADROOM * 100} % of it and the added time before the answer stays within ${ADDED_LATENCY_BUDGET_MS} ms (a cache hit, whose path costs the same CPU, must answer in about 80 ms). Cost at a ${UPSTREAM_SECONDS} s upstream; the stream consumer at ${MONTHLY_REQUESTS.toLocaleString('en')} requests a month, ${rowsPerBatchAt(MONTHLY_REQUESTS).toFixed(1)} rows per batch (${CONSUMER.memoryMb} MB, ${CONSUMER.msPerBatch} ms assumed per batch, ${CONSUMER.rollupWritesPerCombination} rollup writes per batch); at its worst case, a lone row per batch, it would be $${fmt(streamConsumerUsdPerMillion(1))}.`,
     '',
     ...COST_TABLE_HEADER,
     ...costTableRows(choice),

@@ -6,6 +6,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { judgeBudgets } from './budgets';
+import { repriceCost } from './cost-inputs';
 import { renderFindings } from './findings';
 import { computeHeadline } from './headline';
 import { replaceReadmeSection } from './readme';
@@ -23,8 +24,9 @@ const FINDINGS_MD = join(ROOT, 'bench', 'FINDINGS.md');
 const README = join(ROOT, 'README.md');
 export const OUTPUTS = ['bench/results.json', 'bench/RESULTS.md', 'bench/FINDINGS.md', "README.md's performance section"];
 
-/** Judges the budgets and derives the headline (pure: the same measurements give the same text). */
-export function finishResults(r: Omit<Results, 'budgets' | 'headline'>): Results {
+/** Prices the run, judges the budgets and derives the headline (pure: the same measurements give the same text). */
+export function finishResults(measured: Omit<Results, 'budgets' | 'headline'>): Results {
+  const r = { ...measured, cost: repriceCost(measured) };
   const budgets = judgeBudgets(r);
   return { ...r, budgets, headline: computeHeadline(r, budgets) };
 }

@@ -24,7 +24,12 @@ export interface RoundTripSummary {
   /** Sequential waves among the calls after the answer (row, then rollups). */
   wavesAfterResponse: number;
   readUnits: number;
+  /** As DynamoDB Local reported them. */
   writeUnits: number;
+  /** As DynamoDB bills them, from the written items' sizes (billed-units.ts); absent in runs before it was counted. */
+  billedWriteUnits?: number;
+  /** Items named by the request's TransactWriteItems calls (its row and the counters it adds to). */
+  transactionItems?: number;
   /**
    * How long store writes continue after the client has the answer (a Lambda
    * invocation stays billed meanwhile), less the counter's own hold-back.
@@ -81,6 +86,8 @@ export async function countRoundTrips(options: {
     wavesAfterResponse: 0,
     readUnits: 0,
     writeUnits: 0,
+    billedWriteUnits: 0,
+    transactionItems: 0,
     tailAfterResponseMs: 0,
     operations: {},
   };
@@ -116,7 +123,11 @@ export async function countRoundTrips(options: {
     total.tailAfterResponseMs += Math.max(0, Math.max(0, ...after.map((call) => call.endMs - ended)) - afterWaves * options.counterDelayMs);
     for (const call of calls) {
       if (call.kind === 'read') total.readUnits += call.units;
-      if (call.kind === 'write') total.writeUnits += call.units;
+      if (call.kind === 'write') {
+        total.writeUnits += call.units;
+        total.billedWriteUnits! += call.billedUnits ?? call.units;
+        total.transactionItems! += call.transactionItems ?? 0;
+      }
       const key = `${call.operation} ${options.tablePrefix(call.table)}`;
       total.operations[key] = (total.operations[key] ?? 0) + 1;
     }
@@ -134,6 +145,8 @@ export async function countRoundTrips(options: {
     msUpstreamToAnswer: perRequest(total.msUpstreamToAnswer),
     readUnits: perRequest(total.readUnits),
     writeUnits: perRequest(total.writeUnits),
+    billedWriteUnits: perRequest(total.billedWriteUnits!),
+    transactionItems: perRequest(total.transactionItems!),
     tailAfterResponseMs: perRequest(total.tailAfterResponseMs),
     operations: Object.fromEntries(Object.entries(total.operations).map(([key, count]) => [key, perRequest(count)])),
   };

@@ -18,6 +18,7 @@ import { startDynamoDbLocal } from '../lambda/local/dynamodb-local';
 import { judgeBudgets } from './budgets';
 import { measureColdStart } from './cold-start';
 import { RESPONSES_CONTENDERS, buildContenders, type Contender, type ContenderId } from './contenders';
+import { costInputsOf } from './cost-inputs';
 import { costPerMillion } from './cost-model';
 import { startBenchUpstream } from './fake-upstream';
 import { startLoadClient } from './load-client';
@@ -177,19 +178,8 @@ async function main(): Promise<void> {
     const coldStart = await measureColdStart(lambdaBundle, ITERATIONS.coldStartRuns);
     if (dynamoPid && resources.c16.dynamoDbLocal) Object.assign(resources.c16.dynamoDbLocal, { rssIdleMb: dynamoIdle, rssMaxMb: dynamoRss!.stop() });
 
-    const stored = roundTrips.find((t) => t.mode === 'stored key')!;
-    const cost = costPerMillion({
-      upstreamSeconds: 3,
-      // A Lambda instance serves one request at a time: the paced figure is the one it would see.
-      proxyOverheadMs: Math.max(0, (c1Paced.figures.stored?.p50 ?? 0) - (c1Paced.figures.direct?.p50 ?? 0)),
-      tailAfterResponseMs: stored.tailAfterResponseMs,
-      cpuMsPerRequest: resources.c1Paced.stored?.cpuMsPerRequest,
-      writeUnitsPerRequest: stored.writeUnits,
-      readUnitsPerRequest: stored.readUnits,
-      responseBytes: Buffer.byteLength(await (await fetch(`${upstream.origin}/v1/chat/completions`, { method: 'POST', body: '{}' })).text()),
-      coldStartsPerMillion: 1000,
-      coldStartInitMs: coldStart.importMedianMs,
-    });
+    const responseBytes = Buffer.byteLength(await (await fetch(`${upstream.origin}/v1/chat/completions`, { method: 'POST', body: '{}' })).text());
+    const cost = costPerMillion(costInputsOf({ latency: { c1: c1.figures, c1Paced: c1Paced.figures, c16: c16.figures }, roundTrips, resources, coldStart }, responseBytes));
 
     const figures: Measured = {
       date: new Date().toISOString(),

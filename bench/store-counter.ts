@@ -10,6 +10,7 @@
  */
 import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { billedWrite, type BilledWrite } from './billed-units';
 import { monotonicMs } from './fake-upstream';
 
 export interface StoreCall {
@@ -19,6 +20,10 @@ export interface StoreCall {
   endMs: number;
   /** Read or write units reported by DynamoDB Local for this call. */
   units: number;
+  /** Write units as DynamoDB bills them, from the items the call writes (billed-units.ts); undefined for reads. */
+  billedUnits?: number;
+  /** Items a TransactWriteItems names. */
+  transactionItems?: number;
   kind: 'read' | 'write' | 'other';
 }
 
@@ -59,6 +64,7 @@ export async function startStoreCounter(target: string, delayMs = 0): Promise<St
       const operation = String(req.headers['x-amz-target'] ?? '').split('.').pop() ?? 'unknown';
       let body = Buffer.concat(parts);
       let table = '';
+      let billed: BilledWrite | undefined;
       try {
         const json = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
         // Batch and transaction calls name their tables inside the request.
@@ -67,6 +73,7 @@ export async function startStoreCounter(target: string, delayMs = 0): Promise<St
         else if (requestItems && typeof requestItems === 'object' && !Array.isArray(requestItems)) table = Object.keys(requestItems).join('+');
         else if (Array.isArray(requestItems))
           table = [...new Set(requestItems.flatMap((item) => Object.values(item as Record<string, { TableName?: string }>).map((op) => op.TableName ?? '')))].join('+');
+        billed = billedWrite(operation, json);
         if ((READS.has(operation) || WRITES.has(operation)) && json.ReturnConsumedCapacity === undefined) {
           json.ReturnConsumedCapacity = 'TOTAL';
           body = Buffer.from(JSON.stringify(json));
@@ -82,12 +89,15 @@ export async function startStoreCounter(target: string, delayMs = 0): Promise<St
           const answerBody = Buffer.concat(answerParts);
           setTimeout(() => {
             pending--;
+            const units = consumedUnits(answerBody.toString('utf8'));
             calls.push({
               operation,
               table,
               startMs,
               endMs: monotonicMs(),
-              units: consumedUnits(answerBody.toString('utf8')),
+              units,
+              // An Update's request names only what it changes: DynamoDB Local's figure, which knows the stored item, when higher.
+              ...(billed ? { billedUnits: Math.max(units, billed.units), transactionItems: billed.transactionItems } : {}),
               kind: READS.has(operation) ? 'read' : WRITES.has(operation) ? 'write' : 'other',
             });
             res.writeHead(answer.statusCode ?? 502, answer.headers);

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ADDED_LATENCY_BUDGET_MS, chooseMemory, costTableRows, COST_TABLE_HEADER, renderMemoryChoice, RSS_HEADROOM, type InstanceFigures, type MemoryChoice } from '../../bench/memory-choice';
-import { costPerMillion, STREAM_CONSUMER, streamConsumerUsdPerMillion } from '../../bench/cost-model';
+import { costPerMillion, MONTHLY_REQUESTS, rowsPerBatchAt, STREAM_CONSUMER, streamConsumerUsdPerMillion } from '../../bench/cost-model';
 import { CONSUMER_MEMORY_MB } from '../../lib/constructs/stats-consumer';
 import { DEFAULTS } from '../../lib/settings';
 
@@ -56,8 +56,8 @@ test("the benchmark's cost model stretches the measured CPU by the size's share 
   const withCpu = costPerMillion({ ...inputs, cpuMsPerRequest: 3 }, 256);
   expect(withCpu.billedMsPerRequest - plain.billedMsPerRequest).toBeCloseTo(3 * (1769 / 256 - 1), 6);
   const consumer = withCpu.lines.find((line) => line.item.startsWith('Stream consumer'));
-  expect(consumer?.usdPerMillion).toBeCloseTo(streamConsumerUsdPerMillion(), 9);
-  expect(consumer!.usdPerMillion).toBeGreaterThan(STREAM_CONSUMER.rollupWritesPerRow * 0.7);
+  expect(consumer?.usdPerMillion).toBeCloseTo(streamConsumerUsdPerMillion(rowsPerBatchAt(MONTHLY_REQUESTS)), 9);
+  expect(consumer!.usdPerMillion).toBeLessThan(streamConsumerUsdPerMillion(1));
   const at128 = withCpu.byMemory.find((m) => m.memoryMb === 128)!.totalUsdPerMillion;
   const at512 = withCpu.byMemory.find((m) => m.memoryMb === 512)!.totalUsdPerMillion;
   expect(at128).toBeLessThan(withCpu.totalUsdPerMillion);
