@@ -6,6 +6,7 @@
  */
 import type { Measured } from './outputs';
 import type { Budget, LatencyFigures } from './results';
+import { ownCoreCeiling, pinnedAddedP99 } from './pinned-reading';
 import { round } from './stats';
 
 export interface Headline {
@@ -38,6 +39,12 @@ export interface Headline {
   responsesStream: { c1: { p99: number; chatP99: number }; c16: { p99: number; chatP99: number } };
   cacheHitAlone: number;
   throughput: { stored: number; portkey: number; direct: number; storedVsPortkey: number };
+  /**
+   * The pinned phase (contender alone on one CPU, the rest of the rig on the other): added p99 at
+   * c=16, max req/s, and what one CPU could serve at each one's own CPU per request. Null when the
+   * run has no pinned figures (before the phase, or skipped).
+   */
+  pinned: { addedP99: { stored: number; portkey: number }; throughput: { stored: number; portkey: number }; perCoreCeiling: { stored: number; portkey: number } } | null;
   rss: { c16: number; before: number };
   disconnects: {
     clients: number;
@@ -153,6 +160,7 @@ export function computeHeadline(r: Measured, budgets: Budget[]): Headline {
       direct: r0(r.throughput.direct?.maxRps),
       storedVsPortkey: r2((r.throughput.stored?.maxRps ?? Number.NaN) / (r.throughput.portkey?.maxRps ?? Number.NaN)),
     },
+    pinned: pinnedHeadline(r),
     rss: {
       c16: r0(Math.max(c16.stored?.rssMaxMb ?? 0, c16.passThrough?.rssMaxMb ?? 0, c16.cacheHit?.rssMaxMb ?? 0)),
       before: r0(c16.stored?.rssIdleMb),
@@ -176,5 +184,15 @@ export function computeHeadline(r: Measured, budgets: Budget[]): Headline {
       at128: r2(cost.byMemory.find((m) => m.memoryMb === 128)?.totalUsdPerMillion),
     },
     missed: budgets.filter((b) => !b.met).map(({ name, measured, target }) => ({ name, measured, target })),
+  };
+}
+
+function pinnedHeadline(r: Measured): Headline['pinned'] {
+  const p = r.pinned && !r.pinned.skipped ? r.pinned.contenders : undefined;
+  if (!p?.stored || !p.portkey) return null;
+  return {
+    addedP99: { stored: r2(pinnedAddedP99(r, 'stored')), portkey: r2(pinnedAddedP99(r, 'portkey')) },
+    throughput: { stored: r0(p.stored.throughput.maxRps), portkey: r0(p.portkey.throughput.maxRps) },
+    perCoreCeiling: { stored: r0(ownCoreCeiling(p.stored)), portkey: r0(ownCoreCeiling(p.portkey)) },
   };
 }

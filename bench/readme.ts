@@ -20,6 +20,17 @@ function responsesStreamLine(h: Headline): string {
   );
 }
 
+/** The throughput and c=16 tail with the store off the proxy's CPU (bench/pinned.ts). */
+function pinnedLine(r: Results): string {
+  const p = r.headline.pinned;
+  if (!p) return `- **With the store off the proxy's CPU:** ${r.pinned?.skipped ? `not measured in this run (${r.pinned.skipped})` : 'not measured in this run (it predates that phase of the benchmark)'}.`;
+  return (
+    `- **With the store off the proxy's CPU** (each contender pinned to one CPU, DynamoDB Local, the load and the fake provider to the other, as DynamoDB runs on other machines in AWS): ` +
+    `added p99 at concurrency 16 ${f(p.addedP99.stored)} ms with a stored key against Portkey's ${f(p.addedP99.portkey)} ms; ${f(p.throughput.stored, 0)} requests/s against Portkey's ${f(p.throughput.portkey, 0)}. ` +
+    `One CPU at each one's own CPU time per request would serve about ${f(p.perCoreCeiling.stored, 0)} requests/s through this proxy and ${f(p.perCoreCeiling.portkey, 0)} through Portkey.`
+  );
+}
+
 export function renderReadmeSection(r: Results): string {
   const h: Headline = r.headline;
   const lines: string[] = [];
@@ -55,6 +66,7 @@ export function renderReadmeSection(r: Results): string {
     `- **Cache hits** take ${f(h.cacheHitAlone)} ms p50 end to end, one at a time, with no provider call.`,
     `- **Throughput** (closed loop, zero errors): ${f(h.throughput.stored, 0)} requests/s with a stored key against Portkey's ${f(h.throughput.portkey, 0)} ` +
       `(×${f(h.throughput.storedVsPortkey)}), on cores shared with DynamoDB Local; the direct call reaches ${f(h.throughput.direct, 0)}.`,
+    pinnedLine(r),
     `- **RSS under load:** ${f(h.rss.c16, 0)} MB at concurrency 16 (${f(h.rss.before, 0)} MB before those rounds).`,
     `- **Clients leaving mid-request:** of ${h.disconnects.clients} clients, ${h.disconnects.left} left before the headers, mid-stream or mid-upload; ` +
       `the ${h.disconnects.stayed} that stayed got ${h.disconnects.stayedErrors} errors. Crashes: ${h.disconnects.crashes}; ` +

@@ -10,10 +10,12 @@ import { compareRuns } from '../../bench/compare';
 import { buildContenders, type Contender, type ContenderId } from '../../bench/contenders';
 import { startBenchUpstream, type BenchUpstream } from '../../bench/fake-upstream';
 import { startLoadClient, type LoadClient } from '../../bench/load-client';
+import { figuresNotHeld } from '../../bench/figure-check';
 import { finishResults } from '../../bench/outputs';
 import { allowedCpus, parseCpuList, pinnedPhase, pinningPlan, type PinnedContender, type PinnedFigures } from '../../bench/pinned';
 import { findDynamoDbLocalPid } from '../../bench/process-stats';
 import { startChild, startProxyServer, type Child, type ProxyInstance } from '../../bench/processes';
+import { renderReadmeSection } from '../../bench/readme';
 import { renderResults } from '../../bench/report';
 import type { Results } from '../../bench/results';
 
@@ -168,6 +170,12 @@ describe('how a run reads the pinned figures', () => {
     expect(p99.met).toBe(false);
     expect(p99.why).toContain("it adds 29.00 ms p99 against Portkey's 39.00 ms: below Portkey's once the store does not share its core");
 
+    // The README quotes the pinned figures from the headline, every number held by the run.
+    const section = renderReadmeSection(r);
+    expect(section).toContain("added p99 at concurrency 16 29.00 ms with a stored key against Portkey's 39.00 ms; 400 requests/s against Portkey's 700");
+    expect(section).toContain('about 800 requests/s through this proxy and 625 through Portkey');
+    expect(figuresNotHeld(section, r)).toEqual([]);
+
     const tables = renderResults(r);
     expect(tables).toContain('## Pinned: each contender alone on one CPU');
     expect(tables).toContain('| this proxy, stored key | 15.00 / 30.00 | +14.50 / +29.00 |');
@@ -206,9 +214,12 @@ describe('how a run reads the pinned figures', () => {
   test('a run without the phase, or with it skipped, says so in RESULTS.md and in the reasons', () => {
     const without = run(undefined);
     expect(renderResults(without)).toContain('Not measured in this run: it predates the pinned phase.');
+    expect(without.headline.pinned).toBeNull();
+    expect(renderReadmeSection(without)).toContain("- **With the store off the proxy's CPU:** not measured in this run (it predates that phase of the benchmark).");
     expect(budget(without, "Throughput at 0 errors ≥ Portkey's").why).toContain('no pinned measurement in this run');
     const skipped = run({ skipped: '`taskset` (util-linux) is not available (ENOENT)', contenders: {} });
     expect(renderResults(skipped)).toContain('Skipped in this run: `taskset` (util-linux) is not available (ENOENT).');
+    expect(renderReadmeSection(skipped)).toContain("- **With the store off the proxy's CPU:** not measured in this run (`taskset` (util-linux) is not available (ENOENT)).");
     expect(budget(skipped, 'Added p99, c=16, stored key').why).toContain('the pinned phase was skipped (`taskset` (util-linux) is not available (ENOENT))');
   });
 
