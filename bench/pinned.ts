@@ -134,7 +134,9 @@ export async function pinnedPhase(
   options: PinnedOptions,
   command = 'taskset',
 ): Promise<PinnedFigures> {
-  const plan = pinningPlan(command);
+  const found = pinningPlan(command);
+  // A store left unpinned would float onto the contender's CPU: the phase would measure nothing new.
+  const plan = rig.storeUsers.size > 0 && rig.storePid === undefined ? { skipped: "DynamoDB Local's java process was not found, so it could not be kept off the contender's CPU" } : found;
   if ('skipped' in plan) {
     process.stdout.write(`  skipped: ${plan.skipped}\n`);
     return { skipped: plan.skipped, contenders: {} };

@@ -74,7 +74,7 @@ test('parses affinity lists as the kernel and taskset print them', () => {
       figures = await pinnedPhase(
         load,
         contenders,
-        { otherPids: [process.pid, load.pid, pipe.pid, proxy.pid], storePid, storeUsers: new Set([proxy.pid]) },
+        { otherPids: [process.pid, load.pid, pipe.pid, proxy.pid], storePid, storeUsers: new Set(storePid ? [proxy.pid] : []) },
         { rounds: 2, concurrency: 16, warmup: 16, count: 64, steps: [{ concurrency: 8, durationMs: 300 }] },
       );
     } finally {
@@ -115,6 +115,12 @@ test('parses affinity lists as the kernel and taskset print them', () => {
     if (storePid) expect(figures.contenders.stored!.storeCpuMsPerRequestAtMax).toBeGreaterThan(0);
     expect(figures.contenders.pipe!.storeCpuMsPerRequestAtMax).toBeUndefined();
   });
+});
+
+test("a store whose process cannot be found (so it cannot be kept off the contender's CPU) skips the phase with that reason", async () => {
+  const load = { latency: () => Promise.reject(new Error('must not run')), throughput: () => Promise.reject(new Error('must not run')) } as unknown as LoadClient;
+  const figures = await pinnedPhase(load, [], { otherPids: [process.pid], storeUsers: new Set([process.pid]) }, { rounds: 1, concurrency: 16, warmup: 0, count: 1, steps: [] });
+  expect(figures).toEqual({ skipped: "DynamoDB Local's java process was not found, so it could not be kept off the contender's CPU", contenders: {} });
 });
 
 test('without taskset the phase is skipped with its reason, and no process is touched', async () => {
