@@ -37,7 +37,7 @@ export function judgeBudgets(r: Measured): Budget[] {
         addedP50 <= 1 + wave,
         addedP50 <= 1 + wave
           ? `the proxy's own work adds ${fmt(own)} ms to the one parallel store wave`
-          : `${fmt(own)} ms beyond the store wave: ${level.why}; ${storeCost}`,
+          : `${fmt(own)} ms beyond the store wave: ${level.why}; ${storeCost}${level.label === 'back to back' ? backToBackDesign(r, id) : ''}`,
       );
     }
   }
@@ -117,7 +117,7 @@ export function judgeBudgets(r: Measured): Budget[] {
       addedP99 <= 1
         ? 'each event is written to the client as it is read (the usage tap does not buffer)'
         : lag.p50 - direct.p50 <= 1
-          ? `no buffering at the median; the p99 tail is scheduling (the bare pipe's added p99 in the same run: +${fmt(pipeLag && pipeLag.p99 - direct.p99, 3)} ms); it grows when the proxy's thread is busy with store calls`
+          ? `no buffering at the median; the p99 tail is scheduling (the bare pipe's added p99 in the same run: +${fmt(pipeLag && pipeLag.p99 - direct.p99, 3)} ms); it grows when the proxy's thread is busy with store calls${streamLagDesign(pipeLag && pipeLag.p99 - direct.p99)}`
           : 'events wait inside the proxy; see the profile',
     );
   }
@@ -272,3 +272,26 @@ function costDesign(r: Measured, target: number): string {
   return parts.join('; ');
 }
 
+
+/**
+ * Back to back, the only difference from the "alone" rows is that the previous request's writes after
+ * its answer overlap the next request's store wave; the alone figure of the same run measures that.
+ */
+function backToBackDesign(r: Measured, id: 'stored' | 'passThrough'): string {
+  const alone = r.latency.c1Paced[id];
+  const aloneDirect = r.latency.c1Paced.direct;
+  if (!alone || !aloneDirect) return '';
+  return (
+    `. The same requests 20 ms apart add ${fmt(alone.p50 - aloneDirect.p50)} ms, so the overlap with the previous request's writes is the difference. ` +
+    'What meets it: no overlap, which is how Lambda serves (an instance takes its next request only after the previous invocation, writes included, has ended: the alone row); ' +
+    'in one long-lived process, rows gathered into one write every few milliseconds, so a request meets at most one write in flight instead of one per previous request'
+  );
+}
+
+/** An event's p99 tail over the direct call cannot be under the bare pipe's: a Node process relaying it adds that much by itself. */
+function streamLagDesign(pipeAddedP99: number | undefined): string {
+  if (pipeAddedP99 === undefined) return '';
+  return pipeAddedP99 > 1
+    ? '; the bare pipe, which does nothing but relay, is itself over 1 ms here, so no Node relay on this machine meets it. What would: a machine where the relay alone stays under it, and no other request\'s store calls on the relaying thread (one request per instance, as in Lambda)'
+    : "; what meets it: no other request's store calls on the relaying thread while events flow (one request per instance, as in Lambda, or the row writes gathered as above)";
+}
