@@ -117,7 +117,7 @@ export function openStoreYardstick(endpoint: string, target: StoreTarget): Store
   const agent = new Agent({ keepAlive: true });
   const url = new URL(endpoint);
   const variants = {
-    proxyClient: () => doc.send(new GetCommand({ TableName: table, Key: key })),
+    proxyClient: () => doc.send({ operation: 'GetItem', input: { TableName: table, Key: key } }),
     sdkDocumentClient: () => sdkDoc.send(new GetCommand({ TableName: table, Key: key })),
     sdkLowLevelCachedMiddleware: () => lowLevel.send(new GetItemCommand({ TableName: table, Key: { pk: { S: key.pk }, sk: { S: key.sk } } })),
     bareHttp: () => bareGet(url, agent, table),

@@ -1,4 +1,3 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -124,7 +123,7 @@ describe('the exported Lambda handler under a stand-in of the streaming runtime'
     expect(upstream.headers['x-forwarded-for']).toBeUndefined();
 
     // The invocation resolved only after its usage row was durably written.
-    const { Items } = await tables.clients.doc.send(new QueryCommand({ TableName: tables.tables.usageLogs, KeyConditionExpression: 'account_id = :a', ExpressionAttributeValues: { ':a': accountId } }));
+    const { Items } = await tables.clients.doc.send({ operation: 'Query', input: { TableName: tables.tables.usageLogs, KeyConditionExpression: 'account_id = :a', ExpressionAttributeValues: { ':a': accountId } } });
     const row = Items!.find((item) => item.id === prelude.headers['x-proxy-request-id'])!;
     expect(row).toMatchObject({ provider: 'prov-a', stream: true, requester: 'lambda-test', status_code: 200, mode: 'stored' });
     expect(row.output_tokens).toBe(upstream.response.usage!.outputTokens);

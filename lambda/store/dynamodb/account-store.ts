@@ -1,4 +1,3 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AccountStore, Scope, TokenRecord } from '../ports';
 import { BatchedGet } from './batched-get';
 import type { DocumentClient } from './wire/document-client';
@@ -45,17 +44,20 @@ export class DynamoAccountStore implements AccountStore {
 
   async createAccount(input: { accountId: string; name?: string; createdAt: string }): Promise<void> {
     await this.doc.send(
-      new PutCommand({
-        TableName: this.table,
-        Item: { pk: accountPk(input.accountId), sk: 'ACCOUNT', account_id: input.accountId, name: input.name, created_at: input.createdAt },
-        // Account ids are random; refusing to overwrite makes a collision loud instead of silent.
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
+      {
+        operation: 'PutItem',
+        input: {
+          TableName: this.table,
+          Item: { pk: accountPk(input.accountId), sk: 'ACCOUNT', account_id: input.accountId, name: input.name, created_at: input.createdAt },
+          // Account ids are random; refusing to overwrite makes a collision loud instead of silent.
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
     );
   }
 
   async accountExists(accountId: string): Promise<boolean> {
-    const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: { pk: accountPk(accountId), sk: 'ACCOUNT' } }));
+    const { Item } = await this.doc.send({ operation: 'GetItem', input: { TableName: this.table, Key: { pk: accountPk(accountId), sk: 'ACCOUNT' } } });
     return Boolean(Item);
   }
 
@@ -69,7 +71,7 @@ export class DynamoAccountStore implements AccountStore {
       secret_hash: token.secretHash,
       created_at: token.createdAt,
     };
-    await this.doc.send(new PutCommand({ TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
+    await this.doc.send({ operation: 'PutItem', input: { TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } });
   }
 
   async getToken(accountId: string, tokenId: string): Promise<TokenRecord | undefined> {
@@ -83,12 +85,15 @@ export class DynamoAccountStore implements AccountStore {
     let start: Record<string, unknown> | undefined;
     do {
       const page = await this.doc.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-          ExpressionAttributeValues: { ':pk': accountPk(accountId), ':prefix': TOKEN_PREFIX },
-          ExclusiveStartKey: start,
-        }),
+        {
+          operation: 'Query',
+          input: {
+            TableName: this.table,
+            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+            ExpressionAttributeValues: { ':pk': accountPk(accountId), ':prefix': TOKEN_PREFIX },
+            ExclusiveStartKey: start,
+          },
+        },
       );
       for (const item of page.Items ?? []) records.push(toRecord(accountId, item as TokenItem));
       start = page.LastEvaluatedKey;
@@ -99,14 +104,17 @@ export class DynamoAccountStore implements AccountStore {
   async revokeToken(accountId: string, tokenId: string, revokedAt: string): Promise<boolean> {
     try {
       await this.doc.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: { pk: accountPk(accountId), sk: TOKEN_PREFIX + tokenId },
-          UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :at)',
-          // Only existing tokens: an update would otherwise create an empty item.
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeValues: { ':at': revokedAt },
-        }),
+        {
+          operation: 'UpdateItem',
+          input: {
+            TableName: this.table,
+            Key: { pk: accountPk(accountId), sk: TOKEN_PREFIX + tokenId },
+            UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :at)',
+            // Only existing tokens: an update would otherwise create an empty item.
+            ConditionExpression: 'attribute_exists(pk)',
+            ExpressionAttributeValues: { ':at': revokedAt },
+          },
+        },
       );
       return true;
     } catch (error) {
@@ -118,13 +126,16 @@ export class DynamoAccountStore implements AccountStore {
   async touchToken(accountId: string, tokenId: string, usedAt: string): Promise<void> {
     await this.doc
       .send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: { pk: accountPk(accountId), sk: TOKEN_PREFIX + tokenId },
-          UpdateExpression: 'SET last_used_at = :at',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeValues: { ':at': usedAt },
-        }),
+        {
+          operation: 'UpdateItem',
+          input: {
+            TableName: this.table,
+            Key: { pk: accountPk(accountId), sk: TOKEN_PREFIX + tokenId },
+            UpdateExpression: 'SET last_used_at = :at',
+            ConditionExpression: 'attribute_exists(pk)',
+            ExpressionAttributeValues: { ':at': usedAt },
+          },
+        },
       )
       .catch((error: Error) => {
         if (error.name !== 'ConditionalCheckFailedException') throw error;

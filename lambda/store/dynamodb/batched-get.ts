@@ -1,4 +1,3 @@
-import { BatchGetCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { sendUntilProcessed } from './unprocessed';
 import type { DocumentClient } from './wire/document-client';
 
@@ -57,12 +56,12 @@ export class BatchedGet {
   private async read(keys: Key[]): Promise<Map<string, Item>> {
     const found = new Map<string, Item>();
     if (keys.length === 1) {
-      const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: keys[0], ConsistentRead: true }));
+      const { Item } = await this.doc.send({ operation: 'GetItem', input: { TableName: this.table, Key: keys[0], ConsistentRead: true } });
       if (Item) found.set(this.idOf(Item), Item);
       return found;
     }
     await sendUntilProcessed(keys, 'reads', async (pending) => {
-      const result = await this.doc.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: pending, ConsistentRead: true } } }));
+      const result = await this.doc.send({ operation: 'BatchGetItem', input: { RequestItems: { [this.table]: { Keys: pending, ConsistentRead: true } } } });
       for (const item of result.Responses?.[this.table] ?? []) found.set(this.idOf(item), item);
       return (result.UnprocessedKeys?.[this.table]?.Keys as Key[] | undefined) ?? [];
     });

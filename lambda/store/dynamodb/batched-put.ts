@@ -1,4 +1,3 @@
-import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { sendUntilProcessed } from './unprocessed';
 import type { DocumentClient } from './wire/document-client';
 
@@ -43,14 +42,14 @@ export class BatchedPut {
 
   private async write(items: Item[]): Promise<void> {
     if (items.length === 1) {
-      await this.doc.send(new PutCommand({ TableName: this.table, Item: items[0] }));
+      await this.doc.send({ operation: 'PutItem', input: { TableName: this.table, Item: items[0] } });
       return;
     }
     await sendUntilProcessed(
       items.map((Item) => ({ PutRequest: { Item } })),
       'writes',
       async (pending) => {
-        const result = await this.doc.send(new BatchWriteCommand({ RequestItems: { [this.table]: pending } }));
+        const result = await this.doc.send({ operation: 'BatchWriteItem', input: { RequestItems: { [this.table]: pending } } });
         return (result.UnprocessedItems?.[this.table] as typeof pending | undefined) ?? [];
       },
     );

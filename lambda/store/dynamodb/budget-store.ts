@@ -1,4 +1,3 @@
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createHash } from 'node:crypto';
 import { budgetStatus, type Budget, type BudgetStatus, type BudgetSubject, type Spend } from '../../budgets/budget';
 import { dayAttribute, isBudgetPeriod, monthOf, nextMonthStart } from '../../budgets/periods';
@@ -108,27 +107,33 @@ export class DynamoBudgetStore implements BudgetStore {
     });
     // An update, not a put: the lifetime spend on the same item must survive a budget change.
     await this.doc.send(
-      new UpdateCommand({
-        TableName: this.table,
-        Key: { pk: accountPk(accountId), sk: budgetSk(subject) },
-        UpdateExpression: `SET ${assignments.join(', ')}`,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-      }),
+      {
+        operation: 'UpdateItem',
+        input: {
+          TableName: this.table,
+          Key: { pk: accountPk(accountId), sk: budgetSk(subject) },
+          UpdateExpression: `SET ${assignments.join(', ')}`,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+        },
+      },
     );
   }
 
   async removeBudget(accountId: string, subject: BudgetSubject): Promise<boolean> {
     try {
       await this.doc.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: { pk: accountPk(accountId), sk: budgetSk(subject) },
-          // The spend stays: setting a budget again later sees what was already spent.
-          UpdateExpression: 'REMOVE limit_nanos, #period',
-          ConditionExpression: 'attribute_exists(limit_nanos)',
-          ExpressionAttributeNames: { '#period': 'period' },
-        }),
+        {
+          operation: 'UpdateItem',
+          input: {
+            TableName: this.table,
+            Key: { pk: accountPk(accountId), sk: budgetSk(subject) },
+            // The spend stays: setting a budget again later sees what was already spent.
+            UpdateExpression: 'REMOVE limit_nanos, #period',
+            ConditionExpression: 'attribute_exists(limit_nanos)',
+            ExpressionAttributeNames: { '#period': 'period' },
+          },
+        },
       );
       return true;
     } catch (error) {
@@ -143,14 +148,17 @@ export class DynamoBudgetStore implements BudgetStore {
     let start: Record<string, unknown> | undefined;
     do {
       const page = await this.doc.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-          FilterExpression: 'attribute_exists(limit_nanos)',
-          ExpressionAttributeValues: { ':pk': pk, ':prefix': BUDGET_PREFIX[kind] },
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
+        {
+          operation: 'Query',
+          input: {
+            TableName: this.table,
+            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+            FilterExpression: 'attribute_exists(limit_nanos)',
+            ExpressionAttributeValues: { ':pk': pk, ':prefix': BUDGET_PREFIX[kind] },
+            ConsistentRead: true,
+            ExclusiveStartKey: start,
+          },
+        },
       );
       items.push(...(page.Items ?? []));
       start = page.LastEvaluatedKey;

@@ -1,5 +1,4 @@
 import { createHash, randomInt } from 'node:crypto';
-import { BatchWriteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { CacheWriteError, isCacheableStatus, type CachedResponse, type CachedResponseMeta, type CacheWriter, type ResponseCache } from '../../cache/response-cache';
 import { headItem, parseHead, type EntryHead } from './cache-entry-head';
 import { PartBuffer } from './cache-part-buffer';
@@ -118,20 +117,23 @@ class CacheTable {
   ) {}
 
   async put(item: Item, returnOld = false): Promise<Item | undefined> {
-    const result = await this.doc.send(new PutCommand({ TableName: this.tableName, Item: item, ReturnValues: returnOld ? 'ALL_OLD' : 'NONE' }));
+    const result = await this.doc.send({ operation: 'PutItem', input: { TableName: this.tableName, Item: item, ReturnValues: returnOld ? 'ALL_OLD' : 'NONE' } });
     return result.Attributes;
   }
 
   async query(key: string, range?: { from: number; to: number }, startAfter?: Item): Promise<Page> {
     const result = await this.doc.send(
-      new QueryCommand({
-        TableName: this.tableName,
-        KeyConditionExpression: range ? 'cache_key = :key AND #part BETWEEN :from AND :to' : 'cache_key = :key',
-        ExpressionAttributeNames: range ? { '#part': 'part' } : undefined,
-        ExpressionAttributeValues: range ? { ':key': key, ':from': range.from, ':to': range.to } : { ':key': key },
-        ExclusiveStartKey: startAfter,
-        ConsistentRead: true,
-      }),
+      {
+        operation: 'Query',
+        input: {
+          TableName: this.tableName,
+          KeyConditionExpression: range ? 'cache_key = :key AND #part BETWEEN :from AND :to' : 'cache_key = :key',
+          ExpressionAttributeNames: range ? { '#part': 'part' } : undefined,
+          ExpressionAttributeValues: range ? { ':key': key, ':from': range.from, ':to': range.to } : { ':key': key },
+          ExclusiveStartKey: startAfter,
+          ConsistentRead: true,
+        },
+      },
     );
     return { items: result.Items ?? [], lastKey: result.LastEvaluatedKey };
   }
@@ -158,7 +160,7 @@ class CacheTable {
         requests,
         'deletes',
         async (pending) => {
-          const result = await this.doc.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: pending } }));
+          const result = await this.doc.send({ operation: 'BatchWriteItem', input: { RequestItems: { [this.tableName]: pending } } });
           return (result.UnprocessedItems?.[this.tableName] ?? []) as typeof pending;
         },
         5,

@@ -1,4 +1,3 @@
-import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { ProviderId } from '../../providers/registry';
 import type { ProviderKeyStore, StoredProviderKey } from '../ports';
 import { accountPk } from './account-store';
@@ -52,23 +51,26 @@ export class DynamoProviderKeyStore implements ProviderKeyStore {
       hint: key.hint,
       updated_at: key.updatedAt,
     };
-    await this.doc.send(new PutCommand({ TableName: this.table, Item: item }));
+    await this.doc.send({ operation: 'PutItem', input: { TableName: this.table, Item: item } });
   }
 
   async delete(accountId: string, provider: ProviderId): Promise<boolean> {
     const { Attributes } = await this.doc.send(
-      new DeleteCommand({ TableName: this.table, Key: { pk: accountPk(accountId), sk: KEY_PREFIX + provider }, ReturnValues: 'ALL_OLD' }),
+      { operation: 'DeleteItem', input: { TableName: this.table, Key: { pk: accountPk(accountId), sk: KEY_PREFIX + provider }, ReturnValues: 'ALL_OLD' } },
     );
     return Boolean(Attributes);
   }
 
   async list(accountId: string): Promise<StoredProviderKey[]> {
     const { Items } = await this.doc.send(
-      new QueryCommand({
-        TableName: this.table,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': accountPk(accountId), ':prefix': KEY_PREFIX },
-      }),
+      {
+        operation: 'Query',
+        input: {
+          TableName: this.table,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+          ExpressionAttributeValues: { ':pk': accountPk(accountId), ':prefix': KEY_PREFIX },
+        },
+      },
     );
     return (Items ?? []).map((item) => toStored(item as KeyItem));
   }

@@ -1,4 +1,3 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { RateLimitDecision, RateLimiter } from '../ports';
 import { sentAtMostOnce, type DocumentClient } from './wire/document-client';
 
@@ -17,16 +16,19 @@ export class DynamoRateLimiter implements RateLimiter {
     const resetAt = windowStart + WINDOW_SECONDS;
     try {
       const { Attributes } = await this.doc.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: { counter_key: `${tokenId}#${windowStart}` },
-          UpdateExpression: 'ADD #count :one SET expires_at = :expires',
-          ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
-          ExpressionAttributeNames: { '#count': 'count' },
-          // Kept a little past the window so a late refund still finds it.
-          ExpressionAttributeValues: { ':one': 1, ':limit': this.limit, ':expires': resetAt + WINDOW_SECONDS },
-          ReturnValues: 'UPDATED_NEW',
-        }),
+        {
+          operation: 'UpdateItem',
+          input: {
+            TableName: this.table,
+            Key: { counter_key: `${tokenId}#${windowStart}` },
+            UpdateExpression: 'ADD #count :one SET expires_at = :expires',
+            ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
+            ExpressionAttributeNames: { '#count': 'count' },
+            // Kept a little past the window so a late refund still finds it.
+            ExpressionAttributeValues: { ':one': 1, ':limit': this.limit, ':expires': resetAt + WINDOW_SECONDS },
+            ReturnValues: 'UPDATED_NEW',
+          },
+        },
       );
       const count = Number(Attributes?.count ?? this.limit);
       return { allowed: true, limit: this.limit, remaining: Math.max(0, this.limit - count), resetAt };
@@ -42,14 +44,17 @@ export class DynamoRateLimiter implements RateLimiter {
     await this.doc
       .send(
         sentAtMostOnce(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: { counter_key: `${tokenId}#${windowStart}` },
-            UpdateExpression: 'ADD #count :minusOne',
-            ConditionExpression: '#count > :zero',
-            ExpressionAttributeNames: { '#count': 'count' },
-            ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0 },
-          }),
+          {
+            operation: 'UpdateItem',
+            input: {
+              TableName: this.table,
+              Key: { counter_key: `${tokenId}#${windowStart}` },
+              UpdateExpression: 'ADD #count :minusOne',
+              ConditionExpression: '#count > :zero',
+              ExpressionAttributeNames: { '#count': 'count' },
+              ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0 },
+            },
+          },
         ),
       )
       .catch((error: Error) => {

@@ -1,7 +1,7 @@
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { createHash } from 'node:crypto';
 import { counterUpdate, mergeCounterChanges, type CounterChange } from './counter-change';
 import type { DocumentClient } from './wire/document-client';
+import type { CommandOf } from './wire/operations';
 import { cancellationReasons } from './wire/dynamo-error';
 
 type Item = Record<string, unknown>;
@@ -108,14 +108,14 @@ export class TransactedRows {
     }
   }
 
-  private transaction(unordered: RowWithChanges[]): TransactWriteCommand {
+  private transaction(unordered: RowWithChanges[]): CommandOf<'TransactWriteItems'> {
     // In id order: the same rows sent again make the same request, as the token requires.
     const rows = sortedById(unordered);
     const puts = rows.map((row) => ({
       Put: { TableName: this.rowTable, Item: row.item, ConditionExpression: 'attribute_not_exists(#key)', ExpressionAttributeNames: { '#key': this.rowKey } },
     }));
     const updates = mergeCounterChanges(rows.flatMap((row) => row.changes)).map((change) => ({ Update: counterUpdate(this.counterTable, change) }));
-    return new TransactWriteCommand({ TransactItems: [...puts, ...updates], ClientRequestToken: requestToken(rows) });
+    return { operation: 'TransactWriteItems', input: { TransactItems: [...puts, ...updates], ClientRequestToken: requestToken(rows) } };
   }
 }
 

@@ -1,4 +1,3 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ValidationError } from '../../errors';
 import { requestIdTime } from '../../http/request';
 import { BatchedPut } from './batched-put';
@@ -60,7 +59,7 @@ export class DynamoUsageLog implements UsageLog {
     const time = requestIdTime(id);
     if (time === undefined) return undefined;
     const key = { account_id: accountId, ts_id: `${new Date(time).toISOString()}#${id}` };
-    const result = await this.doc.send(new GetCommand({ TableName: this.table, Key: key, ConsistentRead: true }));
+    const result = await this.doc.send({ operation: 'GetItem', input: { TableName: this.table, Key: key, ConsistentRead: true } });
     return result.Item ? publicRow(result.Item as UsageRow) : undefined;
   }
 
@@ -98,16 +97,19 @@ export class DynamoUsageLog implements UsageLog {
     // DynamoDB applies Limit before the filter, so keep reading until the page is full.
     for (let page = 0; page < MAX_PAGES_PER_QUERY && items.length < query.limit; page++) {
       const result = await this.doc.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: 'account_id = :account AND ts_id BETWEEN :from AND :to',
-          FilterExpression: filters.length ? filters.join(' AND ') : undefined,
-          ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
-          ExpressionAttributeValues: values,
-          ScanIndexForward: false,
-          Limit: filters.length ? Math.max(query.limit * 4, 100) : query.limit - items.length,
-          ExclusiveStartKey: start,
-        }),
+        {
+          operation: 'Query',
+          input: {
+            TableName: this.table,
+            KeyConditionExpression: 'account_id = :account AND ts_id BETWEEN :from AND :to',
+            FilterExpression: filters.length ? filters.join(' AND ') : undefined,
+            ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
+            ExpressionAttributeValues: values,
+            ScanIndexForward: false,
+            Limit: filters.length ? Math.max(query.limit * 4, 100) : query.limit - items.length,
+            ExclusiveStartKey: start,
+          },
+        },
       );
       for (const item of result.Items ?? []) {
         if (items.length === query.limit) break;

@@ -1,4 +1,3 @@
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { effectivePeriod, parseBucketKey, summaryRanges, type KeyRange } from '../../usage/rollups/bucket-keys';
 import { deltaAfter, foldRows, sortableSequence, type BucketDelta, type StreamedRow } from '../../usage/rollups/fold';
 import { rollupFromItem } from '../../usage/rollups/rollup';
@@ -80,17 +79,20 @@ export class DynamoUsageStats implements UsageStats {
       });
       try {
         await this.doc.send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: { account_id: delta.accountId, bucket: delta.bucket },
-            UpdateExpression: `ADD ${additions.join(', ')} SET #w = :last`,
-            // First try: nothing of this shard at or after the batch's first row is counted yet.
-            // Later tries: the watermark is still the one just read, so the rows after it are new.
-            ConditionExpression: stored === undefined ? 'attribute_not_exists(#w) OR #w < :guard' : '#w = :guard',
-            ExpressionAttributeNames: names,
-            ExpressionAttributeValues: values,
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          }),
+          {
+            operation: 'UpdateItem',
+            input: {
+              TableName: this.table,
+              Key: { account_id: delta.accountId, bucket: delta.bucket },
+              UpdateExpression: `ADD ${additions.join(', ')} SET #w = :last`,
+              // First try: nothing of this shard at or after the batch's first row is counted yet.
+              // Later tries: the watermark is still the one just read, so the rows after it are new.
+              ConditionExpression: stored === undefined ? 'attribute_not_exists(#w) OR #w < :guard' : '#w = :guard',
+              ExpressionAttributeNames: names,
+              ExpressionAttributeValues: values,
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+            },
+          },
         );
         return;
       } catch (error) {
@@ -119,15 +121,18 @@ export class DynamoUsageStats implements UsageStats {
     let start: Record<string, unknown> | undefined;
     do {
       const page = await this.doc.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: 'account_id = :account AND #bucket BETWEEN :lower AND :upper',
-          ExpressionAttributeNames: { '#bucket': 'bucket' },
-          ExpressionAttributeValues: { ':account': accountId, ':lower': range.lower, ':upper': range.upper },
-          // The overview should show a request the moment its row is written.
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
+        {
+          operation: 'Query',
+          input: {
+            TableName: this.table,
+            KeyConditionExpression: 'account_id = :account AND #bucket BETWEEN :lower AND :upper',
+            ExpressionAttributeNames: { '#bucket': 'bucket' },
+            ExpressionAttributeValues: { ':account': accountId, ':lower': range.lower, ':upper': range.upper },
+            // The overview should show a request the moment its row is written.
+            ConsistentRead: true,
+            ExclusiveStartKey: start,
+          },
+        },
       );
       items.push(...(page.Items ?? []));
       start = page.LastEvaluatedKey;

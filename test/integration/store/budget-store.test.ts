@@ -1,4 +1,3 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { exceededMessage, isExhausted, type BudgetStatus } from '../../../lambda/budgets/budget';
 import { DynamoBudgetStore } from '../../../lambda/store/dynamodb/budget-store';
 import { DynamoUsageLog } from '../../../lambda/store/dynamodb/usage-log';
@@ -110,7 +109,7 @@ describe('budget periods roll over in UTC', () => {
     ]);
 
     const key = { pk: `ACCOUNT#${first}`, sk: `SPEND#${year}-04#T#${first}_tok` };
-    const { Item: monthCounter } = await tables.clients.doc.send(new GetCommand({ TableName: tables.tables.accounts, Key: key }));
+    const { Item: monthCounter } = await tables.clients.doc.send({ operation: 'GetItem', input: { TableName: tables.tables.accounts, Key: key } });
     expect(monthCounter).toMatchObject({ spent_nanos: 2_500, d15: 2_500, expires_at: at('05-02T00:00:00.000') / 1000 });
   });
 

@@ -1,9 +1,9 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { cacheKey } from '../../../lambda/cache/cache-key';
 import { CacheWriteError, type CachedResponseMeta } from '../../../lambda/cache/response-cache';
 import type { DynamoClients } from '../../../lambda/store/dynamodb/client';
 import { DynamoResponseCache } from '../../../lambda/store/dynamodb/cache-store';
+import type { DocumentClient } from '../../../lambda/store/dynamodb/wire/document-client';
+import type { StoreCommand } from '../../../lambda/store/dynamodb/wire/operations';
 import { createTestTables } from '../../support/tables';
 
 // Near the real clock: DynamoDB Local's own TTL clean-up deletes items whose expiry has passed in real time.
@@ -48,7 +48,7 @@ async function itemsOf(key: string): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
   let start: Record<string, unknown> | undefined;
   do {
-    const page = await clients.doc.send(new QueryCommand({ TableName: tableName, KeyConditionExpression: 'cache_key = :k', ExpressionAttributeValues: { ':k': key }, ExclusiveStartKey: start }));
+    const page = await clients.doc.send({ operation: 'Query', input: { TableName: tableName, KeyConditionExpression: 'cache_key = :k', ExpressionAttributeValues: { ':k': key }, ExclusiveStartKey: start } });
     items.push(...(page.Items ?? []));
     start = page.LastEvaluatedKey;
   } while (start);
@@ -57,7 +57,7 @@ async function itemsOf(key: string): Promise<Record<string, unknown>[]> {
 
 /** Changes one stored attribute behind the cache's back. */
 async function tamper(key: string, part: unknown, attribute: string, value: unknown): Promise<void> {
-  await clients.doc.send(new UpdateCommand({ TableName: tableName, Key: { cache_key: key, part }, UpdateExpression: 'SET #a = :v', ExpressionAttributeNames: { '#a': attribute }, ExpressionAttributeValues: { ':v': value } }));
+  await clients.doc.send({ operation: 'UpdateItem', input: { TableName: tableName, Key: { cache_key: key, part }, UpdateExpression: 'SET #a = :v', ExpressionAttributeNames: { '#a': attribute }, ExpressionAttributeValues: { ':v': value } } });
 }
 
 /** Part writes run in the background while a response streams; wait until some have landed. */
@@ -245,7 +245,7 @@ describe('DynamoResponseCache', () => {
     const key = freshKey();
     await store(key, multiByteStream(700 * 1024));
     const parts = (await itemsOf(key)).filter((i) => i.part !== 0);
-    await clients.doc.send(new DeleteCommand({ TableName: tableName, Key: { cache_key: key, part: parts.at(-1)!.part } }));
+    await clients.doc.send({ operation: 'DeleteItem', input: { TableName: tableName, Key: { cache_key: key, part: parts.at(-1)!.part } } });
     await expect(cache.get(key, NOW)).resolves.toBeUndefined();
   });
 
@@ -285,25 +285,20 @@ describe('DynamoResponseCache', () => {
 
   it('a hit costs one store read, plus one per extra megabyte for large entries', async () => {
     const reads: string[] = [];
-    const raw = new DynamoDBClient({ region: 'eu-west-1', endpoint: process.env.DYNAMODB_ENDPOINT, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-    raw.middlewareStack.add((next, context) => (args) => (reads.push(String(context.commandName)), next(args)), { step: 'initialize' });
-    const counted = new DynamoResponseCache(DynamoDBDocumentClient.from(raw), tableName);
-    try {
-      const small = freshKey();
-      await store(small, multiByteStream(250 * 1024));
-      reads.length = 0;
-      await expect(counted.get(small, NOW)).resolves.toBeDefined();
-      expect(reads).toEqual(['QueryCommand']);
+    // The real client, with each call it sends noted.
+    const counted = new DynamoResponseCache({ send: ((command: StoreCommand) => (reads.push(command.operation), clients.doc.send(command))) as DocumentClient['send'] }, tableName);
+    const small = freshKey();
+    await store(small, multiByteStream(250 * 1024));
+    reads.length = 0;
+    await expect(counted.get(small, NOW)).resolves.toBeDefined();
+    expect(reads).toEqual(['Query']);
 
-      const large = freshKey();
-      const body = multiByteStream(4 * 1024 * 1024);
-      await store(large, body);
-      reads.length = 0;
-      await expect(counted.get(large, NOW)).resolves.toMatchObject({ body });
-      expect(reads.every((r) => r === 'QueryCommand')).toBe(true);
-      expect(reads.length).toBeLessThanOrEqual(Math.ceil(Buffer.byteLength(body) / (1024 * 1024)) + 1);
-    } finally {
-      raw.destroy();
-    }
+    const large = freshKey();
+    const body = multiByteStream(4 * 1024 * 1024);
+    await store(large, body);
+    reads.length = 0;
+    await expect(counted.get(large, NOW)).resolves.toMatchObject({ body });
+    expect(reads.every((r) => r === 'Query')).toBe(true);
+    expect(reads.length).toBeLessThanOrEqual(Math.ceil(Buffer.byteLength(body) / (1024 * 1024)) + 1);
   });
 });

@@ -1,4 +1,4 @@
-import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import type { StoreCommand } from '../../../lambda/store/dynamodb/wire/operations';
 import { DynamoBudgetStore } from '../../../lambda/store/dynamodb/budget-store';
 import { DynamoUsageLog } from '../../../lambda/store/dynamodb/usage-log';
 import type { UsageRow } from '../../../lambda/usage/usage-row';
@@ -50,7 +50,7 @@ async function spend(accountId: string, requester?: string): Promise<{ token: nu
 
 async function storedRows(accountId: string): Promise<number> {
   const result = await tables.clients.doc.send(
-    new QueryCommand({ TableName: tables.tables.usageLogs, KeyConditionExpression: 'account_id = :a', ExpressionAttributeValues: { ':a': accountId }, Select: 'COUNT' }),
+    { operation: 'Query', input: { TableName: tables.tables.usageLogs, KeyConditionExpression: 'account_id = :a', ExpressionAttributeValues: { ':a': accountId }, Select: 'COUNT' } },
   );
   return result.Count ?? 0;
 }
@@ -91,7 +91,7 @@ test('a row without a cost is stored without touching any counter', async () => 
   const account = 'acct-free';
   await usageLog.write(row(account, 0, 'cy'));
   expect(await storedRows(account)).toBe(1);
-  const counter = await tables.clients.doc.send(new GetCommand({ TableName: tables.tables.accounts, Key: { pk: `ACCOUNT#${account}`, sk: `BUDGET#T#${account}_tok` } }));
+  const counter = await tables.clients.doc.send({ operation: 'GetItem', input: { TableName: tables.tables.accounts, Key: { pk: `ACCOUNT#${account}`, sk: `BUDGET#T#${account}_tok` } } });
   expect(counter.Item).toBeUndefined();
 });
 
@@ -100,8 +100,8 @@ test('rows written together share transactions of up to 10 rows, each counter up
   const sent: Array<{ TransactItems: Array<Record<string, { Key?: Record<string, string> }>> }> = [];
   // The real client, with each transaction it sends noted.
   const noting = {
-    send: ((command: { input: unknown }) => {
-      if (command instanceof TransactWriteCommand) sent.push(command.input as (typeof sent)[number]);
+    send: ((command: StoreCommand) => {
+      if (command.operation === 'TransactWriteItems') sent.push(command.input as (typeof sent)[number]);
       return tables.clients.doc.send(command as never);
     }) as typeof tables.clients.doc.send,
   };

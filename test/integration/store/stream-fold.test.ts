@@ -4,11 +4,11 @@
  * error, extended with newer rows, or read by a second consumer. Every test
  * here redelivers rows and checks that the rollups still equal the rows' sums.
  */
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
 import type { StreamedRow } from '../../../lambda/usage/rollups/fold';
 import { DynamoUsageStats } from '../../../lambda/store/dynamodb/usage-stats';
 import type { DocumentClient } from '../../../lambda/store/dynamodb/wire/document-client';
+import type { CommandOf, StoreCommand } from '../../../lambda/store/dynamodb/wire/operations';
 import type { UsageRow } from '../../../lambda/usage/usage-row';
 import { createTestTables } from '../../support/tables';
 
@@ -78,11 +78,11 @@ function expected(rows: StreamedRow[]) {
 }
 
 /** The real client, with a fault injected into chosen rollup writes (the store itself is real). */
-function faulty(inject: (command: UpdateCommand, send: () => Promise<unknown>) => Promise<unknown> | undefined): { doc: DocumentClient; writes: number } {
+function faulty(inject: (command: CommandOf<'UpdateItem'>, send: () => Promise<unknown>) => Promise<unknown> | undefined): { doc: DocumentClient; writes: number } {
   const state = { writes: 0 };
   const wrapped = {
-    send: (async (command: unknown) => {
-      if (command instanceof UpdateCommand) {
+    send: (async (command: StoreCommand) => {
+      if (command.operation === 'UpdateItem') {
         state.writes++;
         const send = () => doc.send(command);
         const injected = inject(command, send);

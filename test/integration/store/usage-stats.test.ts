@@ -1,4 +1,3 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { DocumentClient } from '../../../lambda/store/dynamodb/wire/document-client';
 import { statsRoutes } from '../../../lambda/api/stats-routes';
 import type { Deps } from '../../../lambda/deps';
@@ -141,7 +140,7 @@ function countingQueries(doc: DocumentClient) {
       if (property !== 'send') return Reflect.get(target, property, receiver);
       return async (command: Parameters<DocumentClient['send']>[0]) => {
         const output = await (target.send as (c: typeof command) => Promise<{ Items?: unknown[] }>)(command);
-        if (command instanceof QueryCommand) {
+        if (command.operation === 'Query') {
           seen.queries++;
           seen.items += output.Items?.length ?? 0;
         }

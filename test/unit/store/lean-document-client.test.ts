@@ -1,4 +1,3 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { createHash, createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
@@ -94,7 +93,7 @@ describe('LeanDocumentClient on the wire', () => {
   afterAll(() => new Promise((resolve) => server.close(resolve)));
 
   it('sends the JSON protocol request with marshalled items and base64 binaries', async () => {
-    await client.send(new PutCommand({ TableName: 't', Item: { pk: 'a', n: 5, bin: Buffer.from([1, 2, 255]), list: ['x'], gone: undefined } }));
+    await client.send({ operation: 'PutItem', input: { TableName: 't', Item: { pk: 'a', n: 5, bin: Buffer.from([1, 2, 255]), list: ['x'], gone: undefined } } });
     expect(seen[0].headers['x-amz-target']).toBe('DynamoDB_20120810.PutItem');
     expect(seen[0].headers['content-type']).toBe('application/x-amz-json-1.0');
     expect(seen[0].headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKID\/\d{8}\/eu-west-1\/dynamodb\/aws4_request, SignedHeaders=content-type;host;x-amz-date;x-amz-target, Signature=[0-9a-f]{64}$/);
@@ -103,19 +102,19 @@ describe('LeanDocumentClient on the wire', () => {
 
   it('unmarshalls results, binaries included', async () => {
     answers.push({ status: 200, body: { Item: { pk: { S: 'a' }, n: { N: '7' }, bin: { B: 'AQL/' } } } });
-    const { Item } = await client.send(new GetCommand({ TableName: 't', Key: { pk: 'a' } }));
+    const { Item } = await client.send({ operation: 'GetItem', input: { TableName: 't', Key: { pk: 'a' } } });
     expect(Item).toEqual({ pk: 'a', n: 7, bin: Buffer.from([1, 2, 255]) });
   });
 
   it('names errors by their DynamoDB type, and retries throttling but not a failed condition', async () => {
     answers.push({ status: 400, body: { __type: 'com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException', message: 'The conditional request failed' } });
-    const failed = await client.send(new UpdateCommand({ TableName: 't', Key: { pk: 'a' }, UpdateExpression: 'ADD c :one', ExpressionAttributeValues: { ':one': 1 } })).catch((e) => e);
+    const failed = await client.send({ operation: 'UpdateItem', input: { TableName: 't', Key: { pk: 'a' }, UpdateExpression: 'ADD c :one', ExpressionAttributeValues: { ':one': 1 } } }).catch((e) => e);
     expect(failed.name).toBe('ConditionalCheckFailedException');
     expect(seen).toHaveLength(1);
 
     answers.push({ status: 400, body: { __type: 'com.amazonaws.dynamodb.v20120810#ThrottlingException', message: 'slow down' } });
     answers.push({ status: 200, body: { Attributes: { c: { N: '1' } } } });
-    const { Attributes } = await client.send(new UpdateCommand({ TableName: 't', Key: { pk: 'a' }, UpdateExpression: 'ADD c :one', ExpressionAttributeValues: { ':one': 1 }, ReturnValues: 'UPDATED_NEW' }));
+    const { Attributes } = await client.send({ operation: 'UpdateItem', input: { TableName: 't', Key: { pk: 'a' }, UpdateExpression: 'ADD c :one', ExpressionAttributeValues: { ':one': 1 }, ReturnValues: 'UPDATED_NEW' } });
     expect(Attributes).toEqual({ c: 1 });
     expect(seen).toHaveLength(3);
   });

@@ -3,18 +3,16 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { retryPolicies, withRetries } from '../../../retry';
 import type { CredentialProvider } from './credentials';
 import { DynamoError, DynamoTimeoutError, mayRetry } from './dynamo-error';
-import { itemFromWire, operationOf, type OperationName, type OutputOf, type StoreCommand } from './operations';
+import { itemFromWire, OPERATIONS, type OperationName, type OutputOf, type StoreCommand } from './operations';
 import { ServerClock } from './server-clock';
 import { SigV4Signer } from './sigv4';
 
-/** What the stores need of a DynamoDB client: the document commands of `operations.ts`, each with its own result type. */
+/** What the stores need of a DynamoDB client: the commands of `operations.ts` (plain data), each with its own result type. */
 export interface DocumentClient {
   send<C extends StoreCommand>(command: C): Promise<OutputOf<C>>;
 }
 
 const ATTEMPT_TIMEOUT_MS = 5_000;
-
-const sentAtMostOnceCommands = new WeakSet<object>();
 
 /**
  * Marks a command whose repetition would be wrong, such as an `ADD` that must
@@ -24,13 +22,12 @@ const sentAtMostOnceCommands = new WeakSet<object>();
  * the safe side, and failing it would refuse the request.)
  */
 export function sentAtMostOnce<T extends StoreCommand>(command: T): T {
-  sentAtMostOnceCommands.add(command);
-  return command;
+  return { ...command, atMostOnce: true };
 }
 
 /**
  * A lean DynamoDB document client over the service's JSON protocol: the same
- * commands and results as `@aws-sdk/lib-dynamodb`, without the SDK's
+ * inputs and results as `@aws-sdk/lib-dynamodb`'s commands, without the SDK's
  * per-call middleware stack, which cost about five times a bare HTTPS request
  * in CPU (bench/RESULTS.md). It signs with SigV4 (correcting the signing time
  * when DynamoDB says the local clock is off), keeps connections alive and
@@ -52,11 +49,11 @@ export class LeanDocumentClient implements DocumentClient {
   }
 
   async send<C extends StoreCommand>(command: C): Promise<OutputOf<C>> {
-    const found = operationOf(command);
-    if (!found) throw new Error(`Unsupported DynamoDB command ${command.constructor.name}`);
-    const [name, operation] = found;
+    const name = command.operation;
+    const operation = OPERATIONS[name];
+    if (!operation) throw new Error(`Unsupported DynamoDB operation ${String(name)}`);
     const body = JSON.stringify(operation.input(command.input as Record<string, unknown>));
-    const idempotent = !sentAtMostOnceCommands.has(command);
+    const idempotent = !command.atMostOnce;
     const output = await withRetries(() => this.post(name, body), retryPolicies.storeCall((error) => mayRetry(error, idempotent)));
     // The wire's answer, converted field by field as the SDK's document command would.
     return operation.output(output) as OutputOf<C>;

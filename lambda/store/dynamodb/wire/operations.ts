@@ -1,20 +1,20 @@
-import {
-  BatchGetCommand,
-  BatchWriteCommand,
-  DeleteCommand,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-  type BatchGetCommandOutput,
-  type BatchWriteCommandOutput,
-  type DeleteCommandOutput,
-  type GetCommandOutput,
-  type PutCommandOutput,
-  type QueryCommandOutput,
-  type TransactWriteCommandOutput,
-  type UpdateCommandOutput,
+import type {
+  BatchGetCommandInput,
+  BatchGetCommandOutput,
+  BatchWriteCommandInput,
+  BatchWriteCommandOutput,
+  DeleteCommandInput,
+  DeleteCommandOutput,
+  GetCommandInput,
+  GetCommandOutput,
+  PutCommandInput,
+  PutCommandOutput,
+  QueryCommandInput,
+  QueryCommandOutput,
+  TransactWriteCommandInput,
+  TransactWriteCommandOutput,
+  UpdateCommandInput,
+  UpdateCommandOutput,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { marshallForWire, unmarshallFromWire } from './attribute-values';
@@ -23,29 +23,42 @@ type Json = Record<string, unknown>;
 type AttributeMap = Parameters<typeof unmarshall>[0];
 
 /**
- * The document commands the stores send, by wire operation name, with what
- * each answers. A store that needs another operation adds it here and to
- * `OPERATIONS` below; the compiler refuses any other command.
+ * The operations the stores send, by wire name, with the input and output
+ * types of the matching `@aws-sdk/lib-dynamodb` document command (items as
+ * plain objects). A store that needs another operation adds it here and to
+ * `OPERATIONS` below; the compiler refuses any other.
  */
-interface Commands {
-  GetItem: { command: GetCommand; output: GetCommandOutput };
-  PutItem: { command: PutCommand; output: PutCommandOutput };
-  UpdateItem: { command: UpdateCommand; output: UpdateCommandOutput };
-  DeleteItem: { command: DeleteCommand; output: DeleteCommandOutput };
-  Query: { command: QueryCommand; output: QueryCommandOutput };
-  BatchGetItem: { command: BatchGetCommand; output: BatchGetCommandOutput };
-  BatchWriteItem: { command: BatchWriteCommand; output: BatchWriteCommandOutput };
-  TransactWriteItems: { command: TransactWriteCommand; output: TransactWriteCommandOutput };
+interface Operations {
+  GetItem: { input: GetCommandInput; output: GetCommandOutput };
+  PutItem: { input: PutCommandInput; output: PutCommandOutput };
+  UpdateItem: { input: UpdateCommandInput; output: UpdateCommandOutput };
+  DeleteItem: { input: DeleteCommandInput; output: DeleteCommandOutput };
+  Query: { input: QueryCommandInput; output: QueryCommandOutput };
+  BatchGetItem: { input: BatchGetCommandInput; output: BatchGetCommandOutput };
+  BatchWriteItem: { input: BatchWriteCommandInput; output: BatchWriteCommandOutput };
+  TransactWriteItems: { input: TransactWriteCommandInput; output: TransactWriteCommandOutput };
 }
 
-export type OperationName = keyof Commands;
-export type StoreCommand = Commands[OperationName]['command'];
-/** What a command answers (each command class is nominal: its protected members tell them apart). */
-export type OutputOf<C extends StoreCommand> = { [Name in OperationName]: C extends Commands[Name]['command'] ? Commands[Name]['output'] : never }[OperationName];
+export type OperationName = keyof Operations;
+
+/**
+ * What a store sends: plain data, the operation and its document input. (The SDK's
+ * command classes were built only to have their `input` read back: each one
+ * constructs a middleware stack the lean client never runs.)
+ */
+export type StoreCommand = {
+  [Name in OperationName]: {
+    readonly operation: Name;
+    readonly input: Operations[Name]['input'];
+    /** Set by `sentAtMostOnce` (document-client.ts): not sent again once it may have been applied. */
+    readonly atMostOnce?: true;
+  };
+}[OperationName];
+export type CommandOf<Name extends OperationName> = Extract<StoreCommand, { operation: Name }>;
+/** What a command answers. */
+export type OutputOf<C extends StoreCommand> = Operations[C['operation']]['output'];
 
 interface WireOperation {
-  /** The document command's class, to recognise a command by. */
-  command: abstract new (...args: never[]) => StoreCommand;
   /** Items as plain objects (the command's input) → AttributeValue maps (the wire). */
   input(input: Json): Json;
   /** The wire's answer → the document command's output. */
@@ -96,17 +109,15 @@ const convertTransactItems = (convert: (item: unknown) => unknown) => (actions: 
  * in the command, AttributeValue maps on the wire).
  */
 export const OPERATIONS: { readonly [Name in OperationName]: WireOperation } = {
-  GetItem: { command: GetCommand, input: (i) => mapFields(i, ['Key'], toWire), output: (o) => mapFields(o, ['Item'], fromWire) },
-  PutItem: { command: PutCommand, input: (i) => mapFields(i, ['Item', 'ExpressionAttributeValues'], toWire), output: (o) => mapFields(o, ['Attributes'], fromWire) },
-  UpdateItem: { command: UpdateCommand, input: (i) => mapFields(i, ['Key', 'ExpressionAttributeValues'], toWire), output: (o) => mapFields(o, ['Attributes'], fromWire) },
-  DeleteItem: { command: DeleteCommand, input: (i) => mapFields(i, ['Key', 'ExpressionAttributeValues'], toWire), output: (o) => mapFields(o, ['Attributes'], fromWire) },
+  GetItem: { input: (i) => mapFields(i, ['Key'], toWire), output: (o) => mapFields(o, ['Item'], fromWire) },
+  PutItem: { input: (i) => mapFields(i, ['Item', 'ExpressionAttributeValues'], toWire), output: (o) => mapFields(o, ['Attributes'], fromWire) },
+  UpdateItem: { input: (i) => mapFields(i, ['Key', 'ExpressionAttributeValues'], toWire), output: (o) => mapFields(o, ['Attributes'], fromWire) },
+  DeleteItem: { input: (i) => mapFields(i, ['Key', 'ExpressionAttributeValues'], toWire), output: (o) => mapFields(o, ['Attributes'], fromWire) },
   Query: {
-    command: QueryCommand,
     input: (i) => mapFields(i, ['ExpressionAttributeValues', 'ExclusiveStartKey'], toWire),
     output: (o) => ({ ...mapFields(o, ['LastEvaluatedKey'], fromWire), ...(o.Items ? { Items: (o.Items as unknown[]).map(fromWire) } : {}) }),
   },
   BatchGetItem: {
-    command: BatchGetCommand,
     input: (i) => ({ ...i, RequestItems: mapTables(i.RequestItems, convertKeysAndAttributes(toWire)) }),
     output: (o) => ({
       ...o,
@@ -115,16 +126,8 @@ export const OPERATIONS: { readonly [Name in OperationName]: WireOperation } = {
     }),
   },
   BatchWriteItem: {
-    command: BatchWriteCommand,
     input: (i) => ({ ...i, RequestItems: mapTables(i.RequestItems, convertWriteRequests(toWire)) }),
     output: (o) => ({ ...o, UnprocessedItems: mapTables(o.UnprocessedItems, convertWriteRequests(fromWire)) }),
   },
-  TransactWriteItems: { command: TransactWriteCommand, input: (i) => ({ ...i, TransactItems: convertTransactItems(toWire)(i.TransactItems) }), output: (o) => o },
+  TransactWriteItems: { input: (i) => ({ ...i, TransactItems: convertTransactItems(toWire)(i.TransactItems) }), output: (o) => o },
 };
-
-const BY_NAME = Object.entries(OPERATIONS) as Array<[OperationName, WireOperation]>;
-
-/** The wire operation of a command, or undefined for one the stores never send. */
-export function operationOf(command: object): [OperationName, WireOperation] | undefined {
-  return BY_NAME.find(([, operation]) => command instanceof operation.command);
-}
