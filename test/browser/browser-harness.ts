@@ -41,7 +41,7 @@ export function proxyAndBrowser(): { proxy: ProxyServer; browser: Browser } {
   const world = {} as { proxy: ProxyServer; browser: Browser };
   beforeAll(async () => {
     [world.proxy, world.browser] = await Promise.all([startProxy(), launchBrowser()]);
-  }, 90_000);
+  });
   afterAll(async () => {
     await world.browser?.close();
     await world.proxy?.stop();

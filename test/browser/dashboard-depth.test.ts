@@ -22,7 +22,7 @@ describeInBrowser('dashboard depth in a browser', () => {
 
   beforeAll(async () => {
     ({ proxy, browser, token, traffic, appToken, appRequestId } = await startDepthWorld());
-  }, 90_000);
+  });
 
   afterAll(async () => {
     await browser?.close();

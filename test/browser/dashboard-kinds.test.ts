@@ -18,7 +18,7 @@ describeInBrowser('Logs page: endpoint kinds', () => {
     await (await fetch(`${base}/embeddings`, { method: 'POST', headers, body: JSON.stringify({ model: 'text-embedding-3-small', input: 'hi' }) })).text();
     await (await fetch(`${base}/models`, { headers })).text();
     await proxy.waitForRows(proxy.account.token, 3);
-  }, 90_000);
+  });
 
   afterAll(async () => {
     await browser?.close();

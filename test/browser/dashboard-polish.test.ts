@@ -20,7 +20,7 @@ describeInBrowser('dashboard polish in a browser', () => {
 
   beforeAll(async () => {
     ({ proxy, browser, token, appRequestId } = await startDepthWorld());
-  }, 90_000);
+  });
 
   afterAll(async () => {
     await browser?.close();
@@ -193,7 +193,7 @@ describeInBrowser('dashboard polish in a browser', () => {
     } finally {
       await context.close();
     }
-  }, 120_000);
+  });
 
   // Last in this file: it adds a page's worth of rows to the shared history.
   test('a refresh keeps the rows loaded with "Load more" and puts new ones on top', async () => {
@@ -223,7 +223,7 @@ describeInBrowser('dashboard polish in a browser', () => {
     } finally {
       await context.close();
     }
-  }, 120_000);
+  });
 });
 
 test('the CSV reader the download checks rely on reads quotes, commas and line breaks', () => {

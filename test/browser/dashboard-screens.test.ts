@@ -36,7 +36,7 @@ describeInBrowser('dashboard screens', () => {
   beforeAll(async () => {
     [proxy, browser] = await Promise.all([startProxy(), launchBrowser()]);
     await sendTraffic(proxy, proxy.account.token);
-  }, 90_000);
+  });
 
   afterAll(async () => {
     await browser?.close();
@@ -90,5 +90,5 @@ describeInBrowser('dashboard screens', () => {
     } finally {
       await context.close();
     }
-  }, 120_000);
+  });
 });

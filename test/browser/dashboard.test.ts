@@ -40,7 +40,7 @@ describeInBrowser('dashboard in a browser', () => {
     [proxy, browser] = await Promise.all([startProxy(), launchBrowser()]);
     token = proxy.account.token;
     traffic = await sendTraffic(proxy, token);
-  }, 90_000);
+  });
 
   afterAll(async () => {
     await browser?.close();

@@ -8,8 +8,6 @@ import { callProxy, expectEndpointError, upstreamCalls } from '../reliability/su
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 import { TEST_MODELS } from '../support/sdk-clients';
 
-jest.setTimeout(90_000);
-
 let proxy: ProxyServer;
 beforeAll(async () => {
   proxy = await startProxy();

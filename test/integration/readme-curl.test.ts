@@ -8,8 +8,6 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 
-jest.setTimeout(90_000);
-
 const README = readFileSync(join(resolve(__dirname, '../..'), 'README.md'), 'utf8');
 
 /** The shell block that follows "Or with curl", as separate commands (continuation lines joined). */

@@ -9,8 +9,6 @@ import { callProxy, expectChatError, expectMessagesError, upstreamCalls } from '
 import { rowOf } from './support/rows';
 import { startStoreGate, type StoreCall, type StoreGate } from './support/store-gate';
 
-jest.setTimeout(120_000);
-
 const FIXED_USAGE = { inputTokens: 1000, outputTokens: 100, cacheReadTokens: 0, cacheWriteTokens: 0 };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -19,7 +19,7 @@ const CONCURRENCY = Number(process.env.LOAD_CONCURRENCY ?? 64);
 /** Prompts drawn from this small pool repeat, so cached requests hit. */
 const CACHED_PROMPTS = 8;
 
-jest.setTimeout(Math.max(120_000, REQUESTS * 60));
+jest.setTimeout(Math.max(300_000, REQUESTS * 60));
 
 interface Planned {
   provider: ProviderId;

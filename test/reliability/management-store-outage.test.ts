@@ -10,8 +10,6 @@ import { startProxy, type Account, type ProxyServer } from '../support/proxy-ser
 import { expectChatError } from './support/requests';
 import { startStoreGate, type Disturbance, type StoreCall, type StoreGate } from './support/store-gate';
 
-jest.setTimeout(120_000);
-
 let gate: StoreGate;
 let proxy: ProxyServer;
 let account: Account;

@@ -8,8 +8,6 @@ import OpenAI from 'openai';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 import { TEST_MODELS } from '../support/sdk-clients';
 
-jest.setTimeout(120_000);
-
 let proxy: ProxyServer;
 beforeAll(async () => {
   proxy = await startProxy();

@@ -12,7 +12,7 @@ import { awayFromMinuteEdge, runPool } from './support/pool';
 import { callProxy, expectChatError, expectMessagesError, upstreamCalls, type CallResult } from './support/requests';
 import { allRows } from './support/rows';
 
-jest.setTimeout(180_000);
+jest.setTimeout(360_000);
 
 const LIMIT = 100;
 let fakes: AllFakes;

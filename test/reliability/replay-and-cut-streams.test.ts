@@ -11,8 +11,6 @@ import { startProxy, type ProxyServer } from '../support/proxy-server';
 import { TEST_MODELS } from '../support/sdk-clients';
 import { callProxy } from './support/requests';
 
-jest.setTimeout(120_000);
-
 const CHAT_PROVIDERS = ['prov-b', 'prov-c', 'prov-d', 'prov-e'] as const;
 const TIMEOUT_MS = 1500;
 let proxy: ProxyServer;

@@ -12,8 +12,6 @@ import { startAllFakes, type AllFakes } from '../fakes/start-fakes';
 import { credentialHeaders, ENDPOINT, requestBody } from './support/requests';
 import { spawnServer, type ServerProcess } from './support/server-process';
 
-jest.setTimeout(120_000);
-
 let fakes: AllFakes;
 const started: ServerProcess[] = [];
 beforeAll(async () => {

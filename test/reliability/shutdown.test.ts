@@ -18,8 +18,6 @@ import { spawnServer, type ServerProcess } from './support/server-process';
 import { startStoreGate } from './support/store-gate';
 import { EVENTUALLY_MS, eventually } from '../support/patience';
 
-jest.setTimeout(120_000);
-
 const FIXED_USAGE = { inputTokens: 777, outputTokens: 88, cacheReadTokens: 0, cacheWriteTokens: 0 };
 const OWN_KEY = 'client-own-key-shutdown-0001';
 

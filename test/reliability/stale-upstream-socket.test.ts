@@ -10,8 +10,6 @@ import { callProxy } from './support/requests';
 import { allRows } from './support/rows';
 import { EVENTUALLY_MS } from '../support/patience';
 
-jest.setTimeout(120_000);
-
 let upstream: Server;
 let proxy: ProxyServer;
 let answered = 0;

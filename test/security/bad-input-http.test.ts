@@ -13,7 +13,7 @@ import { credentialHeaders, ENDPOINT, expectChatError, expectEndpointError, expe
 import { rowOf } from '../reliability/support/rows';
 import { validBody } from './support/validity';
 
-jest.setTimeout(180_000);
+jest.setTimeout(360_000);
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 150);
 const MB = 1024 * 1024;

@@ -9,8 +9,6 @@ import { startProxy, type ProxyServer } from '../support/proxy-server';
 import { credentialHeaders, ENDPOINT, expectChatError, expectEndpointError, expectMessagesError, PROVIDERS, rawPost, rawRequest, upstreamCalls } from '../reliability/support/requests';
 import { validBody } from './support/validity';
 
-jest.setTimeout(120_000);
-
 let proxy: ProxyServer;
 let token: string;
 

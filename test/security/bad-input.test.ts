@@ -12,7 +12,7 @@ import { allRows } from '../reliability/support/rows';
 import { awkwardText, bodyWithOneBadField, invalidField, validBody } from './support/validity';
 import { EVENTUALLY_MS } from '../support/patience';
 
-jest.setTimeout(180_000);
+jest.setTimeout(360_000);
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 150);
 

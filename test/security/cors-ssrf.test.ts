@@ -9,8 +9,6 @@ import type { AddressInfo } from 'node:net';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 import { callProxy, credentialHeaders, ENDPOINT, PROVIDERS, rawPost, rawRequest, requestBody, upstreamCalls } from '../reliability/support/requests';
 
-jest.setTimeout(120_000);
-
 const PRODUCTION = 'https://app.example.com';
 
 let proxy: ProxyServer;

@@ -13,8 +13,6 @@ import { allRows, rowOf, statsTotals } from '../reliability/support/rows';
 import { sdkDocumentClient } from '../reliability/support/dynamo';
 import { Observed } from './support/observed';
 
-jest.setTimeout(120_000);
-
 const TABLE_PREFIX = `iso${Date.now().toString(36)}-`;
 
 let proxy: ProxyServer;

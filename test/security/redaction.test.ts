@@ -13,8 +13,6 @@ import { rowOf } from '../reliability/support/rows';
 import { startScriptedUpstream, type ScriptedRequest, type ScriptedUpstream } from '../reliability/support/scripted-upstream';
 import { tableText, tokenSecret } from './support/observed';
 
-jest.setTimeout(120_000);
-
 const TABLE_PREFIX = `red${Date.now().toString(36)}-`;
 const ownKey = (provider: ProviderId) => `${provider}-own-key-${createHash('sha256').update(provider).digest('hex').slice(0, 24)}`;
 

@@ -11,8 +11,6 @@ import { credentialHeaders, ENDPOINT, expectEndpointError, PROVIDERS, requestBod
 import { rowOf } from '../reliability/support/rows';
 import { Observed, rawAccountItems, tableText, tokenSecret } from './support/observed';
 
-jest.setTimeout(120_000);
-
 const TABLE_PREFIX = `sec${Date.now().toString(36)}-`;
 const PASS_THROUGH_KEYS = Object.fromEntries(PROVIDERS.map((id) => [id, `${id}-client-own-secret-${createHash('sha256').update(id).digest('hex').slice(0, 20)}`])) as Record<ProviderId, string>;
 
