@@ -220,10 +220,10 @@ export function renderResults(r: Results): string {
 
   out.push('## Clients leaving mid-request', '', disconnectText(r), '');
 
-  out.push('## Store round trips per request', '', 'Counted by a forwarder in front of DynamoDB Local (a second proxy instance, requests one at a time, every store answer held 20 ms so that overlapping calls are unmistakable). "Before upstream" = calls started before the fake upstream received the request (before the answer, for cache hits); waves = calls that overlap count once. Units are the capacity DynamoDB Local reported (ReturnConsumedCapacity).', '');
+  out.push('## Store round trips per request', '', 'Counted by a forwarder in front of DynamoDB Local (a second proxy instance, requests one at a time, every store answer held 20 ms so that overlapping calls are unmistakable). "Before upstream" = calls started before the fake upstream received the request (before the answer, for cache hits); waves = calls that overlap count once. Read units are the capacity DynamoDB Local reported (ReturnConsumedCapacity); write units as it reported them / as DynamoDB bills them, priced from the sizes of the written items (DynamoDB Local reports the units of a transaction per table, DynamoDB bills 2 per item per KB).', '');
   out.push(
     table(
-      ['mode', 'calls before upstream', 'waves before upstream', 'calls while answering', 'calls after the answer (waves)', 'read units', 'write units', 'ms before upstream', 'ms upstream → answer', 'writes finish after answer (ms)', 'operations per request'],
+      ['mode', 'calls before upstream', 'waves before upstream', 'calls while answering', 'calls after the answer (waves)', 'read units', 'write units (reported / billed)', 'ms before upstream', 'ms upstream → answer', 'writes finish after answer (ms)', 'operations per request'],
       r.roundTrips.map((t) => [
         t.mode,
         fmt(t.callsBeforeUpstream),
@@ -231,7 +231,7 @@ export function renderResults(r: Results): string {
         fmt(t.callsDuringResponse),
         `${fmt(t.callsAfterResponse)} (${fmt(t.wavesAfterResponse)})`,
         fmt(t.readUnits),
-        fmt(t.writeUnits),
+        `${fmt(t.writeUnits)} / ${t.billedWriteUnits === undefined ? 'not counted' : fmt(t.billedWriteUnits)}`,
         fmt(t.msBeforeUpstream, 1),
         fmt(t.msUpstreamToAnswer, 1),
         fmt(t.tailAfterResponseMs, 1),

@@ -38,6 +38,10 @@ test("docs/deploy.md's cost table is the measured one", () => {
   const docs = read('docs/deploy.md');
   const table = docs.slice(docs.indexOf('<!-- memory-table:start -->\n') + '<!-- memory-table:start -->\n'.length, docs.indexOf('\n<!-- memory-table:end -->'));
   expect(table).toBe([...COST_TABLE_HEADER, ...costTableRows(measured.choice)].join('\n'));
+  // The traffic the consumer's column is priced at, as the page states it.
+  const prose = docs.replace(/\s+/g, ' ');
+  expect(prose).toContain(`(${(MONTHLY_REQUESTS / (30 * 86_400)).toFixed(2)} per second)`);
+  expect(prose).toContain(`about ${Math.round(rowsPerBatchAt(MONTHLY_REQUESTS))} rows per batch`);
 });
 
 test('a CPU-bound instance is slowed by the inverse of its share and a size too small for the peak RSS is refused', () => {
