@@ -4,13 +4,26 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 export const ROOT = process.cwd();
 export const SERVER_BUNDLE = join(ROOT, 'dist', 'local', 'server.mjs');
 export const LAMBDA_BUNDLE = join(ROOT, 'dist', 'lambda', 'handler.mjs');
+/**
+ * The Node flags `npm start` gives the local server, read from package.json's start script, so that
+ * every measured server runs as a user's does (the flags bound V8's heap: README, "Memory").
+ */
+export function localServerNodeFlags(startScript: string): string[] {
+  const match = /(?:^|&&\s*)node((?:\s+--\S+)*)\s+dist\/local\/server\.mjs\b/.exec(startScript);
+  if (!match) throw new Error(`package.json's start script does not run dist/local/server.mjs: ${startScript}`);
+  return match[1]!.trim().split(/\s+/).filter(Boolean);
+}
+
+export const START_SCRIPT = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+export const LOCAL_SERVER_NODE_FLAGS = localServerNodeFlags(START_SCRIPT);
+
 const PORTKEY_ENTRY = join(ROOT, 'node_modules', '@portkey-ai', 'gateway', 'build', 'start-server.js');
 
 /**
@@ -124,15 +137,26 @@ export interface ProxyInstance extends Child {
   tablePrefix: string;
 }
 
-/** This proxy's local server on an existing DynamoDB endpoint, with an account and saved keys. */
-export async function startProxyServer(options: { upstreamOrigin: string; dynamoEndpoint: string; nodeArgs?: string[]; entry?: string; name?: string }): Promise<ProxyInstance> {
+/**
+ * This proxy's local server on an existing DynamoDB endpoint, with an account and saved keys; started
+ * with `npm start`'s Node flags, then `nodeArgs`.
+ */
+export async function startProxyServer(options: {
+  upstreamOrigin: string;
+  dynamoEndpoint: string;
+  /** Instead of `npm start`'s flags (to compare settings). */
+  nodeFlags?: string[];
+  nodeArgs?: string[];
+  entry?: string;
+  name?: string;
+}): Promise<ProxyInstance> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-proxy-'));
   const adminKey = `bench-admin-${randomBytes(16).toString('hex')}`;
   const tablePrefix = `bench${randomBytes(4).toString('hex')}-`;
   const upstream = options.upstreamOrigin;
   const child = await startChild({
     name: options.name ?? 'proxy',
-    args: [...(options.nodeArgs ?? []), options.entry ?? SERVER_BUNDLE],
+    args: [...(options.nodeFlags ?? LOCAL_SERVER_NODE_FLAGS), ...(options.nodeArgs ?? []), options.entry ?? SERVER_BUNDLE],
     env: {
       PORT: '0',
       HOST: '127.0.0.1',
