@@ -1,6 +1,6 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { retryPolicies, withRetries } from '../../../retry';
+import { retryPolicies, withRetries, type RetryPolicy } from '../../../retry';
 import type { CredentialProvider } from './credentials';
 import { DynamoError, DynamoTimeoutError, mayRetry } from './dynamo-error';
 import { itemFromWire, OPERATIONS, type OperationName, type OutputOf, type StoreCommand } from './operations';
@@ -37,15 +37,33 @@ export function sentAtMostOnce<T extends StoreCommand>(command: T): T {
 export class LeanDocumentClient implements DocumentClient {
   private readonly url: URL;
   private readonly signer: SigV4Signer;
-  private readonly agent: HttpAgent | HttpsAgent;
   private readonly clock: ServerClock;
+  /** Where every request goes, as node:http options: read from the URL once, not on every call. */
+  private readonly target: RequestOptions;
+  private readonly sendRequest: typeof httpRequest;
+  /** The retry policy of a command that may be applied twice, and of one sent at most once. */
+  private readonly retries: { idempotent: RetryPolicy; atMostOnce: RetryPolicy };
 
   constructor(private readonly options: { region: string; endpoint?: string; credentials: CredentialProvider; localNow?: () => number }) {
     this.url = new URL(options.endpoint ?? `https://dynamodb.${options.region}.amazonaws.com`);
     this.signer = new SigV4Signer(options.region, 'dynamodb');
     this.clock = new ServerClock(options.localNow);
     const agentOptions = { keepAlive: true, maxSockets: 256, timeout: 50_000 };
-    this.agent = this.url.protocol === 'https:' ? new HttpsAgent(agentOptions) : new HttpAgent(agentOptions);
+    const secure = this.url.protocol === 'https:';
+    this.sendRequest = secure ? httpsRequest : httpRequest;
+    this.target = {
+      protocol: this.url.protocol,
+      hostname: this.url.hostname.replace(/^\[|\]$/g, ''),
+      port: this.url.port || (secure ? 443 : 80),
+      path: '/',
+      method: 'POST',
+      agent: secure ? new HttpsAgent(agentOptions) : new HttpAgent(agentOptions),
+      timeout: ATTEMPT_TIMEOUT_MS,
+    };
+    this.retries = {
+      idempotent: retryPolicies.storeCall((error) => mayRetry(error, true)),
+      atMostOnce: retryPolicies.storeCall((error) => mayRetry(error, false)),
+    };
   }
 
   async send<C extends StoreCommand>(command: C): Promise<OutputOf<C>> {
@@ -53,8 +71,7 @@ export class LeanDocumentClient implements DocumentClient {
     const operation = OPERATIONS[name];
     if (!operation) throw new Error(`Unsupported DynamoDB operation ${String(name)}`);
     const body = JSON.stringify(operation.input(command.input as Record<string, unknown>));
-    const idempotent = !command.atMostOnce;
-    const output = await withRetries(() => this.post(name, body), retryPolicies.storeCall((error) => mayRetry(error, idempotent)));
+    const output = await withRetries(() => this.post(name, body), command.atMostOnce ? this.retries.atMostOnce : this.retries.idempotent);
     // The wire's answer, converted field by field as the SDK's document command would.
     return operation.output(output) as OutputOf<C>;
   }
@@ -69,14 +86,13 @@ export class LeanDocumentClient implements DocumentClient {
       now: this.clock.now(),
     });
     headers['content-length'] = String(Buffer.byteLength(body));
-    const send = this.url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise((resolve, reject) => {
-      const request = send(this.url, { method: 'POST', headers, agent: this.agent, timeout: ATTEMPT_TIMEOUT_MS }, (response) => {
+      const request = this.sendRequest({ ...this.target, headers }, (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
         response.on('error', reject);
         response.on('end', () => {
-          const answer = this.readAnswer(response, Buffer.concat(chunks).toString('utf8'));
+          const answer = this.readAnswer(response, (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8'));
           if (answer instanceof DynamoError) reject(answer);
           else resolve(answer);
         });
