@@ -1,6 +1,8 @@
 /** Shorter values are not redacted: they would match ordinary text (real keys and tokens are far longer). */
 export const MIN_SECRET_LENGTH = 8;
 const REPLACEMENT = Buffer.from('[redacted]');
+/** Nothing held back (shared: a carry is only read, never written to). */
+const EMPTY = Buffer.alloc(0);
 
 /**
  * Replaces every credential of a request in a byte stream, chunk by chunk,
@@ -11,7 +13,7 @@ const REPLACEMENT = Buffer.from('[redacted]');
 export class SecretRedactor {
   private readonly secrets: Buffer[];
   private readonly longest: number;
-  private carry: Buffer = Buffer.alloc(0);
+  private carry: Buffer = EMPTY;
 
   constructor(secrets: Iterable<string | undefined>) {
     const unique = new Set([...secrets].filter((secret): secret is string => typeof secret === 'string' && secret.length >= MIN_SECRET_LENGTH));
@@ -40,14 +42,14 @@ export class SecretRedactor {
     // Every match starting before `keepFrom` lies wholly inside `input` and was found above.
     const keepFrom = this.startOfPossibleSecret(input, from);
     out.push(input.subarray(from, keepFrom));
-    this.carry = Buffer.from(input.subarray(keepFrom));
+    this.carry = keepFrom < input.length ? Buffer.from(input.subarray(keepFrom)) : EMPTY;
     return out.length === 1 ? out[0]! : Buffer.concat(out);
   }
 
   /** What was held back, once the stream has ended: it can no longer become a secret. */
   end(): Buffer {
     const rest = this.carry;
-    this.carry = Buffer.alloc(0);
+    this.carry = EMPTY;
     return rest;
   }
 
@@ -60,12 +62,16 @@ export class SecretRedactor {
     return best;
   }
 
-  /** The first index from which the rest of `input` is the beginning of some secret (else `input.length`). */
+  /**
+   * The first index from which the rest of `input` is the beginning of some secret (else `input.length`).
+   * Runs on every chunk of every answer: it compares in place, allocating nothing.
+   */
   private startOfPossibleSecret(input: Buffer, from: number): number {
     for (let start = Math.max(from, input.length - this.longest + 1); start < input.length; start++) {
-      const first = input[start];
-      const rest = input.subarray(start);
-      if (this.secrets.some((secret) => secret[0] === first && secret.length > rest.length && secret.subarray(0, rest.length).equals(rest))) return start;
+      const restLength = input.length - start;
+      for (const secret of this.secrets) {
+        if (secret[0] === input[start] && secret.length > restLength && secret.compare(input, start, input.length, 0, restLength) === 0) return start;
+      }
     }
     return input.length;
   }
