@@ -52,7 +52,10 @@ export function renderFindings(r: Results): string {
   );
   out.push(pinnedFinding(r));
   out.push(`- **Cache hit alone:** ${fmt(h.cacheHitAlone)} ms p50 end to end.`);
-  out.push(`- **RSS:** ${fmt(h.rss.before, 0)} MB before the c=16 rounds, ${fmt(h.rss.c16, 0)} MB during them.`);
+  out.push(
+    `- **RSS:** ${fmt(h.rss.before, 0)} MB before the c=16 rounds, ${fmt(h.rss.c16, 0)} MB during them; Node alone (the bare pipe) ${fmt(r.resources.c16.pipe?.rssMaxMb, 0)} MB under the same load. ` +
+      "This is the local server's figure: a Lambda instance serves one request at a time, and its peak is in [MEMORY.md](MEMORY.md).",
+  );
   const drops = r.disconnects;
   if (drops.length)
     out.push(
