@@ -212,7 +212,7 @@ export function renderResults(r: Results): string {
   out.push(
     '## Pinned: each contender alone on one CPU',
     '',
-    "The same c=16 requests and a short throughput ramp, with the contender's process (all its threads) pinned to one CPU and everything else of the rig — DynamoDB Local's java, the load generator, the fake upstream, the idle contenders — pinned to the other, contenders interleaved round by round. It measures each contender's figure when the store does not share its core, as in AWS, where DynamoDB runs on other machines. Busy = share of the CPU in use during the contender's c=16 rounds and during its best throughput step (every process of the machine counts, not only the rig's): the CPU near 100 % is the one that set the limit. The shared-core figures of the same run are beside them.",
+    "The same c=16 requests and a short throughput ramp, with the contender's process (all its threads) pinned to one CPU and everything else of the rig — DynamoDB Local's java, the load generator, the fake upstream, the idle contenders — pinned to the other, contenders interleaved round by round. It measures each contender's figure when the store does not share its core, as in AWS, where DynamoDB runs on other machines. Busy = share of the CPU in use during the contender's c=16 rounds and during its best throughput step, every process of the machine counted; in brackets the part the rig's own processes used (the rest is other work on the machine, and interrupt work the kernel charges to no process). A CPU near 100 % that the rig used in full set the limit; one that other work filled says the figures were taken under outside load. The shared-core figures of the same run are beside them.",
     '',
     pinnedText(r),
     '',

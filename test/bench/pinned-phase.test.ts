@@ -2,7 +2,7 @@
  * The pinned phase: each contender alone on one CPU, everything else of the rig on the other,
  * interleaved, every affinity restored afterwards; skipped with a stated reason when taskset is
  * missing. Real load generator, real fake upstream, a real bare-pipe process and the real local
- * server on the run's DynamoDB Local. Then how RESULTS.md and the budgets read its figures.
+ * server on a DynamoDB Local of its own. Then how RESULTS.md and the budgets read its figures.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,6 +12,7 @@ import { startBenchUpstream, type BenchUpstream } from '../../bench/fake-upstrea
 import { startLoadClient, type LoadClient } from '../../bench/load-client';
 import { figuresNotHeld } from '../../bench/figure-check';
 import { finishResults } from '../../bench/outputs';
+import { startDynamoDbLocal } from '../../lambda/local/dynamodb-local';
 import { allowedCpus, parseCpuList, pinnedPhase, pinningPlan, type PinnedContender, type PinnedFigures } from '../../bench/pinned';
 import { findDynamoDbLocalPid } from '../../bench/process-stats';
 import { startChild, startProxyServer, type Child, type ProxyInstance } from '../../bench/processes';
@@ -38,18 +39,22 @@ test('parses affinity lists as the kernel and taskset print them', () => {
   let proxy: ProxyInstance;
   let contenders: Contender[];
   let storePid: number | undefined;
+  let store: Awaited<ReturnType<typeof startDynamoDbLocal>>;
 
   beforeAll(async () => {
     upstream = await startBenchUpstream({ latencyMs: 0, chunks: 20, chunkIntervalMs: 0 });
     load = await startLoadClient(process.cwd());
     pipe = await startChild({ name: 'bare pipe', args: ['--import', 'tsx', 'bench/pipe-proxy.ts'], env: { TARGET: upstream.origin, PORT: '0' }, ready: /listening on (http:\/\/[\d.:]+)/ });
-    proxy = await startProxyServer({ upstreamOrigin: upstream.origin, dynamoEndpoint: process.env.DYNAMODB_ENDPOINT! });
-    storePid = findDynamoDbLocalPid(Number(new URL(process.env.DYNAMODB_ENDPOINT!).port));
+    // A DynamoDB Local of its own, as the bench starts one: pinning the run's shared store would slow other test files.
+    store = await startDynamoDbLocal();
+    proxy = await startProxyServer({ upstreamOrigin: upstream.origin, dynamoEndpoint: store.endpoint });
+    storePid = findDynamoDbLocalPid(Number(new URL(store.endpoint).port));
     const placeholder = { url: 'http://127.0.0.1:1', pid: 0 } as Child;
     contenders = buildContenders({ upstreamOrigin: upstream.origin, pipe, proxy, portkey: placeholder }).filter((c) => ['direct', 'pipe', 'stored', 'passThrough'].includes(c.id));
   });
   afterAll(async () => {
     await proxy?.stop();
+    await store?.stop();
     await pipe?.stop();
     await load?.stop();
     await upstream?.close();
@@ -57,7 +62,8 @@ test('parses affinity lists as the kernel and taskset print them', () => {
 
   test('each contender runs alone on one CPU while the store, the load generator and the upstream run on the other; every affinity is restored', async () => {
     const { cpus } = plan as Exclude<typeof plan, { skipped: string }>;
-    const watched = { pipe: pipe.pid, proxy: proxy.pid, load: load.pid, orchestrator: process.pid, ...(storePid ? { store: storePid } : {}) };
+    expect(storePid).toEqual(expect.any(Number));
+    const watched = { pipe: pipe.pid, proxy: proxy.pid, load: load.pid, orchestrator: process.pid, store: storePid! };
     const before = Object.fromEntries(Object.entries(watched).map(([name, pid]) => [name, threadLists(pid)]));
     // Sampled while the phase awaits its load: every state a contender's requests met.
     const seen: Record<string, Set<string>> = Object.fromEntries(Object.keys(watched).map((name) => [name, new Set<string>()]));
@@ -74,7 +80,7 @@ test('parses affinity lists as the kernel and taskset print them', () => {
       figures = await pinnedPhase(
         load,
         contenders,
-        { otherPids: [process.pid, load.pid, pipe.pid, proxy.pid], storePid, storeUsers: new Set(storePid ? [proxy.pid] : []) },
+        { otherPids: [process.pid, load.pid, pipe.pid, proxy.pid], storePid, storeUsers: new Set([proxy.pid]) },
         { rounds: 2, concurrency: 16, warmup: 16, count: 64, steps: [{ concurrency: 8, durationMs: 300 }] },
       );
     } finally {
@@ -88,7 +94,7 @@ test('parses affinity lists as the kernel and taskset print them', () => {
     // The contenders had the CPU to themselves in their turns and the other one in everyone else's.
     expect([...seen.pipe!].sort()).toEqual([own, rest].sort());
     expect([...seen.proxy!].sort()).toEqual([own, rest].sort());
-    for (const name of ['load', 'orchestrator', ...(storePid ? ['store'] : [])]) expect([...seen[name]!]).toEqual([rest]);
+    for (const name of ['load', 'orchestrator', 'store']) expect([...seen[name]!]).toEqual([rest]);
     expect(splitThreads).toEqual([]);
     // Later phases meet the machine as it was.
     for (const [name, pid] of Object.entries(watched)) expect([name, threadLists(pid)]).toEqual([name, before[name]]);
@@ -112,7 +118,7 @@ test('parses affinity lists as the kernel and taskset print them', () => {
       expect(figures.contenders[id]!.busyAtMax!.contenderCpu).toBeGreaterThan(0);
     }
     // The store's CPU is charged to the contenders that call it, and only to them.
-    if (storePid) expect(figures.contenders.stored!.storeCpuMsPerRequestAtMax).toBeGreaterThan(0);
+    expect(figures.contenders.stored!.storeCpuMsPerRequestAtMax).toBeGreaterThan(0);
     expect(figures.contenders.pipe!.storeCpuMsPerRequestAtMax).toBeUndefined();
   });
 });
