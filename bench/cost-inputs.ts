@@ -6,7 +6,7 @@
 import { COLD_STARTS_PER_MILLION, PRICES, UPSTREAM_SECONDS, costPerMillion, type CostInputs, type CostModel } from './cost-model';
 import type { Results } from './results';
 
-type CostFigures = Pick<Results, 'latency' | 'roundTrips' | 'resources' | 'coldStart'>;
+type CostFigures = Pick<Results, 'latency' | 'roundTrips' | 'resources' | 'coldStart' | 'consumerBatch'>;
 
 export function costInputsOf(r: CostFigures, responseBytes: number): CostInputs {
   const stored = r.roundTrips.find((t) => t.mode === 'stored key');
@@ -25,6 +25,7 @@ export function costInputsOf(r: CostFigures, responseBytes: number): CostInputs 
     responseBytes,
     coldStartsPerMillion: COLD_STARTS_PER_MILLION,
     coldStartInitMs: r.coldStart.importMedianMs,
+    ...(r.consumerBatch ? { consumerBatch: r.consumerBatch } : {}),
   };
 }
 

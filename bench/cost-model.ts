@@ -59,6 +59,8 @@ export interface CostInputs {
   /** Cold starts per million requests (each reads the admin secret once and is billed for its init). */
   coldStartsPerMillion: number;
   coldStartInitMs: number;
+  /** One stream-consumer batch, measured (consumer-batch.ts); absent in runs before it was measured. */
+  consumerBatch?: { rowsPerBatch: number; wallMs: number; cpuMs: number };
 }
 
 export interface CostLine {
@@ -91,16 +93,18 @@ const SECONDS_PER_MONTH = 30 * 86_400;
 
 /**
  * The stream consumer folding rows into rollups (lib/constructs/stats-consumer.ts): one invocation
- * per batch of about 50 ms at its memory size (assumed, not measured), and one write per rollup
- * item a batch touches: the hour and the day of each (provider, model, requester, token, kind)
- * its rows carry, each item under 1 KB (one write unit). Its stream reads are free: DynamoDB does
- * not charge a Lambda trigger for GetRecords.
+ * per batch, and one write per rollup item a batch touches: the hour and the day of each
+ * (provider, model, requester, token, kind) its rows carry, each item under 1 KB (one write unit).
+ * A batch's duration is measured when the run has it (its wall time on DynamoDB Local plus its CPU
+ * stretched to the consumer's share of a vCPU), else assumed at `msPerBatch`. Its stream reads are
+ * free: DynamoDB does not charge a Lambda trigger for GetRecords.
  */
 export const STREAM_CONSUMER = { memoryMb: CONSUMER_MEMORY_MB, msPerBatch: 50, rollupWritesPerCombination: 2 };
 
-export interface StreamConsumerCost {
-  rowsPerBatch: number;
-  usdPerMillion: number;
+/** Billed milliseconds of one consumer batch: measured if given, else the assumption. */
+export function consumerBatchMs(measured?: { wallMs: number; cpuMs: number }): number {
+  if (!measured) return STREAM_CONSUMER.msPerBatch;
+  return measured.wallMs + measured.cpuMs * (1 / Math.min(1, STREAM_CONSUMER.memoryMb / FULL_VCPU_MB) - 1);
 }
 
 /**
@@ -108,11 +112,11 @@ export interface StreamConsumerCost {
  * (one token and model, as the benchmark's traffic): one invocation and two writes per batch.
  * A lone row per batch is the worst case; rows of many combinations add two writes each, up to two per row.
  */
-export function streamConsumerUsdPerMillion(rowsPerBatch = 1): number {
+export function streamConsumerUsdPerMillion(rowsPerBatch = 1, msPerBatch: number = STREAM_CONSUMER.msPerBatch): number {
   const batchesPerMillion = 1_000_000 / Math.max(1, rowsPerBatch);
   const perBatch =
     PRICES.lambdaPerMillionRequests / 1_000_000 +
-    (STREAM_CONSUMER.memoryMb / 1024) * (STREAM_CONSUMER.msPerBatch / 1000) * PRICES.lambdaArmPerGbSecond +
+    (STREAM_CONSUMER.memoryMb / 1024) * (msPerBatch / 1000) * PRICES.lambdaArmPerGbSecond +
     (STREAM_CONSUMER.rollupWritesPerCombination * PRICES.dynamoPerMillionWriteUnits) / 1_000_000;
   return batchesPerMillion * perBatch;
 }
@@ -149,8 +153,10 @@ export function costPerMillion(inputs: CostInputs, memoryMb: number = DEFAULTS.m
   const billedWrites = inputs.billedWriteUnitsPerRequest;
   const writeUnits = billedWrites ?? inputs.writeUnitsPerRequest;
   const rowsPerBatch = rowsPerBatchAt(MONTHLY_REQUESTS);
-  const consumer = streamConsumerUsdPerMillion(rowsPerBatch);
-  const consumerWorst = streamConsumerUsdPerMillion(1);
+  const batch = inputs.consumerBatch;
+  const batchMs = consumerBatchMs(batch);
+  const consumer = streamConsumerUsdPerMillion(rowsPerBatch, batchMs);
+  const consumerWorst = streamConsumerUsdPerMillion(1, batchMs);
   const lines: CostLine[] = [
     ...fixedLines(memoryMb),
     {
@@ -181,7 +187,10 @@ export function costPerMillion(inputs: CostInputs, memoryMb: number = DEFAULTS.m
       usdPerMillion: consumer,
       basis:
         `${(MONTHLY_REQUESTS / SECONDS_PER_MONTH).toFixed(2)} requests/s fill a batch with ${rowsPerBatch.toFixed(1)} rows in the mapping's ${STREAM_MAPPING.maxBatchingWindow.toSeconds()} s batching window (one shard): ` +
-        `one invocation (~${STREAM_CONSUMER.msPerBatch} ms at ${STREAM_CONSUMER.memoryMb} MB, assumed) and ${STREAM_CONSUMER.rollupWritesPerCombination} rollup writes (hour and day) per batch when its rows share a token and model; ` +
+        (batch
+          ? `one invocation of ${batchMs.toFixed(1)} ms at ${STREAM_CONSUMER.memoryMb} MB (measured: a batch of ${batch.rowsPerBatch} rows took ${batch.wallMs.toFixed(1)} ms on DynamoDB Local and ${batch.cpuMs.toFixed(2)} ms of CPU, stretched to ${STREAM_CONSUMER.memoryMb} MB's share of a vCPU) and`
+          : `one invocation (~${STREAM_CONSUMER.msPerBatch} ms at ${STREAM_CONSUMER.memoryMb} MB, assumed: not measured in this run) and`) +
+        ` ${STREAM_CONSUMER.rollupWritesPerCombination} rollup writes (hour and day) per batch when its rows share a token and model; ` +
         `worst case, each row alone in a batch: $${consumerWorst.toFixed(2)}`,
     },
     {

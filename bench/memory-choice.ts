@@ -37,7 +37,7 @@ export const RSS_HEADROOM = 0.8;
 
 interface CommittedRun {
   source: { commit: string };
-  cost: { lines: Array<{ item: string; usdPerMillion: number }> };
+  cost: { lines: Array<{ item: string; usdPerMillion: number }>; streamConsumer?: { usdPerMillion: number } };
 }
 
 export interface SizeFigures {
@@ -65,7 +65,8 @@ export function chooseMemory(figures: InstanceFigures, run: CommittedRun): Memor
   const million = 1_000_000;
   // Everything but the Lambda lines: DynamoDB units counted per request, KMS, Secrets Manager, cold-start init.
   const storeAndKeysUsd = run.cost.lines.filter((line) => !/^(Lambda (requests|duration)|Stream consumer)/.test(line.item)).reduce((sum, line) => sum + line.usdPerMillion, 0);
-  const consumerUsd = streamConsumerUsdPerMillion(rowsPerBatchAt(MONTHLY_REQUESTS));
+  // The committed run's consumer line (a measured batch when it has one), else the model's assumption.
+  const consumerUsd = run.cost.streamConsumer?.usdPerMillion ?? streamConsumerUsdPerMillion(rowsPerBatchAt(MONTHLY_REQUESTS));
   const sizes = SIZES_MB.map((memoryMb): SizeFigures => {
     const cpuShare = Math.min(1, memoryMb / FULL_VCPU_MB);
     const slowdown = 1 / cpuShare - 1;
@@ -113,7 +114,7 @@ export function renderMemoryChoice(figures: InstanceFigures, choice: MemoryChoic
     '',
     `The bundle's handler, one invocation at a time under a stand-in of Lambda's streaming runtime (DynamoDB Local and the fake upstream on this machine), ${figures.invocations} stored-key chat requests: median process CPU ${fmt(figures.cpuBeforeAnswerMs)} ms until the answer starts and ${fmt(figures.cpuTotalMs)} ms in all (row write included); wall time ${fmt(figures.wallBeforeAnswerMs)} ms and ${fmt(figures.wallTotalMs)} ms on a full core. Peak RSS ${fmt(figures.peakRssMb, 0)} MB; ${fmt(figures.peakRssLargeBodyMb, 0)} MB after requests with a body at the 6 MB limit.`,
     '',
-    `Lambda gives CPU in proportion to memory (one vCPU at ${FULL_VCPU_MB} MB). The throttled time is computed from the measured CPU: c ms of CPU take c / share ms, store and provider waits are unchanged; that assumes no burst above the share, so the figures are upper bounds. A size qualifies when the peak RSS with a 6 MB body stays under ${RSS_HEADROOM * 100} % of it and the added time before the answer stays within ${ADDED_LATENCY_BUDGET_MS} ms (a cache hit, whose path costs the same CPU, must answer in about 80 ms). Cost at a ${UPSTREAM_SECONDS} s upstream; the stream consumer at ${MONTHLY_REQUESTS.toLocaleString('en')} requests a month, ${rowsPerBatchAt(MONTHLY_REQUESTS).toFixed(1)} rows per batch (${CONSUMER.memoryMb} MB, ${CONSUMER.msPerBatch} ms assumed per batch, ${CONSUMER.rollupWritesPerCombination} rollup writes per batch); at its worst case, a lone row per batch, it would be $${fmt(streamConsumerUsdPerMillion(1))}.`,
+    `Lambda gives CPU in proportion to memory (one vCPU at ${FULL_VCPU_MB} MB). The throttled time is computed from the measured CPU: c ms of CPU take c / share ms, store and provider waits are unchanged; that assumes no burst above the share, so the figures are upper bounds. A size qualifies when the peak RSS with a 6 MB body stays under ${RSS_HEADROOM * 100} % of it and the added time before the answer stays within ${ADDED_LATENCY_BUDGET_MS} ms (a cache hit, whose path costs the same CPU, must answer in about 80 ms). Cost at a ${UPSTREAM_SECONDS} s upstream; the stream consumer as the committed run prices it (RESULTS.md): at ${MONTHLY_REQUESTS.toLocaleString('en')} requests a month, ${rowsPerBatchAt(MONTHLY_REQUESTS).toFixed(1)} rows per batch, one ${CONSUMER.memoryMb} MB invocation and ${CONSUMER.rollupWritesPerCombination} rollup writes per batch; its worst case, a lone row per batch, is given there too.`,
     '',
     ...COST_TABLE_HEADER,
     ...costTableRows(choice),

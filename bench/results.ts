@@ -1,5 +1,6 @@
 /** The shape of bench/results.json: everything one run measured. */
 import type { ColdStart } from './cold-start';
+import type { ConsumerBatchFigures } from './consumer-batch';
 import type { ContenderId } from './contenders';
 import type { CostModel } from './cost-model';
 import type { ThroughputStep } from './load-protocol';
@@ -102,6 +103,8 @@ export interface Results {
   /** Clients that leave mid-request: what each contender answered and whether it survived. */
   disconnects: DisconnectFigures[];
   roundTrips: RoundTripSummary[];
+  /** One stream-consumer batch at the cost model's traffic; absent in runs before it was measured. */
+  consumerBatch?: ConsumerBatchFigures;
   coldStart: ColdStart;
   cost: CostModel;
   budgets: Budget[];

@@ -19,7 +19,8 @@ import { judgeBudgets } from './budgets';
 import { measureColdStart } from './cold-start';
 import { RESPONSES_CONTENDERS, buildContenders, type Contender, type ContenderId } from './contenders';
 import { costInputsOf } from './cost-inputs';
-import { costPerMillion } from './cost-model';
+import { costPerMillion, MONTHLY_REQUESTS, rowsPerBatchAt } from './cost-model';
+import { measureConsumerBatches } from './consumer-batch';
 import { startBenchUpstream } from './fake-upstream';
 import { startLoadClient } from './load-client';
 import { OUTPUTS, RESULTS_JSON, finishResults, writeOutputs, type Measured } from './outputs';
@@ -49,6 +50,7 @@ const ITERATIONS = QUICK
       streamC16: { rounds: 2, concurrency: 16, warmup: 16, count: 32 },
       ramp: [8, 32].map((concurrency) => ({ concurrency, durationMs: 500 })),
       roundTrips: { warmup: 1, requests: 3 },
+      consumerBatches: { warmup: 3, batches: 10 },
       yardstickPerRound: 10,
       storeCpu: { callsPerRound: 20, rounds: 2 },
       coldStoreSamples: 20,
@@ -64,6 +66,7 @@ const ITERATIONS = QUICK
       streamC16: { rounds: 4, concurrency: 16, warmup: 32, count: 320 },
       ramp: [8, 32, 96].map((concurrency) => ({ concurrency, durationMs: 2000 })),
       roundTrips: { warmup: 2, requests: 15 },
+      consumerBatches: { warmup: 10, batches: 60 },
       yardstickPerRound: 40,
       storeCpu: { callsPerRound: 100, rounds: 5 },
       coldStoreSamples: 40,
@@ -174,12 +177,14 @@ async function main(): Promise<void> {
     const storeCallCpu = await store.clientCpu(ITERATIONS.storeCpu.callsPerRound, ITERATIONS.storeCpu.rounds);
     process.stdout.write('store round trips per request…\n');
     const roundTrips = await measureRoundTrips({ upstream, counter, countedProxy, pipe, portkey, iterations: ITERATIONS.roundTrips, counterDelayMs: STORE_COUNTER_DELAY_MS });
+    process.stdout.write('stream consumer batches…\n');
+    const consumerBatch = await measureConsumerBatches(dynamo.endpoint, { rowsPerBatch: Math.round(rowsPerBatchAt(MONTHLY_REQUESTS)), ...ITERATIONS.consumerBatches });
     process.stdout.write('Lambda bundle import…\n');
     const coldStart = await measureColdStart(lambdaBundle, ITERATIONS.coldStartRuns);
     if (dynamoPid && resources.c16.dynamoDbLocal) Object.assign(resources.c16.dynamoDbLocal, { rssIdleMb: dynamoIdle, rssMaxMb: dynamoRss!.stop() });
 
     const responseBytes = Buffer.byteLength(await (await fetch(`${upstream.origin}/v1/chat/completions`, { method: 'POST', body: '{}' })).text());
-    const cost = costPerMillion(costInputsOf({ latency: { c1: c1.figures, c1Paced: c1Paced.figures, c16: c16.figures }, roundTrips, resources, coldStart }, responseBytes));
+    const cost = costPerMillion(costInputsOf({ latency: { c1: c1.figures, c1Paced: c1Paced.figures, c16: c16.figures }, roundTrips, resources, coldStart, consumerBatch }, responseBytes));
 
     const figures: Measured = {
       date: new Date().toISOString(),
@@ -200,6 +205,7 @@ async function main(): Promise<void> {
           'streams c=16': rounds(ITERATIONS.streamC16),
           'store yardstick': `${ITERATIONS.coldStoreSamples} GetItems and waves cold at the start; ${ITERATIONS.yardstickPerRound} of each warm in every round of the two c=1 phases`,
           ramp: ITERATIONS.ramp.map((s) => `c=${s.concurrency} for ${s.durationMs / 1000} s`).join(', '),
+          'stream consumer': `${ITERATIONS.consumerBatches.warmup} + ${ITERATIONS.consumerBatches.batches} batches of the rows 1 million requests a month gather in the batching window, one at a time, folded into DynamoDB Local`,
           'store counting': `${ITERATIONS.roundTrips.warmup} + ${ITERATIONS.roundTrips.requests} sequential requests per mode, each store answer held ${STORE_COUNTER_DELAY_MS} ms`,
           disconnects: `${ITERATIONS.disconnects.clients} clients per contender at c=${ITERATIONS.disconnects.concurrency}, in batches of ${ITERATIONS.disconnects.batch}; upstream JSON after ${DISCONNECT_SHAPE.latencyMs} ms, streams of ${DISCONNECT_SHAPE.chunks + 2} events ${DISCONNECT_SHAPE.chunkIntervalMs} ms apart`,
           'bundle import': `${ITERATIONS.coldStartRuns} fresh processes`,
@@ -225,6 +231,7 @@ async function main(): Promise<void> {
       pinned,
       disconnects,
       roundTrips,
+      consumerBatch,
       coldStart,
       cost,
     };
