@@ -26,7 +26,7 @@ import { startLoadClient } from './load-client';
 import { OUTPUTS, RESULTS_JSON, finishResults, writeOutputs, type Measured } from './outputs';
 import { JSON_SHAPE, STREAM_SHAPE, nonStreaming, streaming, throughputRamp } from './phases';
 import { findDynamoDbLocalPid, machineDescription, memoryMb, sampleRss, sourceDescription } from './process-stats';
-import { LAMBDA_BUNDLE, ROOT, SERVER_BUNDLE, startPipeProxy, startPortkey, startProxyServer, type Child } from './processes';
+import { LAMBDA_BUNDLE, LOCAL_SERVER_NODE_FLAGS, ROOT, SERVER_BUNDLE, startPipeProxy, startPortkey, startProxyServer, type Child } from './processes';
 import { summaryTable } from './report';
 import type { Results } from './results';
 import { pinnedPhase } from './pinned';
@@ -214,7 +214,7 @@ async function main(): Promise<void> {
         contenders: {
           'direct call': 'the load generator calls the fake upstream itself',
           'bare pipe': 'node:http server piping to the upstream with a keep-alive agent (bench/pipe-proxy.ts)',
-          'this proxy': 'dist/local/server.mjs with DynamoDB Local (in memory, its own java process), rate limit set out of reach; provider prov-b (chat completions)',
+          'this proxy': `dist/local/server.mjs started as npm start starts it (node ${LOCAL_SERVER_NODE_FLAGS.join(' ')}), with DynamoDB Local (in memory, its own java process), rate limit set out of reach; provider prov-b (chat completions)`,
           Portkey: '@portkey-ai/gateway 1.15.2 (`build/start-server.js --headless`), provider openai with x-portkey-custom-host at the fake upstream',
         },
         notes: [
