@@ -162,3 +162,14 @@ export function buildContenders(parts: { upstreamOrigin: string; pipe: Child; pr
     },
   ];
 }
+
+/** Stores the cache-hit contender's answer once and waits until the proxy serves it from the cache. */
+export async function primeCache(contender: Contender): Promise<void> {
+  const spec = contender.spec(false);
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const response = await fetch(spec.url, { method: 'POST', headers: spec.headers, body: spec.body });
+    await response.arrayBuffer();
+    if (response.headers.get('x-proxy-cache') === 'HIT') return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

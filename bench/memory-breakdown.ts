@@ -19,7 +19,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDynamoDbLocal } from '../lambda/local/dynamodb-local';
-import { buildContenders, type Contender } from './contenders';
+import { buildContenders, primeCache, type Contender } from './contenders';
 import { startBenchUpstream } from './fake-upstream';
 import { startLoadClient, type LoadClient } from './load-client';
 import { JSON_SHAPE } from './phases';
@@ -165,17 +165,6 @@ function printAllocations(profile: SamplingProfile, requests: number): void {
   for (const [site, bytes] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, 30)) process.stdout.write(`  ${(bytes / requests / 1024).toFixed(2).padStart(7)}  ${site}\n`);
 }
 
-/** Stores the cache-hit mode's answer once and waits until it is served from the cache (as bench/run.ts does). */
-async function primeCache(contender: Contender): Promise<void> {
-  const spec = contender.spec(false);
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const response = await fetch(spec.url, { method: 'POST', headers: spec.headers, body: spec.body });
-    await response.arrayBuffer();
-    if (response.headers.get('x-proxy-cache') === 'HIT') return;
-    await sleep(100);
-  }
-  throw new Error('the cache never answered HIT');
-}
 
 async function main(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'bench-rss-'));

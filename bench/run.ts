@@ -17,7 +17,7 @@ import { join, relative } from 'node:path';
 import { startDynamoDbLocal } from '../lambda/local/dynamodb-local';
 import { judgeBudgets } from './budgets';
 import { measureColdStart } from './cold-start';
-import { RESPONSES_CONTENDERS, buildContenders, type Contender, type ContenderId } from './contenders';
+import { RESPONSES_CONTENDERS, buildContenders, primeCache, type Contender, type ContenderId } from './contenders';
 import { costInputsOf } from './cost-inputs';
 import { costPerMillion, MONTHLY_REQUESTS, rowsPerBatchAt } from './cost-model';
 import { measureConsumerBatches } from './consumer-batch';
@@ -257,17 +257,6 @@ function rounds(r: { rounds: number; warmup: number; count: number }): string {
   return `${r.count} measured per contender in ${r.rounds} interleaved rounds (${r.warmup} warm-up before the first)`;
 }
 
-/** Stores the cache-hit contender's answer once and waits until it is served from the cache. */
-async function primeCache(contender: Contender): Promise<void> {
-  const spec = contender.spec(false);
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const response = await fetch(spec.url, { method: 'POST', headers: spec.headers, body: spec.body });
-    await response.arrayBuffer();
-    if (response.headers.get('x-proxy-cache') === 'HIT') return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error('the cache never answered HIT for a repeated request with x-proxy-cache: true');
-}
 
 /**
  * `npm run bench:render`: judges the budgets and derives the headline again from results.json's
