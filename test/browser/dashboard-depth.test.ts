@@ -194,7 +194,10 @@ describeInBrowser('dashboard depth in a browser', () => {
       const tokensAnswer = page.waitForResponse((r) => r.url().includes('/api/stats'));
       await visit(page, proxy, '#/tokens?period=30d', 'tokens');
       await tokensAnswer;
-      const spend = page.locator(`[data-testid=token-row][data-token-id="${appToken.token_id}"] [data-testid=token-spend]`);
+      const spendSelector = `[data-testid=token-row][data-token-id="${appToken.token_id}"] [data-testid=token-spend]`;
+      // The answer arriving is not the cell being drawn: until then it shows the loading placeholder.
+      await page.waitForFunction((selector) => document.querySelector(selector)?.textContent?.includes('$') ?? false, spendSelector);
+      const spend = page.locator(spendSelector);
       await expect(spend.textContent()).resolves.toContain(formatCost(app));
       await expect(spend.textContent()).resolves.toContain(app.requests === 1 ? '1 request' : `${formatInt(app.requests)} requests`);
       const mine = stats.by_token.find((t) => t.token_id === proxy.account.tokenId)!;
