@@ -22,7 +22,8 @@ import { loadConfig } from '../lambda/config';
 import { buildDeps } from '../lambda/deps';
 import type { Logger } from '../lambda/logger';
 import { createDynamoClients } from '../lambda/store/dynamodb/client';
-import { requesterLabel } from '../lambda/usage/usage-row';
+import { startLookupsFor } from '../lambda/pipeline/start-lookups';
+import { providerById } from '../lambda/providers/registry';
 import { median } from './stats';
 
 export type StoreCallCpu = { proxyClient: number; sdkDocumentClient: number; sdkLowLevelCachedMiddleware: number; bareHttp: number };
@@ -33,11 +34,11 @@ export interface StoreSamples {
   getItem: number[];
   /**
    * The store work a stored-key request waits for before its upstream call, made by the proxy's
-   * own store adapters (built by its composition root) with the calls lambda/pipeline/start-lookups.ts
-   * starts together: token, budgets, rate counter, stored key. However the request path groups them
-   * (today a BatchGetItem alongside the rate counter's conditional UpdateItem), this is that wave,
-   * and it is "one round trip" of the latency budget. DynamoDB Local takes longer for the
-   * conditional write than for a read, so the wave is longer than the GetItem.
+   * own store adapters (built by its composition root) and started by lambda/pipeline/start-lookups.ts
+   * itself: the token gate, the budgets its answer calls for, the stored key (from the instance's
+   * short cache when warm). However the request path groups them (warm: the gate's one conditional
+   * UpdateItem), this is that wave, and it is "one round trip" of the latency budget. DynamoDB Local
+   * takes longer for a conditional write than for a read, so the wave is longer than the GetItem.
    */
   wave: number[];
 }
@@ -122,15 +123,12 @@ export function openStoreYardstick(endpoint: string, target: StoreTarget): Store
     sdkLowLevelCachedMiddleware: () => lowLevel.send(new GetItemCommand({ TableName: table, Key: { pk: { S: key.pk }, sk: { S: key.sk } } })),
     bareHttp: () => bareGet(url, agent, table),
   };
-  // What startLookups starts for a stored-key request without a cache header, all at once.
+  // What startLookups starts for a stored-key request without a cache header, by the same code.
+  const provider = providerById('prov-b');
+  if (!provider) throw new Error('the yardstick needs provider prov-b');
   const wave = () => {
-    const now = Date.now();
-    return Promise.all([
-      deps.accounts.getToken(token.accountId, token.tokenId),
-      deps.budgets.statusesFor(token.accountId, token.tokenId, requesterLabel(undefined), now),
-      deps.rateLimiter.hit(token.tokenId, now),
-      deps.providerKeys.get(token.accountId, 'prov-b'),
-    ]);
+    const lookups = startLookupsFor(deps, { token, requester: undefined, mode: 'stored', provider, cache: { mode: 'off', ttlSeconds: 0 } });
+    return Promise.all([lookups.gate, lookups.budgets, lookups.providerKey]);
   };
   const timed = async (call: () => Promise<unknown>, into: number[]) => {
     const started = performance.now();

@@ -23,11 +23,13 @@ import { DynamoResponseCache } from './store/dynamodb/cache-store';
 import { createDocumentClient, createDynamoClients } from './store/dynamodb/client';
 import type { DocumentClient } from './store/dynamodb/wire/document-client';
 import { DynamoProviderKeyStore } from './store/dynamodb/provider-key-store';
-import { DynamoRateLimiter } from './store/dynamodb/rate-limiter';
+import { DynamoTokenGate, type GateSource } from './store/dynamodb/token-gate';
 import { isStoreOutage } from './store/dynamodb/store-outage';
 import { DynamoUsageLog } from './store/dynamodb/usage-log';
 import { DynamoUsageStats } from './store/dynamodb/usage-stats';
-import type { AccountStore, BudgetStore, ProviderKeyStore, RateLimiter, SecretSealer } from './store/ports';
+import { CachedProviderKeys } from './store/cached-provider-keys';
+import type { AccountStore, BudgetStore, ProviderKeyStore, SecretSealer, TokenGate } from './store/ports';
+import { TokenBudgetHints } from './budgets/budget-hints';
 import { FileRowSpool, LogRowSpool, type RowSpool } from './usage/row-spool';
 import { RowWriter } from './usage/row-writer';
 import { TokenUseTracker } from './usage/token-use';
@@ -41,7 +43,9 @@ export interface Deps {
   accounts: AccountStore;
   providerKeys: ProviderKeyStore;
   budgets: BudgetStore;
-  rateLimiter: RateLimiter;
+  /** The proxy path's one call before forwarding: token check and rate count together. */
+  tokenGate: TokenGate;
+  budgetHints: TokenBudgetHints;
   usageLog: UsageLog;
   usageStats: UsageStats;
   cache: ProxyCache;
@@ -76,21 +80,27 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
   const doc = createDocumentClient({ region: config.region, endpoint: config.dynamoEndpoint });
   const tables = config.tables;
   const accountReads = new BatchedGet(doc, tables.accounts, ['pk', 'sk']);
-  const accounts = new DynamoAccountStore(doc, tables.accounts, accountReads);
+  const accounts = new DynamoAccountStore(doc, tables.accounts, tables.rateLimits, accountReads);
   const usageLog = new DynamoUsageLog(doc, tables.usageLogs, tables.accounts, config.logRetentionDays);
   const wrapper = config.kmsKeyId
     ? new KmsKeyWrapper(new KMSClient({ region: config.region }), config.kmsKeyId)
     : LocalKeyWrapper.fromFile(join(config.dataDir, 'local-master.key'));
   const rowSpool = config.kmsKeyId ? new LogRowSpool(log) : new FileRowSpool(join(config.dataDir, 'row-spool.jsonl'), log);
   const usageStats = statsFold(doc, tables.usageStats, log);
-  const budgets = new DynamoBudgetStore(doc, tables.accounts, accountReads);
+  const budgets = new DynamoBudgetStore(doc, tables.accounts, tables.rateLimits, accountReads);
+  // A token with no gate item yet: its token item and own budget, read together in one call.
+  const gateSource: GateSource = async (token, now) => {
+    const [record, budget] = await Promise.all([accounts.getToken(token.accountId, token.tokenId), budgets.statusOf(token.accountId, { kind: 'token', tokenId: token.tokenId }, now)]);
+    return record && { record, tokenBudget: budget !== undefined };
+  };
   const deps: Deps = {
     config,
     log,
     accounts,
-    providerKeys: new DynamoProviderKeyStore(doc, tables.accounts, accountReads),
+    providerKeys: new CachedProviderKeys(new DynamoProviderKeyStore(doc, tables.accounts, accountReads), () => deps.now()),
     budgets,
-    rateLimiter: new DynamoRateLimiter(doc, tables.rateLimits, config.rateLimitPerMinute),
+    tokenGate: new DynamoTokenGate(doc, tables.rateLimits, config.rateLimitPerMinute, gateSource),
+    budgetHints: new TokenBudgetHints(),
     usageLog,
     usageStats,
     cache: new ProxyCache({

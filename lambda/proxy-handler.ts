@@ -35,7 +35,7 @@ export function proxyPipeline(deps: Deps) {
   return Pipeline.start(receiveRequest({ corsAllowedOrigins, background: deps.background }))
     .then(routeRequest({ corsAllowedOrigins, api: (request) => handleApi(deps, request) })) // 1. route; answers the API and dashboard
     .then(startLookups(deps)) // 2. start the store reads
-    .then(authenticate(deps)) // 3. authenticate
+    .then(authenticate()) // 3. authenticate
     .then(enforceRateLimit()) // 4. rate limit
     .then(validateBody()) // 5. validate
     .then(enforceBudget(deps)) // 6. budget

@@ -26,7 +26,11 @@ export const TABLES = {
   usageLogs: { logicalName: 'usage-logs', envVar: 'TABLE_USAGE_LOGS', partitionKey: 'account_id', sortKey: { name: 'ts_id', type: 'S' }, ttlAttribute: 'expires_at', durable: true, stream: 'NEW_IMAGE' },
   /** Hourly and daily rollups of the usage rows, folded from the usage-logs stream with conditional ADDs. */
   usageStats: { logicalName: 'usage-stats', envVar: 'TABLE_USAGE_STATS', partitionKey: 'account_id', sortKey: { name: 'bucket', type: 'S' }, durable: true },
-  /** Fixed one-minute windows per proxy token. */
+  /**
+   * One gate item per proxy token (token-gate.ts): its request count per one-minute window beside a
+   * copy of what authentication needs, so a proxied request checks and counts its token in one call.
+   * A copy only: it is rebuilt from the accounts table when missing.
+   */
   rateLimits: { logicalName: 'rate-limits', envVar: 'TABLE_RATE_LIMITS', partitionKey: 'counter_key', ttlAttribute: 'expires_at', durable: false },
   /** Cached responses, split into ordered parts to stay under DynamoDB's 400 KB item limit. */
   cache: { logicalName: 'cache', envVar: 'TABLE_CACHE', partitionKey: 'cache_key', sortKey: { name: 'part', type: 'N' }, ttlAttribute: 'expires_at', durable: false },

@@ -1,5 +1,4 @@
 import { tokenMatches } from '../auth/proxy-token';
-import type { Deps } from '../deps';
 import { AuthenticationError, PermissionError, StoreUnavailableError } from '../errors';
 import type { Authenticated, LookupsStarted, Routed } from './state';
 import type { Step } from './step';
@@ -11,7 +10,7 @@ function missingCredentialMessage(state: Routed): string {
 }
 
 /** Step 3 (docs/behaviour.md, "Processing order"): the proxy token must exist, match, be unrevoked and allow proxying. */
-export function authenticate(deps: Pick<Deps, 'rateLimiter'>): Step<Routed & LookupsStarted, Authenticated> {
+export function authenticate(): Step<Routed & LookupsStarted, Authenticated> {
   return {
     name: 'authenticate',
     async run(state) {
@@ -26,17 +25,17 @@ export function authenticate(deps: Pick<Deps, 'rateLimiter'>): Step<Routed & Loo
             : 'Pass-through mode needs the x-proxy-token header with a valid proxy token (sk-proxy-…) to identify the account.',
         );
       }
-      const record = await lookups.token.catch((error) => {
+      const gate = await lookups.gate.catch((error) => {
         throw new StoreUnavailableError(error);
       });
-      if (!record || !tokenMatches(token.secret, record.secretHash) || record.revokedAt) {
-        // The rate counter was hit in parallel; a forged token must not use up the real one's budget. Only a hit
-        // that counted is given back (a refused one counted nothing), once its outcome is known.
-        state.work.add(lookups.rateLimit.then((decision) => deps.rateLimiter.refund(token.tokenId, decision), () => undefined));
-        throw new AuthenticationError(record?.revokedAt ? 'This proxy token has been revoked.' : 'Invalid proxy token.');
+      // The gate counted nothing for a refused token; the secret is checked here too, whatever the store said.
+      const matches = gate.record !== undefined && tokenMatches(token.secret, gate.record.secretHash);
+      if (gate.kind === 'refused' || !matches || gate.record.revokedAt) {
+        // Only the token's own holder learns that it was revoked.
+        throw new AuthenticationError(matches && gate.record?.revokedAt ? 'This proxy token has been revoked.' : 'Invalid proxy token.');
       }
-      if (!record.scopes.includes('proxy')) throw new PermissionError('This token has no "proxy" scope; it can only use the management API.');
-      return { credential, token, tokenRecord: record, lookups };
+      if (!gate.record.scopes.includes('proxy')) throw new PermissionError('This token has no "proxy" scope; it can only use the management API.');
+      return { credential, token, tokenRecord: gate.record, gate, lookups };
     },
   };
 }

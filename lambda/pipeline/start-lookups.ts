@@ -1,38 +1,40 @@
+import { hashSecret, type ParsedToken } from '../auth/proxy-token';
 import type { Deps } from '../deps';
 import { requesterLabel } from '../usage/usage-row';
-import type { LookupsStarted, Routed } from './state';
+import { quiet, requestBudgets } from './request-budgets';
+import type { Lookups, LookupsStarted, Routed } from './state';
 import type { Step } from './step';
-
-/** Keeps an early rejection from being reported as unhandled before its step awaits it. */
-function quiet<T>(promise: Promise<T>): Promise<T> {
-  promise.catch(() => undefined);
-  return promise;
-}
 
 const NO_KEY_READ = Promise.resolve(undefined);
 
+type LookupDeps = Pick<Deps, 'tokenGate' | 'budgets' | 'budgetHints' | 'providerKeys' | 'cache' | 'now'>;
+
 /**
- * Step 2: starts every store read this request needs at once. The token carries its
- * account id, so the token record, its budgets, the rate counter, the stored provider key
- * and the cache entry don't wait for each other (token, budgets and key are one
- * BatchGetItem). The steps that follow await them in order.
+ * Everything a request reads from the store before forwarding, started at once. Warm and with no
+ * budget or cache in play this is one call: the token gate (token check and rate count, token-gate.ts).
+ * The stored key comes from the instance's short cache (a read beside the gate when cold), a
+ * named requester's budget is read beside the gate, and so is the cache entry when asked for.
  */
-export function startLookups(deps: Pick<Deps, 'accounts' | 'budgets' | 'rateLimiter' | 'providerKeys' | 'cache' | 'now'>): Step<Routed, LookupsStarted> {
+export function startLookupsFor(deps: LookupDeps, state: Pick<Routed, 'requester' | 'mode' | 'provider' | 'cache'> & { token: ParsedToken }): Lookups {
+  const { token } = state;
+  const now = deps.now();
+  const presented = { accountId: token.accountId, tokenId: token.tokenId, secretHash: hashSecret(token.secret) };
+  const gate = quiet(deps.tokenGate.admit(presented, now));
+  return {
+    gate,
+    budgets: quiet(requestBudgets(deps, presented, requesterLabel(state.requester), gate, now)),
+    providerKey: state.mode === 'stored' ? quiet(deps.providerKeys.get(token.accountId, state.provider.id)) : NO_KEY_READ,
+    cachedResponse: deps.cache.lookup(state.cache, now),
+  };
+}
+
+/** Step 2: the token carries its account id, so nothing here waits for anything else. The steps that follow await them in order. */
+export function startLookups(deps: LookupDeps): Step<Routed, LookupsStarted> {
   return {
     name: 'start lookups',
     run(state) {
       const { token } = state;
-      if (!token) return { lookups: undefined };
-      const now = deps.now();
-      return {
-        lookups: {
-          token: quiet(deps.accounts.getToken(token.accountId, token.tokenId)),
-          budgets: quiet(deps.budgets.statusesFor(token.accountId, token.tokenId, requesterLabel(state.requester), now)),
-          rateLimit: quiet(deps.rateLimiter.hit(token.tokenId, now)),
-          providerKey: state.mode === 'stored' ? quiet(deps.providerKeys.get(token.accountId, state.provider.id)) : NO_KEY_READ,
-          cachedResponse: deps.cache.lookup(state.cache, now),
-        },
-      };
+      return { lookups: token ? startLookupsFor(deps, { ...state, token }) : undefined };
     },
   };
 }

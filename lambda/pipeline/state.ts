@@ -8,7 +8,7 @@ import type { IncomingRequest } from '../http/request';
 import type { Provider, Route } from '../providers/registry';
 import type { RouteResult } from '../providers/routes';
 import type { Dialect, Endpoint } from '../providers/types';
-import type { RateLimitDecision, StoredProviderKey, TokenRecord } from '../store/ports';
+import type { GateVerdict, RateLimitDecision, StoredProviderKey, TokenRecord } from '../store/ports';
 
 /*
  * What one request has proved so far. Each step of the pipeline (proxy-handler.ts) takes the
@@ -49,13 +49,13 @@ export interface ProxyRequest {
   cache: CacheRequest;
 }
 
-/** Store reads started together, so they cost one round trip; each step awaits its own. */
+/** Store work started together, so it costs one round trip; each step awaits its own. */
 export interface Lookups {
-  token: Promise<TokenRecord | undefined>;
-  rateLimit: Promise<RateLimitDecision>;
-  /** Rides in the token's read: budgets cost no store call of their own. */
+  /** The token gate: the token's stored record and this request's rate count, in one call. */
+  gate: Promise<GateVerdict>;
+  /** The token's budget (when its gate says it has one) and the named requester's, with their spend. */
   budgets: Promise<BudgetStatus[]>;
-  /** Read in stored mode; pass-through mode sends the caller's own key. */
+  /** Stored mode only; pass-through mode sends the caller's own key. */
   providerKey: Promise<StoredProviderKey | undefined>;
   cachedResponse?: Promise<CachedResponse | undefined>;
 }
@@ -70,6 +70,8 @@ export interface Authenticated {
   credential: string;
   token: ParsedToken;
   tokenRecord: TokenRecord;
+  /** The gate's count for this request: admitted, or over the limit (the next step answers 429). */
+  gate: Extract<GateVerdict, { kind: 'admitted' | 'limited' }>;
   lookups: Lookups;
 }
 

@@ -61,15 +61,26 @@ export interface RateLimitDecision {
   resetAt: number;
 }
 
-export interface RateLimiter {
-  /** Counts one request against the token's current window, atomically across instances. */
-  hit(tokenId: string, now: number): Promise<RateLimitDecision>;
-  /**
-   * Gives back the hit behind `decision` when it turned out not to be a real
-   * request (its credential was wrong): only a hit that was counted, and in the
-   * window it was counted in. A refused hit counted nothing and gives nothing back.
-   */
-  refund(tokenId: string, decision: RateLimitDecision): Promise<void>;
+/**
+ * What the token gate found for a presented token, in one store call: the token's record, its
+ * rate count for this minute (counted only when the token is real, unrevoked and under the
+ * limit), and whether the token has a budget of its own.
+ */
+export type GateVerdict =
+  | { kind: 'admitted' | 'limited'; record: TokenRecord; rateLimit: RateLimitDecision; tokenBudget: boolean }
+  /** Unknown token, wrong secret or revoked: nothing was counted. `record` is the stored one, when there is one. */
+  | { kind: 'refused'; record?: TokenRecord };
+
+/** A token as a request presents it: the ids it names and the SHA-256 of its secret (hex). */
+export interface PresentedToken {
+  accountId: string;
+  tokenId: string;
+  secretHash: string;
+}
+
+export interface TokenGate {
+  /** Checks the token and counts one request against its current minute, atomically across instances. */
+  admit(token: PresentedToken, now: number): Promise<GateVerdict>;
 }
 
 /** Binds a ciphertext to the account and provider it belongs to. */
@@ -89,12 +100,6 @@ export interface SecretSealer {
  * added to by the usage log, in the same write as each row.
  */
 export interface BudgetStore {
-  /**
-   * The budgets that apply to one proxied request, with the spend of their
-   * current period at `at`. Issued in the same tick as the token read, it
-   * joins that read's single store call.
-   */
-  statusesFor(accountId: string, tokenId: string, requester: string | undefined, at: number): Promise<BudgetStatus[]>;
   /** One subject's budget with its spend at `at`; undefined when it has none. */
   statusOf(accountId: string, subject: BudgetSubject, at: number): Promise<BudgetStatus | undefined>;
   setBudget(accountId: string, subject: BudgetSubject, budget: Budget, updatedAt: string): Promise<void>;

@@ -1,4 +1,5 @@
-import { startProxy, type ProxyServer } from '../support/proxy-server';
+import { fakeProviderKey, startProxy, type ProxyServer } from '../support/proxy-server';
+import { callThroughSdk } from '../support/sdk-clients';
 
 let proxy: ProxyServer;
 beforeAll(async () => {
@@ -27,6 +28,22 @@ describe('management API', () => {
     expect((await proxy.api('/api/keys/prov-c', { method: 'PUT', token: account.token, body: { key: 42 } })).status).toBe(400);
     expect((await proxy.api('/api/keys/prov-c', { method: 'DELETE', token: account.token })).status).toBe(204);
     expect((await (await proxy.api('/api/keys', { token: account.token })).json()).keys).toEqual([]);
+  });
+
+  it('a key replaced or removed through the server applies to the very next request (the per-instance key cache is kept in step)', async () => {
+    const account = await proxy.createAccount('key-change');
+    const upstream = proxy.fakes.fakes['prov-b'];
+    const call = () => callThroughSdk({ proxyBase: proxy.proxyBase, provider: 'prov-b', token: account.token, stream: false });
+    const first = await proxy.saveKey(account.token, 'prov-b');
+    await call();
+    expect(upstream.requests.at(-1)?.headers.authorization).toBe(`Bearer ${first}`);
+    const second = fakeProviderKey('prov-b');
+    proxy.secrets.add(second);
+    await proxy.saveKey(account.token, 'prov-b', second);
+    await call();
+    expect(upstream.requests.at(-1)?.headers.authorization).toBe(`Bearer ${second}`);
+    expect((await proxy.api('/api/keys/prov-b', { method: 'DELETE', token: account.token })).status).toBe(204);
+    await expect(call()).rejects.toMatchObject({ status: 400, message: expect.stringContaining('No ') });
   });
 
   it('tokens: list without secrets (marking the caller), create a proxy-only app token, revoke it', async () => {

@@ -92,7 +92,7 @@ for (const disturbance of ['lose-answer', 'reset'] as const) {
   });
 }
 
-test('budgets cost no store call of their own: token, stored key, budgets and spend are one BatchGetItem before forwarding', async () => {
+test('budgets add no round trip: with the key cached, the token gate and one BatchGetItem of both budgets and their spend go out together before forwarding', async () => {
   const account = await budgetedAccount('one-round-trip');
   await proxy.api('/api/budgets/requesters/ana', { method: 'PUT', token: account.token, body: { limit_usd: 5, period: 'day' } });
   // Watch every store call (never disturbing one), and snapshot them when the provider receives the request.
@@ -118,7 +118,10 @@ test('budgets cost no store call of their own: token, stored key, budgets and sp
   const accounts = beforeForwarding.filter((call) => call.tables.some((table) => table.endsWith('accounts')));
   expect(accounts.map((call) => call.operation)).toEqual(['BatchGetItem']);
   const keys = JSON.stringify(accounts[0].body);
-  for (const part of ['"TOKEN#', '"KEY#prov-b"', '"BUDGET#T#', '"BUDGET#R#', '"SPEND#']) expect(keys).toContain(part);
-  // The only other call before forwarding is the rate limit's, sent in parallel.
-  expect(beforeForwarding.filter((call) => !accounts.includes(call)).map((call) => call.operation)).toEqual(['UpdateItem']);
+  for (const part of ['"BUDGET#T#', '"BUDGET#R#', '"SPEND#']) expect(keys).toContain(part);
+  // The token and the stored key are not read: the gate holds the one, the instance's cache the other.
+  for (const part of ['"TOKEN#', '"KEY#']) expect(keys).not.toContain(part);
+  // The only other call before forwarding is the token gate's, sent in parallel.
+  const others = beforeForwarding.filter((call) => !accounts.includes(call));
+  expect(others.map((call) => [call.operation, call.tables.map((table) => table.replace(/^.*-(?=rate-limits$)/, ''))])).toEqual([['UpdateItem', ['rate-limits']]]);
 });

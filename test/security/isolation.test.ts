@@ -204,14 +204,19 @@ describe('encryption context binds a stored key to its account and provider', ()
     expect(proxy.output()).not.toContain(victimKey);
   }
 
-  test("A's sealed prov-b key copied into B's item does not open for B: the request fails and nothing goes upstream", async () => {
-    await copySealedKey({ accountId: a.accountId, provider: 'prov-b' }, { accountId: b.accountId, provider: 'prov-b' });
-    await expectNotOpened('prov-b', b.token, proxy.storedKeys['prov-b']);
+  // The items are written straight into the table, behind the server's back: the accounts and providers
+  // they land in have never been read by it, so no key of theirs is in its per-instance key cache.
+  test("A's sealed prov-b key copied into another account's item does not open there: the request fails and nothing goes upstream", async () => {
+    const other = await proxy.createAccount('copied-into');
+    await copySealedKey({ accountId: a.accountId, provider: 'prov-b' }, { accountId: other.accountId, provider: 'prov-b' });
+    await expectNotOpened('prov-b', other.token, proxy.storedKeys['prov-b']);
   });
 
-  test("A's sealed prov-b key copied to A's own prov-d item does not open for prov-d", async () => {
-    await copySealedKey({ accountId: a.accountId, provider: 'prov-b' }, { accountId: a.accountId, provider: 'prov-d' });
-    await expectNotOpened('prov-d', a.token, proxy.storedKeys['prov-b']);
+  test("a sealed prov-b key copied to the same account's prov-d item does not open for prov-d", async () => {
+    const owner = await proxy.createAccount('copied-across');
+    const victimKey = await proxy.saveKey(owner.token, 'prov-b');
+    await copySealedKey({ accountId: owner.accountId, provider: 'prov-b' }, { accountId: owner.accountId, provider: 'prov-d' });
+    await expectNotOpened('prov-d', owner.token, victimKey);
   });
 });
 

@@ -1,11 +1,14 @@
 import type { AccountStore, Scope, TokenRecord } from '../ports';
 import { BatchedGet } from './batched-get';
+import { gateOfNewToken, gateRevocation } from './token-gate';
+import { cancellationReasons } from './wire/dynamo-error';
 import type { DocumentClient } from './wire/document-client';
 
 /**
  * Accounts and tokens live in one partition per account (`pk = ACCOUNT#<id>`),
  * so a token found by the account id it carries is one GetItem, and listing an
- * account's tokens is one Query.
+ * account's tokens is one Query. Each token has a gate item in the rate-limits table
+ * (token-gate.ts) that the proxy path reads instead; issuing and revoking write both at once.
  */
 export const accountPk = (accountId: string) => `ACCOUNT#${accountId}`;
 const TOKEN_PREFIX = 'TOKEN#';
@@ -39,6 +42,8 @@ export class DynamoAccountStore implements AccountStore {
   constructor(
     private readonly doc: DocumentClient,
     private readonly table: string,
+    /** The rate-limits table, where each token's gate item lives. */
+    private readonly gateTable: string,
     private readonly reads: BatchedGet = new BatchedGet(doc, table, ['pk', 'sk']),
   ) {}
 
@@ -71,7 +76,15 @@ export class DynamoAccountStore implements AccountStore {
       secret_hash: token.secretHash,
       created_at: token.createdAt,
     };
-    await this.doc.send({ operation: 'PutItem', input: { TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } });
+    await this.doc.send({
+      operation: 'TransactWriteItems',
+      input: {
+        TransactItems: [
+          { Put: { TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
+          { Put: { TableName: this.gateTable, Item: gateOfNewToken(token), ConditionExpression: 'attribute_not_exists(counter_key)' } },
+        ],
+      },
+    });
   }
 
   async getToken(accountId: string, tokenId: string): Promise<TokenRecord | undefined> {
@@ -103,22 +116,28 @@ export class DynamoAccountStore implements AccountStore {
 
   async revokeToken(accountId: string, tokenId: string, revokedAt: string): Promise<boolean> {
     try {
-      await this.doc.send(
-        {
-          operation: 'UpdateItem',
-          input: {
-            TableName: this.table,
-            Key: { pk: accountPk(accountId), sk: TOKEN_PREFIX + tokenId },
-            UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :at)',
-            // Only existing tokens: an update would otherwise create an empty item.
-            ConditionExpression: 'attribute_exists(pk)',
-            ExpressionAttributeValues: { ':at': revokedAt },
-          },
+      await this.doc.send({
+        operation: 'TransactWriteItems',
+        input: {
+          TransactItems: [
+            {
+              Update: {
+                TableName: this.table,
+                Key: { pk: accountPk(accountId), sk: TOKEN_PREFIX + tokenId },
+                UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :at)',
+                // Only existing tokens: an update would otherwise create an empty item.
+                ConditionExpression: 'attribute_exists(pk)',
+                ExpressionAttributeValues: { ':at': revokedAt },
+              },
+            },
+            // In the same transaction: the very next proxied request is refused, on every instance.
+            { Update: gateRevocation(this.gateTable, tokenId, revokedAt) },
+          ],
         },
-      );
+      });
       return true;
     } catch (error) {
-      if ((error as Error).name === 'ConditionalCheckFailedException') return false;
+      if (cancellationReasons(error)?.[0] === 'ConditionalCheckFailed') return false;
       throw error;
     }
   }

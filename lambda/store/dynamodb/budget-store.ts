@@ -6,12 +6,14 @@ import type { UsageRow } from '../../usage/usage-row';
 import { accountPk } from './account-store';
 import { BatchedGet } from './batched-get';
 import type { CounterChange } from './counter-change';
+import { gateBudgetFlag } from './token-gate';
+import { cancellationReasons } from './wire/dynamo-error';
 import type { DocumentClient } from './wire/document-client';
 
 /**
  * Budgets and spend counters live in the account's partition beside its
- * tokens, so the request path reads them in the same BatchGetItem as the
- * token and stored key. Per subject (token or requester) two items:
+ * tokens; the request path reads a subject's two items together, in one
+ * BatchGetItem with any other read of the same wave. Per subject (token or requester) two items:
  *
  * - `BUDGET#T#<token id>` / `BUDGET#R#<label hash>`: the limit and period (when
  *   a budget is set) and the lifetime spend, `spent_total_nanos`;
@@ -75,16 +77,10 @@ export class DynamoBudgetStore implements BudgetStore {
   constructor(
     private readonly doc: DocumentClient,
     private readonly table: string,
+    /** The rate-limits table: a token's gate item says whether the token has a budget. */
+    private readonly gateTable: string,
     private readonly reads: BatchedGet = new BatchedGet(doc, table, ['pk', 'sk']),
   ) {}
-
-  statusesFor(accountId: string, tokenId: string, requester: string | undefined, at: number): Promise<BudgetStatus[]> {
-    const subjects: BudgetSubject[] = [{ kind: 'token', tokenId }];
-    if (requester) subjects.push({ kind: 'requester', requester });
-    // Every read is asked for now, synchronously, so it joins the token's batch.
-    const pending = subjects.map((subject) => this.statusOf(accountId, subject, at));
-    return Promise.all(pending).then((statuses) => statuses.filter((s): s is BudgetStatus => s !== undefined));
-  }
 
   statusOf(accountId: string, subject: BudgetSubject, at: number): Promise<BudgetStatus | undefined> {
     const pk = accountPk(accountId);
@@ -106,40 +102,46 @@ export class DynamoBudgetStore implements BudgetStore {
       return `#n${i} = :v${i}`;
     });
     // An update, not a put: the lifetime spend on the same item must survive a budget change.
-    await this.doc.send(
-      {
-        operation: 'UpdateItem',
-        input: {
-          TableName: this.table,
-          Key: { pk: accountPk(accountId), sk: budgetSk(subject) },
-          UpdateExpression: `SET ${assignments.join(', ')}`,
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-        },
-      },
-    );
+    await this.write(subject, true, {
+      TableName: this.table,
+      Key: { pk: accountPk(accountId), sk: budgetSk(subject) },
+      UpdateExpression: `SET ${assignments.join(', ')}`,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    });
   }
 
   async removeBudget(accountId: string, subject: BudgetSubject): Promise<boolean> {
     try {
-      await this.doc.send(
-        {
-          operation: 'UpdateItem',
-          input: {
-            TableName: this.table,
-            Key: { pk: accountPk(accountId), sk: budgetSk(subject) },
-            // The spend stays: setting a budget again later sees what was already spent.
-            UpdateExpression: 'REMOVE limit_nanos, #period',
-            ConditionExpression: 'attribute_exists(limit_nanos)',
-            ExpressionAttributeNames: { '#period': 'period' },
-          },
-        },
-      );
+      await this.write(subject, false, {
+        TableName: this.table,
+        Key: { pk: accountPk(accountId), sk: budgetSk(subject) },
+        // The spend stays: setting a budget again later sees what was already spent.
+        UpdateExpression: 'REMOVE limit_nanos, #period',
+        ConditionExpression: 'attribute_exists(limit_nanos)',
+        ExpressionAttributeNames: { '#period': 'period' },
+      });
       return true;
     } catch (error) {
-      if ((error as Error).name === 'ConditionalCheckFailedException') return false;
+      if ((error as Error).name === 'ConditionalCheckFailedException' || cancellationReasons(error)?.[0] === 'ConditionalCheckFailed') return false;
       throw error;
     }
+  }
+
+  /**
+   * A token's budget changes together with its gate's flag (token-gate.ts), in one transaction:
+   * the proxy reads a token's budget only when the gate says it has one. A requester budget
+   * spans every token of its account; the proxy reads it whenever a request names its requester.
+   */
+  private async write(subject: BudgetSubject, hasBudget: boolean, update: Record<string, unknown> & { TableName: string; Key: Record<string, string>; UpdateExpression: string }): Promise<void> {
+    if (subject.kind === 'requester') {
+      await this.doc.send({ operation: 'UpdateItem', input: update });
+      return;
+    }
+    await this.doc.send({
+      operation: 'TransactWriteItems',
+      input: { TransactItems: [{ Update: update }, { Update: gateBudgetFlag(this.gateTable, subject.tokenId, hasBudget) }] },
+    });
   }
 
   async listBudgets(accountId: string, kind: BudgetSubject['kind'], at: number): Promise<BudgetStatus[]> {

@@ -1,4 +1,4 @@
-import { exceededMessage, isExhausted, type BudgetStatus } from '../../../lambda/budgets/budget';
+import { exceededMessage, isExhausted, type BudgetStatus, type BudgetSubject } from '../../../lambda/budgets/budget';
 import { DynamoBudgetStore } from '../../../lambda/store/dynamodb/budget-store';
 import { DynamoUsageLog } from '../../../lambda/store/dynamodb/usage-log';
 import type { UsageRow } from '../../../lambda/usage/usage-row';
@@ -18,7 +18,7 @@ let usageLog: DynamoUsageLog;
 let tables: Awaited<ReturnType<typeof createTestTables>>;
 beforeAll(async () => {
   tables = await createTestTables();
-  store = new DynamoBudgetStore(tables.clients.doc, tables.tables.accounts);
+  store = new DynamoBudgetStore(tables.clients.doc, tables.tables.accounts, tables.tables.rateLimits);
   usageLog = new DynamoUsageLog(tables.clients.doc, tables.tables.usageLogs, tables.tables.accounts);
 });
 
@@ -36,7 +36,9 @@ function row(accountId: string, time: number, costNanos: number, extra: Partial<
 }
 
 async function spentAt(accountId: string, time: number, requester?: string): Promise<BudgetStatus[]> {
-  return store.statusesFor(accountId, `${accountId}_tok`, requester, time);
+  const subjects: BudgetSubject[] = [{ kind: 'token', tokenId: `${accountId}_tok` }, ...(requester ? [{ kind: 'requester' as const, requester }] : [])];
+  const statuses = await Promise.all(subjects.map((subject) => store.statusOf(accountId, subject, time)));
+  return statuses.filter((status): status is BudgetStatus => status !== undefined);
 }
 
 describe('budget periods roll over in UTC', () => {

@@ -17,7 +17,7 @@ let budgets: DynamoBudgetStore;
 beforeAll(async () => {
   tables = await createTestTables();
   usageLog = new DynamoUsageLog(tables.clients.doc, tables.tables.usageLogs, tables.tables.accounts);
-  budgets = new DynamoBudgetStore(tables.clients.doc, tables.tables.accounts);
+  budgets = new DynamoBudgetStore(tables.clients.doc, tables.tables.accounts, tables.tables.rateLimits);
 });
 afterAll(() => tables.clients.raw.destroy());
 
@@ -38,9 +38,9 @@ function row(accountId: string, costNanos: number, requester?: string): UsageRow
 async function spend(accountId: string, requester?: string): Promise<{ token: number; requester?: number; total: number }> {
   const token = { kind: 'token' as const, tokenId: `${accountId}_tok` };
   await budgets.setBudget(accountId, token, { limitNanos: 10 ** 12, period: 'month' }, 'x');
-  const [month] = await budgets.statusesFor(accountId, token.tokenId, undefined, at);
+  const month = (await budgets.statusOf(accountId, token, at))!;
   await budgets.setBudget(accountId, token, { limitNanos: 10 ** 12, period: 'total' }, 'x');
-  const [total] = await budgets.statusesFor(accountId, token.tokenId, undefined, at);
+  const total = (await budgets.statusOf(accountId, token, at))!;
   if (!requester) return { token: month.spentNanos, total: total.spentNanos };
   const subject = { kind: 'requester' as const, requester };
   await budgets.setBudget(accountId, subject, { limitNanos: 10 ** 12, period: 'day' }, 'x');

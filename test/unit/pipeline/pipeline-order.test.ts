@@ -54,10 +54,10 @@ it('runs the steps in the documented order', () => {
 it('does not compile a step placed before the step that proves its input', () => {
   const routed = Pipeline.start(notCalled).then(routeRequest(routeOptions));
   // @ts-expect-error authentication awaits the token read that step 2 starts
-  routed.then(authenticate(deps));
+  routed.then(authenticate());
   // @ts-expect-error the rate limit needs an authenticated token
   routed.then(startLookups(deps)).then(enforceRateLimit());
-  const authenticated = routed.then(startLookups(deps)).then(authenticate(deps));
+  const authenticated = routed.then(startLookups(deps)).then(authenticate());
   // @ts-expect-error the cache answers only a validated request within its budget
   authenticated.then(enforceRateLimit()).then(resolveProviderKey(deps)).then(serveFromCache(deps));
   const keyed = authenticated.then(enforceRateLimit()).then(validateBody()).then(resolveProviderKey(deps));

@@ -18,7 +18,7 @@ const ATTEMPT_TIMEOUT_MS = 5_000;
  * Marks a command whose repetition would be wrong, such as an `ADD` that must
  * count exactly once: after a lost answer or a 5xx it may have been applied,
  * so it is retried only when DynamoDB refused it or it never left this process.
- * (The rate limiter's `ADD` is not marked: counting one request twice errs on
+ * (The token gate's `ADD` is not marked: counting one request twice errs on
  * the safe side, and failing it would refuse the request.)
  */
 export function sentAtMostOnce<T extends StoreCommand>(command: T): T {

@@ -1,0 +1,157 @@
+/**
+ * The token gate on DynamoDB Local: one conditional UpdateItem checks the token and counts the
+ * request; a forged or revoked token counts nothing; revocation and budget changes made through
+ * the stores reach every gate at once; a token issued before gates existed gets one on first use.
+ */
+import { hashSecret, newAccountId, newToken, parseToken, type ParsedToken } from '../../../lambda/auth/proxy-token';
+import { issueToken } from '../../../lambda/auth/issue';
+import { accountPk, DynamoAccountStore } from '../../../lambda/store/dynamodb/account-store';
+import { DynamoBudgetStore } from '../../../lambda/store/dynamodb/budget-store';
+import { DynamoTokenGate, gateKey, type GateSource } from '../../../lambda/store/dynamodb/token-gate';
+import type { DocumentClient } from '../../../lambda/store/dynamodb/wire/document-client';
+import type { StoreCommand } from '../../../lambda/store/dynamodb/wire/operations';
+import type { GateVerdict } from '../../../lambda/store/ports';
+import { createTestTables } from '../../support/tables';
+
+let tables: Awaited<ReturnType<typeof createTestTables>>;
+let accounts: DynamoAccountStore;
+let budgets: DynamoBudgetStore;
+const LIMIT = 5;
+const MINUTE = 60_000;
+const now = Math.floor(Date.now() / MINUTE) * MINUTE + 1_000;
+
+/** The real client, with every operation it sends noted. */
+function countingClient(sent: string[]): DocumentClient {
+  const doc = tables.clients.doc;
+  return { send: ((command: StoreCommand) => (sent.push(command.operation), doc.send(command as never))) as DocumentClient['send'] };
+}
+
+const source: GateSource = async (token, at) => {
+  const [record, budget] = await Promise.all([accounts.getToken(token.accountId, token.tokenId), budgets.statusOf(token.accountId, { kind: 'token', tokenId: token.tokenId }, at)]);
+  return record && { record, tokenBudget: budget !== undefined };
+};
+
+/** One instance's gate; tokens are presented as a request presents them (the secret's hash). */
+function gate(sent: string[] = []): { admit(token: ParsedToken, at: number): Promise<GateVerdict> } {
+  const instance = new DynamoTokenGate(countingClient(sent), tables.tables.rateLimits, LIMIT, source);
+  return { admit: (token, at) => instance.admit({ accountId: token.accountId, tokenId: token.tokenId, secretHash: hashSecret(token.secret) }, at) };
+}
+
+async function issued(): Promise<ParsedToken> {
+  const accountId = newAccountId();
+  await accounts.createAccount({ accountId, createdAt: new Date(now).toISOString() });
+  const { token } = await issueToken(accounts, { accountId, scopes: ['proxy'], now: new Date(now) });
+  return parseToken(token)!;
+}
+
+async function gateItem(tokenId: string): Promise<Record<string, unknown> | undefined> {
+  const { Item } = await tables.clients.doc.send({ operation: 'GetItem', input: { TableName: tables.tables.rateLimits, Key: gateKey(tokenId), ConsistentRead: true } });
+  return Item;
+}
+
+beforeAll(async () => {
+  tables = await createTestTables();
+  accounts = new DynamoAccountStore(tables.clients.doc, tables.tables.accounts, tables.tables.rateLimits);
+  budgets = new DynamoBudgetStore(tables.clients.doc, tables.tables.accounts, tables.tables.rateLimits);
+});
+afterAll(() => tables.clients.raw.destroy());
+
+test('a real token is checked and counted in one UpdateItem, and the count reaches the limit across two instances', async () => {
+  const token = await issued();
+  const sent: string[] = [];
+  const [first, second] = [gate(sent), gate(sent)];
+  const verdicts: GateVerdict[] = [];
+  for (let i = 0; i < LIMIT + 2; i++) verdicts.push(await (i % 2 ? second : first).admit(token, now));
+  expect(sent).toEqual(Array(LIMIT + 2).fill('UpdateItem'));
+  expect(verdicts.map((v) => v.kind)).toEqual([...Array(LIMIT).fill('admitted'), 'limited', 'limited']);
+  const admitted = verdicts[0] as Extract<GateVerdict, { kind: 'admitted' | 'limited' }>;
+  expect(admitted.record).toMatchObject({ accountId: token.accountId, tokenId: token.tokenId, scopes: ['proxy'], secretHash: hashSecret(token.secret) });
+  expect(admitted.rateLimit).toEqual({ allowed: true, limit: LIMIT, remaining: LIMIT - 1, resetAt: now / 1000 - 1 + 60 });
+  expect(verdicts[LIMIT]).toMatchObject({ kind: 'limited', rateLimit: { allowed: false, remaining: 0 } });
+  // The next minute starts from zero.
+  expect(await first.admit(token, now + MINUTE)).toMatchObject({ kind: 'admitted', rateLimit: { remaining: LIMIT - 1 } });
+});
+
+test('a forged secret is refused and counts nothing; the real token keeps its whole minute', async () => {
+  const token = await issued();
+  const forged = { ...token, secret: newToken(token.accountId).parsed.secret };
+  const instance = gate();
+  for (let i = 0; i < LIMIT * 2; i++) expect((await instance.admit(forged, now)).kind).toBe('refused');
+  expect(await instance.admit(token, now)).toMatchObject({ kind: 'admitted', rateLimit: { remaining: LIMIT - 1 } });
+});
+
+test('a revocation reaches the gate in its own transaction: the very next request is refused, on any instance', async () => {
+  const token = await issued();
+  const instance = gate();
+  expect((await instance.admit(token, now)).kind).toBe('admitted');
+  expect(await accounts.revokeToken(token.accountId, token.tokenId, new Date(now).toISOString())).toBe(true);
+  const verdict = await gate().admit(token, now);
+  expect(verdict).toMatchObject({ kind: 'refused', record: { revokedAt: new Date(now).toISOString() } });
+  expect(await accounts.revokeToken(token.accountId, `${token.accountId}_nosuchtk`, new Date(now).toISOString())).toBe(false);
+  expect(await gateItem(`${token.accountId}_nosuchtk`)).toBeUndefined();
+});
+
+test("a token's budget flag follows its budget, in the same transaction; a requester budget leaves gates alone", async () => {
+  const token = await issued();
+  const subject = { kind: 'token' as const, tokenId: token.tokenId };
+  await budgets.setBudget(token.accountId, subject, { limitNanos: 1e9, period: 'month' }, 'x');
+  expect(await gate().admit(token, now)).toMatchObject({ kind: 'admitted', tokenBudget: true });
+  expect(await budgets.removeBudget(token.accountId, subject)).toBe(true);
+  expect(await gate().admit(token, now)).toMatchObject({ kind: 'admitted', tokenBudget: false });
+  expect(await budgets.removeBudget(token.accountId, subject)).toBe(false);
+  await budgets.setBudget(token.accountId, { kind: 'requester', requester: 'alice' }, { limitNanos: 1e9, period: 'day' }, 'x');
+  expect(await gate().admit(token, now)).toMatchObject({ kind: 'admitted', tokenBudget: false });
+});
+
+describe('a token with no gate yet (issued before gates, or the table was recreated)', () => {
+  async function withoutGate(revoked = false, budget = false): Promise<ParsedToken> {
+    const token = await issued();
+    await tables.clients.doc.send({ operation: 'DeleteItem', input: { TableName: tables.tables.rateLimits, Key: gateKey(token.tokenId) } });
+    if (budget) {
+      // Written as before gates existed: the budget item alone.
+      await tables.clients.doc.send({
+        operation: 'PutItem',
+        input: { TableName: tables.tables.accounts, Item: { pk: accountPk(token.accountId), sk: `BUDGET#T#${token.tokenId}`, limit_nanos: 1e9, period: 'month' } },
+      });
+    }
+    if (revoked) await accounts.revokeToken(token.accountId, token.tokenId, new Date(now).toISOString());
+    return token;
+  }
+
+  test('gets one built from its token item on first use, then costs one call like any other', async () => {
+    const token = await withoutGate(false, true);
+    const sent: string[] = [];
+    const instance = gate(sent);
+    expect(await instance.admit(token, now)).toMatchObject({ kind: 'admitted', tokenBudget: true, rateLimit: { remaining: LIMIT - 1 } });
+    // Counted (no gate), built (after the source's reads of the token and its budget), counted again.
+    expect(sent).toEqual(['UpdateItem', 'UpdateItem', 'UpdateItem']);
+    sent.length = 0;
+    expect(await instance.admit(token, now)).toMatchObject({ kind: 'admitted', rateLimit: { remaining: LIMIT - 2 } });
+    expect(sent).toEqual(['UpdateItem']);
+  });
+
+  test('revoked meanwhile: the revocation is kept when the rest is built', async () => {
+    const token = await withoutGate(true);
+    expect(await gateItem(token.tokenId)).toEqual({ ...gateKey(token.tokenId), revoked_at: new Date(now).toISOString() });
+    expect(await gate().admit(token, now)).toMatchObject({ kind: 'refused', record: { revokedAt: new Date(now).toISOString() } });
+    expect(await gateItem(token.tokenId)).toMatchObject({ secret_hash: hashSecret(token.secret), revoked_at: new Date(now).toISOString() });
+  });
+
+  test('an unknown token is refused and leaves no item behind', async () => {
+    const unknown = newToken(newAccountId()).parsed;
+    expect(await gate().admit(unknown, now)).toEqual({ kind: 'refused' });
+    expect(await gateItem(unknown.tokenId)).toBeUndefined();
+  });
+});
+
+test("minutes a token was idle after leave no counts behind: the gate item keeps only the current window's", async () => {
+  const token = await issued();
+  const instance = gate();
+  await instance.admit(token, now);
+  await instance.admit(token, now + MINUTE);
+  // Five idle minutes: the previous window is removed as a matter of course, older ones once seen.
+  await instance.admit(token, now + 7 * MINUTE);
+  await instance.admit(token, now + 7 * MINUTE);
+  const windows = Object.keys((await gateItem(token.tokenId))!).filter((name) => /^w\d+$/.test(name));
+  expect(windows).toEqual([`w${Math.floor((now + 7 * MINUTE) / 1000 / 60) * 60}`]);
+});
