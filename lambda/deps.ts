@@ -32,7 +32,6 @@ import type { AccountStore, BudgetStore, ProviderKeyStore, SecretSealer, TokenGa
 import { TokenBudgetHints } from './budgets/budget-hints';
 import { FileRowSpool, LogRowSpool, type RowSpool } from './usage/row-spool';
 import { RowWriter } from './usage/row-writer';
-import { TokenUseTracker } from './usage/token-use';
 import type { UsageStats } from './usage/usage-stats';
 import type { UsageLog } from './usage/usage-row';
 
@@ -119,7 +118,7 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
     isStoreOutage,
     background: new BackgroundWork(),
     rowSpool,
-    rowWriter: new RowWriter(usageLog, rowSpool, new TokenUseTracker(accounts)),
+    rowWriter: new RowWriter(usageLog, rowSpool),
     now: Date.now,
   };
   return deps;

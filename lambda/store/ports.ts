@@ -15,6 +15,7 @@ export interface TokenRecord {
   /** SHA-256 of the token's secret part, hex. The token itself is never stored. */
   secretHash: string;
   createdAt: string;
+  /** When the token last passed the proxy's gate (kept on its gate item). */
   lastUsedAt?: string;
   revokedAt?: string;
 }
@@ -26,7 +27,6 @@ export interface AccountStore {
   getToken(accountId: string, tokenId: string): Promise<TokenRecord | undefined>;
   listTokens(accountId: string): Promise<TokenRecord[]>;
   revokeToken(accountId: string, tokenId: string, revokedAt: string): Promise<boolean>;
-  touchToken(accountId: string, tokenId: string, usedAt: string): Promise<void>;
 }
 
 /** An envelope-encrypted provider key as stored: AES-256-GCM ciphertext plus the wrapped data key. */

@@ -1,6 +1,5 @@
 import { retryPolicies, withRetries } from '../retry';
 import type { RowSpool } from './row-spool';
-import type { TokenUseTracker } from './token-use';
 import type { UsageLog, UsageRow } from './usage-row';
 
 /**
@@ -12,7 +11,6 @@ export class RowWriter {
   constructor(
     private readonly usageLog: UsageLog,
     private readonly spool: RowSpool,
-    private readonly tokenUse: TokenUseTracker,
   ) {}
 
   /** Rows between `write` being called and being stored or spooled. */
@@ -28,7 +26,6 @@ export class RowWriter {
     } finally {
       this.unwritten.delete(row.id);
     }
-    await this.afterWrite(row);
   }
 
   /**
@@ -39,7 +36,6 @@ export class RowWriter {
   async writeOnce(row: UsageRow): Promise<void> {
     if (await this.usageLog.find(row.account_id, row.id)) return;
     await this.usageLog.write(row);
-    await this.afterWrite(row);
   }
 
   /** Shutdown's last resort: rows still being retried go to the spool now (a replay skips any that land meanwhile). */
@@ -52,10 +48,5 @@ export class RowWriter {
 
   private writeWithRetries(row: UsageRow): Promise<void> {
     return withRetries(() => this.usageLog.write(row), retryPolicies.rowWrite());
-  }
-
-  private async afterWrite(row: UsageRow): Promise<void> {
-    // The rollups are not written here: they are folded from the usage-logs stream, elsewhere.
-    await this.tokenUse.touch(row.account_id, row.token_id, row.ts);
   }
 }

@@ -44,6 +44,9 @@ describe('management API', () => {
     expect(upstream.requests.at(-1)?.headers.authorization).toBe(`Bearer ${second}`);
     expect((await proxy.api('/api/keys/prov-b', { method: 'DELETE', token: account.token })).status).toBe(204);
     await expect(call()).rejects.toMatchObject({ status: 400, message: expect.stringContaining('No ') });
+    const tokens = (await (await proxy.api('/api/tokens', { token: account.token })).json()).tokens as Array<{ token_id: string; last_used_at?: string }>;
+    // Set by the gate call of each proxied request (the last one here passed the gate, then found no key).
+    expect(Date.parse(tokens.find((t) => t.token_id === account.tokenId)!.last_used_at!)).toBeGreaterThan(Date.now() - 60_000);
   });
 
   it('tokens: list without secrets (marking the caller), create a proxy-only app token, revoke it', async () => {

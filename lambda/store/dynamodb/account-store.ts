@@ -1,6 +1,6 @@
 import type { AccountStore, Scope, TokenRecord } from '../ports';
 import { BatchedGet } from './batched-get';
-import { gateOfNewToken, gateRevocation } from './token-gate';
+import { gateKey, gateOfNewToken, gateRevocation } from './token-gate';
 import { cancellationReasons } from './wire/dynamo-error';
 import type { DocumentClient } from './wire/document-client';
 
@@ -21,7 +21,6 @@ interface TokenItem {
   scopes: Scope[];
   secret_hash: string;
   created_at: string;
-  last_used_at?: string;
   revoked_at?: string;
 }
 
@@ -33,7 +32,6 @@ function toRecord(accountId: string, item: TokenItem): TokenRecord {
     scopes: item.scopes,
     secretHash: item.secret_hash,
     createdAt: item.created_at,
-    lastUsedAt: item.last_used_at,
     revokedAt: item.revoked_at,
   };
 }
@@ -45,6 +43,7 @@ export class DynamoAccountStore implements AccountStore {
     /** The rate-limits table, where each token's gate item lives. */
     private readonly gateTable: string,
     private readonly reads: BatchedGet = new BatchedGet(doc, table, ['pk', 'sk']),
+    private readonly gateReads: BatchedGet = new BatchedGet(doc, gateTable, ['counter_key']),
   ) {}
 
   async createAccount(input: { accountId: string; name?: string; createdAt: string }): Promise<void> {
@@ -111,7 +110,12 @@ export class DynamoAccountStore implements AccountStore {
       for (const item of page.Items ?? []) records.push(toRecord(accountId, item as TokenItem));
       start = page.LastEvaluatedKey;
     } while (start);
-    return records;
+    // "Last used" is written by each proxied request's gate call, so it lives on the gate item.
+    const gates = await Promise.all(records.map((record) => this.gateReads.get(gateKey(record.tokenId))));
+    return records.map((record, i) => {
+      const lastUsedAt = gates[i]?.last_used_at;
+      return typeof lastUsedAt === 'string' ? { ...record, lastUsedAt } : record;
+    });
   }
 
   async revokeToken(accountId: string, tokenId: string, revokedAt: string): Promise<boolean> {
@@ -140,24 +144,5 @@ export class DynamoAccountStore implements AccountStore {
       if (cancellationReasons(error)?.[0] === 'ConditionalCheckFailed') return false;
       throw error;
     }
-  }
-
-  async touchToken(accountId: string, tokenId: string, usedAt: string): Promise<void> {
-    await this.doc
-      .send(
-        {
-          operation: 'UpdateItem',
-          input: {
-            TableName: this.table,
-            Key: { pk: accountPk(accountId), sk: TOKEN_PREFIX + tokenId },
-            UpdateExpression: 'SET last_used_at = :at',
-            ConditionExpression: 'attribute_exists(pk)',
-            ExpressionAttributeValues: { ':at': usedAt },
-          },
-        },
-      )
-      .catch((error: Error) => {
-        if (error.name !== 'ConditionalCheckFailedException') throw error;
-      });
   }
 }

@@ -8,7 +8,8 @@ const STALE_MEMO_MAX = 10_000;
 /**
  * One gate item per proxy token in the rate-limits table: the token's per-minute request counts
  * (`w<window start>`) beside a copy of what authentication needs (account, secret hash, scopes,
- * revocation) and whether the token has a budget. A proxied request is then one conditional
+ * revocation), whether the token has a budget, and when it last passed (`last_used_at`, shown on
+ * the dashboard). A proxied request is then one conditional
  * UpdateItem: it counts only a token that is real, unrevoked and under its limit, and returns
  * the copy either way (`ALL_NEW`, or `ALL_OLD` when the condition fails).
  *
@@ -98,11 +99,12 @@ export class DynamoTokenGate implements TokenGate {
         input: {
           TableName: this.table,
           Key: gateKey(token.tokenId),
-          UpdateExpression: `ADD #now :one REMOVE ${over.map((_, i) => `#old${i}`).join(', ')}`,
+          UpdateExpression: `SET last_used_at = :used ADD #now :one REMOVE ${over.map((_, i) => `#old${i}`).join(', ')}`,
           // Only a real, unrevoked token under its limit is counted: a forged or revoked one uses up nothing.
           ConditionExpression: 'secret_hash = :hash AND attribute_not_exists(revoked_at) AND (attribute_not_exists(#now) OR #now < :limit)',
           ExpressionAttributeNames: names,
-          ExpressionAttributeValues: { ':one': 1, ':limit': this.limit, ':hash': token.secretHash },
+          // A refused request changes nothing, "last used" included.
+          ExpressionAttributeValues: { ':one': 1, ':limit': this.limit, ':hash': token.secretHash, ':used': new Date(now).toISOString() },
           ReturnValues: 'ALL_NEW',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         },

@@ -155,3 +155,14 @@ test("minutes a token was idle after leave no counts behind: the gate item keeps
   const windows = Object.keys((await gateItem(token.tokenId))!).filter((name) => /^w\d+$/.test(name));
   expect(windows).toEqual([`w${Math.floor((now + 7 * MINUTE) / 1000 / 60) * 60}`]);
 });
+
+test('"last used" is written by the gate call itself, for admitted requests only, and listed with the token', async () => {
+  const token = await issued();
+  const instance = gate();
+  const listed = async () => (await accounts.listTokens(token.accountId)).find((t) => t.tokenId === token.tokenId)!;
+  expect((await listed()).lastUsedAt).toBeUndefined();
+  await instance.admit(token, now + 2_000);
+  expect((await listed()).lastUsedAt).toBe(new Date(now + 2_000).toISOString());
+  await instance.admit({ ...token, secret: newToken(token.accountId).parsed.secret }, now + 3_000);
+  expect((await listed()).lastUsedAt).toBe(new Date(now + 2_000).toISOString());
+});
