@@ -82,7 +82,11 @@ export function judgeBudgets(r: Measured): Budget[] {
       '≤ 1',
       `${fmt(stored.wavesBeforeUpstream)} (${fmt(stored.callsBeforeUpstream)} calls in parallel)`,
       stored.wavesBeforeUpstream <= 1,
-      stored.wavesBeforeUpstream <= 1 ? 'the token and stored key read and the rate-limit write go out together, as one parallel wave' : 'some store calls wait for others before the upstream call',
+      stored.wavesBeforeUpstream > 1
+        ? 'some store calls wait for others before the upstream call'
+        : stored.callsBeforeUpstream <= 1
+          ? "the token gate's one conditional UpdateItem (token check and rate count), the stored key from the instance's cache"
+          : 'the token and stored key read and the rate-limit write go out together, as one parallel wave',
     );
   }
 
@@ -101,7 +105,9 @@ export function judgeBudgets(r: Measured): Budget[] {
       `${fmt(total, 0)} (${fmt(trips.callsBeforeUpstream, 0)} before, ${fmt(trips.callsAfterResponse, 0)} after)`,
       met,
       met
-        ? 'one call before forwarding and the row after'
+        ? "the token gate's UpdateItem before forwarding, the row's transaction after"
+        : trips.callsBeforeUpstream <= 1
+          ? `${fmt(trips.callsAfterResponse, 0)} calls after the answer: ${Object.keys(trips.operations).join(', ')}`
         : `before forwarding ${before.join(' and ')}: a conditional write and a read of other items, which no single DynamoDB call does on these tables; FINDINGS.md, "Store calls before forwarding", gives the one-call design (counter, budget and spend on the token item) and what it gives up`,
     );
   }
@@ -197,7 +203,7 @@ export function judgeBudgets(r: Measured): Budget[] {
         ? `${hit.mismatches} answers were not cache hits`
         : hit.p50 <= 5
           ? 'one parallel read wave, then a replay from the stored entry'
-          : `${fmt(hitTrips?.callsBeforeUpstream, 0)} store calls before the answer (token and key, rate counter, cache entry) and ${fmt(hitTrips?.callsAfterResponse, 0)} after; the store wave alone is ${fmt(r.yardstick.c1Paced.wave.p50)} ms here`,
+          : `${fmt(hitTrips?.callsBeforeUpstream, 0)} store calls before the answer (${(hitTrips?.callsBeforeUpstream ?? 3) <= 2 ? 'token gate, cache entry' : 'token and key, rate counter, cache entry'}) and ${fmt(hitTrips?.callsAfterResponse, 0)} after; the store wave alone is ${fmt(r.yardstick.c1Paced.wave.p50)} ms here`,
     );
 
   for (const d of r.disconnects) {

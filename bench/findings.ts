@@ -99,29 +99,26 @@ export function renderFindings(r: Results): string {
  */
 function storeCallFloor(r: Results): string[] {
   const stored = r.roundTrips.find((t) => t.mode === 'stored key');
-  const passThrough = r.roundTrips.find((t) => t.mode === 'pass-through');
   if (!stored) return [];
   const before = Object.entries(stored.operations)
     .filter(([op]) => !/usage-logs/.test(op))
     .map(([op]) => op)
     .join(' and ');
-  const keyReadUnits = passThrough ? stored.readUnits - passThrough.readUnits : Number.NaN;
   const pipe = r.resources.c1Paced.pipe?.cpuMsPerRequest;
   const proxy = r.resources.c1Paced.stored?.cpuMsPerRequest;
   const calls = stored.callsBeforeUpstream + stored.callsDuringResponse + stored.callsAfterResponse;
-  const out = [
-    '## Store calls before forwarding',
-    '',
-    `- **Counted: ${fmt(stored.callsBeforeUpstream, 0)} calls in ${fmt(stored.wavesBeforeUpstream, 0)} wave before the upstream call** (${before}), then ${fmt(stored.callsAfterResponse, 0)} after the answer. ` +
-      'The rate count is a conditional write that must be exact across instances, and the token (revocation applies at once) and the budget and spend items (exact limits) must be read fresh on every request. ' +
-      "DynamoDB has no single call that writes one item and returns others: UpdateItem returns only its own item, TransactWriteItems returns none, BatchGetItem and TransactGetItems cannot write, and a PartiQL batch cannot mix reads and writes. " +
-      'With the counter in the rate-limit table the deployment provisions and the token, budgets and keys in the accounts table, one read call and one write call, started together, is the floor: the measured wave.',
-    `- **A per-instance cache of the stored key's ciphertext would not remove a call:** it takes the key item out of the BatchGetItem (${Number.isFinite(keyReadUnits) ? `${fmt(keyReadUnits, 0)} read unit per request, the difference between stored-key and pass-through requests` : 'one item'}), but the token and budget items keep the batch, and key changes would then reach other instances only after the cache's lifetime. It is not built.`,
-    "- **The design that makes one call:** the minute counter, the token's budget and its spend counters as attributes of the token item, updated with one conditional UpdateItem that returns the whole item (count, revocation, scopes, spend); the key ciphertext from a short per-instance cache. " +
-      "It gives up the rate-limit counter table the README lists among the deployment's tables, puts every request's write and the spend writes after the answer on one item per token (DynamoDB allows about 1,000 writes per second on an item), and a requester budget, which spans every token of its account, would still add a read in the same wave.",
-    "- **A one-call design that keeps the rate-limit table:** one counter item per token (not per minute) in the rate-limit table, carrying a copy of what authentication needs (secret hash, revocation, scopes, whether any budget applies), written by the management API in the same transaction as the token item itself; the rate-limit UpdateItem then returns that copy with the count. " +
-      'It costs a second copy of every token to keep in step (each token change becomes a two-item transaction), a minute window that resets inside the counter item (a condition on the stored window start, so the first request of a minute may need a second attempt), and still a fresh read whenever a budget applies, since spend must be exact. Neither one-call design is built: each changes the token and rate-limit data model the deployed tables hold.',
-  ];
+  const out = ['## Store calls before forwarding', ''];
+  if (stored.callsBeforeUpstream <= 1)
+    out.push(
+      `- **Counted: ${fmt(stored.callsBeforeUpstream, 0)} call in ${fmt(stored.wavesBeforeUpstream, 0)} wave before the upstream call** (${before}), then ${fmt(stored.callsAfterResponse, 0)} after the answer (the row with its spend counters, one transaction). ` +
+        "The call is the token gate: one item per token in the rate-limits table holds the token's count per minute beside a copy of what authentication needs (secret hash, scopes, revocation, whether the token has a budget). One conditional UpdateItem counts the request only for a real, unrevoked token under its limit and returns the copy (the old item when the condition fails), so authentication, the rate limit and the budget decision need no other call. The stored key's ciphertext comes from a 30-second per-instance cache.",
+      "- **What it costs:** every token change (issue, revoke, token budget set or removed) writes the token item and its gate in one two-item transaction; a key saved through one Lambda instance reaches the others within the key cache's 30 seconds; a request naming a requester reads that requester's budget beside the gate (a requester budget spans every token of its account, so no token's gate can say whether one applies), and a token with a budget has its budget read beside the gate, both in the same wave. A token with no gate yet (issued by an older version) gets one built from its token item on its first request: three calls in a row, once.",
+    );
+  else
+    out.push(
+      `- **Counted: ${fmt(stored.callsBeforeUpstream, 0)} calls in ${fmt(stored.wavesBeforeUpstream, 0)} wave before the upstream call** (${before}), then ${fmt(stored.callsAfterResponse, 0)} after the answer. ` +
+        'This run is from a version that read the token, its budgets and the stored key in one BatchGetItem beside the rate counter\'s UpdateItem; the token gate (one conditional UpdateItem returning a copy of the token) replaced both later.',
+    );
   if (pipe !== undefined && proxy !== undefined)
     out.push(
       `- **What a call costs in CPU:** one request at a time the bare pipe, which makes two HTTP exchanges (client in, upstream out) and nothing else, uses ${fmt(pipe, 3)} ms per request; this proxy, with ${fmt(calls, 0)} store calls more, ${fmt(proxy, 3)} ms. ` +
