@@ -28,6 +28,27 @@ test('CPU per request 30 % higher is outside its ±15 % band; 10 % higher is ins
   expect(row(compareRuns(committed, close), 'CPU per request c=1 paced, stored').within).toBe(true);
 });
 
+test("the proxy's CPU is judged after the machine's drift: moving with the unchanged Portkey's is noise, moving alone is not", () => {
+  const drifted = copy();
+  drifted.resources.c16.portkey!.cpuMsPerRequest *= 1.26;
+  drifted.resources.c16.stored!.cpuMsPerRequest *= 1.3;
+  const judged = row(compareRuns(committed, drifted), 'CPU per request c=16, stored');
+  expect(judged.within).toBe(true);
+  expect(judged.rule).toBe("±15 % after the machine's drift (×1.26)");
+  const alone = copy();
+  alone.resources.c16.stored!.cpuMsPerRequest *= 1.3;
+  expect(row(compareRuns(committed, alone), 'CPU per request c=16, stored').within).toBe(false);
+  // The same drift the other way: the proxy moving up while the machine got faster is outside.
+  const opposite = copy();
+  opposite.resources.c16.portkey!.cpuMsPerRequest *= 0.8;
+  opposite.resources.c16.stored!.cpuMsPerRequest *= 1.1;
+  expect(row(compareRuns(committed, opposite), 'CPU per request c=16, stored').within).toBe(false);
+  // Portkey's own CPU is the yardstick, shown beside the table, not a judged row.
+  expect(compareRuns(committed, drifted).some((r) => /CPU.*Portkey/.test(r.figure))).toBe(false);
+  const text = renderComparison(compareRuns(committed, drifted), { label: 'a', results: committed }, { label: 'b', results: drifted });
+  expect(text).toMatch(/- The machine's drift, from the unchanged Portkey gateway's CPU per request .*c=16 [\d.]+ → [\d.]+ ms \(×1\.26\)/);
+});
+
 test('a c=1 p50 is judged against the spread of the baseline rounds, widened by 20 %', () => {
   const rounds = committed.latency.c1Paced.stored!.roundP50s;
   const inside = copy();
