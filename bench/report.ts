@@ -264,7 +264,7 @@ function yardstickText(r: Results): string {
   const y = r.yardstick;
   const spread = (values: number[] | undefined) => (values?.length ? `${fmt(Math.min(...values))}–${fmt(Math.max(...values))}` : '–');
   return [
-    "The budgets' yardstick: DynamoDB Local alone, through the proxy's own store adapters, measured in every round of the two c=1 phases between the contenders (so it meets the same outside load), and once cold at the start of the run. The wave is the store work a stored-key request waits for before forwarding, made with the same calls the request path starts together (token, budgets, rate counter, stored key); the latency budget's \"one round trip\" is the warm wave of the same phase.",
+    "The budgets' yardstick: DynamoDB Local alone, through the proxy's own store adapters, measured in every round of the two c=1 phases between the contenders (so it meets the same outside load), and once cold at the start of the run. The wave is the store work a stored-key request waits for before forwarding, made by the same code the request path starts it with (the token gate, the budgets it calls for, the stored key when not cached); the latency budget's \"one round trip\" is the warm wave of the same phase.",
     '',
     table(
       ['store alone', 'GetItem p50 / p99 ms', 'wave p50 / p99 ms', 'wave p50 range over rounds', 'n'],

@@ -2,9 +2,9 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
  * A proxy token is `sk-proxy-<account id>_<token key>_<secret>`. Because it
- * names its account and token, the token record, the provider key, the rate
- * counter and the cache entry can all be fetched at once, before the token is
- * verified; nothing is trusted until the secret's hash matches.
+ * names its account and token, its gate (token-gate.ts), the provider key and
+ * the cache entry can all be asked for at once, before the token is verified;
+ * nothing is trusted until the secret's hash matches.
  */
 export const TOKEN_PREFIX = 'sk-proxy-';
 
