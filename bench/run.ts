@@ -269,7 +269,10 @@ function renderOnly(): void {
   process.stdout.write(`${summaryTable(results)}\n\nrewrote ${OUTPUTS.join(', ')} from the run of ${results.date} (commit ${results.source.commit})\n`);
 }
 
-(process.argv.includes('--render-only') ? Promise.resolve().then(renderOnly) : main()).catch((error) => {
-  process.stderr.write(`bench failed: ${(error as Error).stack ?? error}\n`);
-  process.exitCode = 1;
-});
+(process.argv.includes('--render-only') ? Promise.resolve().then(renderOnly) : main())
+  .catch((error) => {
+    process.stderr.write(`bench failed: ${(error as Error).stack ?? error}\n`);
+    process.exitCode = 1;
+  })
+  // Every process it started is stopped by then; a client's idle keep-alive socket must not keep the run waiting.
+  .finally(() => process.exit());

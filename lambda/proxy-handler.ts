@@ -25,7 +25,7 @@ export function createProxyHandler(deps: Deps) {
   return streamingHandler({
     pipeline: proxyPipeline(deps),
     handle: forwardUpstream(deps), // 9. forward; 10. record, once the body has ended
-    answerError: answerErrors(deps.log),
+    answerError: answerErrors(deps.log, deps.isStoreOutage),
   });
 }
 

@@ -1,4 +1,4 @@
-import { ProxyError } from '../errors';
+import { ProxyError, StoreUnavailableError } from '../errors';
 import type { ProxyResponse } from '../http/response';
 import { describeError, type Logger } from '../logger';
 import { chatDialect } from '../providers/dialects/chat';
@@ -9,12 +9,15 @@ import type { Answering } from './state';
  * The one place errors become responses: a typed error keeps its status and
  * message, in the endpoint's own error shape; anything else is a 500 whose
  * details stay in the log. `state` is what the request had proved when it failed
- * (nothing, when its event could not be decoded).
+ * (nothing, when its event could not be decoded). A store call that failed is a 503 only
+ * when the store is unavailable for now (as `isStoreOutage` tells it); the store refusing a
+ * malformed call is a bug on the proxy's side, and a 500.
  */
-export function answerErrors(log: Logger): (state: Answering | undefined, error: unknown) => ProxyResponse {
+export function answerErrors(log: Logger, isStoreOutage: (error: unknown) => boolean): (state: Answering | undefined, error: unknown) => ProxyResponse {
   return function answerError(state, error) {
     const dialect = state?.dialect ?? chatDialect;
-    const known = error instanceof ProxyError ? error : undefined;
+    const storeBug = error instanceof StoreUnavailableError && !isStoreOutage(error.cause);
+    const known = error instanceof ProxyError && !storeBug ? error : undefined;
     if (!known || known.status >= 500) {
       log.error('request failed', { request_id: state?.request.id, status: known?.status ?? 500, ...describeError(error) });
     }

@@ -87,6 +87,20 @@ test('a single dropped store connection is retried: the request succeeds', async
   expect(result.status).toBe(200);
 });
 
+test('a store that refuses the token gate\'s call as malformed (a bug on our side) gives a 500, not a 503 that invites retries; nothing forwarded', async () => {
+  const before = upstreamCalls(proxy);
+  gate.disturb('reject', (call) => call.operation === 'UpdateItem' && call.tables.some((table) => table.endsWith('rate-limits')));
+  const printed = proxy.output().length;
+  const failed = await callProxy(proxy, { provider: 'prov-b', token, prompt: 'a refused gate call' });
+  expect(failed.status).toBe(500);
+  expect(failed.headers.get('retry-after')).toBeNull();
+  expect(expectChatError(failed.text)).toMatchObject({ type: 'server_error', message: 'Internal error in the proxy. The request id is in the x-proxy-request-id header.' });
+  expect(failed.text).not.toContain('parameter values were invalid');
+  expect(upstreamCalls(proxy)).toBe(before);
+  expect(proxy.output().slice(printed)).toMatch(/"message":"request failed".*"status":500.*ValidationException/);
+  expect((await callProxy(proxy, { provider: 'prov-b', token, prompt: 'the next one' })).status).toBe(200);
+});
+
 test('store unreachable: 503 in the endpoint shape, nothing forwarded, service resumes without a restart', async () => {
   expect((await callProxy(proxy, { provider: 'prov-b', token })).status).toBe(200);
   const printed = proxy.output().length;

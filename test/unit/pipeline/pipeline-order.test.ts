@@ -62,10 +62,10 @@ it('does not compile a step placed before the step that proves its input', () =>
   authenticated.then(enforceRateLimit()).then(resolveProviderKey(deps)).then(serveFromCache(deps));
   const keyed = authenticated.then(enforceRateLimit()).then(validateBody()).then(resolveProviderKey(deps));
   // @ts-expect-error forwarding needs the budget step
-  streamingHandler({ pipeline: keyed, handle: forwardUpstream(deps), answerError: answerErrors(deps.log) });
+  streamingHandler({ pipeline: keyed, handle: forwardUpstream(deps), answerError: answerErrors(deps.log, deps.isStoreOutage) });
   const budgeted = keyed.then(enforceBudget(deps));
   // @ts-expect-error forwarding needs the cache step's fill, which stores or lets pass the answer
-  streamingHandler({ pipeline: budgeted, handle: forwardUpstream(deps), answerError: answerErrors(deps.log) });
+  streamingHandler({ pipeline: budgeted, handle: forwardUpstream(deps), answerError: answerErrors(deps.log, deps.isStoreOutage) });
   const complete = budgeted.then(serveFromCache(deps));
-  expect(streamingHandler({ pipeline: complete, handle: forwardUpstream(deps), answerError: answerErrors(deps.log) })).toEqual(expect.any(Function));
+  expect(streamingHandler({ pipeline: complete, handle: forwardUpstream(deps), answerError: answerErrors(deps.log, deps.isStoreOutage) })).toEqual(expect.any(Function));
 });
