@@ -7,7 +7,7 @@
  * malformed is a bug on the proxy's side and stays a 500.
  */
 import { startProxy, type Account, type ProxyServer } from '../support/proxy-server';
-import { expectChatError } from './support/requests';
+import { callProxy, expectChatError } from './support/requests';
 import { startStoreGate, type Disturbance, type StoreCall, type StoreGate } from './support/store-gate';
 
 let gate: StoreGate;
@@ -120,6 +120,27 @@ describe.each(Object.keys(CAUSES) as Array<keyof typeof CAUSES>)('the store answ
     gate.calm();
     expect((await send('/api/admin/accounts', { body: { name: 'after the outage' } })).status).toBe(201);
   });
+});
+
+test('an account and a token whose store write went through but whose answer was lost are created once, and work', async () => {
+  // The first account write (sort key ACCOUNT) and the first token transaction, answered by nobody; the client sends them again.
+  gate.disturb('lose-answer', (call) => call.operation === 'PutItem' && isTable(call, 'accounts') && JSON.stringify(call.body).includes('"sk":{"S":"ACCOUNT"}'), 1);
+  const created = await send('/api/admin/accounts', { body: { name: 'lost answer' } });
+  expect(created.status).toBe(201);
+  const { token: first } = JSON.parse(created.text) as { token: string };
+  proxy.secrets.add(first);
+  expect(gate.disturbed).toBeGreaterThanOrEqual(1);
+  const before = gate.disturbed;
+  gate.disturb('lose-answer', (call) => call.operation === 'TransactWriteItems' && isTable(call, 'rate-limits'), 1);
+  const issued = await send('/api/tokens', { token: first, body: { name: 'after a lost answer' } });
+  expect(issued.status).toBe(201);
+  expect(gate.disturbed).toBe(before + 1);
+  const { token: second } = JSON.parse(issued.text) as { token: string };
+  proxy.secrets.add(second);
+  const tokens = JSON.parse((await send('/api/tokens', { token: first })).text) as { tokens: unknown[] };
+  expect(tokens.tokens).toHaveLength(2);
+  await proxy.saveKey(first, 'prov-b');
+  expect((await callProxy(proxy, { provider: 'prov-b', token: second })).status).toBe(200);
 });
 
 test('a write (PUT /api/keys/{provider}) whose store call is throttled: 503, and the key list is unchanged', async () => {

@@ -1,7 +1,8 @@
+import { createHash } from 'node:crypto';
 import type { AccountStore, Scope, TokenRecord } from '../ports';
 import { BatchedGet } from './batched-get';
 import { gateKey, gateOfNewToken, gateRevocation } from './token-gate';
-import { cancellationReasons } from './wire/dynamo-error';
+import { cancellationReasons, conditionFailedItem } from './wire/dynamo-error';
 import type { DocumentClient } from './wire/document-client';
 
 /**
@@ -47,17 +48,23 @@ export class DynamoAccountStore implements AccountStore {
   ) {}
 
   async createAccount(input: { accountId: string; name?: string; createdAt: string }): Promise<void> {
-    await this.doc.send(
-      {
+    try {
+      await this.doc.send({
         operation: 'PutItem',
         input: {
           TableName: this.table,
           Item: { pk: accountPk(input.accountId), sk: 'ACCOUNT', account_id: input.accountId, name: input.name, created_at: input.createdAt },
           // Account ids are random; refusing to overwrite makes a collision loud instead of silent.
           ConditionExpression: 'attribute_not_exists(pk)',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         },
-      },
-    );
+      });
+    } catch (error) {
+      // Sent again after its answer was lost, the put finds the item it wrote itself: that is success.
+      const found = conditionFailedItem(error);
+      if (found && found.created_at === input.createdAt && found.name === input.name) return;
+      throw error;
+    }
   }
 
   async accountExists(accountId: string): Promise<boolean> {
@@ -78,6 +85,8 @@ export class DynamoAccountStore implements AccountStore {
     await this.doc.send({
       operation: 'TransactWriteItems',
       input: {
+        // Sent again after a lost answer, the same token makes DynamoDB report the first one's success.
+        ClientRequestToken: createHash('sha256').update(token.tokenId).digest('hex').slice(0, 36),
         TransactItems: [
           { Put: { TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
           { Put: { TableName: this.gateTable, Item: gateOfNewToken(token), ConditionExpression: 'attribute_not_exists(counter_key)' } },
