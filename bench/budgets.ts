@@ -295,8 +295,14 @@ function backToBackDesign(r: Measured, id: 'stored' | 'passThrough'): string {
   const alone = r.latency.c1Paced[id];
   const aloneDirect = r.latency.c1Paced.direct;
   if (!alone || !aloneDirect) return '';
+  const beside = r.yardstick.c1.waveBesideRowWrite?.p50;
+  const storeWait =
+    beside === undefined
+      ? ''
+      : `The store alone shows one part of it: DynamoDB Local answers the wave in ${fmt(r.yardstick.c1.wave.p50)} ms, and in ${fmt(beside)} ms when a row's write was started just before (it applies writes one at a time; DynamoDB serves different items side by side). `;
   return (
     `. The same requests 20 ms apart add ${fmt(alone.p50 - aloneDirect.p50)} ms, so the overlap with the previous request's writes is the difference. ` +
+    storeWait +
     'What meets it: no overlap, which is how Lambda serves (an instance takes its next request only after the previous invocation, writes included, has ended: the alone row); ' +
     'in one long-lived process, rows gathered into one write every few milliseconds, so a request meets at most one write in flight instead of one per previous request'
   );

@@ -72,13 +72,14 @@ export async function nonStreaming(
   const storeIdle = { cpu: 0, wallMs: 0 };
   const storePid = options.measureResources?.storePid;
   const perRound = Math.ceil(options.count / options.rounds);
-  const store: StoreSamples & { waveRoundP50s: number[] } = { getItem: [], wave: [], waveRoundP50s: [] };
+  const store: StoreSamples & { waveRoundP50s: number[] } = { getItem: [], wave: [], waveBesideRowWrite: [], waveRoundP50s: [] };
   for (let round = 0; round < options.rounds; round++) {
     if (options.yardstick) {
       // The store alone, in the same round as the contenders: the budget's yardstick sees the same outside load.
       const samples = await options.yardstick.sample(options.yardstick.perRound, options.pauseMs);
       store.getItem.push(...samples.getItem);
       store.wave.push(...samples.wave);
+      store.waveBesideRowWrite.push(...samples.waveBesideRowWrite);
       store.waveRoundP50s.push(percentiles(samples.wave).p50);
     }
     for (const contender of contenders) {
@@ -150,7 +151,12 @@ export async function nonStreaming(
     };
   }
   if (!options.yardstick) return { figures, resources };
-  const yardstick: StoreYardstickFigures = { getItem: percentiles(store.getItem), wave: percentiles(store.wave), waveRoundP50s: store.waveRoundP50s };
+  const yardstick: StoreYardstickFigures = {
+    getItem: percentiles(store.getItem),
+    wave: percentiles(store.wave),
+    waveBesideRowWrite: percentiles(store.waveBesideRowWrite),
+    waveRoundP50s: store.waveRoundP50s,
+  };
   process.stdout.write(`  ${'store alone (yardstick)'.padEnd(42)} c=1${paced} GetItem p50 ${yardstick.getItem.p50.toFixed(2)} ms  wave p50 ${yardstick.wave.p50.toFixed(2)} ms\n`);
   return { figures, resources, yardstick };
 }

@@ -272,6 +272,11 @@ function yardstickText(r: Results): string {
         ['cold (start of run)', `${fmt(y.cold.getItem.p50)} / ${fmt(y.cold.getItem.p99)}`, `${fmt(y.cold.wave.p50)} / ${fmt(y.cold.wave.p99)}`, '–', String(y.cold.wave.n)],
         ['warm, c=1 back to back', `${fmt(y.c1.getItem.p50)} / ${fmt(y.c1.getItem.p99)}`, `${fmt(y.c1.wave.p50)} / ${fmt(y.c1.wave.p99)}`, spread(y.c1.waveRoundP50s), String(y.c1.wave.n)],
         ['warm, c=1 20 ms apart', `${fmt(y.c1Paced.getItem.p50)} / ${fmt(y.c1Paced.getItem.p99)}`, `${fmt(y.c1Paced.wave.p50)} / ${fmt(y.c1Paced.wave.p99)}`, spread(y.c1Paced.waveRoundP50s), String(y.c1Paced.wave.n)],
+        ...(['c1', 'c1Paced'] as const).flatMap((phase) => {
+          const beside = y[phase].waveBesideRowWrite;
+          const label = phase === 'c1' ? 'back to back' : '20 ms apart';
+          return beside ? [[`warm, c=1 ${label}, a row's write started just before`, '–', `${fmt(beside.p50)} / ${fmt(beside.p99)}`, '–', String(beside.n)]] : [];
+        }),
       ],
     ),
   ].join('\n');

@@ -23,6 +23,8 @@ export interface LatencyFigures extends Percentiles {
 export interface StoreYardstickFigures {
   getItem: Percentiles;
   wave: Percentiles;
+  /** The wave sent while a usage row's write is in flight (warm figures only; absent in runs before it was measured). */
+  waveBesideRowWrite?: Percentiles;
   /** The wave's p50 in each round (warm figures only). */
   waveRoundP50s?: number[];
 }

@@ -41,6 +41,12 @@ export interface StoreSamples {
    * takes longer for a conditional write than for a read, so the wave is longer than the GetItem.
    */
   wave: number[];
+  /**
+   * The same wave sent just after a usage row's write (the row with its spend counters, one
+   * transaction) has been started: what a request meets when it arrives while the previous
+   * request's row is being written, as back to back on one long-lived process.
+   */
+  waveBesideRowWrite: number[];
 }
 
 export interface StoreYardstick {
@@ -130,6 +136,16 @@ export function openStoreYardstick(endpoint: string, target: StoreTarget): Store
     const lookups = startLookupsFor(deps, { token, requester: undefined, mode: 'stored', provider, cache: { mode: 'off', ttlSeconds: 0 } });
     return Promise.all([lookups.gate, lookups.budgets, lookups.providerKey]);
   };
+  let rowCount = 0;
+  const rowWrite = () => {
+    const at = new Date();
+    const id = `${at.getTime().toString(36)}-yardstick${String(rowCount++).padStart(8, '0')}`;
+    return deps.usageLog.write({
+      ...{ account_id: token.accountId, id, ts: at.toISOString(), provider: 'prov-b', kind: 'chat', model: 'gpt-4o-mini', input_tokens: 100, output_tokens: 20 },
+      ...{ cache_read_tokens: 0, cache_write_tokens: 0, cost_usd: 0.000027, cost_nanos: 27_000, priced: true, latency_ms: 3, status_code: 200, cached: false },
+      ...{ saved_usd: 0, saved_nanos: 0, stream: false, mode: 'stored', token_id: token.tokenId },
+    });
+  };
   const timed = async (call: () => Promise<unknown>, into: number[]) => {
     const started = performance.now();
     await call();
@@ -138,13 +154,19 @@ export function openStoreYardstick(endpoint: string, target: StoreTarget): Store
   const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   return {
     async sample(count, pauseMs = 0) {
-      const samples: StoreSamples = { getItem: [], wave: [] };
+      const samples: StoreSamples = { getItem: [], wave: [], waveBesideRowWrite: [] };
       for (let i = 0; i < count; i++) {
         await timed(variants.proxyClient, samples.getItem);
         if (pauseMs) await pause(pauseMs);
       }
       for (let i = 0; i < count; i++) {
         await timed(wave, samples.wave);
+        if (pauseMs) await pause(pauseMs);
+      }
+      for (let i = 0; i < count; i++) {
+        const writing = rowWrite();
+        await timed(wave, samples.waveBesideRowWrite);
+        await writing;
         if (pauseMs) await pause(pauseMs);
       }
       return samples;

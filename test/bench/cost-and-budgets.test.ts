@@ -113,3 +113,14 @@ test('a cost miss gives the total at 128 MB and what a design billed by the hour
   expect((box.fixedUsdPerMonth * 1e6) / box.monthlyRequestsForTarget + box.storeUsdPerMillion + box.cpuUsdPerMillion).toBeCloseTo(10, 6);
   expect(FULL_VCPU_MB).toBe(1769);
 });
+
+test("back to back: a miss names what the store alone shows, the wave beside a row's write against the wave alone", () => {
+  const r = copy();
+  r.yardstick.c1.waveBesideRowWrite = { ...r.yardstick.c1.wave, p50: r.yardstick.c1.wave.p50 + 3 };
+  const stored = r.latency.c1.stored!;
+  stored.p50 = r.latency.c1.direct!.p50 + r.yardstick.c1.wave.p50 + 8;
+  const missed = budget({ budgets: judgeBudgets(r) }, 'Added p50, c=1 back to back, stored key')!;
+  expect(missed.met).toBe(false);
+  expect(missed.why).toContain(`DynamoDB Local answers the wave in ${r.yardstick.c1.wave.p50.toFixed(2)} ms, and in ${(r.yardstick.c1.wave.p50 + 3).toFixed(2)} ms when a row's write was started just before`);
+});
+

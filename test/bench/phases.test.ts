@@ -36,7 +36,7 @@ test('the store yardstick is sampled in every round, before the contenders of th
     async sample(count: number, pauseMs?: number) {
       turns.push(`yardstick@${served()}`);
       expect(pauseMs).toBe(2);
-      return { getItem: Array.from({ length: count }, () => 1), wave: Array.from({ length: count }, (_, i) => 2 + i) };
+      return { getItem: Array.from({ length: count }, () => 1), wave: Array.from({ length: count }, (_, i) => 2 + i), waveBesideRowWrite: Array.from({ length: count }, () => 7) };
     },
   };
   const rounds = 3;
@@ -45,6 +45,7 @@ test('the store yardstick is sampled in every round, before the contenders of th
   expect(turns).toEqual(Array.from({ length: rounds }, (_, round) => `yardstick@${round * 2 * 6}`));
   expect(result.yardstick!.wave.n).toBe(rounds * 3);
   expect(result.yardstick!.waveRoundP50s).toEqual([3, 3, 3]);
+  expect(result.yardstick!.waveBesideRowWrite).toMatchObject({ n: rounds * 3, p50: 7 });
   for (const contender of contenders) expect(result.figures[contender.id]!.roundP50s).toHaveLength(rounds);
   expect(result.resources.pipe!.roundCpuMsPerRequest).toHaveLength(rounds);
   expect(result.resources.pipe!.requestsMeasured).toBe(rounds * 6);

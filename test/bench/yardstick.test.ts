@@ -43,7 +43,7 @@ const kinds = (calls: readonly StoreCall[]) => calls.map((call) => `${call.opera
 /** Every call started before any of them ended: one wave. */
 const oneWave = (calls: readonly StoreCall[]) => Math.max(...calls.map((c) => c.startMs)) < Math.min(...calls.map((c) => c.endMs));
 
-test("one yardstick wave makes the same store calls as a stored-key request makes before forwarding, in one wave", async () => {
+test("one yardstick wave makes the same store calls as a stored-key request makes before forwarding, in one wave; the second one meets a row's write in flight", async () => {
   const placeholder = { url: 'http://127.0.0.1:1', pid: 0 } as Child;
   const spec = buildContenders({ upstreamOrigin: upstream.origin, pipe: placeholder, proxy, portkey: placeholder }).find((c) => c.id === 'stored')!.spec(false);
   const send = async () => {
@@ -69,10 +69,15 @@ test("one yardstick wave makes the same store calls as a stored-key request make
     counter.reset();
     const samples = await yardstick.sample(1);
     await quiet();
-    // A sample makes its GetItem first, alone, then the wave.
+    // A sample makes its GetItem first, alone, then the wave, then a row's write with the wave beside it.
     expect(counter.calls[0]!.operation).toBe('GetItem');
-    const wave = counter.calls.slice(1);
+    const rowWrite = counter.calls.findIndex((call) => call.operation === 'TransactWriteItems');
+    const wave = counter.calls.slice(1, rowWrite);
+    const besideRowWrite = counter.calls.slice(rowWrite + 1);
     expect(samples.wave).toHaveLength(1);
+    expect(samples.waveBesideRowWrite).toHaveLength(1);
+    expect(kinds(besideRowWrite)).toEqual(kinds(wave));
+    expect(oneWave([counter.calls[rowWrite]!, ...besideRowWrite])).toBe(true);
     expect(beforeUpstream.length).toBeGreaterThan(0);
     expect(kinds(wave)).toEqual(kinds(beforeUpstream));
     expect(oneWave(beforeUpstream)).toBe(true);
