@@ -107,6 +107,10 @@ test('tokens are stored only as SHA-256 hashes of their secret part, and no key 
   expect(tokenItem).toBeDefined();
   expect(tokenItem!.secret_hash).toBe(createHash('sha256').update(tokenSecret(token), 'utf8').digest('hex'));
   const tables = await tableText(TABLE_PREFIX);
+  // The token's gate item in the rate-limits table carries the same hash, and no more of the token.
+  const hash = tokenItem!.secret_hash as string;
+  const gate = tables.rateLimits!.find((item) => item.includes(`counter_key=TOKEN#${proxy.account.tokenId}`));
+  expect(gate).toContain(`secret_hash=${hash}`);
   const everything = Object.values(tables).flat().join('\n');
   expect(everything.length).toBeGreaterThan(0);
   for (const secret of allSecrets()) expect(everything.includes(secret) ? secret.slice(0, 12) : 'absent').toBe('absent');
