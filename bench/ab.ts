@@ -8,7 +8,7 @@
  *
  *   npm run bench:ab -- [--before <git ref | bundle.mjs>] [--after <git ref | bundle.mjs | .>]
  *                       [--before-flags "<node flags>"] [--after-flags "<node flags>"] [--rounds 3]
- *                       [--paced 300] [--c16 2000] [--warm 4000] [--turns 5] [--profile]
+ *                       [--paced 300] [--c16 1000] [--warm 2000] [--turns 5] [--profile]
  *
  * - `--before` defaults to HEAD, `--after` to `.` (the working tree's lambda/ as it is now). A git ref
  *   is built from its own lambda/ sources (with this checkout's node_modules); a `.mjs` is used as is.
@@ -69,8 +69,8 @@ export function parseAbArgs(argv: string[], defaultFlags: string[] = LOCAL_SERVE
     after: { source: '.', nodeFlags: defaultFlags },
     rounds: 3,
     paced: { count: 300, warmup: 20, pauseMs: 20 },
-    c16: { count: 2000, warmup: 200 },
-    warm: 4000,
+    c16: { count: 1000, warmup: 200 },
+    warm: 2000,
     turns: 5,
     profile: false,
   };
@@ -254,7 +254,9 @@ async function main(): Promise<void> {
       } finally {
         await Promise.all(Object.values(proxies).map((proxy) => proxy.stop()));
       }
-      process.stdout.write(`round ${round + 1}/${options.rounds} done (load average ${loadavg()[0]!.toFixed(2)})\n`);
+      // Each round as it ends: a run cut short still leaves its rounds.
+      const ratio = (level: RoundCpu[]) => `before ${fmt(level.at(-1)!.before)} after ${fmt(level.at(-1)!.after)} pipe ${fmt(level.at(-1)!.pipe)} ratio ${fmt(level.at(-1)!.after / level.at(-1)!.before)}`;
+      process.stdout.write(`round ${round + 1}/${options.rounds} (load average ${loadavg()[0]!.toFixed(2)}): c=1 paced ${ratio(paced)}; c=16 ${ratio(c16)}\n`);
     }
     process.stdout.write(`\n${formatLevel(`c=1, ${options.paced.pauseMs} ms between requests`, paced)}\n\n${formatLevel('c=16', c16)}\n`);
     process.stdout.write(`\npeak RSS (VmHWM) MB: before ${rssMax.before.toFixed(1)}, after ${rssMax.after.toFixed(1)}\nload average at end ${loadavg().map((n) => n.toFixed(2)).join(' ')}\n`);
