@@ -84,6 +84,7 @@ test("CPU against the bare pipe: within 2× is met; a miss adds up the pipe, the
   c16.stored!.cpuMsPerRequest = 0.59;
   // Fixed here so the proxy's own work (1.8 − 0.3 − 3 × 0.413) leaves room for shared calls, whatever the committed run measured.
   r.storeCallCpuMs.proxyClient = 0.413;
+  Object.assign(r.roundTrips.find((t) => t.mode === 'stored key')!, { callsBeforeUpstream: 2, callsDuringResponse: 0, callsAfterResponse: 1 });
   const name = 'CPU per stored-key request, c=16, against the bare pipe';
   expect(budget({ budgets: judgeBudgets(r) }, name)?.met).toBe(true);
   c16.stored!.cpuMsPerRequest = 1.8;
