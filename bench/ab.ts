@@ -25,13 +25,10 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { build } from 'esbuild';
-import { startDynamoDbLocal } from '../lambda/local/dynamodb-local';
 import { buildContenders } from './contenders';
-import { startBenchUpstream } from './fake-upstream';
 import { startLoadClient, type LoadClient } from './load-client';
 import type { RequestSpec } from './load-protocol';
-import { JSON_SHAPE } from './phases';
+import { startRig } from './rig';
 import { cpuMs, memoryMb } from './process-stats';
 import { LOCAL_SERVER_NODE_FLAGS, ROOT, startPipeProxy, startProxyServer, type Child, type ProxyInstance } from './processes';
 import { buildReadableServer, buildServerBundle, summariseProfile } from './profile';
@@ -191,12 +188,7 @@ async function main(): Promise<void> {
   const cleanups: Array<() => Promise<unknown>> = [async () => rmSync(work, { recursive: true, force: true })];
   try {
     const [beforeBundle, afterBundle] = await Promise.all([bundleFor(options.before.source, work, 'before'), bundleFor(options.after.source, work, 'after')]);
-    const pipeScript = join(work, 'pipe-proxy.mjs');
-    await build({ entryPoints: [join(ROOT, 'bench', 'pipe-proxy.ts')], outfile: pipeScript, bundle: true, platform: 'node', format: 'esm', logLevel: 'error' });
-    const upstream = await startBenchUpstream(JSON_SHAPE);
-    cleanups.push(() => upstream.close());
-    const dynamo = await startDynamoDbLocal();
-    cleanups.push(() => dynamo.stop());
+    const { pipeScript, upstream, dynamo } = await startRig(work, cleanups);
     const start = (entry: string, side: AbSide, name: string) =>
       startProxyServer({ upstreamOrigin: upstream.origin, dynamoEndpoint: dynamo.endpoint, entry, nodeFlags: side.nodeFlags, name });
     const pipe = await startPipeProxy(pipeScript, upstream.origin);

@@ -18,14 +18,11 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startDynamoDbLocal } from '../lambda/local/dynamodb-local';
 import { buildContenders, primeCache, type Contender } from './contenders';
-import { startBenchUpstream } from './fake-upstream';
 import { startLoadClient, type LoadClient } from './load-client';
-import { JSON_SHAPE } from './phases';
+import { startRig } from './rig';
 import { cpuMs, sampleRss } from './process-stats';
 import { LOCAL_SERVER_NODE_FLAGS, ROOT, SERVER_BUNDLE, startPipeProxy, startProxyServer, type Child } from './processes';
-import { build } from 'esbuild';
 
 /** What the preload reports from inside a process on SIGUSR2. */
 interface Inside {
@@ -173,12 +170,7 @@ async function main(): Promise<void> {
   const perMode = Number(process.env.RSS_REQUESTS ?? 2000);
   try {
     const reportFile = join(work, 'report.json');
-    const pipeScript = join(work, 'pipe-proxy.mjs');
-    await build({ entryPoints: [join(ROOT, 'bench', 'pipe-proxy.ts')], outfile: pipeScript, bundle: true, platform: 'node', format: 'esm', logLevel: 'error' });
-    const upstream = await startBenchUpstream(JSON_SHAPE);
-    cleanups.push(() => upstream.close());
-    const dynamo = await startDynamoDbLocal();
-    cleanups.push(() => dynamo.stop());
+    const { pipeScript, upstream, dynamo } = await startRig(work, cleanups);
     process.env.RSS_REPORT_FILE = reportFile;
     const proxy = await startProxyServer({ upstreamOrigin: upstream.origin, dynamoEndpoint: dynamo.endpoint, entry: SERVER_BUNDLE, nodeFlags: flags, nodeArgs: ['--import', PRELOAD] });
     cleanups.push(() => proxy.stop());
