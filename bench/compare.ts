@@ -58,6 +58,13 @@ const withinShare = (name: string, share: number, read: (r: Results) => number |
 
 const ratio = (a: number | undefined, b: number | undefined) => (a !== undefined && b ? a / b : undefined);
 
+/** The unchanged Portkey gateway's CPU per request at each level: how fast the machine was at the time. */
+const PORTKEY_CPU = {
+  'c=1 paced': (r: Results) => r.resources.c1Paced.portkey?.cpuMsPerRequest,
+  'c=16': (r: Results) => r.resources.c16.portkey?.cpuMsPerRequest,
+  'pinned at max': (r: Results) => r.pinned?.contenders.portkey?.cpuMsPerRequestAtMax,
+};
+
 /**
  * CPU per request, ±15 % around the baseline scaled by the machine's drift between the two runs:
  * the factor by which the same figure of the unchanged Portkey gateway moved. CPU time per request
@@ -80,8 +87,8 @@ export const FIGURES: Figure[] = [
   p50Alone('portkey', 'Portkey'),
   p50BackToBack('stored', 'stored key'),
   p50BackToBack('portkey', 'Portkey'),
-  cpuAfterDrift('CPU per request c=1 paced, stored key (ms)', (r) => r.resources.c1Paced.stored?.cpuMsPerRequest, (r) => r.resources.c1Paced.portkey?.cpuMsPerRequest),
-  cpuAfterDrift('CPU per request c=16, stored key (ms)', (r) => r.resources.c16.stored?.cpuMsPerRequest, (r) => r.resources.c16.portkey?.cpuMsPerRequest),
+  cpuAfterDrift('CPU per request c=1 paced, stored key (ms)', (r) => r.resources.c1Paced.stored?.cpuMsPerRequest, PORTKEY_CPU['c=1 paced']),
+  cpuAfterDrift('CPU per request c=16, stored key (ms)', (r) => r.resources.c16.stored?.cpuMsPerRequest, PORTKEY_CPU['c=16']),
   withinShare('p99 c=16, stored key (ms)', 0.5, (r) => r.latency.c16.stored?.p99),
   withinShare('p99 c=16, Portkey (ms)', 0.5, (r) => r.latency.c16.portkey?.p99),
   withinShare('stream event lag p99 c=1, stored key (ms)', 0.5, (r) => r.streaming.c1.stored?.eventLag?.p99),
@@ -93,7 +100,7 @@ export const FIGURES: Figure[] = [
   // The pinned phase (absent from runs before it, so then not compared): the same bands as its shared-core figures.
   withinShare('pinned p99 c=16, stored key (ms)', 0.5, (r) => r.pinned?.contenders.stored?.c16.p99),
   withinShare('pinned throughput, stored key / Portkey (same run)', 0.15, (r) => ratio(r.pinned?.contenders.stored?.throughput.maxRps, r.pinned?.contenders.portkey?.throughput.maxRps)),
-  cpuAfterDrift('pinned CPU per request at max, stored key (ms)', (r) => r.pinned?.contenders.stored?.cpuMsPerRequestAtMax, (r) => r.pinned?.contenders.portkey?.cpuMsPerRequestAtMax),
+  cpuAfterDrift('pinned CPU per request at max, stored key (ms)', (r) => r.pinned?.contenders.stored?.cpuMsPerRequestAtMax, PORTKEY_CPU['pinned at max']),
 ];
 
 export function compareRuns(baseline: Results, rerun: Results): Comparison[] {
@@ -113,14 +120,8 @@ export function compareRuns(baseline: Results, rerun: Results): Comparison[] {
 
 const f = (value: number) => (Math.abs(value) >= 100 ? value.toFixed(0) : value.toFixed(2));
 
-const DRIFT_REFERENCES: Array<[string, (r: Results) => number | undefined]> = [
-  ['c=1 paced', (r) => r.resources.c1Paced.portkey?.cpuMsPerRequest],
-  ['c=16', (r) => r.resources.c16.portkey?.cpuMsPerRequest],
-  ['pinned at max', (r) => r.pinned?.contenders.portkey?.cpuMsPerRequestAtMax],
-];
-
 function driftLine(baseline: Results, rerun: Results): string {
-  const parts = DRIFT_REFERENCES.flatMap(([label, read]) => {
+  const parts = Object.entries(PORTKEY_CPU).flatMap(([label, read]) => {
     const [before, after] = [read(baseline), read(rerun)];
     return before && after ? [`${label} ${f(before)} → ${f(after)} ms (×${(after / before).toFixed(2)})`] : [];
   });

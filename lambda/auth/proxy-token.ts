@@ -57,7 +57,12 @@ export function secretsEqual(a: string, b: string): boolean {
 }
 
 export function tokenMatches(secret: string, storedHash: string): boolean {
-  const presented = Buffer.from(hashSecret(secret), 'hex');
+  return hashesMatch(hashSecret(secret), storedHash);
+}
+
+/** Constant-time comparison of a presented secret's hash with the stored one (both hex). */
+export function hashesMatch(presentedHash: string, storedHash: string): boolean {
+  const presented = Buffer.from(presentedHash, 'hex');
   const stored = Buffer.from(storedHash, 'hex');
   return presented.length === stored.length && timingSafeEqual(presented, stored);
 }

@@ -1,12 +1,7 @@
 import type { BudgetStatus } from '../budgets/budget';
 import type { TokenBudgetHints } from '../budgets/budget-hints';
 import type { BudgetStore, GateVerdict, PresentedToken } from '../store/ports';
-
-/** Keeps an early rejection from being reported as unhandled before anyone awaits it. */
-export function quiet<T>(promise: Promise<T>): Promise<T> {
-  promise.catch(() => undefined);
-  return promise;
-}
+import { quiet } from './quiet';
 
 /**
  * The budgets one proxied request is held to, with their spend, read fresh (limits are exact).

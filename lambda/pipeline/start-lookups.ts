@@ -1,7 +1,8 @@
 import { hashSecret, type ParsedToken } from '../auth/proxy-token';
 import type { Deps } from '../deps';
 import { requesterLabel } from '../usage/usage-row';
-import { quiet, requestBudgets } from './request-budgets';
+import { quiet } from './quiet';
+import { requestBudgets } from './request-budgets';
 import type { Lookups, LookupsStarted, Routed } from './state';
 import type { Step } from './step';
 
@@ -21,6 +22,7 @@ export function startLookupsFor(deps: LookupDeps, state: Pick<Routed, 'requester
   const presented = { accountId: token.accountId, tokenId: token.tokenId, secretHash: hashSecret(token.secret) };
   const gate = quiet(deps.tokenGate.admit(presented, now));
   return {
+    presented,
     gate,
     budgets: quiet(requestBudgets(deps, presented, requesterLabel(state.requester), gate, now)),
     providerKey: state.mode === 'stored' ? quiet(deps.providerKeys.get(token.accountId, state.provider.id)) : NO_KEY_READ,

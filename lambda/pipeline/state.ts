@@ -8,7 +8,7 @@ import type { IncomingRequest } from '../http/request';
 import type { Provider, Route } from '../providers/registry';
 import type { RouteResult } from '../providers/routes';
 import type { Dialect, Endpoint } from '../providers/types';
-import type { GateVerdict, RateLimitDecision, StoredProviderKey, TokenRecord } from '../store/ports';
+import type { GateVerdict, PresentedToken, RateLimitDecision, StoredProviderKey } from '../store/ports';
 
 /*
  * What one request has proved so far. Each step of the pipeline (proxy-handler.ts) takes the
@@ -51,6 +51,8 @@ export interface ProxyRequest {
 
 /** Store work started together, so it costs one round trip; each step awaits its own. */
 export interface Lookups {
+  /** The token as presented, its secret hashed once for the gate and the check in step 3. */
+  presented: PresentedToken;
   /** The token gate: the token's stored record and this request's rate count, in one call. */
   gate: Promise<GateVerdict>;
   /** The token's budget (when its gate says it has one) and the named requester's, with their spend. */
@@ -69,8 +71,7 @@ export interface LookupsStarted {
 export interface Authenticated {
   credential: string;
   token: ParsedToken;
-  tokenRecord: TokenRecord;
-  /** The gate's count for this request: admitted, or over the limit (the next step answers 429). */
+  /** The gate's answer for this request, with the token's record: admitted, or over the limit (the next step answers 429). */
   gate: Extract<GateVerdict, { kind: 'admitted' | 'limited' }>;
   lookups: Lookups;
 }

@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { AccountStore, Scope, TokenRecord } from '../ports';
 import { BatchedGet } from './batched-get';
+import { idempotencyToken } from './idempotency-token';
 import { gateKey, gateOfNewToken, gateRevocation } from './token-gate';
 import { cancellationReasons, conditionFailedItem } from './wire/dynamo-error';
 import type { DocumentClient } from './wire/document-client';
@@ -85,8 +85,7 @@ export class DynamoAccountStore implements AccountStore {
     await this.doc.send({
       operation: 'TransactWriteItems',
       input: {
-        // Sent again after a lost answer, the same token makes DynamoDB report the first one's success.
-        ClientRequestToken: createHash('sha256').update(token.tokenId).digest('hex').slice(0, 36),
+        ClientRequestToken: idempotencyToken(token.tokenId),
         TransactItems: [
           { Put: { TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
           { Put: { TableName: this.gateTable, Item: gateOfNewToken(token), ConditionExpression: 'attribute_not_exists(counter_key)' } },

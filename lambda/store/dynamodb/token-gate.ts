@@ -23,17 +23,14 @@ export const gateKey = (tokenId: string) => ({ counter_key: `TOKEN#${tokenId}` }
 const windowAttribute = (windowStart: number) => `w${windowStart}`;
 const WINDOW_ATTRIBUTE = /^w\d+$/;
 
-/** The gate item's copy of a new token, written in the token's own transaction. */
+/** What a gate copies of its token (revocation and the budget flag are kept apart: they change later). */
+function copyOf(record: TokenRecord): Record<string, unknown> {
+  return { account_id: record.accountId, token_id: record.tokenId, secret_hash: record.secretHash, scopes: record.scopes, created_at: record.createdAt };
+}
+
+/** The gate item of a new token, written in the token's own transaction. */
 export function gateOfNewToken(record: TokenRecord): Record<string, unknown> {
-  return {
-    ...gateKey(record.tokenId),
-    account_id: record.accountId,
-    token_id: record.tokenId,
-    secret_hash: record.secretHash,
-    scopes: record.scopes,
-    created_at: record.createdAt,
-    token_budget: false,
-  };
+  return { ...gateKey(record.tokenId), ...copyOf(record), token_budget: false };
 }
 
 /** The gate's half of a revocation; on a token with no gate yet it leaves a stub that first use completes. */
@@ -124,15 +121,12 @@ export class DynamoTokenGate implements TokenGate {
 
   /** Fills in a missing gate from the token item; a revocation or budget flag already there is kept. */
   private async build(record: TokenRecord, tokenBudget: boolean): Promise<void> {
-    const values: Record<string, unknown> = {
-      ':account': record.accountId,
-      ':token': record.tokenId,
-      ':hash': record.secretHash,
-      ':scopes': record.scopes,
-      ':created': record.createdAt,
-      ':budget': tokenBudget,
-    };
-    const sets = ['account_id = :account', 'token_id = :token', 'secret_hash = :hash', 'scopes = :scopes', 'created_at = :created', 'token_budget = if_not_exists(token_budget, :budget)'];
+    const values: Record<string, unknown> = { ':budget': tokenBudget };
+    const sets = Object.entries(copyOf(record)).map(([name, value]) => {
+      values[`:${name}`] = value;
+      return `${name} = :${name}`;
+    });
+    sets.push('token_budget = if_not_exists(token_budget, :budget)');
     if (record.revokedAt) {
       values[':revoked'] = record.revokedAt;
       sets.push('revoked_at = if_not_exists(revoked_at, :revoked)');

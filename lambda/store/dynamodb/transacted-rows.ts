@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { idempotencyToken } from './idempotency-token';
 import { counterUpdate, mergeCounterChanges, type CounterChange } from './counter-change';
 import type { DocumentClient } from './wire/document-client';
 import type { CommandOf } from './wire/operations';
@@ -123,8 +123,7 @@ const sortedById = (rows: RowWithChanges[]) => [...rows].sort((a, b) => (a.id < 
 
 /** At most 36 characters; the same rows give the same token, whatever their order. */
 function requestToken(rows: RowWithChanges[]): string {
-  const ids = sortedById(rows).map((row) => row.id);
-  return createHash('sha256').update(ids.join('\n')).digest('hex').slice(0, 36);
+  return idempotencyToken(sortedById(rows).map((row) => row.id).join('\n'));
 }
 
 /**
