@@ -9,6 +9,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { sameRunRatio } from './ramp';
 import type { Results } from './results';
 
 export interface Comparison {
@@ -95,11 +96,11 @@ export const FIGURES: Figure[] = [
   withinShare('stream event lag p99 c=16, stored key (ms)', 0.5, (r) => r.streaming.c16.stored?.eventLag?.p99),
   withinShare('throughput, stored key (req/s)', 0.45, (r) => r.throughput.stored?.maxRps),
   withinShare('throughput, Portkey (req/s)', 0.45, (r) => r.throughput.portkey?.maxRps),
-  withinShare('throughput, stored key / Portkey (same run)', 0.15, (r) => ratio(r.throughput.stored?.maxRps, r.throughput.portkey?.maxRps)),
+  withinShare('throughput, stored key / Portkey (same run)', 0.15, (r) => sameRunRatio(r.throughput.stored, r.throughput.portkey)),
   withinShare('RSS max c=16, stored key (MB)', 0.1, (r) => r.resources.c16.stored?.rssMaxMb),
   // The pinned phase (absent from runs before it, so then not compared): the same bands as its shared-core figures.
   withinShare('pinned p99 c=16, stored key (ms)', 0.5, (r) => r.pinned?.contenders.stored?.c16.p99),
-  withinShare('pinned throughput, stored key / Portkey (same run)', 0.15, (r) => ratio(r.pinned?.contenders.stored?.throughput.maxRps, r.pinned?.contenders.portkey?.throughput.maxRps)),
+  withinShare('pinned throughput, stored key / Portkey (same run)', 0.15, (r) => sameRunRatio(r.pinned?.contenders.stored?.throughput, r.pinned?.contenders.portkey?.throughput)),
   cpuAfterDrift('pinned CPU per request at max, stored key (ms)', (r) => r.pinned?.contenders.stored?.cpuMsPerRequestAtMax, PORTKEY_CPU['pinned at max']),
 ];
 

@@ -7,6 +7,7 @@
 import type { Measured } from './outputs';
 import type { Budget, LatencyFigures } from './results';
 import { ownCoreCeiling, pinnedAddedP99 } from './pinned-reading';
+import { sameRunRatio } from './ramp';
 import { round } from './stats';
 
 export interface Headline {
@@ -158,7 +159,7 @@ export function computeHeadline(r: Measured, budgets: Budget[]): Headline {
       stored: r0(r.throughput.stored?.maxRps),
       portkey: r0(r.throughput.portkey?.maxRps),
       direct: r0(r.throughput.direct?.maxRps),
-      storedVsPortkey: r2((r.throughput.stored?.maxRps ?? Number.NaN) / (r.throughput.portkey?.maxRps ?? Number.NaN)),
+      storedVsPortkey: r2(sameRunRatio(r.throughput.stored, r.throughput.portkey)),
     },
     pinned: pinnedHeadline(r),
     rss: {

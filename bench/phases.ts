@@ -5,7 +5,8 @@
 import type { Contender, ContenderId } from './contenders';
 import type { UpstreamShape, BenchUpstream } from './fake-upstream';
 import type { LoadClient } from './load-client';
-import type { LatencyResult, ThroughputStep } from './load-protocol';
+import type { LatencyResult } from './load-protocol';
+import { roundOrder, summariseRamp, type RampFigure, type RampStep, type RoundStep } from './ramp';
 import { cpuMs, memoryMb, sampleRss } from './process-stats';
 import type { LatencyFigures, ResourceTable, Resources, StoreYardstickFigures, StreamFigures } from './results';
 import type { StoreSamples } from './store-call';
@@ -199,31 +200,38 @@ export async function streaming(load: LoadClient, upstream: BenchUpstream, conte
   return out;
 }
 
-export type RampFigures = Partial<Record<ContenderId, { steps: ThroughputStep[]; maxRps: number; atConcurrency: number }>>;
+export type RampFigures = Partial<Record<ContenderId, RampFigure>>;
 
-/** Step by step, every contender in turn at each concurrency; the best step with zero errors is its throughput. */
+/**
+ * Throughput in rounds (ramp.ts): in each round every step is taken by every contender in turn; a
+ * contender's figure is the median of its rounds' best steps with zero errors.
+ */
 export async function throughputRamp(
   load: LoadClient,
   contenders: Contender[],
-  steps: Array<{ concurrency: number; durationMs: number }>,
+  ramp: { rounds: number; steps: RampStep[] },
   rssFor: (contender: Contender, mb: number) => void,
 ): Promise<RampFigures> {
-  const byContender = new Map<ContenderId, ThroughputStep[]>();
-  for (const step of steps) {
-    for (const contender of contenders) {
-      const rss = contender.pid !== undefined ? sampleRss(contender.pid) : undefined;
-      const result = await load.throughput({ spec: contender.spec(false), steps: [step] });
-      if (rss) rssFor(contender, rss.stop());
-      byContender.set(contender.id, [...(byContender.get(contender.id) ?? []), ...result.steps]);
+  const byContender = new Map<ContenderId, RoundStep[]>();
+  for (let round = 0; round < ramp.rounds; round++) {
+    for (const step of ramp.steps) {
+      for (const contender of roundOrder(contenders, round)) {
+        const rss = contender.pid !== undefined ? sampleRss(contender.pid) : undefined;
+        const result = await load.throughput({ spec: contender.spec(false), steps: [step] });
+        if (rss) rssFor(contender, rss.stop());
+        byContender.set(contender.id, [...(byContender.get(contender.id) ?? []), ...result.steps.map((measured) => ({ ...measured, round }))]);
+      }
     }
   }
   const out: RampFigures = {};
   for (const contender of contenders) {
-    const all = byContender.get(contender.id)!;
-    const best = all.filter((step) => step.errors === 0).reduce((top, step) => (step.rps > top.rps ? step : top), { rps: 0, concurrency: 0 });
-    out[contender.id] = { steps: all, maxRps: best.rps, atConcurrency: best.concurrency };
-    const errors = all.map((step) => `${step.concurrency}:${step.errors}`).join(' ');
-    process.stdout.write(`  ${contender.label.padEnd(42)} max ${best.rps.toFixed(0)} req/s at c=${best.concurrency} (errors by concurrency ${errors})\n`);
+    const figure = summariseRamp(byContender.get(contender.id)!, ramp.rounds);
+    out[contender.id] = figure;
+    const errors = figure.steps.filter((step) => step.errors > 0).map((step) => `round ${step.round + 1} c=${step.concurrency}: ${step.errors}`);
+    process.stdout.write(
+      `  ${contender.label.padEnd(42)} max ${figure.maxRps.toFixed(0)} req/s (rounds ${figure.roundMaxRps.map((rps) => rps.toFixed(0)).join(', ')})` +
+        `${errors.length ? `  ! errors ${errors.join('; ')}` : ''}\n`,
+    );
   }
   return out;
 }

@@ -6,6 +6,7 @@
 import type { ContenderId } from './contenders';
 import type { Measured } from './outputs';
 import type { CpuBusy, PinnedContender } from './pinned';
+import { sameRunRatio } from './ramp';
 import { fmt } from './stats';
 
 /** A CPU this busy (0–1) was the limit of its side. */
@@ -72,15 +73,15 @@ export function pinnedThroughputReading(r: Measured, storeCost: string): string 
   const ours = p?.stored;
   const theirs = p?.portkey;
   if (!p || !ours || !theirs) return notMeasured(r);
-  const head = `pinned, the proxy reaches ${fmt(ours.throughput.maxRps, 0)} req/s against Portkey's ${fmt(theirs.throughput.maxRps, 0)}`;
+  const head = `pinned, the proxy reaches ${fmt(ours.throughput.maxRps, 0)} req/s against Portkey's ${fmt(theirs.throughput.maxRps, 0)} (×${fmt(sameRunRatio(ours.throughput, theirs.throughput))}, the median of the rounds' ratios)`;
   const outside = outsideLoad(ours.busyAtMax);
-  if (ours.throughput.maxRps >= theirs.throughput.maxRps)
+  if (sameRunRatio(ours.throughput, theirs.throughput) >= 1)
     return `${head}: at or above Portkey's once the store is off its core, so the miss on shared cores is the CPU DynamoDB Local takes from them (${fmt(ours.storeCpuMsPerRequestAtMax, 3)} ms per request pinned), which in AWS runs on other machines${outside}`;
   const own = ours.busyAtMax?.contenderCpu ?? Number.NaN;
   const rest = ours.busyAtMax?.restCpu ?? Number.NaN;
   const ceiling = ownCoreCeiling(ours);
   const portkeyCeiling = ownCoreCeiling(theirs);
-  const ceilings = `its own CPU per request at that step (${fmt(ours.cpuMsPerRequestAtMax, 3)} ms) allows ~${fmt(ceiling, 0)} req/s per core, Portkey's (${fmt(theirs.cpuMsPerRequestAtMax, 3)} ms) ~${fmt(portkeyCeiling, 0)}`;
+  const ceilings = `its own CPU per request at its best steps (${fmt(ours.cpuMsPerRequestAtMax, 3)} ms) allows ~${fmt(ceiling, 0)} req/s per core, Portkey's (${fmt(theirs.cpuMsPerRequestAtMax, 3)} ms) ~${fmt(portkeyCeiling, 0)}`;
   const design =
     ceiling !== undefined && portkeyCeiling !== undefined && ceiling >= portkeyCeiling
       ? 'with the store on other machines, as DynamoDB is in AWS, the proxy would be the faster of the two: a remote store is the design that meets it'

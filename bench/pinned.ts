@@ -11,8 +11,8 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type { Contender, ContenderId } from './contenders';
 import type { LoadClient } from './load-client';
-import type { ThroughputStep } from './load-protocol';
 import { cpuMs } from './process-stats';
+import { roundBests, roundOrder, summariseRamp, type RampFigure, type RampStep, type RoundStep } from './ramp';
 import type { LatencyFigures } from './results';
 import { percentiles } from './stats';
 
@@ -32,12 +32,13 @@ export interface PinnedContender {
   /** The contender's own CPU per request over its c=16 rounds, row writes included (none for the direct call). */
   cpuMsPerRequest?: number;
   busyC16: CpuBusy;
-  throughput: { steps: ThroughputStep[]; maxRps: number; atConcurrency: number };
-  /** During the step that gave maxRps. */
+  /** In rounds (ramp.ts): the median of each round's best step. */
+  throughput: RampFigure;
+  /** Averaged over each round's best step. */
   busyAtMax?: CpuBusy;
-  /** The contender's CPU per completed request during that step. */
+  /** The contender's CPU per completed request over each round's best step, pooled. */
   cpuMsPerRequestAtMax?: number;
-  /** DynamoDB Local's CPU per completed request during that step (contenders that call it). */
+  /** DynamoDB Local's CPU per completed request over the same steps (contenders that call it). */
   storeCpuMsPerRequestAtMax?: number;
 }
 
@@ -54,7 +55,9 @@ export interface PinnedOptions {
   concurrency: number;
   warmup: number;
   count: number;
-  steps: Array<{ concurrency: number; durationMs: number }>;
+  steps: RampStep[];
+  /** How many times every contender walks the steps, in an order rotated per round. */
+  rampRounds: number;
 }
 
 /** Parses an affinity list such as "0,2-3" into CPU numbers. */
@@ -120,12 +123,23 @@ function cpuMsOrZero(pid: number): number {
   }
 }
 
+const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
+
+function meanBusy(windows: CpuBusy[]): CpuBusy {
+  return {
+    contenderCpu: mean(windows.map((b) => b.contenderCpu)),
+    restCpu: mean(windows.map((b) => b.restCpu)),
+    contenderCpuByRig: mean(windows.map((b) => b.contenderCpuByRig)),
+    restCpuByRig: mean(windows.map((b) => b.restCpuByRig)),
+  };
+}
+
 const settle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Runs the phase: in every round each contender in turn gets the contender CPU while every other
- * process of the rig is moved to the other; c=16 rounds first, then the throughput steps, each
- * step taken by every contender in turn. Every affinity is restored before it returns.
+ * process of the rig is moved to the other; c=16 rounds first, then the throughput steps in rounds
+ * (ramp.ts), each step taken by every contender in turn. Every affinity is restored before it returns.
  */
 export async function pinnedPhase(
   load: LoadClient,
@@ -167,7 +181,7 @@ export async function pinnedPhase(
   };
 
   const latency = new Map<ContenderId, { totals: number[]; errors: number; mismatches: number; roundP50s: number[]; cpu: number; requests: number; from?: Snapshot; to?: Snapshot; busy: CpuBusy[] }>();
-  const ramp = new Map<ContenderId, Array<{ step: ThroughputStep; busy: CpuBusy; cpuMs: number; storeMs: number }>>();
+  const ramp = new Map<ContenderId, Array<RoundStep & { busy: CpuBusy; cpuMs: number; storeMs: number }>>();
   try {
     const perRound = Math.ceil(options.count / options.rounds);
     for (let round = 0; round < options.rounds; round++) {
@@ -190,19 +204,20 @@ export async function pinnedPhase(
         latency.set(contender.id, entry);
       }
     }
-    for (const step of options.steps) {
-      for (const contender of contenders) {
-        arrange(contender);
-        const start = snapshot(contender);
-        // The step's own window: the load generator settles for a moment after each step.
-        const end = settle(step.durationMs).then(() => snapshot(contender));
-        const result = await load.throughput({ spec: contender.spec(false), steps: [step] });
-        const last = await end;
-        const measured = result.steps[0]!;
-        ramp.set(contender.id, [
-          ...(ramp.get(contender.id) ?? []),
-          { step: measured, busy: busy(start, last), cpuMs: last.contenderMs - start.contenderMs, storeMs: last.storeMs - start.storeMs },
-        ]);
+    for (let round = 0; round < options.rampRounds; round++) {
+      for (const step of options.steps) {
+        for (const contender of roundOrder(contenders, round)) {
+          arrange(contender);
+          const start = snapshot(contender);
+          // The step's own window: the load generator settles for a moment after each step.
+          const end = settle(step.durationMs).then(() => snapshot(contender));
+          const result = await load.throughput({ spec: contender.spec(false), steps: [step] });
+          const last = await end;
+          ramp.set(contender.id, [
+            ...(ramp.get(contender.id) ?? []),
+            { ...result.steps[0]!, round, busy: busy(start, last), cpuMs: last.contenderMs - start.contenderMs, storeMs: last.storeMs - start.storeMs },
+          ]);
+        }
       }
     }
   } finally {
@@ -216,27 +231,23 @@ export async function pinnedPhase(
   }
 
   const out: PinnedFigures = { cpus, contenders: {} };
-  const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
   for (const contender of contenders) {
     const l = latency.get(contender.id)!;
     const steps = ramp.get(contender.id) ?? [];
-    const best = steps.filter((s) => s.step.errors === 0).reduce<(typeof steps)[number] | undefined>((top, s) => (!top || s.step.rps > top.step.rps ? s : top), undefined);
+    const bests = roundBests(steps, options.rampRounds).filter((best) => best !== undefined);
+    const completed = bests.reduce((sum, best) => sum + best.completed, 0);
+    const pooled = (of: (best: (typeof bests)[number]) => number) => bests.reduce((sum, best) => sum + of(best), 0) / completed;
     const usesStore = contender.pid !== undefined && rig.storePid !== undefined && rig.storeUsers.has(contender.pid);
     const figures: PinnedContender = {
       c16: { ...percentiles(l.totals), errors: l.errors, mismatches: l.mismatches, roundP50s: l.roundP50s },
       ...(contender.pid !== undefined ? { cpuMsPerRequest: l.cpu / l.requests } : {}),
-      busyC16: {
-        contenderCpu: mean(l.busy.map((b) => b.contenderCpu)),
-        restCpu: mean(l.busy.map((b) => b.restCpu)),
-        contenderCpuByRig: mean(l.busy.map((b) => b.contenderCpuByRig)),
-        restCpuByRig: mean(l.busy.map((b) => b.restCpuByRig)),
-      },
-      throughput: { steps: steps.map((s) => s.step), maxRps: best?.step.rps ?? 0, atConcurrency: best?.step.concurrency ?? 0 },
-      ...(best
+      busyC16: meanBusy(l.busy),
+      throughput: summariseRamp(steps.map(({ busy: _busy, cpuMs: _cpu, storeMs: _store, ...step }) => step), options.rampRounds),
+      ...(completed > 0
         ? {
-            busyAtMax: best.busy,
-            ...(contender.pid !== undefined && best.step.completed ? { cpuMsPerRequestAtMax: best.cpuMs / best.step.completed } : {}),
-            ...(usesStore && best.step.completed ? { storeCpuMsPerRequestAtMax: best.storeMs / best.step.completed } : {}),
+            busyAtMax: meanBusy(bests.map((b) => b.busy)),
+            ...(contender.pid !== undefined ? { cpuMsPerRequestAtMax: pooled((b) => b.cpuMs) } : {}),
+            ...(usesStore ? { storeCpuMsPerRequestAtMax: pooled((b) => b.storeMs) } : {}),
           }
         : {}),
     };

@@ -3,7 +3,8 @@ import type { ContenderId } from './contenders';
 import { PRICES } from './cost-model';
 import type { PinnedContender } from './pinned';
 import type { LatencyFigures, ResourceTable, Results } from './results';
-import { fmt, ratio } from './stats';
+import { sameRunRatio } from './ramp';
+import { fmt, median, ratio } from './stats';
 
 const LABELS: Record<ContenderId, string> = {
   direct: 'direct call (floor)',
@@ -76,7 +77,7 @@ export function summaryTable(r: Results): string {
       plus(s && sd ? s.firstByte.p50 - sd.firstByte.p50 : undefined),
       s?.eventLag && sd?.eventLag ? `${plus(s.eventLag.p50 - sd.eventLag.p50, 3)} / ${plus(s.eventLag.p99 - sd.eventLag.p99, 3)}` : '–',
       s16?.eventLag && sd16?.eventLag ? `${plus(s16.eventLag.p50 - sd16.eventLag.p50, 3)} / ${plus(s16.eventLag.p99 - sd16.eventLag.p99, 3)}` : '–',
-      t ? `${fmt(t.maxRps, 0)} (${ratio(t.maxRps, r.throughput.direct?.maxRps)})` : '–',
+      t ? `${fmt(t.maxRps, 0)} (${ratio(sameRunRatio(t, r.throughput.direct), 1)})` : '–',
       paced1 ? `${fmt(paced1.cpuMsPerRequest, 3)} (${ratio(paced1.cpuMsPerRequest, r.resources.c1Paced.pipe?.cpuMsPerRequest)})` : '–',
       res ? `${fmt(res.cpuMsPerRequest, 3)} (${ratio(res.cpuMsPerRequest, r.resources.c16.pipe?.cpuMsPerRequest)})` : '–',
       res ? `${fmt(res.rssMaxMb, 0)} (${ratio(res.rssMaxMb, r.resources.c16.pipe?.rssMaxMb)})` : '–',
@@ -182,13 +183,24 @@ export function renderResults(r: Results): string {
   );
 
   out.push('## Throughput ramp (closed loop, non-streaming)', '');
-  const steps = Object.values(r.throughput)[0]?.steps.map((step) => step.concurrency) ?? [];
+  out.push(
+    'In rounds: in each round every step is taken by every contender in turn, in an order rotated per round. A step column gives the median over rounds (errors summed); the maximum is the median of the rounds\' best steps with zero errors, and a ratio between two contenders the median of their per-round ratios.',
+    '',
+  );
+  const steps = [...new Set(Object.values(r.throughput)[0]?.steps.map((step) => step.concurrency) ?? [])];
   out.push(
     table(
-      ['contender', ...steps.map((c) => `c=${c} req/s (errors)`), 'max with 0 errors', '× direct'],
+      ['contender', ...steps.map((c) => `c=${c} req/s (errors)`), "rounds' best", 'max with 0 errors', '× direct'],
       (Object.keys(r.throughput) as ContenderId[]).map((id) => {
         const t = r.throughput[id]!;
-        return [LABELS[id], ...t.steps.map((step) => `${fmt(step.rps, 0)} (${step.errors})`), `${fmt(t.maxRps, 0)} at c=${t.atConcurrency}`, ratio(t.maxRps, r.throughput.direct?.maxRps)];
+        const at = (concurrency: number) => t.steps.filter((step) => step.concurrency === concurrency);
+        return [
+          LABELS[id],
+          ...steps.map((c) => `${fmt(median(at(c).map((step) => step.rps)), 0)} (${at(c).reduce((sum, step) => sum + step.errors, 0)})`),
+          (t.roundMaxRps ?? []).map((rps) => fmt(rps, 0)).join(', '),
+          `${fmt(t.maxRps, 0)} at c=${t.atConcurrency}`,
+          ratio(sameRunRatio(t, r.throughput.direct), 1),
+        ];
       }),
     ),
     '',

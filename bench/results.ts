@@ -3,7 +3,7 @@ import type { ColdStart } from './cold-start';
 import type { ConsumerBatchFigures } from './consumer-batch';
 import type { ContenderId } from './contenders';
 import type { CostModel } from './cost-model';
-import type { ThroughputStep } from './load-protocol';
+import type { RampFigure } from './ramp';
 import type { ProfileSummary } from './profile';
 import type { RoundTripSummary } from './round-trips';
 import type { Percentiles } from './stats';
@@ -94,7 +94,8 @@ export interface Results {
     c16: Partial<Record<ContenderId, LatencyFigures>>;
   };
   streaming: { c1: Partial<Record<ContenderId, StreamFigures>>; c16: Partial<Record<ContenderId, StreamFigures>> };
-  throughput: Partial<Record<ContenderId, { steps: ThroughputStep[]; maxRps: number; atConcurrency: number }>>;
+  /** In rounds (ramp.ts); runs from before rounds have no `roundMaxRps` and no step rounds. */
+  throughput: Partial<Record<ContenderId, RampFigure>>;
   /** CPU and memory per process: at c=1 paced (how a Lambda instance serves) and at c=16. */
   resources: { c1Paced: ResourceTable; c16: ResourceTable };
   /**

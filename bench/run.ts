@@ -48,7 +48,7 @@ const ITERATIONS = QUICK
       c16: { rounds: 2, concurrency: 16, warmup: 32, count: 200 },
       streamC1: { rounds: 2, concurrency: 1, warmup: 2, count: 8 },
       streamC16: { rounds: 2, concurrency: 16, warmup: 16, count: 32 },
-      ramp: [8, 32].map((concurrency) => ({ concurrency, durationMs: 500 })),
+      ramp: { rounds: 2, steps: [8, 32].map((concurrency) => ({ concurrency, durationMs: 500 })) },
       roundTrips: { warmup: 1, requests: 3 },
       consumerBatches: { warmup: 3, batches: 10 },
       yardstickPerRound: 10,
@@ -56,7 +56,7 @@ const ITERATIONS = QUICK
       coldStoreSamples: 20,
       coldStartRuns: 3,
       disconnects: { clients: 100, concurrency: 8, batch: 25, maxRestarts: 3, maxDropDelayMs: 40 },
-      pinned: { rounds: 2, concurrency: 16, warmup: 32, count: 200, steps: [16, 64].map((concurrency) => ({ concurrency, durationMs: 500 })) },
+      pinned: { rounds: 2, concurrency: 16, warmup: 32, count: 200, steps: [16, 64].map((concurrency) => ({ concurrency, durationMs: 500 })), rampRounds: 2 },
     }
   : {
       c1: { rounds: 5, concurrency: 1, warmup: 100, count: 500 },
@@ -64,7 +64,7 @@ const ITERATIONS = QUICK
       c16: { rounds: 5, concurrency: 16, warmup: 200, count: 2000 },
       streamC1: { rounds: 4, concurrency: 1, warmup: 8, count: 240 },
       streamC16: { rounds: 4, concurrency: 16, warmup: 32, count: 320 },
-      ramp: [8, 32, 96].map((concurrency) => ({ concurrency, durationMs: 2000 })),
+      ramp: { rounds: 3, steps: [8, 32, 96].map((concurrency) => ({ concurrency, durationMs: 2000 })) },
       roundTrips: { warmup: 2, requests: 15 },
       consumerBatches: { warmup: 10, batches: 60 },
       yardstickPerRound: 40,
@@ -72,7 +72,7 @@ const ITERATIONS = QUICK
       coldStoreSamples: 40,
       coldStartRuns: 10,
       disconnects: { clients: 400, concurrency: 8, batch: 25, maxRestarts: 3, maxDropDelayMs: 40 },
-      pinned: { rounds: 3, concurrency: 16, warmup: 100, count: 1500, steps: [16, 64].map((concurrency) => ({ concurrency, durationMs: 1500 })) },
+      pinned: { rounds: 3, concurrency: 16, warmup: 100, count: 1500, steps: [16, 64].map((concurrency) => ({ concurrency, durationMs: 1500 })), rampRounds: 3 },
     };
 
 /** Upstream during the disconnect phase: JSON answers wait a little, so clients can leave before the headers. */
@@ -204,12 +204,12 @@ async function main(): Promise<void> {
           'streams c=1': rounds(ITERATIONS.streamC1),
           'streams c=16': rounds(ITERATIONS.streamC16),
           'store yardstick': `${ITERATIONS.coldStoreSamples} GetItems and waves cold at the start; ${ITERATIONS.yardstickPerRound} of each warm in every round of the two c=1 phases`,
-          ramp: ITERATIONS.ramp.map((s) => `c=${s.concurrency} for ${s.durationMs / 1000} s`).join(', '),
+          ramp: `${ITERATIONS.ramp.rounds} rounds of ${ITERATIONS.ramp.steps.map((s) => `c=${s.concurrency} for ${s.durationMs / 1000} s`).join(', ')}, each step taken by every contender in turn`,
           'stream consumer': `${ITERATIONS.consumerBatches.warmup} + ${ITERATIONS.consumerBatches.batches} batches of the rows 1 million requests a month gather in the batching window, one at a time, folded into DynamoDB Local`,
           'store counting': `${ITERATIONS.roundTrips.warmup} + ${ITERATIONS.roundTrips.requests} sequential requests per mode, each store answer held ${STORE_COUNTER_DELAY_MS} ms`,
           disconnects: `${ITERATIONS.disconnects.clients} clients per contender at c=${ITERATIONS.disconnects.concurrency}, in batches of ${ITERATIONS.disconnects.batch}; upstream JSON after ${DISCONNECT_SHAPE.latencyMs} ms, streams of ${DISCONNECT_SHAPE.chunks + 2} events ${DISCONNECT_SHAPE.chunkIntervalMs} ms apart`,
           'bundle import': `${ITERATIONS.coldStartRuns} fresh processes`,
-          pinned: `${rounds(ITERATIONS.pinned)} at c=${ITERATIONS.pinned.concurrency}, then ${ITERATIONS.pinned.steps.map((s) => `c=${s.concurrency} for ${s.durationMs / 1000} s`).join(', ')}; the contender alone on one CPU, everything else on the other (taskset)`,
+          pinned: `${rounds(ITERATIONS.pinned)} at c=${ITERATIONS.pinned.concurrency}, then ${ITERATIONS.pinned.rampRounds} rounds of ${ITERATIONS.pinned.steps.map((s) => `c=${s.concurrency} for ${s.durationMs / 1000} s`).join(', ')}; the contender alone on one CPU, everything else on the other (taskset)`,
         },
         contenders: {
           'direct call': 'the load generator calls the fake upstream itself',

@@ -7,7 +7,7 @@
 import { RESPONSES_CONTENDERS, buildContenders, type Contender } from '../../bench/contenders';
 import { startBenchUpstream, type BenchUpstream } from '../../bench/fake-upstream';
 import { startLoadClient, type LoadClient } from '../../bench/load-client';
-import { nonStreaming, streaming } from '../../bench/phases';
+import { nonStreaming, streaming, throughputRamp } from '../../bench/phases';
 import { startChild, startProxyServer, type Child } from '../../bench/processes';
 
 let upstream: BenchUpstream;
@@ -49,6 +49,26 @@ test('the store yardstick is sampled in every round, before the contenders of th
   for (const contender of contenders) expect(result.figures[contender.id]!.roundP50s).toHaveLength(rounds);
   expect(result.resources.pipe!.roundCpuMsPerRequest).toHaveLength(rounds);
   expect(result.resources.pipe!.requestsMeasured).toBe(rounds * 6);
+});
+
+test('the throughput ramp runs in rounds: each step is taken by every contender in turn, the order rotated per round', async () => {
+  const taken: string[] = [];
+  const watched = {
+    latency: load.latency.bind(load),
+    throughput: (job: Parameters<LoadClient['throughput']>[0]) => {
+      taken.push(`${contenders.find((c) => c.spec(false).url === job.spec.url)!.id}@${job.steps[0]!.concurrency}`);
+      return load.throughput(job);
+    },
+  } as LoadClient;
+  const rounds = 2;
+  const figures = await throughputRamp(watched, contenders, { rounds, steps: [4, 8].map((concurrency) => ({ concurrency, durationMs: 150 })) }, () => {});
+  expect(taken).toEqual(['direct@4', 'pipe@4', 'direct@8', 'pipe@8', 'pipe@4', 'direct@4', 'pipe@8', 'direct@8']);
+  for (const contender of contenders) {
+    const figure = figures[contender.id]!;
+    expect(figure.steps.map((step) => step.round)).toEqual([0, 0, 1, 1]);
+    expect(figure.roundMaxRps).toHaveLength(rounds);
+    expect(figure.maxRps).toBeGreaterThan(0);
+  }
 });
 
 test('streams are measured at concurrency 16 with event lag per event', async () => {

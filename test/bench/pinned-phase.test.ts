@@ -19,6 +19,7 @@ import { startChild, startProxyServer, type Child, type ProxyInstance } from '..
 import { renderReadmeSection } from '../../bench/readme';
 import { renderResults } from '../../bench/report';
 import type { Results } from '../../bench/results';
+import { scaledRamp } from './scaled-ramp';
 
 const plan = pinningPlan();
 const available = 'cpus' in plan;
@@ -81,7 +82,7 @@ test('parses affinity lists as the kernel and taskset print them', () => {
         load,
         contenders,
         { otherPids: [process.pid, load.pid, pipe.pid, proxy.pid], storePid, storeUsers: new Set([proxy.pid]) },
-        { rounds: 2, concurrency: 16, warmup: 16, count: 64, steps: [{ concurrency: 8, durationMs: 300 }] },
+        { rounds: 2, concurrency: 16, warmup: 16, count: 64, steps: [{ concurrency: 8, durationMs: 300 }], rampRounds: 2 },
       );
     } finally {
       clearInterval(sampler);
@@ -104,7 +105,9 @@ test('parses affinity lists as the kernel and taskset print them', () => {
       expect(c.c16.n).toBe(64);
       expect(c.c16.errors + c.c16.mismatches).toBe(0);
       expect(c.c16.roundP50s).toHaveLength(2);
-      expect(c.throughput.steps).toHaveLength(1);
+      // The one step, taken in each of the two rounds.
+      expect(c.throughput.steps.map((step) => [step.round, step.concurrency])).toEqual([[0, 8], [1, 8]]);
+      expect(c.throughput.roundMaxRps).toHaveLength(2);
       expect(c.throughput.maxRps).toBeGreaterThan(0);
       expect(c.throughput.atConcurrency).toBe(8);
       for (const share of [c.busyC16.restCpu, c.busyAtMax!.restCpu]) {
@@ -125,14 +128,14 @@ test('parses affinity lists as the kernel and taskset print them', () => {
 
 test("a store whose process cannot be found (so it cannot be kept off the contender's CPU) skips the phase with that reason", async () => {
   const load = { latency: () => Promise.reject(new Error('must not run')), throughput: () => Promise.reject(new Error('must not run')) } as unknown as LoadClient;
-  const figures = await pinnedPhase(load, [], { otherPids: [process.pid], storeUsers: new Set([process.pid]) }, { rounds: 1, concurrency: 16, warmup: 0, count: 1, steps: [] });
+  const figures = await pinnedPhase(load, [], { otherPids: [process.pid], storeUsers: new Set([process.pid]) }, { rounds: 1, concurrency: 16, warmup: 0, count: 1, steps: [], rampRounds: 1 });
   expect(figures).toEqual({ skipped: "DynamoDB Local's java process was not found, so it could not be kept off the contender's CPU", contenders: {} });
 });
 
 test('without taskset the phase is skipped with its reason, and no process is touched', async () => {
   const before = allowedCpus(process.pid);
   const load = { latency: () => Promise.reject(new Error('must not run')), throughput: () => Promise.reject(new Error('must not run')) } as unknown as LoadClient;
-  const figures = await pinnedPhase(load, [], { otherPids: [process.pid], storeUsers: new Set() }, { rounds: 1, concurrency: 16, warmup: 0, count: 1, steps: [] }, 'taskset-not-installed');
+  const figures = await pinnedPhase(load, [], { otherPids: [process.pid], storeUsers: new Set() }, { rounds: 1, concurrency: 16, warmup: 0, count: 1, steps: [], rampRounds: 1 }, 'taskset-not-installed');
   expect(figures.contenders).toEqual({});
   expect(figures.skipped).toMatch(/`taskset-not-installed` \(util-linux\) is not available/);
   expect(allowedCpus(process.pid)).toBe(before);
@@ -146,7 +149,7 @@ describe('how a run reads the pinned figures', () => {
     c16: latency(p99 / 2, p99),
     ...(cpu !== undefined ? { cpuMsPerRequest: cpu, cpuMsPerRequestAtMax: cpu } : {}),
     busyC16: { contenderCpu: busy[0], restCpu: busy[1], contenderCpuByRig: busy[0] - (outside ?? 0), restCpuByRig: busy[1] - (outside ?? 0) },
-    throughput: { steps: [{ concurrency: 64, durationMs: 1500, completed: rps * 1.5, errors: 0, rps, p50: 1, p99: 2 }], maxRps: rps, atConcurrency: 64 },
+    throughput: { steps: [{ concurrency: 64, durationMs: 1500, completed: rps * 1.5, errors: 0, rps, p50: 1, p99: 2, round: 0 }], maxRps: rps, atConcurrency: 64, roundMaxRps: [rps] },
     busyAtMax: { contenderCpu: busy[0], restCpu: busy[1], contenderCpuByRig: busy[0] - (outside ?? 0), restCpuByRig: busy[1] - (outside ?? 0) },
     ...(store !== undefined ? { storeCpuMsPerRequestAtMax: store } : {}),
   });
@@ -154,7 +157,7 @@ describe('how a run reads the pinned figures', () => {
   const run = (pinned: PinnedFigures | undefined) => {
     const copy = JSON.parse(JSON.stringify(measured)) as typeof measured;
     copy.latency.c16.stored!.p99 = copy.latency.c16.portkey!.p99 + 40;
-    copy.throughput.stored!.maxRps = copy.throughput.portkey!.maxRps / 2;
+    copy.throughput.stored = scaledRamp(copy.throughput.portkey!, 0.5);
     return finishResults({ ...copy, pinned });
   };
   const budget = (r: Results, name: string) => r.budgets.find((b) => b.name.startsWith(name))!;
@@ -249,7 +252,7 @@ describe('how a run reads the pinned figures', () => {
 
   test("throughput at or above Portkey's meets the budget", () => {
     const copy = JSON.parse(JSON.stringify(measured)) as typeof measured;
-    copy.throughput.stored!.maxRps = copy.throughput.portkey!.maxRps;
+    copy.throughput.stored = scaledRamp(copy.throughput.portkey!, 1);
     expect(budget(finishResults(copy), "Throughput at 0 errors ≥ Portkey's").met).toBe(true);
   });
 });

@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { compareRuns, renderComparison } from '../../bench/compare';
 import type { Results } from '../../bench/results';
+import { scaledRamp } from './scaled-ramp';
 
 const ROOT = join(__dirname, '..', '..');
 const committed = JSON.parse(readFileSync(join(ROOT, 'bench', 'results.json'), 'utf8')) as Results;
@@ -67,7 +68,7 @@ test('a single crash with leaving clients is never noise', () => {
 
 test('the rendered table counts what is within and marks what is not', () => {
   const worse = copy();
-  worse.throughput.stored!.maxRps *= 0.5;
+  worse.throughput.stored = scaledRamp(worse.throughput.stored!, 0.5);
   const rows = compareRuns(committed, worse);
   const text = renderComparison(rows, { label: 'a', results: committed }, { label: 'b', results: worse });
   // Half the throughput is outside the ±45 % band, and so is its ratio to Portkey's in the same run.
