@@ -47,7 +47,7 @@ export function renderFindings(r: Results): string {
         : 'At c=16 the tail is close to the bare pipe: events are not held behind store work.'),
   );
   out.push(
-    `- **Throughput:** ${fmt(h.throughput.stored, 0)} req/s against Portkey's ${fmt(h.throughput.portkey, 0)} (×${fmt(h.throughput.storedVsPortkey)}), with DynamoDB Local on the same cores ` +
+    `- **Throughput:** ${fmt(h.throughput.stored, 0)} req/s against Portkey's ${fmt(h.throughput.portkey, 0)} (×${fmt(h.throughput.storedVsPortkey)}, the median of ${h.throughput.rounds} rounds' ratios), with DynamoDB Local on the same cores ` +
       `(${fmt(h.cpuC16.dynamoDbLocal)} ms of its CPU per request at c=16).`,
   );
   out.push(pinnedFinding(r));

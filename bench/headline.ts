@@ -39,7 +39,8 @@ export interface Headline {
   /** Event lag p99 through this proxy (stored key): the Responses API stream and the chat stream, in the same phase. NaN (null in JSON) when not measured. */
   responsesStream: { c1: { p99: number; chatP99: number }; c16: { p99: number; chatP99: number } };
   cacheHitAlone: number;
-  throughput: { stored: number; portkey: number; direct: number; storedVsPortkey: number };
+  /** Medians of the ramp's rounds (`rounds`; 1 for a run from before rounds), the ratio the median of per-round ratios. */
+  throughput: { stored: number; portkey: number; direct: number; storedVsPortkey: number; rounds: number };
   /**
    * The pinned phase (contender alone on one CPU, the rest of the rig on the other): added p99 at
    * c=16, max req/s, and what one CPU could serve at each one's own CPU per request. Null when the
@@ -160,6 +161,7 @@ export function computeHeadline(r: Measured, budgets: Budget[]): Headline {
       portkey: r0(r.throughput.portkey?.maxRps),
       direct: r0(r.throughput.direct?.maxRps),
       storedVsPortkey: r2(sameRunRatio(r.throughput.stored, r.throughput.portkey)),
+      rounds: r.throughput.stored?.roundMaxRps?.length ?? 1,
     },
     pinned: pinnedHeadline(r),
     rss: {

@@ -64,8 +64,8 @@ export function renderReadmeSection(r: Results): string {
       `${plus(h.stream.firstByte)} ms after the direct call's, Portkey's ${plus(h.stream.portkeyFirstByte)} ms (it holds its first event).`,
     responsesStreamLine(h),
     `- **Cache hits** take ${f(h.cacheHitAlone)} ms p50 end to end, one at a time, with no provider call.`,
-    `- **Throughput** (closed loop, zero errors): ${f(h.throughput.stored, 0)} requests/s with a stored key against Portkey's ${f(h.throughput.portkey, 0)} ` +
-      `(×${f(h.throughput.storedVsPortkey)}), on cores shared with DynamoDB Local; the direct call reaches ${f(h.throughput.direct, 0)}.`,
+    `- **Throughput** (closed loop, zero errors, the median of ${h.throughput.rounds} rounds): ${f(h.throughput.stored, 0)} requests/s with a stored key against Portkey's ${f(h.throughput.portkey, 0)} ` +
+      `(×${f(h.throughput.storedVsPortkey)}, the median of the rounds' ratios), on cores shared with DynamoDB Local; the direct call reaches ${f(h.throughput.direct, 0)}.`,
     pinnedLine(r),
     `- **RSS under load:** ${f(h.rss.c16, 0)} MB at concurrency 16 (${f(h.rss.before, 0)} MB before those rounds).`,
     `- **Clients leaving mid-request:** of ${h.disconnects.clients} clients, ${h.disconnects.left} left before the headers, mid-stream or mid-upload; ` +
