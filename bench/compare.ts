@@ -5,7 +5,7 @@
  * c=1 p50s within the baseline's per-round range widened by 20 %, CPU per request ±15 % after the
  * machine's own drift (how much the unchanged Portkey gateway's CPU moved between the two runs),
  * tails and c=16 figures ±50 %, throughput ±45 % alone and ±15 % as a ratio to Portkey's in the
- * same run, RSS ±10 %, and no crash ever.
+ * same run (±25 % pinned), RSS ±10 %, and no crash ever.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -100,7 +100,8 @@ export const FIGURES: Figure[] = [
   withinShare('RSS max c=16, stored key (MB)', 0.1, (r) => r.resources.c16.stored?.rssMaxMb),
   // The pinned phase (absent from runs before it, so then not compared): the same bands as its shared-core figures.
   withinShare('pinned p99 c=16, stored key (ms)', 0.5, (r) => r.pinned?.contenders.stored?.c16.p99),
-  withinShare('pinned throughput, stored key / Portkey (same run)', 0.15, (r) => sameRunRatio(r.pinned?.contenders.stored?.throughput, r.pinned?.contenders.portkey?.throughput)),
+  // Wider than the shared-core ratio: pinned, the proxy's limit is DynamoDB Local's core, Portkey's its own (METHOD.md).
+  withinShare('pinned throughput, stored key / Portkey (same run)', 0.25, (r) => sameRunRatio(r.pinned?.contenders.stored?.throughput, r.pinned?.contenders.portkey?.throughput)),
   cpuAfterDrift('pinned CPU per request at max, stored key (ms)', (r) => r.pinned?.contenders.stored?.cpuMsPerRequestAtMax, PORTKEY_CPU['pinned at max']),
 ];
 

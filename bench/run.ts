@@ -60,7 +60,7 @@ const ITERATIONS = QUICK
     }
   : {
       c1: { rounds: 5, concurrency: 1, warmup: 100, count: 500 },
-      c1Paced: { rounds: 4, concurrency: 1, warmup: 20, count: 400, pauseMs: 20 },
+      c1Paced: { rounds: 8, concurrency: 1, warmup: 20, count: 800, pauseMs: 20 },
       c16: { rounds: 5, concurrency: 16, warmup: 200, count: 2000 },
       streamC1: { rounds: 4, concurrency: 1, warmup: 8, count: 240 },
       streamC16: { rounds: 4, concurrency: 16, warmup: 32, count: 320 },
