@@ -212,14 +212,14 @@ export async function throughputRamp(
   ramp: { rounds: number; steps: RampStep[] },
   rssFor: (contender: Contender, mb: number) => void,
 ): Promise<RampFigures> {
-  const byContender = new Map<ContenderId, RoundStep[]>();
+  const byContender = new Map<ContenderId, RoundStep[]>(contenders.map((contender) => [contender.id, []]));
   for (let round = 0; round < ramp.rounds; round++) {
     for (const step of ramp.steps) {
       for (const contender of roundOrder(contenders, round)) {
         const rss = contender.pid !== undefined ? sampleRss(contender.pid) : undefined;
         const result = await load.throughput({ spec: contender.spec(false), steps: [step] });
         if (rss) rssFor(contender, rss.stop());
-        byContender.set(contender.id, [...(byContender.get(contender.id) ?? []), ...result.steps.map((measured) => ({ ...measured, round }))]);
+        byContender.get(contender.id)!.push(...result.steps.map((measured) => ({ ...measured, round })));
       }
     }
   }

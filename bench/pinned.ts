@@ -181,7 +181,7 @@ export async function pinnedPhase(
   };
 
   const latency = new Map<ContenderId, { totals: number[]; errors: number; mismatches: number; roundP50s: number[]; cpu: number; requests: number; from?: Snapshot; to?: Snapshot; busy: CpuBusy[] }>();
-  const ramp = new Map<ContenderId, Array<RoundStep & { busy: CpuBusy; cpuMs: number; storeMs: number }>>();
+  const ramp = new Map<ContenderId, Array<RoundStep & { busy: CpuBusy; cpuMs: number; storeMs: number }>>(contenders.map((contender) => [contender.id, []]));
   try {
     const perRound = Math.ceil(options.count / options.rounds);
     for (let round = 0; round < options.rounds; round++) {
@@ -213,10 +213,7 @@ export async function pinnedPhase(
           const end = settle(step.durationMs).then(() => snapshot(contender));
           const result = await load.throughput({ spec: contender.spec(false), steps: [step] });
           const last = await end;
-          ramp.set(contender.id, [
-            ...(ramp.get(contender.id) ?? []),
-            { ...result.steps[0]!, round, busy: busy(start, last), cpuMs: last.contenderMs - start.contenderMs, storeMs: last.storeMs - start.storeMs },
-          ]);
+          ramp.get(contender.id)!.push({ ...result.steps[0]!, round, busy: busy(start, last), cpuMs: last.contenderMs - start.contenderMs, storeMs: last.storeMs - start.storeMs });
         }
       }
     }
@@ -233,7 +230,7 @@ export async function pinnedPhase(
   const out: PinnedFigures = { cpus, contenders: {} };
   for (const contender of contenders) {
     const l = latency.get(contender.id)!;
-    const steps = ramp.get(contender.id) ?? [];
+    const steps = ramp.get(contender.id)!;
     const bests = roundBests(steps, options.rampRounds).filter((best) => best !== undefined);
     const completed = bests.reduce((sum, best) => sum + best.completed, 0);
     const pooled = (of: (best: (typeof bests)[number]) => number) => bests.reduce((sum, best) => sum + of(best), 0) / completed;
