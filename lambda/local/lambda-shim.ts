@@ -24,8 +24,12 @@ export function installLambdaShim(): void {
         const headers: Record<string, string | string[]> = { ...prelude.headers };
         if (prelude.cookies?.length) headers['set-cookie'] = prelude.cookies;
         stream.writeHead(prelude.statusCode, headers);
-        // Send the status line and headers now, before the first body byte exists.
+        // The status line and headers leave now, before the first body byte exists, but in the same
+        // socket write as whatever body the handler writes in this turn of the event loop (a JSON
+        // answer, its chunk terminator): one send instead of three, and nothing waits longer than the turn.
+        stream.cork();
         stream.flushHeaders();
+        setImmediate(() => stream.uncork());
         return stream;
       },
     },

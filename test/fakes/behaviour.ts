@@ -21,6 +21,8 @@ export interface Behaviour {
   latencyMs?: number;
   /** Wait this long between stream events. */
   chunkIntervalMs?: number;
+  /** Send the status and headers at once, then wait this long before the first event. */
+  firstEventDelayMs?: number;
   /** Read the request, then never answer. */
   hang?: boolean;
   /** Read the request, then destroy the socket before any header. */

@@ -95,6 +95,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     entry.response.requestId = requestId;
     const timing = {
       chunkIntervalMs: behaviour.chunkIntervalMs,
+      firstEventDelayMs: behaviour.firstEventDelayMs,
       resetMidStream: behaviour.resetMidStream,
       dripBytesPerSecond: behaviour.dripBytesPerSecond,
     };

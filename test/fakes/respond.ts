@@ -9,6 +9,7 @@ export interface WritePlan {
   events: Buffer[];
   stream: boolean;
   chunkIntervalMs?: number;
+  firstEventDelayMs?: number;
   resetMidStream?: number;
   dripBytesPerSecond?: number;
 }
@@ -38,7 +39,7 @@ const write = (res: ServerResponse, chunk: Buffer) =>
  * it is not mistaken for a client that went away.
  */
 export async function writeResponse(res: ServerResponse, plan: WritePlan, destroySocket: () => void): Promise<void> {
-  const slow = plan.chunkIntervalMs || plan.resetMidStream !== undefined || plan.dripBytesPerSecond;
+  const slow = plan.chunkIntervalMs || plan.firstEventDelayMs || plan.resetMidStream !== undefined || plan.dripBytesPerSecond;
   if (!slow) {
     if (!plan.stream) plan.headers['content-length'] = String(plan.events[0]!.length);
     res.writeHead(plan.status, plan.headers);
@@ -68,6 +69,7 @@ export async function writeResponse(res: ServerResponse, plan: WritePlan, destro
 
   for (let i = 0; i < events.length; i++) {
     if (resetAfter === i) return destroySocket();
+    if (i === 0 && plan.firstEventDelayMs) await sleep(plan.firstEventDelayMs);
     if (i > 0 && plan.chunkIntervalMs) await sleep(plan.chunkIntervalMs);
     if (res.destroyed) return;
     await write(res, events[i]!);
