@@ -24,12 +24,11 @@ export function installLambdaShim(): void {
         const headers: Record<string, string | string[]> = { ...prelude.headers };
         if (prelude.cookies?.length) headers['set-cookie'] = prelude.cookies;
         stream.writeHead(prelude.statusCode, headers);
-        // The status line and headers leave now, before the first body byte exists, but in the same
-        // socket write as whatever body the handler writes in this turn of the event loop (a JSON
-        // answer, its chunk terminator): one send instead of three, and nothing waits longer than the turn.
-        stream.cork();
-        stream.flushHeaders();
-        setImmediate(() => stream.uncork());
+        // No flush here: whatever body the handler writes in this turn of the event loop (a JSON answer
+        // and its chunk terminator) leaves in the same socket write as the status line and headers. A
+        // stream whose first byte is still upstream gets its headers at the end of the turn, so the client
+        // sees the status at once. (Corking the response instead loses the body on Node 22.)
+        setImmediate(() => stream.flushHeaders());
         return stream;
       },
     },
