@@ -37,7 +37,7 @@ export function renderReadmeSection(r: Results): string {
   const state = h.clean ? 'a clean working tree' : 'uncommitted changes in the working tree';
   lines.push(
     `Measured by \`npm run bench\` on ${h.date}, commit ${h.commit} with ${state}, on this project's ${h.cores}-core development machine ` +
-      `(1-minute load ${f(h.loadAtStart)} at the start). Every contender ran in the same run against the same fake provider: the direct ` +
+      `under Node ${r.machine.node.replace(/^v/, '')} (1-minute load ${f(h.loadAtStart)} at the start). Every contender ran in the same run against the same fake provider: the direct ` +
       "call, a bare Node pipe proxy, this proxy and Portkey's open-source gateway. Tables: [bench/RESULTS.md](bench/RESULTS.md); a " +
       'reading of them: [bench/FINDINGS.md](bench/FINDINGS.md); what each figure means and how much it moves between runs: ' +
       '[bench/METHOD.md](bench/METHOD.md).',

@@ -72,7 +72,7 @@ const ITERATIONS = QUICK
       coldStoreSamples: 40,
       coldStartRuns: 10,
       disconnects: { clients: 400, concurrency: 8, batch: 25, maxRestarts: 3, maxDropDelayMs: 40 },
-      pinned: { rounds: 3, concurrency: 16, warmup: 100, count: 1500, steps: [16, 64].map((concurrency) => ({ concurrency, durationMs: 1500 })), rampRounds: 3 },
+      pinned: { rounds: 3, concurrency: 16, warmup: 100, count: 3000, steps: [16, 64].map((concurrency) => ({ concurrency, durationMs: 1500 })), rampRounds: 3 },
     };
 
 /** Upstream during the disconnect phase: JSON answers wait a little, so clients can leave before the headers. */
