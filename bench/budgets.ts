@@ -41,7 +41,7 @@ export function judgeBudgets(r: Measured): Budget[] {
         addedP50 <= 1 + wave,
         addedP50 <= 1 + wave
           ? `the proxy's own work adds ${fmt(own)} ms to the one parallel store wave`
-          : `${fmt(own)} ms beyond the store wave: ${level.why}; ${storeCost}${level.label === 'back to back' ? backToBackDesign(r, id) : ''}`,
+          : `${fmt(own)} ms beyond the store wave: ${level.why}; ${storeCost}${level.label === 'back to back' ? backToBackDesign(r, id) : aloneDesign(r, own)}`,
       );
     }
   }
@@ -189,7 +189,7 @@ export function judgeBudgets(r: Measured): Budget[] {
       rss <= RSS_BUDGET_MB,
       rss <= RSS_BUDGET_MB
         ? `npm start's Node flags bound V8's young generation and how far its old generation grows past the live objects (README, "Memory"); Node alone (the bare pipe) holds ${fmt(nodeAlone, 0)} MB of it; ${lambdaNote}`
-        : `${fmt(idle, 0)} MB before the c=16 rounds; Node alone (the bare pipe, same load) holds ${fmt(nodeAlone, 0)} MB, mostly the node binary's code mapped in; the rest is V8's heap: the young generation (2 × the semi-space) and an old generation that grows to a multiple of the live objects before it is collected (npm run bench:rss breaks it down); ${lambdaNote}`,
+        : `${fmt(idle, 0)} MB before the c=16 rounds; Node alone (the bare pipe, same load) holds ${fmt(nodeAlone, 0)} MB, mostly the node binary's code mapped in; the rest is V8's heap: the young generation (2 × the semi-space) and an old generation that grows to a multiple of the live objects before it is collected (npm run bench:rss breaks it down); what meets it: a smaller young generation (--max-semi-space-size=2 in npm start's flags), paid in CPU, since V8 then scavenges twice as often (RSS_NODE_FLAGS=… npm run bench:rss measures both); ${lambdaNote}`,
     );
 
   const hit = r.latency.c1Paced.cacheHit ?? r.latency.c1.cacheHit;
@@ -308,6 +308,22 @@ function backToBackDesign(r: Measured, id: 'stored' | 'passThrough'): string {
     'What meets it: no overlap, which is how Lambda serves (an instance takes its next request only after the previous invocation, writes included, has ended: the alone row); ' +
     'in one long-lived process, rows gathered into one write every few milliseconds, so a request meets at most one write in flight instead of one per previous request'
   );
+}
+
+/**
+ * Alone, what the proxy adds beyond the store wave splits into what any Node relay adds (the bare
+ * pipe, same rounds) and the proxy's own work before the first byte; only the second is the design's.
+ */
+function aloneDesign(r: Measured, beyondWave: number): string {
+  const pipe = r.latency.c1Paced.pipe;
+  const direct = r.latency.c1Paced.direct;
+  if (!pipe || !direct) return '';
+  const relay = pipe.p50 - direct.p50;
+  const own = beyondWave - relay;
+  const split = `. The bare pipe alone adds ${fmt(relay)} ms over the direct call in the same rounds, so ${fmt(own)} ms is the proxy's own work before the first byte (the token gate call's client CPU among it)`;
+  return relay >= 1
+    ? `${split}; a Node relay alone already spends the 1 ms here, so no Node proxy that forwards over HTTP meets it on this machine`
+    : `${split}; what meets it: that own work cut to ${fmt(1 - relay)} ms, on a machine where the store client's CPU per call (~${fmt(r.storeCallCpuMs.proxyClient)} ms here) fits beside it`;
 }
 
 /** An event's p99 tail over the direct call cannot be under the bare pipe's: a Node process relaying it adds that much by itself. */

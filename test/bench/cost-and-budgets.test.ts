@@ -125,3 +125,30 @@ test("back to back: a miss names what the store alone shows, the wave beside a r
   expect(missed.why).toContain(`DynamoDB Local answers the wave in ${r.yardstick.c1.wave.p50.toFixed(2)} ms, and in ${(r.yardstick.c1.wave.p50 + 3).toFixed(2)} ms when a row's write was started just before`);
 });
 
+
+test("alone: a miss splits what any Node relay adds (the bare pipe, same rounds) from the proxy's own work, and says what would meet it", () => {
+  const r = copy();
+  const paced = r.latency.c1Paced;
+  const wave = r.yardstick.c1Paced.wave.p50;
+  paced.pipe = { ...paced.pipe!, p50: paced.direct!.p50 + 0.4 };
+  paced.stored = { ...paced.stored!, p50: paced.direct!.p50 + wave + 1.5 };
+  const missed = budget({ budgets: judgeBudgets(r) }, 'Added p50, c=1 alone (20 ms apart), stored key')!;
+  expect(missed.met).toBe(false);
+  expect(missed.why).toContain('The bare pipe alone adds 0.40 ms over the direct call in the same rounds, so 1.10 ms is');
+  expect(missed.why).toContain('that own work cut to 0.60 ms');
+  // A relay that alone spends the whole millisecond leaves nothing for any design on this machine.
+  paced.pipe = { ...paced.pipe, p50: paced.direct!.p50 + 1.2 };
+  expect(budget({ budgets: judgeBudgets(r) }, 'Added p50, c=1 alone (20 ms apart), stored key')!.why).toContain('no Node proxy that forwards over HTTP meets it');
+});
+
+test('RSS: a miss names Node alone, the heap beyond it, and the flag that trades memory for CPU', () => {
+  const r = copy();
+  r.resources.c16.stored!.rssMaxMb = 120;
+  const missed = budget({ budgets: judgeBudgets(r) }, 'Local server RSS under load (c=16)')!;
+  expect(missed.met).toBe(false);
+  expect(missed.why).toContain(`Node alone (the bare pipe, same load) holds ${r.resources.c16.pipe!.rssMaxMb!.toFixed(0)} MB`);
+  expect(missed.why).toContain('--max-semi-space-size=2');
+  r.resources.c16.stored!.rssMaxMb = 80;
+  for (const mode of ['passThrough', 'cacheHit'] as const) if (r.resources.c16[mode]) r.resources.c16[mode]!.rssMaxMb = 80;
+  expect(budget({ budgets: judgeBudgets(r) }, 'Local server RSS under load (c=16)')!.met).toBe(true);
+});
