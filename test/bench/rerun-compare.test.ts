@@ -47,7 +47,7 @@ test("the proxy's CPU is judged after the machine's drift: moving with the uncha
   // Portkey's own CPU is the yardstick, shown beside the table, not a judged row.
   expect(compareRuns(committed, drifted).some((r) => /CPU.*Portkey/.test(r.figure))).toBe(false);
   const text = renderComparison(compareRuns(committed, drifted), { label: 'a', results: committed }, { label: 'b', results: drifted });
-  expect(text).toMatch(/- The machine's drift, from the unchanged Portkey gateway's CPU per request .*c=16 [\d.]+ → [\d.]+ ms \(×1\.26\)/);
+  expect(text).toMatch(/- The machine's drift, from the unchanged Portkey gateway's figures .*CPU per request c=16 [\d.]+ → [\d.]+ ms \(×1\.26\)/);
 });
 
 test('a c=1 p50 is judged against the spread of the baseline rounds, widened by 20 %', () => {
@@ -58,6 +58,61 @@ test('a c=1 p50 is judged against the spread of the baseline rounds, widened by 
   const outside = copy();
   outside.latency.c1Paced.stored!.p50 = Math.max(...rounds) * 1.25;
   expect(row(compareRuns(committed, outside), 'p50 c=1 alone, stored').within).toBe(false);
+});
+
+test("this proxy's c=1 p50s are judged after the machine's drift in Portkey's p50 of the same phase; Portkey's own keeps the plain band", () => {
+  const rounds = committed.latency.c1Paced.stored!.roundP50s;
+  // The whole phase a third slower, Portkey's unchanged gateway with it: the machine, not the proxy.
+  const slower = copy();
+  slower.latency.c1Paced.portkey!.p50 *= 1.5;
+  slower.latency.c1Paced.stored!.p50 = Math.max(...rounds) * 1.5;
+  const judged = row(compareRuns(committed, slower), 'p50 c=1 alone, stored');
+  expect(judged.within).toBe(true);
+  expect(judged.rule).toBe("round range ±20 % after the machine's drift (×1.50)");
+  // The proxy alone as much slower: outside.
+  const alone = copy();
+  alone.latency.c1Paced.stored!.p50 = Math.max(...rounds) * 1.5;
+  expect(row(compareRuns(committed, alone), 'p50 c=1 alone, stored').within).toBe(false);
+  // The machine faster while the proxy got slower: outside.
+  const opposite = copy();
+  opposite.latency.c1.portkey!.p50 *= 0.6;
+  opposite.latency.c1.stored!.p50 = Math.max(...committed.latency.c1.stored!.roundP50s);
+  expect(row(compareRuns(committed, opposite), 'p50 c=1 back to back, stored').within).toBe(false);
+  // Portkey is not judged against itself.
+  expect(row(compareRuns(committed, slower), 'p50 c=1 alone, Portkey').rule).toBe('round range ±20 %');
+  const text = renderComparison(compareRuns(committed, slower), { label: 'a', results: committed }, { label: 'b', results: slower });
+  expect(text).toMatch(/p50 c=1 alone [\d.]+ → [\d.]+ ms \(×1\.50\)/);
+});
+
+(committed.pinned ? describe : describe.skip)('pinned figures', () => {
+  test("CPU per request at max is judged ±15 % without drift: Portkey's saturated figure moving does not move the band", () => {
+    const atMax = (r: Results, id: 'stored' | 'portkey') => r.pinned!.contenders[id]!.cpuMsPerRequestAtMax!;
+    const drifted = copy();
+    drifted.pinned!.contenders.portkey!.cpuMsPerRequestAtMax = atMax(committed, 'portkey') * 0.75;
+    drifted.pinned!.contenders.stored!.cpuMsPerRequestAtMax = atMax(committed, 'stored') * 1.1;
+    const judged = row(compareRuns(committed, drifted), 'pinned CPU per request at max, stored');
+    expect(judged.rule).toBe('±15 %');
+    expect(judged.within).toBe(true);
+    const worse = copy();
+    worse.pinned!.contenders.stored!.cpuMsPerRequestAtMax = atMax(committed, 'stored') * 1.2;
+    expect(row(compareRuns(committed, worse), 'pinned CPU per request at max, stored').within).toBe(false);
+  });
+
+  test("Portkey's saturated throughput moving by 30 % leaves the ratio within ±35 %; the proxy's own throughput has its own ±25 % row", () => {
+    const portkeyFaster = copy();
+    portkeyFaster.pinned!.contenders.portkey!.throughput = scaledRamp(portkeyFaster.pinned!.contenders.portkey!.throughput, 1.3);
+    const rows = compareRuns(committed, portkeyFaster);
+    expect(row(rows, 'pinned throughput, stored key / Portkey').within).toBe(true);
+    expect(row(rows, 'pinned throughput, stored key (req/s)').within).toBe(true);
+    const proxySlower = copy();
+    proxySlower.pinned!.contenders.stored!.throughput = scaledRamp(proxySlower.pinned!.contenders.stored!.throughput, 0.7);
+    const slowerRows = compareRuns(committed, proxySlower);
+    expect(row(slowerRows, 'pinned throughput, stored key (req/s)').within).toBe(false);
+    expect(row(slowerRows, 'pinned throughput, stored key / Portkey').within).toBe(true);
+    const halved = copy();
+    halved.pinned!.contenders.stored!.throughput = scaledRamp(halved.pinned!.contenders.stored!.throughput, 0.5);
+    expect(row(compareRuns(committed, halved), 'pinned throughput, stored key / Portkey').within).toBe(false);
+  });
 });
 
 test('a single crash with leaving clients is never noise', () => {
