@@ -1,7 +1,5 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
-import { KMSClient } from '@aws-sdk/client-kms';
-import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { join } from 'node:path';
 import { BackgroundWork } from './background-work';
 import { ProxyCache } from './cache/proxy-cache';
@@ -12,9 +10,7 @@ import { describeError, jsonLogger, type Logger } from './logger';
 import { loadPriceTable } from './pricing/load-prices';
 import type { PriceTable } from './pricing/price-table';
 import { adminKeySource } from './store/admin-key';
-import { secretReader } from './store/secrets-manager';
-import { EnvelopeSealer } from './store/crypto/envelope';
-import { KmsKeyWrapper } from './store/crypto/kms-key-wrapper';
+import { EnvelopeSealer, type KeyWrapper } from './store/crypto/envelope';
 import { LocalKeyWrapper } from './store/crypto/local-key-wrapper';
 import { DynamoAccountStore } from './store/dynamodb/account-store';
 import { DynamoBudgetStore } from './store/dynamodb/budget-store';
@@ -60,7 +56,15 @@ export interface Deps {
   now: () => number;
 }
 
+/** Adapters to services only AWS has, given by the Lambda entry (lambda/aws-adapters.ts). */
+export interface AwsAdapters {
+  keyWrapper(region: string, keyId: string): KeyWrapper;
+  secretReader(region: string, secretId: string): () => Promise<string | undefined>;
+}
+
 export interface DepsOptions {
+  /** KMS and Secrets Manager; without them `KMS_KEY_ID` and `ADMIN_SECRET_ARN` are refused. */
+  aws?: AwsAdapters;
   /**
    * Identical cache requests in flight together share one upstream call. For a runtime
    * that serves many requests per process (the local server); a Lambda instance runs one
@@ -72,7 +76,8 @@ export interface DepsOptions {
 /**
  * The composition root: the only place that builds clients and picks adapters.
  * `DYNAMODB_ENDPOINT` selects DynamoDB Local; `KMS_KEY_ID` selects KMS over the
- * local key file; `ADMIN_SECRET_ARN` selects Secrets Manager for the admin key.
+ * local key file; `ADMIN_SECRET_ARN` selects Secrets Manager for the admin key (both
+ * through `options.aws`, which only the Lambda entry passes).
  * Building makes no call: clients connect on first use.
  */
 export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogger, options: DepsOptions = {}): Deps {
@@ -81,9 +86,12 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
   const accountReads = new BatchedGet(doc, tables.accounts, ['pk', 'sk']);
   const accounts = new DynamoAccountStore(doc, tables.accounts, tables.rateLimits, accountReads);
   const usageLog = new DynamoUsageLog(doc, tables.usageLogs, tables.accounts, config.logRetentionDays);
-  const wrapper = config.kmsKeyId
-    ? new KmsKeyWrapper(new KMSClient({ region: config.region }), config.kmsKeyId)
-    : LocalKeyWrapper.fromFile(join(config.dataDir, 'local-master.key'));
+  const aws = (variable: string): AwsAdapters => {
+    if (options.aws) return options.aws;
+    throw new Error(`Invalid configuration: ${variable} is for the Lambda function; the local server keeps provider keys under DATA_DIR/local-master.key and reads its admin key from ADMIN_KEY`);
+  };
+  const wrapper = config.kmsKeyId ? aws('KMS_KEY_ID').keyWrapper(config.region, config.kmsKeyId) : LocalKeyWrapper.fromFile(join(config.dataDir, 'local-master.key'));
+  const readSecret = config.adminSecretArn ? aws('ADMIN_SECRET_ARN').secretReader(config.region, config.adminSecretArn) : undefined;
   const rowSpool = config.kmsKeyId ? new LogRowSpool(log) : new FileRowSpool(join(config.dataDir, 'row-spool.jsonl'), log);
   const usageStats = statsFold(doc, tables.usageStats, log);
   const budgets = new DynamoBudgetStore(doc, tables.accounts, tables.rateLimits, accountReads);
@@ -111,10 +119,7 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
     }),
     sealer: new EnvelopeSealer(wrapper),
     prices: loadPriceTable(config.pricingFile),
-    adminKey: adminKeySource({
-      key: config.adminKey,
-      readSecret: config.adminSecretArn ? secretReader(new SecretsManagerClient({ region: config.region }), config.adminSecretArn) : undefined,
-    }),
+    adminKey: adminKeySource({ key: config.adminKey, readSecret }),
     isStoreOutage,
     background: new BackgroundWork(),
     rowSpool,

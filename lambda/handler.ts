@@ -1,11 +1,14 @@
+import { awsAdapters } from './aws-adapters';
+import { loadConfig } from './config';
 import { buildDeps } from './deps';
+import { jsonLogger } from './logger';
 import { createProxyHandler } from './proxy-handler';
 
 /*
  * The Lambda entry: the runtime loads this module once per instance, so the clients are built
  * here, during the init phase, and reused by every invocation.
  */
-const deps = buildDeps();
+const deps = buildDeps(loadConfig(), jsonLogger, { aws: awsAdapters });
 // Read the admin secret during cold start rather than on the first admin request.
 void deps.adminKey().catch(() => undefined);
 

@@ -232,6 +232,7 @@ describe('identical requests in flight at once', () => {
 
   it('the Lambda entry builds its dependencies without shared flights', () => {
     const entry = readFileSync(join(__dirname, '../../lambda/handler.ts'), 'utf8');
-    expect(entry).toMatch(/const deps = buildDeps\(\);/);
+    expect(entry).toMatch(/const deps = buildDeps\(loadConfig\(\), jsonLogger, \{ aws: awsAdapters \}\);/);
+    expect(entry).not.toContain('shareInFlightAnswers');
   });
 });
