@@ -7,8 +7,7 @@ import { secretReader } from './store/secrets-manager';
 /**
  * The adapters only AWS has: KMS wraps the provider keys' data keys, Secrets Manager holds the admin
  * key. Only the Lambda entry imports this module, so the local server, which keeps its key in a file
- * and its admin key in ADMIN_KEY or its data dir, never loads either SDK client: its bundle is
- * smaller and its resident memory lower.
+ * and its admin key in ADMIN_KEY or its data dir, never loads either SDK client.
  */
 export const awsAdapters: AwsAdapters = {
   keyWrapper: (region, keyId) => new KmsKeyWrapper(new KMSClient({ region }), keyId),
