@@ -70,13 +70,16 @@ const withinShare = (name: string, share: number, read: (r: Results) => number |
 });
 
 /**
- * The unchanged Portkey gateway's CPU per request at each level: how fast the machine was at the time.
- * Not pinned at max: there Portkey saturates its own CPU, and its CPU per request follows the
- * throughput it reached (0.42–0.57 ms in four runs) rather than the machine (METHOD.md).
+ * The unchanged Portkey gateway's figures that tell how fast the machine was at the time, each the
+ * yardstick of the same figure of this proxy. Not its pinned CPU at max: there Portkey saturates its
+ * own CPU, and its CPU per request follows the throughput it reached (0.42–0.57 ms in four runs)
+ * rather than the machine (METHOD.md).
  */
-const PORTKEY_CPU = {
-  'c=1 paced': (r: Results) => r.resources.c1Paced.portkey?.cpuMsPerRequest,
-  'c=16': (r: Results) => r.resources.c16.portkey?.cpuMsPerRequest,
+const DRIFT_YARDSTICKS = {
+  'CPU per request c=1 paced': (r: Results) => r.resources.c1Paced.portkey?.cpuMsPerRequest,
+  'CPU per request c=16': (r: Results) => r.resources.c16.portkey?.cpuMsPerRequest,
+  'p50 c=1 alone': portkeyP50('c1Paced'),
+  'p50 c=1 back to back': portkeyP50('c1'),
 };
 
 /**
@@ -101,8 +104,8 @@ export const FIGURES: Figure[] = [
   p50AtC1('c1Paced', 'portkey', 'Portkey'),
   p50AtC1('c1', 'stored', 'stored key'),
   p50AtC1('c1', 'portkey', 'Portkey'),
-  cpuAfterDrift('CPU per request c=1 paced, stored key (ms)', (r) => r.resources.c1Paced.stored?.cpuMsPerRequest, PORTKEY_CPU['c=1 paced']),
-  cpuAfterDrift('CPU per request c=16, stored key (ms)', (r) => r.resources.c16.stored?.cpuMsPerRequest, PORTKEY_CPU['c=16']),
+  cpuAfterDrift('CPU per request c=1 paced, stored key (ms)', (r) => r.resources.c1Paced.stored?.cpuMsPerRequest, DRIFT_YARDSTICKS['CPU per request c=1 paced']),
+  cpuAfterDrift('CPU per request c=16, stored key (ms)', (r) => r.resources.c16.stored?.cpuMsPerRequest, DRIFT_YARDSTICKS['CPU per request c=16']),
   withinShare('p99 c=16, stored key (ms)', 0.5, (r) => r.latency.c16.stored?.p99),
   withinShare('p99 c=16, Portkey (ms)', 0.5, (r) => r.latency.c16.portkey?.p99),
   withinShare('stream event lag p99 c=1, stored key (ms)', 0.5, (r) => r.streaming.c1.stored?.eventLag?.p99),
@@ -138,13 +141,6 @@ export function compareRuns(baseline: Results, rerun: Results): Comparison[] {
 }
 
 const f = (value: number) => (Math.abs(value) >= 100 ? value.toFixed(0) : value.toFixed(2));
-
-const DRIFT_YARDSTICKS: Record<string, (r: Results) => number | undefined> = {
-  'CPU per request c=1 paced': PORTKEY_CPU['c=1 paced'],
-  'CPU per request c=16': PORTKEY_CPU['c=16'],
-  'p50 c=1 alone': portkeyP50('c1Paced'),
-  'p50 c=1 back to back': portkeyP50('c1'),
-};
 
 function driftLine(baseline: Results, rerun: Results): string {
   const parts = Object.entries(DRIFT_YARDSTICKS).flatMap(([label, read]) => {
