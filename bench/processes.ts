@@ -1,50 +1,41 @@
 /**
- * Starting and stopping the contenders' processes: this proxy's local server,
- * the bare pipe proxy and Portkey's gateway. Every one listens on 127.0.0.1 only.
+ * The processes of a run, all on 127.0.0.1: this proxy's local server, the bare pipe, Portkey's
+ * gateway, the load generator; and what the kernel says each one used (/proc, Linux only).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, fork, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { freePort } from '../lambda/local/dynamodb-local';
+import type { LoadJob, LoadResult } from './load';
 
 export const ROOT = process.cwd();
-export const SERVER_BUNDLE = join(ROOT, 'dist', 'local', 'server.mjs');
 export const LAMBDA_BUNDLE = join(ROOT, 'dist', 'lambda', 'handler.mjs');
-/**
- * The Node flags `npm start` gives the local server, read from package.json's start script, so that
- * every measured server runs as a user's does (the flags bound V8's heap: README, "Memory").
- */
-export function localServerNodeFlags(startScript: string): string[] {
-  const match = /(?:^|&&\s*)node((?:\s+--\S+)*)\s+dist\/local\/server\.mjs\b/.exec(startScript);
-  if (!match) throw new Error(`package.json's start script does not run dist/local/server.mjs: ${startScript}`);
-  return match[1]!.trim().split(/\s+/).filter(Boolean);
-}
-
-export const START_SCRIPT = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
-export const LOCAL_SERVER_NODE_FLAGS = localServerNodeFlags(START_SCRIPT);
-
+const SERVER_BUNDLE = join(ROOT, 'dist', 'local', 'server.mjs');
 const PORTKEY_ENTRY = join(ROOT, 'node_modules', '@portkey-ai', 'gateway', 'build', 'start-server.js');
 
+/** The Node flags `npm start` gives the local server, so the measured server runs as a user's does. */
+function startFlags(): string[] {
+  const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const match = /node((?:\s+--\S+)*)\s+dist\/local\/server\.mjs/.exec(start);
+  return match ? match[1]!.trim().split(/\s+/).filter(Boolean) : [];
+}
+
 /**
- * Two fixes, loaded before Portkey's server:
- * - it listens on every interface and has no option for a host, so any listen()
- *   without a host is pinned to 127.0.0.1;
- * - with @hono/node-server >= 1.14.3 its streaming path fails with "TypeError:
- *   immutable" (Portkey issues #1389 and #1550: the lightweight Response keeps the
- *   fetch Response's read-only headers), so an SSE answer from upstream is
- *   re-wrapped once with a mutable copy of its headers. JSON answers are untouched.
+ * Loaded before Portkey's server: it listens on every interface with no option for a host, so a
+ * listen() without one is pinned to 127.0.0.1; and its streaming path fails with "TypeError:
+ * immutable" under recent @hono/node-server (Portkey issues #1389 and #1550), so an SSE answer is
+ * re-wrapped once with a mutable copy of its headers. JSON answers are untouched.
  */
 const PORTKEY_PRELOAD =
   'data:text/javascript,' +
   encodeURIComponent(`import net from 'node:net';
 const listen = net.Server.prototype.listen;
 net.Server.prototype.listen = function (...args) {
-  if (typeof args[0] === 'number' || typeof args[0] === 'string' && /^\\d+$/.test(args[0])) {
+  if (typeof args[0] === 'number' || (typeof args[0] === 'string' && /^\\d+$/.test(args[0]))) {
     if (typeof args[1] !== 'string') args.splice(1, typeof args[1] === 'undefined' ? 1 : 0, '127.0.0.1');
-  } else if (args[0] && typeof args[0] === 'object' && !args[0].path && !args[0].host) {
-    args[0] = { ...args[0], host: '127.0.0.1' };
-  }
+  } else if (args[0] && typeof args[0] === 'object' && !args[0].path && !args[0].host) args[0] = { ...args[0], host: '127.0.0.1' };
   return listen.apply(this, args);
 };
 const NativeResponse = globalThis.Response;
@@ -56,164 +47,142 @@ globalThis.fetch = async (...args) => {
 };`);
 
 export interface Child {
-  name: string;
   pid: number;
   url: string;
-  /** The last part of what the process printed. */
-  output(): string;
-  /** False once the process has exited, by itself or not. */
-  alive(): boolean;
-  /** How it exited ("code 1", "signal SIGKILL"), once it has. */
-  exit(): string | undefined;
   stop(): Promise<void>;
 }
 
-import { freePort } from '../lambda/local/dynamodb-local';
-
-export { freePort };
-
-/** Spawns a process and resolves once it prints a line matching `ready` (its URL in group 1, or `url`). */
-export async function startChild(options: {
-  name: string;
-  args: string[];
-  env?: Record<string, string>;
-  ready: RegExp;
-  url?: string;
-  timeoutMs?: number;
-}): Promise<Child> {
-  const child: ChildProcess = spawn(process.execPath, options.args, {
-    cwd: ROOT,
-    env: { ...process.env, ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+/** Spawns a Node process and resolves once its output matches `ready` (its URL in group 1, or `url`). */
+async function startChild(name: string, args: string[], env: Record<string, string>, ready: RegExp, url?: string): Promise<Child> {
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  // Keep only the tail: a server that logs per request must not grow this process.
-  const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString('utf8')).slice(-20_000);
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  const url = await new Promise<string>((done, fail) => {
-    const timer = setTimeout(() => fail(new Error(`${options.name} did not start in time:\n${output}`)), options.timeoutMs ?? 60_000);
+  const keep = (chunk: Buffer) => void (output = (output + chunk.toString('utf8')).slice(-10_000));
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  const found = await new Promise<string>((done, fail) => {
+    const timer = setTimeout(() => fail(new Error(`${name} did not start:\n${output}`)), 120_000);
     const check = () => {
-      const match = options.ready.exec(output);
+      const match = ready.exec(output);
       if (!match) return;
       clearTimeout(timer);
-      child.stdout!.off('data', check);
-      done(options.url ?? match[1]!);
+      child.stdout.off('data', check);
+      done(url ?? match[1]!);
     };
-    child.stdout!.on('data', check);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      fail(new Error(`${options.name} exited with ${code}:\n${output}`));
-    });
+    child.stdout.on('data', check);
+    child.once('exit', (code) => fail(new Error(`${name} exited with ${code}:\n${output}`)));
   });
   return {
-    name: options.name,
     pid: child.pid!,
-    url,
-    output: () => output,
-    alive: () => child.exitCode === null && child.signalCode === null,
-    exit: () => (child.signalCode !== null ? `signal ${child.signalCode}` : child.exitCode !== null ? `code ${child.exitCode}` : undefined),
+    url: found,
     stop: () =>
       new Promise<void>((done) => {
         if (child.exitCode !== null || child.signalCode !== null) return done();
         const force = setTimeout(() => child.kill('SIGKILL'), 10_000);
-        child.once('exit', () => {
-          clearTimeout(force);
-          done();
-        });
+        child.once('exit', () => (clearTimeout(force), done()));
         child.kill('SIGTERM');
       }),
   };
 }
 
-export interface ProxyInstance extends Child {
-  adminKey: string;
+export interface Proxy extends Child {
   token: string;
-  /** The provider key saved for prov-a and prov-b in stored mode. */
-  storedKey: string;
-  /** Prefix of this instance's DynamoDB tables (`<prefix>accounts`, …). */
-  tablePrefix: string;
 }
 
-/**
- * This proxy's local server on an existing DynamoDB endpoint, with an account and saved keys; started
- * with `npm start`'s Node flags, then `nodeArgs`.
- */
-export async function startProxyServer(options: {
-  upstreamOrigin: string;
-  dynamoEndpoint: string;
-  /** Instead of `npm start`'s flags (to compare settings). */
-  nodeFlags?: string[];
-  nodeArgs?: string[];
-  entry?: string;
-  name?: string;
-}): Promise<ProxyInstance> {
+/** The local server (`npm start`'s bundle and flags) with an account and a stored key for prov-b. */
+export async function startProxy(upstream: string, dynamoEndpoint: string): Promise<Proxy> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-proxy-'));
   const adminKey = `bench-admin-${randomBytes(16).toString('hex')}`;
-  const tablePrefix = `bench${randomBytes(4).toString('hex')}-`;
-  const upstream = options.upstreamOrigin;
-  const child = await startChild({
-    name: options.name ?? 'proxy',
-    args: [...(options.nodeFlags ?? LOCAL_SERVER_NODE_FLAGS), ...(options.nodeArgs ?? []), options.entry ?? SERVER_BUNDLE],
-    env: {
+  const child = await startChild(
+    'proxy',
+    [...startFlags(), SERVER_BUNDLE],
+    {
       PORT: '0',
       HOST: '127.0.0.1',
       DATA_DIR: dataDir,
       ADMIN_KEY: adminKey,
-      TABLE_PREFIX: tablePrefix,
-      DYNAMODB_ENDPOINT: options.dynamoEndpoint,
+      TABLE_PREFIX: `bench${randomBytes(4).toString('hex')}-`,
+      DYNAMODB_ENDPOINT: dynamoEndpoint,
       RATE_LIMIT_PER_MINUTE: '1000000000',
-      // In AWS the rollups are folded from the usage stream by another function, not by the one
-      // serving requests: the measured process serves requests only (its CPU and store calls are the request's).
+      // In AWS another function folds the usage stream into rollups: the measured process serves requests only.
       STATS_CONSUMER: 'off',
-      UPSTREAM_BASE_URL_PROV_A: upstream,
       UPSTREAM_BASE_URL_PROV_B: `${upstream}/v1`,
-      UPSTREAM_BASE_URL_PROV_C: `${upstream}/v1`,
-      UPSTREAM_BASE_URL_PROV_D: `${upstream}/v1`,
-      UPSTREAM_BASE_URL_PROV_E: `${upstream}/v1`,
       AWS_SDK_JS_SUPPRESS_MAINTENANCE_MODE_MESSAGE: '1',
     },
-    ready: /listening on (http:\/\/[\d.:]+)/,
-  });
+    /listening on (http:\/\/[\d.:]+)/,
+  );
   const api = async (path: string, method: string, bearer: string, body: unknown) => {
-    const response = await fetch(child.url + path, {
-      method,
-      headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
+    const response = await fetch(child.url + path, { method, headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-    return response.json() as Promise<Record<string, unknown>>;
+    return (await response.json()) as Record<string, unknown>;
   };
-  const account = await api('/api/admin/accounts', 'POST', adminKey, { name: 'bench' });
-  const token = String(account.token);
-  const storedKey = `sk-bench-stored-${randomBytes(12).toString('hex')}`;
-  for (const provider of ['prov-a', 'prov-b']) await api(`/api/keys/${provider}`, 'PUT', token, { key: storedKey });
-  return {
-    ...child,
-    adminKey,
-    token,
-    storedKey,
-    tablePrefix,
-    async stop() {
-      await child.stop();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
+  const token = String((await api('/api/admin/accounts', 'POST', adminKey, { name: 'bench' })).token);
+  await api('/api/keys/prov-b', 'PUT', token, { key: `sk-bench-stored-${randomBytes(12).toString('hex')}` });
+  return { ...child, token, stop: () => child.stop().then(() => rmSync(dataDir, { recursive: true, force: true })) };
 }
 
-/** The bare pipe proxy, bundled by the orchestrator so that it runs on plain Node with no loader. */
-export function startPipeProxy(script: string, upstreamOrigin: string): Promise<Child> {
-  return startChild({ name: 'bare pipe', args: [script], env: { TARGET: upstreamOrigin, PORT: '0' }, ready: /listening on (http:\/\/[\d.:]+)/ });
+export function startPipe(upstream: string): Promise<Child> {
+  return startChild('pipe', [join(ROOT, 'bench', 'pipe.ts')], { TARGET: upstream, PORT: '0' }, /listening on (http:\/\/[\d.:]+)/);
 }
 
 export async function startPortkey(): Promise<Child> {
   const port = await freePort();
-  return startChild({
-    name: 'portkey',
-    args: ['--import', PORTKEY_PRELOAD, resolve(PORTKEY_ENTRY), `--port=${port}`, '--headless'],
-    ready: /Ready for connections/,
-    url: `http://127.0.0.1:${port}`,
+  return startChild('portkey', ['--import', PORTKEY_PRELOAD, PORTKEY_ENTRY, `--port=${port}`, '--headless'], {}, /Ready for connections/, `http://127.0.0.1:${port}`);
+}
+
+export interface Load {
+  pid: number;
+  run(job: LoadJob): Promise<LoadResult>;
+  stop(): void;
+}
+
+export async function startLoad(): Promise<Load> {
+  const child = fork(join(ROOT, 'bench', 'load.ts'), [], { execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  await new Promise((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', (code) => reject(new Error(`load generator exited with ${code}`)));
   });
+  return {
+    pid: child.pid!,
+    run: (job) =>
+      new Promise((resolve, reject) => {
+        child.once('message', (reply: { ok: true; result: LoadResult } | { ok: false; error: string }) => (reply.ok ? resolve(reply.result) : reject(new Error(reply.error))));
+        child.send(job);
+      }),
+    stop: () => void child.kill('SIGTERM'),
+  };
+}
+
+const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+/** User + system CPU time of a process so far, in ms (the kernel counts in ticks of 1/CLK_TCK s). */
+export function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+}
+
+/** The highest resident set size the process has had so far (VmHWM), in MB. */
+export function peakRssMb(pid: number): number {
+  const kb = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return Number(kb ?? 0) / 1024;
+}
+
+/** The java process serving DynamoDB Local on `port`, found by its command line. */
+export function javaPid(port: string): number {
+  for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (args.some((arg) => arg.endsWith('DynamoDBLocal.jar')) && args[args.indexOf('-port') + 1] === port) return Number(entry);
+    } catch {
+      // Processes come and go while the list is read.
+    }
+  }
+  throw new Error(`no DynamoDB Local process on port ${port}`);
+}
+
+const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
+
+/** The commit measured, and whether the working tree differed from it when the run started. */
+export function source(): { commit: string; clean: boolean } {
+  return { commit: git('rev-parse', 'HEAD'), clean: git('status', '--porcelain') === '' };
 }

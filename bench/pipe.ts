@@ -1,5 +1,5 @@
 /**
- * The "what Node itself costs" contender: a pass-through proxy with nothing but
+ * The bare pipe contender: a pass-through proxy with nothing but
  * node:http, a keep-alive agent and two pipes. No auth, no store, no parsing.
  * Run as its own process: env TARGET (upstream origin) and PORT (0 = any free port).
  */

@@ -1,0 +1,106 @@
+/**
+ * What a run measures (bench/METHOD.md explains each choice) and the shape of results.json.
+ * BENCH_QUICK=1 keeps every phase but shrinks the counts, to try the harness in a few minutes;
+ * its results say so and are written to bench/out/, never over the committed ones.
+ */
+export const QUICK = process.env.BENCH_QUICK === '1';
+
+export type ContenderId = 'direct' | 'pipe' | 'stored' | 'passThrough' | 'portkey' | 'cacheHit';
+
+export const LABELS: Record<ContenderId, string> = {
+  direct: 'direct call',
+  pipe: 'bare Node pipe',
+  stored: 'this proxy, stored key',
+  passThrough: 'this proxy, pass-through',
+  portkey: 'Portkey gateway',
+  cacheHit: 'this proxy, cache hit',
+};
+
+export type PhaseId = 'c1' | 'c16' | 'c64' | 'stream' | 'cache';
+
+export interface Phase {
+  id: PhaseId;
+  title: string;
+  contenders: ContenderId[];
+  concurrency: number;
+  /** Requests per contender per round, or (when `durationS` is set) none: a fixed duration instead. */
+  count: number;
+  durationS?: number;
+  /** Each client waits this long after every answer before its next request. */
+  pauseMs?: number;
+  stream?: boolean;
+}
+
+const MAIN: ContenderId[] = ['direct', 'pipe', 'stored', 'passThrough', 'portkey'];
+const scale = (full: number, quick: number) => (QUICK ? quick : full);
+
+export const ROUNDS = scale(5, 2);
+export const COLD_IMPORTS_PER_ROUND = scale(3, 1);
+
+export const PHASES: Phase[] = [
+  { id: 'c1', title: 'c=1 paced (one request at a time, 20 ms between answer and next request)', contenders: MAIN, concurrency: 1, count: scale(150, 20), pauseMs: 20 },
+  { id: 'c16', title: 'c=16 (16 clients, back to back)', contenders: MAIN, concurrency: 16, count: scale(800, 100) },
+  { id: 'c64', title: 'c=64 throughput (64 clients, back to back, fixed duration)', contenders: MAIN, concurrency: 64, count: 0, durationS: scale(4, 1) },
+  { id: 'stream', title: 'streams, c=1 paced (SSE, 40 content events 5 ms apart)', contenders: MAIN, concurrency: 1, count: scale(30, 5), pauseMs: 20, stream: true },
+  { id: 'cache', title: 'cache hit, c=1 paced (the same prompt, answered from the cache)', contenders: ['stored', 'cacheHit'], concurrency: 1, count: scale(150, 20), pauseMs: 20 },
+];
+
+/** The provider's answer: status line and (JSON) whole body 20 ms after the request arrived. */
+export const UPSTREAM = { firstByteMs: 20, events: 40, eventGapMs: 5 };
+
+/** One contender's slot in one phase of one round. */
+export interface Slot {
+  answered: number;
+  errors: number;
+  firstError?: string;
+  elapsedMs: number;
+  /** Answered requests per second of the slot. */
+  rps: number;
+  /** Request start to last body byte, over answered requests. */
+  p50: number;
+  p90: number;
+  p99: number;
+  /** Request start to first body byte. */
+  firstByteP50: number;
+  firstByteP99: number;
+  /** Streams only: per event, upstream write to client receipt; and the time between two events' arrivals. */
+  lagP50?: number;
+  lagP99?: number;
+  gapP50?: number;
+  gapP99?: number;
+  gapMax?: number;
+  /** The contender's process CPU over the slot, per request sent (none for the direct call). */
+  cpuMsPerRequest?: number;
+  /** DynamoDB Local's CPU over the slot, per request sent, whatever the contender. */
+  dynamoCpuMsPerRequest: number;
+}
+
+export interface Round {
+  index: number;
+  startedAt: string;
+  /** 1, 5 and 15-minute load averages of the machine at the round's start and end. */
+  loadStart: number[];
+  loadEnd: number[];
+  /** The order contenders took their turns in, this round (rotated by one per round). */
+  order: ContenderId[];
+  phases: Partial<Record<PhaseId, Partial<Record<ContenderId, Slot>>>>;
+  /** Highest resident set since each process started (VmHWM), read at the round's end, MB. */
+  peakRssMb: Record<string, number>;
+  /** Fresh Node processes importing the Lambda bundle: import time of each, ms. */
+  coldImportMs: number[];
+}
+
+export interface Results {
+  quick: boolean;
+  commit: string;
+  /** The working tree had no change against `commit` when the run started. */
+  clean: boolean;
+  startedAt: string;
+  durationS: number;
+  node: string;
+  machine: { cpu: string; cores: number; memoryGb: number; os: string };
+  upstream: typeof UPSTREAM;
+  phases: Phase[];
+  lambdaBundleBytes: number;
+  rounds: Round[];
+}
