@@ -1,0 +1,91 @@
+/**
+ * A forwarder in front of DynamoDB Local that logs every store call a server makes: point the
+ * server's DYNAMODB_ENDPOINT at `endpoint`. Calls and answers pass through unchanged.
+ */
+import { Agent, createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface StoreCall {
+  /** e.g. `UpdateItem`, `TransactWriteItems` (from the x-amz-target header). */
+  operation: string;
+  /** The tables the call names, in the order they appear. */
+  tables: string[];
+  /** Set once DynamoDB Local's answer has been passed back. */
+  answered: boolean;
+  /** What the counter's `mark()` returned when the call arrived (e.g. how many requests a fake provider had received). */
+  mark: number;
+}
+
+export interface StoreCallCounter {
+  endpoint: string;
+  readonly calls: readonly StoreCall[];
+  /** Resolves once a call at index `from` or later matching `test` has been answered (checked on every answer). */
+  waitFor(from: number, test: (call: StoreCall) => boolean, timeoutMs: number): Promise<StoreCall>;
+  close(): Promise<void>;
+}
+
+function tablesOf(body: Record<string, unknown>): string[] {
+  if (typeof body.TableName === 'string') return [body.TableName];
+  const items = body.RequestItems ?? body.TransactItems;
+  if (Array.isArray(items)) return items.flatMap((item) => Object.values(item as Record<string, { TableName?: string }>).map((op) => op.TableName ?? ''));
+  return items && typeof items === 'object' ? Object.keys(items) : [];
+}
+
+export async function startStoreCallCounter(target: string, mark: () => number = () => 0): Promise<StoreCallCounter> {
+  const upstream = new URL(target);
+  const agent = new Agent({ keepAlive: true });
+  const calls: StoreCall[] = [];
+  const waiters = new Set<() => void>();
+  const server = createServer((req, res) => {
+    const parts: Buffer[] = [];
+    req.on('data', (part: Buffer) => parts.push(part));
+    req.on('end', () => {
+      const body = Buffer.concat(parts);
+      let parsed: Record<string, unknown> = {};
+      try {
+        parsed = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+      } catch {
+        // Not JSON: logged without tables.
+      }
+      const call: StoreCall = { operation: String(req.headers['x-amz-target'] ?? '').split('.').pop() ?? '', tables: tablesOf(parsed), answered: false, mark: mark() };
+      calls.push(call);
+      const forward = request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers, agent }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+        answer.on('end', () => {
+          call.answered = true;
+          for (const wake of waiters) wake();
+        });
+      });
+      forward.on('error', () => res.writeHead(502).end());
+      forward.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    calls,
+    waitFor: (from, test, timeoutMs) =>
+      new Promise((resolve, reject) => {
+        const check = () => {
+          const found = calls.slice(from).find((call) => call.answered && test(call));
+          if (!found) return;
+          waiters.delete(check);
+          clearTimeout(timer);
+          resolve(found);
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`no such store call within ${timeoutMs} ms; calls: ${calls.map((c) => `${c.operation} ${c.tables.join('+')}`).join(', ')}`));
+        }, timeoutMs);
+        waiters.add(check);
+        check();
+      }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        agent.destroy();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
