@@ -1,8 +1,7 @@
 // Tests are transpiled by swc (no type-checking here: `npm run typecheck` does that).
 // Middy ships ESM only, so it is transformed too.
-export default {
+const shared = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   transform: {
     '^.+\\.(t|j)sx?$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript', tsx: true } }, module: { type: 'commonjs' } }],
@@ -15,12 +14,37 @@ export default {
     // Provided by the build; a test loading the handler's source in-process serves no dashboard.
     '^virtual:dashboard-assets$': '<rootDir>/test/support/dashboard-assets.ts',
   },
-  globalSetup: '<rootDir>/test/support/global-setup.ts',
-  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   // A limit for when something hangs, not a speed check: tests start real processes (the built
   // server, DynamoDB Local on Java) and wait on conditions (test/support/patience.ts), and on a loaded
   // CI host the same work takes many times as long as on a quiet one.
   testTimeout: 180000,
+};
+
+/** Folders whose tests need neither DynamoDB Local nor the built bundles. */
+const STANDALONE = ['<rootDir>/test/unit', '<rootDir>/test/fixtures', '<rootDir>/test/fakes'];
+
+export default {
+  projects: [
+    {
+      ...shared,
+      // Nothing to start: `npm test -- test/unit` answers in seconds. Its tests see no store, even
+      // when they run beside the integration project, so one that needs it fails on its own too.
+      displayName: 'unit',
+      roots: STANDALONE,
+      setupFiles: ['<rootDir>/test/support/no-store.ts'],
+    },
+    {
+      ...shared,
+      // The bundles are built and one in-memory DynamoDB Local is started, both before the first
+      // test of this project and only when one of its tests is selected.
+      displayName: 'integration',
+      roots: ['<rootDir>/test'],
+      testPathIgnorePatterns: ['/node_modules/', ...STANDALONE.map((root) => `${root}/`)],
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+    },
+  ],
+  testTimeout: shared.testTimeout,
   maxWorkers: 2,
   reporters: ['default', '<rootDir>/test/support/summary-reporter.cjs'],
 };

@@ -62,4 +62,14 @@ describe('test/unit mirrors lambda/', () => {
     const needing = files(unit).filter((file) => /support\/(tables|proxy-server)|createTestTables|startProxy/.test(readFileSync(file, 'utf8')));
     expect(needing.map((file) => relative(PROJECT_ROOT, file))).toEqual([]);
   });
+
+  it('test/unit runs in the jest project that starts nothing and hides the store from its tests', async () => {
+    type Project = { roots: string[]; globalSetup?: string; setupFiles?: string[] };
+    const configFile = join(PROJECT_ROOT, 'jest.config.js');
+    const { default: config } = (await import(configFile)) as { default: { projects: Project[] } };
+    const holding = config.projects.filter((project) => project.roots.some((root) => root.replace('<rootDir>', PROJECT_ROOT) === unit));
+    expect(holding).toHaveLength(1);
+    expect(holding[0].globalSetup).toBeUndefined();
+    expect(holding[0].setupFiles).toContain('<rootDir>/test/support/no-store.ts');
+  });
 });
