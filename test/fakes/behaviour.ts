@@ -61,7 +61,7 @@ export interface FakeUpstreamOptions {
   requireKey?: string;
   /** Seed for `usage: 'random'`. */
   seed?: number;
-  /** Keep a record of every request (default true; the benchmark may turn it off). */
+  /** Keep a record of every request (default true; a long load run may turn it off). */
   recordRequests?: boolean;
 }
 

@@ -1,7 +1,7 @@
 /**
  * Turns a fixture into a response template, compiled once per shape: the fixture's events serialised
  * to bytes with holes where the requested model and (optionally) usage numbers go. Serving a request
- * then only fills a few holes, so the fake stays cheap enough for the benchmark.
+ * then only fills a few holes, so the fake stays cheap under load.
  */
 import type { Usage } from '../../lambda/providers/usage';
 import { expectedUsage, fixtureText, isStreamFixture, splitSseBlocks } from '../fixtures/index';
