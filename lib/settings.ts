@@ -9,7 +9,7 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 export interface DeploySettings {
   /** Prefixes every named resource, so two stages can live in one account. */
   stage: string;
-  /** The cache (and with it everything else) lives in EU West (Ireland) by default (docs/behaviour.md, "Limits"). */
+  /** The cache (and with it everything else) lives in EU West (Ireland) by default (docs/errors-and-limits.md, "Limits"). */
   region: string;
   /** Production origins of the dashboard or browser clients; localhost origins are always allowed by the app. */
   corsAllowedOrigins: string[];

@@ -75,7 +75,7 @@ async function deleteBudget(call: ManageCall, subject: BudgetSubject, what: stri
   return { statusCode: 204, headers: {}, body: '' };
 }
 
-/** Spend limits of the caller's own account: per token and per requester label (README "Budgets"). */
+/** Spend limits of the caller's own account: per token and per requester label (docs/budgets.md). */
 export const budgetRoutes: ApiRoute[] = [
   {
     method: 'PUT',

@@ -6,7 +6,7 @@ const EXPORT_PAGE_SIZE = 500;
 
 type Cell = string | number | boolean | undefined;
 
-/** The CSV columns, in order (documented in the README, "Export"). */
+/** The CSV columns, in order (documented in docs/management-api.md, "CSV export"). */
 export const CSV_COLUMNS: readonly { name: string; value: (row: UsageRow) => Cell }[] = [
   { name: 'id', value: (r) => r.id },
   { name: 'ts', value: (r) => r.ts },

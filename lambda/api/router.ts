@@ -42,7 +42,7 @@ function match(pattern: string, path: string): Record<string, string> | undefine
 /**
  * Errors are typed (`lambda/errors.ts`) and answered by the pipeline's one error step. A store
  * outage, during the caller's check or the route's own work, is a 503 with `Retry-After`
- * (README, "Errors the proxy answers itself"); anything else untyped stays a 500.
+ * (docs/errors-and-limits.md); anything else untyped stays a 500.
  */
 async function answerRoute(deps: Deps, route: ApiRoute, request: IncomingRequest, params: Record<string, string>): Promise<ProxyResponse> {
   if (route.access === 'manage') return route.handle({ deps, request, params, caller: await requireManageToken(deps, request) });
@@ -50,7 +50,7 @@ async function answerRoute(deps: Deps, route: ApiRoute, request: IncomingRequest
   return route.handle({ deps, request, params });
 }
 
-/** The management API (README, "Management API"): admin routes, account routes scoped to the caller's account, health. */
+/** The management API (docs/management-api.md): admin routes, account routes scoped to the caller's account, health. */
 export async function handleApi(deps: Deps, request: IncomingRequest): Promise<ProxyResponse | undefined> {
   let pathMatched = false;
   for (const route of ROUTES) {

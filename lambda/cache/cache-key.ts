@@ -4,7 +4,7 @@ import type { CacheKind } from '../providers/types';
 export type { CacheKind };
 
 /**
- * The body fields that define the answer, per endpoint kind (README, "The key").
+ * The body fields that define the answer, per endpoint kind (docs/caching.md, "The key").
  * Everything else is a generation setting (`max_tokens`, `temperature`, `top_p`,
  * `stream`, `stream_options`, `seed`, `metadata`, `user`, …) and is ignored, so
  * a retry with another limit or a streamed/non-streamed pair still hits.

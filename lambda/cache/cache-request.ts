@@ -27,7 +27,7 @@ export interface CacheRequestInput {
 /**
  * The request's cache settings. A key exists only when the mode isn't `off`, a proxy
  * token names the account, and the endpoint's dialect has a cache namespace that
- * allows this body (docs/behaviour.md, "Cache").
+ * allows this body (docs/caching.md).
  */
 export function readCacheRequest({ headers, accountId, provider, dialect, body }: CacheRequestInput): CacheRequest {
   const parsed = parseCacheMode(headers[CACHE_HEADER]);

@@ -33,7 +33,7 @@ export interface CacheHit {
 export type CacheDecision = { hit: CacheHit } | { fill: CacheFill };
 
 /**
- * The response cache as one feature (docs/behaviour.md, "Cache"): the lookup that rides
+ * The response cache as one feature (docs/caching.md): the lookup that rides
  * with the request's other store reads, the decision to serve or forward, and the fill
  * that stores a forwarded answer. The pipeline asks it, and nothing else about caching.
  */

@@ -21,7 +21,7 @@ function decodeAll(text: string): SseEvent[] {
 }
 
 /**
- * A stored response in the form the request asks for (README, "Caching, with examples"): a
+ * A stored response in the form the request asks for (docs/caching.md, "How a hit is served"): a
  * stored stream replays as a stream or is assembled into one JSON answer; a
  * stored JSON answer is sent as is or as the dialect's stream of events.
  */

@@ -56,7 +56,7 @@ export class CacheWriteError extends Error {
   }
 }
 
-/** Whether a response may be stored at all: only complete 2xx responses (docs/behaviour.md, "Cache"). */
+/** Whether a response may be stored at all: only complete 2xx responses (docs/caching.md, "What is stored"). */
 export function isCacheableStatus(status: number): boolean {
   return Number.isInteger(status) && status >= 200 && status < 300;
 }

@@ -1,6 +1,6 @@
 /**
  * Cross-origin requests are answered only for localhost origins (any port) and
- * the configured production domains (docs/behaviour.md, "Limits").
+ * the configured production domains (docs/errors-and-limits.md, "Limits").
  */
 const LOCALHOST = /^https?:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/i;
 

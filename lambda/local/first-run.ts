@@ -35,7 +35,7 @@ export interface FirstAccount {
  * The first account of a local install, so a newcomer can send a request at once. Its token is
  * printed once and never stored in plain text. A start that stopped before the banner was printed
  * leaves `token_shown: false`, and the next start mints and shows a fresh token for the same
- * account; `npm start -- --new-token` does the same on demand (README, "Quick start").
+ * account; `npm start -- --new-token` does the same on demand (docs/operations.md, "First start").
  */
 export async function firstRunAccount(dataDir: string, accounts: AccountStore, options: { newToken: boolean; now?: Date }): Promise<FirstAccount> {
   const now = options.now ?? new Date();

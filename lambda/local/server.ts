@@ -28,7 +28,7 @@ import { localStreamPoller } from './stats-consumer';
  */
 
 /**
- * Shutdown budget (README, "Stopping the server"): requests in flight get FINISH_REQUESTS_MS to
+ * Shutdown budget (docs/operations.md, "Stopping the server"): requests in flight get FINISH_REQUESTS_MS to
  * end on their own, then are cut; rows get until WRITE_ROWS_MS to reach the store, then go to
  * the spool file. The process is gone within EXIT_BY_MS, under the 10 s `docker stop` and
  * Kubernetes give before SIGKILL.

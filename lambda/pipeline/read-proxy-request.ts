@@ -24,7 +24,7 @@ function presentedCredential(incoming: IncomingRequest, provider: Provider): str
 
 /**
  * Everything a proxy request says about itself, read without any I/O: the
- * credential and mode (a `sk-proxy-` credential means stored mode: docs/behaviour.md, "Authentication modes"),
+ * credential and mode (a `sk-proxy-` credential means stored mode: docs/api.md, "Credentials"),
  * the body, the requester label and the cache settings. The body is judged in the validation step.
  */
 export function readProxyRequest(incoming: IncomingRequest, route: Route): ProxyRequest {

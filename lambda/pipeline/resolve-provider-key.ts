@@ -5,7 +5,7 @@ import type { Step } from './step';
 
 /**
  * Step 7: the key to send upstream. Stored mode opens the account's saved key
- * (docs/behaviour.md, "Authentication modes"); pass-through uses the client's own key as is and keeps it only
+ * (docs/api.md, "Credentials"); pass-through uses the client's own key as is and keeps it only
  * for this request.
  */
 export function resolveProviderKey(deps: Pick<Deps, 'sealer'>): Step<Routed & Authenticated, Keyed> {

@@ -9,7 +9,7 @@ export function validateBody(): Step<Routed, Validated> {
     name: 'validate',
     run(state) {
       const { dialect } = state.endpoint;
-      // Content-type application/json (README, "Decisions where the spec is silent"). A missing header is read as JSON, and so is curl's
+      // Content-type application/json (docs/errors-and-limits.md, "Content type"). A missing header is read as JSON, and so is curl's
       // default form type when the body is a JSON object (`curl -d '{…}'`); another type is refused.
       const contentType = state.request.headers['content-type'];
       const curlDefault = contentType !== undefined && /^application\/x-www-form-urlencoded\b/i.test(contentType.trim()) && state.body !== undefined;

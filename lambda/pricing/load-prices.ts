@@ -110,7 +110,7 @@ function projectEntries(entries: Record<string, ProjectEntry> | undefined): Map<
 
 /**
  * Accepts the project's own format (`{models:{…}, providers:{"prov-d":{…}}}`, USD
- * per million tokens, README "Pricing") or LiteLLM's.
+ * per million tokens, docs/usage-and-pricing.md, "Pricing") or LiteLLM's.
  */
 export function parsePriceDocument(document: unknown): Overrides {
   if (!document || typeof document !== 'object' || Array.isArray(document)) {

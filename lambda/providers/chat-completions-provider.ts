@@ -6,7 +6,7 @@ import type { ProviderModule } from './types';
 type ChatEntry = Extract<CatalogEntry, { dialect: 'chat' }>;
 
 /**
- * A chat-completions provider from its catalog entry. It follows the conventions of the README:
+ * A chat-completions provider from its catalog entry. It follows the conventions of docs/api.md ("Endpoints"):
  * reached at `/prov-x/v1/…` and `/prov-x/…`, both meaning `{base}/…`.
  */
 export function chatCompletionsProvider<const Id extends string>(entry: ChatEntry & { id: Id }): ProviderModule<Id> {

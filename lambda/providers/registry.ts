@@ -34,7 +34,7 @@ export function providerByRoute(pathBelowProxyBase: string): Provider | undefine
   return result && 'found' in result && result.found.endpoint === result.found.provider.endpoints[0] ? result.found.provider : undefined;
 }
 
-/** Every endpoint path the proxy offers, below the proxy base, for the 404 answer and the README. */
+/** Every endpoint path the proxy offers, below the proxy base, for the 404 answer and docs/api.md. */
 export function endpointPaths(): string[] {
   return PROVIDERS.flatMap((provider) => {
     const mounts: readonly Mount[] = provider.mounts;

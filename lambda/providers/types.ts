@@ -56,7 +56,7 @@ export interface Dialect {
     /** Also read from the client (newer SDKs of the style send it), never used upstream. */
     alsoAccepted?: CredentialHeader;
   };
-  /** Checks only the fields the proxy requires (README, "Errors the proxy answers itself"); everything else passes through untouched. */
+  /** Checks only the fields the proxy requires (docs/errors-and-limits.md); everything else passes through untouched. */
   validate(body: unknown): ValidationResult;
   /** The provider-native error body for an error the proxy answers itself. */
   errorBody(error: NativeError): string;

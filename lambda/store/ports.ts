@@ -96,7 +96,7 @@ export interface SecretSealer {
 
 /**
  * Spend limits per proxy token and per requester label, with the spend
- * counters they are checked against (see README "Budgets"). The counters are
+ * counters they are checked against (docs/budgets.md). The counters are
  * added to by the usage log, in the same write as each row.
  */
 export interface BudgetStore {

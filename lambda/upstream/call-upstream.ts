@@ -24,7 +24,7 @@ export interface UpstreamCall {
   url: URL;
   headers: Record<string, string>;
   body: Buffer;
-  /** Limit for the response headers to arrive (30 s by default; docs/behaviour.md, "Limits"). */
+  /** Limit for the response headers to arrive (30 s by default; docs/errors-and-limits.md, "Limits"). */
   timeoutMs: number;
   /** Fires when the client has gone away: the call is stopped (the local server knows; Lambda does not tell). */
   clientGone?: AbortSignal;

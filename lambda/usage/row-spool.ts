@@ -15,7 +15,7 @@ export interface RowSpool {
 /**
  * In Lambda there is no disk that outlives the instance: the row is printed as
  * one structured log line (`"message":"usage row spooled"`) that the operator can
- * replay into the table from CloudWatch Logs (see README, failure modes).
+ * replay into the table from CloudWatch Logs (docs/failure-modes.md, "Limits worth knowing").
  */
 export class LogRowSpool implements RowSpool {
   constructor(private readonly log: Logger) {}
@@ -24,7 +24,7 @@ export class LogRowSpool implements RowSpool {
     this.log.error('usage row spooled', { row, ...describeError(error) });
   }
 
-  /** The replay is the operator's, from the log (see README). */
+  /** The replay is the operator's, from the log (docs/failure-modes.md). */
   startReplay(): void {}
 
   async stop(): Promise<void> {}

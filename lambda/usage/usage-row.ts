@@ -2,7 +2,7 @@ import type { ProviderId } from '../providers/registry';
 import type { EndpointKind } from '../providers/types';
 
 /**
- * One row per request (README, "Usage rows"), as stored and as `/api/logs` returns it.
+ * One row per request (docs/usage-and-pricing.md, "The usage row"), as stored and as `/api/logs` returns it.
  * Money is kept in integer nano-dollars (`*_nanos`); `cost_usd`/`saved_usd` are derived for readers.
  */
 export interface UsageRow {

@@ -52,7 +52,7 @@ export class ProxyAlarms extends Construct {
     );
 
     // A usage row the store refused after every retry is printed as one `usage row spooled` line:
-    // the only copy of that row, to be replayed into the table (README, failure modes).
+    // the only copy of that row, to be replayed into the table (docs/failure-modes.md, "Limits worth knowing").
     const spooled = new MetricFilter(this, 'SpooledRows', {
       logGroup: props.logGroup,
       filterPattern: FilterPattern.stringValue('$.message', '=', 'usage row spooled'),

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { PROJECT_ROOT } from './support/synth';
 
 /**
- * The folders of lambda/ form no import cycle (README "Layout"): a folder may
+ * The folders of lambda/ form no import cycle (docs/architecture.md, "Dependencies between folders"): a folder may
  * use the folders below it, never one that uses it back. scripts/check-cycles.mjs
  * derives the folder graph from the relative imports; this runs it.
  */

@@ -109,7 +109,7 @@ describe.each([
     expect(error).toBeInstanceOf(provider === 'prov-a' ? Anthropic.APIError : OpenAI.APIError);
     const apiError = error as { status: number; headers: Headers; message: string };
     expect(apiError.status).toBe(402);
-    // What the README's example reads: the OpenAI SDK's `code`, the Anthropic SDK's error body type.
+    // What docs/budgets.md's example reads: the OpenAI SDK's `code`, the Anthropic SDK's error body type.
     if (provider === 'prov-a') expect((error as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type: 'billing_error' } });
     else expect(error).toMatchObject({ code: 'budget_exceeded', type: 'insufficient_quota' });
     expect(apiError.headers.get('x-proxy-budget-remaining-usd')).toBe('0.000000');

@@ -1,5 +1,5 @@
 /**
- * `npm start` bounds V8's heap with Node flags of its own (README, "Memory"): the server it starts
+ * `npm start` bounds V8's heap with Node flags of its own (docs/operations.md, "Memory"): the server it starts
  * runs with them, and V8 honours them.
  */
 import { spawn, spawnSync } from 'node:child_process';

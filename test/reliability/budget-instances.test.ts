@@ -2,7 +2,7 @@
  * Budgets under load, across two server processes on one DynamoDB: the spend
  * counters end up exactly equal to the sum of the rows' cost, and a budget
  * reached mid-run overshoots by no more than the cost of the requests still
- * in flight (README "Budgets").
+ * in flight (docs/budgets.md, "Overshoot").
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -2,7 +2,7 @@
  * Two local instances on one DynamoDB share the key material that seals provider keys: an
  * instance whose DATA_DIR holds another master key refuses to start, in one line saying what to
  * do, instead of answering 500 on every stored-key request later. With the key file copied
- * over (README, "Two instances on one store"), it starts and opens the keys the first one saved.
+ * over (docs/operations.md, "Two local instances on one store"), it starts and opens the keys the first one saved.
  */
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';

@@ -92,7 +92,7 @@ describe('provider registry', () => {
     expect(providerById('prov-f')).toBeUndefined();
   });
 
-  it.each(defaults)('%s calls %s by default (README, "Using the proxy from an SDK")', (id, url) => {
+  it.each(defaults)('%s calls %s by default (README, "Use it from an SDK")', (id, url) => {
     expect(upstreamUrl(providerById(id)!, loadConfig({}).upstreams[id].baseUrl).href).toBe(url);
   });
 

@@ -1,4 +1,4 @@
-/** Shapes of the management API as the dashboard reads them (see README, "Management API"). */
+/** Shapes of the management API as the dashboard reads them (see docs/management-api.md). */
 
 // The server's own types, imported as types only: nothing of the server ends up in the bundle.
 import type { BudgetJson } from '../../api/budget-routes';

@@ -6,7 +6,7 @@ const content = z.union([z.string(), z.array(z.unknown())]);
 const message = z.looseObject({ role: z.string(), content: z.optional(z.union([content, z.null()])) });
 
 /**
- * Only the fields the proxy requires are checked (README, "Errors the proxy
+ * Only the fields the proxy requires are checked (docs/errors-and-limits.md, "Errors the proxy
  * answers itself"); every other field passes through
  * untouched. `messages` is checked element by element below, stopping at the
  * first bad one, so a hostile array of a million items costs one issue, not a million.

@@ -73,7 +73,7 @@ export function streamEndedCleanly(provider: ProviderId, text: string): boolean 
   return provider === 'prov-a' ? /event: message_stop\s*\ndata: [^\n]*\n\n$/.test(text) : text.trimEnd().endsWith('data: [DONE]');
 }
 
-/** The proxy's own error shapes (README, "Errors the proxy answers itself"). */
+/** The proxy's own error shapes (docs/errors-and-limits.md). */
 export function expectMessagesError(text: string): { type: string; message: string } {
   const body = JSON.parse(text) as { type?: unknown; error?: { type?: unknown; message?: unknown } };
   if (body.type !== 'error' || typeof body.error?.type !== 'string' || typeof body.error.message !== 'string') {

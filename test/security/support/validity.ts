@@ -1,5 +1,5 @@
 /**
- * An independent statement of which proxy request bodies are valid (README,
+ * An independent statement of which proxy request bodies are valid (docs/errors-and-limits.md,
  * "Errors the proxy answers itself"), written from the documentation rather than from the
  * proxy's schema, so the property tests have their own oracle.
  */

@@ -111,8 +111,8 @@ describe('cacheKey', () => {
     });
   }
 
-  it('lists exactly the answer fields the README documents', () => {
-    const readme = readFileSync(join(__dirname, '../../../README.md'), 'utf8');
+  it('lists exactly the answer fields docs/caching.md documents', () => {
+    const readme = readFileSync(join(__dirname, '../../../docs/caching.md'), 'utf8');
     const rows: Record<string, string> = { messages: 'messages (Anthropic)', chat: 'chat completions', responses: 'Responses API', embeddings: 'embeddings' };
     for (const [kind, label] of Object.entries(rows)) {
       const line = readme.split('\n').find((text) => text.trim().startsWith(`| ${label} |`));

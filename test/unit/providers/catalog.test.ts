@@ -79,7 +79,7 @@ test.each(PROVIDER_CATALOG.map((entry) => [entry.id, entry] as const))('%s: an S
 
 test('the README\'s SDK table has one row per catalog provider, with its client, baseURL and upstream', () => {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## Using the proxy from an SDK'));
+  const section = readme.slice(readme.indexOf('## Use it from an SDK'));
   const rows = section.slice(0, section.indexOf('\n\n', section.indexOf('|'))).split('\n').filter((line) => /^\| [A-Z]: /.test(line));
   expect(rows).toHaveLength(PROVIDER_CATALOG.length);
   PROVIDER_CATALOG.forEach((entry, i) => {

@@ -43,7 +43,7 @@ describe('validate: only the fields the proxy requires', () => {
   });
 });
 
-describe('errorBody: the error shapes of the README (Errors the proxy answers itself)', () => {
+describe('errorBody: the error shapes of docs/errors-and-limits.md', () => {
   it.each([
     [400, 'invalid_request_error'],
     [401, 'authentication_error'],
