@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ProviderId } from '../fakes/start-fakes';
+import { startInProcessProxy, type InProcessProxy } from '../support/in-process-proxy';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 import { callThroughSdk, expectedCostUsd } from '../support/sdk-clients';
 
@@ -109,15 +110,6 @@ describe('cache rules', () => {
     expect((await again.json()).usage.prompt_tokens).toBe(777);
   });
 
-  it('max-age=0 stores nothing', async () => {
-    const messages = uniquePrompt();
-    await (await send(messages, { 'x-proxy-cache': 'true', 'cache-control': 'max-age=0' })).text();
-    await new Promise((r) => setTimeout(r, 500));
-    const second = await send(messages, { 'x-proxy-cache': 'true' });
-    await second.text();
-    expect(second.headers.get('x-proxy-cache')).toBe('MISS');
-  });
-
   it('an invalid x-proxy-cache value is a 400 in the endpoint error shape', async () => {
     const response = await send(uniquePrompt(), { 'x-proxy-cache': 'sometimes' });
     expect(response.status).toBe(400);
@@ -149,18 +141,6 @@ describe('cache rules', () => {
     expect(replayed === original).toBe(true);
   });
 
-  it('an interrupted stream is not stored', async () => {
-    const fake = proxy.fakes.fakes['prov-b'];
-    const messages = uniquePrompt();
-    fake.next({ resetMidStream: 2 });
-    const cut = await send(messages, { 'x-proxy-cache': 'true' }, { stream: true });
-    await cut.text().catch(() => undefined);
-    await new Promise((r) => setTimeout(r, 500));
-    const second = await send(messages, { 'x-proxy-cache': 'true' }, { stream: true });
-    await second.text();
-    expect(second.headers.get('x-proxy-cache')).toBe('MISS');
-  });
-
   it('single flight: 10 concurrent identical requests make one upstream call; the others are hits', async () => {
     const fake = proxy.fakes.fakes['prov-b'];
     const messages = uniquePrompt();
@@ -183,5 +163,53 @@ describe('cache rules', () => {
     expect(rows.length).toBeGreaterThan(0);
     expect(rows.every((r) => r.cached === true && (r.saved_usd as number) >= 0)).toBe(true);
     void expectedCostUsd;
+  });
+});
+
+describe('what the cache does not store', () => {
+  // In-process, so each test reads the cache only once the proxy's background work (rows and cache
+  // commits) has finished: a miss then means nothing was stored, not that it was not stored yet.
+  let local: InProcessProxy;
+  beforeAll(async () => {
+    local = await startInProcessProxy();
+  });
+  afterAll(() => local?.close());
+
+  const send = (messages: Array<{ role: 'user'; content: string }>, headers: Record<string, string>, extra: Record<string, unknown> = {}) =>
+    fetch(`${local.proxyBase}/prov-b/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${local.token}`, 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages, ...extra }),
+    });
+
+  it('max-age=0 stores nothing', async () => {
+    const messages = uniquePrompt();
+    const first = await send(messages, { 'x-proxy-cache': 'true', 'cache-control': 'max-age=0' });
+    await first.text();
+    expect(first.headers.get('x-proxy-cache')).toBe('MISS');
+    await local.settled();
+    const second = await send(messages, { 'x-proxy-cache': 'true' });
+    await second.text();
+    expect(second.headers.get('x-proxy-cache')).toBe('MISS');
+  });
+
+  it('an interrupted stream is not stored', async () => {
+    const messages = uniquePrompt();
+    local.fakes.fakes['prov-b'].next({ resetMidStream: 2 });
+    const cut = await send(messages, { 'x-proxy-cache': 'true' }, { stream: true });
+    await cut.text().catch(() => undefined);
+    await local.settled();
+    const second = await send(messages, { 'x-proxy-cache': 'true' }, { stream: true });
+    await second.text();
+    expect(second.headers.get('x-proxy-cache')).toBe('MISS');
+  });
+
+  it('a complete answer, once settled, is stored (the two tests above would see it)', async () => {
+    const messages = uniquePrompt();
+    await (await send(messages, { 'x-proxy-cache': 'true' }, { stream: true })).text();
+    await local.settled();
+    const second = await send(messages, { 'x-proxy-cache': 'true' }, { stream: true });
+    await second.text();
+    expect(second.headers.get('x-proxy-cache')).toBe('HIT');
   });
 });

@@ -42,6 +42,8 @@ export interface StoreGate {
   calm(): void;
   /** Calls disturbed so far. */
   readonly disturbed: number;
+  /** How many calls that match the store has performed and answered so far (an event a test can wait for). */
+  answered(match: (call: StoreCall) => boolean): number;
   readonly throttled: number;
   close(): Promise<void>;
 }
@@ -66,8 +68,9 @@ export async function startStoreGate(target: string): Promise<StoreGate> {
   let disturbed = 0;
   const rules: Array<{ disturbance: Disturbance; match: (call: StoreCall) => boolean; left: number }> = [];
   const open = new Set<Socket>();
+  const answeredCalls: StoreCall[] = [];
 
-  function forward(request: IncomingMessage, body: Buffer, response: ServerResponse, loseAnswer: boolean): void {
+  function forward(request: IncomingMessage, body: Buffer, response: ServerResponse, call: StoreCall | undefined, loseAnswer: boolean): void {
     const upstream = httpRequest({ host: hostname, port: Number(port), method: request.method, path: request.url, headers: request.headers, agent }, (answer) => {
       if (loseAnswer) {
         answer.resume();
@@ -76,6 +79,7 @@ export async function startStoreGate(target: string): Promise<StoreGate> {
       }
       response.writeHead(answer.statusCode ?? 500, answer.headers);
       answer.pipe(response);
+      if (call) response.once('finish', () => answeredCalls.push(call));
     });
     upstream.on('error', () => request.socket.destroy());
     upstream.end(body);
@@ -103,7 +107,7 @@ export async function startStoreGate(target: string): Promise<StoreGate> {
           return;
         }
       }
-      forward(request, body, response, rule?.disturbance === 'lose-answer');
+      forward(request, body, response, call, rule?.disturbance === 'lose-answer');
     });
   });
 
@@ -136,6 +140,9 @@ export async function startStoreGate(target: string): Promise<StoreGate> {
     },
     get throttled() {
       return throttled;
+    },
+    answered(match) {
+      return answeredCalls.filter(match).length;
     },
     async close() {
       for (const socket of open) socket.destroy();
