@@ -1,11 +1,11 @@
 import { CfnOutput, Fn, Stack, type StackProps } from 'aws-cdk-lib';
 import { FunctionUrlAuthType, InvokeMode } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
-import { type TableId } from '../lambda/tables';
+import { actionsByTable, PROXY_TABLE_CALLS } from '../lambda/store/table-calls';
 import { AdminSecret } from './constructs/admin-secret';
 import { ProxyAlarms } from './constructs/alarms';
 import { ProviderKeyEncryption } from './constructs/provider-key';
-import { ProxyFunction, type TableAccess } from './constructs/proxy-function';
+import { ProxyFunction } from './constructs/proxy-function';
 import { StatsConsumer } from './constructs/stats-consumer';
 import { ProxyTables } from './constructs/tables';
 import { namePrefix, tableOutputName } from './names';
@@ -17,32 +17,23 @@ export interface ProxyStackProps extends StackProps {
   projectRoot: string;
 }
 
-/**
- * What the proxy function does with each table. It writes rows, counters, cache parts, keys and
- * tokens and reads them back (logs, limits, hits, auth); the rollups it only reads (the stats
- * consumer writes them). No table is read through an index or scanned by another.
- */
-const TABLE_ACCESS: Record<TableId, TableAccess> = {
-  accounts: 'readwrite',
-  usageLogs: 'readwrite',
-  usageStats: 'read',
-  rateLimits: 'readwrite',
-  cache: 'readwrite',
-};
-
 export class ProxyStack extends Stack {
   readonly proxyFunction: ProxyFunction;
   readonly tables: ProxyTables;
   readonly statsConsumer: StatsConsumer;
+  readonly providerKeys: ProviderKeyEncryption;
+  readonly adminSecret: AdminSecret;
+  readonly settings: DeploySettings;
 
   constructor(scope: Construct, id: string, props: ProxyStackProps) {
     super(scope, id, props);
     const { settings } = props;
+    this.settings = settings;
     const prefix = namePrefix(settings.stage);
 
     this.tables = new ProxyTables(this, 'Tables', { namePrefix: prefix });
-    const providerKeys = new ProviderKeyEncryption(this, 'ProviderKeys', { stage: settings.stage });
-    const adminSecret = new AdminSecret(this, 'Admin', { stage: settings.stage });
+    const providerKeys = (this.providerKeys = new ProviderKeyEncryption(this, 'ProviderKeys', { stage: settings.stage }));
+    const adminSecret = (this.adminSecret = new AdminSecret(this, 'Admin', { stage: settings.stage }));
 
     this.proxyFunction = new ProxyFunction(this, 'Proxy', {
       projectRoot: props.projectRoot,
@@ -62,8 +53,10 @@ export class ProxyStack extends Stack {
       },
     });
     const { role } = this.proxyFunction;
+    // Exactly the actions the code sends, per table: rows are put and read, never updated or deleted.
+    const proxyActions = actionsByTable(PROXY_TABLE_CALLS);
     for (const { id: tableId, shape, table } of this.tables.all) {
-      this.proxyFunction.bindTable(table, shape, TABLE_ACCESS[tableId]);
+      this.proxyFunction.bindTable(table, shape, proxyActions.get(tableId) ?? []);
     }
     providerKeys.grantEnvelopeUse(role);
     adminSecret.grantRead(role);

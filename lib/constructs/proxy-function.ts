@@ -8,6 +8,7 @@ import { Alias, ApplicationLogLevel, Architecture, LoggingFormat, Runtime, Syste
 import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import type { DynamoAction } from '../../lambda/store/table-calls';
 import type { TableShape } from '../../lambda/tables';
 
 /** Where the Lambda entry lives, relative to the project root. */
@@ -30,28 +31,6 @@ export const ESM_REQUIRE_BANNER = "import { createRequire as __createRequire } f
 
 /** The module the dashboard's built files come from (lambda/virtual-modules.d.ts). */
 export const DASHBOARD_ASSETS_MODULE = 'virtual:dashboard-assets';
-
-export type TableAccess = 'read' | 'readwrite';
-
-/**
- * Item-level actions only. CDK's `grantReadWriteData` would also allow `Scan`, `DescribeTable` and
- * the stream reads (`GetRecords`, `GetShardIterator`), none of which the runtime uses: every read
- * is a key lookup or a partition query. Transactions need no action of their own; IAM checks the
- * `PutItem`/`UpdateItem`/`DeleteItem`/`ConditionCheckItem` inside them.
- */
-export const TABLE_ACTIONS: Record<TableAccess, string[]> = {
-  read: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'],
-  readwrite: [
-    'dynamodb:GetItem',
-    'dynamodb:BatchGetItem',
-    'dynamodb:Query',
-    'dynamodb:PutItem',
-    'dynamodb:UpdateItem',
-    'dynamodb:DeleteItem',
-    'dynamodb:BatchWriteItem',
-    'dynamodb:ConditionCheckItem',
-  ],
-};
 
 export interface ProxyFunctionProps {
   projectRoot: string;
@@ -145,10 +124,15 @@ export class ProxyFunction extends Construct {
       : this.fn;
   }
 
-  /** Hands the table's physical name to the runtime under the variable it reads, and grants the access it needs. */
-  bindTable(table: ITable, shape: TableShape, access: TableAccess): void {
+  /**
+   * Hands the table's physical name to the runtime under the variable it reads, and grants exactly
+   * the item-level actions its code sends there (lambda/store/table-calls.ts): no `Scan`, no
+   * `DescribeTable`, no stream reads, which CDK's `grantReadWriteData` would add.
+   */
+  bindTable(table: ITable, shape: TableShape, actions: readonly DynamoAction[]): void {
     this.fn.addEnvironment(shape.envVar, table.tableName);
-    this.role.addToPrincipalPolicy(new PolicyStatement({ actions: TABLE_ACTIONS[access], resources: [table.tableArn] }));
+    if (actions.length === 0) return;
+    this.role.addToPrincipalPolicy(new PolicyStatement({ actions: actions.map((a) => `dynamodb:${a}`), resources: [table.tableArn] }));
   }
 }
 

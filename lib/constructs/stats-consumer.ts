@@ -8,6 +8,7 @@ import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { actionsByTable, CONSUMER_TABLE_CALLS } from '../../lambda/store/table-calls';
 import type { TableShape } from '../../lambda/tables';
 import { esmBundling } from './proxy-function';
 
@@ -109,8 +110,11 @@ export class StatsConsumer extends Construct {
       reason:
         "dynamodb:ListStreams supports no resource-level permission, so Lambda's event source mapping can only be allowed it on \"*\"; it returns stream ARNs and no data, and every data read (GetRecords) is limited to the usage-logs stream.",
     });
-    // Writing rollups: conditional UpdateItem on the rollup table only.
-    this.role.addToPrincipalPolicy(new PolicyStatement({ actions: ['dynamodb:UpdateItem'], resources: [props.usageStats.table.tableArn] }));
+    // Writing rollups: the actions the fold sends (lambda/store/table-calls.ts), on the rollup table only.
+    for (const [tableId, actions] of actionsByTable(CONSUMER_TABLE_CALLS)) {
+      if (tableId !== 'usageStats') throw new Error(`the stream consumer may write only the rollups, not ${tableId}`);
+      this.role.addToPrincipalPolicy(new PolicyStatement({ actions: actions.map((a) => `dynamodb:${a}`), resources: [props.usageStats.table.tableArn] }));
+    }
 
     this.mapping = new EventSourceMapping(this, 'Mapping', {
       target: this.fn,

@@ -1,6 +1,5 @@
 import { ValidationError } from '../../errors';
 import { requestIdTime } from '../../http/request';
-import { BatchedPut } from './batched-put';
 import { spendChanges } from './budget-store';
 import { TransactedRows } from './transacted-rows';
 import type { LogQuery, UsageLog, UsageRow } from '../../usage/usage-row';
@@ -24,7 +23,6 @@ function decodeCursor(cursor: string): string | undefined {
  * reads naturally in the DynamoDB console.
  */
 export class DynamoUsageLog implements UsageLog {
-  private readonly puts: BatchedPut;
   private readonly rowsWithSpend: TransactedRows;
 
   /** `accountsTable` holds the budgets' spend counters, which a row with a cost adds to. */
@@ -34,20 +32,21 @@ export class DynamoUsageLog implements UsageLog {
     accountsTable: string,
     private readonly retentionDays?: number,
   ) {
-    this.puts = new BatchedPut(doc, table);
     this.rowsWithSpend = new TransactedRows(doc, table, 'account_id', accountsTable);
   }
 
   /**
    * Keyed by the row's own time and id, so a retried write leaves exactly one row.
    * A row with a cost is written in one transaction with its spend (transacted-rows.ts),
-   * so the spend counts it exactly once; a row without one is a plain batched put.
+   * so the spend counts it exactly once; a row without one is a plain put. Never a
+   * BatchWriteItem: IAM can't allow its puts without its deletes, and the function's role may
+   * not delete usage rows (docs/deploy.md, "Permissions").
    */
   async write(row: UsageRow): Promise<void> {
     const expires = this.retentionDays ? { expires_at: Math.floor(Date.parse(row.ts) / 1000) + this.retentionDays * 86_400 } : {};
     const item = { ...row, ts_id: `${row.ts}#${row.id}`, ...expires };
     const changes = spendChanges(row);
-    if (changes.length === 0) await this.puts.put(item);
+    if (changes.length === 0) await this.doc.send({ operation: 'PutItem', input: { TableName: this.table, Item: item } });
     else await this.rowsWithSpend.write({ item, id: row.id, changes });
   }
 

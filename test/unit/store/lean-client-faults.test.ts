@@ -1,7 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BatchedGet } from '../../../lambda/store/dynamodb/batched-get';
-import { BatchedPut } from '../../../lambda/store/dynamodb/batched-put';
 import { awsCredentialChain } from '../../../lambda/store/dynamodb/wire/credentials';
 import { LeanDocumentClient, sentAtMostOnce } from '../../../lambda/store/dynamodb/wire/document-client';
 import type { Credentials } from '../../../lambda/store/dynamodb/wire/sigv4';
@@ -220,14 +219,6 @@ describe('credentials', () => {
 
 describe('batch leftovers (the unprocessedItems policy)', () => {
   const json = (body: unknown): Answer => (_request, response) => response.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' }).end(JSON.stringify(body));
-
-  it('BatchedPut sends again only the items DynamoDB left unprocessed', async () => {
-    script = [json({ UnprocessedItems: { t: [{ PutRequest: { Item: { pk: { S: 'b' } } } }] } }), json({ UnprocessedItems: {} })];
-    const puts = new BatchedPut(client(), 't');
-    await Promise.all([puts.put({ pk: 'a' }), puts.put({ pk: 'b' })]);
-    expect(seen.map((s) => s.target)).toEqual(['DynamoDB_20120810.BatchWriteItem', 'DynamoDB_20120810.BatchWriteItem']);
-    expect(seen[1].body).toEqual({ RequestItems: { t: [{ PutRequest: { Item: { pk: { S: 'b' } } } }] } });
-  });
 
   it('BatchedGet asks again only for the keys DynamoDB left unprocessed', async () => {
     script = [

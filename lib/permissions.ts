@@ -1,0 +1,73 @@
+import { actionsByTable, CONSUMER_TABLE_CALLS, PROXY_TABLE_CALLS, type TableCalls } from '../lambda/store/table-calls';
+import { TABLES } from '../lambda/tables';
+import type { ProxyStack } from './proxy-stack';
+import type { DeploySettings } from './settings';
+
+export type FunctionRole = 'proxy' | 'stats consumer';
+
+/**
+ * One permission of a function's role: its actions, the resource they are on, and what uses them.
+ * The DynamoDB ones come from the calls the code sends (lambda/store/table-calls.ts); the others are
+ * listed here. A grant that exists only with some context values says so with `when`, and is
+ * then expected in the template exactly when its settings hold. test/infra/least-privilege.test.ts
+ * compares this list with every role policy of the synthesized template; docs/deploy.md's
+ * permissions table is rendered from it.
+ */
+export interface DeclaredGrant {
+  role: FunctionRole;
+  actions: readonly string[];
+  /** The resource as the stack refers to it (a token CloudFormation resolves). */
+  resource: (stack: ProxyStack) => string;
+  /** The resource as docs/deploy.md names it. */
+  resourceName: string;
+  usedFor: string;
+  when?: (settings: DeploySettings) => boolean;
+}
+
+const OTHER_GRANTS: readonly DeclaredGrant[] = [
+  {
+    role: 'proxy',
+    actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
+    resource: (s) => s.providerKeys.key.keyArn,
+    resourceName: 'the provider-key KMS key',
+    usedFor: 'open and seal stored provider keys, only with the `{account_id, provider}` encryption context',
+  },
+  { role: 'proxy', actions: ['secretsmanager:GetSecretValue'], resource: (s) => s.adminSecret.secret.secretArn, resourceName: 'the admin key secret', usedFor: 'read the admin key once per cold start' },
+  { role: 'proxy', actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resource: (s) => s.proxyFunction.logGroup.logGroupArn, resourceName: "the function's log group", usedFor: 'its own log lines' },
+  {
+    role: 'stats consumer',
+    actions: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
+    resource: (s) => s.tables.entry('usageLogs').table.tableStreamArn!,
+    resourceName: "the usage-logs table's stream",
+    usedFor: "the event source mapping reads the stream with the function's role",
+  },
+  { role: 'stats consumer', actions: ['dynamodb:ListStreams'], resource: () => '*', resourceName: '`*`', usedFor: 'the event source mapping; this action has no resource-level permission and returns no data' },
+  {
+    role: 'stats consumer',
+    actions: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
+    resource: (s) => s.statsConsumer.deadLetters.queueArn,
+    resourceName: 'its dead-letter queue',
+    usedFor: 'the positions of batches given up on',
+  },
+  { role: 'stats consumer', actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resource: (s) => s.statsConsumer.logGroup.logGroupArn, resourceName: "the consumer's log group", usedFor: 'its own log lines' },
+];
+
+function tableGrants(role: FunctionRole, calls: readonly TableCalls[]): DeclaredGrant[] {
+  return [...actionsByTable(calls)].map(([id, actions]) => ({
+    role,
+    actions: actions.map((a) => `dynamodb:${a}`),
+    resource: (s: ProxyStack) => s.tables.entry(id).table.tableArn,
+    resourceName: `the ${TABLES[id].logicalName} table`,
+    usedFor: calls
+      .filter((c) => c.table === id)
+      .map((c) => c.purpose)
+      .join('; '),
+  }));
+}
+
+/** Every grant the stack's roles hold with these settings. */
+export function declaredGrants(settings: DeploySettings): DeclaredGrant[] {
+  const all = [...tableGrants('proxy', PROXY_TABLE_CALLS), ...OTHER_GRANTS.filter((g) => g.role === 'proxy'), ...tableGrants('stats consumer', CONSUMER_TABLE_CALLS), ...OTHER_GRANTS.filter((g) => g.role !== 'proxy')];
+  return all.filter((g) => !g.when || g.when(settings));
+}
+

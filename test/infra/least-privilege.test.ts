@@ -1,0 +1,67 @@
+/**
+ * Every permission of every function role in the synthesized template is one the code uses:
+ * the DynamoDB actions the code sends, per table (lambda/store/table-calls.ts, checked against the
+ * source by table-calls.test.ts), plus the few grants of other services that lib/permissions.ts
+ * declares (a grant behind a context value is declared there with `when`). Any other action, or
+ * any of these on another resource, fails the test; docs/deploy.md's table is rendered from the
+ * same declaration (deploy-docs.test.ts).
+ */
+import type { Role } from 'aws-cdk-lib/aws-iam';
+import { declaredGrants, type FunctionRole } from '../../lib/permissions';
+import { actionsOf, roleStatements, synthesize, type SynthesizedStack } from './support/synth';
+
+/** `action on resource`, one string per pair, so extra and missing grants show by name. */
+function templatePairs(synth: SynthesizedStack, role: Role): string[] {
+  return roleStatements(synth.template, synth.stack.getLogicalId(role.node.defaultChild as never))
+    .flatMap((s) => (Array.isArray(s.Resource) ? (s.Resource as unknown[]) : [s.Resource]).flatMap((resource) => actionsOf(s).map((action) => `${action} on ${JSON.stringify(resource)}`)))
+    .sort();
+}
+
+function declaredPairs(synth: SynthesizedStack, role: FunctionRole): string[] {
+  const { stack } = synth;
+  return declaredGrants(stack.settings)
+    .filter((g) => g.role === role)
+    .flatMap((g) => g.actions.map((a) => `${a} on ${JSON.stringify(stack.resolve(g.resource(stack)))}`))
+    .sort();
+}
+
+const variants: [string, Record<string, unknown>][] = [
+  ['default stage', {}],
+  ['stage with every option', { stage: 'prod', provisionedConcurrency: 2, reservedConcurrency: 10, alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:ops', logRetentionDays: 30 }],
+];
+
+describe.each(variants)('least privilege on the %s', (_name, context) => {
+  let synth: SynthesizedStack;
+  beforeAll(() => {
+    synth = synthesize(context, { bundle: false });
+  });
+  afterAll(() => synth?.cleanup());
+
+  it('the proxy role holds exactly the declared grants: the DynamoDB calls its code sends, per table, and its key, secret and logs', () => {
+    expect(templatePairs(synth, synth.stack.proxyFunction.role)).toEqual(declaredPairs(synth, 'proxy'));
+  });
+
+  it('the stream consumer role holds exactly the declared grants: the stream, rollup writes and its dead-letter queue', () => {
+    expect(templatePairs(synth, synth.stack.statsConsumer.role)).toEqual(declaredPairs(synth, 'stats consumer'));
+  });
+
+  it('no other role or policy exists that could hold a grant', () => {
+    const roleId = (role: Role) => synth.stack.getLogicalId(role.node.defaultChild as never);
+    expect(Object.keys(synth.template.findResources('AWS::IAM::Role')).sort()).toEqual([roleId(synth.stack.proxyFunction.role), roleId(synth.stack.statsConsumer.role)].sort());
+    for (const policy of Object.values(synth.template.findResources('AWS::IAM::Policy')) as { Properties: { Roles: unknown[] } }[]) {
+      expect(policy.Properties.Roles).toHaveLength(1);
+    }
+    expect(synth.template.findResources('AWS::IAM::ManagedPolicy')).toEqual({});
+  });
+
+  it('never lets the proxy delete, batch-write or update the usage history', () => {
+    const { stack } = synth;
+    const pairs = templatePairs(synth, stack.proxyFunction.role);
+    for (const id of ['usageLogs', 'usageStats'] as const) {
+      const arn = JSON.stringify(stack.resolve(stack.tables.entry(id).table.tableArn));
+      const onTable = pairs.filter((p) => p.endsWith(` on ${arn}`)).map((p) => p.split(' ')[0]);
+      expect(onTable.length).toBeGreaterThan(0);
+      expect(onTable.filter((a) => /DeleteItem|BatchWriteItem|UpdateItem/.test(a))).toEqual([]);
+    }
+  });
+});
