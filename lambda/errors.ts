@@ -88,6 +88,13 @@ export class UpstreamTimeoutError extends ProxyError {
   }
 }
 
+/** The provider compressed its answer in a coding the proxy cannot decode (it asks only for ones it can): the body could hold a credential, so it is not passed on. */
+export class UpstreamEncodingError extends ProxyError {
+  constructor(coding: string) {
+    super(502, `The upstream provider answered in content-encoding "${coding.slice(0, 40)}", which the proxy cannot decode; the answer was not passed on.`);
+  }
+}
+
 /** The client went away before the provider answered; the upstream call was stopped. */
 export class ClientGoneError extends ProxyError {
   constructor() {

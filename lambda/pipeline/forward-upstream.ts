@@ -1,4 +1,5 @@
 import type { UpstreamAnswer } from '../cache/cache-fill';
+import { UpstreamEncodingError } from '../errors';
 import type { Deps } from '../deps';
 import type { RecordDeps } from './record';
 import type { ProxyResponse } from '../http/response';
@@ -44,7 +45,7 @@ export function forwardUpstream(deps: ForwardDeps) {
       upstream = await callUpstream({
         method: state.request.method,
         url: upstreamUrl(state.provider, deps.config.upstreams[state.provider.id].baseUrl, state.upstreamPath, state.request.rawQuery),
-        headers: upstreamRequestHeaders(state.request.headers, dialect, state.upstreamKey, body.length > 0),
+        headers: upstreamRequestHeaders(state.request.headers, dialect, state.upstreamKey, body.length > 0, presentedProxyToken(state)),
         body,
         timeoutMs: deps.config.upstreamTimeoutMs,
         clientGone: context?.clientGone,
@@ -55,14 +56,22 @@ export function forwardUpstream(deps: ForwardDeps) {
       throw error;
     }
 
+    // A body in a coding the proxy cannot decode cannot be checked for credentials: it is not passed on.
+    const decoding = bodyDecoding(upstream.headers['content-encoding']);
+    if (decoding.kind === 'unsupported') {
+      upstream.abort();
+      cache.abandon();
+      const error = new UpstreamEncodingError(decoding.coding);
+      recordUsage(deps, state, { status: error.status, error: error.message });
+      throw error;
+    }
+
     // Tap.
     const answer = describeAnswer(upstream, dialect);
     const storing = cache.begin(answer);
     const ok = answer.status >= 200 && answer.status < 300;
-    const decoding = bodyDecoding(upstream.headers['content-encoding']);
-    // A compressed body the proxy edits (the usage event it asked for) or that may quote a credential (an error)
-    // is decoded, edited and sent as identity; any other compressed body goes out as sent, read from a decoded copy.
-    const transcoder = decoding.kind === 'decode' && (addedStreamUsage || !ok) ? decoding.create() : undefined;
+    // Every compressed body is decoded, so the redactor and the usage reader see its real bytes; the client gets them as identity.
+    const transcoder = decoding.kind === 'decode' ? decoding.create() : undefined;
     const tap = new UsageTap({
       dialect,
       format: answer.format,
@@ -72,7 +81,6 @@ export function forwardUpstream(deps: ForwardDeps) {
       onText: storing ? (text) => cache.append(text) : undefined,
       // The entry is committed before the client sees the end, so a retry right after always hits.
       beforeEnd: storing ? (result) => cache.finish(result) : undefined,
-      readVia: decoding.kind !== 'identity' && !transcoder && answer.format !== 'opaque' ? decoding.create(new SecretRedactor(secrets)) : undefined,
     });
 
     // Finish.
@@ -97,8 +105,7 @@ export function forwardUpstream(deps: ForwardDeps) {
       onEnd: finish,
     });
 
-    const headers = clientResponseHeaders(upstream.headers);
-    if (transcoder) delete headers['content-encoding'];
+    const headers = clientResponseHeaders(upstream.headers, transcoder !== undefined);
     Object.assign(headers, cache.statusHeader);
     return finishResponse(state, { statusCode: upstream.status, headers, body: tap });
   };
@@ -114,6 +121,11 @@ function describeAnswer(upstream: UpstreamResponse, dialect: Dialect): UpstreamA
 /** The stored or pass-through provider key, the client's credential and the proxy token (whole and its secret part). */
 function requestSecrets(state: ProxyState): Array<string | undefined> {
   return [state.upstreamKey, state.credential, state.request.headers['x-proxy-token']?.trim(), state.token?.secret];
+}
+
+/** The proxy token as the client presented it, whole and its secret part: no header quoting either goes upstream. */
+function presentedProxyToken(state: ProxyState): Array<string | undefined> {
+  return [state.mode === 'stored' ? state.credential : state.request.headers['x-proxy-token']?.trim(), state.token.secret];
 }
 
 /** The provider's message from the start of a JSON error body too large to parse whole. */

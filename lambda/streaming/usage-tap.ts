@@ -22,11 +22,6 @@ export interface TapOptions {
   onText?: (text: string) => void;
   /** Runs after the last upstream byte, before the client's stream ends (committing the cache entry). */
   beforeEnd?: (result: TapResult) => Promise<void>;
-  /**
-   * For a compressed body: the client gets the bytes as sent, and usage, the
-   * cache and the model are read from this decoder's output instead.
-   */
-  readVia?: Transform;
 }
 
 export interface TapResult extends StreamOutcome {
@@ -56,25 +51,19 @@ export class UsageTap extends Transform {
   private jsonTailBytes = 0;
   private bytes = 0;
   private readonly maxJsonRead: number;
-  private readError?: string;
 
   constructor(private readonly options: TapOptions) {
     super();
     this.reader = options.dialect.newStreamReader();
     this.maxJsonRead = options.maxJsonRead ?? MAX_JSON_READ;
-    options.readVia?.on('data', (chunk: Buffer) => this.readChunk(chunk));
-    options.readVia?.on('error', (error) => (this.readError = `usage not read: ${error.message}`));
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
     this.bytes += chunk.length;
-    const via = this.options.readVia;
-    if (!via) return done(null, this.readChunk(chunk));
-    if (!via.destroyed) via.write(chunk);
-    done(null, chunk);
+    done(null, this.readChunk(chunk));
   }
 
-  /** Reads a chunk of the (decoded) body; returns what the client gets when the tap passes decoded bytes. */
+  /** Reads a chunk of the (decoded) body; returns what the client gets. */
   private readChunk(chunk: Buffer): Buffer | undefined {
     if (this.options.onText) this.options.onText(this.observerText.write(chunk));
     if (this.options.format === 'opaque') return chunk;
@@ -93,19 +82,6 @@ export class UsageTap extends Transform {
   }
 
   override _flush(done: TransformCallback): void {
-    const via = this.options.readVia;
-    if (!via || via.destroyed) return this.flushRead(done);
-    let flushed = false;
-    const once = () => {
-      if (!flushed) this.flushRead(done);
-      flushed = true;
-    };
-    via.once('end', once);
-    via.once('close', once);
-    via.end();
-  }
-
-  private flushRead(done: TransformCallback): void {
     const tail = this.observerText.end();
     if (tail && this.options.onText) this.options.onText(tail);
     if (this.options.format === 'sse') {
@@ -132,13 +108,13 @@ export class UsageTap extends Transform {
     if (this.options.format === 'opaque') return { complete: true, bytes: this.bytes, oversizedEvents: 0 };
     if (this.options.format === 'sse') {
       const outcome = this.reader.outcome();
-      return { ...outcome, error: outcome.error ?? this.readError, complete: outcome.complete && !this.readError, bytes: this.bytes, oversizedEvents: this.decoder.oversizedEvents };
+      return { ...outcome, bytes: this.bytes, oversizedEvents: this.decoder.oversizedEvents };
     }
     const head = Buffer.concat(this.jsonChunks).toString('utf8');
     if (this.jsonBytes <= this.maxJsonRead) {
       const json = tryParseJson(head);
       const read = json === undefined ? {} : this.options.dialect.readResponse(json);
-      return { ...read, json, text: json === undefined ? head : undefined, error: this.readError, complete: json !== undefined && !this.readError, bytes: this.bytes, oversizedEvents: 0 };
+      return { ...read, json, text: json === undefined ? head : undefined, complete: json !== undefined, bytes: this.bytes, oversizedEvents: 0 };
     }
     // Too large to parse on the request path's budget: read the two fields where providers put them.
     const model = /"model"\s*:\s*"([^"]{1,200})"/.exec(head.slice(0, 64 * 1024))?.[1];

@@ -2,32 +2,35 @@ import { Transform, type TransformCallback } from 'node:stream';
 import * as zlib from 'node:zlib';
 
 /**
- * The proxy asks providers for `accept-encoding: identity`, but a provider (or a
- * gateway in front of a self-hosted one) may compress anyway. The usage reader
- * then needs the decoded text; the client still gets the bytes as sent, except on
- * paths where the proxy edits the stream, which decode and send identity.
+ * The proxy asks providers only for the codings it can decode (`ACCEPTED_ENCODINGS`),
+ * and every encoded body — success or error, JSON, stream or file, one coding or
+ * several stacked — is decoded and goes through the same credential redaction as a
+ * plain body before the client sees a byte. The client gets the identity bytes
+ * (docs/security.md, "Compressed answers"); a coding this runtime cannot decode is
+ * never passed on unread.
  */
 export type BodyDecoding =
   | { kind: 'identity' }
-  /** `create` makes a decoder: compressed bytes in, the body's text (with `edit` applied) out. */
-  | { kind: 'decode'; coding: string; create: (edit?: ByteEdit) => Transform }
-  /** `create` makes a stream that fails at once, saying which coding it can't read. */
-  | { kind: 'unsupported'; coding: string; create: (edit?: ByteEdit) => Transform };
+  /** `create` makes a decoder: compressed bytes in, the body's bytes out. */
+  | { kind: 'decode'; coding: string; create: () => Transform }
+  /** A coding this runtime can't read: the body cannot be checked for credentials. */
+  | { kind: 'unsupported'; coding: string };
 
 type DecoderFactory = () => Transform;
-
-/** An edit applied to the decoded bytes as they come (the credential redactor). */
-export interface ByteEdit {
-  write(chunk: Buffer): Buffer;
-  end(): Buffer;
-}
 
 const DECODERS: Record<string, DecoderFactory> = {
   gzip: () => zlib.createGunzip(),
   'x-gzip': () => zlib.createGunzip(),
   deflate: () => new DeflateDecoder(),
   br: () => zlib.createBrotliDecompress(),
+  // Node 22.15 and later; an older runtime neither asks for zstd nor reads it.
+  ...(typeof zlib.createZstdDecompress === 'function' ? { zstd: () => zlib.createZstdDecompress() } : {}),
 };
+
+/** The upstream `accept-encoding`: exactly the codings the proxy decodes (never the client's list). */
+export const ACCEPTED_ENCODINGS = Object.keys(DECODERS)
+  .filter((coding) => coding !== 'x-gzip')
+  .join(', ');
 
 /** What `content-encoding` says about the body: nothing to do, how to decode it, or a coding this runtime can't read. */
 export function bodyDecoding(header: string | string[] | undefined): BodyDecoding {
@@ -38,31 +41,27 @@ export function bodyDecoding(header: string | string[] | undefined): BodyDecodin
     .filter((coding) => coding && coding !== 'identity');
   if (codings.length === 0) return { kind: 'identity' };
   const unknown = codings.find((coding) => !DECODERS[coding]);
-  if (unknown) return { kind: 'unsupported', coding: unknown, create: () => new Unreadable(unknown) };
+  if (unknown) return { kind: 'unsupported', coding: unknown };
   // Codings are listed in the order they were applied; decoding undoes them last first.
-  const factories = codings.map((coding) => DECODERS[coding]).reverse();
-  return { kind: 'decode', coding: codings.join(', '), create: (edit) => chain(factories.map((create) => create()), edit) };
+  const factories = codings.map((coding) => DECODERS[coding]!).reverse();
+  return { kind: 'decode', coding: codings.join(', '), create: () => chain(factories.map((create) => create())) };
 }
 
-function chain(decoders: Transform[], edit?: ByteEdit): Transform {
-  if (decoders.length === 1 && !edit) return decoders[0];
-  return new Chain(decoders, edit);
+function chain(decoders: Transform[]): Transform {
+  return decoders.length === 1 ? decoders[0]! : new Chain(decoders);
 }
 
-/** Several decoders as one stream: bytes in at the first, decoded text out of the last, edited. */
+/** Several decoders as one stream: bytes in at the first, decoded bytes out of the last. */
 class Chain extends Transform {
   private readonly first: Transform;
   private readonly last: Transform;
 
-  constructor(decoders: Transform[], private readonly edit?: ByteEdit) {
+  constructor(decoders: Transform[]) {
     super();
-    for (let i = 0; i < decoders.length - 1; i++) decoders[i].pipe(decoders[i + 1]);
-    this.first = decoders[0];
-    this.last = decoders[decoders.length - 1];
-    this.last.on('data', (chunk: Buffer) => {
-      const out = this.edit ? this.edit.write(chunk) : chunk;
-      if (out.length) this.push(out);
-    });
+    for (let i = 0; i < decoders.length - 1; i++) decoders[i]!.pipe(decoders[i + 1]!);
+    this.first = decoders[0]!;
+    this.last = decoders[decoders.length - 1]!;
+    this.last.on('data', (chunk: Buffer) => this.push(chunk));
     for (const decoder of decoders) decoder.on('error', (error) => this.destroy(error));
   }
 
@@ -71,11 +70,7 @@ class Chain extends Transform {
   }
 
   override _flush(done: TransformCallback): void {
-    this.last.once('end', () => {
-      const rest = this.edit?.end();
-      if (rest?.length) this.push(rest);
-      done();
-    });
+    this.last.once('end', () => done());
     this.first.end();
   }
 }
@@ -116,16 +111,5 @@ class DeflateDecoder extends Transform {
     const head = this.head;
     this.head = Buffer.alloc(0);
     inner.write(head, () => done());
-  }
-}
-
-/** Stands in for a decoder this runtime lacks: the reader learns why it got no text. */
-class Unreadable extends Transform {
-  constructor(private readonly coding: string) {
-    super();
-  }
-
-  override _transform(_chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
-    done(new Error(`unsupported content-encoding ${this.coding}`));
   }
 }

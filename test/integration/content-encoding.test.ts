@@ -6,10 +6,10 @@ import type { ProviderId } from '../fakes/start-fakes';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 
 /**
- * A provider that compresses its answer although the proxy asked for identity:
- * the client gets the bytes as sent, the row is read from a decoded copy; where
- * the proxy edits the stream (hiding the usage event it asked for), it decodes,
- * edits and sends identity, without the encoding header.
+ * A provider that compresses its answer (the proxy asks for the codings it can
+ * decode): the body is decoded, redacted and sent to the client as identity,
+ * without the encoding header, and the row is exact; where the proxy edits the
+ * stream (hiding the usage event it asked for), it edits the decoded events.
  */
 let proxy: ProxyServer;
 beforeAll(async () => {
@@ -21,7 +21,6 @@ afterAll(async () => {
 
 type Coding = 'gzip' | 'deflate' | 'deflate-raw' | 'br';
 const CODINGS: Coding[] = ['gzip', 'deflate', 'deflate-raw', 'br'];
-const HEADER: Record<Coding, string> = { gzip: 'gzip', deflate: 'deflate', 'deflate-raw': 'deflate', br: 'br' };
 const DECODE: Record<Coding, (body: Buffer) => Buffer> = { gzip: gunzipSync, deflate: inflateSync, 'deflate-raw': inflateRawSync, br: brotliDecompressSync };
 
 const MODELS: Partial<Record<ProviderId, string>> = { 'prov-a': 'claude-haiku-4-5', 'prov-b': 'gpt-4o-mini', 'prov-c': 'gemini-2.5-flash', 'prov-d': 'mistral-small-latest' };
@@ -44,6 +43,21 @@ function rawCall(provider: ProviderId, stream: boolean, content = 'Say hello.'):
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks), requestId: String(res.headers['x-proxy-request-id']) }));
       res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** A non-streaming call whose answer may break off after its headers: what arrived, and the request id. */
+function cutCall(provider: ProviderId): Promise<{ requestId: string; body: string }> {
+  const body = JSON.stringify({ model: MODELS[provider], max_tokens: 50, messages: [{ role: 'user', content: 'cut' }] });
+  return new Promise((resolve, reject) => {
+    const req = request(`${proxy.proxyBase}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': proxy.account.token } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', () => undefined);
+      res.on('close', () => resolve({ requestId: String(res.headers['x-proxy-request-id']), body: Buffer.concat(chunks).toString('utf8') }));
     });
     req.on('error', reject);
     req.end(body);
@@ -78,16 +92,16 @@ describe.each(CODINGS)('an upstream answering with %s', (coding) => {
     ['prov-b', false],
     ['prov-d', false],
     ['prov-d', true],
-  ] as const)('%s (stream: %s), passed through', (provider, stream) => {
-    it('the client gets the compressed bytes as sent; the row is exact', async () => {
+  ] as const)('%s (stream: %s), decoded', (provider, stream) => {
+    it('the client gets the decoded bytes as identity; the row is exact', async () => {
       const expected = await identityRow(provider, stream);
       expect(expected.input_tokens).toBe(usage.inputTokens);
       proxy.fakes.fakes[provider].next({ usage, contentEncoding: coding, ...(stream ? { chunkIntervalMs: 1 } : {}) });
       const answer = await rawCall(provider, stream);
       const sent = lastRequest(provider).response.encodedBody!;
       expect(answer.status).toBe(200);
-      expect(answer.headers['content-encoding']).toBe(HEADER[coding]);
-      expect(answer.body.equals(sent)).toBe(true);
+      expect(answer.headers['content-encoding']).toBeUndefined();
+      expect(answer.body.equals(DECODE[coding](sent))).toBe(true);
       const row = await rowOf(answer.requestId);
       expect(rowFields(row)).toEqual(rowFields(expected));
       expect(row.cost_nanos).toBeGreaterThan(0);
@@ -181,22 +195,22 @@ describe('a compressed answer stored in the cache', () => {
 });
 
 describe('bodies the proxy cannot decode', () => {
-  it('a coding this runtime does not have: bytes passed on, the row says why it has no usage', async () => {
-    proxy.fakes.fakes['prov-d'].next({ usage, headers: { 'content-encoding': 'zstd' } });
+  it('a coding this runtime does not have: nothing passed on, a 502 that says why', async () => {
+    proxy.fakes.fakes['prov-d'].next({ usage, headers: { 'content-encoding': 'compress' } });
     const answer = await rawCall('prov-d', false);
-    expect(answer.headers['content-encoding']).toBe('zstd');
+    expect(answer.status).toBe(502);
+    expect(answer.headers['content-encoding']).toBeUndefined();
     const row = await rowOf(answer.requestId);
     expect(row.input_tokens).toBe(0);
-    expect(row.error).toMatch(/usage not read: unsupported content-encoding zstd/);
+    expect(row.error).toMatch(/content-encoding "compress", which the proxy cannot decode/);
   });
 
-  it('a body that is not what its encoding header says: bytes passed on, the row says so', async () => {
+  it('a JSON body that is not what its encoding header says: the answer is cut, the row says so', async () => {
     proxy.fakes.fakes['prov-a'].next({ usage, headers: { 'content-encoding': 'gzip' } });
-    const answer = await rawCall('prov-a', false);
-    expect(answer.headers['content-encoding']).toBe('gzip');
-    expect(JSON.parse(answer.body.toString('utf8')).usage.input_tokens).toBe(usage.inputTokens);
+    const answer = await cutCall('prov-a');
+    expect(answer.body).not.toContain('"usage"');
     const row = await rowOf(answer.requestId);
-    expect(row.error).toMatch(/usage not read/);
+    expect(row.error).toMatch(/could not decode the upstream body/);
   });
 
   it('on the filtered path, a corrupt compressed stream ends with an error event in the stream', async () => {

@@ -2,6 +2,9 @@ import { chatDialect } from '../../../lambda/providers/dialects/chat';
 import { messagesDialect } from '../../../lambda/providers/dialects/messages';
 import { clientResponseHeaders, upstreamRequestHeaders } from '../../../lambda/upstream/headers';
 
+/** Node 22's zlib decodes all four; the proxy asks for exactly those. */
+const ACCEPTED = 'gzip, deflate, br, zstd';
+
 describe('upstreamRequestHeaders', () => {
   const client: Record<string, string | undefined> = {
     'content-type': 'application/json',
@@ -44,7 +47,7 @@ describe('upstreamRequestHeaders', () => {
 
   it('messages style: only the provider key in x-api-key, client headers kept as sent, the rest dropped', () => {
     const headers = upstreamRequestHeaders(client, messagesDialect, 'sk-ant-real');
-    const expected: Record<string, string> = { 'x-api-key': 'sk-ant-real', 'accept-encoding': 'identity' };
+    const expected: Record<string, string> = { 'x-api-key': 'sk-ant-real', 'accept-encoding': ACCEPTED };
     for (const name of kept) expected[name] = client[name]!;
     expect(headers).toEqual(expected);
   });
@@ -53,7 +56,7 @@ describe('upstreamRequestHeaders', () => {
     const headers = upstreamRequestHeaders(client, chatDialect, 'sk-openai-real');
     expect(headers.authorization).toBe('Bearer sk-openai-real');
     expect(headers).not.toHaveProperty('x-api-key');
-    expect(headers['accept-encoding']).toBe('identity');
+    expect(headers['accept-encoding']).toBe(ACCEPTED);
     for (const name of kept) expect(headers[name]).toBe(client[name]);
     expect(Object.keys(headers).sort()).toEqual([...kept, 'authorization', 'accept-encoding'].sort());
   });
@@ -65,8 +68,25 @@ describe('upstreamRequestHeaders', () => {
     }
   });
 
+  it.each(['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'x-goog-api-key'])('a credential in %s is never forwarded, whatever it holds', (name) => {
+    for (const dialect of [messagesDialect, chatDialect]) {
+      const headers = upstreamRequestHeaders({ [name]: 'Bearer some-other-credential-1234' }, dialect, 'real-key');
+      expect(Object.values(headers).join('\n')).not.toContain('some-other-credential-1234');
+    }
+  });
+
+  it('a header of any name quoting the presented proxy token or its secret part stays with the proxy', () => {
+    const token = 'sk-proxy-abcdefghijklmnop_abcdefgh_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef';
+    const secret = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef';
+    const client = { 'x-custom-auth': `token=${token}`, 'x-secret-only': secret, 'x-harmless': 'kept' };
+    const headers = upstreamRequestHeaders(client, chatDialect, 'real-key', true, [token, secret]);
+    expect(headers).not.toHaveProperty('x-custom-auth');
+    expect(headers).not.toHaveProperty('x-secret-only');
+    expect(headers['x-harmless']).toBe('kept');
+  });
+
   it('a missing content-type becomes application/json', () => {
-    expect(upstreamRequestHeaders({}, chatDialect, 'k')).toEqual({ authorization: 'Bearer k', 'accept-encoding': 'identity', 'content-type': 'application/json' });
+    expect(upstreamRequestHeaders({}, chatDialect, 'k')).toEqual({ authorization: 'Bearer k', 'accept-encoding': ACCEPTED, 'content-type': 'application/json' });
   });
 
   // RFC 9110 7.6.1: a proxy removes the fields a Connection header names, they are hop-by-hop too.
