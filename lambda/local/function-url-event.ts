@@ -35,9 +35,23 @@ async function readBody(request: IncomingMessage, response: ServerResponse): Pro
   return Buffer.concat(chunks, size);
 }
 
+/**
+ * The request target split as received, never normalised: a dot segment or an encoded one
+ * (`/prov-b/x/../../prov-a/…`, `%2e%2e`) must reach the router as sent, which refuses it
+ * (README, "Endpoints"); `new URL()` would resolve it first. An absolute-form target
+ * (`POST http://host/path`) gives its path the same way.
+ */
+export function splitTarget(target: string): { rawPath: string; rawQueryString: string } {
+  let rest = target || '/';
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(rest);
+  if (scheme) rest = rest.slice(scheme[0].length) || '/';
+  const query = rest.indexOf('?');
+  return query < 0 ? { rawPath: rest, rawQueryString: '' } : { rawPath: rest.slice(0, query), rawQueryString: rest.slice(query + 1) };
+}
+
 /** A Node request as the function URL (payload format 2.0) event Lambda would deliver. */
 export async function toFunctionUrlEvent(request: IncomingMessage, response: ServerResponse): Promise<APIGatewayProxyEventV2> {
-  const url = new URL(request.url ?? '/', 'http://local');
+  const { rawPath, rawQueryString } = splitTarget(request.url ?? '/');
   const headers: Record<string, string> = {};
   // headersDistinct keeps repeats that Node would drop (e.g. a second Authorization); function URLs comma-join them.
   for (const [name, values] of Object.entries(request.headersDistinct)) {
@@ -54,8 +68,8 @@ export async function toFunctionUrlEvent(request: IncomingMessage, response: Ser
   return {
     version: '2.0',
     routeKey: '$default',
-    rawPath: url.pathname,
-    rawQueryString: url.search.slice(1),
+    rawPath,
+    rawQueryString,
     cookies: request.headers.cookie?.split(/;\s*/),
     headers,
     requestContext: {
@@ -65,7 +79,7 @@ export async function toFunctionUrlEvent(request: IncomingMessage, response: Ser
       domainPrefix: 'local',
       http: {
         method: request.method ?? 'GET',
-        path: url.pathname,
+        path: rawPath,
         protocol: `HTTP/${request.httpVersion}`,
         sourceIp,
         userAgent: headers['user-agent'] ?? '',

@@ -202,6 +202,28 @@ describe('createProxyHandler with injected dependencies', () => {
   });
 });
 
+describe('the path as received', () => {
+  it("the router checks the event's rawPath, not the platform's decoded path: a dot segment is a 404, never forwarded", async () => {
+    const { createProxyHandler } = jest.requireActual<typeof import('../../lambda/proxy-handler')>('../../lambda/proxy-handler');
+    const config = loadConfig({ ...fakes.env, DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT, TABLE_PREFIX: tables.prefix, DATA_DIR: dataDir });
+    const adminKey = 'an-injected-admin-key-0123456789';
+    const handler = createProxyHandler({ ...buildDeps(config), adminKey: async () => adminKey }) as unknown as StreamingHandler;
+    const created = await invoke(handler, functionUrlEvent('POST', '/api/admin/accounts', { authorization: `Bearer ${adminKey}` }, { name: 'raw-path' }));
+    const { token } = JSON.parse(created.body) as { token: string };
+    const before = fakes.fakes['prov-a'].requests.length + fakes.fakes['prov-b'].requests.length;
+    for (const [raw, normalised] of [
+      ['/api/proxy/prov-b/x/../../prov-a/v1/files', '/api/proxy/prov-a/v1/files'],
+      ['/api/proxy/prov-b/x/%2e%2e/y', '/api/proxy/prov-b/y'],
+    ]) {
+      const event = functionUrlEvent('POST', raw!, { authorization: `Bearer ${token}` }, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
+      event.requestContext.http.path = normalised!;
+      const answer = await invoke(handler, event);
+      expect(answer.status).toBe(404);
+    }
+    expect(fakes.fakes['prov-a'].requests.length + fakes.fakes['prov-b'].requests.length).toBe(before);
+  });
+});
+
 describe('identical requests in flight at once', () => {
   const adminKey = 'an-injected-admin-key-0123456789';
 

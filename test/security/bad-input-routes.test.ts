@@ -48,6 +48,14 @@ describe('paths', () => {
     '/.env',
     '/api/../../../etc/passwd',
     `/api/proxy/${'a/'.repeat(3000)}v1/messages`,
+    // Checked as received: each of these would lead somewhere else once normalised.
+    '/api/proxy/prov-b/x/../../prov-a/v1/files',
+    '/api/proxy/prov-b/x/%2e%2e/y',
+    '/api/proxy/prov-b/x/%2E%2E/%2e%2e/prov-a/v1/files',
+    '/api/proxy/prov-b/v1/chat/completions/..',
+    '/api/proxy/prov-b/v1/./models',
+    '/api/proxy/prov-b/v1/x/.%2e/models',
+    '/api/proxy/prov-b/v1/models/.',
   ];
 
   test.each(oddPaths)('POST %s → 404 in an error shape, never forwarded', async (odd) => {
@@ -56,6 +64,13 @@ describe('paths', () => {
     // Below provider A's `/v1` the answer is in its shape; elsewhere the chat-completions one.
     const shaped = odd.endsWith('/messages') || odd.startsWith('/api/proxy/v1/') ? expectMessagesError(answer.body).message : expectChatError(answer.body).message;
     expect(shaped).toBeTruthy();
+  });
+
+  test('an absolute-form request target is checked as received too', async () => {
+    const target = `${proxy.url}/api/proxy/prov-b/x/../../prov-a/v1/files`;
+    const answer = await notForwarded(() => rawRequest(proxy.url, rawPost(proxy.url, target, ['content-type: application/json', ...credentialLines('prov-b')], JSON.stringify(validBody('prov-b')))));
+    expect(answer.status).toBe(404);
+    expectChatError(answer.body);
   });
 
   test.each([
