@@ -98,6 +98,22 @@ describe('Responses API through the openai SDK', () => {
     expect(await rowOf(user)).toMatchObject(responsesRow(user, true));
   });
 
+  // OpenAI's own rules: `input` is optional, and `model` may come from a stored prompt.
+  it.each([
+    ['a stored prompt, no model and no input', { prompt: { id: 'pmpt_abc123', variables: { city: 'Paris' } } }],
+    ['a conversation only', { model: 'gpt-4.1-2025-04-14', conversation: 'conv_abc123' }],
+    ['a previous_response_id only', { model: 'gpt-4.1-2025-04-14', previous_response_id: 'resp_abc123' }],
+  ])('accepts %s: forwarded as sent, the row exact', async (_what, params) => {
+    const user = requester('resp-shapes');
+    const fake = proxy.fakes.fakes['prov-b'];
+    const before = fake.requests.length;
+    const response = await openai(user).responses.create(params as OpenAI.Responses.ResponseCreateParamsNonStreaming);
+    expect(response.output_text).toBe(RESPONSES_TEXT);
+    expect(fake.requests.length).toBe(before + 1);
+    expect(fake.requests[before]!.json).toEqual(params);
+    expect(await rowOf(user)).toMatchObject(responsesRow(user, false));
+  });
+
   it('pass-through mode: the client’s own key goes upstream, the row is the same', async () => {
     const user = requester('resp-own-key');
     const own = `sk-own-${randomBytes(12).toString('hex')}`;
@@ -118,15 +134,15 @@ describe('Responses API through the openai SDK', () => {
     expect(fake.requests[before]!.json).toMatchObject({ previous_response_id: 'resp_abc', store: false });
   });
 
-  it('model and input are required: a 400 in OpenAI’s shape, raised by the SDK as BadRequestError', async () => {
+  it('a model (or a stored prompt) is required and fields are typed: a 400 in OpenAI’s shape, raised by the SDK as BadRequestError', async () => {
     const client = openai(requester('resp-bad'));
-    const missing = await client.responses.create({ model: 'gpt-4.1' } as never).catch((error: unknown) => error);
-    expect(missing).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((missing as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ type: 'invalid_request_error', param: 'input' });
-    const wrong = await client.responses.create({ model: 'gpt-4.1', input: 42 } as never).catch((error: unknown) => error);
-    expect((wrong as InstanceType<typeof OpenAI.BadRequestError>).status).toBe(400);
     const noModel = await client.responses.create({ input: 'hi' } as never).catch((error: unknown) => error);
-    expect((noModel as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ param: 'model' });
+    expect(noModel).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((noModel as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ type: 'invalid_request_error', param: 'model' });
+    const wrong = await client.responses.create({ model: 'gpt-4.1', input: 42 } as never).catch((error: unknown) => error);
+    expect((wrong as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ type: 'invalid_request_error', param: 'input' });
+    const badPrompt = await client.responses.create({ prompt: { version: '2' } } as never).catch((error: unknown) => error);
+    expect((badPrompt as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ param: 'prompt' });
   });
 
   it('a provider without the Responses API answers its own 404, passed through; the row says kind other', async () => {

@@ -5,7 +5,7 @@ import { findErrorMessage } from './error-text';
 import { asObject, asString, tryParseJson, type JsonObject } from '../../json';
 import { openAiErrorBody } from './openai-errors';
 import { assembleResponsesResponse, synthesizeResponsesEvents } from './responses-replay';
-import { responsesBodySchema, validateWith } from './validation';
+import { validateResponsesBody } from './validation';
 
 /** The events that end a Responses stream; each carries the whole response, usage included. */
 export const TERMINAL_EVENTS = new Set(['response.completed', 'response.incomplete', 'response.failed']);
@@ -36,7 +36,7 @@ function eventType(event: SseEvent): string | undefined {
 export const responsesDialect: Dialect = {
   name: 'responses',
   credential: { header: 'authorization', scheme: 'Bearer' },
-  validate: (body) => validateWith(responsesBodySchema, body, false),
+  validate: validateResponsesBody,
   errorBody: openAiErrorBody,
   upstreamErrorMessage: findErrorMessage,
   readResponse: (body) => read(asObject(body)),

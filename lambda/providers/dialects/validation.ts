@@ -19,12 +19,28 @@ export const chatBodySchema = z.looseObject({
   stream: z.optional(z.union([z.boolean(), z.null()])),
 });
 
-/** Responses API: `input` is a string or a list of input items (messages, tool outputs, …). */
+/**
+ * Responses API, by OpenAI's own rules: `input` (a string or a list of input items) is
+ * optional — a stored prompt, a `conversation` or a `previous_response_id` may carry the
+ * whole turn — and `model` may come from a stored prompt (`prompt: { id }`) instead.
+ */
 export const responsesBodySchema = z.looseObject({
-  model: z.string().check(z.minLength(1)),
-  input: z.union([z.string(), z.array(z.unknown())]),
+  model: z.optional(z.string().check(z.minLength(1))),
+  input: z.optional(z.union([z.string(), z.array(z.unknown())])),
+  prompt: z.optional(z.union([z.looseObject({ id: z.string().check(z.minLength(1)) }), z.null()])),
+  conversation: z.optional(z.union([z.string().check(z.minLength(1)), z.looseObject({ id: z.string().check(z.minLength(1)) }), z.null()])),
+  previous_response_id: z.optional(z.union([z.string().check(z.minLength(1)), z.null()])),
   stream: z.optional(z.union([z.boolean(), z.null()])),
 });
+
+/** The Responses checks: the schema, then a model from the body or from its stored prompt. */
+export function validateResponsesBody(body: unknown): ValidationResult {
+  const checked = validateWith(responsesBodySchema, body, false);
+  if (!checked.ok) return checked;
+  const { model, prompt } = body as { model?: unknown; prompt?: unknown };
+  if (model === undefined && !prompt) return { ok: false, param: 'model', message: 'model: Field required (or a stored prompt: prompt.id)' };
+  return checked;
+}
 
 /** Embeddings: `input` is a string, a list of strings, or token arrays. */
 export const embeddingsBodySchema = z.looseObject({

@@ -104,8 +104,14 @@ describe('Responses API', () => {
   it('requires model and input (string or array), in the OpenAI error shape', () => {
     expect(responsesDialect.validate({ model: 'gpt-4.1', input: 'hi' })).toEqual({ ok: true });
     expect(responsesDialect.validate({ model: 'gpt-4.1', input: [{ role: 'user', content: 'hi' }] })).toEqual({ ok: true });
-    expect(responsesDialect.validate({ model: 'gpt-4.1' })).toMatchObject({ ok: false, param: 'input' });
+    // OpenAI's rules: input is optional; the model may come from a stored prompt.
+    expect(responsesDialect.validate({ model: 'gpt-4.1' })).toEqual({ ok: true });
+    expect(responsesDialect.validate({ prompt: { id: 'pmpt_1' } })).toEqual({ ok: true });
+    expect(responsesDialect.validate({ model: 'gpt-4.1', conversation: 'conv_1' })).toEqual({ ok: true });
+    expect(responsesDialect.validate({ model: 'gpt-4.1', conversation: { id: 'conv_1' } })).toEqual({ ok: true });
+    expect(responsesDialect.validate({ model: 'gpt-4.1', previous_response_id: 'resp_1' })).toEqual({ ok: true });
     expect(responsesDialect.validate({ input: 'hi' })).toMatchObject({ ok: false, param: 'model' });
+    expect(responsesDialect.validate({ model: 'gpt-4.1', conversation: 7 })).toMatchObject({ ok: false, param: 'conversation' });
     expect(responsesDialect.validate({ model: 'gpt-4.1', input: 42 })).toMatchObject({ ok: false, param: 'input' });
     expect(JSON.parse(responsesDialect.errorBody({ status: 400, message: 'input: Field required', param: 'input' }))).toEqual({
       error: { message: 'input: Field required', type: 'invalid_request_error', param: 'input', code: null },
