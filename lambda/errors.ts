@@ -102,6 +102,16 @@ export class ClientGoneError extends ProxyError {
   }
 }
 
+/**
+ * The local server was stopping and its grace period ran out: the server cut the request
+ * (the client saw its connection closed). 503, as for any request the server could not finish.
+ */
+export class ServerStoppedError extends ProxyError {
+  constructor(whileStreaming = false) {
+    super(503, whileStreaming ? 'the server shut down mid-response and cut the request' : 'the server shut down before the provider answered and cut the request');
+  }
+}
+
 /** A stored key that no longer opens (sealed under another key, or tampered with). */
 export class StoredKeyUnreadableError extends ProxyError {
   constructor(provider: string, cause: unknown) {

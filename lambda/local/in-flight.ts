@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { ServerStoppedError } from '../errors';
 
 /**
  * The requests the local server is answering, for a bounded shutdown: once stopping, every
@@ -45,10 +46,11 @@ export class InFlightRequests {
     });
   }
 
-  /** Stops the upstream calls still running and closes their responses; their rows record the cut. */
+  /** Stops the upstream calls still running and closes their responses; their rows say the server cut them. */
   cutAll(): void {
     for (const [response, controller] of this.requests) {
-      controller.abort();
+      // The reason travels with the signal: the row says the server cut the request, not that the client left.
+      controller.abort(new ServerStoppedError());
       response.destroy();
     }
   }

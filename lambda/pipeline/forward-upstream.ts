@@ -1,5 +1,5 @@
 import type { UpstreamAnswer } from '../cache/cache-fill';
-import { UpstreamEncodingError } from '../errors';
+import { ServerStoppedError, UpstreamEncodingError } from '../errors';
 import type { Deps } from '../deps';
 import type { RecordDeps } from './record';
 import type { ProxyResponse } from '../http/response';
@@ -85,7 +85,9 @@ export function forwardUpstream(deps: ForwardDeps) {
 
     // Finish.
     const finish = (end: RelayEnd) => {
-      const interruption = end.kind === 'complete' ? undefined : end.reason;
+      // A response the server itself cut (shutdown) says so; a client that left says that.
+      const cutByServer = end.kind === 'client-gone' && context?.clientGone?.reason instanceof ServerStoppedError;
+      const interruption = end.kind === 'complete' ? undefined : cutByServer ? new ServerStoppedError(true).message : end.reason;
       const result = tap.result();
       const error = upstream.status >= 400 ? (dialect.upstreamErrorMessage(result.json) ?? quotedMessage(result.text) ?? plainErrorText(result.text)) : (interruption ?? result.error);
       if (result.oversizedEvents) deps.log.warn('stream events over 16 MB passed on unparsed', { request_id: state.request.id, events: result.oversizedEvents });

@@ -1,6 +1,6 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { ClientGoneError, UpstreamTimeoutError, UpstreamUnreachableError } from '../errors';
+import { ClientGoneError, ProxyError, UpstreamTimeoutError, UpstreamUnreachableError } from '../errors';
 import { retryPolicies, withRetries } from '../retry';
 
 /**
@@ -26,7 +26,10 @@ export interface UpstreamCall {
   body: Buffer;
   /** Limit for the response headers to arrive (30 s by default; docs/errors-and-limits.md, "Limits"). */
   timeoutMs: number;
-  /** Fires when the client has gone away: the call is stopped (the local server knows; Lambda does not tell). */
+  /**
+   * Fires when the client has gone away, or the server cut the request (its reason then is a
+   * `ProxyError` saying so): the call is stopped (the local server knows; Lambda does not tell).
+   */
   clientGone?: AbortSignal;
 }
 
@@ -57,7 +60,7 @@ export function callUpstream(call: UpstreamCall): Promise<UpstreamResponse> {
 function sendOnce(call: UpstreamCall, freshConnection: boolean): Promise<UpstreamResponse> {
   return new Promise((resolve, reject) => {
     // Never start a request for a client that has already left: nothing to abort, nothing to handle.
-    if (call.clientGone?.aborted) return reject(new ClientGoneError());
+    if (call.clientGone?.aborted) return reject(whyGone(call.clientGone));
     const secure = call.url.protocol === 'https:';
     const pooled = secure ? httpsAgent : httpAgent;
     const request = (secure ? httpsRequest : httpRequest)(call.url, {
@@ -86,7 +89,7 @@ function sendOnce(call: UpstreamCall, freshConnection: boolean): Promise<Upstrea
       if (settled) return;
       settle();
       request.destroy();
-      reject(new ClientGoneError());
+      reject(whyGone(call.clientGone!));
     }
     call.clientGone?.addEventListener('abort', onClientGone, { once: true });
     timer = setTimeout(() => {
@@ -106,4 +109,9 @@ function sendOnce(call: UpstreamCall, freshConnection: boolean): Promise<Upstrea
     });
     request.end(call.body);
   });
+}
+
+/** The server's own reason when it cut the request; otherwise the client left. */
+export function whyGone(signal: AbortSignal): ProxyError {
+  return signal.reason instanceof ProxyError ? signal.reason : new ClientGoneError();
 }

@@ -286,3 +286,48 @@ test('SIGTERM with a request whose upstream never answers and the store down: th
     await gate.close();
   }
 });
+
+test('SIGTERM with requests still running at the deadline: their rows say the server cut them (503 while waiting, the provider status mid-stream), not that a client left', async () => {
+  const target = await spawnServer({ ...fakes.env });
+  try {
+    const { accountId, token } = await newAccount(target);
+    // Waiting: the provider never answers.
+    fakes.fakes['prov-c'].next({ hang: true });
+    const beforeWaiting = fakes.fakes['prov-c'].requests.length;
+    const waiting = fetch(target.url + '/api/proxy' + ENDPOINT['prov-c'], {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...credentialHeaders('prov-c', token, OWN_KEY) },
+      body: JSON.stringify(requestBody('prov-c', 'never answered')),
+    }).then(
+      (response) => response.text(),
+      () => undefined,
+    );
+    await fakes.fakes['prov-c'].waitForRequests(beforeWaiting + 1);
+    // Streaming: far longer than the grace period.
+    fakes.fakes['prov-d'].next({ chunkIntervalMs: 500, chunks: 200, usage: FIXED_USAGE });
+    const streaming = await fetch(target.url + '/api/proxy' + ENDPOINT['prov-d'], {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...credentialHeaders('prov-d', token, OWN_KEY) },
+      body: JSON.stringify(requestBody('prov-d', 'endless story', true)),
+    });
+    expect(streaming.status).toBe(200);
+    const reader = streaming.body!.getReader();
+    await reader.read();
+
+    target.child.kill('SIGTERM');
+    const drained = (async () => {
+      for (;;) if ((await reader.read().catch(() => ({ done: true }))).done) return;
+    })();
+    expect(await target.exited).toBe(0);
+    await Promise.all([waiting, drained]);
+    expect(target.output()).toMatch(/2 request\(s\) still running after 6 s: ending them/);
+
+    const rows = await tableRows(sdkDocumentClient(), target.tablePrefix, accountId);
+    const byProvider = Object.fromEntries(rows.map((row) => [row.provider as string, row]));
+    expect(byProvider['prov-c']).toMatchObject({ status_code: 503, error: 'the server shut down before the provider answered and cut the request' });
+    expect(byProvider['prov-d']).toMatchObject({ status_code: 200, stream: true, error: 'the server shut down mid-response and cut the request' });
+    for (const row of rows) expect(String(row.error)).not.toMatch(/client disconnected/);
+  } finally {
+    target.cleanUp();
+  }
+});
