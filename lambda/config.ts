@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { PROVIDER_CATALOG, type ProviderId } from './providers/catalog';
+import { PROVIDER_KEY_CACHE_MS } from './store/cached-provider-keys';
 import { tableNames } from './tables';
 
 /** Environment variables are strings; every one is optional and has a documented default. */
@@ -18,6 +19,7 @@ const EnvSchema = z.object({
   PRICING_FILE: z.optional(z.string()),
   LOG_RETENTION_DAYS: z.optional(z.string().check(z.regex(/^\d+$/, 'expected a number of days'))),
   STATS_CONSUMER: z.optional(z.enum(['on', 'off'])),
+  PROVIDER_KEY_CACHE_SECONDS: z.optional(z.string().check(z.regex(/^\d+$/, 'expected a number of seconds'), z.refine((s) => Number(s) <= 300, 'expected at most 300 seconds'))),
 });
 
 export interface Config {
@@ -39,6 +41,11 @@ export interface Config {
   logRetentionDays?: number;
   /** Local server only: whether it folds the usage stream into the rollups itself (`STATS_CONSUMER=off` leaves that to another process). */
   statsConsumer: boolean;
+  /**
+   * How long an instance keeps a stored provider key it read: the bound within which a key changed
+   * or removed through one instance reaches every other one (docs/security.md, "Key changes").
+   */
+  providerKeyCacheMs: number;
   tables: ReturnType<typeof tableNames>;
   /** Each provider's upstream base URL (no trailing slash), from its `UPSTREAM_BASE_URL_…` variable or the default. */
   upstreams: Record<ProviderId, UpstreamBase>;
@@ -76,6 +83,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     pricingFile: e.PRICING_FILE || undefined,
     logRetentionDays: retention > 0 ? retention : undefined,
     statsConsumer: e.STATS_CONSUMER !== 'off',
+    providerKeyCacheMs: Number(e.PROVIDER_KEY_CACHE_SECONDS ?? PROVIDER_KEY_CACHE_MS / 1000) * 1000,
     tables: tableNames(env),
     upstreams: upstreamBases(given),
   };

@@ -104,7 +104,7 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
     config,
     log,
     accounts,
-    providerKeys: new CachedProviderKeys(new DynamoProviderKeyStore(doc, tables.accounts, accountReads), () => deps.now()),
+    providerKeys: new CachedProviderKeys(new DynamoProviderKeyStore(doc, tables.accounts, accountReads), () => deps.now(), config.providerKeyCacheMs),
     budgets,
     tokenGate: new DynamoTokenGate(doc, tables.rateLimits, config.rateLimitPerMinute, gateSource),
     budgetHints: new TokenBudgetHints(),

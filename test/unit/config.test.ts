@@ -66,9 +66,17 @@ describe('loadConfig', () => {
     ['DYNAMODB_ENDPOINT', 'not a url'],
     ['ADMIN_KEY', 'short'],
     ['LOG_RETENTION_DAYS', 'forever'],
+    ['PROVIDER_KEY_CACHE_SECONDS', '1.5'],
+    ['PROVIDER_KEY_CACHE_SECONDS', '301'],
     ['UPSTREAM_BASE_URL_PROV_B', 'api.openai.com/v1'],
     ['UPSTREAM_BASE_URL_PROV_A', 'ftp://127.0.0.1:9001'],
   ];
+
+  it('PROVIDER_KEY_CACHE_SECONDS: 30 s by default, 0 keeps no copy', () => {
+    expect(loadConfig({}).providerKeyCacheMs).toBe(30_000);
+    expect(loadConfig({ PROVIDER_KEY_CACHE_SECONDS: '0' }).providerKeyCacheMs).toBe(0);
+    expect(loadConfig({ PROVIDER_KEY_CACHE_SECONDS: '5' }).providerKeyCacheMs).toBe(5_000);
+  });
 
   it.each(bad)('%s=%p is refused with an error naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`Invalid configuration: .*${name}`));
