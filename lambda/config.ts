@@ -43,7 +43,7 @@ export interface Config {
   statsConsumer: boolean;
   /**
    * How long an instance keeps a stored provider key it read: the bound within which a key changed
-   * or removed through one instance reaches every other one (docs/security.md, "Key changes").
+   * or removed through one instance reaches every other one (SECURITY.md, "Keys").
    */
   providerKeyCacheMs: number;
   tables: ReturnType<typeof tableNames>;

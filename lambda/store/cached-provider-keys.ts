@@ -5,7 +5,7 @@ import type { ProviderKeyStore, StoredProviderKey } from './ports';
  * How long an instance keeps a stored provider key's ciphertext by default (`PROVIDER_KEY_CACHE_SECONDS`):
  * a change made through another instance — another Lambda instance, or another local server on the
  * same store — reaches this one within this time; one made through this instance applies at once.
- * Only keys found are kept: a key saved after a "no key" answer works at once (docs/security.md, "Key changes").
+ * Only keys found are kept: a key saved after a "no key" answer works at once (SECURITY.md, "Keys").
  */
 export const PROVIDER_KEY_CACHE_MS = 30_000;
 const MAX_ENTRIES = 1_000;

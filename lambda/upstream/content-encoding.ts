@@ -6,7 +6,7 @@ import * as zlib from 'node:zlib';
  * and every encoded body — success or error, JSON, stream or file, one coding or
  * several stacked — is decoded and goes through the same credential redaction as a
  * plain body before the client sees a byte. The client gets the identity bytes
- * (docs/security.md, "Compressed answers"); a coding this runtime cannot decode is
+ * (SECURITY.md, "Keys"); a coding this runtime cannot decode is
  * never passed on unread.
  */
 export type BodyDecoding =

@@ -7,7 +7,7 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'pro
 
 /**
  * Headers that carry a credential in some provider's SDK: the proxy sets the one its
- * provider reads and forwards none of the client's (docs/security.md, "Credentials").
+ * provider reads and forwards none of the client's (SECURITY.md, "Tokens").
  */
 const CREDENTIAL_HEADERS = new Set([
   'authorization', // OpenAI-style `Bearer` keys
@@ -69,7 +69,7 @@ export function upstreamRequestHeaders(
 /**
  * The provider's response headers as the client gets them (length is dropped: the body is streamed).
  * A `decoded` body leaves as identity: its `content-encoding` goes, and so does a strong `etag`
- * (it named the encoded bytes; docs/security.md, "Compressed answers").
+ * (it named the encoded bytes; SECURITY.md, "Keys").
  */
 export function clientResponseHeaders(upstream: IncomingMessage['headers'], decoded = false): Record<string, string> {
   const headers: Record<string, string> = {};

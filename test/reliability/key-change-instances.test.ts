@@ -1,7 +1,7 @@
 /**
  * A stored key changed or removed through one local instance reaches another instance on the
- * same store within the documented bound (`PROVIDER_KEY_CACHE_SECONDS`, docs/security.md "Key
- * changes"); the instance that made the change applies it at once. The bound is set to 1 s here
+ * same store within the documented bound (`PROVIDER_KEY_CACHE_SECONDS`, SECURITY.md, "Keys"); the
+ * instance that made the change applies it at once. The bound is set to 1 s here
  * so the test waits that long, not the default 30 s: a request sent once the bound has passed
  * since the change answered must use the new key (the other instance read its copy before it).
  */

@@ -1,6 +1,6 @@
 /**
- * No credential the proxy did not set reaches a provider (docs/security.md,
- * "Credentials"): the headers other SDKs put keys in (Azure-style `api-key`,
+ * No credential the proxy did not set reaches a provider (SECURITY.md,
+ * "Tokens"): the headers other SDKs put keys in (Azure-style `api-key`,
  * Gemini's `x-goog-api-key`, `proxy-authorization`) are dropped, and so is a
  * header of any name quoting the proxy token or its secret part — in stored and
  * pass-through mode, for every provider.

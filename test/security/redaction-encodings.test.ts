@@ -1,6 +1,6 @@
 /**
- * A compressed answer is redacted like a plain one (docs/security.md, "Compressed
- * answers"): every provider, stored and pass-through mode, every coding the proxy
+ * A compressed answer is redacted like a plain one (SECURITY.md, "Keys"):
+ * every provider, stored and pass-through mode, every coding the proxy
  * asks for and two stacked, a 200 JSON body, a 200 stream and a 401 error body, each
  * quoting the credential the provider received, the proxy token and its secret part.
  * The client gets identity bytes without `content-encoding`; a coding the proxy cannot
