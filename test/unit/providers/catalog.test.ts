@@ -91,6 +91,23 @@ test('the README\'s SDK table has one row per catalog provider, with its client,
   });
 });
 
+test("docs/api.md's endpoint table names, for each endpoint kind, exactly the catalog providers that offer it", () => {
+  const doc = readFileSync(join(ROOT, 'docs/api.md'), 'utf8');
+  /** `B–E` or `B, E` as the providers' letters. */
+  const letters = (cell: string) =>
+    cell.split(',').flatMap((part) => {
+      const [from, to = from] = part.trim().split('–') as [string, string?];
+      return Array.from({ length: to.charCodeAt(0) - from.charCodeAt(0) + 1 }, (_, i) => String.fromCharCode(from.charCodeAt(0) + i));
+    });
+  const kinds = [...new Set(PROVIDER_CATALOG.flatMap((entry) => [...entry.endpoints]))];
+  for (const kind of kinds) {
+    const row = doc.split('\n').find((line) => line.startsWith(`| \`${kind}\` |`));
+    expect(row).toBeDefined();
+    const offeredBy = PROVIDER_CATALOG.filter((entry) => (entry.endpoints as readonly string[]).includes(kind)).map((entry) => entry.id.slice('prov-'.length).toUpperCase());
+    expect({ kind, providers: letters(row!.split(' | ')[2]!) }).toEqual({ kind, providers: offeredBy });
+  }
+});
+
 /** The catalog's source with one more provider, evaluated as the module every reader imports. */
 function catalogWith(entrySource: string): typeof CatalogModule {
   const source = readFileSync(CATALOG_FILE, 'utf8');
