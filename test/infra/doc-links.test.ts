@@ -1,7 +1,8 @@
 /**
  * The README and docs/ link to each other by relative paths and section anchors: every link to a
  * file of this repository names a file that exists, and every anchor names a heading of its page,
- * so moving a section cannot leave a reader at a dead link.
+ * so moving a section cannot leave a reader at a dead link. The files of the repository a page names
+ * in code spans exist too, so moving a file cannot leave a page describing one that is gone.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -32,6 +33,15 @@ function localLinks(markdown: string): string[] {
   return [...withoutCode.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]!).filter((target) => !/^[a-z]+:/i.test(target));
 }
 
+/** Files a command writes (`npm run bench`), named before a run has committed them. */
+const WRITTEN_BY_COMMANDS = new Set(['bench/RESULTS.md', 'bench/results.json']);
+
+/** Repository paths a page names in code spans (`lambda/…`, `test/…`), without placeholders. */
+function namedPaths(markdown: string): string[] {
+  const spans = [...markdown.matchAll(/`((?:lambda|lib|bin|test|scripts|bench|docs)\/[^`\s]*)`/g)].map((m) => m[1]!);
+  return [...new Set(spans)].filter((path) => !/[<>{}*…]/.test(path));
+}
+
 describe.each(PAGES)('%s', (page) => {
   const text = readFileSync(join(ROOT, page), 'utf8');
 
@@ -44,6 +54,11 @@ describe.each(PAGES)('%s', (page) => {
       return !statSync(file).isFile() || !anchorsOf(readFileSync(file, 'utf8')).has(anchor);
     });
     expect(broken.map((target) => `${page} → ${target}`)).toEqual([]);
+  });
+
+  test('every file or folder of the repository it names exists', () => {
+    const missing = namedPaths(text).filter((path) => !WRITTEN_BY_COMMANDS.has(path) && !existsSync(join(ROOT, path)));
+    expect(missing).toEqual([]);
   });
 });
 
