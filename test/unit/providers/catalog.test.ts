@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import ts from 'typescript';
 import type * as CatalogModule from '../../../lambda/providers/catalog';
+import type { CatalogEntry } from '../../../lambda/providers/catalog';
 import { loadConfig } from '../../../lambda/config';
 import { PROVIDERS as DASHBOARD_PROVIDERS } from '../../../lambda/dashboard/src/providers';
 import { bannerLines } from '../../../lambda/local/banner';
@@ -36,6 +37,7 @@ function literals(file: string): string[] {
   return found;
 }
 
+// A second list that agrees with the catalog today behaves exactly like the catalog: only the source shows it.
 test('no code outside the catalog names a provider id, its base URL variable or its upstream host', () => {
   const needles = PROVIDER_CATALOG.flatMap((entry) => [entry.id, entry.upstream.envVar, new URL(entry.upstream.baseUrl).host]);
   const named = (file: string) => [...new Set(literals(file).flatMap((text) => needles.filter((needle) => text.includes(needle))))];
@@ -108,19 +110,7 @@ test("docs/api.md's endpoint table names, for each endpoint kind, exactly the ca
   }
 });
 
-/** The catalog's source with one more provider, evaluated as the module every reader imports. */
-function catalogWith(entrySource: string): typeof CatalogModule {
-  const source = readFileSync(CATALOG_FILE, 'utf8');
-  const end = '] as const satisfies readonly CatalogEntry[];';
-  expect(source).toContain(end);
-  const extended = source.replace(end, `${entrySource},\n${end}`);
-  const { outputText } = ts.transpileModule(extended, { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 } });
-  const module = { exports: {} as typeof CatalogModule };
-  new Function('exports', 'module', outputText)(module.exports, module);
-  return module.exports;
-}
-
-const NEW_PROVIDER = `{
+const NEW_PROVIDER = {
   id: 'prov-z',
   displayName: 'Zeta AI',
   dialect: 'chat',
@@ -131,7 +121,30 @@ const NEW_PROVIDER = `{
   exampleModel: 'zeta-small',
   prices: { catalog: 'zeta', litellm: ['zeta'] },
   chartColor: '#336699',
-}`;
+} as const satisfies CatalogEntry;
+
+/**
+ * The catalog module as it would be with one more entry: its data, and the lookups it derives from
+ * its data, over the longer list. Every other export is the module's own.
+ */
+function catalogWith(entry: CatalogEntry): typeof CatalogModule {
+  const actual = jest.requireActual<typeof CatalogModule>('../../../lambda/providers/catalog');
+  const entries = [...actual.PROVIDER_CATALOG, entry] as unknown as typeof actual.PROVIDER_CATALOG;
+  return {
+    ...actual,
+    PROVIDER_CATALOG: entries,
+    PROVIDER_IDS: entries.map((e) => e.id),
+    catalogEntry: (id: string) => entries.find((e) => e.id === id),
+  };
+}
+
+test('the catalog module exports its data and the lookups derived from it (what catalogWith rebuilds), nothing else', () => {
+  const actual = jest.requireActual<typeof CatalogModule>('../../../lambda/providers/catalog');
+  expect(Object.keys(actual).sort()).toEqual(['DIALECT_SDK', 'PROVIDER_CATALOG', 'PROVIDER_IDS', 'catalogEntry']);
+  expect(actual.PROVIDER_IDS).toEqual(actual.PROVIDER_CATALOG.map((entry) => entry.id));
+  for (const entry of actual.PROVIDER_CATALOG) expect(actual.catalogEntry(entry.id)).toBe(entry);
+  expect(actual.catalogEntry('prov-q')).toBeUndefined();
+});
 
 describe('one more catalog entry is all a new provider needs', () => {
   type Readers = {
