@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { newRequestId } from '../../lambda/http/request';
 import { tableNames } from '../../lambda/tables';
 import type { UsageRow } from '../../lambda/usage/usage-row';
+import { startAllFakes, type AllFakes } from '../fakes/start-fakes';
+import { callProxy } from './support/requests';
 import { sdkDocumentClient } from './support/dynamo';
 import { spawnServer, type ServerProcess } from './support/server-process';
 import { EVENTUALLY_MS, eventually } from '../support/patience';
@@ -19,7 +21,11 @@ import { EVENTUALLY_MS, eventually } from '../support/patience';
 jest.setTimeout(600_000);
 
 const ROWS = 1500;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+let fakes: AllFakes;
+beforeAll(async () => {
+  fakes = await startAllFakes();
+});
+afterAll(() => fakes?.close());
 
 async function storedIds(tablePrefix: string, accountId: string): Promise<string[]> {
   const doc = sdkDocumentClient();
@@ -97,25 +103,31 @@ async function stopMidReplay(spool: Awaited<ReturnType<typeof spooledDataDir>>, 
   }
 }
 
+/** The overview's request count per provider, for the account of this token. */
+async function requestsByProvider(server: ServerProcess, token: string): Promise<Record<string, number>> {
+  const stats = await fetch(`${server.url}/api/stats`, { headers: { authorization: `Bearer ${token}` } });
+  const body = (await stats.json()) as { by_provider?: Array<{ provider: string; requests: number }> };
+  return Object.fromEntries((body.by_provider ?? []).map((slice) => [slice.provider, slice.requests]));
+}
+
+/** Starts a server on the spool, waits until every row is stored, and returns what the overview counts of the spooled rows (prov-b). */
 async function replayToTheEnd(spool: Awaited<ReturnType<typeof spooledDataDir>>): Promise<{ ids: string[]; requests: number; server: ServerProcess }> {
-  const server = await spawnServer({}, { dataDir: spool.dataDir, tablePrefix: spool.tablePrefix });
+  const server = await spawnServer({ ...fakes.env }, { dataDir: spool.dataDir, tablePrefix: spool.tablePrefix });
   let ids: string[] = [];
   await eventually(async () => {
     ids = await storedIds(spool.tablePrefix, spool.accountId);
     return ids.length >= ROWS && !existsSync(join(spool.dataDir, 'row-spool.jsonl.replaying')) ? true : undefined;
   }, 2 * EVENTUALLY_MS);
-  // Rollups follow the rows (a stream consumer folds them in): wait until they stop moving.
-  let requests = -1;
-  const deadline = Date.now() + EVENTUALLY_MS;
-  for (let i = 0, last = -2; Date.now() < deadline && requests !== ROWS; i++) {
-    const stats = await fetch(`${server.url}/api/stats`, { headers: { authorization: `Bearer ${spool.token}` } });
-    const body = (await stats.json()) as { totals?: { requests: number }; requests?: number };
-    last = requests;
-    requests = body.totals?.requests ?? body.requests ?? -1;
-    if (requests === last && requests >= ROWS - 1 && i > 20) break;
-    await sleep(100);
-  }
-  return { ids, requests, server };
+  // Rollups follow the rows: the stream consumer folds the usage stream in order. A request on another
+  // provider, written after every replayed row, marks the end: once the overview counts it, it has
+  // folded everything before it, so the count of the spooled rows is final.
+  const marker = await callProxy({ proxyBase: `${server.url}/api/proxy` }, { provider: 'prov-e', token: spool.token, providerKey: 'client-own-key-spool-marker', prompt: 'after the replay' });
+  expect(marker.status).toBe(200);
+  const counted = await eventually(async () => {
+    const byProvider = await requestsByProvider(server, spool.token);
+    return byProvider['prov-e'] === 1 ? byProvider : undefined;
+  });
+  return { ids, requests: counted?.['prov-b'] ?? -1, server };
 }
 
 test('SIGTERM during the replay: the rest goes back to the spool, the next start writes every row exactly once', async () => {

@@ -5,6 +5,7 @@ import { DynamoResponseCache } from '../../../lambda/store/dynamodb/cache-store'
 import type { DocumentClient } from '../../../lambda/store/dynamodb/wire/document-client';
 import type { StoreCommand } from '../../../lambda/store/dynamodb/wire/operations';
 import { createTestTables } from '../../support/tables';
+import { EVENTUALLY_MS, eventually } from '../../support/patience';
 
 // Near the real clock: DynamoDB Local's own TTL clean-up deletes items whose expiry has passed in real time.
 const NOW = Math.floor(Date.now() / 1000) * 1000 + 250;
@@ -62,8 +63,7 @@ async function tamper(key: string, part: unknown, attribute: string, value: unkn
 
 /** Part writes run in the background while a response streams; wait until some have landed. */
 async function waitForItems(key: string, count: number): Promise<void> {
-  for (let i = 0; i < 100 && (await itemsOf(key)).length < count; i++) await new Promise((r) => setTimeout(r, 20));
-  expect((await itemsOf(key)).length).toBeGreaterThanOrEqual(count);
+  expect(await eventually(async () => ((await itemsOf(key)).length >= count ? true : undefined), EVENTUALLY_MS, 20)).toBe(true);
 }
 
 /** Text with 1-, 2-, 3- and 4-byte UTF-8 characters, shaped like an SSE stream. */

@@ -46,6 +46,11 @@ interface Relayed {
   /** What the client read, once its stream is over (ended or destroyed). */
   received: Promise<{ text: string; error?: string }>;
   tap: PassThrough;
+  /**
+   * The proxy's side of the upstream response has closed (the last event the relay listens to) and
+   * the turn its listeners ran in is over: an end reported twice would be in `ends` by then.
+   */
+  upstreamDone: Promise<void>;
 }
 
 async function relay(serve: Behaviour, options: { stallMs?: number; sse?: boolean; gzip?: boolean } = {}): Promise<Relayed> {
@@ -68,36 +73,39 @@ async function relay(serve: Behaviour, options: { stallMs?: number; sse?: boolea
     closingBytes: options.sse === false ? undefined : (reason, cut) => `event: error\ndata: {"cut":"${cut}","reason":"${reason}"}\n\n`,
     onEnd: (end) => ends.push(end),
   });
-  return { ends, received, tap };
+  const upstreamDone = new Promise<void>((resolve) => {
+    const after = () => setImmediate(resolve);
+    if (upstream.body.closed) after();
+    else upstream.body.once('close', after);
+  });
+  return { ends, received, tap, upstreamDone };
 }
 
-/** Lets any late event (a socket's close after the relay is done) arrive before counting ends. */
-const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
 
 it('a complete body passes through with credentials cut out, even across chunks, and ends once', async () => {
-  const { ends, received } = await relay((response) => {
+  const { ends, received, upstreamDone } = await relay((response) => {
     response.writeHead(200, { 'content-type': 'text/event-stream' });
     response.write(`data: {"echo":"${SECRET.slice(0, 10)}`);
     setTimeout(() => response.end(`${SECRET.slice(10)}"}\n\n`), 10);
   });
   expect(await received).toEqual({ text: 'data: {"echo":"[redacted]"}\n\n' });
-  await settle();
+  await upstreamDone;
   expect(ends).toEqual([{ kind: 'complete' }]);
 });
 
 it('a stream cut mid-body ends with the closing event, reported once as closed', async () => {
-  const { ends, received } = await relay((response) => {
+  const { ends, received, upstreamDone } = await relay((response) => {
     response.writeHead(200, { 'content-type': 'text/event-stream' });
     response.write('data: {"n":1}\n\n');
     setTimeout(() => response.socket?.destroy(), 10);
   });
   expect(await received).toEqual({ text: 'data: {"n":1}\n\nevent: error\ndata: {"cut":"closed","reason":"upstream connection closed mid-response"}\n\n' });
-  await settle();
+  await upstreamDone;
   expect(ends).toEqual([{ kind: 'cut', reason: 'upstream connection closed mid-response' }]);
 });
 
 it('a cut JSON body has no closing bytes: the client stream is destroyed with the reason', async () => {
-  const { ends, received } = await relay(
+  const { ends, received, upstreamDone } = await relay(
     (response) => {
       response.writeHead(200, { 'content-type': 'application/json' });
       response.write('{"partial":');
@@ -106,12 +114,12 @@ it('a cut JSON body has no closing bytes: the client stream is destroyed with th
     { sse: false },
   );
   expect(await received).toEqual({ text: '{"partial":', error: 'upstream connection closed mid-response' });
-  await settle();
+  await upstreamDone;
   expect(ends).toEqual([{ kind: 'cut', reason: 'upstream connection closed mid-response' }]);
 });
 
 it('a body that goes quiet past the limit is stopped and reported as stalled', async () => {
-  const { ends, received } = await relay(
+  const { ends, received, upstreamDone } = await relay(
     (response) => {
       response.writeHead(200, { 'content-type': 'text/event-stream' });
       response.write('data: {"n":1}\n\n');
@@ -121,24 +129,24 @@ it('a body that goes quiet past the limit is stopped and reported as stalled', a
   const { text } = await received;
   expect(text).toBe('data: {"n":1}\n\nevent: error\ndata: {"cut":"stalled","reason":"upstream stalled for more than 0 s"}\n\n');
   await upstreamClosed;
-  await settle();
+  await upstreamDone;
   expect(ends).toEqual([{ kind: 'cut', reason: 'upstream stalled for more than 0 s' }]);
 });
 
 it('a client that leaves stops the upstream call, and the late upstream close changes nothing', async () => {
-  const { ends, tap } = await relay((response) => {
+  const { ends, tap, upstreamDone } = await relay((response) => {
     response.writeHead(200, { 'content-type': 'text/event-stream' });
     response.write('data: {"n":1}\n\n');
   });
   await new Promise((resolve) => tap.once('data', resolve));
   tap.destroy();
   await upstreamClosed;
-  await settle();
+  await upstreamDone;
   expect(ends).toEqual([{ kind: 'client-gone', reason: 'client disconnected' }]);
 });
 
 it('a body that cannot be decoded ends the stream with the closing event, once', async () => {
-  const { ends, received } = await relay(
+  const { ends, received, upstreamDone } = await relay(
     (response) => {
       response.writeHead(200, { 'content-type': 'text/event-stream', 'content-encoding': 'gzip' });
       response.end('this is not gzip at all');
@@ -147,7 +155,7 @@ it('a body that cannot be decoded ends the stream with the closing event, once',
   );
   const { text } = await received;
   expect(text).toMatch(/^event: error\ndata: \{"cut":"closed","reason":"could not decode the upstream body: /);
-  await settle();
+  await upstreamDone;
   expect(ends).toHaveLength(1);
   expect(ends[0]).toMatchObject({ kind: 'cut', reason: expect.stringMatching(/^could not decode the upstream body: /) });
 });
