@@ -59,7 +59,7 @@ describe('test/unit mirrors lambda/', () => {
   });
 
   it('no unit test needs DynamoDB Local or the proxy server: those are for test/integration', () => {
-    const needing = files(unit).filter((file) => /support\/(tables|proxy-server)|createTestTables|startProxy/.test(readFileSync(file, 'utf8')));
+    const needing = files(unit).filter((file) => /support\/(tables|proxy-server|in-process-proxy)|createTestTables|startProxy|startInProcessProxy/.test(readFileSync(file, 'utf8')));
     expect(needing.map((file) => relative(PROJECT_ROOT, file))).toEqual([]);
   });
 

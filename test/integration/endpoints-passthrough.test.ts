@@ -5,6 +5,7 @@
  * to another host.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { startInProcessProxy } from '../support/in-process-proxy';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 import { rawPost, rawRequest, upstreamCalls } from '../reliability/support/requests';
 import { EVENTUALLY_MS } from '../support/patience';
@@ -134,15 +135,15 @@ describe('other paths', () => {
 
 describe('the rate limit covers every kind', () => {
   it('model lists, token counts and other paths count against the per-minute limit; the next is 429 and not forwarded', async () => {
-    const limited = await startProxy({ env: { RATE_LIMIT_PER_MINUTE: '3' } });
+    // In-process with the proxy's clock held still: the four requests fall in the same minute, wherever the wall clock is.
+    const at = Date.now();
+    const limited = await startInProcessProxy({ env: { RATE_LIMIT_PER_MINUTE: '3' }, now: () => at });
     try {
-      const secondsLeft = 60 - (Math.floor(Date.now() / 1000) % 60);
-      if (secondsLeft < 10) await new Promise((r) => setTimeout(r, secondsLeft * 1000 + 200));
-      const headersA = { 'x-api-key': limited.account.token, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' };
+      const headersA = { 'x-api-key': limited.token, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' };
       const statuses = [
         (await fetch(`${limited.proxyBase}/v1/models`, { headers: headersA })).status,
         (await fetch(`${limited.proxyBase}/v1/messages/count_tokens`, { method: 'POST', headers: headersA, body: JSON.stringify({ model: 'claude-sonnet-4-6', messages: [] }) })).status,
-        (await fetch(`${limited.proxyBase}/prov-b/v1/echo/x`, { headers: { authorization: `Bearer ${limited.account.token}` } })).status,
+        (await fetch(`${limited.proxyBase}/prov-b/v1/echo/x`, { headers: { authorization: `Bearer ${limited.token}` } })).status,
       ];
       expect(statuses).toEqual([200, 200, 200]);
       const before = upstreamCalls(limited);
@@ -152,7 +153,7 @@ describe('the rate limit covers every kind', () => {
       expect(await over.json()).toMatchObject({ type: 'error', error: { type: 'rate_limit_error' } });
       expect(upstreamCalls(limited)).toBe(before);
     } finally {
-      await limited.stop();
+      await limited.close();
     }
   });
 });

@@ -1,5 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import { startInProcessProxy, type InProcessProxy } from '../support/in-process-proxy';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 
 let proxy: ProxyServer;
@@ -189,13 +190,17 @@ describe('upstream failures (4xx/5xx passed through, 502, 504)', () => {
 });
 
 describe('rate limit (429)', () => {
+  // In-process with the proxy's clock held still: every request below falls in the same minute, wherever the wall clock is.
+  let local: InProcessProxy;
+  beforeAll(async () => {
+    const at = Date.now();
+    local = await startInProcessProxy({ now: () => at });
+  });
+  afterAll(() => local?.close());
+
   it('admits 100 requests a minute per token; the 101st is 429 with Retry-After: 60', async () => {
-    const account = await proxy.createAccount('rate');
-    await proxy.saveKey(account.token, 'prov-e');
-    // Stay inside one fixed window.
-    const secondsLeft = 60 - (Math.floor(Date.now() / 1000) % 60);
-    if (secondsLeft < 30) await new Promise((r) => setTimeout(r, secondsLeft * 1000 + 200));
-    const client = openai(account.token, {}, 'prov-e');
+    const token = await local.createAccount('rate');
+    const client = new OpenAI({ baseURL: `${local.proxyBase}/prov-e/v1`, apiKey: token, maxRetries: 0 });
     const send = () => chat(client).then(() => 'ok', (e) => e);
     const results: unknown[] = [];
     for (let batch = 0; batch < 10; batch++) results.push(...(await Promise.all(Array.from({ length: 10 }, send))));
@@ -205,7 +210,7 @@ describe('rate limit (429)', () => {
     expect((over as InstanceType<typeof OpenAI.RateLimitError>).headers.get('retry-after')).toBe('60');
     expect((over as InstanceType<typeof OpenAI.RateLimitError>).headers.get('x-ratelimit-remaining')).toBe('0');
     // Another token of another account is unaffected.
-    await expect(chat(openai(proxy.account.token, {}, 'prov-e'))).resolves.toBeDefined();
+    await expect(chat(new OpenAI({ baseURL: `${local.proxyBase}/prov-e/v1`, apiKey: local.token, maxRetries: 0 }))).resolves.toBeDefined();
   });
 });
 

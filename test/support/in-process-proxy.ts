@@ -10,7 +10,8 @@ import { toFunctionUrlEvent } from '../../lambda/local/function-url-event';
 import { installLambdaShim } from '../../lambda/local/lambda-shim';
 import type { Logger } from '../../lambda/logger';
 import { createProxyHandler } from '../../lambda/proxy-handler';
-import { startAllFakes, type AllFakes, type ProviderId } from '../fakes/start-fakes';
+import { PROVIDER_IDS } from '../../lambda/providers/catalog';
+import { startAllFakes, type AllFakes } from '../fakes/start-fakes';
 import { createTestTables } from './tables';
 
 /**
@@ -25,8 +26,10 @@ export interface InProcessProxy {
   proxyBase: string;
   deps: Deps;
   fakes: AllFakes;
-  /** An account made through the admin API, with a stored key for prov-b. */
+  /** The proxy token of an account made through the admin API, with a stored key for every provider. */
   token: string;
+  /** Another such account; resolves with its proxy token. */
+  createAccount(name: string): Promise<string>;
   /** Log lines the handler wrote, as `level message`. */
   logged: string[];
   /** The background work (rows, spends, cache commits) of every request so far has finished. */
@@ -34,7 +37,14 @@ export interface InProcessProxy {
   close(): Promise<void>;
 }
 
-export async function startInProcessProxy(): Promise<InProcessProxy> {
+export interface InProcessOptions {
+  /** Settings, as the environment would give them. */
+  env?: Record<string, string>;
+  /** The proxy's clock (epoch ms), in place of the wall clock: rate-limit windows, budget periods, cache expiry. */
+  now?: () => number;
+}
+
+export async function startInProcessProxy(options: InProcessOptions = {}): Promise<InProcessProxy> {
   const fakes = await startAllFakes();
   const tables = await createTestTables();
   const dataDir = mkdtempSync(join(tmpdir(), 'in-process-proxy-'));
@@ -45,8 +55,9 @@ export async function startInProcessProxy(): Promise<InProcessProxy> {
     warn: (message) => void logged.push(`warn ${message}`),
     error: (message) => void logged.push(`error ${message}`),
   };
-  const config = loadConfig({ ...fakes.env, DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT, TABLE_PREFIX: tables.prefix, DATA_DIR: dataDir, ADMIN_KEY: adminKey });
+  const config = loadConfig({ ...fakes.env, DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT, TABLE_PREFIX: tables.prefix, DATA_DIR: dataDir, ADMIN_KEY: adminKey, ...options.env });
   const deps = buildDeps(config, log, { shareInFlightAnswers: true });
+  if (options.now) deps.now = options.now;
   installLambdaShim();
   const handler = createProxyHandler(deps) as unknown as (event: unknown, response: ServerResponse, context: object) => Promise<void>;
   const server = createServer((request, response) => {
@@ -60,15 +71,19 @@ export async function startInProcessProxy(): Promise<InProcessProxy> {
     if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
     return (await response.json()) as Record<string, unknown>;
   };
-  const { token } = (await api('/api/admin/accounts', 'POST', adminKey, { name: 'in-process' })) as { token: string };
-  const provider: ProviderId = 'prov-b';
-  await api(`/api/keys/${provider}`, 'PUT', token, { key: `${provider}-key-${randomBytes(12).toString('hex')}` });
+  const createAccount = async (name: string) => {
+    const { token } = (await api('/api/admin/accounts', 'POST', adminKey, { name })) as { token: string };
+    for (const provider of PROVIDER_IDS) await api(`/api/keys/${provider}`, 'PUT', token, { key: `${provider}-key-${randomBytes(12).toString('hex')}` });
+    return token;
+  };
+  const token = await createAccount('in-process');
 
   return {
     proxyBase: `${url}/api/proxy`,
     deps,
     fakes,
     token,
+    createAccount,
     logged,
     settled: () => deps.background.drain(),
     async close() {
