@@ -2,7 +2,7 @@ import middy from '@middy/core';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { buildFoldDeps } from './deps';
 import { compareSequences } from './usage/rollups/fold';
-import { streamedRows } from './store/dynamodb/stream-records';
+import { streamedRows } from './usage/dynamodb/stream-records';
 
 const deps = buildFoldDeps();
 

@@ -3,7 +3,7 @@ import { ALL_SCOPES, createAccount, issueToken } from '../auth/issue';
 import { parseToken } from '../auth/proxy-token';
 import { NotFoundError } from '../errors';
 import { jsonResponse } from '../http/response';
-import type { Scope } from '../store/ports';
+import type { Scope } from '../auth/ports';
 import { jsonBody, parseBody, tokenName } from './request-body';
 import type { ApiRoute } from './route-types';
 

@@ -2,7 +2,7 @@ import { parseToken, secretsEqual, tokenMatches } from '../auth/proxy-token';
 import type { Deps } from '../deps';
 import { AuthenticationError, PermissionError, StoreUnavailableError } from '../errors';
 import type { IncomingRequest } from '../http/request';
-import type { TokenRecord } from '../store/ports';
+import type { TokenRecord } from '../auth/ports';
 
 function bearer(request: IncomingRequest): string | undefined {
   const value = request.headers.authorization?.trim();

@@ -1,7 +1,7 @@
 import type { Deps } from '../deps';
 import type { IncomingRequest } from '../http/request';
 import type { ProxyResponse } from '../http/response';
-import type { TokenRecord } from '../store/ports';
+import type { TokenRecord } from '../auth/ports';
 
 export interface ApiCall {
   deps: Deps;

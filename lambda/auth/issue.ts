@@ -1,4 +1,4 @@
-import type { AccountStore, Scope } from '../store/ports';
+import type { AccountStore, Scope } from './ports';
 import { hashSecret, newAccountId, newToken } from './proxy-token';
 
 export const ALL_SCOPES: readonly Scope[] = ['proxy', 'manage'];

@@ -1,9 +1,37 @@
 import { Readable } from 'node:stream';
 import { asObject } from '../json';
-import type { Dialect } from '../providers/types';
+import type { CacheKind, Dialect } from '../providers/types';
 import { SseDecoder } from '../sse/sse-decoder';
 import type { SseEvent } from '../sse/sse-event';
+import { assembleChatResponse, synthesizeChatEvents } from './replay/chat';
+import { assembleMessagesResponse, synthesizeMessagesEvents } from './replay/messages';
+import { assembleResponsesResponse, synthesizeResponsesEvents } from './replay/responses';
 import type { CachedResponse } from './response-cache';
+
+/** How one wire format turns a stored answer into the other form. */
+interface FormReplay {
+  /** Rebuilds the JSON response a stream described (serving a stored stream to a non-streaming request). */
+  assemble(events: SseEvent[]): unknown;
+  /** The events a streaming request would have received for a JSON response (serving a stored JSON answer as a stream). */
+  synthesize(body: unknown): string[];
+}
+
+const chatReplay: FormReplay = { assemble: assembleChatResponse, synthesize: synthesizeChatEvents };
+
+/** One per kind of cacheable endpoint, found through the endpoint's dialect (`dialect.cache.kind`). */
+const REPLAYS: Record<CacheKind, FormReplay> = {
+  chat: chatReplay,
+  // Embeddings are never streamed by the provider; their answers are chat-completions-shaped JSON.
+  embeddings: chatReplay,
+  messages: { assemble: assembleMessagesResponse, synthesize: synthesizeMessagesEvents },
+  responses: { assemble: assembleResponsesResponse, synthesize: synthesizeResponsesEvents },
+};
+
+function formReplay(dialect: Dialect): FormReplay {
+  // Only a dialect with a cache kind has entries stored (cache-request.ts).
+  if (!dialect.cache) throw new Error(`The ${dialect.name} dialect has no cached answers to replay.`);
+  return REPLAYS[dialect.cache.kind];
+}
 
 export interface ReplayRequest {
   dialect: Dialect;
@@ -28,10 +56,10 @@ function decodeAll(text: string): SseEvent[] {
 export function replayCached(entry: CachedResponse, request: ReplayRequest): { contentType: string; body: Readable } {
   if (!request.stream) {
     if (entry.format === 'json') return { contentType: entry.contentType, body: Readable.from([entry.body]) };
-    const assembled = request.dialect.assembleResponse(decodeAll(entry.body));
+    const assembled = formReplay(request.dialect).assemble(decodeAll(entry.body));
     return { contentType: 'application/json', body: Readable.from([JSON.stringify(assembled)]) };
   }
-  const events = decodeAll(entry.format === 'sse' ? entry.body : request.dialect.synthesizeEvents(JSON.parse(entry.body)).join(''));
+  const events = decodeAll(entry.format === 'sse' ? entry.body : formReplay(request.dialect).synthesize(JSON.parse(entry.body)).join(''));
   // A stream made from a JSON answer carries a usage-only event only for a client that asked for one, whatever the provider.
   const hide = entry.format === 'json' ? !request.clientAskedForUsage : request.hideUsageOnlyEvent;
   const sent = hide ? events.filter((event) => !request.dialect.isUsageOnlyEvent(event)) : events;

@@ -1,6 +1,6 @@
 /**
  * The response cache port. The pipeline talks to this interface only; the
- * DynamoDB adapter lives in `store/dynamodb/cache-store.ts`.
+ * DynamoDB adapter lives in `dynamodb/cache-store.ts`.
  */
 import type { Usage } from '../providers/usage';
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ALL_SCOPES, createAccount, issueToken } from '../auth/issue';
-import type { AccountStore } from '../store/ports';
+import type { AccountStore } from '../auth/ports';
 
 /** The admin key: `ADMIN_KEY` if set, else generated once and kept (owner-only) under DATA_DIR. */
 export function localAdminKey(dataDir: string, fromEnv?: string): { key: string; generated: boolean; path?: string } {

@@ -1,6 +1,6 @@
 import { GetItemCommand, PutItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { join } from 'node:path';
-import { LocalKeyWrapper } from '../store/crypto/local-key-wrapper';
+import { LocalKeyWrapper } from '../keys/crypto/local-key-wrapper';
 
 /** The file every local instance seals provider keys with (deps.ts reads the same one). */
 export const localMasterKeyPath = (dataDir: string) => join(dataDir, 'local-master.key');

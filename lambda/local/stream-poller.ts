@@ -3,7 +3,7 @@ import { DescribeStreamCommand, GetRecordsCommand, GetShardIteratorCommand, type
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { describeError, type Logger } from '../logger';
 import { compareSequences } from '../usage/rollups/fold';
-import { streamedRows, type UsageStreamRecord } from '../store/dynamodb/stream-records';
+import { streamedRows, type UsageStreamRecord } from '../usage/dynamodb/stream-records';
 import type { UsageStats } from '../usage/usage-stats';
 
 /** Pages read from one shard per round, so a backlog cannot starve the other shards. */

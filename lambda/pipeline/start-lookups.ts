@@ -1,8 +1,8 @@
 import { hashSecret, type ParsedToken } from '../auth/proxy-token';
 import type { Deps } from '../deps';
 import { requesterLabel } from '../usage/usage-row';
-import { quiet } from './quiet';
-import { requestBudgets } from './request-budgets';
+import { quiet } from '../quiet';
+import { requestBudgets } from '../budgets/request-budgets';
 import type { Lookups, LookupsStarted, Routed } from './state';
 import type { Step } from './step';
 

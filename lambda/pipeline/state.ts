@@ -8,7 +8,8 @@ import type { IncomingRequest } from '../http/request';
 import type { Provider, Route } from '../providers/registry';
 import type { RouteResult } from '../providers/routes';
 import type { Dialect, Endpoint } from '../providers/types';
-import type { GateVerdict, PresentedToken, RateLimitDecision, StoredProviderKey } from '../store/ports';
+import type { GateVerdict, PresentedToken, RateLimitDecision } from '../auth/ports';
+import type { StoredProviderKey } from '../keys/ports';
 
 /*
  * What one request has proved so far. Each step of the pipeline (proxy-handler.ts) takes the

@@ -67,10 +67,6 @@ export interface Dialect {
   newStreamReader(): StreamReader;
   /** An error event in the stream's own format, for a stream the proxy has to end early (the provider went silent, or closed the connection). */
   streamErrorEvent(message: string, cause: StreamCut): string;
-  /** Rebuilds the JSON response a stream described (serving a stored stream to a non-streaming request). */
-  assembleResponse(events: SseEvent[]): unknown;
-  /** The events a streaming request would have received for a JSON response (serving a stored JSON answer as a stream). */
-  synthesizeEvents(body: unknown): string[];
   /** Whether an event is the usage-only event the proxy itself asked for (see `ProviderModule.streamUsage`). */
   isUsageOnlyEvent(event: SseEvent): boolean;
   /**

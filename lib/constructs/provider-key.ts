@@ -3,7 +3,7 @@ import { PolicyStatement, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
 
-/** The encryption context the runtime binds every provider key to (lambda/store/ports.ts `EncryptionContext`). */
+/** The encryption context the runtime binds every provider key to (lambda/keys/ports.ts `EncryptionContext`). */
 export const ENCRYPTION_CONTEXT_KEYS = ['account_id', 'provider'] as const;
 
 /**

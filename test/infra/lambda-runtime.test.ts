@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { createAccount } from '../../lambda/auth/issue';
-import { EnvelopeSealer } from '../../lambda/store/crypto/envelope';
-import { LocalKeyWrapper } from '../../lambda/store/crypto/local-key-wrapper';
-import { DynamoAccountStore } from '../../lambda/store/dynamodb/account-store';
-import { DynamoProviderKeyStore } from '../../lambda/store/dynamodb/provider-key-store';
+import { EnvelopeSealer } from '../../lambda/keys/crypto/envelope';
+import { LocalKeyWrapper } from '../../lambda/keys/crypto/local-key-wrapper';
+import { DynamoAccountStore } from '../../lambda/auth/dynamodb/account-store';
+import { DynamoProviderKeyStore } from '../../lambda/keys/dynamodb/provider-key-store';
 import { startAllFakes, type AllFakes } from '../fakes/start-fakes';
 import { createTestTables } from '../support/tables';
 

@@ -37,10 +37,16 @@ describe('the documented layout', () => {
     expect(documented.filter((entry) => !existsSync(join(PROJECT_ROOT, entry)))).toEqual([]);
   });
 
-  it('the base files import no folder; sse/ knows no provider; usage/ never reaches into store/', () => {
+  it('the base files import no folder; store/ imports no feature (no folder at all); sse/ knows no provider', () => {
     for (const base of ['json.ts', 'tables.ts', 'errors.ts', 'logger.ts', 'retry.ts']) expect([base, [...importedFrom(base)]]).toEqual([base, []]);
+    expect([...importedFrom('store')]).toEqual([]);
     expect([...importedFrom('sse')]).toEqual([]);
-    expect(importedFrom('usage').has('store')).toBe(false);
+  });
+
+  it('each feature keeps its DynamoDB adapter in its own room; auth/ uses no other feature, usage/ knows no budget', () => {
+    for (const room of ['auth', 'keys', 'budgets', 'cache', 'usage']) expect([room, existsSync(join(LAMBDA, room, 'dynamodb'))]).toEqual([room, true]);
+    expect([...importedFrom('auth')]).toEqual(['store']);
+    expect(importedFrom('usage').has('budgets')).toBe(false);
   });
 });
 

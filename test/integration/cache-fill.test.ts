@@ -17,7 +17,7 @@ import { SingleFlight } from '../../lambda/cache/single-flight';
 import type { Logger } from '../../lambda/logger';
 import { chatDialect } from '../../lambda/providers/dialects/chat';
 import type { DynamoClients } from '../../lambda/store/dynamodb/client';
-import { DynamoResponseCache } from '../../lambda/store/dynamodb/cache-store';
+import { DynamoResponseCache } from '../../lambda/cache/dynamodb/cache-store';
 import { createTestTables } from '../support/tables';
 
 const USAGE = { inputTokens: 11, outputTokens: 7, cacheReadTokens: 0, cacheWriteTokens: 0 };

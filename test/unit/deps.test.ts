@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../lambda/config';
 import { buildDeps, type AwsAdapters } from '../../lambda/deps';
-import { LocalKeyWrapper } from '../../lambda/store/crypto/local-key-wrapper';
-import type { EncryptionContext } from '../../lambda/store/ports';
+import { LocalKeyWrapper } from '../../lambda/keys/crypto/local-key-wrapper';
+import type { EncryptionContext } from '../../lambda/keys/ports';
 
 const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:admin';
 const CONTEXT: EncryptionContext = { account_id: 'acct0000000000001', provider: 'prov-b' };

@@ -4,7 +4,6 @@ import { tokenCount, type Usage } from '../usage';
 import { findErrorMessage } from './error-text';
 import { asObject, asString, tryParseJson, type JsonObject } from '../../json';
 import { setNestedMember } from './json-splice';
-import { assembleChatResponse, synthesizeChatEvents } from './chat-replay';
 import { openAiErrorBody } from './openai-errors';
 import { chatBodySchema, validateWith } from './validation';
 
@@ -70,8 +69,6 @@ export const chatDialect: Dialect = {
 
   streamErrorEvent: (message, cause) =>
     `data: ${JSON.stringify({ error: { message, type: 'server_error', param: null, code: cause === 'stalled' ? 'upstream_stalled' : 'upstream_connection_closed' } })}\n\n`,
-  assembleResponse: assembleChatResponse,
-  synthesizeEvents: synthesizeChatEvents,
 
   isUsageOnlyEvent(event: SseEvent): boolean {
     if (!event.data.includes('"usage"')) return false;

@@ -3,7 +3,6 @@ import type { Dialect, NativeError, StreamOutcome } from '../types';
 import { tokenCount, type Usage } from '../usage';
 import { findErrorMessage } from './error-text';
 import { asObject, asString, tryParseJson, type JsonObject } from '../../json';
-import { assembleMessagesResponse, synthesizeMessagesEvents } from './messages-replay';
 import { messagesBodySchema, validateWith } from './validation';
 
 /** Error types of the messages API, by the status the proxy answers with. */
@@ -96,8 +95,6 @@ export const messagesDialect: Dialect = {
   },
 
   streamErrorEvent: (message) => errorEvent('api_error', message),
-  assembleResponse: assembleMessagesResponse,
-  synthesizeEvents: synthesizeMessagesEvents,
   isUsageOnlyEvent: () => false,
   requestStreamUsage: (_body, raw) => ({ body: raw, added: false }),
   requestBody: 'json',

@@ -4,7 +4,6 @@ import { tokenCount, type Usage } from '../usage';
 import { findErrorMessage } from './error-text';
 import { asObject, asString, tryParseJson, type JsonObject } from '../../json';
 import { openAiErrorBody } from './openai-errors';
-import { assembleResponsesResponse, synthesizeResponsesEvents } from './responses-replay';
 import { validateResponsesBody } from './validation';
 
 /** The events that end a Responses stream; each carries the whole response, usage included. */
@@ -64,8 +63,6 @@ export const responsesDialect: Dialect = {
 
   streamErrorEvent: (message, cause) =>
     `event: error\ndata: ${JSON.stringify({ type: 'error', code: cause === 'stalled' ? 'upstream_stalled' : 'upstream_connection_closed', message, param: null })}\n\n`,
-  assembleResponse: assembleResponsesResponse,
-  synthesizeEvents: synthesizeResponsesEvents,
   // Responses streams always report usage: nothing to ask for, nothing to hide.
   isUsageOnlyEvent: () => false,
   requestStreamUsage: (_body, raw) => ({ body: raw, added: false }),

@@ -1,6 +1,6 @@
 import { exceededMessage, isExhausted, type BudgetStatus, type BudgetSubject } from '../../../lambda/budgets/budget';
-import { DynamoBudgetStore } from '../../../lambda/store/dynamodb/budget-store';
-import { DynamoUsageLog } from '../../../lambda/store/dynamodb/usage-log';
+import { DynamoBudgetStore, spendChanges } from '../../../lambda/budgets/dynamodb/budget-store';
+import { DynamoUsageLog } from '../../../lambda/usage/dynamodb/usage-log';
 import type { UsageRow } from '../../../lambda/usage/usage-row';
 import { createTestTables } from '../../support/tables';
 
@@ -19,7 +19,7 @@ let tables: Awaited<ReturnType<typeof createTestTables>>;
 beforeAll(async () => {
   tables = await createTestTables();
   store = new DynamoBudgetStore(tables.clients.doc, tables.tables.accounts, tables.tables.rateLimits);
-  usageLog = new DynamoUsageLog(tables.clients.doc, tables.tables.usageLogs, tables.tables.accounts);
+  usageLog = new DynamoUsageLog(tables.clients.doc, tables.tables.usageLogs, { table: tables.tables.accounts, changes: spendChanges });
 });
 
 /** Spend is added by the row's own write, as in the proxy. */

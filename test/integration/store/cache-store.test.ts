@@ -1,7 +1,7 @@
 import { cacheKey } from '../../../lambda/cache/cache-key';
 import { CacheWriteError, type CachedResponseMeta } from '../../../lambda/cache/response-cache';
 import type { DynamoClients } from '../../../lambda/store/dynamodb/client';
-import { DynamoResponseCache } from '../../../lambda/store/dynamodb/cache-store';
+import { DynamoResponseCache } from '../../../lambda/cache/dynamodb/cache-store';
 import type { DocumentClient } from '../../../lambda/store/dynamodb/wire/document-client';
 import type { StoreCommand } from '../../../lambda/store/dynamodb/wire/operations';
 import { createTestTables } from '../../support/tables';

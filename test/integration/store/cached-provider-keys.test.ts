@@ -4,11 +4,11 @@
  * another instance within PROVIDER_KEY_CACHE_MS; a missing key is never remembered.
  */
 import { newAccountId } from '../../../lambda/auth/proxy-token';
-import { CachedProviderKeys, PROVIDER_KEY_CACHE_MS } from '../../../lambda/store/cached-provider-keys';
-import { DynamoProviderKeyStore } from '../../../lambda/store/dynamodb/provider-key-store';
+import { CachedProviderKeys, PROVIDER_KEY_CACHE_MS } from '../../../lambda/keys/cached-provider-keys';
+import { DynamoProviderKeyStore } from '../../../lambda/keys/dynamodb/provider-key-store';
 import type { DocumentClient } from '../../../lambda/store/dynamodb/wire/document-client';
 import type { StoreCommand } from '../../../lambda/store/dynamodb/wire/operations';
-import type { StoredProviderKey } from '../../../lambda/store/ports';
+import type { StoredProviderKey } from '../../../lambda/keys/ports';
 import { createTestTables } from '../../support/tables';
 
 let tables: Awaited<ReturnType<typeof createTestTables>>;

@@ -1,6 +1,6 @@
 import type { StoreCommand } from '../../../lambda/store/dynamodb/wire/operations';
-import { DynamoBudgetStore } from '../../../lambda/store/dynamodb/budget-store';
-import { DynamoUsageLog } from '../../../lambda/store/dynamodb/usage-log';
+import { DynamoBudgetStore, spendChanges } from '../../../lambda/budgets/dynamodb/budget-store';
+import { DynamoUsageLog } from '../../../lambda/usage/dynamodb/usage-log';
 import type { UsageRow } from '../../../lambda/usage/usage-row';
 import { createTestTables } from '../../support/tables';
 
@@ -16,7 +16,7 @@ let budgets: DynamoBudgetStore;
 
 beforeAll(async () => {
   tables = await createTestTables();
-  usageLog = new DynamoUsageLog(tables.clients.doc, tables.tables.usageLogs, tables.tables.accounts);
+  usageLog = new DynamoUsageLog(tables.clients.doc, tables.tables.usageLogs, { table: tables.tables.accounts, changes: spendChanges });
   budgets = new DynamoBudgetStore(tables.clients.doc, tables.tables.accounts, tables.tables.rateLimits);
 });
 afterAll(() => tables.clients.raw.destroy());
@@ -105,7 +105,7 @@ test('rows written together share transactions of up to 10 rows, each counter up
       return tables.clients.doc.send(command as never);
     }) as typeof tables.clients.doc.send,
   };
-  const log = new DynamoUsageLog(noting, tables.tables.usageLogs, tables.tables.accounts);
+  const log = new DynamoUsageLog(noting, tables.tables.usageLogs, { table: tables.tables.accounts, changes: spendChanges });
   const rows = Array.from({ length: 25 }, (_, i) => row(account, 1_000 + i, 'ana'));
   await Promise.all(rows.map((r) => log.write(r)));
   expect(sent).toHaveLength(3);

@@ -5,12 +5,13 @@
  */
 import { hashSecret, newAccountId, newToken, parseToken, type ParsedToken } from '../../../lambda/auth/proxy-token';
 import { issueToken } from '../../../lambda/auth/issue';
-import { accountPk, DynamoAccountStore } from '../../../lambda/store/dynamodb/account-store';
-import { DynamoBudgetStore } from '../../../lambda/store/dynamodb/budget-store';
-import { DynamoTokenGate, gateKey, type GateSource } from '../../../lambda/store/dynamodb/token-gate';
+import { DynamoAccountStore } from '../../../lambda/auth/dynamodb/account-store';
+import { accountPk } from '../../../lambda/store/dynamodb/account-partition';
+import { DynamoBudgetStore } from '../../../lambda/budgets/dynamodb/budget-store';
+import { DynamoTokenGate, gateKey, type GateSource } from '../../../lambda/auth/dynamodb/token-gate';
 import type { DocumentClient } from '../../../lambda/store/dynamodb/wire/document-client';
 import type { StoreCommand } from '../../../lambda/store/dynamodb/wire/operations';
-import type { GateVerdict } from '../../../lambda/store/ports';
+import type { GateVerdict } from '../../../lambda/auth/ports';
 import { createTestTables } from '../../support/tables';
 
 let tables: Awaited<ReturnType<typeof createTestTables>>;

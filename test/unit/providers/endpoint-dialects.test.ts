@@ -9,6 +9,7 @@ import { embeddingsDialect } from '../../../lambda/providers/dialects/embeddings
 import { messagesDialect } from '../../../lambda/providers/dialects/messages';
 import { chatDialect } from '../../../lambda/providers/dialects/chat';
 import { passthroughDialect } from '../../../lambda/providers/dialects/passthrough';
+import { assembleResponsesResponse, synthesizeResponsesEvents } from '../../../lambda/cache/replay/responses';
 import { responsesDialect } from '../../../lambda/providers/dialects/responses';
 import type { Dialect } from '../../../lambda/providers/types';
 import { NO_USAGE } from '../../../lambda/providers/usage';
@@ -70,13 +71,13 @@ describe('Responses API', () => {
   };
 
   it('a stored stream assembles into the response of its terminal event, equal to the JSON answer', () => {
-    const assembled = responsesDialect.assembleResponse(decode(fixtureText('endpoints/openai-responses.sse')));
+    const assembled = assembleResponsesResponse(decode(fixtureText('endpoints/openai-responses.sse')));
     expect(assembled).toEqual(fixtureJson('endpoints/openai-responses.json'));
   });
 
   it('a stored JSON answer becomes the documented event sequence, ending in response.completed with the usage', () => {
     const json = fixtureJson('endpoints/openai-responses.json');
-    const events = decode(responsesDialect.synthesizeEvents(json).join(''));
+    const events = decode(synthesizeResponsesEvents(json).join(''));
     expect(events.map((e) => e.event)).toEqual([
       'response.created',
       'response.in_progress',
@@ -98,7 +99,7 @@ describe('Responses API', () => {
 
   it('an incomplete answer replays as response.incomplete', () => {
     const json = { ...(fixtureJson('endpoints/openai-responses.json') as object), status: 'incomplete' };
-    expect(decode(responsesDialect.synthesizeEvents(json).join('')).at(-1)!.event).toBe('response.incomplete');
+    expect(decode(synthesizeResponsesEvents(json).join('')).at(-1)!.event).toBe('response.incomplete');
   });
 
   it('requires model and input (string or array), in the OpenAI error shape', () => {

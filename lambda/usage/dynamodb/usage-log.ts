@@ -1,9 +1,9 @@
 import { ValidationError } from '../../errors';
 import { requestIdTime } from '../../http/request';
-import { spendChanges } from './budget-store';
-import { TransactedRows } from './transacted-rows';
-import type { LogQuery, UsageLog, UsageRow } from '../../usage/usage-row';
-import type { DocumentClient } from './wire/document-client';
+import type { CounterChange } from '../../store/dynamodb/counter-change';
+import { TransactedRows } from '../../store/dynamodb/transacted-rows';
+import type { LogQuery, UsageLog, UsageRow } from '../usage-row';
+import type { DocumentClient } from '../../store/dynamodb/wire/document-client';
 
 const MAX_PAGES_PER_QUERY = 20;
 
@@ -17,6 +17,12 @@ function decodeCursor(cursor: string): string | undefined {
   return /^\d{4}-\d\d-\d\dT[\d:.]+Z#[\w-]+$/.test(tsId) ? tsId : undefined;
 }
 
+/** The counters a row adds to, in the same transaction as the row, and the table that holds them. */
+export interface RowSpend {
+  table: string;
+  changes: (row: UsageRow) => CounterChange[];
+}
+
 /**
  * Rows in one partition per account, sorted by `ts_id` (ISO time + request id),
  * so "newest first for a period" is a single reverse range query and the table
@@ -25,14 +31,17 @@ function decodeCursor(cursor: string): string | undefined {
 export class DynamoUsageLog implements UsageLog {
   private readonly rowsWithSpend: TransactedRows;
 
-  /** `accountsTable` holds the budgets' spend counters, which a row with a cost adds to. */
+  /**
+   * `spend` is what a row adds to the budgets' spend counters (budgets/dynamodb/budget-store.ts) and the
+   * table holding them: the usage log applies it without knowing what a budget is.
+   */
   constructor(
     private readonly doc: DocumentClient,
     private readonly table: string,
-    accountsTable: string,
+    private readonly spend: RowSpend,
     private readonly retentionDays?: number,
   ) {
-    this.rowsWithSpend = new TransactedRows(doc, table, 'account_id', accountsTable);
+    this.rowsWithSpend = new TransactedRows(doc, table, 'account_id', spend.table);
   }
 
   /**
@@ -45,7 +54,7 @@ export class DynamoUsageLog implements UsageLog {
   async write(row: UsageRow): Promise<void> {
     const expires = this.retentionDays ? { expires_at: Math.floor(Date.parse(row.ts) / 1000) + this.retentionDays * 86_400 } : {};
     const item = { ...row, ts_id: `${row.ts}#${row.id}`, ...expires };
-    const changes = spendChanges(row);
+    const changes = this.spend.changes(row);
     if (changes.length === 0) await this.doc.send({ operation: 'PutItem', input: { TableName: this.table, Item: item } });
     else await this.rowsWithSpend.write({ item, id: row.id, changes });
   }

@@ -1,7 +1,8 @@
-import type { BudgetStatus } from '../budgets/budget';
-import type { TokenBudgetHints } from '../budgets/budget-hints';
-import type { BudgetStore, GateVerdict, PresentedToken } from '../store/ports';
-import { quiet } from './quiet';
+import type { BudgetStatus } from './budget';
+import type { TokenBudgetHints } from './budget-hints';
+import type { GateVerdict, PresentedToken } from '../auth/ports';
+import type { BudgetStore } from './ports';
+import { quiet } from '../quiet';
 
 /**
  * The budgets one proxied request is held to, with their spend, read fresh (limits are exact).

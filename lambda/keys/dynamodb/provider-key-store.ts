@@ -1,8 +1,8 @@
 import type { ProviderId } from '../../providers/registry';
 import type { ProviderKeyStore, StoredProviderKey } from '../ports';
-import { accountPk } from './account-store';
-import { BatchedGet } from './batched-get';
-import type { DocumentClient } from './wire/document-client';
+import { accountPk } from '../../store/dynamodb/account-partition';
+import { BatchedGet } from '../../store/dynamodb/batched-get';
+import type { DocumentClient } from '../../store/dynamodb/wire/document-client';
 
 const KEY_PREFIX = 'KEY#';
 

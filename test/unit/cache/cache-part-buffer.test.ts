@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { PartBuffer } from '../../../lambda/store/dynamodb/cache-part-buffer';
+import { PartBuffer } from '../../../lambda/cache/dynamodb/cache-part-buffer';
 
 function collect(partBytes: number, chunks: string[]) {
   const buffer = new PartBuffer(partBytes);

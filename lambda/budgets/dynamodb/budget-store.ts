@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto';
-import { budgetStatus, type Budget, type BudgetStatus, type BudgetSubject, type Spend } from '../../budgets/budget';
-import { dayAttribute, isBudgetPeriod, monthOf, nextMonthStart } from '../../budgets/periods';
+import { budgetStatus, type Budget, type BudgetStatus, type BudgetSubject, type Spend } from '../budget';
+import { dayAttribute, isBudgetPeriod, monthOf, nextMonthStart } from '../periods';
 import type { BudgetStore } from '../ports';
 import type { UsageRow } from '../../usage/usage-row';
-import { accountPk } from './account-store';
-import { BatchedGet } from './batched-get';
-import type { CounterChange } from './counter-change';
-import { gateBudgetFlag } from './token-gate';
-import { cancellationReasons } from './wire/dynamo-error';
-import type { DocumentClient } from './wire/document-client';
+import { accountPk } from '../../store/dynamodb/account-partition';
+import { BatchedGet } from '../../store/dynamodb/batched-get';
+import type { CounterChange } from '../../store/dynamodb/counter-change';
+import { gateBudgetFlag } from '../../auth/dynamodb/token-gate';
+import { cancellationReasons } from '../../store/dynamodb/wire/dynamo-error';
+import type { DocumentClient } from '../../store/dynamodb/wire/document-client';
 
 /**
  * Budgets and spend counters live in the account's partition beside its

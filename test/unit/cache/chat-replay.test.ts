@@ -1,4 +1,4 @@
-import { assembleChatResponse, synthesizeChatEvents } from '../../../lambda/providers/dialects/chat-replay';
+import { assembleChatResponse, synthesizeChatEvents } from '../../../lambda/cache/replay/chat';
 import { SseDecoder } from '../../../lambda/sse/sse-decoder';
 import type { SseEvent } from '../../../lambda/sse/sse-event';
 import { expectedUsage, fixtureEvents, fixtureJson, fixtureNames, isStreamFixture, type ProviderFolder } from '../../fixtures';

@@ -1,10 +1,10 @@
-import { effectivePeriod, parseBucketKey, summaryRanges, type KeyRange } from '../../usage/rollups/bucket-keys';
-import { deltaAfter, foldRows, sortableSequence, type BucketDelta, type StreamedRow } from '../../usage/rollups/fold';
-import { rollupFromItem } from '../../usage/rollups/rollup';
-import { assembleSummary, type RollupSlice } from '../../usage/rollups/summary';
-import type { FoldOutcome, StatsSummary, UsageStats } from '../../usage/usage-stats';
-import type { DocumentClient } from './wire/document-client';
-import { conditionFailedItem } from './wire/dynamo-error';
+import { effectivePeriod, parseBucketKey, summaryRanges, type KeyRange } from '../rollups/bucket-keys';
+import { deltaAfter, foldRows, sortableSequence, type BucketDelta, type StreamedRow } from '../rollups/fold';
+import { rollupFromItem } from '../rollups/rollup';
+import { assembleSummary, type RollupSlice } from '../rollups/summary';
+import type { FoldOutcome, StatsSummary, UsageStats } from '../usage-stats';
+import type { DocumentClient } from '../../store/dynamodb/wire/document-client';
+import { conditionFailedItem } from '../../store/dynamodb/wire/dynamo-error';
 
 /** Rollup writes in flight at once per batch. */
 const WRITES_IN_FLIGHT = 8;

@@ -1,6 +1,6 @@
 import type { GateVerdict, PresentedToken, RateLimitDecision, Scope, TokenGate, TokenRecord } from '../ports';
-import { conditionFailedItem } from './wire/dynamo-error';
-import type { DocumentClient } from './wire/document-client';
+import { conditionFailedItem } from '../../store/dynamodb/wire/dynamo-error';
+import type { DocumentClient } from '../../store/dynamodb/wire/document-client';
 
 const WINDOW_SECONDS = 60;
 const STALE_MEMO_MAX = 10_000;

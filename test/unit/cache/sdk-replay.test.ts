@@ -7,8 +7,8 @@ import Anthropic from '@anthropic-ai/sdk';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
-import { assembleChatResponse, synthesizeChatEvents } from '../../../lambda/providers/dialects/chat-replay';
-import { assembleMessagesResponse, synthesizeMessagesEvents } from '../../../lambda/providers/dialects/messages-replay';
+import { assembleChatResponse, synthesizeChatEvents } from '../../../lambda/cache/replay/chat';
+import { assembleMessagesResponse, synthesizeMessagesEvents } from '../../../lambda/cache/replay/messages';
 import { expectedUsage, fixtureEvents, fixtureJson, fixtureNames, fixtureText, isStreamFixture, type ProviderFolder } from '../../fixtures';
 
 /** Answers each request with the next queued stream, one event per write, as a provider would. */

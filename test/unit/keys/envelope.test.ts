@@ -3,10 +3,10 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DecryptCommand, GenerateDataKeyCommand, type KMSClient } from '@aws-sdk/client-kms';
-import { EnvelopeSealer, type KeyWrapper } from '../../../lambda/store/crypto/envelope';
-import { KmsKeyWrapper } from '../../../lambda/store/crypto/kms-key-wrapper';
-import { LocalKeyWrapper } from '../../../lambda/store/crypto/local-key-wrapper';
-import type { EncryptedSecret, EncryptionContext } from '../../../lambda/store/ports';
+import { EnvelopeSealer, type KeyWrapper } from '../../../lambda/keys/crypto/envelope';
+import { KmsKeyWrapper } from '../../../lambda/keys/crypto/kms-key-wrapper';
+import { LocalKeyWrapper } from '../../../lambda/keys/crypto/local-key-wrapper';
+import type { EncryptedSecret, EncryptionContext } from '../../../lambda/keys/ports';
 
 const CONTEXT: EncryptionContext = { account_id: 'acct0000000000001', provider: 'prov-b' };
 const PROVIDER_KEY = 'sk-live-provider-key-ÄÖÜ-😀-0123456789';

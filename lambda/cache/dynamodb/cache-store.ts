@@ -1,9 +1,9 @@
 import { createHash, randomInt } from 'node:crypto';
-import { CacheWriteError, isCacheableStatus, type CachedResponse, type CachedResponseMeta, type CacheWriter, type ResponseCache } from '../../cache/response-cache';
+import { CacheWriteError, isCacheableStatus, type CachedResponse, type CachedResponseMeta, type CacheWriter, type ResponseCache } from '../response-cache';
 import { headItem, parseHead, type EntryHead } from './cache-entry-head';
 import { PartBuffer } from './cache-part-buffer';
-import { sendUntilProcessed, UnprocessedError } from './unprocessed';
-import type { DocumentClient } from './wire/document-client';
+import { sendUntilProcessed, UnprocessedError } from '../../store/dynamodb/unprocessed';
+import type { DocumentClient } from '../../store/dynamodb/wire/document-client';
 
 /*
  * Layout of one entry in the cache table (partition `cache_key`, sort key `part`):

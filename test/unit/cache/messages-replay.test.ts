@@ -1,4 +1,4 @@
-import { assembleMessagesResponse, synthesizeMessagesEvents } from '../../../lambda/providers/dialects/messages-replay';
+import { assembleMessagesResponse, synthesizeMessagesEvents } from '../../../lambda/cache/replay/messages';
 import { SseDecoder } from '../../../lambda/sse/sse-decoder';
 import type { SseEvent } from '../../../lambda/sse/sse-event';
 import { expectedUsage, fixtureEvents, fixtureJson, fixtureNames, isStreamFixture } from '../../fixtures';

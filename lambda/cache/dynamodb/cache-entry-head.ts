@@ -1,4 +1,4 @@
-import { isCacheableStatus, type CachedResponseMeta } from '../../cache/response-cache';
+import { isCacheableStatus, type CachedResponseMeta } from '../response-cache';
 import { tokenCount } from '../../providers/usage';
 
 /**

@@ -1,6 +1,6 @@
-import { itemFromImage } from './wire/operations';
-import type { UsageRow } from '../../usage/usage-row';
-import type { StreamedRow } from '../../usage/rollups/fold';
+import { itemFromImage } from '../../store/dynamodb/wire/operations';
+import type { UsageRow } from '../usage-row';
+import type { StreamedRow } from '../rollups/fold';
 
 /** The part of a DynamoDB stream record the fold reads (Lambda's event and the Streams API agree on it). */
 export interface UsageStreamRecord {

@@ -1,9 +1,10 @@
 import type { AccountStore, Scope, TokenRecord } from '../ports';
-import { BatchedGet } from './batched-get';
-import { idempotencyToken } from './idempotency-token';
+import { accountPk } from '../../store/dynamodb/account-partition';
+import { BatchedGet } from '../../store/dynamodb/batched-get';
+import { idempotencyToken } from '../../store/dynamodb/idempotency-token';
 import { gateKey, gateOfNewToken, gateRevocation } from './token-gate';
-import { cancellationReasons, conditionFailedItem } from './wire/dynamo-error';
-import type { DocumentClient } from './wire/document-client';
+import { cancellationReasons, conditionFailedItem } from '../../store/dynamodb/wire/dynamo-error';
+import type { DocumentClient } from '../../store/dynamodb/wire/document-client';
 
 /**
  * Accounts and tokens live in one partition per account (`pk = ACCOUNT#<id>`),
@@ -11,7 +12,6 @@ import type { DocumentClient } from './wire/document-client';
  * account's tokens is one Query. Each token has a gate item in the rate-limits table
  * (token-gate.ts) that the proxy path reads instead; issuing and revoking write both at once.
  */
-export const accountPk = (accountId: string) => `ACCOUNT#${accountId}`;
 const TOKEN_PREFIX = 'TOKEN#';
 
 interface TokenItem {

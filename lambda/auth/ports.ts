@@ -1,0 +1,59 @@
+/**
+ * What authentication stores: accounts, their proxy tokens, and the token gate that checks a
+ * token and counts its rate in one call. The DynamoDB adapters in `dynamodb/` implement them;
+ * nothing outside `deps.ts` knows which adapter is used.
+ */
+
+export type Scope = 'proxy' | 'manage';
+
+export interface TokenRecord {
+  accountId: string;
+  tokenId: string;
+  name?: string;
+  scopes: Scope[];
+  /** SHA-256 of the token's secret part, hex. The token itself is never stored. */
+  secretHash: string;
+  createdAt: string;
+  /** When the token last passed the proxy's gate (kept on its gate item). */
+  lastUsedAt?: string;
+  revokedAt?: string;
+}
+
+export interface AccountStore {
+  createAccount(input: { accountId: string; name?: string; createdAt: string }): Promise<void>;
+  accountExists(accountId: string): Promise<boolean>;
+  putToken(token: TokenRecord): Promise<void>;
+  getToken(accountId: string, tokenId: string): Promise<TokenRecord | undefined>;
+  listTokens(accountId: string): Promise<TokenRecord[]>;
+  revokeToken(accountId: string, tokenId: string, revokedAt: string): Promise<boolean>;
+}
+
+export interface RateLimitDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Epoch seconds at which the current window ends. */
+  resetAt: number;
+}
+
+/**
+ * What the token gate found for a presented token, in one store call: the token's record, its
+ * rate count for this minute (counted only when the token is real, unrevoked and under the
+ * limit), and whether the token has a budget of its own.
+ */
+export type GateVerdict =
+  | { kind: 'admitted' | 'limited'; record: TokenRecord; rateLimit: RateLimitDecision; tokenBudget: boolean }
+  /** Unknown token, wrong secret or revoked: nothing was counted. `record` is the stored one, when there is one. */
+  | { kind: 'refused'; record?: TokenRecord };
+
+/** A token as a request presents it: the ids it names and the SHA-256 of its secret (hex). */
+export interface PresentedToken {
+  accountId: string;
+  tokenId: string;
+  secretHash: string;
+}
+
+export interface TokenGate {
+  /** Checks the token and counts one request against its current minute, atomically across instances. */
+  admit(token: PresentedToken, now: number): Promise<GateVerdict>;
+}
