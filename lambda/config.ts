@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { PROVIDER_CATALOG, type ProviderId } from './providers/catalog';
-import { PROVIDER_KEY_CACHE_MS } from './store/cached-provider-keys';
+import { PROVIDER_KEY_CACHE_MS } from './keys/cached-provider-keys';
 import { tableNames } from './tables';
 
 /** Environment variables are strings; every one is optional and has a documented default. */
