@@ -24,6 +24,7 @@ export class ProxyStack extends Stack {
   readonly providerKeys: ProviderKeyEncryption;
   readonly adminSecret: AdminSecret;
   readonly settings: DeploySettings;
+  readonly alarms: ProxyAlarms;
 
   constructor(scope: Construct, id: string, props: ProxyStackProps) {
     super(scope, id, props);
@@ -80,13 +81,14 @@ export class ProxyStack extends Stack {
       invokeMode: InvokeMode.RESPONSE_STREAM,
     });
 
-    new ProxyAlarms(this, 'Alarms', {
+    this.alarms = new ProxyAlarms(this, 'Alarms', {
       namePrefix: prefix,
       fn: this.proxyFunction.fn,
       logGroup: this.proxyFunction.logGroup,
       tables: this.tables.all.map(({ shape, table }) => ({ logicalName: shape.logicalName, table })),
       statsConsumer: this.statsConsumer,
       alarmTopicArn: settings.alarmTopicArn,
+      alarmEmail: settings.alarmEmail,
     });
 
     // The URL ends with "/", so the paths are appended without one.
@@ -94,6 +96,7 @@ export class ProxyStack extends Stack {
     new CfnOutput(this, 'DashboardUrl', { value: url.url, description: 'Dashboard and management API' });
     new CfnOutput(this, 'AdminSecretArn', { value: adminSecret.secret.secretArn, description: 'Secrets Manager secret holding the admin API key' });
     new CfnOutput(this, 'FunctionName', { value: this.proxyFunction.fn.functionName });
+    new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn, description: 'SNS topic every alarm notifies' });
     for (const { shape, table } of this.tables.all) {
       new CfnOutput(this, tableOutputName(shape.logicalName), {
         value: table.tableName,

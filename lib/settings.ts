@@ -13,9 +13,13 @@ export interface DeploySettings {
   region: string;
   /** Production origins of the dashboard or browser clients; localhost origins are always allowed by the app. */
   corsAllowedOrigins: string[];
-  /** Caps concurrent instances: a cost ceiling for an unauthenticated URL, and a share of the account's pool. */
+  /**
+   * Caps concurrent instances: a cost ceiling for a URL anyone can call, and what a leaked token or
+   * a client stuck in a loop can reach. `none` (undefined here) leaves the function on the account's
+   * unreserved pool, without a cap.
+   */
   reservedConcurrency?: number;
-  /** Keeps this many instances initialised (billed while idle); the URL then points at the `live` alias. */
+  /** Keeps this many instances initialised (billed while idle) on the `live` alias the URL serves. */
   provisionedConcurrency?: number;
   /** Usage rows expire after this many days (DynamoDB TTL on `expires_at`); unset keeps them forever. */
   logRetentionDays?: number;
@@ -24,8 +28,10 @@ export interface DeploySettings {
   memoryMb: number;
   upstreamTimeoutMs: number;
   rateLimitPerMinute: number;
-  /** An existing SNS topic the alarms notify; unset leaves them visible in the console only. */
+  /** An existing SNS topic the alarms notify instead of the topic the stack creates. */
   alarmTopicArn?: string;
+  /** An e-mail address subscribed to the alarm topic (SNS asks it to confirm once). */
+  alarmEmail?: string;
 }
 
 export const DEFAULTS = {
@@ -35,7 +41,16 @@ export const DEFAULTS = {
   memoryMb: 256,
   upstreamTimeoutMs: 30_000,
   rateLimitPerMinute: 100,
+  /**
+   * 50 instances serve about 50 requests at once: at a 3 s provider answer, ~16 requests a second,
+   * over a million a day. At 256 MB, 50 busy instances cost about $0.60 an hour, which bounds what
+   * a flood can spend; it leaves 950 of a default 1,000-instance account pool to everything else.
+   */
+  reservedConcurrency: 50,
 } as const;
+
+/** The context value that turns the reserved-concurrency cap off. */
+export const NO_RESERVED_CONCURRENCY = 'none';
 
 type ContextReader = Pick<Node, 'tryGetContext'>;
 
@@ -54,34 +69,55 @@ export function readSettings(node: ContextReader): DeploySettings {
     throw new Error(`context "functionLogRetentionDays": ${retentionDays} is not one CloudWatch accepts (${knownRetentions.filter((d) => d < 9999).join(', ')})`);
   }
 
+  const reservedConcurrency = readReservedConcurrency(node);
+  const provisionedConcurrency = readInteger(node, 'provisionedConcurrency', 1, 10_000);
+  if (reservedConcurrency !== undefined && provisionedConcurrency !== undefined && provisionedConcurrency > reservedConcurrency) {
+    throw new Error(`context "provisionedConcurrency": ${provisionedConcurrency} is more than "reservedConcurrency" (${reservedConcurrency}); Lambda allows provisioned instances only within the reserved ones`);
+  }
+
   return {
     stage,
     region,
     corsAllowedOrigins: readOrigins(node, 'corsAllowedOrigins'),
-    reservedConcurrency: readInteger(node, 'reservedConcurrency', 1, 10_000),
-    provisionedConcurrency: readInteger(node, 'provisionedConcurrency', 1, 10_000),
+    reservedConcurrency,
+    provisionedConcurrency,
     logRetentionDays: readInteger(node, 'logRetentionDays', 1, 36_500),
     functionLogRetention: retentionDays as RetentionDays,
     memoryMb: readInteger(node, 'memoryMb', 128, 10_240) ?? DEFAULTS.memoryMb,
     upstreamTimeoutMs: readInteger(node, 'upstreamTimeoutMs', 1_000, 120_000) ?? DEFAULTS.upstreamTimeoutMs,
     rateLimitPerMinute: readInteger(node, 'rateLimitPerMinute', 1, 1_000_000) ?? DEFAULTS.rateLimitPerMinute,
     alarmTopicArn: readArn(node, 'alarmTopicArn'),
+    alarmEmail: readEmail(node, 'alarmEmail'),
   };
+}
+
+/** A number of instances, the default when unset, or none at all when `none` is given. */
+function readReservedConcurrency(node: ContextReader): number | undefined {
+  if (readString(node, 'reservedConcurrency') === NO_RESERVED_CONCURRENCY) return undefined;
+  // 0 would be valid to Lambda, where it means "never run": refused here like any other typo.
+  return readInteger(node, 'reservedConcurrency', 1, 10_000, ` or "${NO_RESERVED_CONCURRENCY}"`) ?? DEFAULTS.reservedConcurrency;
+}
+
+function readEmail(node: ContextReader, key: string): string | undefined {
+  const value = readString(node, key);
+  if (value !== undefined && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value)) throw new Error(`context "${key}": "${value}" is not an e-mail address`);
+  return value;
 }
 
 function readString(node: ContextReader, key: string): string | undefined {
   const value: unknown = node.tryGetContext(key);
   if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value === 'number') return String(value);
   if (typeof value !== 'string') throw new Error(`context "${key}" must be a string`);
   return value.trim();
 }
 
-function readInteger(node: ContextReader, key: string, min: number, max: number): number | undefined {
+function readInteger(node: ContextReader, key: string, min: number, max: number, orElse = ''): number | undefined {
   const value: unknown = node.tryGetContext(key);
   if (value === undefined || value === null || value === '') return undefined;
   const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : NaN;
   if (!Number.isInteger(n) || n < min || n > max) {
-    throw new Error(`context "${key}": ${JSON.stringify(value)} must be a whole number from ${min} to ${max}`);
+    throw new Error(`context "${key}": ${JSON.stringify(value)} must be a whole number from ${min} to ${max}${orElse}`);
   }
   return n;
 }

@@ -4,6 +4,8 @@
  * lib/cost-model.ts. `npm run docs:deploy` writes them between the page's markers;
  * test/infra/deploy-docs.test.ts fails when the page and the sources disagree.
  */
+import { Template } from 'aws-cdk-lib/assertions';
+import { namePrefix } from '../lib/names';
 import { declaredGrants } from '../lib/permissions';
 import type { ProxyStack } from '../lib/proxy-stack';
 
@@ -20,9 +22,34 @@ function permissionsTable(stack: ProxyStack): string {
   return ['| role | resource | actions | used for |', '|---|---|---|---|', ...rows].join('\n');
 }
 
+interface AlarmProperties {
+  AlarmName: string;
+  AlarmDescription: string;
+  Threshold: number;
+  EvaluationPeriods: number;
+  Period?: number;
+  MetricName?: string;
+  Metrics?: { Id: string; ReturnData?: boolean; MetricStat?: { Period: number } }[];
+}
+
+/** The alarms as the synthesized template defines them: name, threshold and window, and what it means. */
+function alarmTable(stack: ProxyStack): string {
+  const template = Template.fromStack(stack).toJSON() as { Resources: Record<string, { Type: string; Properties: AlarmProperties }> };
+  const prefix = namePrefix(stack.settings.stage);
+  const rows = Object.values(template.Resources)
+    .filter((r) => r.Type === 'AWS::CloudWatch::Alarm')
+    .map(({ Properties: p }) => {
+      const period = p.Period ?? p.Metrics?.find((m) => m.MetricStat)?.MetricStat?.Period ?? 0;
+      const window = `${(period * p.EvaluationPeriods) / 60} min`;
+      const unit = p.MetricName === 'Duration' ? ' ms' : '';
+      return `| \`${p.AlarmName.replace(prefix, '')}\` | ≥ ${p.Threshold}${unit} over ${window} | ${p.AlarmDescription} |`;
+    });
+  return [`${rows.length} alarms (\`<stage>-ai-usage-proxy-\` + name):`, '', '| alarm | fires at | meaning |', '|---|---|---|', ...rows].join('\n');
+}
+
 /** Every block of facts, by marker name. */
 export function renderDeployFacts(stack: ProxyStack): Facts {
-  return { permissions: permissionsTable(stack) };
+  return { permissions: permissionsTable(stack), alarms: alarmTable(stack) };
 }
 
 const marker = (name: string, end: 'start' | 'end') => `<!-- deploy-facts:${name}:${end} -->`;

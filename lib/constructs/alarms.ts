@@ -4,10 +4,12 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { FilterPattern, MetricFilter, type ILogGroup } from 'aws-cdk-lib/aws-logs';
-import { Topic } from 'aws-cdk-lib/aws-sns';
+import { Topic, type ITopic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { pascalCase } from '../names';
+import { AlarmTopic } from './alarm-topic';
 
 /**
  * p99 above one minute, sustained for 15 minutes, means providers are slow or streams are long
@@ -26,12 +28,21 @@ export interface ProxyAlarmsProps {
   tables: { logicalName: string; table: Table }[];
   /** The rollup consumer: its failures and its dead-letter queue mean the overview is missing rows. */
   statsConsumer: { fn: IFunction; deadLetters: IQueue };
+  /** An existing topic to notify instead of creating one. */
   alarmTopicArn?: string;
+  /** Subscribed to the topic by e-mail. */
+  alarmEmail?: string;
 }
 
-/** The few signals that need a human: the function failing or throttled, it being slow, or a table throttling. */
+/**
+ * The few signals that need a human: the function failing or throttled, it being slow, a usage row
+ * spooled, the rollups falling behind, or a table throttling. Every alarm notifies one SNS topic,
+ * when it fires and when it clears: the stack's own (created unless an existing one is given), to
+ * which `alarmEmail` subscribes an address.
+ */
 export class ProxyAlarms extends Construct {
   readonly alarms: Alarm[] = [];
+  readonly topic: ITopic;
 
   constructor(scope: Construct, id: string, props: ProxyAlarmsProps) {
     super(scope, id);
@@ -41,7 +52,7 @@ export class ProxyAlarms extends Construct {
     // ordinary responses the proxy passes through and logs, so they don't count here.
     this.add('FunctionErrors', `${namePrefix}function-errors`, 'The proxy function failed (unhandled error or timeout).', fn.metricErrors({ period: PERIOD, statistic: 'Sum' }), 1);
     // A throttle is a request the client never got served: the reserved or account concurrency is exhausted.
-    this.add('FunctionThrottles', `${namePrefix}function-throttles`, 'Requests were throttled: concurrency is exhausted.', fn.metricThrottles({ period: PERIOD, statistic: 'Sum' }), 1);
+    this.add('FunctionThrottles', `${namePrefix}function-throttles`, 'Requests were refused with 429: the reserved concurrency (or the account pool) is exhausted.', fn.metricThrottles({ period: PERIOD, statistic: 'Sum' }), 1);
     this.add(
       'FunctionP99Duration',
       `${namePrefix}function-p99-duration`,
@@ -89,9 +100,12 @@ export class ProxyAlarms extends Construct {
       this.add(`${pascalCase(logicalName)}Throttles`, `${namePrefix}${logicalName}-throttles`, `DynamoDB throttled requests on the ${logicalName} table.`, throttles, 1);
     }
 
-    if (props.alarmTopicArn) {
-      const action = new SnsAction(Topic.fromTopicArn(this, 'AlarmTopic', props.alarmTopicArn));
-      for (const alarm of this.alarms) alarm.addAlarmAction(action);
+    this.topic = props.alarmTopicArn ? Topic.fromTopicArn(this, 'AlarmTopic', props.alarmTopicArn) : new AlarmTopic(this, 'Topic', { namePrefix }).topic;
+    if (props.alarmEmail) this.topic.addSubscription(new EmailSubscription(props.alarmEmail));
+    const action = new SnsAction(this.topic);
+    for (const alarm of this.alarms) {
+      alarm.addAlarmAction(action);
+      alarm.addOkAction(action);
     }
   }
 

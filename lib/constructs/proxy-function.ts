@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { Duration, RemovalPolicy, Stage } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Alias, ApplicationLogLevel, Architecture, LoggingFormat, Runtime, SystemLogLevel, type IFunction } from 'aws-cdk-lib/aws-lambda';
+import { Alias, ApplicationLogLevel, Architecture, LoggingFormat, Runtime, SystemLogLevel } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -22,6 +22,9 @@ export const HANDLER_ENTRY = 'lambda/handler.ts';
  * invocation before the usage row is written, so the timeout is set as high as Lambda allows.
  */
 export const FUNCTION_TIMEOUT = Duration.minutes(15);
+
+/** The alias the URL serves; the name is part of nothing a client sees. */
+export const LIVE_ALIAS = 'live';
 
 /**
  * ESM output has no `require`; a few CommonJS dependencies call it for Node built-ins. esbuild's
@@ -50,8 +53,8 @@ export class ProxyFunction extends Construct {
   readonly fn: NodejsFunction;
   readonly role: Role;
   readonly logGroup: LogGroup;
-  /** What the URL invokes: the `live` alias when instances are provisioned, else the function itself. */
-  readonly target: IFunction;
+  /** What the URL invokes: the `live` alias, pointing at the version just deployed. */
+  readonly target: Alias;
 
   constructor(scope: Construct, id: string, props: ProxyFunctionProps) {
     super(scope, id);
@@ -83,6 +86,9 @@ export class ProxyFunction extends Construct {
       // Newest Node runtime Lambda offers (middy 7 needs >= 22); Graviton is ~20% cheaper per GB-second.
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
+      // Each deploy that changes the code or configuration publishes a version and moves the alias
+      // to it; the version it replaces is deleted once the alias has moved, so none pile up.
+      currentVersionOptions: { removalPolicy: RemovalPolicy.DESTROY },
       // The function waits on the provider most of the time, and waiting is billed per GB-second.
       // The default is measured (`npm run bench:memory`, bench/MEMORY.md): the cheapest size whose
       // instance holds a 6 MB request with headroom and whose CPU share keeps the added latency in
@@ -115,13 +121,15 @@ export class ProxyFunction extends Construct {
       },
     });
 
-    this.target = props.provisionedConcurrency
-      ? new Alias(this, 'Live', {
-          aliasName: 'live',
-          version: this.fn.currentVersion,
-          provisionedConcurrentExecutions: props.provisionedConcurrency,
-        })
-      : this.fn;
+    // The URL is always served from this alias, from the first deploy on: its logical id, its
+    // qualifier and so its hostname are then the same whatever `provisionedConcurrency` says, and
+    // turning provisioned instances on or off updates the alias in place instead of replacing the
+    // URL every client is configured with (docs/deploy.md, "What a setting changes").
+    this.target = new Alias(this, 'Live', {
+      aliasName: LIVE_ALIAS,
+      version: this.fn.currentVersion,
+      provisionedConcurrentExecutions: props.provisionedConcurrency,
+    });
   }
 
   /**

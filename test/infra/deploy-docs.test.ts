@@ -16,7 +16,7 @@ beforeAll(() => {
 });
 afterAll(() => synth?.cleanup());
 
-it.each(['permissions'])('the %s block of docs/deploy.md is what its source renders (npm run docs:deploy)', (name) => {
+it.each(['permissions', 'alarms'])('the %s block of docs/deploy.md is what its source renders (npm run docs:deploy)', (name) => {
   const facts = renderDeployFacts(synth.stack);
   expect(facts[name]).toBeDefined();
   expect(factsIn(page(), name)).toBe(facts[name]);
@@ -27,6 +27,13 @@ it('renders every block the page has, and rewriting the page changes nothing', (
   const blocks = [...page().matchAll(/<!-- deploy-facts:([\w-]+):start -->/g)].map((m) => m[1]);
   expect(blocks.sort()).toEqual(Object.keys(facts).sort());
   expect(withFacts(page(), facts)).toBe(page());
+});
+
+it('lists every alarm of the synthesized template, by name', () => {
+  const alarms = Object.values(synth.template.findResources('AWS::CloudWatch::Alarm')) as { Properties: { AlarmName: string } }[];
+  const block = factsIn(page(), 'alarms')!;
+  expect(block).toContain(`${alarms.length} alarms`);
+  for (const a of alarms) expect(block).toContain(`\`${a.Properties.AlarmName.replace('dev-ai-usage-proxy-', '')}\``);
 });
 
 it('lists every action of the synthesized roles in the permissions table', () => {

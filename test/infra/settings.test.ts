@@ -9,7 +9,7 @@ describe('readSettings', () => {
       stage: 'dev',
       region: 'eu-west-1',
       corsAllowedOrigins: [],
-      reservedConcurrency: undefined,
+      reservedConcurrency: 50,
       provisionedConcurrency: undefined,
       logRetentionDays: undefined,
       functionLogRetention: RetentionDays.ONE_MONTH,
@@ -17,7 +17,18 @@ describe('readSettings', () => {
       upstreamTimeoutMs: 30_000,
       rateLimitPerMinute: 100,
       alarmTopicArn: undefined,
+      alarmEmail: undefined,
     });
+  });
+
+  it('caps concurrency at 50 unless told a number, or none', () => {
+    expect(readSettings(context({})).reservedConcurrency).toBe(DEFAULTS.reservedConcurrency);
+    expect(readSettings(context({ reservedConcurrency: '200' })).reservedConcurrency).toBe(200);
+    expect(readSettings(context({ reservedConcurrency: 'none' })).reservedConcurrency).toBeUndefined();
+  });
+
+  it('reads an e-mail address for the alarm topic', () => {
+    expect(readSettings(context({ alarmEmail: 'ops@example.com' })).alarmEmail).toBe('ops@example.com');
   });
 
   it('reads -c strings and cdk.json numbers and lists alike', () => {
@@ -38,7 +49,14 @@ describe('readSettings', () => {
     ['corsAllowedOrigins', 'https://app.example.com/', /corsAllowedOrigins/],
     ['corsAllowedOrigins', 'app.example.com', /corsAllowedOrigins/],
     ['alarmTopicArn', 'ops-alerts', /alarmTopicArn/],
+    ['alarmEmail', 'ops at example', /alarmEmail/],
+    ['reservedConcurrency', 'off', /reservedConcurrency.*"none"/],
   ])('rejects %s=%j with a message naming the key', (key, value, message) => {
     expect(() => readSettings(context({ [key]: value }))).toThrow(message);
+  });
+
+  it('refuses more provisioned instances than reserved ones, which Lambda would refuse at deploy time', () => {
+    expect(() => readSettings(context({ provisionedConcurrency: '60' }))).toThrow(/provisionedConcurrency.*reservedConcurrency/);
+    expect(readSettings(context({ provisionedConcurrency: '60', reservedConcurrency: 'none' })).provisionedConcurrency).toBe(60);
   });
 });

@@ -7,6 +7,7 @@ import { ADMIN_KEY_LENGTH } from '../../lib/constructs/admin-secret';
 import { ENCRYPTION_CONTEXT_CONDITION } from '../../lib/constructs/provider-key';
 import { ESM_REQUIRE_BANNER } from '../../lib/constructs/proxy-function';
 import { tableOutputName } from '../../lib/names';
+import { DEFAULTS } from '../../lib/settings';
 import { CONSUMER_MEMORY_MB, STREAM_MAPPING } from '../../lib/constructs/stats-consumer';
 import { actionsOf, policyStatements, roleStatements, single, synthesize, type SynthesizedStack } from './support/synth';
 
@@ -23,7 +24,7 @@ const table = (shape: TableShape) => single(synth.template, 'AWS::DynamoDB::Tabl
 const fn = () => single(synth.template, 'AWS::Lambda::Function', (p) => p.FunctionName === 'dev-ai-usage-proxy-function');
 const consumer = () => single(synth.template, 'AWS::Lambda::Function', (p) => p.FunctionName === 'dev-ai-usage-proxy-stats-consumer');
 const roleOf = (f: { Properties: Record<string, unknown> }) => (f.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
-const key = () => single(synth.template, 'AWS::KMS::Key');
+const key = () => single(synth.template, 'AWS::KMS::Key', (p) => String(p.Description).startsWith('Wraps the data keys'));
 const secret = () => single(synth.template, 'AWS::SecretsManager::Secret');
 
 describe('DynamoDB tables, built from lambda/tables.ts', () => {
@@ -129,14 +130,15 @@ describe('admin key secret', () => {
 });
 
 describe('function', () => {
-  it('runs Node 22+ on arm64 with the chosen memory and a timeout well past the upstream limit', () => {
+  it('runs Node 22+ on arm64 with the chosen memory, a timeout well past the upstream limit, and a concurrency cap', () => {
     const p = fn().Properties;
     expect(Number(String(p.Runtime).match(/^nodejs(\d+)\.x$/)?.[1])).toBeGreaterThanOrEqual(22);
     expect(p.Architectures).toEqual(['arm64']);
     expect(p.MemorySize).toBe(256);
     expect(p.Timeout).toBe(900);
     expect(p.Handler).toBe('index.handler');
-    expect(p.ReservedConcurrentExecutions).toBeUndefined();
+    // A cap by default (docs/deploy.md, "Concurrency cap and timeout").
+    expect(p.ReservedConcurrentExecutions).toBe(DEFAULTS.reservedConcurrency);
   });
 
   it('gets the runtime settings and nothing secret in its environment', () => {
@@ -257,9 +259,9 @@ describe('stats consumer (rollups from the usage-logs stream)', () => {
 });
 
 describe('function URL', () => {
-  it('streams responses, leaves auth to the app and CORS to the app', () => {
+  it('streams responses, leaves auth to the app and CORS to the app, and is served from the live alias', () => {
     const url = single(synth.template, 'AWS::Lambda::Url');
-    expect(url.Properties).toEqual({ AuthType: 'NONE', InvokeMode: 'RESPONSE_STREAM', TargetFunctionArn: { 'Fn::GetAtt': [fn().logicalId, 'Arn'] } });
+    expect(url.Properties).toEqual({ AuthType: 'NONE', InvokeMode: 'RESPONSE_STREAM', TargetFunctionArn: { 'Fn::GetAtt': [fn().logicalId, 'Arn'] }, Qualifier: 'live' });
   });
 
   it('is invokable by anyone only through the URL', () => {
@@ -304,13 +306,35 @@ describe('alarms', () => {
     synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmName: 'dev-ai-usage-proxy-stats-dead-letters', MetricName: 'ApproximateNumberOfMessagesVisible', Namespace: 'AWS/SQS', Threshold: 1 });
   });
 
-  it('treat no traffic as fine and have no actions unless a topic is configured', () => {
+  it("treat no traffic as fine and notify the stack's alarm topic when they fire and when they clear", () => {
     const alarms = Object.values(synth.template.findResources('AWS::CloudWatch::Alarm')) as { Properties: Record<string, unknown> }[];
     expect(alarms).toHaveLength(6 + SHAPES.length);
+    const topic = single(synth.template, 'AWS::SNS::Topic');
     for (const a of alarms) {
       expect(a.Properties.TreatMissingData).toBe('notBreaching');
-      expect(a.Properties.AlarmActions).toBeUndefined();
+      expect(a.Properties.AlarmActions).toEqual([{ Ref: topic.logicalId }]);
+      expect(a.Properties.OKActions).toEqual([{ Ref: topic.logicalId }]);
     }
+  });
+
+  it("the topic is encrypted with its own rotating key, refuses plain HTTP, and admits only this stage's alarms of this account", () => {
+    const topic = single(synth.template, 'AWS::SNS::Topic');
+    const alarmKey = single(synth.template, 'AWS::KMS::Key', (p) => String(p.Description).startsWith('Encrypts the alarm notifications'));
+    expect(topic.Properties).toMatchObject({ TopicName: 'dev-ai-usage-proxy-alarms', KmsMasterKeyId: { 'Fn::GetAtt': [alarmKey.logicalId, 'Arn'] } });
+    expect(alarmKey.Properties.EnableKeyRotation).toBe(true);
+    const policy = single(synth.template, 'AWS::SNS::TopicPolicy').Properties.PolicyDocument as { Statement: Record<string, unknown>[] };
+    expect(policy.Statement).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        expect.objectContaining({ Sid: 'CloudWatchAlarmsPublish', Effect: 'Allow', Principal: { Service: 'cloudwatch.amazonaws.com' }, Action: 'sns:Publish' }),
+      ]),
+    );
+    const publish = policy.Statement.find((st) => st.Sid === 'CloudWatchAlarmsPublish')!;
+    expect(JSON.stringify(publish.Condition)).toContain(':alarm:dev-ai-usage-proxy-*');
+    expect(JSON.stringify(publish.Condition)).toContain('aws:SourceAccount');
+    // No e-mail unless one is given.
+    synth.template.resourceCountIs('AWS::SNS::Subscription', 0);
+    synth.template.hasOutput('AlarmTopicArn', { Value: { Ref: topic.logicalId } });
   });
 });
 

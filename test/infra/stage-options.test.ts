@@ -17,6 +17,7 @@ beforeAll(() => {
       functionLogRetentionDays: '365',
       memoryMb: '512',
       alarmTopicArn: TOPIC,
+      alarmEmail: 'ops@example.com',
     },
     { bundle: false },
   );
@@ -56,4 +57,19 @@ it('sends every alarm to the operator topic', () => {
   const alarms = Object.values(synth.template.findResources('AWS::CloudWatch::Alarm')) as { Properties: Record<string, unknown> }[];
   expect(alarms.length).toBeGreaterThan(0);
   for (const a of alarms) expect(a.Properties.AlarmActions).toEqual([TOPIC]);
+  // The given topic replaces the stack's own; the e-mail address is subscribed to it.
+  synth.template.resourceCountIs('AWS::SNS::Topic', 0);
+  synth.template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com', TopicArn: TOPIC });
+});
+
+it("subscribes the e-mail address to the stack's own topic when no topic is given", () => {
+  const own = synthesize({ stage: 'ops', alarmEmail: 'ops@example.com' }, { bundle: false });
+  try {
+    const topic = single(own.template, 'AWS::SNS::Topic');
+    own.template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com', TopicArn: { Ref: topic.logicalId } });
+    const alarms = Object.values(own.template.findResources('AWS::CloudWatch::Alarm')) as { Properties: Record<string, unknown> }[];
+    for (const a of alarms) expect(a.Properties.AlarmActions).toEqual([{ Ref: topic.logicalId }]);
+  } finally {
+    own.cleanup();
+  }
 });
