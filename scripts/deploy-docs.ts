@@ -5,6 +5,8 @@
  * test/infra/deploy-docs.test.ts fails when the page and the sources disagree.
  */
 import { Template } from 'aws-cdk-lib/assertions';
+import { STREAM_MAPPING } from '../lib/constructs/stats-consumer';
+import { ASSUMED, costPerMillion, PRICES, REQUESTER_WRITE_UNITS, ROW_GB_PER_MILLION } from '../lib/cost-model';
 import { namePrefix } from '../lib/names';
 import { declaredGrants } from '../lib/permissions';
 import type { ProxyStack } from '../lib/proxy-stack';
@@ -47,9 +49,71 @@ function alarmTable(stack: ProxyStack): string {
   return [`${rows.length} alarms (\`<stage>-ai-usage-proxy-\` + name):`, '', '| alarm | fires at | meaning |', '|---|---|---|', ...rows].join('\n');
 }
 
+const usd = (value: number) => `$${value.toFixed(2)}`;
+
+/** The cost section's figures: the assumptions, the lines at the default memory, other sizes, and the fixed monthly part. */
+function costBlock(stack: ProxyStack): string {
+  const cost = costPerMillion(ASSUMED);
+  const a = cost.inputs;
+  const resources = Object.values(Template.fromStack(stack).toJSON().Resources as Record<string, { Type: string; Properties: AlarmProperties }>);
+  const keys = resources.filter((r) => r.Type === 'AWS::KMS::Key').length;
+  const alarms = resources.filter((r) => r.Type === 'AWS::CloudWatch::Alarm');
+  // CloudWatch bills an alarm per metric it reads; a metric-math alarm reads each of its metrics.
+  const alarmMetrics = alarms.reduce((sum, r) => sum + Math.max(1, (r.Properties.Metrics ?? []).filter((m) => m.MetricStat).length), 0);
+  const fixed = keys * PRICES.kmsKeyPerMonth + PRICES.secretPerMonth + alarmMetrics * PRICES.alarmMetricPerMonth;
+  return [
+    '| assumption | value |',
+    '|---|--:|',
+    `| provider answer time | ${a.upstreamSeconds} s |`,
+    `| the proxy's store waits per request (gate call, row transaction) | ${a.storeWaitMs} ms |`,
+    `| the proxy's CPU per request on a full vCPU | ${a.cpuMsPerRequest} ms |`,
+    `| DynamoDB write units per request (gate count 1, row and two spend counters in a transaction 6) | ${a.writeUnitsPerRequest} |`,
+    `| DynamoDB read units per request (provider key cached, no budget) | ${a.readUnitsPerRequest} |`,
+    `| cold starts per million requests, init time each | ${a.coldStartsPerMillion.toLocaleString('en')}, ${a.coldStartInitMs} ms |`,
+    `| traffic (fills a consumer batch with ${cost.rowsPerConsumerBatch.toFixed(1)} rows in its ${STREAM_MAPPING.maxBatchingWindow.toSeconds()} s window) | ${a.monthlyRequests.toLocaleString('en')} requests a month |`,
+    `| consumer batch: billed time, rollup writes | ${a.consumerMsPerBatch} ms, ${a.rollupWritesPerBatch} |`,
+    '',
+    `At ${a.memoryMb} MB (the default), ${cost.billedMsPerRequest.toFixed(0)} ms billed per request:`,
+    '',
+    '| item | per million requests |',
+    '|---|--:|',
+    ...cost.lines.map((line) => `| ${line.item} | ${usd(line.usdPerMillion)} |`),
+    `| **total** | **${usd(cost.usdPerMillion)}** |`,
+    '',
+    '| memory | billed per request | per million requests |',
+    '|---|--:|--:|',
+    ...[128, 256, 512, 1024].map((memoryMb) => {
+      const at = costPerMillion({ ...ASSUMED, memoryMb });
+      return `| ${memoryMb} MB${memoryMb === a.memoryMb ? ' (default)' : ''} | ${at.billedMsPerRequest.toFixed(0)} ms | ${usd(at.usdPerMillion)} |`;
+    }),
+    '',
+    `The consumer's worst case, each row alone in a batch: ${usd(cost.consumerWorstCaseUsdPerMillion)}. A requester label adds ${REQUESTER_WRITE_UNITS} write units (two more spend counters): ${usd(REQUESTER_WRITE_UNITS * PRICES.dynamoPerMillionWriteUnits)} per million. ` +
+      `Stored rows take about ${ROW_GB_PER_MILLION} GB per million: ${usd(ROW_GB_PER_MILLION * (PRICES.dynamoStoragePerGbMonth + PRICES.dynamoPitrPerGbMonth))} per million rows per month with point-in-time recovery, until \`logRetentionDays\` expires them.`,
+    '',
+    `Fixed monthly costs on top, whatever the traffic: ${keys} KMS keys (${usd(keys * PRICES.kmsKeyPerMonth)}, up to ${usd(keys * 3 * PRICES.kmsKeyPerMonth)} in the years their rotations are billed), ` +
+      `the admin secret (${usd(PRICES.secretPerMonth)}) and ${alarms.length} alarms reading ${alarmMetrics} metrics (${usd(alarmMetrics * PRICES.alarmMetricPerMonth)}): ${usd(fixed)} a month.`,
+  ].join('\n');
+}
+
+/** The list prices the model uses. */
+function priceTable(): string {
+  const p = PRICES;
+  return [
+    '| item | list price used |',
+    '|---|---|',
+    `| Lambda arm64 compute, requests | $${p.lambdaArmPerGbSecond} per GB-second, ${usd(p.lambdaPerMillionRequests)} per million |`,
+    `| DynamoDB on-demand writes / reads | $${p.dynamoPerMillionWriteUnits} per million write units / $${p.dynamoPerMillionReadUnits} per million read units |`,
+    `| DynamoDB storage / point-in-time recovery | $${p.dynamoStoragePerGbMonth} / $${p.dynamoPitrPerGbMonth} per GB-month |`,
+    `| KMS | ${usd(p.kmsKeyPerMonth)} per key-month (+${usd(p.kmsKeyPerMonth)} for each of the first two yearly rotations), ${usd(p.kmsPer10kRequests)} per 10,000 requests |`,
+    `| Secrets Manager | ${usd(p.secretPerMonth)} per secret-month, ${usd(p.secretsPer10kCalls)} per 10,000 API calls |`,
+    `| CloudWatch Logs ingestion, alarms | ${usd(p.logsIngestionPerGb)} per GB, ${usd(p.alarmMetricPerMonth)} per alarm metric-month |`,
+    `| Data transfer out to the internet | ${usd(p.dataOutPerGb)} per GB |`,
+  ].join('\n');
+}
+
 /** Every block of facts, by marker name. */
 export function renderDeployFacts(stack: ProxyStack): Facts {
-  return { permissions: permissionsTable(stack), alarms: alarmTable(stack) };
+  return { permissions: permissionsTable(stack), alarms: alarmTable(stack), prices: priceTable(), cost: costBlock(stack) };
 }
 
 const marker = (name: string, end: 'start' | 'end') => `<!-- deploy-facts:${name}:${end} -->`;

@@ -90,9 +90,8 @@ export class ProxyFunction extends Construct {
       // to it; the version it replaces is deleted once the alias has moved, so none pile up.
       currentVersionOptions: { removalPolicy: RemovalPolicy.DESTROY },
       // The function waits on the provider most of the time, and waiting is billed per GB-second.
-      // The default is measured (`npm run bench:memory`, bench/MEMORY.md): the cheapest size whose
-      // instance holds a 6 MB request with headroom and whose CPU share keeps the added latency in
-      // budget; tune it with the `memoryMb` context switch.
+      // The default leaves room for a request at the 6 MB body limit (docs/deploy.md, "Cost");
+      // tune it with the `memoryMb` context switch.
       memorySize: props.memoryMb,
       timeout: FUNCTION_TIMEOUT,
       role: this.role,

@@ -16,7 +16,7 @@ beforeAll(() => {
 });
 afterAll(() => synth?.cleanup());
 
-it.each(['permissions', 'alarms'])('the %s block of docs/deploy.md is what its source renders (npm run docs:deploy)', (name) => {
+it.each(['permissions', 'alarms', 'prices', 'cost'])('the %s block of docs/deploy.md is what its source renders (npm run docs:deploy)', (name) => {
   const facts = renderDeployFacts(synth.stack);
   expect(facts[name]).toBeDefined();
   expect(factsIn(page(), name)).toBe(facts[name]);

@@ -1,0 +1,120 @@
+/**
+ * What the stack costs per million proxied requests: one function of stated inputs, the list
+ * prices and the assumptions below. docs/deploy.md's cost section is rendered from it
+ * (`npm run docs:deploy`), so the page and the model can't disagree. The assumptions are
+ * round figures to reason with, not a measurement: check your own in CloudWatch (billed duration,
+ * consumed write units) and pass them in.
+ */
+import { CONSUMER_MEMORY_MB, STREAM_MAPPING } from './constructs/stats-consumer';
+import { DEFAULTS } from './settings';
+
+/** eu-west-1 list prices (2026), no free tier. */
+export const PRICES = {
+  lambdaArmPerGbSecond: 0.0000133334,
+  lambdaPerMillionRequests: 0.2,
+  dynamoPerMillionWriteUnits: 0.7068,
+  dynamoPerMillionReadUnits: 0.1415,
+  dynamoStoragePerGbMonth: 0.283,
+  dynamoPitrPerGbMonth: 0.2264,
+  kmsKeyPerMonth: 1,
+  kmsPer10kRequests: 0.03,
+  secretPerMonth: 0.4,
+  secretsPer10kCalls: 0.05,
+  logsIngestionPerGb: 0.57,
+  alarmMetricPerMonth: 0.1,
+  dataOutPerGb: 0.09,
+} as const;
+
+/** A usage row as stored, about 1 KB: a million rows are about 1 GB. */
+export const ROW_GB_PER_MILLION = 1;
+
+/** Extra write units per request when it names a requester: two more spend counters in the row's transaction. */
+export const REQUESTER_WRITE_UNITS = 4;
+
+export interface CostInputs {
+  /** Lambda memory of the proxy function. */
+  memoryMb: number;
+  /** How long the provider takes to answer; the function is billed while it waits. */
+  upstreamSeconds: number;
+  /**
+   * The proxy's own waiting per request: the token gate's call before forwarding and the row's
+   * transaction after the answer (the invocation ends when the row is stored).
+   */
+  storeWaitMs: number;
+  /** The proxy's CPU per request on a full vCPU; Lambda gives one vCPU at 1,769 MB, proportionally less below. */
+  cpuMsPerRequest: number;
+  /**
+   * DynamoDB write units per request: the gate's count (1) and, in one transaction, the row and
+   * the token's two spend counters (2 units per item of up to 1 KB in a transaction: 6).
+   */
+  writeUnitsPerRequest: number;
+  /** Read units per request: 0 when the provider key is in the instance's 5-minute cache and the token has no budget. */
+  readUnitsPerRequest: number;
+  /** Cold starts per million requests; each is billed for its init and reads the admin secret once. */
+  coldStartsPerMillion: number;
+  coldStartInitMs: number;
+  /** Traffic per month, which decides how many rows the stream consumer finds per batch. */
+  monthlyRequests: number;
+  /** Billed time of one stream-consumer batch (a few conditional writes in parallel). */
+  consumerMsPerBatch: number;
+  /** Rollup writes per batch: the hour and the day, when the batch's rows share a token and model. */
+  rollupWritesPerBatch: number;
+}
+
+/** The assumptions docs/deploy.md prices, stated once. */
+export const ASSUMED: CostInputs = {
+  memoryMb: DEFAULTS.memoryMb,
+  upstreamSeconds: 3,
+  storeWaitMs: 15,
+  cpuMsPerRequest: 3.5,
+  writeUnitsPerRequest: 7,
+  readUnitsPerRequest: 0,
+  coldStartsPerMillion: 1_000,
+  coldStartInitMs: 300,
+  monthlyRequests: 1_000_000,
+  consumerMsPerBatch: 50,
+  rollupWritesPerBatch: 2,
+};
+
+/** One vCPU at this memory size (Lambda's documented ratio). */
+export const FULL_VCPU_MB = 1769;
+const SECONDS_PER_MONTH = 30 * 86_400;
+
+export interface CostLine {
+  item: string;
+  usdPerMillion: number;
+}
+
+export interface Cost {
+  inputs: CostInputs;
+  billedMsPerRequest: number;
+  rowsPerConsumerBatch: number;
+  /** The consumer's line if every row arrived alone in its batch. */
+  consumerWorstCaseUsdPerMillion: number;
+  lines: CostLine[];
+  usdPerMillion: number;
+}
+
+/** Cost per million requests for these inputs. */
+export function costPerMillion(inputs: CostInputs = ASSUMED): Cost {
+  const million = 1_000_000;
+  const share = Math.min(1, inputs.memoryMb / FULL_VCPU_MB);
+  const gb = inputs.memoryMb / 1024;
+  const billedMs = inputs.upstreamSeconds * 1000 + inputs.storeWaitMs + inputs.cpuMsPerRequest / share;
+  // The mapping invokes when its batching window closes or its batch is full; one shard.
+  const rowsPerBatch = Math.max(1, Math.min(STREAM_MAPPING.batchSize, (inputs.monthlyRequests / SECONDS_PER_MONTH) * STREAM_MAPPING.maxBatchingWindow.toSeconds()));
+  const consumerBatch =
+    PRICES.lambdaPerMillionRequests / million +
+    (CONSUMER_MEMORY_MB / 1024) * (inputs.consumerMsPerBatch / 1000) * PRICES.lambdaArmPerGbSecond +
+    (inputs.rollupWritesPerBatch * PRICES.dynamoPerMillionWriteUnits) / million;
+  const lines: CostLine[] = [
+    { item: 'Lambda requests', usdPerMillion: PRICES.lambdaPerMillionRequests },
+    { item: 'Lambda duration', usdPerMillion: gb * (billedMs / 1000) * million * PRICES.lambdaArmPerGbSecond },
+    { item: 'Lambda cold-start init', usdPerMillion: gb * (inputs.coldStartInitMs / 1000) * inputs.coldStartsPerMillion * PRICES.lambdaArmPerGbSecond },
+    { item: 'DynamoDB writes', usdPerMillion: inputs.writeUnitsPerRequest * PRICES.dynamoPerMillionWriteUnits },
+    { item: 'DynamoDB reads', usdPerMillion: inputs.readUnitsPerRequest * PRICES.dynamoPerMillionReadUnits },
+    { item: 'Secrets Manager (admin key, once per cold start)', usdPerMillion: (inputs.coldStartsPerMillion / 10_000) * PRICES.secretsPer10kCalls },
+    { item: 'Stream consumer (rollups)', usdPerMillion: (million / rowsPerBatch) * consumerBatch },
+  ];
+  return { inputs, billedMsPerRequest: billedMs, rowsPerConsumerBatch: rowsPerBatch, consumerWorstCaseUsdPerMillion: million * consumerBatch, lines, usdPerMillion: lines.reduce((sum, line) => sum + line.usdPerMillion, 0) };
+}
