@@ -28,8 +28,8 @@ export function sentAtMostOnce<T extends StoreCommand>(command: T): T {
 /**
  * A lean DynamoDB document client over the service's JSON protocol: the same
  * inputs and results as `@aws-sdk/lib-dynamodb`'s commands, without the SDK's
- * per-call middleware stack, which cost about five times a bare HTTPS request
- * in CPU (bench/RESULTS.md). It signs with SigV4 (correcting the signing time
+ * middleware stack, which runs on every call of the request path (docs/behaviour.md,
+ * "The store client"). It signs with SigV4 (correcting the signing time
  * when DynamoDB says the local clock is off), keeps connections alive and
  * retries throttling, 5xx and network errors with jittered backoff
  * (`retryPolicies.storeCall`).
