@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -9,6 +8,7 @@ import { createProxyHandler } from '../proxy-handler';
 import { ensureTables } from '../store/dynamodb/create-tables';
 import { bannerLines } from './banner';
 import { JavaMissingError, startDynamoDbLocal } from './dynamodb-local';
+import { dataDirGuard, keepDataPrivate } from './data-dir';
 import { firstRunAccount, localAdminKey, markTokenShown } from './first-run';
 import type { StreamPoller } from './stream-poller';
 import { toFunctionUrlEvent } from './function-url-event';
@@ -41,10 +41,14 @@ type StreamingHandler = (event: unknown, response: ServerResponse, context: obje
 
 let stopDynamo: (() => Promise<void>) | undefined;
 
+let dataDirAtStart: ReturnType<typeof dataDirGuard> | undefined;
+
 async function main(): Promise<void> {
   const config = loadConfig();
   const newToken = process.argv.includes('--new-token');
-  mkdirSync(config.dataDir, { recursive: true });
+  // Nothing is created in DATA_DIR before the port and the store are this process's own.
+  keepDataPrivate(config.dataDir);
+  dataDirAtStart = dataDirGuard(config.dataDir);
   // The SDK versions are pinned in package-lock.json; its notice about future Node versions is noise here.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -115,6 +119,7 @@ async function main(): Promise<void> {
     stopDynamo = local.stop;
   }
   if (stopping) return;
+  dataDirAtStart.release();
   const admin = localAdminKey(config.dataDir, config.adminKey);
   // The environment's configuration, completed with what this start decided (store endpoint, admin key).
   const running: Config = { ...config, dynamoEndpoint: storeEndpoint, adminKey: admin.key };
@@ -164,5 +169,6 @@ main().catch(async (error) => {
   const known = KNOWN_START_ERRORS.some((type) => error instanceof type) || /^Invalid configuration/.test((error as Error).message);
   process.stderr.write(`${known ? (error as Error).message : `Failed to start: ${(error as Error).stack ?? error}`}\n`);
   await stopDynamo?.();
+  dataDirAtStart?.undo();
   process.exit(1);
 });

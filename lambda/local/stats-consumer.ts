@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildFoldDeps, buildLocalStoreClients } from '../deps';
+import { keepDataPrivate } from './data-dir';
 import { StreamPoller } from './stream-poller';
 
 /**
@@ -10,6 +11,7 @@ import { StreamPoller } from './stream-poller';
  */
 export function localStreamPoller(deps = buildFoldDeps(), clients = buildLocalStoreClients(deps.config)): StreamPoller {
   const { config, log, usageStats } = deps;
+  keepDataPrivate(config.dataDir);
   mkdirSync(config.dataDir, { recursive: true });
   return new StreamPoller({
     raw: clients.tables,

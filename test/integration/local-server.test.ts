@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { PROCESS_START_MS } from '../support/patience';
 
 const ROOT = resolve(__dirname, '../..');
@@ -26,6 +26,12 @@ afterEach(async () => {
   );
   running.clear();
 });
+
+/** Every folder and file under `dir` (itself as `.`) with its permission bits. */
+function modesUnder(dir: string, base = dir): [string, number][] {
+  const own: [string, number] = [relative(base, dir) || '.', statSync(dir).mode & 0o777];
+  return [own, ...readdirSync(dir, { withFileTypes: true }).flatMap((e): [string, number][] => (e.isDirectory() ? modesUnder(join(dir, e.name), base) : [[relative(base, join(dir, e.name)), statSync(join(dir, e.name)).mode & 0o777]]))];
+}
 
 interface Running {
   output: () => string;
@@ -72,7 +78,8 @@ function startServer(env: NodeJS.ProcessEnv, args: string[] = []): Running {
 
 describe('npm start (the local server)', () => {
   it('on first start with an empty DATA_DIR creates an account and prints its token, the admin key and the addresses; a restart keeps the data', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'first-run-'));
+    const parent = mkdtempSync(join(tmpdir(), 'first-run-'));
+    const dataDir = join(parent, 'data');
     try {
       // DYNAMODB_ENDPOINT unset: the server starts its own DynamoDB Local with files under DATA_DIR.
       const env = { DATA_DIR: dataDir, DYNAMODB_ENDPOINT: '', ADMIN_KEY: '', TABLE_PREFIX: '' };
@@ -97,7 +104,14 @@ describe('npm start (the local server)', () => {
       expect(admin.status).toBe(201);
       expect(await first.stop('SIGINT')).toBe(0);
       expect(first.output()).toContain('stopped');
+      // Keys, the store's .db files, checkpoints: nothing in DATA_DIR is readable by anyone but its owner.
+      expect(modesUnder(dataDir).filter(([, mode]) => mode & 0o077)).toEqual([]);
+      expect(modesUnder(dataDir)).toEqual(expect.arrayContaining([['.', 0o700], ['admin.key', 0o600], ['local-master.key', 0o600]]));
+      expect(modesUnder(dataDir).some(([name, mode]) => /^dynamodb\/.*\.db$/.test(name) && mode === 0o600)).toBe(true);
 
+      // What an earlier version left readable is made private again on the next start.
+      chmodSync(dataDir, 0o755);
+      chmodSync(join(dataDir, 'first-account.json'), 0o644);
       const second = startServer(env);
       const url2 = await second.url;
       expect(second.output()).not.toMatch(/sk-proxy-/);
@@ -107,13 +121,15 @@ describe('npm start (the local server)', () => {
       expect((await after.json()).keys).toEqual([expect.objectContaining({ provider: 'prov-b', hint: '…1234' })]);
       expect(readFileSync(join(dataDir, 'admin.key'), 'utf8').trim()).toBe(adminKey);
       expect(await second.stop('SIGTERM')).toBe(0);
+      expect(modesUnder(dataDir).filter(([, mode]) => mode & 0o077)).toEqual([]);
     } finally {
-      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(parent, { recursive: true, force: true });
     }
   }, TWO_JAVA_STARTS_MS);
 
   it('without Java says so in one clear line and exits', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'no-java-'));
+    const parent = mkdtempSync(join(tmpdir(), 'no-java-'));
+    const dataDir = join(parent, 'data');
     try {
       const server = startServer({ DATA_DIR: dataDir, DYNAMODB_ENDPOINT: '', PATH: '/nonexistent' });
       expect(await server.exited).toBe(1);
@@ -121,8 +137,10 @@ describe('npm start (the local server)', () => {
       expect(lines).toHaveLength(1);
       expect(lines[0]).toMatch(/^Java was not found/);
       expect(lines[0]).toContain('DYNAMODB_ENDPOINT');
+      // No folder left behind: the next start is a first start.
+      expect(existsSync(dataDir)).toBe(false);
     } finally {
-      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(parent, { recursive: true, force: true });
     }
   });
 
@@ -153,7 +171,8 @@ describe('npm start (the local server)', () => {
   });
 
   it('on a busy port says so in one line naming PORT and creates nothing; the next start on a free port prints a working token', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'busy-port-'));
+    const parent = mkdtempSync(join(tmpdir(), 'busy-port-'));
+    const dataDir = join(parent, 'data');
     const squatter = createServer();
     await new Promise<void>((done) => squatter.listen(0, '127.0.0.1', done));
     const busy = (squatter.address() as { port: number }).port;
@@ -163,8 +182,8 @@ describe('npm start (the local server)', () => {
       expect(await first.exited).toBe(1);
       const lines = first.output().trim().split('\n');
       expect(lines).toEqual([expect.stringMatching(new RegExp(`^Port ${busy} on 127\\.0\\.0\\.1 is already in use.*PORT`))]);
-      // Bound first: no admin key, no account, no store files were made for a start that could not serve.
-      expect(readdirSync(dataDir)).toEqual([]);
+      // Bound first: no admin key, no account, no store files, not even the folder, for a start that could not serve.
+      expect(existsSync(dataDir)).toBe(false);
 
       const second = startServer({ ...env, PORT: '0' });
       const url = await second.url;
@@ -175,7 +194,7 @@ describe('npm start (the local server)', () => {
       expect(await second.stop('SIGTERM')).toBe(0);
     } finally {
       squatter.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(parent, { recursive: true, force: true });
     }
   });
 
