@@ -1,34 +1,75 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import type { CacheKind } from '../providers/types';
 
 export type { CacheKind };
 
 /**
- * The body fields that define the answer, per endpoint kind (docs/caching.md, "The key").
- * Everything else is a generation setting (`max_tokens`, `temperature`, `top_p`,
- * `stream`, `stream_options`, `seed`, `metadata`, `user`, …) and is ignored, so
- * a retry with another limit or a streamed/non-streamed pair still hits.
- * - `system` (messages API), `instructions` (Responses API): the system prompt
- *   lives outside `messages`/`input` there;
- * - `tools`, `tool_choice` and the legacy `functions`/`function_call`: what the
- *   model may call changes what it answers;
- * - `response_format` (chat) and `text` (Responses API, where the output format
- *   lives): a JSON-schema answer is not a prose answer;
- * - `n` (chat): a one-choice answer is not the answer to a three-choice request;
- * - `dimensions`, `encoding_format` (embeddings): they change the vectors returned.
+ * Why a body field cannot change the answer's content or form, for the few fields the key
+ * leaves out (docs/caching.md, "The key"). Every other field — including any a provider adds
+ * tomorrow — is part of the key: a field the proxy does not know is answer-shaping until shown
+ * otherwise, so an unknown field can cost a miss but never serve a different question's answer.
  */
-export const ANSWER_FIELDS: Readonly<Record<CacheKind, readonly string[]>> = {
-  messages: ['model', 'messages', 'system', 'tools', 'tool_choice'],
-  chat: ['model', 'messages', 'tools', 'tool_choice', 'functions', 'function_call', 'response_format', 'n'],
-  responses: ['model', 'input', 'instructions', 'tools', 'tool_choice', 'text'],
-  embeddings: ['model', 'input', 'dimensions', 'encoding_format'],
+const REASONS = {
+  stream: 'a stored answer is replayed in the form the request asks for (stream or JSON)',
+  stream_options: 'only says how a stream is delivered (usage event, padding); a replayed stream adds the usage event when asked',
+  limit: 'the output limit: a retry with another limit still hits',
+  sampling: 'sampling randomness: an exact-match cache keeps one answer whatever the randomness asked for',
+  end_user: "names the end user for the provider's abuse monitoring",
+  metadata: 'tags the provider keeps with the request',
+  store: 'whether the provider keeps a copy of the answer',
+  service_tier: 'which capacity tier (price and latency) serves the request',
+  prompt_cache: "routes the provider's own prompt cache",
+} as const;
+
+type Reason = keyof typeof REASONS;
+
+/** The fields each endpoint kind leaves out of the key, each with its reason. */
+export const IGNORED_FIELDS: Readonly<Record<CacheKind, Readonly<Record<string, Reason>>>> = {
+  messages: { stream: 'stream', max_tokens: 'limit', temperature: 'sampling', top_p: 'sampling', top_k: 'sampling', metadata: 'metadata', service_tier: 'service_tier' },
+  chat: {
+    stream: 'stream',
+    stream_options: 'stream_options',
+    max_tokens: 'limit',
+    max_completion_tokens: 'limit',
+    temperature: 'sampling',
+    top_p: 'sampling',
+    user: 'end_user',
+    safety_identifier: 'end_user',
+    metadata: 'metadata',
+    store: 'store',
+    service_tier: 'service_tier',
+    prompt_cache_key: 'prompt_cache',
+    prompt_cache_retention: 'prompt_cache',
+  },
+  responses: {
+    stream: 'stream',
+    stream_options: 'stream_options',
+    max_output_tokens: 'limit',
+    temperature: 'sampling',
+    top_p: 'sampling',
+    user: 'end_user',
+    safety_identifier: 'end_user',
+    metadata: 'metadata',
+    store: 'store',
+    service_tier: 'service_tier',
+    prompt_cache_key: 'prompt_cache',
+    prompt_cache_retention: 'prompt_cache',
+  },
+  embeddings: { user: 'end_user' },
 };
 
+/** The reason a field is left out of the key, in words (for the docs and the tests). */
+export function ignoredBecause(kind: CacheKind, field: string): string | undefined {
+  const reason = Object.hasOwn(IGNORED_FIELDS[kind], field) ? IGNORED_FIELDS[kind][field] : undefined;
+  return reason && REASONS[reason];
+}
+
 /**
- * Bumped whenever the set of fields above changes meaning: entries written
- * under another version never match again (they expire by their TTL).
+ * Bumped whenever what goes into the key changes meaning: entries written under another
+ * version never match again (they expire by their TTL). v3: the whole body but the ignored
+ * fields, the path's model, and a keyed hash of a pass-through key.
  */
-export const CACHE_KEY_VERSION = 'v2';
+export const CACHE_KEY_VERSION = 'v3';
 
 export interface CacheKeyInput {
   accountId: string;
@@ -36,24 +77,43 @@ export interface CacheKeyInput {
   kind: CacheKind;
   /** The parsed request body. */
   body: Record<string, unknown>;
+  /** The model named in the path, for providers whose model sits there rather than in the body. */
+  model?: string;
+  /** Pass-through mode: the caller's own provider key. A hit requires the same key. */
+  passThroughKey?: string;
 }
 
-/** The answer-defining part of a body: the fields of `ANSWER_FIELDS[kind]` that are present. */
-export function answerFields(kind: CacheKind, body: Record<string, unknown>): Record<string, unknown> {
-  const picked: Record<string, unknown> = {};
-  for (const field of ANSWER_FIELDS[kind]) if (body[field] !== undefined) picked[field] = body[field];
-  return picked;
+/** The body as the key sees it: every field but the kind's ignored ones. */
+export function keyedFields(kind: CacheKind, body: Record<string, unknown>): Record<string, unknown> {
+  const ignored = IGNORED_FIELDS[kind];
+  const kept: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(body)) if (!Object.hasOwn(ignored, field)) kept[field] = value;
+  return kept;
 }
 
 /**
- * The entry a request may hit: SHA-256 (hex) of the canonical JSON of the
- * answer-defining fields. The account, the provider, the endpoint kind and the
- * key version prefix the hash, so one account never sees another's entries and
- * a chat request never meets a Responses one; they are URI-encoded so a `#`
- * inside an id can't forge another namespace.
+ * A pass-through key as the cache key holds it: an HMAC keyed by the account and provider, so
+ * the key itself is stored nowhere and one account's hash says nothing about another's. A
+ * revoked or wrong key then never receives an answer its provider would refuse.
  */
-export function cacheKey({ accountId, provider, kind, body }: CacheKeyInput): string {
-  const digest = createHash('sha256').update(canonicalJson(answerFields(kind, body)), 'utf8').digest('hex');
+function credentialHash(accountId: string, provider: string, key: string): string {
+  return createHmac('sha256', `cache-credential#${accountId}#${provider}`).update(key, 'utf8').digest('hex');
+}
+
+/**
+ * The entry a request may hit: SHA-256 (hex) of the canonical JSON of the keyed body, the
+ * path's model and a pass-through key's hash. The account, the provider, the endpoint kind and
+ * the key version prefix the hash, so one account never sees another's entries and a chat
+ * request never meets a Responses one; they are URI-encoded so a `#` inside an id can't forge
+ * another namespace.
+ */
+export function cacheKey({ accountId, provider, kind, body, model, passThroughKey }: CacheKeyInput): string {
+  const material = {
+    body: keyedFields(kind, body),
+    path_model: model,
+    credential: passThroughKey === undefined ? undefined : credentialHash(accountId, provider, passThroughKey),
+  };
+  const digest = createHash('sha256').update(canonicalJson(material), 'utf8').digest('hex');
   return `${encodeURIComponent(accountId)}#${encodeURIComponent(provider)}#${kind}.${CACHE_KEY_VERSION}#${digest}`;
 }
 

@@ -22,8 +22,12 @@ export function isInvalidCacheMode(mode: ParsedCacheMode): mode is { invalid: st
   return typeof mode === 'object';
 }
 
-/** `HIT`: answered from the cache. `MISS`, `REFRESH`: forwarded to the provider (and stored when the answer can be). */
-export type CacheStatus = 'HIT' | 'MISS' | 'REFRESH';
+/**
+ * `HIT`: answered from the cache. `MISS`, `REFRESH`: forwarded to the provider (and stored when the answer can be).
+ * `BYPASS`: forwarded, and never read from nor stored in the cache, because the answer depends on state the
+ * provider keeps (`previous_response_id`, `conversation`).
+ */
+export type CacheStatus = 'HIT' | 'MISS' | 'REFRESH' | 'BYPASS';
 
 const FORWARDED_STATUS: Record<CacheMode, CacheStatus | undefined> = { off: undefined, 'read-write': 'MISS', refresh: 'REFRESH' };
 
@@ -32,7 +36,7 @@ export function cacheStatusHeader(status: CacheStatus | undefined): Record<strin
   return status ? { [CACHE_HEADER]: status } : {};
 }
 
-/** The status of an answer the provider gave: it depends only on the mode the request asked for. */
-export function forwardedStatus(mode: CacheMode): CacheStatus | undefined {
-  return FORWARDED_STATUS[mode];
+/** The status of an answer the provider gave: the mode the request asked for, unless the cache had to stay out of it. */
+export function forwardedStatus(mode: CacheMode, bypass = false): CacheStatus | undefined {
+  return bypass && mode !== 'off' ? 'BYPASS' : FORWARDED_STATUS[mode];
 }

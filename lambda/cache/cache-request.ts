@@ -10,6 +10,8 @@ export interface CacheRequest {
   invalidValue?: string;
   /** The entry this request reads or writes; absent when it can't use the cache (see `readCacheRequest`). */
   key?: string;
+  /** Asked for the cache, but its answer depends on state the provider keeps: never read nor stored (`x-proxy-cache: BYPASS`). */
+  bypass: boolean;
   /** How long an entry stored for this request lives; 0 stores nothing. */
   ttlSeconds: number;
 }
@@ -22,6 +24,10 @@ export interface CacheRequestInput {
   dialect: Dialect;
   /** The parsed body, when it is a JSON object that passed validation. */
   body?: Record<string, unknown>;
+  /** The model the path names, for providers whose model sits there. */
+  model?: string;
+  /** Pass-through mode: the caller's own provider key (a hit requires the same one). */
+  passThroughKey?: string;
 }
 
 /**
@@ -29,13 +35,15 @@ export interface CacheRequestInput {
  * token names the account, and the endpoint's dialect has a cache namespace that
  * allows this body (docs/caching.md).
  */
-export function readCacheRequest({ headers, accountId, provider, dialect, body }: CacheRequestInput): CacheRequest {
+export function readCacheRequest({ headers, accountId, provider, dialect, body, model, passThroughKey }: CacheRequestInput): CacheRequest {
   const parsed = parseCacheMode(headers[CACHE_HEADER]);
   const invalidValue = isInvalidCacheMode(parsed) ? parsed.invalid : undefined;
   const mode = isInvalidCacheMode(parsed) ? 'off' : parsed;
   const namespace = dialect.cache;
-  const key = mode !== 'off' && accountId !== undefined && body && namespace?.allowed(body) ? cacheKey({ accountId, provider, kind: namespace.kind, body }) : undefined;
-  return { mode, invalidValue, key, ttlSeconds: cacheTtlSeconds(headers['cache-control']) };
+  const asked = mode !== 'off' && accountId !== undefined && body !== undefined && namespace !== undefined;
+  const bypass = asked && !namespace.allowed(body);
+  const key = asked && !bypass ? cacheKey({ accountId, provider, kind: namespace.kind, body, model, passThroughKey }) : undefined;
+  return { mode, invalidValue, key, bypass, ttlSeconds: cacheTtlSeconds(headers['cache-control']) };
 }
 
 /** The client error for an unreadable `x-proxy-cache` value, with the header as the field at fault. */

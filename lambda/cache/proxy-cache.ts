@@ -74,7 +74,7 @@ export class ProxyCache {
     const { key, ttlSeconds } = request;
     const { store, log, now } = this.deps;
     const open = request.mode !== 'off' && key ? () => store.open(key, ttlSeconds, now()) : undefined;
-    return new CacheFill({ status: forwardedStatus(request.mode), open, ttlSeconds, flight }, context, log, now);
+    return new CacheFill({ status: forwardedStatus(request.mode, request.bypass), open, ttlSeconds, flight }, context, log, now);
   }
 }
 

@@ -52,7 +52,14 @@ export function readProxyRequest(incoming: IncomingRequest, route: Route): Proxy
     requester: incoming.headers['x-proxy-user'] || undefined,
     stream: body?.stream === true,
     // Only a body the endpoint accepts gets a key (hashing an absurd one could fail); step 5 raises the refusal.
-    cache: readCacheRequest({ headers: incoming.headers, accountId: token?.accountId, provider: provider.id, dialect, body: body && cacheable(incoming, dialect, parsed) ? body : undefined }),
+    cache: readCacheRequest({
+      headers: incoming.headers,
+      accountId: token?.accountId,
+      provider: provider.id,
+      dialect,
+      body: body && cacheable(incoming, dialect, parsed) ? body : undefined,
+      passThroughKey: stored ? undefined : credential,
+    }),
   };
 }
 

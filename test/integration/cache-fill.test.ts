@@ -42,7 +42,7 @@ afterAll(async () => {
 
 function cacheRequest(mode: CacheMode, ttlSeconds = 3600): CacheRequest {
   const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: `fill ${randomBytes(6).toString('hex')}` }] };
-  return { mode, key: cacheKey({ accountId: 'acc-fill', provider: 'prov-b', kind: 'chat', body }), ttlSeconds };
+  return { mode, bypass: false, key: cacheKey({ accountId: 'acc-fill', provider: 'prov-b', kind: 'chat', body }), ttlSeconds };
 }
 
 /** A request's context, keeping the background work it hands over so a test can wait for it. */

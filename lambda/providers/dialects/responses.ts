@@ -68,6 +68,6 @@ export const responsesDialect: Dialect = {
   requestStreamUsage: (_body, raw) => ({ body: raw, added: false }),
   requestBody: 'json',
   // A follow-up turn's answer depends on the conversation the provider keeps: never served from the cache.
-  cache: { kind: 'responses', allowed: (body) => body.previous_response_id === undefined || body.previous_response_id === null },
+  cache: { kind: 'responses', allowed: (body) => (body.previous_response_id ?? null) === null && (body.conversation ?? null) === null },
   billing: 'tokens',
 };

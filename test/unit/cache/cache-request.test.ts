@@ -13,7 +13,7 @@ function read(overrides: Partial<CacheRequestInput> = {}) {
 
 describe('readCacheRequest: what a request asks of the cache', () => {
   it('a cacheable request gets the key of its account, provider and endpoint kind', () => {
-    expect(read()).toEqual({ mode: 'read-write', key: cacheKey({ accountId: 'acc-1', provider: 'prov-b', kind: 'chat', body: BODY }), ttlSeconds: DEFAULT_CACHE_TTL_SECONDS });
+    expect(read()).toEqual({ mode: 'read-write', bypass: false, key: cacheKey({ accountId: 'acc-1', provider: 'prov-b', kind: 'chat', body: BODY }), ttlSeconds: DEFAULT_CACHE_TTL_SECONDS });
   });
 
   it.each([
@@ -23,10 +23,18 @@ describe('readCacheRequest: what a request asks of the cache', () => {
     ['the body is not a valid JSON object', { body: undefined }, 'read-write'],
     ['the endpoint has no cache namespace', { dialect: passthroughDialect(chatDialect, 'tokens') }, 'read-write'],
     ['the answer depends on state the provider keeps', { dialect: responsesDialect, body: { model: 'gpt-4o-mini', input: 'hi', previous_response_id: 'resp_1' } }, 'read-write'],
+    ['the answer depends on a conversation the provider keeps', { dialect: responsesDialect, body: { model: 'gpt-4o-mini', input: 'hi', conversation: 'conv_1' } }, 'read-write'],
   ] as const)('no key when %s', (_label, overrides, mode) => {
     const request = read(overrides as Partial<CacheRequestInput>);
     expect(request.mode).toBe(mode);
     expect(request.key).toBeUndefined();
+  });
+
+  it('only a request whose answer depends on provider state is a bypass', () => {
+    expect(read({ dialect: responsesDialect, body: { model: 'm', input: 'hi', conversation: { id: 'conv_1' } } }).bypass).toBe(true);
+    expect(read({ dialect: responsesDialect, body: { model: 'm', input: 'hi', previous_response_id: 'resp_1' } }).bypass).toBe(true);
+    expect(read({ dialect: responsesDialect, body: { model: 'm', input: 'hi' } }).bypass).toBe(false);
+    expect(read({ headers: {}, dialect: responsesDialect, body: { model: 'm', input: 'hi', conversation: 'conv_1' } }).bypass).toBe(false);
   });
 
   it('refresh has a key too (it writes), and Cache-Control max-age sets the lifetime', () => {
