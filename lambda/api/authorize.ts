@@ -1,13 +1,11 @@
-import { parseToken, secretsEqual, tokenMatches } from '../auth/proxy-token';
+import { hashSecret, parseToken, secretsEqual } from '../auth/proxy-token';
+import { credentialIn, verifyToken } from '../auth/verify';
 import type { Deps } from '../deps';
-import { AuthenticationError, PermissionError, StoreUnavailableError } from '../errors';
+import { AuthenticationError, StoreUnavailableError } from '../errors';
 import type { IncomingRequest } from '../http/request';
 import type { TokenRecord } from '../auth/ports';
 
-function bearer(request: IncomingRequest): string | undefined {
-  const value = request.headers.authorization?.trim();
-  return value?.toLowerCase().startsWith('bearer ') ? value.slice(7).trim() : undefined;
-}
+const bearer = (request: IncomingRequest) => credentialIn(request.headers.authorization, 'Bearer');
 
 /** Admin routes: the deployment's admin key, compared in constant time. */
 export async function requireAdmin(deps: Deps, request: IncomingRequest): Promise<void> {
@@ -28,8 +26,5 @@ export async function requireManageToken(deps: Deps, request: IncomingRequest): 
   if (!parsed) throw new AuthenticationError('Invalid proxy token.');
   // A store failure here is answered by the router, like one in the route itself.
   const record = await deps.accounts.getToken(parsed.accountId, parsed.tokenId);
-  if (!record || !tokenMatches(parsed.secret, record.secretHash)) throw new AuthenticationError('Invalid proxy token.');
-  if (record.revokedAt) throw new AuthenticationError('This proxy token has been revoked.');
-  if (!record.scopes.includes('manage')) throw new PermissionError('This token has no "manage" scope: it can send proxy requests but not use the management API.');
-  return record;
+  return verifyToken(hashSecret(parsed.secret), record, 'manage');
 }

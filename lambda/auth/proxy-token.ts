@@ -49,20 +49,9 @@ export function hashSecret(secret: string): string {
   return createHash('sha256').update(secret, 'utf8').digest('hex');
 }
 
-/** Constant-time comparison of two secrets of any length (both are hashed to equal length first). */
+/** The one constant-time comparison of two secrets (or hashes) of any length: both are hashed to equal length first. */
 export function secretsEqual(a: string, b: string): boolean {
   const left = createHash('sha256').update(a, 'utf8').digest();
   const right = createHash('sha256').update(b, 'utf8').digest();
   return timingSafeEqual(left, right);
-}
-
-export function tokenMatches(secret: string, storedHash: string): boolean {
-  return hashesMatch(hashSecret(secret), storedHash);
-}
-
-/** Constant-time comparison of a presented secret's hash with the stored one (both hex). */
-export function hashesMatch(presentedHash: string, storedHash: string): boolean {
-  const presented = Buffer.from(presentedHash, 'hex');
-  const stored = Buffer.from(storedHash, 'hex');
-  return presented.length === stored.length && timingSafeEqual(presented, stored);
 }

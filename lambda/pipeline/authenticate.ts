@@ -1,5 +1,5 @@
-import { hashesMatch } from '../auth/proxy-token';
-import { AuthenticationError, PermissionError, StoreUnavailableError } from '../errors';
+import { verifyToken } from '../auth/verify';
+import { AuthenticationError, StoreUnavailableError } from '../errors';
 import type { Authenticated, LookupsStarted, Routed } from './state';
 import type { Step } from './step';
 
@@ -29,12 +29,8 @@ export function authenticate(): Step<Routed & LookupsStarted, Authenticated> {
         throw new StoreUnavailableError(error);
       });
       // The gate counted nothing for a refused token; the secret is checked here too, whatever the store said.
-      const matches = gate.record !== undefined && hashesMatch(lookups.presented.secretHash, gate.record.secretHash);
-      if (gate.kind === 'refused' || !matches || gate.record.revokedAt) {
-        // Only the token's own holder learns that it was revoked.
-        throw new AuthenticationError(matches && gate.record?.revokedAt ? 'This proxy token has been revoked.' : 'Invalid proxy token.');
-      }
-      if (!gate.record.scopes.includes('proxy')) throw new PermissionError('This token has no "proxy" scope; it can only use the management API.');
+      verifyToken(lookups.presented.secretHash, gate.record, 'proxy');
+      if (gate.kind === 'refused') throw new AuthenticationError('Invalid proxy token.');
       return { credential, token, gate, lookups };
     },
   };

@@ -1,4 +1,5 @@
 import { parseToken, TOKEN_PREFIX } from '../auth/proxy-token';
+import { credentialIn } from '../auth/verify';
 import { readCacheRequest } from '../cache/cache-request';
 import type { IncomingRequest } from '../http/request';
 import { asObject, tryParseJson } from '../json';
@@ -9,13 +10,7 @@ import type { ProxyRequest } from './state';
 /** Larger bodies of unknown format (uploads) are not parsed for their model. */
 const MAX_PARSED_BYTES = 1024 * 1024;
 
-/** Reads a credential header value; `Bearer ` is stripped where the header uses it. */
-function readCredential(incoming: IncomingRequest, { header, scheme }: CredentialHeader): string | undefined {
-  const value = incoming.headers[header]?.trim();
-  if (!value) return undefined;
-  if (!scheme) return value;
-  return value.toLowerCase().startsWith(`${scheme.toLowerCase()} `) ? value.slice(scheme.length + 1).trim() : undefined;
-}
+const readCredential = (incoming: IncomingRequest, { header, scheme }: CredentialHeader) => credentialIn(incoming.headers[header], scheme);
 
 function presentedCredential(incoming: IncomingRequest, provider: Provider): string | undefined {
   const { credential } = provider.dialect;

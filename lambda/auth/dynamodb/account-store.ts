@@ -2,6 +2,7 @@ import type { AccountStore, Scope, TokenRecord } from '../ports';
 import { accountPk } from '../../store/dynamodb/account-partition';
 import { BatchedGet } from '../../store/dynamodb/batched-get';
 import { idempotencyToken } from '../../store/dynamodb/idempotency-token';
+import { allItems } from '../../store/dynamodb/paginate';
 import { gateKey, gateOfNewToken, gateRevocation } from './token-gate';
 import { cancellationReasons, conditionFailedItem } from '../../store/dynamodb/wire/dynamo-error';
 import type { DocumentClient } from '../../store/dynamodb/wire/document-client';
@@ -101,23 +102,18 @@ export class DynamoAccountStore implements AccountStore {
   }
 
   async listTokens(accountId: string): Promise<TokenRecord[]> {
-    const records: TokenRecord[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.doc.send(
-        {
-          operation: 'Query',
-          input: {
-            TableName: this.table,
-            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-            ExpressionAttributeValues: { ':pk': accountPk(accountId), ':prefix': TOKEN_PREFIX },
-            ExclusiveStartKey: start,
-          },
+    const items = await allItems((start) =>
+      this.doc.send({
+        operation: 'Query',
+        input: {
+          TableName: this.table,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+          ExpressionAttributeValues: { ':pk': accountPk(accountId), ':prefix': TOKEN_PREFIX },
+          ExclusiveStartKey: start,
         },
-      );
-      for (const item of page.Items ?? []) records.push(toRecord(accountId, item as TokenItem));
-      start = page.LastEvaluatedKey;
-    } while (start);
+      }),
+    );
+    const records = items.map((item) => toRecord(accountId, item as TokenItem));
     // "Last used" is written by each proxied request's gate call, so it lives on the gate item.
     const gates = await Promise.all(records.map((record) => this.gateReads.get(gateKey(record.tokenId))));
     return records.map((record, i) => {

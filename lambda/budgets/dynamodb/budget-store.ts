@@ -6,6 +6,7 @@ import type { UsageRow } from '../../usage/usage-row';
 import { accountPk } from '../../store/dynamodb/account-partition';
 import { BatchedGet } from '../../store/dynamodb/batched-get';
 import type { CounterChange } from '../../store/dynamodb/counter-change';
+import { allItems } from '../../store/dynamodb/paginate';
 import { gateBudgetFlag } from '../../auth/dynamodb/token-gate';
 import { cancellationReasons } from '../../store/dynamodb/wire/dynamo-error';
 import type { DocumentClient } from '../../store/dynamodb/wire/document-client';
@@ -146,25 +147,19 @@ export class DynamoBudgetStore implements BudgetStore {
 
   async listBudgets(accountId: string, kind: BudgetSubject['kind'], at: number): Promise<BudgetStatus[]> {
     const pk = accountPk(accountId);
-    const items: Record<string, unknown>[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.doc.send(
-        {
-          operation: 'Query',
-          input: {
-            TableName: this.table,
-            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-            FilterExpression: 'attribute_exists(limit_nanos)',
-            ExpressionAttributeValues: { ':pk': pk, ':prefix': BUDGET_PREFIX[kind] },
-            ConsistentRead: true,
-            ExclusiveStartKey: start,
-          },
+    const items = await allItems((start) =>
+      this.doc.send({
+        operation: 'Query',
+        input: {
+          TableName: this.table,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+          FilterExpression: 'attribute_exists(limit_nanos)',
+          ExpressionAttributeValues: { ':pk': pk, ':prefix': BUDGET_PREFIX[kind] },
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
         },
-      );
-      items.push(...(page.Items ?? []));
-      start = page.LastEvaluatedKey;
-    } while (start);
+      }),
+    );
     const statuses = items.map(async (item) => {
       const subject = subjectOf(item);
       const budget = budgetOf(item);

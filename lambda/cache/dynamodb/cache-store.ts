@@ -2,6 +2,7 @@ import { createHash, randomInt } from 'node:crypto';
 import { CacheWriteError, isCacheableStatus, type CachedResponse, type CachedResponseMeta, type CacheWriter, type ResponseCache } from '../response-cache';
 import { headItem, parseHead, type EntryHead } from './cache-entry-head';
 import { PartBuffer } from './cache-part-buffer';
+import { pages, type Page } from '../../store/dynamodb/paginate';
 import { sendUntilProcessed, UnprocessedError } from '../../store/dynamodb/unprocessed';
 import type { DocumentClient } from '../../store/dynamodb/wire/document-client';
 
@@ -37,7 +38,6 @@ export interface DynamoResponseCacheOptions {
 }
 
 type Item = Record<string, unknown>;
-type Page = { items: Item[]; lastKey?: Item };
 
 function sortKeyOf(key: Item | undefined): number | undefined {
   return typeof key?.part === 'number' ? key.part : undefined;
@@ -62,7 +62,8 @@ export class DynamoResponseCache implements ResponseCache {
    * Consistent, so a retry right after a stored response hits.
    */
   async get(key: string, now: number): Promise<CachedResponse | undefined> {
-    const first = await this.table.query(key);
+    const answer = await this.table.query(key);
+    const first: Page = { items: answer.Items ?? [], lastKey: answer.LastEvaluatedKey };
     const head = parseHead(first.items[0]);
     if (!head || head.expiresAt * 1000 <= now) return undefined;
     const body = head.parts === 0 ? (head.inline ?? new Uint8Array(0)) : await this.readParts(key, head, first);
@@ -96,12 +97,13 @@ export class DynamoResponseCache implements ResponseCache {
       }
     };
     collect(first.items);
-    let lastPart = sortKeyOf(first.lastKey);
-    while (missing > 0 && lastPart !== undefined && lastPart < to) {
+    const lastPart = sortKeyOf(first.lastKey);
+    if (missing > 0 && lastPart !== undefined && lastPart < to) {
       const startAfter = lastPart >= from ? { cache_key: key, part: lastPart } : undefined;
-      const page = await this.table.query(key, { from, to }, startAfter);
-      collect(page.items);
-      lastPart = sortKeyOf(page.lastKey);
+      for await (const page of pages((start) => this.table.query(key, { from, to }, start), startAfter)) {
+        collect(page.items);
+        if (missing === 0 || (sortKeyOf(page.lastKey) ?? to) >= to) break;
+      }
     }
     return missing > 0 ? undefined : Buffer.concat(found as Uint8Array[]);
   }
@@ -121,8 +123,8 @@ class CacheTable {
     return result.Attributes;
   }
 
-  async query(key: string, range?: { from: number; to: number }, startAfter?: Item): Promise<Page> {
-    const result = await this.doc.send(
+  query(key: string, range?: { from: number; to: number }, startAfter?: Item) {
+    return this.doc.send(
       {
         operation: 'Query',
         input: {
@@ -135,7 +137,6 @@ class CacheTable {
         },
       },
     );
-    return { items: result.Items ?? [], lastKey: result.LastEvaluatedKey };
   }
 
   /** Best-effort removal of unreachable part items in the background; TTL removes whatever this misses. */

@@ -1,6 +1,7 @@
 import { ValidationError } from '../../errors';
 import { requestIdTime } from '../../http/request';
 import type { CounterChange } from '../../store/dynamodb/counter-change';
+import { pages, type PageKey } from '../../store/dynamodb/paginate';
 import { TransactedRows } from '../../store/dynamodb/transacted-rows';
 import type { LogQuery, UsageLog, UsageRow } from '../usage-row';
 import type { DocumentClient } from '../../store/dynamodb/wire/document-client';
@@ -100,36 +101,35 @@ export class DynamoUsageLog implements UsageLog {
     const startTsId = query.cursor ? decodeCursor(query.cursor) : undefined;
     // A cursor this API never returned must not silently restart at page one.
     if (query.cursor && !startTsId) throw new ValidationError('cursor: not a cursor this endpoint returned; pass next_cursor exactly as given.', 'cursor');
-    let start: Record<string, unknown> | undefined = startTsId ? { account_id: accountId, ts_id: startTsId } : undefined;
     let lastKey: string | undefined;
+    let more = false;
+    let pagesRead = 0;
     // DynamoDB applies Limit before the filter, so keep reading until the page is full.
-    for (let page = 0; page < MAX_PAGES_PER_QUERY && items.length < query.limit; page++) {
-      const result = await this.doc.send(
-        {
-          operation: 'Query',
-          input: {
-            TableName: this.table,
-            KeyConditionExpression: 'account_id = :account AND ts_id BETWEEN :from AND :to',
-            FilterExpression: filters.length ? filters.join(' AND ') : undefined,
-            ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
-            ExpressionAttributeValues: values,
-            ScanIndexForward: false,
-            Limit: filters.length ? Math.max(query.limit * 4, 100) : query.limit - items.length,
-            ExclusiveStartKey: start,
-          },
+    const read = (start: PageKey | undefined) =>
+      this.doc.send({
+        operation: 'Query',
+        input: {
+          TableName: this.table,
+          KeyConditionExpression: 'account_id = :account AND ts_id BETWEEN :from AND :to',
+          FilterExpression: filters.length ? filters.join(' AND ') : undefined,
+          ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
+          ExpressionAttributeValues: values,
+          ScanIndexForward: false,
+          Limit: filters.length ? Math.max(query.limit * 4, 100) : query.limit - items.length,
+          ExclusiveStartKey: start,
         },
-      );
-      for (const item of result.Items ?? []) {
+      });
+    for await (const page of pages(read, startTsId ? { account_id: accountId, ts_id: startTsId } : undefined)) {
+      for (const item of page.items) {
         if (items.length === query.limit) break;
         items.push(item as UsageRow);
         lastKey = item.ts_id as string;
       }
-      start = result.LastEvaluatedKey;
-      if (!start) break;
-      if (items.length === query.limit) break;
-      lastKey = start.ts_id as string;
+      more = items.length === query.limit || page.lastKey !== undefined;
+      if (!page.lastKey || items.length === query.limit) break;
+      lastKey = page.lastKey.ts_id as string;
+      if (++pagesRead === MAX_PAGES_PER_QUERY) break;
     }
-    const more = items.length === query.limit || Boolean(start);
     return { items: items.map(publicRow), nextCursor: more && lastKey ? encodeCursor(lastKey) : null };
   }
 }

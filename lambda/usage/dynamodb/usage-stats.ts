@@ -4,6 +4,7 @@ import { rollupFromItem } from '../rollups/rollup';
 import { assembleSummary, type RollupSlice } from '../rollups/summary';
 import type { FoldOutcome, StatsSummary, UsageStats } from '../usage-stats';
 import type { DocumentClient } from '../../store/dynamodb/wire/document-client';
+import { allItems } from '../../store/dynamodb/paginate';
 import { conditionFailedItem } from '../../store/dynamodb/wire/dynamo-error';
 
 /** Rollup writes in flight at once per batch. */
@@ -117,26 +118,19 @@ export class DynamoUsageStats implements UsageStats {
   }
 
   private async readRange(accountId: string, range: KeyRange): Promise<Record<string, unknown>[]> {
-    const items: Record<string, unknown>[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.doc.send(
-        {
-          operation: 'Query',
-          input: {
-            TableName: this.table,
-            KeyConditionExpression: 'account_id = :account AND #bucket BETWEEN :lower AND :upper',
-            ExpressionAttributeNames: { '#bucket': 'bucket' },
-            ExpressionAttributeValues: { ':account': accountId, ':lower': range.lower, ':upper': range.upper },
-            // The overview should show a request the moment its row is written.
-            ConsistentRead: true,
-            ExclusiveStartKey: start,
-          },
+    return allItems((start) =>
+      this.doc.send({
+        operation: 'Query',
+        input: {
+          TableName: this.table,
+          KeyConditionExpression: 'account_id = :account AND #bucket BETWEEN :lower AND :upper',
+          ExpressionAttributeNames: { '#bucket': 'bucket' },
+          ExpressionAttributeValues: { ':account': accountId, ':lower': range.lower, ':upper': range.upper },
+          // The overview should show a request the moment its row is written.
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
         },
-      );
-      items.push(...(page.Items ?? []));
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return items;
+      }),
+    );
   }
 }
