@@ -133,6 +133,9 @@ async function main(): Promise<void> {
   deps.rowSpool.startReplay((row) => deps.rowWriter.writeOnce(row));
   // The rollups come from the usage-logs stream, as in AWS; here this process reads it about once a second.
   statsPoller = running.statsConsumer ? localStreamPoller({ config: running, log: deps.log, usageStats: deps.usageStats }, stores) : undefined;
+  // Whatever the stream holds is folded (and, after a trimmed position, the rollups completed
+  // from the usage-logs table) before the first request, so the overview starts whole.
+  await statsPoller?.catchUp();
   statsPoller?.start();
   const firstAccount = await firstRunAccount(running.dataDir, deps.accounts, { newToken });
 

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildFoldDeps, buildLocalStoreClients } from '../deps';
 import { keepDataPrivate } from './data-dir';
+import { rebuildRollups } from './rollup-rebuild';
 import { StreamPoller } from './stream-poller';
 
 /**
@@ -20,5 +21,6 @@ export function localStreamPoller(deps = buildFoldDeps(), clients = buildLocalSt
     stats: usageStats,
     checkpointFile: join(config.dataDir, 'stream-checkpoints.json'),
     log,
+    rebuild: (since) => rebuildRollups({ raw: clients.tables, logsTable: config.tables.usageLogs, statsTable: config.tables.usageStats, since }),
   });
 }

@@ -19,7 +19,15 @@ export interface StreamPollerOptions {
   checkpointFile: string;
   log: Logger;
   intervalMs?: number;
+  /** Completes the rollups from the usage-logs table after a trimmed position (rollup-rebuild.ts). */
+  rebuild?: (since: Date) => Promise<{ rows: number; itemsCompleted: number }>;
 }
+
+/** Checkpoint-file keys beside the shards' positions. */
+const REBUILD_SINCE = 'rebuild-since';
+const foldedUntilKey = (checkpointKey: string) => `folded-until ${checkpointKey}`;
+/** Rows written after the last one folded may have started this much earlier (a long stream). */
+const ROW_AGE_MARGIN_MS = 3_600_000;
 
 /**
  * The local stand-in for the stream consumer Lambda: it reads the usage-logs
@@ -27,6 +35,12 @@ export interface StreamPollerOptions {
  * of records with the same code the Lambda runs. Parent shards are read to the
  * end before their children, as Lambda does. The checkpoint only saves work on
  * restart: the fold itself never counts a row twice, so re-reading is safe.
+ *
+ * A position the stream has trimmed (the server stopped for longer than the stream keeps
+ * records) means rows were written that the stream can no longer deliver. Reading resumes at the
+ * oldest record, and once every shard has been read to its end the rollups are completed from the
+ * usage-logs table (`rebuild`), so the overview has no silent gap. The pending rebuild is kept in
+ * the checkpoint file until it is done, so a stop in between does not lose it.
  */
 export class StreamPoller {
   private streamArn?: string;
@@ -64,13 +78,54 @@ export class StreamPoller {
     await this.pollOnce().catch((error) => this.options.log.warn('usage stream not read at shutdown', describeError(error)));
   }
 
+  /**
+   * Reads until every shard is at its end (and completes the rollups if a position was trimmed),
+   * for a start that should serve only once the overview is whole; gives up after `rounds`.
+   */
+  async catchUp(rounds = 10): Promise<void> {
+    for (let round = 0; round < rounds; round++) {
+      try {
+        if ((await this.pollOnce()) === 0 && !this.checkpoints[REBUILD_SINCE]) return;
+      } catch (error) {
+        this.options.log.warn('usage stream not read; retrying', describeError(error));
+      }
+    }
+  }
+
   /** One pass over every open shard; resolves with the number of rows folded. */
   async pollOnce(): Promise<number> {
     const streamArn = await this.stream();
     if (!streamArn) return 0;
     let folded = 0;
-    for (const shard of await this.readableShards(streamArn)) folded += await this.readShard(streamArn, shard.ShardId!);
+    let atEnd = true;
+    for (const shard of await this.readableShards(streamArn)) {
+      const read = await this.readShard(streamArn, shard.ShardId!);
+      folded += read.folded;
+      atEnd &&= read.atEnd;
+    }
+    if (atEnd) await this.rebuildIfTrimmed();
     return folded;
+  }
+
+  /** Completes the rollups once nothing is left in the stream that the rebuild could count as missing. */
+  private async rebuildIfTrimmed(): Promise<void> {
+    const since = this.checkpoints[REBUILD_SINCE];
+    if (!since || !this.options.rebuild) return;
+    const done = await this.options.rebuild(new Date(since));
+    delete this.checkpoints[REBUILD_SINCE];
+    this.saveCheckpoints();
+    this.options.log.info('usage rollups completed from the usage-logs table after a trimmed stream position', { since, ...done });
+  }
+
+  /** Remembers, until done, that the rollups from `since` on need completing. */
+  private markTrimmed(checkpointKey: string): void {
+    const foldedUntil = this.checkpoints[foldedUntilKey(checkpointKey)];
+    const since = new Date(foldedUntil ? Date.parse(foldedUntil) - ROW_AGE_MARGIN_MS : 0).toISOString();
+    const pending = this.checkpoints[REBUILD_SINCE];
+    this.checkpoints[REBUILD_SINCE] = pending && pending < since ? pending : since;
+    delete this.checkpoints[checkpointKey];
+    this.saveCheckpoints();
+    this.options.log.warn('usage stream position trimmed: reading from the oldest record, then completing the rollups from the usage-logs table', { since: this.checkpoints[REBUILD_SINCE] });
   }
 
   private async stream(): Promise<string | undefined> {
@@ -97,18 +152,20 @@ export class StreamPoller {
     );
   }
 
-  private async readShard(streamArn: string, shardId: string): Promise<number> {
+  /** Folds what the shard holds; `atEnd` when nothing is left to read in it for now. */
+  private async readShard(streamArn: string, shardId: string): Promise<{ folded: number; atEnd: boolean }> {
     const checkpointKey = `${streamArn} ${shardId}`;
     let folded = 0;
     for (let page = 0; page < PAGES_PER_ROUND; page++) {
-      const iterator = this.iterators.get(shardId) ?? (await this.iteratorFor(streamArn, shardId, this.checkpoints[checkpointKey]));
       let result;
       try {
+        // Asking for an iterator after a trimmed position fails as reading from one does.
+        const iterator = this.iterators.get(shardId) ?? (await this.iteratorFor(streamArn, shardId, this.checkpoints[checkpointKey]));
         result = await this.options.streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 1_000 }));
       } catch (error) {
         // An iterator lives 15 minutes; a trimmed position is gone for good. Either way: start again from the checkpoint.
         this.iterators.delete(shardId);
-        if ((error as Error).name === 'TrimmedDataAccessException') delete this.checkpoints[checkpointKey];
+        if ((error as Error).name === 'TrimmedDataAccessException' && this.checkpoints[checkpointKey]) this.markTrimmed(checkpointKey);
         throw error;
       }
       const records = (result.Records ?? []) as UsageStreamRecord[];
@@ -119,24 +176,26 @@ export class StreamPoller {
           // Read the page again next round; what was counted is not counted twice.
           this.iterators.delete(shardId);
           this.options.log.warn('usage rollups not written; retrying', { rows: failed.length });
-          return folded;
+          return { folded, atEnd: false };
         }
         folded += rows.length;
       }
       const last = records.at(-1)?.dynamodb?.SequenceNumber;
       if (last && (!this.checkpoints[checkpointKey] || compareSequences(last, this.checkpoints[checkpointKey]) > 0)) {
         this.checkpoints[checkpointKey] = last;
+        const newest = rows.reduce((max, { row }) => (row.ts > max ? row.ts : max), this.checkpoints[foldedUntilKey(checkpointKey)] ?? '');
+        if (newest) this.checkpoints[foldedUntilKey(checkpointKey)] = newest;
         this.saveCheckpoints();
       }
       if (!result.NextShardIterator) {
         this.finished.add(shardId);
         this.iterators.delete(shardId);
-        return folded;
+        return { folded, atEnd: true };
       }
       this.iterators.set(shardId, result.NextShardIterator);
-      if (records.length === 0) return folded;
+      if (records.length === 0) return { folded, atEnd: true };
     }
-    return folded;
+    return { folded, atEnd: false };
   }
 
   private async iteratorFor(streamArn: string, shardId: string, after: string | undefined): Promise<string> {

@@ -1,0 +1,137 @@
+/**
+ * The local stream consumer after a trimmed position (docs/operations.md, "Rollups after a long
+ * stop"): the rows whose stream records were trimmed while it was stopped still reach the
+ * rollups, read from the usage-logs table, and no row is counted twice. The trim is simulated:
+ * DynamoDB Local's own Streams API answers everything else, but refuses the saved position with
+ * TrimmedDataAccessException and no longer holds the records of the rows written meanwhile.
+ */
+import { DynamoDBStreamsClient, type GetRecordsCommandOutput } from '@aws-sdk/client-dynamodb-streams';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spendChanges } from '../../../lambda/budgets/dynamodb/budget-store';
+import { rebuildRollups } from '../../../lambda/local/rollup-rebuild';
+import { StreamPoller } from '../../../lambda/local/stream-poller';
+import { DynamoUsageLog } from '../../../lambda/usage/dynamodb/usage-log';
+import { DynamoUsageStats } from '../../../lambda/usage/dynamodb/usage-stats';
+import type { UsageRow } from '../../../lambda/usage/usage-row';
+import { createTestTables } from '../../support/tables';
+
+const ACCOUNT = 'acc-trimmed';
+const AT = Date.parse('2026-11-20T23:20:00Z');
+
+function row(i: number): UsageRow {
+  return {
+    account_id: ACCOUNT,
+    id: `req-trim-${String(i).padStart(3, '0')}`,
+    // Across a day boundary, so both hour and day rollups of two days are rebuilt.
+    ts: new Date(AT + i * 7 * 60_000).toISOString(),
+    provider: i % 2 ? 'prov-a' : 'prov-b',
+    model: i % 2 ? 'fam-haiku-4-5-20251001' : 'gpt-4.1-mini',
+    input_tokens: 100 + i,
+    output_tokens: 10 * i,
+    cache_read_tokens: 0,
+    cache_write_tokens: 0,
+    cost_nanos: 1_000 * (i + 1),
+    cost_usd: (1_000 * (i + 1)) / 1e9,
+    priced: true,
+    latency_ms: 100 + 50 * i,
+    status_code: i === 4 ? 500 : 200,
+    cached: false,
+    saved_nanos: 0,
+    saved_usd: 0,
+    stream: false,
+    mode: 'stored',
+    token_id: 'tok-trim',
+    kind: 'chat',
+  };
+}
+
+const silent = { info: () => undefined, warn: () => undefined, error: () => undefined, debug: () => undefined };
+
+/** DynamoDB Local's Streams API, except that the stream has lost what `trim` names. */
+function trimmedStreams(real: DynamoDBStreamsClient, trim: { position: boolean; lostIds: Set<string> }): DynamoDBStreamsClient {
+  return {
+    send: async (command: { constructor: { name: string }; input: { ShardIteratorType?: string } }) => {
+      if (trim.position && command.constructor.name === 'GetShardIteratorCommand' && command.input.ShardIteratorType === 'AFTER_SEQUENCE_NUMBER') {
+        throw Object.assign(new Error('The requested sequence number is beyond the trim horizon'), { name: 'TrimmedDataAccessException' });
+      }
+      const answer = (await real.send(command as never)) as GetRecordsCommandOutput;
+      if (command.constructor.name !== 'GetRecordsCommand') return answer;
+      return { ...answer, Records: (answer.Records ?? []).filter((record) => !trim.lostIds.has(String(record.dynamodb?.NewImage?.id?.S))) };
+    },
+  } as unknown as DynamoDBStreamsClient;
+}
+
+let created: Awaited<ReturnType<typeof createTestTables>>;
+let dataDir: string;
+beforeAll(async () => {
+  created = await createTestTables();
+  dataDir = mkdtempSync(join(tmpdir(), 'trimmed-'));
+});
+afterAll(() => {
+  created.clients.raw.destroy();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+test('rows whose stream records were trimmed are rebuilt into the rollups from the usage-logs table, each counted once', async () => {
+  const endpoint = process.env.DYNAMODB_ENDPOINT!;
+  const real = new DynamoDBStreamsClient({ region: 'eu-west-1', endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const log = new DynamoUsageLog(created.clients.doc, created.tables.usageLogs, { table: created.tables.accounts, changes: spendChanges });
+  const stats = new DynamoUsageStats(created.clients.doc, created.tables.usageStats);
+  const trim = { position: false, lostIds: new Set<string>() };
+  const poller = () =>
+    new StreamPoller({
+      raw: created.clients.raw,
+      streams: trimmedStreams(real, trim),
+      table: created.tables.usageLogs,
+      stats,
+      checkpointFile: join(dataDir, 'stream-checkpoints.json'),
+      log: silent,
+      rebuild: (since) => rebuildRollups({ raw: created.clients.raw, logsTable: created.tables.usageLogs, statsTable: created.tables.usageStats, since }),
+    });
+  const rows = Array.from({ length: 12 }, (_, i) => row(i));
+  const totals = async () => (await stats.summarize(ACCOUNT, new Date(AT - 86_400_000), new Date(AT + 2 * 86_400_000))).totals;
+  const sum = (some: UsageRow[]) => ({
+    requests: some.length,
+    input_tokens: some.reduce((t, r) => t + r.input_tokens, 0),
+    output_tokens: some.reduce((t, r) => t + r.output_tokens, 0),
+    cost_nanos: some.reduce((t, r) => t + r.cost_nanos, 0),
+    errors: some.filter((r) => r.status_code >= 400).length,
+  });
+
+  // Before the stop: four rows, folded and checkpointed.
+  for (const r of rows.slice(0, 4)) await log.write(r);
+  await poller().catchUp();
+  expect(await totals()).toMatchObject(sum(rows.slice(0, 4)));
+
+  // While stopped: five rows whose records the stream then trims, and the saved position with them.
+  for (const r of rows.slice(4, 9)) await log.write(r);
+  for (const r of rows.slice(4, 9)) trim.lostIds.add(r.id);
+  trim.position = true;
+  // After the restart: three more rows, which the stream still holds.
+  for (const r of rows.slice(9)) await log.write(r);
+
+  const restarted = poller();
+  await restarted.catchUp();
+  expect(await totals()).toMatchObject(sum(rows));
+  expect(JSON.parse(readFileSync(join(dataDir, 'stream-checkpoints.json'), 'utf8'))['rebuild-since']).toBeUndefined();
+  // Per day and per hour too: the rebuild completed every bucket the lost rows count in.
+  const summary = await stats.summarize(ACCOUNT, new Date(AT - 86_400_000), new Date(AT + 2 * 86_400_000));
+  expect(summary.by_model.map((m) => [m.model, m.requests]).sort()).toEqual([
+    ['fam-haiku-4-5-20251001', rows.filter((_, i) => i % 2).length],
+    ['gpt-4.1-mini', rows.filter((_, i) => i % 2 === 0).length],
+  ]);
+
+  const perDay = new Map<string, number>();
+  for (const r of rows) perDay.set(r.ts.slice(0, 10), (perDay.get(r.ts.slice(0, 10)) ?? 0) + 1);
+  expect(summary.by_day.filter((d) => d.requests > 0).map((d) => [d.day, d.requests])).toEqual([...perDay]);
+
+  // Reading again, or another trimmed start over the same rows, counts nothing twice.
+  trim.position = false;
+  await restarted.catchUp();
+  trim.position = true;
+  await poller().catchUp();
+  expect(await totals()).toMatchObject(sum(rows));
+  real.destroy();
+});
