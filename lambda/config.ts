@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { PROVIDER_CATALOG, type ProviderId } from './providers/catalog';
+import { PROVIDER_CATALOG, type CatalogEntry, type ProviderId } from './providers/catalog';
 import { PROVIDER_KEY_CACHE_MS } from './keys/cached-provider-keys';
 import { tableNames } from './tables';
 
@@ -55,7 +55,11 @@ export interface UpstreamBase {
   baseUrl: string;
   /** Set by its environment variable rather than the provider's default (the local banner lists these). */
   overridden: boolean;
+  /** A provider reached through AWS: the region its requests are signed for, and the service name. */
+  aws?: { region: string; service: string };
 }
+
+const AWS_REGION_NAME = /^[a-z]{2}(-[a-z]+)+-\d{1,2}$/;
 
 /** Parses the environment once; a bad value stops the process with a message naming the variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -85,19 +89,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     statsConsumer: e.STATS_CONSUMER !== 'off',
     providerKeyCacheMs: Number(e.PROVIDER_KEY_CACHE_SECONDS ?? PROVIDER_KEY_CACHE_MS / 1000) * 1000,
     tables: tableNames(env),
-    upstreams: upstreamBases(given),
+    upstreams: upstreamBases(given, e.AWS_REGION || 'eu-west-1'),
   };
 }
 
 /** Parsed once, so a malformed override stops the start instead of failing every request. */
-function upstreamBases(env: NodeJS.ProcessEnv): Record<ProviderId, UpstreamBase> {
+function upstreamBases(env: NodeJS.ProcessEnv, ownRegion: string): Record<ProviderId, UpstreamBase> {
   const bases = {} as Record<ProviderId, UpstreamBase>;
   const problems: string[] = [];
   for (const provider of PROVIDER_CATALOG) {
-    const override = env[provider.upstream.envVar];
-    const baseUrl = (override ?? provider.upstream.baseUrl).replace(/\/+$/, '');
-    if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol)) problems.push(`${provider.upstream.envVar}: expected an http(s) URL`);
-    bases[provider.id] = { baseUrl, overridden: override !== undefined };
+    const upstream: CatalogEntry['upstream'] = provider.upstream;
+    const override = env[upstream.envVar];
+    // A provider reached through AWS: its own region variable, else the function's region (the stack's).
+    const aws = upstream.aws && { region: env[upstream.aws.regionEnvVar] ?? ownRegion, service: upstream.aws.service };
+    if (aws && !AWS_REGION_NAME.test(aws.region)) problems.push(`${upstream.aws?.regionEnvVar}: expected an AWS region such as us-east-1`);
+    const baseUrl = (override ?? upstream.baseUrl.replace('{region}', aws?.region ?? '')).replace(/\/+$/, '');
+    if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol)) problems.push(`${upstream.envVar}: expected an http(s) URL`);
+    bases[provider.id] = { baseUrl, overridden: override !== undefined, ...(aws ? { aws } : {}) };
   }
   if (problems.length) throw new Error(`Invalid configuration: ${problems.join('; ')}`);
   return bases;

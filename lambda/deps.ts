@@ -32,6 +32,8 @@ import { FileRowSpool, LogRowSpool, type RowSpool } from './usage/row-spool';
 import { RowWriter } from './usage/row-writer';
 import type { UsageStats } from './usage/usage-stats';
 import type { UsageLog } from './usage/usage-row';
+import type { AwsCredentialSource } from './upstream/aws-signing';
+import { awsCredentialChain, type CredentialProvider } from './store/dynamodb/wire/credentials';
 
 /** Everything the pipeline and the API use, built once per process. */
 export interface Deps {
@@ -56,6 +58,8 @@ export interface Deps {
   rowWriter: RowWriter;
   /** Epoch ms; replaceable so cache expiry and budget periods can be tested without waiting. */
   now: () => number;
+  /** The runtime's AWS credentials (the function's role; locally the standard chain), for requests the proxy signs itself. */
+  awsCredentials: AwsCredentialSource;
 }
 
 /** Adapters to services only AWS has, given by the Lambda entry (lambda/aws-adapters.ts). */
@@ -127,8 +131,15 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
     rowSpool,
     rowWriter: new RowWriter(usageLog, rowSpool),
     now: Date.now,
+    awsCredentials: lazyAwsCredentials(),
   };
   return deps;
+}
+
+/** The chain is built on first use: a process that never signs a request never looks for credentials. */
+function lazyAwsCredentials(): AwsCredentialSource {
+  let chain: CredentialProvider | undefined;
+  return async () => (chain ??= awsCredentialChain())();
 }
 
 function statsFold(doc: DocumentClient, table: string, log: Logger): DynamoUsageStats {

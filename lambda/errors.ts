@@ -119,6 +119,17 @@ export class StoredKeyUnreadableError extends ProxyError {
   }
 }
 
+/** A request the proxy signs with the runtime's AWS credentials, when there are none to be found. */
+export class AwsCredentialsUnavailableError extends ProxyError {
+  constructor(cause: unknown) {
+    super(
+      500,
+      'The proxy has no AWS credentials to sign this request with: give its runtime an AWS role or credentials (the standard AWS credential chain), save an API key for this provider on the Integrations page, or send your own key with the x-proxy-token header (pass-through mode).',
+      { cause },
+    );
+  }
+}
+
 /**
  * The store could not be reached: fail closed rather than forward unauthenticated or unmetered.
  * The message says what did not happen; the cause stays in the log, never in the answer.

@@ -11,8 +11,8 @@ const COMMIT_WAIT_MS = 2_000;
 export interface UpstreamAnswer {
   status: number;
   contentType: string;
-  /** `opaque`: a body neither JSON nor SSE (a download), never stored. */
-  format: 'json' | 'sse' | 'opaque';
+  /** `opaque`: a body neither JSON nor a stream (a download), never stored. */
+  format: 'json' | 'sse' | 'eventstream' | 'opaque';
 }
 
 /** What the body said once it ended. */

@@ -23,6 +23,10 @@ const REASONS = {
 
 type Reason = keyof typeof REASONS;
 
+// `inferenceConfig` stays in the key: besides the limit and sampling it holds `stopSequences`, which shape the answer.
+const CONVERSE_IGNORED: Readonly<Record<string, Reason>> = { requestMetadata: 'metadata', performanceConfig: 'service_tier' };
+const NATIVE_IGNORED: Readonly<Record<string, Reason>> = { max_tokens: 'limit', max_gen_len: 'limit', temperature: 'sampling', top_p: 'sampling', top_k: 'sampling' };
+
 /** The fields each endpoint kind leaves out of the key, each with its reason. */
 export const IGNORED_FIELDS: Readonly<Record<CacheKind, Readonly<Record<string, Reason>>>> = {
   messages: { stream: 'stream', max_tokens: 'limit', temperature: 'sampling', top_p: 'sampling', top_k: 'sampling', metadata: 'metadata', service_tier: 'service_tier' },
@@ -56,6 +60,11 @@ export const IGNORED_FIELDS: Readonly<Record<CacheKind, Readonly<Record<string, 
     prompt_cache_retention: 'prompt_cache',
   },
   embeddings: { user: 'end_user' },
+  // Bedrock (docs/bedrock.md): the model is in the path; InvokeModel takes each model family's own body.
+  converse: CONVERSE_IGNORED,
+  'converse-stream': CONVERSE_IGNORED,
+  invoke: NATIVE_IGNORED,
+  'invoke-stream': NATIVE_IGNORED,
 };
 
 /** The reason a field is left out of the key, in words (for the docs and the tests). */

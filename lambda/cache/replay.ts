@@ -18,8 +18,12 @@ interface FormReplay {
 
 const chatReplay: FormReplay = { assemble: assembleChatResponse, synthesize: synthesizeChatEvents };
 
-/** One per kind of cacheable endpoint, found through the endpoint's dialect (`dialect.cache.kind`). */
-const REPLAYS: Record<CacheKind, FormReplay> = {
+/**
+ * One per kind of cacheable endpoint that answers in either form, found through the endpoint's
+ * dialect (`dialect.cache.kind`). Bedrock's endpoints answer in one form each (JSON, or an event
+ * stream), cached under kinds of their own: a stored answer is always replayed as it was stored.
+ */
+const REPLAYS: Partial<Record<CacheKind, FormReplay>> = {
   chat: chatReplay,
   // Embeddings are never streamed by the provider; their answers are chat-completions-shaped JSON.
   embeddings: chatReplay,
@@ -29,8 +33,9 @@ const REPLAYS: Record<CacheKind, FormReplay> = {
 
 function formReplay(dialect: Dialect): FormReplay {
   // Only a dialect with a cache kind has entries stored (cache-request.ts).
-  if (!dialect.cache) throw new Error(`The ${dialect.name} dialect has no cached answers to replay.`);
-  return REPLAYS[dialect.cache.kind];
+  const replay = dialect.cache && REPLAYS[dialect.cache.kind];
+  if (!replay) throw new Error(`The ${dialect.name} dialect has no cached answers to replay in another form.`);
+  return replay;
 }
 
 export interface ReplayRequest {
@@ -54,6 +59,8 @@ function decodeAll(text: string): SseEvent[] {
  * stored JSON answer is sent as is or as the dialect's stream of events.
  */
 export function replayCached(entry: CachedResponse, request: ReplayRequest): { contentType: string; body: Readable } {
+  // An AWS event stream is only ever stored for a streaming endpoint, and replayed as it came: frame by frame, byte for byte.
+  if (entry.format === 'eventstream') return { contentType: entry.contentType, body: Readable.from(eventStreamFrames(entry.body)) };
   if (!request.stream) {
     if (entry.format === 'json') return { contentType: entry.contentType, body: Readable.from([entry.body]) };
     const assembled = formReplay(request.dialect).assemble(decodeAll(entry.body));
@@ -68,6 +75,14 @@ export function replayCached(entry: CachedResponse, request: ReplayRequest): { c
     contentType: entry.format === 'sse' ? entry.contentType : 'text/event-stream; charset=utf-8',
     body: Readable.from(sent.map((event) => event.raw)),
   };
+}
+
+/** A stored event stream's frames, from its base64 lines. */
+export function eventStreamFrames(stored: string): Buffer[] {
+  return stored
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => Buffer.from(line, 'base64'));
 }
 
 /** How a request wants a stored answer replayed, read from what it sent. */

@@ -5,12 +5,12 @@
 import type { Usage } from '../providers/usage';
 
 export interface CachedResponse {
-  /** How the provider answered: one JSON body, or an SSE stream. */
-  format: 'json' | 'sse';
+  /** How the provider answered: one JSON body, an SSE stream, or an AWS event stream. */
+  format: 'json' | 'sse' | 'eventstream';
   /** Only 2xx responses are stored. */
   status: number;
   contentType: string;
-  /** The exact bytes the client received, as UTF-8 text (for `sse`: the raw event stream). */
+  /** The exact bytes the client received, as UTF-8 text (for `sse`: the raw event stream; for `eventstream`: one base64 line per binary frame). */
   body: string;
   model?: string;
   /** The original response's usage, so a hit can report what it saved. */

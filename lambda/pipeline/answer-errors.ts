@@ -23,10 +23,11 @@ export function answerErrors(log: Logger, isStoreOutage: (error: unknown) => boo
     }
     const status = known?.status ?? 500;
     const message = known?.message ?? 'Internal error in the proxy. The request id is in the x-proxy-request-id header.';
+    const native = { status, message, param: known?.details.param, code: known?.details.code };
     const response: ProxyResponse = {
       statusCode: status,
-      headers: { 'content-type': 'application/json', ...known?.details.headers },
-      body: dialect.errorBody({ status, message, param: known?.details.param, code: known?.details.code }),
+      headers: { 'content-type': 'application/json', ...dialect.errorHeaders?.(native), ...known?.details.headers },
+      body: dialect.errorBody(native),
     };
     return finishResponse(state, response);
   };

@@ -10,6 +10,7 @@ import { SecretRedactor } from '../streaming/redact';
 import { relayBody, type RelayEnd } from '../streaming/relay';
 import { MAX_ERROR_READ, UsageTap } from '../streaming/usage-tap';
 import { callUpstream, type UpstreamResponse } from '../upstream/call-upstream';
+import { signAwsRequest } from '../upstream/aws-signing';
 import { bodyDecoding } from '../upstream/content-encoding';
 import { clientResponseHeaders, upstreamRequestHeaders } from '../upstream/headers';
 import { finishResponse } from './finish-response';
@@ -18,8 +19,8 @@ import { recordUsage } from './record';
 import type { ProxyState } from './state';
 
 
-/** What forwarding uses: the upstream settings, the log, and what recording a row needs. */
-export type ForwardDeps = Pick<Deps, 'config' | 'log'> & RecordDeps;
+/** What forwarding uses: the upstream settings, the log, the runtime's AWS credentials, and what recording a row needs. */
+export type ForwardDeps = Pick<Deps, 'config' | 'log' | 'awsCredentials'> & RecordDeps;
 /** The body sent upstream: the client's bytes, unless the proxy must ask for stream usage. */
 function upstreamBody(state: ProxyState): { body: Buffer; addedStreamUsage: boolean } {
   if (!state.stream || state.provider.streamUsage !== 'when-asked' || !state.body) return { body: state.request.body, addedStreamUsage: false };
@@ -42,10 +43,12 @@ export function forwardUpstream(deps: ForwardDeps) {
     // Call.
     let upstream: UpstreamResponse;
     try {
+      const request = await upstreamRequest(deps, state, body);
+      if (request.sessionToken) secrets.push(request.sessionToken);
       upstream = await callUpstream({
         method: state.request.method,
-        url: upstreamUrl(state.provider, deps.config.upstreams[state.provider.id].baseUrl, state.upstreamPath, state.request.rawQuery),
-        headers: upstreamRequestHeaders(state.request.headers, dialect, state.upstreamKey, body.length > 0, presentedProxyToken(state)),
+        url: request.url,
+        headers: request.headers,
         body,
         timeoutMs: deps.config.upstreamTimeoutMs,
         clientGone: context?.clientGone,
@@ -80,7 +83,7 @@ export function forwardUpstream(deps: ForwardDeps) {
       maxJsonRead: ok ? undefined : MAX_ERROR_READ,
       onText: storing ? (text) => cache.append(text) : undefined,
       // The entry is committed before the client sees the end, so a retry right after always hits.
-      beforeEnd: storing ? (result) => cache.finish(result) : undefined,
+      beforeEnd: storing ? (result) => cache.finish({ ...result, usage: result.usage ?? dialect.usageFromHeaders?.(upstream.headers) }) : undefined,
     });
 
     // Finish.
@@ -91,7 +94,9 @@ export function forwardUpstream(deps: ForwardDeps) {
       const result = tap.result();
       const error = upstream.status >= 400 ? (dialect.upstreamErrorMessage(result.json) ?? quotedMessage(result.text) ?? plainErrorText(result.text)) : (interruption ?? result.error);
       if (result.oversizedEvents) deps.log.warn('stream events over 16 MB passed on unparsed', { request_id: state.request.id, events: result.oversizedEvents });
-      recordUsage(deps, state, { status: upstream.status, model: result.model, usage: result.usage, error });
+      // Usage the body doesn't carry may come with the headers (Bedrock's token counts).
+      const usage = result.usage ?? dialect.usageFromHeaders?.(upstream.headers);
+      recordUsage(deps, state, { status: upstream.status, model: result.model, usage, error });
       // Does nothing once a complete answer's commit has started; otherwise nothing is stored and waiting requests go on.
       cache.abandon();
     };
@@ -103,7 +108,7 @@ export function forwardUpstream(deps: ForwardDeps) {
       redactor: new SecretRedactor(secrets),
       tap,
       stallMs: deps.config.upstreamTimeoutMs,
-      closingBytes: answer.format === 'sse' ? (reason, cut) => dialect.streamErrorEvent(reason, cut) : undefined,
+      closingBytes: answer.format === 'sse' || answer.format === 'eventstream' ? (reason, cut) => dialect.streamErrorEvent(reason, cut) : undefined,
       onEnd: finish,
     });
 
@@ -113,10 +118,28 @@ export function forwardUpstream(deps: ForwardDeps) {
   };
 }
 
+/**
+ * The URL and headers sent upstream: the provider key in the dialect's credential header, or, for a
+ * provider reached through AWS with no key (docs/bedrock.md), a SigV4 signature made with the runtime's credentials.
+ */
+async function upstreamRequest(deps: ForwardDeps, state: ProxyState, body: Buffer): Promise<{ url: URL; headers: Record<string, string>; sessionToken?: string }> {
+  const base = deps.config.upstreams[state.provider.id];
+  const url = upstreamUrl(state.provider, base.baseUrl, state.upstreamPath, state.request.rawQuery);
+  const headers = upstreamRequestHeaders(state.request.headers, state.endpoint.dialect, state.upstreamKey, body.length > 0, presentedProxyToken(state));
+  if (state.upstreamKey !== undefined || !base.aws) return { url, headers };
+  return { url, ...(await signAwsRequest({ method: state.request.method, url, headers, body }, base.aws, deps.awsCredentials)) };
+}
+
 /** What the answer is; a body in a format the dialect can't read (an audio file, a download) passes through unread. */
 function describeAnswer(upstream: UpstreamResponse, dialect: Dialect): UpstreamAnswer {
   const contentType = String(upstream.headers['content-type'] ?? '');
-  const format = contentType.includes('text/event-stream') ? 'sse' : dialect.requestBody === 'json' || /json/i.test(contentType) ? 'json' : 'opaque';
+  const format = contentType.includes('text/event-stream')
+    ? 'sse'
+    : contentType.includes('application/vnd.amazon.eventstream')
+      ? 'eventstream'
+      : dialect.requestBody === 'json' || /json/i.test(contentType)
+        ? 'json'
+        : 'opaque';
   return { status: upstream.status, contentType, format };
 }
 

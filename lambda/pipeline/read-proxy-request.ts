@@ -39,13 +39,14 @@ export function readProxyRequest(incoming: IncomingRequest, route: Route): Proxy
     provider,
     endpoint,
     upstreamPath: route.upstreamPath,
+    pathModel: route.model,
     mode: stored ? 'stored' : 'pass-through',
     credential,
     token,
     parsedBody: parsed,
     body,
     requester: incoming.headers['x-proxy-user'] || undefined,
-    stream: body?.stream === true,
+    stream: endpoint.streams === true || body?.stream === true,
     // Only a body the endpoint accepts gets a key (hashing an absurd one could fail); step 5 raises the refusal.
     cache: readCacheRequest({
       headers: incoming.headers,
@@ -53,6 +54,7 @@ export function readProxyRequest(incoming: IncomingRequest, route: Route): Proxy
       provider: provider.id,
       dialect,
       body: body && cacheable(incoming, dialect, parsed) ? body : undefined,
+      model: route.model,
       passThroughKey: stored ? undefined : credential,
     }),
   };

@@ -28,7 +28,7 @@ function rowFacts(state: Recordable, token: ParsedToken): RowFacts {
     provider: state.provider.id,
     kind: state.endpoint.kind,
     billing: state.endpoint.dialect.billing,
-    requestedModel: state.body?.model,
+    requestedModel: state.pathModel ?? state.body?.model,
     requester: state.requester,
     stream: state.stream,
     mode: state.mode,

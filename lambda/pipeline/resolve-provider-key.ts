@@ -17,6 +17,8 @@ export function resolveProviderKey(deps: Pick<Deps, 'sealer'>): Step<Routed & Au
         throw new StoreUnavailableError(error);
       });
       const { id, displayName } = state.provider;
+      // Reached through AWS: without a saved key, the forward step signs with the runtime's AWS credentials.
+      if (!stored && state.provider.upstream.aws) return {};
       if (!stored) {
         throw new ValidationError(
           `No ${displayName} key is saved for this account (provider ${id}). Save one on the dashboard's Integrations page or with PUT /api/keys/${id}, or send your own key with the x-proxy-token header (pass-through mode).`,

@@ -37,6 +37,8 @@ export interface ProxyRequest {
   endpoint: Endpoint;
   /** Below the provider's base URL; checked safe when routed. */
   upstreamPath: Route['upstreamPath'];
+  /** The model the path names (Bedrock's `/model/{modelId}/…`), decoded; it is the row's model. */
+  pathModel?: string;
   mode: 'stored' | 'pass-through';
   /** The credential the client presented (a proxy token or its own provider key). */
   credential?: string;
@@ -92,9 +94,13 @@ export interface Budgeted {
   budgets: BudgetStatus[];
 }
 
-/** Step 7 (resolve the provider key): the key sent upstream; lives only as long as this request. */
+/**
+ * Step 7 (resolve the provider key): the key sent upstream; lives only as long as this request.
+ * Absent for a provider reached through AWS in stored mode with no key saved: the request is
+ * signed with the runtime's own AWS credentials instead (docs/bedrock.md).
+ */
 export interface Keyed {
-  upstreamKey: string;
+  upstreamKey?: string;
 }
 
 /** Step 8 (cache), for a request it doesn't answer: takes the provider's answer (stores it, or lets it pass). */

@@ -7,24 +7,39 @@
  * Adding a provider is one entry here (docs/providers.md says how).
  */
 
-/** The API style a provider speaks: `messages` is Anthropic's Messages API, `chat` OpenAI's chat completions. */
-export type ProviderDialect = 'messages' | 'chat';
+/**
+ * The API style a provider speaks: `messages` is Anthropic's Messages API, `chat` OpenAI's chat
+ * completions, `bedrock-runtime` the Amazon Bedrock Runtime API (Converse and InvokeModel, the model in the path).
+ */
+export type ProviderDialect = 'messages' | 'chat' | 'bedrock-runtime';
 
 /** The endpoints a dialect knows the wire format of; the first one a provider lists is its main endpoint. */
 export type DialectEndpoints = {
   messages: 'messages' | 'count_tokens' | 'models';
   chat: 'chat' | 'responses' | 'embeddings' | 'models';
+  'bedrock-runtime': 'converse' | 'converse-stream' | 'invoke' | 'invoke-with-response-stream';
 };
 
+/**
+ * A provider reached through AWS: its base URL names a region (`{region}`), read from `regionEnvVar`
+ * or else the function's own region; a stored-mode request without a saved key is signed with
+ * SigV4 for `service`, using the runtime's AWS credentials (docs/bedrock.md).
+ */
+export interface AwsUpstream {
+  regionEnvVar: `${string}_REGION`;
+  service: string;
+}
+
 interface EntryOf<D extends ProviderDialect> {
-  id: `prov-${string}`;
+  /** The path segment below the proxy base, and the `provider` of rows and of `/api/keys/:provider`. */
+  id: string;
   displayName: string;
   dialect: D;
   /**
    * Default upstream base URL and the environment variable that replaces it. The proxy appends the
    * endpoint path below it, so a chat-completions base includes the version segment (`…/v1`).
    */
-  upstream: { baseUrl: string; envVar: `UPSTREAM_BASE_URL_${string}` };
+  upstream: { baseUrl: string; envVar: `UPSTREAM_BASE_URL_${string}`; aws?: AwsUpstream };
   /**
    * Where an official SDK's `baseURL` points, below the proxy base. `''` (messages only) puts the
    * provider at the proxy base itself (`/v1/messages`, `/messages`); one provider at most.
@@ -49,7 +64,7 @@ interface EntryOf<D extends ProviderDialect> {
   chartColor: `#${string}`;
 }
 
-export type CatalogEntry = EntryOf<'messages'> | EntryOf<'chat'>;
+export type CatalogEntry = EntryOf<'messages'> | EntryOf<'chat'> | EntryOf<'bedrock-runtime'>;
 
 export const PROVIDER_CATALOG = [
   {
@@ -116,6 +131,24 @@ export const PROVIDER_CATALOG = [
     prices: { catalog: 'groq', litellm: ['groq'] },
     chartColor: '#8a4fb8',
   },
+  {
+    // The model is named in the path (`/model/{modelId}/converse`); usage per Converse `usage`, the stream's
+    // `metadata` event, the model's own body (Anthropic) or the token-count headers.
+    id: 'bedrock',
+    displayName: 'Amazon Bedrock',
+    dialect: 'bedrock-runtime',
+    upstream: {
+      baseUrl: 'https://bedrock-runtime.{region}.amazonaws.com',
+      envVar: 'UPSTREAM_BASE_URL_BEDROCK',
+      aws: { regionEnvVar: 'BEDROCK_REGION', service: 'bedrock' },
+    },
+    sdkBasePath: '/bedrock',
+    endpoints: ['converse', 'converse-stream', 'invoke', 'invoke-with-response-stream'],
+    streamUsage: 'always',
+    exampleModel: 'us.anthropic.claude-sonnet-4-6',
+    prices: { catalog: 'aws', litellm: ['bedrock', 'bedrock_converse'] },
+    chartColor: '#5f6b7a',
+  },
 ] as const satisfies readonly CatalogEntry[];
 
 export type ProviderId = (typeof PROVIDER_CATALOG)[number]['id'];
@@ -132,4 +165,4 @@ export function catalogEntry(id: string): ProviderEntry | undefined {
 }
 
 /** The official SDK that speaks each dialect, for snippets and help texts. */
-export const DIALECT_SDK = { messages: 'anthropic', chat: 'openai' } as const satisfies Record<ProviderDialect, string>;
+export const DIALECT_SDK = { messages: 'anthropic', chat: 'openai', 'bedrock-runtime': 'aws' } as const satisfies Record<ProviderDialect, string>;

@@ -1,4 +1,5 @@
 import { PROVIDER_CATALOG, type ProviderEntry, type ProviderId } from './catalog';
+import { bedrockProvider } from './bedrock-provider';
 import { chatCompletionsProvider } from './chat-completions-provider';
 import { messagesProvider } from './messages-provider';
 import { routeTable, type ProxyRoute, type RouteResult } from './routes';
@@ -9,7 +10,14 @@ export type Provider = ProviderModule<ProviderId>;
 
 /** Each dialect turns a catalog entry into routes and wire formats: written once per API style. */
 function build(entry: ProviderEntry): Provider {
-  return entry.dialect === 'messages' ? messagesProvider(entry) : chatCompletionsProvider(entry);
+  switch (entry.dialect) {
+    case 'messages':
+      return messagesProvider(entry);
+    case 'chat':
+      return chatCompletionsProvider(entry);
+    case 'bedrock-runtime':
+      return bedrockProvider(entry);
+  }
 }
 
 /** The runtime form of every provider in the catalog (`catalog.ts`), in the catalog's order. */

@@ -6,6 +6,8 @@ export interface ProxyRoute<P extends ProviderModule = ProviderModule> {
   provider: P;
   endpoint: Endpoint;
   upstreamPath: string;
+  /** The model the path names (an endpoint with a `{model}` segment), decoded. */
+  model?: string;
 }
 
 export type RouteResult<P extends ProviderModule> =
@@ -32,6 +34,43 @@ export function isSafeSubPath(path: string): boolean {
   return segments.every((segment) => segment !== '.' && segment !== '..' && SEGMENT.test(segment) && !FORBIDDEN_ENCODED.test(segment));
 }
 
+const MODEL_SEGMENT = '{model}';
+const ENCODED_MODEL = /^(?:[A-Za-z0-9\-._~:]|%[0-9A-Fa-f]{2}){1,2048}$/;
+/** A model id, an inference profile id, or an ARN (whose `/` is sent encoded, as `%2F`). */
+const MODEL_ID = /^[A-Za-z0-9\-._:/]+$/;
+
+/**
+ * The model a `{model}` segment names, when the segment is one: plain characters or
+ * percent-encoded ones that decode to a model id or ARN. A `/` is allowed only encoded and only
+ * inside an ARN-like id, never as a `.`/`..` segment, so the upstream path keeps its shape.
+ */
+function modelOf(segment: string): string | undefined {
+  if (!ENCODED_MODEL.test(segment)) return undefined;
+  let model: string;
+  try {
+    model = decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+  if (!MODEL_ID.test(model) || model.split('/').some((part) => part === '' || part === '.' || part === '..')) return undefined;
+  return model;
+}
+
+/** The model of a path matching an endpoint template (`/model/{model}/converse`), or undefined when it doesn't match. */
+function matchTemplate(template: string, path: string): { model: string } | undefined {
+  const want = template.split('/');
+  const got = path.split('/');
+  if (want.length !== got.length) return undefined;
+  let model: string | undefined;
+  for (let i = 0; i < want.length; i++) {
+    if (want[i] === MODEL_SEGMENT) {
+      model = modelOf(got[i]!);
+      if (model === undefined) return undefined;
+    } else if (want[i] !== got[i]) return undefined;
+  }
+  return model === undefined ? undefined : { model };
+}
+
 /** Builds the route table once from the providers' data: mounts longest first, endpoints by upstream path. */
 export function routeTable<P extends ProviderModule>(providers: readonly P[]) {
   const mounts = providers
@@ -47,6 +86,14 @@ export function routeTable<P extends ProviderModule>(providers: readonly P[]) {
     for (const { provider, mount } of mounts) {
       const rest = under(mount, path);
       if (rest === undefined) continue;
+      for (const endpoint of provider.endpoints) {
+        if (!endpoint.path.includes(MODEL_SEGMENT)) continue;
+        const matched = matchTemplate(endpoint.path, mount.upstreamPrefix + rest);
+        if (!matched) continue;
+        return endpoint.method === method
+          ? { found: { provider, endpoint, upstreamPath: mount.upstreamPrefix + rest, model: matched.model } }
+          : { wrongMethod: { provider, allowed: endpoint.method } };
+      }
       if (!isSafeSubPath(rest)) {
         if (mount.endpointsOnly) continue;
         return { unsafe: { provider } };

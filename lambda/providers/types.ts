@@ -2,14 +2,14 @@ import type { SseEvent } from '../sse/sse-event';
 import type { CatalogEntry } from './catalog';
 import type { Usage } from './usage';
 
-export type DialectName = 'messages' | 'chat' | 'responses' | 'embeddings' | 'passthrough';
+export type DialectName = 'messages' | 'chat' | 'responses' | 'embeddings' | 'converse' | 'invoke' | 'passthrough';
 
 /**
  * The response cache's namespaces, one per wire format: the same body sent to two
  * endpoint kinds is two different questions. Declared here, with the dialects that
  * choose one, so the cache reads the providers and never the other way round.
  */
-export type CacheKind = 'messages' | 'chat' | 'responses' | 'embeddings';
+export type CacheKind = 'messages' | 'chat' | 'responses' | 'embeddings' | 'converse' | 'converse-stream' | 'invoke' | 'invoke-stream';
 
 /** Why the proxy ended a stream early. */
 export type StreamCut = 'stalled' | 'closed';
@@ -33,8 +33,15 @@ export interface StreamOutcome {
   complete: boolean;
 }
 
+/**
+ * One event of a stream, whatever its framing: an SSE event, or a message of an AWS event stream
+ * (`event` its `:event-type`, `data` its payload as text, `exception` its `:exception-type` when the
+ * stream reports an error).
+ */
+export type StreamEvent = Pick<SseEvent, 'event' | 'data'> & { exception?: string };
+
 export interface StreamReader {
-  onEvent(event: SseEvent): void;
+  onEvent(event: StreamEvent): void;
   outcome(): StreamOutcome;
 }
 
@@ -56,17 +63,23 @@ export interface Dialect {
     /** Also read from the client (newer SDKs of the style send it), never used upstream. */
     alsoAccepted?: CredentialHeader;
   };
+  /** Client headers of the API's own (`x-amzn-bedrock-…`: guardrails, trace) forwarded though others of their family are withheld. */
+  forwardedHeaderPrefix?: string;
   /** Checks only the fields the proxy requires (docs/errors-and-limits.md); everything else passes through untouched. */
   validate(body: unknown): ValidationResult;
   /** The provider-native error body for an error the proxy answers itself. */
   errorBody(error: NativeError): string;
+  /** Headers that go with that body, where the API names its error type in a header (AWS: `x-amzn-ErrorType`). */
+  errorHeaders?(error: NativeError): Record<string, string>;
   /** The provider's own message from an upstream error body, if it has one. */
   upstreamErrorMessage(body: unknown): string | undefined;
   /** Model and usage from a whole JSON response. */
   readResponse(body: unknown): { model?: string; usage?: Usage };
+  /** Usage from the response headers, for an answer whose body carries none (Bedrock's token-count headers). */
+  usageFromHeaders?(headers: Record<string, string | string[] | undefined>): Usage | undefined;
   newStreamReader(): StreamReader;
   /** An error event in the stream's own format, for a stream the proxy has to end early (the provider went silent, or closed the connection). */
-  streamErrorEvent(message: string, cause: StreamCut): string;
+  streamErrorEvent(message: string, cause: StreamCut): string | Buffer;
   /** Whether an event is the usage-only event the proxy itself asked for (see `ProviderModule.streamUsage`). */
   isUsageOnlyEvent(event: SseEvent): boolean;
   /**
@@ -92,17 +105,22 @@ export interface Dialect {
  * What a row says the request was. Each endpoint a provider offers has one; `other` is any
  * further path under a provider, forwarded as is.
  */
-export type EndpointKind = 'chat' | 'messages' | 'responses' | 'embeddings' | 'count_tokens' | 'models' | 'other';
+export type EndpointKind = 'chat' | 'messages' | 'responses' | 'embeddings' | 'count_tokens' | 'models' | 'converse' | 'invoke' | 'other';
 
-export const ENDPOINT_KINDS: readonly EndpointKind[] = ['chat', 'messages', 'responses', 'embeddings', 'count_tokens', 'models', 'other'];
+export const ENDPOINT_KINDS: readonly EndpointKind[] = ['chat', 'messages', 'responses', 'embeddings', 'count_tokens', 'models', 'converse', 'invoke', 'other'];
 
 /** One endpoint a provider offers: its method, its path below the provider's base URL, and its wire format. */
 export interface Endpoint {
   kind: EndpointKind;
   method: string;
-  /** Below the provider's upstream base URL, e.g. `/chat/completions`. */
+  /**
+   * Below the provider's upstream base URL, e.g. `/chat/completions`. A `{model}` segment stands for
+   * the model id, named in the path rather than the body (`/model/{model}/converse`).
+   */
   path: string;
   dialect: Dialect;
+  /** The endpoint always answers with a stream (the body has no `stream` field to say so). */
+  streams?: boolean;
 }
 
 /**

@@ -23,7 +23,7 @@ export interface RelayOptions {
   /** A body silent for longer than this is cut. */
   stallMs: number;
   /** The last bytes of a cut body (a stream's error event in its own format), or undefined: the tap is destroyed instead. */
-  closingBytes?: (reason: string, cut: StreamCut) => string;
+  closingBytes?: (reason: string, cut: StreamCut) => string | Buffer;
   /** The one completion handler. */
   onEnd: (end: RelayEnd) => void;
 }

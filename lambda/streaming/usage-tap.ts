@@ -3,6 +3,7 @@ import { Transform, type TransformCallback } from 'node:stream';
 import type { Dialect, StreamOutcome } from '../providers/types';
 import { tryParseJson } from '../json';
 import { SseDecoder } from '../sse/sse-decoder';
+import { EventStreamDecoder } from './event-stream-decoder';
 
 /** JSON bodies are parsed whole up to this size; past it, the model is read from the head and usage from the tail. */
 const MAX_JSON_READ = 16 * 1024 * 1024;
@@ -12,13 +13,16 @@ export const MAX_ERROR_READ = 64 * 1024;
 
 export interface TapOptions {
   dialect: Dialect;
-  /** `opaque`: neither JSON nor SSE (a file download); passed through without reading. */
-  format: 'json' | 'sse' | 'opaque';
+  /** `eventstream`: AWS's binary event stream. `opaque`: none of these (a file download); passed through without reading. */
+  format: 'json' | 'sse' | 'eventstream' | 'opaque';
   /** Drop the usage-only event the proxy asked for on the client's behalf. */
   hideUsageOnlyEvent: boolean;
   /** A JSON body is kept and parsed up to this many bytes (default 16 MB). */
   maxJsonRead?: number;
-  /** Sees the upstream's text as it arrives (the cache writer). */
+  /**
+   * Sees the upstream's text as it arrives (the cache writer). An event stream's binary frames
+   * arrive whole, one base64 line each (`eventStreamFrames` turns them back into bytes).
+   */
   onText?: (text: string) => void;
   /** Runs after the last upstream byte, before the client's stream ends (committing the cache entry). */
   beforeEnd?: (result: TapResult) => Promise<void>;
@@ -41,6 +45,7 @@ export interface TapResult extends StreamOutcome {
  */
 export class UsageTap extends Transform {
   private readonly decoder = new SseDecoder();
+  private readonly frames = new EventStreamDecoder();
   // Chunks can split a multi-byte character; the observer gets whole characters.
   private readonly observerText = new StringDecoder('utf8');
   private readonly reader;
@@ -65,6 +70,7 @@ export class UsageTap extends Transform {
 
   /** Reads a chunk of the (decoded) body; returns what the client gets. */
   private readChunk(chunk: Buffer): Buffer | undefined {
+    if (this.options.format === 'eventstream') return this.readFrames(chunk);
     if (this.options.onText) this.options.onText(this.observerText.write(chunk));
     if (this.options.format === 'opaque') return chunk;
     if (this.options.format === 'json') {
@@ -81,9 +87,19 @@ export class UsageTap extends Transform {
     return out ? Buffer.from(out, 'utf8') : undefined;
   }
 
+  private readFrames(chunk: Buffer): Buffer {
+    for (const message of this.frames.push(chunk)) {
+      this.options.onText?.(`${message.frame.toString('base64')}\n`);
+      const exception = message.messageType === 'event' ? undefined : (message.exceptionType ?? message.messageType ?? 'exception');
+      this.reader.onEvent({ event: message.eventType, data: message.payload.toString('utf8'), exception });
+    }
+    return chunk;
+  }
+
   override _flush(done: TransformCallback): void {
     const tail = this.observerText.end();
     if (tail && this.options.onText) this.options.onText(tail);
+    if (this.options.format === 'eventstream') this.frames.end();
     if (this.options.format === 'sse') {
       const events = this.decoder.end();
       for (const event of events) this.reader.onEvent(event);
@@ -106,6 +122,12 @@ export class UsageTap extends Transform {
   /** What the body said so far: complete after 'end', partial after an interruption. */
   result(): TapResult {
     if (this.options.format === 'opaque') return { complete: true, bytes: this.bytes, oversizedEvents: 0 };
+    if (this.options.format === 'eventstream') {
+      const outcome = this.reader.outcome();
+      const problem = this.frames.problem && `usage not read: ${this.frames.problem}`;
+      const error = outcome.error ?? this.readError ?? problem;
+      return { ...outcome, error, complete: outcome.complete && !error, bytes: this.bytes, oversizedEvents: 0 };
+    }
     if (this.options.format === 'sse') {
       const outcome = this.reader.outcome();
       return { ...outcome, bytes: this.bytes, oversizedEvents: this.decoder.oversizedEvents };

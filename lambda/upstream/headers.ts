@@ -22,7 +22,8 @@ const CREDENTIAL_HEADERS = new Set([
  * the provider key), the caller's network identity added by the platform, and
  * cookies. The client's compression wishes are replaced by the proxy's own.
  */
-function isWithheld(name: string): boolean {
+function isWithheld(name: string, dialect: Dialect): boolean {
+  if (dialect.forwardedHeaderPrefix && name.startsWith(dialect.forwardedHeaderPrefix)) return false;
   return (
     HOP_BY_HOP.has(name) ||
     CREDENTIAL_HEADERS.has(name) ||
@@ -39,12 +40,13 @@ function isWithheld(name: string): boolean {
 
 /**
  * The headers sent upstream. `proxySecrets` are the proxy token as presented and its secret
- * part: a header quoting either (under any name) stays with the proxy.
+ * part: a header quoting either (under any name) stays with the proxy. `providerKey` absent: the
+ * request will be signed instead (a provider reached through AWS).
  */
 export function upstreamRequestHeaders(
   client: Record<string, string | undefined>,
   dialect: Dialect,
-  providerKey: string,
+  providerKey: string | undefined,
   hasBody = true,
   proxySecrets: ReadonlyArray<string | undefined> = [],
 ): Record<string, string> {
@@ -53,12 +55,12 @@ export function upstreamRequestHeaders(
   const secrets = proxySecrets.filter((secret): secret is string => typeof secret === 'string' && secret.length > 0);
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(client)) {
-    if (value === undefined || isWithheld(name) || named.has(name)) continue;
+    if (value === undefined || isWithheld(name, dialect) || named.has(name)) continue;
     if (secrets.some((secret) => value.includes(secret))) continue;
     headers[name] = value;
   }
   const { header, scheme } = dialect.credential;
-  headers[header] = scheme ? `${scheme} ${providerKey}` : providerKey;
+  if (providerKey !== undefined) headers[header] = scheme ? `${scheme} ${providerKey}` : providerKey;
   headers['accept-encoding'] = ACCEPTED_ENCODINGS;
   // A JSON endpoint's body is JSON whatever the client labelled it (no type, or curl's form default).
   const type = headers['content-type'];

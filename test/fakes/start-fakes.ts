@@ -9,6 +9,7 @@
 import type { ProviderFolder } from '../fixtures/index';
 import type { FakeUpstreamOptions, UsageTotals } from './behaviour';
 import { emptyTotals } from './behaviour';
+import { startFakeBedrock, type FakeBedrock } from './fake-bedrock';
 import { startFakeUpstream, type FakeUpstream } from './fake-upstream';
 import type { FakeStyle } from './styles';
 
@@ -25,9 +26,13 @@ export const PROVIDER_STYLES: Record<ProviderId, FakeStyle> = {
 export type UpstreamEnv = Record<`UPSTREAM_BASE_URL_PROV_${'A' | 'B' | 'C' | 'D' | 'E'}`, string>;
 
 export interface AllFakes {
-  /** `UPSTREAM_BASE_URL_PROV_A` … `_E`: prov-a's is the host root, the others end in the provider's real base path. */
-  env: UpstreamEnv;
+  /**
+   * `UPSTREAM_BASE_URL_PROV_A` … `_E`: prov-a's is the host root, the others end in the provider's real base path;
+   * and the fake Bedrock's URL, region and the AWS credentials it verifies signatures against.
+   */
+  env: UpstreamEnv & Record<string, string>;
   fakes: Record<ProviderId, FakeUpstream>;
+  bedrock: FakeBedrock;
   /** Usage reported by all fakes together. */
   sentUsage(): UsageTotals;
   reset(): void;
@@ -54,11 +59,13 @@ export async function startAllFakes(
     ),
   );
   const fakes = Object.fromEntries(ids.map((id, index) => [id, started[index]!])) as Record<ProviderId, FakeUpstream>;
-  const env = Object.fromEntries(ids.map((id) => [envName(id), fakes[id].url])) as UpstreamEnv;
+  const bedrock = await startFakeBedrock();
+  const env = { ...(Object.fromEntries(ids.map((id) => [envName(id), fakes[id].url])) as UpstreamEnv), ...bedrock.env };
 
   return {
     env,
     fakes,
+    bedrock,
     sentUsage() {
       const total = emptyTotals();
       for (const fake of started) {
@@ -73,9 +80,10 @@ export async function startAllFakes(
     },
     reset() {
       for (const fake of started) fake.reset();
+      bedrock.reset();
     },
     async close() {
-      await Promise.all(started.map((fake) => fake.close()));
+      await Promise.all([...started.map((fake) => fake.close()), bedrock.close()]);
     },
   };
 }

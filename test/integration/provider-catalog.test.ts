@@ -33,7 +33,8 @@ const MAIN_REQUEST = {
 
 test('a request without a saved key names the provider by its catalog display name', async () => {
   const account = await proxy.createAccount('no-keys');
-  for (const entry of PROVIDER_CATALOG) {
+  // A provider reached through AWS needs no saved key: the proxy signs with its own credentials (bedrock-sdk.test.ts).
+  for (const entry of PROVIDER_CATALOG.filter((e) => e.dialect !== 'bedrock-runtime')) {
     const request = MAIN_REQUEST[entry.dialect](account.token);
     const response = await fetch(`${proxy.proxyBase}${entry.sdkBasePath}${request.path}`, {
       method: 'POST',

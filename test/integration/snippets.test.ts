@@ -34,14 +34,14 @@ describe.each(PROVIDERS.map((p) => [p.name, p] as const))('%s snippets', (_name,
   test.each(['stored', 'pass-through'] as const)('the %s curl snippet, pasted into a shell, gets an answer and a row', async (mode) => {
     const code = snippet(provider, 'curl', mode, proxy.proxyBase)
       .replaceAll(TOKEN_PLACEHOLDER, proxy.account.token)
-      .replace(`<your ${provider.name} key>`, proxy.storedKeys[provider.id]);
+      .replace(`<your ${provider.name} key>`, (proxy.storedKeys as Record<string, string>)[provider.id] ?? 'ABSKb3duLWJlZHJvY2sta2V5LWZvci10ZXN0cw==');
     expect(code).not.toContain('<your');
     const headers = join(mkdtempSync(join(tmpdir(), 'snippet-')), 'headers.txt');
     const { stdout } = await run('bash', ['-c', `${code} -sS -D ${headers}`], { encoding: 'utf8' }).catch((error: { stdout?: string; stderr?: string; message: string }) => {
       throw new Error(`${error.message}\n${error.stdout ?? ''}\n${error.stderr ?? ''}`);
     });
-    const body = JSON.parse(stdout) as { choices?: unknown[]; content?: unknown[] };
-    expect(body.choices ?? body.content).toBeDefined();
+    const body = JSON.parse(stdout) as { choices?: unknown[]; content?: unknown[]; output?: unknown };
+    expect(body.choices ?? body.content ?? body.output).toBeDefined();
     const id = /^x-proxy-request-id: *(\S+)/im.exec(readFileSync(headers, 'utf8'))?.[1];
     expect(id).toBeDefined();
     const [row] = await proxy.rowsFor(proxy.account.token, [id!]);
@@ -51,7 +51,7 @@ describe.each(PROVIDERS.map((p) => [p.name, p] as const))('%s snippets', (_name,
   const pythonTest = hasPython() ? test.each(['stored', 'pass-through'] as const) : test.skip.each(['stored', 'pass-through'] as const);
   pythonTest('the %s Python snippet is valid Python', (mode) => {
     const code = snippet(provider, 'python', mode, proxy.proxyBase);
-    expect(code).toContain(`base_url="${proxy.proxyBase}${provider.basePath}"`);
+    expect(code).toContain(`${provider.sdk === 'aws' ? 'endpoint_url' : 'base_url'}="${proxy.proxyBase}${provider.basePath}"`);
     execFileSync('python3', ['-c', 'import ast, sys; ast.parse(sys.stdin.read())'], { input: code });
   });
 });

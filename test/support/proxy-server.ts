@@ -100,7 +100,8 @@ export async function startProxy(options: StartOptions = {}): Promise<ProxyServe
   // The first-run banner prints one token by design; it is the only one allowed in the output.
   const bannerToken = /proxy token:\s+(sk-proxy-\S+)/.exec(output)?.[1];
 
-  const secrets = new Set<string>();
+  // The AWS credentials the proxy signs Bedrock requests with never appear in its output either.
+  const secrets = new Set<string>([fakes.bedrock.secrets.secretAccessKey, fakes.bedrock.secrets.sessionToken!]);
   const api: ProxyServer['api'] = (path, init = {}) =>
     fetch(url + path, {
       method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),

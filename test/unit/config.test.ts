@@ -92,8 +92,8 @@ describe('provider registry', () => {
     ['prov-e', 'https://api.groq.com/openai/v1/chat/completions'],
   ];
 
-  it('has exactly the five providers, each with its own env override', () => {
-    expect(PROVIDERS.map((p) => p.id)).toEqual(['prov-a', 'prov-b', 'prov-c', 'prov-d', 'prov-e']);
+  it('has exactly the six providers, each with its own env override', () => {
+    expect(PROVIDERS.map((p) => p.id)).toEqual(['prov-a', 'prov-b', 'prov-c', 'prov-d', 'prov-e', 'bedrock']);
     for (const provider of PROVIDERS) {
       expect(provider.upstream.envVar).toBe(`UPSTREAM_BASE_URL_${provider.id.toUpperCase().replace('-', '_')}`);
     }

@@ -50,7 +50,7 @@ export function parseHead(item: StoredItem | undefined): EntryHead | undefined {
   if (!item || item.part !== HEAD_PART) return undefined;
   const { gen, parts, bytes, sha256, data, expires_at, format, status, content_type, model, usage, cost_nanos, stored_at } = item;
   if (!isCount(gen) || !isCount(parts) || !isCount(bytes) || typeof sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(sha256)) return undefined;
-  if (typeof expires_at !== 'number' || (format !== 'json' && format !== 'sse') || typeof status !== 'number' || !isCacheableStatus(status)) return undefined;
+  if (typeof expires_at !== 'number' || (format !== 'json' && format !== 'sse' && format !== 'eventstream') || typeof status !== 'number' || !isCacheableStatus(status)) return undefined;
   if (typeof content_type !== 'string' || typeof cost_nanos !== 'number' || typeof stored_at !== 'number') return undefined;
   if (usage === null || typeof usage !== 'object' || (model !== undefined && typeof model !== 'string')) return undefined;
   if (data !== undefined && !(data instanceof Uint8Array)) return undefined;

@@ -5,7 +5,7 @@ export interface ProviderInfo {
   id: ProviderId;
   name: string;
   /** Which official SDK a client uses to reach this provider through the proxy. */
-  sdk: 'anthropic' | 'openai';
+  sdk: 'anthropic' | 'openai' | 'aws';
   /** Path below the proxy base that the SDK's `baseURL` points at. */
   basePath: string;
   /** A model id for the snippets. */

@@ -1,3 +1,4 @@
+import { awsCurl, awsPython, awsTypeScript } from './aws-snippets';
 import type { ProviderInfo } from './providers';
 
 /** Stands in for a real token: the signed-in token is never copied into code a user might commit. */
@@ -100,6 +101,10 @@ function curlCode(provider: ProviderInfo, base: string, mode: SnippetMode): stri
 
 /** The snippet for a provider, a language and a key mode; the base address defaults to this dashboard's origin. */
 export function snippet(provider: ProviderInfo, language: SnippetLanguage, mode: SnippetMode, base = proxyBase()): string {
+  if (provider.sdk === 'aws') {
+    if (language === 'python') return awsPython(provider, base, mode, TOKEN_PLACEHOLDER);
+    return language === 'curl' ? awsCurl(provider, base, mode, TOKEN_PLACEHOLDER) : awsTypeScript(provider, base, mode, TOKEN_PLACEHOLDER);
+  }
   if (language === 'python') return pythonCode(provider, base, mode);
   if (language === 'curl') return curlCode(provider, base, mode);
   return clientCode(provider, base, mode);

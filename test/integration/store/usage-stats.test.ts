@@ -28,6 +28,7 @@ const MODELS: Record<ProviderId, string[]> = {
   'prov-c': ['fam-2.5-flash'],
   'prov-d': ['mistral-small%latest'],
   'prov-e': ['llama-3.1-8b-instant'],
+  bedrock: ['us.anthropic.claude-sonnet-4-6', 'arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.x'],
 };
 const REQUESTERS = [undefined, 'alice', 'bob#ops', '100% team'];
 const TOKENS = ['acc_app1', 'acc_app2', 'acc_app3'];

@@ -78,6 +78,10 @@ describe('cacheKey', () => {
     chat: { model: 'fam-4o-mini', messages },
     responses: { model: 'fam-4o-mini', input: 'Hello' },
     embeddings: { model: 'text-embedding-3-small', input: 'Hello' },
+    converse: { messages: [{ role: 'user', content: [{ text: 'Hello' }] }] },
+    'converse-stream': { messages: [{ role: 'user', content: [{ text: 'Hello' }] }] },
+    invoke: { anthropic_version: 'bedrock-2023-05-31', messages },
+    'invoke-stream': { anthropic_version: 'bedrock-2023-05-31', messages },
   };
 
   for (const kind of Object.keys(IGNORED_FIELDS) as CacheKind[]) {
@@ -98,12 +102,49 @@ describe('cacheKey', () => {
 
   it('docs/caching.md lists exactly the ignored fields of each kind', () => {
     const page = readFileSync(join(__dirname, '../../../docs/caching.md'), 'utf8');
-    const rows: Record<CacheKind, string> = { messages: 'messages (Anthropic)', chat: 'chat completions', responses: 'Responses API', embeddings: 'embeddings' };
+    const rows: Record<CacheKind, string> = {
+      messages: 'messages (Anthropic)',
+      chat: 'chat completions',
+      responses: 'Responses API',
+      embeddings: 'embeddings',
+      converse: 'Bedrock Converse',
+      'converse-stream': 'Bedrock Converse',
+      invoke: 'Bedrock InvokeModel',
+      'invoke-stream': 'Bedrock InvokeModel',
+    };
     for (const [kind, label] of Object.entries(rows)) {
       const line = page.split('\n').find((text) => text.trim().startsWith(`| ${label} |`));
       expect(line).toBeDefined();
-      const documented = [...line!.split('|')[2]!.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]);
+      const documented = [...line!.split('|')[2]!.matchAll(/`([A-Za-z_]+)`/g)].map((m) => m[1]);
       expect(documented).toEqual(Object.keys(IGNORED_FIELDS[kind as CacheKind]));
     }
+  });
+});
+
+describe('Bedrock: the model is in the path, every body field but the generation settings counts', () => {
+  const converse = { messages: [{ role: 'user', content: [{ text: 'Hello' }] }], inferenceConfig: { maxTokens: 100 } };
+  const base = { accountId: 'acc-1', provider: 'bedrock', kind: 'converse' as const, body: converse, model: 'us.anthropic.claude-sonnet-4-6' };
+
+  it('another model in the path is another entry', () => {
+    expect(cacheKey({ ...base, model: 'us.anthropic.claude-haiku-4-5-20251001-v1:0' })).not.toBe(cacheKey(base));
+  });
+
+  it('any other body field (a system prompt, tools, a guardrail, model-specific fields) is another entry', () => {
+    for (const [field, value] of Object.entries({ system: [{ text: 'Be brief.' }], toolConfig: { tools: [] }, guardrailConfig: { guardrailIdentifier: 'g' }, additionalModelRequestFields: { thinking: { type: 'enabled' } }, somethingNew: 1 })) {
+      expect(cacheKey({ ...base, body: { ...converse, [field]: value } })).not.toBe(cacheKey(base));
+    }
+  });
+
+  it('generation settings are not', () => {
+    expect(cacheKey({ ...base, body: { ...converse, requestMetadata: { team: 'a' } } })).toBe(cacheKey(base));
+    // inferenceConfig holds stopSequences, which shape the answer: it stays in the key.
+    expect(cacheKey({ ...base, body: { ...converse, inferenceConfig: { maxTokens: 4096 } } })).not.toBe(cacheKey(base));
+    const invoke = { ...base, kind: 'invoke' as const, body: { anthropic_version: 'bedrock-2023-05-31', messages: [], max_tokens: 10 } };
+    expect(cacheKey({ ...invoke, body: { ...invoke.body, max_tokens: 99, temperature: 1 } })).toBe(cacheKey(invoke));
+    expect(cacheKey({ ...invoke, body: { ...invoke.body, system: 'x' } })).not.toBe(cacheKey(invoke));
+  });
+
+  it('a JSON answer and a stream are kept apart', () => {
+    expect(cacheKey({ ...base, kind: 'converse-stream' })).not.toBe(cacheKey(base));
   });
 });

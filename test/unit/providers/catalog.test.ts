@@ -37,10 +37,15 @@ function literals(file: string): string[] {
   return found;
 }
 
+/** An id names the provider where it stands alone, not inside a longer word (`bedrock` in `x-amzn-bedrock-…` or `bedrock:InvokeModel` is AWS's name). */
+const namesId = (text: string, id: string) => new RegExp(`(^|[^\\w-])${id}($|[^\\w:-])`).test(text);
+
+
 // A second list that agrees with the catalog today behaves exactly like the catalog: only the source shows it.
 test('no code outside the catalog names a provider id, its base URL variable or its upstream host', () => {
+  const ids = new Set<string>(PROVIDER_CATALOG.map((entry) => entry.id));
   const needles = PROVIDER_CATALOG.flatMap((entry) => [entry.id, entry.upstream.envVar, new URL(entry.upstream.baseUrl).host]);
-  const named = (file: string) => [...new Set(literals(file).flatMap((text) => needles.filter((needle) => text.includes(needle))))];
+  const named = (file: string) => [...new Set(literals(file).flatMap((text) => needles.filter((needle) => (ids.has(needle) ? namesId(text, needle) : text.includes(needle)))))];
   const files = ['lambda', 'lib', 'bin', 'scripts'].flatMap((dir) => sourceFiles(join(ROOT, dir))).filter((file) => file !== CATALOG_FILE);
   expect(files.length).toBeGreaterThan(100);
   expect(files.flatMap((file) => named(file).map((needle) => `${relative(ROOT, file)}: ${needle}`))).toEqual([]);
@@ -72,6 +77,7 @@ test('the dashboard shows the catalog: names, SDK base paths, example models, co
 const SDK = {
   messages: { mainPath: '/v1/messages', npm: '@anthropic-ai/sdk' },
   chat: { mainPath: '/chat/completions', npm: 'openai' },
+  'bedrock-runtime': { mainPath: '/model/us.anthropic.claude-sonnet-4-6/converse', npm: '@aws-sdk/client-bedrock-runtime' },
 } as const;
 
 test.each(PROVIDER_CATALOG.map((entry) => [entry.id, entry] as const))('%s: an SDK pointed at its sdkBasePath reaches its main endpoint', (id, entry) => {
@@ -89,7 +95,8 @@ test('the README\'s SDK table has one row per catalog provider, with its client,
     expect(cells[0]).toMatch(new RegExp(`: ${entry.displayName}$`));
     expect(cells[1]).toBe(`\`${SDK[entry.dialect].npm}\``);
     expect(cells[2]).toMatch(new RegExp(`^\`\\{base\\}/api/proxy${entry.sdkBasePath}\``));
-    expect(cells[3]).toBe(`\`${upstreamUrl(providerById(entry.id)!, loadConfig({}).upstreams[entry.id].baseUrl).href}\` |`);
+    // A path template's `{model}` is shown as written.
+    expect(cells[3]).toBe(`\`${decodeURI(upstreamUrl(providerById(entry.id)!, loadConfig({}).upstreams[entry.id].baseUrl).href)}\` |`);
   });
 });
 
@@ -194,7 +201,7 @@ describe('one more catalog entry is all a new provider needs', () => {
     const put = readers.keyRoutes.keyRoutes.find((route) => route.method === 'PUT')!;
     // An unknown id is refused before anything is read or written.
     const refused = put.handle({ params: { provider: 'prov-q' } } as never);
-    await expect(refused).rejects.toThrow('Unknown provider "prov-q". Providers: prov-a, prov-b, prov-c, prov-d, prov-e, prov-z.');
+    await expect(refused).rejects.toThrow(`Unknown provider "prov-q". Providers: ${[...PROVIDER_CATALOG.map((e) => e.id), 'prov-z'].join(', ')}.`);
   });
 
   test('price files may price it, in the project format and in LiteLLM’s', () => {
@@ -203,7 +210,7 @@ describe('one more catalog entry is all a new provider needs', () => {
     expect([...own.byProvider.keys()]).toEqual(['prov-z']);
     const liteLlm = prices.fromLiteLlm({ 'zeta/zeta-small': { litellm_provider: 'zeta', mode: 'chat', input_cost_per_token: 1e-6, output_cost_per_token: 2e-6 } });
     expect([...liteLlm.byProvider.get('prov-z')!.keys()]).toEqual(['zeta-small']);
-    expect(() => prices.parsePriceDocument({ providers: { 'prov-q': {} } })).toThrow('expected one of prov-a, prov-b, prov-c, prov-d, prov-e, prov-z');
+    expect(() => prices.parsePriceDocument({ providers: { 'prov-q': {} } })).toThrow(`expected one of ${[...PROVIDER_CATALOG.map((e) => e.id), 'prov-z'].join(', ')}`);
   });
 
   test('the local banner shows its upstream override', () => {

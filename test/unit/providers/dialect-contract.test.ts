@@ -70,7 +70,7 @@ describe('errorBody: the error shapes of docs/errors-and-limits.md', () => {
     expect(messages[0].event).toBe('error');
     expect(reader.outcome().error).toBe('stalled');
     const chat = chatDialect.newStreamReader();
-    chat.onEvent({ data: '{"id":"x","model":"m","choices":[]}', raw: '' });
+    chat.onEvent({ data: '{"id":"x","model":"m","choices":[]}' });
     decodeAll([chatDialect.streamErrorEvent('stalled', 'stalled')]).forEach((e) => chat.onEvent(e));
     expect(chat.outcome().error).toBe('stalled');
   });

@@ -1,0 +1,71 @@
+import type { ProviderInfo } from './providers';
+
+type Mode = 'stored' | 'pass-through';
+
+/*
+ * Snippets for a provider reached through AWS (Bedrock): its own SDKs, pointed at the proxy with
+ * `endpoint` / `endpoint_url`, and the proxy token (or the caller's Bedrock API key) as the Bearer
+ * token. Node's client speaks HTTP/2 by default; the snippet sets HTTP/1.1, which every proxy
+ * deployment accepts (docs/bedrock.md).
+ */
+
+export function awsTypeScript(provider: ProviderInfo, base: string, mode: Mode, token: string): string {
+  const key = mode === 'stored' ? `"${token}" }, // a proxy token from the Tokens page` : `"<your ${provider.name} key>" }, // sent on to ${provider.name} as is, never stored`;
+  return [
+    'import { BedrockRuntimeClient, ConverseCommand } from "@aws-sdk/client-bedrock-runtime";',
+    'import { NodeHttpHandler } from "@smithy/node-http-handler";',
+    '',
+    'const client = new BedrockRuntimeClient({',
+    '  region: "us-east-1",',
+    `  endpoint: "${base}${provider.basePath}",`,
+    `  token: { token: ${key}`,
+    '  authSchemePreference: ["httpBearerAuth"],',
+    '  requestHandler: new NodeHttpHandler(),',
+    '});',
+    ...(mode === 'pass-through'
+      ? [
+          'client.middlewareStack.add((next) => (args) => {',
+          `  (args.request as { headers: Record<string, string> }).headers["x-proxy-token"] = "${token}";`,
+          '  return next(args);',
+          '}, { step: "build" });',
+        ]
+      : []),
+    '',
+    'const answer = await client.send(new ConverseCommand({',
+    `  modelId: "${provider.exampleModel}",`,
+    '  messages: [{ role: "user", content: [{ text: "Hello" }] }],',
+    '}));',
+  ].join('\n');
+}
+
+export function awsPython(provider: ProviderInfo, base: string, mode: Mode, token: string): string {
+  const key = mode === 'stored' ? `"${token}"  # a proxy token from the Tokens page` : `"<your ${provider.name} key>"  # sent on to ${provider.name} as is, never stored`;
+  return [
+    'import os',
+    '',
+    'import boto3',
+    '',
+    `os.environ["AWS_BEARER_TOKEN_BEDROCK"] = ${key}`,
+    `client = boto3.client("bedrock-runtime", region_name="us-east-1", endpoint_url="${base}${provider.basePath}")`,
+    ...(mode === 'pass-through'
+      ? ['client.meta.events.register(', '    "before-send.bedrock-runtime.*",', `    lambda request, **_: request.headers.__setitem__("x-proxy-token", "${token}"),`, ')']
+      : []),
+    '',
+    'response = client.converse(',
+    `    modelId="${provider.exampleModel}",`,
+    '    messages=[{"role": "user", "content": [{"text": "Hello"}]}],',
+    ')',
+    'print(response["output"]["message"]["content"][0]["text"])',
+  ].join('\n');
+}
+
+export function awsCurl(provider: ProviderInfo, base: string, mode: Mode, token: string): string {
+  const credential = mode === 'stored' ? token : `<your ${provider.name} key>`;
+  return [
+    `curl ${base}${provider.basePath}/model/${encodeURIComponent(provider.exampleModel)}/converse \\`,
+    `  -H "Authorization: Bearer ${credential}" \\`,
+    ...(mode === 'pass-through' ? [`  -H "x-proxy-token: ${token}" \\`] : []),
+    '  -H "content-type: application/json" \\',
+    `  -d '{"messages": [{"role": "user", "content": [{"text": "Hello"}]}]}'`,
+  ].join('\n');
+}

@@ -1,0 +1,274 @@
+/**
+ * A fake Amazon Bedrock Runtime on 127.0.0.1, speaking its wire format: Converse and InvokeModel as
+ * JSON, ConverseStream and InvokeModelWithResponseStream as AWS event streams (binary frames made by
+ * the maintained codec, each written in two pieces so readers meet frames split across chunks).
+ * Bodies follow the shapes of AWS's API reference and the AWS SDK's own test fixtures: Converse `usage`
+ * with prompt-cache counts, the stream's `metadata` event, Anthropic's messages body and its stream
+ * events inside `chunk` events (base64 `bytes`), `amazon-bedrock-invocationMetrics` on the last chunk,
+ * the `X-Amzn-Bedrock-*-Token-Count` headers, and errors as `{"message"}` with `x-amzn-ErrorType`.
+ *
+ * It checks every request's credential: a SigV4 signature must verify against the configured
+ * credentials (`sigv4-verifier.ts`); a Bearer token is a Bedrock API key, recorded as sent.
+ */
+import { EventStreamCodec, type MessageHeaders } from '@smithy/eventstream-codec';
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { sigV4Problem, type SigningSecrets } from './sigv4-verifier';
+
+export interface BedrockUsage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+}
+
+export interface BedrockBehaviour {
+  status?: number;
+  /** The AWS error type (`ThrottlingException`, …) of an error answer. */
+  errorType?: string;
+  errorMessage?: string;
+  usage?: Partial<BedrockUsage>;
+  /** A stream that ends with this exception after its first events. */
+  streamException?: { type: string; message: string };
+}
+
+export interface BedrockRequest {
+  method: string;
+  /** The path as it arrived (the model id still encoded). */
+  rawPath: string;
+  /** The model id, decoded. */
+  model: string;
+  operation: string;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+  json: unknown;
+  auth: 'sigv4' | 'bearer' | 'none';
+  bearer?: string;
+  /** Why the signature was refused (absent: valid, or not signed). */
+  signatureProblem?: string;
+  /** The exact bytes of the answer. */
+  response: { status: number; headers: Record<string, string>; body: Buffer };
+}
+
+export interface FakeBedrock {
+  /** The base URL for `UPSTREAM_BASE_URL_BEDROCK`. */
+  url: string;
+  /** The AWS credentials and scope its signatures must verify against (give the proxy the same credentials). */
+  secrets: SigningSecrets;
+  /** The environment a proxy needs to reach it and sign for it. */
+  env: Record<string, string>;
+  requests: BedrockRequest[];
+  next(behaviour: BedrockBehaviour): void;
+  always(behaviour: BedrockBehaviour | undefined): void;
+  reset(): void;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_BEDROCK_USAGE: BedrockUsage = { input: 25, output: 11, cacheRead: 1536, cacheWrite: 128 };
+export const BEDROCK_TEXT = ['Hello', '! How can', ' I help you', ' today?'];
+
+const codec = new EventStreamCodec(
+  (bytes) => Buffer.from(bytes).toString('utf8'),
+  (text) => Buffer.from(text, 'utf8'),
+);
+const str = (value: string) => ({ type: 'string' as const, value });
+const padding = () => 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123'.slice(0, 1 + Math.floor(Math.random() * 30));
+
+function eventFrame(eventType: string, payload: unknown): Buffer {
+  const headers: MessageHeaders = { ':event-type': str(eventType), ':content-type': str('application/json'), ':message-type': str('event') };
+  return Buffer.from(codec.encode({ headers, body: Buffer.from(JSON.stringify(payload)) }));
+}
+
+function exceptionFrame(type: string, message: string): Buffer {
+  const headers: MessageHeaders = { ':exception-type': str(type), ':content-type': str('application/json'), ':message-type': str('exception') };
+  return Buffer.from(codec.encode({ headers, body: Buffer.from(JSON.stringify({ message })) }));
+}
+
+const chunkFrame = (event: unknown) => eventFrame('chunk', { bytes: Buffer.from(JSON.stringify(event)).toString('base64'), p: padding() });
+
+function converseUsage(u: BedrockUsage) {
+  return { cacheReadInputTokens: u.cacheRead, cacheWriteInputTokens: u.cacheWrite, inputTokens: u.input, outputTokens: u.output, totalTokens: u.input + u.output + u.cacheRead + u.cacheWrite };
+}
+
+/** The token-count headers; the prompt-cache ones only for a model family that has a prompt cache. */
+function tokenHeaders(u: BedrockUsage, withCache: boolean): Record<string, string> {
+  return {
+    'x-amzn-bedrock-input-token-count': String(u.input),
+    'x-amzn-bedrock-output-token-count': String(u.output),
+    ...(withCache ? { 'x-amzn-bedrock-cache-read-input-token-count': String(u.cacheRead), 'x-amzn-bedrock-cache-write-input-token-count': String(u.cacheWrite) } : {}),
+    'x-amzn-bedrock-invocation-latency': '412',
+  };
+}
+
+const isAnthropic = (model: string) => model.includes('anthropic.');
+
+function anthropicMessage(u: BedrockUsage) {
+  return {
+    id: 'msg_bdrk_01Lr8XJYjqzaYVFoqJ2xMVmq',
+    type: 'message',
+    role: 'assistant',
+    model: 'claude-sonnet-4-6',
+    content: [{ type: 'text', text: BEDROCK_TEXT.join('') }],
+    stop_reason: 'end_turn',
+    stop_sequence: null,
+    usage: { input_tokens: u.input, cache_creation_input_tokens: u.cacheWrite, cache_read_input_tokens: u.cacheRead, output_tokens: u.output },
+  };
+}
+
+function metrics(u: BedrockUsage, withCache: boolean) {
+  return { inputTokenCount: u.input, outputTokenCount: u.output, invocationLatency: 412, firstByteLatency: 230, ...(withCache ? { cacheReadInputTokenCount: u.cacheRead, cacheWriteInputTokenCount: u.cacheWrite } : {}) };
+}
+
+/** The frames of each streaming operation, usage as configured. */
+function streamFrames(operation: string, model: string, u: BedrockUsage): Buffer[] {
+  if (operation === 'converse-stream') {
+    return [
+      eventFrame('messageStart', { p: padding(), role: 'assistant' }),
+      ...BEDROCK_TEXT.map((text) => eventFrame('contentBlockDelta', { contentBlockIndex: 0, delta: { text }, p: padding() })),
+      eventFrame('contentBlockStop', { contentBlockIndex: 0, p: padding() }),
+      eventFrame('messageStop', { p: padding(), stopReason: 'end_turn' }),
+      eventFrame('metadata', { metrics: { latencyMs: 412 }, p: padding(), usage: converseUsage(u) }),
+    ];
+  }
+  if (isAnthropic(model)) {
+    const { content: _content, stop_reason: _stop, usage, ...message } = anthropicMessage(u);
+    return [
+      chunkFrame({ type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } } }),
+      chunkFrame({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
+      ...BEDROCK_TEXT.map((text) => chunkFrame({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } })),
+      chunkFrame({ type: 'content_block_stop', index: 0 }),
+      chunkFrame({ type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: u.output } }),
+      chunkFrame({ type: 'message_stop', 'amazon-bedrock-invocationMetrics': metrics(u, true) }),
+    ];
+  }
+  // Meta's Llama: its own chunks, counts in the last one's invocation metrics only.
+  return BEDROCK_TEXT.map((generation, i) =>
+    chunkFrame({
+      generation,
+      prompt_token_count: i === 0 ? u.input : null,
+      generation_token_count: i + 1,
+      stop_reason: i === BEDROCK_TEXT.length - 1 ? 'stop' : null,
+      ...(i === BEDROCK_TEXT.length - 1 ? { 'amazon-bedrock-invocationMetrics': metrics(u, false) } : {}),
+    }),
+  );
+}
+
+function jsonBody(operation: string, model: string, u: BedrockUsage): unknown {
+  if (operation === 'converse') {
+    return { metrics: { latencyMs: 412 }, output: { message: { content: [{ text: BEDROCK_TEXT.join('') }], role: 'assistant' } }, stopReason: 'end_turn', usage: converseUsage(u) };
+  }
+  if (isAnthropic(model)) return anthropicMessage(u);
+  return { generation: BEDROCK_TEXT.join(''), prompt_token_count: u.input, generation_token_count: u.output, stop_reason: 'stop' };
+}
+
+const ROUTE = /^\/model\/([^/]+)\/(converse|converse-stream|invoke|invoke-with-response-stream)$/;
+
+export async function startFakeBedrock(options: { region?: string } = {}): Promise<FakeBedrock> {
+  const secrets: SigningSecrets = {
+    accessKeyId: `AKIAFAKE${randomBytes(6).toString('hex').toUpperCase()}`,
+    secretAccessKey: randomBytes(20).toString('base64'),
+    sessionToken: `FwoGZXIvYXdzE${randomBytes(24).toString('base64')}`,
+    region: options.region ?? 'us-east-1',
+    service: 'bedrock',
+  };
+  const requests: BedrockRequest[] = [];
+  const queued: BedrockBehaviour[] = [];
+  let standing: BedrockBehaviour | undefined;
+
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const rawUrl = req.url ?? '/';
+      const rawPath = rawUrl.split('?')[0]!;
+      const route = ROUTE.exec(rawPath);
+      const behaviour = { ...standing, ...queued.shift() };
+      const authorization = String(req.headers.authorization ?? '');
+      const auth = authorization.startsWith('AWS4-HMAC-SHA256 ') ? 'sigv4' : authorization.startsWith('Bearer ') ? 'bearer' : 'none';
+      const signatureProblem = auth === 'sigv4' ? sigV4Problem(req.method ?? 'POST', rawUrl, req.headers, body, secrets) : undefined;
+      let json: unknown;
+      try {
+        json = JSON.parse(body.toString('utf8'));
+      } catch {
+        json = undefined;
+      }
+      const recorded: BedrockRequest = {
+        method: req.method ?? '',
+        rawPath,
+        model: route ? decodeURIComponent(route[1]!) : '',
+        operation: route?.[2] ?? '',
+        headers: req.headers,
+        body,
+        json,
+        auth,
+        bearer: auth === 'bearer' ? authorization.slice(7) : undefined,
+        signatureProblem,
+        response: { status: 0, headers: {}, body: Buffer.alloc(0) },
+      };
+      requests.push(recorded);
+      const send = (status: number, headers: Record<string, string>, parts: Buffer[]) => {
+        const all = { 'x-amzn-requestid': randomBytes(16).toString('hex'), ...headers };
+        recorded.response = { status, headers: all, body: Buffer.concat(parts) };
+        writeParts(res, status, all, parts);
+      };
+      const fail = (status: number, type: string, message: string) =>
+        send(status, { 'content-type': 'application/json', 'x-amzn-errortype': `${type}:http://internal.amazon.com/coral/com.amazon.bedrock/` }, [Buffer.from(JSON.stringify({ message }))]);
+
+      if (auth === 'none') return fail(403, 'AccessDeniedException', 'Authorization header requires a Bearer token or a SigV4 signature.');
+      if (signatureProblem) return fail(403, 'InvalidSignatureException', `The request signature we calculated does not match the signature you provided (${signatureProblem}).`);
+      if (!route || req.method !== 'POST') return fail(404, 'UnknownOperationException', `No operation at ${rawPath}`);
+      if (behaviour.status && behaviour.status >= 400) return fail(behaviour.status, behaviour.errorType ?? 'ValidationException', behaviour.errorMessage ?? 'The provided model identifier is invalid.');
+
+      const usage = { ...DEFAULT_BEDROCK_USAGE, ...behaviour.usage };
+      const operation = route[2]!;
+      const model = recorded.model;
+      if (operation === 'converse' || operation === 'invoke') {
+        const headers = { 'content-type': 'application/json', ...(operation === 'invoke' ? tokenHeaders(usage, isAnthropic(model)) : {}) };
+        return send(200, headers, [Buffer.from(JSON.stringify(jsonBody(operation, model, usage)))]);
+      }
+      let frames = streamFrames(operation, model, usage);
+      if (behaviour.streamException) frames = [...frames.slice(0, 2), exceptionFrame(behaviour.streamException.type, behaviour.streamException.message)];
+      // Each frame in two writes, cut inside its prelude or body.
+      const parts = frames.flatMap((frame, i) => {
+        const cut = 1 + ((i * 7) % (frame.length - 1));
+        return [frame.subarray(0, cut), frame.subarray(cut)];
+      });
+      return send(200, { 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-bedrock-content-type': 'application/json' }, parts);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    secrets,
+    env: {
+      UPSTREAM_BASE_URL_BEDROCK: url,
+      BEDROCK_REGION: secrets.region,
+      AWS_ACCESS_KEY_ID: secrets.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: secrets.secretAccessKey,
+      AWS_SESSION_TOKEN: secrets.sessionToken!,
+    },
+    requests,
+    next: (behaviour) => void queued.push(behaviour),
+    always: (behaviour) => void (standing = behaviour),
+    reset() {
+      requests.length = 0;
+      queued.length = 0;
+      standing = undefined;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** Writes the parts one by one, each after the previous has been flushed, so they leave as separate chunks. */
+function writeParts(res: ServerResponse, status: number, headers: Record<string, string>, parts: Buffer[]): void {
+  res.writeHead(status, headers);
+  let i = 0;
+  const more = () => {
+    if (i >= parts.length) return void res.end();
+    res.write(parts[i++], () => setImmediate(more));
+  };
+  more();
+}
