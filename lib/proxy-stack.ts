@@ -1,4 +1,5 @@
-import { CfnOutput, Fn, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Fn, Stack, Token, Validations, type StackProps } from 'aws-cdk-lib';
+import { PolicyStatement, type IRole } from 'aws-cdk-lib/aws-iam';
 import { FunctionUrlAuthType, InvokeMode } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 import { actionsByTable, PROXY_TABLE_CALLS } from '../lambda/store/table-calls';
@@ -61,6 +62,7 @@ export class ProxyStack extends Stack {
     }
     providerKeys.grantEnvelopeUse(role);
     adminSecret.grantRead(role);
+    if (settings.bedrock) grantBedrock(role, settings.bedrock.modelArns.map((arn) => arn.replace('{account}', this.account)));
 
     // Rollups are folded from the usage-logs stream by a second function, off the request path.
     this.statsConsumer = new StatsConsumer(this, 'StatsConsumer', {
@@ -103,5 +105,21 @@ export class ProxyStack extends Stack {
         description: `DynamoDB table ${shape.logicalName}`,
       });
     }
+  }
+}
+
+/**
+ * Amazon Bedrock with the function's own role (docs/bedrock.md): the two invoke actions and nothing
+ * else, on the configured model and inference-profile ARNs. Wildcards there are the operator's
+ * choice, so their IAM5 findings are acknowledged by name.
+ */
+function grantBedrock(role: IRole, modelArns: string[]): void {
+  role.addToPrincipalPolicy(new PolicyStatement({ actions: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'], resources: modelArns }));
+  for (const arn of modelArns.filter((resource) => resource.includes('*'))) {
+    Validations.of(role).acknowledge({
+      // cdk-nag names the stack's account as `<AWS::AccountId>`.
+      id: `AwsSolutions-IAM5[Resource::${Token.isUnresolved(arn) ? Stack.of(role).resolve(arn)['Fn::Join'][1].map((part: unknown) => (typeof part === 'string' ? part : '<AWS::AccountId>')).join('') : arn}]`,
+      reason: `Bedrock's two invoke actions on ${arn.includes('foundation-model') ? 'foundation models' : 'inference profiles'} the operator configured (bedrockModelArns; docs/bedrock.md): a cross-region inference profile routes to the model in several regions.`,
+    });
   }
 }

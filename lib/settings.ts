@@ -32,7 +32,15 @@ export interface DeploySettings {
   alarmTopicArn?: string;
   /** An e-mail address subscribed to the alarm topic (SNS asks it to confirm once). */
   alarmEmail?: string;
+  /**
+   * `-c bedrock=true`: the function may call Amazon Bedrock with its own role (docs/bedrock.md), on
+   * these model and inference-profile ARNs (`-c bedrockModelArns=arn1,arn2`; `{account}` stands for the stack's account).
+   */
+  bedrock?: { modelArns: string[] };
 }
+
+/** Every foundation model in every region (a cross-region profile routes to several), and the account's inference profiles. */
+export const DEFAULT_BEDROCK_ARNS = ['arn:aws:bedrock:*::foundation-model/*', 'arn:aws:bedrock:*:{account}:inference-profile/*'];
 
 export const DEFAULTS = {
   stage: 'dev',
@@ -88,6 +96,7 @@ export function readSettings(node: ContextReader): DeploySettings {
     rateLimitPerMinute: readInteger(node, 'rateLimitPerMinute', 1, 1_000_000) ?? DEFAULTS.rateLimitPerMinute,
     alarmTopicArn: readArn(node, 'alarmTopicArn'),
     alarmEmail: readEmail(node, 'alarmEmail'),
+    bedrock: readBedrock(node),
   };
 }
 
@@ -102,6 +111,19 @@ function readEmail(node: ContextReader, key: string): string | undefined {
   const value = readString(node, key);
   if (value !== undefined && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value)) throw new Error(`context "${key}": "${value}" is not an e-mail address`);
   return value;
+}
+
+function readBedrock(node: ContextReader): DeploySettings['bedrock'] {
+  const enabled: unknown = node.tryGetContext('bedrock');
+  if (enabled === undefined || enabled === null || enabled === false || enabled === 'false' || enabled === '') return undefined;
+  if (enabled !== true && enabled !== 'true') throw new Error('context "bedrock" must be true or false');
+  const listed: unknown = node.tryGetContext('bedrockModelArns');
+  const arns = Array.isArray(listed) ? listed : typeof listed === 'string' ? listed.split(',') : listed === undefined || listed === null ? DEFAULT_BEDROCK_ARNS : undefined;
+  const modelArns = arns?.map((arn: unknown) => (typeof arn === 'string' ? arn.trim() : '')).filter(Boolean);
+  if (!modelArns?.length || !modelArns.every((arn) => /^arn:aws[a-z-]*:bedrock:[a-z0-9-*]*:(\d{12}|\*|\{account\})?:(foundation-model|inference-profile|application-inference-profile|provisioned-model|custom-model)\/\S+$/.test(arn))) {
+    throw new Error('context "bedrockModelArns" must list Bedrock model or inference-profile ARNs, such as arn:aws:bedrock:*::foundation-model/*');
+  }
+  return { modelArns };
 }
 
 function readString(node: ContextReader, key: string): string | undefined {

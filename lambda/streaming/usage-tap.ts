@@ -3,7 +3,7 @@ import { Transform, type TransformCallback } from 'node:stream';
 import type { Dialect, StreamOutcome } from '../providers/types';
 import { tryParseJson } from '../json';
 import { SseDecoder } from '../sse/sse-decoder';
-import { EventStreamDecoder } from './event-stream-decoder';
+import { EventStreamDecoder } from '../eventstream/event-stream-decoder';
 
 /** JSON bodies are parsed whole up to this size; past it, the model is read from the head and usage from the tail. */
 const MAX_JSON_READ = 16 * 1024 * 1024;

@@ -233,3 +233,10 @@ describe('errors', () => {
     void [AccessDeniedException, ServiceQuotaExceededException, ValidationException];
   });
 });
+
+it('without requestHandler: new NodeHttpHandler(), the client’s default HTTP/2 fails against the local server (docs/bedrock.md)', async () => {
+  const client = new BedrockRuntimeClient({ region: 'us-east-1', endpoint: `${proxy.proxyBase}/bedrock`, token: { token: proxy.account.token }, authSchemePreference: ['httpBearerAuth'], maxAttempts: 1 });
+  const error = await client.send(new ConverseCommand({ modelId: MODEL, messages })).catch((e: unknown) => e);
+  expect(String((error as { code?: string }).code ?? (error as Error).message)).toMatch(/HTTP2/);
+  client.destroy();
+});

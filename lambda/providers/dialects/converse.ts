@@ -1,5 +1,5 @@
 import { asObject, tryParseJson, type JsonObject } from '../../json';
-import { encodeEventStreamMessage } from '../../streaming/event-stream-decoder';
+import { encodeEventStreamMessage } from '../../eventstream/event-stream-decoder';
 import type { Dialect, StreamEvent, StreamOutcome } from '../types';
 import { tokenCount, type Usage } from '../usage';
 import { awsErrorBody, awsErrorHeaders } from './aws-errors';
