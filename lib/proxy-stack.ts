@@ -62,7 +62,7 @@ export class ProxyStack extends Stack {
     }
     providerKeys.grantEnvelopeUse(role);
     adminSecret.grantRead(role);
-    if (settings.bedrock) grantBedrock(role, settings.bedrock.modelArns.map((arn) => arn.replace('{account}', this.account)));
+    if (settings.bedrockAccess) grantBedrock(role, settings.bedrockAccess.modelArns.map((arn) => arn.replace('{account}', this.account)));
 
     // Rollups are folded from the usage-logs stream by a second function, off the request path.
     this.statsConsumer = new StatsConsumer(this, 'StatsConsumer', {

@@ -33,10 +33,10 @@ export interface DeploySettings {
   /** An e-mail address subscribed to the alarm topic (SNS asks it to confirm once). */
   alarmEmail?: string;
   /**
-   * `-c bedrock=true`: the function may call Amazon Bedrock with its own role (docs/bedrock.md), on
+   * `-c enableBedrock=true`: the function may call Amazon Bedrock with its own role (docs/bedrock.md), on
    * these model and inference-profile ARNs (`-c bedrockModelArns=arn1,arn2`; `{account}` stands for the stack's account).
    */
-  bedrock?: { modelArns: string[] };
+  bedrockAccess?: { modelArns: string[] };
 }
 
 /** Every foundation model in every region (a cross-region profile routes to several), and the account's inference profiles. */
@@ -96,7 +96,7 @@ export function readSettings(node: ContextReader): DeploySettings {
     rateLimitPerMinute: readInteger(node, 'rateLimitPerMinute', 1, 1_000_000) ?? DEFAULTS.rateLimitPerMinute,
     alarmTopicArn: readArn(node, 'alarmTopicArn'),
     alarmEmail: readEmail(node, 'alarmEmail'),
-    bedrock: readBedrock(node),
+    bedrockAccess: readBedrock(node),
   };
 }
 
@@ -113,10 +113,10 @@ function readEmail(node: ContextReader, key: string): string | undefined {
   return value;
 }
 
-function readBedrock(node: ContextReader): DeploySettings['bedrock'] {
-  const enabled: unknown = node.tryGetContext('bedrock');
+function readBedrock(node: ContextReader): DeploySettings['bedrockAccess'] {
+  const enabled: unknown = node.tryGetContext('enableBedrock');
   if (enabled === undefined || enabled === null || enabled === false || enabled === 'false' || enabled === '') return undefined;
-  if (enabled !== true && enabled !== 'true') throw new Error('context "bedrock" must be true or false');
+  if (enabled !== true && enabled !== 'true') throw new Error('context "enableBedrock" must be true or false');
   const listed: unknown = node.tryGetContext('bedrockModelArns');
   const arns = Array.isArray(listed) ? listed : typeof listed === 'string' ? listed.split(',') : listed === undefined || listed === null ? DEFAULT_BEDROCK_ARNS : undefined;
   const modelArns = arns?.map((arn: unknown) => (typeof arn === 'string' ? arn.trim() : '')).filter(Boolean);

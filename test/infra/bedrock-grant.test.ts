@@ -1,5 +1,5 @@
 /**
- * Bedrock is off unless the operator turns it on (`-c bedrock=true`, docs/bedrock.md): only then may
+ * Bedrock is off unless the operator turns it on (`-c enableBedrock=true`, docs/bedrock.md): only then may
  * the function's role call the two invoke actions, on the configured ARNs, and cdk-nag stays clean.
  */
 import { AwsSolutionsChecks } from 'cdk-nag';
@@ -21,7 +21,7 @@ test('without the context value, the role may not call Bedrock', () => {
 });
 
 test('with bedrock=true: InvokeModel and InvokeModelWithResponseStream on the default ARNs, cdk-nag clean', () => {
-  const { statements, violations } = bedrockStatements({ bedrock: 'true' });
+  const { statements, violations } = bedrockStatements({ enableBedrock: 'true' });
   expect(statements).toHaveLength(1);
   expect(actionsOf(statements[0]!).sort()).toEqual(['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream']);
   expect(JSON.stringify(statements[0]!.Resource)).toContain('arn:aws:bedrock:*::foundation-model/*');
@@ -31,11 +31,11 @@ test('with bedrock=true: InvokeModel and InvokeModelWithResponseStream on the de
 
 test('bedrockModelArns narrows the grant to the listed ARNs', () => {
   const arns = ['arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-sonnet-4-6', 'arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-sonnet-4-6'];
-  const { statements, violations } = bedrockStatements({ bedrock: 'true', bedrockModelArns: arns.join(',') });
+  const { statements, violations } = bedrockStatements({ enableBedrock: 'true', bedrockModelArns: arns.join(',') });
   expect([...(statements[0]!.Resource as string[])].sort()).toEqual([...arns].sort());
   expect(violations).toEqual([]);
 });
 
 test('a value that is no Bedrock ARN stops the synthesis', () => {
-  expect(() => synthesize({ bedrock: 'true', bedrockModelArns: 'arn:aws:s3:::bucket/*' }, { bundle: false })).toThrow('bedrockModelArns');
+  expect(() => synthesize({ enableBedrock: 'true', bedrockModelArns: 'arn:aws:s3:::bucket/*' }, { bundle: false })).toThrow('bedrockModelArns');
 });

@@ -89,13 +89,14 @@ describe('the SDK examples', () => {
     { calls: 'anthropic.messages.create', row: { provider: 'prov-a', kind: 'messages', stream: false } },
     { calls: 'openai.chat.completions.create', row: { provider: 'prov-b', kind: 'chat', stream: false, requester: 'alice' } },
     { calls: 'openai.responses.create', row: { provider: 'prov-b', kind: 'responses', stream: true } },
+    { calls: 'bedrock.send', row: { provider: 'bedrock', kind: 'converse', stream: false } },
   ];
 
-  test('one example per API style: messages, chat completions, Responses API, each pointed at the local server', () => {
-    expect(examples.map((code) => expected.findIndex((e) => code.includes(`${e.calls}(`)))).toEqual([0, 1, 2]);
+  test('one example per API style: messages, chat completions, Responses API, Bedrock, each pointed at the local server', () => {
+    expect(examples.map((code) => expected.findIndex((e) => code.includes(`${e.calls}(`)))).toEqual([0, 1, 2, 3]);
     for (const code of examples) {
-      expect(code).toContain(`baseURL: '${README_BASE}/api/proxy`);
-      expect(code).toContain(`apiKey: ${TOKEN_PLACEHOLDER}`);
+      expect(code).toMatch(new RegExp(`(baseURL|endpoint): '${README_BASE}/api/proxy`));
+      expect(code).toMatch(new RegExp(`(apiKey|token): ${TOKEN_PLACEHOLDER}`));
     }
   });
 
@@ -132,7 +133,8 @@ describe('the SDK examples', () => {
   test.each(expected.map((e, i) => [e.calls, i] as const))('the %s example runs as written and leaves its row', async (_calls, index) => {
     // A fresh account per example, so the example's row is the only one.
     const account = await proxy.createAccount(`readme-${index}`);
-    await proxy.saveKey(account.token, expected[index]!.row.provider as 'prov-a' | 'prov-b');
+    // Bedrock needs no saved key: the proxy signs with its AWS credentials (the fake Bedrock's).
+    if (expected[index]!.row.provider !== 'bedrock') await proxy.saveKey(account.token, expected[index]!.row.provider as 'prov-a' | 'prov-b');
     const file = join(scratch, `example-${index}.mts`);
     writeFileSync(file, examples[index]!.replaceAll(README_BASE, proxy.url).replaceAll(TOKEN_PLACEHOLDER, JSON.stringify(account.token)));
     const result = await run(process.execPath, ['--import', 'tsx', file], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });

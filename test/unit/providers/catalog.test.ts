@@ -37,8 +37,8 @@ function literals(file: string): string[] {
   return found;
 }
 
-/** An id names the provider where it stands alone, not inside a longer word (`bedrock` in `x-amzn-bedrock-…` or `bedrock:InvokeModel` is AWS's name). */
-const namesId = (text: string, id: string) => new RegExp(`(^|[^\\w-])${id}($|[^\\w:-])`).test(text);
+/** An id names the provider where it stands alone, not inside a longer word (`bedrock` in `x-amzn-bedrock-…` or `bedrock:InvokeModel` is AWS's name, in `docs/bedrock.md` a file's). */
+const namesId = (text: string, id: string) => new RegExp(`(^|[^\\w-])${id}($|[^\\w:.-])`).test(text);
 
 
 // A second list that agrees with the catalog today behaves exactly like the catalog: only the source shows it.
