@@ -125,7 +125,7 @@ export class UsageTap extends Transform {
     if (this.options.format === 'eventstream') {
       const outcome = this.reader.outcome();
       const problem = this.frames.problem && `usage not read: ${this.frames.problem}`;
-      const error = outcome.error ?? this.readError ?? problem;
+      const error = outcome.error ?? problem;
       return { ...outcome, error, complete: outcome.complete && !error, bytes: this.bytes, oversizedEvents: 0 };
     }
     if (this.options.format === 'sse') {
