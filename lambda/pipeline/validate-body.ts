@@ -10,10 +10,11 @@ export function validateBody(): Step<Routed, Validated> {
     run(state) {
       const { dialect } = state.endpoint;
       // Content-type application/json (docs/errors-and-limits.md, "Content type"). A missing header is read as JSON, and so are
-      // curl's default form type (`curl -d '{…}'`) and the bytes type the AWS SDK labels an InvokeModel body with by default,
+      // curl's default form type (`curl -d '{…}'`) and a type the API's own SDK labels JSON with (the dialect's `jsonLabels`),
       // when the body is a JSON object; another type is refused.
       const contentType = state.request.headers['content-type'];
-      const curlDefault = contentType !== undefined && /^application\/(x-www-form-urlencoded|octet-stream)\b/i.test(contentType.trim()) && state.body !== undefined;
+      const label = contentType?.trim() ?? '';
+      const curlDefault = contentType !== undefined && (/^application\/x-www-form-urlencoded\b/i.test(label) || dialect.jsonLabels?.test(label) === true) && state.body !== undefined;
       if (dialect.requestBody === 'json' && contentType && !curlDefault && !/^application\/([\w.+-]+\+)?json\b/i.test(contentType.trim())) throw new UnsupportedMediaTypeError(contentType);
       if (dialect.requestBody !== 'any') {
         if (state.parsedBody === undefined) throw new ValidationError('The request body is not valid JSON.');

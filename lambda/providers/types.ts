@@ -63,6 +63,8 @@ export interface Dialect {
     /** Also read from the client (newer SDKs of the style send it), never used upstream. */
     alsoAccepted?: CredentialHeader;
   };
+  /** Other content types the API's own SDK sends a JSON body under (the AWS SDK labels an InvokeModel body `application/octet-stream`). */
+  jsonLabels?: RegExp;
   /** Client headers of the API's own (`x-amzn-bedrock-…`: guardrails, trace) forwarded though others of their family are withheld. */
   forwardedHeaderPrefix?: string;
   /** Checks only the fields the proxy requires (docs/errors-and-limits.md); everything else passes through untouched. */

@@ -31,6 +31,8 @@ function anthropicUsage(body: unknown): Usage | undefined {
 export const invokeDialect: Dialect = {
   ...converseDialect,
   name: 'invoke',
+  // InvokeModel's body is a blob to the AWS SDK: without a `contentType` it goes as bytes.
+  jsonLabels: /^application\/octet-stream\b/i,
   validate: (body) => (asObject(body) ? { ok: true } : { ok: false, param: '', message: 'The request body must be a JSON object.' }),
 
   readResponse: (body) => ({ usage: anthropicUsage(body) }),

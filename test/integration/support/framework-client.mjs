@@ -1,13 +1,15 @@
 // Runs one call through a framework client, as an application would, and prints
 // {"text", "usage"} as JSON. A separate process because these packages are ES
 // modules only, which the test runner's CommonJS mode cannot load.
+import { createAmazonBedrock } from '@ai-sdk/amazon-bedrock';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
 import { ChatAnthropic } from '@langchain/anthropic';
 import { ChatOpenAI } from '@langchain/openai';
 import { generateText, streamText } from 'ai';
 
-const [scenario, proxyBase, token, requester] = process.argv.slice(2);
+// `ownKey`: a provider key of the caller's own (pass-through mode), the proxy token then going in x-proxy-token.
+const [scenario, proxyBase, token, requester, ownKey] = process.argv.slice(2);
 const headers = { 'x-proxy-user': requester };
 
 async function vercel(model, stream, prompt) {
@@ -30,6 +32,12 @@ async function langchain(chat, stream, prompt) {
 
 const scenarios = {
   'ai-openai': (stream) => vercel(createOpenAI({ baseURL: `${proxyBase}/prov-b/v1`, apiKey: token, headers })('gpt-4.1-2025-04-14'), stream, 'Tell me a story.'),
+  'ai-bedrock': (stream) =>
+    vercel(
+      createAmazonBedrock({ baseURL: `${proxyBase}/bedrock`, apiKey: ownKey ?? token, region: 'us-east-1', headers: ownKey ? { ...headers, 'x-proxy-token': token } : headers })('us.anthropic.claude-sonnet-4-6'),
+      stream,
+      'Hello',
+    ),
   'ai-anthropic': (stream) => vercel(createAnthropic({ baseURL: `${proxyBase}/v1`, apiKey: token, headers })('claude-sonnet-4-6'), stream, 'Say hello.'),
   'lc-openai': (stream) =>
     langchain(new ChatOpenAI({ model: 'gpt-4o-mini', apiKey: token, maxRetries: 0, configuration: { baseURL: `${proxyBase}/prov-b/v1`, defaultHeaders: headers } }), stream, 'Say hello.'),
