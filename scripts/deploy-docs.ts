@@ -95,6 +95,48 @@ function costBlock(stack: ProxyStack): string {
   ].join('\n');
 }
 
+/** What each resource type of the template is, in the page's words; a type missing here fails the rendering. */
+const RESOURCE_NAMES: Record<string, string> = {
+  'AWS::Lambda::Function': 'Lambda functions: the proxy (URL, API, dashboard) and the stream consumer',
+  'AWS::Lambda::Version': "the proxy's published version (replaced on each deploy that changes the function)",
+  'AWS::Lambda::Alias': 'the `live` alias the URL serves',
+  'AWS::Lambda::Url': 'the function URL (response streaming, auth NONE)',
+  'AWS::Lambda::Permission': 'permissions letting anyone invoke the alias through the URL only',
+  'AWS::Lambda::EventSourceMapping': "the stream consumer's mapping from the usage-logs stream",
+  'AWS::DynamoDB::Table': 'DynamoDB tables: accounts, usage-logs, usage-stats, rate-limits, cache',
+  'AWS::KMS::Key': 'KMS keys: provider keys (kept by `cdk destroy`) and alarm notifications',
+  'AWS::KMS::Alias': "the provider-key KMS key's alias",
+  'AWS::SecretsManager::Secret': 'the admin key secret',
+  'AWS::Logs::LogGroup': "log groups, one per function",
+  'AWS::Logs::MetricFilter': 'the metric filter counting spooled usage rows',
+  'AWS::IAM::Role': 'IAM roles, one per function',
+  'AWS::IAM::Policy': 'IAM policies, one per role (*Permissions*)',
+  'AWS::SQS::Queue': "the stream consumer's dead-letter queue",
+  'AWS::SQS::QueuePolicy': 'its policy refusing plain HTTP',
+  'AWS::CloudWatch::Alarm': 'CloudWatch alarms (*Operations*)',
+  'AWS::SNS::Topic': 'the alarm topic',
+  'AWS::SNS::TopicPolicy': 'its policy: HTTPS only, published to by this stage\'s alarms',
+  'AWS::SNS::Subscription': 'the `alarmEmail` subscription',
+};
+
+/** Every resource of the template, counted by type, and whether `cdk destroy` keeps it. */
+function inventory(stack: ProxyStack): string {
+  const resources = Object.values(Template.fromStack(stack).toJSON().Resources as Record<string, { Type: string; DeletionPolicy?: string }>);
+  const byType = new Map<string, { count: number; kept: number }>();
+  for (const r of resources) {
+    const entry = byType.get(r.Type) ?? { count: 0, kept: 0 };
+    entry.count++;
+    if (r.DeletionPolicy === 'Retain') entry.kept++;
+    byType.set(r.Type, entry);
+  }
+  const rows = [...byType].map(([type, { count, kept }]) => {
+    const name = RESOURCE_NAMES[type];
+    if (!name) throw new Error(`docs/deploy.md does not describe ${type}: add it to RESOURCE_NAMES`);
+    return `| ${count} | ${name} | \`${type}\` | ${kept ? `${kept} kept` : ''} |`;
+  });
+  return [`The default stage's template holds ${resources.length} resources:`, '', '| count | what | type | after `cdk destroy` |', '|--:|---|---|---|', ...rows].join('\n');
+}
+
 /** The list prices the model uses. */
 function priceTable(): string {
   const p = PRICES;
@@ -113,7 +155,7 @@ function priceTable(): string {
 
 /** Every block of facts, by marker name. */
 export function renderDeployFacts(stack: ProxyStack): Facts {
-  return { permissions: permissionsTable(stack), alarms: alarmTable(stack), prices: priceTable(), cost: costBlock(stack) };
+  return { inventory: inventory(stack), permissions: permissionsTable(stack), alarms: alarmTable(stack), prices: priceTable(), cost: costBlock(stack) };
 }
 
 const marker = (name: string, end: 'start' | 'end') => `<!-- deploy-facts:${name}:${end} -->`;

@@ -16,7 +16,7 @@ beforeAll(() => {
 });
 afterAll(() => synth?.cleanup());
 
-it.each(['permissions', 'alarms', 'prices', 'cost'])('the %s block of docs/deploy.md is what its source renders (npm run docs:deploy)', (name) => {
+it.each(['inventory', 'permissions', 'alarms', 'prices', 'cost'])('the %s block of docs/deploy.md is what its source renders (npm run docs:deploy)', (name) => {
   const facts = renderDeployFacts(synth.stack);
   expect(facts[name]).toBeDefined();
   expect(factsIn(page(), name)).toBe(facts[name]);
@@ -27,6 +27,13 @@ it('renders every block the page has, and rewriting the page changes nothing', (
   const blocks = [...page().matchAll(/<!-- deploy-facts:([\w-]+):start -->/g)].map((m) => m[1]);
   expect(blocks.sort()).toEqual(Object.keys(facts).sort());
   expect(withFacts(page(), facts)).toBe(page());
+});
+
+it('names every resource of the synthesized template, as many as there are', () => {
+  const resources = Object.values(synth.template.toJSON().Resources as Record<string, { Type: string }>);
+  const block = factsIn(page(), 'inventory')!;
+  expect(block).toContain(`holds ${resources.length} resources`);
+  for (const type of new Set(resources.map((r) => r.Type))) expect(block).toContain(`\`${type}\``);
 });
 
 it('lists every alarm of the synthesized template, by name', () => {
