@@ -32,7 +32,7 @@ export interface RateLimitDecision {
   allowed: boolean;
   limit: number;
   remaining: number;
-  /** Epoch seconds at which the current window ends. */
+  /** Epoch seconds at which the oldest request counted in the sliding minute leaves it (room grows again). */
   resetAt: number;
 }
 

@@ -1,13 +1,14 @@
+import { randomBytes } from 'node:crypto';
 import type { GateVerdict, PresentedToken, RateLimitDecision, Scope, TokenGate, TokenRecord } from '../ports';
+import { entryFor, inWindow, minuteAttribute, minuteStartOf, roomCondition, timesIn, WINDOW_ATTRIBUTE, WINDOW_MS, windowFigures } from '../sliding-minute';
 import { conditionFailedItem } from '../../store/dynamodb/wire/dynamo-error';
 import type { DocumentClient } from '../../store/dynamodb/wire/document-client';
 
-const WINDOW_SECONDS = 60;
-const STALE_MEMO_MAX = 10_000;
+const MEMO_MAX = 10_000;
 
 /**
- * One gate item per proxy token in the rate-limits table: the token's per-minute request counts
- * (`w<window start>`) beside a copy of what authentication needs (account, secret hash, scopes,
+ * One gate item per proxy token in the rate-limits table: the token's admission times of the
+ * current and the previous clock minute (`a<minute start>`, sliding-minute.ts) beside a copy of what authentication needs (account, secret hash, scopes,
  * revocation), whether the token has a budget, and when it last passed (`last_used_at`, shown on
  * the dashboard). A proxied request is then one conditional
  * UpdateItem: it counts only a token that is real, unrevoked and under its limit, and returns
@@ -19,9 +20,6 @@ const STALE_MEMO_MAX = 10_000;
  * on first use.
  */
 export const gateKey = (tokenId: string) => ({ counter_key: `TOKEN#${tokenId}` });
-
-const windowAttribute = (windowStart: number) => `w${windowStart}`;
-const WINDOW_ATTRIBUTE = /^w\d+$/;
 
 /** What a gate copies of its token (revocation and the budget flag are kept apart: they change later). */
 function copyOf(record: TokenRecord): Record<string, unknown> {
@@ -62,9 +60,17 @@ function recordOf(item: Record<string, unknown>): TokenRecord {
 /** Where a token with no gate is looked up (its token item and whether it has a budget). */
 export type GateSource = (token: PresentedToken, now: number) => Promise<{ record: TokenRecord; tokenBudget: boolean } | undefined>;
 
+/** The admission times of a token's previous minute, copied once that minute was over (it no longer changes). */
+interface PreviousMinute {
+  minuteStart: number;
+  times: number[];
+}
+
 export class DynamoTokenGate implements TokenGate {
   /** Per token, the window attributes an earlier answer showed to be over: the next request removes them. */
   private readonly staleWindows = new Map<string, string[]>();
+  /** Per token, its previous minute's admission times, so one condition can admit exactly. */
+  private readonly previousMinutes = new Map<string, PreviousMinute>();
 
   constructor(
     private readonly doc: DocumentClient,
@@ -83,12 +89,15 @@ export class DynamoTokenGate implements TokenGate {
     return second === 'no gate' ? { kind: 'refused' } : second;
   }
 
-  private async count(token: PresentedToken, now: number): Promise<GateVerdict | 'no gate'> {
-    const windowStart = Math.floor(now / 1000 / WINDOW_SECONDS) * WINDOW_SECONDS;
-    const decision = (remaining: number): RateLimitDecision => ({ allowed: remaining >= 0, limit: this.limit, remaining: Math.max(0, remaining), resetAt: windowStart + WINDOW_SECONDS });
-    const current = windowAttribute(windowStart);
-    const over = [windowAttribute(windowStart - WINDOW_SECONDS), ...(this.staleWindows.get(token.tokenId) ?? [])].filter((name) => name !== current);
-    const names: Record<string, string> = { '#now': current };
+  private async count(token: PresentedToken, now: number, retried = false): Promise<GateVerdict | 'no gate'> {
+    const minuteStart = minuteStartOf(now);
+    const current = minuteAttribute(minuteStart);
+    const previous = minuteAttribute(minuteStart - WINDOW_MS);
+    const copy = this.previousMinutes.get(token.tokenId);
+    const known = copy?.minuteStart === minuteStart - WINDOW_MS ? inWindow(copy.times, now).length : undefined;
+    const room = roomCondition(this.limit, known);
+    const over = (this.staleWindows.get(token.tokenId) ?? []).filter((name) => name !== current && name !== previous);
+    const names: Record<string, string> = room.readsPrevious ? { '#cur': current, '#prev': previous } : { '#cur': current };
     over.forEach((name, i) => (names[`#old${i}`] = name));
     try {
       const { Attributes } = await this.doc.send({
@@ -96,27 +105,47 @@ export class DynamoTokenGate implements TokenGate {
         input: {
           TableName: this.table,
           Key: gateKey(token.tokenId),
-          UpdateExpression: `SET last_used_at = :used ADD #now :one REMOVE ${over.map((_, i) => `#old${i}`).join(', ')}`,
+          UpdateExpression: `SET last_used_at = :used ADD #cur :entry${over.length ? ` REMOVE ${over.map((_, i) => `#old${i}`).join(', ')}` : ''}`,
           // Only a real, unrevoked token under its limit is counted: a forged or revoked one uses up nothing.
-          ConditionExpression: 'secret_hash = :hash AND attribute_not_exists(revoked_at) AND (attribute_not_exists(#now) OR #now < :limit)',
+          ConditionExpression: `secret_hash = :hash AND attribute_not_exists(revoked_at) AND ${room.expression}`,
           ExpressionAttributeNames: names,
           // A refused request changes nothing, "last used" included.
-          ExpressionAttributeValues: { ':one': 1, ':limit': this.limit, ':hash': token.secretHash, ':used': new Date(now).toISOString() },
+          ExpressionAttributeValues: { ...room.values, ':entry': new Set([entryFor(now, randomBytes(3).toString('base64url'))]), ':hash': token.secretHash, ':used': new Date(now).toISOString() },
           ReturnValues: 'ALL_NEW',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         },
       });
       const item = Attributes ?? {};
-      this.noteStale(token.tokenId, item, current);
-      return { kind: 'admitted', record: recordOf(item), rateLimit: decision(this.limit - Number(item[current])), tokenBudget: item.token_budget === true };
+      const counted = this.remember(token.tokenId, item, minuteStart, now);
+      return { kind: 'admitted', record: recordOf(item), rateLimit: this.decision(true, counted, now), tokenBudget: item.token_budget === true };
     } catch (error) {
       if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
       const old = conditionFailedItem(error);
       if (!old || typeof old.secret_hash !== 'string') return 'no gate';
       const record = recordOf(old);
       if (record.revokedAt || old.secret_hash !== token.secretHash) return { kind: 'refused', record };
-      return { kind: 'limited', record, rateLimit: decision(-1), tokenBudget: old.token_budget === true };
+      const counted = this.remember(token.tokenId, old, minuteStart, now);
+      // Refused without a copy of the previous minute, though under the limit: ask again, now exactly.
+      if (counted.length < this.limit && !retried) return this.count(token, now, true);
+      return { kind: 'limited', record, rateLimit: this.decision(false, counted, now), tokenBudget: old.token_budget === true };
     }
+  }
+
+  private decision(allowed: boolean, counted: readonly number[], now: number): RateLimitDecision {
+    return { allowed, limit: this.limit, ...windowFigures(this.limit, counted, now) };
+  }
+
+  /**
+   * Notes what an answer showed: the previous minute's times (complete: that minute is over) and
+   * window attributes from minutes before it. Returns the admission times inside the window.
+   */
+  private remember(tokenId: string, item: Record<string, unknown>, minuteStart: number, now: number): number[] {
+    if (this.previousMinutes.size >= MEMO_MAX) this.previousMinutes.clear();
+    const previousTimes = timesIn(item[minuteAttribute(minuteStart - WINDOW_MS)], minuteStart - WINDOW_MS);
+    this.previousMinutes.set(tokenId, { minuteStart: minuteStart - WINDOW_MS, times: previousTimes });
+    const keep = new Set([minuteAttribute(minuteStart), minuteAttribute(minuteStart - WINDOW_MS)]);
+    this.noteStale(tokenId, item, keep);
+    return inWindow([...previousTimes, ...timesIn(item[minuteAttribute(minuteStart)], minuteStart)], now);
   }
 
   /** Fills in a missing gate from the token item; a revocation or budget flag already there is kept. */
@@ -148,14 +177,14 @@ export class DynamoTokenGate implements TokenGate {
       });
   }
 
-  /** Window attributes left from a minute the token was idle after; bounded, as the item's size stays. */
-  private noteStale(tokenId: string, item: Record<string, unknown>, current: string): void {
-    const stale = Object.keys(item).filter((name) => WINDOW_ATTRIBUTE.test(name) && name !== current);
+  /** Window attributes of minutes before the previous one: the next request removes them, so the item's size stays bounded. */
+  private noteStale(tokenId: string, item: Record<string, unknown>, keep: ReadonlySet<string>): void {
+    const stale = Object.keys(item).filter((name) => WINDOW_ATTRIBUTE.test(name) && !keep.has(name));
     if (stale.length === 0) {
       this.staleWindows.delete(tokenId);
       return;
     }
-    if (this.staleWindows.size >= STALE_MEMO_MAX) this.staleWindows.clear();
+    if (this.staleWindows.size >= MEMO_MAX) this.staleWindows.clear();
     this.staleWindows.set(tokenId, stale);
   }
 }

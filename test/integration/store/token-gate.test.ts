@@ -67,9 +67,10 @@ test('a real token is checked and counted in one UpdateItem, and the count reach
   expect(verdicts.map((v) => v.kind)).toEqual([...Array(LIMIT).fill('admitted'), 'limited', 'limited']);
   const admitted = verdicts[0] as Extract<GateVerdict, { kind: 'admitted' | 'limited' }>;
   expect(admitted.record).toMatchObject({ accountId: token.accountId, tokenId: token.tokenId, scopes: ['proxy'], secretHash: hashSecret(token.secret) });
-  expect(admitted.rateLimit).toEqual({ allowed: true, limit: LIMIT, remaining: LIMIT - 1, resetAt: now / 1000 - 1 + 60 });
+  // Room grows again when the oldest request counted leaves the sliding minute: 60 s after it.
+  expect(admitted.rateLimit).toEqual({ allowed: true, limit: LIMIT, remaining: LIMIT - 1, resetAt: now / 1000 + 60 });
   expect(verdicts[LIMIT]).toMatchObject({ kind: 'limited', rateLimit: { allowed: false, remaining: 0 } });
-  // The next minute starts from zero.
+  // 60 s after those requests, they have all left the window.
   expect(await first.admit(token, now + MINUTE)).toMatchObject({ kind: 'admitted', rateLimit: { remaining: LIMIT - 1 } });
 });
 
@@ -145,16 +146,16 @@ describe('a token with no gate yet (issued before gates, or the table was recrea
   });
 });
 
-test("minutes a token was idle after leave no counts behind: the gate item keeps only the current window's", async () => {
+test("minutes a token was idle after leave no times behind: the gate item keeps only the current and previous minute's", async () => {
   const token = await issued();
   const instance = gate();
   await instance.admit(token, now);
   await instance.admit(token, now + MINUTE);
-  // Five idle minutes: the previous window is removed as a matter of course, older ones once seen.
+  // Five idle minutes: minutes before the previous one are removed once seen.
   await instance.admit(token, now + 7 * MINUTE);
   await instance.admit(token, now + 7 * MINUTE);
-  const windows = Object.keys((await gateItem(token.tokenId))!).filter((name) => /^w\d+$/.test(name));
-  expect(windows).toEqual([`w${Math.floor((now + 7 * MINUTE) / 1000 / 60) * 60}`]);
+  const windows = Object.keys((await gateItem(token.tokenId))!).filter((name) => /^[aw]\d+$/.test(name));
+  expect(windows).toEqual([`a${Math.floor((now + 7 * MINUTE) / 1000 / 60) * 60}`]);
 });
 
 test('"last used" is written by the gate call itself, for admitted requests only, and listed with the token', async () => {

@@ -1,0 +1,50 @@
+/**
+ * The sliding minute through the proxy, as a client meets it (docs/errors-and-limits.md, "The
+ * rate limit"), on the proxy's own injectable clock: 100 requests at :57 and 100 more at :01 of
+ * the next clock minute are 100 admitted and 100 refused with 429 and `Retry-After: 60`; the
+ * `x-ratelimit-*` headers count the window that ends at each request.
+ */
+import { startInProcessProxy, type InProcessProxy } from '../support/in-process-proxy';
+
+const MINUTE = 60_000;
+const AT_57 = Math.floor(Date.now() / MINUTE) * MINUTE - 3 * MINUTE + 57_000;
+let clock = AT_57;
+let local: InProcessProxy;
+
+beforeAll(async () => {
+  local = await startInProcessProxy({ now: () => clock });
+});
+afterAll(() => local?.close());
+
+async function send(token: string): Promise<{ status: number; headers: Headers }> {
+  const response = await fetch(`${local.proxyBase}/prov-e/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'llama-3.3-70b-versatile', messages: [{ role: 'user', content: 'hi' }] }),
+  });
+  await response.arrayBuffer();
+  return { status: response.status, headers: response.headers };
+}
+
+test('a minute boundary does not reset the count: 200 requests within 5 s admit 100', async () => {
+  const token = await local.createAccount('sliding');
+  for (let i = 0; i < 100; i++) {
+    clock = AT_57 + i * 10;
+    const answer = await send(token);
+    expect({ i, status: answer.status, remaining: answer.headers.get('x-ratelimit-remaining') }).toEqual({ i, status: 200, remaining: String(99 - i) });
+    expect(answer.headers.get('x-ratelimit-limit')).toBe('100');
+    // Room grows again when the first of them leaves the window.
+    expect(answer.headers.get('x-ratelimit-reset')).toBe(String((AT_57 + MINUTE) / 1000));
+  }
+  for (let i = 0; i < 100; i++) {
+    clock = AT_57 + 4_000 + i * 10;
+    const answer = await send(token);
+    expect({ i, status: answer.status }).toEqual({ i, status: 429 });
+    expect(answer.headers.get('retry-after')).toBe('60');
+    expect(answer.headers.get('x-ratelimit-remaining')).toBe('0');
+  }
+  // One minute after the first request, it has left the window: exactly one more is admitted.
+  clock = AT_57 + MINUTE;
+  expect((await send(token)).status).toBe(200);
+  expect((await send(token)).status).toBe(429);
+});
