@@ -16,12 +16,13 @@ export type FunctionRole = 'proxy' | 'stats consumer';
 export interface DeclaredGrant {
   role: FunctionRole;
   actions: readonly string[];
-  /** The resource as the stack refers to it (a token CloudFormation resolves). */
-  resource: (stack: ProxyStack) => string;
+  /** The resources as the stack refers to them (tokens CloudFormation resolves). */
+  resource: (stack: ProxyStack) => string | string[];
   /** The resource as docs/deploy.md names it. */
   resourceName: string;
   usedFor: string;
-  when?: (settings: DeploySettings) => boolean;
+  /** Only with some context values: which (for the page) and whether these settings have them. */
+  when?: { context: string; holds: (settings: DeploySettings) => boolean };
 }
 
 const OTHER_GRANTS: readonly DeclaredGrant[] = [
@@ -34,6 +35,14 @@ const OTHER_GRANTS: readonly DeclaredGrant[] = [
   },
   { role: 'proxy', actions: ['secretsmanager:GetSecretValue'], resource: (s) => s.adminSecret.secret.secretArn, resourceName: 'the admin key secret', usedFor: 'read the admin key once per cold start' },
   { role: 'proxy', actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resource: (s) => s.proxyFunction.logGroup.logGroupArn, resourceName: "the function's log group", usedFor: 'its own log lines' },
+  {
+    role: 'proxy',
+    actions: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'],
+    resource: (s) => (s.settings.bedrockAccess?.modelArns ?? []).map((arn) => arn.replace('{account}', s.account)),
+    resourceName: 'the `bedrockModelArns` models and inference profiles',
+    usedFor: 'Amazon Bedrock with the role\'s own credentials (docs/bedrock.md)',
+    when: { context: '`-c enableBedrock=true`', holds: (settings) => Boolean(settings.bedrockAccess) },
+  },
   {
     role: 'stats consumer',
     actions: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
@@ -65,9 +74,9 @@ function tableGrants(role: FunctionRole, calls: readonly TableCalls[]): Declared
   }));
 }
 
-/** Every grant the stack's roles hold with these settings. */
-export function declaredGrants(settings: DeploySettings): DeclaredGrant[] {
-  const all = [...tableGrants('proxy', PROXY_TABLE_CALLS), ...OTHER_GRANTS.filter((g) => g.role === 'proxy'), ...tableGrants('stats consumer', CONSUMER_TABLE_CALLS), ...OTHER_GRANTS.filter((g) => g.role !== 'proxy')];
-  return all.filter((g) => !g.when || g.when(settings));
+/** Every grant the stack's roles hold with these settings (`all`: the conditional ones too, for the page). */
+export function declaredGrants(settings: DeploySettings, all = false): DeclaredGrant[] {
+  const every = [...tableGrants('proxy', PROXY_TABLE_CALLS), ...OTHER_GRANTS.filter((g) => g.role === 'proxy'), ...tableGrants('stats consumer', CONSUMER_TABLE_CALLS), ...OTHER_GRANTS.filter((g) => g.role !== 'proxy')];
+  return every.filter((g) => all || !g.when || g.when.holds(settings));
 }
 

@@ -16,10 +16,10 @@ export type Facts = Record<string, string>;
 const code = (name: string) => `\`${name}\``;
 
 function permissionsTable(stack: ProxyStack): string {
-  const rows = declaredGrants(stack.settings).map((g) => {
+  const rows = declaredGrants(stack.settings, true).map((g) => {
     const service = g.actions[0].split(':')[0];
     const actions = g.actions.map((a) => (a.startsWith(`${service}:`) ? a.slice(service.length + 1) : a));
-    return `| ${g.role} | ${g.resourceName} | ${service}: ${actions.map(code).join(', ')} | ${g.usedFor} |`;
+    return `| ${g.role} | ${g.resourceName} | ${service}: ${actions.map(code).join(', ')} | ${g.usedFor}${g.when ? `; only with ${g.when.context}` : ''} |`;
   });
   return ['| role | resource | actions | used for |', '|---|---|---|---|', ...rows].join('\n');
 }

@@ -21,13 +21,15 @@ function declaredPairs(synth: SynthesizedStack, role: FunctionRole): string[] {
   const { stack } = synth;
   return declaredGrants(stack.settings)
     .filter((g) => g.role === role)
-    .flatMap((g) => g.actions.map((a) => `${a} on ${JSON.stringify(stack.resolve(g.resource(stack)))}`))
+    .flatMap((g) => [g.resource(stack)].flat().flatMap((resource) => g.actions.map((a) => `${a} on ${JSON.stringify(stack.resolve(resource))}`)))
     .sort();
 }
 
 const variants: [string, Record<string, unknown>][] = [
   ['default stage', {}],
   ['stage with every option', { stage: 'prod', provisionedConcurrency: 2, reservedConcurrency: 10, alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:ops', logRetentionDays: 30 }],
+  ['stage with Bedrock on the default ARNs', { enableBedrock: 'true' }],
+  ['stage with Bedrock on listed ARNs', { enableBedrock: 'true', bedrockModelArns: 'arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-sonnet-4-6' }],
 ];
 
 describe.each(variants)('least privilege on the %s', (_name, context) => {
