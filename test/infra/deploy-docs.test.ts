@@ -5,6 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { readSettings } from '../../lib/settings';
 import { factsIn, renderDeployFacts, withFacts } from '../../scripts/deploy-docs';
 import { PROJECT_ROOT, synthesize, type SynthesizedStack } from './support/synth';
 
@@ -27,6 +28,15 @@ it('renders every block the page has, and rewriting the page changes nothing', (
   const blocks = [...page().matchAll(/<!-- deploy-facts:([\w-]+):start -->/g)].map((m) => m[1]);
   expect(blocks.sort()).toEqual(Object.keys(facts).sort());
   expect(withFacts(page(), facts)).toBe(page());
+});
+
+it('documents every context value the stack reads in the Options table', () => {
+  const keys = new Set<string>();
+  // Every switch on, so each reader reaches the values that depend on another.
+  readSettings({ tryGetContext: (key: string) => (keys.add(key), key === 'enableBedrock' ? 'true' : undefined) });
+  const options = page().slice(page().indexOf('### Options'), page().indexOf('### What a setting changes'));
+  expect(keys.size).toBeGreaterThan(10);
+  for (const key of keys) expect(options).toContain(`| \`${key}\` |`);
 });
 
 it('names every resource of the synthesized template, as many as there are', () => {
