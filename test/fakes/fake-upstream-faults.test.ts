@@ -101,7 +101,6 @@ describe('connection faults', () => {
     const controller = new AbortController();
     const pending = callFake(anthropic, body(), { signal: controller.signal });
     await anthropic.waitForRequests(1);
-    await new Promise((resolve) => setTimeout(resolve, 100));
     controller.abort();
     await expect(pending).rejects.toThrow();
     await anthropic.waitForAborted(1);

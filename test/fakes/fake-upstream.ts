@@ -27,6 +27,7 @@ import { compressPlan, HTML_ERROR_BODY, MALFORMED_SSE_BLOCKS, TRUNCATED_JSON_BOD
 import { DEFAULT_ERROR_MESSAGES, STYLES, defaultFixture, type FakeStyle, type StyleSpec } from './styles';
 import { echoBody, findExtraRoute, isEchoPath, renderExtra } from './extra-endpoints';
 import { compileTemplate, renderEvent, servedUsage } from './templates';
+import { EVENTUALLY_MS } from '../support/patience';
 
 export type { Behaviour, FakeUpstreamOptions, RecordedRequest, UsageTotals } from './behaviour';
 export type { FakeStyle } from './styles';
@@ -281,13 +282,13 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       aborted = 0;
       totals = emptyTotals();
     },
-    waitForRequests: (count, timeoutMs = 5000) => waitFor(() => requests.length >= count, `${count} requests`, timeoutMs),
+    waitForRequests: (count, timeoutMs = EVENTUALLY_MS) => waitFor(() => requests.length >= count, `${count} requests`, timeoutMs),
     holdStream() {
       let release!: () => void;
       streamGate = new Promise<void>((resolve) => (release = resolve));
       return release;
     },
-    waitForAborted: (count, timeoutMs = 5000) => waitFor(() => aborted >= count, `${count} aborted requests`, timeoutMs),
+    waitForAborted: (count, timeoutMs = EVENTUALLY_MS) => waitFor(() => aborted >= count, `${count} aborted requests`, timeoutMs),
     async close() {
       closing = true;
       server.closeAllConnections();
