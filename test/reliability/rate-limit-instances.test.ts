@@ -1,35 +1,33 @@
 /**
  * The rate limit is one budget per proxy token per minute, shared by every
- * instance through the store: two server processes on the same tables admit
- * exactly 100 of 150 requests between them.
+ * instance through the store: two instances on the same tables admit exactly
+ * 100 of 150 requests between them. The instances run in this process, each
+ * with its own clients, so their clocks can be held still: every request of a
+ * test falls in one minute, wherever the wall clock is.
  */
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { startAllFakes, type AllFakes } from '../fakes/start-fakes';
-import { startProxy, type ProxyServer } from '../support/proxy-server';
+import { startInProcessProxy, type InProcessProxy } from '../support/in-process-proxy';
 import { TEST_MODELS } from '../support/sdk-clients';
-import { awayFromMinuteEdge, runPool } from './support/pool';
+import { runPool } from './support/pool';
 import { callProxy, expectChatError, expectMessagesError, upstreamCalls, type CallResult } from './support/requests';
 import { allRows } from './support/rows';
 
 jest.setTimeout(360_000);
 
 const LIMIT = 100;
-let fakes: AllFakes;
-let first: ProxyServer;
-let second: ProxyServer;
+let first: InProcessProxy;
+let second: InProcessProxy;
 
 beforeAll(async () => {
-  fakes = await startAllFakes();
-  const tablePrefix = `rl${Date.now().toString(36)}-`;
-  first = await startProxy({ fakes, tablePrefix });
-  second = await startProxy({ fakes, tablePrefix, sharesKeysWith: first });
+  const at = Date.now();
+  first = await startInProcessProxy({ now: () => at });
+  second = await startInProcessProxy({ now: () => at, sameStoreAs: first });
 });
 
 afterAll(async () => {
-  await first?.stop();
-  await second?.stop();
-  await fakes?.close();
+  await second?.close();
+  await first?.close();
 });
 
 function expectRateLimited(result: CallResult, style: 'messages' | 'chat'): void {
@@ -42,17 +40,15 @@ function expectRateLimited(result: CallResult, style: 'messages' | 'chat'): void
 
 test('150 requests for one token split across two instances: exactly 100 admitted, 50 refused with Retry-After: 60', async () => {
   // The account is made on the first instance only; the second knows it through the shared tables.
-  const account = await first.createAccount('shared-budget');
+  const account = { token: await first.createAccount('shared-budget') };
   const ownKey = 'client-own-key-for-rate-limit-0001';
+  // One set of secrets for both instances: neither may log any.
   first.secrets.add(ownKey);
-  second.secrets.add(account.token);
-  second.secrets.add(ownKey);
   const before = upstreamCalls(first);
 
-  await awayFromMinuteEdge(25_000);
   const results = await runPool(150, 50, (index) =>
     callProxy(index % 2 ? second : first, {
-      // Both API styles draw on the one budget; pass-through, so neither instance needs the other's local key file.
+      // Both API styles draw on the one budget; pass-through, as a team sharing one proxy token with their own keys.
       provider: index % 3 === 0 ? 'prov-a' : 'prov-b',
       token: account.token,
       providerKey: ownKey,
@@ -78,10 +74,7 @@ test('150 requests for one token split across two instances: exactly 100 admitte
 });
 
 test('the 101st request on one instance makes both official SDKs raise RateLimitError', async () => {
-  const account = await first.createAccount('single-instance');
-  await first.saveKey(account.token, 'prov-a');
-  await first.saveKey(account.token, 'prov-b');
-  await awayFromMinuteEdge(25_000);
+  const account = { token: await first.createAccount('single-instance') };
   const results = await runPool(LIMIT, 25, (index) => callProxy(first, { provider: index % 2 ? 'prov-a' : 'prov-b', token: account.token, prompt: `n${index}` }));
   expect(results.map((r) => r.status)).toEqual(Array(LIMIT).fill(200));
   expect(results.at(-1)!.headers.get('x-ratelimit-limit')).toBe(String(LIMIT));
@@ -108,13 +101,12 @@ describe('a wrong secret for a real token id', () => {
   const forge = (token: string) => `${token.slice(0, -8)}${token.slice(-8) === 'AAAAAAAA' ? 'BBBBBBBB' : 'AAAAAAAA'}`;
 
   test('past the limit, forged requests interleaved with real ones across two instances admit no extra real request', async () => {
-    const account = await first.createAccount('forged-refunds');
+    const account = { token: await first.createAccount('forged-refunds') };
     const ownKey = 'client-own-key-for-forged-refunds-01';
     const forged = forge(account.token);
-    for (const server of [first, second]) for (const secret of [ownKey, account.token, forged]) server.secrets.add(secret);
-    const call = (server: ProxyServer, token: string, prompt: string) => callProxy(server, { provider: 'prov-b', token, providerKey: ownKey, prompt });
+    for (const secret of [ownKey, forged]) first.secrets.add(secret);
+    const call = (server: InProcessProxy, token: string, prompt: string) => callProxy(server, { provider: 'prov-b', token, providerKey: ownKey, prompt });
 
-    await awayFromMinuteEdge(40_000);
     const filling = await runPool(LIMIT, 20, (index) => call(index % 2 ? second : first, account.token, `fill ${index}`));
     expect(filling.filter((result) => result.status === 200)).toHaveLength(LIMIT);
 
@@ -133,13 +125,12 @@ describe('a wrong secret for a real token id', () => {
   });
 
   test('under the limit, forged requests do not use up the real token\'s budget', async () => {
-    const account = await first.createAccount('forged-under-limit');
+    const account = { token: await first.createAccount('forged-under-limit') };
     const ownKey = 'client-own-key-for-forged-refunds-02';
     const forged = forge(account.token);
-    for (const server of [first, second]) for (const secret of [ownKey, account.token, forged]) server.secrets.add(secret);
-    const call = (server: ProxyServer, token: string, prompt: string) => callProxy(server, { provider: 'prov-b', token, providerKey: ownKey, prompt });
+    for (const secret of [ownKey, forged]) first.secrets.add(secret);
+    const call = (server: InProcessProxy, token: string, prompt: string) => callProxy(server, { provider: 'prov-b', token, providerKey: ownKey, prompt });
 
-    await awayFromMinuteEdge(40_000);
     const refused = await runPool(30, 10, (index) => call(index % 2 ? second : first, forged, `forged ${index}`));
     expect(refused.map((result) => result.status)).toEqual(Array(30).fill(401));
     // Nothing of a refused request happens after its answer: the gate's one conditional write counts only a

@@ -114,10 +114,11 @@ async function requestsByProvider(server: ServerProcess, token: string): Promise
 async function replayToTheEnd(spool: Awaited<ReturnType<typeof spooledDataDir>>): Promise<{ ids: string[]; requests: number; server: ServerProcess }> {
   const server = await spawnServer({ ...fakes.env }, { dataDir: spool.dataDir, tablePrefix: spool.tablePrefix });
   let ids: string[] = [];
+  // One store read and one write per row, one row at a time: on a host shared with other jobs, 1500 rows take minutes.
   await eventually(async () => {
     ids = await storedIds(spool.tablePrefix, spool.accountId);
     return ids.length >= ROWS && !existsSync(join(spool.dataDir, 'row-spool.jsonl.replaying')) ? true : undefined;
-  }, 2 * EVENTUALLY_MS);
+  }, 5 * EVENTUALLY_MS);
   // Rollups follow the rows: the stream consumer folds the usage stream in order. A request on another
   // provider, written after every replayed row, marks the end: once the overview counts it, it has
   // folded everything before it, so the count of the spooled rows is final.

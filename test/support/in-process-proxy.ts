@@ -9,8 +9,8 @@ import { buildDeps, type Deps } from '../../lambda/deps';
 import { toFunctionUrlEvent } from '../../lambda/local/function-url-event';
 import { installLambdaShim } from '../../lambda/local/lambda-shim';
 import type { Logger } from '../../lambda/logger';
-import { createProxyHandler } from '../../lambda/proxy-handler';
 import { PROVIDER_IDS } from '../../lambda/providers/catalog';
+import { createProxyHandler } from '../../lambda/proxy-handler';
 import { startAllFakes, type AllFakes } from '../fakes/start-fakes';
 import { createTestTables } from './tables';
 
@@ -19,7 +19,8 @@ import { createTestTables } from './tables';
  * built as the local server builds it (in-flight answers shared). What a test gains over the built
  * server: it can wait for the server's own events instead of for time. `settled()` resolves once
  * every row, spend and cache entry that requests so far set in motion is stored (or given up), so
- * "nothing was stored" is read after the store had every chance to store it.
+ * "nothing was stored" is read after the store had every chance to store it; and the proxy's clock
+ * can be held still.
  */
 export interface InProcessProxy {
   /** `http://127.0.0.1:<port>/api/proxy` */
@@ -30,8 +31,12 @@ export interface InProcessProxy {
   token: string;
   /** Another such account; resolves with its proxy token. */
   createAccount(name: string): Promise<string>;
-  /** Log lines the handler wrote, as `level message`. */
+  /** A management API call, with the admin key unless a token is given. */
+  api(path: string, init?: { token?: string; method?: string; body?: unknown }): Promise<Response>;
+  /** Log lines the handler wrote (JSON, its fields included). */
   logged: string[];
+  /** Secrets the test used; `close()` fails if a log line holds any of them. */
+  secrets: Set<string>;
   /** The background work (rows, spends, cache commits) of every request so far has finished. */
   settled(): Promise<void>;
   close(): Promise<void>;
@@ -42,57 +47,87 @@ export interface InProcessOptions {
   env?: Record<string, string>;
   /** The proxy's clock (epoch ms), in place of the wall clock: rate-limit windows, budget periods, cache expiry. */
   now?: () => number;
+  /** Another instance on the same store: same tables, same local key file, same fake providers. */
+  sameStoreAs?: InProcessProxy;
 }
 
+/** What a second instance shares with the first. */
+const shared = new WeakMap<InProcessProxy, { fakes: AllFakes; tablePrefix: string; dataDir: string; adminKey: string }>();
+
 export async function startInProcessProxy(options: InProcessOptions = {}): Promise<InProcessProxy> {
-  const fakes = await startAllFakes();
-  const tables = await createTestTables();
-  const dataDir = mkdtempSync(join(tmpdir(), 'in-process-proxy-'));
-  const adminKey = `admin-${randomBytes(16).toString('hex')}`;
+  const first = options.sameStoreAs && shared.get(options.sameStoreAs);
+  const fakes = first?.fakes ?? (await startAllFakes());
+  const tables = first ? undefined : await createTestTables();
+  const tablePrefix = first?.tablePrefix ?? tables!.prefix;
+  const dataDir = first?.dataDir ?? mkdtempSync(join(tmpdir(), 'in-process-proxy-'));
+  const adminKey = first?.adminKey ?? `admin-${randomBytes(16).toString('hex')}`;
   const logged: string[] = [];
-  const log: Logger = {
-    info: (message) => void logged.push(`info ${message}`),
-    warn: (message) => void logged.push(`warn ${message}`),
-    error: (message) => void logged.push(`error ${message}`),
-  };
-  const config = loadConfig({ ...fakes.env, DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT, TABLE_PREFIX: tables.prefix, DATA_DIR: dataDir, ADMIN_KEY: adminKey, ...options.env });
+  const line = (level: string) => (message: string, fields?: Record<string, unknown>) => void logged.push(JSON.stringify({ level, message, ...fields }));
+  const log: Logger = { info: line('info'), warn: line('warn'), error: line('error') };
+  const config = loadConfig({ ...fakes.env, DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT, TABLE_PREFIX: tablePrefix, DATA_DIR: dataDir, ADMIN_KEY: adminKey, ...options.env });
   const deps = buildDeps(config, log, { shareInFlightAnswers: true });
   if (options.now) deps.now = options.now;
   installLambdaShim();
   const handler = createProxyHandler(deps) as unknown as (event: unknown, response: ServerResponse, context: object) => Promise<void>;
+  // As the local server does (lambda/local/server.ts): a request that fails after its answer began can only be cut.
   const server = createServer((request, response) => {
-    void toFunctionUrlEvent(request, response).then((event) => handler(event, response, { awsRequestId: event.requestContext.requestId }));
+    toFunctionUrlEvent(request, response)
+      .then((event) => handler(event, response, { awsRequestId: event.requestContext.requestId }))
+      .catch(() => response.destroy());
   });
+  // Longer than a client's idle keep-alive, so the server never closes a socket the client is about to reuse.
+  server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-  const api = async (path: string, method: string, bearer: string, body: unknown) => {
-    const response = await fetch(url + path, { method, headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  // One set for the instances of a store: a token made on one is used on the other.
+  const secrets = options.sameStoreAs?.secrets ?? new Set<string>([adminKey]);
+  const api: InProcessProxy['api'] = (path, init = {}) =>
+    fetch(url + path, {
+      method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
+      headers: { authorization: `Bearer ${init.token ?? adminKey}`, 'content-type': 'application/json' },
+      body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    });
+  const call = async (path: string, method: string, bearer: string, body: unknown) => {
+    const response = await api(path, { token: bearer, method, body });
     if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
     return (await response.json()) as Record<string, unknown>;
   };
   const createAccount = async (name: string) => {
-    const { token } = (await api('/api/admin/accounts', 'POST', adminKey, { name })) as { token: string };
-    for (const provider of PROVIDER_IDS) await api(`/api/keys/${provider}`, 'PUT', token, { key: `${provider}-key-${randomBytes(12).toString('hex')}` });
+    const { token } = (await call('/api/admin/accounts', 'POST', adminKey, { name })) as { token: string };
+    secrets.add(token);
+    for (const provider of PROVIDER_IDS) {
+      const key = `${provider}-key-${randomBytes(12).toString('hex')}`;
+      secrets.add(key);
+      await call(`/api/keys/${provider}`, 'PUT', token, { key });
+    }
     return token;
   };
   const token = await createAccount('in-process');
 
-  return {
+  const proxy: InProcessProxy = {
     proxyBase: `${url}/api/proxy`,
     deps,
     fakes,
     token,
     createAccount,
+    api,
     logged,
+    secrets,
     settled: () => deps.background.drain(),
     async close() {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
       await deps.background.drain();
-      await fakes.close();
-      tables.clients.raw.destroy();
-      rmSync(dataDir, { recursive: true, force: true });
+      if (!first) {
+        await fakes.close();
+        tables?.clients.raw.destroy();
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+      const leaked = [...secrets].filter((secret) => logged.some((entry) => entry.includes(secret)));
+      if (leaked.length) throw new Error(`The proxy logged ${leaked.length} secret(s) it must never log`);
     },
   };
+  shared.set(proxy, { fakes, tablePrefix, dataDir, adminKey });
+  return proxy;
 }

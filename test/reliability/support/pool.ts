@@ -12,9 +12,3 @@ export async function runPool<T>(count: number, concurrency: number, task: (inde
   return results;
 }
 
-/** Waits so that the next few seconds stay inside one fixed one-minute window of the wall clock. */
-export async function awayFromMinuteEdge(neededMs: number): Promise<void> {
-  const intoMinute = Date.now() % 60_000;
-  if (intoMinute + neededMs < 60_000) return;
-  await new Promise((resolve) => setTimeout(resolve, 60_000 - intoMinute + 250));
-}
