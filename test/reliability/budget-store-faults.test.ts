@@ -117,7 +117,8 @@ test('budgets add no round trip: with the key cached, the token gate and one Bat
   const accounts = beforeForwarding.filter((call) => call.tables.some((table) => table.endsWith('accounts')));
   expect(accounts.map((call) => call.operation)).toEqual(['BatchGetItem']);
   const keys = JSON.stringify(accounts[0].body);
-  for (const part of ['"BUDGET#T#', '"BUDGET#R#', '"SPEND#']) expect(keys).toContain(part);
+  // The token's and the requester's budget and month items, each in the subject's own partition.
+  for (const part of ['#T#', '#R#', '"BUDGET"', '"SPEND#']) expect(keys).toContain(part);
   // The token and the stored key are not read: the gate holds the one, the instance's cache the other.
   for (const part of ['"TOKEN#', '"KEY#']) expect(keys).not.toContain(part);
   // The only other call before forwarding is the token gate's, sent in parallel.

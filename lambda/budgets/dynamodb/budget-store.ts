@@ -10,16 +10,24 @@ import { allItems } from '../../store/dynamodb/paginate';
 import { gateBudgetFlag } from '../../auth/dynamodb/token-gate';
 import { cancellationReasons } from '../../store/dynamodb/wire/dynamo-error';
 import type { DocumentClient } from '../../store/dynamodb/wire/document-client';
+import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+
+type TransactUpdate = NonNullable<NonNullable<TransactWriteCommandInput['TransactItems']>[number]['Update']>;
 
 /**
- * Budgets and spend counters live in the account's partition beside its
- * tokens; the request path reads a subject's two items together, in one
- * BatchGetItem with any other read of the same wave. Per subject (token or requester) two items:
+ * Each subject (token or requester) has a partition of its own, `ACCOUNT#<id>#T#<token id>` /
+ * `ACCOUNT#<id>#R#<label hash>`: every priced row adds to its counters, so in the account's
+ * partition they would put all of an account's traffic on one partition's write limit
+ * (docs/deploy.md, "Partition ceilings"). The request path reads a subject's two items together,
+ * in one BatchGetItem with any other read of the same wave:
  *
- * - `BUDGET#T#<token id>` / `BUDGET#R#<label hash>`: the limit and period (when
- *   a budget is set) and the lifetime spend, `spent_total_nanos`;
- * - `SPEND#<YYYY-MM>#T#…` / `SPEND#<YYYY-MM>#R#…`: the UTC month's spend,
- *   `spent_nanos`, and each day's, `d01`…`d31`; it expires (TTL) a day after the month ends.
+ * - `BUDGET`: the limit and period (when a budget is set) and the lifetime spend, `spent_total_nanos`;
+ * - `SPEND#<YYYY-MM>`: the UTC month's spend, `spent_nanos`, and each day's, `d01`…`d31`;
+ *   it expires (TTL) a day after the month ends.
+ *
+ * The account's partition keeps one listing item per budget, `BUDGET#T#<token id>` /
+ * `BUDGET#R#<label hash>`, with the same limit and period, written in one transaction with the
+ * subject's: it is what lists an account's budgets, and it changes only when a budget does.
  *
  * Requester labels can be 8 KB, over DynamoDB's 1 KB sort key limit, so their keys use a hash.
  */
@@ -30,8 +38,12 @@ function subjectId(subject: BudgetSubject): string {
   return subject.kind === 'token' ? `T#${subject.tokenId}` : `R#${createHash('sha256').update(subject.requester).digest('base64url')}`;
 }
 
-const budgetSk = (subject: BudgetSubject) => `BUDGET#${subjectId(subject)}`;
-const monthSk = (subject: BudgetSubject, at: number) => `SPEND#${monthOf(at)}#${subjectId(subject)}`;
+/** The listing item in the account's partition. */
+const listingKey = (accountId: string, subject: BudgetSubject) => ({ pk: accountPk(accountId), sk: `BUDGET#${subjectId(subject)}` });
+/** The subject's own partition. */
+const subjectPk = (accountId: string, subject: BudgetSubject) => `${accountPk(accountId)}#${subjectId(subject)}`;
+const budgetKey = (accountId: string, subject: BudgetSubject) => ({ pk: subjectPk(accountId, subject), sk: 'BUDGET' });
+const monthKey = (accountId: string, subject: BudgetSubject, at: number) => ({ pk: subjectPk(accountId, subject), sk: `SPEND#${monthOf(at)}` });
 const whole = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
 
 function subjectAttributes(subject: BudgetSubject): Record<string, string> {
@@ -63,13 +75,12 @@ export function spendChanges(row: UsageRow): CounterChange[] {
   const cost = whole(row.cost_nanos);
   if (cost <= 0) return [];
   const at = Date.parse(row.ts);
-  const pk = accountPk(row.account_id);
   const subjects: BudgetSubject[] = [{ kind: 'token', tokenId: row.token_id }];
   if (row.requester) subjects.push({ kind: 'requester', requester: row.requester });
   const expiresAt = Math.floor(nextMonthStart(at) / 1000) + EXPIRY_GRACE_SECONDS;
   return subjects.flatMap((subject): CounterChange[] => [
-    { key: { pk, sk: budgetSk(subject) }, increments: { spent_total_nanos: cost }, set: subjectAttributes(subject) },
-    { key: { pk, sk: monthSk(subject, at) }, increments: { spent_nanos: cost, [dayAttribute(at)]: cost }, set: { expires_at: expiresAt } },
+    { key: budgetKey(row.account_id, subject), increments: { spent_total_nanos: cost }, set: subjectAttributes(subject) },
+    { key: monthKey(row.account_id, subject, at), increments: { spent_nanos: cost, [dayAttribute(at)]: cost }, set: { expires_at: expiresAt } },
   ]);
 }
 
@@ -84,9 +95,8 @@ export class DynamoBudgetStore implements BudgetStore {
   ) {}
 
   statusOf(accountId: string, subject: BudgetSubject, at: number): Promise<BudgetStatus | undefined> {
-    const pk = accountPk(accountId);
-    const budgetRead = this.reads.get({ pk, sk: budgetSk(subject) });
-    const monthRead = this.reads.get({ pk, sk: monthSk(subject, at) });
+    const budgetRead = this.reads.get(budgetKey(accountId, subject));
+    const monthRead = this.reads.get(monthKey(accountId, subject, at));
     return Promise.all([budgetRead, monthRead]).then(([budgetItem, monthItem]) => {
       const budget = budgetOf(budgetItem);
       return budget && budgetStatus(subject, budget, spendOf(budgetItem, monthItem, at), at);
@@ -102,26 +112,16 @@ export class DynamoBudgetStore implements BudgetStore {
       values[`:v${i}`] = value;
       return `#n${i} = :v${i}`;
     });
-    // An update, not a put: the lifetime spend on the same item must survive a budget change.
-    await this.write(subject, true, {
-      TableName: this.table,
-      Key: { pk: accountPk(accountId), sk: budgetSk(subject) },
-      UpdateExpression: `SET ${assignments.join(', ')}`,
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
-    });
+    // Updates, not puts: the lifetime spend on the subject's item must survive a budget change.
+    const update = (Key: Record<string, string>) => ({ TableName: this.table, Key, UpdateExpression: `SET ${assignments.join(', ')}`, ExpressionAttributeNames: names, ExpressionAttributeValues: values });
+    await this.write(subject, true, [update(listingKey(accountId, subject)), update(budgetKey(accountId, subject))]);
   }
 
   async removeBudget(accountId: string, subject: BudgetSubject): Promise<boolean> {
     try {
-      await this.write(subject, false, {
-        TableName: this.table,
-        Key: { pk: accountPk(accountId), sk: budgetSk(subject) },
-        // The spend stays: setting a budget again later sees what was already spent.
-        UpdateExpression: 'REMOVE limit_nanos, #period',
-        ConditionExpression: 'attribute_exists(limit_nanos)',
-        ExpressionAttributeNames: { '#period': 'period' },
-      });
+      // The spend stays: setting a budget again later sees what was already spent.
+      const remove = (Key: Record<string, string>) => ({ TableName: this.table, Key, UpdateExpression: 'REMOVE limit_nanos, #period', ExpressionAttributeNames: { '#period': 'period' } });
+      await this.write(subject, false, [{ ...remove(listingKey(accountId, subject)), ConditionExpression: 'attribute_exists(limit_nanos)' }, remove(budgetKey(accountId, subject))]);
       return true;
     } catch (error) {
       if ((error as Error).name === 'ConditionalCheckFailedException' || cancellationReasons(error)?.[0] === 'ConditionalCheckFailed') return false;
@@ -130,19 +130,15 @@ export class DynamoBudgetStore implements BudgetStore {
   }
 
   /**
-   * A token's budget changes together with its gate's flag (token-gate.ts), in one transaction:
-   * the proxy reads a token's budget only when the gate says it has one. A requester budget
-   * spans every token of its account; the proxy reads it whenever a request names its requester.
+   * The listing item and the subject's item change together, in one transaction, and a token's
+   * budget with its gate's flag (token-gate.ts): the proxy reads a token's budget only when the
+   * gate says it has one. A requester budget spans every token of its account; the proxy reads it
+   * whenever a request names its requester. The listing item's update comes first: its condition
+   * is the one a removal checks.
    */
-  private async write(subject: BudgetSubject, hasBudget: boolean, update: Record<string, unknown> & { TableName: string; Key: Record<string, string>; UpdateExpression: string }): Promise<void> {
-    if (subject.kind === 'requester') {
-      await this.doc.send({ operation: 'UpdateItem', input: update });
-      return;
-    }
-    await this.doc.send({
-      operation: 'TransactWriteItems',
-      input: { TransactItems: [{ Update: update }, { Update: gateBudgetFlag(this.gateTable, subject.tokenId, hasBudget) }] },
-    });
+  private async write(subject: BudgetSubject, hasBudget: boolean, updates: TransactUpdate[]): Promise<void> {
+    const gate = subject.kind === 'token' ? [gateBudgetFlag(this.gateTable, subject.tokenId, hasBudget)] : [];
+    await this.doc.send({ operation: 'TransactWriteItems', input: { TransactItems: [...updates, ...gate].map((update) => ({ Update: update })) } });
   }
 
   async listBudgets(accountId: string, kind: BudgetSubject['kind'], at: number): Promise<BudgetStatus[]> {
@@ -164,8 +160,8 @@ export class DynamoBudgetStore implements BudgetStore {
       const subject = subjectOf(item);
       const budget = budgetOf(item);
       if (!subject || !budget) return undefined;
-      const monthItem = await this.reads.get({ pk, sk: monthSk(subject, at) });
-      return budgetStatus(subject, budget, spendOf(item, monthItem, at), at);
+      const [budgetItem, monthItem] = await Promise.all([this.reads.get(budgetKey(accountId, subject)), this.reads.get(monthKey(accountId, subject, at))]);
+      return budgetStatus(subject, budget, spendOf(budgetItem, monthItem, at), at);
     });
     return (await Promise.all(statuses)).filter((s): s is BudgetStatus => s !== undefined);
   }

@@ -110,7 +110,8 @@ describe('budget periods roll over in UTC', () => {
       { subject: { kind: 'requester', requester: 'ana' }, budget: { limitNanos: 10_000, period: 'month' }, spentNanos: 2_500, resetsAt: at('05-01T00:00:00.000') },
     ]);
 
-    const key = { pk: `ACCOUNT#${first}`, sk: `SPEND#${year}-04#T#${first}_tok` };
+    // The token's counters live in its own partition, not the account's.
+    const key = { pk: `ACCOUNT#${first}#T#${first}_tok`, sk: `SPEND#${year}-04` };
     const { Item: monthCounter } = await tables.clients.doc.send({ operation: 'GetItem', input: { TableName: tables.tables.accounts, Key: key } });
     expect(monthCounter).toMatchObject({ spent_nanos: 2_500, d15: 2_500, expires_at: at('05-02T00:00:00.000') / 1000 });
   });

@@ -91,7 +91,7 @@ test('a row without a cost is stored without touching any counter', async () => 
   const account = 'acct-free';
   await usageLog.write(row(account, 0, 'cy'));
   expect(await storedRows(account)).toBe(1);
-  const counter = await tables.clients.doc.send({ operation: 'GetItem', input: { TableName: tables.tables.accounts, Key: { pk: `ACCOUNT#${account}`, sk: `BUDGET#T#${account}_tok` } } });
+  const counter = await tables.clients.doc.send({ operation: 'GetItem', input: { TableName: tables.tables.accounts, Key: { pk: `ACCOUNT#${account}#T#${account}_tok`, sk: 'BUDGET' } } });
   expect(counter.Item).toBeUndefined();
 });
 

@@ -113,7 +113,7 @@ describe('a token with no gate yet (issued before gates, or the table was recrea
       // Written as before gates existed: the budget item alone.
       await tables.clients.doc.send({
         operation: 'PutItem',
-        input: { TableName: tables.tables.accounts, Item: { pk: accountPk(token.accountId), sk: `BUDGET#T#${token.tokenId}`, limit_nanos: 1e9, period: 'month' } },
+        input: { TableName: tables.tables.accounts, Item: { pk: `${accountPk(token.accountId)}#T#${token.tokenId}`, sk: 'BUDGET', limit_nanos: 1e9, period: 'month' } },
       });
     }
     if (revoked) await accounts.revokeToken(token.accountId, token.tokenId, new Date(now).toISOString());

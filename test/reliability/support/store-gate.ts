@@ -44,6 +44,8 @@ export interface StoreGate {
   readonly disturbed: number;
   /** How many calls that match the store has performed and answered so far (an event a test can wait for). */
   answered(match: (call: StoreCall) => boolean): number;
+  /** Every call the store has performed and answered so far, in order (what a heat count reads). */
+  answeredCalls(): readonly StoreCall[];
   readonly throttled: number;
   close(): Promise<void>;
 }
@@ -143,6 +145,9 @@ export async function startStoreGate(target: string): Promise<StoreGate> {
     },
     answered(match) {
       return answeredCalls.filter(match).length;
+    },
+    answeredCalls() {
+      return [...answeredCalls];
     },
     async close() {
       for (const socket of open) socket.destroy();

@@ -1,0 +1,92 @@
+/**
+ * Partition heat: one account with many tokens and requesters, through a relay in front of
+ * DynamoDB Local that sees every call the store answers. The write units each partition takes
+ * per request must leave one account far from DynamoDB's per-partition limit (1,000 write units
+ * a second): docs/deploy.md, "Partition ceilings". Rows and rollups are shown apart; every row
+ * must still be exact. HEAT_REQUESTS (default 300; the profile measured on the earlier key scheme ran 600) sizes the run.
+ */
+import { startProxy, type ProxyServer } from '../support/proxy-server';
+import { callProxy, type CallResult } from './support/requests';
+import { waitForRowCount } from './support/rows';
+import { runPool } from './support/pool';
+import { startStoreGate, type StoreCall, type StoreGate } from './support/store-gate';
+import { partitionHeat, readHeat } from './support/partition-heat';
+
+const REQUESTS = Number(process.env.HEAT_REQUESTS ?? 300);
+const CONCURRENCY = 12;
+const TOKENS = 20;
+const REQUESTERS = 50;
+
+jest.setTimeout(Math.max(300_000, REQUESTS * 400));
+
+let gate: StoreGate;
+let proxy: ProxyServer;
+const tokens: Array<{ token: string; tokenId: string }> = [];
+
+beforeAll(async () => {
+  const endpoint = process.env.DYNAMODB_ENDPOINT;
+  if (!endpoint) throw new Error('DYNAMODB_ENDPOINT is not set: the jest global setup starts DynamoDB Local');
+  gate = await startStoreGate(endpoint);
+  proxy = await startProxy({ env: { DYNAMODB_ENDPOINT: gate.endpoint, RATE_LIMIT_PER_MINUTE: '10000000' } });
+  tokens.push({ token: proxy.account.token, tokenId: proxy.account.tokenId });
+  while (tokens.length < TOKENS) {
+    const response = await proxy.api('/api/tokens', { token: proxy.account.token, body: { name: `team-${tokens.length}` } });
+    const body = (await response.json()) as { token: string; token_id: string };
+    proxy.secrets.add(body.token);
+    tokens.push({ token: body.token, tokenId: body.token_id });
+  }
+  // Budgets on every token and requester, so the request path reads all it can read before forwarding.
+  for (const { tokenId } of tokens) {
+    expect((await proxy.api(`/api/tokens/${tokenId}/budget`, { method: 'PUT', token: proxy.account.token, body: { limit_usd: 1000, period: 'month' } })).status).toBe(200);
+  }
+  for (let i = 0; i < REQUESTERS; i++) {
+    expect((await proxy.api(`/api/budgets/requesters/${requester(i)}`, { method: 'PUT', token: proxy.account.token, body: { limit_usd: 1000, period: 'day' } })).status).toBe(200);
+  }
+});
+
+afterAll(async () => {
+  await proxy?.stop();
+  await gate?.close();
+});
+
+const requester = (index: number) => `user-${index % REQUESTERS}`;
+
+const proxied = (call: StoreCall) => !call.tables.some((table) => table.endsWith('usage-stats'));
+
+test(`${REQUESTS} priced chat requests from one account (${TOKENS} tokens, ${REQUESTERS} requesters) at concurrency ${CONCURRENCY}: the spend counters take at most 0.5 write units per request on any partition, next to nothing on the account's`, async () => {
+  const before = gate.answeredCalls().length;
+  const results: CallResult[] = await runPool(REQUESTS, CONCURRENCY, (index) =>
+    callProxy(proxy, { provider: index % 2 ? 'prov-b' : 'prov-c', token: tokens[index % TOKENS]!.token, prompt: `heat ${index}`, headers: { 'x-proxy-user': requester(index * 7) } }),
+  );
+  expect(results.filter((result) => result.status !== 200).map((result) => result.text.slice(0, 200))).toEqual([]);
+
+  // Every row exact: one per request, with its cost, and the spend it added counted once.
+  const rows = await waitForRowCount(proxy, proxy.account.token, REQUESTS, 60_000 + REQUESTS * 50);
+  expect(new Set(rows.map((row) => row.id))).toEqual(new Set(results.map((result) => result.requestId)));
+  expect(rows.every((row) => row.status_code === 200 && typeof row.cost_usd === 'number' && row.cost_usd > 0)).toBe(true);
+  const { requesters } = (await (await proxy.api('/api/budgets', { token: proxy.account.token })).json()) as { requesters: Array<{ spent_usd: number }> };
+  const listed = (await (await proxy.api('/api/tokens', { token: proxy.account.token })).json()) as { tokens: Array<{ budget: { spent_usd: number } | null }> };
+  const nanos = (usd: number[]) => usd.reduce((sum, value) => sum + Math.round(value * 1e9), 0);
+  const logged = nanos(rows.map((row) => row.cost_usd as number));
+  expect(nanos(listed.tokens.map((t) => t.budget?.spent_usd ?? 0))).toBe(logged);
+  expect(nanos(requesters.map((r) => r.spent_usd))).toBe(logged);
+
+  const calls = gate.answeredCalls().slice(before);
+  const heat = partitionHeat(calls.filter(proxied));
+  const rollups = partitionHeat(calls.filter((call) => !proxied(call)));
+  const perRequest = (units: number) => Math.round((units / REQUESTS) * 1000) / 1000;
+  const show = (list: typeof heat) => list.slice(0, 5).map((p) => `${p.table} ${p.partition}: ${perRequest(p.units)}`);
+  // Shown apart, for a reader of the test's output.
+  console.log(`${perRequest(heat.filter((p) => p.table === 'usageLogs').reduce((sum, p) => sum + p.units, 0))} row write units per request in all; write units per request, hottest partitions:\n  ${show(heat).join('\n  ')}\nrollups:\n  ${show(rollups).join('\n  ')}`);
+
+  // The spend counters: each token's and requester's in its own partition, the account's takes next to nothing.
+  const counters = heat.filter((p) => p.table === 'accounts');
+  expect(counters.length).toBeGreaterThanOrEqual(TOKENS + REQUESTERS);
+  expect(counters.filter((p) => perRequest(p.units) > 0.5).map((p) => `${p.partition}: ${perRequest(p.units)}`)).toEqual([]);
+  const accountPartition = counters.find((p) => p.partition === `ACCOUNT#${proxy.account.accountId}`);
+  expect(perRequest(accountPartition?.units ?? 0)).toBeLessThanOrEqual(0.05);
+
+  // Reads before forwarding: under half of a partition's 3,000 read units a second at 1,000 requests a second.
+  const reads = readHeat(calls.filter(proxied));
+  expect(perRequest(reads[0]?.units ?? 0)).toBeLessThanOrEqual(1.5);
+});
