@@ -18,7 +18,8 @@ export function serveFromCache(deps: Pick<Deps, 'cache' | 'prices' | 'rowWriter'
       const decision = await deps.cache.consult(state.cache, state.lookups.cachedResponse, replay, {
         requestId: state.request.id,
         track: (work) => state.work.add(work),
-        costNanos: (model, usage) => deps.prices.cost(model, usage, { provider: state.provider.id, at: state.request.receivedAt }).nanos,
+        // Priced as the row is: the answer's model, else the one the request named (in the path, for Bedrock).
+        costNanos: (model, usage) => deps.prices.cost(model ?? requestedModel(state), usage, { provider: state.provider.id, at: state.request.receivedAt }).nanos,
       });
       if ('fill' in decision) return { cacheFill: decision.fill };
       const { entry, statusCode, headers, body } = decision.hit;
@@ -33,4 +34,9 @@ export function serveFromCache(deps: Pick<Deps, 'cache' | 'prices' | 'rowWriter'
       return new Answer(finishResponse(state, { statusCode, headers, body }));
     },
   };
+}
+
+function requestedModel(state: Admitted): string | undefined {
+  const named = state.pathModel ?? state.body?.model;
+  return typeof named === 'string' ? named : undefined;
 }

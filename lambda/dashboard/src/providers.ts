@@ -12,6 +12,8 @@ export interface ProviderInfo {
   exampleModel: string;
   /** Chart colour; chosen to stay distinguishable for common colour-vision deficiencies. */
   color: string;
+  /** Reached through AWS: without a saved key, the proxy signs requests with its own AWS role (docs/bedrock.md). */
+  signsWithRole: boolean;
 }
 
 /** The provider catalog as the dashboard shows it (the catalog is plain data, so the bundle stays free of server code). */
@@ -22,6 +24,7 @@ export const PROVIDERS: readonly ProviderInfo[] = PROVIDER_CATALOG.map((entry) =
   basePath: entry.sdkBasePath,
   exampleModel: entry.exampleModel,
   color: entry.chartColor,
+  signsWithRole: 'aws' in entry.upstream,
 }));
 
 const byId = new Map<string, ProviderInfo>(PROVIDERS.map((p) => [p.id, p]));

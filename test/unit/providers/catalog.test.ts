@@ -67,6 +67,11 @@ test('the local banner lists an override for every catalog provider, in catalog 
   expect(overrides.map((line) => /upstream (\S+):/.exec(line)?.[1])).toEqual(PROVIDER_CATALOG.map((entry) => entry.id));
 });
 
+test('the dashboard marks exactly the providers reached through AWS as signed with the proxy’s role when no key is saved', () => {
+  expect(DASHBOARD_PROVIDERS.filter((p) => p.signsWithRole).map((p) => p.id)).toEqual(PROVIDER_CATALOG.filter((entry) => 'aws' in entry.upstream).map((entry) => entry.id));
+  expect(DASHBOARD_PROVIDERS.filter((p) => p.signsWithRole).length).toBeGreaterThan(0);
+});
+
 test('the dashboard shows the catalog: names, SDK base paths, example models, colours', () => {
   expect(DASHBOARD_PROVIDERS.map((p) => [p.id, p.name, p.basePath, p.exampleModel, p.color])).toEqual(
     PROVIDER_CATALOG.map((entry) => [entry.id, entry.displayName, entry.sdkBasePath, entry.exampleModel, entry.chartColor]),
@@ -196,7 +201,7 @@ describe('one more catalog entry is all a new provider needs', () => {
 
   test('the dashboard lists it with its name, SDK, base path, model and colour', () => {
     const { dashboard } = readers;
-    expect(dashboard.PROVIDERS.at(-1)).toEqual({ id: 'prov-z', name: 'Zeta AI', sdk: 'openai', basePath: '/prov-z/v1', exampleModel: 'zeta-small', color: '#336699' });
+    expect(dashboard.PROVIDERS.at(-1)).toEqual({ id: 'prov-z', name: 'Zeta AI', sdk: 'openai', basePath: '/prov-z/v1', exampleModel: 'zeta-small', color: '#336699', signsWithRole: false });
     expect(dashboard.providerName('prov-z')).toBe('Zeta AI');
   });
 
