@@ -129,10 +129,11 @@ describe('refusals in Bedrock’s shape', () => {
   });
 
   it('the rate limit: 429, raised as ThrottlingException', async () => {
-    const limited = await startProxy({ env: { RATE_LIMIT_PER_MINUTE: '1' }, fakes: proxy.fakes });
+    const limited = await startProxy({ env: { RATE_LIMIT_PER_MINUTE: '2' }, fakes: proxy.fakes });
     try {
       const bedrock = client(limited, limited.account.token);
       await bedrock.send(new ConverseCommand({ modelId: MODEL, messages: messages('one') }));
+      await bedrock.send(new ConverseCommand({ modelId: MODEL, messages: messages('one more') }));
       const error = await bedrock.send(new ConverseCommand({ modelId: MODEL, messages: messages('two') })).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ThrottlingException);
       expect((error as { $metadata: { httpStatusCode: number } }).$metadata.httpStatusCode).toBe(429);
