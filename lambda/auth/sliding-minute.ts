@@ -54,7 +54,9 @@ export function roomCondition(limit: number, known: number | undefined): { expre
     const previous = j === 0 ? 'attribute_not_exists(#prev)' : `(attribute_not_exists(#prev) OR size(#prev) <= :prev${j})`;
     clauses.push(`(${previous} AND ${current(limit - j * step, `:room${j}`)})`);
   }
-  return { expression: `(${clauses.join(' OR ')})`, values, readsPrevious: true };
+  // DynamoDB refuses redundant parentheses, so one clause (a limit below 2) stands alone.
+  const expression = clauses.length === 1 ? clauses[0] : `(${clauses.join(' OR ')})`;
+  return { expression, values, readsPrevious: true };
 }
 
 /**

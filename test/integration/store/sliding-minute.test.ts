@@ -128,3 +128,14 @@ test('one conditional write per request once an instance has seen the token’s 
   for (let i = 0; i < 8; i++) await instance.admit(token, MINUTE_START + MINUTE + 2_000 + i * 100);
   expect(instance.calls).toEqual(Array(8).fill('UpdateItem'));
 });
+
+test('a limit of 1 admits one request per 60 s (its condition has a single clause)', async () => {
+  const token = await issued();
+  const instance = gate(1);
+  const at = MINUTE_START + 59_000;
+  expect(await instance.admit(token, at)).toMatchObject({ kind: 'admitted', rateLimit: { remaining: 0 } });
+  expect((await instance.admit(token, at + 2_000)).kind).toBe('limited');
+  // A fresh instance has no copy of the previous minute: the single-clause condition is the one it sends.
+  expect((await gate(1).admit(token, at + 30_000)).kind).toBe('limited');
+  expect((await gate(1).admit(token, at + MINUTE)).kind).toBe('admitted');
+});
