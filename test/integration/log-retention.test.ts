@@ -6,6 +6,7 @@
 import { DescribeTimeToLiveCommand, DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { randomBytes } from 'node:crypto';
 import { tableNames } from '../../lambda/tables';
+import { rowPartition } from '../../lambda/usage/dynamodb/row-shards';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 
 const DAY_SECONDS = 86_400;
@@ -23,7 +24,7 @@ async function storedRow(proxy: ProxyServer, prefix: string): Promise<{ ts: stri
   await answer.text();
   const [row] = await proxy.rowsFor(proxy.account.token, [answer.headers.get('x-proxy-request-id')!]);
   const table = tableNames({}, prefix).usageLogs;
-  const { Items } = await dynamo.send(new QueryCommand({ TableName: table, KeyConditionExpression: 'account_id = :a', ExpressionAttributeValues: { ':a': { S: proxy.account.accountId } } }));
+  const { Items } = await dynamo.send(new QueryCommand({ TableName: table, KeyConditionExpression: 'account_id = :a', ExpressionAttributeValues: { ':a': { S: rowPartition(proxy.account.accountId, row!.id as string) } } }));
   expect(Items).toHaveLength(1);
   const item = Items![0]!;
   expect(item.id?.S).toBe(row!.id);

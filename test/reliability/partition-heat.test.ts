@@ -11,6 +11,7 @@ import { waitForRowCount } from './support/rows';
 import { runPool } from './support/pool';
 import { startStoreGate, type StoreCall, type StoreGate } from './support/store-gate';
 import { partitionHeat, readHeat } from './support/partition-heat';
+import { ROW_SHARDS } from '../../lambda/usage/dynamodb/row-shards';
 
 const REQUESTS = Number(process.env.HEAT_REQUESTS ?? 300);
 const CONCURRENCY = 12;
@@ -53,7 +54,7 @@ const requester = (index: number) => `user-${index % REQUESTERS}`;
 
 const proxied = (call: StoreCall) => !call.tables.some((table) => table.endsWith('usage-stats'));
 
-test(`${REQUESTS} priced chat requests from one account (${TOKENS} tokens, ${REQUESTERS} requesters) at concurrency ${CONCURRENCY}: the spend counters take at most 0.5 write units per request on any partition, next to nothing on the account's`, async () => {
+test(`${REQUESTS} priced chat requests from one account (${TOKENS} tokens, ${REQUESTERS} requesters) at concurrency ${CONCURRENCY}: at most 0.5 write units per request on any partition but the rollups'`, async () => {
   const before = gate.answeredCalls().length;
   const results: CallResult[] = await runPool(REQUESTS, CONCURRENCY, (index) =>
     callProxy(proxy, { provider: index % 2 ? 'prov-b' : 'prov-c', token: tokens[index % TOKENS]!.token, prompt: `heat ${index}`, headers: { 'x-proxy-user': requester(index * 7) } }),
@@ -79,6 +80,12 @@ test(`${REQUESTS} priced chat requests from one account (${TOKENS} tokens, ${REQ
   // Shown apart, for a reader of the test's output.
   console.log(`${perRequest(heat.filter((p) => p.table === 'usageLogs').reduce((sum, p) => sum + p.units, 0))} row write units per request in all; write units per request, hottest partitions:\n  ${show(heat).join('\n  ')}\nrollups:\n  ${show(rollups).join('\n  ')}`);
 
+  const hottest = heat[0]!;
+  expect(`${hottest.table} ${hottest.partition}: ${perRequest(hottest.units) <= 0.5 ? 'at most' : 'over'} 0.5`).toBe(`${hottest.table} ${hottest.partition}: at most 0.5`);
+  // The rows: spread over the account's shards.
+  const rowPartitions = heat.filter((p) => p.table === 'usageLogs');
+  expect(rowPartitions.length).toBe(ROW_SHARDS);
+  expect(perRequest(Math.max(...rowPartitions.map((p) => p.units)))).toBeLessThanOrEqual(0.5);
   // The spend counters: each token's and requester's in its own partition, the account's takes next to nothing.
   const counters = heat.filter((p) => p.table === 'accounts');
   expect(counters.length).toBeGreaterThanOrEqual(TOKENS + REQUESTERS);

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { newRequestId } from '../../lambda/http/request';
 import { tableNames } from '../../lambda/tables';
 import type { UsageRow } from '../../lambda/usage/usage-row';
+import { rowPartitions } from '../../lambda/usage/dynamodb/row-shards';
 import { startAllFakes, type AllFakes } from '../fakes/start-fakes';
 import { callProxy } from './support/requests';
 import { sdkDocumentClient } from './support/dynamo';
@@ -30,13 +31,14 @@ afterAll(() => fakes?.close());
 async function storedIds(tablePrefix: string, accountId: string): Promise<string[]> {
   const doc = sdkDocumentClient();
   const ids: string[] = [];
+  for (const partition of rowPartitions(accountId)) {
   let start: Record<string, unknown> | undefined;
   do {
     const page = await doc.send(
       new QueryCommand({
         TableName: tableNames({}, tablePrefix).usageLogs,
         KeyConditionExpression: 'account_id = :account',
-        ExpressionAttributeValues: { ':account': accountId },
+        ExpressionAttributeValues: { ':account': partition },
         ProjectionExpression: 'id',
         ConsistentRead: true,
         ExclusiveStartKey: start,
@@ -45,6 +47,7 @@ async function storedIds(tablePrefix: string, accountId: string): Promise<string
     ids.push(...(page.Items ?? []).map((item) => item.id as string));
     start = page.LastEvaluatedKey;
   } while (start);
+  }
   return ids;
 }
 

@@ -1,5 +1,6 @@
 import { itemFromImage } from '../../store/dynamodb/wire/operations';
 import type { UsageRow } from '../usage-row';
+import { accountOfRowPartition } from './row-shards';
 import type { StreamedRow } from '../rollups/fold';
 
 /** The part of a DynamoDB stream record the fold reads (Lambda's event and the Streams API agree on it). */
@@ -19,7 +20,9 @@ export function streamedRows(records: readonly UsageStreamRecord[], lineage: str
     const image = record.dynamodb?.NewImage;
     const sequence = record.dynamodb?.SequenceNumber;
     if (record.eventName !== 'INSERT' || !image || !sequence) continue;
-    rows.push({ row: itemFromImage(image) as unknown as UsageRow, lineage, sequence });
+    const row = itemFromImage(image) as unknown as UsageRow;
+    // The stored key names the row's shard; the rollups are the account's.
+    rows.push({ row: { ...row, account_id: accountOfRowPartition(row.account_id) }, lineage, sequence });
   }
   return rows;
 }

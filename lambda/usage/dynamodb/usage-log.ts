@@ -2,6 +2,8 @@ import { ValidationError } from '../../errors';
 import { requestIdTime } from '../../http/request';
 import type { CounterChange } from '../../store/dynamodb/counter-change';
 import { pages, type PageKey } from '../../store/dynamodb/paginate';
+import { mergeShards } from './merged-shards';
+import { rowPartition, rowPartitions } from './row-shards';
 import { TransactedRows } from '../../store/dynamodb/transacted-rows';
 import type { LogQuery, UsageLog, UsageRow } from '../usage-row';
 import type { DocumentClient } from '../../store/dynamodb/wire/document-client';
@@ -25,9 +27,9 @@ export interface RowSpend {
 }
 
 /**
- * Rows in one partition per account, sorted by `ts_id` (ISO time + request id),
- * so "newest first for a period" is a single reverse range query and the table
- * reads naturally in the DynamoDB console.
+ * Rows in a few partitions per account (row-shards.ts), each sorted by `ts_id` (ISO time +
+ * request id), so "newest first for a period" is one reverse range query per shard, merged, and
+ * the table reads naturally in the DynamoDB console (docs/operations.md gives the query).
  */
 export class DynamoUsageLog implements UsageLog {
   private readonly rowsWithSpend: TransactedRows;
@@ -54,22 +56,26 @@ export class DynamoUsageLog implements UsageLog {
    */
   async write(row: UsageRow): Promise<void> {
     const expires = this.retentionDays ? { expires_at: Math.floor(Date.parse(row.ts) / 1000) + this.retentionDays * 86_400 } : {};
-    const item = { ...row, ts_id: `${row.ts}#${row.id}`, ...expires };
+    const item = { ...row, account_id: rowPartition(row.account_id, row.id), ts_id: `${row.ts}#${row.id}`, ...expires };
     const changes = this.spend.changes(row);
     if (changes.length === 0) await this.doc.send({ operation: 'PutItem', input: { TableName: this.table, Item: item } });
     else await this.rowsWithSpend.write({ item, id: row.id, changes });
   }
 
   /**
-   * The sort key is the row's arrival time plus its id, and the id starts with
-   * that time: one row is one GetItem, in the caller's own partition only.
+   * The sort key is the row's arrival time plus its id, the id starts with that time and picks
+   * the shard: one row is one GetItem, in the caller's own partitions only (a second one for a row
+   * written before shards existed).
    */
   async find(accountId: string, id: string): Promise<UsageRow | undefined> {
     const time = requestIdTime(id);
     if (time === undefined) return undefined;
-    const key = { account_id: accountId, ts_id: `${new Date(time).toISOString()}#${id}` };
-    const result = await this.doc.send({ operation: 'GetItem', input: { TableName: this.table, Key: key, ConsistentRead: true } });
-    return result.Item ? publicRow(result.Item as UsageRow) : undefined;
+    const tsId = `${new Date(time).toISOString()}#${id}`;
+    for (const partition of [rowPartition(accountId, id), accountId]) {
+      const result = await this.doc.send({ operation: 'GetItem', input: { TableName: this.table, Key: { account_id: partition, ts_id: tsId }, ConsistentRead: true } });
+      if (result.Item) return publicRow({ ...result.Item, account_id: accountId } as UsageRow);
+    }
+    return undefined;
   }
 
   async query(accountId: string, query: LogQuery): Promise<{ items: UsageRow[]; nextCursor: string | null }> {
@@ -97,40 +103,30 @@ export class DynamoUsageLog implements UsageLog {
       filters.push(query.status === 'error' ? '#status >= :errorFrom' : '#status < :errorFrom');
     }
 
-    const items: UsageRow[] = [];
     const startTsId = query.cursor ? decodeCursor(query.cursor) : undefined;
     // A cursor this API never returned must not silently restart at page one.
     if (query.cursor && !startTsId) throw new ValidationError('cursor: not a cursor this endpoint returned; pass next_cursor exactly as given.', 'cursor');
-    let lastKey: string | undefined;
-    let more = false;
-    let pagesRead = 0;
-    // DynamoDB applies Limit before the filter, so keep reading until the page is full.
-    const read = (start: PageKey | undefined) =>
-      this.doc.send({
-        operation: 'Query',
-        input: {
-          TableName: this.table,
-          KeyConditionExpression: 'account_id = :account AND ts_id BETWEEN :from AND :to',
-          FilterExpression: filters.length ? filters.join(' AND ') : undefined,
-          ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
-          ExpressionAttributeValues: values,
-          ScanIndexForward: false,
-          Limit: filters.length ? Math.max(query.limit * 4, 100) : query.limit - items.length,
-          ExclusiveStartKey: start,
-        },
-      });
-    for await (const page of pages(read, startTsId ? { account_id: accountId, ts_id: startTsId } : undefined)) {
-      for (const item of page.items) {
-        if (items.length === query.limit) break;
-        items.push(item as UsageRow);
-        lastKey = item.ts_id as string;
-      }
-      more = items.length === query.limit || page.lastKey !== undefined;
-      if (!page.lastKey || items.length === query.limit) break;
-      lastKey = page.lastKey.ts_id as string;
-      if (++pagesRead === MAX_PAGES_PER_QUERY) break;
-    }
-    return { items: items.map(publicRow), nextCursor: more && lastKey ? encodeCursor(lastKey) : null };
+    // DynamoDB applies Limit before the filter, so each shard keeps reading until the page is full.
+    const shardPages = (partition: string) =>
+      pages(
+        (start: PageKey | undefined) =>
+          this.doc.send({
+            operation: 'Query',
+            input: {
+              TableName: this.table,
+              KeyConditionExpression: 'account_id = :account AND ts_id BETWEEN :from AND :to',
+              FilterExpression: filters.length ? filters.join(' AND ') : undefined,
+              ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
+              ExpressionAttributeValues: { ...values, ':account': partition },
+              ScanIndexForward: false,
+              Limit: filters.length ? Math.max(query.limit * 4, 100) : query.limit,
+              ExclusiveStartKey: start,
+            },
+          }),
+        startTsId ? { account_id: partition, ts_id: startTsId } : undefined,
+      );
+    const merged = await mergeShards(rowPartitions(accountId).map(shardPages), query.limit, MAX_PAGES_PER_QUERY, startTsId);
+    return { items: merged.items.map((item) => publicRow(item as unknown as UsageRow)), nextCursor: merged.resumeAt ? encodeCursor(merged.resumeAt) : null };
   }
 }
 

@@ -1,6 +1,7 @@
 import type { StoreCommand } from '../../../lambda/store/dynamodb/wire/operations';
 import { DynamoBudgetStore, spendChanges } from '../../../lambda/budgets/dynamodb/budget-store';
 import { DynamoUsageLog } from '../../../lambda/usage/dynamodb/usage-log';
+import { rowPartitions } from '../../../lambda/usage/dynamodb/row-shards';
 import type { UsageRow } from '../../../lambda/usage/usage-row';
 import { createTestTables } from '../../support/tables';
 
@@ -49,10 +50,14 @@ async function spend(accountId: string, requester?: string): Promise<{ token: nu
 }
 
 async function storedRows(accountId: string): Promise<number> {
-  const result = await tables.clients.doc.send(
-    { operation: 'Query', input: { TableName: tables.tables.usageLogs, KeyConditionExpression: 'account_id = :a', ExpressionAttributeValues: { ':a': accountId }, Select: 'COUNT' } },
-  );
-  return result.Count ?? 0;
+  let count = 0;
+  for (const partition of rowPartitions(accountId)) {
+    const result = await tables.clients.doc.send(
+      { operation: 'Query', input: { TableName: tables.tables.usageLogs, KeyConditionExpression: 'account_id = :a', ExpressionAttributeValues: { ':a': partition }, Select: 'COUNT' } },
+    );
+    count += result.Count ?? 0;
+  }
+  return count;
 }
 
 test('the same row written again, after or alongside the first write, is stored and counted once', async () => {
