@@ -30,9 +30,12 @@ export function timesIn(set: unknown, minuteStart: number): number[] {
   return [...(set as Set<string>)].map((entry) => minuteStart + Number(entry.slice(0, entry.indexOf('.'))));
 }
 
-/** Admission times inside the window that ends at `now` (the 60 s before it, `now` included). */
+/**
+ * Admission times inside the window that ends at `now` (the 60 s before it). A time after `now`
+ * (another instance admitted a request a moment later) counts too, as the condition's `size` does.
+ */
 export function inWindow(times: readonly number[], now: number): number[] {
-  return times.filter((time) => time > now - WINDOW_MS && time <= now);
+  return times.filter((time) => time > now - WINDOW_MS);
 }
 
 /**

@@ -132,7 +132,9 @@ export class DynamoTokenGate implements TokenGate {
   }
 
   private decision(allowed: boolean, counted: readonly number[], now: number): RateLimitDecision {
-    return { allowed, limit: this.limit, ...windowFigures(this.limit, counted, now) };
+    const figures = windowFigures(this.limit, counted, now);
+    // A refused request had no room, whatever a concurrent change to the item shows by now.
+    return { allowed, limit: this.limit, ...figures, remaining: allowed ? figures.remaining : 0 };
   }
 
   /**
