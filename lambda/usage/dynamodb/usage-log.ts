@@ -29,7 +29,7 @@ export interface RowSpend {
 /**
  * Rows in a few partitions per account (row-shards.ts), each sorted by `ts_id` (ISO time +
  * request id), so "newest first for a period" is one reverse range query per shard, merged, and
- * the table reads naturally in the DynamoDB console (docs/operations.md gives the query).
+ * the table reads naturally in the DynamoDB console (docs/deploy.md, "Reading the logs", gives the query).
  */
 export class DynamoUsageLog implements UsageLog {
   private readonly rowsWithSpend: TransactedRows;

@@ -6,8 +6,8 @@ import { sdkDocumentClient } from '../../reliability/support/dynamo';
 import { createTestTables } from '../../support/tables';
 
 /**
- * An account's rows are spread over shards (docs/operations.md, "Usage rows in the DynamoDB
- * console"); the logs API reads them as one log: newest first, paged by an opaque cursor, with
+ * An account's rows are spread over shards (docs/deploy.md, "Reading the logs"; docs/usage-and-pricing.md,
+ * "The usage row"); the logs API reads them as one log: newest first, paged by an opaque cursor, with
  * filters, rows written before shards existed included.
  */
 let tables: Awaited<ReturnType<typeof createTestTables>>;
@@ -71,7 +71,7 @@ test('rows of every shard and of the partition before shards come back as one lo
   expect(await allPages(account, { from, to }, 6)).toEqual(newestFirst.filter((id) => id >= 'r0015' && id <= 'r0044'));
 });
 
-test("docs/operations.md's console query lists one account's rows for a time range", async () => {
+test("docs/deploy.md's console query lists one account's rows for a time range", async () => {
   const account = 'acctconsole';
   const rows = Array.from({ length: 20 }, (_, index) => row(account, index));
   for (const r of rows) await usageLog.write(r);
