@@ -144,7 +144,7 @@ function lazyAwsCredentials(): AwsCredentialSource {
 
 function statsFold(doc: DocumentClient, table: string, log: Logger): DynamoUsageStats {
   const stats = new DynamoUsageStats(doc, table);
-  stats.onFailure = (delta, error) => log.warn('usage rollup not written; its rows will be delivered again', { rows: delta.rows.length, ...describeError(error) });
+  stats.onFailure = (delta, error) => log.warn('usage rollup not written; its rows will be delivered again', { rows: delta?.rows.length ?? 'all of the batch', ...describeError(error) });
   return stats;
 }
 

@@ -26,6 +26,13 @@ export class PermissionError extends ProxyError {
   }
 }
 
+/** The token's model list does not include the model asked for; nothing was sent upstream. */
+export class ModelNotAllowedError extends ProxyError {
+  constructor(message: string) {
+    super(403, message, { param: 'model', code: 'model_not_allowed' });
+  }
+}
+
 export class ValidationError extends ProxyError {
   constructor(message: string, param?: string) {
     super(400, message, { param });

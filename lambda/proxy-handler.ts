@@ -3,6 +3,7 @@ import type { Deps } from './deps';
 import { answerErrors } from './pipeline/answer-errors';
 import { authenticate } from './pipeline/authenticate';
 import { enforceBudget } from './pipeline/enforce-budget';
+import { enforceModelList } from './pipeline/enforce-model-list';
 import { enforceRateLimit } from './pipeline/enforce-rate-limit';
 import { forwardUpstream } from './pipeline/forward-upstream';
 import { Pipeline, streamingHandler } from './pipeline/pipeline';
@@ -24,12 +25,12 @@ import { validateBody } from './pipeline/validate-body';
 export function createProxyHandler(deps: Deps) {
   return streamingHandler({
     pipeline: proxyPipeline(deps),
-    handle: forwardUpstream(deps), // 9. forward; 10. record, once the body has ended
+    handle: forwardUpstream(deps), // 10. forward; 11. record, once the body has ended
     answerError: answerErrors(deps.log, deps.isStoreOutage),
   });
 }
 
-/** Steps 1–8 of docs/behaviour.md ("Processing order"), each given the dependencies it uses. */
+/** Steps 1–9 of docs/behaviour.md ("Processing order"), each given the dependencies it uses. */
 export function proxyPipeline(deps: Deps) {
   const { corsAllowedOrigins } = deps.config;
   return Pipeline.start(receiveRequest({ corsAllowedOrigins, background: deps.background }))
@@ -38,7 +39,8 @@ export function proxyPipeline(deps: Deps) {
     .then(authenticate()) // 3. authenticate
     .then(enforceRateLimit()) // 4. rate limit
     .then(validateBody()) // 5. validate
-    .then(enforceBudget(deps)) // 6. budget
-    .then(resolveProviderKey(deps)) // 7. resolve the provider key
-    .then(serveFromCache(deps)); // 8. cache
+    .then(enforceModelList(deps)) // 6. the token's model list
+    .then(enforceBudget(deps)) // 7. budget
+    .then(resolveProviderKey(deps)) // 8. resolve the provider key
+    .then(serveFromCache(deps)); // 9. cache
 }

@@ -4,6 +4,7 @@ import { BUDGET_PERIODS, type BudgetPeriod } from '../budgets/periods';
 import { NotFoundError, ValidationError } from '../errors';
 import { jsonResponse, type ProxyResponse } from '../http/response';
 import { nanosToUsd } from '../pricing/price-table';
+import { keyProblem, valueProblem } from '../tags/tags';
 import { REQUESTER_MAX_CHARS } from '../usage/usage-row';
 import { jsonBody, parseBody } from './request-body';
 import type { ApiRoute, ManageCall } from './route-types';
@@ -59,6 +60,15 @@ function requesterSubject({ params }: ManageCall): BudgetSubject {
   return { kind: 'requester', requester: params.requester };
 }
 
+/** A tag value's budget: key and value follow the rules of `x-proxy-tags` (docs/tags.md). */
+function tagSubject({ params }: ManageCall): BudgetSubject {
+  const problem = keyProblem(params.key);
+  if (problem) throw new ValidationError(`key: ${problem}.`, 'key');
+  const valueIssue = valueProblem(params.key, params.value);
+  if (valueIssue) throw new ValidationError(`value: ${valueIssue}.`, 'value');
+  return { kind: 'tag', key: params.key, value: params.value };
+}
+
 async function putBudget(call: ManageCall, subject: BudgetSubject): Promise<ProxyResponse> {
   const { deps, caller } = call;
   const budget = parseBudget(jsonBody(call));
@@ -75,7 +85,7 @@ async function deleteBudget(call: ManageCall, subject: BudgetSubject, what: stri
   return { statusCode: 204, headers: {}, body: '' };
 }
 
-/** Spend limits of the caller's own account: per token and per requester label (docs/budgets.md). */
+/** Spend limits of the caller's own account: per token, per requester label and per tag value (docs/budgets.md). */
 export const budgetRoutes: ApiRoute[] = [
   {
     method: 'PUT',
@@ -102,14 +112,29 @@ export const budgetRoutes: ApiRoute[] = [
     handle: (call) => deleteBudget(call, requesterSubject(call), 'This requester'),
   },
   {
+    method: 'PUT',
+    path: '/api/budgets/tags/:key/:value',
+    access: 'manage',
+    handle: (call) => putBudget(call, tagSubject(call)),
+  },
+  {
+    method: 'DELETE',
+    path: '/api/budgets/tags/:key/:value',
+    access: 'manage',
+    handle: (call) => deleteBudget(call, tagSubject(call), 'This tag value'),
+  },
+  {
     method: 'GET',
     path: '/api/budgets',
     access: 'manage',
     async handle({ deps, caller }) {
-      const statuses = await deps.budgets.listBudgets(caller.accountId, 'requester', deps.now());
-      const requesters = statuses.flatMap(({ subject, ...rest }) => (subject.kind === 'requester' ? [{ requester: subject.requester, ...budgetJson({ subject, ...rest }) }] : []));
+      const now = deps.now();
+      const [requesterStatuses, tagStatuses] = await Promise.all([deps.budgets.listBudgets(caller.accountId, 'requester', now), deps.budgets.listBudgets(caller.accountId, 'tag', now)]);
+      const requesters = requesterStatuses.flatMap(({ subject, ...rest }) => (subject.kind === 'requester' ? [{ requester: subject.requester, ...budgetJson({ subject, ...rest }) }] : []));
       requesters.sort((a, b) => a.requester.localeCompare(b.requester));
-      return jsonResponse(200, { requesters });
+      const tags = tagStatuses.flatMap(({ subject, ...rest }) => (subject.kind === 'tag' ? [{ key: subject.key, value: subject.value, ...budgetJson({ subject, ...rest }) }] : []));
+      tags.sort((a, b) => a.key.localeCompare(b.key) || a.value.localeCompare(b.value));
+      return jsonResponse(200, { requesters, tags });
     },
   },
 ];

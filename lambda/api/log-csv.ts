@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { formatTags } from '../tags/tags';
 import type { LogQuery, UsageLog, UsageRow } from '../usage/usage-row';
 
 /** Rows fetched per store read while exporting: memory stays at one page, however long the period. */
@@ -29,6 +30,8 @@ export const CSV_COLUMNS: readonly { name: string; value: (row: UsageRow) => Cel
   { name: 'stream', value: (r) => r.stream },
   { name: 'cached', value: (r) => r.cached },
   { name: 'error', value: (r) => r.error },
+  // Last, so the columns before it keep their places; the header's own format (docs/tags.md).
+  { name: 'tags', value: (r) => formatTags(r.tags) },
 ];
 
 /** Exact dollars from integer nanos, never in exponent form (`0.000000150`, not `1.5e-7`). */

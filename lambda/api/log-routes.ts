@@ -1,10 +1,29 @@
 import { NotFoundError, ValidationError } from '../errors';
 import { jsonResponse } from '../http/response';
 import { ENDPOINT_KINDS, type EndpointKind } from '../providers/types';
+import { keyProblem, valueProblem, type Tags } from '../tags/tags';
 import type { LogQuery } from '../usage/usage-row';
 import { logCsvStream } from './log-csv';
 import { isoParam } from './iso-param';
 import type { ApiRoute } from './route-types';
+
+/** `tag=team=search`, repeatable: every one must match (docs/tags.md). */
+function readTagFilters(query: URLSearchParams): Tags | undefined {
+  const filters = query.getAll('tag');
+  if (filters.length === 0) return undefined;
+  const tags: Tags = {};
+  for (const filter of filters) {
+    const equals = filter.indexOf('=');
+    if (equals < 0) throw new ValidationError(`tag must be key=value (e.g. tag=team=search), got ${JSON.stringify(filter.slice(0, 100))}.`, 'tag');
+    const key = filter.slice(0, equals);
+    const value = filter.slice(equals + 1);
+    const problem = keyProblem(key) ?? valueProblem(key, value);
+    if (problem) throw new ValidationError(`tag: ${problem}.`, 'tag');
+    if (Object.hasOwn(tags, key) && tags[key] !== value) throw new ValidationError(`tag: "${key}" is given twice with different values; a row has one value per key.`, 'tag');
+    tags[key] = value;
+  }
+  return tags;
+}
 
 export function readLogQuery(query: URLSearchParams): LogQuery {
   const limit = Number(query.get('limit') ?? 50);
@@ -25,6 +44,7 @@ export function readLogQuery(query: URLSearchParams): LogQuery {
     model: query.get('model') || undefined,
     requester: query.get('requester') || undefined,
     token_id: query.get('token_id') || undefined,
+    tags: readTagFilters(query),
     cached: cached === null ? undefined : cached === 'true',
     status: (status as LogQuery['status']) ?? undefined,
   };

@@ -27,7 +27,19 @@ export function parseBody<Schema extends z.ZodMiniType>(body: Record<string, unk
   const result = z.safeParse(schema, body);
   if (result.success) return result.data;
   const [issue] = result.error.issues;
-  throw new ValidationError(issue.message, issue.path.length ? String(issue.path[0]) : undefined);
+  // A strict body's unknown field is named like any other field.
+  const param = issue.code === 'unrecognized_keys' ? issue.keys[0] : issue.path.length ? String(issue.path[0]) : undefined;
+  throw new ValidationError(issue.message, param);
+}
+
+/**
+ * A body that takes only the fields it names: any other field is a 400 naming it, so a typo
+ * (`request_per_minute`) is an error rather than a setting silently left out.
+ */
+export function strictBody<Shape extends z.core.$ZodLooseShape>(shape: Shape, fields: string) {
+  return z.strictObject(shape, {
+    error: (issue) => (issue.code === 'unrecognized_keys' ? `Unknown field "${String(issue.keys[0])}": this body takes ${fields}.` : undefined),
+  });
 }
 
 /** A token's or account's label: a string of at most 200 characters. */

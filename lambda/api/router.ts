@@ -11,8 +11,9 @@ import { logRoutes } from './log-routes';
 import type { ApiRoute } from './route-types';
 import { statsRoutes } from './stats-routes';
 import { tokenRoutes } from './token-routes';
+import { tokenSettingRoutes } from './token-settings';
 
-const ROUTES: ApiRoute[] = [...healthRoutes, ...adminRoutes, ...keyRoutes, ...logRoutes, ...statsRoutes, ...tokenRoutes, ...budgetRoutes];
+const ROUTES: ApiRoute[] = [...healthRoutes, ...adminRoutes, ...keyRoutes, ...logRoutes, ...statsRoutes, ...tokenRoutes, ...tokenSettingRoutes, ...budgetRoutes];
 
 /** A broken percent-encoding matches no route (a 404), rather than throwing. */
 function safeDecode(segment: string): string | undefined {

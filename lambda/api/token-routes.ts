@@ -4,6 +4,7 @@ import { NotFoundError } from '../errors';
 import { jsonResponse } from '../http/response';
 import { budgetJson } from './budget-routes';
 import { jsonBody, parseBody, tokenName } from './request-body';
+import { limitsJson } from './token-settings';
 import type { ApiRoute } from './route-types';
 
 /** `{"name": "…"}`, optional. */
@@ -32,6 +33,8 @@ export const tokenRoutes: ApiRoute[] = [
             // The token this request was made with, so the dashboard can warn before revoking it.
             current: t.tokenId === caller.tokenId,
             budget: budget ? budgetJson(budget) : null,
+            tags: t.tags ?? {},
+            limits: limitsJson(t.limits),
           };
         }),
       });

@@ -4,6 +4,8 @@
  * nothing outside `deps.ts` knows which adapter is used.
  */
 
+import type { Tags } from '../tags/tags';
+
 export type Scope = 'proxy' | 'manage';
 
 export interface TokenRecord {
@@ -17,7 +19,21 @@ export interface TokenRecord {
   /** When the token last passed the proxy's gate (kept on its gate item). */
   lastUsedAt?: string;
   revokedAt?: string;
+  /** The token's own tags, added to every row it makes (docs/tags.md). */
+  tags?: Tags;
+  limits?: TokenLimits;
 }
+
+/** A token's own controls (docs/tags.md, "Per-token limits"; the rules are in token-limits.ts). */
+export interface TokenLimits {
+  /** Requests per minute for this token; absent means the proxy's default. */
+  requestsPerMinute?: number;
+  /** Model ids or id prefixes this token may call; absent means any model. */
+  models?: string[];
+}
+
+/** One change to a token's settings: its tags, or its limits (each replaces what it had). */
+export type TokenUpdate = { tags: Tags } | { limits: TokenLimits };
 
 export interface AccountStore {
   createAccount(input: { accountId: string; name?: string; createdAt: string }): Promise<void>;
@@ -26,6 +42,8 @@ export interface AccountStore {
   getToken(accountId: string, tokenId: string): Promise<TokenRecord | undefined>;
   listTokens(accountId: string): Promise<TokenRecord[]>;
   revokeToken(accountId: string, tokenId: string, revokedAt: string): Promise<boolean>;
+  /** Writes the token item and its gate together; false when the account has no such token. */
+  updateToken(accountId: string, tokenId: string, update: TokenUpdate): Promise<boolean>;
 }
 
 export interface RateLimitDecision {

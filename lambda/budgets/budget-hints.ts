@@ -1,23 +1,36 @@
+import type { Tags } from '../tags/tags';
+
 const MAX_TOKENS = 10_000;
 
+interface Seen {
+  hasBudget: boolean;
+  tags: Tags;
+}
+
 /**
- * Which tokens had a budget of their own when this instance last saw their gate. For those, the
- * budget read starts beside the gate call instead of after it: one wave before forwarding. The
- * gate's answer decides; a hint only chooses when to start the read.
+ * What this instance last saw on each token's gate that calls for a budget read: whether the
+ * token has a budget of its own, and its tags (each may have a tag budget). For those, the budget
+ * reads start beside the gate call instead of after it: one wave before forwarding. The gate's
+ * answer decides; a hint only chooses when to start a read.
  */
 export class TokenBudgetHints {
-  private readonly withBudget = new Set<string>();
+  private readonly seen = new Map<string, Seen>();
 
   expects(tokenId: string): boolean {
-    return this.withBudget.has(tokenId);
+    return this.seen.get(tokenId)?.hasBudget ?? false;
   }
 
-  note(tokenId: string, hasBudget: boolean): void {
-    if (!hasBudget) {
-      this.withBudget.delete(tokenId);
+  /** The token's tags as last seen; none for a token this instance hasn't seen. */
+  expectedTags(tokenId: string): Tags {
+    return this.seen.get(tokenId)?.tags ?? {};
+  }
+
+  note(tokenId: string, hasBudget: boolean, tags: Tags = {}): void {
+    if (!hasBudget && Object.keys(tags).length === 0) {
+      this.seen.delete(tokenId);
       return;
     }
-    if (this.withBudget.size >= MAX_TOKENS) this.withBudget.clear();
-    this.withBudget.add(tokenId);
+    if (this.seen.size >= MAX_TOKENS && !this.seen.has(tokenId)) this.seen.clear();
+    this.seen.set(tokenId, { hasBudget, tags });
   }
 }

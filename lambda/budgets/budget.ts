@@ -1,8 +1,8 @@
 import type { BudgetPeriod } from './periods';
 import { resetsAt } from './periods';
 
-/** Who a budget limits: a proxy token, or a requester label (`x-proxy-user`) within the account. */
-export type BudgetSubject = { kind: 'token'; tokenId: string } | { kind: 'requester'; requester: string };
+/** Who a budget limits: a proxy token, a requester label (`x-proxy-user`) or a tag value within the account. */
+export type BudgetSubject = { kind: 'token'; tokenId: string } | { kind: 'requester'; requester: string } | { kind: 'tag'; key: string; value: string };
 
 export interface Budget {
   /** The limit in integer nano-dollars (limits are kept to 6 decimals of a dollar). */
@@ -51,6 +51,7 @@ export function formatUsd(nanos: number): string {
 const PERIOD_WORDS: Record<BudgetPeriod, string> = { day: 'daily', month: 'monthly', total: 'total' };
 
 function describeSubject(subject: BudgetSubject): string {
+  if (subject.kind === 'tag') return `tag ${subject.key}=${subject.value}`;
   return subject.kind === 'token' ? `proxy token ${subject.tokenId}` : `requester "${subject.requester.slice(0, 200)}"`;
 }
 

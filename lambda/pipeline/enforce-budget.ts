@@ -2,7 +2,7 @@ import { exceededMessage, isExhausted, tightest } from '../budgets/budget';
 import { budgetHeaders } from '../budgets/remaining-header';
 import { BudgetExceededError, StoreUnavailableError } from '../errors';
 import { recordUsage, type RecordDeps } from './record';
-import type { Authenticated, Budgeted, Routed } from './state';
+import type { Authenticated, Budgeted, Routed, Validated } from './state';
 import type { Step } from './step';
 
 /**
@@ -11,7 +11,7 @@ import type { Step } from './step';
  * endpoint's own error shape, and the refusal is logged as a row. The spend was
  * read with the token (no store call of its own); a failed read fails closed.
  */
-export function enforceBudget(deps: RecordDeps): Step<Routed & Authenticated, Budgeted> {
+export function enforceBudget(deps: RecordDeps): Step<Routed & Authenticated & Validated, Budgeted> {
   return {
     name: 'budget',
     async run(state) {

@@ -5,6 +5,7 @@ import type { IncomingRequest } from '../http/request';
 import { asObject, tryParseJson } from '../json';
 import type { Provider, Route } from '../providers/registry';
 import type { CredentialHeader, Dialect } from '../providers/types';
+import { parseTagHeader, TAG_HEADER } from '../tags/tags';
 import type { ProxyRequest } from './state';
 
 /** Larger bodies of unknown format (uploads) are not parsed for their model. */
@@ -46,6 +47,7 @@ export function readProxyRequest(incoming: IncomingRequest, route: Route): Proxy
     parsedBody: parsed,
     body,
     requester: incoming.headers['x-proxy-user'] || undefined,
+    requestTags: parseTagHeader(incoming.headers[TAG_HEADER]),
     stream: endpoint.streams === true || body?.stream === true,
     // Only a body the endpoint accepts gets a key (hashing an absurd one could fail); step 5 raises the refusal.
     cache: readCacheRequest({

@@ -30,6 +30,7 @@ function rowFacts(state: Recordable, token: ParsedToken): RowFacts {
     billing: state.endpoint.dialect.billing,
     requestedModel: state.pathModel ?? state.body?.model,
     requester: state.requester,
+    tags: state.tags,
     stream: state.stream,
     mode: state.mode,
   };

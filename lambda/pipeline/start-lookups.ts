@@ -14,9 +14,10 @@ type LookupDeps = Pick<Deps, 'tokenGate' | 'budgets' | 'budgetHints' | 'provider
  * Everything a request reads from the store before forwarding, started at once. Warm and with no
  * budget or cache in play this is one call: the token gate (token check and rate count, token-gate.ts).
  * The stored key comes from the instance's short cache (a read beside the gate when cold), a
- * named requester's budget is read beside the gate, and so is the cache entry when asked for.
+ * named requester's budget and the request's tag budgets are read beside the gate, and so is the
+ * cache entry when asked for.
  */
-export function startLookupsFor(deps: LookupDeps, state: Pick<Routed, 'requester' | 'mode' | 'provider' | 'cache'> & { token: ParsedToken }): Lookups {
+export function startLookupsFor(deps: LookupDeps, state: Pick<Routed, 'requester' | 'requestTags' | 'mode' | 'provider' | 'cache'> & { token: ParsedToken }): Lookups {
   const { token } = state;
   const now = deps.now();
   const presented = { accountId: token.accountId, tokenId: token.tokenId, secretHash: hashSecret(token.secret) };
@@ -24,7 +25,8 @@ export function startLookupsFor(deps: LookupDeps, state: Pick<Routed, 'requester
   return {
     presented,
     gate,
-    budgets: quiet(requestBudgets(deps, presented, requesterLabel(state.requester), gate, now)),
+    // Tags a malformed header named are not read: the request is refused in step 5.
+    budgets: quiet(requestBudgets(deps, presented, requesterLabel(state.requester), state.requestTags.ok ? state.requestTags.tags : {}, gate, now)),
     providerKey: state.mode === 'stored' ? quiet(deps.providerKeys.get(token.accountId, state.provider.id)) : NO_KEY_READ,
     cachedResponse: deps.cache.lookup(state.cache, now),
   };

@@ -10,6 +10,7 @@ import type { RouteResult } from '../providers/routes';
 import type { Dialect, Endpoint } from '../providers/types';
 import type { GateVerdict, PresentedToken, RateLimitDecision } from '../auth/ports';
 import type { StoredProviderKey } from '../keys/ports';
+import type { Tags, TagsCheck } from '../tags/tags';
 
 /*
  * What one request has proved so far. Each step of the pipeline (proxy-handler.ts) takes the
@@ -48,6 +49,8 @@ export interface ProxyRequest {
   /** The parsed body when it is a JSON object. */
   body?: Record<string, unknown>;
   requester?: string;
+  /** What `x-proxy-tags` says, read and checked without I/O; a problem is refused in step 5. */
+  requestTags: TagsCheck;
   stream: boolean;
   cache: CacheRequest;
 }
@@ -87,6 +90,13 @@ export interface Limited {
 /** Step 5 (validate): the content type, the body and the proxy's own headers are acceptable. */
 export interface Validated {
   validated: true;
+  /** The row's tags: the request's joined with the token's own, which no request overrides. */
+  tags: Tags;
+}
+
+/** Step 6 (model list): the token may use the model this request names. */
+export interface ModelAllowed {
+  modelAllowed: true;
 }
 
 /** Step 6 (budget): the budgets that apply (token, requester), with their spend before this request. */
@@ -110,11 +120,11 @@ export interface CacheConsulted {
 
 export type Routed = Received & ProxyRequest;
 
-/** What a usage row is made of: any request that got past authentication. */
-export type Recordable = Routed & Pick<Authenticated, 'token'>;
+/** What a usage row is made of: any request that got past authentication and validation. */
+export type Recordable = Routed & Pick<Authenticated, 'token'> & Pick<Validated, 'tags'>;
 
-/** What the cache step (8) relies on. */
-export type Admitted = Routed & LookupsStarted & Authenticated & Limited & Validated & Budgeted & Keyed;
+/** What the cache step (9) relies on. */
+export type Admitted = Routed & LookupsStarted & Authenticated & Limited & Validated & ModelAllowed & Budgeted & Keyed;
 
 /** Everything the forward step (9) relies on. */
 export type ProxyState = Admitted & CacheConsulted;

@@ -1,10 +1,21 @@
 import { cacheHeaderProblem } from '../cache/cache-request';
 import { UnsupportedMediaTypeError, ValidationError } from '../errors';
-import type { Routed, Validated } from './state';
+import { joinTags, TAG_HEADER, type Tags } from '../tags/tags';
+import type { Authenticated, Routed, Validated } from './state';
 import type { Step } from './step';
 
+/** The row's tags: `x-proxy-tags` well formed, and naming no key the token sets itself (docs/tags.md). */
+function rowTags(state: Routed & Authenticated): Tags {
+  if (!state.requestTags.ok) throw new ValidationError(state.requestTags.message, TAG_HEADER);
+  const joined = joinTags(state.gate.record.tags, state.requestTags.tags);
+  if ('conflict' in joined) {
+    throw new ValidationError(`${TAG_HEADER}: tag "${joined.conflict}" is set by this proxy token and a request cannot override it.`, TAG_HEADER);
+  }
+  return joined.tags;
+}
+
 /** Step 5: the content type, the body fields the endpoint requires, and the proxy's own request headers. */
-export function validateBody(): Step<Routed, Validated> {
+export function validateBody(): Step<Routed & Authenticated, Validated> {
   return {
     name: 'validate',
     run(state) {
@@ -23,7 +34,7 @@ export function validateBody(): Step<Routed, Validated> {
       }
       const cacheProblem = cacheHeaderProblem(state.cache);
       if (cacheProblem) throw new ValidationError(cacheProblem.message, cacheProblem.param);
-      return { validated: true };
+      return { validated: true, tags: rowTags(state) };
     },
   };
 }

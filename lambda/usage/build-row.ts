@@ -2,6 +2,7 @@ import { nanosToUsd, type Cost, type PriceTable } from '../pricing/price-table';
 import type { ProviderId } from '../providers/registry';
 import type { Dialect, EndpointKind } from '../providers/types';
 import { NO_USAGE, type Usage } from '../providers/usage';
+import type { Tags } from '../tags/tags';
 import { requesterLabel, rowLabel, type UsageRow } from './usage-row';
 
 /** How a request ended, as the step that finished it saw it. */
@@ -29,6 +30,8 @@ export interface RowFacts {
   /** The `model` the client asked for, used when the answer named none. */
   requestedModel: unknown;
   requester: string | undefined;
+  /** The request's tags joined with its token's (docs/tags.md). */
+  tags: Tags;
   stream: boolean;
   mode: UsageRow['mode'];
 }
@@ -69,6 +72,7 @@ export function buildRow(facts: RowFacts, completion: Completion, prices: Prices
     price_source: cost.source,
     latency_ms: Math.round(performance.now() - facts.startedAt),
     requester: requesterLabel(facts.requester),
+    ...(Object.keys(facts.tags).length ? { tags: facts.tags } : {}),
     status_code: completion.status,
     cached: completion.cached !== undefined,
     saved_nanos: savedNanos,

@@ -1,5 +1,6 @@
 import type { ProviderId } from '../providers/registry';
 import type { EndpointKind } from '../providers/types';
+import type { Tags } from '../tags/tags';
 
 /**
  * One row per request (docs/usage-and-pricing.md, "The usage row"), as stored and as `/api/logs` returns it.
@@ -27,6 +28,8 @@ export interface UsageRow {
   price_source?: string;
   latency_ms: number;
   requester?: string;
+  /** The request's and its token's tags (docs/tags.md); absent when there are none. A map, so the DynamoDB console shows each tag. */
+  tags?: Tags;
   status_code: number;
   cached: boolean;
   saved_usd: number;
@@ -59,6 +62,8 @@ export interface LogQuery {
   requester?: string;
   /** The proxy token that sent the request. */
   token_id?: string;
+  /** Tags every one of which the row must carry. */
+  tags?: Tags;
   cached?: boolean;
   /** `ok`: status < 400; `error`: status >= 400. */
   status?: 'ok' | 'error';

@@ -49,6 +49,9 @@ export interface TokenStats extends StatsTotals {
   name?: string;
 }
 
+/** A tag value's figures (docs/tags.md): those of a slice, without latency. */
+export type TagTotals = Omit<StatsTotals, 'latency_avg_ms' | 'latency_p95_ms'>;
+
 /** The answer of `GET /api/stats`. */
 export interface StatsSummary {
   /** The effective period, [from, to): the requested one widened to whole UTC hours. */
@@ -68,6 +71,8 @@ export interface StatsSummary {
   by_token: TokenStats[];
   /** Per endpoint kind (`chat`, `messages`, `responses`, `embeddings`, `count_tokens`, `models`, `other`). */
   by_kind: (StatsTotals & { kind: string })[];
+  /** Per tag key, per value (values past a key's daily cap under `(other)`): docs/tags.md, "Stats". */
+  by_tag: Record<string, Record<string, TagTotals>>;
 }
 
 /** The rows of a batch whose rollups could not be written; they must be delivered again. */

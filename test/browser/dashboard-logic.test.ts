@@ -89,6 +89,7 @@ test('daily series fill quiet days with zero and keep the registry order of prov
     by_hour: [],
     by_token: [],
     by_kind: [],
+    by_tag: {},
   };
   const series = timeSeries(stats);
   expect(series.unit).toBe('day');

@@ -41,11 +41,12 @@ describe('the documented layout', () => {
     for (const base of ['json.ts', 'tables.ts', 'errors.ts', 'logger.ts', 'retry.ts']) expect([base, [...importedFrom(base)]]).toEqual([base, []]);
     expect([...importedFrom('store')]).toEqual([]);
     expect([...importedFrom('sse')]).toEqual([]);
+    expect([...importedFrom('tags')]).toEqual([]);
   });
 
-  it('each feature keeps its DynamoDB adapter in its own room; auth/ uses no other feature, usage/ knows no budget', () => {
+  it('each feature keeps its DynamoDB adapter in its own room; auth/ uses no other feature (tags/ is a value type below them all), usage/ knows no budget', () => {
     for (const room of ['auth', 'keys', 'budgets', 'cache', 'usage']) expect([room, existsSync(join(LAMBDA, room, 'dynamodb'))]).toEqual([room, true]);
-    expect([...importedFrom('auth')]).toEqual(['store']);
+    expect([...importedFrom('auth')].sort()).toEqual(['store', 'tags']);
     expect(importedFrom('usage').has('budgets')).toBe(false);
   });
 });

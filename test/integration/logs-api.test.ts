@@ -107,7 +107,7 @@ describe('GET /api/logs.csv', () => {
     expect(response.headers.get('content-type')).toBe('text/csv; charset=utf-8');
     expect(response.headers.get('content-disposition')).toContain('attachment');
     const [header, ...lines] = csvRows(text);
-    expect(header).toEqual(['id', 'ts', 'provider', 'kind', 'model', 'mode', 'token_id', 'requester', 'input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'cost_usd', 'priced', 'price_source', 'saved_usd', 'latency_ms', 'status_code', 'stream', 'cached', 'error']);
+    expect(header).toEqual(['id', 'ts', 'provider', 'kind', 'model', 'mode', 'token_id', 'requester', 'input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'cost_usd', 'priced', 'price_source', 'saved_usd', 'latency_ms', 'status_code', 'stream', 'cached', 'error', 'tags']);
     const items = (await json<{ items: Row[] }>('/api/logs?limit=500')).body.items;
     expect(lines).toHaveLength(items.length);
     lines.forEach((line, i) => {

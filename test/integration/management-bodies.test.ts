@@ -95,4 +95,51 @@ describe('management bodies', () => {
   ])('budget: %s is refused', async (_label, body, message, param) => {
     expect(await send('/api/budgets/requesters/bodies', 'PUT', proxy.account.token, body)).toEqual(refusal(message, param));
   });
+
+  const TAGS = 'tags must be an object of tag keys to string values, e.g. {"team": "search"}.';
+  const RPM = 'requests_per_minute must be an integer from 1 to 10,000 (or null for the default).';
+  const MODELS = 'models must be a list of 1 to 100 model ids or id prefixes, each 1 to 200 characters (or null for any model).';
+
+  it.each<[string, unknown, string, string]>([
+    ['no tags', {}, TAGS, 'tags'],
+    ['tags as a string', { tags: 'team=search' }, TAGS, 'tags'],
+    ['tags as a list', { tags: ['team'] }, TAGS, 'tags'],
+    ['a number value', { tags: { team: 5 } }, 'tags.team: a tag value must be a string.', 'tags'],
+    ['an upper-case key', { tags: { Team: 'search' } }, 'tags: tag key "Team" must be 1 to 40 lowercase letters, digits, "_", "-" or ".".', 'tags'],
+    ['a key over 40 characters', { tags: { ['k'.repeat(41)]: 'v' } }, `tags: tag key "${'k'.repeat(41)}" must be 1 to 40 lowercase letters, digits, "_", "-" or ".".`, 'tags'],
+    ['an empty value', { tags: { team: '' } }, 'tags: tag "team" has an empty value.', 'tags'],
+    ['a value with a comma', { tags: { team: 'a,b' } }, 'tags: the value of tag "team" must be printable ASCII characters other than ",".', 'tags'],
+    ['eleven tags', { tags: Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`k${i}`, 'v'])) }, 'tags: at most 10 tags, got 11.', 'tags'],
+    ['an unknown field', { tags: {}, name: 'x' }, 'Unknown field "name": this body takes "tags".', 'name'],
+  ])('token tags: %s is refused', async (_label, body, message, param) => {
+    expect(await send(`/api/tokens/${proxy.account.tokenId}`, 'PUT', proxy.account.token, body)).toEqual(refusal(message, param));
+  });
+
+  it.each<[string, unknown, string, string]>([
+    ['a zero rate', { requests_per_minute: 0 }, RPM, 'requests_per_minute'],
+    ['a rate over 10,000', { requests_per_minute: 10_001 }, RPM, 'requests_per_minute'],
+    ['a fractional rate', { requests_per_minute: 2.5 }, RPM, 'requests_per_minute'],
+    ['a rate as text', { requests_per_minute: '5' }, RPM, 'requests_per_minute'],
+    ['an empty model list', { models: [] }, MODELS, 'models'],
+    ['a model list as text', { models: 'claude-haiku-' }, MODELS, 'models'],
+    ['an empty model id', { models: [''] }, MODELS, 'models'],
+    ['a misspelt field', { request_per_minute: 5 }, 'Unknown field "request_per_minute": this body takes "requests_per_minute" and "models".', 'request_per_minute'],
+  ])('token limits: %s is refused', async (_label, body, message, param) => {
+    expect(await send(`/api/tokens/${proxy.account.tokenId}/limits`, 'PUT', proxy.account.token, body)).toEqual(refusal(message, param));
+  });
+
+  it('token settings of another account\'s token, or of no token, are a 404', async () => {
+    const other = await proxy.createAccount('bodies-other');
+    for (const path of [`/api/tokens/${other.tokenId}`, `/api/tokens/${proxy.account.accountId}_nosuchtoken`]) {
+      expect((await send(path, 'PUT', proxy.account.token, { tags: {} })).status).toBe(404);
+      expect((await send(`${path}/limits`, 'PUT', proxy.account.token, {})).status).toBe(404);
+    }
+  });
+
+  it.each<[string, string, string, string]>([
+    ['an upper-case key', 'Team/search', 'key: tag key "Team" must be 1 to 40 lowercase letters, digits, "_", "-" or ".".', 'key'],
+    ['the reserved value', 'team/(other)', 'value: the value (other) is reserved (stats use it for values past a key\'s limit).', 'value'],
+  ])('tag budget: %s is refused', async (_label, path, message, param) => {
+    expect(await send(`/api/budgets/tags/${path}`, 'PUT', proxy.account.token, { limit_usd: 1, period: 'day' })).toEqual(refusal(message, param));
+  });
 });

@@ -1,9 +1,10 @@
-import type { AccountStore, Scope, TokenRecord } from '../ports';
+import { tagsFrom } from '../../tags/tags';
+import type { AccountStore, Scope, TokenRecord, TokenUpdate } from '../ports';
 import { accountPk } from '../../store/dynamodb/account-partition';
 import { BatchedGet } from '../../store/dynamodb/batched-get';
 import { idempotencyToken } from '../../store/dynamodb/idempotency-token';
 import { allItems } from '../../store/dynamodb/paginate';
-import { gateKey, gateOfNewToken, gateRevocation } from './token-gate';
+import { gateKey, gateOfNewToken, gateRevocation, gateSettings, limitsFrom, settingsOf, settingsUpdate } from './token-gate';
 import { cancellationReasons, conditionFailedItem } from '../../store/dynamodb/wire/dynamo-error';
 import type { DocumentClient } from '../../store/dynamodb/wire/document-client';
 
@@ -24,6 +25,7 @@ interface TokenItem {
   secret_hash: string;
   created_at: string;
   revoked_at?: string;
+  tags?: unknown;
 }
 
 function toRecord(accountId: string, item: TokenItem): TokenRecord {
@@ -35,6 +37,8 @@ function toRecord(accountId: string, item: TokenItem): TokenRecord {
     secretHash: item.secret_hash,
     createdAt: item.created_at,
     revokedAt: item.revoked_at,
+    tags: tagsFrom(item.tags),
+    limits: limitsFrom(item as unknown as Record<string, unknown>),
   };
 }
 
@@ -82,6 +86,7 @@ export class DynamoAccountStore implements AccountStore {
       scopes: token.scopes,
       secret_hash: token.secretHash,
       created_at: token.createdAt,
+      ...settingsOf(token),
     };
     await this.doc.send({
       operation: 'TransactWriteItems',
@@ -140,6 +145,33 @@ export class DynamoAccountStore implements AccountStore {
             },
             // In the same transaction: the very next proxied request is refused, on every instance.
             { Update: gateRevocation(this.gateTable, tokenId, revokedAt) },
+          ],
+        },
+      });
+      return true;
+    } catch (error) {
+      if (cancellationReasons(error)?.[0] === 'ConditionalCheckFailed') return false;
+      throw error;
+    }
+  }
+
+  async updateToken(accountId: string, tokenId: string, update: TokenUpdate): Promise<boolean> {
+    try {
+      await this.doc.send({
+        operation: 'TransactWriteItems',
+        input: {
+          TransactItems: [
+            {
+              Update: {
+                TableName: this.table,
+                Key: { pk: accountPk(accountId), sk: TOKEN_PREFIX + tokenId },
+                ...settingsUpdate(update),
+                // Only existing tokens: an update would otherwise create an empty item.
+                ConditionExpression: 'attribute_exists(pk)',
+              },
+            },
+            // In the same transaction: the very next proxied request sees the change, on every instance.
+            { Update: gateSettings(this.gateTable, tokenId, update) },
           ],
         },
       });

@@ -15,8 +15,8 @@ import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 type TransactUpdate = NonNullable<NonNullable<TransactWriteCommandInput['TransactItems']>[number]['Update']>;
 
 /**
- * Each subject (token or requester) has a partition of its own, `ACCOUNT#<id>#T#<token id>` /
- * `ACCOUNT#<id>#R#<label hash>`: every priced row adds to its counters, so in the account's
+ * Each subject (token, requester or tag value) has a partition of its own, `ACCOUNT#<id>#T#<token id>` /
+ * `ACCOUNT#<id>#R#<label hash>` / `ACCOUNT#<id>#G#<key>=<value>`: every priced row adds to its counters, so in the account's
  * partition they would put all of an account's traffic on one partition's write limit
  * (docs/deploy.md, "Partition ceilings"). The request path reads a subject's two items together,
  * in one BatchGetItem with any other read of the same wave:
@@ -29,12 +29,14 @@ type TransactUpdate = NonNullable<NonNullable<TransactWriteCommandInput['Transac
  * `BUDGET#R#<label hash>`, with the same limit and period, written in one transaction with the
  * subject's: it is what lists an account's budgets, and it changes only when a budget does.
  *
- * Requester labels can be 8 KB, over DynamoDB's 1 KB sort key limit, so their keys use a hash.
+ * Requester labels can be 8 KB, over DynamoDB's 1 KB sort key limit, so their keys use a hash; a
+ * tag is at most 141 characters (docs/tags.md) and is kept readable.
  */
-const BUDGET_PREFIX = { token: 'BUDGET#T#', requester: 'BUDGET#R#' } as const;
+const BUDGET_PREFIX = { token: 'BUDGET#T#', requester: 'BUDGET#R#', tag: 'BUDGET#G#' } as const;
 const EXPIRY_GRACE_SECONDS = 86_400;
 
 function subjectId(subject: BudgetSubject): string {
+  if (subject.kind === 'tag') return `G#${subject.key}=${subject.value}`;
   return subject.kind === 'token' ? `T#${subject.tokenId}` : `R#${createHash('sha256').update(subject.requester).digest('base64url')}`;
 }
 
@@ -47,12 +49,14 @@ const monthKey = (accountId: string, subject: BudgetSubject, at: number) => ({ p
 const whole = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
 
 function subjectAttributes(subject: BudgetSubject): Record<string, string> {
+  if (subject.kind === 'tag') return { subject_kind: 'tag', tag_key: subject.key, tag_value: subject.value };
   return subject.kind === 'token' ? { subject_kind: 'token', token_id: subject.tokenId } : { subject_kind: 'requester', requester: subject.requester };
 }
 
 function subjectOf(item: Record<string, unknown>): BudgetSubject | undefined {
   if (item.subject_kind === 'token' && typeof item.token_id === 'string') return { kind: 'token', tokenId: item.token_id };
   if (item.subject_kind === 'requester' && typeof item.requester === 'string') return { kind: 'requester', requester: item.requester };
+  if (item.subject_kind === 'tag' && typeof item.tag_key === 'string' && typeof item.tag_value === 'string') return { kind: 'tag', key: item.tag_key, value: item.tag_value };
   return undefined;
 }
 
@@ -66,7 +70,7 @@ function spendOf(budgetItem: Record<string, unknown> | undefined, monthItem: Rec
 }
 
 /**
- * What one row adds to the spend of its token and requester: its cost, on the
+ * What one row adds to the spend of its token, requester and each of its tags: its cost, on the
  * lifetime, month and day counters. Added whether or not a budget is set, so a
  * budget set later sees what was already spent. The usage log applies these in
  * the same transaction as the row itself (usage-log.ts), so each row is counted once.
@@ -77,6 +81,7 @@ export function spendChanges(row: UsageRow): CounterChange[] {
   const at = Date.parse(row.ts);
   const subjects: BudgetSubject[] = [{ kind: 'token', tokenId: row.token_id }];
   if (row.requester) subjects.push({ kind: 'requester', requester: row.requester });
+  for (const [key, value] of Object.entries(row.tags ?? {})) subjects.push({ kind: 'tag', key, value });
   const expiresAt = Math.floor(nextMonthStart(at) / 1000) + EXPIRY_GRACE_SECONDS;
   return subjects.flatMap((subject): CounterChange[] => [
     { key: budgetKey(row.account_id, subject), increments: { spent_total_nanos: cost }, set: subjectAttributes(subject) },

@@ -21,10 +21,12 @@ interface Waiter extends RowWithChanges {
 }
 
 /**
- * Rows are few per transaction, so the transaction stays well below DynamoDB's
- * 100 actions and 4 MB even with four counters per row and 8 KB labels.
+ * Rows are few per transaction, so the transaction stays below DynamoDB's 4 MB even with 8 KB
+ * labels; and a transaction takes rows only while their puts and counters fit in its 100
+ * actions (a row with 20 tags adds to 44 counters, so at least two such rows fit).
  */
 const MAX_ROWS_PER_TRANSACTION = 10;
+const MAX_ACTIONS_PER_TRANSACTION = 100;
 
 /**
  * Writes rows together with the counters they add to, in one TransactWriteItems:
@@ -78,15 +80,19 @@ export class TransactedRows {
     }
   }
 
-  /** Up to the limit, each row id once: a transaction may name an item only once. */
+  /** Up to the limits, each row id once: a transaction may name an item only once. */
   private takeBatch(): Waiter[] {
     const batch: Waiter[] = [];
     const ids = new Set<string>();
     const rest: Waiter[] = [];
+    // Counted before merging: rows sharing a counter would fit more, never fewer.
+    let actions = 0;
     for (const waiter of this.queue) {
-      if (batch.length < MAX_ROWS_PER_TRANSACTION && !ids.has(waiter.id)) {
+      const cost = 1 + waiter.changes.length;
+      if (batch.length < MAX_ROWS_PER_TRANSACTION && !ids.has(waiter.id) && (batch.length === 0 || actions + cost <= MAX_ACTIONS_PER_TRANSACTION)) {
         ids.add(waiter.id);
         batch.push(waiter);
+        actions += cost;
       } else rest.push(waiter);
     }
     this.queue = rest;

@@ -97,6 +97,12 @@ export class DynamoUsageLog implements UsageLog {
     if (query.requester) equal('requester', query.requester);
     if (query.token_id) equal('token_id', query.token_id);
     if (query.cached !== undefined) equal('cached', query.cached);
+    Object.entries(query.tags ?? {}).forEach(([key, value], i) => {
+      names['#tags'] = 'tags';
+      names[`#tk${i}`] = key;
+      values[`:tv${i}`] = value;
+      filters.push(`#tags.#tk${i} = :tv${i}`);
+    });
     if (query.status) {
       names['#status'] = 'status_code';
       values[':errorFrom'] = 400;

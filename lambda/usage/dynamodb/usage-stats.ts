@@ -1,11 +1,12 @@
-import { effectivePeriod, parseBucketKey, summaryRanges, type KeyRange } from '../rollups/bucket-keys';
+import { effectivePeriod, parseBucketKey, parseTagBucketKey, summaryRanges, type KeyRange } from '../rollups/bucket-keys';
 import { deltaAfter, foldRows, sortableSequence, type BucketDelta, type StreamedRow } from '../rollups/fold';
 import { rollupFromItem } from '../rollups/rollup';
-import { assembleSummary, type RollupSlice } from '../rollups/summary';
+import { assembleSummary, type RollupSlice, type TagSlice } from '../rollups/summary';
 import type { FoldOutcome, StatsSummary, UsageStats } from '../usage-stats';
 import type { DocumentClient } from '../../store/dynamodb/wire/document-client';
 import { allItems } from '../../store/dynamodb/paginate';
 import { conditionFailedItem } from '../../store/dynamodb/wire/dynamo-error';
+import { TagValueCaps } from './tag-values';
 
 /** Rollup writes in flight at once per batch. */
 const WRITES_IN_FLIGHT = 8;
@@ -35,14 +36,25 @@ export const watermarkAttribute = (lineage: string) => `seq#${lineage}`;
  * a batch whose rows were reported as failed until they are counted.
  */
 export class DynamoUsageStats implements UsageStats {
+  private readonly tagCaps: TagValueCaps;
+
   constructor(
     private readonly doc: DocumentClient,
     private readonly table: string,
-  ) {}
+  ) {
+    this.tagCaps = new TagValueCaps(doc, table);
+  }
 
   async fold(rows: StreamedRow[]): Promise<FoldOutcome> {
     const failed = new Set<StreamedRow>();
-    const deltas = foldRows(rows);
+    let counted: StreamedRow[];
+    try {
+      counted = await this.tagCaps.apply(rows);
+    } catch (error) {
+      this.onFailure?.(undefined, error);
+      return { failed: rows };
+    }
+    const deltas = foldRows(counted);
     // An account's rollup items share one partition: a few writes at a time stay far below its
     // write limit, and a large batch does not flood the store.
     let next = 0;
@@ -59,8 +71,8 @@ export class DynamoUsageStats implements UsageStats {
     return { failed: [...failed] };
   }
 
-  /** Told about each bucket write given up on (its rows are reported as failed). */
-  onFailure?: (delta: BucketDelta, error: unknown) => void;
+  /** Told about each bucket write given up on (its rows are reported as failed); no delta when the tag caps could not be read. */
+  onFailure?: (delta: BucketDelta | undefined, error: unknown) => void;
 
   private async apply(delta: BucketDelta): Promise<void> {
     const watermark = watermarkAttribute(delta.lineage);
@@ -110,11 +122,20 @@ export class DynamoUsageStats implements UsageStats {
   async summarize(accountId: string, from: Date, to: Date): Promise<StatsSummary> {
     const period = effectivePeriod(from, to);
     const pages = await Promise.all(summaryRanges(period.from, period.to).map((range) => this.readRange(accountId, range)));
-    const slices: RollupSlice[] = pages.flat().map((item) => {
-      const { granularity: _granularity, ...dims } = parseBucketKey(String(item.bucket));
-      return { ...dims, rollup: rollupFromItem(item) };
-    });
-    return assembleSummary(period, slices);
+    const slices: RollupSlice[] = [];
+    const tagSlices: TagSlice[] = [];
+    for (const item of pages.flat()) {
+      const bucket = String(item.bucket);
+      // Tag rollups share the key ranges (bucket-keys.ts): the same queries bring them.
+      const tag = parseTagBucketKey(bucket);
+      if (tag) {
+        tagSlices.push({ ...tag, rollup: rollupFromItem(item) });
+        continue;
+      }
+      const { granularity: _granularity, ...dims } = parseBucketKey(bucket);
+      slices.push({ ...dims, rollup: rollupFromItem(item) });
+    }
+    return assembleSummary(period, slices, tagSlices);
   }
 
   private async readRange(accountId: string, range: KeyRange): Promise<Record<string, unknown>[]> {

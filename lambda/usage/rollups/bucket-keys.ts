@@ -75,6 +75,41 @@ export function dayKey(at: Date, dims: BucketDimensions): string {
   return `D#${dayStamp(at)}#${dimensionsSuffix(dims)}`;
 }
 
+/**
+ * Tag rollups (docs/tags.md, "Stats"): one item per UTC hour or day, tag key and value, in the
+ * same partition and the same key ranges as the buckets above, so a period's summary reads them
+ * with the same queries:
+ *
+ *   H#2026-11-21T13#~tag#<key>#<value>    D#2026-11-21#~tag#<key>#<value>
+ *
+ * `~tag` is never a provider id, and a row counts once under each of its tags, apart from the
+ * buckets above, which count each row once in all.
+ */
+const TAG_MARK = '~tag';
+
+export function tagBucketKeys(at: Date, key: string, value: string): string[] {
+  const tag = `${TAG_MARK}#${escapeSegment(key)}#${escapeSegment(value)}`;
+  return [`H#${hourStamp(at)}#${tag}`, `D#${dayStamp(at)}#${tag}`];
+}
+
+export interface ParsedTagBucketKey {
+  day: string;
+  hour?: string;
+  key: string;
+  value: string;
+}
+
+/** The tag and time of a tag rollup's key; undefined for any other bucket. */
+export function parseTagBucketKey(bucket: string): ParsedTagBucketKey | undefined {
+  const [granularity, time, mark, key, value, ...rest] = bucket.split('#');
+  if (mark !== TAG_MARK) return undefined;
+  if ((granularity !== 'H' && granularity !== 'D') || time === undefined || value === undefined || rest.length > 0) throw new Error(`Not a tag rollup key: ${bucket}`);
+  return { day: time.slice(0, 10), ...(granularity === 'H' ? { hour: time } : {}), key: unescapeSegment(key), value: unescapeSegment(value) };
+}
+
+/** UTC day, `YYYY-MM-DD`, of a row's time: the period over which tag values are capped. */
+export const dayOf = (at: Date | number) => dayStamp(at);
+
 /** Keys written before tokens or kinds were counted lack those parts: they count as "". */
 export function parseBucketKey(key: string): ParsedBucketKey {
   const [granularity, time, provider, model, requester, token = '', kind = '', ...rest] = key.split('#');

@@ -1,6 +1,6 @@
 import type { UsageRow } from '../usage-row';
-import { dayKey, hourKey } from './bucket-keys';
-import { rowIncrements } from './rollup';
+import { dayKey, hourKey, tagBucketKeys } from './bucket-keys';
+import { rowIncrements, tagIncrements } from './rollup';
 
 /**
  * A usage row as the table's stream delivered it. `lineage` names the stream
@@ -31,6 +31,22 @@ export function bucketsOf(row: UsageRow): string[] {
 }
 
 /**
+ * Every rollup item a row counts in with what it adds to each: the buckets above, and its UTC
+ * hour and day under each of its tags. The row's tags are those the fold kept for the stats
+ * (a value past its key's cap already replaced, tag-values.ts).
+ */
+function contributionsOf(row: UsageRow): { bucket: string; increments: Record<string, number> }[] {
+  const all = rowIncrements(row);
+  const contributions = bucketsOf(row).map((bucket) => ({ bucket, increments: all }));
+  const tags = Object.entries(row.tags ?? {});
+  if (tags.length === 0) return contributions;
+  const perTag = tagIncrements(row);
+  const at = new Date(row.ts);
+  for (const [key, value] of tags) for (const bucket of tagBucketKeys(at, key, value)) contributions.push({ bucket, increments: perTag });
+  return contributions;
+}
+
+/**
  * Stream sequence numbers are decimal strings of 21 to 40 digits; padded to
  * 40 they compare as strings in the same order as numbers, which is how a
  * condition expression compares them.
@@ -47,8 +63,7 @@ export function foldRows(rows: readonly StreamedRow[]): BucketDelta[] {
   const deltas = new Map<string, BucketDelta>();
   const ordered = [...rows].sort((a, b) => compareSequences(a.sequence, b.sequence));
   for (const streamed of ordered) {
-    const increments = rowIncrements(streamed.row);
-    for (const bucket of bucketsOf(streamed.row)) {
+    for (const { bucket, increments } of contributionsOf(streamed.row)) {
       const id = `${streamed.row.account_id}\u0000${bucket}\u0000${streamed.lineage}`;
       let delta = deltas.get(id);
       if (!delta) {

@@ -59,6 +59,12 @@ export function rowIncrements(row: UsageRow): Record<string, number> {
   return { ...counts, [latencyAttribute(latencyBucket(latencyMs))]: 1 };
 }
 
+/** What one row adds to each of its tag buckets: the counters without the latency histogram, which a tag breakdown does not show. */
+export function tagIncrements(row: UsageRow): Record<string, number> {
+  const { latency_sum_ms: _latency, ...counts } = rowIncrements(row);
+  return Object.fromEntries(Object.entries(counts).filter(([attribute]) => (COUNTERS as readonly string[]).includes(attribute)));
+}
+
 /** A stored rollup item back into counters; attributes it never had are 0. */
 export function rollupFromItem(item: Record<string, unknown>): Rollup {
   const rollup = emptyRollup();

@@ -1,6 +1,6 @@
 import { nanosToUsd } from '../../pricing/price-table';
 import { catalogEntry } from '../../providers/catalog';
-import type { DayStats, HourStats, ProviderSlice, StatsSummary, StatsTotals } from '../usage-stats';
+import type { DayStats, HourStats, ProviderSlice, StatsSummary, StatsTotals, TagTotals } from '../usage-stats';
 import type { BucketDimensions } from './bucket-keys';
 import { isHourlyPeriod, utcDays, utcHours } from './bucket-keys';
 import { estimatePercentile } from './latency-histogram';
@@ -17,6 +17,35 @@ export interface RollupSlice extends BucketDimensions {
   /** `YYYY-MM-DDTHH`, for an hourly bucket. */
   hour?: string;
   rollup: Rollup;
+}
+
+/** One tag rollup item read back: which tag value it counts. */
+export interface TagSlice {
+  key: string;
+  value: string;
+  rollup: Rollup;
+}
+
+/** Tag totals: the figures of a slice without latency, which tag buckets do not keep. */
+function toTagTotals(rollup: Rollup): TagTotals {
+  const { latency_avg_ms: _avg, latency_p95_ms: _p95, ...totals } = toTotals(rollup);
+  return totals;
+}
+
+/** `by_tag`: key → value → totals, keys and values in sorted order. */
+function byTag(slices: readonly TagSlice[]): Record<string, Record<string, TagTotals>> {
+  const sums = new Map<string, Map<string, Rollup>>();
+  for (const slice of slices) {
+    if (!sums.has(slice.key)) sums.set(slice.key, new Map());
+    addRollup(rollupIn(sums.get(slice.key)!, slice.value), slice.rollup);
+  }
+  const answer: Record<string, Record<string, TagTotals>> = {};
+  for (const key of [...sums.keys()].sort(compareText)) {
+    const values = sums.get(key)!;
+    answer[key] = {};
+    for (const value of [...values.keys()].sort(compareText)) answer[key][value] = toTagTotals(values.get(value)!);
+  }
+  return answer;
 }
 
 /** Sums stay in integer nanos; dollars, the average and the p95 are derived here, once. */
@@ -87,7 +116,7 @@ class TimeBuckets {
  * The `GET /api/stats` answer for the (already whole-hour) period, from the rollup items inside it.
  * A period of at most two days is read from hourly items, so it also gets `by_hour`.
  */
-export function assembleSummary(period: { from: Date; to: Date }, slices: readonly RollupSlice[]): StatsSummary {
+export function assembleSummary(period: { from: Date; to: Date }, slices: readonly RollupSlice[], tagSlices: readonly TagSlice[] = []): StatsSummary {
   const total = emptyRollup();
   const days = new TimeBuckets(utcDays(period.from, period.to));
   const hourly = isHourlyPeriod(period.from, period.to);
@@ -126,5 +155,6 @@ export function assembleSummary(period: { from: Date; to: Date }, slices: readon
     by_requester: [...requesters].map(([requester, r]) => ({ requester, ...toTotals(r) })).sort(byCostThenRequests((e) => e.requester)),
     by_token: [...tokens].map(([token_id, r]) => ({ token_id, ...toTotals(r) })).sort(byCostThenRequests((e) => e.token_id)),
     by_kind: [...kinds].map(([kind, r]) => ({ kind, ...toTotals(r) })).sort(byCostThenRequests((e) => e.kind)),
+    by_tag: byTag(tagSlices),
   };
 }

@@ -205,3 +205,34 @@ describe('folding the usage stream into rollups', () => {
     expect(await totalsOf(new DynamoUsageStats(doc, table), accountId)).toEqual(expected(rows));
   });
 });
+
+describe('tag rollups (docs/tags.md, "Stats")', () => {
+  it('count each row under each of its tags, keep 100 values per key and UTC day, count the rest as (other), and stay exact when redelivered', async () => {
+    const accountId = account();
+    // 105 distinct values of `team` in one UTC day (the rows span two hours of it).
+    const rows = streamRows(accountId, 110, 'shardId-tags').map((streamed, i) => ({
+      ...streamed,
+      row: { ...streamed.row, tags: { team: i < 6 ? 'search' : `t${String(i).padStart(3, '0')}`, feature: 'autocomplete' } },
+    }));
+    const stats = new DynamoUsageStats(doc, table);
+    expect((await stats.fold(rows)).failed).toEqual([]);
+    // A second consumer, which remembers nothing, gets the same answers from the store.
+    expect((await new DynamoUsageStats(doc, table).fold([...rows.slice(50), ...rows.slice(0, 50)])).failed).toEqual([]);
+
+    const summary = await stats.summarize(accountId, new Date(AT), new Date(AT + 3 * 3_600_000));
+    const team = summary.by_tag.team;
+    // 100 values are kept (whichever the store admitted first); the other five count as (other).
+    expect(Object.keys(team)).toHaveLength(101);
+    const kept = Object.entries(team).filter(([value]) => value !== '(other)');
+    expect(kept.every(([value, totals]) => totals.requests === (value === 'search' ? 6 : 1))).toBe(true);
+    expect(team['(other)'].requests).toBe(110 - kept.reduce((total, [, totals]) => total + totals.requests, 0));
+    expect(team['(other)'].requests).toBeGreaterThanOrEqual(5);
+    const sum = (key: 'requests' | 'cost_nanos' | 'input_tokens') => Object.values(team).reduce((total, totals) => total + totals[key], 0);
+    expect(sum('requests')).toBe(110);
+    expect(sum('cost_nanos')).toBe(rows.reduce((total, { row }) => total + row.cost_nanos, 0));
+    expect(sum('input_tokens')).toBe(rows.reduce((total, { row }) => total + row.input_tokens, 0));
+    expect(summary.by_tag.feature).toEqual({ autocomplete: expect.objectContaining({ requests: 110, cost_nanos: sum('cost_nanos') }) });
+    // The tag rollups never count in the other breakdowns.
+    expect(summary.totals.requests).toBe(110);
+  });
+});

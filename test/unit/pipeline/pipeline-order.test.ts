@@ -10,6 +10,7 @@ import { loadConfig } from '../../../lambda/config';
 import { buildDeps } from '../../../lambda/deps';
 import { authenticate } from '../../../lambda/pipeline/authenticate';
 import { enforceBudget } from '../../../lambda/pipeline/enforce-budget';
+import { enforceModelList } from '../../../lambda/pipeline/enforce-model-list';
 import { enforceRateLimit } from '../../../lambda/pipeline/enforce-rate-limit';
 import { forwardUpstream } from '../../../lambda/pipeline/forward-upstream';
 import { Pipeline, streamingHandler } from '../../../lambda/pipeline/pipeline';
@@ -45,6 +46,7 @@ it('runs the steps in the documented order', () => {
     'authenticate',
     'rate limit',
     'validate',
+    'model list',
     'budget',
     'resolve provider key',
     'cache',
@@ -53,6 +55,8 @@ it('runs the steps in the documented order', () => {
 
 it('does not compile a step placed before the step that proves its input', () => {
   const routed = Pipeline.start(notCalled).then(routeRequest(routeOptions));
+  // @ts-expect-error validation joins the request's tags with the token's, known once it is authenticated
+  routed.then(validateBody());
   // @ts-expect-error authentication awaits the token read that step 2 starts
   routed.then(authenticate());
   // @ts-expect-error the rate limit needs an authenticated token
@@ -63,7 +67,9 @@ it('does not compile a step placed before the step that proves its input', () =>
   const keyed = authenticated.then(enforceRateLimit()).then(validateBody()).then(resolveProviderKey(deps));
   // @ts-expect-error forwarding needs the budget step
   streamingHandler({ pipeline: keyed, handle: forwardUpstream(deps), answerError: answerErrors(deps.log, deps.isStoreOutage) });
-  const budgeted = keyed.then(enforceBudget(deps));
+  // @ts-expect-error the budget is checked only for a model the token may use
+  keyed.then(enforceBudget(deps)).then(serveFromCache(deps));
+  const budgeted = keyed.then(enforceModelList(deps)).then(enforceBudget(deps));
   // @ts-expect-error forwarding needs the cache step's fill, which stores or lets pass the answer
   streamingHandler({ pipeline: budgeted, handle: forwardUpstream(deps), answerError: answerErrors(deps.log, deps.isStoreOutage) });
   const complete = budgeted.then(serveFromCache(deps));

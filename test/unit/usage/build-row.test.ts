@@ -15,6 +15,7 @@ const facts = (over: Partial<RowFacts> = {}): RowFacts => ({
   billing: 'tokens',
   requestedModel: 'claude-haiku-4-5-20251001',
   requester: 'alice',
+  tags: {},
   stream: false,
   mode: 'stored',
   ...over,

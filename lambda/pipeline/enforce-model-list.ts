@@ -1,0 +1,24 @@
+import { modelAllowed, modelRefusal } from '../auth/token-limits';
+import { ModelNotAllowedError } from '../errors';
+import { recordUsage, type RecordDeps } from './record';
+import type { Authenticated, ModelAllowed, Routed, Validated } from './state';
+import type { Step } from './step';
+
+/**
+ * Step 6: a token with a model list (docs/tags.md, "Per-token limits") may call only the models
+ * on it. Anything else is a 403 in the endpoint's own error shape, logged as a row, and never
+ * forwarded nor served from the cache. The list came with the gate's answer: no store call here.
+ */
+export function enforceModelList(deps: RecordDeps): Step<Routed & Authenticated & Validated, ModelAllowed> {
+  return {
+    name: 'model list',
+    run(state) {
+      const { limits } = state.gate.record;
+      const model = state.body?.model;
+      if (!limits || modelAllowed(limits, state.endpoint.kind, model)) return { modelAllowed: true };
+      const message = modelRefusal(limits, model);
+      recordUsage(deps, state, { status: 403, error: message });
+      throw new ModelNotAllowedError(message);
+    },
+  };
+}

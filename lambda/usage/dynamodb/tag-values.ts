@@ -1,0 +1,114 @@
+import { OVERFLOW_VALUE, type Tags } from '../../tags/tags';
+import { dayOf } from '../rollups/bucket-keys';
+import type { StreamedRow } from '../rollups/fold';
+import { conditionFailedItem } from '../../store/dynamodb/wire/dynamo-error';
+import type { DocumentClient } from '../../store/dynamodb/wire/document-client';
+
+/** Distinct tag keys the stats keep per account and UTC day (docs/tags.md, "Stats"). */
+export const MAX_TAG_KEYS_PER_DAY = 50;
+/** Distinct values the stats keep per tag key, account and UTC day; the rest count as `(other)`. */
+export const MAX_TAG_VALUES_PER_DAY = 100;
+
+const MEMO_MAX = 50_000;
+/** Set writes in flight at once per batch. */
+const IN_FLIGHT = 4;
+
+const questionId = (accountId: string, set: string, member: string) => `${accountId}\u0000${set}\u0000${member}`;
+
+/**
+ * Which tags of a row the stats count. Tag values are the customer's: a request id sent as a tag
+ * would otherwise add two rollup items per row. Per account and UTC day, the first
+ * `MAX_TAG_KEYS_PER_DAY` keys and, per key, the first `MAX_TAG_VALUES_PER_DAY` values are kept;
+ * a later value is counted under `(other)`, and a later key is left out of the stats (rows keep
+ * every tag, and the log filters find them).
+ *
+ * What was kept is recorded in the rollups table (`TK#<day>` and `TV#<day>#<key>`, a string set
+ * each), grown by a conditional ADD that admits a member only while the set is below its cap. A
+ * member once admitted stays, and a full set stays full for the day, so a row delivered again
+ * gets the same answer: the fold stays idempotent. Answers are remembered by the instance.
+ */
+export class TagValueCaps {
+  private readonly known = new Map<string, boolean>();
+
+  constructor(
+    private readonly doc: DocumentClient,
+    private readonly table: string,
+  ) {}
+
+  /** The rows with the tags the stats count (a row without tags is returned as it is). */
+  async apply(rows: StreamedRow[]): Promise<StreamedRow[]> {
+    const tagged = rows.filter((streamed) => Object.keys(streamed.row.tags ?? {}).length > 0);
+    if (tagged.length === 0) return rows;
+    // Each distinct question once, keys before their values, a few at a time: one hot set item
+    // takes its conditional ADDs one after another anyway.
+    const ask = (list: [string, string, string, number][]) => this.answerAll(list);
+    const dayOf_ = (streamed: StreamedRow) => dayOf(Date.parse(streamed.row.ts));
+    const keys = await ask(tagged.flatMap((s) => Object.keys(s.row.tags!).map((key): [string, string, string, number] => [s.row.account_id, `TK#${dayOf_(s)}`, key, MAX_TAG_KEYS_PER_DAY])));
+    const values = await ask(
+      tagged.flatMap((s) =>
+        Object.entries(s.row.tags!)
+          .filter(([key]) => keys.get(questionId(s.row.account_id, `TK#${dayOf_(s)}`, key)))
+          .map(([key, value]): [string, string, string, number] => [s.row.account_id, `TV#${dayOf_(s)}#${key}`, value, MAX_TAG_VALUES_PER_DAY]),
+      ),
+    );
+    return rows.map((streamed) => {
+      const tags = streamed.row.tags;
+      if (!tags || Object.keys(tags).length === 0) return streamed;
+      const { account_id: accountId } = streamed.row;
+      const day = dayOf_(streamed);
+      const kept: Tags = {};
+      for (const [key, value] of Object.entries(tags)) {
+        if (!keys.get(questionId(accountId, `TK#${day}`, key))) continue;
+        kept[key] = values.get(questionId(accountId, `TV#${day}#${key}`, value)) ? value : OVERFLOW_VALUE;
+      }
+      return { ...streamed, row: { ...streamed.row, tags: kept } };
+    });
+  }
+
+  /** The answers to distinct questions, asked in the order given, a few in flight at once. */
+  private async answerAll(questions: [string, string, string, number][]): Promise<Map<string, boolean>> {
+    const distinct = new Map(questions.map((q) => [questionId(q[0], q[1], q[2]), q] as const));
+    const answers = new Map<string, boolean>();
+    const pending = [...distinct];
+    const worker = async () => {
+      for (let next = pending.shift(); next; next = pending.shift()) {
+        const [id, [accountId, set, member, cap]] = next;
+        answers.set(id, await this.admitted(accountId, set, member, cap));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(IN_FLIGHT, pending.length) }, worker));
+    return answers;
+  }
+
+  private async admitted(accountId: string, set: string, member: string, cap: number): Promise<boolean> {
+    const id = questionId(accountId, set, member);
+    const full = questionId(accountId, set, '');
+    const memo = this.known.get(id) ?? (this.known.has(full) ? false : undefined);
+    if (memo !== undefined) return memo;
+    let admitted = true;
+    try {
+      await this.doc.send({
+        operation: 'UpdateItem',
+        input: {
+          TableName: this.table,
+          Key: { account_id: accountId, bucket: set },
+          UpdateExpression: 'ADD members :member',
+          ConditionExpression: 'attribute_not_exists(members) OR contains(members, :value) OR size(members) < :cap',
+          ExpressionAttributeValues: { ':member': new Set([member]), ':value': member, ':cap': cap },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        },
+      });
+    } catch (error) {
+      if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+      admitted = false;
+      const members = conditionFailedItem(error)?.members;
+      if (this.known.size >= MEMO_MAX) this.known.clear();
+      // A full set never changes again that day: with its members known, any other member is answered without a call.
+      if (members instanceof Set) for (const existing of members) this.known.set(questionId(accountId, set, String(existing)), true);
+      this.known.set(full, false);
+    }
+    if (this.known.size >= MEMO_MAX) this.known.clear();
+    if (admitted) this.known.set(id, true);
+    return admitted;
+  }
+}

@@ -1,0 +1,280 @@
+/**
+ * Cost attribution and per-token controls (docs/tags.md), as a user meets them through the
+ * official SDKs: tags on rows, the log filters, the CSV column and `by_tag` equal to the rows; a
+ * token's own tags win; a tag budget refuses with 402 and no upstream call; a token's rate and
+ * model list; and every change to a token applies on a second instance on the very next request.
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { startAllFakes, type AllFakes } from '../fakes/start-fakes';
+import { csvRows } from '../support/csv';
+import { startProxy, type Account, type ProxyServer } from '../support/proxy-server';
+import { TEST_MODELS } from '../support/sdk-clients';
+import { upstreamCalls } from '../reliability/support/requests';
+import { allRows, rowOf, type Row } from '../reliability/support/rows';
+import { eventually } from '../support/patience';
+
+jest.setTimeout(300_000);
+
+let fakes: AllFakes;
+let first: ProxyServer;
+let second: ProxyServer;
+
+beforeAll(async () => {
+  fakes = await startAllFakes();
+  const tablePrefix = `tg${Date.now().toString(36)}-`;
+  first = await startProxy({ fakes, tablePrefix });
+  second = await startProxy({ fakes, tablePrefix, sharesKeysWith: first });
+});
+
+afterAll(async () => {
+  await first?.stop();
+  await second?.stop();
+  await fakes?.close();
+});
+
+async function account(name: string): Promise<Account> {
+  const created = await first.createAccount(name);
+  second.secrets.add(created.token);
+  // Pass-through keys would work on both instances; stored keys are sealed with the shared master key.
+  await first.saveKey(created.token, 'prov-a');
+  await first.saveKey(created.token, 'prov-b');
+  return created;
+}
+
+async function appToken(owner: Account, name: string): Promise<Account> {
+  const response = await first.api('/api/tokens', { token: owner.token, body: { name } });
+  const body = (await response.json()) as { token: string; token_id: string };
+  first.secrets.add(body.token);
+  second.secrets.add(body.token);
+  return { accountId: owner.accountId, token: body.token, tokenId: body.token_id };
+}
+
+async function put(owner: Account, path: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await first.api(path, { method: 'PUT', token: owner.token, body });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+const openai = (server: ProxyServer, token: string, headers: Record<string, string> = {}) =>
+  new OpenAI({ baseURL: `${server.proxyBase}/prov-b/v1`, apiKey: token, defaultHeaders: headers, maxRetries: 0 });
+const anthropic = (server: ProxyServer, token: string) => new Anthropic({ baseURL: server.proxyBase, apiKey: token, maxRetries: 0 });
+
+async function chat(server: ProxyServer, token: string, headers: Record<string, string> = {}, stream = false): Promise<string> {
+  const client = openai(server, token, headers);
+  if (stream) {
+    const { data, response } = await client.chat.completions.create({ model: TEST_MODELS['prov-b'], max_tokens: 16, messages: [{ role: 'user', content: 'hi' }], stream: true }).withResponse();
+    for await (const _chunk of data) void _chunk;
+    return response.headers.get('x-proxy-request-id')!;
+  }
+  const { response } = await client.chat.completions.create({ model: TEST_MODELS['prov-b'], max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+  return response.headers.get('x-proxy-request-id')!;
+}
+
+async function messages(server: ProxyServer, token: string, model: string, headers: Record<string, string> = {}): Promise<string> {
+  const { response } = await anthropic(server, token).messages.create({ model, max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }, { headers }).withResponse();
+  return response.headers.get('x-proxy-request-id')!;
+}
+
+async function caught(call: () => Promise<unknown>): Promise<InstanceType<typeof OpenAI.APIError> | InstanceType<typeof Anthropic.APIError>> {
+  try {
+    await call();
+  } catch (error) {
+    if (error instanceof OpenAI.APIError || error instanceof Anthropic.APIError) return error;
+    throw error;
+  }
+  throw new Error('the call succeeded');
+}
+
+interface TagTotals {
+  requests: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost_nanos: number;
+  saved_nanos: number;
+}
+
+/** What `by_tag` must say, summed from the rows themselves. */
+function byTagFromRows(rows: Row[]): Record<string, Record<string, Pick<TagTotals, 'requests' | 'input_tokens' | 'output_tokens' | 'cost_nanos'>>> {
+  const expected: Record<string, Record<string, Pick<TagTotals, 'requests' | 'input_tokens' | 'output_tokens' | 'cost_nanos'>>> = {};
+  for (const row of rows) {
+    for (const [key, value] of Object.entries((row.tags as Record<string, string> | undefined) ?? {})) {
+      expected[key] ??= {};
+      const slot = (expected[key][value] ??= { requests: 0, input_tokens: 0, output_tokens: 0, cost_nanos: 0 });
+      slot.requests += 1;
+      slot.input_tokens += row.input_tokens;
+      slot.output_tokens += row.output_tokens;
+      slot.cost_nanos += Math.round(row.cost_usd * 1e9);
+    }
+  }
+  return expected;
+}
+
+describe('tags', () => {
+  it('are kept on every row as a map, filter the logs and the CSV, and by_tag equals the rows', async () => {
+    const owner = await account('tags-rows');
+    const ids = [
+      await chat(first, owner.token, { 'x-proxy-tags': 'team=search, feature=autocomplete' }),
+      await chat(first, owner.token, { 'x-proxy-tags': 'team=search,feature=ranking' }, true),
+      await messages(second, owner.token, TEST_MODELS['prov-a'], { 'x-proxy-tags': 'team=ads' }),
+      await chat(second, owner.token),
+    ];
+    const rows = await Promise.all(ids.map((id) => rowOf(first, owner.token, id)));
+    expect(rows.map((row) => row.tags)).toEqual([{ team: 'search', feature: 'autocomplete' }, { team: 'search', feature: 'ranking' }, { team: 'ads' }, undefined]);
+
+    const search = await allRows(first, owner.token, 'tag=team=search');
+    expect(search.map((row) => row.id).sort()).toEqual([ids[0], ids[1]].sort());
+    const both = await allRows(first, owner.token, 'tag=team=search&tag=feature=ranking');
+    expect(both.map((row) => row.id)).toEqual([ids[1]]);
+
+    const csv = csvRows(await (await first.api('/api/logs.csv?tag=team=search', { token: owner.token })).text());
+    expect(csv[0].at(-1)).toBe('tags');
+    expect(csv.slice(1).map((line) => line.at(-1)).sort()).toEqual(['feature=autocomplete,team=search', 'feature=ranking,team=search']);
+
+    const all = await allRows(first, owner.token);
+    const expected = byTagFromRows(all);
+    const stats = await eventually(async () => {
+      const body = (await (await first.api('/api/stats', { token: owner.token })).json()) as { by_tag: Record<string, Record<string, TagTotals>> };
+      return body.by_tag.team?.ads?.requests === 1 && body.by_tag.feature?.ranking ? body : undefined;
+    });
+    const seen: typeof expected = {};
+    for (const [key, values] of Object.entries(stats!.by_tag)) {
+      seen[key] = {};
+      for (const [value, totals] of Object.entries(values)) seen[key][value] = { requests: totals.requests, input_tokens: totals.input_tokens, output_tokens: totals.output_tokens, cost_nanos: totals.cost_nanos };
+    }
+    expect(seen).toEqual(expected);
+    expect(expected.team.search.requests).toBe(2);
+  });
+
+  it('a malformed header is a 400 in the endpoint\'s own shape naming the problem, and nothing is forwarded', async () => {
+    const owner = await account('tags-bad');
+    const before = upstreamCalls(first);
+    const chatError = await caught(() => chat(first, owner.token, { 'x-proxy-tags': 'Team=search' }));
+    expect(chatError.status).toBe(400);
+    expect(chatError.message).toContain('tag key "Team" must be 1 to 40 lowercase letters');
+    expect((chatError as InstanceType<typeof OpenAI.APIError>).param).toBe('x-proxy-tags');
+    const tooMany = Array.from({ length: 11 }, (_, i) => `k${i}=v`).join(',');
+    const messagesError = await caught(() => messages(first, owner.token, TEST_MODELS['prov-a'], { 'x-proxy-tags': tooMany }));
+    expect(messagesError.status).toBe(400);
+    expect((messagesError.error as { error: { type: string; message: string } }).error).toEqual({ type: 'invalid_request_error', message: 'x-proxy-tags: at most 10 tags, got 11.' });
+    for (const header of ['team', 'team=', 'team=a,team=b', `team=${'v'.repeat(101)}`, 'team=(other)']) {
+      expect((await caught(() => chat(first, owner.token, { 'x-proxy-tags': header }))).status).toBe(400);
+    }
+    expect(upstreamCalls(first)).toBe(before);
+  });
+});
+
+describe('a token\'s own tags', () => {
+  it('are shown by GET /api/tokens, added to every row, and a request cannot override them', async () => {
+    const owner = await account('tags-token');
+    const app = await appToken(owner, 'search app');
+    expect(await put(owner, `/api/tokens/${app.tokenId}`, { tags: { team: 'search' } })).toEqual({ status: 200, body: { token_id: app.tokenId, tags: { team: 'search' } } });
+    const listed = (await (await first.api('/api/tokens', { token: owner.token })).json()) as { tokens: Array<{ token_id: string; tags: Record<string, string> }> };
+    expect(listed.tokens.find((t) => t.token_id === app.tokenId)?.tags).toEqual({ team: 'search' });
+
+    // The second instance has never seen this token: the gate's one call brings its tags.
+    const id = await chat(second, app.token, { 'x-proxy-tags': 'feature=autocomplete' });
+    expect((await rowOf(first, owner.token, id)).tags).toEqual({ team: 'search', feature: 'autocomplete' });
+
+    const before = upstreamCalls(first);
+    const refused = await caught(() => chat(second, app.token, { 'x-proxy-tags': 'team=ads' }));
+    expect(refused.status).toBe(400);
+    expect(refused.message).toContain('tag "team" is set by this proxy token');
+    expect(upstreamCalls(first)).toBe(before);
+
+    // A change applies on the other instance at the very next request.
+    expect((await put(owner, `/api/tokens/${app.tokenId}`, { tags: { team: 'ads' } })).status).toBe(200);
+    expect((await rowOf(first, owner.token, await chat(second, app.token))).tags).toEqual({ team: 'ads' });
+    expect((await put(owner, `/api/tokens/${app.tokenId}`, { tags: {} })).status).toBe(200);
+    expect((await rowOf(first, owner.token, await chat(second, app.token, { 'x-proxy-tags': 'team=free' }))).tags).toEqual({ team: 'free' });
+  });
+});
+
+describe('tag budgets', () => {
+  it('refuse with 402 once the tag value has spent its limit, with no upstream call, on either instance', async () => {
+    const owner = await account('tags-budget');
+    const set = await put(owner, '/api/budgets/tags/team/search', { limit_usd: 0.000001, period: 'day' });
+    expect(set).toMatchObject({ status: 200, body: { limit_usd: 0.000001, period: 'day', spent_usd: 0 } });
+    const spent = await chat(first, owner.token, { 'x-proxy-tags': 'team=search' });
+    await rowOf(first, owner.token, spent);
+    await eventually(async () => {
+      const body = (await (await first.api('/api/budgets', { token: owner.token })).json()) as { tags: Array<{ key: string; value: string; spent_usd: number }> };
+      return body.tags.find((b) => b.key === 'team' && b.value === 'search' && b.spent_usd > 0);
+    });
+
+    const before = upstreamCalls(first);
+    const chatRefusal = await caught(() => chat(second, owner.token, { 'x-proxy-tags': 'team=search' }));
+    expect(chatRefusal.status).toBe(402);
+    expect((chatRefusal as InstanceType<typeof OpenAI.APIError>).code).toBe('budget_exceeded');
+    expect(chatRefusal.message).toContain('Budget exceeded: tag team=search has spent');
+    const messagesRefusal = await caught(() => messages(first, owner.token, TEST_MODELS['prov-a'], { 'x-proxy-tags': 'team=search' }));
+    expect(messagesRefusal.status).toBe(402);
+    expect((messagesRefusal.error as { error: { type: string } }).error.type).toBe('billing_error');
+    expect(upstreamCalls(first)).toBe(before);
+
+    // Another value of the key is not limited; a token whose own tag is the budgeted one is.
+    await chat(first, owner.token, { 'x-proxy-tags': 'team=ads' });
+    const app = await appToken(owner, 'search app');
+    await put(owner, `/api/tokens/${app.tokenId}`, { tags: { team: 'search' } });
+    expect((await caught(() => chat(second, app.token))).status).toBe(402);
+    expect(upstreamCalls(first)).toBe(before + 1);
+
+    const refusedRows = await allRows(first, owner.token, 'tag=team=search&status=error');
+    expect(refusedRows.map((row) => row.status_code)).toEqual([402, 402, 402]);
+  });
+});
+
+describe('per-token limits', () => {
+  it('a token limited to 5 a minute gets 429 on the sixth request, on either instance', async () => {
+    const owner = await account('limits-rate');
+    const app = await appToken(owner, 'slow app');
+    expect(await put(owner, `/api/tokens/${app.tokenId}/limits`, { requests_per_minute: 5 })).toEqual({ status: 200, body: { token_id: app.tokenId, requests_per_minute: 5, models: null } });
+    // A sliding minute: the sixth request within 60 seconds is refused, wherever the clock minute ends.
+    for (let i = 0; i < 5; i++) await chat(i % 2 ? second : first, app.token);
+    const before = upstreamCalls(first);
+    const refused = await caught(() => chat(second, app.token));
+    expect(refused.status).toBe(429);
+    expect(refused.headers?.get('x-ratelimit-limit')).toBe('5');
+    expect(refused.headers?.get('retry-after')).toBe('60');
+    expect(upstreamCalls(first)).toBe(before);
+    // The owner's own token keeps the default.
+    await chat(first, owner.token);
+    // Raised on one instance, the other admits the very next request.
+    expect((await put(owner, `/api/tokens/${app.tokenId}/limits`, { requests_per_minute: 10 })).status).toBe(200);
+    await chat(second, app.token);
+  });
+
+  it('a token limited to claude-haiku- gets 403 for claude-opus-4-6, written as a row and never forwarded; model lists and token counting stay allowed', async () => {
+    const owner = await account('limits-models');
+    const app = await appToken(owner, 'haiku app');
+    await chat(second, app.token); // the second instance knows the token before the change
+    expect(await put(owner, `/api/tokens/${app.tokenId}/limits`, { models: ['claude-haiku-', 'gpt-4.1-mini'] })).toEqual({
+      status: 200,
+      body: { token_id: app.tokenId, requests_per_minute: null, models: ['claude-haiku-', 'gpt-4.1-mini'] },
+    });
+    const before = upstreamCalls(first);
+    const refused = await caught(() => messages(second, app.token, 'claude-opus-4-6'));
+    expect(refused.status).toBe(403);
+    expect((refused.error as { error: { type: string; message: string } }).error).toEqual({
+      type: 'permission_error',
+      message: 'This proxy token may not use model "claude-opus-4-6"; it is limited to models starting with "claude-haiku-", "gpt-4.1-mini".',
+    });
+    const chatRefused = await caught(() => chat(second, app.token));
+    expect(chatRefused.status).toBe(403);
+    expect((chatRefused as InstanceType<typeof OpenAI.APIError>).code).toBe('model_not_allowed');
+    expect(upstreamCalls(first)).toBe(before);
+    const row = await rowOf(first, owner.token, refused.headers!.get('x-proxy-request-id')!);
+    expect(row).toMatchObject({ status_code: 403, model: 'claude-opus-4-6', input_tokens: 0, cost_usd: 0 });
+
+    await messages(second, app.token, 'claude-haiku-4-5-20251001');
+    await anthropic(second, app.token).models.list();
+    await anthropic(second, app.token).messages.countTokens({ model: 'claude-opus-4-6', messages: [{ role: 'user', content: 'hi' }] });
+    await openai(second, app.token).models.list();
+    expect(upstreamCalls(first)).toBe(before + 4);
+
+    // Lifted on one instance, the other forwards the very next request.
+    expect((await put(owner, `/api/tokens/${app.tokenId}/limits`, {})).status).toBe(200);
+    await messages(second, app.token, 'claude-opus-4-6');
+    const listed = (await (await first.api('/api/tokens', { token: owner.token })).json()) as { tokens: Array<{ token_id: string; limits: unknown }> };
+    expect(listed.tokens.find((t) => t.token_id === app.tokenId)?.limits).toEqual({ requests_per_minute: null, models: null });
+  });
+});
