@@ -6,7 +6,7 @@ import type { Authenticated, Budgeted, Routed, Validated } from './state';
 import type { Step } from './step';
 
 /**
- * Step 6: spend limits, before anything is sent upstream or served from the cache: a
+ * Step 7: spend limits, before anything is sent upstream or served from the cache: a
  * token or requester whose budget is used up for its period gets a 402 in the
  * endpoint's own error shape, and the refusal is logged as a row. The spend was
  * read with the token (no store call of its own); a failed read fails closed.

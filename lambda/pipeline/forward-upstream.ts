@@ -29,7 +29,7 @@ function upstreamBody(state: ProxyState): { body: Buffer; addedStreamUsage: bool
 }
 
 /**
- * Step 9, the handler: call the provider, tap its answer for usage, pipe it back
+ * Step 10, the handler: call the provider, tap its answer for usage, pipe it back
  * unchanged, and finish once — one row, and the cache fill settled — however the body ends.
  */
 export function forwardUpstream(deps: ForwardDeps) {

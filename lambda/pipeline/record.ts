@@ -8,7 +8,7 @@ import type { Recordable } from './state';
 export type RecordDeps = Pick<Deps, 'rowWriter' | 'prices'>;
 
 /**
- * Step 10 (record): one usage row per request. It runs after the response has
+ * Step 11 (record): one usage row per request. It runs after the response has
  * gone out and is tracked as background work, so the runtime doesn't stop
  * before the row is written.
  */

@@ -4,7 +4,7 @@ import type { Authenticated, Keyed, Routed } from './state';
 import type { Step } from './step';
 
 /**
- * Step 7: the key to send upstream. Stored mode opens the account's saved key
+ * Step 8: the key to send upstream. Stored mode opens the account's saved key
  * (docs/api.md, "Credentials"); pass-through uses the client's own key as is and keeps it only
  * for this request.
  */

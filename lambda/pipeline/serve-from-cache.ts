@@ -6,7 +6,7 @@ import type { Admitted, CacheConsulted } from './state';
 import { Answer, type Step } from './step';
 
 /**
- * Step 8 (opt-in, docs/caching.md): asks the cache whether to serve this
+ * Step 9 (opt-in, docs/caching.md): asks the cache whether to serve this
  * request. A hit is answered here and recorded when its body ends; otherwise the
  * request goes on to the provider with the cache's fill, which stores the answer.
  */

@@ -99,13 +99,13 @@ export interface ModelAllowed {
   modelAllowed: true;
 }
 
-/** Step 6 (budget): the budgets that apply (token, requester), with their spend before this request. */
+/** Step 7 (budget): the budgets that apply (token, requester), with their spend before this request. */
 export interface Budgeted {
   budgets: BudgetStatus[];
 }
 
 /**
- * Step 7 (resolve the provider key): the key sent upstream; lives only as long as this request.
+ * Step 8 (resolve the provider key): the key sent upstream; lives only as long as this request.
  * Absent for a provider reached through AWS in stored mode with no key saved: the request is
  * signed with the runtime's own AWS credentials instead (docs/bedrock.md).
  */
@@ -113,7 +113,7 @@ export interface Keyed {
   upstreamKey?: string;
 }
 
-/** Step 8 (cache), for a request it doesn't answer: takes the provider's answer (stores it, or lets it pass). */
+/** Step 9 (cache), for a request it doesn't answer: takes the provider's answer (stores it, or lets it pass). */
 export interface CacheConsulted {
   cacheFill: CacheFill;
 }
@@ -126,7 +126,7 @@ export type Recordable = Routed & Pick<Authenticated, 'token'> & Pick<Validated,
 /** What the cache step (9) relies on. */
 export type Admitted = Routed & LookupsStarted & Authenticated & Limited & Validated & ModelAllowed & Budgeted & Keyed;
 
-/** Everything the forward step (9) relies on. */
+/** Everything the forward step (10) relies on. */
 export type ProxyState = Admitted & CacheConsulted;
 
 /** What an answer's headers may draw on, whichever step it leaves from. */

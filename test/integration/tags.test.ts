@@ -13,16 +13,18 @@ import { TEST_MODELS } from '../support/sdk-clients';
 import { upstreamCalls } from '../reliability/support/requests';
 import { allRows, rowOf, type Row } from '../reliability/support/rows';
 import { eventually } from '../support/patience';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { sdkDocumentClient } from '../reliability/support/dynamo';
 
 jest.setTimeout(300_000);
 
 let fakes: AllFakes;
 let first: ProxyServer;
 let second: ProxyServer;
+const tablePrefix = `tg${Date.now().toString(36)}-`;
 
 beforeAll(async () => {
   fakes = await startAllFakes();
-  const tablePrefix = `tg${Date.now().toString(36)}-`;
   first = await startProxy({ fakes, tablePrefix });
   second = await startProxy({ fakes, tablePrefix, sharesKeysWith: first });
 });
@@ -192,6 +194,16 @@ describe('a token\'s own tags', () => {
 describe('tag budgets', () => {
   it('refuse with 402 once the tag value has spent its limit, with no upstream call, on either instance', async () => {
     const owner = await account('tags-budget');
+    // Spend is counted per tag value from its first request: a budget set later starts from it.
+    await rowOf(first, owner.token, await chat(first, owner.token, { 'x-proxy-tags': 'team=ads' }));
+    const late = await eventually(async () => {
+      const answer = await put(owner, '/api/budgets/tags/team/ads', { limit_usd: 100, period: 'month' });
+      return (answer.body.spent_usd as number) > 0 ? answer : undefined;
+    });
+    expect(late?.status).toBe(200);
+    expect((await first.api('/api/budgets/tags/team/ads', { method: 'DELETE', token: owner.token })).status).toBe(204);
+    expect((await first.api('/api/budgets/tags/team/ads', { method: 'DELETE', token: owner.token })).status).toBe(404);
+
     const set = await put(owner, '/api/budgets/tags/team/search', { limit_usd: 0.000001, period: 'day' });
     expect(set).toMatchObject({ status: 200, body: { limit_usd: 0.000001, period: 'day', spent_usd: 0 } });
     const spent = await chat(first, owner.token, { 'x-proxy-tags': 'team=search' });
@@ -220,6 +232,11 @@ describe('tag budgets', () => {
 
     const refusedRows = await allRows(first, owner.token, 'tag=team=search&status=error');
     expect(refusedRows.map((row) => row.status_code)).toEqual([402, 402, 402]);
+
+    // The tag value's budget and spend sit in a partition of their own, not the account's.
+    const item = (await sdkDocumentClient().send(new GetCommand({ TableName: `${tablePrefix}accounts`, Key: { pk: `TAG#${owner.accountId}#team=search`, sk: 'BUDGET' } }))).Item;
+    expect(item).toMatchObject({ subject_kind: 'tag', tag_key: 'team', tag_value: 'search', limit_nanos: 1000, period: 'day' });
+    expect(item!.spent_total_nanos).toBeGreaterThan(0);
   });
 });
 
@@ -261,6 +278,9 @@ describe('per-token limits', () => {
     const chatRefused = await caught(() => chat(second, app.token));
     expect(chatRefused.status).toBe(403);
     expect((chatRefused as InstanceType<typeof OpenAI.APIError>).code).toBe('model_not_allowed');
+    expect((chatRefused as InstanceType<typeof OpenAI.APIError>).param).toBe('model');
+    // A request that names no model could still reach a provider's default one: refused under a list.
+    expect((await caught(() => openai(second, app.token).files.list())).status).toBe(403);
     expect(upstreamCalls(first)).toBe(before);
     const row = await rowOf(first, owner.token, refused.headers!.get('x-proxy-request-id')!);
     expect(row).toMatchObject({ status_code: 403, model: 'claude-opus-4-6', input_tokens: 0, cost_usd: 0 });

@@ -235,4 +235,18 @@ describe('tag rollups (docs/tags.md, "Stats")', () => {
     // The tag rollups never count in the other breakdowns.
     expect(summary.totals.requests).toBe(110);
   });
+
+  it('keep 50 tag keys per UTC day and leave later keys out of by_tag', async () => {
+    const accountId = account();
+    const rows = streamRows(accountId, 6, 'shardId-keys').map((streamed, i) => ({
+      ...streamed,
+      row: { ...streamed.row, tags: Object.fromEntries(Array.from({ length: 10 }, (_, j) => [`k${String(i * 10 + j).padStart(2, '0')}`, 'v'])) },
+    }));
+    const stats = new DynamoUsageStats(doc, table);
+    expect((await stats.fold(rows)).failed).toEqual([]);
+    const summary = await stats.summarize(accountId, new Date(AT), new Date(AT + 3 * 3_600_000));
+    expect(Object.keys(summary.by_tag)).toHaveLength(50);
+    expect(Object.values(summary.by_tag).every((values) => Object.keys(values).join() === 'v')).toBe(true);
+    expect(summary.totals.requests).toBe(6);
+  });
 });
