@@ -26,7 +26,7 @@ export const PROXY_TABLE_CALLS: readonly TableCalls[] = [
   { code: 'BatchedGet', table: 'accounts', actions: ['GetItem', 'BatchGetItem'], purpose: 'token, provider-key and budget reads, batched within a tick' },
   { code: 'DynamoAccountStore', table: 'accounts', actions: ['PutItem', 'GetItem', 'Query', 'UpdateItem'], purpose: 'accounts and tokens: create, list, revoke, tags and limits' },
   { code: 'DynamoProviderKeyStore', table: 'accounts', actions: ['PutItem', 'DeleteItem', 'Query'], purpose: 'stored provider keys: save, delete, list' },
-  { code: 'DynamoBudgetStore', table: 'accounts', actions: ['UpdateItem', 'Query', 'PutItem', 'DeleteItem'], purpose: "budgets: set, remove, list; a tag budget's listing in the account" },
+  { code: 'DynamoBudgetStore', table: 'accounts', actions: ['UpdateItem', 'Query'], purpose: 'budgets: set, remove, list' },
   { code: 'TransactedRows', table: 'accounts', actions: ['UpdateItem'], purpose: "a priced row's spend counters, in the row's transaction" },
   { code: 'TransactedRows', table: 'usageLogs', actions: ['PutItem'], purpose: 'a priced usage row, guarded against a second write' },
   { code: 'DynamoUsageLog', table: 'usageLogs', actions: ['PutItem', 'GetItem', 'Query'], purpose: 'usage rows without a cost; one row; the logs API' },

@@ -234,7 +234,7 @@ describe('tag budgets', () => {
     expect(refusedRows.map((row) => row.status_code)).toEqual([402, 402, 402]);
 
     // The tag value's budget and spend sit in a partition of their own, not the account's.
-    const item = (await sdkDocumentClient().send(new GetCommand({ TableName: `${tablePrefix}accounts`, Key: { pk: `TAG#${owner.accountId}#team=search`, sk: 'BUDGET' } }))).Item;
+    const item = (await sdkDocumentClient().send(new GetCommand({ TableName: `${tablePrefix}accounts`, Key: { pk: `ACCOUNT#${owner.accountId}#G#team=search`, sk: 'BUDGET' } }))).Item;
     expect(item).toMatchObject({ subject_kind: 'tag', tag_key: 'team', tag_value: 'search', limit_nanos: 1000, period: 'day' });
     expect(item!.spent_total_nanos).toBeGreaterThan(0);
   });
