@@ -13,6 +13,7 @@ import { callUpstream, type UpstreamResponse } from '../upstream/call-upstream';
 import { signAwsRequest } from '../upstream/aws-signing';
 import { bodyDecoding } from '../upstream/content-encoding';
 import { clientResponseHeaders, upstreamRequestHeaders } from '../upstream/headers';
+import { queryWithoutSecrets } from '../upstream/query';
 import { finishResponse } from './finish-response';
 import type { InvocationContext } from './pipeline';
 import { recordUsage } from './record';
@@ -124,8 +125,9 @@ export function forwardUpstream(deps: ForwardDeps) {
  */
 async function upstreamRequest(deps: ForwardDeps, state: ProxyState, body: Buffer): Promise<{ url: URL; headers: Record<string, string>; sessionToken?: string }> {
   const base = deps.config.upstreams[state.provider.id];
-  const url = upstreamUrl(state.provider, base.baseUrl, state.upstreamPath, state.request.rawQuery);
-  const headers = upstreamRequestHeaders(state.request.headers, state.endpoint.dialect, state.upstreamKey, body.length > 0, presentedProxyToken(state));
+  const proxySecrets = presentedProxyToken(state);
+  const url = upstreamUrl(state.provider, base.baseUrl, state.upstreamPath, queryWithoutSecrets(state.request.rawQuery, proxySecrets));
+  const headers = upstreamRequestHeaders(state.request.headers, state.endpoint.dialect, state.upstreamKey, body.length > 0, proxySecrets);
   if (state.upstreamKey !== undefined || !base.aws) return { url, headers };
   return { url, ...(await signAwsRequest({ method: state.request.method, url, headers, body }, base.aws, deps.awsCredentials)) };
 }

@@ -49,3 +49,21 @@ describe.each(['stored', 'pass-through'] as const)('%s mode', (mode) => {
     expect(provider === 'prov-a' ? sent['x-api-key'] : sent.authorization).toBe(provider === 'prov-a' ? expectedKey : `Bearer ${expectedKey}`);
   });
 });
+
+describe.each(['stored', 'pass-through'] as const)('%s mode, query string', (mode) => {
+  test.each(PROVIDERS)('%s: a query parameter quoting the proxy token stays with the proxy; the others go upstream as sent', async (provider) => {
+    const token = proxy.account.token;
+    if (mode === 'pass-through') proxy.secrets.add(ownKey(provider));
+    const result = await callProxy(proxy, {
+      provider,
+      token,
+      providerKey: mode === 'pass-through' ? ownKey(provider) : undefined,
+      prompt: `credential query ${mode} ${provider}`,
+      query: `key=${encodeURIComponent(token)}&kept=a%2Fb&part=${tokenSecret(token)}&also=1`,
+    });
+    expect(result.status).toBe(200);
+    const sent = proxy.fakes.fakes[provider].requests.at(-1)!;
+    expect(decodeURIComponent(sent.path)).not.toContain(tokenSecret(token));
+    expect(sent.path.endsWith('?kept=a%2Fb&also=1')).toBe(true);
+  });
+});

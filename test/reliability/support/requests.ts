@@ -30,6 +30,8 @@ export interface ProxyCall {
   headers?: Record<string, string>;
   body?: Record<string, unknown>;
   signal?: AbortSignal;
+  /** A query string (without `?`) added to the endpoint's path. */
+  query?: string;
 }
 
 export interface CallResult {
@@ -58,7 +60,7 @@ export async function callProxy(proxy: Pick<ProxyServer, 'proxyBase'>, call: Pro
     ...(call.cache ? { 'x-proxy-cache': call.cache } : {}),
     ...call.headers,
   };
-  const response = await fetch(proxy.proxyBase + ENDPOINT[call.provider], {
+  const response = await fetch(proxy.proxyBase + ENDPOINT[call.provider] + (call.query ? `?${call.query}` : ''), {
     method: 'POST',
     headers,
     body: JSON.stringify(call.body ?? requestBody(call.provider, call.prompt, call.stream)),
