@@ -13,6 +13,7 @@ import { PROJECT_ROOT } from './support/synth';
  */
 interface LockEntry {
   version?: string;
+  dev?: boolean;
   os?: string[];
   cpu?: string[];
   engines?: { node?: string };
@@ -21,7 +22,7 @@ interface LockEntry {
 }
 const read = (file: string) => fs.readFileSync(path.join(PROJECT_ROOT, file), 'utf8');
 const lock = JSON.parse(read('package-lock.json')) as { packages: Record<string, LockEntry> };
-const manifest = JSON.parse(read('package.json')) as { engines: { node: string } };
+const manifest = JSON.parse(read('package.json')) as { engines: { node: string }; dependencies: Record<string, string> };
 
 /** Node's resolution walk: the nearest node_modules folder above the dependent that holds `name`. */
 function resolveInLock(from: string, name: string): LockEntry | undefined {
@@ -83,6 +84,21 @@ describe('package-lock.json', () => {
       .filter(([where, e]) => where && e.engines?.node && !semver.satisfies(oldest, e.engines.node) && installable(where))
       .map(([where, e]) => `${where}@${e.version} needs node ${e.engines!.node}`);
     expect(tooNew).toEqual([]);
+  });
+
+  it('ships one AWS SDK: each @aws-sdk and @smithy package the runtime uses is installed once, at the version package.json pins', () => {
+    // AWS numbers each package on its own (the clients 3.11xx, @aws-sdk/util-dynamodb 3.996.x); one line means one copy of each.
+    const sdk = /(?:^|\/)node_modules\/(@(?:aws-sdk|smithy)\/[^/]+)$/;
+    const versions = new Map<string, Set<string>>();
+    for (const [where, entry] of Object.entries(lock.packages)) {
+      const name = sdk.exec(where)?.[1];
+      if (!name || entry.dev) continue;
+      versions.set(name, new Set([...(versions.get(name) ?? []), entry.version!]));
+    }
+    expect(versions.get('@aws-sdk/core')?.size).toBe(1);
+    expect([...versions].filter(([, found]) => found.size > 1).map(([name, found]) => `${name}: ${[...found].join(', ')}`)).toEqual([]);
+    const pinned = Object.entries(manifest.dependencies).filter(([name]) => sdk.test(`node_modules/${name}`));
+    expect(pinned.map(([name, version]) => [name, version])).toEqual(pinned.map(([name]) => [name, lock.packages[`node_modules/${name}`]?.version]));
   });
 
   it('names the same Node version in the README as in engines, and the suite runs on it', () => {
