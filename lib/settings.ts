@@ -90,7 +90,7 @@ export function readSettings(node: ContextReader): DeploySettings {
     reservedConcurrency,
     provisionedConcurrency,
     logRetentionDays: readInteger(node, 'logRetentionDays', 1, 36_500),
-    functionLogRetention: retentionDays as RetentionDays,
+    functionLogRetention: retentionDays,
     memoryMb: readInteger(node, 'memoryMb', 128, 10_240) ?? DEFAULTS.memoryMb,
     upstreamTimeoutMs: readInteger(node, 'upstreamTimeoutMs', 1_000, 120_000) ?? DEFAULTS.upstreamTimeoutMs,
     rateLimitPerMinute: readInteger(node, 'rateLimitPerMinute', 1, 1_000_000) ?? DEFAULTS.rateLimitPerMinute,

@@ -69,7 +69,7 @@ export async function logCsvStream(usageLog: UsageLog, accountId: string, query:
   const first = await readPage();
   async function* lines(): AsyncGenerator<string> {
     yield `${CSV_COLUMNS.map((column) => column.name).join(',')}\r\n`;
-    for (let page = first; ; page = await readPage(page.nextCursor!)) {
+    for (let page = first; ; page = await readPage(page.nextCursor)) {
       if (page.items.length) yield page.items.map(csvLine).join('');
       if (!page.nextCursor) return;
     }

@@ -4,8 +4,8 @@
  */
 export function adminKeySource(source: { key?: string; readSecret?: () => Promise<string | undefined> }): () => Promise<string | undefined> {
   const { key, readSecret } = source;
-  if (key) return async () => key;
-  if (!readSecret) return async () => undefined;
+  if (key) return () => Promise.resolve(key);
+  if (!readSecret) return () => Promise.resolve(undefined);
   let loading: Promise<string | undefined> | undefined;
   return () => {
     loading ??= readSecret().catch((error) => {

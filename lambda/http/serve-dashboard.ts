@@ -22,7 +22,7 @@ const PAGE_SECURITY = {
 export function serveDashboard(request: IncomingRequest): ProxyResponse | undefined {
   if (request.method !== 'GET' && request.method !== 'HEAD') return undefined;
   const file = request.path === '/' || request.path === '/index.html' ? 'index.html' : request.path.replace(/^\/assets\//, '');
-  const body = (assets as Record<string, string>)[file];
+  const body = (assets)[file];
   if (body === undefined || (file !== 'index.html' && !request.path.startsWith('/assets/'))) return undefined;
   const caching = file === 'index.html' ? 'no-cache' : 'public, max-age=31536000, immutable';
   return { statusCode: 200, headers: { 'content-type': TYPES[file], 'cache-control': caching, ...PAGE_SECURITY }, body: request.method === 'HEAD' ? '' : body };

@@ -116,7 +116,7 @@ async function main(): Promise<void> {
   if (!storeEndpoint) {
     const local = await startDynamoDbLocal(config.dataDir);
     storeEndpoint = local.endpoint;
-    stopDynamo = local.stop;
+    stopDynamo = () => local.stop();
   }
   if (stopping) return;
   dataDirAtStart.release();

@@ -42,7 +42,7 @@ export class Pipeline<S extends Received> {
   }
 
   then<Out extends object>(step: Step<S, Out>): Pipeline<S & Out> {
-    return new Pipeline<S & Out>(this.receive, [...this.steps, step as Step<never, object>]);
+    return new Pipeline<S & Out>(this.receive, [...this.steps, step]);
   }
 }
 

@@ -62,7 +62,7 @@ export function fromLiteLlm(document: Record<string, LiteLlmEntry>): Overrides {
     const prefix = `${entry.litellm_provider}/`;
     const model = (key.startsWith(prefix) ? key.slice(prefix.length) : key).toLowerCase();
     let models = byProvider.get(provider);
-    if (!models) byProvider.set(provider, (models = new Map()));
+    if (!models) byProvider.set(provider, (models = new Map<string, OverrideEntry>()));
     models.set(model, { periods: [{ rates }], prefix: false });
   }
   return { all: new Map(), byProvider };

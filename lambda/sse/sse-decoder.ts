@@ -113,7 +113,7 @@ export class SseDecoder {
   }
 
   private takeParts(): string {
-    const raw = this.parts.length === 1 ? this.parts[0]! : this.parts.join('');
+    const raw = this.parts.length === 1 ? this.parts[0] : this.parts.join('');
     this.parts = [];
     this.partsLength = 0;
     return raw;

@@ -43,7 +43,7 @@ export class SecretRedactor {
     const keepFrom = this.startOfPossibleSecret(input, from);
     out.push(input.subarray(from, keepFrom));
     this.carry = keepFrom < input.length ? Buffer.from(input.subarray(keepFrom)) : EMPTY;
-    return out.length === 1 ? out[0]! : Buffer.concat(out);
+    return out.length === 1 ? out[0] : Buffer.concat(out);
   }
 
   /** What was held back, once the stream has ended: it can no longer become a secret. */

@@ -116,7 +116,7 @@ export class UsageTap extends Transform {
   private keepTail(chunk: Buffer): void {
     this.jsonTail.push(chunk);
     this.jsonTailBytes += chunk.length;
-    while (this.jsonTailBytes - this.jsonTail[0]!.length >= TAIL_BYTES) this.jsonTailBytes -= this.jsonTail.shift()!.length;
+    while (this.jsonTailBytes - this.jsonTail[0].length >= TAIL_BYTES) this.jsonTailBytes -= this.jsonTail.shift()!.length;
   }
 
   /** What the body said so far: complete after 'end', partial after an interruption. */

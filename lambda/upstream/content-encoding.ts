@@ -43,12 +43,12 @@ export function bodyDecoding(header: string | string[] | undefined): BodyDecodin
   const unknown = codings.find((coding) => !DECODERS[coding]);
   if (unknown) return { kind: 'unsupported', coding: unknown };
   // Codings are listed in the order they were applied; decoding undoes them last first.
-  const factories = codings.map((coding) => DECODERS[coding]!).reverse();
+  const factories = codings.map((coding) => DECODERS[coding]).reverse();
   return { kind: 'decode', coding: codings.join(', '), create: () => chain(factories.map((create) => create())) };
 }
 
 function chain(decoders: Transform[]): Transform {
-  return decoders.length === 1 ? decoders[0]! : new Chain(decoders);
+  return decoders.length === 1 ? decoders[0] : new Chain(decoders);
 }
 
 /** Several decoders as one stream: bytes in at the first, decoded bytes out of the last. */
@@ -58,7 +58,7 @@ class Chain extends Transform {
 
   constructor(decoders: Transform[]) {
     super();
-    for (let i = 0; i < decoders.length - 1; i++) decoders[i]!.pipe(decoders[i + 1]!);
+    for (let i = 0; i < decoders.length - 1; i++) decoders[i].pipe(decoders[i + 1]);
     this.first = decoders[0]!;
     this.last = decoders[decoders.length - 1]!;
     this.last.on('data', (chunk: Buffer) => this.push(chunk));

@@ -87,7 +87,7 @@ export class DynamoResponseCache implements ResponseCache {
     if (head.parts >= SLOTS || head.gen >= MAX_GENERATION) return undefined;
     const from = head.gen * SLOTS + 1;
     const to = head.gen * SLOTS + head.parts;
-    const found: (Uint8Array | undefined)[] = new Array(head.parts);
+    const found = new Array<Uint8Array | undefined>(head.parts);
     let missing = head.parts;
     const collect = (items: Item[]) => {
       for (const { part, gen, data } of items) {
@@ -189,6 +189,7 @@ class DynamoCacheWriter implements CacheWriter {
   private readonly lanes: Promise<void>[];
   private readonly written: number[] = [];
   private nextIndex = 1;
+  /** The first write's failure (whatever it threw), rethrown by the commit. */
   private failure: unknown;
 
   constructor(
@@ -216,14 +217,14 @@ class DynamoCacheWriter implements CacheWriter {
     this.state = 'committing';
     try {
       if (!isCacheableStatus(meta.status)) throw new CacheWriteError(`status ${meta.status} is not cached`);
-      if (this.failure !== undefined) throw this.failure;
+      if (this.failure !== undefined) throw this.failure as Error;
       const { parts, rest, sha256, totalBytes } = this.buffer.finish();
       if (totalBytes > this.limits.maxBodyBytes) throw this.tooLarge();
       for (const part of parts) this.writePart(part);
       const inline = this.nextIndex === 1;
       if (!inline && rest.length) this.writePart(rest);
       await Promise.all(this.lanes);
-      if (this.failure !== undefined) throw this.failure;
+      if (this.failure !== undefined) throw this.failure as Error;
       const head = headItem(this.key, { gen: this.gen, parts: inline ? 0 : this.nextIndex - 1, bytes: totalBytes, sha256, inline: inline ? rest : undefined, expiresAt: this.expiresAt, meta });
       const previous = parseHead(await this.table.put(head, true));
       this.state = 'committed';

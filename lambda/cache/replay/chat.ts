@@ -89,7 +89,7 @@ function mergeDelta(message: JsonObject, delta: JsonObject): void {
     } else if (typeof value === 'string' && typeof current === 'string') {
       message[key] = current + value;
     } else if (Array.isArray(value) && Array.isArray(current)) {
-      message[key] = [...current, ...value];
+      message[key] = [...(current as unknown[]), ...(value as unknown[])];
     } else if (value !== null || !(key in message)) {
       message[key] = value;
     }
@@ -159,7 +159,7 @@ function mergeLogprobs(current: JsonObject | null, next: JsonObject): JsonObject
   if (!current) return { ...next };
   const merged: JsonObject = { ...current };
   for (const [key, value] of Object.entries(next)) {
-    merged[key] = Array.isArray(value) && Array.isArray(merged[key]) ? [...(merged[key] as unknown[]), ...value] : value;
+    merged[key] = Array.isArray(value) && Array.isArray(merged[key]) ? [...(merged[key] as unknown[]), ...(value as unknown[])] : value;
   }
   return merged;
 }

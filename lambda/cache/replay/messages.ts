@@ -60,7 +60,7 @@ function applyDelta(block: JsonObject, delta: JsonObject, index: number, toolJso
       block.signature = delta.signature;
       break;
     case 'citations_delta':
-      block.citations = [...(Array.isArray(block.citations) ? block.citations : []), delta.citation];
+      block.citations = [...(Array.isArray(block.citations) ? (block.citations as unknown[]) : []), delta.citation];
       break;
     case 'input_json_delta':
       if (TOOL_INPUT_BLOCKS.has(String(block.type))) toolJson.set(index, (toolJson.get(index) ?? '') + (asString(delta.partial_json) ?? ''));

@@ -13,7 +13,7 @@ const TERMINAL_BY_STATUS: Record<string, string> = { completed: 'response.comple
 /** The `response` object of the stream's terminal event (completed, incomplete or failed). */
 export function assembleResponsesResponse(events: SseEvent[]): unknown {
   for (let i = events.length - 1; i >= 0; i--) {
-    const data = asObject(tryParseJson(events[i]!.data));
+    const data = asObject(tryParseJson(events[i].data));
     if (typeof data?.type === 'string' && Object.values(TERMINAL_BY_STATUS).includes(data.type)) return asObject(data.response);
   }
   return undefined;

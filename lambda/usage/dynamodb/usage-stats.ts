@@ -60,7 +60,7 @@ export class DynamoUsageStats implements UsageStats {
     let next = 0;
     const worker = async () => {
       while (next < deltas.length) {
-        const delta = deltas[next++]!;
+        const delta = deltas[next++];
         await this.apply(delta).catch((error: unknown) => {
           this.onFailure?.(delta, error);
           for (const row of delta.rows) failed.add(row);
@@ -82,8 +82,8 @@ export class DynamoUsageStats implements UsageStats {
       if (!pending) return;
       const names: Record<string, string> = { '#w': watermark };
       const values: Record<string, unknown> = {
-        ':last': sortableSequence(pending.rows[pending.rows.length - 1]!.sequence),
-        ':guard': stored ?? sortableSequence(pending.rows[0]!.sequence),
+        ':last': sortableSequence(pending.rows[pending.rows.length - 1].sequence),
+        ':guard': stored ?? sortableSequence(pending.rows[0].sequence),
       };
       const additions = Object.entries(pending.increments).map(([attribute, amount], i) => {
         names[`#a${i}`] = attribute;

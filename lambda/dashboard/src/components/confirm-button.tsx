@@ -49,14 +49,12 @@ export function ConfirmButton({ label, confirmLabel, question, onConfirm, testId
         ref={confirmRef}
         disabled={busy}
         data-testid={`${testId}-confirm`}
-        onClick={async () => {
+        onClick={() => {
           setBusy(true);
-          try {
-            await onConfirm();
-          } finally {
+          void Promise.resolve().then(onConfirm).finally(() => {
             setBusy(false);
             setAsking(false);
-          }
+          });
         }}
       >
         {busy ? 'Working…' : confirmLabel}

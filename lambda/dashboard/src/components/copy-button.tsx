@@ -31,7 +31,7 @@ export function CopyButton({ text, label = 'Copy', testId }: { text: string; lab
       type="button"
       class="button button-small"
       data-testid={testId}
-      onClick={async () => setState((await copyText(text)) ? 'copied' : 'failed')}
+      onClick={() => void copyText(text).then((copied) => setState(copied ? 'copied' : 'failed'))}
     >
       <span aria-live="polite">{state === 'copied' ? 'Copied' : state === 'failed' ? 'Copy failed' : label}</span>
     </button>

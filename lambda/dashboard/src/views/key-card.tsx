@@ -89,7 +89,7 @@ export function KeyCard({ provider, stored, known, onChanged }: Props) {
           <>No key saved yet.</>
         )}
       </p>
-      <form class="key-form" onSubmit={save}>
+      <form class="key-form" onSubmit={(event) => void save(event)}>
         <label for={inputId}>{stored ? `Replace the ${provider.name} API key` : `${provider.name} API key`}</label>
         <div class="key-form-row">
           <input

@@ -35,7 +35,7 @@ function fieldsOf(row: LogRow, tokens: TokenInfo[]): Field[] {
     ['Time', <span><time dateTime={row.ts}>{formatDateTime(row.ts, { seconds: true })}</time> <span class="sub mono">{row.ts}</span></span>, 'ts'],
     ['Provider', providerName(row.provider), 'provider'],
   ];
-  if (extra.kind !== undefined) fields.push(['Kind', String(extra.kind), 'kind']);
+  if (extra.kind !== undefined) fields.push(['Kind', typeof extra.kind === 'string' ? extra.kind : JSON.stringify(extra.kind), 'kind']);
   fields.push(
     ['Model', <span class="mono">{row.model || '—'}</span>, 'model'],
     ['Mode', row.mode === 'pass-through' ? 'pass-through (caller’s own key)' : 'stored key', 'mode'],
@@ -54,7 +54,7 @@ function fieldsOf(row: LogRow, tokens: TokenInfo[]): Field[] {
     ['Cached', yesNo(row.cached), 'cached'],
   );
   for (const [key, value] of Object.entries(extra)) {
-    if (!SHOWN.has(key) && value !== undefined && value !== null) fields.push([key, <span class="mono">{typeof value === 'object' ? JSON.stringify(value) : String(value)}</span>, key]);
+    if (!SHOWN.has(key) && value !== undefined && value !== null) fields.push([key, <span class="mono">{typeof value === 'string' ? value : JSON.stringify(value)}</span>, key]);
   }
   return fields;
 }
@@ -65,8 +65,8 @@ const FOCUSABLE = 'a[href], button:not([disabled]), input:not([disabled]), selec
 function keepFocusInside(dialog: HTMLElement, event: KeyboardEvent): void {
   const focusable = [...dialog.querySelectorAll<HTMLElement>(FOCUSABLE)];
   if (focusable.length === 0) return;
-  const first = focusable[0]!;
-  const last = focusable[focusable.length - 1]!;
+  const first = focusable[0];
+  const last = focusable[focusable.length - 1];
   const active = document.activeElement;
   const outside = !(active instanceof Node) || !dialog.contains(active) || !focusable.includes(active as HTMLElement);
   if (event.shiftKey ? outside || active === first : outside || active === last) {

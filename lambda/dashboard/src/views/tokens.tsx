@@ -96,7 +96,7 @@ export function Tokens({ params }: { params: URLSearchParams }) {
           Give each app its own token so you can see its usage and revoke it alone. App tokens can send proxy requests only;
           they cannot sign in here.
         </p>
-        <form class="inline-form" onSubmit={create}>
+        <form class="inline-form" onSubmit={(event) => void create(event)}>
           <label for="token-name">Name</label>
           <div class="key-form-row">
             <input

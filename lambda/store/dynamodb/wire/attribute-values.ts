@@ -50,7 +50,7 @@ function binaryToWire(data: unknown): unknown {
   return data;
 }
 
-function numberToWire(num: number | object): Json {
+function numberToWire(num: number): Json {
   const text = num.toString();
   if (text === 'NaN' || text === 'Infinity' || text === '-Infinity') throw new Error(`Special numeric value ${text} is not allowed`);
   if (Number(num) > Number.MAX_SAFE_INTEGER) throw new Error(`Number ${text} is greater than Number.MAX_SAFE_INTEGER. Use NumberValue from @aws-sdk/lib-dynamodb.`);
@@ -76,7 +76,7 @@ function setToWire(set: Set<unknown>): Json {
   const values = [...set].filter((value) => value !== undefined);
   if (values.length === 0) throw new Error('Pass a non-empty set, or options.convertEmptyValues=true.');
   const first = values[0];
-  if (first instanceof NumberValue) return { NS: values.map((value) => String(value)) };
+  if (first instanceof NumberValue) return { NS: values.map((value) => (value as NumberValue).toString()) };
   if (typeof first === 'number') return { NS: values.map((value) => numberToWire(value as number).N) };
   if (typeof first === 'bigint') return { NS: values.map((value) => (value as bigint).toString()) };
   if (typeof first === 'string') return { SS: values.map((value) => (value as string).toString()) };
@@ -106,9 +106,9 @@ function toWire(data: unknown): Json {
       if (name === 'Object' || !data.constructor) return mapToWire(undefined, data);
       if (isBinary(data)) return { B: binaryToWire(data) };
       if (name === 'Boolean') return { BOOL: data.valueOf() };
-      if (name === 'Number') return numberToWire(data);
+      if (name === 'Number') return numberToWire(data.valueOf() as number);
       if (data instanceof NumberValue) return data.toAttributeValue();
-      if (name === 'String') return { S: data.toString() };
+      if (name === 'String') return { S: data.valueOf() };
       // convertClassInstanceToMap: a class instance is stored as its enumerable properties.
       return mapToWire(undefined, data);
     }

@@ -70,7 +70,7 @@ export class LeanDocumentClient implements DocumentClient {
     const name = command.operation;
     const operation = OPERATIONS[name];
     if (!operation) throw new Error(`Unsupported DynamoDB operation ${String(name)}`);
-    const body = JSON.stringify(operation.input(command.input as Record<string, unknown>));
+    const body = JSON.stringify(operation.input(command.input));
     const output = await withRetries(() => this.post(name, body), command.atMostOnce ? this.retries.atMostOnce : this.retries.idempotent);
     // The wire's answer, converted field by field as the SDK's document command would.
     return operation.output(output) as OutputOf<C>;
@@ -92,7 +92,7 @@ export class LeanDocumentClient implements DocumentClient {
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
         response.on('error', reject);
         response.on('end', () => {
-          const answer = this.readAnswer(response, (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8'));
+          const answer = this.readAnswer(response, (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).toString('utf8'));
           if (answer instanceof DynamoError) reject(answer);
           else resolve(answer);
         });
@@ -107,13 +107,14 @@ export class LeanDocumentClient implements DocumentClient {
     const status = response.statusCode ?? 500;
     let parsed: Record<string, unknown>;
     try {
-      parsed = text ? JSON.parse(text) : {};
+      parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
     } catch {
       return new DynamoError('InvalidResponse', `DynamoDB answered ${status} with a body that is not JSON`, status);
     }
     if (status < 300) return parsed;
-    const type = String(parsed.__type ?? 'UnknownError').split('#').pop()!;
-    const message = String(parsed.message ?? parsed.Message ?? `DynamoDB answered ${status}`);
+    const stringField = (value: unknown) => (typeof value === 'string' ? value : undefined);
+    const type = (stringField(parsed.__type) ?? 'UnknownError').split('#').pop()!;
+    const message = stringField(parsed.message) ?? stringField(parsed.Message) ?? `DynamoDB answered ${status}`;
     const reasons = Array.isArray(parsed.CancellationReasons) ? parsed.CancellationReasons.map((reason: { Code?: string }) => String(reason.Code ?? 'None')) : undefined;
     const error = new DynamoError(type, message, status, parsed.Item ? itemFromWire(parsed.Item) : undefined, reasons);
     error.clockSkewCorrected = this.clock.correctFrom(type, response.headers.date);

@@ -52,7 +52,7 @@ export function BudgetEditor({ budget, label, testId, onSave, onRemove }: Props)
 
   if (editing) {
     return (
-      <form class="budget-form" onSubmit={save} aria-label={`Budget for ${label}`} data-testid={`${testId}-form`}>
+      <form class="budget-form" onSubmit={(event) => void save(event)} aria-label={`Budget for ${label}`} data-testid={`${testId}-form`}>
         <BudgetFields idPrefix={testId} amount={form.amount} period={form.period} onAmount={form.setAmount} onPeriod={form.setPeriod} />
         <span class="budget-actions">
           <button type="submit" class="button button-primary button-small" disabled={busy} data-testid={`${testId}-save`}>

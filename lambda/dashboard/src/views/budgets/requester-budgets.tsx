@@ -47,7 +47,7 @@ export function RequesterBudgets() {
         Limit what one requester (the <code>x-proxy-user</code> header) may spend through any token of this account. When a budget
         is used up, that requester's requests are refused with 402 until the period resets (UTC).
       </p>
-      <form class="budget-form budget-add" onSubmit={add} data-testid="requester-budget-add">
+      <form class="budget-form budget-add" onSubmit={(event) => void add(event)} data-testid="requester-budget-add">
         <span class="budget-field">
           <label for="requester-budget-new-requester">Requester</label>
           <input
