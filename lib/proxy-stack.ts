@@ -118,7 +118,7 @@ function grantBedrock(role: IRole, modelArns: string[]): void {
   for (const arn of modelArns.filter((resource) => resource.includes('*'))) {
     Validations.of(role).acknowledge({
       // cdk-nag names the stack's account as `<AWS::AccountId>`.
-      id: `AwsSolutions-IAM5[Resource::${Token.isUnresolved(arn) ? Stack.of(role).resolve(arn)['Fn::Join'][1].map((part: unknown) => (typeof part === 'string' ? part : '<AWS::AccountId>')).join('') : arn}]`,
+      id: `AwsSolutions-IAM5[Resource::${Token.isUnresolved(arn) ? (Stack.of(role).resolve(arn) as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1].map((part) => (typeof part === 'string' ? part : '<AWS::AccountId>')).join('') : arn}]`,
       reason: `Bedrock's two invoke actions on ${arn.includes('foundation-model') ? 'foundation models' : 'inference profiles'} the operator configured (bedrockModelArns; docs/bedrock.md): a cross-region inference profile routes to the model in several regions.`,
     });
   }

@@ -6,8 +6,8 @@ const MAX_FRAME_BYTES = 16 * 1024 * 1024;
 const MIN_FRAME_BYTES = 16;
 
 const codec = new EventStreamCodec(
-  (bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'),
-  (text) => Buffer.from(text, 'utf8'),
+  (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'),
+  (text: string) => Buffer.from(text, 'utf8'),
 );
 
 /** One message of an AWS event stream (`application/vnd.amazon.eventstream`). */
@@ -40,7 +40,7 @@ export class EventStreamDecoder {
     this.pendingBytes += chunk.length;
     const messages: EventStreamMessage[] = [];
     while (this.pendingBytes >= 4) {
-      const head = this.pending[0]!.length >= 4 ? this.pending[0]! : this.joined();
+      const head = this.pending[0].length >= 4 ? this.pending[0] : this.joined();
       const length = head.readUInt32BE(0);
       if (length < MIN_FRAME_BYTES || length > MAX_FRAME_BYTES) {
         this.fail(`an event-stream frame of ${length} bytes`);
@@ -68,7 +68,7 @@ export class EventStreamDecoder {
 
   private joined(): Buffer {
     if (this.pending.length > 1) this.pending = [Buffer.concat(this.pending, this.pendingBytes)];
-    return this.pending[0]!;
+    return this.pending[0];
   }
 
   private fail(problem: string): void {

@@ -64,7 +64,7 @@ function matchTemplate(template: string, path: string): { model: string } | unde
   let model: string | undefined;
   for (let i = 0; i < want.length; i++) {
     if (want[i] === MODEL_SEGMENT) {
-      model = modelOf(got[i]!);
+      model = modelOf(got[i]);
       if (model === undefined) return undefined;
     } else if (want[i] !== got[i]) return undefined;
   }
