@@ -35,12 +35,12 @@ export async function mergeShards(readers: Array<AsyncGenerator<Page<Item>, void
     const stalled = shards.filter((s) => s.buffer.length === 0 && !s.done);
     const floor = stalled.map((s) => s.position ?? '').sort().pop();
     let best: Shard | undefined;
-    for (const shard of shards) if (shard.buffer.length > 0 && (!best || sortKey(shard.buffer[0]!) > sortKey(best.buffer[0]!))) best = shard;
-    if (!best || (floor !== undefined && sortKey(best.buffer[0]!) <= floor)) return { items, resumeAt: floor };
+    for (const shard of shards) if (shard.buffer.length > 0 && (!best || sortKey(shard.buffer[0]) > sortKey(best.buffer[0]))) best = shard;
+    if (!best || (floor !== undefined && sortKey(best.buffer[0]) <= floor)) return { items, resumeAt: floor };
     items.push(best.buffer.shift()!);
   }
   const more = shards.some((s) => s.buffer.length > 0 || !s.done);
-  return { items, resumeAt: more ? sortKey(items[items.length - 1]!) : undefined };
+  return { items, resumeAt: more ? sortKey(items[items.length - 1]) : undefined };
 }
 
 async function refill(shard: Shard): Promise<void> {
