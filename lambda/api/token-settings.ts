@@ -45,7 +45,7 @@ export function parseLimits(body: Record<string, unknown>): TokenLimits {
 }
 
 export function parseTokenTags(body: Record<string, unknown>): Tags {
-  return parseBody(body, tagsBody).tags as Tags;
+  return parseBody(body, tagsBody).tags;
 }
 
 /** Limits as the API shows them: null where the token has none. */

@@ -33,7 +33,7 @@ export function limitsFrom(item: Record<string, unknown>): TokenLimits {
   const rpm = item.requests_per_minute;
   if (typeof rpm === 'number' && Number.isInteger(rpm) && rpm >= 1) limits.requestsPerMinute = rpm;
   const models = item.models;
-  if (Array.isArray(models) && models.length > 0 && models.every((entry) => typeof entry === 'string')) limits.models = models as string[];
+  if (Array.isArray(models) && models.length > 0 && models.every((entry) => typeof entry === 'string')) limits.models = models;
   return limits;
 }
 
