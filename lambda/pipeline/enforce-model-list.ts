@@ -14,7 +14,8 @@ export function enforceModelList(deps: RecordDeps): Step<Routed & Authenticated 
     name: 'model list',
     run(state) {
       const { limits } = state.gate.record;
-      const model = state.body?.model;
+      // A provider that names the model in the path (docs/bedrock.md) is held to the list by that name.
+      const model = state.pathModel ?? state.body?.model;
       if (!limits || modelAllowed(limits, state.endpoint.kind, model)) return { modelAllowed: true };
       const message = modelRefusal(limits, model);
       recordUsage(deps, state, { status: 403, error: message });

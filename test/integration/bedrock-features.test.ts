@@ -5,6 +5,7 @@
  * Bedrock API key saved on the account used instead of the proxy's own signature.
  */
 import {
+  AccessDeniedException,
   BedrockRuntimeClient,
   ConverseCommand,
   ConverseStreamCommand,
@@ -126,6 +127,20 @@ describe('refusals in Bedrock’s shape', () => {
     expect(error).toBeInstanceOf(ServiceQuotaExceededException);
     expect((error as { $metadata: { httpStatusCode: number } }).$metadata.httpStatusCode).toBe(402);
     expect(proxy.fakes.bedrock.requests.length).toBe(before);
+  });
+
+  it('a token limited to other models: 403 before any call, raised as AccessDeniedException; a listed model in the path is forwarded', async () => {
+    const account = await proxy.createAccount('bedrock-models');
+    const set = await proxy.api(`/api/tokens/${account.tokenId}/limits`, { method: 'PUT', token: account.token, body: { models: ['us.anthropic.claude-haiku-'] } });
+    expect(set.status).toBe(200);
+    const bedrock = client(proxy, account.token);
+    const before = proxy.fakes.bedrock.requests.length;
+    const error = await bedrock.send(new ConverseCommand({ modelId: MODEL, messages: messages('not on the list') })).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AccessDeniedException);
+    expect((error as { $metadata: { httpStatusCode: number } }).$metadata.httpStatusCode).toBe(403);
+    expect(proxy.fakes.bedrock.requests.length).toBe(before);
+    await bedrock.send(new ConverseCommand({ modelId: 'us.anthropic.claude-haiku-4-5-20251001-v1:0', messages: messages('on the list') }));
+    expect(proxy.fakes.bedrock.requests.length).toBe(before + 1);
   });
 
   it('the rate limit: 429, raised as ThrottlingException', async () => {
