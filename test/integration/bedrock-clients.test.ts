@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { BEDROCK_TEXT, DEFAULT_BEDROCK_USAGE } from '../fakes/fake-bedrock';
+import { BEDROCK_COST_NANOS as COST_NANOS, BEDROCK_MODEL as MODEL } from '../support/bedrock';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 
 let proxy: ProxyServer;
@@ -21,11 +22,7 @@ afterAll(async () => {
   await proxy?.stop();
 });
 
-const MODEL = 'us.anthropic.claude-sonnet-4-6';
-/** USD per million tokens of the `us.` Claude Sonnet 4.6 profile in the bundled genai-prices data, written out. */
-const RATES = { input: 3.3, output: 16.5, cacheRead: 0.33, cacheWrite: 4.125 };
 const U = DEFAULT_BEDROCK_USAGE;
-const COST_NANOS = Math.round((U.input * RATES.input + U.output * RATES.output + U.cacheRead * RATES.cacheRead + U.cacheWrite * RATES.cacheWrite) * 1e3);
 const requester = (what: string) => `${what}-${randomBytes(4).toString('hex')}`;
 const ownKey = () => {
   const key = `ABSKQmVkcm9ja0FQSUtleS${randomBytes(16).toString('hex')}`;

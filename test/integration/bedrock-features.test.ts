@@ -6,14 +6,13 @@
  */
 import {
   AccessDeniedException,
-  BedrockRuntimeClient,
   ConverseCommand,
   ConverseStreamCommand,
   ServiceQuotaExceededException,
   ThrottlingException,
 } from '@aws-sdk/client-bedrock-runtime';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { randomBytes } from 'node:crypto';
+import { BEDROCK_MODEL as MODEL, bedrockClient } from '../support/bedrock';
 import { startProxy, type Account, type ProxyServer } from '../support/proxy-server';
 
 let proxy: ProxyServer;
@@ -24,26 +23,10 @@ afterAll(async () => {
   await proxy?.stop();
 });
 
-const MODEL = 'us.anthropic.claude-sonnet-4-6';
 const messages = (text: string) => [{ role: 'user' as const, content: [{ text }] }];
 
 function client(server: ProxyServer, token: string, headers: Record<string, string> = {}) {
-  const bedrock = new BedrockRuntimeClient({
-    region: 'us-east-1',
-    endpoint: `${server.proxyBase}/bedrock`,
-    token: { token },
-    authSchemePreference: ['httpBearerAuth'],
-    requestHandler: new NodeHttpHandler(),
-    maxAttempts: 1,
-  });
-  bedrock.middlewareStack.add(
-    (next) => (args) => {
-      Object.assign((args.request as { headers: Record<string, string> }).headers, headers);
-      return next(args);
-    },
-    { step: 'build', name: 'proxyHeaders' },
-  );
-  return bedrock;
+  return bedrockClient(server.proxyBase, token, headers);
 }
 
 /** The raw bytes and headers of a ConverseStream answer, as a client receives them. */

@@ -15,9 +15,9 @@ import {
   ThrottlingException,
   ValidationException,
 } from '@aws-sdk/client-bedrock-runtime';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { randomBytes } from 'node:crypto';
 import { BEDROCK_TEXT, DEFAULT_BEDROCK_USAGE, type BedrockRequest } from '../fakes/fake-bedrock';
+import { BEDROCK_COST_NANOS as COST_NANOS, BEDROCK_MODEL as MODEL, bedrockClient } from '../support/bedrock';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 
 let proxy: ProxyServer;
@@ -28,34 +28,13 @@ afterAll(async () => {
   await proxy?.stop();
 });
 
-const MODEL = 'us.anthropic.claude-sonnet-4-6';
-/** USD per million tokens of the cross-region (`us.`) Claude Sonnet 4.6 profile in the bundled genai-prices data, written out. */
-const SONNET_46_REGIONAL = { input: 3.3, output: 16.5, cacheRead: 0.33, cacheWrite: 4.125 };
-const U = DEFAULT_BEDROCK_USAGE;
-const COST_NANOS = Math.round((U.input * SONNET_46_REGIONAL.input + U.output * SONNET_46_REGIONAL.output + U.cacheRead * SONNET_46_REGIONAL.cacheRead + U.cacheWrite * SONNET_46_REGIONAL.cacheWrite) * 1e3);
 
+const U = DEFAULT_BEDROCK_USAGE;
 const requester = (what: string) => `${what}-${randomBytes(4).toString('hex')}`;
 
-/** The client as docs/bedrock.md shows it: three settings differ from a direct Bedrock client. */
+/** The client as docs/bedrock.md shows it, labelled with `user`; pass-through when `ownKey` is given. */
 function bedrock(user: string, mode: { token: string; ownKey?: string } = { token: proxy.account.token }) {
-  const client = new BedrockRuntimeClient({
-    region: 'us-east-1',
-    endpoint: `${proxy.proxyBase}/bedrock`,
-    token: { token: mode.ownKey ?? mode.token },
-    authSchemePreference: ['httpBearerAuth'],
-    requestHandler: new NodeHttpHandler(),
-    maxAttempts: 1,
-  });
-  client.middlewareStack.add(
-    (next) => (args) => {
-      const request = args.request as { headers: Record<string, string> };
-      request.headers['x-proxy-user'] = user;
-      if (mode.ownKey) request.headers['x-proxy-token'] = mode.token;
-      return next(args);
-    },
-    { step: 'build', name: 'proxyHeaders' },
-  );
-  return client;
+  return bedrockClient(proxy.proxyBase, mode.ownKey ?? mode.token, { 'x-proxy-user': user, ...(mode.ownKey ? { 'x-proxy-token': mode.token } : {}) });
 }
 
 async function rowOf(user: string): Promise<Record<string, unknown>> {
