@@ -1,6 +1,7 @@
 import { GetItemCommand, ScanCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { foldRows } from '../usage/rollups/fold';
+import { accountOfRowPartition } from '../usage/dynamodb/row-shards';
 import type { UsageRow } from '../usage/usage-row';
 
 /**
@@ -30,7 +31,11 @@ export async function rebuildRollups(options: { raw: DynamoDBClient; logsTable: 
         ExclusiveStartKey: start,
       }),
     );
-    for (const item of page.Items ?? []) rows.push(unmarshall(item) as UsageRow);
+    // A stored row's partition key names its shard; the rollups are the account's.
+    for (const item of page.Items ?? []) {
+      const row = unmarshall(item) as UsageRow;
+      rows.push({ ...row, account_id: accountOfRowPartition(row.account_id) });
+    }
     start = page.LastEvaluatedKey as typeof start;
   } while (start);
 

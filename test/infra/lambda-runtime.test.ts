@@ -10,6 +10,7 @@ import { DynamoAccountStore } from '../../lambda/auth/dynamodb/account-store';
 import { DynamoProviderKeyStore } from '../../lambda/keys/dynamodb/provider-key-store';
 import { startAllFakes, type AllFakes } from '../fakes/start-fakes';
 import { createTestTables } from '../support/tables';
+import { rowPartition } from '../../lambda/usage/dynamodb/row-shards';
 
 const run = promisify(execFile);
 const ROOT = resolve(__dirname, '../..');
@@ -123,8 +124,9 @@ describe('the exported Lambda handler under a stand-in of the streaming runtime'
     expect(upstream.headers['x-forwarded-for']).toBeUndefined();
 
     // The invocation resolved only after its usage row was durably written.
-    const { Items } = await tables.clients.doc.send({ operation: 'Query', input: { TableName: tables.tables.usageLogs, KeyConditionExpression: 'account_id = :a', ExpressionAttributeValues: { ':a': accountId } } });
-    const row = Items!.find((item) => item.id === prelude.headers['x-proxy-request-id'])!;
+    const id = prelude.headers['x-proxy-request-id']!;
+    const { Items } = await tables.clients.doc.send({ operation: 'Query', input: { TableName: tables.tables.usageLogs, KeyConditionExpression: 'account_id = :a', ExpressionAttributeValues: { ':a': rowPartition(accountId, id) } } });
+    const row = Items!.find((item) => item.id === id)!;
     expect(row).toMatchObject({ provider: 'prov-a', stream: true, requester: 'lambda-test', status_code: 200, mode: 'stored' });
     expect(row.output_tokens).toBe(upstream.response.usage!.outputTokens);
   });

@@ -11,6 +11,7 @@ import { Agent, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { startDynamoDbLocal } from '../../lambda/local/dynamodb-local';
 import { tableNames } from '../../lambda/tables';
+import { rowPartitions } from '../../lambda/usage/dynamodb/row-shards';
 import { startAllFakes, type AllFakes } from '../fakes/start-fakes';
 import { sdkDocumentClient } from './support/dynamo';
 import { credentialHeaders, ENDPOINT, requestBody, streamEndedCleanly } from './support/requests';
@@ -79,15 +80,7 @@ test('SIGTERM: the stream in flight and a request still waiting for its upstream
   expect(server.output()).toMatch(/stopped\n$/);
   expect(server.output()).not.toContain(OWN_KEY);
 
-  const doc = sdkDocumentClient();
-  const { Items = [] } = await doc.send(
-    new QueryCommand({
-      TableName: tableNames({}, server.tablePrefix).usageLogs,
-      KeyConditionExpression: 'account_id = :account',
-      ExpressionAttributeValues: { ':account': accountId },
-      ConsistentRead: true,
-    }),
-  );
+  const Items = await tableRows(sdkDocumentClient(), server.tablePrefix, accountId);
   const byProvider = Object.fromEntries(Items.map((item) => [item.provider as string, item]));
   expect(Items).toHaveLength(2);
   expect(byProvider['prov-a']).toMatchObject({ status_code: 200, stream: true, input_tokens: FIXED_USAGE.inputTokens, output_tokens: FIXED_USAGE.outputTokens });
@@ -97,15 +90,20 @@ test('SIGTERM: the stream in flight and a request still waiting for its upstream
 
 /** Every usage row of an account, read straight from a table with the SDK (not through the server). */
 async function tableRows(doc: DynamoDBDocumentClient, tablePrefix: string, accountId: string): Promise<Array<Record<string, unknown>>> {
-  const { Items = [] } = await doc.send(
-    new QueryCommand({
-      TableName: tableNames({}, tablePrefix).usageLogs,
-      KeyConditionExpression: 'account_id = :account',
-      ExpressionAttributeValues: { ':account': accountId },
-      ConsistentRead: true,
-    }),
-  );
-  return Items;
+  const rows: Array<Record<string, unknown>> = [];
+  // Every partition the account's rows may be in (its shards, and the one rows had before shards).
+  for (const partition of rowPartitions(accountId)) {
+    const { Items = [] } = await doc.send(
+      new QueryCommand({
+        TableName: tableNames({}, tablePrefix).usageLogs,
+        KeyConditionExpression: 'account_id = :account',
+        ExpressionAttributeValues: { ':account': partition },
+        ConsistentRead: true,
+      }),
+    );
+    rows.push(...Items);
+  }
+  return rows;
 }
 
 async function newAccount(target: ServerProcess): Promise<{ accountId: string; token: string }> {
