@@ -1,4 +1,5 @@
 import type { ProviderId } from '../fakes/start-fakes';
+import { eventually } from '../support/patience';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 import { callThroughSdk, expectedCostUsd, TEST_MODELS } from '../support/sdk-clients';
 
@@ -113,7 +114,10 @@ describe('stream usage the client did not ask for', () => {
     expect((fake.requests[before].json as { stream_options?: unknown }).stream_options).toEqual({ include_usage: true });
     expect(text).not.toMatch(/"choices":\[\],/);
     expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
-    const row = (await proxy.waitForRows(proxy.account.token, 1, `provider=${provider}`)).find((r) => r.id === response.headers.get('x-proxy-request-id'))!;
+    // Earlier tests left rows of this provider too: wait for this request's own row.
+    const id = response.headers.get('x-proxy-request-id');
+    const row = (await eventually(async () => (await proxy.waitForRows(proxy.account.token, 1, `provider=${provider}`)).find((r) => r.id === id)))!;
+    expect(row).toBeDefined();
     expect(row.output_tokens).toBe(fake.requests[before].response.usage!.outputTokens);
     expect(row.output_tokens).toBeGreaterThan(0);
   });
