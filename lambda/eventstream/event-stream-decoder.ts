@@ -1,4 +1,4 @@
-import { EventStreamCodec, type MessageHeaders } from '@smithy/eventstream-codec';
+import { EventStreamCodec, type MessageHeaders } from '@smithy/core/event-streams';
 
 /** A frame larger than this is passed on unread (Bedrock's own frames are a few KB). */
 const MAX_FRAME_BYTES = 16 * 1024 * 1024;

@@ -10,7 +10,7 @@
  * It checks every request's credential: a SigV4 signature must verify against the configured
  * credentials (`sigv4-verifier.ts`); a Bearer token is a Bedrock API key, recorded as sent.
  */
-import { EventStreamCodec, type MessageHeaders } from '@smithy/eventstream-codec';
+import { EventStreamCodec, type MessageHeaders } from '@smithy/core/event-streams';
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
