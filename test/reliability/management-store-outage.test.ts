@@ -89,7 +89,7 @@ function expectLoggedOnce(requestId: string, status: number, cause: RegExp): voi
   expect(JSON.stringify(lines[0])).toMatch(cause);
 }
 
-const CAUSES: Record<Exclude<Disturbance, 'lose-answer' | 'reject'>, RegExp> = {
+const CAUSES: Record<Exclude<Disturbance, 'lose-answer' | 'reject' | 'exceed-throughput' | 'throttle-transaction'>, RegExp> = {
   throttle: /ThrottlingException/,
   fail: /InternalServerError/,
   reset: /ECONNRESET|socket hang up/,

@@ -3,12 +3,18 @@
  * errors for one partition only. A request whose reads before forwarding land there is retried by
  * the store client, then refused with 503 and Retry-After, never forwarded; a request of the same
  * account whose partitions are not throttled is served. A row whose shard keeps refusing its write
- * is retried with backoff and stored exactly once.
+ * is retried with backoff and stored exactly once; one whose partitions stay throttled past every
+ * retry is spooled, as in a store outage, and written exactly once when they recover.
  */
 import { createHash } from 'node:crypto';
-import { startProxy, type ProxyServer } from '../support/proxy-server';
-import { callProxy } from './support/requests';
-import { rowOf } from './support/rows';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { retryPolicies } from '../../lambda/retry';
+import { startProxy, type Account, type ProxyServer } from '../support/proxy-server';
+import { EVENTUALLY_MS, eventually } from '../support/patience';
+import { expectedCostUsd } from '../support/sdk-clients';
+import { callProxy, expectChatError, expectMessagesError, upstreamCalls } from './support/requests';
+import { allRows, rowOf } from './support/rows';
 import { startStoreGate, type StoreCall, type StoreGate } from './support/store-gate';
 
 let gate: StoreGate;
@@ -67,4 +73,90 @@ test("throttling on the account's row shards, many answers in a row: the answer 
   const rows = (await (await proxy.api('/api/logs?limit=100&requester=cool', { token: proxy.account.token })).json()) as { items: Array<{ cost_usd: number }> };
   const nanos = (values: number[]) => values.reduce((sum, value) => sum + Math.round(value * 1e9), 0);
   expect(nanos([requesters.find((r) => r.requester === 'cool')!.spent_usd])).toBe(nanos(rows.items.map((r) => r.cost_usd)));
+});
+
+/** Every call the store client makes for one store call before giving up (the one retry helper's policy). */
+const STORE_CALL_ATTEMPTS = retryPolicies.storeCall(() => true).attempts;
+/** Every store call the row writer makes before spooling a row. */
+const ROW_ATTEMPTS = retryPolicies.rowWrite().attempts;
+
+const FIXED_USAGE = { inputTokens: 1234, outputTokens: 567, cacheReadTokens: 0, cacheWriteTokens: 0 };
+
+/** Whether the server prints a line matching `pattern` from `from` on, within `timeoutMs`. */
+async function printed(pattern: RegExp, from: number, timeoutMs = EVENTUALLY_MS): Promise<boolean> {
+  return (await eventually(async () => (pattern.test(proxy.output().slice(from)) ? true : undefined), timeoutMs)) ?? false;
+}
+
+/** The request ids of the rows in the server's spool (its file, and the one a replay has claimed). */
+function spooledIds(): string[] {
+  const files = ['row-spool.jsonl', 'row-spool.jsonl.replaying'].map((name) => join(proxy.dataDir, name)).filter((file) => existsSync(file));
+  return files.flatMap((file) => readFileSync(file, 'utf8').split('\n').filter(Boolean)).map((line) => (JSON.parse(line) as { id: string }).id);
+}
+
+/** The account's token spend this month and a requester's today, in nanodollars, as the budgets API reports them. */
+async function spentNanos(account: Account, requester: string): Promise<{ token: number; requester: number }> {
+  const tokens = (await (await proxy.api('/api/tokens', { token: account.token })).json()) as { tokens: Array<{ token_id: string; budget: { spent_usd: number } }> };
+  const { requesters } = (await (await proxy.api('/api/budgets', { token: account.token })).json()) as { requesters: Array<{ requester: string; spent_usd: number }> };
+  const nanos = (usd: number | undefined) => Math.round((usd ?? Number.NaN) * 1e9);
+  return { token: nanos(tokens.tokens.find((t) => t.token_id === account.tokenId)?.budget.spent_usd), requester: nanos(requesters.find((r) => r.requester === requester)?.spent_usd) };
+}
+
+test("throttling on a row's partitions that outlasts every retry: the answer is served, the row is spooled, then written once with its exact tokens and cost, its spend counted once, when the partitions recover", async () => {
+  const account = await proxy.createAccount('outlasted');
+  await proxy.saveKey(account.token, 'prov-b');
+  expect((await proxy.api(`/api/tokens/${account.tokenId}/budget`, { method: 'PUT', token: account.token, body: { limit_usd: 100, period: 'month' } })).status).toBe(200);
+  expect((await proxy.api('/api/budgets/requesters/batch-job', { method: 'PUT', token: account.token, body: { limit_usd: 100, period: 'day' } })).status).toBe(200);
+  const rowTransaction = (call: StoreCall) => call.operation === 'TransactWriteItems' && call.tables.some((table) => table.endsWith('usage-logs')) && JSON.stringify(call.body).includes(`"${account.accountId}#`);
+  // The row shard refuses the whole call at first, then the spend counters' partitions cancel the
+  // transaction, until the test calms them: longer than the row writer and the store client retry.
+  gate.disturb('exceed-throughput', rowTransaction, STORE_CALL_ATTEMPTS);
+  gate.disturb('throttle-transaction', rowTransaction, Infinity);
+  const disturbedBefore = gate.disturbed;
+  const from = proxy.output().length;
+
+  proxy.fakes.fakes['prov-b'].next({ usage: FIXED_USAGE });
+  const answer = await callProxy(proxy, { provider: 'prov-b', token: account.token, headers: { 'x-proxy-user': 'batch-job' } });
+  expect(answer.status).toBe(200);
+  expect(JSON.parse(answer.text)).toMatchObject({ usage: { prompt_tokens: FIXED_USAGE.inputTokens, completion_tokens: FIXED_USAGE.outputTokens } });
+
+  // Every retry used up, then kept as in a store outage: the operator sees the warning naming the request.
+  expect(await printed(new RegExp(`usage row spooled to disk[^\\n]*"request_id":"${answer.requestId}"[^\\n]*ThrottlingError`), from, 2 * EVENTUALLY_MS)).toBe(true);
+  expect(spooledIds()).toContain(answer.requestId);
+  expect(gate.disturbed - disturbedBefore).toBeGreaterThanOrEqual(ROW_ATTEMPTS * STORE_CALL_ATTEMPTS);
+
+  // The partitions recover: the spool's replay writes the row and its spend in one transaction.
+  gate.calm();
+  const row = await rowOf(proxy, account.token, answer.requestId);
+  expect(await printed(/"message":"spooled usage rows written"/, from)).toBe(true);
+  expect(row).toMatchObject({ status_code: 200, requester: 'batch-job', input_tokens: FIXED_USAGE.inputTokens, output_tokens: FIXED_USAGE.outputTokens });
+  expect(row.cost_usd).toBeCloseTo(expectedCostUsd('prov-b', FIXED_USAGE), 12);
+  expect(row.cost_nanos).toBe(Math.round(expectedCostUsd('prov-b', FIXED_USAGE) * 1e9));
+  expect(spooledIds()).not.toContain(answer.requestId);
+  expect((await allRows(proxy, account.token)).filter((r) => r.id === answer.requestId)).toHaveLength(1);
+  expect(await spentNanos(account, 'batch-job')).toEqual({ token: row.cost_nanos, requester: row.cost_nanos });
+});
+
+test('the token gate throttled past every retry: 503 with Retry-After in each endpoint\'s own error shape, nothing forwarded; served again when it recovers', async () => {
+  const gateCall = (call: StoreCall) => call.operation === 'UpdateItem' && call.tables.some((table) => table.endsWith('rate-limits')) && JSON.stringify(call.body).includes(`TOKEN#${proxy.account.tokenId}`);
+  const before = upstreamCalls(proxy);
+  for (const disturbance of ['exceed-throughput', 'throttle'] as const) {
+    gate.disturb(disturbance, gateCall, Infinity);
+    const disturbedBefore = gate.disturbed;
+    const chat = await callProxy(proxy, { provider: 'prov-b', token: proxy.account.token });
+    expect(chat.status).toBe(503);
+    expect(chat.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
+    expect(expectChatError(chat.text)).toMatchObject({ type: 'server_error', code: 'service_unavailable' });
+    // Each request's gate call was sent as often as the store client retries, and no more.
+    expect(gate.disturbed - disturbedBefore).toBe(STORE_CALL_ATTEMPTS);
+
+    const messages = await callProxy(proxy, { provider: 'prov-a', token: proxy.account.token, stream: true });
+    expect(messages.status).toBe(503);
+    expect(messages.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
+    expect(expectMessagesError(messages.text).type).toBe('overloaded_error');
+    expect(upstreamCalls(proxy)).toBe(before);
+    gate.calm();
+  }
+  const served = await callProxy(proxy, { provider: 'prov-b', token: proxy.account.token });
+  expect(served.status).toBe(200);
+  expect(upstreamCalls(proxy)).toBe(before + 1);
 });

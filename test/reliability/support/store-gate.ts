@@ -27,16 +27,19 @@ export interface StoreCall {
  * `reset`: the connection is cut before the store sees the call.
  * `lose-answer`: the store performs the call, the answer never arrives.
  * The others answer in the store's place, as DynamoDB does, without performing the call:
- * `throttle` with its throttling error (400), `fail` with its internal server error (500),
- * `reject` with a validation error (400), its answer to a malformed request.
+ * `throttle` with its throttling error (400), `exceed-throughput` with the error of a partition over
+ * its throughput (400), `throttle-transaction` with the cancellation a transaction gets when an
+ * item it updates sits in a throttled partition (each `Update` action's reason `ThrottlingError`,
+ * the others `None`), `fail` with its internal server error (500), `reject` with a validation error
+ * (400), its answer to a malformed request.
  */
-export type Disturbance = 'reset' | 'lose-answer' | 'throttle' | 'fail' | 'reject';
+export type Disturbance = 'reset' | 'lose-answer' | 'throttle' | 'exceed-throughput' | 'throttle-transaction' | 'fail' | 'reject';
 
 export interface StoreGate {
   /** `http://127.0.0.1:<port>`: give it to the server as DYNAMODB_ENDPOINT. */
   endpoint: string;
   set(mode: GateMode): void;
-  /** Disturbs the next `times` calls that match (while up). */
+  /** Disturbs the next `times` calls that match (while up); `Infinity` until `calm`. */
   disturb(disturbance: Disturbance, match: (call: StoreCall) => boolean, times?: number): void;
   /** Drops the disturbances not used up yet. */
   calm(): void;
@@ -55,9 +58,22 @@ const THROTTLE_BODY = JSON.stringify({
   message: 'The level of configured provisioned throughput for the table was exceeded.',
 });
 
+/** A transaction cancelled because the items it updates are in a throttled partition, as DynamoDB words it. */
+function throttledTransaction(call: StoreCall): string {
+  const actions = (call.body.TransactItems as Array<Record<string, unknown>> | undefined) ?? [];
+  const reasons = actions.map((action) => ('Update' in action ? { Code: 'ThrottlingError', Message: 'Throughput exceeds the current capacity of your table or index.' } : { Code: 'None' }));
+  return JSON.stringify({
+    __type: 'com.amazonaws.dynamodb.v20120810#TransactionCanceledException',
+    CancellationReasons: reasons,
+    Message: `Transaction cancelled, please refer cancellation reasons for specific reasons [${reasons.map((reason) => reason.Code).join(', ')}]`,
+  });
+}
+
 /** DynamoDB's own answers, for the disturbances that answer in its place. */
-const ANSWERS: Partial<Record<Disturbance, { status: number; body: string }>> = {
+const ANSWERS: Partial<Record<Disturbance, { status: number; body: string | ((call: StoreCall) => string) }>> = {
   throttle: { status: 400, body: JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#ThrottlingException', message: 'Rate of requests exceeds the allowed throughput.' }) },
+  'exceed-throughput': { status: 400, body: THROTTLE_BODY },
+  'throttle-transaction': { status: 400, body: throttledTransaction },
   fail: { status: 500, body: JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message: 'Internal server error' }) },
   reject: { status: 400, body: JSON.stringify({ __type: 'com.amazon.coral.validate#ValidationException', message: 'One or more parameter values were invalid' }) },
 };
@@ -105,7 +121,8 @@ export async function startStoreGate(target: string): Promise<StoreGate> {
         if (rule.disturbance === 'reset') return void request.socket.destroy();
         const answer = ANSWERS[rule.disturbance];
         if (answer) {
-          response.writeHead(answer.status, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': `disturbed-${disturbed}` }).end(answer.body);
+          const text = typeof answer.body === 'string' ? answer.body : answer.body(call);
+          response.writeHead(answer.status, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': `disturbed-${disturbed}` }).end(text);
           return;
         }
       }
