@@ -62,9 +62,7 @@ export const IGNORED_FIELDS: Readonly<Record<CacheKind, Readonly<Record<string, 
   embeddings: { user: 'end_user' },
   // Bedrock (docs/bedrock.md): the model is in the path; InvokeModel takes each model family's own body.
   converse: CONVERSE_IGNORED,
-  'converse-stream': CONVERSE_IGNORED,
   invoke: NATIVE_IGNORED,
-  'invoke-stream': NATIVE_IGNORED,
 };
 
 /** The reason a field is left out of the key, in words (for the docs and the tests). */

@@ -58,13 +58,15 @@ export class ProxyCache {
     let flight: LeaderFlight<CachedResponse> | undefined;
     if (request.mode === 'read-write' && request.key) {
       const stored = await lookup;
-      if (stored) return { hit: hitFor(stored, replay) };
+      const hit = stored && hitFor(stored, replay);
+      if (hit) return { hit };
       const joined = this.deps.flights?.join(request.key);
       if (joined?.leader) flight = joined;
       else if (joined) {
         // A leader that fails or takes too long leaves this request a plain miss.
         const shared = await joined.result;
-        if (shared) return { hit: hitFor(shared, replay) };
+        const hit = shared && hitFor(shared, replay);
+        if (hit) return { hit };
       }
     }
     return { fill: this.fillFor(request, context, flight) };
@@ -78,7 +80,10 @@ export class ProxyCache {
   }
 }
 
-function hitFor(entry: CachedResponse, replay: ReplayRequest): CacheHit {
-  const { contentType, body } = replayCached(entry, replay);
+/** Undefined when the stored answer can't be given exactly in the form asked for: a miss (docs/caching.md). */
+function hitFor(entry: CachedResponse, replay: ReplayRequest): CacheHit | undefined {
+  const replayed = replayCached(entry, replay);
+  if (!replayed) return undefined;
+  const { contentType, body } = replayed;
   return { entry, statusCode: entry.status, headers: { 'content-type': contentType, ...cacheStatusHeader('HIT') }, body };
 }

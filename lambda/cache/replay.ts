@@ -1,9 +1,12 @@
 import { Readable } from 'node:stream';
-import { asObject } from '../json';
+import { asObject, tryParseJson } from '../json';
 import type { CacheKind, Dialect } from '../providers/types';
 import { SseDecoder } from '../sse/sse-decoder';
 import type { SseEvent } from '../sse/sse-event';
+import { EventStreamDecoder, type EventStreamMessage } from '../eventstream/event-stream-decoder';
 import { assembleChatResponse, synthesizeChatEvents } from './replay/chat';
+import { assembleConverseResponse, synthesizeConverseFrames } from './replay/converse';
+import { assembleInvokeResponse, synthesizeInvokeFrames } from './replay/invoke';
 import { assembleMessagesResponse, synthesizeMessagesEvents } from './replay/messages';
 import { assembleResponsesResponse, synthesizeResponsesEvents } from './replay/responses';
 import type { CachedResponse } from './response-cache';
@@ -19,9 +22,26 @@ interface FormReplay {
 const chatReplay: FormReplay = { assemble: assembleChatResponse, synthesize: synthesizeChatEvents };
 
 /**
- * One per kind of cacheable endpoint that answers in either form, found through the endpoint's
- * dialect (`dialect.cache.kind`). Bedrock's endpoints answer in one form each (JSON, or an event
- * stream), cached under kinds of their own: a stored answer is always replayed as it was stored.
+ * The same for an API whose streams are AWS event streams (Bedrock): a JSON endpoint and its
+ * streaming twin share a cache kind. `undefined` means the answer holds something that does not
+ * convert exactly (another model family's body, a block type not known here): the hit is then
+ * served as a miss, never as an approximate answer.
+ */
+interface EventStreamReplay {
+  assemble(messages: readonly EventStreamMessage[]): unknown;
+  synthesize(body: unknown): Buffer[] | undefined;
+}
+
+const EVENT_STREAM_REPLAYS: Partial<Record<CacheKind, EventStreamReplay>> = {
+  converse: { assemble: assembleConverseResponse, synthesize: synthesizeConverseFrames },
+  invoke: { assemble: assembleInvokeResponse, synthesize: synthesizeInvokeFrames },
+};
+
+const EVENT_STREAM_TYPE = 'application/vnd.amazon.eventstream';
+
+/**
+ * One per kind of cacheable endpoint that answers in either form as JSON or SSE, found through the
+ * endpoint's dialect (`dialect.cache.kind`).
  */
 const REPLAYS: Partial<Record<CacheKind, FormReplay>> = {
   chat: chatReplay,
@@ -56,11 +76,13 @@ function decodeAll(text: string): SseEvent[] {
 /**
  * A stored response in the form the request asks for (docs/caching.md, "How a hit is served"): a
  * stored stream replays as a stream or is assembled into one JSON answer; a
- * stored JSON answer is sent as is or as the dialect's stream of events.
+ * stored JSON answer is sent as is or as the dialect's stream of events. Undefined when the stored
+ * answer cannot be given exactly in that form: the request is then a miss.
  */
-export function replayCached(entry: CachedResponse, request: ReplayRequest): { contentType: string; body: Readable } {
-  // An AWS event stream is only ever stored for a streaming endpoint, and replayed as it came: frame by frame, byte for byte.
-  if (entry.format === 'eventstream') return { contentType: entry.contentType, body: Readable.from(eventStreamFrames(entry.body)) };
+export function replayCached(entry: CachedResponse, request: ReplayRequest): { contentType: string; body: Readable } | undefined {
+  const eventStream = request.dialect.cache && EVENT_STREAM_REPLAYS[request.dialect.cache.kind];
+  if (eventStream) return replayEventStreamKind(entry, request.stream, eventStream);
+  if (entry.format === 'eventstream') return undefined;
   if (!request.stream) {
     if (entry.format === 'json') return { contentType: entry.contentType, body: Readable.from([entry.body]) };
     const assembled = formReplay(request.dialect).assemble(decodeAll(entry.body));
@@ -75,6 +97,24 @@ export function replayCached(entry: CachedResponse, request: ReplayRequest): { c
     contentType: entry.format === 'sse' ? entry.contentType : 'text/event-stream; charset=utf-8',
     body: Readable.from(sent.map((event) => event.raw)),
   };
+}
+
+/** A stored answer of an endpoint pair whose streams are AWS event streams: as it came (frame by frame, byte for byte), or converted. */
+function replayEventStreamKind(entry: CachedResponse, stream: boolean, replay: EventStreamReplay): { contentType: string; body: Readable } | undefined {
+  if (entry.format === 'sse') return undefined;
+  if (entry.format === (stream ? 'eventstream' : 'json')) {
+    return { contentType: entry.contentType, body: Readable.from(entry.format === 'json' ? [entry.body] : eventStreamFrames(entry.body)) };
+  }
+  if (stream) {
+    const frames = replay.synthesize(tryParseJson(entry.body));
+    // One frame per chunk, as Bedrock sends them.
+    return frames && { contentType: EVENT_STREAM_TYPE, body: Readable.from(frames) };
+  }
+  const decoder = new EventStreamDecoder();
+  const messages = eventStreamFrames(entry.body).flatMap((frame) => decoder.push(frame));
+  decoder.end();
+  const assembled = decoder.problem ? undefined : replay.assemble(messages);
+  return assembled === undefined ? undefined : { contentType: 'application/json', body: Readable.from([JSON.stringify(assembled)]) };
 }
 
 /** A stored event stream's frames, from its base64 lines. */

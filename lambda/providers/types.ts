@@ -6,10 +6,10 @@ export type DialectName = 'messages' | 'chat' | 'responses' | 'embeddings' | 'co
 
 /**
  * The response cache's namespaces, one per wire format: the same body sent to two
- * endpoint kinds is two different questions. Declared here, with the dialects that
+ * endpoint kinds is two different questions (a JSON endpoint and its streaming twin share one). Declared here, with the dialects that
  * choose one, so the cache reads the providers and never the other way round.
  */
-export type CacheKind = 'messages' | 'chat' | 'responses' | 'embeddings' | 'converse' | 'converse-stream' | 'invoke' | 'invoke-stream';
+export type CacheKind = 'messages' | 'chat' | 'responses' | 'embeddings' | 'converse' | 'invoke';
 
 /** Why the proxy ended a stream early. */
 export type StreamCut = 'stalled' | 'closed';

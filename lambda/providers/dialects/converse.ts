@@ -37,7 +37,8 @@ export function awsStreamError(message: string): Buffer {
 /**
  * Bedrock's Converse API (`/model/{modelId}/converse` and `/converse-stream`): one body shape for
  * every model, usage in `usage` or the stream's closing `metadata` event. The same dialect serves
- * both endpoints: each answers in one form only (JSON or an event stream).
+ * both endpoints: each answers in one form only (JSON or an event stream), and both share one cache
+ * kind, so a stored answer serves either (docs/caching.md).
  */
 export const converseDialect: Dialect = {
   name: 'converse',
@@ -79,6 +80,3 @@ export const converseDialect: Dialect = {
   cache: { kind: 'converse', allowed: () => true },
   billing: 'tokens',
 };
-
-/** `/converse-stream`: the same wire format, answered as an event stream, cached apart from JSON answers. */
-export const converseStreamDialect: Dialect = { ...converseDialect, cache: { kind: 'converse-stream', allowed: () => true } };

@@ -68,5 +68,3 @@ export const invokeDialect: Dialect = {
   streamErrorEvent: (message) => awsStreamError(message),
   cache: { kind: 'invoke', allowed: () => true },
 };
-
-export const invokeStreamDialect: Dialect = { ...invokeDialect, cache: { kind: 'invoke-stream', allowed: () => true } };

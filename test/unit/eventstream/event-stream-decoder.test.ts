@@ -4,6 +4,7 @@
  * proxy encodes itself read back by the AWS SDK's own unmarshaller.
  */
 import { EventStreamMarshaller } from '@smithy/core/event-streams';
+import { Readable } from 'node:stream';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import { EventStreamDecoder, encodeEventStreamMessage } from '../../../lambda/eventstream/event-stream-decoder';
 
@@ -47,12 +48,9 @@ describe('EventStreamDecoder', () => {
   it("writes frames the AWS SDK's unmarshaller reads as typed events", async () => {
     const marshaller = new EventStreamMarshaller({ utf8Encoder: toUtf8, utf8Decoder: fromUtf8 });
     const twoEvents = Buffer.concat(frames.slice(0, 2));
-    async function* body() {
-      yield twoEvents.subarray(0, 30);
-      yield twoEvents.subarray(30);
-    }
+    const body = Readable.from([twoEvents.subarray(0, 30), twoEvents.subarray(30)]);
     const events: unknown[] = [];
-    const read = marshaller.deserialize(body(), async (event) => {
+    const read = marshaller.deserialize(body, async (event) => {
       const [type, message] = Object.entries(event)[0]!;
       return { [type]: JSON.parse(toUtf8(message.body)) as unknown };
     });
