@@ -3,6 +3,7 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { foldRows } from '../usage/rollups/fold';
 import { accountOfRowPartition } from '../usage/dynamodb/row-shards';
 import type { UsageRow } from '../usage/usage-row';
+import type { UsageStats } from '../usage/usage-stats';
 
 /**
  * The local server's answer to a trimmed stream position (docs/operations.md, "Rollups after a
@@ -14,8 +15,17 @@ import type { UsageRow } from '../usage/usage-row';
  * its end, before the server takes requests, so no row is on its way through the stream meanwhile.
  * Local only: it scans the usage-logs table, which no role in AWS may do (the consumer Lambda
  * has a dead-letter queue instead, docs/failure-modes.md).
+ *
+ * A row counts under the tags the fold would count (`stats.countedTags`, the per-day caps of
+ * docs/tags.md), asked in the order the rows were written, as the stream delivers them.
  */
-export async function rebuildRollups(options: { raw: DynamoDBClient; logsTable: string; statsTable: string; since: Date }): Promise<{ rows: number; itemsCompleted: number }> {
+export async function rebuildRollups(options: {
+  raw: DynamoDBClient;
+  logsTable: string;
+  statsTable: string;
+  since: Date;
+  stats: Pick<UsageStats, 'countedTags'>;
+}): Promise<{ rows: number; itemsCompleted: number }> {
   // Day buckets hold whole UTC days: read from the start of the day `since` falls in.
   const from = new Date(Date.UTC(options.since.getUTCFullYear(), options.since.getUTCMonth(), options.since.getUTCDate())).toISOString();
   const rows: UsageRow[] = [];
@@ -39,9 +49,13 @@ export async function rebuildRollups(options: { raw: DynamoDBClient; logsTable: 
     start = page.LastEvaluatedKey as typeof start;
   } while (start);
 
+  // In time order (the scan's is the shards'), as the stream would have delivered them.
+  rows.sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const counted = await options.stats.countedTags(rows.map((row, i) => ({ row, lineage: 'rebuild', sequence: String(i) })));
+
   let itemsCompleted = 0;
   // One delta per rollup item: what all of the table's rows add to it.
-  for (const expected of foldRows(rows.map((row) => ({ row, lineage: 'rebuild', sequence: '0' })))) {
+  for (const expected of foldRows(counted)) {
     const key = marshall({ account_id: expected.accountId, bucket: expected.bucket });
     const { Item } = await options.raw.send(new GetItemCommand({ TableName: options.statsTable, Key: key, ConsistentRead: true }));
     const stored = Item ? unmarshall(Item) : {};

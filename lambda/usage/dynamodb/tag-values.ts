@@ -10,7 +10,7 @@ export const MAX_TAG_KEYS_PER_DAY = 50;
 export const MAX_TAG_VALUES_PER_DAY = 100;
 
 const MEMO_MAX = 50_000;
-/** Set writes in flight at once per batch. */
+/** Sets asked about at once per batch (one set's questions go one at a time). */
 const IN_FLIGHT = 4;
 
 const questionId = (accountId: string, set: string, member: string) => `${accountId}\u0000${set}\u0000${member}`;
@@ -39,8 +39,8 @@ export class TagValueCaps {
   async apply(rows: StreamedRow[]): Promise<StreamedRow[]> {
     const tagged = rows.filter((streamed) => Object.keys(streamed.row.tags ?? {}).length > 0);
     if (tagged.length === 0) return rows;
-    // Each distinct question once, keys before their values, a few at a time: one hot set item
-    // takes its conditional ADDs one after another anyway.
+    // Each distinct question once, keys before their values: one hot set item takes its
+    // conditional ADDs one after another anyway.
     const ask = (list: [string, string, string, number][]) => this.answerAll(list);
     const dayOf_ = (streamed: StreamedRow) => dayOf(Date.parse(streamed.row.ts));
     const keys = await ask(tagged.flatMap((s) => Object.keys(s.row.tags!).map((key): [string, string, string, number] => [s.row.account_id, `TK#${dayOf_(s)}`, key, MAX_TAG_KEYS_PER_DAY])));
@@ -65,15 +65,29 @@ export class TagValueCaps {
     });
   }
 
-  /** The answers to distinct questions, asked in the order given, a few in flight at once. */
+  /**
+   * The answers to distinct questions. Those about one set are asked one after another in the
+   * order given, so a set admits the first values the rows name, whatever the timing: the fold
+   * and a rebuild from the table (local/rollup-rebuild.ts), given the same rows in the same order,
+   * keep the same ones. A few sets are asked about at once.
+   */
   private async answerAll(questions: [string, string, string, number][]): Promise<Map<string, boolean>> {
-    const distinct = new Map(questions.map((q) => [questionId(q[0], q[1], q[2]), q] as const));
+    const bySet = new Map<string, Array<[string, [string, string, string, number]]>>();
+    const asked = new Set<string>();
+    for (const question of questions) {
+      const id = questionId(question[0], question[1], question[2]);
+      if (asked.has(id)) continue;
+      asked.add(id);
+      const setId = questionId(question[0], question[1], '');
+      const members = bySet.get(setId) ?? [];
+      if (!bySet.has(setId)) bySet.set(setId, members);
+      members.push([id, question]);
+    }
     const answers = new Map<string, boolean>();
-    const pending = [...distinct];
+    const pending = [...bySet.values()];
     const worker = async () => {
-      for (let next = pending.shift(); next; next = pending.shift()) {
-        const [id, [accountId, set, member, cap]] = next;
-        answers.set(id, await this.admitted(accountId, set, member, cap));
+      for (let set = pending.shift(); set; set = pending.shift()) {
+        for (const [id, [accountId, setName, member, cap]] of set) answers.set(id, await this.admitted(accountId, setName, member, cap));
       }
     };
     await Promise.all(Array.from({ length: Math.min(IN_FLIGHT, pending.length) }, worker));

@@ -49,7 +49,7 @@ export class DynamoUsageStats implements UsageStats {
     const failed = new Set<StreamedRow>();
     let counted: StreamedRow[];
     try {
-      counted = await this.tagCaps.apply(rows);
+      counted = await this.countedTags(rows);
     } catch (error) {
       this.onFailure?.(undefined, error);
       return { failed: rows };
@@ -69,6 +69,10 @@ export class DynamoUsageStats implements UsageStats {
     };
     await Promise.all(Array.from({ length: Math.min(WRITES_IN_FLIGHT, deltas.length) }, worker));
     return { failed: [...failed] };
+  }
+
+  countedTags(rows: StreamedRow[]): Promise<StreamedRow[]> {
+    return this.tagCaps.apply(rows);
   }
 
   /** Told about each bucket write given up on (its rows are reported as failed); no delta when the tag caps could not be read. */

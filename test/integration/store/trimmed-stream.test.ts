@@ -10,6 +10,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spendChanges } from '../../../lambda/budgets/dynamodb/budget-store';
+import { OVERFLOW_VALUE } from '../../../lambda/tags/tags';
+import { MAX_TAG_KEYS_PER_DAY, MAX_TAG_VALUES_PER_DAY } from '../../../lambda/usage/dynamodb/tag-values';
 import { rebuildRollups } from '../../../lambda/local/rollup-rebuild';
 import { StreamPoller } from '../../../lambda/local/stream-poller';
 import { DynamoUsageLog } from '../../../lambda/usage/dynamodb/usage-log';
@@ -88,7 +90,7 @@ test('rows whose stream records were trimmed are rebuilt into the rollups from t
       stats,
       checkpointFile: join(dataDir, 'stream-checkpoints.json'),
       log: silent,
-      rebuild: (since) => rebuildRollups({ raw: created.clients.raw, logsTable: created.tables.usageLogs, statsTable: created.tables.usageStats, since }),
+      rebuild: (since) => rebuildRollups({ raw: created.clients.raw, logsTable: created.tables.usageLogs, statsTable: created.tables.usageStats, since, stats }),
     });
   const rows = Array.from({ length: 12 }, (_, i) => row(i));
   const totals = async () => (await stats.summarize(ACCOUNT, new Date(AT - 86_400_000), new Date(AT + 2 * 86_400_000))).totals;
@@ -134,4 +136,41 @@ test('rows whose stream records were trimmed are rebuilt into the rollups from t
   await poller().catchUp();
   expect(await totals()).toMatchObject(sum(rows));
   real.destroy();
+});
+
+test('a rebuild counts tags under the same per-day caps as the fold: more tag values and keys than the caps, rebuilt rollups equal folded ones', async () => {
+  const day = Date.parse('2026-11-22T08:00:00Z');
+  const values = MAX_TAG_VALUES_PER_DAY + 30;
+  const keys = MAX_TAG_KEYS_PER_DAY + 5;
+  // Each row: a value of `run` never seen before, one of more keys than the cap, and a shared team.
+  const tagged = (accountId: string, i: number): UsageRow => ({
+    ...row(i),
+    account_id: accountId,
+    id: `req-cap-${accountId}-${String(i).padStart(3, '0')}`,
+    ts: new Date(day + i * 1_000).toISOString(),
+    tags: { run: `r${i}`, [`k${i % keys}`]: 'v', team: i % 2 ? 'search' : 'ads' },
+  });
+  const count = Math.max(values, keys);
+  const folded = Array.from({ length: count }, (_, i) => tagged('acc-cap-fold', i));
+  const rebuilt = Array.from({ length: count }, (_, i) => tagged('acc-cap-rebuild', i));
+  const stats = new DynamoUsageStats(created.clients.doc, created.tables.usageStats);
+
+  // The stream consumer's fold, the rows in the order they were written.
+  const outcome = await stats.fold(folded.map((r, i) => ({ row: r, lineage: 'shard-cap', sequence: String(i + 1).padStart(21, '0') })));
+  expect(outcome.failed).toEqual([]);
+  // The same rows, for another account, known to the rollups only through a rebuild from the table.
+  const log = new DynamoUsageLog(created.clients.doc, created.tables.usageLogs, { table: created.tables.accounts, changes: spendChanges });
+  for (const r of rebuilt) await log.write(r);
+  await rebuildRollups({ raw: created.clients.raw, logsTable: created.tables.usageLogs, statsTable: created.tables.usageStats, since: new Date(day), stats });
+
+  const byTag = async (accountId: string) => (await stats.summarize(accountId, new Date(day - 3_600_000), new Date(day + 86_400_000))).by_tag;
+  const fromFold = await byTag('acc-cap-fold');
+  const fromRebuild = await byTag('acc-cap-rebuild');
+  // The caps held: the first keys and, per key, the first values kept, the later values under (other).
+  expect(Object.keys(fromFold)).toHaveLength(MAX_TAG_KEYS_PER_DAY);
+  expect(Object.keys(fromFold.run)).toHaveLength(MAX_TAG_VALUES_PER_DAY + 1);
+  expect(fromFold.run[OVERFLOW_VALUE].requests).toBe(count - MAX_TAG_VALUES_PER_DAY);
+  expect(Object.keys(fromFold.run).sort()).toEqual([...Array.from({ length: MAX_TAG_VALUES_PER_DAY }, (_, i) => `r${i}`), OVERFLOW_VALUE].sort());
+  expect(fromFold.team.search.requests + fromFold.team.ads.requests).toBe(count);
+  expect(fromRebuild).toEqual(fromFold);
 });
