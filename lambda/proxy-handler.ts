@@ -6,11 +6,11 @@ import { enforceBudget } from './pipeline/enforce-budget';
 import { enforceModelList } from './pipeline/enforce-model-list';
 import { enforceRateLimit } from './pipeline/enforce-rate-limit';
 import { forwardUpstream } from './pipeline/forward-upstream';
+import { identify } from './pipeline/identify';
 import { Pipeline, streamingHandler } from './pipeline/pipeline';
 import { resolveProviderKey } from './pipeline/resolve-provider-key';
 import { receiveRequest, routeRequest } from './pipeline/route-request';
 import { serveFromCache } from './pipeline/serve-from-cache';
-import { startLookups } from './pipeline/start-lookups';
 import { validateBody } from './pipeline/validate-body';
 
 /**
@@ -35,7 +35,7 @@ export function proxyPipeline(deps: Deps) {
   const { corsAllowedOrigins } = deps.config;
   return Pipeline.start(receiveRequest({ corsAllowedOrigins, background: deps.background }))
     .then(routeRequest({ corsAllowedOrigins, api: (request) => handleApi(deps, request) })) // 1. route; answers the API and dashboard
-    .then(startLookups(deps)) // 2. start the store reads
+    .then(identify(deps)) // 2. identify the token; its store reads start
     .then(authenticate()) // 3. authenticate
     .then(enforceRateLimit()) // 4. rate limit
     .then(validateBody()) // 5. validate

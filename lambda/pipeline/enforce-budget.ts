@@ -2,7 +2,7 @@ import { exceededMessage, isExhausted, tightest } from '../budgets/budget';
 import { budgetHeaders } from '../budgets/remaining-header';
 import { BudgetExceededError, StoreUnavailableError } from '../errors';
 import { recordUsage, type RecordDeps } from './record';
-import type { Authenticated, Budgeted, Routed, Validated } from './state';
+import type { Budgeted, Identified, Routed, Validated } from './state';
 import type { Step } from './step';
 
 /**
@@ -11,11 +11,11 @@ import type { Step } from './step';
  * endpoint's own error shape, and the refusal is logged as a row. The spend was
  * read with the token (no store call of its own); a failed read fails closed.
  */
-export function enforceBudget(deps: RecordDeps): Step<Routed & Authenticated & Validated, Budgeted> {
+export function enforceBudget(deps: RecordDeps): Step<Routed & Identified & Validated, Budgeted> {
   return {
     name: 'budget',
-    async run(state) {
-      const budgets = await state.lookups.budgets.catch((error) => {
+    async run(state, reads) {
+      const budgets = await reads.budgets.catch((error) => {
         throw new StoreUnavailableError(error);
       });
       const exhausted = tightest(budgets.filter(isExhausted));

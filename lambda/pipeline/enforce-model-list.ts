@@ -1,7 +1,7 @@
 import { modelAllowed, modelRefusal } from '../auth/token-limits';
 import { ModelNotAllowedError } from '../errors';
 import { recordUsage, type RecordDeps } from './record';
-import type { Authenticated, ModelAllowed, Routed, Validated } from './state';
+import type { Authenticated, Identified, ModelAllowed, Routed, Validated } from './state';
 import type { Step } from './step';
 
 /**
@@ -9,7 +9,7 @@ import type { Step } from './step';
  * on it. Anything else is a 403 in the endpoint's own error shape, logged as a row, and never
  * forwarded nor served from the cache. The list came with the gate's answer: no store call here.
  */
-export function enforceModelList(deps: RecordDeps): Step<Routed & Authenticated & Validated, ModelAllowed> {
+export function enforceModelList(deps: RecordDeps): Step<Routed & Identified & Authenticated & Validated, ModelAllowed> {
   return {
     name: 'model list',
     run(state) {

@@ -1,6 +1,6 @@
 import type { Deps } from '../deps';
 import { StoredKeyUnreadableError, StoreUnavailableError, ValidationError } from '../errors';
-import type { Authenticated, Keyed, Routed } from './state';
+import type { Identified, Keyed, Routed } from './state';
 import type { Step } from './step';
 
 /**
@@ -8,12 +8,12 @@ import type { Step } from './step';
  * (docs/api.md, "Credentials"); pass-through uses the client's own key as is and keeps it only
  * for this request.
  */
-export function resolveProviderKey(deps: Pick<Deps, 'sealer'>): Step<Routed & Authenticated, Keyed> {
+export function resolveProviderKey(deps: Pick<Deps, 'sealer'>): Step<Routed & Identified, Keyed> {
   return {
     name: 'resolve provider key',
-    async run(state) {
+    async run(state, reads) {
       if (state.mode === 'pass-through') return { upstreamKey: state.credential };
-      const stored = await state.lookups.providerKey.catch((error) => {
+      const stored = await reads.providerKey.catch((error) => {
         throw new StoreUnavailableError(error);
       });
       const { id, displayName } = state.provider;

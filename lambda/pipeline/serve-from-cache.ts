@@ -13,9 +13,9 @@ import { Answer, type Step } from './step';
 export function serveFromCache(deps: Pick<Deps, 'cache' | 'prices' | 'rowWriter'>): Step<Admitted, CacheConsulted> {
   return {
     name: 'cache',
-    async run(state) {
+    async run(state, reads) {
       const replay = replayRequestFor({ dialect: state.endpoint.dialect, stream: state.stream, body: state.body, streamUsage: state.provider.streamUsage });
-      const decision = await deps.cache.consult(state.cache, state.lookups.cachedResponse, replay, {
+      const decision = await deps.cache.consult(state.cache, reads.cachedResponse, replay, {
         requestId: state.request.id,
         track: (work) => state.work.add(work),
         // Priced as the row is: the answer's model, else the one the request named (in the path, for Bedrock).

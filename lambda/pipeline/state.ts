@@ -55,31 +55,32 @@ export interface ProxyRequest {
   cache: CacheRequest;
 }
 
-/** Store work started together, so it costs one round trip; each step awaits its own. */
-export interface Lookups {
-  /** The token as presented, its secret hashed once for the gate and the check in step 3. */
-  presented: PresentedToken;
+/**
+ * The store reads a request needs before forwarding, started together so they cost one round trip
+ * (Middy's `request.internal`: the step that identifies the token starts them, each later step awaits its own).
+ */
+export type StoreReads = {
   /** The token gate: the token's stored record and this request's rate count, in one call. */
   gate: Promise<GateVerdict>;
-  /** The token's budget (when its gate says it has one) and the named requester's, with their spend. */
+  /** The token's budget (when its gate says it has one), the named requester's and the tags', with their spend. */
   budgets: Promise<BudgetStatus[]>;
   /** Stored mode only; pass-through mode sends the caller's own key. */
   providerKey: Promise<StoredProviderKey | undefined>;
   cachedResponse?: Promise<CachedResponse | undefined>;
-}
+};
 
-/** Step 2 (start lookups): only a request naming a token has anything to read. */
-export interface LookupsStarted {
-  lookups: Lookups | undefined;
-}
-
-/** Step 3 (authenticate): the credential is one value, and the token is real, unrevoked and may proxy. */
-export interface Authenticated {
+/** Step 2 (identify): one credential and a well-formed proxy token; its store reads have started. */
+export interface Identified {
   credential: string;
   token: ParsedToken;
+  /** The token as presented, its secret hashed once for the gate and the check in step 3. */
+  presented: PresentedToken;
+}
+
+/** Step 3 (authenticate): the token is real, unrevoked and may proxy. */
+export interface Authenticated {
   /** The gate's answer for this request, with the token's record: admitted, or over the limit (the next step answers 429). */
   gate: Extract<GateVerdict, { kind: 'admitted' | 'limited' }>;
-  lookups: Lookups;
 }
 
 /** Step 4 (rate limit). */
@@ -121,10 +122,10 @@ export interface CacheConsulted {
 export type Routed = Received & ProxyRequest;
 
 /** What a usage row is made of: any request that got past authentication and validation. */
-export type Recordable = Routed & Pick<Authenticated, 'token'> & Pick<Validated, 'tags'>;
+export type Recordable = Routed & Pick<Identified, 'token'> & Pick<Validated, 'tags'>;
 
 /** What the cache step (9) relies on. */
-export type Admitted = Routed & LookupsStarted & Authenticated & Limited & Validated & ModelAllowed & Budgeted & Keyed;
+export type Admitted = Routed & Identified & Authenticated & Limited & Validated & ModelAllowed & Budgeted & Keyed;
 
 /** Everything the forward step (10) relies on. */
 export type ProxyState = Admitted & CacheConsulted;

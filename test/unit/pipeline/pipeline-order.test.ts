@@ -17,7 +17,7 @@ import { Pipeline, streamingHandler } from '../../../lambda/pipeline/pipeline';
 import { resolveProviderKey } from '../../../lambda/pipeline/resolve-provider-key';
 import { routeRequest, type RouteOptions } from '../../../lambda/pipeline/route-request';
 import { serveFromCache } from '../../../lambda/pipeline/serve-from-cache';
-import { startLookups } from '../../../lambda/pipeline/start-lookups';
+import { identify } from '../../../lambda/pipeline/identify';
 import { validateBody } from '../../../lambda/pipeline/validate-body';
 import { answerErrors } from '../../../lambda/pipeline/answer-errors';
 import { installLambdaShim } from '../../../lambda/local/lambda-shim';
@@ -42,7 +42,7 @@ const routeOptions: Omit<RouteOptions, 'background'> = { corsAllowedOrigins: [],
 it('runs the steps in the documented order', () => {
   expect(proxyPipeline(deps).steps.map((step) => step.name)).toEqual([
     'route',
-    'start lookups',
+    'identify',
     'authenticate',
     'rate limit',
     'validate',
@@ -57,11 +57,11 @@ it('does not compile a step placed before the step that proves its input', () =>
   const routed = Pipeline.start(notCalled).then(routeRequest(routeOptions));
   // @ts-expect-error validation joins the request's tags with the token's, known once it is authenticated
   routed.then(validateBody());
-  // @ts-expect-error authentication awaits the token read that step 2 starts
+  // @ts-expect-error authentication awaits the token read that step 2 (identify) starts
   routed.then(authenticate());
   // @ts-expect-error the rate limit needs an authenticated token
-  routed.then(startLookups(deps)).then(enforceRateLimit());
-  const authenticated = routed.then(startLookups(deps)).then(authenticate());
+  routed.then(identify(deps)).then(enforceRateLimit());
+  const authenticated = routed.then(identify(deps)).then(authenticate());
   // @ts-expect-error the cache answers only a validated request within its budget
   authenticated.then(enforceRateLimit()).then(resolveProviderKey(deps)).then(serveFromCache(deps));
   const keyed = authenticated.then(enforceRateLimit()).then(validateBody()).then(resolveProviderKey(deps));
