@@ -74,16 +74,16 @@ export class CacheFill {
     return cacheStatusHeader(this.settings.status);
   }
 
-  /** The provider answered: whether this answer is stored, i.e. whether `append` and `finish` are wanted. */
-  begin(answer: UpstreamAnswer): boolean {
-    if (this.stage.name !== 'waiting') return false;
+  /** The provider answered: the fill itself when this answer is stored (to be given the body's text and its end), else nothing. */
+  begin(answer: UpstreamAnswer): this | undefined {
+    if (this.stage.name !== 'waiting') return undefined;
     const { open } = this.settings;
     if (!open || !isCacheableStatus(answer.status) || answer.format === 'opaque') {
       this.stage = { name: 'passing' };
-      return false;
+      return undefined;
     }
     this.stage = { name: 'writing', writer: open(), head: { format: answer.format, status: answer.status, contentType: answer.contentType } };
-    return true;
+    return this;
   }
 
   /** The next piece of the body's text, exactly as the client receives it. */

@@ -1,5 +1,5 @@
 import type { UpstreamAnswer } from '../cache/cache-fill';
-import { ServerStoppedError, UpstreamEncodingError } from '../errors';
+import { ProxyError, ServerStoppedError, UpstreamEncodingError } from '../errors';
 import type { Deps } from '../deps';
 import type { RecordDeps } from './record';
 import type { ProxyResponse } from '../http/response';
@@ -11,7 +11,7 @@ import { relayBody, type RelayEnd } from '../streaming/relay';
 import { MAX_ERROR_READ, UsageTap } from '../streaming/usage-tap';
 import { callUpstream, type UpstreamResponse } from '../upstream/call-upstream';
 import { signAwsRequest } from '../upstream/aws-signing';
-import { bodyDecoding } from '../upstream/content-encoding';
+import { bodyDecoding, type BodyDecoding } from '../upstream/content-encoding';
 import { clientResponseHeaders, upstreamRequestHeaders } from '../upstream/headers';
 import { queryWithoutSecrets } from '../upstream/query';
 import { finishResponse } from './finish-response';
@@ -35,44 +35,21 @@ function upstreamBody(state: ProxyState): { body: Buffer; addedStreamUsage: bool
  */
 export function forwardUpstream(deps: ForwardDeps) {
   return async function forwardUpstream(state: ProxyState, context?: InvocationContext): Promise<ProxyResponse> {
-    const cache = state.cacheFill;
+    const { cacheFill } = state;
     const { dialect } = state.endpoint;
     const { body, addedStreamUsage } = upstreamBody(state);
     // Every credential of this request, whoever owns it, is cut out of whatever the provider sends back.
     const secrets = requestSecrets(state);
 
-    // Call.
-    let upstream: UpstreamResponse;
-    try {
-      const request = await upstreamRequest(deps, state, body);
-      if (request.sessionToken) secrets.push(request.sessionToken);
-      upstream = await callUpstream({
-        method: state.request.method,
-        url: request.url,
-        headers: request.headers,
-        body,
-        timeoutMs: deps.config.upstreamTimeoutMs,
-        clientGone: context?.clientGone,
-      });
-    } catch (error) {
-      cache.abandon();
-      recordUsage(deps, state, { status: (error as { status?: number }).status ?? 502, error: (error as Error).message });
+    // Call: an answer the proxy can read, or a typed error, recorded.
+    const { upstream, decoding } = await callProvider(deps, state, body, secrets, context).catch((error: unknown) => {
+      cacheFill.abandon();
+      recordUsage(deps, state, { status: errorStatus(error), error: error instanceof Error ? error.message : String(error) });
       throw error;
-    }
-
-    // A body in a coding the proxy cannot decode cannot be checked for credentials: it is not passed on.
-    const decoding = bodyDecoding(upstream.headers['content-encoding']);
-    if (decoding.kind === 'unsupported') {
-      upstream.abort();
-      cache.abandon();
-      const error = new UpstreamEncodingError(decoding.coding);
-      recordUsage(deps, state, { status: error.status, error: error.message });
-      throw error;
-    }
+    });
 
     // Tap.
     const answer = describeAnswer(upstream, dialect);
-    const storing = cache.begin(answer);
     const ok = answer.status >= 200 && answer.status < 300;
     // Every compressed body is decoded, so the redactor and the usage reader see its real bytes; the client gets them as identity.
     const transcoder = decoding.kind === 'decode' ? decoding.create() : undefined;
@@ -82,9 +59,10 @@ export function forwardUpstream(deps: ForwardDeps) {
       hideUsageOnlyEvent: addedStreamUsage,
       // An error body reaches the client whole; only its start is kept, for the row's message.
       maxJsonRead: ok ? undefined : MAX_ERROR_READ,
-      onText: storing ? (text) => cache.append(text) : undefined,
+      // Usage the body doesn't carry may come with the headers (Bedrock's token counts).
+      headerUsage: dialect.usageFromHeaders?.(upstream.headers),
       // The entry is committed before the client sees the end, so a retry right after always hits.
-      beforeEnd: storing ? (result) => cache.finish({ ...result, usage: result.usage ?? dialect.usageFromHeaders?.(upstream.headers) }) : undefined,
+      copy: cacheFill.begin(answer),
     });
 
     // Finish.
@@ -95,11 +73,9 @@ export function forwardUpstream(deps: ForwardDeps) {
       const result = tap.result();
       const error = upstream.status >= 400 ? (dialect.upstreamErrorMessage(result.json) ?? quotedMessage(result.text) ?? plainErrorText(result.text)) : (interruption ?? result.error);
       if (result.oversizedEvents) deps.log.warn('stream events over 16 MB passed on unparsed', { request_id: state.request.id, events: result.oversizedEvents });
-      // Usage the body doesn't carry may come with the headers (Bedrock's token counts).
-      const usage = result.usage ?? dialect.usageFromHeaders?.(upstream.headers);
-      recordUsage(deps, state, { status: upstream.status, model: result.model, usage, error });
+      recordUsage(deps, state, { status: upstream.status, model: result.model, usage: result.usage, error });
       // Does nothing once a complete answer's commit has started; otherwise nothing is stored and waiting requests go on.
-      cache.abandon();
+      cacheFill.abandon();
     };
 
     // Pipe.
@@ -113,10 +89,41 @@ export function forwardUpstream(deps: ForwardDeps) {
       onEnd: finish,
     });
 
-    const headers = clientResponseHeaders(upstream.headers, transcoder !== undefined);
-    Object.assign(headers, cache.statusHeader);
+    const headers = { ...clientResponseHeaders(upstream.headers, transcoder !== undefined), ...cacheFill.statusHeader };
     return finishResponse(state, { statusCode: upstream.status, headers, body: tap });
   };
+}
+
+/**
+ * The provider's answer, in a content coding the proxy can decode: a body it cannot decode
+ * cannot be checked for credentials, so it is not passed on (a 502).
+ */
+async function callProvider(
+  deps: ForwardDeps,
+  state: ProxyState,
+  body: Buffer,
+  secrets: Array<string | undefined>,
+  context: InvocationContext | undefined,
+): Promise<{ upstream: UpstreamResponse; decoding: Exclude<BodyDecoding, { kind: 'unsupported' }> }> {
+  const request = await upstreamRequest(deps, state, body);
+  if (request.sessionToken) secrets.push(request.sessionToken);
+  const upstream = await callUpstream({
+    method: state.request.method,
+    url: request.url,
+    headers: request.headers,
+    body,
+    timeoutMs: deps.config.upstreamTimeoutMs,
+    clientGone: context?.clientGone,
+  });
+  const decoding = bodyDecoding(upstream.headers['content-encoding']);
+  if (decoding.kind !== 'unsupported') return { upstream, decoding };
+  upstream.abort();
+  throw new UpstreamEncodingError(decoding.coding);
+}
+
+/** A typed error's status; anything else that failed the call is a bad gateway. */
+function errorStatus(error: unknown): number {
+  return error instanceof ProxyError ? error.status : 502;
 }
 
 /**

@@ -4,7 +4,7 @@ import { readCacheRequest } from '../cache/cache-request';
 import type { IncomingRequest } from '../http/request';
 import { asObject, tryParseJson } from '../json';
 import type { Provider, Route } from '../providers/registry';
-import type { CredentialHeader, Dialect } from '../providers/types';
+import type { CredentialHeader, Dialect, ValidationResult } from '../providers/types';
 import { parseTagHeader, TAG_HEADER } from '../tags/tags';
 import type { ProxyRequest } from './state';
 
@@ -21,7 +21,8 @@ function presentedCredential(incoming: IncomingRequest, provider: Provider): str
 /**
  * Everything a proxy request says about itself, read without any I/O: the
  * credential and mode (a `sk-proxy-` credential means stored mode: docs/api.md, "Credentials"),
- * the body, the requester label and the cache settings. The body is judged in the validation step.
+ * the body and what the endpoint makes of it (refused, if it must be, in step 5), the requester label,
+ * the tags and the cache settings.
  */
 export function readProxyRequest(incoming: IncomingRequest, route: Route): ProxyRequest {
   const { provider, endpoint } = route;
@@ -35,6 +36,7 @@ export function readProxyRequest(incoming: IncomingRequest, route: Route): Proxy
   const readsBody = dialect.requestBody === 'json' || (/json/i.test(incoming.headers['content-type'] ?? '') && incoming.body.length <= MAX_PARSED_BYTES);
   const parsed = readsBody ? tryParseJson(incoming.body.toString('utf8')) : undefined;
   const body = asObject(parsed);
+  const bodyCheck = judgeBody(dialect, parsed);
 
   return {
     provider,
@@ -44,10 +46,10 @@ export function readProxyRequest(incoming: IncomingRequest, route: Route): Proxy
     mode: stored ? 'stored' : 'pass-through',
     credential,
     token,
-    parsedBody: parsed,
     body,
     requester: incoming.headers['x-proxy-user'] || undefined,
     requestTags: parseTagHeader(incoming.headers[TAG_HEADER]),
+    bodyCheck,
     stream: endpoint.streams === true || body?.stream === true,
     // Only a body the endpoint accepts gets a key (hashing an absurd one could fail); step 5 raises the refusal.
     cache: readCacheRequest({
@@ -55,15 +57,16 @@ export function readProxyRequest(incoming: IncomingRequest, route: Route): Proxy
       accountId: token?.accountId,
       provider: provider.id,
       dialect,
-      body: body && cacheable(incoming, dialect, parsed) ? body : undefined,
+      body: bodyCheck.ok ? body : undefined,
       model: route.model,
       passThroughKey: stored ? undefined : credential,
     }),
   };
 }
 
-/** Whether the request asks for the cache with a body its endpoint accepts (checked only when it asks). */
-function cacheable(incoming: IncomingRequest, dialect: Dialect, parsed: unknown): boolean {
-  const asked = incoming.headers['x-proxy-cache'];
-  return asked !== undefined && asked !== 'false' && (dialect.requestBody === 'any' || dialect.validate(parsed).ok);
+/** What the endpoint makes of the body: judged once, here; step 5 refuses a failure, and only a body that passes gets a cache key. */
+function judgeBody(dialect: Dialect, parsed: unknown): ValidationResult {
+  if (dialect.requestBody === 'any') return { ok: true };
+  if (parsed === undefined) return { ok: false, message: 'The request body is not valid JSON.', param: '' };
+  return dialect.validate(parsed);
 }

@@ -7,7 +7,7 @@ import type { CachedResponse } from '../cache/response-cache';
 import type { IncomingRequest } from '../http/request';
 import type { Provider, Route } from '../providers/registry';
 import type { RouteResult } from '../providers/routes';
-import type { Dialect, Endpoint } from '../providers/types';
+import type { Dialect, Endpoint, ValidationResult } from '../providers/types';
 import type { GateVerdict, PresentedToken, RateLimitDecision } from '../auth/ports';
 import type { StoredProviderKey } from '../keys/ports';
 import type { Tags, TagsCheck } from '../tags/tags';
@@ -44,11 +44,11 @@ export interface ProxyRequest {
   /** The credential the client presented (a proxy token or its own provider key). */
   credential?: string;
   token?: ParsedToken;
-  /** The body as JSON, when it was read and parsed (undefined: not JSON, or forwarded unread). */
-  parsedBody?: unknown;
   /** The parsed body when it is a JSON object. */
   body?: Record<string, unknown>;
   requester?: string;
+  /** What the endpoint makes of the body, judged once when routed; a failure is refused in step 5. */
+  bodyCheck: ValidationResult;
   /** What `x-proxy-tags` says, read and checked without I/O; a problem is refused in step 5. */
   requestTags: TagsCheck;
   stream: boolean;

@@ -27,11 +27,8 @@ export function validateBody(): Step<Routed & Authenticated, Validated> {
       const label = contentType?.trim() ?? '';
       const curlDefault = contentType !== undefined && (/^application\/x-www-form-urlencoded\b/i.test(label) || dialect.jsonLabels?.test(label) === true) && state.body !== undefined;
       if (dialect.requestBody === 'json' && contentType && !curlDefault && !/^application\/([\w.+-]+\+)?json\b/i.test(contentType.trim())) throw new UnsupportedMediaTypeError(contentType);
-      if (dialect.requestBody !== 'any') {
-        if (state.parsedBody === undefined) throw new ValidationError('The request body is not valid JSON.');
-        const validation = dialect.validate(state.parsedBody);
-        if (!validation.ok) throw new ValidationError(validation.message, validation.param || undefined);
-      }
+      const { bodyCheck } = state;
+      if (!bodyCheck.ok) throw new ValidationError(bodyCheck.message, bodyCheck.param || undefined);
       const cacheProblem = cacheHeaderProblem(state.cache);
       if (cacheProblem) throw new ValidationError(cacheProblem.message, cacheProblem.param);
       return { validated: true, tags: rowTags(state) };

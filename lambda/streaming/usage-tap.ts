@@ -1,6 +1,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import { Transform, type TransformCallback } from 'node:stream';
 import type { Dialect, StreamOutcome } from '../providers/types';
+import type { Usage } from '../providers/usage';
 import { tryParseJson } from '../json';
 import { SseDecoder } from '../sse/sse-decoder';
 import { EventStreamDecoder } from '../eventstream/event-stream-decoder';
@@ -19,13 +20,21 @@ export interface TapOptions {
   hideUsageOnlyEvent: boolean;
   /** A JSON body is kept and parsed up to this many bytes (default 16 MB). */
   maxJsonRead?: number;
+  /** Usage the answer's headers carried (Bedrock's token counts), for a body that carries none. */
+  headerUsage?: Usage;
+  /** Gets a copy of the answer as it passes (the cache's fill). */
+  copy?: AnswerCopy;
+}
+
+/** Where a copy of the answer goes, kept apart from what the client receives. */
+export interface AnswerCopy {
   /**
-   * Sees the upstream's text as it arrives (the cache writer). An event stream's binary frames
-   * arrive whole, one base64 line each (`eventStreamFrames` turns them back into bytes).
+   * The upstream's text as it arrives. An event stream's binary frames arrive whole, one base64
+   * line each (`eventStreamFrames` turns them back into bytes).
    */
-  onText?: (text: string) => void;
-  /** Runs after the last upstream byte, before the client's stream ends (committing the cache entry). */
-  beforeEnd?: (result: TapResult) => Promise<void>;
+  append(text: string): void;
+  /** After the last upstream byte, before the client's stream ends (committing the cache entry). */
+  finish(result: TapResult): Promise<void>;
 }
 
 export interface TapResult extends StreamOutcome {
@@ -71,7 +80,7 @@ export class UsageTap extends Transform {
   /** Reads a chunk of the (decoded) body; returns what the client gets. */
   private readChunk(chunk: Buffer): Buffer | undefined {
     if (this.options.format === 'eventstream') return this.readFrames(chunk);
-    if (this.options.onText) this.options.onText(this.observerText.write(chunk));
+    this.options.copy?.append(this.observerText.write(chunk));
     if (this.options.format === 'opaque') return chunk;
     if (this.options.format === 'json') {
       if (this.jsonBytes + chunk.length <= this.maxJsonRead) this.jsonChunks.push(chunk);
@@ -89,7 +98,7 @@ export class UsageTap extends Transform {
 
   private readFrames(chunk: Buffer): Buffer {
     for (const message of this.frames.push(chunk)) {
-      this.options.onText?.(`${message.frame.toString('base64')}\n`);
+      this.options.copy?.append(`${message.frame.toString('base64')}\n`);
       const exception = message.messageType === 'event' ? undefined : (message.exceptionType ?? message.messageType ?? 'exception');
       this.reader.onEvent({ event: message.eventType, data: message.payload.toString('utf8'), exception });
     }
@@ -98,7 +107,7 @@ export class UsageTap extends Transform {
 
   override _flush(done: TransformCallback): void {
     const tail = this.observerText.end();
-    if (tail && this.options.onText) this.options.onText(tail);
+    if (tail) this.options.copy?.append(tail);
     if (this.options.format === 'eventstream') this.frames.end();
     if (this.options.format === 'sse') {
       const events = this.decoder.end();
@@ -108,8 +117,8 @@ export class UsageTap extends Transform {
         if (rest) this.push(rest);
       }
     }
-    if (!this.options.beforeEnd) return done();
-    this.options.beforeEnd(this.result()).then(() => done(), () => done());
+    if (!this.options.copy) return done();
+    this.options.copy.finish(this.result()).then(() => done(), () => done());
   }
 
   /** Keeps the last chunks covering TAIL_BYTES, without copying the whole tail on every chunk. */
@@ -121,6 +130,12 @@ export class UsageTap extends Transform {
 
   /** What the body said so far: complete after 'end', partial after an interruption. */
   result(): TapResult {
+    const read = this.readBody();
+    const { headerUsage } = this.options;
+    return read.usage === undefined && headerUsage ? { ...read, usage: headerUsage } : read;
+  }
+
+  private readBody(): TapResult {
     if (this.options.format === 'opaque') return { complete: true, bytes: this.bytes, oversizedEvents: 0 };
     if (this.options.format === 'eventstream') {
       const outcome = this.reader.outcome();

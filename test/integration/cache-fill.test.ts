@@ -68,7 +68,7 @@ async function text(body: Readable): Promise<string> {
 
 /** What the forward step does with a complete 2xx JSON answer. */
 async function answerWith(fill: CacheFill, body = ANSWER): Promise<void> {
-  expect(fill.begin({ status: 200, contentType: 'application/json', format: 'json' })).toBe(true);
+  expect(fill.begin({ status: 200, contentType: 'application/json', format: 'json' })).toBe(fill);
   fill.append(body.slice(0, 40));
   fill.append(body.slice(40));
   await fill.finish({ complete: true, model: 'gpt-4o-mini', usage: USAGE });
@@ -111,7 +111,7 @@ describe('serve or forward', () => {
     expect(cache().lookup(request, Date.now())).toBeUndefined();
     const fill = fillOf(await consult(cache(), request));
     expect(fill.statusHeader).toEqual({});
-    expect(fill.begin({ status: 200, contentType: 'application/json', format: 'json' })).toBe(false);
+    expect(fill.begin({ status: 200, contentType: 'application/json', format: 'json' })).toBeUndefined();
     expect(await store.get(request.key!, Date.now())).toBeUndefined();
   });
 });
@@ -128,7 +128,7 @@ describe('the fill stores only a complete 2xx answer it can read', () => {
   ])('not %s', async (_label, answer) => {
     const request = cacheRequest('read-write');
     const fill = fillOf(await consult(cache, request));
-    expect(fill.begin(answer)).toBe(false);
+    expect(fill.begin(answer)).toBeUndefined();
     fill.append(ANSWER);
     await fill.finish({ complete: true });
     fill.abandon();
@@ -138,7 +138,7 @@ describe('the fill stores only a complete 2xx answer it can read', () => {
   it('not a body that ended incomplete (cut off, unparsable)', async () => {
     const request = cacheRequest('read-write');
     const fill = fillOf(await consult(cache, request));
-    expect(fill.begin({ status: 200, contentType: 'text/event-stream', format: 'sse' })).toBe(true);
+    expect(fill.begin({ status: 200, contentType: 'text/event-stream', format: 'sse' })).toBe(fill);
     fill.append('data: {"choices":[]}\n\n');
     await fill.finish({ complete: false });
     await store.idle();
@@ -193,7 +193,7 @@ describe('single flight', () => {
     const cache = new ProxyCache({ store, log, now: Date.now });
     const request = cacheRequest('read-write');
     const first = fillOf(await consult(cache, request));
-    expect(first.begin({ status: 200, contentType: 'application/json', format: 'json' })).toBe(true);
+    expect(first.begin({ status: 200, contentType: 'application/json', format: 'json' })).toBe(first);
     first.append(ANSWER);
     // The first is still streaming; with a flight the second would wait for it (up to the upstream timeout).
     const second = await Promise.race([consult(cache, request), new Promise((resolve) => setTimeout(resolve, 10_000, 'waited'))]);

@@ -61,7 +61,7 @@ describe('UsageTap passes every fixture through untouched', () => {
       dialect: dialectOf(name),
       format: 'sse',
       hideUsageOnlyEvent: false,
-      onText: (t) => seen.push(t),
+      copy: { append: (t) => seen.push(t), finish: async () => undefined },
     });
     expect(output.equals(input)).toBe(true);
     expect(seen.join('')).toBe(text);
@@ -125,22 +125,25 @@ describe('UsageTap results', () => {
     expect(result.complete).toBe(false);
   });
 
-  it('beforeEnd gets the final result before the client stream ends', async () => {
+  it("the copy's finish gets the final result before the client stream ends", async () => {
     const order: string[] = [];
     let given: TapResult | undefined;
     const tap = new UsageTap({
       dialect: chatDialect,
       format: 'sse',
       hideUsageOnlyEvent: false,
-      beforeEnd: async (result) => {
-        given = result;
-        order.push('beforeEnd');
+      copy: {
+        append: () => undefined,
+        finish: async (result) => {
+          given = result;
+          order.push('finish');
+        },
       },
     });
     tap.on('end', () => order.push('end'));
     const sink = new Writable({ write: (_c, _e, done) => done() });
     await pipeline(Readable.from([Buffer.from(fixtureText('prov-e/text.sse'))], { objectMode: false }), tap, sink);
-    expect(order).toEqual(['beforeEnd', 'end']);
+    expect(order).toEqual(['finish', 'end']);
     expect(summary(given!)).toEqual(wanted('prov-e/text.sse'));
   });
 
