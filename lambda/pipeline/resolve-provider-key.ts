@@ -18,7 +18,7 @@ export function resolveProviderKey(deps: Pick<Deps, 'sealer'>): Step<Routed & Id
       });
       const { id, displayName } = state.provider;
       // Reached through AWS: without a saved key, the forward step signs with the runtime's AWS credentials.
-      if (!stored && state.provider.upstream.aws) return {};
+      if (!stored && state.provider.upstream.aws) return { upstreamKey: undefined };
       if (!stored) {
         throw new ValidationError(
           `No ${displayName} key is saved for this account (provider ${id}). Save one on the dashboard's Integrations page or with PUT /api/keys/${id}, or send your own key with the x-proxy-token header (pass-through mode).`,

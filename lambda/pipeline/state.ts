@@ -107,11 +107,11 @@ export interface Budgeted {
 
 /**
  * Step 8 (resolve the provider key): the key sent upstream; lives only as long as this request.
- * Absent for a provider reached through AWS in stored mode with no key saved: the request is
+ * `undefined` for a provider reached through AWS in stored mode with no key saved: the request is
  * signed with the runtime's own AWS credentials instead (docs/bedrock.md).
  */
 export interface Keyed {
-  upstreamKey?: string;
+  upstreamKey: string | undefined;
 }
 
 /** Step 9 (cache), for a request it doesn't answer: takes the provider's answer (stores it, or lets it pass). */
