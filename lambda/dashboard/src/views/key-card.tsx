@@ -72,7 +72,7 @@ export function KeyCard({ provider, stored, known, onChanged }: Props) {
         </h2>
         {known && (
           <span class={`badge ${stored ? 'badge-ok' : ''}`} data-testid={`key-badge-${id}`}>
-            {stored ? 'Key saved' : 'No key'}
+            {stored ? 'Key saved' : provider.signsWithRole ? 'Signed by AWS role' : 'No key'}
           </span>
         )}
       </div>
@@ -139,7 +139,11 @@ export function KeyCard({ provider, stored, known, onChanged }: Props) {
         </div>
         <SnippetBlock
           title="Stored key"
-          description={`The proxy adds your saved ${provider.name} key. Your code only holds a proxy token.`}
+          description={
+            provider.signsWithRole
+              ? `The proxy signs with its own AWS role, or adds your saved ${provider.name} key. Your code only holds a proxy token.`
+              : `The proxy adds your saved ${provider.name} key. Your code only holds a proxy token.`
+          }
           code={snippet(provider, language, 'stored')}
           testId={`snippet-stored-${id}`}
         />
