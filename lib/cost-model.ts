@@ -31,6 +31,69 @@ export const ROW_GB_PER_MILLION = 1;
 /** Extra write units per request when it names a requester: two more spend counters in the row's transaction. */
 export const REQUESTER_WRITE_UNITS = 4;
 
+/** DynamoDB's limit per partition key value, whatever the table's capacity. */
+export const PARTITION_WRITE_UNITS_PER_SECOND = 1_000;
+
+/** The write units of one write to an item of this size: one per started KB (the larger of the item before and after). */
+export const writeUnitsOf = (bytes: number) => Math.max(1, Math.ceil(bytes / 1024));
+
+/**
+ * The token gate's item (docs/deploy.md, "Partition ceilings"), which every proxied request
+ * writes: a fixed part (the key, a copy of what authentication needs, last use, the budget flag
+ * and the per-token limit, for a token without tags or a model list, which add their own bytes),
+ * and one entry per admission of the current and the previous clock minute (the sliding minute's
+ * sets): the offset in ms into its minute, a dot and 4 random characters. Offsets spread evenly
+ * over the minute have 4.815 digits on average. Measured on DynamoDB Local by
+ * test/integration/store/gate-item-size.test.ts.
+ */
+export const GATE_ITEM = {
+  baseBytes: 320,
+  bytesPerAdmission: averageOffsetDigits() + 1 + 4,
+};
+
+/** Average decimal digits of a millisecond offset in [0, 60,000), every offset equally likely. */
+function averageOffsetDigits(): number {
+  let digits = 0;
+  for (let length = 1, from = 0; from < 60_000; length++, from = 10 ** (length - 1)) digits += length * (Math.min(60_000, 10 ** length) - from);
+  return digits / 60_000;
+}
+
+/** The gate item of a token that has sent `requestsPerMinute` steadily for two minutes, at its largest: both minutes' sets full. */
+export function gateItemBytes(requestsPerMinute: number): number {
+  return GATE_ITEM.baseBytes + 2 * requestsPerMinute * GATE_ITEM.bytesPerAdmission;
+}
+
+/** Write units of the gate's write for a token at this steady rate, at the end of a clock minute (the item at its largest). */
+export const gateWriteUnits = (requestsPerMinute: number) => writeUnitsOf(gateItemBytes(requestsPerMinute));
+
+/**
+ * Write units a second on a token's gate partition at a steady rate: over a clock minute its
+ * item grows from one full minute's set to two, so each write is billed by the size it has then.
+ */
+export function gatePartitionLoad(requestsPerMinute: number): number {
+  let units = 0;
+  for (let k = 1; k <= requestsPerMinute; k++) units += writeUnitsOf(GATE_ITEM.baseBytes + (requestsPerMinute + k) * GATE_ITEM.bytesPerAdmission);
+  return units / 60;
+}
+
+/** The highest steady rate (requests a minute) of one token whose gate partition stays within DynamoDB's write limit. */
+export function gatePartitionCeilingPerMinute(): number {
+  let low = 1;
+  let high = 1_000_000;
+  while (low < high) {
+    const mid = Math.ceil((low + high) / 2);
+    if (gatePartitionLoad(mid) <= PARTITION_WRITE_UNITS_PER_SECOND) low = mid;
+    else high = mid - 1;
+  }
+  return low;
+}
+
+/** Requests a minute of the assumed traffic, all of it on one token (the gate's item is then at its largest). */
+export const assumedRequestsPerMinute = (monthlyRequests: number) => monthlyRequests / (30 * 24 * 60);
+
+/** The row and the token's two spend counters, in one transaction (2 units per item of up to 1 KB). */
+export const ROW_TRANSACTION_WRITE_UNITS = 6;
+
 export interface CostInputs {
   /** Lambda memory of the proxy function. */
   memoryMb: number;
@@ -44,8 +107,9 @@ export interface CostInputs {
   /** The proxy's CPU per request on a full vCPU; Lambda gives one vCPU at 1,769 MB, proportionally less below. */
   cpuMsPerRequest: number;
   /**
-   * DynamoDB write units per request: the gate's count (1) and, in one transaction, the row and
-   * the token's two spend counters (2 units per item of up to 1 KB in a transaction: 6).
+   * DynamoDB write units per request: the gate's count (its item's size, `gateWriteUnits`) and,
+   * in one transaction, the row and the token's two spend counters (2 units per item of up to 1 KB
+   * in a transaction: 6).
    */
   writeUnitsPerRequest: number;
   /** Read units per request: 0 when the provider key is in the instance's 5-minute cache and the token has no budget. */
@@ -61,17 +125,20 @@ export interface CostInputs {
   rollupWritesPerBatch: number;
 }
 
+/** Traffic per month the assumptions price. */
+const ASSUMED_MONTHLY_REQUESTS = 1_000_000;
+
 /** The assumptions docs/deploy.md prices, stated once. */
 export const ASSUMED: CostInputs = {
   memoryMb: DEFAULTS.memoryMb,
   upstreamSeconds: 3,
   storeWaitMs: 15,
   cpuMsPerRequest: 3.5,
-  writeUnitsPerRequest: 7,
+  writeUnitsPerRequest: gateWriteUnits(assumedRequestsPerMinute(ASSUMED_MONTHLY_REQUESTS)) + ROW_TRANSACTION_WRITE_UNITS,
   readUnitsPerRequest: 0,
   coldStartsPerMillion: 1_000,
   coldStartInitMs: 300,
-  monthlyRequests: 1_000_000,
+  monthlyRequests: ASSUMED_MONTHLY_REQUESTS,
   consumerMsPerBatch: 50,
   rollupWritesPerBatch: 2,
 };

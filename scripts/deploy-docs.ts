@@ -6,7 +6,23 @@
  */
 import { Template } from 'aws-cdk-lib/assertions';
 import { STREAM_MAPPING } from '../lib/constructs/stats-consumer';
-import { ASSUMED, costPerMillion, PRICES, REQUESTER_WRITE_UNITS, ROW_GB_PER_MILLION } from '../lib/cost-model';
+import {
+  ASSUMED,
+  assumedRequestsPerMinute,
+  costPerMillion,
+  GATE_ITEM,
+  gateItemBytes,
+  gatePartitionCeilingPerMinute,
+  gatePartitionLoad,
+  gateWriteUnits,
+  PARTITION_WRITE_UNITS_PER_SECOND,
+  PRICES,
+  REQUESTER_WRITE_UNITS,
+  ROW_GB_PER_MILLION,
+  ROW_TRANSACTION_WRITE_UNITS,
+} from '../lib/cost-model';
+import { MAX_REQUESTS_PER_MINUTE } from '../lambda/auth/token-limits';
+import { DEFAULTS } from '../lib/settings';
 import { namePrefix } from '../lib/names';
 import { declaredGrants } from '../lib/permissions';
 import type { ProxyStack } from '../lib/proxy-stack';
@@ -67,7 +83,7 @@ function costBlock(stack: ProxyStack): string {
     `| provider answer time | ${a.upstreamSeconds} s |`,
     `| the proxy's store waits per request (gate call, row transaction) | ${a.storeWaitMs} ms |`,
     `| the proxy's CPU per request on a full vCPU | ${a.cpuMsPerRequest} ms |`,
-    `| DynamoDB write units per request (gate count 1, row and two spend counters in a transaction 6) | ${a.writeUnitsPerRequest} |`,
+    `| DynamoDB write units per request (the token's gate ${gateWriteUnits(assumedRequestsPerMinute(a.monthlyRequests))}: its item is at most ${kb(gateItemBytes(assumedRequestsPerMinute(a.monthlyRequests)))} with all the traffic on one token, ${assumedRequestsPerMinute(a.monthlyRequests).toFixed(0)} requests a minute; the row and two spend counters in a transaction ${ROW_TRANSACTION_WRITE_UNITS}) | ${a.writeUnitsPerRequest} |`,
     `| DynamoDB read units per request (provider key cached, no budget) | ${a.readUnitsPerRequest} |`,
     `| cold starts per million requests, init time each | ${a.coldStartsPerMillion.toLocaleString('en')}, ${a.coldStartInitMs} ms |`,
     `| traffic (fills a consumer batch with ${cost.rowsPerConsumerBatch.toFixed(1)} rows in its ${STREAM_MAPPING.maxBatchingWindow.toSeconds()} s window) | ${a.monthlyRequests.toLocaleString('en')} requests a month |`,
@@ -88,10 +104,46 @@ function costBlock(stack: ProxyStack): string {
     }),
     '',
     `The consumer's worst case, each row alone in a batch: ${usd(cost.consumerWorstCaseUsdPerMillion)}. A requester label adds ${REQUESTER_WRITE_UNITS} write units (two more spend counters): ${usd(REQUESTER_WRITE_UNITS * PRICES.dynamoPerMillionWriteUnits)} per million. ` +
+      `The gate's write grows with the token's own rate (see *Partition ceilings*): a token that keeps sending at the default limit of ${DEFAULTS.rateLimitPerMinute} a minute writes up to ${gateWriteUnits(DEFAULTS.rateLimitPerMinute)} units a request for it, ${usd(gateWriteUnits(DEFAULTS.rateLimitPerMinute) * PRICES.dynamoPerMillionWriteUnits)} per million requests; ` +
+      `one at the highest per-token limit, ${MAX_REQUESTS_PER_MINUTE.toLocaleString('en')} a minute, up to ${gateWriteUnits(MAX_REQUESTS_PER_MINUTE)}, ${usd(gateWriteUnits(MAX_REQUESTS_PER_MINUTE) * PRICES.dynamoPerMillionWriteUnits)} per million. ` +
       `Stored rows take about ${ROW_GB_PER_MILLION} GB per million: ${usd(ROW_GB_PER_MILLION * (PRICES.dynamoStoragePerGbMonth + PRICES.dynamoPitrPerGbMonth))} per million rows per month with point-in-time recovery, until \`logRetentionDays\` expires them.`,
     '',
     `Fixed monthly costs on top, whatever the traffic: ${keys} KMS keys (${usd(keys * PRICES.kmsKeyPerMonth)}, up to ${usd(keys * 3 * PRICES.kmsKeyPerMonth)} in the years their rotations are billed), ` +
       `the admin secret (${usd(PRICES.secretPerMonth)}) and ${alarms.length} alarms reading ${alarmMetrics} metrics (${usd(alarmMetrics * PRICES.alarmMetricPerMonth)}): ${usd(fixed)} a month.`,
+  ].join('\n');
+}
+
+const perSecond = (units: number) => (units < 10 ? units.toFixed(1) : Math.round(units).toLocaleString('en'));
+const kb = (bytes: number) => (bytes < 1024 ? `${Math.round(bytes)} bytes` : `${(bytes / 1024).toFixed(1)} KB`);
+
+/**
+ * The token gate's partition: its item's size and write units at a few steady rates, and the rate
+ * past which one token's gate alone exceeds its partition's write limit (lib/cost-model.ts).
+ */
+function gateBlock(): string {
+  const ceiling = gatePartitionCeilingPerMinute();
+  let oneUnit = 1;
+  while (gateWriteUnits(oneUnit + 1) === 1) oneUnit++;
+  const rates: Array<[number, string]> = [
+    [oneUnit, 'the most that keeps it at 1 unit'],
+    [DEFAULTS.rateLimitPerMinute, 'the default limit'],
+    [ceiling, "its partition's write limit"],
+    [MAX_REQUESTS_PER_MINUTE, 'the highest per-token limit'],
+  ];
+  return [
+    `The token's gate (\`rate-limits\`, \`TOKEN#<token id>\`), one update by every proxied request, is billed by its item's size, and`,
+    `the item grows with the token's rate: about ${GATE_ITEM.baseBytes} bytes, plus ${GATE_ITEM.bytesPerAdmission.toFixed(1)} bytes for each request of the current and the`,
+    'previous clock minute (the sliding minute keeps their times; tags and a model list on the token add their own bytes).',
+    'A token sending steadily (the item and the units of one write at the end of a clock minute, when the item is largest;',
+    "the partition's load averaged over the minute):",
+    '',
+    '| requests a minute | gate item | write units per request | write units a second on the partition |',
+    '|--:|--:|--:|--:|',
+    ...rates.map(([rate, what]) => `| ${rate.toLocaleString('en')} (${what}) | ${kb(gateItemBytes(rate))} | ${gateWriteUnits(rate)} | ${perSecond(gatePartitionLoad(rate))} |`),
+    '',
+    `So **one token sends at most about ${ceiling.toLocaleString('en')} requests a minute (${Math.floor(ceiling / 60)} a second)** before its gate's partition`,
+    `(${PARTITION_WRITE_UNITS_PER_SECOND.toLocaleString('en')} write units a second) throttles, whatever limit it is given: a higher per-token limit can't be used steadily.`,
+    '`test/integration/store/gate-item-size.test.ts` measures the item and the units DynamoDB charges for its write at the default and the highest limit.',
   ].join('\n');
 }
 
@@ -155,7 +207,7 @@ function priceTable(): string {
 
 /** Every block of facts, by marker name. */
 export function renderDeployFacts(stack: ProxyStack): Facts {
-  return { inventory: inventory(stack), permissions: permissionsTable(stack), alarms: alarmTable(stack), prices: priceTable(), cost: costBlock(stack) };
+  return { inventory: inventory(stack), permissions: permissionsTable(stack), alarms: alarmTable(stack), prices: priceTable(), cost: costBlock(stack), gate: gateBlock() };
 }
 
 const marker = (name: string, end: 'start' | 'end') => `<!-- deploy-facts:${name}:${end} -->`;

@@ -3,7 +3,20 @@
  * response to each input, so the figure docs/deploy.md prints is the arithmetic it claims to be.
  */
 import { STREAM_MAPPING } from '../../lib/constructs/stats-consumer';
-import { ASSUMED, costPerMillion, FULL_VCPU_MB, PRICES } from '../../lib/cost-model';
+import {
+  ASSUMED,
+  assumedRequestsPerMinute,
+  costPerMillion,
+  FULL_VCPU_MB,
+  GATE_ITEM,
+  gateItemBytes,
+  gatePartitionCeilingPerMinute,
+  gatePartitionLoad,
+  gateWriteUnits,
+  PARTITION_WRITE_UNITS_PER_SECOND,
+  PRICES,
+  ROW_TRANSACTION_WRITE_UNITS,
+} from '../../lib/cost-model';
 import { DEFAULTS } from '../../lib/settings';
 
 const line = (cost: ReturnType<typeof costPerMillion>, item: string) => cost.lines.find((l) => l.item.startsWith(item))!.usdPerMillion;
@@ -34,4 +47,23 @@ it('moves with each input in the direction it should', () => {
   expect(costPerMillion({ ...ASSUMED, monthlyRequests: 1e12 }).rowsPerConsumerBatch).toBe(STREAM_MAPPING.batchSize);
   // A quieter month leaves each row alone in its batch: the worst case.
   expect(line(costPerMillion({ ...ASSUMED, monthlyRequests: 1_000 }), 'Stream consumer')).toBeCloseTo(base.consumerWorstCaseUsdPerMillion, 9);
+});
+
+it("prices the token gate's write by its item's size at the assumed rate (its size against DynamoDB Local: test/integration/store/gate-item-size.test.ts)", () => {
+  // An admission's entry: its ms offset into the minute (10 one-digit offsets, 90 of two, … 50,000 of five), a dot, 4 characters.
+  expect(GATE_ITEM.bytesPerAdmission).toBeCloseTo((10 * 1 + 90 * 2 + 900 * 3 + 9_000 * 4 + 50_000 * 5) / 60_000 + 5, 9);
+  expect(gateItemBytes(100)).toBeCloseTo(GATE_ITEM.baseBytes + 200 * GATE_ITEM.bytesPerAdmission, 9);
+  expect(gateWriteUnits(100)).toBe(Math.ceil(gateItemBytes(100) / 1024));
+  const rate = ASSUMED.monthlyRequests / 30 / 24 / 60;
+  expect(assumedRequestsPerMinute(ASSUMED.monthlyRequests)).toBeCloseTo(rate, 9);
+  expect(ASSUMED.writeUnitsPerRequest).toBe(Math.ceil(gateItemBytes(rate) / 1024) + ROW_TRANSACTION_WRITE_UNITS);
+});
+
+it("finds the rate past which one token's gate exceeds its partition's write limit", () => {
+  const ceiling = gatePartitionCeilingPerMinute();
+  expect(gatePartitionLoad(ceiling)).toBeLessThanOrEqual(PARTITION_WRITE_UNITS_PER_SECOND);
+  expect(gatePartitionLoad(ceiling + 1)).toBeGreaterThan(PARTITION_WRITE_UNITS_PER_SECOND);
+  // Over a minute the item grows from one full minute's set to two: the load lies between the two sizes' units.
+  expect(gatePartitionLoad(ceiling)).toBeGreaterThanOrEqual((ceiling / 60) * Math.ceil((GATE_ITEM.baseBytes + ceiling * GATE_ITEM.bytesPerAdmission) / 1024));
+  expect(gatePartitionLoad(ceiling)).toBeLessThanOrEqual((ceiling / 60) * gateWriteUnits(ceiling));
 });

@@ -17,7 +17,7 @@ beforeAll(() => {
 });
 afterAll(() => synth?.cleanup());
 
-it.each(['inventory', 'permissions', 'alarms', 'prices', 'cost'])('the %s block of docs/deploy.md is what its source renders (npm run docs:deploy)', (name) => {
+it.each(['inventory', 'permissions', 'alarms', 'prices', 'cost', 'gate'])('the %s block of docs/deploy.md is what its source renders (npm run docs:deploy)', (name) => {
   const facts = renderDeployFacts(synth.stack);
   expect(facts[name]).toBeDefined();
   expect(factsIn(page(), name)).toBe(facts[name]);

@@ -16,7 +16,7 @@ export interface PartitionHeat {
   units: number;
 }
 
-/** DynamoDB's item size: attribute names plus values (strings and binaries by bytes, numbers about one byte per two digits). */
+/** DynamoDB's item size (`itemSize`): attribute names plus values (strings and binaries by bytes, numbers about one byte per two digits). */
 function valueSize(value: unknown): number {
   const typed = value as Wire;
   if ('S' in typed) return Buffer.byteLength(String(typed.S));
@@ -30,7 +30,7 @@ function valueSize(value: unknown): number {
   return 0;
 }
 
-function itemSize(item: Wire): number {
+export function itemSize(item: Wire): number {
   return Object.entries(item).reduce((sum, [name, value]) => sum + Buffer.byteLength(name) + valueSize(value), 0);
 }
 
