@@ -20,6 +20,20 @@ import { recordUsage } from './record';
 import type { ProxyState } from './state';
 
 
+/**
+ * How long before Lambda's time limit an answer still running is cut: its row is written in that
+ * time, while the function still runs (docs/deploy.md, "Timeout").
+ */
+export const ROW_WRITE_RESERVE_MS = 5_000;
+
+/** Where an answer still running is cut, with the row's reason; none where the runtime sets no time limit (the local server). */
+function invocationDeadline(context: InvocationContext | undefined): { inMs: number; reason: string } | undefined {
+  const remaining = context?.getRemainingTimeInMillis?.();
+  if (remaining === undefined) return undefined;
+  const reason = `the proxy ended the answer ${ROW_WRITE_RESERVE_MS / 1000} s before the function's time limit, to record its usage`;
+  return { inMs: Math.max(0, remaining - ROW_WRITE_RESERVE_MS), reason };
+}
+
 /** What forwarding uses: the upstream settings, the log, the runtime's AWS credentials, and what recording a row needs. */
 export type ForwardDeps = Pick<Deps, 'config' | 'log' | 'awsCredentials'> & RecordDeps;
 /** The body sent upstream: the client's bytes, unless the proxy must ask for stream usage. */
@@ -40,9 +54,10 @@ export function forwardUpstream(deps: ForwardDeps) {
     const { body, addedStreamUsage } = upstreamBody(state);
     // Every credential of this request, whoever owns it, is cut out of whatever the provider sends back.
     const secrets = requestSecrets(state);
+    const deadline = invocationDeadline(context);
 
     // Call: an answer the proxy can read, or a typed error, recorded.
-    const { upstream, decoding } = await callProvider(deps, state, body, secrets, context).catch((error: unknown) => {
+    const { upstream, decoding } = await callProvider(deps, state, body, secrets, context, deadline?.inMs).catch((error: unknown) => {
       cacheFill.abandon();
       recordUsage(deps, state, { status: errorStatus(error), error: error instanceof Error ? error.message : String(error) });
       throw error;
@@ -85,6 +100,7 @@ export function forwardUpstream(deps: ForwardDeps) {
       redactor: new SecretRedactor(secrets),
       tap,
       stallMs: deps.config.upstreamTimeoutMs,
+      deadline,
       closingBytes: answer.format === 'sse' || answer.format === 'eventstream' ? (reason, cut) => dialect.streamErrorEvent(reason, cut) : undefined,
       onEnd: finish,
     });
@@ -104,6 +120,7 @@ async function callProvider(
   body: Buffer,
   secrets: Array<string | undefined>,
   context: InvocationContext | undefined,
+  deadlineMs: number | undefined,
 ): Promise<{ upstream: UpstreamResponse; decoding: Exclude<BodyDecoding, { kind: 'unsupported' }> }> {
   const request = await upstreamRequest(deps, state, body);
   if (request.sessionToken) secrets.push(request.sessionToken);
@@ -112,7 +129,8 @@ async function callProvider(
     url: request.url,
     headers: request.headers,
     body,
-    timeoutMs: deps.config.upstreamTimeoutMs,
+    // Headers that would come after the deadline would come too late to record anything.
+    timeoutMs: Math.min(deps.config.upstreamTimeoutMs, deadlineMs ?? Infinity),
     clientGone: context?.clientGone,
   });
   const decoding = bodyDecoding(upstream.headers['content-encoding']);

@@ -9,6 +9,8 @@ import { Answer, Prefetched, type Step } from './step';
 /** What the runtime hands the handler beside the event; the local server adds `clientGone`. */
 export interface InvocationContext {
   clientGone?: AbortSignal;
+  /** Lambda's: how long the invocation may still run. */
+  getRemainingTimeInMillis?: () => number;
 }
 
 /**

@@ -22,6 +22,11 @@ export interface RelayOptions {
   tap: Transform;
   /** A body silent for longer than this is cut. */
   stallMs: number;
+  /**
+   * The body is cut this many ms from now, whatever it is doing, with the reason given: the runtime
+   * is about to stop (Lambda's time limit), and the row must be written before it does.
+   */
+  deadline?: { inMs: number; reason: string };
   /** The last bytes of a cut body (a stream's error event in its own format), or undefined: the tap is destroyed instead. */
   closingBytes?: (reason: string, cut: StreamCut) => string | Buffer;
   /** The one completion handler. */
@@ -34,20 +39,37 @@ export interface RelayOptions {
  *
  *   flowing ─source ends────────▶ ending ─tap ends────────────▶ done (complete)
  *   flowing ─body breaks off / stalls / can't be decoded ─────▶ done (cut)
+ *   flowing, ending ─the deadline passes ────────────────────▶ done (cut)
  *   flowing, ending ─tap closes before its end (client left) ─▶ done (client-gone)
  *
  * Whatever happens later (the upstream socket closing, the tap's own close) finds
  * the relay done and changes nothing, so `onEnd` runs once.
  */
 export function relayBody(options: RelayOptions): void {
-  const { upstream, transcoder, redactor, tap, stallMs, closingBytes, onEnd } = options;
+  const { upstream, transcoder, redactor, tap, stallMs, deadline, closingBytes, onEnd } = options;
   let state: 'flowing' | 'ending' | 'done' = 'flowing';
   let stalled = false;
+  let timeUp = false;
   const source: Readable = transcoder ? upstream.body.pipe(transcoder) : upstream.body;
+
+  // A flowing body is stopped upstream and ends with its error event (below, on close); a finished
+  // one still draining to a slow client is cut there.
+  const deadlineTimer = deadline
+    ? setTimeout(() => {
+        if (state === 'flowing') {
+          timeUp = true;
+          upstream.abort();
+        } else if (state === 'ending') {
+          settle({ kind: 'cut', reason: deadline.reason });
+          tap.destroy(new Error(deadline.reason));
+        }
+      }, deadline.inMs)
+    : undefined;
 
   const settle = (end: RelayEnd) => {
     if (state === 'done') return;
     state = 'done';
+    clearTimeout(deadlineTimer);
     onEnd(end);
   };
   const flushRedactor = () => {
@@ -95,7 +117,8 @@ export function relayBody(options: RelayOptions): void {
     clearTimeout(stallTimer);
     if (upstream.body.complete || state !== 'flowing') return;
     flushRedactor();
-    if (stalled) cut(`upstream stalled for more than ${Math.round(stallMs / 1000)} s`, 'stalled');
+    if (timeUp && deadline) cut(deadline.reason, 'stalled');
+    else if (stalled) cut(`upstream stalled for more than ${Math.round(stallMs / 1000)} s`, 'stalled');
     else cut('upstream connection closed mid-response', 'closed');
   });
   tap.on('end', () => settle({ kind: 'complete' }));

@@ -79,3 +79,26 @@ test("a request naming its requester reads that requester's budget before forwar
   expect(after).toHaveLength(1);
   expect(isRowWrite(after[0]!)).toBe(true);
 });
+
+test('a request with no credential or two of them is refused before any store call: its token counts nothing', async () => {
+  for (let i = 0; i < 2; i++) await callsOf('stored', false, `warm refusals ${i}`);
+  const from = counter.calls.length;
+  const refused = [
+    { 'x-proxy-token': proxy.account.token },
+    { authorization: `Bearer ${proxy.account.token}, Bearer ${proxy.account.token}` },
+    { authorization: 'Bearer sk-callers-own-key-0123456789, Bearer another-key', 'x-proxy-token': proxy.account.token },
+  ];
+  for (const credentials of refused) {
+    const response = await fetch(`${proxy.proxyBase}/prov-b/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...credentials },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'refused' }] }),
+    });
+    expect(response.status).toBe(401);
+    await response.text();
+  }
+  // The next request's own two calls (gate, row) are all the store has seen since.
+  const { before, after } = await callsOf('stored', false, 'after the refusals');
+  expect(counter.calls.slice(from)).toEqual([...before, ...after]);
+  expect(before).toHaveLength(1);
+});

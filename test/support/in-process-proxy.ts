@@ -49,6 +49,8 @@ export interface InProcessOptions {
   now?: () => number;
   /** Another instance on the same store: same tables, same local key file, same fake providers. */
   sameStoreAs?: InProcessProxy;
+  /** Handed to the handler as Lambda hands it `context.getRemainingTimeInMillis` (the local server sets no time limit). */
+  remainingTimeMs?: () => number;
 }
 
 /** What a second instance shares with the first. */
@@ -72,7 +74,7 @@ export async function startInProcessProxy(options: InProcessOptions = {}): Promi
   // As the local server does (lambda/local/server.ts): a request that fails after its answer began can only be cut.
   const server = createServer((request, response) => {
     toFunctionUrlEvent(request, response)
-      .then((event) => handler(event, response, { awsRequestId: event.requestContext.requestId }))
+      .then((event) => handler(event, response, { awsRequestId: event.requestContext.requestId, getRemainingTimeInMillis: options.remainingTimeMs }))
       .catch(() => response.destroy());
   });
   // Longer than a client's idle keep-alive, so the server never closes a socket the client is about to reuse.
