@@ -93,6 +93,11 @@ function decode(frame: Buffer): EventStreamMessage {
   };
 }
 
+/** The same frame with another payload, its headers kept (a payload with a credential cut out). */
+export function withPayload(message: EventStreamMessage, payload: Buffer): Buffer {
+  return Buffer.from(codec.encode({ headers: codec.decode(message.frame).headers, body: payload }));
+}
+
 /** One event-stream frame, encoded by the same codec (the proxy's own closing error, a stream rebuilt from a stored answer). */
 export function encodeEventStreamMessage(kind: { event: string } | { exception: string }, payload: unknown): Buffer {
   const text = (value: string) => ({ type: 'string' as const, value });

@@ -6,6 +6,7 @@ import type { ProxyResponse } from '../http/response';
 import { plainErrorText } from '../providers/dialects/error-text';
 import { upstreamUrl } from '../providers/registry';
 import type { Dialect } from '../providers/types';
+import { EventStreamRedactor } from '../streaming/event-stream-redact';
 import { SecretRedactor } from '../streaming/redact';
 import { relayBody, type RelayEnd } from '../streaming/relay';
 import { MAX_ERROR_READ, UsageTap } from '../streaming/usage-tap';
@@ -97,7 +98,11 @@ export function forwardUpstream(deps: ForwardDeps) {
     relayBody({
       upstream,
       transcoder,
-      redactor: new SecretRedactor(secrets),
+      // An AWS event stream is redacted frame by frame, so each frame stays whole and its CRCs valid.
+      redactor:
+        answer.format === 'eventstream'
+          ? new EventStreamRedactor(secrets, (problem) => Buffer.from(dialect.streamErrorEvent(problem, 'closed')))
+          : new SecretRedactor(secrets),
       tap,
       stallMs: deps.config.upstreamTimeoutMs,
       deadline,
@@ -123,7 +128,7 @@ async function callProvider(
   deadlineMs: number | undefined,
 ): Promise<{ upstream: UpstreamResponse; decoding: Exclude<BodyDecoding, { kind: 'unsupported' }> }> {
   const request = await upstreamRequest(deps, state, body);
-  if (request.sessionToken) secrets.push(request.sessionToken);
+  if (request.secrets) secrets.push(...request.secrets);
   const upstream = await callUpstream({
     method: state.request.method,
     url: request.url,
@@ -148,7 +153,7 @@ function errorStatus(error: unknown): number {
  * The URL and headers sent upstream: the provider key in the dialect's credential header, or, for a
  * provider reached through AWS with no key (docs/bedrock.md), a SigV4 signature made with the runtime's credentials.
  */
-async function upstreamRequest(deps: ForwardDeps, state: ProxyState, body: Buffer): Promise<{ url: URL; headers: Record<string, string>; sessionToken?: string }> {
+async function upstreamRequest(deps: ForwardDeps, state: ProxyState, body: Buffer): Promise<{ url: URL; headers: Record<string, string>; secrets?: string[] }> {
   const base = deps.config.upstreams[state.provider.id];
   const proxySecrets = presentedProxyToken(state);
   const url = upstreamUrl(state.provider, base.baseUrl, state.upstreamPath, queryWithoutSecrets(state.request.rawQuery, proxySecrets));

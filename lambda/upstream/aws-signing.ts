@@ -57,7 +57,7 @@ export async function signAwsRequest(
   request: { method: string; url: URL; headers: Record<string, string>; body: Buffer },
   scope: AwsScope,
   credentials: AwsCredentialSource,
-): Promise<{ headers: Record<string, string>; sessionToken?: string }> {
+): Promise<{ headers: Record<string, string>; secrets: string[] }> {
   let resolved: AwsCredentials;
   try {
     resolved = await credentials();
@@ -77,5 +77,7 @@ export async function signAwsRequest(
     headers: { ...request.headers, host: url.host },
     body: request.body,
   });
-  return { headers: signed.headers, sessionToken: resolved.sessionToken };
+  // What an answer must never quote back (SECURITY.md, "Keys"): the session token, and the signature with the key id it names.
+  const signature = /Signature=([0-9a-f]+)/.exec(signed.headers.authorization ?? '')?.[1];
+  return { headers: signed.headers, secrets: [resolved.sessionToken, resolved.accessKeyId, signature].filter((secret): secret is string => secret !== undefined) };
 }

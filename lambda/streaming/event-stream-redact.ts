@@ -1,0 +1,88 @@
+import { EventStreamDecoder, withPayload, type EventStreamMessage } from '../eventstream/event-stream-decoder';
+import { asObject, tryParseJson } from '../json';
+import { SecretRedactor } from './redact';
+
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * The credential redaction of an AWS event stream (SECURITY.md, "Keys"). Replacing bytes in place
+ * would break the frame's length and CRCs, and a `chunk` event hides its model-native event in
+ * base64 (`bytes`), where a byte search finds nothing. So each frame is read whole: a credential
+ * in its payload, or in the base64 `bytes` inside it, is replaced and the frame encoded again with
+ * its own headers; a frame without one passes on byte for byte. If the stream stops being readable
+ * frames (a bad CRC, a frame over the decoder's bound, a frame cut short), nothing more of it is
+ * passed on — base64 inside it could hide a credential — and the stream ends with the proxy's own
+ * exception frame saying so, as a compressed answer the proxy cannot decode is never passed on.
+ */
+export class EventStreamRedactor {
+  private readonly secrets: string[];
+  private readonly frames = new EventStreamDecoder();
+  /** Bytes received and not yet passed on as whole frames (at most one frame, as the decoder bounds it). */
+  private pending: Buffer[] = [];
+  private stopped = false;
+  private readonly active: boolean;
+
+  /** `unreadable`: the closing frame for a stream that stopped being frames. */
+  constructor(
+    secrets: Iterable<string | undefined>,
+    private readonly unreadable: (problem: string) => Buffer,
+  ) {
+    this.secrets = [...secrets].filter((secret): secret is string => secret !== undefined);
+    this.active = new SecretRedactor(this.secrets).active;
+  }
+
+  write(chunk: Buffer): Buffer {
+    if (!this.active) return chunk;
+    if (this.stopped) return EMPTY;
+    this.pending.push(chunk);
+    const messages = this.frames.push(chunk);
+    const out = messages.map((message) => this.redactFrame(message));
+    this.dropPassed(messages.reduce((sum, message) => sum + message.frame.length, 0));
+    if (this.frames.problem) out.push(this.stop(this.frames.problem));
+    return out.length === 1 ? out[0] : Buffer.concat(out);
+  }
+
+  end(): Buffer {
+    if (!this.active || this.stopped) return EMPTY;
+    this.frames.end();
+    return this.frames.problem ? this.stop(this.frames.problem) : EMPTY;
+  }
+
+  private stop(problem: string): Buffer {
+    this.stopped = true;
+    this.pending = [];
+    return this.unreadable(`The provider's event stream could not be read (${problem}); the rest of it was not passed on.`);
+  }
+
+  private dropPassed(length: number): void {
+    let left = length;
+    while (left > 0 && this.pending.length) {
+      const first = this.pending[0];
+      if (first.length <= left) {
+        this.pending.shift();
+        left -= first.length;
+      } else {
+        this.pending[0] = first.subarray(left);
+        left = 0;
+      }
+    }
+  }
+
+  private redactFrame(message: EventStreamMessage): Buffer {
+    const original = message.payload.toString('utf8');
+    let text = original;
+    const json = asObject(tryParseJson(text));
+    if (typeof json?.bytes === 'string') {
+      const inner = Buffer.from(json.bytes, 'base64');
+      const clean = this.redact(inner);
+      if (!clean.equals(inner)) text = JSON.stringify({ ...json, bytes: clean.toString('base64') });
+    }
+    const payload = this.redact(Buffer.from(text, 'utf8'));
+    return text === original && payload.equals(message.payload) ? message.frame : withPayload(message, payload);
+  }
+
+  private redact(bytes: Buffer): Buffer {
+    const redactor = new SecretRedactor(this.secrets);
+    return Buffer.concat([redactor.write(bytes), redactor.end()]);
+  }
+}
