@@ -1,8 +1,9 @@
 /**
  * Write units per partition, counted from the calls DynamoDB answered (store-gate.ts), the way
  * DynamoDB charges them: a put or update costs one unit per started KB of the item, twice inside
- * a transaction. An update is charged by the item it leaves behind; the counters written here are
- * small items, so an update is counted from the attributes it names (at least one unit).
+ * a transaction. An update is charged by the item it leaves behind: the item its answer returns
+ * when it asked for it (the token gate does), else the attributes it names (the counters written
+ * in transactions are small items), at least one unit.
  */
 import { TABLES, type TableId } from '../../../lambda/tables';
 import type { StoreCall } from './store-gate';
@@ -64,9 +65,14 @@ function writesOf(call: StoreCall): PartitionHeat[] {
   const body = call.body as Wire;
   switch (call.operation) {
     case 'PutItem':
-    case 'UpdateItem':
     case 'DeleteItem':
       return [writeOf(body as unknown as Write, 1)].filter((w): w is PartitionHeat => w !== undefined);
+    case 'UpdateItem': {
+      const named = writeOf(body as unknown as Write, 1);
+      const after = call.answer?.Attributes as Wire | undefined;
+      if (!named || !after) return named ? [named] : [];
+      return [{ ...named, units: Math.max(named.units, unitsOf(itemSize(after))) }];
+    }
     case 'TransactWriteItems':
       return (body.TransactItems as Array<Record<string, Write>>)
         .flatMap((action) => Object.entries(action).filter(([kind]) => kind !== 'ConditionCheck').map(([, write]) => writeOf(write, 2)))

@@ -21,6 +21,8 @@ export interface StoreCall {
   tables: string[];
   /** The request's JSON body (DynamoDB's attribute-value format). */
   body: Record<string, unknown>;
+  /** The store's answer, once it has answered (e.g. an update's `Attributes` when it asked for them). */
+  answer?: Record<string, unknown>;
 }
 
 /**
@@ -96,8 +98,18 @@ export async function startStoreGate(target: string): Promise<StoreGate> {
         return;
       }
       response.writeHead(answer.statusCode ?? 500, answer.headers);
+      const chunks: Buffer[] = [];
+      if (call) answer.on('data', (chunk: Buffer) => chunks.push(chunk));
       answer.pipe(response);
-      if (call) response.once('finish', () => answeredCalls.push(call));
+      if (call)
+        response.once('finish', () => {
+          try {
+            call.answer = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+          } catch {
+            // Not JSON: the call is still counted, without its answer.
+          }
+          answeredCalls.push(call);
+        });
     });
     upstream.on('error', () => request.socket.destroy());
     upstream.end(body);
