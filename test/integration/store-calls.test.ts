@@ -83,7 +83,7 @@ test("a request naming its requester reads that requester's budget before forwar
 test('a request with no credential or two of them is refused before any store call: its token counts nothing', async () => {
   for (let i = 0; i < 2; i++) await callsOf('stored', false, `warm refusals ${i}`);
   const from = counter.calls.length;
-  const refused = [
+  const refused: Array<Record<string, string>> = [
     { 'x-proxy-token': proxy.account.token },
     { authorization: `Bearer ${proxy.account.token}, Bearer ${proxy.account.token}` },
     { authorization: 'Bearer sk-callers-own-key-0123456789, Bearer another-key', 'x-proxy-token': proxy.account.token },
