@@ -71,7 +71,8 @@ export class EventStreamRedactor {
   private redactFrame(message: EventStreamMessage): Buffer {
     const original = message.payload.toString('utf8');
     let text = original;
-    const json = asObject(tryParseJson(text));
+    // Only a `chunk` event carries base64 (`bytes`); every other payload is searched as it is.
+    const json = message.eventType === 'chunk' ? asObject(tryParseJson(text)) : undefined;
     if (typeof json?.bytes === 'string') {
       const inner = Buffer.from(json.bytes, 'base64');
       const clean = this.redact(inner);
