@@ -115,6 +115,18 @@ describeInBrowser('Amazon Bedrock on the dashboard', () => {
       );
       expect(await overflowsHorizontally(page)).toBe(false);
       await screenshot(page, `${size}-logs-bedrock`);
+
+      // The detail of a row: its prompt-cache tokens, price source and how stored mode reached Bedrock.
+      await rows.nth(0).click();
+      const detail = page.locator('[data-testid=log-detail][data-state=ready]');
+      await detail.waitFor();
+      const shownDetail = (await detail.textContent()) ?? '';
+      expect(shownDetail).toContain(`Cache-read tokens${formatInt(U.cacheRead)}`);
+      expect(shownDetail).toContain(`Cache-write tokens${formatInt(U.cacheWrite)}`);
+      expect(shownDetail).toContain(`Modestored (the proxy’s AWS role, or the saved key)`);
+      expect(shownDetail).toContain(`${formatInt(BEDROCK_COST_NANOS)} nano-USD`);
+      expect(shownDetail).toContain(`Price source${logs.items[0]!.price_source}`);
+      await screenshot(page, `${size}-logs-bedrock-detail`, { fullPage: false });
     } finally {
       await context.close();
     }

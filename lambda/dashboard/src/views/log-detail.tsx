@@ -5,7 +5,7 @@ import { CopyButton } from '../components/copy-button';
 import { ErrorMessage } from '../components/error-message';
 import { SkeletonRows } from '../components/skeleton';
 import { formatDateTime, formatInt, formatMs, formatUsd } from '../format';
-import { providerName } from '../providers';
+import { PROVIDERS, providerName } from '../providers';
 import type { LogRow, TokenInfo } from '../types';
 import { useAsync } from '../use-async';
 
@@ -38,7 +38,7 @@ function fieldsOf(row: LogRow, tokens: TokenInfo[]): Field[] {
   if (extra.kind !== undefined) fields.push(['Kind', typeof extra.kind === 'string' ? extra.kind : JSON.stringify(extra.kind), 'kind']);
   fields.push(
     ['Model', <span class="mono">{row.model || '—'}</span>, 'model'],
-    ['Mode', row.mode === 'pass-through' ? 'pass-through (caller’s own key)' : 'stored key', 'mode'],
+    ['Mode', row.mode === 'pass-through' ? 'pass-through (caller’s own key)' : storedMode(row.provider), 'mode'],
     ['Token', <span>{token ? token.name || '(unnamed)' : '—'} <span class="sub mono">{row.token_id}</span></span>, 'token_id'],
     ['Requester', row.requester ?? <span class="muted">none (no x-proxy-user)</span>, 'requester'],
     ['Input tokens', formatInt(row.input_tokens), 'input_tokens'],
@@ -142,4 +142,9 @@ export function LogDetail({ id, known, tokens, onClose }: Props) {
       </div>
     </div>
   );
+}
+
+/** Stored mode of a provider reached through AWS: signed with the proxy's own role unless the account saved a key (docs/bedrock.md). */
+function storedMode(provider: string): string {
+  return PROVIDERS.find((p) => p.id === provider)?.signsWithRole ? 'stored (the proxy’s AWS role, or the saved key)' : 'stored key';
 }
