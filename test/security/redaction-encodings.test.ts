@@ -250,6 +250,29 @@ test.each(bedrockCases)('bedrock, %s mode, %s, %s: identity bytes, whole frames,
   else expect(row).toMatchObject({ input_tokens: 5, output_tokens: 3 });
 });
 
+test('a Bedrock event stream that stops being frames is cut there: what follows a bad CRC is not passed on, and the stream ends with the proxy’s exception frame', async () => {
+  upstream.next({
+    status: 200,
+    contentType: 'application/vnd.amazon.eventstream',
+    headers: { 'content-encoding': 'gzip' },
+    async body(write, req) {
+      const frames = [frame('messageStart', { role: 'assistant' }), chunk({ text: `quoting ${bedrockReceived(req).join(' ')}` }), frame('metadata', { usage: { inputTokens: 1, outputTokens: 1 } })];
+      // The second frame's CRC no longer matches: its base64 could hide a credential the proxy can't see.
+      frames[1]![frames[1]!.length - 1]! ^= 0xff;
+      await write(gzipSync(Buffer.concat(frames)));
+    },
+  });
+  const answer = await bedrockCall('stored', '200 converse stream');
+  expect(answer.status).toBe(200);
+  const decoder = new EventStreamDecoder();
+  const messages = decoder.push(answer.body);
+  expect(decoder.problem).toBeUndefined();
+  expect(messages.map((m) => m.eventType ?? m.exceptionType)).toEqual(['messageStart', 'internalServerException']);
+  expect(messages[1]!.payload.toString()).toMatch(/could not be read/);
+  const [row] = await proxy.rowsFor(proxy.account.token, [answer.requestId]);
+  expect(String(row!.error)).toMatch(/could not be read/);
+});
+
 test('a coding the proxy cannot decode is not passed on: 502 in the endpoint shape, and the row says why', async () => {
   upstream.next({
     status: 200,
