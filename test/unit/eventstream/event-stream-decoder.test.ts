@@ -5,7 +5,6 @@
  */
 import { EventStreamMarshaller } from '@smithy/core/event-streams';
 import { Readable } from 'node:stream';
-import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import { EventStreamDecoder, encodeEventStreamMessage } from '../../../lambda/eventstream/event-stream-decoder';
 
 const frames = [
@@ -46,7 +45,8 @@ describe('EventStreamDecoder', () => {
   });
 
   it("writes frames the AWS SDK's unmarshaller reads as typed events", async () => {
-    const marshaller = new EventStreamMarshaller({ utf8Encoder: toUtf8, utf8Decoder: fromUtf8 });
+    const toUtf8 = (bytes: Uint8Array) => Buffer.from(bytes).toString('utf8');
+    const marshaller = new EventStreamMarshaller({ utf8Encoder: toUtf8, utf8Decoder: (text: string) => Buffer.from(text, 'utf8') });
     const twoEvents = Buffer.concat(frames.slice(0, 2));
     const body = Readable.from([twoEvents.subarray(0, 30), twoEvents.subarray(30)]);
     const events: unknown[] = [];
