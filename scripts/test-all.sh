@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs everything the test suite needs on a fresh Debian/Ubuntu machine, then runs every test.
-#   Java 17 (DynamoDB Local runs on it) and Chromium (browser tests), through apt-get when missing;
-#   the npm dependencies (npm ci, exactly the lock file); then the type check, the lint and the whole jest suite.
+#   Java 17 (DynamoDB Local runs on it), Chromium (browser tests) and the tools that compile AWS's
+#   Lambda runtime interface client (cmake, make, g++, python3), through apt-get when missing;
+#   the npm dependencies (npm ci, exactly the lock file); the runtime interface client in its own
+#   folder (test/infra/lambda-ric, for the Lambda runtime test only: it builds a native addon, which
+#   `npm install` of the project must not need); then the type check, the lint and the whole jest suite.
 # The suite runs on Node 22, the oldest version package.json's engines allows (Middy 7 needs it; Lambda
 # runs 24). On a machine with an older Node, the script re-runs itself under Node 22 from the npm
 # registry's `node` package, so what CI proves is what the README names.
@@ -20,6 +23,7 @@ export DEBIAN_FRONTEND=noninteractive
 missing=()
 command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
 [ -x /usr/bin/chromium ] || missing+=(chromium)
+for tool in cmake make g++ python3; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
@@ -31,6 +35,19 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 npm ci --no-audit --no-fund --loglevel=error || exit 1
+ric=test/infra/lambda-ric
+if [ -f "$ric/node_modules/aws-lambda-ric/rapid-client.node" ] && [ "$ric/node_modules/.package-lock.json" -nt "$ric/package-lock.json" ]; then
+  echo "AWS's Lambda runtime interface client: installed ($ric)"
+else
+  echo "installing AWS's Lambda runtime interface client in $ric (compiles a native addon, a minute or more)"
+  started=$SECONDS
+  npm ci --prefix "$ric" --no-audit --no-fund --loglevel=error >"$ric/install.log" 2>&1 || {
+    tail -n 40 "$ric/install.log"
+    echo "npm ci --prefix $ric failed (full output: $ric/install.log)"
+    exit 1
+  }
+  echo "installed in $((SECONDS - started)) s"
+fi
 npm run typecheck || exit 1
 npm run lint || exit 1
 npm test

@@ -1,29 +1,24 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { createAccount } from '../../lambda/auth/issue';
 import { EnvelopeSealer } from '../../lambda/keys/crypto/envelope';
 import { LocalKeyWrapper } from '../../lambda/keys/crypto/local-key-wrapper';
 import { DynamoAccountStore } from '../../lambda/auth/dynamodb/account-store';
 import { DynamoProviderKeyStore } from '../../lambda/keys/dynamodb/provider-key-store';
+import { rowPartition } from '../../lambda/usage/dynamodb/row-shards';
 import { startAllFakes, type AllFakes } from '../fakes/start-fakes';
 import { createTestTables } from '../support/tables';
-import { rowPartition } from '../../lambda/usage/dynamodb/row-shards';
+import { startStoreLink, type StoreLink } from './support/store-link';
+import { startLambdaInstance, type LambdaInstance } from './support/lambda-instance';
+import type { Invocation, InvokeOptions } from './support/runtime-api';
 
-const run = promisify(execFile);
-const ROOT = resolve(__dirname, '../..');
-const BUNDLE = join(ROOT, 'dist/lambda/handler.mjs');
-const HOST = join(__dirname, 'lambda-runtime-host.mjs');
-
-interface Report {
-  marked: boolean;
-  contentType: string;
-  ended: boolean;
-  resolvedAt: number;
-  writes: Array<{ at: number; base64: string }>;
-}
+/**
+ * The built Lambda bundle (dist/lambda/handler.mjs, what `cdk deploy` ships) run by AWS's runtime
+ * interface client, the runtime of Lambda's Node.js images, against a Runtime API on 127.0.0.1:
+ * one instance for the whole file, so its cold start is followed by warm invocations as in Lambda.
+ */
+const TASK_ROOT = resolve(__dirname, '../../dist/lambda');
 
 /** A function URL event (payload format 2.0) as Lambda delivers it. */
 function functionUrlEvent(path: string, headers: Record<string, string>, body: unknown) {
@@ -39,7 +34,7 @@ function functionUrlEvent(path: string, headers: Record<string, string>, body: u
       domainName: 'abc.lambda-url.eu-west-1.on.aws',
       domainPrefix: 'abc',
       http: { method: 'POST', path, protocol: 'HTTP/1.1', sourceIp: '203.0.113.9', userAgent: 'test' },
-      requestId: 'req-1',
+      requestId: `req-${Math.random().toString(36).slice(2)}`,
       routeKey: '$default',
       stage: '$default',
       time: new Date().toUTCString(),
@@ -52,15 +47,20 @@ function functionUrlEvent(path: string, headers: Record<string, string>, body: u
 
 let fakes: AllFakes;
 let dataDir: string;
-let env: NodeJS.ProcessEnv;
 let token: string;
 let accountId: string;
 let tables: Awaited<ReturnType<typeof createTestTables>>;
+let store: StoreLink;
+let instance: LambdaInstance;
 
 beforeAll(async () => {
   fakes = await startAllFakes();
   tables = await createTestTables();
-  dataDir = mkdtempSync(join(tmpdir(), 'lambda-host-'));
+  store = await startStoreLink(process.env.DYNAMODB_ENDPOINT!);
+  // Usage rows reach the store late: an invocation that ended before its row was written would be
+  // caught frozen with the row still unsent.
+  store.holdWritesTo(tables.tables.usageLogs, 300);
+  dataDir = mkdtempSync(join(tmpdir(), 'lambda-ric-'));
   const accounts = new DynamoAccountStore(tables.clients.doc, tables.tables.accounts, tables.tables.rateLimits);
   const created = await createAccount(accounts, { name: 'lambda', now: new Date() });
   token = created.token;
@@ -69,71 +69,149 @@ beforeAll(async () => {
   const sealer = new EnvelopeSealer(LocalKeyWrapper.fromFile(join(dataDir, 'local-master.key')));
   const secret = await sealer.seal('anthropic-stored-key-123456', { account_id: accountId, provider: 'prov-a' });
   await new DynamoProviderKeyStore(tables.clients.doc, tables.tables.accounts).put(accountId, { provider: 'prov-a', secret, hint: '…3456', updatedAt: new Date().toISOString() });
-  env = {
-    ...process.env,
-    ...fakes.env,
-    TABLE_PREFIX: tables.prefix,
-    DATA_DIR: dataDir,
-    ADMIN_KEY: 'admin-key-for-the-lambda-runtime-test',
-    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-  };
+  instance = await startLambdaInstance({
+    taskRoot: TASK_ROOT,
+    handler: 'handler.handler',
+    env: {
+      ...process.env,
+      ...fakes.env,
+      DYNAMODB_ENDPOINT: store.endpoint,
+      TABLE_PREFIX: tables.prefix,
+      DATA_DIR: dataDir,
+      ADMIN_KEY: 'admin-key-for-the-lambda-runtime-test',
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    },
+    onFreeze: () => store.freeze(),
+    onThaw: () => store.thaw(),
+  });
 });
 
 afterAll(async () => {
+  await instance?.stop();
+  await store?.close();
   await fakes.close();
   rmSync(dataDir, { recursive: true, force: true });
   tables.clients.raw.destroy();
 });
 
-async function invoke(event: object): Promise<{ report: Report; prelude: { statusCode: number; headers: Record<string, string> }; body: string }> {
-  const { stdout } = await run(process.execPath, [HOST, BUNDLE, JSON.stringify(event)], { env, cwd: ROOT, maxBuffer: 64 * 1024 * 1024 });
-  const report = JSON.parse(stdout) as Report;
-  const bytes = Buffer.concat(report.writes.map((w) => Buffer.from(w.base64, 'base64')));
-  const separator = bytes.indexOf(Buffer.alloc(8));
-  return { report, prelude: JSON.parse(bytes.subarray(0, separator).toString('utf8')), body: bytes.subarray(separator + 8).toString('utf8') };
+interface Answer {
+  invocation: Invocation;
+  prelude: { statusCode: number; headers: Record<string, string> };
+  body: string;
+  /** When each part of the body reached the Runtime API (ms after the event was handed out). */
+  bodyArrivals: number[];
 }
 
-describe('the exported Lambda handler under a stand-in of the streaming runtime', () => {
-  it('writes the prelude, then streams an SSE answer event by event, and ends after the row is written', async () => {
-    fakes.fakes['prov-a'].next({ chunks: 6, chunkIntervalMs: 60 });
-    const event = functionUrlEvent('/api/proxy/v1/messages', { 'x-api-key': token, 'anthropic-version': '2023-06-01', 'x-proxy-user': 'lambda-test' }, {
-      model: 'claude-sonnet-4-6',
-      max_tokens: 64,
-      stream: true,
-      messages: [{ role: 'user', content: 'stream please' }],
-    });
-    const { report, prelude, body } = await invoke(event);
+/** One invocation, to its end (the runtime asking for the next event); the instance is frozen when this resolves. */
+async function invoke(event: object, options?: InvokeOptions): Promise<Answer> {
+  const invocation = await instance.invoke(event, options);
+  const chunks = invocation.response?.chunks ?? [];
+  const bytes = Buffer.concat(chunks.map((chunk) => chunk.bytes));
+  const separator = bytes.indexOf(Buffer.alloc(8));
+  if (separator < 0) throw new Error(`no prelude in the streamed answer; the instance printed:\n${instance.output()}`);
+  const bodyStart = separator + 8;
+  const bodyArrivals: number[] = [];
+  let end = 0;
+  for (const chunk of chunks) {
+    end += chunk.bytes.length;
+    if (end > bodyStart) bodyArrivals.push(chunk.at);
+  }
+  return { invocation, prelude: JSON.parse(bytes.subarray(0, separator).toString('utf8')), body: bytes.subarray(bodyStart).toString('utf8'), bodyArrivals };
+}
 
-    expect(report.marked).toBe(true);
-    expect(report.contentType).toBe('application/vnd.awslambda.http-integration-response');
-    expect(report.ended).toBe(true);
+async function rowOf(requestId: string): Promise<Record<string, unknown> | undefined> {
+  const { Items } = await tables.clients.doc.send({
+    operation: 'Query',
+    input: { TableName: tables.tables.usageLogs, KeyConditionExpression: 'account_id = :a', ExpressionAttributeValues: { ':a': rowPartition(accountId, requestId) } },
+  });
+  return Items!.find((item) => item.id === requestId);
+}
+
+const streamRequest = (requester: string) =>
+  functionUrlEvent('/api/proxy/v1/messages', { 'x-api-key': token, 'anthropic-version': '2023-06-01', 'x-proxy-user': requester }, {
+    model: 'claude-sonnet-4-6',
+    max_tokens: 64,
+    stream: true,
+    messages: [{ role: 'user', content: 'stream please' }],
+  });
+
+describe('the built Lambda bundle under AWS\'s runtime interface client', () => {
+  it('streams in Lambda\'s protocol: the prelude, then an SSE answer event by event; the invocation ends after the row is written', async () => {
+    fakes.fakes['prov-a'].next({ chunks: 6, chunkIntervalMs: 60 });
+    const { invocation, prelude, body, bodyArrivals } = await invoke(streamRequest('lambda-test'));
+
+    // Response streaming as the runtime speaks it to Lambda.
+    const response = invocation.response!;
+    expect(response.headers['lambda-runtime-function-response-mode']).toBe('streaming');
+    expect(response.headers['content-type']).toBe('application/vnd.awslambda.http-integration-response');
+    expect(response.headers['transfer-encoding']).toBe('chunked');
+    expect(response.complete).toBe(true);
+    expect(response.trailers['lambda-runtime-function-error-type']).toBeUndefined();
+    expect(invocation.error).toBeUndefined();
     expect(prelude.statusCode).toBe(200);
     expect(prelude.headers['content-type']).toContain('text/event-stream');
     expect(prelude.headers['x-proxy-request-id']).toBeTruthy();
     expect(body).toContain('event: message_start');
     expect(body).toContain('event: message_stop');
 
-    // Streamed, not buffered: body writes are spread over the upstream's pacing.
-    const bodyWrites = report.writes.slice(1).filter((w) => Buffer.from(w.base64, 'base64').length > 0);
-    expect(bodyWrites.length).toBeGreaterThanOrEqual(6);
-    expect(bodyWrites[bodyWrites.length - 1].at - bodyWrites[0].at).toBeGreaterThanOrEqual(250);
+    // Streamed, not buffered: the body reaches Lambda in parts spread over the upstream's pacing.
+    expect(bodyArrivals.length).toBeGreaterThanOrEqual(6);
+    expect(bodyArrivals[bodyArrivals.length - 1] - bodyArrivals[0]).toBeGreaterThanOrEqual(250);
 
     // The upstream got the stored key in its own header, and nothing of the proxy's.
     const upstream = fakes.fakes['prov-a'].requests.at(-1)!;
     expect(upstream.headers['x-api-key']).toBe('anthropic-stored-key-123456');
     expect(upstream.headers['x-forwarded-for']).toBeUndefined();
 
-    // The invocation resolved only after its usage row was durably written.
-    const id = prelude.headers['x-proxy-request-id']!;
-    const { Items } = await tables.clients.doc.send({ operation: 'Query', input: { TableName: tables.tables.usageLogs, KeyConditionExpression: 'account_id = :a', ExpressionAttributeValues: { ':a': rowPartition(accountId, id) } } });
-    const row = Items!.find((item) => item.id === id)!;
+    // The invocation ended only after its usage row was durably written: the instance is frozen
+    // since the runtime asked for the next event, and the row is already there.
+    const row = await rowOf(prelude.headers['x-proxy-request-id']);
     expect(row).toMatchObject({ provider: 'prov-a', stream: true, requester: 'lambda-test', status_code: 200, mode: 'stored' });
-    expect(row.output_tokens).toBe(upstream.response.usage!.outputTokens);
+    expect(row!.output_tokens).toBe(upstream.response.usage!.outputTokens);
   });
 
   it('answers errors in the endpoint shape through the same prelude protocol', async () => {
-    const { prelude, body } = await invoke(functionUrlEvent('/api/proxy/prov-b/v1/chat/completions', { authorization: 'Bearer sk-proxy-wrong' }, { model: 'x', messages: [] }));
+    const { invocation, prelude, body } = await invoke(functionUrlEvent('/api/proxy/prov-b/v1/chat/completions', { authorization: 'Bearer sk-proxy-wrong' }, { model: 'x', messages: [] }));
+    expect(invocation.response!.headers['lambda-runtime-function-response-mode']).toBe('streaming');
+    expect(invocation.error).toBeUndefined();
     expect(prelude.statusCode).toBe(401);
     expect(JSON.parse(body).error.type).toBe('authentication_error');
+  });
+
+  it('serves invocation after invocation from its one cold start, reusing the clients built then', async () => {
+    fakes.fakes['prov-a'].next({ chunks: 2 });
+    const first = await invoke(streamRequest('warm-1'));
+    const openedBefore = store.opened();
+    const mark = store.now();
+    fakes.fakes['prov-a'].next({ chunks: 2 });
+    const second = await invoke(streamRequest('warm-2'));
+
+    expect([first.prelude.statusCode, second.prelude.statusCode]).toEqual([200, 200]);
+    expect(await rowOf(second.prelude.headers['x-proxy-request-id'])).toMatchObject({ requester: 'warm-2', status_code: 200 });
+    // One process, one module load: no init error, every event asked for by the same runtime.
+    expect(instance.process.exitCode).toBeNull();
+    expect(instance.api.initErrors).toEqual([]);
+    // The second invocation's store calls went over the kept-alive connections opened before it.
+    const used = store.usedSince(mark);
+    expect(used.length).toBeGreaterThan(0);
+    expect(store.opened()).toBe(openedBefore);
+    expect(used.every((id) => id < openedBefore)).toBe(true);
+  });
+
+  it('records the whole answer of an invocation whose client went away mid-stream (Lambda does not tell the function)', async () => {
+    fakes.fakes['prov-a'].next({ chunks: 6, chunkIntervalMs: 60 });
+    const { invocation, prelude, bodyArrivals } = await invoke(streamRequest('leaves-early'), { clientLeavesAfterBodyBytes: 1 });
+    const response = invocation.response!;
+    expect(response.clientLeftAt).toBeDefined();
+    // The stream went on after the client left, to its end, and the invocation ended normally.
+    expect(bodyArrivals.filter((at) => at > response.clientLeftAt!).length).toBeGreaterThan(0);
+    expect(response.complete).toBe(true);
+    expect(invocation.error).toBeUndefined();
+    // Its row holds the whole answer's usage, written before the invocation ended (the instance is frozen).
+    const upstream = fakes.fakes['prov-a'].requests.at(-1)!;
+    const row = await rowOf(prelude.headers['x-proxy-request-id']);
+    expect(row).toMatchObject({ provider: 'prov-a', requester: 'leaves-early', status_code: 200 });
+    expect(row!.output_tokens).toBe(upstream.response.usage!.outputTokens);
+    expect(row!.error).toBeUndefined();
   });
 });
