@@ -7,6 +7,7 @@ import { LocalKeyWrapper } from '../../lambda/keys/crypto/local-key-wrapper';
 import { DynamoAccountStore } from '../../lambda/auth/dynamodb/account-store';
 import { DynamoProviderKeyStore } from '../../lambda/keys/dynamodb/provider-key-store';
 import { rowPartition } from '../../lambda/usage/dynamodb/row-shards';
+import { ROW_WRITE_RESERVE_MS } from '../../lambda/pipeline/forward-upstream';
 import { startAllFakes, type AllFakes } from '../fakes/start-fakes';
 import { createTestTables } from '../support/tables';
 import { startStoreLink, type StoreLink } from './support/store-link';
@@ -213,5 +214,31 @@ describe('the built Lambda bundle under AWS\'s runtime interface client', () => 
     expect(row).toMatchObject({ provider: 'prov-a', requester: 'leaves-early', status_code: 200 });
     expect(row!.output_tokens).toBe(upstream.response.usage!.outputTokens);
     expect(row!.error).toBeUndefined();
+  });
+
+  it("ends an answer still streaming near Lambda's time limit with its error event, and writes its row before the limit", async () => {
+    // An answer of about 8 s; the invocation may run 3 s past the reserve the proxy keeps for the row.
+    fakes.fakes['prov-a'].next({ chunks: 40, chunkIntervalMs: 200 });
+    const { invocation, prelude, body } = await invoke(streamRequest('time-limit'), { timeoutMs: ROW_WRITE_RESERVE_MS + 3_000 });
+    const reason = "before the function's time limit, to record its usage";
+
+    // The stream closed with the dialect's own error event, and the invocation ended normally, before
+    // the limit (at the limit the instance would have been stopped, and this invocation failed).
+    expect(prelude.statusCode).toBe(200);
+    expect(body).toContain('event: message_start');
+    expect(body).not.toContain('event: message_stop');
+    const last = body.trim().split('\n\n').at(-1)!;
+    expect(last.split('\n')[0]).toBe('event: error');
+    expect(JSON.parse(last.split('\n')[1].slice('data: '.length))).toMatchObject({ type: 'error', error: { type: 'api_error', message: expect.stringContaining(reason) } });
+    expect(invocation.response!.complete).toBe(true);
+    expect(invocation.error).toBeUndefined();
+    expect(invocation.endedAtEpoch).toBeLessThan(invocation.deadline);
+
+    // Its row was written before the invocation ended: status, the reason, the usage reported before the cut.
+    const upstream = fakes.fakes['prov-a'].requests.at(-1)!;
+    const row = await rowOf(prelude.headers['x-proxy-request-id']);
+    expect(row).toMatchObject({ provider: 'prov-a', requester: 'time-limit', stream: true, status_code: 200 });
+    expect(row!.error).toContain(reason);
+    expect(row!.input_tokens).toBe(upstream.response.usage!.inputTokens);
   });
 });

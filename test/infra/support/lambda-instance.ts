@@ -50,6 +50,7 @@ export async function startLambdaInstance(options: {
 }): Promise<LambdaInstance> {
   const entry = runtimeInterfaceClient();
   let child: ChildProcess | undefined;
+  let stoppedAtTimeLimit = false;
   // Between invocations Lambda freezes the environment: nothing the function left running goes on.
   const api = await startRuntimeApi({
     freeze: () => {
@@ -59,6 +60,11 @@ export async function startLambdaInstance(options: {
     thaw: () => {
       options.onThaw?.();
       child?.kill('SIGCONT');
+    },
+    // Lambda stops an invocation at its time limit, and whatever it had not finished with it.
+    timeUp: () => {
+      stoppedAtTimeLimit = true;
+      child?.kill('SIGKILL');
     },
   });
   child = spawn(process.execPath, [entry], {
@@ -103,7 +109,7 @@ export async function startLambdaInstance(options: {
   const invoke = (event: unknown, invokeOptions?: InvokeOptions) =>
     Promise.race([
       api.invoke(event, invokeOptions),
-      exited.then((code) => Promise.reject(new Error(`the Lambda instance exited (${code ?? child.signalCode}) during the invocation:\n${printed}`))),
+      exited.then((code) => Promise.reject(new Error(`the Lambda instance ${stoppedAtTimeLimit ? 'was stopped at the time limit' : `exited (${code ?? child.signalCode})`} during the invocation:\n${printed}`))),
     ]);
   return { api, process: child, invoke, output: () => printed, stop };
 }

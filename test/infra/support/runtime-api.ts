@@ -5,7 +5,8 @@
  * receives a streamed answer (chunked, with the error trailers) and `POST …/{id}/error` and
  * `POST …/init/error` the failures. The runtime asking for the next event is, as in Lambda, the
  * end of the current invocation: `freeze` is called right then (the instance is frozen between
- * invocations) and `thaw` before the next event is handed out.
+ * invocations) and `thaw` before the next event is handed out. An invocation still running at its
+ * deadline calls `timeUp` (Lambda stops the instance then).
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -13,9 +14,11 @@ import type { AddressInfo } from 'node:net';
 
 const BASE = '/2018-06-01/runtime';
 const FUNCTION_ARN = 'arn:aws:lambda:eu-west-1:123456789012:function:ai-usage-proxy-function:live';
+/** The stack's function timeout (lib/constructs/proxy-function.ts): 15 minutes, Lambda's maximum. */
+const FUNCTION_TIMEOUT_MS = 15 * 60_000;
 
 export interface InvokeOptions {
-  /** How long the invocation may run (Lambda-Runtime-Deadline-Ms is now plus this). */
+  /** How long the invocation may run (Lambda-Runtime-Deadline-Ms is now plus this); the function's timeout by default. */
   timeoutMs?: number;
   /**
    * The client goes away once this many body bytes have reached it. Lambda does not tell the
@@ -41,8 +44,9 @@ export interface Invocation {
   };
   /** What the runtime sent on `…/error`. */
   error?: { headers: IncomingHttpHeaders; body: string };
-  /** When the runtime asked for the next event (ms after `startedAt`): the invocation was over. */
+  /** When the runtime asked for the next event (ms after `startedAt`, and epoch ms): the invocation was over. */
   endedAt: number;
+  endedAtEpoch: number;
 }
 
 export interface RuntimeApi {
@@ -74,11 +78,11 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-export async function startRuntimeApi(hooks: { freeze?: () => void; thaw?: () => void } = {}): Promise<RuntimeApi> {
+export async function startRuntimeApi(hooks: { freeze?: () => void; thaw?: () => void; timeUp?: () => void } = {}): Promise<RuntimeApi> {
   const queue: Pending[] = [];
   const initErrors: string[] = [];
   let waiting: ServerResponse | undefined;
-  let current: { pending: Pending; invocation: Omit<Invocation, 'endedAt'> } | undefined;
+  let current: { pending: Pending; invocation: Omit<Invocation, 'endedAt' | 'endedAtEpoch'>; timer: NodeJS.Timeout } | undefined;
   let frozen = false;
   let nextCalls = 0;
   let markReady!: () => void;
@@ -92,8 +96,10 @@ export async function startRuntimeApi(hooks: { freeze?: () => void; thaw?: () =>
       hooks.thaw?.();
     }
     const requestId = randomUUID();
-    const deadline = Date.now() + (pending.options.timeoutMs ?? 60_000);
-    current = { pending, invocation: { requestId, startedAt: performance.now(), deadline } };
+    const timeoutMs = pending.options.timeoutMs ?? FUNCTION_TIMEOUT_MS;
+    const deadline = Date.now() + timeoutMs;
+    const timer = setTimeout(() => hooks.timeUp?.(), timeoutMs);
+    current = { pending, invocation: { requestId, startedAt: performance.now(), deadline }, timer };
     const res = waiting;
     waiting = undefined;
     res.writeHead(200, {
@@ -113,9 +119,10 @@ export async function startRuntimeApi(hooks: { freeze?: () => void; thaw?: () =>
       // The runtime is done with the invocation: Lambda freezes the instance now.
       frozen = true;
       hooks.freeze?.();
-      const { pending, invocation } = current;
+      const { pending, invocation, timer } = current;
+      clearTimeout(timer);
       current = undefined;
-      pending.done({ ...invocation, endedAt: performance.now() - invocation.startedAt });
+      pending.done({ ...invocation, endedAt: performance.now() - invocation.startedAt, endedAtEpoch: Date.now() });
     }
     waiting = res;
     handOut();
@@ -178,6 +185,7 @@ export async function startRuntimeApi(hooks: { freeze?: () => void; thaw?: () =>
       }),
     close: () =>
       new Promise((resolve) => {
+        if (current) clearTimeout(current.timer);
         waiting?.destroy();
         server.closeAllConnections();
         server.close(() => resolve());
