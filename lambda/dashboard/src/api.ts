@@ -1,4 +1,4 @@
-import type { Budget, BudgetInput, CreatedToken, Health, LogPage, LogRow, RequesterBudget, Stats, StoredKey, TokenInfo } from './types';
+import type { Budget, BudgetInput, CreatedToken, Health, LogPage, LogRow, RequesterBudget, Stats, StoredKey, TagBudget, Tags, TokenInfo, TokenLimits } from './types';
 
 /** An error answer of the management API, or a network failure (status 0). */
 export class ApiError extends Error {
@@ -12,13 +12,15 @@ export class ApiError extends Error {
   }
 }
 
-export type Query = Record<string, string | number | boolean | undefined>;
+/** A list value repeats its parameter (`tag=team=search&tag=feature=x`). */
+export type Query = Record<string, string | number | boolean | readonly string[] | undefined>;
 
 function withQuery(path: string, query?: Query): string {
   if (!query) return path;
   const params = new URLSearchParams();
   for (const [key, value] of Object.entries(query)) {
-    if (value !== undefined && value !== '') params.set(key, String(value));
+    if (Array.isArray(value)) for (const item of value as readonly string[]) params.append(key, item);
+    else if (value !== undefined && value !== '') params.set(key, String(value));
   }
   const text = params.toString();
   return text ? `${path}?${text}` : path;
@@ -93,13 +95,20 @@ export function createApi(token: string, onUnauthorized: (error: ApiError) => vo
     stats: (from: string, to: string) => call<Stats>('GET', withQuery('/api/stats', { from, to })),
     tokens: () => call<{ tokens: TokenInfo[] }>('GET', '/api/tokens'),
     createToken: (name: string) => call<CreatedToken>('POST', '/api/tokens', { name }),
+    setTokenTags: (tokenId: string, tags: Tags) => call<{ token_id: string; tags: Tags }>('PUT', `/api/tokens/${encodeURIComponent(tokenId)}`, { tags }),
+    /** Values that are not numbers are sent as typed, so the server's message names the field. */
+    setTokenLimits: (tokenId: string, limits: { requests_per_minute: unknown; models: string[] | null }) =>
+      call<TokenLimits & { token_id: string }>('PUT', `/api/tokens/${encodeURIComponent(tokenId)}/limits`, limits),
     revokeToken: (tokenId: string) => call<void>('DELETE', `/api/tokens/${encodeURIComponent(tokenId)}`),
     setTokenBudget: (tokenId: string, budget: BudgetInput) => call<Budget>('PUT', `/api/tokens/${encodeURIComponent(tokenId)}/budget`, budget),
     removeTokenBudget: (tokenId: string) => call<void>('DELETE', `/api/tokens/${encodeURIComponent(tokenId)}/budget`),
-    requesterBudgets: () => call<{ requesters: RequesterBudget[] }>('GET', '/api/budgets'),
+    budgets: () => call<{ requesters: RequesterBudget[]; tags: TagBudget[] }>('GET', '/api/budgets'),
     setRequesterBudget: (requester: string, budget: BudgetInput) =>
       call<Budget>('PUT', `/api/budgets/requesters/${encodeURIComponent(requester)}`, budget),
     removeRequesterBudget: (requester: string) => call<void>('DELETE', `/api/budgets/requesters/${encodeURIComponent(requester)}`),
+    setTagBudget: (key: string, value: string, budget: BudgetInput) =>
+      call<Budget>('PUT', `/api/budgets/tags/${encodeURIComponent(key)}/${encodeURIComponent(value)}`, budget),
+    removeTagBudget: (key: string, value: string) => call<void>('DELETE', `/api/budgets/tags/${encodeURIComponent(key)}/${encodeURIComponent(value)}`),
   };
 }
 

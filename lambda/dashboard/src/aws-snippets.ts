@@ -9,7 +9,7 @@ type Mode = 'stored' | 'pass-through';
  * deployment accepts (docs/bedrock.md).
  */
 
-export function awsTypeScript(provider: ProviderInfo, base: string, mode: Mode, token: string): string {
+export function awsTypeScript(provider: ProviderInfo, base: string, mode: Mode, token: string, tags: string): string {
   const key = mode === 'stored' ? `"${token}" }, // a proxy token from the Tokens page` : `"<your ${provider.name} key>" }, // sent on to ${provider.name} as is, never stored`;
   return [
     'import { BedrockRuntimeClient, ConverseCommand } from "@aws-sdk/client-bedrock-runtime";',
@@ -22,14 +22,13 @@ export function awsTypeScript(provider: ProviderInfo, base: string, mode: Mode, 
     '  authSchemePreference: ["httpBearerAuth"],',
     '  requestHandler: new NodeHttpHandler(),',
     '});',
-    ...(mode === 'pass-through'
-      ? [
-          'client.middlewareStack.add((next) => (args) => {',
-          `  (args.request as { headers: Record<string, string> }).headers["x-proxy-token"] = "${token}";`,
-          '  return next(args);',
-          '}, { step: "build" });',
-        ]
-      : []),
+    '// The client has no default headers: a middleware adds them to every request.',
+    'client.middlewareStack.add((next) => (args) => {',
+    '  const headers = (args.request as { headers: Record<string, string> }).headers;',
+    ...(mode === 'pass-through' ? [`  headers["x-proxy-token"] = "${token}";`] : []),
+    `  headers["x-proxy-tags"] = "${tags}"; // optional: tags, for spend by tag`,
+    '  return next(args);',
+    '}, { step: "build" });',
     '',
     'const answer = await client.send(new ConverseCommand({',
     `  modelId: "${provider.exampleModel}",`,
@@ -38,7 +37,7 @@ export function awsTypeScript(provider: ProviderInfo, base: string, mode: Mode, 
   ].join('\n');
 }
 
-export function awsPython(provider: ProviderInfo, base: string, mode: Mode, token: string): string {
+export function awsPython(provider: ProviderInfo, base: string, mode: Mode, token: string, tags: string): string {
   const key = mode === 'stored' ? `"${token}"  # a proxy token from the Tokens page` : `"<your ${provider.name} key>"  # sent on to ${provider.name} as is, never stored`;
   return [
     'import os',
@@ -50,6 +49,11 @@ export function awsPython(provider: ProviderInfo, base: string, mode: Mode, toke
     ...(mode === 'pass-through'
       ? ['client.meta.events.register(', '    "before-send.bedrock-runtime.*",', `    lambda request, **_: request.headers.__setitem__("x-proxy-token", "${token}"),`, ')']
       : []),
+    '# optional: tags on every request, for spend by tag',
+    'client.meta.events.register(',
+    '    "before-send.bedrock-runtime.*",',
+    `    lambda request, **_: request.headers.__setitem__("x-proxy-tags", "${tags}"),`,
+    ')',
     '',
     'response = client.converse(',
     `    modelId="${provider.exampleModel}",`,
@@ -59,12 +63,13 @@ export function awsPython(provider: ProviderInfo, base: string, mode: Mode, toke
   ].join('\n');
 }
 
-export function awsCurl(provider: ProviderInfo, base: string, mode: Mode, token: string): string {
+export function awsCurl(provider: ProviderInfo, base: string, mode: Mode, token: string, tags: string): string {
   const credential = mode === 'stored' ? token : `<your ${provider.name} key>`;
   return [
     `curl ${base}${provider.basePath}/model/${encodeURIComponent(provider.exampleModel)}/converse \\`,
     `  -H "Authorization: Bearer ${credential}" \\`,
     ...(mode === 'pass-through' ? [`  -H "x-proxy-token: ${token}" \\`] : []),
+    `  -H "x-proxy-tags: ${tags}" \\`,
     '  -H "content-type: application/json" \\',
     `  -d '{"messages": [{"role": "user", "content": [{"text": "Hello"}]}]}'`,
   ].join('\n');

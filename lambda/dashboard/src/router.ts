@@ -40,7 +40,7 @@ export function logDetailHref(id: string, params?: URLSearchParams): string {
   return `#/logs/${encodeURIComponent(id)}${query ? `?${query}` : ''}`;
 }
 
-export function hrefFor(name: RouteName, params?: Record<string, string>): string {
+export function hrefFor(name: RouteName, params?: Record<string, string> | URLSearchParams): string {
   const query = params ? new URLSearchParams(params).toString() : '';
   return `#/${name}${query ? `?${query}` : ''}`;
 }

@@ -8,10 +8,17 @@ export function proxyBase(): string {
   return `${location.origin}/api/proxy`;
 }
 
+/** Example tags (docs/tags.md): a client-wide default, and a request's own, which replaces the default. */
+export const EXAMPLE_DEFAULT_TAGS = 'team=search';
+export const EXAMPLE_REQUEST_TAGS = 'team=search, feature=autocomplete';
+
 const OPTIONAL_HEADERS = [
   `    // "x-proxy-user": "alice",  // optional: who asked; shown as the requester`,
   `    // "x-proxy-cache": "true",  // optional: answer repeated identical requests from the cache`,
+  `    // "x-proxy-tags": "${EXAMPLE_DEFAULT_TAGS}",  // optional: tags on every request, for spend by tag`,
 ];
+
+const REQUEST_TAGS_TS = `  { headers: { "x-proxy-tags": "${EXAMPLE_REQUEST_TAGS}" } }, // optional: this request's tags`;
 
 function clientCode(provider: ProviderInfo, base: string, mode: 'stored' | 'pass-through'): string {
   const sdkClass = provider.sdk === 'anthropic' ? 'Anthropic' : 'OpenAI';
@@ -27,17 +34,16 @@ function clientCode(provider: ProviderInfo, base: string, mode: 'stored' | 'pass
   const call =
     provider.sdk === 'anthropic'
       ? [
-          'const message = await client.messages.create({',
-          `  model: "${provider.exampleModel}",`,
-          '  max_tokens: 256,',
-          '  messages: [{ role: "user", content: "Hello" }],',
-          '});',
+          'const message = await client.messages.create(',
+          `  { model: "${provider.exampleModel}", max_tokens: 256, messages: [{ role: "user", content: "Hello" }] },`,
+          REQUEST_TAGS_TS,
+          ');',
         ]
       : [
-          'const completion = await client.chat.completions.create({',
-          `  model: "${provider.exampleModel}",`,
-          '  messages: [{ role: "user", content: "Hello" }],',
-          '});',
+          'const completion = await client.chat.completions.create(',
+          `  { model: "${provider.exampleModel}", messages: [{ role: "user", content: "Hello" }] },`,
+          REQUEST_TAGS_TS,
+          ');',
         ];
   return [
     `import ${sdkClass} from "${sdkPackage}";`,
@@ -74,11 +80,13 @@ function pythonCode(provider: ProviderInfo, base: string, mode: SnippetMode): st
     ...(mode === 'pass-through' ? [`        "x-proxy-token": "${TOKEN_PLACEHOLDER}",  # a proxy token from the Tokens page`] : []),
     '        # "x-proxy-user": "alice",  # optional: who asked; shown as the requester',
     '        # "x-proxy-cache": "true",  # optional: answer repeated identical requests from the cache',
+    `        # "x-proxy-tags": "${EXAMPLE_DEFAULT_TAGS}",  # optional: tags on every request, for spend by tag`,
     '    },',
   ];
+  const requestTags = `    extra_headers={"x-proxy-tags": "${EXAMPLE_REQUEST_TAGS}"},  # optional: this request's tags, in place of the default`;
   const call = anthropic
-    ? ['message = client.messages.create(', `    model="${provider.exampleModel}",`, '    max_tokens=256,', '    messages=[{"role": "user", "content": "Hello"}],', ')', 'print(message.content[0].text)']
-    : ['completion = client.chat.completions.create(', `    model="${provider.exampleModel}",`, '    messages=[{"role": "user", "content": "Hello"}],', ')', 'print(completion.choices[0].message.content)'];
+    ? ['message = client.messages.create(', `    model="${provider.exampleModel}",`, '    max_tokens=256,', '    messages=[{"role": "user", "content": "Hello"}],', requestTags, ')', 'print(message.content[0].text)']
+    : ['completion = client.chat.completions.create(', `    model="${provider.exampleModel}",`, '    messages=[{"role": "user", "content": "Hello"}],', requestTags, ')', 'print(completion.choices[0].message.content)'];
   return [`from ${anthropic ? 'anthropic' : 'openai'} import ${sdkClass}`, '', `client = ${sdkClass}(`, `    base_url="${base}${provider.basePath}",`, apiKey, ...headers, ')', '', ...call].join('\n');
 }
 
@@ -94,6 +102,7 @@ function curlCode(provider: ProviderInfo, base: string, mode: SnippetMode): stri
     `curl ${url} \\`,
     ...auth.map((line) => `${line} \\`),
     ...(mode === 'pass-through' ? [`  -H "x-proxy-token: ${TOKEN_PLACEHOLDER}" \\`] : []),
+    `  -H "x-proxy-tags: ${EXAMPLE_REQUEST_TAGS}" \\`,
     '  -H "content-type: application/json" \\',
     `  -d '${body}'`,
   ].join('\n');
@@ -102,8 +111,8 @@ function curlCode(provider: ProviderInfo, base: string, mode: SnippetMode): stri
 /** The snippet for a provider, a language and a key mode; the base address defaults to this dashboard's origin. */
 export function snippet(provider: ProviderInfo, language: SnippetLanguage, mode: SnippetMode, base = proxyBase()): string {
   if (provider.sdk === 'aws') {
-    if (language === 'python') return awsPython(provider, base, mode, TOKEN_PLACEHOLDER);
-    return language === 'curl' ? awsCurl(provider, base, mode, TOKEN_PLACEHOLDER) : awsTypeScript(provider, base, mode, TOKEN_PLACEHOLDER);
+    if (language === 'python') return awsPython(provider, base, mode, TOKEN_PLACEHOLDER, EXAMPLE_REQUEST_TAGS);
+    return language === 'curl' ? awsCurl(provider, base, mode, TOKEN_PLACEHOLDER, EXAMPLE_REQUEST_TAGS) : awsTypeScript(provider, base, mode, TOKEN_PLACEHOLDER, EXAMPLE_REQUEST_TAGS);
   }
   if (language === 'python') return pythonCode(provider, base, mode);
   if (language === 'curl') return curlCode(provider, base, mode);

@@ -26,6 +26,7 @@ export type Totals = StatsTotals;
 export type TokenTotals = TokenStats;
 export type { ProviderSlice };
 export type Stats = StatsSummary;
+export type TagTotals = Stats['by_tag'][string][string];
 
 export interface TokenInfo {
   token_id: string;
@@ -37,6 +38,18 @@ export interface TokenInfo {
   /** The token this dashboard session signed in with. */
   current?: boolean;
   budget?: Budget | null;
+  /** The token's own tags, added to every row it makes (docs/tags.md). */
+  tags?: Tags;
+  limits?: TokenLimits;
+}
+
+/** Tags as `key → value`, as rows, tokens and stats carry them. */
+export type Tags = Record<string, string>;
+
+/** A token's own limits: null where it has none (the default rate, any model). */
+export interface TokenLimits {
+  requests_per_minute: number | null;
+  models: string[] | null;
 }
 
 /** A spend limit with the spend of its current period (`resets_at` null for `total`). */
@@ -46,6 +59,11 @@ export type BudgetInput = Pick<Budget, 'limit_usd' | 'period'>;
 
 export interface RequesterBudget extends Budget {
   requester: string;
+}
+
+export interface TagBudget extends Budget {
+  key: string;
+  value: string;
 }
 
 export interface CreatedToken {

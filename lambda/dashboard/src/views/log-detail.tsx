@@ -6,6 +6,8 @@ import { ErrorMessage } from '../components/error-message';
 import { SkeletonRows } from '../components/skeleton';
 import { formatDateTime, formatInt, formatMs, formatUsd } from '../format';
 import { PROVIDERS, providerName } from '../providers';
+import { hrefFor } from '../router';
+import { sortedTags } from '../tags';
 import type { LogRow, TokenInfo } from '../types';
 import { useAsync } from '../use-async';
 
@@ -25,8 +27,25 @@ const yesNo = (value: boolean | undefined) => (value ? 'yes' : 'no');
 const SHOWN = new Set([
   'id', 'ts', 'provider', 'kind', 'model', 'mode', 'token_id', 'requester', 'input_tokens', 'output_tokens',
   'cache_read_tokens', 'cache_write_tokens', 'cost_usd', 'cost_nanos', 'saved_usd', 'saved_nanos', 'priced', 'price_source',
-  'latency_ms', 'status_code', 'stream', 'cached', 'error',
+  'latency_ms', 'status_code', 'stream', 'cached', 'error', 'tags',
 ]);
+
+/** The row's tags (the request's and its token's), each a link to the logs carrying it. */
+function TagList({ row }: { row: LogRow }) {
+  const tags = sortedTags(row.tags);
+  if (tags.length === 0) return <span class="muted">none (no x-proxy-tags, no token tags)</span>;
+  return (
+    <ul class="tag-chips" data-testid="log-detail-tags">
+      {tags.map(([key, value]) => (
+        <li key={key} class="tag-chip is-static" data-testid="log-detail-tag" data-tag={`${key}=${value}`}>
+          <a href={hrefFor('logs', new URLSearchParams([['tag', `${key}=${value}`]]))} class="mono" title={`Show the requests tagged ${key}=${value}`}>
+            {key}={value}
+          </a>
+        </li>
+      ))}
+    </ul>
+  );
+}
 
 function fieldsOf(row: LogRow, tokens: TokenInfo[]): Field[] {
   const extra = row as unknown as Record<string, unknown>;
@@ -41,6 +60,7 @@ function fieldsOf(row: LogRow, tokens: TokenInfo[]): Field[] {
     ['Mode', row.mode === 'pass-through' ? 'pass-through (caller’s own key)' : storedMode(row.provider), 'mode'],
     ['Token', <span>{token ? token.name || '(unnamed)' : '—'} <span class="sub mono">{row.token_id}</span></span>, 'token_id'],
     ['Requester', row.requester ?? <span class="muted">none (no x-proxy-user)</span>, 'requester'],
+    ['Tags', <TagList row={row} />, 'tags'],
     ['Input tokens', formatInt(row.input_tokens), 'input_tokens'],
     ['Output tokens', formatInt(row.output_tokens), 'output_tokens'],
     ['Cache-read tokens', formatInt(row.cache_read_tokens ?? 0), 'cache_read_tokens'],

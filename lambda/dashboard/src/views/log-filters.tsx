@@ -3,6 +3,7 @@ import { parseLocalDate } from '../period';
 import { ENDPOINT_KINDS, type EndpointKind } from '../../../providers/types';
 import { PROVIDERS } from '../providers';
 import type { TokenInfo } from '../types';
+import { TagFilterField } from './tag-filter-field';
 
 export interface LogFilterValues {
   provider: string;
@@ -17,11 +18,15 @@ export interface LogFilterValues {
   /** `YYYY-MM-DD` local dates, both ends included. */
   from: string;
   to: string;
+  /** `key=value` pairs a row must all carry (the API's repeatable `tag=`; docs/tags.md). */
+  tags: string[];
 }
 
-export const FILTER_KEYS = ['provider', 'kind', 'model', 'requester', 'token_id', 'status', 'cached', 'from', 'to'] as const;
+type TextFilter = Exclude<keyof LogFilterValues, 'tags'>;
 
-const EMPTY: LogFilterValues = { provider: '', kind: '', model: '', requester: '', token_id: '', status: '', cached: '', from: '', to: '' };
+export const FILTER_KEYS = ['provider', 'kind', 'model', 'requester', 'token_id', 'status', 'cached', 'from', 'to'] as const satisfies readonly TextFilter[];
+
+const EMPTY: LogFilterValues = { provider: '', kind: '', model: '', requester: '', token_id: '', status: '', cached: '', from: '', to: '', tags: [] };
 
 export function filtersFromParams(params: URLSearchParams): LogFilterValues {
   const status = params.get('status');
@@ -38,24 +43,36 @@ export function filtersFromParams(params: URLSearchParams): LogFilterValues {
     cached: cached === 'true' || cached === 'false' ? cached : '',
     from: date('from'),
     to: date('to'),
+    tags: [...new Set(params.getAll('tag').filter((tag) => tag !== ''))],
   };
 }
 
-/** The filters in the hash, without the empty ones. */
-export function filtersToParams(filters: LogFilterValues): Record<string, string> {
-  return Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== ''));
+/** The filters in the hash, without the empty ones; each tag is a `tag=key=value` of its own. */
+export function filtersToParams(filters: LogFilterValues): URLSearchParams {
+  const params = new URLSearchParams();
+  for (const key of FILTER_KEYS) if (filters[key] !== '') params.set(key, filters[key]);
+  for (const tag of filters.tags) params.append('tag', tag);
+  return params;
 }
 
 /** The `/api/logs` query: local dates become the ISO times of their local midnights, `to` included. */
-export function filtersToQuery(filters: LogFilterValues): Record<string, string | undefined> {
+export interface LogQuery {
+  [name: string]: string | readonly string[] | undefined;
+  from?: string;
+  to?: string;
+  tag: readonly string[];
+}
+
+export function filtersToQuery(filters: LogFilterValues): LogQuery {
   const from = parseLocalDate(filters.from);
   const to = parseLocalDate(filters.to);
   const dayAfter = to && new Date(to.getFullYear(), to.getMonth(), to.getDate() + 1);
-  return { ...filtersToParams(filters), from: from?.toISOString(), to: dayAfter?.toISOString() };
+  const text = Object.fromEntries(FILTER_KEYS.filter((key) => filters[key] !== '').map((key) => [key, filters[key]]));
+  return { ...text, from: from?.toISOString(), to: dayAfter?.toISOString(), tag: filters.tags };
 }
 
 export function hasFilters(filters: LogFilterValues): boolean {
-  return FILTER_KEYS.some((key) => filters[key] !== '');
+  return FILTER_KEYS.some((key) => filters[key] !== '') || filters.tags.length > 0;
 }
 
 interface Props {
@@ -64,17 +81,20 @@ interface Props {
   /** The period's model ids, offered as the model field is typed. */
   models: string[];
   tokens: TokenInfo[];
+  /** The period's `key=value` tags, offered as the tag field is typed. */
+  tagSuggestions: string[];
 }
 
 /**
  * Filters are edited locally and applied together, so typing a model name does not fire a query per key.
  * On a phone they fold behind a toggle so the rows stay in view.
  */
-export function LogFilters({ value, onApply, models, tokens }: Props) {
+export function LogFilters({ value, onApply, models, tokens, tagSuggestions }: Props) {
   const [draft, setDraft] = useState(value);
   const [open, setOpen] = useState(false);
-  const active = FILTER_KEYS.filter((key) => value[key] !== '').length;
+  const active = FILTER_KEYS.filter((key) => value[key] !== '').length + value.tags.length;
   useEffect(() => setDraft(value), [JSON.stringify(value)]);
+  const [pendingTag, setPendingTag] = useState('');
   const set = <K extends keyof LogFilterValues>(key: K, v: LogFilterValues[K]) => setDraft({ ...draft, [key]: v });
   const badRange = draft.from !== '' && draft.to !== '' && draft.from > draft.to;
 
@@ -85,8 +105,12 @@ export function LogFilters({ value, onApply, models, tokens }: Props) {
       onSubmit={(event) => {
         event.preventDefault();
         if (badRange) return;
+        // A tag typed but not added yet counts: Apply means "these filters", as on screen.
+        const typed = pendingTag.trim();
+        const tags = typed && !draft.tags.includes(typed) ? [...draft.tags, typed] : draft.tags;
+        setPendingTag('');
         setOpen(false);
-        onApply({ ...draft, model: draft.model.trim(), requester: draft.requester.trim() });
+        onApply({ ...draft, model: draft.model.trim(), requester: draft.requester.trim(), tags });
       }}
     >
       <button
@@ -188,6 +212,7 @@ export function LogFilters({ value, onApply, models, tokens }: Props) {
         <span>To</span>
         <input type="date" value={draft.to} min={draft.from || undefined} data-testid="logs-filter-to" onInput={(e) => set('to', e.currentTarget.value)} aria-invalid={badRange} />
       </label>
+      <TagFilterField tags={draft.tags} onTags={(tags) => set('tags', tags)} text={pendingTag} onText={setPendingTag} suggestions={tagSuggestions} />
       {badRange && (
         <p class="field-error filters-note" role="alert">
           From must be on or before To.
@@ -203,6 +228,7 @@ export function LogFilters({ value, onApply, models, tokens }: Props) {
           data-testid="logs-clear"
           onClick={() => {
             setOpen(false);
+            setPendingTag('');
             onApply(EMPTY);
           }}
         >

@@ -18,6 +18,9 @@ const SUGGESTION_DAYS = 30;
 
 const PAGE_SIZE = 50;
 
+/** The stats' name for values past a key's cap (docs/tags.md): not a value a row carries, so not a filter. */
+const OTHER_VALUE = '(other)';
+
 interface LogsState {
   rows: LogRow[];
   cursor: string | null;
@@ -40,6 +43,10 @@ export function Logs({ params, detail }: { params: URLSearchParams; detail?: str
     return api.stats(from, to);
   }, [filters.from, filters.to]);
   const models = useMemo(() => [...new Set((stats.data?.by_model ?? []).map((m) => m.model))].sort(), [stats.data]);
+  const tagSuggestions = useMemo(
+    () => Object.entries(stats.data?.by_tag ?? {}).flatMap(([key, values]) => Object.keys(values).filter((value) => value !== OTHER_VALUE).map((value) => `${key}=${value}`)).sort(),
+    [stats.data],
+  );
   const [state, setState] = useState<LogsState>({ rows: [], cursor: null, loading: 'first', error: undefined, loadedOnce: false });
   const [generation, setGeneration] = useState(0);
   const latest = useRef(0);
@@ -102,7 +109,7 @@ export function Logs({ params, detail }: { params: URLSearchParams; detail?: str
           </button>
         </div>
       </div>
-      <LogFilters value={filters} onApply={apply} models={models} tokens={tokens.data?.tokens ?? []} />
+      <LogFilters value={filters} onApply={apply} models={models} tokens={tokens.data?.tokens ?? []} tagSuggestions={tagSuggestions} />
       <ErrorMessage error={state.error} testId="logs-error" onRetry={() => void load(state.loadedOnce ? state.cursor : null)} />
       {firstLoad ? (
         <div class="card log-card">

@@ -7,7 +7,9 @@ import type { Stats, Totals } from '../types';
 
 const TOP = 10;
 
-function byCostThenRequests(a: Totals, b: Totals): number {
+type Ranked = Pick<Totals, 'cost_usd' | 'requests'>;
+
+function byCostThenRequests(a: Ranked, b: Ranked): number {
   return b.cost_usd - a.cost_usd || b.requests - a.requests;
 }
 
@@ -18,9 +20,11 @@ interface Column<Row> {
   cell: (row: Row) => ComponentChildren;
 }
 
-interface TopTableProps<Row extends Totals> {
+interface TopTableProps<Row extends Ranked> {
   id: string;
   title: string;
+  /** Beside the title (a selector of what the table shows). */
+  controls?: ComponentChildren;
   rows: Row[];
   empty: ComponentChildren;
   columns: Column<Row>[];
@@ -29,11 +33,18 @@ interface TopTableProps<Row extends Totals> {
 }
 
 /** The ten rows that cost most, in one card; every overview table is one of these. */
-function TopTable<Row extends Totals>({ id, title, rows, empty, columns, rowProps }: TopTableProps<Row>) {
+export function TopTable<Row extends Ranked>({ id, title, controls, rows, empty, columns, rowProps }: TopTableProps<Row>) {
   const top = [...rows].sort(byCostThenRequests).slice(0, TOP);
   return (
     <section class="card table-card" data-testid={id}>
-      <h2 class="card-title">{title}</h2>
+      {controls ? (
+        <div class="card-head">
+          <h2 class="card-title">{title}</h2>
+          {controls}
+        </div>
+      ) : (
+        <h2 class="card-title">{title}</h2>
+      )}
       {top.length === 0 ? (
         empty
       ) : (
@@ -71,8 +82,8 @@ function TopTable<Row extends Totals>({ id, title, rows, empty, columns, rowProp
 
 type Row<K extends 'by_model' | 'by_requester' | 'by_token'> = Stats[K][number];
 
-const requests = <R extends Totals>(): Column<R> => ({ header: 'Requests', class: 'num', cell: (row) => formatInt(row.requests) });
-const cost = <R extends Totals>(): Column<R> => ({ header: 'Cost', class: 'num', cell: (row) => formatCost(row) });
+export const requests = <R extends Ranked>(): Column<R> => ({ header: 'Requests', class: 'num', cell: (row) => formatInt(row.requests) });
+export const cost = <R extends Parameters<typeof formatCost>[0] & Ranked>(): Column<R> => ({ header: 'Cost', class: 'num', cell: (row) => formatCost(row) });
 
 export function TopModels({ stats }: { stats: Stats }) {
   return (

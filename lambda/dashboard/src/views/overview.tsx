@@ -15,6 +15,7 @@ import { BudgetBanner } from './budgets/budget-banner';
 import { timeSeries } from './overview-charts';
 import { PeriodPicker } from './period-picker';
 import { TopModels, TopRequesters, TopTokens } from './overview-tables';
+import { SpendByTag } from './overview-tags';
 
 function Cards({ stats }: { stats: Stats | undefined }) {
   const t = stats?.totals;
@@ -151,6 +152,7 @@ export function Overview({ params }: { params: URLSearchParams }) {
             <TopModels stats={data} />
             <TopRequesters stats={data} />
             <TopTokens stats={data} />
+            <SpendByTag stats={data} />
           </>
         ) : (
           <>
@@ -164,6 +166,10 @@ export function Overview({ params }: { params: URLSearchParams }) {
             </section>
             <section class="card table-card">
               <h2 class="card-title">Top tokens</h2>
+              <SkeletonRows rows={4} />
+            </section>
+            <section class="card table-card">
+              <h2 class="card-title">Spend by tag</h2>
               <SkeletonRows rows={4} />
             </section>
           </>

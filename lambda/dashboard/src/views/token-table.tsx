@@ -3,6 +3,7 @@ import { ConfirmButton } from '../components/confirm-button';
 import { formatCost, formatDateTime, formatInt } from '../format';
 import type { TokenInfo, TokenTotals } from '../types';
 import { BudgetEditor } from './budgets/budget-editor';
+import { TokenSettings } from './token-settings';
 
 function newestActiveFirst(a: TokenInfo, b: TokenInfo): number {
   if (!a.revoked_at !== !b.revoked_at) return a.revoked_at ? 1 : -1;
@@ -64,6 +65,7 @@ export function TokenTable({ tokens, onRevoke, onBudgetChanged, spend }: Props) 
             <th scope="col">Last used</th>
             <th scope="col" class="num">Spend</th>
             <th scope="col">Budget</th>
+            <th scope="col">Tags &amp; limits</th>
             <th scope="col">Status</th>
           </tr>
         </thead>
@@ -98,6 +100,9 @@ export function TokenTable({ tokens, onRevoke, onBudgetChanged, spend }: Props) 
               </td>
               <td data-label="Budget">
                 <TokenBudget token={token} onChanged={onBudgetChanged} />
+              </td>
+              <td data-label="Tags & limits" class="token-settings">
+                <TokenSettings token={token} onChanged={onBudgetChanged} />
               </td>
               <td data-label="Status">
                 {token.revoked_at ? (

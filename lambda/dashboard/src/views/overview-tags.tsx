@@ -1,0 +1,70 @@
+import { useState } from 'preact/hooks';
+import { EmptyState } from '../components/empty-state';
+import { formatInt, formatUsd } from '../format';
+import { hrefFor } from '../router';
+import type { Stats, TagTotals } from '../types';
+import { cost, requests, TopTable } from './overview-tables';
+
+/** The stats' name for the values past a key's daily cap (docs/tags.md). */
+const OTHER_VALUE = '(other)';
+
+type TagRow = TagTotals & { value: string };
+
+/** Spend per value of one tag key (`team`: search, ads…), the key chosen beside the title. */
+export function SpendByTag({ stats }: { stats: Stats }) {
+  const keys = Object.keys(stats.by_tag).sort();
+  const [chosen, setChosen] = useState<string | undefined>(undefined);
+  const key = chosen !== undefined && keys.includes(chosen) ? chosen : keys[0];
+  const rows: TagRow[] = key === undefined ? [] : Object.entries(stats.by_tag[key] ?? {}).map(([value, totals]) => ({ ...totals, value }));
+  const selector =
+    keys.length > 0 ? (
+      <label class="spend-by-tag-key">
+        <span>Tag key</span>
+        <select value={key} data-testid="spend-by-tag-key" onChange={(e) => setChosen(e.currentTarget.value)}>
+          {keys.map((k) => (
+            <option key={k} value={k}>
+              {k}
+            </option>
+          ))}
+        </select>
+      </label>
+    ) : undefined;
+  return (
+    <TopTable<TagRow>
+      id="spend-by-tag"
+      title="Spend by tag"
+      controls={selector}
+      rows={rows}
+      empty={
+        <EmptyState title="No tagged requests in this period." testId="spend-by-tag-empty">
+          Send <code>x-proxy-tags: team=search</code> with a request, or give a token tags on <a href={hrefFor('tokens')}>Tokens</a>, to
+          see spend per team or feature.
+        </EmptyState>
+      }
+      rowProps={(row) => ({ key: row.value, 'data-testid': 'spend-by-tag-row', 'data-value': row.value })}
+      columns={[
+        {
+          header: 'Value',
+          cell: (row) =>
+            row.value === OTHER_VALUE ? (
+              <span class="muted" title="Values past the first 100 of this key in a day">
+                (other values)
+              </span>
+            ) : (
+              <a href={hrefFor('logs', new URLSearchParams([['tag', `${key}=${row.value}`]]))} class="mono">
+                {row.value}
+              </a>
+            ),
+        },
+        requests(),
+        {
+          header: 'Tokens in / out',
+          class: 'num',
+          cell: (row) => `${formatInt(row.input_tokens)} / ${formatInt(row.output_tokens)}`,
+        },
+        cost(),
+        { header: 'Savings', class: 'num', cell: (row) => formatUsd(row.savings_usd) },
+      ]}
+    />
+  );
+}
