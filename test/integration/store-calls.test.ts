@@ -3,11 +3,13 @@
  * request with a stored key or a pass-through request makes one store call before it is forwarded
  * (the token gate) and one after the provider has answered (its usage row), JSON or stream alike.
  * A request naming its requester adds one read (that requester's budget) before forwarding.
+ * Tags (docs/tags.md) add no round trip: however many a request and its token carry, their budgets
+ * are read in that same one batched call beside the gate, sent with it.
  */
 import { startAllFakes, type AllFakes } from '../fakes/start-fakes';
 import { EVENTUALLY_MS } from '../support/patience';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
-import { startStoreCallCounter, type StoreCall, type StoreCallCounter } from '../support/store-call-counter';
+import { inOneWave, startStoreCallCounter, type StoreCall, type StoreCallCounter } from '../support/store-call-counter';
 
 let fakes: AllFakes;
 let counter: StoreCallCounter;
@@ -28,21 +30,32 @@ afterAll(async () => {
 
 type Mode = 'stored' | 'pass-through';
 
-function headersFor(mode: Mode, requester?: string): Record<string, string> {
-  const auth: Record<string, string> =
-    mode === 'stored' ? { authorization: `Bearer ${proxy.account.token}` } : { authorization: 'Bearer sk-callers-own-key-0123456789', 'x-proxy-token': proxy.account.token };
-  return { 'content-type': 'application/json', ...auth, ...(requester ? { 'x-proxy-user': requester } : {}) };
+/** What a request adds to the plain one: a requester, tags, another proxy token. */
+interface Extra {
+  requester?: string;
+  tags?: string;
+  token?: string;
 }
+
+function headersFor(mode: Mode, { requester, tags, token = proxy.account.token }: Extra = {}): Record<string, string> {
+  const auth: Record<string, string> = mode === 'stored' ? { authorization: `Bearer ${token}` } : { authorization: 'Bearer sk-callers-own-key-0123456789', 'x-proxy-token': token };
+  return { 'content-type': 'application/json', ...auth, ...(requester ? { 'x-proxy-user': requester } : {}), ...(tags ? { 'x-proxy-tags': tags } : {}) };
+}
+
+/** How long answers are held back at most: only a request whose calls are not sent together waits this long. */
+const HOLD_LIMIT_MS = 10_000;
 
 const isRowWrite = (call: StoreCall) => call.tables.some((table) => table.endsWith('usage-logs'));
 
 /** Sends one request and returns the store calls it made: those that arrived before the provider had it, and those after. */
-async function callsOf(mode: Mode, stream: boolean, prompt: string, requester?: string): Promise<{ before: StoreCall[]; after: StoreCall[] }> {
+async function callsOf(mode: Mode, stream: boolean, prompt: string, extra: Extra = {}, sentTogether?: number): Promise<{ before: StoreCall[]; after: StoreCall[] }> {
   const from = counter.calls.length;
+  // Calls the server sends together arrive together, however busy the machine is (see holdAnswers).
+  if (sentTogether) counter.holdAnswers(sentTogether, HOLD_LIMIT_MS);
   const seen = fakes.fakes['prov-b'].requests.length;
   const response = await fetch(`${proxy.proxyBase}/prov-b/v1/chat/completions`, {
     method: 'POST',
-    headers: headersFor(mode, requester),
+    headers: headersFor(mode, extra),
     body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: prompt }], ...(stream ? { stream: true } : {}) }),
   });
   await response.text();
@@ -72,8 +85,8 @@ describe.each<[Mode, boolean]>([
 });
 
 test("a request naming its requester reads that requester's budget before forwarding: two calls before, one after", async () => {
-  for (let i = 0; i < 2; i++) await callsOf('stored', false, `warm requester ${i}`, 'alice@example.com');
-  const { before, after } = await callsOf('stored', false, 'counted requester', 'alice@example.com');
+  for (let i = 0; i < 2; i++) await callsOf('stored', false, `warm requester ${i}`, { requester: 'alice@example.com' });
+  const { before, after } = await callsOf('stored', false, 'counted requester', { requester: 'alice@example.com' });
   expect(before).toHaveLength(2);
   expect(before.some(isRowWrite)).toBe(false);
   expect(after).toHaveLength(1);
@@ -101,4 +114,77 @@ test('a request with no credential or two of them is refused before any store ca
   const { before, after } = await callsOf('stored', false, 'after the refusals');
   expect(counter.calls.slice(from)).toEqual([...before, ...after]);
   expect(before).toHaveLength(1);
+});
+
+describe('tagged requests', () => {
+  async function manage(method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+    const response = await proxy.api(path, { method, token: proxy.account.token, body });
+    expect(response.status).toBeLessThan(300);
+    return (await response.json()) as Record<string, unknown>;
+  }
+
+  test.each<[string, string]>([
+    ['two tags', 'team=search, feature=autocomplete'],
+    ['ten tags', Array.from({ length: 10 }, (_, i) => `key${i}=value${i}`).join(', ')],
+  ])("a request with %s reads their budgets in one call sent with the gate's: two calls before forwarding, whatever the number, one after", async (_name, tags) => {
+    for (let i = 0; i < 2; i++) await callsOf('stored', false, `warm tags ${i}`, { tags });
+    for (let i = 0; i < 2; i++) {
+      const { before, after } = await callsOf('stored', false, `counted tags ${i}`, { tags }, 2);
+      expect(before).toHaveLength(2);
+      expect({ oneWave: inOneWave(before), before }).toMatchObject({ oneWave: true });
+      expect(before.some(isRowWrite)).toBe(false);
+      expect(after).toHaveLength(1);
+      expect(isRowWrite(after[0]!)).toBe(true);
+    }
+  });
+
+  test.each<[Mode, boolean]>([
+    ['stored', false],
+    ['stored', true],
+    ['pass-through', false],
+  ])(
+    'a token with tags, a rate limit, a model list, a budget and tag budgets, asked with a requester and tags (%s key, stream %s): one round trip before forwarding, no more calls than a request naming its requester',
+    async (mode, stream) => {
+      const created = await manage('POST', '/api/tokens', { name: `tagged ${mode} ${stream}` });
+      const tokenId = created.token_id as string;
+      const token = created.token as string;
+      proxy.secrets.add(token);
+      const own = `team=search-${mode}-${stream}`;
+      await manage('PUT', `/api/tokens/${tokenId}`, { tags: { team: own.slice('team='.length), env: 'prod' } });
+      await manage('PUT', `/api/tokens/${tokenId}/limits`, { requests_per_minute: 1000, models: ['gpt-4o-mini'] });
+      await manage('PUT', `/api/tokens/${tokenId}/budget`, { limit_usd: 1000, period: 'month' });
+      await manage('PUT', `/api/budgets/tags/team/${encodeURIComponent(own.slice('team='.length))}`, { limit_usd: 1000, period: 'month' });
+      await manage('PUT', '/api/budgets/tags/feature/autocomplete', { limit_usd: 1000, period: 'day' });
+      const extra = { token, requester: 'alice@example.com', tags: 'feature=autocomplete, region=eu' };
+
+      // The first requests of an instance learn the token's budget and tags from its gate.
+      for (let i = 0; i < 2; i++) await callsOf(mode, stream, `warm tagged token ${i}`, extra);
+      for (let i = 0; i < 3; i++) {
+        const { before, after } = await callsOf(mode, stream, `counted tagged token ${i}`, extra, 2);
+        expect(before).toHaveLength(2);
+        expect({ oneWave: inOneWave(before), before }).toMatchObject({ oneWave: true });
+        expect(before.some(isRowWrite)).toBe(false);
+        // The row and every budget counter it adds to are one transaction.
+        expect(after).toHaveLength(1);
+        expect(isRowWrite(after[0]!)).toBe(true);
+      }
+      // An app token cannot read the logs: the account's own token reads them, by token (the rows are written: each call above waited for its own).
+      const logs = (await manage('GET', `/api/logs?token_id=${tokenId}&limit=1`, undefined)) as { items: Array<{ tags?: unknown }> };
+      expect(logs.items[0]!.tags).toEqual({ team: own.slice('team='.length), env: 'prod', feature: 'autocomplete', region: 'eu' });
+    },
+  );
+
+  test("an instance's first request of a token with tags reads their budgets just after the gate (docs/tags.md); its next ones, beside it", async () => {
+    const created = await manage('POST', '/api/tokens', { name: 'tagged, first seen' });
+    const token = created.token as string;
+    proxy.secrets.add(token);
+    await manage('PUT', `/api/tokens/${created.token_id as string}`, { tags: { team: 'first-seen' } });
+    // The gate's answer brings the tags; only then are their budgets known to read: two round trips, this once.
+    const first = await callsOf('pass-through', false, 'first of a tagged token', { token });
+    expect(first.before).toHaveLength(2);
+    expect(inOneWave(first.before)).toBe(false);
+    const next = await callsOf('pass-through', false, 'next of a tagged token', { token }, 2);
+    expect(next.before).toHaveLength(2);
+    expect({ oneWave: inOneWave(next.before), before: next.before }).toMatchObject({ oneWave: true });
+  });
 });

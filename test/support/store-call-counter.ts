@@ -14,11 +14,30 @@ export interface StoreCall {
   answered: boolean;
   /** What the counter's `mark()` returned when the call arrived (e.g. how many requests a fake provider had received). */
   mark: number;
+  /** How many calls had been answered when this one arrived. */
+  answeredBefore: number;
+  /** This call's place among the answers (1 for the first call answered), once answered. */
+  answerOrder?: number;
+}
+
+/**
+ * True when no call of `calls` arrived after another of them had been answered: the server sent
+ * them all before it had any of their answers, so together they cost one round trip.
+ */
+export function inOneWave(calls: readonly StoreCall[]): boolean {
+  return calls.every((later) => calls.every((earlier) => earlier.answerOrder === undefined || earlier.answerOrder > later.answeredBefore));
 }
 
 export interface StoreCallCounter {
   endpoint: string;
   readonly calls: readonly StoreCall[];
+  /**
+   * Holds back the answers of the next calls until `count` of them have arrived (or `limitMs` has
+   * passed, then lets them go). Calls the server sends together all arrive while nothing is
+   * answered, however the machine schedules it; a call that needs an earlier answer arrives only
+   * after the limit, so `inOneWave` sees it.
+   */
+  holdAnswers(count: number, limitMs: number): void;
   /** Resolves once a call at index `from` or later matching `test` has been answered (checked on every answer). */
   waitFor(from: number, test: (call: StoreCall) => boolean, timeoutMs: number): Promise<StoreCall>;
   close(): Promise<void>;
@@ -36,6 +55,8 @@ export async function startStoreCallCounter(target: string, mark: () => number =
   const agent = new Agent({ keepAlive: true });
   const calls: StoreCall[] = [];
   const waiters = new Set<() => void>();
+  let answered = 0;
+  let hold: { from: number; count: number; released: Promise<void>; release: () => void } | undefined;
   const server = createServer((req, res) => {
     const parts: Buffer[] = [];
     req.on('data', (part: Buffer) => parts.push(part));
@@ -47,15 +68,22 @@ export async function startStoreCallCounter(target: string, mark: () => number =
       } catch {
         // Not JSON: logged without tables.
       }
-      const call: StoreCall = { operation: String(req.headers['x-amz-target'] ?? '').split('.').pop() ?? '', tables: tablesOf(parsed), answered: false, mark: mark() };
-      calls.push(call);
+      const call: StoreCall = { operation: String(req.headers['x-amz-target'] ?? '').split('.').pop() ?? '', tables: tablesOf(parsed), answered: false, mark: mark(), answeredBefore: answered };
+      const index = calls.push(call) - 1;
+      const held = hold && index >= hold.from ? hold : undefined;
+      if (held && calls.length - held.from >= held.count) held.release();
       const forward = request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers, agent }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-        answer.on('end', () => {
-          call.answered = true;
-          for (const wake of waiters) wake();
-        });
+        const deliver = () => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+          answer.on('end', () => {
+            call.answered = true;
+            call.answerOrder = ++answered;
+            for (const wake of waiters) wake();
+          });
+        };
+        if (held) void held.released.then(deliver);
+        else deliver();
       });
       forward.on('error', () => res.writeHead(502).end());
       forward.end(body);
@@ -65,6 +93,21 @@ export async function startStoreCallCounter(target: string, mark: () => number =
   return {
     endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     calls,
+    holdAnswers(count, limitMs) {
+      let release = () => undefined as void;
+      const released = new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, limitMs);
+        release = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      const next = { from: calls.length, count, released, release };
+      hold = next;
+      void released.then(() => {
+        if (hold === next) hold = undefined;
+      });
+    },
     waitFor: (from, test, timeoutMs) =>
       new Promise((resolve, reject) => {
         const check = () => {

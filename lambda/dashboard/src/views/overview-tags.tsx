@@ -1,9 +1,9 @@
 import { useState } from 'preact/hooks';
 import { EmptyState } from '../components/empty-state';
-import { formatInt, formatUsd } from '../format';
+import { formatCost, formatInt, formatUsd } from '../format';
 import { hrefFor } from '../router';
 import type { Stats, TagTotals } from '../types';
-import { cost, requests, TopTable } from './overview-tables';
+import { requests, TopTable } from './overview-tables';
 
 /** The stats' name for the values past a key's daily cap (docs/tags.md). */
 const OTHER_VALUE = '(other)';
@@ -41,7 +41,17 @@ export function SpendByTag({ stats }: { stats: Stats }) {
           see spend per team or feature.
         </EmptyState>
       }
-      rowProps={(row) => ({ key: row.value, 'data-testid': 'spend-by-tag-row', 'data-value': row.value })}
+      rowProps={(row) => ({
+        key: row.value,
+        'data-testid': 'spend-by-tag-row',
+        'data-value': row.value,
+        // The exact figures behind the rounded text, for checks against the rows.
+        'data-requests': String(row.requests),
+        'data-input-tokens': String(row.input_tokens),
+        'data-output-tokens': String(row.output_tokens),
+        'data-cost-nanos': String(row.cost_nanos),
+        'data-saved-nanos': String(row.saved_nanos),
+      })}
       columns={[
         {
           header: 'Value',
@@ -62,8 +72,20 @@ export function SpendByTag({ stats }: { stats: Stats }) {
           class: 'num',
           cell: (row) => `${formatInt(row.input_tokens)} / ${formatInt(row.output_tokens)}`,
         },
-        cost(),
-        { header: 'Savings', class: 'num', cell: (row) => formatUsd(row.savings_usd) },
+        {
+          header: 'Cost',
+          class: 'num',
+          cell: (row) => (
+            <>
+              {formatCost(row)}
+              {row.savings_usd > 0 && (
+                <span class="sub saved" data-testid="spend-by-tag-saved">
+                  saved {formatUsd(row.savings_usd)}
+                </span>
+              )}
+            </>
+          ),
+        },
       ]}
     />
   );

@@ -29,49 +29,52 @@ export function TagFilterField({ tags, onTags, text, onText, suggestions }: Prop
     onText('');
     if (!tags.includes(typed)) onTags([...tags, typed]);
   };
+  // The chips take a grid row of their own below, so the fields beside this one keep their inputs in line.
   return (
-    <div class="field tag-filter">
-      <label for="logs-filter-tag">Tags (all must match)</label>
-      <div class="tag-filter-row">
-        <input
-          id="logs-filter-tag"
-          type="text"
-          value={text}
-          placeholder="team=search"
-          autoComplete="off"
-          autoCapitalize="off"
-          spellcheck={false}
-          list="log-tag-suggestions"
-          aria-invalid={problem !== null}
-          data-testid="logs-filter-tag"
-          onInput={(e) => {
-            onText(e.currentTarget.value);
-            setProblem(null);
-          }}
-          onKeyDown={(e) => {
-            // Enter adds the tag here; Apply is one Tab away.
-            if (e.key === 'Enter') {
-              e.preventDefault();
-              add();
-            }
-          }}
-        />
-        <button type="button" class="button" data-testid="logs-filter-tag-add" onClick={add}>
-          Add
-        </button>
-        <datalist id="log-tag-suggestions" data-testid="logs-tag-suggestions">
-          {suggestions.map((tag) => (
-            <option key={tag} value={tag} />
-          ))}
-        </datalist>
+    <>
+      <div class="field tag-filter">
+        <label for="logs-filter-tag">Tags (all must match)</label>
+        <div class="tag-filter-row">
+          <input
+            id="logs-filter-tag"
+            type="text"
+            value={text}
+            placeholder="team=search"
+            autoComplete="off"
+            autoCapitalize="off"
+            spellcheck={false}
+            list="log-tag-suggestions"
+            aria-invalid={problem !== null}
+            data-testid="logs-filter-tag"
+            onInput={(e) => {
+              onText(e.currentTarget.value);
+              setProblem(null);
+            }}
+            onKeyDown={(e) => {
+              // Enter adds the tag here; Apply is one Tab away.
+              if (e.key === 'Enter') {
+                e.preventDefault();
+                add();
+              }
+            }}
+          />
+          <button type="button" class="button" data-testid="logs-filter-tag-add" onClick={add}>
+            Add
+          </button>
+          <datalist id="log-tag-suggestions" data-testid="logs-tag-suggestions">
+            {suggestions.map((tag) => (
+              <option key={tag} value={tag} />
+            ))}
+          </datalist>
+        </div>
+        {problem && (
+          <span class="field-error" role="alert" data-testid="logs-filter-tag-error">
+            {problem}
+          </span>
+        )}
       </div>
-      {problem && (
-        <span class="field-error" role="alert" data-testid="logs-filter-tag-error">
-          {problem}
-        </span>
-      )}
       {tags.length > 0 && (
-        <ul class="tag-chips" aria-label="Tag filters">
+        <ul class="tag-chips filters-tags" aria-label="Tag filters">
           {tags.map((tag) => (
             <li key={tag} class="tag-chip" data-testid="logs-filter-tag-chip" data-tag={tag}>
               <span class="mono">{tag}</span>
@@ -88,6 +91,6 @@ export function TagFilterField({ tags, onTags, text, onText, suggestions }: Prop
           ))}
         </ul>
       )}
-    </div>
+    </>
   );
 }
