@@ -82,7 +82,7 @@ export function TopTable<Row extends Ranked>({ id, title, controls, rows, empty,
 
 type Row<K extends 'by_model' | 'by_requester' | 'by_token'> = Stats[K][number];
 
-export const requests = <R extends Ranked>(): Column<R> => ({ header: 'Requests', class: 'num', cell: (row) => formatInt(row.requests) });
+const requests = <R extends Totals>(): Column<R> => ({ header: 'Requests', class: 'num', cell: (row) => formatInt(row.requests) });
 const cost = <R extends Totals>(): Column<R> => ({ header: 'Cost', class: 'num', cell: (row) => formatCost(row) });
 
 export function TopModels({ stats }: { stats: Stats }) {

@@ -3,7 +3,7 @@ import { EmptyState } from '../components/empty-state';
 import { formatCost, formatInt, formatUsd } from '../format';
 import { hrefFor } from '../router';
 import type { Stats, TagTotals } from '../types';
-import { requests, TopTable } from './overview-tables';
+import { TopTable } from './overview-tables';
 
 /** The stats' name for the values past a key's daily cap (docs/tags.md). */
 const OTHER_VALUE = '(other)';
@@ -66,10 +66,22 @@ export function SpendByTag({ stats }: { stats: Stats }) {
               </a>
             ),
         },
-        requests(),
+        {
+          header: 'Requests',
+          class: 'num',
+          cell: (row) => (
+            <>
+              {formatInt(row.requests)}
+              {/* A phone has no room for the tokens column: they go under the requests. */}
+              <span class="sub show-narrow" data-testid="spend-by-tag-tokens-narrow">
+                {formatInt(row.input_tokens)} in / {formatInt(row.output_tokens)} out
+              </span>
+            </>
+          ),
+        },
         {
           header: 'Tokens in / out',
-          class: 'num',
+          class: 'num hide-narrow',
           cell: (row) => `${formatInt(row.input_tokens)} / ${formatInt(row.output_tokens)}`,
         },
         {

@@ -85,8 +85,9 @@ export function TagBudgets({ budgets, onChanged }: { budgets: TagBudget[] | unde
             <tbody>
               {budgets.map((entry) => (
                 <tr key={`${entry.key}=${entry.value}`} data-testid="tag-budget-row" data-tag={`${entry.key}=${entry.value}`}>
-                  <td data-label="Tag" class="break mono">
-                    {entry.key}={entry.value}
+                  <td data-label="Tag" class="tag-cell mono">
+                    {entry.key}=<wbr />
+                    {entry.value}
                   </td>
                   <td data-label="Budget">
                     <BudgetEditor
