@@ -1,6 +1,8 @@
 /**
  * The dashboard's code snippets work as pasted: every curl snippet is run by a shell against the real
- * local server (stored key and pass-through), and every Python snippet parses as Python.
+ * local server (stored key and pass-through), every TypeScript snippet of the OpenAI and Anthropic
+ * SDKs is run by Node with those SDKs, and every Python snippet parses as Python. Each one run sends
+ * the tags it shows (`x-proxy-tags`), and they reach the row.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -12,6 +14,9 @@ import { snippet, TOKEN_PLACEHOLDER } from '../../lambda/dashboard/src/snippets'
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 
 const run = promisify(execFile);
+
+/** The tags every snippet sends with its request (`x-proxy-tags: team=search, feature=autocomplete`). */
+const SNIPPET_TAGS = { team: 'search', feature: 'autocomplete' };
 
 function hasPython(): boolean {
   try {
@@ -46,6 +51,21 @@ describe.each(PROVIDERS.map((p) => [p.name, p] as const))('%s snippets', (_name,
     expect(id).toBeDefined();
     const [row] = await proxy.rowsFor(proxy.account.token, [id!]);
     expect(row).toMatchObject({ provider: provider.id, mode, status_code: 200 });
+    // The snippet shows how to send tags, and they reach the row.
+    expect(row!.tags).toEqual(SNIPPET_TAGS);
+  });
+
+  const sdkTest = provider.sdk === 'aws' ? test.skip : test;
+  sdkTest('the stored-key TypeScript snippet, run by Node with the SDK, gets an answer and a row with its tags', async () => {
+    const account = await proxy.createAccount(`snippet-ts-${provider.id}`);
+    await proxy.saveKey(account.token, provider.id);
+    const code = snippet(provider, 'typescript', 'stored', proxy.proxyBase).replaceAll(TOKEN_PLACEHOLDER, account.token);
+    // The snippet is plain JavaScript with imports; run from the repository so the SDKs resolve.
+    await run(process.execPath, ['--input-type=module', '-e', code], { cwd: join(__dirname, '../..'), encoding: 'utf8' }).catch((error: { stderr?: string; message: string }) => {
+      throw new Error(`${error.message}\n${error.stderr ?? ''}`);
+    });
+    const [row] = await proxy.waitForRows(account.token, 1);
+    expect(row).toMatchObject({ provider: provider.id, status_code: 200, tags: SNIPPET_TAGS });
   });
 
   const pythonTest = hasPython() ? test.each(['stored', 'pass-through'] as const) : test.skip.each(['stored', 'pass-through'] as const);
