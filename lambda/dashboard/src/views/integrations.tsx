@@ -46,7 +46,8 @@ export function Integrations() {
         </div>
         <p class="muted">
           Optional headers on any request: <code>x-proxy-user</code> labels who asked, <code>x-proxy-cache: true</code> answers
-          repeated identical requests from the cache.
+          repeated identical requests from the cache, <code>x-proxy-tags: team=search, feature=autocomplete</code> tags it for
+          spend by tag and tag budgets.
         </p>
       </section>
       <ErrorMessage error={keys.error} testId="keys-error" onRetry={keys.reload} />
