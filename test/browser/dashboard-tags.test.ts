@@ -3,10 +3,12 @@
  * tag filter kept in the URL, tags in a request's details, Spend by tag on the Overview equal to the
  * rows, a token's tags and limits edited on Tokens (and then applied by the proxy), tag budgets.
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { formatUsd } from '../../lambda/dashboard/src/format';
 import { callProxy } from '../reliability/support/requests';
+import { csvRows } from '../support/csv';
 import { EVENTUALLY_MS } from '../support/patience';
 import type { Account } from '../support/proxy-server';
 import { describeInBrowser, SCREENSHOT_DIR, newTab, openPage, overflowsHorizontally, proxyAndBrowser, screenshot, signIn, VIEWPORTS, type ViewportName } from './browser-harness';
@@ -136,6 +138,13 @@ describeInBrowser('tags and per-token controls in the dashboard', () => {
       if (size === 'phone') await expect(page.getByTestId('logs-filters-toggle').textContent()).resolves.toContain('2 active');
       await screenshot(page, `tags-logs-filtered-${size}`);
       expect(await overflowsHorizontally(page)).toBe(false);
+
+      // Download CSV exports the same rows, with their tags.
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('logs-csv').click()]);
+      const [header, ...lines] = csvRows(readFileSync((await download.path())!, 'utf8'));
+      const exported = lines.map((line) => Object.fromEntries(header!.map((name, i) => [name, line[i]])));
+      expect(exported.map((r) => r.id).sort()).toEqual(searchAutocomplete.map((r) => r.id).sort());
+      expect(new Set(exported.map((r) => r.tags))).toEqual(new Set(['feature=autocomplete,team=search']));
 
       await page.reload();
       await logsReady(page);
@@ -297,6 +306,13 @@ describeInBrowser('tags and per-token controls in the dashboard', () => {
       const statuses: number[] = [];
       for (let i = 0; i < 3; i++) statuses.push((await callProxy(world.proxy, { provider: 'prov-b', token: limited.token })).status);
       expect(statuses).toEqual([200, 200, 429]);
+      // A blank rate is the default again.
+      await second.getByTestId('token-settings-edit').click();
+      await expect(second.getByTestId('token-settings-rate').inputValue()).resolves.toBe('2');
+      await second.getByTestId('token-settings-rate').fill('');
+      await second.getByTestId('token-settings-save').click();
+      await second.locator('[data-testid=token-limit-rate][data-value=""]').waitFor();
+      expect((await tokenJson(account, limited.tokenId)).limits).toEqual({ requests_per_minute: null, models: null });
 
       await first.getByTestId('token-settings-edit').click();
       await expect(first.getByTestId('token-settings-tags').inputValue()).resolves.toBe('cost-center=r&d, team=search');
@@ -313,7 +329,7 @@ describeInBrowser('tags and per-token controls in the dashboard', () => {
       // After a reload the page shows what the API holds.
       await page.reload();
       await page.locator('[data-testid=page-tokens][data-state=ready]').waitFor();
-      await expect(row(limited.tokenId).getByTestId('token-limit-rate').textContent()).resolves.toBe('2 requests a minute');
+      await expect(row(limited.tokenId).getByTestId('token-limit-rate').textContent()).resolves.toBe('Default rate limit');
       await expect(row(tagged.tokenId).getByTestId('token-limit-models').textContent()).resolves.toBe('Models: claude-haiku-, gpt-4.1-mini');
       await row(tagged.tokenId).scrollIntoViewIfNeeded();
       await screenshot(page, `tags-tokens-${size}`);
