@@ -120,3 +120,27 @@ describe('package-lock.json', () => {
     }
   });
 });
+
+describe("test/infra/lambda-ric (AWS's Lambda runtime interface client, for the Lambda runtime test)", () => {
+  const folder = 'test/infra/lambda-ric';
+  const ricManifest = JSON.parse(read(`${folder}/package.json`)) as { dependencies: Record<string, string> };
+  const ricLock = JSON.parse(read(`${folder}/package-lock.json`)) as { packages: Record<string, LockEntry> };
+
+  it('is not a dependency of the project: `npm install` compiles nothing for it', () => {
+    expect(Object.keys(lock.packages).filter((where) => where.endsWith('node_modules/aws-lambda-ric'))).toEqual([]);
+  });
+
+  it('pins one exact version, the one its lock installs, and npm ci accepts the lock (dry run)', () => {
+    const pinned = ricManifest.dependencies['aws-lambda-ric'];
+    expect(semver.valid(pinned)).toBe(pinned);
+    expect(ricLock.packages['node_modules/aws-lambda-ric']?.version).toBe(pinned);
+    const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'ai-usage-proxy-ric-ci-'));
+    try {
+      for (const file of ['package.json', 'package-lock.json']) fs.copyFileSync(path.join(PROJECT_ROOT, folder, file), path.join(scratch, file));
+      const run = spawnSync('npm', ['ci', '--dry-run', '--no-audit', '--no-fund'], { cwd: scratch, encoding: 'utf8', timeout: 110_000 });
+      expect({ status: run.status, error: /npm error.*/.exec(run.stderr)?.[0] }).toEqual({ status: 0, error: undefined });
+    } finally {
+      fs.rmSync(scratch, { recursive: true, force: true });
+    }
+  });
+});
