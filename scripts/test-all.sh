@@ -2,9 +2,9 @@
 # Installs everything the test suite needs on a fresh Debian/Ubuntu machine, then runs every test.
 #   Java 17 (DynamoDB Local runs on it), Chromium (browser tests) and the tools that compile AWS's
 #   Lambda runtime interface client (cmake, make, g++, python3), through apt-get when missing;
-#   the npm dependencies (npm ci, exactly the lock file); the runtime interface client in its own
-#   folder (test/infra/lambda-ric, for the Lambda runtime test only: it builds a native addon, which
-#   `npm install` of the project must not need); then the type check, the lint and the whole jest suite.
+#   the runtime interface client in its own folder (test/infra/lambda-ric, for the Lambda runtime test
+#   only: it builds a native addon, which `npm install` of the project must not need); the npm
+#   dependencies (npm ci, exactly the lock file); then the type check, the lint and the whole jest suite.
 # The suite runs on Node 22, the oldest version package.json's engines allows (Middy 7 needs it; Lambda
 # runs 24). On a machine with an older Node, the script re-runs itself under Node 22 from the npm
 # registry's `node` package, so what CI proves is what the README names.
@@ -34,7 +34,6 @@ if [ ${#missing[@]} -gt 0 ]; then
   }
 fi
 
-npm ci --no-audit --no-fund --loglevel=error || exit 1
 ric=test/infra/lambda-ric
 if [ -f "$ric/node_modules/aws-lambda-ric/rapid-client.node" ] && [ "$ric/node_modules/.package-lock.json" -nt "$ric/package-lock.json" ]; then
   echo "AWS's Lambda runtime interface client: installed ($ric)"
@@ -48,6 +47,7 @@ else
   }
   echo "installed in $((SECONDS - started)) s"
 fi
+npm ci --no-audit --no-fund --loglevel=error || exit 1
 npm run typecheck || exit 1
 npm run lint || exit 1
 npm test

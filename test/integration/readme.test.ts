@@ -58,6 +58,8 @@ describe('Quick start', () => {
     expect(readFileSync(join(ROOT, '.ci/run'), 'utf8')).toContain('bash scripts/test-all.sh');
     const script = readFileSync(join(ROOT, 'scripts/test-all.sh'), 'utf8');
     expect(script.trimEnd().split('\n').slice(-4)).toEqual(['npm ci --no-audit --no-fund --loglevel=error || exit 1', 'npm run typecheck || exit 1', 'npm run lint || exit 1', 'npm test']);
+    // The Lambda runtime test's own install (docs/development.md).
+    expect(script).toContain('npm ci --prefix "$ric"');
   });
 });
 
