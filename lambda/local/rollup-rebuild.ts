@@ -1,5 +1,6 @@
-import { GetItemCommand, ScanCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, ScanCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { allItems } from '../store/dynamodb/paginate';
 import { foldRows } from '../usage/rollups/fold';
 import { accountOfRowPartition } from '../usage/dynamodb/row-shards';
 import type { UsageRow } from '../usage/usage-row';
@@ -28,26 +29,23 @@ export async function rebuildRollups(options: {
 }): Promise<{ rows: number; itemsCompleted: number }> {
   // Day buckets hold whole UTC days: read from the start of the day `since` falls in.
   const from = new Date(Date.UTC(options.since.getUTCFullYear(), options.since.getUTCMonth(), options.since.getUTCDate())).toISOString();
-  const rows: UsageRow[] = [];
-  let start: Record<string, never> | undefined;
-  do {
-    const page = await options.raw.send(
+  const items = await allItems((start) =>
+    options.raw.send(
       new ScanCommand({
         TableName: options.logsTable,
         FilterExpression: '#ts >= :from',
         ExpressionAttributeNames: { '#ts': 'ts' },
         ExpressionAttributeValues: marshall({ ':from': from }),
         ConsistentRead: true,
-        ExclusiveStartKey: start,
+        ExclusiveStartKey: start as Record<string, AttributeValue> | undefined,
       }),
-    );
-    // A stored row's partition key names its shard; the rollups are the account's.
-    for (const item of page.Items ?? []) {
-      const row = unmarshall(item) as UsageRow;
-      rows.push({ ...row, account_id: accountOfRowPartition(row.account_id) });
-    }
-    start = page.LastEvaluatedKey as typeof start;
-  } while (start);
+    ),
+  );
+  // A stored row's partition key names its shard; the rollups are the account's.
+  const rows = items.map((item) => {
+    const row = unmarshall(item) as UsageRow;
+    return { ...row, account_id: accountOfRowPartition(row.account_id) };
+  });
 
   // In time order (the scan's is the shards'), as the stream would have delivered them.
   rows.sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));

@@ -6,6 +6,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { formatInt, formatPercent, formatUsd } from '../../lambda/dashboard/src/format';
 import type { LogRow, Stats } from '../../lambda/dashboard/src/types';
+import { EVENTUALLY_MS } from '../support/patience';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 import { callThroughSdk } from '../support/sdk-clients';
 import { describeInBrowser, launchBrowser, newTab, signIn } from './browser-harness';
@@ -179,7 +180,7 @@ describeInBrowser('dashboard in a browser', () => {
       const fresh = await callThroughSdk({ proxyBase: proxy.proxyBase, token, provider: 'prov-c', stream: true });
       await proxy.waitForRows(token, traffic.rows + 1);
       await Promise.all([page.waitForResponse((r) => r.url().includes('/api/logs')), page.getByTestId('logs-refresh').click()]);
-      await page.locator(`[data-testid=log-row][data-id="${fresh.requestId}"]`).waitFor({ timeout: 1000 });
+      await page.locator(`[data-testid=log-row][data-id="${fresh.requestId}"]`).waitFor({ timeout: EVENTUALLY_MS });
       await expect(rowIds(page).then((ids) => ids[0])).resolves.toBe(fresh.requestId);
     } finally {
       await context.close();
