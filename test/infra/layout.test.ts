@@ -51,6 +51,29 @@ describe('the documented layout', () => {
   });
 });
 
+/**
+ * The "Dependencies between folders" list: one line per folder (or group of base files), `subject → imports: why`, where
+ * `imports` is every lambda/ folder the subject imports, or `nothing`.
+ */
+const dependencyBlock = /## Dependencies between folders\n([\s\S]*?)\n## /.exec(doc)?.[1] ?? '';
+const documentedImports = [...dependencyBlock.matchAll(/^- (.+?) → (.+?): /gm)].flatMap(([, subjects, imports]) => {
+  const folders = imports === 'nothing' ? [] : [...imports.matchAll(/`([a-z-]+)\/`/g)].map((m) => m[1]);
+  return [...subjects.matchAll(/`([^`]+)`/g)].map((m) => ({ subject: m[1].replace(/\/$/, ''), folders: folders.sort() }));
+});
+
+describe('the documented dependencies between folders', () => {
+  it('list every folder of lambda/ once', () => {
+    const folders = readdirSync(LAMBDA, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+    const listed = documentedImports.map((line) => line.subject).filter((subject) => !subject.endsWith('.ts'));
+    expect([...listed].sort()).toEqual(folders.sort());
+  });
+
+  it('name for each folder and base file exactly the lambda/ folders it imports', () => {
+    expect(documentedImports.length).toBeGreaterThan(0);
+    for (const { subject, folders } of documentedImports) expect([subject, [...importedFrom(subject)].sort()]).toEqual([subject, folders]);
+  });
+});
+
 describe('test/unit mirrors lambda/', () => {
   const unit = join(PROJECT_ROOT, 'test/unit');
   it('every folder of test/unit is a folder of lambda/', () => {
