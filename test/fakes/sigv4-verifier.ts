@@ -1,9 +1,10 @@
 /**
  * Checks an AWS Signature Version 4 on a request as AWS does, written from the published algorithm
  * and independent of the signer the proxy uses: the canonical request is rebuilt from the bytes that
- * arrived (the raw path, each segment encoded once more; the query; the signed headers; the body's
- * SHA-256), and the signature recomputed from the secret key. `test/fakes/fake-bedrock.test.ts` shows
- * it accepts what the AWS SDK itself signs.
+ * arrived (the raw path, each segment encoded once more; the query; the signed headers; the SHA-256 of
+ * the body as received, never a hash the request merely claims), and the signature recomputed from the
+ * secret key. `test/fakes/fake-bedrock.test.ts` shows it accepts what the AWS SDK itself signs and
+ * refuses a changed body, signature, secret, scope or date.
  */
 import { createHash, createHmac } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -54,7 +55,10 @@ export function sigV4Problem(method: string, rawUrl: string, headers: IncomingHt
   const [path, search = ''] = rawUrl.split('?', 2) as [string, string?];
   const canonicalPath = path.split('/').map(rfc3986).join('/');
   const headerLines = signed.map((name) => `${name}:${String(headers[name] ?? '').trim().replace(/\s+/g, ' ')}\n`).join('');
-  const payloadHash = typeof headers['x-amz-content-sha256'] === 'string' ? headers['x-amz-content-sha256'] : sha256(body);
+  // The hash of the bytes that arrived: a signature over another body (or a claimed hash of one) fails.
+  const payloadHash = sha256(body);
+  const claimed = headers['x-amz-content-sha256'];
+  if (claimed !== undefined && claimed !== payloadHash) return 'x-amz-content-sha256 is not the hash of the body received';
   const canonical = [method, canonicalPath, canonicalQuery(search), headerLines, signedList, payloadHash].join('\n');
   const scope = `${day}/${region}/${service}/aws4_request`;
   const stringToSign = `AWS4-HMAC-SHA256\n${amzDate}\n${scope}\n${sha256(canonical)}`;
