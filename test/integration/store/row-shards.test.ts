@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ExecuteStatementCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoUsageLog } from '../../../lambda/usage/dynamodb/usage-log';
 import { ROW_SHARDS, rowPartitions } from '../../../lambda/usage/dynamodb/row-shards';
@@ -71,14 +73,36 @@ test('rows of every shard and of the partition before shards come back as one lo
   expect(await allPages(account, { from, to }, 6)).toEqual(newestFirst.filter((id) => id >= 'r0015' && id <= 'r0044'));
 });
 
-test("docs/deploy.md's console query lists one account's rows for a time range", async () => {
+/** The PartiQL statement of docs/deploy.md, "Reading the logs", as a reader copies it into the console. */
+function documentedConsoleQuery(): string {
+  const doc = readFileSync(join(__dirname, '../../../docs/deploy.md'), 'utf8');
+  const section = doc.slice(doc.indexOf('## Reading the logs'));
+  const block = /```sql\n([\s\S]*?)\n\s*```/.exec(section)?.[1];
+  if (!block) throw new Error('docs/deploy.md, "Reading the logs", has no sql block');
+  return block.split('\n').map((line) => line.trim()).join('\n');
+}
+
+test("docs/deploy.md's console query, as written there, lists one account's rows for the two days it names, every shard and the rows from before shards", async () => {
   const account = 'acctconsole';
-  const rows = Array.from({ length: 20 }, (_, index) => row(account, index));
+  const day = (n: number) => new Date(Date.UTC(year, 2, 10 + n)).toISOString().slice(0, 10);
+  // Four rows a day over five days, in the shards; one row a day in the partition from before shards.
+  const rows = Array.from({ length: 20 }, (_, index) => ({ ...row(account, index), ts: new Date(Date.parse(`${day(0)}T03:00:00.000Z`) + index * 6 * 3_600_000).toISOString() }));
   for (const r of rows) await usageLog.write(r);
-  const from = rows[5]!.ts;
-  const to = rows[14]!.ts;
-  const partitions = rowPartitions(account).map((p) => `'${p}'`).join(', ');
-  const statement = `SELECT * FROM "${tables.tables.usageLogs}" WHERE account_id IN [${partitions}] AND ts_id BETWEEN '${from}' AND '${to}~'`;
+  const old = Array.from({ length: 5 }, (_, n) => ({ ...row(account, 100 + n), ts: `${day(n)}T23:59:59.000Z` }));
+  for (const r of old) {
+    await tables.clients.doc.send({ operation: 'PutItem', input: { TableName: tables.tables.usageLogs, Item: { ...r, ts_id: `${r.ts}#${r.id}` } } });
+  }
+
+  // Only the documented placeholders change: the table's name, the account id and the two days.
+  const documented = documentedConsoleQuery();
+  const statement = documented
+    .replace('"<stage>-ai-usage-proxy-usage-logs"', `"${tables.tables.usageLogs}"`)
+    .replaceAll('acme1234', account)
+    .replace("'2026-05-01'", `'${day(1)}'`)
+    .replace("'2026-05-02~'", `'${day(2)}~'`);
+  expect(statement).not.toBe(documented);
+  expect(statement.match(new RegExp(`'${account}(#\\d)?'`, 'g'))).toEqual(rowPartitions(account).map((p) => `'${p}'`));
+
   const listed: string[] = [];
   let next: string | undefined;
   do {
@@ -86,5 +110,7 @@ test("docs/deploy.md's console query lists one account's rows for a time range",
     listed.push(...(page.Items ?? []).map((item) => item.id as string));
     next = page.NextToken;
   } while (next);
-  expect(listed.sort()).toEqual(rows.slice(5, 15).map((r) => r.id));
+  const inDays = [...rows, ...old].filter((r) => r.ts.slice(0, 10) === day(1) || r.ts.slice(0, 10) === day(2));
+  expect(inDays).toHaveLength(10);
+  expect(listed.sort()).toEqual(inDays.map((r) => r.id).sort());
 });
