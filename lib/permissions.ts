@@ -1,7 +1,7 @@
 import { actionsByTable, CONSUMER_TABLE_CALLS, PROXY_TABLE_CALLS, type TableCalls } from '../lambda/store/table-calls';
 import { TABLES } from '../lambda/tables';
 import type { ProxyStack } from './proxy-stack';
-import type { DeploySettings } from './settings';
+import { bedrockGrantArns, type DeploySettings } from './settings';
 
 export type FunctionRole = 'proxy' | 'stats consumer';
 
@@ -38,7 +38,7 @@ const OTHER_GRANTS: readonly DeclaredGrant[] = [
   {
     role: 'proxy',
     actions: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'],
-    resource: (s) => (s.settings.bedrockAccess?.modelArns ?? []).map((arn) => arn.replace('{account}', s.account)),
+    resource: (s) => bedrockGrantArns(s.settings, s.account),
     resourceName: 'the `bedrockModelArns` models and inference profiles',
     usedFor: 'Amazon Bedrock with the role\'s own credentials (docs/bedrock.md)',
     when: { context: '`-c enableBedrock=true`', holds: (settings) => Boolean(settings.bedrockAccess) },

@@ -10,7 +10,7 @@ import { ProxyFunction } from './constructs/proxy-function';
 import { StatsConsumer } from './constructs/stats-consumer';
 import { ProxyTables } from './constructs/tables';
 import { namePrefix, tableOutputName } from './names';
-import type { DeploySettings } from './settings';
+import { bedrockGrantArns, type DeploySettings } from './settings';
 
 export interface ProxyStackProps extends StackProps {
   settings: DeploySettings;
@@ -51,6 +51,8 @@ export class ProxyStack extends Stack {
         CORS_ALLOWED_ORIGINS: settings.corsAllowedOrigins.join(','),
         UPSTREAM_TIMEOUT_MS: String(settings.upstreamTimeoutMs),
         RATE_LIMIT_PER_MINUTE: String(settings.rateLimitPerMinute),
+        // Bedrock's region, for the role's signature and for a saved Bedrock API key alike (docs/bedrock.md).
+        BEDROCK_REGION: settings.bedrockRegion,
         ...(settings.logRetentionDays ? { LOG_RETENTION_DAYS: String(settings.logRetentionDays) } : {}),
       },
     });
@@ -62,7 +64,7 @@ export class ProxyStack extends Stack {
     }
     providerKeys.grantEnvelopeUse(role);
     adminSecret.grantRead(role);
-    if (settings.bedrockAccess) grantBedrock(role, settings.bedrockAccess.modelArns.map((arn) => arn.replace('{account}', this.account)));
+    if (settings.bedrockAccess) grantBedrock(role, bedrockGrantArns(settings, this.account));
 
     // Rollups are folded from the usage-logs stream by a second function, off the request path.
     this.statsConsumer = new StatsConsumer(this, 'StatsConsumer', {

@@ -33,14 +33,31 @@ export interface DeploySettings {
   /** An e-mail address subscribed to the alarm topic (SNS asks it to confirm once). */
   alarmEmail?: string;
   /**
+   * The region whose Bedrock Runtime the function calls (`-c bedrockRegion=us-east-1`; default: the
+   * stack's region). It is the function's `BEDROCK_REGION`, and `{region}` in the Bedrock ARNs.
+   */
+  bedrockRegion: string;
+  /**
    * `-c enableBedrock=true`: the function may call Amazon Bedrock with its own role (docs/bedrock.md), on
-   * these model and inference-profile ARNs (`-c bedrockModelArns=arn1,arn2`; `{account}` stands for the stack's account).
+   * these model and inference-profile ARNs (`-c bedrockModelArns=arn1,arn2`; `{account}` stands for the
+   * stack's account, `{region}` for the Bedrock region).
    */
   bedrockAccess?: { modelArns: string[] };
 }
 
-/** Every foundation model in every region (a cross-region profile routes to several), and the account's inference profiles. */
-export const DEFAULT_BEDROCK_ARNS = ['arn:aws:bedrock:*::foundation-model/*', 'arn:aws:bedrock:*:{account}:inference-profile/*'];
+/**
+ * The inference profiles of this account in the Bedrock region, and foundation models in every region:
+ * a cross-region profile (`eu.…`, `global.…`) routes each request to the model in one of several
+ * regions, and AWS checks the role may invoke the model in the region that serves it.
+ */
+export const DEFAULT_BEDROCK_ARNS = ['arn:aws:bedrock:*::foundation-model/*', 'arn:aws:bedrock:{region}:{account}:inference-profile/*'];
+
+/** The Bedrock ARNs the role is granted, `{account}` and `{region}` filled in. */
+export function bedrockGrantArns(settings: DeploySettings, account: string): string[] {
+  return (settings.bedrockAccess?.modelArns ?? []).map((arn) => arn.replaceAll('{account}', account).replaceAll('{region}', settings.bedrockRegion));
+}
+
+const REGION_NAME = /^[a-z]{2}(-[a-z]+)+-\d$/;
 
 export const DEFAULTS = {
   stage: 'dev',
@@ -69,7 +86,9 @@ export function readSettings(node: ContextReader): DeploySettings {
     throw new Error(`context "stage": "${stage}" must be 1-20 lowercase letters, digits or dashes, starting with a letter`);
   }
   const region = readString(node, 'region') ?? DEFAULTS.region;
-  if (!/^[a-z]{2}(-[a-z]+)+-\d$/.test(region)) throw new Error(`context "region": "${region}" is not a region name`);
+  if (!REGION_NAME.test(region)) throw new Error(`context "region": "${region}" is not a region name`);
+  const bedrockRegion = readString(node, 'bedrockRegion') ?? region;
+  if (!REGION_NAME.test(bedrockRegion)) throw new Error(`context "bedrockRegion": "${bedrockRegion}" is not a region name`);
 
   const retentionDays = readInteger(node, 'functionLogRetentionDays', 1, 3653) ?? DEFAULTS.functionLogRetentionDays;
   const knownRetentions = Object.values(RetentionDays).filter((v): v is number => typeof v === 'number');
@@ -96,6 +115,7 @@ export function readSettings(node: ContextReader): DeploySettings {
     rateLimitPerMinute: readInteger(node, 'rateLimitPerMinute', 1, 1_000_000) ?? DEFAULTS.rateLimitPerMinute,
     alarmTopicArn: readArn(node, 'alarmTopicArn'),
     alarmEmail: readEmail(node, 'alarmEmail'),
+    bedrockRegion,
     bedrockAccess: readBedrock(node),
   };
 }
@@ -120,7 +140,7 @@ function readBedrock(node: ContextReader): DeploySettings['bedrockAccess'] {
   const listed: unknown = node.tryGetContext('bedrockModelArns');
   const arns = Array.isArray(listed) ? listed : typeof listed === 'string' ? listed.split(',') : listed === undefined || listed === null ? DEFAULT_BEDROCK_ARNS : undefined;
   const modelArns = arns?.map((arn: unknown) => (typeof arn === 'string' ? arn.trim() : '')).filter(Boolean);
-  if (!modelArns?.length || !modelArns.every((arn) => /^arn:aws[a-z-]*:bedrock:[a-z0-9-*]*:(\d{12}|\*|\{account\})?:(foundation-model|inference-profile|application-inference-profile|provisioned-model|custom-model)\/\S+$/.test(arn))) {
+  if (!modelArns?.length || !modelArns.every((arn) => /^arn:aws[a-z-]*:bedrock:([a-z0-9-*]*|\{region\}):(\d{12}|\*|\{account\})?:(foundation-model|inference-profile|application-inference-profile|provisioned-model|custom-model)\/\S+$/.test(arn))) {
     throw new Error('context "bedrockModelArns" must list Bedrock model or inference-profile ARNs, such as arn:aws:bedrock:*::foundation-model/*');
   }
   return { modelArns };

@@ -18,7 +18,13 @@ describe('readSettings', () => {
       rateLimitPerMinute: 100,
       alarmTopicArn: undefined,
       alarmEmail: undefined,
+      bedrockRegion: 'eu-west-1',
     });
+  });
+
+  it("calls Bedrock in the stack's region unless bedrockRegion names another", () => {
+    expect(readSettings(context({ region: 'eu-central-1' })).bedrockRegion).toBe('eu-central-1');
+    expect(readSettings(context({ region: 'eu-central-1', bedrockRegion: 'us-east-1' })).bedrockRegion).toBe('us-east-1');
   });
 
   it('caps concurrency at 50 unless told a number, or none', () => {
@@ -42,6 +48,7 @@ describe('readSettings', () => {
     ['stage', 'Prod', /stage/],
     ['stage', 'a-very-long-stage-name-indeed', /stage/],
     ['region', 'ireland', /region/],
+    ['bedrockRegion', 'us-east', /bedrockRegion/],
     ['reservedConcurrency', '0', /reservedConcurrency/],
     ['provisionedConcurrency', 'two', /provisionedConcurrency/],
     ['memoryMb', '64', /memoryMb/],

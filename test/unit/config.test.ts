@@ -119,6 +119,26 @@ describe('provider registry', () => {
     expect(upstreamUrl(provider, loadConfig({ [provider.upstream.envVar]: base }).upstreams[id].baseUrl).href).toBe(url);
   });
 
+  it.each([
+    ['the default region', {}, 'eu-west-1'],
+    ['AWS_REGION (the function\'s own region)', { AWS_REGION: 'eu-central-1' }, 'eu-central-1'],
+    ['BEDROCK_REGION over AWS_REGION', { AWS_REGION: 'eu-central-1', BEDROCK_REGION: 'us-east-1' }, 'us-east-1'],
+    ['BEDROCK_REGION alone', { BEDROCK_REGION: 'ap-northeast-1' }, 'ap-northeast-1'],
+  ])('Bedrock is reached and signed for in %s (docs/bedrock.md, "Region")', (_, env, region) => {
+    const { bedrock } = loadConfig(env).upstreams;
+    expect(bedrock).toEqual({ baseUrl: `https://bedrock-runtime.${region}.amazonaws.com`, overridden: false, aws: { region, service: 'bedrock' } });
+    expect(upstreamUrl(providerById('bedrock')!, bedrock.baseUrl, '/model/eu.anthropic.claude-sonnet-4-6/converse').href).toBe(`https://bedrock-runtime.${region}.amazonaws.com/model/eu.anthropic.claude-sonnet-4-6/converse`);
+  });
+
+  it('UPSTREAM_BASE_URL_BEDROCK replaces the base URL; requests are still signed for BEDROCK_REGION', () => {
+    const { bedrock } = loadConfig({ UPSTREAM_BASE_URL_BEDROCK: 'http://127.0.0.1:9006/', BEDROCK_REGION: 'us-west-2' }).upstreams;
+    expect(bedrock).toEqual({ baseUrl: 'http://127.0.0.1:9006', overridden: true, aws: { region: 'us-west-2', service: 'bedrock' } });
+  });
+
+  it('refuses a BEDROCK_REGION that is no region name', () => {
+    expect(() => loadConfig({ BEDROCK_REGION: 'virginia' })).toThrow(/Invalid configuration: BEDROCK_REGION/);
+  });
+
   it("one provider's override does not move another, and an empty override means the default", () => {
     const env = { UPSTREAM_BASE_URL_PROV_B: 'http://127.0.0.1:9002/v1', UPSTREAM_BASE_URL_PROV_C: '' };
     const { upstreams } = loadConfig(env);
