@@ -4,7 +4,8 @@
  * (the token gate) and one after the provider has answered (its usage row), JSON or stream alike.
  * A request naming its requester adds one read (that requester's budget) before forwarding.
  * Tags (docs/tags.md) add no round trip: however many a request and its token carry, their budgets
- * are read in that same one batched call beside the gate, sent with it.
+ * are read in that same one batched call beside the gate, sent with it. A token's changed limit
+ * costs the first request after the change one more gate call, that once.
  */
 import { startAllFakes, type AllFakes } from '../fakes/start-fakes';
 import { EVENTUALLY_MS } from '../support/patience';
@@ -114,6 +115,29 @@ test('a request with no credential or two of them is refused before any store ca
   const { before, after } = await callsOf('stored', false, 'after the refusals');
   expect(counter.calls.slice(from)).toEqual([...before, ...after]);
   expect(before).toHaveLength(1);
+});
+
+test("a token's limit changed: the instance's first request after it makes a second gate call, that once (docs/tags.md); the next, one", async () => {
+  const answer = async (method: string, path: string, body?: unknown) => {
+    const response = await proxy.api(path, { method, token: proxy.account.token, body });
+    expect(response.status).toBeLessThan(300);
+    return (await response.json()) as Record<string, unknown>;
+  };
+  const created = await answer('POST', '/api/tokens', { name: 'limit changed' });
+  const token = created.token as string;
+  proxy.secrets.add(token);
+  await answer('PUT', `/api/tokens/${created.token_id as string}/limits`, { requests_per_minute: 1000 });
+  for (let i = 0; i < 2; i++) await callsOf('stored', false, `warm limit ${i}`, { token });
+  const isGate = (call: StoreCall) => call.tables.some((table) => table.endsWith('rate-limits'));
+  const steady = await callsOf('stored', false, 'before the change', { token });
+  expect(steady.before.map(isGate)).toEqual([true]);
+
+  await answer('PUT', `/api/tokens/${created.token_id as string}/limits`, { requests_per_minute: 2000 });
+  const changed = await callsOf('stored', false, 'first after the change', { token });
+  expect(changed.before.map(isGate)).toEqual([true, true]);
+  expect(changed.after).toHaveLength(1);
+  const next = await callsOf('stored', false, 'next after the change', { token });
+  expect(next.before.map(isGate)).toEqual([true]);
 });
 
 describe('tagged requests', () => {
