@@ -1,15 +1,18 @@
 /**
  * Cost attribution and per-token controls (docs/tags.md), as a user meets them through the
- * official SDKs: tags on rows, the log filters, the CSV column and `by_tag` equal to the rows; a
+ * official SDKs: tags on rows, the log filters, the CSV column and `by_tag` equal to the rows (cache
+ * hits' savings included); refusals in each endpoint's own shape (chat, messages, Responses, Bedrock); a
  * token's own tags win; a tag budget refuses with 402 and no upstream call; a token's rate and
  * model list; and every change to a token applies on a second instance on the very next request.
  */
 import Anthropic from '@anthropic-ai/sdk';
+import { AccessDeniedException, ConverseCommand, ValidationException } from '@aws-sdk/client-bedrock-runtime';
 import OpenAI from 'openai';
 import { startAllFakes, type AllFakes } from '../fakes/start-fakes';
 import { csvRows } from '../support/csv';
 import { startProxy, type Account, type ProxyServer } from '../support/proxy-server';
 import { TEST_MODELS } from '../support/sdk-clients';
+import { BEDROCK_MODEL, bedrockClient } from '../support/bedrock';
 import { upstreamCalls } from '../reliability/support/requests';
 import { allRows, rowOf, type Row } from '../reliability/support/rows';
 import { eventually } from '../support/patience';
@@ -77,6 +80,24 @@ async function messages(server: ProxyServer, token: string, model: string, heade
   return response.headers.get('x-proxy-request-id')!;
 }
 
+/** A Responses API call through the OpenAI SDK: the error it raises, typed by the SDK. */
+async function responsesError(server: ProxyServer, token: string, model: string, headers: Record<string, string> = {}): Promise<unknown> {
+  return openai(server, token, headers).responses.create({ model, input: 'hi' }).then(
+    () => new Error('the call succeeded'),
+    (error: unknown) => error,
+  );
+}
+
+/** A Converse call through the AWS SDK as docs/bedrock.md sets it up: the exception it raises. */
+async function converseError(server: ProxyServer, token: string, model: string, headers: Record<string, string> = {}): Promise<unknown> {
+  return bedrockClient(server.proxyBase, token, headers)
+    .send(new ConverseCommand({ modelId: model, messages: [{ role: 'user', content: [{ text: 'hi' }] }] }))
+    .then(
+      () => new Error('the call succeeded'),
+      (error: unknown) => error,
+    );
+}
+
 async function caught(call: () => Promise<unknown>): Promise<InstanceType<typeof OpenAI.APIError> | InstanceType<typeof Anthropic.APIError>> {
   try {
     await call();
@@ -96,23 +117,24 @@ interface TagTotals {
 }
 
 /** What `by_tag` must say, summed from the rows themselves. */
-function byTagFromRows(rows: Row[]): Record<string, Record<string, Pick<TagTotals, 'requests' | 'input_tokens' | 'output_tokens' | 'cost_nanos'>>> {
-  const expected: Record<string, Record<string, Pick<TagTotals, 'requests' | 'input_tokens' | 'output_tokens' | 'cost_nanos'>>> = {};
+function byTagFromRows(rows: Row[]): Record<string, Record<string, TagTotals>> {
+  const expected: Record<string, Record<string, TagTotals>> = {};
   for (const row of rows) {
     for (const [key, value] of Object.entries((row.tags as Record<string, string> | undefined) ?? {})) {
       expected[key] ??= {};
-      const slot = (expected[key][value] ??= { requests: 0, input_tokens: 0, output_tokens: 0, cost_nanos: 0 });
+      const slot = (expected[key][value] ??= { requests: 0, input_tokens: 0, output_tokens: 0, cost_nanos: 0, saved_nanos: 0 });
       slot.requests += 1;
       slot.input_tokens += row.input_tokens;
       slot.output_tokens += row.output_tokens;
-      slot.cost_nanos += Math.round(row.cost_usd * 1e9);
+      slot.cost_nanos += row.cost_nanos as number;
+      slot.saved_nanos += row.saved_nanos as number;
     }
   }
   return expected;
 }
 
 describe('tags', () => {
-  it('are kept on every row as a map, filter the logs and the CSV, and by_tag equals the rows', async () => {
+  it('are kept on every row as a map, filter the logs and the CSV, and by_tag equals the rows, a cache hit\'s savings included', async () => {
     const owner = await account('tags-rows');
     const ids = [
       await chat(first, owner.token, { 'x-proxy-tags': 'team=search, feature=autocomplete' }),
@@ -122,6 +144,22 @@ describe('tags', () => {
     ];
     const rows = await Promise.all(ids.map((id) => rowOf(first, owner.token, id)));
     expect(rows.map((row) => row.tags)).toEqual([{ team: 'search', feature: 'autocomplete' }, { team: 'search', feature: 'ranking' }, { team: 'ads' }, undefined]);
+
+    // A cached question asked twice: the second answer is a hit, and its row saves what the first cost.
+    const cachedHeaders = { 'x-proxy-tags': 'team=ads, feature=cached', 'x-proxy-cache': 'true' };
+    const cachedCall = async (server: ProxyServer) => {
+      const { response } = await openai(server, owner.token, cachedHeaders)
+        .chat.completions.create({ model: TEST_MODELS['prov-b'], max_tokens: 16, messages: [{ role: 'user', content: 'the cached question' }] })
+        .withResponse();
+      return { id: response.headers.get('x-proxy-request-id')!, cache: response.headers.get('x-proxy-cache') };
+    };
+    const miss = await cachedCall(first);
+    const hit = await cachedCall(second);
+    expect([miss.cache, hit.cache]).toEqual(['MISS', 'HIT']);
+    const missRow = await rowOf(first, owner.token, miss.id);
+    const hitRow = await rowOf(first, owner.token, hit.id);
+    expect(hitRow).toMatchObject({ cached: true, cost_nanos: 0, saved_nanos: missRow.cost_nanos, tags: { team: 'ads', feature: 'cached' } });
+    expect(hitRow.saved_nanos).toBeGreaterThan(0);
 
     const search = await allRows(first, owner.token, 'tag=team=search');
     expect(search.map((row) => row.id).sort()).toEqual([ids[0], ids[1]].sort());
@@ -136,18 +174,22 @@ describe('tags', () => {
     const expected = byTagFromRows(all);
     const stats = await eventually(async () => {
       const body = (await (await first.api('/api/stats', { token: owner.token })).json()) as { by_tag: Record<string, Record<string, TagTotals>> };
-      return body.by_tag.team?.ads?.requests === 1 && body.by_tag.feature?.ranking ? body : undefined;
+      return body.by_tag.team?.ads?.requests === 3 && body.by_tag.feature?.ranking && body.by_tag.feature?.cached?.requests === 2 ? body : undefined;
     });
     const seen: typeof expected = {};
     for (const [key, values] of Object.entries(stats!.by_tag)) {
       seen[key] = {};
-      for (const [value, totals] of Object.entries(values)) seen[key][value] = { requests: totals.requests, input_tokens: totals.input_tokens, output_tokens: totals.output_tokens, cost_nanos: totals.cost_nanos };
+      for (const [value, totals] of Object.entries(values)) {
+        seen[key][value] = { requests: totals.requests, input_tokens: totals.input_tokens, output_tokens: totals.output_tokens, cost_nanos: totals.cost_nanos, saved_nanos: totals.saved_nanos };
+      }
     }
     expect(seen).toEqual(expected);
     expect(expected.team.search.requests).toBe(2);
+    expect(expected.feature.cached.saved_nanos).toBe(hitRow.saved_nanos);
+    expect(expected.team.ads.saved_nanos).toBe(hitRow.saved_nanos);
   });
 
-  it('a malformed header is a 400 in the endpoint\'s own shape naming the problem, and nothing is forwarded', async () => {
+  it('a malformed header is a 400 in the endpoint\'s own shape (chat, messages, Responses, Bedrock) naming the problem, and nothing is forwarded', async () => {
     const owner = await account('tags-bad');
     const before = upstreamCalls(first);
     const chatError = await caught(() => chat(first, owner.token, { 'x-proxy-tags': 'Team=search' }));
@@ -158,6 +200,15 @@ describe('tags', () => {
     const messagesError = await caught(() => messages(first, owner.token, TEST_MODELS['prov-a'], { 'x-proxy-tags': tooMany }));
     expect(messagesError.status).toBe(400);
     expect((messagesError.error as { error: { type: string; message: string } }).error).toEqual({ type: 'invalid_request_error', message: 'x-proxy-tags: at most 10 tags, got 11.' });
+    // The Responses API: the OpenAI SDK's typed error; Bedrock: the AWS SDK's ValidationException.
+    const responsesRefusal = await responsesError(first, owner.token, 'gpt-4.1-2025-04-14', { 'x-proxy-tags': 'Team=search' });
+    expect(responsesRefusal).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(responsesRefusal).toMatchObject({ status: 400, param: 'x-proxy-tags' });
+    expect((responsesRefusal as Error).message).toContain('tag key "Team" must be 1 to 40 lowercase letters');
+    const bedrockRefusal = await converseError(first, owner.token, BEDROCK_MODEL, { 'x-proxy-tags': 'Team=search' });
+    expect(bedrockRefusal).toBeInstanceOf(ValidationException);
+    expect(bedrockRefusal).toMatchObject({ $metadata: { httpStatusCode: 400 } });
+    expect((bedrockRefusal as Error).message).toContain('tag key "Team" must be 1 to 40 lowercase letters');
     for (const header of ['team', 'team=', 'team=a,team=b', `team=${'v'.repeat(101)}`, 'team=(other)']) {
       expect((await caught(() => chat(first, owner.token, { 'x-proxy-tags': header }))).status).toBe(400);
     }
@@ -260,7 +311,7 @@ describe('per-token limits', () => {
     await chat(second, app.token);
   });
 
-  it('a token limited to claude-haiku- gets 403 for claude-opus-4-6, written as a row and never forwarded; model lists and token counting stay allowed', async () => {
+  it('a token limited to claude-haiku- gets 403 for claude-opus-4-6 (and in the Responses and Bedrock shapes for models off its list), written as a row and never forwarded; model lists and token counting stay allowed', async () => {
     const owner = await account('limits-models');
     const app = await appToken(owner, 'haiku app');
     await chat(second, app.token); // the second instance knows the token before the change
@@ -279,6 +330,14 @@ describe('per-token limits', () => {
     expect(chatRefused.status).toBe(403);
     expect((chatRefused as InstanceType<typeof OpenAI.APIError>).code).toBe('model_not_allowed');
     expect((chatRefused as InstanceType<typeof OpenAI.APIError>).param).toBe('model');
+    const responsesRefused = await responsesError(second, app.token, 'gpt-4.1-2025-04-14');
+    expect(responsesRefused).toBeInstanceOf(OpenAI.PermissionDeniedError);
+    expect(responsesRefused).toMatchObject({ status: 403, code: 'model_not_allowed', param: 'model' });
+    expect((responsesRefused as Error).message).toContain('may not use model "gpt-4.1-2025-04-14"');
+    const bedrockRefused = await converseError(second, app.token, BEDROCK_MODEL);
+    expect(bedrockRefused).toBeInstanceOf(AccessDeniedException);
+    expect(bedrockRefused).toMatchObject({ $metadata: { httpStatusCode: 403 } });
+    expect((bedrockRefused as Error).message).toContain(`may not use model "${BEDROCK_MODEL}"`);
     // A request that names no model could still reach a provider's default one: refused under a list.
     expect((await caught(() => openai(second, app.token).files.list())).status).toBe(403);
     expect(upstreamCalls(first)).toBe(before);
