@@ -9,6 +9,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import ts from 'typescript';
+import { DEFAULTS } from '../../lib/settings';
+import { BEDROCK_COST_NANOS } from '../support/bedrock';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 
 const ROOT = resolve(__dirname, '../..');
@@ -91,8 +93,15 @@ describe('the SDK examples', () => {
     { calls: 'anthropic.messages.create', row: { provider: 'prov-a', kind: 'messages', stream: false } },
     { calls: 'openai.chat.completions.create', row: { provider: 'prov-b', kind: 'chat', stream: false, requester: 'alice' } },
     { calls: 'openai.responses.create', row: { provider: 'prov-b', kind: 'responses', stream: true } },
-    { calls: 'bedrock.send', row: { provider: 'bedrock', kind: 'converse', stream: false } },
+    // Priced exactly as genai-prices prices this profile (test/unit/pricing/price-table.test.ts).
+    { calls: 'bedrock.send', row: { provider: 'bedrock', kind: 'converse', stream: false, model: 'eu.anthropic.claude-sonnet-4-6', cost_nanos: BEDROCK_COST_NANOS, priced: true } },
   ];
+
+  test("the Bedrock example's model is served from the stack's default region: a foundation model, a global profile or one of that region's geography", () => {
+    const modelId = /modelId: '([^']+)'/.exec(examples.find((code) => code.includes('bedrock.send('))!)![1]!;
+    const geography = DEFAULTS.region.split('-')[0]!;
+    expect(modelId).toMatch(new RegExp(`^((${geography}|global)\\.)?anthropic\\.`));
+  });
 
   test('one example per API style: messages, chat completions, Responses API, Bedrock, each pointed at the local server', () => {
     expect(examples.map((code) => expected.findIndex((e) => code.includes(`${e.calls}(`)))).toEqual([0, 1, 2, 3]);

@@ -43,6 +43,32 @@ describe('looking prices up with the provider that served the request', () => {
     expect(table.cost(undefined, usage(10, 10), { provider: 'prov-d' })).toEqual({ nanos: 0, priced: false });
   });
 
+  // USD per million tokens in the bundled genai-prices AWS entries for Claude Sonnet 4.6, written out:
+  // in-region ids and geographic profiles (`eu.`, `us.`) at its regional rates, `global.` at the global ones.
+  const SONNET_46_REGIONAL = { input: 3.3, output: 16.5, cacheRead: 0.33, cacheWrite: 4.125 };
+  const SONNET_46_GLOBAL = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 };
+  it.each([
+    ['eu.anthropic.claude-sonnet-4-6', SONNET_46_REGIONAL],
+    ['global.anthropic.claude-sonnet-4-6', SONNET_46_GLOBAL],
+    ['us.anthropic.claude-sonnet-4-6', SONNET_46_REGIONAL],
+    ['anthropic.claude-sonnet-4-6', SONNET_46_REGIONAL],
+    ['anthropic.claude-sonnet-4-6-v1:0', SONNET_46_REGIONAL],
+    ['arn:aws:bedrock:eu-west-1:123456789012:inference-profile/eu.anthropic.claude-sonnet-4-6', SONNET_46_REGIONAL],
+  ])('Bedrock %s is priced exactly, each token class at its own rate', (model, rates) => {
+    const M = 1_000_000;
+    const cost = (u: Usage) => table.cost(model, u, { provider: 'bedrock' });
+    expect(cost(usage(M, 0))).toEqual({ nanos: Math.round(rates.input * 1e9), priced: true, source: expect.stringMatching(BUILT_IN) });
+    expect(cost(usage(0, M)).nanos).toBe(Math.round(rates.output * 1e9));
+    // A row's input includes its cache reads and writes, which are priced at their own rates.
+    expect(cost(usage(M, 0, M, 0)).nanos).toBe(Math.round(rates.cacheRead * 1e9));
+    expect(cost(usage(M, 0, 0, M)).nanos).toBe(Math.round(rates.cacheWrite * 1e9));
+    expect(cost(usage(3 * M, 2 * M, M / 2, M / 4)).nanos).toBe(Math.round((2.25 * rates.input + 2 * rates.output + 0.5 * rates.cacheRead + 0.25 * rates.cacheWrite) * 1e9));
+  });
+
+  it.each(['eu.anthropic.claude-sonnet-9-9', 'global.example.unknown-model', 'acme.private-model-v1:0'])('Bedrock %s, a model the price source lacks, is unpriced, never $0', (model) => {
+    expect(table.cost(model, usage(1000, 1000), { provider: 'bedrock' })).toEqual({ nanos: 0, priced: false });
+  });
+
   it('lookups are remembered per (provider, model)', () => {
     let lookups = 0;
     const counting = new PriceTable((provider) => {
