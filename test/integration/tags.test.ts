@@ -281,8 +281,12 @@ describe('tag budgets', () => {
     expect((await caught(() => chat(second, app.token))).status).toBe(402);
     expect(upstreamCalls(first)).toBe(before + 1);
 
-    const refusedRows = await allRows(first, owner.token, 'tag=team=search&status=error');
-    expect(refusedRows.map((row) => row.status_code)).toEqual([402, 402, 402]);
+    // A refusal's row is written after its answer: wait for the third.
+    const refusedRows = await eventually(async () => {
+      const rows = await allRows(first, owner.token, 'tag=team=search&status=error');
+      return rows.length >= 3 ? rows : undefined;
+    });
+    expect(refusedRows?.map((row) => row.status_code)).toEqual([402, 402, 402]);
 
     // The tag value's budget and spend sit in a partition of their own, not the account's.
     const item = (await sdkDocumentClient().send(new GetCommand({ TableName: `${tablePrefix}accounts`, Key: { pk: `ACCOUNT#${owner.accountId}#G#team=search`, sk: 'BUDGET' } }))).Item;
