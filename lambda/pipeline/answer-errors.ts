@@ -2,7 +2,9 @@ import { ProxyError, StoreUnavailableError } from '../errors';
 import type { ProxyResponse } from '../http/response';
 import { describeError, type Logger } from '../logger';
 import { chatDialect } from '../providers/dialects/chat';
+import { redactText } from '../streaming/redact';
 import { finishResponse } from './finish-response';
+import { requestSecrets } from './request-secrets';
 import type { Answering } from './state';
 
 /**
@@ -18,11 +20,14 @@ export function answerErrors(log: Logger, isStoreOutage: (error: unknown) => boo
     const dialect = state?.dialect ?? chatDialect;
     const storeBug = error instanceof StoreUnavailableError && !isStoreOutage(error.cause);
     const known = error instanceof ProxyError && !storeBug ? error : undefined;
+    // A message may quote what the client sent (a model, a tag): never a credential of the request, in the answer or the log (SECURITY.md).
+    const secrets = state ? requestSecrets(state) : [];
     if (!known || known.status >= 500) {
-      log.error('request failed', { request_id: state?.request.id, status: known?.status ?? 500, ...describeError(error) });
+      const described = redactText(JSON.stringify(describeError(error)), secrets);
+      log.error('request failed', { request_id: state?.request.id, status: known?.status ?? 500, ...(JSON.parse(described) as Record<string, unknown>) });
     }
     const status = known?.status ?? 500;
-    const message = known?.message ?? 'Internal error in the proxy. The request id is in the x-proxy-request-id header.';
+    const message = known ? redactText(known.message, secrets) : 'Internal error in the proxy. The request id is in the x-proxy-request-id header.';
     const native = { status, message, param: known?.details.param, code: known?.details.code };
     const response: ProxyResponse = {
       statusCode: status,

@@ -7,7 +7,7 @@ import { plainErrorText } from '../providers/dialects/error-text';
 import { upstreamUrl } from '../providers/registry';
 import type { Dialect } from '../providers/types';
 import { EventStreamRedactor } from '../streaming/event-stream-redact';
-import { SecretRedactor } from '../streaming/redact';
+import { SecretRedactor, searchableSecrets } from '../streaming/redact';
 import { relayBody, type RelayEnd } from '../streaming/relay';
 import { MAX_ERROR_READ, UsageTap } from '../streaming/usage-tap';
 import { callUpstream, type UpstreamResponse } from '../upstream/call-upstream';
@@ -18,6 +18,7 @@ import { queryWithoutSecrets } from '../upstream/query';
 import { finishResponse } from './finish-response';
 import type { InvocationContext } from './pipeline';
 import { recordUsage } from './record';
+import { requestSecrets } from './request-secrets';
 import type { ProxyState } from './state';
 
 
@@ -53,8 +54,8 @@ export function forwardUpstream(deps: ForwardDeps) {
     const { cacheFill } = state;
     const { dialect } = state.endpoint;
     const { body, addedStreamUsage } = upstreamBody(state);
-    // Every credential of this request, whoever owns it, is cut out of whatever the provider sends back.
-    const secrets = requestSecrets(state);
+    // Every credential of this request, whoever owns it, is cut out of whatever the provider sends back (the AWS signature's too, once signed).
+    const secrets: Array<string | undefined> = requestSecrets(state);
     const deadline = invocationDeadline(context);
 
     // Call: an answer the proxy can read, or a typed error, recorded.
@@ -110,7 +111,7 @@ export function forwardUpstream(deps: ForwardDeps) {
       onEnd: finish,
     });
 
-    const headers = { ...clientResponseHeaders(upstream.headers, transcoder !== undefined), ...cacheFill.statusHeader };
+    const headers = { ...clientResponseHeaders(upstream.headers, transcoder !== undefined, searchableSecrets(secrets)), ...cacheFill.statusHeader };
     return finishResponse(state, { statusCode: upstream.status, headers, body: tap });
   };
 }
@@ -173,11 +174,6 @@ function describeAnswer(upstream: UpstreamResponse, dialect: Dialect): UpstreamA
         ? 'json'
         : 'opaque';
   return { status: upstream.status, contentType, format };
-}
-
-/** The stored or pass-through provider key, the client's credential and the proxy token (whole and its secret part). */
-function requestSecrets(state: ProxyState): Array<string | undefined> {
-  return [state.upstreamKey, state.credential, state.request.headers['x-proxy-token']?.trim(), state.token?.secret];
 }
 
 /** The proxy token as the client presented it, whole and its secret part: no header quoting either goes upstream. */

@@ -2,6 +2,7 @@ import type { ParsedToken } from '../auth/proxy-token';
 import type { Deps } from '../deps';
 import { buildRow, type Completion, type RowFacts } from '../usage/build-row';
 import type { UsageRow } from '../usage/usage-row';
+import { requestSecrets } from './request-secrets';
 import type { Recordable } from './state';
 
 /** What writing a row uses: the row writer and the prices. */
@@ -33,5 +34,6 @@ function rowFacts(state: Recordable, token: ParsedToken): RowFacts {
     tags: state.tags,
     stream: state.stream,
     mode: state.mode,
+    secrets: requestSecrets(state),
   };
 }

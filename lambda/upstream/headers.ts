@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Dialect } from '../providers/types';
+import { redactText } from '../streaming/redact';
 import { ACCEPTED_ENCODINGS } from './content-encoding';
 
 /** Hop-by-hop headers (RFC 9110 7.6.1) and ones the HTTP client sets itself. */
@@ -71,14 +72,16 @@ export function upstreamRequestHeaders(
 /**
  * The provider's response headers as the client gets them (length is dropped: the body is streamed).
  * A `decoded` body leaves as identity: its `content-encoding` goes, and so does a strong `etag`
- * (it named the encoded bytes; SECURITY.md, "Keys").
+ * (it named the encoded bytes; SECURITY.md, "Keys"). A value quoting one of the request's
+ * credentials (`secrets`, from `searchableSecrets`) keeps its header with `[redacted]` in the
+ * credential's place, as a body does (SECURITY.md, "What is scrubbed where").
  */
-export function clientResponseHeaders(upstream: IncomingMessage['headers'], decoded = false): Record<string, string> {
+export function clientResponseHeaders(upstream: IncomingMessage['headers'], decoded = false, secrets: readonly string[] = []): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(upstream)) {
     if (value === undefined || HOP_BY_HOP.has(name) || name === 'set-cookie') continue;
     if (decoded && (name === 'content-encoding' || (name === 'etag' && !String(value).startsWith('W/')))) continue;
-    headers[name] = Array.isArray(value) ? value.join(', ') : value;
+    headers[name] = redactText(Array.isArray(value) ? value.join(', ') : value, secrets);
   }
   return headers;
 }

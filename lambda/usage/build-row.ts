@@ -2,6 +2,7 @@ import { nanosToUsd, type Cost, type PriceTable } from '../pricing/price-table';
 import type { ProviderId } from '../providers/registry';
 import type { Dialect, EndpointKind } from '../providers/types';
 import { NO_USAGE, type Usage } from '../providers/usage';
+import { redactText } from '../streaming/redact';
 import type { Tags } from '../tags/tags';
 import { requesterLabel, rowLabel, type UsageRow } from './usage-row';
 
@@ -34,6 +35,11 @@ export interface RowFacts {
   tags: Tags;
   stream: boolean;
   mode: UsageRow['mode'];
+  /**
+   * The request's credentials (`searchableSecrets`): cut out of every free-text field of the row
+   * (model, requester, tags, error), which every member of the account can read (SECURITY.md).
+   */
+  secrets: readonly string[];
 }
 
 export type Prices = Pick<PriceTable, 'cost'>;
@@ -52,7 +58,9 @@ export function buildRow(facts: RowFacts, completion: Completion, prices: Prices
   const ok = completion.status < 400;
   const usage = ok && !completion.cached ? (completion.usage ?? NO_USAGE) : NO_USAGE;
   const fullModel = completion.model ?? (typeof facts.requestedModel === 'string' ? facts.requestedModel : 'unknown');
-  const model = rowLabel(fullModel, 1_024) ?? fullModel;
+  // Scrubbed before being cut, so no cut can leave a credential's first characters behind.
+  const scrub = (text: string) => redactText(text, facts.secrets);
+  const model = rowLabel(scrub(fullModel), 1_024) ?? fullModel;
   const cost = priceOf(facts, fullModel, usage, prices);
   const savedNanos = completion.cached?.savedNanos ?? 0;
   return {
@@ -71,15 +79,22 @@ export function buildRow(facts: RowFacts, completion: Completion, prices: Prices
     priced: cost.priced || completion.cached !== undefined || !ok,
     price_source: cost.source,
     latency_ms: Math.round(performance.now() - facts.startedAt),
-    requester: requesterLabel(facts.requester),
-    ...(Object.keys(facts.tags).length ? { tags: facts.tags } : {}),
+    requester: requesterLabel(facts.requester === undefined ? undefined : scrub(facts.requester)),
+    ...(Object.keys(facts.tags).length ? { tags: scrubTags(facts.tags, scrub) } : {}),
     status_code: completion.status,
     cached: completion.cached !== undefined,
     saved_nanos: savedNanos,
     saved_usd: nanosToUsd(savedNanos),
     stream: facts.stream,
-    error: rowLabel(completion.error, 2_000),
+    error: rowLabel(completion.error === undefined ? undefined : scrub(completion.error), 2_000),
     mode: facts.mode,
     token_id: facts.tokenId,
   };
+}
+
+/** Tags with every credential cut out of their keys and values; the same map when there is none. */
+function scrubTags(tags: Tags, scrub: (text: string) => string): Tags {
+  const entries = Object.entries(tags);
+  if (entries.every(([key, value]) => scrub(key) === key && scrub(value) === value)) return tags;
+  return Object.fromEntries(entries.map(([key, value]) => [scrub(key), scrub(value)]));
 }

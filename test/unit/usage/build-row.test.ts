@@ -1,6 +1,8 @@
 import { loadPriceTable } from '../../../lambda/pricing/load-prices';
 import type { Usage } from '../../../lambda/providers/usage';
+import { searchableSecrets } from '../../../lambda/streaming/redact';
 import { buildRow, type RowFacts } from '../../../lambda/usage/build-row';
+import { REQUESTER_MAX_CHARS } from '../../../lambda/usage/usage-row';
 
 const prices = loadPriceTable();
 const usage: Usage = { inputTokens: 1000, outputTokens: 1000, cacheReadTokens: 0, cacheWriteTokens: 0 };
@@ -18,6 +20,7 @@ const facts = (over: Partial<RowFacts> = {}): RowFacts => ({
   tags: {},
   stream: false,
   mode: 'stored',
+  secrets: [],
   ...over,
 });
 
@@ -73,5 +76,39 @@ describe('buildRow: one usage row from what the pipeline learned and how the req
     expect(long.model).toHaveLength(1_024);
     expect(long.model.endsWith('…')).toBe(true);
     expect(long.priced).toBe(false);
+  });
+});
+
+describe('buildRow: no credential of the request in any free-text field (SECURITY.md)', () => {
+  const token = 'sk-proxy-abcdefghijklmnop_abcdefgh_ABCDEFGHIJKLMNOPQRSTUVWXYZ012345';
+  const secret = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ012345';
+  const key = 'sk-ant-stored-key-0123456789abcdef';
+  const secrets = searchableSecrets([token, secret, key, 'short']);
+
+  it('the model, requester, tags and error lose every credential; the rest of each stays', () => {
+    const row = buildRow(
+      facts({ secrets, requestedModel: `model-${token}`, requester: `alice ${secret}`, tags: { team: `t-${secret}`, [`k${secret.toLowerCase()}`]: 'v' } }),
+      { status: 403, error: `refused: key ${key} and token ${token}` },
+      prices,
+    );
+    const text = JSON.stringify(row);
+    for (const value of [token, secret, key]) expect(text).not.toContain(value);
+    expect(row).toMatchObject({ model: 'model-[redacted]', requester: 'alice [redacted]', error: 'refused: key [redacted] and token [redacted]' });
+    expect(row.tags).toEqual({ team: 't-[redacted]', [`k${secret.toLowerCase()}`]: 'v' });
+  });
+
+  it('a label is scrubbed before it is cut, so no first characters of a credential remain', () => {
+    const requester = `${'x'.repeat(REQUESTER_MAX_CHARS - 5)}${token}`;
+    const row = buildRow(facts({ secrets, requester }), { status: 200, usage }, prices);
+    // Cut first, it would end in the token's first four characters, `sk-p…`.
+    expect(row.requester!.slice(REQUESTER_MAX_CHARS - 10)).toBe('xxxxx[red…');
+    expect(row.requester!.includes('sk-p')).toBe(false);
+  });
+
+  it('a row without any credential in it keeps its fields as they are', () => {
+    const tags = { team: 'search' };
+    const row = buildRow(facts({ secrets, tags }), { status: 500, error: 'upstream failed' }, prices);
+    expect(row.tags).toBe(tags);
+    expect(row).toMatchObject({ requester: 'alice', error: 'upstream failed', model: 'claude-haiku-4-5-20251001' });
   });
 });

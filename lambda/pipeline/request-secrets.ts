@@ -1,0 +1,31 @@
+import { parseToken } from '../auth/proxy-token';
+import { searchableSecrets } from '../streaming/redact';
+
+/** Request headers that carry a credential in some provider's SDK, and the proxy token's own header. */
+const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'x-goog-api-key', 'x-proxy-token'];
+
+/** What a request may have proved about its credentials by the step where it is answered or recorded. */
+export interface SecretSources {
+  request: { headers: Record<string, string | undefined> };
+  credential?: string;
+  token?: { secret: string };
+  upstreamKey?: string;
+}
+
+/**
+ * Every credential of a request, whoever owns it (SECURITY.md, "What is scrubbed where"): each
+ * credential header as sent and without its scheme, the proxy token whole and its secret part, and
+ * the stored provider key once resolved. Read from the request itself too, so an answer given before
+ * the credential was identified (a malformed token, two keys) is scrubbed as well.
+ */
+export function requestSecrets(state: SecretSources): string[] {
+  const found: Array<string | undefined> = [state.credential, state.token?.secret, state.upstreamKey];
+  for (const name of CREDENTIAL_HEADERS) {
+    const value = state.request.headers[name]?.trim();
+    if (!value) continue;
+    // A scheme (`Bearer`, `Basic`) is dropped; the rest is the credential, and a proxy token's secret part is one too.
+    const bare = value.replace(/^[A-Za-z0-9-]+ +/, '');
+    found.push(value, bare, parseToken(bare)?.secret);
+  }
+  return searchableSecrets(found);
+}
