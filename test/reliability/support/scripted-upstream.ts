@@ -15,8 +15,8 @@ export interface ScriptedRequest {
 export interface Script {
   status: number;
   contentType: string;
-  /** Further response headers (e.g. `content-encoding`). */
-  headers?: Record<string, string>;
+  /** Further response headers (e.g. `content-encoding`), or made from the request (a provider echoing what it received). */
+  headers?: Record<string, string> | ((request: ScriptedRequest) => Record<string, string>);
   /** Writes the body; `write` resolves once the bytes are handed to the socket. */
   body(write: (chunk: string | Buffer) => Promise<void>, request: ScriptedRequest): Promise<void>;
 }
@@ -46,7 +46,8 @@ export async function startScriptedUpstream(): Promise<ScriptedUpstream> {
       return;
     }
     res.on('error', () => undefined);
-    res.writeHead(script.status, { 'content-type': script.contentType, ...script.headers });
+    const headers = typeof script.headers === 'function' ? script.headers(request) : script.headers;
+    res.writeHead(script.status, { 'content-type': script.contentType, ...headers });
     let sent = 0;
     const write = (chunk: string | Buffer) =>
       new Promise<void>((resolve) => {
