@@ -1,3 +1,5 @@
+import { TOKEN_PREFIX } from '../auth/proxy-token';
+
 /** Shorter values are not redacted: they would match ordinary text (real keys and tokens are far longer). */
 export const MIN_SECRET_LENGTH = 8;
 /** What stands where a credential was, in bytes, text and headers alike. */
@@ -84,12 +86,43 @@ export function searchableSecrets(secrets: Iterable<string | undefined>): string
   return [...unique].sort((a, b) => b.length - a.length);
 }
 
+/** What marks a quote cut short (a tag, a model, a label). */
+const CUT = '…';
+
 /**
- * `text` with every one of `secrets` (from `searchableSecrets`) replaced. Cheap where nothing is
- * to be replaced, as on nearly every request: one substring check per secret, and `text` returned as it is.
+ * `text` with every one of `secrets` (from `searchableSecrets`) replaced, and the start of one
+ * (`MIN_SECRET_LENGTH` characters or more) right before a `…` too: a quote cut short keeps only
+ * the start of what it quotes, and that start is as much a leak. Cheap where nothing is to be
+ * replaced, as on nearly every request: one substring check per secret, `text` returned as it is.
  */
 export function redactText(text: string, secrets: readonly string[]): string {
   let out = text;
   for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+  if (!secrets.length) return out;
+  for (let cut = out.indexOf(CUT); cut >= 0; cut = out.indexOf(CUT, cut + 1)) {
+    const length = cutSecretLength(out, cut, secrets);
+    if (!length) continue;
+    out = `${out.slice(0, cut - length)}${REDACTED}${out.slice(cut)}`;
+    cut += REDACTED.length - length;
+  }
   return out;
+}
+
+/**
+ * How many characters before `cut` are the start of one of `secrets` (the longest such start), or 0.
+ * A proxy token's start is its public id (`sk-proxy-…`, as messages name it): its secret part, a
+ * secret of its own, is what is looked for.
+ */
+function cutSecretLength(text: string, cut: number, secrets: readonly string[]): number {
+  let best = 0;
+  for (const secret of secrets) {
+    if (secret.startsWith(TOKEN_PREFIX)) continue;
+    for (let length = Math.min(secret.length - 1, cut); length >= MIN_SECRET_LENGTH && length > best; length--) {
+      if (text.startsWith(secret.slice(0, length), cut - length)) {
+        best = length;
+        break;
+      }
+    }
+  }
+  return best;
 }
