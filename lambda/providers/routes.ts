@@ -56,19 +56,22 @@ function modelOf(segment: string): string | undefined {
   return model;
 }
 
-/** The model of a path matching an endpoint template (`/model/{model}/converse`), or undefined when it doesn't match. */
-function matchTemplate(template: string, path: string): { model: string } | undefined {
+/**
+ * How a path meets an endpoint template (`/model/{model}/converse`): not at all, with the model its
+ * `{model}` segment names, or in shape only, with a model segment that is no model id.
+ */
+function matchTemplate(template: string, path: string): { model: string } | 'bad model' | undefined {
   const want = template.split('/');
   const got = path.split('/');
   if (want.length !== got.length) return undefined;
-  let model: string | undefined;
+  let modelAt = -1;
   for (let i = 0; i < want.length; i++) {
-    if (want[i] === MODEL_SEGMENT) {
-      model = modelOf(got[i]);
-      if (model === undefined) return undefined;
-    } else if (want[i] !== got[i]) return undefined;
+    if (want[i] === MODEL_SEGMENT) modelAt = i;
+    else if (want[i] !== got[i]) return undefined;
   }
-  return model === undefined ? undefined : { model };
+  if (modelAt < 0) return undefined;
+  const model = modelOf(got[modelAt]);
+  return model === undefined ? 'bad model' : { model };
 }
 
 /** Builds the route table once from the providers' data: mounts longest first, endpoints by upstream path. */
@@ -90,6 +93,9 @@ export function routeTable<P extends ProviderModule>(providers: readonly P[]) {
         if (!endpoint.path.includes(MODEL_SEGMENT)) continue;
         const matched = matchTemplate(endpoint.path, mount.upstreamPrefix + rest);
         if (!matched) continue;
+        // An endpoint's path with a model segment that is no model id is refused, never forwarded as
+        // `other`: that would skip the body's checks, the token's model list and the usage reading.
+        if (matched === 'bad model') return { unsafe: { provider } };
         return endpoint.method === method
           ? { found: { provider, endpoint, upstreamPath: mount.upstreamPrefix + rest, model: matched.model } }
           : { wrongMethod: { provider, allowed: endpoint.method } };

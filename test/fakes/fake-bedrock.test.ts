@@ -148,8 +148,10 @@ describe('the fake Bedrock runtime', () => {
     // After signing, the body is swapped for another of the same length.
     tamper.middlewareStack.add(
       (next) => (args) => {
-        const request = args.request as { body: string | Uint8Array };
-        request.body = Buffer.from(request.body).toString().replace('Hello', 'Hellp');
+        // The SDK's JSON body is bytes (read through their buffer, not its string methods).
+        const request = args.request as { body: Uint8Array };
+        const sent = Buffer.from(request.body.buffer, request.body.byteOffset, request.body.byteLength).toString('utf8');
+        request.body = Buffer.from(sent.replace('Hello', 'Hellp'));
         return next(args);
       },
       { step: 'deserialize', name: 'tamperAfterSigning', priority: 'low' },

@@ -163,6 +163,8 @@ function jsonBody(operation: string, model: string, u: BedrockUsage): unknown {
 }
 
 const ROUTE = /^\/model\/([^/]+)\/(converse|converse-stream|invoke|invoke-with-response-stream)$/;
+/** Two operations the proxy forwards as `other`: CountTokens, and starting or listing asynchronous invocations. */
+const OTHER_ROUTE = /^\/(?:model\/([^/]+)\/(count-tokens)|(async-invoke))$/;
 
 export async function startFakeBedrock(options: { region?: string } = {}): Promise<FakeBedrock> {
   const secrets: SigningSecrets = {
@@ -184,6 +186,7 @@ export async function startFakeBedrock(options: { region?: string } = {}): Promi
       const rawUrl = req.url ?? '/';
       const rawPath = rawUrl.split('?')[0]!;
       const route = ROUTE.exec(rawPath);
+      const otherRoute = OTHER_ROUTE.exec(rawPath);
       const behaviour = { ...standing, ...queued.shift() };
       const authorization = String(req.headers.authorization ?? '');
       const auth = authorization.startsWith('AWS4-HMAC-SHA256 ') ? 'sigv4' : authorization.startsWith('Bearer ') ? 'bearer' : 'none';
@@ -197,8 +200,8 @@ export async function startFakeBedrock(options: { region?: string } = {}): Promi
       const recorded: BedrockRequest = {
         method: req.method ?? '',
         rawPath,
-        model: route ? decodeURIComponent(route[1]!) : '',
-        operation: route?.[2] ?? '',
+        model: route ? decodeURIComponent(route[1]!) : otherRoute?.[1] ? decodeURIComponent(otherRoute[1]) : '',
+        operation: route?.[2] ?? otherRoute?.[2] ?? otherRoute?.[3] ?? '',
         headers: req.headers,
         body,
         json,
@@ -218,6 +221,7 @@ export async function startFakeBedrock(options: { region?: string } = {}): Promi
 
       if (auth === 'none') return fail(403, 'AccessDeniedException', 'Authorization header requires a Bearer token or a SigV4 signature.');
       if (signatureProblem) return fail(403, 'InvalidSignatureException', `The request signature we calculated does not match the signature you provided (${signatureProblem}).`);
+      if (otherRoute) return send(200, { 'content-type': 'application/json' }, [Buffer.from(JSON.stringify(otherAnswer(req.method ?? '', recorded.operation, secrets.region)))]);
       if (!route || req.method !== 'POST') return fail(404, 'UnknownOperationException', `No operation at ${rawPath}`);
       if (behaviour.status && behaviour.status >= 400) return fail(behaviour.status, behaviour.errorType ?? 'ValidationException', behaviour.errorMessage ?? 'The provided model identifier is invalid.');
 
@@ -260,6 +264,13 @@ export async function startFakeBedrock(options: { region?: string } = {}): Promi
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/** CountTokens' count, a started asynchronous invocation's ARN, or the (empty) list of them. */
+function otherAnswer(method: string, operation: string, region: string): unknown {
+  if (operation === 'count-tokens') return { inputTokens: DEFAULT_BEDROCK_USAGE.input };
+  if (method === 'GET') return { asyncInvokeSummaries: [] };
+  return { invocationArn: `arn:aws:bedrock:${region}:123456789012:async-invoke/${randomBytes(6).toString('hex')}` };
 }
 
 /** Writes the parts one by one, each after the previous has been flushed, so they leave as separate chunks. */
