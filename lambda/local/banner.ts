@@ -38,7 +38,8 @@ export function bannerLines({ base, config, ownStore, admin, firstAccount }: Ban
   else lines.push('  proxy token:      shown at the first start; `npm start -- --new-token` prints a fresh one');
   for (const provider of PROVIDERS) {
     const { baseUrl, overridden } = config.upstreams[provider.id];
-    if (overridden) lines.push(`  upstream ${provider.id}:  ${upstreamUrl(provider, baseUrl).href}   (${provider.upstream.envVar})`);
+    // decodeURI: a path template such as Bedrock's `/model/{model}/converse` is shown as written.
+    if (overridden) lines.push(`  upstream ${provider.id}:  ${decodeURI(upstreamUrl(provider, baseUrl).href)}   (${provider.upstream.envVar})`);
   }
   return lines;
 }
