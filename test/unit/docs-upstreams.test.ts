@@ -32,7 +32,7 @@ it.each([
   ['api.md', api],
   ['operations.md', operations],
 ])("%s names every provider's upstream override and region variable, and no other", (_, text) => {
-  const expected = PROVIDER_CATALOG.flatMap((entry) => ['aws' in entry.upstream ? entry.upstream.aws.regionEnvVar : undefined, entry.upstream.envVar]).filter((v): v is string => v !== undefined);
+  const expected = PROVIDER_CATALOG.flatMap((entry): string[] => ('aws' in entry.upstream ? [entry.upstream.aws.regionEnvVar, entry.upstream.envVar] : [entry.upstream.envVar]));
   const upstreamNames = [...named(text)].filter((name) => name.startsWith('UPSTREAM_BASE_URL_') || name.endsWith('_REGION'));
   expect(upstreamNames.filter((name) => name !== 'AWS_REGION').sort()).toEqual([...new Set(expected)].sort());
 });
