@@ -145,7 +145,7 @@ export const PROVIDER_CATALOG = [
     sdkBasePath: '/bedrock',
     endpoints: ['converse', 'converse-stream', 'invoke', 'invoke-with-response-stream'],
     streamUsage: 'always',
-    exampleModel: 'us.anthropic.claude-sonnet-4-6',
+    exampleModel: 'eu.anthropic.claude-sonnet-4-6',
     prices: { catalog: 'aws', litellm: ['bedrock', 'bedrock_converse'] },
     chartColor: '#5f6b7a',
   },

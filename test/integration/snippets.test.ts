@@ -1,20 +1,23 @@
 /**
  * The dashboard's code snippets work as pasted: every curl snippet is run by a shell against the real
- * local server (stored key and pass-through), every TypeScript snippet of the OpenAI and Anthropic
- * SDKs is run by Node with those SDKs, and every Python snippet parses as Python. Each one run sends
- * the tags it shows (`x-proxy-tags`), and they reach the row.
+ * local server (stored key and pass-through), every TypeScript snippet type-checks under strict
+ * TypeScript and is run by Node with its SDK (OpenAI, Anthropic, the AWS SDK for Bedrock), and every
+ * Python snippet parses as Python. Each one run sends the tags it shows (`x-proxy-tags`), and they
+ * reach the row.
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import ts from 'typescript';
 import { PROVIDERS } from '../../lambda/dashboard/src/providers';
 import { snippet, TOKEN_PLACEHOLDER } from '../../lambda/dashboard/src/snippets';
 import type { ProviderId } from '../fakes/start-fakes';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 
 const run = promisify(execFile);
+const ROOT = join(__dirname, '../..');
 
 /** The tags every snippet sends with its request (`x-proxy-tags: team=search, feature=autocomplete`). */
 const SNIPPET_TAGS = { team: 'search', feature: 'autocomplete' };
@@ -56,18 +59,17 @@ describe.each(PROVIDERS.map((p) => [p.name, p] as const))('%s snippets', (_name,
     expect(row!.tags).toEqual(SNIPPET_TAGS);
   });
 
-  const sdkTest = provider.sdk === 'aws' ? test.skip : test;
-  sdkTest('the stored-key TypeScript snippet, run by Node with the SDK, gets an answer and a row with its tags', async () => {
+  test('the stored-key TypeScript snippet, run by Node with the SDK, gets an answer and a row with its tags', async () => {
     const account = await proxy.createAccount(`snippet-ts-${provider.id}`);
-    // Bedrock's snippet is skipped above: every other provider has a fake with a key.
-    await proxy.saveKey(account.token, provider.id as ProviderId);
+    // A provider reached through AWS needs no saved key: the proxy signs with its AWS credentials (the fake's).
+    if (provider.sdk !== 'aws') await proxy.saveKey(account.token, provider.id as ProviderId);
     const code = snippet(provider, 'typescript', 'stored', proxy.proxyBase).replaceAll(TOKEN_PLACEHOLDER, account.token);
-    // The snippet is plain JavaScript with imports; run from the repository so the SDKs resolve.
+    // The snippet is plain JavaScript with imports (no TypeScript-only syntax); run from the repository so the SDKs resolve.
     await run(process.execPath, ['--input-type=module', '-e', code], { cwd: join(__dirname, '../..'), encoding: 'utf8' }).catch((error: { stderr?: string; message: string }) => {
       throw new Error(`${error.message}\n${error.stderr ?? ''}`);
     });
     const [row] = await proxy.waitForRows(account.token, 1);
-    expect(row).toMatchObject({ provider: provider.id, status_code: 200, tags: SNIPPET_TAGS });
+    expect(row).toMatchObject({ provider: provider.id, mode: 'stored', status_code: 200, tags: SNIPPET_TAGS });
   });
 
   const pythonTest = hasPython() ? test.each(['stored', 'pass-through'] as const) : test.skip.each(['stored', 'pass-through'] as const);
@@ -76,4 +78,33 @@ describe.each(PROVIDERS.map((p) => [p.name, p] as const))('%s snippets', (_name,
     expect(code).toContain(`${provider.sdk === 'aws' ? 'endpoint_url' : 'base_url'}="${proxy.proxyBase}${provider.basePath}"`);
     execFileSync('python3', ['-c', 'import ast, sys; ast.parse(sys.stdin.read())'], { input: code });
   });
+});
+
+test('every TypeScript snippet type-checks as written, under strict TypeScript in an ES module', () => {
+  const scratch = mkdtempSync(join(tmpdir(), 'snippet-ts-'));
+  try {
+    symlinkSync(join(ROOT, 'node_modules'), join(scratch, 'node_modules'), 'dir');
+    const files = PROVIDERS.flatMap((provider) =>
+      (['stored', 'pass-through'] as const).map((mode) => {
+        const file = join(scratch, `${provider.id}-${mode}.mts`);
+        writeFileSync(file, snippet(provider, 'typescript', mode, 'http://127.0.0.1:8787/api/proxy'));
+        return file;
+      }),
+    );
+    const program = ts.createProgram(files, {
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
+      target: ts.ScriptTarget.ES2022,
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      typeRoots: [join(ROOT, 'node_modules/@types')],
+      types: ['node'],
+    });
+    const problems = ts.getPreEmitDiagnostics(program).map((d) => `${d.file?.fileName.replace(scratch, '') ?? ''}: ${ts.flattenDiagnosticMessageText(d.messageText, ' ')}`);
+    expect(problems).toEqual([]);
+    expect(files.length).toBe(PROVIDERS.length * 2);
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
 });
