@@ -93,9 +93,30 @@ function decode(frame: Buffer): EventStreamMessage {
   };
 }
 
-/** The same frame with another payload, its headers kept (a payload with a credential cut out). */
-export function withPayload(message: EventStreamMessage, payload: Buffer): Buffer {
-  return Buffer.from(codec.encode({ headers: codec.decode(message.frame).headers, body: payload }));
+/** Where a frame's headers lie in its bytes (after the 12-byte prelude). */
+export function headerBytes(frame: Buffer): Buffer {
+  return frame.subarray(12, 12 + frame.readUInt32BE(4));
+}
+
+/**
+ * The same frame with another payload (a payload with a credential cut out), its headers kept, or
+ * passed through `redact` when given: every header name, string value and byte value.
+ */
+export function withPayload(message: EventStreamMessage, payload: Buffer, redact?: { text(value: string): string; bytes(value: Buffer): Buffer }): Buffer {
+  let headers = codec.decode(message.frame).headers;
+  if (redact) {
+    const redacted: MessageHeaders = {};
+    for (const [name, header] of Object.entries(headers)) {
+      redacted[redact.text(name)] =
+        header.type === 'string'
+          ? { type: 'string', value: redact.text(header.value) }
+          : header.type === 'binary'
+            ? { type: 'binary', value: redact.bytes(Buffer.from(header.value.buffer, header.value.byteOffset, header.value.byteLength)) }
+            : header;
+    }
+    headers = redacted;
+  }
+  return Buffer.from(codec.encode({ headers, body: payload }));
 }
 
 /** One event-stream frame, encoded by the same codec (the proxy's own closing error, a stream rebuilt from a stored answer). */

@@ -1,6 +1,6 @@
-import { EventStreamDecoder, withPayload, type EventStreamMessage } from '../eventstream/event-stream-decoder';
+import { EventStreamDecoder, headerBytes, withPayload, type EventStreamMessage } from '../eventstream/event-stream-decoder';
 import { asObject, tryParseJson } from '../json';
-import { SecretRedactor } from './redact';
+import { redactText, searchableSecrets, SecretRedactor } from './redact';
 
 const EMPTY = Buffer.alloc(0);
 
@@ -8,8 +8,8 @@ const EMPTY = Buffer.alloc(0);
  * The credential redaction of an AWS event stream (SECURITY.md, "Keys"). Replacing bytes in place
  * would break the frame's length and CRCs, and a `chunk` event hides its model-native event in
  * base64 (`bytes`), where a byte search finds nothing. So each frame is read whole: a credential
- * in its payload, or in the base64 `bytes` inside it, is replaced and the frame encoded again with
- * its own headers; a frame without one passes on byte for byte. If the stream stops being readable
+ * in its payload, in the base64 `bytes` inside it, or in one of its headers (a name, a string or
+ * byte value), is replaced and the frame encoded again; a frame without one passes on byte for byte. If the stream stops being readable
  * frames (a bad CRC, a frame over the decoder's bound, a frame cut short), nothing more of it is
  * passed on — base64 inside it could hide a credential — and the stream ends with the proxy's own
  * exception frame saying so, as a compressed answer the proxy cannot decode is never passed on.
@@ -27,8 +27,8 @@ export class EventStreamRedactor {
     secrets: Iterable<string | undefined>,
     private readonly unreadable: (problem: string) => Buffer,
   ) {
-    this.secrets = [...secrets].filter((secret): secret is string => secret !== undefined);
-    this.active = new SecretRedactor(this.secrets).active;
+    this.secrets = searchableSecrets(secrets);
+    this.active = this.secrets.length > 0;
   }
 
   write(chunk: Buffer): Buffer {
@@ -79,6 +79,11 @@ export class EventStreamRedactor {
       if (!clean.equals(inner)) text = JSON.stringify({ ...json, bytes: clean.toString('base64') });
     }
     const payload = this.redact(Buffer.from(text, 'utf8'));
+    // A header (a name, a string or byte value) quoting a credential is rebuilt with it cut out.
+    const frameHeaders = headerBytes(message.frame);
+    if (this.secrets.some((secret) => frameHeaders.includes(secret))) {
+      return withPayload(message, payload, { text: (value) => redactText(value, this.secrets), bytes: (value) => this.redact(value) });
+    }
     return text === original && payload.equals(message.payload) ? message.frame : withPayload(message, payload);
   }
 

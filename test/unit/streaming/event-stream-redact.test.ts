@@ -4,6 +4,7 @@
  * frames without one pass on byte for byte; a stream that stops being frames is cut there, with the
  * proxy's own exception frame.
  */
+import { EventStreamCodec, type MessageHeaders } from '@smithy/core/event-streams';
 import { EventStreamDecoder, encodeEventStreamMessage } from '../../../lambda/eventstream/event-stream-decoder';
 import { EventStreamRedactor } from '../../../lambda/streaming/event-stream-redact';
 
@@ -77,5 +78,36 @@ describe('EventStreamRedactor', () => {
     expect(messages.at(-1)!.exceptionType).toBe('internalServerException');
     expect(messages.at(-1)!.payload.toString()).toMatch(/could not be read/);
     expect(out.length).toBeLessThan(input.length);
+  });
+
+  it('cuts a credential out of a header too (a string value, a byte value, a name), the frame whole and its payload kept', () => {
+    const codec = new EventStreamCodec(
+      (bytes) => Buffer.from(bytes).toString('utf8'),
+      (text) => Buffer.from(text, 'utf8'),
+    );
+    const headers: MessageHeaders = {
+      ':event-type': { type: 'string', value: 'metadata' },
+      ':content-type': { type: 'string', value: 'application/json' },
+      ':message-type': { type: 'string', value: 'event' },
+      'x-echo': { type: 'string', value: `key=${KEY}` },
+      'x-echo-bytes': { type: 'binary', value: Buffer.from(`token ${TOKEN}`) },
+      [`x-${TOKEN}`]: { type: 'integer', value: 7 },
+      'x-count': { type: 'integer', value: 3 },
+    };
+    const payload = Buffer.from('{"usage":{"inputTokens":1}}');
+    const echoing = Buffer.from(codec.encode({ headers, body: payload }));
+    for (const size of [1, 13, echoing.length]) {
+      const out = run(Buffer.concat([clean, echoing]), size);
+      expect(out.toString('latin1')).not.toContain(KEY);
+      expect(out.toString('latin1')).not.toContain(TOKEN);
+      const decoded = new EventStreamDecoder().push(out);
+      expect(decoded.map((m) => m.eventType)).toEqual(['messageStart', 'metadata']);
+      const second = codec.decode(decoded[1]!.frame);
+      expect(Buffer.from(second.body).equals(payload)).toBe(true);
+      expect(second.headers['x-echo']).toEqual({ type: 'string', value: 'key=[redacted]' });
+      expect(Buffer.from(second.headers['x-echo-bytes']!.value as Uint8Array).toString()).toBe('token [redacted]');
+      expect(second.headers['x-[redacted]']).toEqual({ type: 'integer', value: 7 });
+      expect(second.headers['x-count']).toEqual({ type: 'integer', value: 3 });
+    }
   });
 });
