@@ -1,0 +1,47 @@
+/**
+ * In Lambda a row the store still refuses after every retry is printed whole as one log line
+ * (`usage row spooled`, docs/failure-modes.md). That line holds the row as the table would: its
+ * requester label, tags and model scrubbed of the request's credentials (SECURITY.md, "What is
+ * scrubbed where"). The store's refusal is real: the row goes to a table DynamoDB Local doesn't have.
+ */
+import { spendChanges } from '../../lambda/budgets/dynamodb/budget-store';
+import { createDocumentClient } from '../../lambda/store/dynamodb/client';
+import { DynamoUsageLog } from '../../lambda/usage/dynamodb/usage-log';
+import { LogRowSpool } from '../../lambda/usage/row-spool';
+import { RowWriter } from '../../lambda/usage/row-writer';
+import { startInProcessProxy, type InProcessProxy } from '../support/in-process-proxy';
+import { callProxy } from './support/requests';
+import { tokenSecret } from '../security/support/observed';
+
+jest.setTimeout(120_000);
+
+let proxy: InProcessProxy;
+beforeAll(async () => {
+  proxy = await startInProcessProxy();
+  const { config, log } = proxy.deps;
+  const doc = createDocumentClient({ region: config.region, endpoint: config.dynamoEndpoint });
+  const absent = new DynamoUsageLog(doc, `${config.tables.usageLogs}-absent`, { table: config.tables.accounts, changes: spendChanges }, config.logRetentionDays);
+  // Lambda's spool (lambda/deps.ts picks it where KMS holds the keys), over a store that refuses every row.
+  proxy.deps.rowWriter = new RowWriter(absent, new LogRowSpool(log));
+});
+afterAll(async () => {
+  // Also fails if any log line held a secret of the test.
+  await proxy?.close();
+});
+
+test('the spooled row in the log line carries [redacted] where the client put the proxy token and its secret part', async () => {
+  const token = proxy.token;
+  const result = await callProxy(proxy, {
+    provider: 'prov-b',
+    token,
+    headers: { 'x-proxy-user': `alice ${token}`, 'x-proxy-tags': `team=${tokenSecret(token)}` },
+    body: { model: `gpt-4o-mini ${tokenSecret(token)}`, max_tokens: 8, messages: [{ role: 'user', content: 'spooled' }] },
+  });
+  expect(result.status).toBe(200);
+  await proxy.settled();
+  const line = proxy.logged.find((entry) => entry.includes('"message":"usage row spooled"') && entry.includes(result.requestId));
+  expect(line).toBeDefined();
+  const { row } = JSON.parse(line!) as { row: Record<string, unknown> };
+  expect(row).toMatchObject({ id: result.requestId, requester: 'alice [redacted]', tags: { team: '[redacted]' }, model: 'gpt-4o-mini [redacted]' });
+  expect(line!.includes(tokenSecret(token))).toBe(false);
+});
