@@ -1,5 +1,3 @@
-import { TOKEN_PREFIX } from '../auth/proxy-token';
-
 /** Shorter values are not redacted: they would match ordinary text (real keys and tokens are far longer). */
 export const MIN_SECRET_LENGTH = 8;
 /** What stands where a credential was, in bytes, text and headers alike. */
@@ -110,13 +108,13 @@ export function redactText(text: string, secrets: readonly string[]): string {
 
 /**
  * How many characters before `cut` are the start of one of `secrets` (the longest such start), or 0.
- * A proxy token's start is its public id (`sk-proxy-…`, as messages name it): its secret part, a
- * secret of its own, is what is looked for.
+ * A secret that holds another (a proxy token, which holds its secret part) is looked for by that
+ * part alone: the rest is its public id (`sk-proxy-<account>_<key>_`, as messages name tokens).
  */
 function cutSecretLength(text: string, cut: number, secrets: readonly string[]): number {
   let best = 0;
   for (const secret of secrets) {
-    if (secret.startsWith(TOKEN_PREFIX)) continue;
+    if (secrets.some((other) => other !== secret && secret.includes(other))) continue;
     for (let length = Math.min(secret.length - 1, cut); length >= MIN_SECRET_LENGTH && length > best; length--) {
       if (text.startsWith(secret.slice(0, length), cut - length)) {
         best = length;
