@@ -29,6 +29,7 @@ const variants: [string, Record<string, unknown>][] = [
   ['default stage', {}],
   ['stage with every option', { stage: 'prod', provisionedConcurrency: 2, reservedConcurrency: 10, alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:ops', logRetentionDays: 30 }],
   ['stage with Bedrock on the default ARNs', { enableBedrock: 'true' }],
+  ['stage with Bedrock in another region', { enableBedrock: 'true', bedrockRegion: 'us-east-1' }],
   ['stage with Bedrock on listed ARNs', { enableBedrock: 'true', bedrockModelArns: 'arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-sonnet-4-6' }],
 ];
 
