@@ -80,6 +80,20 @@ describe.each(PROVIDERS.map((p) => [p.name, p] as const))('%s snippets', (_name,
   });
 });
 
+test('Bedrock’s pass-through TypeScript snippet sends the caller’s Bedrock API key on, and the proxy token beside it', async () => {
+  const provider = PROVIDERS.find((p) => p.sdk === 'aws')!;
+  const account = await proxy.createAccount(`snippet-ts-pass-${provider.id}`);
+  const key = 'ABSKc25pcHBldC1wYXNzLXRocm91Z2gta2V5LWZvci10ZXN0cw==';
+  const code = snippet(provider, 'typescript', 'pass-through', proxy.proxyBase).replaceAll(TOKEN_PLACEHOLDER, account.token).replace(`<your ${provider.name} key>`, key);
+  expect(code).not.toContain('<your');
+  await run(process.execPath, ['--input-type=module', '-e', code], { cwd: ROOT, encoding: 'utf8' }).catch((error: { stderr?: string; message: string }) => {
+    throw new Error(`${error.message}\n${error.stderr ?? ''}`);
+  });
+  const [row] = await proxy.waitForRows(account.token, 1);
+  expect(row).toMatchObject({ provider: provider.id, mode: 'pass-through', status_code: 200, tags: SNIPPET_TAGS });
+  expect(proxy.fakes.bedrock.requests.at(-1)).toMatchObject({ auth: 'bearer', bearer: key });
+});
+
 test('every TypeScript snippet type-checks as written, under strict TypeScript in an ES module', () => {
   const scratch = mkdtempSync(join(tmpdir(), 'snippet-ts-'));
   try {
