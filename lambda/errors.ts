@@ -96,9 +96,13 @@ export class UpstreamTimeoutError extends ProxyError {
 }
 
 /** The provider compressed its answer in a coding the proxy cannot decode (it asks only for ones it can): the body could hold a credential, so it is not passed on. */
+/** What a coding's name looks like (`compress`, `aes128gcm`): anything else is not quoted, it could be any text the provider echoed. */
+const CODING_NAME = /^[a-z0-9][a-z0-9.+-]{0,15}$/;
+
 export class UpstreamEncodingError extends ProxyError {
   constructor(coding: string) {
-    super(502, `The upstream provider answered in content-encoding "${coding.slice(0, 40)}", which the proxy cannot decode; the answer was not passed on.`);
+    const named = CODING_NAME.test(coding) ? `content-encoding "${coding}"` : 'a content-encoding';
+    super(502, `The upstream provider answered in ${named}, which the proxy cannot decode; the answer was not passed on.`);
   }
 }
 

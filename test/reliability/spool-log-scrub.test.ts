@@ -1,13 +1,17 @@
 /**
  * In Lambda a row the store still refuses after every retry is printed whole as one log line
- * (`usage row spooled`, docs/failure-modes.md). That line holds the row as the table would: its
- * requester label, tags and model scrubbed of the request's credentials (SECURITY.md, "What is
- * scrubbed where"). The store's refusal is real: the row goes to a table DynamoDB Local doesn't have.
+ * (`usage row spooled`, docs/failure-modes.md); the local server keeps it in a spool file. Both hold
+ * the row as the table would: its requester label, tags and model scrubbed of the request's
+ * credentials (SECURITY.md, "What is scrubbed where"). The store's refusal is real: the row goes to
+ * a table DynamoDB Local doesn't have.
  */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { spendChanges } from '../../lambda/budgets/dynamodb/budget-store';
 import { createDocumentClient } from '../../lambda/store/dynamodb/client';
 import { DynamoUsageLog } from '../../lambda/usage/dynamodb/usage-log';
-import { LogRowSpool } from '../../lambda/usage/row-spool';
+import { FileRowSpool, LogRowSpool } from '../../lambda/usage/row-spool';
 import { RowWriter } from '../../lambda/usage/row-writer';
 import { startInProcessProxy, type InProcessProxy } from '../support/in-process-proxy';
 import { callProxy } from './support/requests';
@@ -16,20 +20,22 @@ import { tokenSecret } from '../security/support/observed';
 jest.setTimeout(120_000);
 
 let proxy: InProcessProxy;
+let absent: DynamoUsageLog;
+const spoolDir = mkdtempSync(join(tmpdir(), 'spool-scrub-'));
 beforeAll(async () => {
   proxy = await startInProcessProxy();
-  const { config, log } = proxy.deps;
+  const { config } = proxy.deps;
   const doc = createDocumentClient({ region: config.region, endpoint: config.dynamoEndpoint });
-  const absent = new DynamoUsageLog(doc, `${config.tables.usageLogs}-absent`, { table: config.tables.accounts, changes: spendChanges }, config.logRetentionDays);
-  // Lambda's spool (lambda/deps.ts picks it where KMS holds the keys), over a store that refuses every row.
-  proxy.deps.rowWriter = new RowWriter(absent, new LogRowSpool(log));
+  absent = new DynamoUsageLog(doc, `${config.tables.usageLogs}-absent`, { table: config.tables.accounts, changes: spendChanges }, config.logRetentionDays);
 });
 afterAll(async () => {
   // Also fails if any log line held a secret of the test.
   await proxy?.close();
+  rmSync(spoolDir, { recursive: true, force: true });
 });
 
-test('the spooled row in the log line carries [redacted] where the client put the proxy token and its secret part', async () => {
+/** A request whose requester label, tag and model quote the proxy token or its secret part; its row is refused. */
+async function refusedRow(): Promise<string> {
   const token = proxy.token;
   const result = await callProxy(proxy, {
     provider: 'prov-b',
@@ -39,9 +45,27 @@ test('the spooled row in the log line carries [redacted] where the client put th
   });
   expect(result.status).toBe(200);
   await proxy.settled();
-  const line = proxy.logged.find((entry) => entry.includes('"message":"usage row spooled"') && entry.includes(result.requestId));
+  return result.requestId;
+}
+
+const scrubbed = (requestId: string) => ({ id: requestId, requester: 'alice [redacted]', tags: { team: '[redacted]' }, model: 'gpt-4o-mini [redacted]' });
+
+test('Lambda: the spooled row in the log line carries [redacted] where the client put the proxy token and its secret part', async () => {
+  // Lambda's spool (lambda/deps.ts picks it where KMS holds the keys), over a store that refuses every row.
+  proxy.deps.rowWriter = new RowWriter(absent, new LogRowSpool(proxy.deps.log));
+  const requestId = await refusedRow();
+  const line = proxy.logged.find((entry) => entry.includes('"message":"usage row spooled"') && entry.includes(requestId));
   expect(line).toBeDefined();
   const { row } = JSON.parse(line!) as { row: Record<string, unknown> };
-  expect(row).toMatchObject({ id: result.requestId, requester: 'alice [redacted]', tags: { team: '[redacted]' }, model: 'gpt-4o-mini [redacted]' });
-  expect(line!.includes(tokenSecret(token))).toBe(false);
+  expect(row).toMatchObject(scrubbed(requestId));
+  expect(line!.includes(tokenSecret(proxy.token))).toBe(false);
+});
+
+test('local server: the spool file holds the same scrubbed row', async () => {
+  const file = join(spoolDir, 'row-spool.jsonl');
+  proxy.deps.rowWriter = new RowWriter(absent, new FileRowSpool(file, proxy.deps.log));
+  const requestId = await refusedRow();
+  const text = readFileSync(file, 'utf8');
+  expect(JSON.parse(text.trim()) as Record<string, unknown>).toMatchObject(scrubbed(requestId));
+  expect(text.includes(tokenSecret(proxy.token))).toBe(false);
 });

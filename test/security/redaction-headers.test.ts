@@ -113,3 +113,28 @@ test.each(cases)('%s, %s mode: a response header echoing a credential reaches th
   expect(answer.headers).toMatchObject({ 'x-request-id': 'req_0123456789', 'x-echo-token': '[redacted]', 'x-echo-secret': 'secret=[redacted]; path=/' });
   credentials.forEach((_, index) => expect(answer.headers[`x-echo-received-${index}`]).toBe('got [redacted] ok'));
 });
+
+test('a content-encoding that is no coding’s name (here the key the provider received) is not quoted: not in the 502, its row or the log', async () => {
+  let key = '';
+  upstream.next({
+    status: 200,
+    contentType: 'application/json',
+    headers(req) {
+      key = received(req)[0]!;
+      return { 'content-encoding': `x-${key}` };
+    },
+    async body(write) {
+      await write('opaque');
+    },
+  });
+  const response = await fetch(proxy.proxyBase + ENDPOINT['prov-b'], { method: 'POST', headers: { 'content-type': 'application/json', ...credentialHeaders('prov-b', proxy.account.token) }, body: JSON.stringify(requestBody('prov-b', 'coding')) });
+  const text = await response.text();
+  expect(response.status).toBe(502);
+  expect(JSON.parse(text).error.message).toMatch(/^The upstream provider answered in a content-encoding, which the proxy cannot decode/);
+  const [row] = await proxy.rowsFor(proxy.account.token, [response.headers.get('x-proxy-request-id')!]);
+  expect(String(row!.error)).toMatch(/cannot decode/);
+  // Lower-cased, as the proxy reads codings, and in part: none of it reaches anyone.
+  const seen = `${text}\n${JSON.stringify(row)}\n${proxy.output()}`.toLowerCase();
+  expect(key.length).toBeGreaterThan(16);
+  expect(seen.includes(key.toLowerCase().slice(0, 16))).toBe(false);
+});
