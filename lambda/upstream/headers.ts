@@ -74,12 +74,14 @@ export function upstreamRequestHeaders(
  * A `decoded` body leaves as identity: its `content-encoding` goes, and so does a strong `etag`
  * (it named the encoded bytes; SECURITY.md, "Keys"). A value quoting one of the request's
  * credentials (`secrets`, from `searchableSecrets`) keeps its header with `[redacted]` in the
- * credential's place, as a body does (SECURITY.md, "What is scrubbed where").
+ * credential's place, as a body does; a header whose name holds one (names arrive lower-cased,
+ * and `[redacted]` cannot stand in a name) is dropped (SECURITY.md, "What is scrubbed where").
  */
 export function clientResponseHeaders(upstream: IncomingMessage['headers'], decoded = false, secrets: readonly string[] = []): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(upstream)) {
     if (value === undefined || HOP_BY_HOP.has(name) || name === 'set-cookie') continue;
+    if (secrets.some((secret) => name.includes(secret.toLowerCase()))) continue;
     if (decoded && (name === 'content-encoding' || (name === 'etag' && !String(value).startsWith('W/')))) continue;
     headers[name] = redactText(Array.isArray(value) ? value.join(', ') : value, secrets);
   }

@@ -3,7 +3,8 @@
  * (SECURITY.md, "What is scrubbed where"): every provider and Bedrock, stored and pass-through
  * mode, a header quoting the credential the provider received, the proxy token, its secret part,
  * and for Bedrock in stored mode the signature material (session token, signature, key id). The
- * header stays, with `[redacted]` where the credential was; every other header arrives unchanged.
+ * header stays, with `[redacted]` where the credential was (a header whose name holds one is
+ * dropped); every other header arrives unchanged.
  */
 import { createHash } from 'node:crypto';
 import { request } from 'node:http';
@@ -51,6 +52,10 @@ function echoed(request: ScriptedRequest): Record<string, string> {
     'x-echo-secret': `secret=${tokenSecret(proxy.account.token)}; path=/`,
   };
   received(request).forEach((credential, index) => (headers[`x-echo-received-${index}`] = `got ${credential} ok`));
+  // A name can hold a credential too (token characters only): such a header is dropped.
+  headers[`x-${proxy.account.token}`] = '1';
+  const [first] = received(request);
+  if (/^[\w.-]+$/.test(first!)) headers[`x-key-${first}`] = '1';
   return headers;
 }
 
@@ -108,8 +113,12 @@ test.each(cases)('%s, %s mode: a response header echoing a credential reaches th
   expect(credentials).toHaveLength(provider === 'bedrock' && mode === 'stored' ? 3 : 1);
   if (mode === 'pass-through') expect(credentials).toEqual([ownKey(provider)]);
   const secrets = [...credentials, proxy.account.token, tokenSecret(proxy.account.token)];
-  const all = JSON.stringify(answer.headers);
-  expect(secrets.filter((secret) => all.includes(secret)).map((secret) => `${secret.slice(0, 12)}…`)).toEqual([]);
+  // Header names arrive lower-cased: a credential is looked for in that form too.
+  const all = JSON.stringify(answer.headers).toLowerCase();
+  expect(secrets.filter((secret) => all.includes(secret.toLowerCase())).map((secret) => `${secret.slice(0, 12)}…`)).toEqual([]);
+  const dropped = Object.keys(sent).filter((name) => name.startsWith('x-sk-proxy-') || name.startsWith('x-key-'));
+  expect(dropped.length).toBeGreaterThan(0);
+  for (const name of dropped) expect(answer.headers).not.toHaveProperty(name.toLowerCase());
   expect(answer.headers).toMatchObject({ 'x-request-id': 'req_0123456789', 'x-echo-token': '[redacted]', 'x-echo-secret': 'secret=[redacted]; path=/' });
   credentials.forEach((_, index) => expect(answer.headers[`x-echo-received-${index}`]).toBe('got [redacted] ok'));
 });
