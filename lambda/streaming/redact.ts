@@ -96,31 +96,31 @@ const CUT = '…';
 export function redactText(text: string, secrets: readonly string[]): string {
   let out = text;
   for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
-  if (!secrets.length) return out;
-  for (let cut = out.indexOf(CUT); cut >= 0; cut = out.indexOf(CUT, cut + 1)) {
-    const length = cutSecretLength(out, cut, secrets);
-    if (!length) continue;
-    out = `${out.slice(0, cut - length)}${REDACTED}${out.slice(cut)}`;
-    cut += REDACTED.length - length;
-  }
-  return out;
+  return out.includes(CUT) ? redactCutStarts(out, secrets) : out;
 }
 
 /**
- * How many characters before `cut` are the start of one of `secrets` (the longest such start), or 0.
- * A secret that holds another (a proxy token, which holds its secret part) is looked for by that
- * part alone: the rest is its public id (`sk-proxy-<account>_<key>_`, as messages name tokens).
+ * Replaces each start of a secret that runs up to a `…`. A secret that holds another (a proxy
+ * token, which holds its secret part) is looked for by that part alone: the rest is its public id
+ * (`sk-proxy-<account>_<key>_`, as messages name tokens). Work per secret grows with the text's
+ * length times the secret's, never with the square of the text (a body's `model` may be megabytes).
  */
-function cutSecretLength(text: string, cut: number, secrets: readonly string[]): number {
-  let best = 0;
+function redactCutStarts(text: string, secrets: readonly string[]): string {
+  let out = text;
   for (const secret of secrets) {
     if (secrets.some((other) => other !== secret && secret.includes(other))) continue;
-    for (let length = Math.min(secret.length - 1, cut); length >= MIN_SECRET_LENGTH && length > best; length--) {
-      if (text.startsWith(secret.slice(0, length), cut - length)) {
-        best = length;
-        break;
-      }
+    const head = secret.slice(0, MIN_SECRET_LENGTH);
+    const pieces: string[] = [];
+    let from = 0;
+    for (let at = out.indexOf(head); at >= 0; at = out.indexOf(head, at + 1)) {
+      let length = head.length;
+      while (length < secret.length && out[at + length] === secret[length]) length++;
+      if (length === secret.length || !out.startsWith(CUT, at + length)) continue;
+      pieces.push(out.slice(from, at), REDACTED);
+      from = at + length;
+      at = from - 1;
     }
+    if (pieces.length) out = pieces.join('') + out.slice(from);
   }
-  return best;
+  return out;
 }

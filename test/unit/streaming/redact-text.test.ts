@@ -44,4 +44,11 @@ describe('redactText', () => {
   it('handles several cut marks, whole credentials beside them', () => {
     expect(redactText(`${KEY} ${KEY.slice(0, 10)}… and ${SECRET.slice(0, 9)}… end…`, secrets)).toBe('[redacted] [redacted]… and [redacted]… end…');
   });
+
+  it('handles a text of a hundred thousand cut starts (a megabyte-long model) in one pass', () => {
+    const text = `${SECRET.slice(0, 9)}…`.repeat(100_000);
+    const out = redactText(text, secrets);
+    expect(out.length).toBe('[redacted]…'.length * 100_000);
+    expect(out.includes(SECRET.slice(0, 9))).toBe(false);
+  });
 });
