@@ -111,50 +111,36 @@ export function TokenSettings({ token, onChanged }: { token: TokenInfo; onChange
     const label = token.name || token.token_id;
     return (
       <form class="settings-form" onSubmit={(event) => void save(event)} aria-label={`Tags and limits of token “${label}”`} data-testid="token-settings-form">
-        <span class="budget-field">
-          <label for={`${id}-tags`}>Tags</label>
-          <input
-            id={`${id}-tags`}
-            type="text"
-            value={tagText}
-            placeholder="team=search, feature=autocomplete"
-            autoComplete="off"
-            autoCapitalize="off"
-            spellcheck={false}
-            data-testid="token-settings-tags"
-            onInput={(e) => setTagText(e.currentTarget.value)}
-          />
-          <span class="hint">key=value, comma-separated; added to every request of this token.</span>
-        </span>
-        <span class="budget-field">
-          <label for={`${id}-rate`}>Requests a minute</label>
-          <input
-            id={`${id}-rate`}
-            type="text"
-            inputMode="numeric"
-            value={rateText}
-            placeholder="Default"
-            autoComplete="off"
-            data-testid="token-settings-rate"
-            onInput={(e) => setRateText(e.currentTarget.value)}
-          />
-          <span class="hint">1 to 10,000; blank for the default.</span>
-        </span>
-        <span class="budget-field">
-          <label for={`${id}-models`}>Allowed models</label>
-          <input
-            id={`${id}-models`}
-            type="text"
-            value={modelsText}
-            placeholder="Any model"
-            autoComplete="off"
-            autoCapitalize="off"
-            spellcheck={false}
-            data-testid="token-settings-models"
-            onInput={(e) => setModelsText(e.currentTarget.value)}
-          />
-          <span class="hint">Model ids or prefixes, comma-separated (claude-haiku-); blank for any.</span>
-        </span>
+        <SettingsField
+          id={`${id}-tags`}
+          label="Tags"
+          value={tagText}
+          placeholder="team=search, feature=autocomplete"
+          literal
+          testId="token-settings-tags"
+          hint="key=value, comma-separated; added to every request of this token."
+          onInput={setTagText}
+        />
+        <SettingsField
+          id={`${id}-rate`}
+          label="Requests a minute"
+          inputMode="numeric"
+          value={rateText}
+          placeholder="Default"
+          testId="token-settings-rate"
+          hint="1 to 10,000; blank for the default."
+          onInput={setRateText}
+        />
+        <SettingsField
+          id={`${id}-models`}
+          label="Allowed models"
+          value={modelsText}
+          placeholder="Any model"
+          literal
+          testId="token-settings-models"
+          hint="Model ids or prefixes, comma-separated (claude-haiku-); blank for any."
+          onInput={setModelsText}
+        />
         <span class="budget-actions">
           <button type="submit" class="button button-primary button-small" disabled={busy} data-testid="token-settings-save">
             {busy ? 'Saving…' : 'Save'}
@@ -174,5 +160,40 @@ export function TokenSettings({ token, onChanged }: { token: TokenInfo; onChange
         Edit
       </button>
     </div>
+  );
+}
+
+interface FieldProps {
+  id: string;
+  label: string;
+  value: string;
+  placeholder: string;
+  hint: string;
+  testId: string;
+  onInput: (value: string) => void;
+  /** Typed as written (tags, model ids): no auto-capitalising, no spell check. */
+  literal?: boolean;
+  inputMode?: 'numeric';
+}
+
+/** One labelled text field of the form, with its hint below. */
+function SettingsField({ id, label, value, placeholder, hint, testId, onInput, literal, inputMode }: FieldProps) {
+  return (
+    <span class="budget-field">
+      <label for={id}>{label}</label>
+      <input
+        id={id}
+        type="text"
+        inputMode={inputMode}
+        value={value}
+        placeholder={placeholder}
+        autoComplete="off"
+        autoCapitalize={literal ? 'off' : undefined}
+        spellcheck={literal ? false : undefined}
+        data-testid={testId}
+        onInput={(e) => onInput(e.currentTarget.value)}
+      />
+      <span class="hint">{hint}</span>
+    </span>
   );
 }
