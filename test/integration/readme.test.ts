@@ -8,10 +8,10 @@ import { promisify } from 'node:util';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import ts from 'typescript';
 import { DEFAULTS } from '../../lib/settings';
 import { BEDROCK_COST_NANOS } from '../support/bedrock';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
+import { typeCheckAsUserModules } from '../support/type-check';
 
 const ROOT = resolve(__dirname, '../..');
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
@@ -124,17 +124,7 @@ describe('the SDK examples', () => {
       writeFileSync(file, code);
       return file;
     });
-    const program = ts.createProgram(files, {
-      strict: true,
-      noEmit: true,
-      skipLibCheck: true,
-      target: ts.ScriptTarget.ES2022,
-      module: ts.ModuleKind.NodeNext,
-      moduleResolution: ts.ModuleResolutionKind.NodeNext,
-      typeRoots: [join(ROOT, 'node_modules/@types')],
-      types: ['node'],
-    });
-    const problems = ts.getPreEmitDiagnostics(program).map((d) => `${d.file?.fileName ?? ''}: ${ts.flattenDiagnosticMessageText(d.messageText, ' ')}`);
+    const problems = typeCheckAsUserModules(files, scratch);
     expect(problems).toEqual([]);
   });
   afterAll(() => {

@@ -10,11 +10,11 @@ import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import ts from 'typescript';
 import { PROVIDERS } from '../../lambda/dashboard/src/providers';
 import { snippet, TOKEN_PLACEHOLDER } from '../../lambda/dashboard/src/snippets';
 import type { ProviderId } from '../fakes/start-fakes';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
+import { typeCheckAsUserModules } from '../support/type-check';
 
 const run = promisify(execFile);
 const ROOT = join(__dirname, '../..');
@@ -105,17 +105,7 @@ test('every TypeScript snippet type-checks as written, under strict TypeScript i
         return file;
       }),
     );
-    const program = ts.createProgram(files, {
-      strict: true,
-      noEmit: true,
-      skipLibCheck: true,
-      target: ts.ScriptTarget.ES2022,
-      module: ts.ModuleKind.NodeNext,
-      moduleResolution: ts.ModuleResolutionKind.NodeNext,
-      typeRoots: [join(ROOT, 'node_modules/@types')],
-      types: ['node'],
-    });
-    const problems = ts.getPreEmitDiagnostics(program).map((d) => `${d.file?.fileName.replace(scratch, '') ?? ''}: ${ts.flattenDiagnosticMessageText(d.messageText, ' ')}`);
+    const problems = typeCheckAsUserModules(files, scratch);
     expect(problems).toEqual([]);
     expect(files.length).toBe(PROVIDERS.length * 2);
   } finally {
