@@ -22,7 +22,7 @@ const toBuffer = (data: Bytes) =>
   typeof data === 'string' ? Buffer.from(data, 'utf8') : ArrayBuffer.isView(data) ? Buffer.from(data.buffer, data.byteOffset, data.byteLength) : Buffer.from(data);
 
 /** SHA-256 (and HMAC-SHA-256 with a secret) from node:crypto, in the shape the signer takes. */
-class NodeSha256 {
+export class NodeSha256 {
   private readonly hash: Hash | Hmac;
   constructor(secret?: Bytes) {
     this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', toBuffer(secret));

@@ -6,26 +6,10 @@
 import { BedrockRuntimeClient, ConverseCommand } from '@aws-sdk/client-bedrock-runtime';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { SignatureV4 } from '@smithy/signature-v4';
-import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { NodeSha256 } from '../../lambda/upstream/aws-signing';
 import { startFakeBedrock, type FakeBedrock } from './fake-bedrock';
 import { sigV4Problem, type SigningSecrets } from './sigv4-verifier';
-
-/** SHA-256 in the shape the SDK's signer takes, from node:crypto. */
-type Bytes = string | ArrayBuffer | ArrayBufferView;
-const toBuffer = (data: Bytes) =>
-  typeof data === 'string' ? Buffer.from(data, 'utf8') : ArrayBuffer.isView(data) ? Buffer.from(data.buffer, data.byteOffset, data.byteLength) : Buffer.from(data);
-class Sha256 {
-  private readonly hash: Hash | Hmac;
-  constructor(secret?: Bytes) {
-    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', toBuffer(secret));
-  }
-  update(data: Bytes): void {
-    this.hash.update(toBuffer(data));
-  }
-  digest(): Promise<Uint8Array> {
-    return Promise.resolve(new Uint8Array(this.hash.digest()));
-  }
-}
 
 const secrets: SigningSecrets = { accessKeyId: 'AKIAVERIFIERTEST0001', secretAccessKey: 'c2VjcmV0LWtleS1mb3ItdGhlLXZlcmlmaWVyLXRlc3Q=', sessionToken: 'FwoGZXIvYXdzEVerifierSession', region: 'eu-west-1', service: 'bedrock' };
 const BODY = Buffer.from(JSON.stringify({ messages: [{ role: 'user', content: [{ text: 'Hello' }] }] }));
@@ -43,7 +27,7 @@ async function sign(options: { applyChecksum?: boolean; body?: Buffer; secret?: 
   const signer = new SignatureV4({
     region: options.region ?? secrets.region,
     service: options.service ?? secrets.service,
-    sha256: Sha256,
+    sha256: NodeSha256,
     credentials: { accessKeyId: secrets.accessKeyId, secretAccessKey: options.secret ?? secrets.secretAccessKey, sessionToken: secrets.sessionToken },
     uriEscapePath: true,
     applyChecksum: options.applyChecksum ?? true,
