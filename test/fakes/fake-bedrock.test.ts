@@ -11,7 +11,7 @@ import { NodeSha256 } from '../../lambda/upstream/aws-signing';
 import { startFakeBedrock, type FakeBedrock } from './fake-bedrock';
 import { sigV4Problem, type SigningSecrets } from './sigv4-verifier';
 
-const secrets: SigningSecrets = { accessKeyId: 'AKIAVERIFIERTEST0001', secretAccessKey: 'c2VjcmV0LWtleS1mb3ItdGhlLXZlcmlmaWVyLXRlc3Q=', sessionToken: 'FwoGZXIvYXdzEVerifierSession', region: 'eu-west-1', service: 'bedrock' };
+const secrets: SigningSecrets = { accessKeyId: 'test-access-key-id-verifier', secretAccessKey: 'test-secret-access-key-verifier', sessionToken: 'test-session-token-verifier', region: 'eu-west-1', service: 'bedrock' };
 const BODY = Buffer.from(JSON.stringify({ messages: [{ role: 'user', content: [{ text: 'Hello' }] }] }));
 // An ARN as a model id: its colons and slash are encoded in the path, and encoded once more when signed.
 const RAW_PATH = `/model/${encodeURIComponent('arn:aws:bedrock:eu-west-1:123456789012:inference-profile/eu.anthropic.claude-sonnet-4-6')}/converse`;

@@ -168,9 +168,9 @@ const OTHER_ROUTE = /^\/(?:model\/([^/]+)\/(count-tokens)|(async-invoke))$/;
 
 export async function startFakeBedrock(options: { region?: string } = {}): Promise<FakeBedrock> {
   const secrets: SigningSecrets = {
-    accessKeyId: `AKIAFAKE${randomBytes(6).toString('hex').toUpperCase()}`,
-    secretAccessKey: randomBytes(20).toString('base64'),
-    sessionToken: `FwoGZXIvYXdzE${randomBytes(24).toString('base64')}`,
+    accessKeyId: `test-access-key-id-${randomBytes(6).toString('hex')}`,
+    secretAccessKey: `test-secret-access-key-${randomBytes(12).toString('hex')}`,
+    sessionToken: `test-session-token-${randomBytes(12).toString('hex')}`,
     region: options.region ?? 'us-east-1',
     service: 'bedrock',
   };

@@ -7,7 +7,7 @@ import { PROJECT_ROOT } from './support/synth';
  * Every package the code imports is declared in package.json: one that only arrives as another
  * package's dependency can change version or disappear with that package's next release.
  */
-// The benchmark (bench/) measures beside the product and is not read by its tests.
+// The product's own folders and its tests.
 const FOLDERS = ['lambda', 'lib', 'bin', 'scripts', 'test'];
 const manifest = JSON.parse(fs.readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as {
   dependencies: Record<string, string>;

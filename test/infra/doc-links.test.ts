@@ -33,9 +33,9 @@ function localLinks(markdown: string): string[] {
   return [...withoutCode.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]!).filter((target) => !/^[a-z]+:/i.test(target));
 }
 
-/** The benchmark measures beside the product: its files are its own, and no product test reads them. */
-const BENCH = join(ROOT, 'bench');
-const inBench = (file: string) => file === BENCH || file.startsWith(`${BENCH}/`);
+/** The product's pages and code: only their contents are read here (a link elsewhere must still reach a file). */
+const PRODUCT_FOLDERS = ['lambda', 'lib', 'bin', 'test', 'scripts', 'docs'].map((folder) => join(ROOT, folder));
+const isProductFile = (file: string) => dirname(file) === ROOT || PRODUCT_FOLDERS.some((folder) => file.startsWith(`${folder}/`));
 
 /** Repository paths a page names in code spans (`lambda/…`, `test/…`), without placeholders. */
 function namedPaths(markdown: string): string[] {
@@ -50,9 +50,8 @@ describe.each(PAGES)('%s', (page) => {
     const broken = localLinks(text).filter((target) => {
       const [path, anchor] = target.split('#') as [string, string | undefined];
       const file = path === '' ? join(ROOT, page) : resolve(ROOT, dirname(page), path);
-      if (inBench(file)) return false;
       if (!file.startsWith(ROOT) || !existsSync(file)) return true;
-      if (anchor === undefined) return false;
+      if (anchor === undefined || !isProductFile(file)) return false;
       return !statSync(file).isFile() || !anchorsOf(readFileSync(file, 'utf8')).has(anchor);
     });
     expect(broken.map((target) => `${page} → ${target}`)).toEqual([]);

@@ -191,7 +191,7 @@ describe('function', () => {
     expect(bundle.includes('virtual:dashboard-assets')).toBe(false);
     expect(bundle.includes('<!doctype html>')).toBe(true);
     expect(bundle.includes('__PROXY_VERSION__')).toBe(false);
-    // A regression guard, not a target: the benchmark measures the real cold start.
+    // A regression guard, not a target.
     expect(Buffer.byteLength(bundle)).toBeLessThan(3 * 1024 * 1024);
   });
 

@@ -206,11 +206,11 @@ describe('credentials', () => {
 
   it("uses the AWS SDK's provider chain, which finds the Lambda role's keys in the environment", async () => {
     const saved = { ...process.env };
-    Object.assign(process.env, { AWS_ACCESS_KEY_ID: 'ASIAROLEKEY', AWS_SECRET_ACCESS_KEY: 'role-secret', AWS_SESSION_TOKEN: 'role-session' });
+    Object.assign(process.env, { AWS_ACCESS_KEY_ID: 'test-role-key-id', AWS_SECRET_ACCESS_KEY: 'role-secret', AWS_SESSION_TOKEN: 'role-session' });
     delete process.env.AWS_PROFILE;
     try {
       await client(awsCredentialChain()).send(add());
-      expect(seen[0].authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=ASIAROLEKEY\/\d{8}\/eu-west-1\/dynamodb\/aws4_request, SignedHeaders=[^,]*x-amz-security-token/);
+      expect(seen[0].authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=test-role-key-id\/\d{8}\/eu-west-1\/dynamodb\/aws4_request, SignedHeaders=[^,]*x-amz-security-token/);
     } finally {
       process.env = saved;
     }
