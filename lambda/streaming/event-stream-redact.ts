@@ -16,6 +16,8 @@ const EMPTY = Buffer.alloc(0);
  */
 export class EventStreamRedactor {
   private readonly secrets: string[];
+  /** Redacts one whole piece at a time (`redact`): its carry is emptied by `end` after every piece, so one serves every frame. */
+  private readonly redactor: SecretRedactor;
   private readonly frames = new EventStreamDecoder();
   /** Bytes received and not yet passed on as whole frames (at most one frame, as the decoder bounds it). */
   private pending: Buffer[] = [];
@@ -28,6 +30,7 @@ export class EventStreamRedactor {
     private readonly unreadable: (problem: string) => Buffer,
   ) {
     this.secrets = searchableSecrets(secrets);
+    this.redactor = new SecretRedactor(this.secrets);
     this.active = this.secrets.length > 0;
   }
 
@@ -88,7 +91,6 @@ export class EventStreamRedactor {
   }
 
   private redact(bytes: Buffer): Buffer {
-    const redactor = new SecretRedactor(this.secrets);
-    return Buffer.concat([redactor.write(bytes), redactor.end()]);
+    return Buffer.concat([this.redactor.write(bytes), this.redactor.end()]);
   }
 }
