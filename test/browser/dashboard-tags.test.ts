@@ -9,7 +9,7 @@ import type { Page } from 'playwright-core';
 import { formatUsd } from '../../lambda/dashboard/src/format';
 import { callProxy } from '../reliability/support/requests';
 import { csvRows } from '../support/csv';
-import { EVENTUALLY_MS } from '../support/patience';
+import { eventually } from '../support/patience';
 import type { Account, ProxyServer } from '../support/proxy-server';
 import { describeInBrowser, SCREENSHOT_DIR, newTab, openPage, overflowsHorizontally, proxyAndBrowser, screenshot, signIn, VIEWPORTS, type ViewportName } from './browser-harness';
 
@@ -49,13 +49,12 @@ describeInBrowser('tags in the dashboard', () => {
     await send(undefined);
     await world.proxy.waitForRows(account.token, 5);
     // Spend by tag comes from the rollups, folded from the rows just after them.
-    const deadline = Date.now() + EVENTUALLY_MS;
-    for (;;) {
-      const stats = (await (await world.proxy.api('/api/stats', { token: account.token })).json()) as { by_tag: Record<string, Record<string, { requests: number }>> };
-      if (stats.by_tag.team?.search?.requests === 3 && stats.by_tag.team.ads?.requests === 1) break;
-      if (Date.now() > deadline) throw new Error(`by_tag never reached the rows: ${JSON.stringify(stats.by_tag)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    let byTag: Record<string, Record<string, { requests: number }>> = {};
+    const folded = await eventually(async () => {
+      byTag = ((await (await world.proxy.api('/api/stats', { token: account.token })).json()) as { by_tag: typeof byTag }).by_tag;
+      return byTag.team?.search?.requests === 3 && byTag.team.ads?.requests === 1 ? true : undefined;
+    });
+    if (!folded) throw new Error(`by_tag never reached the rows: ${JSON.stringify(byTag)}`);
     return account;
   }
 

@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import { callProxy } from '../reliability/support/requests';
-import { EVENTUALLY_MS } from '../support/patience';
+import { eventually } from '../support/patience';
 import { describeInBrowser, SCREENSHOT_DIR, newTab, openPage, overflowsHorizontally, proxyAndBrowser, screenshot, signIn, VIEWPORTS, type ViewportName } from './browser-harness';
 import type { Account, ProxyServer } from '../support/proxy-server';
 
@@ -150,13 +150,11 @@ describeInBrowser("a token's tags, limits and tag budgets in the dashboard", () 
 
       const call = () => callProxy(world.proxy, { provider: 'prov-b', token: account.token, headers: { 'x-proxy-tags': 'team=search' } });
       expect((await call()).status).toBe(200);
-      const deadline = Date.now() + EVENTUALLY_MS;
-      for (;;) {
+      const counted = await eventually(async () => {
         const body = (await (await world.proxy.api('/api/budgets', { token: account.token })).json()) as { tags: Array<{ spent_usd: number }> };
-        if (body.tags[0]!.spent_usd >= 0.000001) break;
-        if (Date.now() > deadline) throw new Error('the tag budget never counted the request');
-        await new Promise((r) => setTimeout(r, 50));
-      }
+        return body.tags[0]!.spent_usd >= 0.000001 ? true : undefined;
+      });
+      if (!counted) throw new Error('the tag budget never counted the request');
       const refused = await call();
       expect(refused.status).toBe(402);
       expect(refused.text).toContain('tag team=search');
