@@ -6,23 +6,20 @@
  */
 import { ConverseCommand, ConverseStreamCommand, InvokeModelCommand } from '@aws-sdk/client-bedrock-runtime';
 import { randomBytes } from 'node:crypto';
-import type { Browser } from 'playwright-core';
 import { formatInt, formatUsd } from '../../lambda/dashboard/src/format';
 import type { LogRow, Stats } from '../../lambda/dashboard/src/types';
 import { DEFAULT_BEDROCK_USAGE as U } from '../fakes/fake-bedrock';
 import { BEDROCK_COST_NANOS, BEDROCK_MODEL as MODEL, bedrockClient } from '../support/bedrock';
-import { startProxy, type ProxyServer } from '../support/proxy-server';
-import { describeInBrowser, launchBrowser, newTab, openPage, overflowsHorizontally, screenshot, signIn, type ViewportName } from './browser-harness';
+import { describeInBrowser, newTab, openPage, overflowsHorizontally, proxyAndBrowser, screenshot, signIn, type ViewportName } from './browser-harness';
 
 const USER = 'bedrock-team';
 const messages = [{ role: 'user' as const, content: [{ text: 'Hello from the dashboard test' }] }];
 
 describeInBrowser('Amazon Bedrock on the dashboard', () => {
-  let proxy: ProxyServer;
-  let browser: Browser;
+  const world = proxyAndBrowser();
 
   beforeAll(async () => {
-    [proxy, browser] = await Promise.all([startProxy(), launchBrowser()]);
+    const { proxy } = world;
     const bedrock = bedrockClient(proxy.proxyBase, proxy.account.token, { 'x-proxy-user': USER });
     await bedrock.send(new ConverseCommand({ modelId: MODEL, messages }));
     const stream = await bedrock.send(new ConverseStreamCommand({ modelId: MODEL, messages }));
@@ -32,15 +29,10 @@ describeInBrowser('Amazon Bedrock on the dashboard', () => {
     await proxy.waitForRows(proxy.account.token, 3);
   });
 
-  afterAll(async () => {
-    await browser?.close();
-    await proxy?.stop();
-  });
-
   test.each<ViewportName>(['laptop', 'phone'])("Integrations (%s): the Bedrock card says the stack's role signs requests, and a saved Bedrock API key is used instead", async (size) => {
-    const { context, page } = await newTab(browser, size);
+    const { context, page } = await newTab(world.browser, size);
     try {
-      await signIn(page, proxy.url, proxy.account.token);
+      await signIn(page, world.proxy.url, world.proxy.account.token);
       await openPage(page, 'integrations');
       const card = page.getByTestId('key-card-bedrock');
       await expect(card.locator('h2').textContent()).resolves.toBe('Amazon Bedrock');
@@ -52,7 +44,7 @@ describeInBrowser('Amazon Bedrock on the dashboard', () => {
       const stored = page.getByTestId('snippet-stored-bedrock');
       await expect(stored.textContent()).resolves.toContain('The proxy signs with its own AWS role, or adds your saved Amazon Bedrock key. Your code only holds a proxy token.');
       const code = await stored.locator('pre').textContent();
-      expect(code).toContain(`endpoint: "${proxy.url}/api/proxy/bedrock"`);
+      expect(code).toContain(`endpoint: "${world.proxy.url}/api/proxy/bedrock"`);
       expect(code).toContain('requestHandler: new NodeHttpHandler()');
       await expect(page.getByTestId('snippet-pass-through-bedrock').locator('pre').textContent()).resolves.toContain('x-proxy-token');
       expect(await overflowsHorizontally(page)).toBe(false);
@@ -61,7 +53,7 @@ describeInBrowser('Amazon Bedrock on the dashboard', () => {
 
       // A saved key: its hint is shown, never the key; deleting it brings the role back.
       const key = `ABSKQmVkcm9ja0FQSUtleS${randomBytes(16).toString('hex')}`;
-      proxy.secrets.add(key);
+      world.proxy.secrets.add(key);
       await page.getByTestId('key-input-bedrock').fill(key);
       await page.getByTestId('key-save-bedrock').click();
       await page.locator('[data-testid=key-notice-bedrock]', { hasText: 'Key saved.' }).waitFor();
@@ -80,10 +72,10 @@ describeInBrowser('Amazon Bedrock on the dashboard', () => {
   });
 
   test.each<ViewportName>(['laptop', 'phone'])('Overview and Logs (%s): Bedrock rows with their model, tokens and cost', async (size) => {
-    const { context, page } = await newTab(browser, size);
+    const { context, page } = await newTab(world.browser, size);
     try {
       const statsAnswer = page.waitForResponse((r) => r.url().includes('/api/stats'));
-      await signIn(page, proxy.url, proxy.account.token);
+      await signIn(page, world.proxy.url, world.proxy.account.token);
       const stats = (await (await statsAnswer).json()) as Stats;
       const model = stats.by_model.find((row) => row.model === MODEL)!;
       expect(model).toMatchObject({ provider: 'bedrock', requests: 3, input_tokens: 3 * (U.input + U.cacheRead + U.cacheWrite), output_tokens: 3 * U.output });
@@ -100,7 +92,7 @@ describeInBrowser('Amazon Bedrock on the dashboard', () => {
       await openPage(page, 'logs');
       const rows = page.locator('[data-testid=log-row][data-provider=bedrock]');
       await expect(rows.evaluateAll((all) => all.map((r) => r.getAttribute('data-kind')))).resolves.toEqual(['invoke', 'converse', 'converse']);
-      const logs = (await (await proxy.api('/api/logs?provider=bedrock', { token: proxy.account.token })).json()) as { items: LogRow[] };
+      const logs = (await (await world.proxy.api('/api/logs?provider=bedrock', { token: world.proxy.account.token })).json()) as { items: LogRow[] };
       expect(logs.items.map((r) => r.stream)).toEqual([false, true, false]);
       for (let i = 0; i < 3; i++) {
         const shown = (await rows.nth(i).textContent()) ?? '';
