@@ -7,6 +7,9 @@ import { allItems } from '../../store/dynamodb/paginate';
 import { gateKey, gateOfNewToken, gateRevocation, gateSettings, limitsFrom, settingsOf, settingsUpdate } from './token-gate';
 import { cancellationReasons, conditionFailedItem } from '../../store/dynamodb/wire/dynamo-error';
 import type { DocumentClient } from '../../store/dynamodb/wire/document-client';
+import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+
+type TransactUpdate = NonNullable<NonNullable<TransactWriteCommandInput['TransactItems']>[number]['Update']>;
 
 /**
  * Accounts and tokens live in one partition per account (`pk = ACCOUNT#<id>`),
@@ -128,34 +131,25 @@ export class DynamoAccountStore implements AccountStore {
   }
 
   async revokeToken(accountId: string, tokenId: string, revokedAt: string): Promise<boolean> {
-    try {
-      await this.doc.send({
-        operation: 'TransactWriteItems',
-        input: {
-          TransactItems: [
-            {
-              Update: {
-                TableName: this.table,
-                Key: { pk: accountPk(accountId), sk: TOKEN_PREFIX + tokenId },
-                UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :at)',
-                // Only existing tokens: an update would otherwise create an empty item.
-                ConditionExpression: 'attribute_exists(pk)',
-                ExpressionAttributeValues: { ':at': revokedAt },
-              },
-            },
-            // In the same transaction: the very next proxied request is refused, on every instance.
-            { Update: gateRevocation(this.gateTable, tokenId, revokedAt) },
-          ],
-        },
-      });
-      return true;
-    } catch (error) {
-      if (cancellationReasons(error)?.[0] === 'ConditionalCheckFailed') return false;
-      throw error;
-    }
+    // With the gate's half: the very next proxied request is refused, on every instance.
+    return this.updateTokenAndGate(
+      accountId,
+      tokenId,
+      { UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :at)', ExpressionAttributeValues: { ':at': revokedAt } },
+      gateRevocation(this.gateTable, tokenId, revokedAt),
+    );
   }
 
   async updateToken(accountId: string, tokenId: string, update: TokenUpdate): Promise<boolean> {
+    // With the gate's half: the very next proxied request sees the change, on every instance.
+    return this.updateTokenAndGate(accountId, tokenId, settingsUpdate(update), gateSettings(this.gateTable, tokenId, update));
+  }
+
+  /**
+   * A change to an existing token's item and to its gate item, in one transaction, so no instance
+   * sees one without the other. False when the token does not exist.
+   */
+  private async updateTokenAndGate(accountId: string, tokenId: string, change: Omit<TransactUpdate, 'TableName' | 'Key'>, gateChange: TransactUpdate): Promise<boolean> {
     try {
       await this.doc.send({
         operation: 'TransactWriteItems',
@@ -165,13 +159,12 @@ export class DynamoAccountStore implements AccountStore {
               Update: {
                 TableName: this.table,
                 Key: { pk: accountPk(accountId), sk: TOKEN_PREFIX + tokenId },
-                ...settingsUpdate(update),
+                ...change,
                 // Only existing tokens: an update would otherwise create an empty item.
                 ConditionExpression: 'attribute_exists(pk)',
               },
             },
-            // In the same transaction: the very next proxied request sees the change, on every instance.
-            { Update: gateSettings(this.gateTable, tokenId, update) },
+            { Update: gateChange },
           ],
         },
       });
