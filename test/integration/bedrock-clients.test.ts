@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { BEDROCK_TEXT, DEFAULT_BEDROCK_USAGE } from '../fakes/fake-bedrock';
-import { BEDROCK_COST_NANOS as COST_NANOS, BEDROCK_MODEL as MODEL } from '../support/bedrock';
+import { BEDROCK_COST_NANOS as COST_NANOS, BEDROCK_MODEL as MODEL, rowOfRequester, uniqueRequester as requester } from '../support/bedrock';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 
 let proxy: ProxyServer;
@@ -23,18 +23,13 @@ afterAll(async () => {
 });
 
 const U = DEFAULT_BEDROCK_USAGE;
-const requester = (what: string) => `${what}-${randomBytes(4).toString('hex')}`;
 const ownKey = () => {
   const key = `ABSKQmVkcm9ja0FQSUtleS${randomBytes(16).toString('hex')}`;
   proxy.secrets.add(key);
   return key;
 };
 
-async function rowOf(user: string): Promise<Record<string, unknown>> {
-  const rows = await proxy.waitForRows(proxy.account.token, 1, `requester=${encodeURIComponent(user)}`);
-  expect(rows).toHaveLength(1);
-  return rows[0]!;
-}
+const rowOf = (user: string) => rowOfRequester(proxy, user);
 
 const exactRow = (user: string, kind: string, stream: boolean, mode: string) => ({
   provider: 'bedrock',

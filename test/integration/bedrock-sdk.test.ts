@@ -17,7 +17,7 @@ import {
 } from '@aws-sdk/client-bedrock-runtime';
 import { randomBytes } from 'node:crypto';
 import { BEDROCK_TEXT, DEFAULT_BEDROCK_USAGE, type BedrockRequest } from '../fakes/fake-bedrock';
-import { BEDROCK_COST_NANOS as COST_NANOS, BEDROCK_MODEL as MODEL, bedrockClient } from '../support/bedrock';
+import { BEDROCK_COST_NANOS as COST_NANOS, BEDROCK_MODEL as MODEL, bedrockClient, rowOfRequester, uniqueRequester as requester } from '../support/bedrock';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 
 let proxy: ProxyServer;
@@ -28,20 +28,14 @@ afterAll(async () => {
   await proxy?.stop();
 });
 
-
 const U = DEFAULT_BEDROCK_USAGE;
-const requester = (what: string) => `${what}-${randomBytes(4).toString('hex')}`;
 
 /** The client as docs/bedrock.md shows it, labelled with `user`; pass-through when `ownKey` is given. */
 function bedrock(user: string, mode: { token: string; ownKey?: string } = { token: proxy.account.token }) {
   return bedrockClient(proxy.proxyBase, mode.ownKey ?? mode.token, { 'x-proxy-user': user, ...(mode.ownKey ? { 'x-proxy-token': mode.token } : {}) });
 }
 
-async function rowOf(user: string): Promise<Record<string, unknown>> {
-  const rows = await proxy.waitForRows(proxy.account.token, 1, `requester=${encodeURIComponent(user)}`);
-  expect(rows).toHaveLength(1);
-  return rows[0]!;
-}
+const rowOf = (user: string) => rowOfRequester(proxy, user);
 
 function lastRequest(): BedrockRequest {
   return proxy.fakes.bedrock.requests.at(-1)!;

@@ -1,7 +1,12 @@
-/** What the Bedrock tests share: the model they call, its exact price, and the AWS SDK client as docs/bedrock.md sets it up. */
+/**
+ * What the Bedrock tests share: the model they call, its exact price, the AWS SDK client as
+ * docs/bedrock.md sets it up, and a requester name per call to find that call's row by.
+ */
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { randomBytes } from 'node:crypto';
 import { DEFAULT_BEDROCK_USAGE } from '../fakes/fake-bedrock';
+import type { ProxyServer } from './proxy-server';
 
 export const BEDROCK_MODEL = 'us.anthropic.claude-sonnet-4-6';
 
@@ -35,4 +40,14 @@ export function bedrockClient(proxyBase: string, credential: string, headers: Re
     { step: 'build', name: 'proxyHeaders' },
   );
   return client;
+}
+
+/** A requester name no other call uses (`what` plus a random suffix), so its row is found by it alone. */
+export const uniqueRequester = (what: string) => `${what}-${randomBytes(4).toString('hex')}`;
+
+/** The one row the server's own account has for `requester`, once written. */
+export async function rowOfRequester(proxy: ProxyServer, requester: string): Promise<Record<string, unknown>> {
+  const rows = await proxy.waitForRows(proxy.account.token, 1, `requester=${encodeURIComponent(requester)}`);
+  expect(rows).toHaveLength(1);
+  return rows[0]!;
 }
