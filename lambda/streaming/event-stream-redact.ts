@@ -19,8 +19,6 @@ export class EventStreamRedactor {
   /** Redacts one whole piece at a time (`redact`): its carry is emptied by `end` after every piece, so one serves every frame. */
   private readonly redactor: SecretRedactor;
   private readonly frames = new EventStreamDecoder();
-  /** Bytes received and not yet passed on as whole frames (at most one frame, as the decoder bounds it). */
-  private pending: Buffer[] = [];
   private stopped = false;
   private readonly active: boolean;
 
@@ -37,10 +35,8 @@ export class EventStreamRedactor {
   write(chunk: Buffer): Buffer {
     if (!this.active) return chunk;
     if (this.stopped) return EMPTY;
-    this.pending.push(chunk);
-    const messages = this.frames.push(chunk);
-    const out = messages.map((message) => this.redactFrame(message));
-    this.dropPassed(messages.reduce((sum, message) => sum + message.frame.length, 0));
+    // The decoder holds a frame's bytes until it is whole; nothing of it is passed on before.
+    const out = this.frames.push(chunk).map((message) => this.redactFrame(message));
     if (this.frames.problem) out.push(this.stop(this.frames.problem));
     return out.length === 1 ? out[0] : Buffer.concat(out);
   }
@@ -53,22 +49,7 @@ export class EventStreamRedactor {
 
   private stop(problem: string): Buffer {
     this.stopped = true;
-    this.pending = [];
     return this.unreadable(`The provider's event stream could not be read (${problem}); the rest of it was not passed on.`);
-  }
-
-  private dropPassed(length: number): void {
-    let left = length;
-    while (left > 0 && this.pending.length) {
-      const first = this.pending[0];
-      if (first.length <= left) {
-        this.pending.shift();
-        left -= first.length;
-      } else {
-        this.pending[0] = first.subarray(left);
-        left = 0;
-      }
-    }
   }
 
   private redactFrame(message: EventStreamMessage): Buffer {
