@@ -54,16 +54,16 @@ export function forwardUpstream(deps: ForwardDeps) {
     const { cacheFill } = state;
     const { dialect } = state.endpoint;
     const { body, addedStreamUsage } = upstreamBody(state);
-    // Every credential of this request, whoever owns it, is cut out of whatever the provider sends back (the AWS signature's too, once signed).
-    const secrets: Array<string | undefined> = requestSecrets(state);
     const deadline = invocationDeadline(context);
 
     // Call: an answer the proxy can read, or a typed error, recorded.
-    const { upstream, decoding } = await callProvider(deps, state, body, secrets, context, deadline?.inMs).catch((error: unknown) => {
+    const { upstream, decoding, signingSecrets } = await callProvider(deps, state, body, context, deadline?.inMs).catch((error: unknown) => {
       cacheFill.abandon();
       recordUsage(deps, state, { status: errorStatus(error), error: error instanceof Error ? error.message : String(error) });
       throw error;
     });
+    // Every credential of this request, whoever owns it, is cut out of whatever the provider sends back (the AWS signature's too, once signed).
+    const secrets = searchableSecrets([...requestSecrets(state), ...signingSecrets]);
 
     // Tap.
     const answer = describeAnswer(upstream, dialect);
@@ -111,7 +111,7 @@ export function forwardUpstream(deps: ForwardDeps) {
       onEnd: finish,
     });
 
-    const headers = { ...clientResponseHeaders(upstream.headers, transcoder !== undefined, searchableSecrets(secrets)), ...cacheFill.statusHeader };
+    const headers = { ...clientResponseHeaders(upstream.headers, transcoder !== undefined, secrets), ...cacheFill.statusHeader };
     return finishResponse(state, { statusCode: upstream.status, headers, body: tap });
   };
 }
@@ -124,12 +124,10 @@ async function callProvider(
   deps: ForwardDeps,
   state: ProxyState,
   body: Buffer,
-  secrets: Array<string | undefined>,
   context: InvocationContext | undefined,
   deadlineMs: number | undefined,
-): Promise<{ upstream: UpstreamResponse; decoding: Exclude<BodyDecoding, { kind: 'unsupported' }> }> {
+): Promise<{ upstream: UpstreamResponse; decoding: Exclude<BodyDecoding, { kind: 'unsupported' }>; signingSecrets: string[] }> {
   const request = await upstreamRequest(deps, state, body);
-  if (request.secrets) secrets.push(...request.secrets);
   const upstream = await callUpstream({
     method: state.request.method,
     url: request.url,
@@ -140,7 +138,7 @@ async function callProvider(
     clientGone: context?.clientGone,
   });
   const decoding = bodyDecoding(upstream.headers['content-encoding']);
-  if (decoding.kind !== 'unsupported') return { upstream, decoding };
+  if (decoding.kind !== 'unsupported') return { upstream, decoding, signingSecrets: request.secrets ?? [] };
   upstream.abort();
   throw new UpstreamEncodingError(decoding.coding);
 }
