@@ -85,6 +85,32 @@ type Row<K extends 'by_model' | 'by_requester' | 'by_token'> = Stats[K][number];
 const requests = <R extends Totals>(): Column<R> => ({ header: 'Requests', class: 'num', cell: (row) => formatInt(row.requests) });
 const cost = <R extends Totals>(): Column<R> => ({ header: 'Cost', class: 'num', cell: (row) => formatCost(row) });
 
+/** What the shared columns below read: every table's rows have it, tag values' included. */
+type Summed = Pick<Totals, 'input_tokens' | 'output_tokens' | 'cost_usd' | 'savings_usd' | 'unpriced_requests'>;
+
+/** Tokens in and out, hidden on a phone. */
+export const tokensInOut = <R extends Summed>(): Column<R> => ({
+  header: 'Tokens in / out',
+  class: 'num hide-narrow',
+  cell: (row) => `${formatInt(row.input_tokens)} / ${formatInt(row.output_tokens)}`,
+});
+
+/** The cost, with what the cache saved under it when it saved anything. */
+export const costWithSavings = <R extends Summed>(savedTestId?: string): Column<R> => ({
+  header: 'Cost',
+  class: 'num',
+  cell: (row) => (
+    <>
+      {formatCost(row)}
+      {row.savings_usd > 0 && (
+        <span class="sub saved" data-testid={savedTestId}>
+          saved {formatUsd(row.savings_usd)}
+        </span>
+      )}
+    </>
+  ),
+});
+
 export function TopModels({ stats }: { stats: Stats }) {
   return (
     <TopTable<Row<'by_model'>>
@@ -106,11 +132,7 @@ export function TopModels({ stats }: { stats: Stats }) {
           ),
         },
         requests(),
-        {
-          header: 'Tokens in / out',
-          class: 'num hide-narrow',
-          cell: (row) => `${formatInt(row.input_tokens)} / ${formatInt(row.output_tokens)}`,
-        },
+        tokensInOut(),
         cost(),
       ]}
     />
@@ -136,16 +158,7 @@ export function TopRequesters({ stats }: { stats: Stats }) {
             row.requester === '' ? <span class="muted">(none)</span> : <a href={hrefFor('logs', { requester: row.requester })}>{row.requester}</a>,
         },
         requests(),
-        {
-          header: 'Cost',
-          class: 'num',
-          cell: (row) => (
-            <>
-              {formatCost(row)}
-              {row.savings_usd > 0 && <span class="sub saved">saved {formatUsd(row.savings_usd)}</span>}
-            </>
-          ),
-        },
+        costWithSavings(),
       ]}
     />
   );

@@ -1,9 +1,9 @@
 import { useState } from 'preact/hooks';
 import { EmptyState } from '../components/empty-state';
-import { formatCost, formatInt, formatUsd } from '../format';
+import { formatInt } from '../format';
 import { hrefFor } from '../router';
 import type { Stats, TagTotals } from '../types';
-import { TopTable } from './overview-tables';
+import { costWithSavings, TopTable, tokensInOut } from './overview-tables';
 
 /** The stats' name for the values past a key's daily cap (docs/tags.md). */
 const OTHER_VALUE = '(other)';
@@ -79,25 +79,8 @@ export function SpendByTag({ stats }: { stats: Stats }) {
             </>
           ),
         },
-        {
-          header: 'Tokens in / out',
-          class: 'num hide-narrow',
-          cell: (row) => `${formatInt(row.input_tokens)} / ${formatInt(row.output_tokens)}`,
-        },
-        {
-          header: 'Cost',
-          class: 'num',
-          cell: (row) => (
-            <>
-              {formatCost(row)}
-              {row.savings_usd > 0 && (
-                <span class="sub saved" data-testid="spend-by-tag-saved">
-                  saved {formatUsd(row.savings_usd)}
-                </span>
-              )}
-            </>
-          ),
-        },
+        tokensInOut(),
+        costWithSavings('spend-by-tag-saved'),
       ]}
     />
   );
