@@ -1,3 +1,4 @@
+import { eachInFlight } from '../../in-flight';
 import { OVERFLOW_VALUE, type Tags } from '../../tags/tags';
 import { dayOf } from '../rollups/bucket-keys';
 import type { StreamedRow } from '../rollups/fold';
@@ -84,13 +85,9 @@ export class TagValueCaps {
       members.push([id, question]);
     }
     const answers = new Map<string, boolean>();
-    const pending = [...bySet.values()];
-    const worker = async () => {
-      for (let set = pending.shift(); set; set = pending.shift()) {
-        for (const [id, [accountId, setName, member, cap]] of set) answers.set(id, await this.admitted(accountId, setName, member, cap));
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(IN_FLIGHT, pending.length) }, worker));
+    await eachInFlight([...bySet.values()], IN_FLIGHT, async (set) => {
+      for (const [id, [accountId, setName, member, cap]] of set) answers.set(id, await this.admitted(accountId, setName, member, cap));
+    });
     return answers;
   }
 

@@ -5,6 +5,7 @@ import { assembleSummary, type RollupSlice, type TagSlice } from '../rollups/sum
 import type { FoldOutcome, StatsSummary, UsageStats } from '../usage-stats';
 import type { DocumentClient } from '../../store/dynamodb/wire/document-client';
 import { allItems } from '../../store/dynamodb/paginate';
+import { eachInFlight } from '../../in-flight';
 import { conditionFailedItem } from '../../store/dynamodb/wire/dynamo-error';
 import { TagValueCaps } from './tag-values';
 
@@ -57,17 +58,12 @@ export class DynamoUsageStats implements UsageStats {
     const deltas = foldRows(counted);
     // An account's rollup items share one partition: a few writes at a time stay far below its
     // write limit, and a large batch does not flood the store.
-    let next = 0;
-    const worker = async () => {
-      while (next < deltas.length) {
-        const delta = deltas[next++];
-        await this.apply(delta).catch((error: unknown) => {
-          this.onFailure?.(delta, error);
-          for (const row of delta.rows) failed.add(row);
-        });
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(WRITES_IN_FLIGHT, deltas.length) }, worker));
+    await eachInFlight(deltas, WRITES_IN_FLIGHT, (delta) =>
+      this.apply(delta).catch((error: unknown) => {
+        this.onFailure?.(delta, error);
+        for (const row of delta.rows) failed.add(row);
+      }),
+    );
     return { failed: [...failed] };
   }
 
