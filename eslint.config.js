@@ -1,6 +1,6 @@
 // Lint: ESLint's and typescript-eslint's recommended rules; on lambda/ and lib/ the type-aware ones
 // too (floating and misused promises above all). `npm run typecheck` does the type checking.
-// Formatting is left to the editor: no stylistic rules here.
+// Layout is Prettier's (`npm run format`; `npm run lint` checks it): no stylistic rules here.
 import js from '@eslint/js';
 import { defineConfig } from 'eslint/config';
 import globals from 'globals';
@@ -15,7 +15,10 @@ export default defineConfig(
     linterOptions: { reportUnusedDisableDirectives: 'error' },
     rules: {
       // A `_` name drops a field on purpose (`const { secret: _, ...rest } = row`) or keeps a signature.
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' },
+      ],
       // A `let` declared first and assigned once later is read by closures made before the assignment.
       'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
     },

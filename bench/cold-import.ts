@@ -26,12 +26,19 @@ process.exit(0);`;
     AWS_SDK_JS_SUPPRESS_MAINTENANCE_MODE_MESSAGE: '1',
   };
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', code], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--input-type=module', '-e', code], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (chunk) => (out += String(chunk)));
     child.stderr.on('data', (chunk) => (err += String(chunk)));
-    child.on('exit', (status) => (status === 0 ? resolve(Number(out)) : reject(new Error(`importing the Lambda bundle failed (${status}): ${err.slice(0, 800)}`))));
+    child.on('exit', (status) =>
+      status === 0
+        ? resolve(Number(out))
+        : reject(new Error(`importing the Lambda bundle failed (${status}): ${err.slice(0, 800)}`)),
+    );
   });
 }
 

@@ -53,7 +53,14 @@ function send(job: LoadJob, url: URL, body: Buffer, agent: Agent): Promise<Outco
   const outcome: Outcome = { ok: false, totalMs: 0, firstByteMs: 0, lagMs: [], gapMs: [] };
   return new Promise((resolve) => {
     const req = request(
-      { host: url.hostname, port: url.port, path: url.pathname + url.search, method: 'POST', agent, headers: { ...job.headers, 'content-length': body.length } },
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname + url.search,
+        method: 'POST',
+        agent,
+        headers: { ...job.headers, 'content-length': body.length },
+      },
       (res) => {
         let pending = '';
         let lastEvent: bigint | undefined;

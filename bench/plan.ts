@@ -38,11 +38,40 @@ export const ROUNDS = scale(5, 2);
 export const COLD_IMPORTS_PER_ROUND = scale(3, 1);
 
 export const PHASES: Phase[] = [
-  { id: 'c1', title: 'c=1 paced (one request at a time, 20 ms between answer and next request)', contenders: MAIN, concurrency: 1, count: scale(120, 20), pauseMs: 20 },
+  {
+    id: 'c1',
+    title: 'c=1 paced (one request at a time, 20 ms between answer and next request)',
+    contenders: MAIN,
+    concurrency: 1,
+    count: scale(120, 20),
+    pauseMs: 20,
+  },
   { id: 'c16', title: 'c=16 (16 clients, back to back)', contenders: MAIN, concurrency: 16, count: scale(400, 100) },
-  { id: 'c64', title: 'c=64 throughput (64 clients, back to back, fixed duration)', contenders: MAIN, concurrency: 64, count: 0, durationS: scale(4, 1) },
-  { id: 'stream', title: 'streams, c=1 paced (SSE, 40 content events 5 ms apart)', contenders: MAIN, concurrency: 1, count: scale(20, 5), pauseMs: 20, stream: true },
-  { id: 'cache', title: 'cache hit, c=1 paced (the same prompt, answered from the cache)', contenders: ['stored', 'cacheHit'], concurrency: 1, count: scale(80, 20), pauseMs: 20 },
+  {
+    id: 'c64',
+    title: 'c=64 throughput (64 clients, back to back, fixed duration)',
+    contenders: MAIN,
+    concurrency: 64,
+    count: 0,
+    durationS: scale(4, 1),
+  },
+  {
+    id: 'stream',
+    title: 'streams, c=1 paced (SSE, 40 content events 5 ms apart)',
+    contenders: MAIN,
+    concurrency: 1,
+    count: scale(20, 5),
+    pauseMs: 20,
+    stream: true,
+  },
+  {
+    id: 'cache',
+    title: 'cache hit, c=1 paced (the same prompt, answered from the cache)',
+    contenders: ['stored', 'cacheHit'],
+    concurrency: 1,
+    count: scale(80, 20),
+    pauseMs: 20,
+  },
 ];
 
 /** The provider's answer: status line and (JSON) whole body 20 ms after the request arrived. */

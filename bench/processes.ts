@@ -17,7 +17,8 @@ const PORTKEY_ENTRY = join(ROOT, 'node_modules', '@portkey-ai', 'gateway', 'buil
 
 /** The Node flags `npm start` gives the local server, so the measured server runs as a user's does. */
 function startFlags(): string[] {
-  const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts
+    .start;
   const match = /node((?:\s+--\S+)*)\s+dist\/local\/server\.mjs/.exec(start);
   return match ? match[1]!.trim().split(/\s+/).filter(Boolean) : [];
 }
@@ -53,8 +54,18 @@ export interface Child {
 }
 
 /** Spawns a Node process and resolves once its output matches `ready` (its URL in group 1, or `url`). */
-async function startChild(name: string, args: string[], env: Record<string, string>, ready: RegExp, url?: string): Promise<Child> {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+async function startChild(
+  name: string,
+  args: string[],
+  env: Record<string, string>,
+  ready: RegExp,
+  url?: string,
+): Promise<Child> {
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   const keep = (chunk: Buffer) => void (output = (output + chunk.toString('utf8')).slice(-10_000));
   child.stdout.on('data', keep);
@@ -111,7 +122,11 @@ export async function startProxy(upstream: string, dynamoEndpoint: string): Prom
     /listening on (http:\/\/[\d.:]+)/,
   );
   const api = async (path: string, method: string, bearer: string, body: unknown) => {
-    const response = await fetch(child.url + path, { method, headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const response = await fetch(child.url + path, {
+      method,
+      headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
     return (await response.json()) as Record<string, unknown>;
   };
@@ -121,12 +136,23 @@ export async function startProxy(upstream: string, dynamoEndpoint: string): Prom
 }
 
 export function startPipe(upstream: string): Promise<Child> {
-  return startChild('pipe', [join(ROOT, 'bench', 'pipe.ts')], { TARGET: upstream, PORT: '0' }, /listening on (http:\/\/[\d.:]+)/);
+  return startChild(
+    'pipe',
+    [join(ROOT, 'bench', 'pipe.ts')],
+    { TARGET: upstream, PORT: '0' },
+    /listening on (http:\/\/[\d.:]+)/,
+  );
 }
 
 export async function startPortkey(): Promise<Child> {
   const port = await freePort();
-  return startChild('portkey', ['--import', PORTKEY_PRELOAD, PORTKEY_ENTRY, `--port=${port}`, '--headless'], {}, /Ready for connections/, `http://127.0.0.1:${port}`);
+  return startChild(
+    'portkey',
+    ['--import', PORTKEY_PRELOAD, PORTKEY_ENTRY, `--port=${port}`, '--headless'],
+    {},
+    /Ready for connections/,
+    `http://127.0.0.1:${port}`,
+  );
 }
 
 export interface Load {
@@ -136,7 +162,10 @@ export interface Load {
 }
 
 export async function startLoad(): Promise<Load> {
-  const child = fork(join(ROOT, 'bench', 'load.ts'), [], { execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(join(ROOT, 'bench', 'load.ts'), [], {
+    execArgv: [],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   await new Promise((resolve, reject) => {
     child.once('message', resolve);
     child.once('exit', (code) => reject(new Error(`load generator exited with ${code}`)));
@@ -145,7 +174,9 @@ export async function startLoad(): Promise<Load> {
     pid: child.pid!,
     run: (job) =>
       new Promise((resolve, reject) => {
-        child.once('message', (reply: { ok: true; result: LoadResult } | { ok: false; error: string }) => (reply.ok ? resolve(reply.result) : reject(new Error(reply.error))));
+        child.once('message', (reply: { ok: true; result: LoadResult } | { ok: false; error: string }) =>
+          reply.ok ? resolve(reply.result) : reject(new Error(reply.error)),
+        );
         child.send(job);
       }),
     stop: () => void child.kill('SIGTERM'),
@@ -172,7 +203,8 @@ export function javaPid(port: string): number {
   for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
     try {
       const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-      if (args.some((arg) => arg.endsWith('DynamoDBLocal.jar')) && args[args.indexOf('-port') + 1] === port) return Number(entry);
+      if (args.some((arg) => arg.endsWith('DynamoDBLocal.jar')) && args[args.indexOf('-port') + 1] === port)
+        return Number(entry);
     } catch {
       // Processes come and go while the list is read.
     }

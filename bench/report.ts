@@ -19,23 +19,37 @@ interface Column {
 }
 
 const col = (label: string, value: Value, digits = 2): Column => ({ label, value, digits });
-const added = (pick: (slot: Slot) => number | undefined): Value => (slot, direct) => {
-  const own = pick(slot);
-  const base = direct && pick(direct);
-  return own === undefined || base === undefined ? undefined : own - base;
-};
+const added =
+  (pick: (slot: Slot) => number | undefined): Value =>
+  (slot, direct) => {
+    const own = pick(slot);
+    const base = direct && pick(direct);
+    return own === undefined || base === undefined ? undefined : own - base;
+  };
 
 const P50 = col('p50 ms', (s) => s.p50);
 const P99 = col('p99 ms', (s) => s.p99);
-const ADDED_P50 = col('added p50 ms', added((s) => s.p50));
-const ADDED_P99 = col('added p99 ms', added((s) => s.p99));
+const ADDED_P50 = col(
+  'added p50 ms',
+  added((s) => s.p50),
+);
+const ADDED_P99 = col(
+  'added p99 ms',
+  added((s) => s.p99),
+);
 const CPU = col('CPU ms/request', (s) => s.cpuMsPerRequest, 3);
 const DYNAMO_CPU = col('DynamoDB Local CPU ms/request', (s) => s.dynamoCpuMsPerRequest, 3);
 const ERRORS = col('errors', (s) => s.errors, 0);
 const RPS = col('requests/s', (s) => s.rps, 0);
 const FIRST_BYTE = col('first byte p50 ms', (s) => s.firstByteP50);
-const ADDED_FIRST_BYTE = col('added first byte p50 ms', added((s) => s.firstByteP50));
-const ADDED_FIRST_BYTE_P99 = col('added first byte p99 ms', added((s) => s.firstByteP99));
+const ADDED_FIRST_BYTE = col(
+  'added first byte p50 ms',
+  added((s) => s.firstByteP50),
+);
+const ADDED_FIRST_BYTE_P99 = col(
+  'added first byte p99 ms',
+  added((s) => s.firstByteP99),
+);
 const LAG_P50 = col('event lag p50 ms', (s) => s.lagP50);
 const LAG_P99 = col('event lag p99 ms', (s) => s.lagP99);
 const GAP_P99 = col('event gap p99 ms', (s) => s.gapP99);
@@ -46,7 +60,21 @@ const TABLES: Record<PhaseId, { columns: Column[]; ratios: Column[] }> = {
   c1: { columns: [P50, P99, ADDED_P50, ADDED_P99, CPU, DYNAMO_CPU, ERRORS], ratios: [ADDED_P50, ADDED_P99, CPU] },
   c16: { columns: [P50, P99, ADDED_P50, ADDED_P99, RPS, CPU, DYNAMO_CPU, ERRORS], ratios: [ADDED_P50, ADDED_P99, CPU] },
   c64: { columns: [RPS, P50, P99, CPU, DYNAMO_CPU, ERRORS], ratios: [RPS, CPU] },
-  stream: { columns: [FIRST_BYTE, ADDED_FIRST_BYTE, ADDED_FIRST_BYTE_P99, LAG_P50, LAG_P99, GAP_P99, GAP_MAX, CPU, DYNAMO_CPU, ERRORS], ratios: [ADDED_FIRST_BYTE, LAG_P99, CPU] },
+  stream: {
+    columns: [
+      FIRST_BYTE,
+      ADDED_FIRST_BYTE,
+      ADDED_FIRST_BYTE_P99,
+      LAG_P50,
+      LAG_P99,
+      GAP_P99,
+      GAP_MAX,
+      CPU,
+      DYNAMO_CPU,
+      ERRORS,
+    ],
+    ratios: [ADDED_FIRST_BYTE, LAG_P99, CPU],
+  },
   cache: { columns: [P50, P99, CPU, DYNAMO_CPU, ERRORS], ratios: [] },
 };
 
@@ -79,24 +107,46 @@ function ratiosOf(rounds: Round[], phase: PhaseId, id: ContenderId, baseline: Co
 }
 
 const row = (cells: string[]) => `| ${cells.join(' | ')} |`;
-const table = (head: string[], rows: string[][]) => [row(head), row(head.map(() => '---')), ...rows.map(row)].join('\n');
+const table = (head: string[], rows: string[][]) =>
+  [row(head), row(head.map(() => '---')), ...rows.map(row)].join('\n');
 
 function phaseSection(results: Results, phaseIndex: number): string {
   const phase = results.phases[phaseIndex]!;
   const { columns, ratios } = TABLES[phase.id];
   const ids = phase.contenders;
-  const count = phase.durationS ? `${phase.durationS} s per contender per round` : `${phase.count} requests per contender per round`;
-  const lines = [`## ${phase.title}`, '', `${count}, ${phase.concurrency} concurrent client${phase.concurrency > 1 ? 's' : ''}.`, ''];
-  lines.push(table(['contender', ...columns.map((c) => c.label)], ids.map((id) => [LABELS[id], ...columns.map((c) => spread(valuesOf(results.rounds, phase.id, id, c), c.digits))])));
+  const count = phase.durationS
+    ? `${phase.durationS} s per contender per round`
+    : `${phase.count} requests per contender per round`;
+  const lines = [
+    `## ${phase.title}`,
+    '',
+    `${count}, ${phase.concurrency} concurrent client${phase.concurrency > 1 ? 's' : ''}.`,
+    '',
+  ];
+  lines.push(
+    table(
+      ['contender', ...columns.map((c) => c.label)],
+      ids.map((id) => [LABELS[id], ...columns.map((c) => spread(valuesOf(results.rounds, phase.id, id, c), c.digits))]),
+    ),
+  );
   if (ratios.length && ids.includes('portkey') && ids.includes('pipe')) {
     const head = ['contender', ...ratios.flatMap((c) => [`${c.label} ÷ Portkey`, `${c.label} ÷ pipe`])];
     const rows = ids
       .filter((id) => id !== 'direct')
       .map((id) => [
         LABELS[id],
-        ...ratios.flatMap((c) => (['portkey', 'pipe'] as const).map((base) => (base === id ? '–' : spread(ratiosOf(results.rounds, phase.id, id, base, c), 2, '×')))),
+        ...ratios.flatMap((c) =>
+          (['portkey', 'pipe'] as const).map((base) =>
+            base === id ? '–' : spread(ratiosOf(results.rounds, phase.id, id, base, c), 2, '×'),
+          ),
+        ),
       ]);
-    lines.push('', 'Ratios taken within each round, then the median (and range) of those ratios:', '', table(head, rows));
+    lines.push(
+      '',
+      'Ratios taken within each round, then the median (and range) of those ratios:',
+      '',
+      table(head, rows),
+    );
   }
   return lines.join('\n');
 }
@@ -104,7 +154,13 @@ function phaseSection(results: Results, phaseIndex: number): string {
 export function renderResults(results: Results): string {
   const { rounds } = results;
   const load = (values: number[]) => values.map((value) => value.toFixed(2)).join(' / ');
-  const roundRows = rounds.map((round) => [String(round.index), round.startedAt.slice(11, 19), load(round.loadStart), load(round.loadEnd), round.order.map((id) => LABELS[id]).join(' → ')]);
+  const roundRows = rounds.map((round) => [
+    String(round.index),
+    round.startedAt.slice(11, 19),
+    load(round.loadStart),
+    load(round.loadEnd),
+    round.order.map((id) => LABELS[id]).join(' → '),
+  ]);
   const processes = Object.keys(rounds[0]?.peakRssMb ?? {});
   const imports = rounds.flatMap((round) => round.coldImportMs);
   return [
@@ -130,13 +186,26 @@ export function renderResults(results: Results): string {
     '',
     'Highest resident set size since the process started (VmHWM), read at the end of each round, MB.',
     '',
-    table(['process', 'median over rounds (range)', 'after the last round'], processes.map((name) => [name, spread(rounds.map((r) => r.peakRssMb[name]!), 1), (rounds.at(-1)?.peakRssMb[name] ?? Number.NaN).toFixed(1)])),
+    table(
+      ['process', 'median over rounds (range)', 'after the last round'],
+      processes.map((name) => [
+        name,
+        spread(
+          rounds.map((r) => r.peakRssMb[name]!),
+          1,
+        ),
+        (rounds.at(-1)?.peakRssMb[name] ?? Number.NaN).toFixed(1),
+      ]),
+    ),
     '',
     '## Cold import of the Lambda bundle',
     '',
     `A fresh Node process importing \`dist/lambda/handler.mjs\` (${(results.lambdaBundleBytes / 1024).toFixed(0)} KB): ${imports.length} imports, ${rounds[0]?.coldImportMs.length ?? 0} per round.`,
     '',
-    table(['import ms: median over imports (range)', 'per-round medians'], [[spread(imports, 0), rounds.map((r) => fixed(median(r.coldImportMs), 0)).join(', ')]]),
+    table(
+      ['import ms: median over imports (range)', 'per-round medians'],
+      [[spread(imports, 0), rounds.map((r) => fixed(median(r.coldImportMs), 0)).join(', ')]],
+    ),
     '',
   ].join('\n');
 }

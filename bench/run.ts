@@ -10,8 +10,32 @@ import { join } from 'node:path';
 import { startDynamoDbLocal } from '../lambda/local/dynamodb-local';
 import { coldImports } from './cold-import';
 import type { LoadJob, LoadResult } from './load';
-import { COLD_IMPORTS_PER_ROUND, LABELS, PHASES, QUICK, ROUNDS, UPSTREAM, type ContenderId, type Phase, type Results, type Round, type Slot } from './plan';
-import { LAMBDA_BUNDLE, ROOT, cpuMs, javaPid, peakRssMb, source, startLoad, startPipe, startPortkey, startProxy, type Load } from './processes';
+import {
+  COLD_IMPORTS_PER_ROUND,
+  LABELS,
+  PHASES,
+  QUICK,
+  ROUNDS,
+  UPSTREAM,
+  type ContenderId,
+  type Phase,
+  type Results,
+  type Round,
+  type Slot,
+} from './plan';
+import {
+  LAMBDA_BUNDLE,
+  ROOT,
+  cpuMs,
+  javaPid,
+  peakRssMb,
+  source,
+  startLoad,
+  startPipe,
+  startPortkey,
+  startProxy,
+  type Load,
+} from './processes';
 import { renderResults } from './report';
 import { median, percentile, round3 } from './stats';
 import { startUpstream } from './upstream';
@@ -25,7 +49,10 @@ function chatBody(stream: boolean, salt = ''): string {
     model: 'gpt-4o-mini',
     messages: [
       { role: 'system', content: 'You are a concise assistant. Answer in one short paragraph without lists.' },
-      { role: 'user', content: `Summarise why a proxy in front of an AI provider should add as little latency as possible.${salt}` },
+      {
+        role: 'user',
+        content: `Summarise why a proxy in front of an AI provider should add as little latency as possible.${salt}`,
+      },
     ],
     max_tokens: 256,
     temperature: 0.2,
@@ -113,22 +140,56 @@ async function main(): Promise<void> {
   const upstream = await startUpstream(UPSTREAM);
   const dynamo = await startDynamoDbLocal();
   const dynamoPid = javaPid(new URL(dynamo.endpoint).port);
-  const [proxy, pipe, portkey, load] = await Promise.all([startProxy(upstream.origin, dynamo.endpoint), startPipe(upstream.origin), startPortkey(), startLoad()]);
+  const [proxy, pipe, portkey, load] = await Promise.all([
+    startProxy(upstream.origin, dynamo.endpoint),
+    startPipe(upstream.origin),
+    startPortkey(),
+    startLoad(),
+  ]);
   const json = { 'content-type': 'application/json' };
   const chat = '/api/proxy/prov-b/v1/chat/completions';
   const contenders: Record<ContenderId, Contender> = {
-    direct: { request: (stream) => ({ url: `${upstream.origin}/v1/chat/completions`, headers: { ...json, authorization: `Bearer ${OWN_KEY}` }, body: chatBody(stream) }) },
-    pipe: { pid: pipe.pid, request: (stream) => ({ url: `${pipe.url}/v1/chat/completions`, headers: { ...json, authorization: `Bearer ${OWN_KEY}` }, body: chatBody(stream) }) },
-    stored: { pid: proxy.pid, request: (stream) => ({ url: proxy.url + chat, headers: { ...json, authorization: `Bearer ${proxy.token}` }, body: chatBody(stream) }) },
+    direct: {
+      request: (stream) => ({
+        url: `${upstream.origin}/v1/chat/completions`,
+        headers: { ...json, authorization: `Bearer ${OWN_KEY}` },
+        body: chatBody(stream),
+      }),
+    },
+    pipe: {
+      pid: pipe.pid,
+      request: (stream) => ({
+        url: `${pipe.url}/v1/chat/completions`,
+        headers: { ...json, authorization: `Bearer ${OWN_KEY}` },
+        body: chatBody(stream),
+      }),
+    },
+    stored: {
+      pid: proxy.pid,
+      request: (stream) => ({
+        url: proxy.url + chat,
+        headers: { ...json, authorization: `Bearer ${proxy.token}` },
+        body: chatBody(stream),
+      }),
+    },
     passThrough: {
       pid: proxy.pid,
-      request: (stream) => ({ url: proxy.url + chat, headers: { ...json, authorization: `Bearer ${OWN_KEY}`, 'x-proxy-token': proxy.token }, body: chatBody(stream) }),
+      request: (stream) => ({
+        url: proxy.url + chat,
+        headers: { ...json, authorization: `Bearer ${OWN_KEY}`, 'x-proxy-token': proxy.token },
+        body: chatBody(stream),
+      }),
     },
     portkey: {
       pid: portkey.pid,
       request: (stream) => ({
         url: `${portkey.url}/v1/chat/completions`,
-        headers: { ...json, authorization: `Bearer ${OWN_KEY}`, 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${upstream.origin}/v1` },
+        headers: {
+          ...json,
+          authorization: `Bearer ${OWN_KEY}`,
+          'x-portkey-provider': 'openai',
+          'x-portkey-custom-host': `${upstream.origin}/v1`,
+        },
         body: chatBody(stream),
       }),
     },
@@ -148,7 +209,16 @@ async function main(): Promise<void> {
     await primeCache(contenders.cacheHit.request(false));
     for (let index = 0; index < ROUNDS; index++) {
       const order = rotate(['direct', 'pipe', 'stored', 'passThrough', 'portkey', 'cacheHit'] as ContenderId[], index);
-      const round: Round = { index: index + 1, startedAt: new Date().toISOString(), loadStart: loadavg(), loadEnd: [], order, phases: {}, peakRssMb: {}, coldImportMs: [] };
+      const round: Round = {
+        index: index + 1,
+        startedAt: new Date().toISOString(),
+        loadStart: loadavg(),
+        loadEnd: [],
+        order,
+        phases: {},
+        peakRssMb: {},
+        coldImportMs: [],
+      };
       log(`round ${round.index} of ${ROUNDS} (load ${round.loadStart.map((value) => value.toFixed(2)).join(' ')})`);
       for (const phase of PHASES) {
         const slots: Partial<Record<ContenderId, Slot>> = {};
@@ -156,7 +226,9 @@ async function main(): Promise<void> {
           const slot = await runSlot(load, phase, contenders[id], dynamoPid);
           slots[id] = slot;
           const cpu = slot.cpuMsPerRequest === undefined ? '' : `, CPU ${slot.cpuMsPerRequest.toFixed(2)} ms/request`;
-          log(`  ${phase.id.padEnd(6)} ${LABELS[id].padEnd(26)} p50 ${slot.p50.toFixed(2)} ms, p99 ${slot.p99.toFixed(2)} ms, ${slot.rps.toFixed(0)}/s${cpu}${slot.errors ? `, ${slot.errors} errors (${slot.firstError})` : ''}`);
+          log(
+            `  ${phase.id.padEnd(6)} ${LABELS[id].padEnd(26)} p50 ${slot.p50.toFixed(2)} ms, p99 ${slot.p99.toFixed(2)} ms, ${slot.rps.toFixed(0)}/s${cpu}${slot.errors ? `, ${slot.errors} errors (${slot.firstError})` : ''}`,
+          );
         }
         round.phases[phase.id] = slots;
       }
@@ -179,7 +251,12 @@ async function main(): Promise<void> {
     startedAt: new Date(started).toISOString(),
     durationS: Math.round((Date.now() - started) / 1000),
     node: process.version,
-    machine: { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, memoryGb: round3(totalmem() / 2 ** 30), os: `${type()} ${release()}` },
+    machine: {
+      cpu: cpus()[0]?.model ?? 'unknown',
+      cores: cpus().length,
+      memoryGb: round3(totalmem() / 2 ** 30),
+      os: `${type()} ${release()}`,
+    },
     upstream: UPSTREAM,
     phases: PHASES,
     lambdaBundleBytes: statSync(LAMBDA_BUNDLE).size,
@@ -190,7 +267,9 @@ async function main(): Promise<void> {
   writeFileSync(join(folder, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
   writeFileSync(join(folder, 'RESULTS.md'), renderResults(results));
   const c1 = rounds.map((round) => round.phases.c1?.stored?.p50 ?? Number.NaN);
-  log(`wrote ${join(folder, 'results.json')} and RESULTS.md in ${results.durationS} s (stored-key p50 at c=1, median of rounds: ${median(c1).toFixed(2)} ms)`);
+  log(
+    `wrote ${join(folder, 'results.json')} and RESULTS.md in ${results.durationS} s (stored-key p50 at c=1, median of rounds: ${median(c1).toFixed(2)} ms)`,
+  );
 }
 
 await main();

@@ -24,7 +24,31 @@ export interface Upstream {
 }
 
 const USAGE = { prompt_tokens: 412, completion_tokens: 187, cached_tokens: 128 };
-const WORDS = ['Caching', ' is', ' opt', '-in', ':', ' a', ' request', ' asks', ' for', ' it', ' with', ' a', ' header', ',', ' and', ' the', ' answer', ' is', ' kept', ' for', ' its', ' time', '.'];
+const WORDS = [
+  'Caching',
+  ' is',
+  ' opt',
+  '-in',
+  ':',
+  ' a',
+  ' request',
+  ' asks',
+  ' for',
+  ' it',
+  ' with',
+  ' a',
+  ' header',
+  ',',
+  ' and',
+  ' the',
+  ' answer',
+  ' is',
+  ' kept',
+  ' for',
+  ' its',
+  ' time',
+  '.',
+];
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const stamp = () => process.hrtime.bigint().toString();
 const text = (count: number) => Array.from({ length: count }, (_, i) => WORDS[i % WORDS.length]).join('');
@@ -35,7 +59,12 @@ function usage() {
     completion_tokens: USAGE.completion_tokens,
     total_tokens: USAGE.prompt_tokens + USAGE.completion_tokens,
     prompt_tokens_details: { cached_tokens: USAGE.cached_tokens, audio_tokens: 0 },
-    completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+    completion_tokens_details: {
+      reasoning_tokens: 0,
+      audio_tokens: 0,
+      accepted_prediction_tokens: 0,
+      rejected_prediction_tokens: 0,
+    },
   };
 }
 
@@ -45,7 +74,14 @@ function jsonAnswer(model: string, words: number): string {
     object: 'chat.completion',
     created: 1_771_002_417,
     model,
-    choices: [{ index: 0, message: { role: 'assistant', content: text(words), refusal: null, annotations: [] }, logprobs: null, finish_reason: 'stop' }],
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: text(words), refusal: null, annotations: [] },
+        logprobs: null,
+        finish_reason: 'stop',
+      },
+    ],
     usage: usage(),
     service_tier: 'default',
     system_fingerprint: 'fp_3c1a6e0b5d',
@@ -54,18 +90,20 @@ function jsonAnswer(model: string, words: number): string {
 
 /** The events of one stream, each rendered when written (its stamp is its write time). */
 function streamEvents(model: string, count: number, includeUsage: boolean): Array<() => string> {
-  const chunk = (delta: object, finish: string | null, extra: object = { usage: null }) => () =>
-    `data: ${JSON.stringify({
-      id: 'chatcmpl-BnCh7Qw2Ls9Vn4Tb6Jd1Hc8Zm3',
-      object: 'chat.completion.chunk',
-      created: 1_771_002_417,
-      model,
-      service_tier: 'default',
-      system_fingerprint: 'fp_3c1a6e0b5d',
-      choices: finish === 'usage' ? [] : [{ index: 0, delta, logprobs: null, finish_reason: finish }],
-      ...extra,
-      obfuscation: `t${stamp()}`,
-    })}\n\n`;
+  const chunk =
+    (delta: object, finish: string | null, extra: object = { usage: null }) =>
+    () =>
+      `data: ${JSON.stringify({
+        id: 'chatcmpl-BnCh7Qw2Ls9Vn4Tb6Jd1Hc8Zm3',
+        object: 'chat.completion.chunk',
+        created: 1_771_002_417,
+        model,
+        service_tier: 'default',
+        system_fingerprint: 'fp_3c1a6e0b5d',
+        choices: finish === 'usage' ? [] : [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+        ...extra,
+        obfuscation: `t${stamp()}`,
+      })}\n\n`;
   const events = [chunk({ role: 'assistant', content: '', refusal: null }, null)];
   for (let i = 0; i < count; i++) events.push(chunk({ content: WORDS[i % WORDS.length] }, null));
   events.push(chunk({}, 'stop'));
@@ -78,17 +116,33 @@ export async function startUpstream(shape: UpstreamShape): Promise<Upstream> {
   let served = 0;
   async function answer(req: IncomingMessage, res: ServerResponse, raw: Buffer): Promise<void> {
     if (req.method !== 'POST' || req.url?.split('?')[0] !== '/v1/chat/completions') {
-      res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"Unknown request URL","type":"invalid_request_error","param":null,"code":null}}');
+      res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end('{"error":{"message":"Unknown request URL","type":"invalid_request_error","param":null,"code":null}}');
       return;
     }
-    const body = JSON.parse(raw.toString('utf8') || '{}') as { model?: string; stream?: boolean; stream_options?: { include_usage?: boolean } };
+    const body = JSON.parse(raw.toString('utf8') || '{}') as {
+      model?: string;
+      stream?: boolean;
+      stream_options?: { include_usage?: boolean };
+    };
     const model = body.model === 'gpt-4o-mini' ? 'gpt-4o-mini-2024-07-18' : (body.model ?? 'gpt-4o-mini-2024-07-18');
     await sleep(shape.firstByteMs);
     served++;
-    const headers = { 'x-request-id': `req_${served.toString(16).padStart(24, '0')}`, 'openai-processing-ms': String(shape.firstByteMs), 'openai-version': '2020-10-01' };
+    const headers = {
+      'x-request-id': `req_${served.toString(16).padStart(24, '0')}`,
+      'openai-processing-ms': String(shape.firstByteMs),
+      'openai-version': '2020-10-01',
+    };
     if (body.stream !== true) {
       const answerText = jsonAnswer(model, shape.events);
-      res.writeHead(200, { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(answerText) }).end(answerText);
+      res
+        .writeHead(200, {
+          ...headers,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(answerText),
+        })
+        .end(answerText);
       return;
     }
     const events = streamEvents(model, shape.events, body.stream_options?.include_usage === true);

@@ -5,7 +5,12 @@ import { tableNames } from './tables';
 
 /** Environment variables are strings; every one is optional and has a documented default. */
 const EnvSchema = z.object({
-  PORT: z.optional(z.string().check(z.regex(/^\d+$/, 'expected a port number'), z.refine((port) => Number(port) <= 65535, 'expected a port number up to 65535'))),
+  PORT: z.optional(
+    z.string().check(
+      z.regex(/^\d+$/, 'expected a port number'),
+      z.refine((port) => Number(port) <= 65535, 'expected a port number up to 65535'),
+    ),
+  ),
   HOST: z.optional(z.string()),
   DATA_DIR: z.optional(z.string()),
   DYNAMODB_ENDPOINT: z.optional(z.url()),
@@ -19,7 +24,12 @@ const EnvSchema = z.object({
   PRICING_FILE: z.optional(z.string()),
   LOG_RETENTION_DAYS: z.optional(z.string().check(z.regex(/^\d+$/, 'expected a number of days'))),
   STATS_CONSUMER: z.optional(z.enum(['on', 'off'])),
-  PROVIDER_KEY_CACHE_SECONDS: z.optional(z.string().check(z.regex(/^\d+$/, 'expected a number of seconds'), z.refine((s) => Number(s) <= 300, 'expected at most 300 seconds'))),
+  PROVIDER_KEY_CACHE_SECONDS: z.optional(
+    z.string().check(
+      z.regex(/^\d+$/, 'expected a number of seconds'),
+      z.refine((s) => Number(s) <= 300, 'expected at most 300 seconds'),
+    ),
+  ),
 });
 
 export interface Config {
@@ -83,7 +93,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     kmsKeyId: e.KMS_KEY_ID || undefined,
     upstreamTimeoutMs: Number(e.UPSTREAM_TIMEOUT_MS ?? 30_000),
     rateLimitPerMinute: Number(e.RATE_LIMIT_PER_MINUTE ?? 100),
-    corsAllowedOrigins: (e.CORS_ALLOWED_ORIGINS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    corsAllowedOrigins: (e.CORS_ALLOWED_ORIGINS ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     pricingFile: e.PRICING_FILE || undefined,
     logRetentionDays: retention > 0 ? retention : undefined,
     statsConsumer: e.STATS_CONSUMER !== 'off',
@@ -102,9 +115,11 @@ function upstreamBases(env: NodeJS.ProcessEnv, ownRegion: string): Record<Provid
     const override = env[upstream.envVar];
     // A provider reached through AWS: its own region variable, else the function's region (the stack's).
     const aws = upstream.aws && { region: env[upstream.aws.regionEnvVar] ?? ownRegion, service: upstream.aws.service };
-    if (aws && !AWS_REGION_NAME.test(aws.region)) problems.push(`${upstream.aws?.regionEnvVar}: expected an AWS region such as us-east-1`);
+    if (aws && !AWS_REGION_NAME.test(aws.region))
+      problems.push(`${upstream.aws?.regionEnvVar}: expected an AWS region such as us-east-1`);
     const baseUrl = (override ?? upstream.baseUrl.replace('{region}', aws?.region ?? '')).replace(/\/+$/, '');
-    if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol)) problems.push(`${upstream.envVar}: expected an http(s) URL`);
+    if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol))
+      problems.push(`${upstream.envVar}: expected an http(s) URL`);
     bases[provider.id] = { baseUrl, overridden: override !== undefined, ...(aws ? { aws } : {}) };
   }
   if (problems.length) throw new Error(`Invalid configuration: ${problems.join('; ')}`);

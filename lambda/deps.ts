@@ -91,26 +91,46 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
   const tables = config.tables;
   const accountReads = new BatchedGet(doc, tables.accounts, ['pk', 'sk']);
   const accounts = new DynamoAccountStore(doc, tables.accounts, tables.rateLimits, accountReads);
-  const usageLog = new DynamoUsageLog(doc, tables.usageLogs, { table: tables.accounts, changes: spendChanges }, config.logRetentionDays);
+  const usageLog = new DynamoUsageLog(
+    doc,
+    tables.usageLogs,
+    { table: tables.accounts, changes: spendChanges },
+    config.logRetentionDays,
+  );
   const aws = (variable: string): AwsAdapters => {
     if (options.aws) return options.aws;
-    throw new Error(`Invalid configuration: ${variable} is for the Lambda function; the local server keeps provider keys under DATA_DIR/local-master.key and reads its admin key from ADMIN_KEY`);
+    throw new Error(
+      `Invalid configuration: ${variable} is for the Lambda function; the local server keeps provider keys under DATA_DIR/local-master.key and reads its admin key from ADMIN_KEY`,
+    );
   };
-  const wrapper = config.kmsKeyId ? aws('KMS_KEY_ID').keyWrapper(config.region, config.kmsKeyId) : LocalKeyWrapper.fromFile(join(config.dataDir, 'local-master.key'));
-  const readSecret = config.adminSecretArn ? aws('ADMIN_SECRET_ARN').secretReader(config.region, config.adminSecretArn) : undefined;
-  const rowSpool = config.kmsKeyId ? new LogRowSpool(log) : new FileRowSpool(join(config.dataDir, 'row-spool.jsonl'), log);
+  const wrapper = config.kmsKeyId
+    ? aws('KMS_KEY_ID').keyWrapper(config.region, config.kmsKeyId)
+    : LocalKeyWrapper.fromFile(join(config.dataDir, 'local-master.key'));
+  const readSecret = config.adminSecretArn
+    ? aws('ADMIN_SECRET_ARN').secretReader(config.region, config.adminSecretArn)
+    : undefined;
+  const rowSpool = config.kmsKeyId
+    ? new LogRowSpool(log)
+    : new FileRowSpool(join(config.dataDir, 'row-spool.jsonl'), log);
   const usageStats = statsFold(doc, tables.usageStats, log);
   const budgets = new DynamoBudgetStore(doc, tables.accounts, tables.rateLimits, accountReads);
   // A token with no gate item yet: its token item and own budget, read together in one call.
   const gateSource: GateSource = async (token, now) => {
-    const [record, budget] = await Promise.all([accounts.getToken(token.accountId, token.tokenId), budgets.statusOf(token.accountId, { kind: 'token', tokenId: token.tokenId }, now)]);
+    const [record, budget] = await Promise.all([
+      accounts.getToken(token.accountId, token.tokenId),
+      budgets.statusOf(token.accountId, { kind: 'token', tokenId: token.tokenId }, now),
+    ]);
     return record && { record, tokenBudget: budget !== undefined };
   };
   const deps: Deps = {
     config,
     log,
     accounts,
-    providerKeys: new CachedProviderKeys(new DynamoProviderKeyStore(doc, tables.accounts, accountReads), () => deps.now(), config.providerKeyCacheMs),
+    providerKeys: new CachedProviderKeys(
+      new DynamoProviderKeyStore(doc, tables.accounts, accountReads),
+      () => deps.now(),
+      config.providerKeyCacheMs,
+    ),
     budgets,
     tokenGate: new DynamoTokenGate(doc, tables.rateLimits, config.rateLimitPerMinute, gateSource),
     budgetHints: new TokenBudgetHints(),
@@ -144,12 +164,19 @@ function lazyAwsCredentials(): AwsCredentialSource {
 
 function statsFold(doc: DocumentClient, table: string, log: Logger): DynamoUsageStats {
   const stats = new DynamoUsageStats(doc, table);
-  stats.onFailure = (delta, error) => log.warn('usage rollup not written; its rows will be delivered again', { rows: delta?.rows.length ?? 'all of the batch', ...describeError(error) });
+  stats.onFailure = (delta, error) =>
+    log.warn('usage rollup not written; its rows will be delivered again', {
+      rows: delta?.rows.length ?? 'all of the batch',
+      ...describeError(error),
+    });
   return stats;
 }
 
 /** What the stream consumer needs (Lambda or local): the rollups and nothing of the request path. */
-export function buildFoldDeps(config: Config = loadConfig(), log: Logger = jsonLogger): { config: Config; log: Logger; usageStats: UsageStats } {
+export function buildFoldDeps(
+  config: Config = loadConfig(),
+  log: Logger = jsonLogger,
+): { config: Config; log: Logger; usageStats: UsageStats } {
   const doc = createDocumentClient({ region: config.region, endpoint: config.dynamoEndpoint });
   return { config, log, usageStats: statsFold(doc, config.tables.usageStats, log) };
 }

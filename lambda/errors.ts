@@ -84,7 +84,10 @@ export class UpstreamUnreachableError extends ProxyError {
    * `staleSocket`: the connection was a kept-alive one, reset before any byte
    * of an answer — the provider closed it while idle and never read the request.
    */
-  constructor(cause: unknown, readonly staleSocket = false) {
+  constructor(
+    cause: unknown,
+    readonly staleSocket = false,
+  ) {
     super(502, 'The upstream provider could not be reached.', { cause });
   }
 }
@@ -102,7 +105,10 @@ const CODING_NAME = /^[a-z0-9][a-z0-9.+-]{0,15}$/;
 export class UpstreamEncodingError extends ProxyError {
   constructor(coding: string) {
     const named = CODING_NAME.test(coding) ? `content-encoding "${coding}"` : 'a content-encoding';
-    super(502, `The upstream provider answered in ${named}, which the proxy cannot decode; the answer was not passed on.`);
+    super(
+      502,
+      `The upstream provider answered in ${named}, which the proxy cannot decode; the answer was not passed on.`,
+    );
   }
 }
 
@@ -119,14 +125,23 @@ export class ClientGoneError extends ProxyError {
  */
 export class ServerStoppedError extends ProxyError {
   constructor(whileStreaming = false) {
-    super(503, whileStreaming ? 'the server shut down mid-response and cut the request' : 'the server shut down before the provider answered and cut the request');
+    super(
+      503,
+      whileStreaming
+        ? 'the server shut down mid-response and cut the request'
+        : 'the server shut down before the provider answered and cut the request',
+    );
   }
 }
 
 /** A stored key that no longer opens (sealed under another key, or tampered with). */
 export class StoredKeyUnreadableError extends ProxyError {
   constructor(provider: string, cause: unknown) {
-    super(500, `The stored ${provider} key could not be decrypted. Save it again on the Integrations page or with PUT /api/keys/${provider}.`, { cause });
+    super(
+      500,
+      `The stored ${provider} key could not be decrypted. Save it again on the Integrations page or with PUT /api/keys/${provider}.`,
+      { cause },
+    );
   }
 }
 
@@ -147,7 +162,10 @@ export class AwsCredentialsUnavailableError extends ProxyError {
  */
 export class StoreUnavailableError extends ProxyError {
   constructor(cause: unknown, during: keyof typeof LEFT_UNDONE = 'proxy') {
-    super(503, `The usage store is temporarily unavailable; ${LEFT_UNDONE[during]}. Retry shortly.`, { cause, headers: { 'retry-after': '1' } });
+    super(503, `The usage store is temporarily unavailable; ${LEFT_UNDONE[during]}. Retry shortly.`, {
+      cause,
+      headers: { 'retry-after': '1' },
+    });
   }
 }
 

@@ -16,7 +16,11 @@ export type Sleep = (ms: number) => Promise<void>;
 
 const sleep: Sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export async function withRetries<T>(operation: (attempt: number) => Promise<T>, policy: RetryPolicy, wait: Sleep = sleep): Promise<T> {
+export async function withRetries<T>(
+  operation: (attempt: number) => Promise<T>,
+  policy: RetryPolicy,
+  wait: Sleep = sleep,
+): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await operation(attempt);
@@ -45,7 +49,10 @@ export interface Backoff {
  * Spreading the waits keeps many instances throttled at the same moment from
  * retrying in lockstep.
  */
-export function jitteredBackoff({ firstMs, factor, capMs, floorShare = 0 }: Backoff, random: () => number = Math.random): (retry: number) => number {
+export function jitteredBackoff(
+  { firstMs, factor, capMs, floorShare = 0 }: Backoff,
+  random: () => number = Math.random,
+): (retry: number) => number {
   return (retry) => {
     const ceiling = Math.min(capMs, firstMs * factor ** (retry - 1));
     return ceiling * (floorShare + (1 - floorShare) * random());
@@ -73,9 +80,17 @@ export const retryPolicies = {
    * One DynamoDB call. `mayRetry` is the client's: it retries a command marked
    * sent-at-most-once only when DynamoDB refused it or it never left the process.
    */
-  storeCall: (mayRetry: MayRetry): RetryPolicy => ({ attempts: 3, mayRetry, delayMs: jitteredBackoff(backoffs.storeCall) }),
+  storeCall: (mayRetry: MayRetry): RetryPolicy => ({
+    attempts: 3,
+    mayRetry,
+    delayMs: jitteredBackoff(backoffs.storeCall),
+  }),
   /** Sends what a batch call left unprocessed again: up to 5 times after the first call. */
-  unprocessedItems: (mayRetry: MayRetry, attempts = 6): RetryPolicy => ({ attempts, mayRetry, delayMs: jitteredBackoff(backoffs.unprocessedItems) }),
+  unprocessedItems: (mayRetry: MayRetry, attempts = 6): RetryPolicy => ({
+    attempts,
+    mayRetry,
+    delayMs: jitteredBackoff(backoffs.unprocessedItems),
+  }),
   /** A usage row put: idempotent (keyed by the row's id), so every error is retried. */
   rowWrite: (): RetryPolicy => ({ attempts: 6, mayRetry: () => true, delayMs: jitteredBackoff(backoffs.rowWrite) }),
   /**

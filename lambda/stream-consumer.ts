@@ -20,7 +20,9 @@ type UsageStreamEvent = DynamoDBStreamEvent & { shardId?: string };
  * be written are reported from the earliest one, so Lambda delivers them (and
  * the rows after them) again; rows already counted are skipped by the fold.
  */
-export const handler = middy(async function foldUsageStream(event: UsageStreamEvent): Promise<DynamoDBBatchResponse & { state: object }> {
+export const handler = middy(async function foldUsageStream(
+  event: UsageStreamEvent,
+): Promise<DynamoDBBatchResponse & { state: object }> {
   const rows = streamedRows(event.Records, event.shardId ?? 'stream');
   const { failed } = await deps.usageStats.fold(rows);
   const earliest = failed.sort((a, b) => compareSequences(a.sequence, b.sequence))[0];

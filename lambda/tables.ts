@@ -21,24 +21,61 @@ export const TABLES = {
    * Accounts, their tokens (hashed), encrypted provider keys, budgets and spend counters, one
    * partition per account. Only the monthly spend counters carry `expires_at`.
    */
-  accounts: { logicalName: 'accounts', envVar: 'TABLE_ACCOUNTS', partitionKey: 'pk', sortKey: { name: 'sk', type: 'S' }, ttlAttribute: 'expires_at', durable: true },
+  accounts: {
+    logicalName: 'accounts',
+    envVar: 'TABLE_ACCOUNTS',
+    partitionKey: 'pk',
+    sortKey: { name: 'sk', type: 'S' },
+    ttlAttribute: 'expires_at',
+    durable: true,
+  },
   /** One row per proxied request, newest last within the account's partition (`ts_id` = ISO time + request id). */
-  usageLogs: { logicalName: 'usage-logs', envVar: 'TABLE_USAGE_LOGS', partitionKey: 'account_id', sortKey: { name: 'ts_id', type: 'S' }, ttlAttribute: 'expires_at', durable: true, stream: 'NEW_IMAGE' },
+  usageLogs: {
+    logicalName: 'usage-logs',
+    envVar: 'TABLE_USAGE_LOGS',
+    partitionKey: 'account_id',
+    sortKey: { name: 'ts_id', type: 'S' },
+    ttlAttribute: 'expires_at',
+    durable: true,
+    stream: 'NEW_IMAGE',
+  },
   /** Hourly and daily rollups of the usage rows, folded from the usage-logs stream with conditional ADDs. */
-  usageStats: { logicalName: 'usage-stats', envVar: 'TABLE_USAGE_STATS', partitionKey: 'account_id', sortKey: { name: 'bucket', type: 'S' }, durable: true },
+  usageStats: {
+    logicalName: 'usage-stats',
+    envVar: 'TABLE_USAGE_STATS',
+    partitionKey: 'account_id',
+    sortKey: { name: 'bucket', type: 'S' },
+    durable: true,
+  },
   /**
    * One gate item per proxy token (token-gate.ts): its request count per one-minute window beside a
    * copy of what authentication needs, so a proxied request checks and counts its token in one call.
    * A copy only: it is rebuilt from the accounts table when missing.
    */
-  rateLimits: { logicalName: 'rate-limits', envVar: 'TABLE_RATE_LIMITS', partitionKey: 'counter_key', ttlAttribute: 'expires_at', durable: false },
+  rateLimits: {
+    logicalName: 'rate-limits',
+    envVar: 'TABLE_RATE_LIMITS',
+    partitionKey: 'counter_key',
+    ttlAttribute: 'expires_at',
+    durable: false,
+  },
   /** Cached responses, split into ordered parts to stay under DynamoDB's 400 KB item limit. */
-  cache: { logicalName: 'cache', envVar: 'TABLE_CACHE', partitionKey: 'cache_key', sortKey: { name: 'part', type: 'N' }, ttlAttribute: 'expires_at', durable: false },
+  cache: {
+    logicalName: 'cache',
+    envVar: 'TABLE_CACHE',
+    partitionKey: 'cache_key',
+    sortKey: { name: 'part', type: 'N' },
+    ttlAttribute: 'expires_at',
+    durable: false,
+  },
 } as const satisfies Record<string, TableShape>;
 
 export type TableId = keyof typeof TABLES;
 
-export function tableNames(env: NodeJS.ProcessEnv, prefix = env.TABLE_PREFIX ?? 'ai-usage-proxy-'): Record<TableId, string> {
+export function tableNames(
+  env: NodeJS.ProcessEnv,
+  prefix = env.TABLE_PREFIX ?? 'ai-usage-proxy-',
+): Record<TableId, string> {
   const names = {} as Record<TableId, string>;
   for (const [id, shape] of Object.entries(TABLES) as [TableId, TableShape][]) {
     names[id] = env[shape.envVar] || `${prefix}${shape.logicalName}`;

@@ -54,7 +54,8 @@ export const GATE_ITEM = {
 /** Average decimal digits of a millisecond offset in [0, 60,000), every offset equally likely. */
 function averageOffsetDigits(): number {
   let digits = 0;
-  for (let length = 1, from = 0; from < 60_000; length++, from = 10 ** (length - 1)) digits += length * (Math.min(60_000, 10 ** length) - from);
+  for (let length = 1, from = 0; from < 60_000; length++, from = 10 ** (length - 1))
+    digits += length * (Math.min(60_000, 10 ** length) - from);
   return digits / 60_000;
 }
 
@@ -72,7 +73,8 @@ export const gateWriteUnits = (requestsPerMinute: number) => writeUnitsOf(gateIt
  */
 export function gatePartitionLoad(requestsPerMinute: number): number {
   let units = 0;
-  for (let k = 1; k <= requestsPerMinute; k++) units += writeUnitsOf(GATE_ITEM.baseBytes + (requestsPerMinute + k) * GATE_ITEM.bytesPerAdmission);
+  for (let k = 1; k <= requestsPerMinute; k++)
+    units += writeUnitsOf(GATE_ITEM.baseBytes + (requestsPerMinute + k) * GATE_ITEM.bytesPerAdmission);
   return units / 60;
 }
 
@@ -134,7 +136,8 @@ export const ASSUMED: CostInputs = {
   upstreamSeconds: 3,
   storeWaitMs: 15,
   cpuMsPerRequest: 3.5,
-  writeUnitsPerRequest: gateWriteUnits(assumedRequestsPerMinute(ASSUMED_MONTHLY_REQUESTS)) + ROW_TRANSACTION_WRITE_UNITS,
+  writeUnitsPerRequest:
+    gateWriteUnits(assumedRequestsPerMinute(ASSUMED_MONTHLY_REQUESTS)) + ROW_TRANSACTION_WRITE_UNITS,
   readUnitsPerRequest: 0,
   coldStartsPerMillion: 1_000,
   coldStartInitMs: 300,
@@ -169,7 +172,13 @@ export function costPerMillion(inputs: CostInputs = ASSUMED): Cost {
   const gb = inputs.memoryMb / 1024;
   const billedMs = inputs.upstreamSeconds * 1000 + inputs.storeWaitMs + inputs.cpuMsPerRequest / share;
   // The mapping invokes when its batching window closes or its batch is full; one shard.
-  const rowsPerBatch = Math.max(1, Math.min(STREAM_MAPPING.batchSize, (inputs.monthlyRequests / SECONDS_PER_MONTH) * STREAM_MAPPING.maxBatchingWindow.toSeconds()));
+  const rowsPerBatch = Math.max(
+    1,
+    Math.min(
+      STREAM_MAPPING.batchSize,
+      (inputs.monthlyRequests / SECONDS_PER_MONTH) * STREAM_MAPPING.maxBatchingWindow.toSeconds(),
+    ),
+  );
   const consumerBatch =
     PRICES.lambdaPerMillionRequests / million +
     (CONSUMER_MEMORY_MB / 1024) * (inputs.consumerMsPerBatch / 1000) * PRICES.lambdaArmPerGbSecond +
@@ -177,11 +186,24 @@ export function costPerMillion(inputs: CostInputs = ASSUMED): Cost {
   const lines: CostLine[] = [
     { item: 'Lambda requests', usdPerMillion: PRICES.lambdaPerMillionRequests },
     { item: 'Lambda duration', usdPerMillion: gb * (billedMs / 1000) * million * PRICES.lambdaArmPerGbSecond },
-    { item: 'Lambda cold-start init', usdPerMillion: gb * (inputs.coldStartInitMs / 1000) * inputs.coldStartsPerMillion * PRICES.lambdaArmPerGbSecond },
+    {
+      item: 'Lambda cold-start init',
+      usdPerMillion: gb * (inputs.coldStartInitMs / 1000) * inputs.coldStartsPerMillion * PRICES.lambdaArmPerGbSecond,
+    },
     { item: 'DynamoDB writes', usdPerMillion: inputs.writeUnitsPerRequest * PRICES.dynamoPerMillionWriteUnits },
     { item: 'DynamoDB reads', usdPerMillion: inputs.readUnitsPerRequest * PRICES.dynamoPerMillionReadUnits },
-    { item: 'Secrets Manager (admin key, once per cold start)', usdPerMillion: (inputs.coldStartsPerMillion / 10_000) * PRICES.secretsPer10kCalls },
+    {
+      item: 'Secrets Manager (admin key, once per cold start)',
+      usdPerMillion: (inputs.coldStartsPerMillion / 10_000) * PRICES.secretsPer10kCalls,
+    },
     { item: 'Stream consumer (rollups)', usdPerMillion: (million / rowsPerBatch) * consumerBatch },
   ];
-  return { inputs, billedMsPerRequest: billedMs, rowsPerConsumerBatch: rowsPerBatch, consumerWorstCaseUsdPerMillion: million * consumerBatch, lines, usdPerMillion: lines.reduce((sum, line) => sum + line.usdPerMillion, 0) };
+  return {
+    inputs,
+    billedMsPerRequest: billedMs,
+    rowsPerConsumerBatch: rowsPerBatch,
+    consumerWorstCaseUsdPerMillion: million * consumerBatch,
+    lines,
+    usdPerMillion: lines.reduce((sum, line) => sum + line.usdPerMillion, 0),
+  };
 }

@@ -33,14 +33,26 @@ const OTHER_GRANTS: readonly DeclaredGrant[] = [
     resourceName: 'the provider-key KMS key',
     usedFor: 'open and seal stored provider keys, only with the `{account_id, provider}` encryption context',
   },
-  { role: 'proxy', actions: ['secretsmanager:GetSecretValue'], resource: (s) => s.adminSecret.secret.secretArn, resourceName: 'the admin key secret', usedFor: 'read the admin key once per cold start' },
-  { role: 'proxy', actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resource: (s) => s.proxyFunction.logGroup.logGroupArn, resourceName: "the function's log group", usedFor: 'its own log lines' },
+  {
+    role: 'proxy',
+    actions: ['secretsmanager:GetSecretValue'],
+    resource: (s) => s.adminSecret.secret.secretArn,
+    resourceName: 'the admin key secret',
+    usedFor: 'read the admin key once per cold start',
+  },
+  {
+    role: 'proxy',
+    actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+    resource: (s) => s.proxyFunction.logGroup.logGroupArn,
+    resourceName: "the function's log group",
+    usedFor: 'its own log lines',
+  },
   {
     role: 'proxy',
     actions: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'],
     resource: (s) => bedrockGrantArns(s.settings, s.account),
     resourceName: 'the `bedrockModelArns` models and inference profiles',
-    usedFor: 'Amazon Bedrock with the role\'s own credentials (docs/bedrock.md)',
+    usedFor: "Amazon Bedrock with the role's own credentials (docs/bedrock.md)",
     when: { context: '`-c enableBedrock=true`', holds: (settings) => Boolean(settings.bedrockAccess) },
   },
   {
@@ -50,7 +62,13 @@ const OTHER_GRANTS: readonly DeclaredGrant[] = [
     resourceName: "the usage-logs table's stream",
     usedFor: "the event source mapping reads the stream with the function's role",
   },
-  { role: 'stats consumer', actions: ['dynamodb:ListStreams'], resource: () => '*', resourceName: '`*`', usedFor: 'the event source mapping; this action has no resource-level permission and returns no data' },
+  {
+    role: 'stats consumer',
+    actions: ['dynamodb:ListStreams'],
+    resource: () => '*',
+    resourceName: '`*`',
+    usedFor: 'the event source mapping; this action has no resource-level permission and returns no data',
+  },
   {
     role: 'stats consumer',
     actions: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
@@ -58,7 +76,13 @@ const OTHER_GRANTS: readonly DeclaredGrant[] = [
     resourceName: 'its dead-letter queue',
     usedFor: 'the positions of batches given up on',
   },
-  { role: 'stats consumer', actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resource: (s) => s.statsConsumer.logGroup.logGroupArn, resourceName: "the consumer's log group", usedFor: 'its own log lines' },
+  {
+    role: 'stats consumer',
+    actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+    resource: (s) => s.statsConsumer.logGroup.logGroupArn,
+    resourceName: "the consumer's log group",
+    usedFor: 'its own log lines',
+  },
 ];
 
 function tableGrants(role: FunctionRole, calls: readonly TableCalls[]): DeclaredGrant[] {
@@ -76,7 +100,11 @@ function tableGrants(role: FunctionRole, calls: readonly TableCalls[]): Declared
 
 /** Every grant the stack's roles hold with these settings (`all`: the conditional ones too, for the page). */
 export function declaredGrants(settings: DeploySettings, all = false): DeclaredGrant[] {
-  const every = [...tableGrants('proxy', PROXY_TABLE_CALLS), ...OTHER_GRANTS.filter((g) => g.role === 'proxy'), ...tableGrants('stats consumer', CONSUMER_TABLE_CALLS), ...OTHER_GRANTS.filter((g) => g.role !== 'proxy')];
+  const every = [
+    ...tableGrants('proxy', PROXY_TABLE_CALLS),
+    ...OTHER_GRANTS.filter((g) => g.role === 'proxy'),
+    ...tableGrants('stats consumer', CONSUMER_TABLE_CALLS),
+    ...OTHER_GRANTS.filter((g) => g.role !== 'proxy'),
+  ];
   return every.filter((g) => all || !g.when || g.when.holds(settings));
 }
-

@@ -34,7 +34,9 @@ export class ProxyStack extends Stack {
     const prefix = namePrefix(settings.stage);
 
     this.tables = new ProxyTables(this, 'Tables', { namePrefix: prefix });
-    const providerKeys = (this.providerKeys = new ProviderKeyEncryption(this, 'ProviderKeys', { stage: settings.stage }));
+    const providerKeys = (this.providerKeys = new ProviderKeyEncryption(this, 'ProviderKeys', {
+      stage: settings.stage,
+    }));
     const adminSecret = (this.adminSecret = new AdminSecret(this, 'Admin', { stage: settings.stage }));
 
     this.proxyFunction = new ProxyFunction(this, 'Proxy', {
@@ -96,11 +98,20 @@ export class ProxyStack extends Stack {
     });
 
     // The URL ends with "/", so the paths are appended without one.
-    new CfnOutput(this, 'ProxyBaseUrl', { value: Fn.join('', [url.url, 'api/proxy']), description: 'Base address for the SDKs (provider A: as is; others: + /prov-x/v1)' });
+    new CfnOutput(this, 'ProxyBaseUrl', {
+      value: Fn.join('', [url.url, 'api/proxy']),
+      description: 'Base address for the SDKs (provider A: as is; others: + /prov-x/v1)',
+    });
     new CfnOutput(this, 'DashboardUrl', { value: url.url, description: 'Dashboard and management API' });
-    new CfnOutput(this, 'AdminSecretArn', { value: adminSecret.secret.secretArn, description: 'Secrets Manager secret holding the admin API key' });
+    new CfnOutput(this, 'AdminSecretArn', {
+      value: adminSecret.secret.secretArn,
+      description: 'Secrets Manager secret holding the admin API key',
+    });
     new CfnOutput(this, 'FunctionName', { value: this.proxyFunction.fn.functionName });
-    new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn, description: 'SNS topic every alarm notifies' });
+    new CfnOutput(this, 'AlarmTopicArn', {
+      value: this.alarms.topic.topicArn,
+      description: 'SNS topic every alarm notifies',
+    });
     for (const { shape, table } of this.tables.all) {
       new CfnOutput(this, tableOutputName(shape.logicalName), {
         value: table.tableName,
@@ -116,7 +127,12 @@ export class ProxyStack extends Stack {
  * choice, so their IAM5 findings are acknowledged by name.
  */
 function grantBedrock(role: IRole, modelArns: string[]): void {
-  role.addToPrincipalPolicy(new PolicyStatement({ actions: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'], resources: modelArns }));
+  role.addToPrincipalPolicy(
+    new PolicyStatement({
+      actions: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'],
+      resources: modelArns,
+    }),
+  );
   for (const arn of modelArns.filter((resource) => resource.includes('*'))) {
     Validations.of(role).acknowledge({
       // cdk-nag names the stack's account as `<AWS::AccountId>`.

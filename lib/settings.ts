@@ -50,11 +50,16 @@ export interface DeploySettings {
  * a cross-region profile (`eu.…`, `global.…`) routes each request to the model in one of several
  * regions, and AWS checks the role may invoke the model in the region that serves it.
  */
-export const DEFAULT_BEDROCK_ARNS = ['arn:aws:bedrock:*::foundation-model/*', 'arn:aws:bedrock:{region}:{account}:inference-profile/*'];
+export const DEFAULT_BEDROCK_ARNS = [
+  'arn:aws:bedrock:*::foundation-model/*',
+  'arn:aws:bedrock:{region}:{account}:inference-profile/*',
+];
 
 /** The Bedrock ARNs the role is granted, `{account}` and `{region}` filled in. */
 export function bedrockGrantArns(settings: DeploySettings, account: string): string[] {
-  return (settings.bedrockAccess?.modelArns ?? []).map((arn) => arn.replaceAll('{account}', account).replaceAll('{region}', settings.bedrockRegion));
+  return (settings.bedrockAccess?.modelArns ?? []).map((arn) =>
+    arn.replaceAll('{account}', account).replaceAll('{region}', settings.bedrockRegion),
+  );
 }
 
 const REGION_NAME = /^[a-z]{2}(-[a-z]+)+-\d$/;
@@ -83,23 +88,34 @@ export function readSettings(node: ContextReader): DeploySettings {
   const stage = readString(node, 'stage') ?? DEFAULTS.stage;
   // Stage names end up in table, function, alarm and alias names; this keeps every one of them valid.
   if (!/^[a-z][a-z0-9-]{0,19}$/.test(stage)) {
-    throw new Error(`context "stage": "${stage}" must be 1-20 lowercase letters, digits or dashes, starting with a letter`);
+    throw new Error(
+      `context "stage": "${stage}" must be 1-20 lowercase letters, digits or dashes, starting with a letter`,
+    );
   }
   const region = readString(node, 'region') ?? DEFAULTS.region;
   if (!REGION_NAME.test(region)) throw new Error(`context "region": "${region}" is not a region name`);
   const bedrockRegion = readString(node, 'bedrockRegion') ?? region;
-  if (!REGION_NAME.test(bedrockRegion)) throw new Error(`context "bedrockRegion": "${bedrockRegion}" is not a region name`);
+  if (!REGION_NAME.test(bedrockRegion))
+    throw new Error(`context "bedrockRegion": "${bedrockRegion}" is not a region name`);
 
   const retentionDays = readInteger(node, 'functionLogRetentionDays', 1, 3653) ?? DEFAULTS.functionLogRetentionDays;
   const knownRetentions = Object.values(RetentionDays).filter((v): v is number => typeof v === 'number');
   if (!knownRetentions.includes(retentionDays)) {
-    throw new Error(`context "functionLogRetentionDays": ${retentionDays} is not one CloudWatch accepts (${knownRetentions.filter((d) => d < 9999).join(', ')})`);
+    throw new Error(
+      `context "functionLogRetentionDays": ${retentionDays} is not one CloudWatch accepts (${knownRetentions.filter((d) => d < 9999).join(', ')})`,
+    );
   }
 
   const reservedConcurrency = readReservedConcurrency(node);
   const provisionedConcurrency = readInteger(node, 'provisionedConcurrency', 1, 10_000);
-  if (reservedConcurrency !== undefined && provisionedConcurrency !== undefined && provisionedConcurrency > reservedConcurrency) {
-    throw new Error(`context "provisionedConcurrency": ${provisionedConcurrency} is more than "reservedConcurrency" (${reservedConcurrency}); Lambda allows provisioned instances only within the reserved ones`);
+  if (
+    reservedConcurrency !== undefined &&
+    provisionedConcurrency !== undefined &&
+    provisionedConcurrency > reservedConcurrency
+  ) {
+    throw new Error(
+      `context "provisionedConcurrency": ${provisionedConcurrency} is more than "reservedConcurrency" (${reservedConcurrency}); Lambda allows provisioned instances only within the reserved ones`,
+    );
   }
 
   return {
@@ -124,24 +140,44 @@ export function readSettings(node: ContextReader): DeploySettings {
 function readReservedConcurrency(node: ContextReader): number | undefined {
   if (readString(node, 'reservedConcurrency') === NO_RESERVED_CONCURRENCY) return undefined;
   // 0 would be valid to Lambda, where it means "never run": refused here like any other typo.
-  return readInteger(node, 'reservedConcurrency', 1, 10_000, ` or "${NO_RESERVED_CONCURRENCY}"`) ?? DEFAULTS.reservedConcurrency;
+  return (
+    readInteger(node, 'reservedConcurrency', 1, 10_000, ` or "${NO_RESERVED_CONCURRENCY}"`) ??
+    DEFAULTS.reservedConcurrency
+  );
 }
 
 function readEmail(node: ContextReader, key: string): string | undefined {
   const value = readString(node, key);
-  if (value !== undefined && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value)) throw new Error(`context "${key}": "${value}" is not an e-mail address`);
+  if (value !== undefined && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value))
+    throw new Error(`context "${key}": "${value}" is not an e-mail address`);
   return value;
 }
 
 function readBedrock(node: ContextReader): DeploySettings['bedrockAccess'] {
   const enabled: unknown = node.tryGetContext('enableBedrock');
-  if (enabled === undefined || enabled === null || enabled === false || enabled === 'false' || enabled === '') return undefined;
+  if (enabled === undefined || enabled === null || enabled === false || enabled === 'false' || enabled === '')
+    return undefined;
   if (enabled !== true && enabled !== 'true') throw new Error('context "enableBedrock" must be true or false');
   const listed: unknown = node.tryGetContext('bedrockModelArns');
-  const arns = Array.isArray(listed) ? listed : typeof listed === 'string' ? listed.split(',') : listed === undefined || listed === null ? DEFAULT_BEDROCK_ARNS : undefined;
+  const arns = Array.isArray(listed)
+    ? listed
+    : typeof listed === 'string'
+      ? listed.split(',')
+      : listed === undefined || listed === null
+        ? DEFAULT_BEDROCK_ARNS
+        : undefined;
   const modelArns = arns?.map((arn: unknown) => (typeof arn === 'string' ? arn.trim() : '')).filter(Boolean);
-  if (!modelArns?.length || !modelArns.every((arn) => /^arn:aws[a-z-]*:bedrock:([a-z0-9-*]*|\{region\}):(\d{12}|\*|\{account\})?:(foundation-model|inference-profile|application-inference-profile|provisioned-model|custom-model)\/\S+$/.test(arn))) {
-    throw new Error('context "bedrockModelArns" must list Bedrock model or inference-profile ARNs, such as arn:aws:bedrock:*::foundation-model/*');
+  if (
+    !modelArns?.length ||
+    !modelArns.every((arn) =>
+      /^arn:aws[a-z-]*:bedrock:([a-z0-9-*]*|\{region\}):(\d{12}|\*|\{account\})?:(foundation-model|inference-profile|application-inference-profile|provisioned-model|custom-model)\/\S+$/.test(
+        arn,
+      ),
+    )
+  ) {
+    throw new Error(
+      'context "bedrockModelArns" must list Bedrock model or inference-profile ARNs, such as arn:aws:bedrock:*::foundation-model/*',
+    );
   }
   return { modelArns };
 }
@@ -157,7 +193,8 @@ function readString(node: ContextReader, key: string): string | undefined {
 function readInteger(node: ContextReader, key: string, min: number, max: number, orElse = ''): number | undefined {
   const value: unknown = node.tryGetContext(key);
   if (value === undefined || value === null || value === '') return undefined;
-  const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : NaN;
+  const n =
+    typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : NaN;
   if (!Number.isInteger(n) || n < min || n > max) {
     throw new Error(`context "${key}": ${JSON.stringify(value)} must be a whole number from ${min} to ${max}${orElse}`);
   }
@@ -176,7 +213,9 @@ function readOrigins(node: ContextReader, key: string): string[] {
   const origins = items.map((item) => String(item).trim()).filter(Boolean);
   for (const origin of origins) {
     if (!/^https?:\/\/[a-z0-9.-]+(:\d{1,5})?$/i.test(origin)) {
-      throw new Error(`context "${key}": "${origin}" must be a scheme and host (and optional port), like https://app.example.com`);
+      throw new Error(
+        `context "${key}": "${origin}" must be a scheme and host (and optional port), like https://app.example.com`,
+      );
     }
   }
   return origins;

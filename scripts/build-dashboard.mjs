@@ -56,6 +56,8 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const assets = await buildDashboard();
   for (const [name, text] of Object.entries(assets)) {
     const bytes = Buffer.byteLength(text);
-    console.log(`${name.padEnd(10)} ${(bytes / 1024).toFixed(1).padStart(6)} KB  gzip ${(gzipSync(text).length / 1024).toFixed(1).padStart(5)} KB`);
+    console.log(
+      `${name.padEnd(10)} ${(bytes / 1024).toFixed(1).padStart(6)} KB  gzip ${(gzipSync(text).length / 1024).toFixed(1).padStart(5)} KB`,
+    );
   }
 }

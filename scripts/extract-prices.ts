@@ -12,7 +12,9 @@ import { findProvider, type ModelPrice } from '@pydantic/genai-prices';
 import { PROVIDER_CATALOG } from '../lambda/providers/catalog';
 
 // The package does not export its package.json; read it from where it is installed.
-const { version } = JSON.parse(readFileSync(new URL('../node_modules/@pydantic/genai-prices/package.json', import.meta.url), 'utf8'));
+const { version } = JSON.parse(
+  readFileSync(new URL('../node_modules/@pydantic/genai-prices/package.json', import.meta.url), 'utf8'),
+);
 const OUT = new URL('../lambda/pricing/catalog.json', import.meta.url);
 
 /** The price data's provider ids, as the proxy's provider catalog names them. */
@@ -40,21 +42,31 @@ function extract() {
     providers[id] = provider.models
       .map((model) => {
         const prices = Array.isArray(model.prices)
-          ? model.prices.map((period) => ({ ...(period.constraint ? { constraint: period.constraint } : {}), prices: tokenPrices(period.prices) }))
+          ? model.prices.map((period) => ({
+              ...(period.constraint ? { constraint: period.constraint } : {}),
+              prices: tokenPrices(period.prices),
+            }))
           : tokenPrices(model.prices);
         const all = Array.isArray(model.prices) ? model.prices.map((period) => period.prices) : [model.prices];
         return all.every(priced) ? { id: model.id, match: model.match, prices } : undefined;
       })
       .filter(Boolean);
   }
-  return { source: `genai-prices@${version}`, licence: 'MIT, https://github.com/pydantic/genai-prices', unit: 'USD per million tokens', providers };
+  return {
+    source: `genai-prices@${version}`,
+    licence: 'MIT, https://github.com/pydantic/genai-prices',
+    unit: 'USD per million tokens',
+    providers,
+  };
 }
 
 const text = `${JSON.stringify(extract(), null, 1)}\n`;
 if (process.argv.includes('--check')) {
   const current = readFileSync(OUT, 'utf8');
   if (current !== text) {
-    console.error('lambda/pricing/catalog.json is not what the installed @pydantic/genai-prices gives: run npx tsx scripts/extract-prices.ts');
+    console.error(
+      'lambda/pricing/catalog.json is not what the installed @pydantic/genai-prices gives: run npx tsx scripts/extract-prices.ts',
+    );
     process.exit(1);
   }
 } else {

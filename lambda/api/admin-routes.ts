@@ -21,7 +21,9 @@ const accountBody = z.object({
 const adminTokenBody = z.object({
   name: accountBody.shape.name,
   scopes: z.pipe(
-    z.optional(z.array(z.enum(ALL_SCOPES, { error: SCOPES_ERROR }), { error: SCOPES_ERROR }).check(z.minLength(1, SCOPES_ERROR))),
+    z.optional(
+      z.array(z.enum(ALL_SCOPES, { error: SCOPES_ERROR }), { error: SCOPES_ERROR }).check(z.minLength(1, SCOPES_ERROR)),
+    ),
     z.transform((scopes): Scope[] => (scopes ? [...new Set(scopes)] : [...ALL_SCOPES])),
   ),
 });
@@ -46,9 +48,15 @@ export const adminRoutes: ApiRoute[] = [
     async handle(call) {
       const { deps, params } = call;
       const body = jsonBody(call);
-      if (!(await deps.accounts.accountExists(params.accountId))) throw new NotFoundError(`No account ${params.accountId}.`);
+      if (!(await deps.accounts.accountExists(params.accountId)))
+        throw new NotFoundError(`No account ${params.accountId}.`);
       const { name, scopes } = parseBody(body, adminTokenBody);
-      const issued = await issueToken(deps.accounts, { accountId: params.accountId, name, scopes, now: new Date(deps.now()) });
+      const issued = await issueToken(deps.accounts, {
+        accountId: params.accountId,
+        name,
+        scopes,
+        now: new Date(deps.now()),
+      });
       return jsonResponse(201, { token_id: issued.tokenId, token: issued.token });
     },
   },

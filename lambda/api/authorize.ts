@@ -21,7 +21,8 @@ export async function requireAdmin(deps: Deps, request: IncomingRequest): Promis
 /** Account routes: a live proxy token with the `manage` scope. */
 export async function requireManageToken(deps: Deps, request: IncomingRequest): Promise<TokenRecord> {
   const presented = bearer(request);
-  if (!presented) throw new AuthenticationError('Missing token: send Authorization: Bearer <proxy token with the manage scope>.');
+  if (!presented)
+    throw new AuthenticationError('Missing token: send Authorization: Bearer <proxy token with the manage scope>.');
   const parsed = parseToken(presented);
   if (!parsed) throw new AuthenticationError('Invalid proxy token.');
   // A store failure here is answered by the router, like one in the route itself.

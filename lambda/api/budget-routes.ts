@@ -55,7 +55,10 @@ async function tokenSubject({ deps, params, caller }: ManageCall): Promise<Budge
 
 function requesterSubject({ params }: ManageCall): BudgetSubject {
   if (params.requester.length > REQUESTER_MAX_CHARS) {
-    throw new ValidationError(`requester must be at most ${REQUESTER_MAX_CHARS} characters (the longest label a usage row keeps).`, 'requester');
+    throw new ValidationError(
+      `requester must be at most ${REQUESTER_MAX_CHARS} characters (the longest label a usage row keeps).`,
+      'requester',
+    );
   }
   return { kind: 'requester', requester: params.requester };
 }
@@ -81,7 +84,8 @@ async function putBudget(call: ManageCall, subject: BudgetSubject): Promise<Prox
 }
 
 async function deleteBudget(call: ManageCall, subject: BudgetSubject, what: string): Promise<ProxyResponse> {
-  if (!(await call.deps.budgets.removeBudget(call.caller.accountId, subject))) throw new NotFoundError(`${what} has no budget.`);
+  if (!(await call.deps.budgets.removeBudget(call.caller.accountId, subject)))
+    throw new NotFoundError(`${what} has no budget.`);
   return { statusCode: 204, headers: {}, body: '' };
 }
 
@@ -129,10 +133,17 @@ export const budgetRoutes: ApiRoute[] = [
     access: 'manage',
     async handle({ deps, caller }) {
       const now = deps.now();
-      const [requesterStatuses, tagStatuses] = await Promise.all([deps.budgets.listBudgets(caller.accountId, 'requester', now), deps.budgets.listBudgets(caller.accountId, 'tag', now)]);
-      const requesters = requesterStatuses.flatMap(({ subject, ...rest }) => (subject.kind === 'requester' ? [{ requester: subject.requester, ...budgetJson({ subject, ...rest }) }] : []));
+      const [requesterStatuses, tagStatuses] = await Promise.all([
+        deps.budgets.listBudgets(caller.accountId, 'requester', now),
+        deps.budgets.listBudgets(caller.accountId, 'tag', now),
+      ]);
+      const requesters = requesterStatuses.flatMap(({ subject, ...rest }) =>
+        subject.kind === 'requester' ? [{ requester: subject.requester, ...budgetJson({ subject, ...rest }) }] : [],
+      );
       requesters.sort((a, b) => a.requester.localeCompare(b.requester));
-      const tags = tagStatuses.flatMap(({ subject, ...rest }) => (subject.kind === 'tag' ? [{ key: subject.key, value: subject.value, ...budgetJson({ subject, ...rest }) }] : []));
+      const tags = tagStatuses.flatMap(({ subject, ...rest }) =>
+        subject.kind === 'tag' ? [{ key: subject.key, value: subject.value, ...budgetJson({ subject, ...rest }) }] : [],
+      );
       tags.sort((a, b) => a.key.localeCompare(b.key) || a.value.localeCompare(b.value));
       return jsonResponse(200, { requesters, tags });
     },

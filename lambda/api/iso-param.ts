@@ -5,7 +5,10 @@ const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?
 /** The one reading of a time in a management query (`/api/logs`, `/api/stats`): a strict ISO 8601 date or date-time; a date-time without an offset is read as UTC, whatever the server's time zone. */
 export function isoParam(query: URLSearchParams, name: string): Date | undefined {
   // An unencoded '+' of an offset arrives as a space (form encoding): take it back.
-  const value = query.get(name)?.replace(/ (\d{2}:?\d{2})$/, '+$1').trim();
+  const value = query
+    .get(name)
+    ?.replace(/ (\d{2}:?\d{2})$/, '+$1')
+    .trim();
   if (!value) return undefined;
   const match = ISO_TIME.exec(value);
   const hasTime = value.includes('T');

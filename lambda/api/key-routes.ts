@@ -39,7 +39,12 @@ export const keyRoutes: ApiRoute[] = [
       const { key } = parseBody(jsonBody(call), providerKeyBody);
       const secret = await deps.sealer.seal(key, { account_id: caller.accountId, provider });
       const hint = hintOf(key);
-      await deps.providerKeys.put(caller.accountId, { provider, secret, hint, updatedAt: new Date(deps.now()).toISOString() });
+      await deps.providerKeys.put(caller.accountId, {
+        provider,
+        secret,
+        hint,
+        updatedAt: new Date(deps.now()).toISOString(),
+      });
       return jsonResponse(200, { provider, hint });
     },
   },
@@ -49,7 +54,9 @@ export const keyRoutes: ApiRoute[] = [
     access: 'manage',
     async handle({ deps, caller }) {
       const keys = await deps.providerKeys.list(caller.accountId);
-      return jsonResponse(200, { keys: keys.map((k) => ({ provider: k.provider, hint: k.hint, updated_at: k.updatedAt })) });
+      return jsonResponse(200, {
+        keys: keys.map((k) => ({ provider: k.provider, hint: k.hint, updated_at: k.updatedAt })),
+      });
     },
   },
   {

@@ -39,7 +39,9 @@ export function nanosAsDecimal(nanos: number | undefined): string {
   const n = Math.round(nanos ?? 0);
   const sign = n < 0 ? '-' : '';
   const abs = Math.abs(n);
-  const fraction = String(abs % 1e9).padStart(9, '0').replace(/0+$/, '');
+  const fraction = String(abs % 1e9)
+    .padStart(9, '0')
+    .replace(/0+$/, '');
   return `${sign}${Math.floor(abs / 1e9)}${fraction ? `.${fraction}` : ''}`;
 }
 
@@ -64,7 +66,11 @@ export function csvLine(row: UsageRow): string {
  * first page is read before the answer starts, so a store outage is still answered with a 503
  * rather than a 200 cut short after its header line.
  */
-export async function logCsvStream(usageLog: UsageLog, accountId: string, query: Omit<LogQuery, 'limit' | 'cursor'>): Promise<Readable> {
+export async function logCsvStream(
+  usageLog: UsageLog,
+  accountId: string,
+  query: Omit<LogQuery, 'limit' | 'cursor'>,
+): Promise<Readable> {
   const readPage = (cursor?: string) => usageLog.query(accountId, { ...query, limit: EXPORT_PAGE_SIZE, cursor });
   const first = await readPage();
   async function* lines(): AsyncGenerator<string> {

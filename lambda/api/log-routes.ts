@@ -14,12 +14,20 @@ function readTagFilters(query: URLSearchParams): Tags | undefined {
   const tags: Tags = {};
   for (const filter of filters) {
     const equals = filter.indexOf('=');
-    if (equals < 0) throw new ValidationError(`tag must be key=value (e.g. tag=team=search), got ${JSON.stringify(filter.slice(0, 100))}.`, 'tag');
+    if (equals < 0)
+      throw new ValidationError(
+        `tag must be key=value (e.g. tag=team=search), got ${JSON.stringify(filter.slice(0, 100))}.`,
+        'tag',
+      );
     const key = filter.slice(0, equals);
     const value = filter.slice(equals + 1);
     const problem = keyProblem(key) ?? valueProblem(key, value);
     if (problem) throw new ValidationError(`tag: ${problem}.`, 'tag');
-    if (Object.hasOwn(tags, key) && tags[key] !== value) throw new ValidationError(`tag: "${key}" is given twice with different values; a row has one value per key.`, 'tag');
+    if (Object.hasOwn(tags, key) && tags[key] !== value)
+      throw new ValidationError(
+        `tag: "${key}" is given twice with different values; a row has one value per key.`,
+        'tag',
+      );
     tags[key] = value;
   }
   return tags;
@@ -27,13 +35,17 @@ function readTagFilters(query: URLSearchParams): Tags | undefined {
 
 export function readLogQuery(query: URLSearchParams): LogQuery {
   const limit = Number(query.get('limit') ?? 50);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw new ValidationError('limit must be an integer from 1 to 500.', 'limit');
+  if (!Number.isInteger(limit) || limit < 1 || limit > 500)
+    throw new ValidationError('limit must be an integer from 1 to 500.', 'limit');
   const cached = query.get('cached');
   const status = query.get('status');
-  if (cached !== null && cached !== 'true' && cached !== 'false') throw new ValidationError('cached must be true or false.', 'cached');
-  if (status !== null && status !== 'ok' && status !== 'error') throw new ValidationError('status must be ok or error.', 'status');
+  if (cached !== null && cached !== 'true' && cached !== 'false')
+    throw new ValidationError('cached must be true or false.', 'cached');
+  if (status !== null && status !== 'ok' && status !== 'error')
+    throw new ValidationError('status must be ok or error.', 'status');
   const kind = query.get('kind') || undefined;
-  if (kind !== undefined && !ENDPOINT_KINDS.includes(kind as EndpointKind)) throw new ValidationError(`kind must be one of ${ENDPOINT_KINDS.join(', ')}.`, 'kind');
+  if (kind !== undefined && !ENDPOINT_KINDS.includes(kind as EndpointKind))
+    throw new ValidationError(`kind must be one of ${ENDPOINT_KINDS.join(', ')}.`, 'kind');
   return {
     limit,
     cursor: query.get('cursor') || undefined,
@@ -69,7 +81,11 @@ export const logRoutes: ApiRoute[] = [
       const { limit: _limit, cursor: _cursor, ...filters } = readLogQuery(request.query);
       return {
         statusCode: 200,
-        headers: { 'content-type': 'text/csv; charset=utf-8', 'content-disposition': 'attachment; filename="usage-logs.csv"', 'cache-control': 'no-store' },
+        headers: {
+          'content-type': 'text/csv; charset=utf-8',
+          'content-disposition': 'attachment; filename="usage-logs.csv"',
+          'cache-control': 'no-store',
+        },
         body: await logCsvStream(deps.usageLog, caller.accountId, filters),
       };
     },

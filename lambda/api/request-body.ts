@@ -23,12 +23,16 @@ export function jsonBody(call: ApiCall): Record<string, unknown> {
  * answer (a 400 naming the field), with the message the schema gives for that
  * field: each field's rules say in words what it must be.
  */
-export function parseBody<Schema extends z.ZodMiniType>(body: Record<string, unknown>, schema: Schema): z.output<Schema> {
+export function parseBody<Schema extends z.ZodMiniType>(
+  body: Record<string, unknown>,
+  schema: Schema,
+): z.output<Schema> {
   const result = z.safeParse(schema, body);
   if (result.success) return result.data;
   const [issue] = result.error.issues;
   // A strict body's unknown field is named like any other field.
-  const param = issue.code === 'unrecognized_keys' ? issue.keys[0] : issue.path.length ? String(issue.path[0]) : undefined;
+  const param =
+    issue.code === 'unrecognized_keys' ? issue.keys[0] : issue.path.length ? String(issue.path[0]) : undefined;
   throw new ValidationError(issue.message, param);
 }
 
@@ -38,7 +42,10 @@ export function parseBody<Schema extends z.ZodMiniType>(body: Record<string, unk
  */
 export function strictBody<Shape extends z.core.$ZodLooseShape>(shape: Shape, fields: string) {
   return z.strictObject(shape, {
-    error: (issue) => (issue.code === 'unrecognized_keys' ? `Unknown field "${String(issue.keys[0])}": this body takes ${fields}.` : undefined),
+    error: (issue) =>
+      issue.code === 'unrecognized_keys'
+        ? `Unknown field "${String(issue.keys[0])}": this body takes ${fields}.`
+        : undefined,
   });
 }
 

@@ -13,7 +13,16 @@ import { statsRoutes } from './stats-routes';
 import { tokenRoutes } from './token-routes';
 import { tokenSettingRoutes } from './token-settings';
 
-const ROUTES: ApiRoute[] = [...healthRoutes, ...adminRoutes, ...keyRoutes, ...logRoutes, ...statsRoutes, ...tokenRoutes, ...tokenSettingRoutes, ...budgetRoutes];
+const ROUTES: ApiRoute[] = [
+  ...healthRoutes,
+  ...adminRoutes,
+  ...keyRoutes,
+  ...logRoutes,
+  ...statsRoutes,
+  ...tokenRoutes,
+  ...tokenSettingRoutes,
+  ...budgetRoutes,
+];
 
 /** A broken percent-encoding matches no route (a 404), rather than throwing. */
 function safeDecode(segment: string): string | undefined {
@@ -45,8 +54,14 @@ function match(pattern: string, path: string): Record<string, string> | undefine
  * outage, during the caller's check or the route's own work, is a 503 with `Retry-After`
  * (docs/errors-and-limits.md); anything else untyped stays a 500.
  */
-async function answerRoute(deps: Deps, route: ApiRoute, request: IncomingRequest, params: Record<string, string>): Promise<ProxyResponse> {
-  if (route.access === 'manage') return route.handle({ deps, request, params, caller: await requireManageToken(deps, request) });
+async function answerRoute(
+  deps: Deps,
+  route: ApiRoute,
+  request: IncomingRequest,
+  params: Record<string, string>,
+): Promise<ProxyResponse> {
+  if (route.access === 'manage')
+    return route.handle({ deps, request, params, caller: await requireManageToken(deps, request) });
   if (route.access === 'admin') await requireAdmin(deps, request);
   return route.handle({ deps, request, params });
 }
@@ -64,7 +79,9 @@ export async function handleApi(deps: Deps, request: IncomingRequest): Promise<P
     });
   }
   if (pathMatched) {
-    const allowed = ROUTES.filter((r) => match(r.path, request.path)).map((r) => r.method).join(', ');
+    const allowed = ROUTES.filter((r) => match(r.path, request.path))
+      .map((r) => r.method)
+      .join(', ');
     throw new MethodNotAllowedError(request.method, allowed);
   }
   throw new NotFoundError(`No API route for ${request.method} ${request.path}.`);

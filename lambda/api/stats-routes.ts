@@ -16,7 +16,8 @@ export function readStatsPeriod(query: URLSearchParams, now: Date): { from: Date
   const requestedFrom = isoParam(query, 'from');
   const to = requestedTo ?? now;
   const from = requestedFrom ?? new Date(to.getTime() - DEFAULT_STATS_DAYS * DAY_MS);
-  if (from.getTime() >= to.getTime()) throw new ValidationError('from must be earlier than to.', requestedFrom ? 'from' : 'to');
+  if (from.getTime() >= to.getTime())
+    throw new ValidationError('from must be earlier than to.', requestedFrom ? 'from' : 'to');
   if (to.getTime() - from.getTime() > MAX_STATS_DAYS * DAY_MS) {
     throw new ValidationError(`The period may span at most ${MAX_STATS_DAYS} days.`, requestedFrom ? 'from' : 'to');
   }
@@ -31,10 +32,15 @@ export const statsRoutes: ApiRoute[] = [
     async handle({ deps, request, caller }) {
       const { from, to } = readStatsPeriod(request.query, new Date(deps.now()));
       // The answer's from/to are the effective period: rollups are hourly, so the ends move to whole UTC hours.
-      const [summary, tokens] = await Promise.all([deps.usageStats.summarize(caller.accountId, from, to), deps.accounts.listTokens(caller.accountId)]);
+      const [summary, tokens] = await Promise.all([
+        deps.usageStats.summarize(caller.accountId, from, to),
+        deps.accounts.listTokens(caller.accountId),
+      ]);
       // Rollups keep token ids only; names can change, so they are looked up at read time.
       const names = new Map(tokens.map((t) => [t.tokenId, t.name ?? '']));
-      summary.by_token = summary.by_token.map((entry) => (names.has(entry.token_id) ? { ...entry, name: names.get(entry.token_id) } : entry));
+      summary.by_token = summary.by_token.map((entry) =>
+        names.has(entry.token_id) ? { ...entry, name: names.get(entry.token_id) } : entry,
+      );
       return jsonResponse(200, summary);
     },
   },

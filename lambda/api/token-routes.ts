@@ -17,8 +17,15 @@ export const tokenRoutes: ApiRoute[] = [
     path: '/api/tokens',
     access: 'manage',
     async handle({ deps, caller }) {
-      const [tokens, budgets] = await Promise.all([deps.accounts.listTokens(caller.accountId), deps.budgets.listBudgets(caller.accountId, 'token', deps.now())]);
-      const budgetByToken = new Map(budgets.flatMap((status) => (status.subject.kind === 'token' ? [[status.subject.tokenId, status] as const] : [])));
+      const [tokens, budgets] = await Promise.all([
+        deps.accounts.listTokens(caller.accountId),
+        deps.budgets.listBudgets(caller.accountId, 'token', deps.now()),
+      ]);
+      const budgetByToken = new Map(
+        budgets.flatMap((status) =>
+          status.subject.kind === 'token' ? [[status.subject.tokenId, status] as const] : [],
+        ),
+      );
       tokens.sort((a, b) => b.createdAt.localeCompare(a.createdAt));
       return jsonResponse(200, {
         tokens: tokens.map((t) => {
@@ -46,7 +53,12 @@ export const tokenRoutes: ApiRoute[] = [
     access: 'manage',
     async handle(call) {
       const { name } = parseBody(jsonBody(call), appTokenBody);
-      const issued = await issueToken(call.deps.accounts, { accountId: call.caller.accountId, name, scopes: ['proxy'], now: new Date(call.deps.now()) });
+      const issued = await issueToken(call.deps.accounts, {
+        accountId: call.caller.accountId,
+        name,
+        scopes: ['proxy'],
+        now: new Date(call.deps.now()),
+      });
       return jsonResponse(201, { token_id: issued.tokenId, token: issued.token, scopes: ['proxy'] });
     },
   },
@@ -57,7 +69,10 @@ export const tokenRoutes: ApiRoute[] = [
     async handle({ deps, params, caller }) {
       const accountId = caller.accountId;
       // A token id of another account is "not found" here, never revoked.
-      if (!params.tokenId.startsWith(`${accountId}_`) || !(await deps.accounts.revokeToken(accountId, params.tokenId, new Date(deps.now()).toISOString()))) {
+      if (
+        !params.tokenId.startsWith(`${accountId}_`) ||
+        !(await deps.accounts.revokeToken(accountId, params.tokenId, new Date(deps.now()).toISOString()))
+      ) {
         throw new NotFoundError(`No token ${params.tokenId} in this account.`);
       }
       return { statusCode: 204, headers: {}, body: '' };

@@ -1,5 +1,11 @@
 import * as z from 'zod/mini';
-import { MAX_MODEL_ENTRIES, MAX_MODEL_ENTRY_CHARS, MAX_REQUESTS_PER_MINUTE, MIN_REQUESTS_PER_MINUTE, type TokenLimits } from '../auth/token-limits';
+import {
+  MAX_MODEL_ENTRIES,
+  MAX_MODEL_ENTRY_CHARS,
+  MAX_REQUESTS_PER_MINUTE,
+  MIN_REQUESTS_PER_MINUTE,
+  type TokenLimits,
+} from '../auth/token-limits';
 import { NotFoundError } from '../errors';
 import { jsonResponse } from '../http/response';
 import { checkTagMap, type Tags } from '../tags/tags';
@@ -26,12 +32,25 @@ const MODELS_ERROR = `models must be a list of 1 to ${MAX_MODEL_ENTRIES} model i
 const limitsBody = strictBody(
   {
     requests_per_minute: z.optional(
-      z.nullable(z.number({ error: RPM_ERROR }).check(z.int(RPM_ERROR), z.gte(MIN_REQUESTS_PER_MINUTE, RPM_ERROR), z.lte(MAX_REQUESTS_PER_MINUTE, RPM_ERROR))),
+      z.nullable(
+        z
+          .number({ error: RPM_ERROR })
+          .check(
+            z.int(RPM_ERROR),
+            z.gte(MIN_REQUESTS_PER_MINUTE, RPM_ERROR),
+            z.lte(MAX_REQUESTS_PER_MINUTE, RPM_ERROR),
+          ),
+      ),
     ),
     models: z.optional(
       z.nullable(
         z
-          .array(z.string({ error: MODELS_ERROR }).check(z.minLength(1, MODELS_ERROR), z.maxLength(MAX_MODEL_ENTRY_CHARS, MODELS_ERROR)), { error: MODELS_ERROR })
+          .array(
+            z
+              .string({ error: MODELS_ERROR })
+              .check(z.minLength(1, MODELS_ERROR), z.maxLength(MAX_MODEL_ENTRY_CHARS, MODELS_ERROR)),
+            { error: MODELS_ERROR },
+          )
           .check(z.minLength(1, MODELS_ERROR), z.maxLength(MAX_MODEL_ENTRIES, MODELS_ERROR)),
       ),
     ),
@@ -41,7 +60,10 @@ const limitsBody = strictBody(
 
 export function parseLimits(body: Record<string, unknown>): TokenLimits {
   const { requests_per_minute: rpm, models } = parseBody(body, limitsBody);
-  return { ...(rpm != null ? { requestsPerMinute: rpm } : {}), ...(models != null ? { models: [...new Set(models)] } : {}) };
+  return {
+    ...(rpm != null ? { requestsPerMinute: rpm } : {}),
+    ...(models != null ? { models: [...new Set(models)] } : {}),
+  };
 }
 
 export function parseTokenTags(body: Record<string, unknown>): Tags {
@@ -55,7 +77,8 @@ export function limitsJson(limits: TokenLimits | undefined) {
 
 function ownTokenId({ params, caller }: ManageCall): string {
   // A token id of another account is "not found" here, exactly like one that doesn't exist.
-  if (!params.tokenId.startsWith(`${caller.accountId}_`)) throw new NotFoundError(`No token ${params.tokenId} in this account.`);
+  if (!params.tokenId.startsWith(`${caller.accountId}_`))
+    throw new NotFoundError(`No token ${params.tokenId} in this account.`);
   return params.tokenId;
 }
 
@@ -68,7 +91,8 @@ export const tokenSettingRoutes: ApiRoute[] = [
     async handle(call) {
       const tokenId = ownTokenId(call);
       const tags = parseTokenTags(jsonBody(call));
-      if (!(await call.deps.accounts.updateToken(call.caller.accountId, tokenId, { tags }))) throw new NotFoundError(`No token ${tokenId} in this account.`);
+      if (!(await call.deps.accounts.updateToken(call.caller.accountId, tokenId, { tags })))
+        throw new NotFoundError(`No token ${tokenId} in this account.`);
       return jsonResponse(200, { token_id: tokenId, tags });
     },
   },
@@ -79,7 +103,8 @@ export const tokenSettingRoutes: ApiRoute[] = [
     async handle(call) {
       const tokenId = ownTokenId(call);
       const limits = parseLimits(jsonBody(call));
-      if (!(await call.deps.accounts.updateToken(call.caller.accountId, tokenId, { limits }))) throw new NotFoundError(`No token ${tokenId} in this account.`);
+      if (!(await call.deps.accounts.updateToken(call.caller.accountId, tokenId, { limits })))
+        throw new NotFoundError(`No token ${tokenId} in this account.`);
       return jsonResponse(200, { token_id: tokenId, ...limitsJson(limits) });
     },
   },

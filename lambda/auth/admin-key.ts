@@ -2,7 +2,10 @@
  * The admin API's bearer key: given directly (`ADMIN_KEY`, local), or read once from a secret
  * store (Secrets Manager in AWS, see deps.ts) and kept for the life of the instance.
  */
-export function adminKeySource(source: { key?: string; readSecret?: () => Promise<string | undefined> }): () => Promise<string | undefined> {
+export function adminKeySource(source: {
+  key?: string;
+  readSecret?: () => Promise<string | undefined>;
+}): () => Promise<string | undefined> {
   const { key, readSecret } = source;
   if (key) return () => Promise.resolve(key);
   if (!readSecret) return () => Promise.resolve(undefined);

@@ -21,9 +21,17 @@ export async function issueToken(
 }
 
 /** A new account and its first token, which may both proxy and manage. */
-export async function createAccount(accounts: AccountStore, input: { name?: string; now: Date }): Promise<{ accountId: string; tokenId: string; token: string }> {
+export async function createAccount(
+  accounts: AccountStore,
+  input: { name?: string; now: Date },
+): Promise<{ accountId: string; tokenId: string; token: string }> {
   const accountId = newAccountId();
   await accounts.createAccount({ accountId, name: input.name, createdAt: input.now.toISOString() });
-  const issued = await issueToken(accounts, { accountId, name: input.name ? `${input.name} (first token)` : 'first token', scopes: [...ALL_SCOPES], now: input.now });
+  const issued = await issueToken(accounts, {
+    accountId,
+    name: input.name ? `${input.name} (first token)` : 'first token',
+    scopes: [...ALL_SCOPES],
+    now: input.now,
+  });
   return { accountId, ...issued };
 }

@@ -45,16 +45,22 @@ export function inWindow(times: readonly number[], now: number): number[] {
  * it may refuse a request that is under the limit, and the gate then checks the exact count from
  * the item the refusal returns and asks again (the only case with a second store call).
  */
-export function roomCondition(limit: number, known: number | undefined): { expression: string; values: Record<string, number>; readsPrevious: boolean } {
-  const current = (room: number, name: string) => (room > 0 ? `(attribute_not_exists(#cur) OR size(#cur) < ${name})` : `size(#cur) < ${name}`);
-  if (known !== undefined) return { expression: current(limit - known, ':room'), values: { ':room': limit - known }, readsPrevious: false };
+export function roomCondition(
+  limit: number,
+  known: number | undefined,
+): { expression: string; values: Record<string, number>; readsPrevious: boolean } {
+  const current = (room: number, name: string) =>
+    room > 0 ? `(attribute_not_exists(#cur) OR size(#cur) < ${name})` : `size(#cur) < ${name}`;
+  if (known !== undefined)
+    return { expression: current(limit - known, ':room'), values: { ':room': limit - known }, readsPrevious: false };
   const step = Math.max(1, Math.ceil(limit / 10));
   const clauses: string[] = [];
   const values: Record<string, number> = {};
   for (let j = 0; j * step < limit; j++) {
     if (j > 0) values[`:prev${j}`] = j * step;
     values[`:room${j}`] = limit - j * step;
-    const previous = j === 0 ? 'attribute_not_exists(#prev)' : `(attribute_not_exists(#prev) OR size(#prev) <= :prev${j})`;
+    const previous =
+      j === 0 ? 'attribute_not_exists(#prev)' : `(attribute_not_exists(#prev) OR size(#prev) <= :prev${j})`;
     clauses.push(`(${previous} AND ${current(limit - j * step, `:room${j}`)})`);
   }
   // DynamoDB refuses redundant parentheses, so one clause (a limit below 2) stands alone.
@@ -67,7 +73,11 @@ export function roomCondition(limit: number, known: number | undefined): { expre
  * epoch second at which the oldest request counted in it leaves it (when room grows again; now,
  * for a window that is empty).
  */
-export function windowFigures(limit: number, counted: readonly number[], now: number): { remaining: number; resetAt: number } {
+export function windowFigures(
+  limit: number,
+  counted: readonly number[],
+  now: number,
+): { remaining: number; resetAt: number } {
   const oldest = counted.length ? Math.min(...counted) : now - WINDOW_MS;
   return { remaining: Math.max(0, limit - counted.length), resetAt: Math.ceil((oldest + WINDOW_MS) / 1000) };
 }

@@ -31,6 +31,9 @@ export function modelAllowed(limits: TokenLimits | undefined, kind: string, mode
 export function modelRefusal(limits: TokenLimits, model: unknown): string {
   const allowed = (limits.models ?? []).map((entry) => JSON.stringify(entry)).join(', ');
   // A model cut short says so (`…`): the error answer scrubs a credential's start before that mark too (SECURITY.md).
-  const what = typeof model === 'string' ? `model ${JSON.stringify(model.length > 200 ? `${model.slice(0, 200)}…` : model)}` : 'a request that names no model';
+  const what =
+    typeof model === 'string'
+      ? `model ${JSON.stringify(model.length > 200 ? `${model.slice(0, 200)}…` : model)}`
+      : 'a request that names no model';
   return `This proxy token may not use ${what}; it is limited to models starting with ${allowed}.`;
 }

@@ -9,7 +9,9 @@ import { secretsEqual } from './proxy-token';
 export function credentialIn(value: string | undefined, scheme?: 'Bearer'): string | undefined {
   const trimmed = value?.trim();
   if (!trimmed || !scheme) return trimmed || undefined;
-  return trimmed.toLowerCase().startsWith(`${scheme.toLowerCase()} `) ? trimmed.slice(scheme.length + 1).trim() || undefined : undefined;
+  return trimmed.toLowerCase().startsWith(`${scheme.toLowerCase()} `)
+    ? trimmed.slice(scheme.length + 1).trim() || undefined
+    : undefined;
 }
 
 /** What each scope's refusal says: which part of the proxy the token may not use, and what it can do instead. */

@@ -2,7 +2,10 @@ import type { BudgetPeriod } from './periods';
 import { resetsAt } from './periods';
 
 /** Who a budget limits: a proxy token, a requester label (`x-proxy-user`) or a tag value within the account. */
-export type BudgetSubject = { kind: 'token'; tokenId: string } | { kind: 'requester'; requester: string } | { kind: 'tag'; key: string; value: string };
+export type BudgetSubject =
+  | { kind: 'token'; tokenId: string }
+  | { kind: 'requester'; requester: string }
+  | { kind: 'tag'; key: string; value: string };
 
 export interface Budget {
   /** The limit in integer nano-dollars (limits are kept to 6 decimals of a dollar). */
@@ -16,7 +19,6 @@ export interface Spend {
   month: number;
   total: number;
 }
-
 
 /** A subject's budget with the spend of its current period, as read at `at`. */
 export interface BudgetStatus {
@@ -57,6 +59,9 @@ function describeSubject(subject: BudgetSubject): string {
 
 /** The refusal text: which budget, what was spent, the limit and when it resets. */
 export function exceededMessage(status: BudgetStatus): string {
-  const reset = status.resetsAt === undefined ? 'A total budget does not reset; raise or remove it to continue.' : `It resets at ${new Date(status.resetsAt).toISOString()}.`;
+  const reset =
+    status.resetsAt === undefined
+      ? 'A total budget does not reset; raise or remove it to continue.'
+      : `It resets at ${new Date(status.resetsAt).toISOString()}.`;
   return `Budget exceeded: ${describeSubject(status.subject)} has spent $${formatUsd(status.spentNanos)} of its ${PERIOD_WORDS[status.budget.period]} budget of $${formatUsd(status.budget.limitNanos)}. ${reset}`;
 }

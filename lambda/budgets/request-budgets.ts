@@ -33,7 +33,8 @@ export function requestBudgets(
     if (!tagReads.has(id)) tagReads.set(id, read({ kind: 'tag', key, value }));
     return tagReads.get(id)!;
   };
-  for (const tags of [requestTags, deps.budgetHints.expectedTags(tokenId)]) for (const [key, value] of Object.entries(tags)) void readTag(key, value);
+  for (const tags of [requestTags, deps.budgetHints.expectedTags(tokenId)])
+    for (const [key, value] of Object.entries(tags)) void readTag(key, value);
   return gate.then(async (verdict) => {
     const admitted = verdict.kind !== 'refused';
     const hasTokenBudget = admitted && verdict.tokenBudget;

@@ -42,7 +42,12 @@ export interface FillSettings {
 
 type AnswerHead = Pick<CachedResponseMeta, 'format' | 'status' | 'contentType'>;
 
-type Stage = { name: 'waiting' } | { name: 'passing' } | { name: 'writing'; writer: CacheWriter; head: AnswerHead } | { name: 'committing' } | { name: 'done' };
+type Stage =
+  | { name: 'waiting' }
+  | { name: 'passing' }
+  | { name: 'writing'; writer: CacheWriter; head: AnswerHead }
+  | { name: 'committing' }
+  | { name: 'done' };
 
 /**
  * The cache's side of a forwarded request: it names the `x-proxy-cache` status of the
@@ -82,7 +87,11 @@ export class CacheFill {
       this.stage = { name: 'passing' };
       return undefined;
     }
-    this.stage = { name: 'writing', writer: open(), head: { format: answer.format, status: answer.status, contentType: answer.contentType } };
+    this.stage = {
+      name: 'writing',
+      writer: open(),
+      head: { format: answer.format, status: answer.status, contentType: answer.contentType },
+    };
     return this;
   }
 
@@ -104,7 +113,13 @@ export class CacheFill {
     if (!outcome.complete) return this.abandon();
     this.stage = { name: 'committing' };
     const usage = outcome.usage ?? NO_USAGE;
-    const meta: CachedResponseMeta = { ...stage.head, model: outcome.model, usage, costNanos: this.context.costNanos(outcome.model, usage), storedAt: this.now() };
+    const meta: CachedResponseMeta = {
+      ...stage.head,
+      model: outcome.model,
+      usage,
+      costNanos: this.context.costNanos(outcome.model, usage),
+      storedAt: this.now(),
+    };
     const commit = this.commit(stage.writer, meta);
     this.context.track(commit);
     await Promise.race([commit, new Promise((resolve) => setTimeout(resolve, COMMIT_WAIT_MS).unref())]);
@@ -120,7 +135,11 @@ export class CacheFill {
   }
 
   private async commit(writer: CacheWriter, meta: CachedResponseMeta): Promise<void> {
-    await writer.commit(meta).catch((error) => this.log.warn('response not cached', { request_id: this.context.requestId, ...describeError(error) }));
+    await writer
+      .commit(meta)
+      .catch((error) =>
+        this.log.warn('response not cached', { request_id: this.context.requestId, ...describeError(error) }),
+      );
     this.stage = { name: 'done' };
     // Followers are released once the entry is visible, so no identical request slips in between.
     // With max-age=0 nothing is stored, and nothing is shared either.

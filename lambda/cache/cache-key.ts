@@ -11,7 +11,8 @@ export type { CacheKind };
  */
 const REASONS = {
   stream: 'a stored answer is replayed in the form the request asks for (stream or JSON)',
-  stream_options: 'only says how a stream is delivered (usage event, padding); a replayed stream adds the usage event when asked',
+  stream_options:
+    'only says how a stream is delivered (usage event, padding); a replayed stream adds the usage event when asked',
   limit: 'the output limit: a retry with another limit still hits',
   sampling: 'sampling randomness: an exact-match cache keeps one answer whatever the randomness asked for',
   end_user: "names the end user for the provider's abuse monitoring",
@@ -24,12 +25,29 @@ const REASONS = {
 type Reason = keyof typeof REASONS;
 
 // `inferenceConfig` stays in the key: besides the limit and sampling it holds `stopSequences`, which shape the answer.
-const CONVERSE_IGNORED: Readonly<Record<string, Reason>> = { requestMetadata: 'metadata', performanceConfig: 'service_tier' };
-const NATIVE_IGNORED: Readonly<Record<string, Reason>> = { max_tokens: 'limit', max_gen_len: 'limit', temperature: 'sampling', top_p: 'sampling', top_k: 'sampling' };
+const CONVERSE_IGNORED: Readonly<Record<string, Reason>> = {
+  requestMetadata: 'metadata',
+  performanceConfig: 'service_tier',
+};
+const NATIVE_IGNORED: Readonly<Record<string, Reason>> = {
+  max_tokens: 'limit',
+  max_gen_len: 'limit',
+  temperature: 'sampling',
+  top_p: 'sampling',
+  top_k: 'sampling',
+};
 
 /** The fields each endpoint kind leaves out of the key, each with its reason. */
 export const IGNORED_FIELDS: Readonly<Record<CacheKind, Readonly<Record<string, Reason>>>> = {
-  messages: { stream: 'stream', max_tokens: 'limit', temperature: 'sampling', top_p: 'sampling', top_k: 'sampling', metadata: 'metadata', service_tier: 'service_tier' },
+  messages: {
+    stream: 'stream',
+    max_tokens: 'limit',
+    temperature: 'sampling',
+    top_p: 'sampling',
+    top_k: 'sampling',
+    metadata: 'metadata',
+    service_tier: 'service_tier',
+  },
   chat: {
     stream: 'stream',
     stream_options: 'stream_options',
@@ -131,7 +149,8 @@ export function cacheKey({ accountId, provider, kind, body, model, passThroughKe
  */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? 'null' : canonicalJson(item))).join(',')}]`;
+  if (Array.isArray(value))
+    return `[${value.map((item) => (item === undefined ? 'null' : canonicalJson(item))).join(',')}]`;
   const members: string[] = [];
   for (const key of Object.keys(value).sort()) {
     const member = (value as Record<string, unknown>)[key];

@@ -29,7 +29,11 @@ export function isInvalidCacheMode(mode: ParsedCacheMode): mode is { invalid: st
  */
 export type CacheStatus = 'HIT' | 'MISS' | 'REFRESH' | 'BYPASS';
 
-const FORWARDED_STATUS: Record<CacheMode, CacheStatus | undefined> = { off: undefined, 'read-write': 'MISS', refresh: 'REFRESH' };
+const FORWARDED_STATUS: Record<CacheMode, CacheStatus | undefined> = {
+  off: undefined,
+  'read-write': 'MISS',
+  refresh: 'REFRESH',
+};
 
 /** The response header for an answer; none when the request did not ask for the cache. */
 export function cacheStatusHeader(status: CacheStatus | undefined): Record<string, string> {

@@ -35,19 +35,31 @@ export interface CacheRequestInput {
  * token names the account, and the endpoint's dialect has a cache namespace that
  * allows this body (docs/caching.md).
  */
-export function readCacheRequest({ headers, accountId, provider, dialect, body, model, passThroughKey }: CacheRequestInput): CacheRequest {
+export function readCacheRequest({
+  headers,
+  accountId,
+  provider,
+  dialect,
+  body,
+  model,
+  passThroughKey,
+}: CacheRequestInput): CacheRequest {
   const parsed = parseCacheMode(headers[CACHE_HEADER]);
   const invalidValue = isInvalidCacheMode(parsed) ? parsed.invalid : undefined;
   const mode = isInvalidCacheMode(parsed) ? 'off' : parsed;
   const namespace = dialect.cache;
   const asked = mode !== 'off' && accountId !== undefined && body !== undefined && namespace !== undefined;
   const bypass = asked && !namespace.allowed(body);
-  const key = asked && !bypass ? cacheKey({ accountId, provider, kind: namespace.kind, body, model, passThroughKey }) : undefined;
+  const key =
+    asked && !bypass ? cacheKey({ accountId, provider, kind: namespace.kind, body, model, passThroughKey }) : undefined;
   return { mode, invalidValue, key, bypass, ttlSeconds: cacheTtlSeconds(headers['cache-control']) };
 }
 
 /** The client error for an unreadable `x-proxy-cache` value, with the header as the field at fault. */
 export function cacheHeaderProblem(request: CacheRequest): { message: string; param: string } | undefined {
   if (request.invalidValue === undefined) return undefined;
-  return { message: `${CACHE_HEADER} must be "true", "refresh" or "false", not "${request.invalidValue.slice(0, 40)}".`, param: CACHE_HEADER };
+  return {
+    message: `${CACHE_HEADER} must be "true", "refresh" or "false", not "${request.invalidValue.slice(0, 40)}".`,
+    param: CACHE_HEADER,
+  };
 }

@@ -54,7 +54,12 @@ export class ProxyCache {
    * from an identical request in flight; otherwise it goes to the provider, and the fill
    * stores the answer (`refresh` replaces the entry without reading it).
    */
-  async consult(request: CacheRequest, lookup: Promise<CachedResponse | undefined> | undefined, replay: ReplayRequest, context: FillContext): Promise<CacheDecision> {
+  async consult(
+    request: CacheRequest,
+    lookup: Promise<CachedResponse | undefined> | undefined,
+    replay: ReplayRequest,
+    context: FillContext,
+  ): Promise<CacheDecision> {
     let flight: LeaderFlight<CachedResponse> | undefined;
     if (request.mode === 'read-write' && request.key) {
       const stored = await lookup;
@@ -72,11 +77,20 @@ export class ProxyCache {
     return { fill: this.fillFor(request, context, flight) };
   }
 
-  private fillFor(request: CacheRequest, context: FillContext, flight: LeaderFlight<CachedResponse> | undefined): CacheFill {
+  private fillFor(
+    request: CacheRequest,
+    context: FillContext,
+    flight: LeaderFlight<CachedResponse> | undefined,
+  ): CacheFill {
     const { key, ttlSeconds } = request;
     const { store, log, now } = this.deps;
     const open = request.mode !== 'off' && key ? () => store.open(key, ttlSeconds, now()) : undefined;
-    return new CacheFill({ status: forwardedStatus(request.mode, request.bypass), open, ttlSeconds, flight }, context, log, now);
+    return new CacheFill(
+      { status: forwardedStatus(request.mode, request.bypass), open, ttlSeconds, flight },
+      context,
+      log,
+      now,
+    );
   }
 }
 
@@ -85,5 +99,10 @@ function hitFor(entry: CachedResponse, replay: ReplayRequest): CacheHit | undefi
   const replayed = replayCached(entry, replay);
   if (!replayed) return undefined;
   const { contentType, body } = replayed;
-  return { entry, statusCode: entry.status, headers: { 'content-type': contentType, ...cacheStatusHeader('HIT') }, body };
+  return {
+    entry,
+    statusCode: entry.status,
+    headers: { 'content-type': contentType, ...cacheStatusHeader('HIT') },
+    body,
+  };
 }

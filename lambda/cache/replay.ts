@@ -79,7 +79,10 @@ function decodeAll(text: string): SseEvent[] {
  * stored JSON answer is sent as is or as the dialect's stream of events. Undefined when the stored
  * answer cannot be given exactly in that form: the request is then a miss.
  */
-export function replayCached(entry: CachedResponse, request: ReplayRequest): { contentType: string; body: Readable } | undefined {
+export function replayCached(
+  entry: CachedResponse,
+  request: ReplayRequest,
+): { contentType: string; body: Readable } | undefined {
   const eventStream = request.dialect.cache && EVENT_STREAM_REPLAYS[request.dialect.cache.kind];
   if (eventStream) return replayEventStreamKind(entry, request.stream, eventStream);
   if (entry.format === 'eventstream') return undefined;
@@ -88,7 +91,9 @@ export function replayCached(entry: CachedResponse, request: ReplayRequest): { c
     const assembled = formReplay(request.dialect).assemble(decodeAll(entry.body));
     return { contentType: 'application/json', body: Readable.from([JSON.stringify(assembled)]) };
   }
-  const events = decodeAll(entry.format === 'sse' ? entry.body : formReplay(request.dialect).synthesize(JSON.parse(entry.body)).join(''));
+  const events = decodeAll(
+    entry.format === 'sse' ? entry.body : formReplay(request.dialect).synthesize(JSON.parse(entry.body)).join(''),
+  );
   // A stream made from a JSON answer carries a usage-only event only for a client that asked for one, whatever the provider.
   const hide = entry.format === 'json' ? !request.clientAskedForUsage : request.hideUsageOnlyEvent;
   const sent = hide ? events.filter((event) => !request.dialect.isUsageOnlyEvent(event)) : events;
@@ -100,10 +105,17 @@ export function replayCached(entry: CachedResponse, request: ReplayRequest): { c
 }
 
 /** A stored answer of an endpoint pair whose streams are AWS event streams: as it came (frame by frame, byte for byte), or converted. */
-function replayEventStreamKind(entry: CachedResponse, stream: boolean, replay: EventStreamReplay): { contentType: string; body: Readable } | undefined {
+function replayEventStreamKind(
+  entry: CachedResponse,
+  stream: boolean,
+  replay: EventStreamReplay,
+): { contentType: string; body: Readable } | undefined {
   if (entry.format === 'sse') return undefined;
   if (entry.format === (stream ? 'eventstream' : 'json')) {
-    return { contentType: entry.contentType, body: Readable.from(entry.format === 'json' ? [entry.body] : eventStreamFrames(entry.body)) };
+    return {
+      contentType: entry.contentType,
+      body: Readable.from(entry.format === 'json' ? [entry.body] : eventStreamFrames(entry.body)),
+    };
   }
   if (stream) {
     const frames = replay.synthesize(tryParseJson(entry.body));
@@ -114,7 +126,9 @@ function replayEventStreamKind(entry: CachedResponse, stream: boolean, replay: E
   const messages = eventStreamFrames(entry.body).flatMap((frame) => decoder.push(frame));
   decoder.end();
   const assembled = decoder.problem ? undefined : replay.assemble(messages);
-  return assembled === undefined ? undefined : { contentType: 'application/json', body: Readable.from([JSON.stringify(assembled)]) };
+  return assembled === undefined
+    ? undefined
+    : { contentType: 'application/json', body: Readable.from([JSON.stringify(assembled)]) };
 }
 
 /** A stored event stream's frames, from its base64 lines. */
@@ -126,8 +140,23 @@ export function eventStreamFrames(stored: string): Buffer[] {
 }
 
 /** How a request wants a stored answer replayed, read from what it sent. */
-export function replayRequestFor({ dialect, stream, body, streamUsage }: { dialect: Dialect; stream: boolean; body?: Record<string, unknown>; streamUsage: 'always' | 'when-asked' }): ReplayRequest {
+export function replayRequestFor({
+  dialect,
+  stream,
+  body,
+  streamUsage,
+}: {
+  dialect: Dialect;
+  stream: boolean;
+  body?: Record<string, unknown>;
+  streamUsage: 'always' | 'when-asked';
+}): ReplayRequest {
   // A client that didn't ask for stream usage never saw the usage-only event the proxy asked for.
   const clientAskedForUsage = asObject(body?.stream_options)?.include_usage === true;
-  return { dialect, stream, hideUsageOnlyEvent: streamUsage === 'when-asked' && !clientAskedForUsage, clientAskedForUsage };
+  return {
+    dialect,
+    stream,
+    hideUsageOnlyEvent: streamUsage === 'when-asked' && !clientAskedForUsage,
+    clientAskedForUsage,
+  };
 }

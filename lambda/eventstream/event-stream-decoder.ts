@@ -102,7 +102,11 @@ export function headerBytes(frame: Buffer): Buffer {
  * The same frame with another payload (a payload with a credential cut out), its headers kept, or
  * passed through `redact` when given: every header name, string value and byte value.
  */
-export function withPayload(message: EventStreamMessage, payload: Buffer, redact?: { text(value: string): string; bytes(value: Buffer): Buffer }): Buffer {
+export function withPayload(
+  message: EventStreamMessage,
+  payload: Buffer,
+  redact?: { text(value: string): string; bytes(value: Buffer): Buffer },
+): Buffer {
   let headers = codec.decode(message.frame).headers;
   if (redact) {
     const redacted: MessageHeaders = {};
@@ -111,7 +115,10 @@ export function withPayload(message: EventStreamMessage, payload: Buffer, redact
         header.type === 'string'
           ? { type: 'string', value: redact.text(header.value) }
           : header.type === 'binary'
-            ? { type: 'binary', value: redact.bytes(Buffer.from(header.value.buffer, header.value.byteOffset, header.value.byteLength)) }
+            ? {
+                type: 'binary',
+                value: redact.bytes(Buffer.from(header.value.buffer, header.value.byteOffset, header.value.byteLength)),
+              }
             : header;
     }
     headers = redacted;
@@ -125,6 +132,10 @@ export function encodeEventStreamMessage(kind: { event: string } | { exception: 
   const headers: MessageHeaders =
     'event' in kind
       ? { ':event-type': text(kind.event), ':content-type': text('application/json'), ':message-type': text('event') }
-      : { ':exception-type': text(kind.exception), ':content-type': text('application/json'), ':message-type': text('exception') };
+      : {
+          ':exception-type': text(kind.exception),
+          ':content-type': text('application/json'),
+          ':message-type': text('exception'),
+        };
   return Buffer.from(codec.encode({ headers, body: Buffer.from(JSON.stringify(payload), 'utf8') }));
 }

@@ -42,7 +42,10 @@ const EXPOSED_HEADERS = [
 
 export function isAllowedOrigin(origin: string | undefined, allowlist: readonly string[]): boolean {
   if (!origin) return false;
-  return LOCALHOST.test(origin) || allowlist.some((allowed) => allowed.replace(/\/+$/, '').toLowerCase() === origin.toLowerCase());
+  return (
+    LOCALHOST.test(origin) ||
+    allowlist.some((allowed) => allowed.replace(/\/+$/, '').toLowerCase() === origin.toLowerCase())
+  );
 }
 
 /** CORS headers for an allowed origin; none at all for any other. */

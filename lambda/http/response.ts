@@ -9,7 +9,11 @@ export interface ProxyResponse {
 }
 
 /** Headers every response carries, whatever produced it. */
-export function withStandardHeaders(response: ProxyResponse, requestId: string, extra: Record<string, string> = {}): ProxyResponse {
+export function withStandardHeaders(
+  response: ProxyResponse,
+  requestId: string,
+  extra: Record<string, string> = {},
+): ProxyResponse {
   response.headers = { ...response.headers, ...extra, 'x-proxy-request-id': requestId, 'x-proxy-version': VERSION };
   return response;
 }

@@ -10,7 +10,8 @@ const TYPES: Record<string, string> = {
 
 /** Page headers: the dashboard loads nothing from elsewhere and can't be framed. */
 const PAGE_SECURITY = {
-  'content-security-policy': "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'content-security-policy':
+    "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
 };
@@ -21,9 +22,14 @@ const PAGE_SECURITY = {
  */
 export function serveDashboard(request: IncomingRequest): ProxyResponse | undefined {
   if (request.method !== 'GET' && request.method !== 'HEAD') return undefined;
-  const file = request.path === '/' || request.path === '/index.html' ? 'index.html' : request.path.replace(/^\/assets\//, '');
-  const body = (assets)[file];
+  const file =
+    request.path === '/' || request.path === '/index.html' ? 'index.html' : request.path.replace(/^\/assets\//, '');
+  const body = assets[file];
   if (body === undefined || (file !== 'index.html' && !request.path.startsWith('/assets/'))) return undefined;
   const caching = file === 'index.html' ? 'no-cache' : 'public, max-age=31536000, immutable';
-  return { statusCode: 200, headers: { 'content-type': TYPES[file], 'cache-control': caching, ...PAGE_SECURITY }, body: request.method === 'HEAD' ? '' : body };
+  return {
+    statusCode: 200,
+    headers: { 'content-type': TYPES[file], 'cache-control': caching, ...PAGE_SECURITY },
+    body: request.method === 'HEAD' ? '' : body,
+  };
 }

@@ -34,12 +34,16 @@ export function bannerLines({ base, config, ownStore, admin, firstAccount }: Ban
   if (admin.generated) lines.push(`  admin key:        ${admin.key}   (saved in ${admin.path})`);
   else if (admin.path) lines.push(`  admin key:        in ${admin.path}`);
   lines.push(`  first account:    ${firstAccount.accountId}`);
-  if (firstAccount.token) lines.push(`  proxy token:      ${firstAccount.token}   (${TOKEN_NOTE[firstAccount.reason]})`);
+  if (firstAccount.token)
+    lines.push(`  proxy token:      ${firstAccount.token}   (${TOKEN_NOTE[firstAccount.reason]})`);
   else lines.push('  proxy token:      shown at the first start; `npm start -- --new-token` prints a fresh one');
   for (const provider of PROVIDERS) {
     const { baseUrl, overridden } = config.upstreams[provider.id];
     // decodeURI: a path template such as Bedrock's `/model/{model}/converse` is shown as written.
-    if (overridden) lines.push(`  upstream ${provider.id}:  ${decodeURI(upstreamUrl(provider, baseUrl).href)}   (${provider.upstream.envVar})`);
+    if (overridden)
+      lines.push(
+        `  upstream ${provider.id}:  ${decodeURI(upstreamUrl(provider, baseUrl).href)}   (${provider.upstream.envVar})`,
+      );
   }
   return lines;
 }

@@ -69,15 +69,29 @@ export async function startDynamoDbLocal(dataDir?: string): Promise<{ endpoint: 
   }
   const port = await freePort();
   const { jar, libraryPath } = bundledJar();
-  const java = ['java', `-Djava.library.path=${libraryPath}`, '-jar', jar, '-sharedDb', ...storage, '-port', String(port), '-disableTelemetry'];
-  const child: ChildProcess = spawn(process.execPath, ['-e', GUARD, JSON.stringify(java)], { stdio: ['pipe', 'ignore', 'pipe'], detached: true });
+  const java = [
+    'java',
+    `-Djava.library.path=${libraryPath}`,
+    '-jar',
+    jar,
+    '-sharedDb',
+    ...storage,
+    '-port',
+    String(port),
+    '-disableTelemetry',
+  ];
+  const child: ChildProcess = spawn(process.execPath, ['-e', GUARD, JSON.stringify(java)], {
+    stdio: ['pipe', 'ignore', 'pipe'],
+    detached: true,
+  });
   let stderr = '';
   child.stderr?.on('data', (chunk) => (stderr += String(chunk)));
   const endpoint = `http://127.0.0.1:${port}`;
   // Java starts in seconds on a quiet machine; a busy one (a CI host shared by many jobs) can take a minute or more.
   const deadline = Date.now() + START_LIMIT_MS;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`DynamoDB Local exited (code ${child.exitCode}): ${stderr.trim().slice(0, 500)}`);
+    if (child.exitCode !== null)
+      throw new Error(`DynamoDB Local exited (code ${child.exitCode}): ${stderr.trim().slice(0, 500)}`);
     try {
       await fetch(endpoint, { method: 'POST' });
       return {

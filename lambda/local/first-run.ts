@@ -37,7 +37,11 @@ export interface FirstAccount {
  * leaves `token_shown: false`, and the next start mints and shows a fresh token for the same
  * account; `npm start -- --new-token` does the same on demand (docs/operations.md, "First start").
  */
-export async function firstRunAccount(dataDir: string, accounts: AccountStore, options: { newToken: boolean; now?: Date }): Promise<FirstAccount> {
+export async function firstRunAccount(
+  dataDir: string,
+  accounts: AccountStore,
+  options: { newToken: boolean; now?: Date },
+): Promise<FirstAccount> {
   const now = options.now ?? new Date();
   const marker = readMarker(dataDir);
   if (!marker || !(await accounts.accountExists(marker.account_id))) {
@@ -47,7 +51,12 @@ export async function firstRunAccount(dataDir: string, accounts: AccountStore, o
   }
   const notShown = marker.token_shown === false;
   if (!notShown && !options.newToken) return { accountId: marker.account_id, reason: 'shown-before' };
-  const issued = await issueToken(accounts, { accountId: marker.account_id, name: `local (${now.toISOString().slice(0, 10)})`, scopes: [...ALL_SCOPES], now });
+  const issued = await issueToken(accounts, {
+    accountId: marker.account_id,
+    name: `local (${now.toISOString().slice(0, 10)})`,
+    scopes: [...ALL_SCOPES],
+    now,
+  });
   writeMarker(dataDir, { ...marker, token_id: issued.tokenId, token_shown: false });
   return { accountId: marker.account_id, token: issued.token, reason: notShown ? 'not-shown' : 'asked' };
 }

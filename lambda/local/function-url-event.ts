@@ -46,11 +46,16 @@ export function splitTarget(target: string): { rawPath: string; rawQueryString: 
   const scheme = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(rest);
   if (scheme) rest = rest.slice(scheme[0].length) || '/';
   const query = rest.indexOf('?');
-  return query < 0 ? { rawPath: rest, rawQueryString: '' } : { rawPath: rest.slice(0, query), rawQueryString: rest.slice(query + 1) };
+  return query < 0
+    ? { rawPath: rest, rawQueryString: '' }
+    : { rawPath: rest.slice(0, query), rawQueryString: rest.slice(query + 1) };
 }
 
 /** A Node request as the function URL (payload format 2.0) event Lambda would deliver. */
-export async function toFunctionUrlEvent(request: IncomingMessage, response: ServerResponse): Promise<APIGatewayProxyEventV2> {
+export async function toFunctionUrlEvent(
+  request: IncomingMessage,
+  response: ServerResponse,
+): Promise<APIGatewayProxyEventV2> {
   const { rawPath, rawQueryString } = splitTarget(request.url ?? '/');
   const headers: Record<string, string> = {};
   // headersDistinct keeps repeats that Node would drop (e.g. a second Authorization); function URLs comma-join them.

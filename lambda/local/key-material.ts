@@ -24,17 +24,27 @@ export class ForeignKeyMaterialError extends Error {
  * accounts table; an instance with another key refuses to start instead of answering 500 on every
  * stored-key request later.
  */
-export async function checkSharedKeyMaterial(raw: DynamoDBClient, accountsTable: string, dataDir: string): Promise<void> {
+export async function checkSharedKeyMaterial(
+  raw: DynamoDBClient,
+  accountsTable: string,
+  dataDir: string,
+): Promise<void> {
   const own = LocalKeyWrapper.fromFile(localMasterKeyPath(dataDir)).keyRef;
   try {
     await raw.send(
-      new PutItemCommand({ TableName: accountsTable, Item: { ...MARKER_KEY, key_ref: { S: own } }, ConditionExpression: 'attribute_not_exists(pk)' }),
+      new PutItemCommand({
+        TableName: accountsTable,
+        Item: { ...MARKER_KEY, key_ref: { S: own } },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
     );
     return;
   } catch (error) {
     if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
   }
-  const { Item } = await raw.send(new GetItemCommand({ TableName: accountsTable, Key: MARKER_KEY, ConsistentRead: true }));
+  const { Item } = await raw.send(
+    new GetItemCommand({ TableName: accountsTable, Key: MARKER_KEY, ConsistentRead: true }),
+  );
   const recorded = Item?.key_ref?.S;
   if (recorded && recorded !== own) throw new ForeignKeyMaterialError(dataDir, recorded, own);
 }

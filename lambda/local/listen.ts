@@ -8,9 +8,17 @@ export async function listenOrExplain(server: Server, port: number, host: string
     const onError = (error: NodeJS.ErrnoException) => {
       const alternative = port === 8787 ? 8788 : port + 1;
       if (error.code === 'EADDRINUSE') {
-        fail(new PortUnavailableError(`Port ${port} on ${host} is already in use by another program: stop it, or choose another port with PORT (e.g. PORT=${alternative} npm start).`));
+        fail(
+          new PortUnavailableError(
+            `Port ${port} on ${host} is already in use by another program: stop it, or choose another port with PORT (e.g. PORT=${alternative} npm start).`,
+          ),
+        );
       } else if (error.code === 'EACCES') {
-        fail(new PortUnavailableError(`Port ${port} on ${host} needs more privileges than this user has: choose another port with PORT (e.g. PORT=${alternative} npm start).`));
+        fail(
+          new PortUnavailableError(
+            `Port ${port} on ${host} needs more privileges than this user has: choose another port with PORT (e.g. PORT=${alternative} npm start).`,
+          ),
+        );
       } else {
         fail(error);
       }

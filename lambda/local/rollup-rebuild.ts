@@ -1,4 +1,10 @@
-import { GetItemCommand, ScanCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  GetItemCommand,
+  ScanCommand,
+  UpdateItemCommand,
+  type AttributeValue,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { allItems } from '../store/dynamodb/paginate';
 import { foldRows } from '../usage/rollups/fold';
@@ -28,7 +34,9 @@ export async function rebuildRollups(options: {
   stats: Pick<UsageStats, 'countedTags'>;
 }): Promise<{ rows: number; itemsCompleted: number }> {
   // Day buckets hold whole UTC days: read from the start of the day `since` falls in.
-  const from = new Date(Date.UTC(options.since.getUTCFullYear(), options.since.getUTCMonth(), options.since.getUTCDate())).toISOString();
+  const from = new Date(
+    Date.UTC(options.since.getUTCFullYear(), options.since.getUTCMonth(), options.since.getUTCDate()),
+  ).toISOString();
   const items = await allItems((start) =>
     options.raw.send(
       new ScanCommand({
@@ -49,16 +57,23 @@ export async function rebuildRollups(options: {
 
   // In time order (the scan's is the shards'), as the stream would have delivered them.
   rows.sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  const counted = await options.stats.countedTags(rows.map((row, i) => ({ row, lineage: 'rebuild', sequence: String(i) })));
+  const counted = await options.stats.countedTags(
+    rows.map((row, i) => ({ row, lineage: 'rebuild', sequence: String(i) })),
+  );
 
   let itemsCompleted = 0;
   // One delta per rollup item: what all of the table's rows add to it.
   for (const expected of foldRows(counted)) {
     const key = marshall({ account_id: expected.accountId, bucket: expected.bucket });
-    const { Item } = await options.raw.send(new GetItemCommand({ TableName: options.statsTable, Key: key, ConsistentRead: true }));
+    const { Item } = await options.raw.send(
+      new GetItemCommand({ TableName: options.statsTable, Key: key, ConsistentRead: true }),
+    );
     const stored = Item ? unmarshall(Item) : {};
     const missing = Object.entries(expected.increments)
-      .map(([attribute, amount]) => [attribute, amount - (typeof stored[attribute] === 'number' ? stored[attribute] : 0)] as const)
+      .map(
+        ([attribute, amount]) =>
+          [attribute, amount - (typeof stored[attribute] === 'number' ? stored[attribute] : 0)] as const,
+      )
       .filter(([, amount]) => amount > 0);
     if (missing.length === 0) continue;
     await options.raw.send(

@@ -73,13 +73,19 @@ async function main(): Promise<void> {
           resolve();
         }),
       );
-      const handled = handler(event, response, { awsRequestId: event.requestContext.requestId, clientGone: cut.signal });
+      const handled = handler(event, response, {
+        awsRequestId: event.requestContext.requestId,
+        clientGone: cut.signal,
+      });
       // Writing to a response whose client left may never settle; its rows are still tracked by deps.background.
       await Promise.race([handled, abandoned.then(() => new Promise((resolve) => setTimeout(resolve, 5_000).unref()))]);
     } catch (error) {
       if (!response.destroyed) ready?.deps.log.warn('local adapter: request ended with an error', describeError(error));
       // The response has started (or the client left); all that remains is to close it.
-      if (!response.headersSent) response.writeHead(500, { 'content-type': 'application/json' }).end('{"error":{"message":"Internal error","type":"server_error"}}');
+      if (!response.headersSent)
+        response
+          .writeHead(500, { 'content-type': 'application/json' })
+          .end('{"error":{"message":"Internal error","type":"server_error"}}');
       else response.destroy();
     } finally {
       inFlight.end(response);
@@ -98,7 +104,9 @@ async function main(): Promise<void> {
     inFlight.stopKeepingAlive();
     server.closeIdleConnections();
     if (!(await inFlight.settled(FINISH_REQUESTS_MS))) {
-      process.stdout.write(`${signal}: ${inFlight.size} request(s) still running after ${FINISH_REQUESTS_MS / 1000} s: ending them\n`);
+      process.stdout.write(
+        `${signal}: ${inFlight.size} request(s) still running after ${FINISH_REQUESTS_MS / 1000} s: ending them\n`,
+      );
       inFlight.cutAll();
       // A cut request records its row as its upstream call fails, a few promise turns after the abort:
       // let those run before waiting for the rows.
@@ -132,7 +140,9 @@ async function main(): Promise<void> {
   const handler = createProxyHandler(deps) as unknown as StreamingHandler;
   deps.rowSpool.startReplay((row) => deps.rowWriter.writeOnce(row));
   // The rollups come from the usage-logs stream, as in AWS; here this process reads it about once a second.
-  statsPoller = running.statsConsumer ? localStreamPoller({ config: running, log: deps.log, usageStats: deps.usageStats }, stores) : undefined;
+  statsPoller = running.statsConsumer
+    ? localStreamPoller({ config: running, log: deps.log, usageStats: deps.usageStats }, stores)
+    : undefined;
   // Whatever the stream holds is folded (and, after a trimmed position, the rollups completed
   // from the usage-logs table) before the first request, so the overview starts whole.
   await statsPoller?.catchUp();
@@ -143,7 +153,9 @@ async function main(): Promise<void> {
   becomeReady();
   const { port } = server.address() as AddressInfo;
   const base = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
-  process.stdout.write(bannerLines({ base, config: running, ownStore: Boolean(stopDynamo), admin, firstAccount }).join('\n') + '\n');
+  process.stdout.write(
+    bannerLines({ base, config: running, ownStore: Boolean(stopDynamo), admin, firstAccount }).join('\n') + '\n',
+  );
   markTokenShown(config.dataDir);
 }
 
@@ -157,7 +169,10 @@ async function prepareStore(config: Config, tables: DynamoDBClient): Promise<voi
 
 /** Rows of finished requests reach the store (or, past the deadline, the spool); the replay is suspended. */
 async function stopServing(deps: Deps, deadline: number): Promise<void> {
-  const drained = await Promise.race([deps.background.drain().then(() => true), sleep(deadline - Date.now()).then(() => false)]);
+  const drained = await Promise.race([
+    deps.background.drain().then(() => true),
+    sleep(deadline - Date.now()).then(() => false),
+  ]);
   if (!drained) await deps.rowWriter.spoolUnwritten();
   await deps.rowSpool.stop();
   // The rows just written are folded into the rollups before the store goes away (within the same deadline).
@@ -169,7 +184,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.
 const KNOWN_START_ERRORS = [JavaMissingError, PortUnavailableError, ForeignKeyMaterialError];
 
 main().catch(async (error) => {
-  const known = KNOWN_START_ERRORS.some((type) => error instanceof type) || /^Invalid configuration/.test((error as Error).message);
+  const known =
+    KNOWN_START_ERRORS.some((type) => error instanceof type) || /^Invalid configuration/.test((error as Error).message);
   process.stderr.write(`${known ? (error as Error).message : `Failed to start: ${(error as Error).stack ?? error}`}\n`);
   await stopDynamo?.();
   dataDirAtStart?.undo();

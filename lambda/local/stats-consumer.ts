@@ -21,6 +21,13 @@ export function localStreamPoller(deps = buildFoldDeps(), clients = buildLocalSt
     stats: usageStats,
     checkpointFile: join(config.dataDir, 'stream-checkpoints.json'),
     log,
-    rebuild: (since) => rebuildRollups({ raw: clients.tables, logsTable: config.tables.usageLogs, statsTable: config.tables.usageStats, since, stats: usageStats }),
+    rebuild: (since) =>
+      rebuildRollups({
+        raw: clients.tables,
+        logsTable: config.tables.usageLogs,
+        statsTable: config.tables.usageStats,
+        since,
+        stats: usageStats,
+      }),
   });
 }

@@ -1,5 +1,11 @@
 import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DescribeStreamCommand, GetRecordsCommand, GetShardIteratorCommand, type DynamoDBStreamsClient, type Shard } from '@aws-sdk/client-dynamodb-streams';
+import {
+  DescribeStreamCommand,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+  type DynamoDBStreamsClient,
+  type Shard,
+} from '@aws-sdk/client-dynamodb-streams';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { describeError, type Logger } from '../logger';
 import { compareSequences } from '../usage/rollups/fold';
@@ -54,7 +60,9 @@ export class StreamPoller {
   private stopped = false;
 
   constructor(private readonly options: StreamPollerOptions) {
-    this.checkpoints = existsSync(options.checkpointFile) ? (JSON.parse(readFileSync(options.checkpointFile, 'utf8')) as Record<string, string>) : {};
+    this.checkpoints = existsSync(options.checkpointFile)
+      ? (JSON.parse(readFileSync(options.checkpointFile, 'utf8')) as Record<string, string>)
+      : {};
   }
 
   start(): void {
@@ -75,7 +83,9 @@ export class StreamPoller {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.round;
-    await this.pollOnce().catch((error) => this.options.log.warn('usage stream not read at shutdown', describeError(error)));
+    await this.pollOnce().catch((error) =>
+      this.options.log.warn('usage stream not read at shutdown', describeError(error)),
+    );
   }
 
   /**
@@ -114,7 +124,10 @@ export class StreamPoller {
     const done = await this.options.rebuild(new Date(since));
     delete this.checkpoints[REBUILD_SINCE];
     this.saveCheckpoints();
-    this.options.log.info('usage rollups completed from the usage-logs table after a trimmed stream position', { since, ...done });
+    this.options.log.info('usage rollups completed from the usage-logs table after a trimmed stream position', {
+      since,
+      ...done,
+    });
   }
 
   /** Remembers, until done, that the rollups from `since` on need completing. */
@@ -125,21 +138,30 @@ export class StreamPoller {
     this.checkpoints[REBUILD_SINCE] = pending && pending < since ? pending : since;
     delete this.checkpoints[checkpointKey];
     this.saveCheckpoints();
-    this.options.log.warn('usage stream position trimmed: reading from the oldest record, then completing the rollups from the usage-logs table', { since: this.checkpoints[REBUILD_SINCE] });
+    this.options.log.warn(
+      'usage stream position trimmed: reading from the oldest record, then completing the rollups from the usage-logs table',
+      { since: this.checkpoints[REBUILD_SINCE] },
+    );
   }
 
   private async stream(): Promise<string | undefined> {
-    this.streamArn ??= (await this.options.raw.send(new DescribeTableCommand({ TableName: this.options.table }))).Table?.LatestStreamArn;
+    this.streamArn ??= (await this.options.raw.send(new DescribeTableCommand({ TableName: this.options.table }))).Table
+      ?.LatestStreamArn;
     return this.streamArn;
   }
 
   /** Open shards whose parent (if still listed) has been read to its end. */
   private async readableShards(streamArn: string): Promise<Shard[]> {
-    if (Date.now() - this.shardsReadAt > SHARD_LIST_REFRESH_MS || this.shards.every((shard) => this.finished.has(shard.ShardId!))) {
+    if (
+      Date.now() - this.shardsReadAt > SHARD_LIST_REFRESH_MS ||
+      this.shards.every((shard) => this.finished.has(shard.ShardId!))
+    ) {
       const shards: Shard[] = [];
       let start: string | undefined;
       do {
-        const page = await this.options.streams.send(new DescribeStreamCommand({ StreamArn: streamArn, ExclusiveStartShardId: start }));
+        const page = await this.options.streams.send(
+          new DescribeStreamCommand({ StreamArn: streamArn, ExclusiveStartShardId: start }),
+        );
         shards.push(...(page.StreamDescription?.Shards ?? []));
         start = page.StreamDescription?.LastEvaluatedShardId;
       } while (start);
@@ -148,7 +170,9 @@ export class StreamPoller {
     }
     const listed = new Set(this.shards.map((shard) => shard.ShardId));
     return this.shards.filter(
-      (shard) => !this.finished.has(shard.ShardId!) && (!shard.ParentShardId || !listed.has(shard.ParentShardId) || this.finished.has(shard.ParentShardId)),
+      (shard) =>
+        !this.finished.has(shard.ShardId!) &&
+        (!shard.ParentShardId || !listed.has(shard.ParentShardId) || this.finished.has(shard.ParentShardId)),
     );
   }
 
@@ -160,12 +184,14 @@ export class StreamPoller {
       let result;
       try {
         // Asking for an iterator after a trimmed position fails as reading from one does.
-        const iterator = this.iterators.get(shardId) ?? (await this.iteratorFor(streamArn, shardId, this.checkpoints[checkpointKey]));
+        const iterator =
+          this.iterators.get(shardId) ?? (await this.iteratorFor(streamArn, shardId, this.checkpoints[checkpointKey]));
         result = await this.options.streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 1_000 }));
       } catch (error) {
         // An iterator lives 15 minutes; a trimmed position is gone for good. Either way: start again from the checkpoint.
         this.iterators.delete(shardId);
-        if ((error as Error).name === 'TrimmedDataAccessException' && this.checkpoints[checkpointKey]) this.markTrimmed(checkpointKey);
+        if ((error as Error).name === 'TrimmedDataAccessException' && this.checkpoints[checkpointKey])
+          this.markTrimmed(checkpointKey);
         throw error;
       }
       const records = (result.Records ?? []) as UsageStreamRecord[];
@@ -183,7 +209,10 @@ export class StreamPoller {
       const last = records.at(-1)?.dynamodb?.SequenceNumber;
       if (last && (!this.checkpoints[checkpointKey] || compareSequences(last, this.checkpoints[checkpointKey]) > 0)) {
         this.checkpoints[checkpointKey] = last;
-        const newest = rows.reduce((max, { row }) => (row.ts > max ? row.ts : max), this.checkpoints[foldedUntilKey(checkpointKey)] ?? '');
+        const newest = rows.reduce(
+          (max, { row }) => (row.ts > max ? row.ts : max),
+          this.checkpoints[foldedUntilKey(checkpointKey)] ?? '',
+        );
         if (newest) this.checkpoints[foldedUntilKey(checkpointKey)] = newest;
         this.saveCheckpoints();
       }
@@ -202,7 +231,12 @@ export class StreamPoller {
     const { ShardIterator } = await this.options.streams.send(
       new GetShardIteratorCommand(
         after
-          ? { StreamArn: streamArn, ShardId: shardId, ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: after }
+          ? {
+              StreamArn: streamArn,
+              ShardId: shardId,
+              ShardIteratorType: 'AFTER_SEQUENCE_NUMBER',
+              SequenceNumber: after,
+            }
           : { StreamArn: streamArn, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON' },
       ),
     );

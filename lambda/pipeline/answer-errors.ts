@@ -15,7 +15,10 @@ import type { Answering } from './state';
  * when the store is unavailable for now (as `isStoreOutage` tells it); the store refusing a
  * malformed call is a bug on the proxy's side, and a 500.
  */
-export function answerErrors(log: Logger, isStoreOutage: (error: unknown) => boolean): (state: Answering | undefined, error: unknown) => ProxyResponse {
+export function answerErrors(
+  log: Logger,
+  isStoreOutage: (error: unknown) => boolean,
+): (state: Answering | undefined, error: unknown) => ProxyResponse {
   return function answerError(state, error) {
     const dialect = state?.dialect ?? chatDialect;
     const storeBug = error instanceof StoreUnavailableError && !isStoreOutage(error.cause);
@@ -24,10 +27,16 @@ export function answerErrors(log: Logger, isStoreOutage: (error: unknown) => boo
     const secrets = state ? requestSecrets(state) : [];
     if (!known || known.status >= 500) {
       const described = redactText(JSON.stringify(describeError(error)), secrets);
-      log.error('request failed', { request_id: state?.request.id, status: known?.status ?? 500, ...(JSON.parse(described) as Record<string, unknown>) });
+      log.error('request failed', {
+        request_id: state?.request.id,
+        status: known?.status ?? 500,
+        ...(JSON.parse(described) as Record<string, unknown>),
+      });
     }
     const status = known?.status ?? 500;
-    const message = known ? redactText(known.message, secrets) : 'Internal error in the proxy. The request id is in the x-proxy-request-id header.';
+    const message = known
+      ? redactText(known.message, secrets)
+      : 'Internal error in the proxy. The request id is in the x-proxy-request-id header.';
     const native = { status, message, param: known?.details.param, code: known?.details.code };
     const response: ProxyResponse = {
       statusCode: status,

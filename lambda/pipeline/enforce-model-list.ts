@@ -9,7 +9,9 @@ import type { Step } from './step';
  * on it. Anything else is a 403 in the endpoint's own error shape, logged as a row, and never
  * forwarded nor served from the cache. The list came with the gate's answer: no store call here.
  */
-export function enforceModelList(deps: RecordDeps): Step<Routed & Identified & Authenticated & Validated, ModelAllowed> {
+export function enforceModelList(
+  deps: RecordDeps,
+): Step<Routed & Identified & Authenticated & Validated, ModelAllowed> {
   return {
     name: 'model list',
     run(state) {

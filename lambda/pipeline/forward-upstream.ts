@@ -21,7 +21,6 @@ import { recordUsage } from './record';
 import { requestSecrets } from './request-secrets';
 import type { ProxyState } from './state';
 
-
 /**
  * How long before Lambda's time limit an answer still running is cut: its row is written in that
  * time, while the function still runs (docs/deploy.md, "Timeout").
@@ -40,7 +39,8 @@ function invocationDeadline(context: InvocationContext | undefined): { inMs: num
 export type ForwardDeps = Pick<Deps, 'config' | 'log' | 'awsCredentials'> & RecordDeps;
 /** The body sent upstream: the client's bytes, unless the proxy must ask for stream usage. */
 function upstreamBody(state: ProxyState): { body: Buffer; addedStreamUsage: boolean } {
-  if (!state.stream || state.provider.streamUsage !== 'when-asked' || !state.body) return { body: state.request.body, addedStreamUsage: false };
+  if (!state.stream || state.provider.streamUsage !== 'when-asked' || !state.body)
+    return { body: state.request.body, addedStreamUsage: false };
   const { body, added } = state.endpoint.dialect.requestStreamUsage(state.body, state.request.body);
   return { body, addedStreamUsage: added };
 }
@@ -57,11 +57,16 @@ export function forwardUpstream(deps: ForwardDeps) {
     const deadline = invocationDeadline(context);
 
     // Call: an answer the proxy can read, or a typed error, recorded.
-    const { upstream, decoding, signingSecrets } = await callProvider(deps, state, body, context, deadline?.inMs).catch((error: unknown) => {
-      cacheFill.abandon();
-      recordUsage(deps, state, { status: errorStatus(error), error: error instanceof Error ? error.message : String(error) });
-      throw error;
-    });
+    const { upstream, decoding, signingSecrets } = await callProvider(deps, state, body, context, deadline?.inMs).catch(
+      (error: unknown) => {
+        cacheFill.abandon();
+        recordUsage(deps, state, {
+          status: errorStatus(error),
+          error: error instanceof Error ? error.message : String(error),
+        });
+        throw error;
+      },
+    );
     // Every credential of this request, whoever owns it, is cut out of whatever the provider sends back (the AWS signature's too, once signed).
     const secrets = searchableSecrets([...requestSecrets(state), ...signingSecrets]);
 
@@ -86,10 +91,18 @@ export function forwardUpstream(deps: ForwardDeps) {
     const finish = (end: RelayEnd) => {
       // A response the server itself cut (shutdown) says so; a client that left says that.
       const cutByServer = end.kind === 'client-gone' && context?.clientGone?.reason instanceof ServerStoppedError;
-      const interruption = end.kind === 'complete' ? undefined : cutByServer ? new ServerStoppedError(true).message : end.reason;
+      const interruption =
+        end.kind === 'complete' ? undefined : cutByServer ? new ServerStoppedError(true).message : end.reason;
       const result = tap.result();
-      const error = upstream.status >= 400 ? (dialect.upstreamErrorMessage(result.json) ?? quotedMessage(result.text) ?? plainErrorText(result.text)) : (interruption ?? result.error);
-      if (result.oversizedEvents) deps.log.warn('stream events over 16 MB passed on unparsed', { request_id: state.request.id, events: result.oversizedEvents });
+      const error =
+        upstream.status >= 400
+          ? (dialect.upstreamErrorMessage(result.json) ?? quotedMessage(result.text) ?? plainErrorText(result.text))
+          : (interruption ?? result.error);
+      if (result.oversizedEvents)
+        deps.log.warn('stream events over 16 MB passed on unparsed', {
+          request_id: state.request.id,
+          events: result.oversizedEvents,
+        });
       recordUsage(deps, state, { status: upstream.status, model: result.model, usage: result.usage, error });
       // Does nothing once a complete answer's commit has started; otherwise nothing is stored and waiting requests go on.
       cacheFill.abandon();
@@ -107,11 +120,17 @@ export function forwardUpstream(deps: ForwardDeps) {
       tap,
       stallMs: deps.config.upstreamTimeoutMs,
       deadline,
-      closingBytes: answer.format === 'sse' || answer.format === 'eventstream' ? (reason, cut) => dialect.streamErrorEvent(reason, cut) : undefined,
+      closingBytes:
+        answer.format === 'sse' || answer.format === 'eventstream'
+          ? (reason, cut) => dialect.streamErrorEvent(reason, cut)
+          : undefined,
       onEnd: finish,
     });
 
-    const headers = { ...clientResponseHeaders(upstream.headers, transcoder !== undefined, secrets), ...cacheFill.statusHeader };
+    const headers = {
+      ...clientResponseHeaders(upstream.headers, transcoder !== undefined, secrets),
+      ...cacheFill.statusHeader,
+    };
     return finishResponse(state, { statusCode: upstream.status, headers, body: tap });
   };
 }
@@ -126,7 +145,11 @@ async function callProvider(
   body: Buffer,
   context: InvocationContext | undefined,
   deadlineMs: number | undefined,
-): Promise<{ upstream: UpstreamResponse; decoding: Exclude<BodyDecoding, { kind: 'unsupported' }>; signingSecrets: string[] }> {
+): Promise<{
+  upstream: UpstreamResponse;
+  decoding: Exclude<BodyDecoding, { kind: 'unsupported' }>;
+  signingSecrets: string[];
+}> {
   const request = await upstreamRequest(deps, state, body);
   const upstream = await callUpstream({
     method: state.request.method,
@@ -152,13 +175,31 @@ function errorStatus(error: unknown): number {
  * The URL and headers sent upstream: the provider key in the dialect's credential header, or, for a
  * provider reached through AWS with no key (docs/bedrock.md), a SigV4 signature made with the runtime's credentials.
  */
-async function upstreamRequest(deps: ForwardDeps, state: ProxyState, body: Buffer): Promise<{ url: URL; headers: Record<string, string>; secrets?: string[] }> {
+async function upstreamRequest(
+  deps: ForwardDeps,
+  state: ProxyState,
+  body: Buffer,
+): Promise<{ url: URL; headers: Record<string, string>; secrets?: string[] }> {
   const base = deps.config.upstreams[state.provider.id];
   const proxySecrets = presentedProxyToken(state);
-  const url = upstreamUrl(state.provider, base.baseUrl, state.upstreamPath, queryWithoutSecrets(state.request.rawQuery, proxySecrets));
-  const headers = upstreamRequestHeaders(state.request.headers, state.endpoint.dialect, state.upstreamKey, body.length > 0, proxySecrets);
+  const url = upstreamUrl(
+    state.provider,
+    base.baseUrl,
+    state.upstreamPath,
+    queryWithoutSecrets(state.request.rawQuery, proxySecrets),
+  );
+  const headers = upstreamRequestHeaders(
+    state.request.headers,
+    state.endpoint.dialect,
+    state.upstreamKey,
+    body.length > 0,
+    proxySecrets,
+  );
   if (state.upstreamKey !== undefined || !base.aws) return { url, headers };
-  return { url, ...(await signAwsRequest({ method: state.request.method, url, headers, body }, base.aws, deps.awsCredentials)) };
+  return {
+    url,
+    ...(await signAwsRequest({ method: state.request.method, url, headers, body }, base.aws, deps.awsCredentials)),
+  };
 }
 
 /** What the answer is; a body in a format the dialect can't read (an audio file, a download) passes through unread. */
@@ -176,7 +217,10 @@ function describeAnswer(upstream: UpstreamResponse, dialect: Dialect): UpstreamA
 
 /** The proxy token as the client presented it, whole and its secret part: no header quoting either goes upstream. */
 function presentedProxyToken(state: ProxyState): Array<string | undefined> {
-  return [state.mode === 'stored' ? state.credential : state.request.headers['x-proxy-token']?.trim(), state.token.secret];
+  return [
+    state.mode === 'stored' ? state.credential : state.request.headers['x-proxy-token']?.trim(),
+    state.token.secret,
+  ];
 }
 
 /** The provider's message from the start of a JSON error body too large to parse whole. */

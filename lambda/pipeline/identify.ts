@@ -18,15 +18,29 @@ type ReadDeps = Pick<Deps, 'tokenGate' | 'budgets' | 'budgetHints' | 'providerKe
  * named requester's budget and the request's tag budgets are read beside the gate, and so is the
  * cache entry when asked for. Each is awaited by the step that needs it; none rejects unawaited.
  */
-export function startStoreReads(deps: ReadDeps, state: Pick<Routed, 'requester' | 'requestTags' | 'mode' | 'provider' | 'cache'>, identified: Identified): StoreReads {
+export function startStoreReads(
+  deps: ReadDeps,
+  state: Pick<Routed, 'requester' | 'requestTags' | 'mode' | 'provider' | 'cache'>,
+  identified: Identified,
+): StoreReads {
   const { token, presented } = identified;
   const now = deps.now();
   const gate = quiet(deps.tokenGate.admit(presented, now));
   return {
     gate,
     // Tags a malformed header named are not read: the request is refused in step 5.
-    budgets: quiet(requestBudgets(deps, presented, requesterLabel(state.requester), state.requestTags.ok ? state.requestTags.tags : {}, gate, now)),
-    providerKey: state.mode === 'stored' ? quiet(deps.providerKeys.get(token.accountId, state.provider.id)) : NO_KEY_READ,
+    budgets: quiet(
+      requestBudgets(
+        deps,
+        presented,
+        requesterLabel(state.requester),
+        state.requestTags.ok ? state.requestTags.tags : {},
+        gate,
+        now,
+      ),
+    ),
+    providerKey:
+      state.mode === 'stored' ? quiet(deps.providerKeys.get(token.accountId, state.provider.id)) : NO_KEY_READ,
     cachedResponse: deps.cache.lookup(state.cache, now),
   };
 }
@@ -42,10 +56,13 @@ function identifiedToken(state: Routed): { credential: string; token: ParsedToke
   const { credential, token } = state;
   if (!credential) throw new AuthenticationError(missingCredentialMessage(state));
   // Repeated credential headers arrive joined with commas: which one was meant is unknowable.
-  if (/[\s,]/.test(credential)) throw new AuthenticationError('Ambiguous credential: send exactly one credential header with one value.');
+  if (/[\s,]/.test(credential))
+    throw new AuthenticationError('Ambiguous credential: send exactly one credential header with one value.');
   if (!token) {
     throw new AuthenticationError(
-      state.mode === 'stored' ? 'Invalid proxy token.' : 'Pass-through mode needs the x-proxy-token header with a valid proxy token (sk-proxy-…) to identify the account.',
+      state.mode === 'stored'
+        ? 'Invalid proxy token.'
+        : 'Pass-through mode needs the x-proxy-token header with a valid proxy token (sk-proxy-…) to identify the account.',
     );
   }
   return { credential, token };
@@ -60,7 +77,11 @@ export function identify(deps: ReadDeps): Step<Routed, Identified> {
     name: 'identify',
     run(state) {
       const { credential, token } = identifiedToken(state);
-      const identified = { credential, token, presented: { accountId: token.accountId, tokenId: token.tokenId, secretHash: hashSecret(token.secret) } };
+      const identified = {
+        credential,
+        token,
+        presented: { accountId: token.accountId, tokenId: token.tokenId, secretHash: hashSecret(token.secret) },
+      };
       return new Prefetched(identified, startStoreReads(deps, state, identified));
     },
   };

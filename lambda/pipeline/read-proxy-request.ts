@@ -11,11 +11,15 @@ import type { ProxyRequest } from './state';
 /** Larger bodies of unknown format (uploads) are not parsed for their model. */
 const MAX_PARSED_BYTES = 1024 * 1024;
 
-const readCredential = (incoming: IncomingRequest, { header, scheme }: CredentialHeader) => credentialIn(incoming.headers[header], scheme);
+const readCredential = (incoming: IncomingRequest, { header, scheme }: CredentialHeader) =>
+  credentialIn(incoming.headers[header], scheme);
 
 function presentedCredential(incoming: IncomingRequest, provider: Provider): string | undefined {
   const { credential } = provider.dialect;
-  return readCredential(incoming, credential) ?? (credential.alsoAccepted && readCredential(incoming, credential.alsoAccepted));
+  return (
+    readCredential(incoming, credential) ??
+    (credential.alsoAccepted && readCredential(incoming, credential.alsoAccepted))
+  );
 }
 
 /**
@@ -33,7 +37,9 @@ export function readProxyRequest(incoming: IncomingRequest, route: Route): Proxy
   const token = tokenText ? parseToken(tokenText) : undefined;
 
   // A body forwarded unread (uploads, GETs) is looked at only if it is JSON: for the row's model.
-  const readsBody = dialect.requestBody === 'json' || (/json/i.test(incoming.headers['content-type'] ?? '') && incoming.body.length <= MAX_PARSED_BYTES);
+  const readsBody =
+    dialect.requestBody === 'json' ||
+    (/json/i.test(incoming.headers['content-type'] ?? '') && incoming.body.length <= MAX_PARSED_BYTES);
   const parsed = readsBody ? tryParseJson(incoming.body.toString('utf8')) : undefined;
   const body = asObject(parsed);
   const bodyCheck = judgeBody(dialect, parsed);

@@ -2,7 +2,14 @@ import { parseToken } from '../auth/proxy-token';
 import { searchableSecrets } from '../streaming/redact';
 
 /** Request headers that carry a credential in some provider's SDK, and the proxy token's own header. */
-const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'x-goog-api-key', 'x-proxy-token'];
+const CREDENTIAL_HEADERS = [
+  'authorization',
+  'proxy-authorization',
+  'x-api-key',
+  'api-key',
+  'x-goog-api-key',
+  'x-proxy-token',
+];
 
 /** What a request may have proved about its credentials by the step where it is answered or recorded. */
 export interface SecretSources {

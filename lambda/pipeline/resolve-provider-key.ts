@@ -24,9 +24,11 @@ export function resolveProviderKey(deps: Pick<Deps, 'sealer'>): Step<Routed & Id
           `No ${displayName} key is saved for this account (provider ${id}). Save one on the dashboard's Integrations page or with PUT /api/keys/${id}, or send your own key with the x-proxy-token header (pass-through mode).`,
         );
       }
-      const upstreamKey = await deps.sealer.open(stored.secret, { account_id: state.token.accountId, provider: id }).catch((error) => {
-        throw new StoredKeyUnreadableError(id, error);
-      });
+      const upstreamKey = await deps.sealer
+        .open(stored.secret, { account_id: state.token.accountId, provider: id })
+        .catch((error) => {
+          throw new StoredKeyUnreadableError(id, error);
+        });
       return { upstreamKey };
     },
   };

@@ -24,17 +24,29 @@ export interface RouteOptions {
 }
 
 /** Decodes the event and learns where it leads, before any step runs: an error answer needs this much. */
-export function receiveRequest({ corsAllowedOrigins, background }: Omit<RouteOptions, 'api'>): (event: APIGatewayProxyEventV2) => Received {
+export function receiveRequest({
+  corsAllowedOrigins,
+  background,
+}: Omit<RouteOptions, 'api'>): (event: APIGatewayProxyEventV2) => Received {
   return function receive(event) {
     const request = fromFunctionUrlEvent(event);
     const isProxyPath = request.path.startsWith(`${PROXY_BASE}/`);
     const route = isProxyPath ? resolveProxyPath(request.path.slice(PROXY_BASE.length), request.method) : undefined;
-    const provider = route && ('found' in route ? route.found.provider : 'wrongMethod' in route ? route.wrongMethod.provider : route.unsafe.provider);
+    const provider =
+      route &&
+      ('found' in route
+        ? route.found.provider
+        : 'wrongMethod' in route
+          ? route.wrongMethod.provider
+          : route.unsafe.provider);
     return {
       request,
       route,
       // An unknown proxy path still answers in the style its client most likely speaks.
-      dialect: route && 'found' in route ? route.found.endpoint.dialect : (provider?.dialect ?? (isProxyPath && request.path.endsWith('/messages') ? messagesDialect : chatDialect)),
+      dialect:
+        route && 'found' in route
+          ? route.found.endpoint.dialect
+          : (provider?.dialect ?? (isProxyPath && request.path.endsWith('/messages') ? messagesDialect : chatDialect)),
       cors: corsHeaders(request.headers.origin, corsAllowedOrigins),
       work: background.scope(),
     };
@@ -46,12 +58,16 @@ export function receiveRequest({ corsAllowedOrigins, background }: Omit<RouteOpt
  * preflights, the management API and the dashboard are answered here; proxy requests go on
  * down the pipeline.
  */
-export function routeRequest({ corsAllowedOrigins, api }: Omit<RouteOptions, 'background'>): Step<Received, ProxyRequest> {
+export function routeRequest({
+  corsAllowedOrigins,
+  api,
+}: Omit<RouteOptions, 'background'>): Step<Received, ProxyRequest> {
   return {
     name: 'route',
     async run(state) {
       const { request, route } = state;
-      if (request.method === 'OPTIONS') return new Answer(finishResponse(state, preflight(request.headers, corsAllowedOrigins)));
+      if (request.method === 'OPTIONS')
+        return new Answer(finishResponse(state, preflight(request.headers, corsAllowedOrigins)));
       if (request.body.length > MAX_BODY_BYTES) throw new PayloadTooLargeError(MAX_BODY_BYTES);
       if (!request.path.startsWith(`${PROXY_BASE}/`)) {
         const response = request.path.startsWith('/api/') ? await api(request) : serveDashboard(request);
@@ -75,5 +91,9 @@ function preflight(headers: Record<string, string | undefined>, allowlist: reado
   const allowed = headers.origin ? preflightHeaders(headers.origin, allowlist) : undefined;
   if (!allowed) return { statusCode: 403, headers: { 'content-type': 'text/plain' }, body: 'Origin not allowed' };
   const requested = headers['access-control-request-headers'];
-  return { statusCode: 204, headers: requested ? { ...allowed, 'access-control-allow-headers': requested } : allowed, body: '' };
+  return {
+    statusCode: 204,
+    headers: requested ? { ...allowed, 'access-control-allow-headers': requested } : allowed,
+    body: '',
+  };
 }

@@ -14,12 +14,21 @@ export function serveFromCache(deps: Pick<Deps, 'cache' | 'prices' | 'rowWriter'
   return {
     name: 'cache',
     async run(state, reads) {
-      const replay = replayRequestFor({ dialect: state.endpoint.dialect, stream: state.stream, body: state.body, streamUsage: state.provider.streamUsage });
+      const replay = replayRequestFor({
+        dialect: state.endpoint.dialect,
+        stream: state.stream,
+        body: state.body,
+        streamUsage: state.provider.streamUsage,
+      });
       const decision = await deps.cache.consult(state.cache, reads.cachedResponse, replay, {
         requestId: state.request.id,
         track: (work) => state.work.add(work),
         // Priced as the row is: the answer's model, else the one the request named (in the path, for Bedrock).
-        costNanos: (model, usage) => deps.prices.cost(model ?? requestedModel(state), usage, { provider: state.provider.id, at: state.request.receivedAt }).nanos,
+        costNanos: (model, usage) =>
+          deps.prices.cost(model ?? requestedModel(state), usage, {
+            provider: state.provider.id,
+            at: state.request.receivedAt,
+          }).nanos,
       });
       if ('fill' in decision) return { cacheFill: decision.fill };
       const { entry, statusCode, headers, body } = decision.hit;

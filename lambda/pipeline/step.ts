@@ -27,5 +27,8 @@ export interface Step<In, Out extends object> {
   readonly name: string;
   // A property, not a method: its parameter is then checked strictly (a method's would be bivariant and
   // accept a step placed before the one proving its input).
-  readonly run: (state: In, reads: StoreReads) => Out | Answer | Prefetched<Out> | Promise<Out | Answer | Prefetched<Out>>;
+  readonly run: (
+    state: In,
+    reads: StoreReads,
+  ) => Out | Answer | Prefetched<Out> | Promise<Out | Answer | Prefetched<Out>>;
 }

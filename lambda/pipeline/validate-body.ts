@@ -9,7 +9,10 @@ function rowTags(state: Routed & Authenticated): Tags {
   if (!state.requestTags.ok) throw new ValidationError(state.requestTags.message, TAG_HEADER);
   const joined = joinTags(state.gate.record.tags, state.requestTags.tags);
   if ('conflict' in joined) {
-    throw new ValidationError(`${TAG_HEADER}: tag "${joined.conflict}" is set by this proxy token and a request cannot override it.`, TAG_HEADER);
+    throw new ValidationError(
+      `${TAG_HEADER}: tag "${joined.conflict}" is set by this proxy token and a request cannot override it.`,
+      TAG_HEADER,
+    );
   }
   return joined.tags;
 }
@@ -25,8 +28,17 @@ export function validateBody(): Step<Routed & Authenticated, Validated> {
       // when the body is a JSON object; another type is refused.
       const contentType = state.request.headers['content-type'];
       const label = contentType?.trim() ?? '';
-      const curlDefault = contentType !== undefined && (/^application\/x-www-form-urlencoded\b/i.test(label) || dialect.jsonLabels?.test(label) === true) && state.body !== undefined;
-      if (dialect.requestBody === 'json' && contentType && !curlDefault && !/^application\/([\w.+-]+\+)?json\b/i.test(contentType.trim())) throw new UnsupportedMediaTypeError(contentType);
+      const curlDefault =
+        contentType !== undefined &&
+        (/^application\/x-www-form-urlencoded\b/i.test(label) || dialect.jsonLabels?.test(label) === true) &&
+        state.body !== undefined;
+      if (
+        dialect.requestBody === 'json' &&
+        contentType &&
+        !curlDefault &&
+        !/^application\/([\w.+-]+\+)?json\b/i.test(contentType.trim())
+      )
+        throw new UnsupportedMediaTypeError(contentType);
       const { bodyCheck } = state;
       if (!bodyCheck.ok) throw new ValidationError(bodyCheck.message, bodyCheck.param || undefined);
       const cacheProblem = cacheHeaderProblem(state.cache);

@@ -30,7 +30,10 @@ const LONG_CONTEXT = 200_000;
 /** A LiteLLM per-token price (with its >200k price, if any) as an integer rate. */
 function liteLlmRate(perToken: number | undefined, above200k?: number): Rate | undefined {
   if (typeof perToken !== 'number' || !Number.isFinite(perToken) || perToken < 0) return undefined;
-  const tiers = typeof above200k === 'number' && Number.isFinite(above200k) ? [{ above: LONG_CONTEXT, pico: picoPerToken(above200k * 1e6) }] : [];
+  const tiers =
+    typeof above200k === 'number' && Number.isFinite(above200k)
+      ? [{ above: LONG_CONTEXT, pico: picoPerToken(above200k * 1e6) }]
+      : [];
   return { base: picoPerToken(perToken * 1e6), tiers };
 }
 
@@ -42,7 +45,9 @@ function liteLlmRate(perToken: number | undefined, above200k?: number): Rate | u
  * prefixed and an unprefixed row for one model, the prefixed one wins.
  */
 export function fromLiteLlm(document: Record<string, LiteLlmEntry>): Overrides {
-  const byLiteLlm = new Map<string, string>(PROVIDER_CATALOG.flatMap((provider) => provider.prices.litellm.map((name) => [name, provider.id] as const)));
+  const byLiteLlm = new Map<string, string>(
+    PROVIDER_CATALOG.flatMap((provider) => provider.prices.litellm.map((name) => [name, provider.id] as const)),
+  );
   const byProvider = new Map<string, Map<string, OverrideEntry>>();
   // Unprefixed keys first, so a provider's prefixed row of the same model replaces them.
   const keys = Object.keys(document).sort((a, b) => Number(a.includes('/')) - Number(b.includes('/')));
@@ -56,7 +61,10 @@ export function fromLiteLlm(document: Record<string, LiteLlmEntry>): Overrides {
       input,
       output: liteLlmRate(entry.output_cost_per_token ?? 0, entry.output_cost_per_token_above_200k_tokens),
       cacheRead: liteLlmRate(entry.cache_read_input_token_cost, entry.cache_read_input_token_cost_above_200k_tokens),
-      cacheWrite: liteLlmRate(entry.cache_creation_input_token_cost, entry.cache_creation_input_token_cost_above_200k_tokens),
+      cacheWrite: liteLlmRate(
+        entry.cache_creation_input_token_cost,
+        entry.cache_creation_input_token_cost_above_200k_tokens,
+      ),
       cacheWrite1h: liteLlmRate(entry.cache_creation_input_token_cost_above_1hr),
     };
     const prefix = `${entry.litellm_provider}/`;
@@ -101,11 +109,22 @@ function projectRates(entry: ProjectEntry): ModelRates {
       .map((t) => ({ above: t.above_input_tokens, pico: picoPerToken(t[field]!) }));
     return { base: picoPerToken(base), tiers };
   };
-  return { input: rate('input'), output: rate('output'), cacheRead: rate('cache_read'), cacheWrite: rate('cache_write'), cacheWrite1h: rate('cache_write_1h') };
+  return {
+    input: rate('input'),
+    output: rate('output'),
+    cacheRead: rate('cache_read'),
+    cacheWrite: rate('cache_write'),
+    cacheWrite1h: rate('cache_write_1h'),
+  };
 }
 
 function projectEntries(entries: Record<string, ProjectEntry> | undefined): Map<string, OverrideEntry> {
-  return new Map(Object.entries(entries ?? {}).map(([model, entry]) => [model.toLowerCase(), { periods: [{ rates: projectRates(entry) }], prefix: true }]));
+  return new Map(
+    Object.entries(entries ?? {}).map(([model, entry]) => [
+      model.toLowerCase(),
+      { periods: [{ rates: projectRates(entry) }], prefix: true },
+    ]),
+  );
 }
 
 /**
@@ -114,9 +133,12 @@ function projectEntries(entries: Record<string, ProjectEntry> | undefined): Map<
  */
 export function parsePriceDocument(document: unknown): Overrides {
   if (!document || typeof document !== 'object' || Array.isArray(document)) {
-    throw new Error('expected a JSON object: the project format {"models":{…}} or LiteLLM\'s model_prices_and_context_window.json');
+    throw new Error(
+      'expected a JSON object: the project format {"models":{…}} or LiteLLM\'s model_prices_and_context_window.json',
+    );
   }
-  if (!('models' in document) && !('providers' in document)) return fromLiteLlm(document as Record<string, LiteLlmEntry>);
+  if (!('models' in document) && !('providers' in document))
+    return fromLiteLlm(document as Record<string, LiteLlmEntry>);
   const parsed = z.safeParse(ProjectFormat, document);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -124,7 +146,8 @@ export function parsePriceDocument(document: unknown): Overrides {
   }
   const byProvider = new Map<string, Map<string, OverrideEntry>>();
   for (const [provider, entries] of Object.entries(parsed.data.providers ?? {})) {
-    if (!catalogEntry(provider)) throw new Error(`providers.${provider}: unknown provider (expected one of ${PROVIDER_IDS.join(', ')})`);
+    if (!catalogEntry(provider))
+      throw new Error(`providers.${provider}: unknown provider (expected one of ${PROVIDER_IDS.join(', ')})`);
     byProvider.set(provider, projectEntries(entries));
   }
   return { all: projectEntries(parsed.data.models), byProvider };

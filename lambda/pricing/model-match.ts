@@ -40,6 +40,8 @@ const COMPACT_DATE = /(-)(20\d{2})(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])(?=-|:|$)/
 export function withDashedDate(id: string): string {
   return id.replace(COMPACT_DATE, (whole, dash: string, year: string, month: string, day: string) => {
     const date = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)));
-    return date.getUTCMonth() === Number(month) - 1 && date.getUTCDate() === Number(day) ? `${dash}${year}-${month}-${day}` : whole;
+    return date.getUTCMonth() === Number(month) - 1 && date.getUTCDate() === Number(day)
+      ? `${dash}${year}-${month}-${day}`
+      : whole;
   });
 }

@@ -77,9 +77,16 @@ export class PriceTable {
   }
 
   private find(provider: string, model: string): Priced | undefined {
-    const id = model.trim().toLowerCase().replace(/^models\//, '');
+    const id = model
+      .trim()
+      .toLowerCase()
+      .replace(/^models\//, '');
     const scoped = this.overrides.byProvider.get(provider);
-    const override = (scoped && exact(scoped, id)) ?? exact(this.overrides.all, id) ?? (scoped && byPrefix(scoped, id)) ?? byPrefix(this.overrides.all, id);
+    const override =
+      (scoped && exact(scoped, id)) ??
+      exact(this.overrides.all, id) ??
+      (scoped && byPrefix(scoped, id)) ??
+      byPrefix(this.overrides.all, id);
     if (override) return { periods: override.periods, source: PRICING_FILE_SOURCE };
     const catalogProvider = this.catalogProviderOf(provider);
     const found = catalogProvider ? findInCatalog(catalogProvider, model) : undefined;

@@ -39,7 +39,9 @@ export function picoPerToken(usdPerMillion: number): number {
 
 export function toRate(price: PerMillion): Rate {
   if (typeof price === 'number') return { base: picoPerToken(price), tiers: [] };
-  const tiers = [...price.tiers].sort((a, b) => a.start - b.start).map((tier) => ({ above: tier.start, pico: picoPerToken(tier.price) }));
+  const tiers = [...price.tiers]
+    .sort((a, b) => a.start - b.start)
+    .map((tier) => ({ above: tier.start, pico: picoPerToken(tier.price) }));
   return { base: picoPerToken(price.base), tiers };
 }
 

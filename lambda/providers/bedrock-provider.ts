@@ -8,9 +8,21 @@ type BedrockEntry = Extract<CatalogEntry, { dialect: 'bedrock-runtime' }>;
 /** The Bedrock Runtime endpoints, below the regional base URL; the model id (or URL-encoded ARN) is a path segment. */
 const BEDROCK_ENDPOINTS = {
   converse: { kind: 'converse', method: 'POST', path: '/model/{model}/converse', dialect: converseDialect },
-  'converse-stream': { kind: 'converse', method: 'POST', path: '/model/{model}/converse-stream', dialect: converseDialect, streams: true },
+  'converse-stream': {
+    kind: 'converse',
+    method: 'POST',
+    path: '/model/{model}/converse-stream',
+    dialect: converseDialect,
+    streams: true,
+  },
   invoke: { kind: 'invoke', method: 'POST', path: '/model/{model}/invoke', dialect: invokeDialect },
-  'invoke-with-response-stream': { kind: 'invoke', method: 'POST', path: '/model/{model}/invoke-with-response-stream', dialect: invokeDialect, streams: true },
+  'invoke-with-response-stream': {
+    kind: 'invoke',
+    method: 'POST',
+    path: '/model/{model}/invoke-with-response-stream',
+    dialect: invokeDialect,
+    streams: true,
+  },
 } as const satisfies Record<BedrockEntry['endpoints'][number], Endpoint>;
 
 /**

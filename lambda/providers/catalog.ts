@@ -97,7 +97,10 @@ export const PROVIDER_CATALOG = [
     id: 'prov-c',
     displayName: 'Google Gemini',
     dialect: 'chat',
-    upstream: { baseUrl: 'https://generativelanguage.googleapis.com/v1beta/openai', envVar: 'UPSTREAM_BASE_URL_PROV_C' },
+    upstream: {
+      baseUrl: 'https://generativelanguage.googleapis.com/v1beta/openai',
+      envVar: 'UPSTREAM_BASE_URL_PROV_C',
+    },
     sdkBasePath: '/prov-c/v1',
     endpoints: ['chat', 'embeddings', 'models'],
     streamUsage: 'when-asked',
@@ -165,4 +168,8 @@ export function catalogEntry(id: string): ProviderEntry | undefined {
 }
 
 /** The official SDK that speaks each dialect, for snippets and help texts. */
-export const DIALECT_SDK = { messages: 'anthropic', chat: 'openai', 'bedrock-runtime': 'aws' } as const satisfies Record<ProviderDialect, string>;
+export const DIALECT_SDK = {
+  messages: 'anthropic',
+  chat: 'openai',
+  'bedrock-runtime': 'aws',
+} as const satisfies Record<ProviderDialect, string>;

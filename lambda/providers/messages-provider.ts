@@ -8,7 +8,12 @@ type MessagesEntry = Extract<CatalogEntry, { dialect: 'messages' }>;
 /** The endpoints of the Messages API style, below the provider's base URL (which has no version segment). */
 const MESSAGES_STYLE_ENDPOINTS = {
   messages: { kind: 'messages', method: 'POST', path: '/v1/messages', dialect: messagesDialect },
-  count_tokens: { kind: 'count_tokens', method: 'POST', path: '/v1/messages/count_tokens', dialect: passthroughDialect(messagesDialect, 'free') },
+  count_tokens: {
+    kind: 'count_tokens',
+    method: 'POST',
+    path: '/v1/messages/count_tokens',
+    dialect: passthroughDialect(messagesDialect, 'free'),
+  },
   models: { kind: 'models', method: 'GET', path: '/v1/models', dialect: passthroughDialect(messagesDialect, 'free') },
 } as const satisfies Record<MessagesEntry['endpoints'][number], Endpoint>;
 

@@ -39,15 +39,22 @@ export function resolveProxyPath(pathBelowProxyBase: string, method: string): Ro
 /** The provider whose main endpoint answers at a path below the proxy base, if any. */
 export function providerByRoute(pathBelowProxyBase: string): Provider | undefined {
   const result = resolve(pathBelowProxyBase, 'POST');
-  return result && 'found' in result && result.found.endpoint === result.found.provider.endpoints[0] ? result.found.provider : undefined;
+  return result && 'found' in result && result.found.endpoint === result.found.provider.endpoints[0]
+    ? result.found.provider
+    : undefined;
 }
 
 /** Every endpoint path the proxy offers, below the proxy base, for the 404 answer and docs/api.md. */
 export function endpointPaths(): string[] {
   return PROVIDERS.flatMap((provider) => {
     const mounts: readonly Mount[] = provider.mounts;
-    const mount = mounts.find((m) => !m.endpointsOnly && provider.endpoints.every((e) => e.path.startsWith(m.upstreamPrefix)));
-    return provider.endpoints.map((endpoint) => `${endpoint.method} ${mount ? mount.prefix + endpoint.path.slice(mount.upstreamPrefix.length) : endpoint.path}`);
+    const mount = mounts.find(
+      (m) => !m.endpointsOnly && provider.endpoints.every((e) => e.path.startsWith(m.upstreamPrefix)),
+    );
+    return provider.endpoints.map(
+      (endpoint) =>
+        `${endpoint.method} ${mount ? mount.prefix + endpoint.path.slice(mount.upstreamPrefix.length) : endpoint.path}`,
+    );
   });
 }
 
@@ -56,9 +63,15 @@ export function endpointPaths(): string[] {
  * slash), with the client's query string as sent. Only configuration decides the host; the result is checked to
  * stay below the base URL.
  */
-export function upstreamUrl(provider: Provider, base: string, path: string = provider.endpoints[0].path, rawQuery = ''): URL {
+export function upstreamUrl(
+  provider: Provider,
+  base: string,
+  path: string = provider.endpoints[0].path,
+  rawQuery = '',
+): URL {
   const url = new URL(base + path + (rawQuery ? `?${rawQuery}` : ''));
   const root = new URL(base);
-  if (url.origin !== root.origin || !url.pathname.startsWith(root.pathname.replace(/\/+$/, ''))) throw new Error(`path escapes the base URL of ${provider.id}`);
+  if (url.origin !== root.origin || !url.pathname.startsWith(root.pathname.replace(/\/+$/, '')))
+    throw new Error(`path escapes the base URL of ${provider.id}`);
   return url;
 }

@@ -31,7 +31,9 @@ const SEGMENT = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=:]|%[0-9A-Fa-f]{2})+$/;
 export function isSafeSubPath(path: string): boolean {
   if (!path.startsWith('/') || path.length > 2048) return false;
   const segments = path.slice(1).split('/');
-  return segments.every((segment) => segment !== '.' && segment !== '..' && SEGMENT.test(segment) && !FORBIDDEN_ENCODED.test(segment));
+  return segments.every(
+    (segment) => segment !== '.' && segment !== '..' && SEGMENT.test(segment) && !FORBIDDEN_ENCODED.test(segment),
+  );
 }
 
 const MODEL_SEGMENT = '{model}';
@@ -52,7 +54,8 @@ function modelOf(segment: string): string | undefined {
   } catch {
     return undefined;
   }
-  if (!MODEL_ID.test(model) || model.split('/').some((part) => part === '' || part === '.' || part === '..')) return undefined;
+  if (!MODEL_ID.test(model) || model.split('/').some((part) => part === '' || part === '.' || part === '..'))
+    return undefined;
   return model;
 }
 
@@ -107,10 +110,18 @@ export function routeTable<P extends ProviderModule>(providers: readonly P[]) {
       const upstreamPath = mount.upstreamPrefix + rest;
       const endpoint = provider.endpoints.find((e) => e.path === upstreamPath);
       if (endpoint) {
-        return endpoint.method === method ? { found: { provider, endpoint, upstreamPath } } : { wrongMethod: { provider, allowed: endpoint.method } };
+        return endpoint.method === method
+          ? { found: { provider, endpoint, upstreamPath } }
+          : { wrongMethod: { provider, allowed: endpoint.method } };
       }
       if (mount.endpointsOnly) continue;
-      return { found: { provider, endpoint: { kind: 'other', method, path: upstreamPath, dialect: other.get(provider)! }, upstreamPath } };
+      return {
+        found: {
+          provider,
+          endpoint: { kind: 'other', method, path: upstreamPath, dialect: other.get(provider)! },
+          upstreamPath,
+        },
+      };
     }
     return undefined;
   };

@@ -107,9 +107,20 @@ export interface Dialect {
  * What a row says the request was. Each endpoint a provider offers has one; `other` is any
  * further path under a provider, forwarded as is.
  */
-export type EndpointKind = 'chat' | 'messages' | 'responses' | 'embeddings' | 'count_tokens' | 'models' | 'converse' | 'invoke' | 'other';
+export type EndpointKind =
+  'chat' | 'messages' | 'responses' | 'embeddings' | 'count_tokens' | 'models' | 'converse' | 'invoke' | 'other';
 
-export const ENDPOINT_KINDS: readonly EndpointKind[] = ['chat', 'messages', 'responses', 'embeddings', 'count_tokens', 'models', 'converse', 'invoke', 'other'];
+export const ENDPOINT_KINDS: readonly EndpointKind[] = [
+  'chat',
+  'messages',
+  'responses',
+  'embeddings',
+  'count_tokens',
+  'models',
+  'converse',
+  'invoke',
+  'other',
+];
 
 /** One endpoint a provider offers: its method, its path below the provider's base URL, and its wire format. */
 export interface Endpoint {
@@ -140,7 +151,10 @@ export interface Mount {
  * A provider at run time: its catalog entry (`catalog.ts`, the one place a provider is declared)
  * with the dialect code and the routes its dialect builds from it.
  */
-export interface ProviderModule<Id extends string = string> extends Pick<CatalogEntry, 'displayName' | 'upstream' | 'streamUsage' | 'exampleModel' | 'prices'> {
+export interface ProviderModule<Id extends string = string> extends Pick<
+  CatalogEntry,
+  'displayName' | 'upstream' | 'streamUsage' | 'exampleModel' | 'prices'
+> {
   id: Id;
   /** The provider's main API style: how clients present credentials, and the error shape of paths it has no endpoint for. */
   dialect: Dialect;

@@ -8,7 +8,12 @@ export interface Usage {
   cacheWrite1hTokens?: number;
 }
 
-export const NO_USAGE: Usage = Object.freeze({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
+export const NO_USAGE: Usage = Object.freeze({
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+});
 
 /** Coerces a JSON field to a non-negative integer token count (absent, null or garbage → 0). */
 export function tokenCount(value: unknown): number {

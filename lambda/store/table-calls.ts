@@ -6,7 +6,15 @@ import type { TableId } from '../tables';
  * `UpdateItem`, `DeleteItem` or `ConditionCheckItem`. A `BatchWriteItem` is checked as itself,
  * whether it puts or deletes.
  */
-export type DynamoAction = 'GetItem' | 'BatchGetItem' | 'Query' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'BatchWriteItem' | 'ConditionCheckItem';
+export type DynamoAction =
+  | 'GetItem'
+  | 'BatchGetItem'
+  | 'Query'
+  | 'PutItem'
+  | 'UpdateItem'
+  | 'DeleteItem'
+  | 'BatchWriteItem'
+  | 'ConditionCheckItem';
 
 export interface TableCalls {
   /** The class that sends the calls (test/infra/table-calls.test.ts reads its source). */
@@ -23,25 +31,95 @@ export interface TableCalls {
  * test fails when the code sends an action not listed here or a listed action is never sent.
  */
 export const PROXY_TABLE_CALLS: readonly TableCalls[] = [
-  { code: 'BatchedGet', table: 'accounts', actions: ['GetItem', 'BatchGetItem'], purpose: 'token, provider-key and budget reads, batched within a tick' },
-  { code: 'DynamoAccountStore', table: 'accounts', actions: ['PutItem', 'GetItem', 'Query', 'UpdateItem'], purpose: 'accounts and tokens: create, list, revoke, tags and limits' },
-  { code: 'DynamoProviderKeyStore', table: 'accounts', actions: ['PutItem', 'DeleteItem', 'Query'], purpose: 'stored provider keys: save, delete, list' },
-  { code: 'DynamoBudgetStore', table: 'accounts', actions: ['UpdateItem', 'Query'], purpose: 'budgets: set, remove, list' },
-  { code: 'TransactedRows', table: 'accounts', actions: ['UpdateItem'], purpose: "a priced row's spend counters, in the row's transaction" },
-  { code: 'TransactedRows', table: 'usageLogs', actions: ['PutItem'], purpose: 'a priced usage row, guarded against a second write' },
-  { code: 'DynamoUsageLog', table: 'usageLogs', actions: ['PutItem', 'GetItem', 'Query'], purpose: 'usage rows without a cost; one row; the logs API' },
+  {
+    code: 'BatchedGet',
+    table: 'accounts',
+    actions: ['GetItem', 'BatchGetItem'],
+    purpose: 'token, provider-key and budget reads, batched within a tick',
+  },
+  {
+    code: 'DynamoAccountStore',
+    table: 'accounts',
+    actions: ['PutItem', 'GetItem', 'Query', 'UpdateItem'],
+    purpose: 'accounts and tokens: create, list, revoke, tags and limits',
+  },
+  {
+    code: 'DynamoProviderKeyStore',
+    table: 'accounts',
+    actions: ['PutItem', 'DeleteItem', 'Query'],
+    purpose: 'stored provider keys: save, delete, list',
+  },
+  {
+    code: 'DynamoBudgetStore',
+    table: 'accounts',
+    actions: ['UpdateItem', 'Query'],
+    purpose: 'budgets: set, remove, list',
+  },
+  {
+    code: 'TransactedRows',
+    table: 'accounts',
+    actions: ['UpdateItem'],
+    purpose: "a priced row's spend counters, in the row's transaction",
+  },
+  {
+    code: 'TransactedRows',
+    table: 'usageLogs',
+    actions: ['PutItem'],
+    purpose: 'a priced usage row, guarded against a second write',
+  },
+  {
+    code: 'DynamoUsageLog',
+    table: 'usageLogs',
+    actions: ['PutItem', 'GetItem', 'Query'],
+    purpose: 'usage rows without a cost; one row; the logs API',
+  },
   { code: 'DynamoUsageStats', table: 'usageStats', actions: ['Query'], purpose: 'the stats API reads the rollups' },
-  { code: 'DynamoTokenGate', table: 'rateLimits', actions: ['UpdateItem'], purpose: "each proxied request's token check and rate count" },
-  { code: 'DynamoAccountStore', table: 'rateLimits', actions: ['PutItem', 'UpdateItem'], purpose: "a new token's gate item; revocation, tags and limits" },
-  { code: 'BatchedGet', table: 'rateLimits', actions: ['GetItem', 'BatchGetItem'], purpose: "tokens' last use, for the token list" },
-  { code: 'DynamoBudgetStore', table: 'rateLimits', actions: ['UpdateItem'], purpose: "a token's budget flag on its gate item" },
-  { code: 'CacheTable', table: 'cache', actions: ['PutItem', 'Query', 'BatchWriteItem'], purpose: 'cached answers: write parts, read them, delete the parts of a replaced entry' },
+  {
+    code: 'DynamoTokenGate',
+    table: 'rateLimits',
+    actions: ['UpdateItem'],
+    purpose: "each proxied request's token check and rate count",
+  },
+  {
+    code: 'DynamoAccountStore',
+    table: 'rateLimits',
+    actions: ['PutItem', 'UpdateItem'],
+    purpose: "a new token's gate item; revocation, tags and limits",
+  },
+  {
+    code: 'BatchedGet',
+    table: 'rateLimits',
+    actions: ['GetItem', 'BatchGetItem'],
+    purpose: "tokens' last use, for the token list",
+  },
+  {
+    code: 'DynamoBudgetStore',
+    table: 'rateLimits',
+    actions: ['UpdateItem'],
+    purpose: "a token's budget flag on its gate item",
+  },
+  {
+    code: 'CacheTable',
+    table: 'cache',
+    actions: ['PutItem', 'Query', 'BatchWriteItem'],
+    purpose: 'cached answers: write parts, read them, delete the parts of a replaced entry',
+  },
 ];
 
 /** Every DynamoDB call the stream consumer sends: it folds rows into the rollups, nothing else. */
 export const CONSUMER_TABLE_CALLS: readonly TableCalls[] = [
-  { code: 'DynamoUsageStats', table: 'usageStats', actions: ['UpdateItem'], purpose: 'rollup items, conditional ADD per shard watermark' },
-  { code: 'TagValueCaps', table: 'usageStats', actions: ['UpdateItem'], purpose: 'the tag keys and values the stats keep per day, each set capped' },
+  {
+    code: 'DynamoUsageStats',
+    table: 'usageStats',
+    actions: ['UpdateItem'],
+    purpose: 'rollup items, conditional ADD per shard watermark',
+  },
+  {
+    code: 'TagValueCaps',
+    table: 'usageStats',
+    actions: ['UpdateItem'],
+    purpose: 'the tag keys and values the stats keep per day, each set capped',
+  },
 ];
 
 /** The actions per table, sorted, as the stack grants them. */

@@ -1,4 +1,9 @@
-import { EventStreamDecoder, headerBytes, withPayload, type EventStreamMessage } from '../eventstream/event-stream-decoder';
+import {
+  EventStreamDecoder,
+  headerBytes,
+  withPayload,
+  type EventStreamMessage,
+} from '../eventstream/event-stream-decoder';
 import { asObject, tryParseJson } from '../json';
 import { redactText, searchableSecrets, SecretRedactor } from './redact';
 
@@ -49,7 +54,9 @@ export class EventStreamRedactor {
 
   private stop(problem: string): Buffer {
     this.stopped = true;
-    return this.unreadable(`The provider's event stream could not be read (${problem}); the rest of it was not passed on.`);
+    return this.unreadable(
+      `The provider's event stream could not be read (${problem}); the rest of it was not passed on.`,
+    );
   }
 
   private redactFrame(message: EventStreamMessage): Buffer {
@@ -66,7 +73,10 @@ export class EventStreamRedactor {
     // A header (a name, a string or byte value) quoting a credential is rebuilt with it cut out.
     const frameHeaders = headerBytes(message.frame);
     if (this.secrets.some((secret) => frameHeaders.includes(secret))) {
-      return withPayload(message, payload, { text: (value) => redactText(value, this.secrets), bytes: (value) => this.redact(value) });
+      return withPayload(message, payload, {
+        text: (value) => redactText(value, this.secrets),
+        bytes: (value) => this.redact(value),
+      });
     }
     return text === original && payload.equals(message.payload) ? message.frame : withPayload(message, payload);
   }

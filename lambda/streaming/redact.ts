@@ -71,7 +71,12 @@ export class SecretRedactor {
     for (let start = Math.max(from, input.length - this.longest + 1); start < input.length; start++) {
       const restLength = input.length - start;
       for (const secret of this.secrets) {
-        if (secret[0] === input[start] && secret.length > restLength && secret.compare(input, start, input.length, 0, restLength) === 0) return start;
+        if (
+          secret[0] === input[start] &&
+          secret.length > restLength &&
+          secret.compare(input, start, input.length, 0, restLength) === 0
+        )
+          return start;
       }
     }
     return input.length;
@@ -80,7 +85,9 @@ export class SecretRedactor {
 
 /** The credentials worth searching for: long enough, each once, longest first (a token before its secret part). */
 export function searchableSecrets(secrets: Iterable<string | undefined>): string[] {
-  const unique = new Set([...secrets].filter((secret): secret is string => typeof secret === 'string' && secret.length >= MIN_SECRET_LENGTH));
+  const unique = new Set(
+    [...secrets].filter((secret): secret is string => typeof secret === 'string' && secret.length >= MIN_SECRET_LENGTH),
+  );
   return [...unique].sort((a, b) => b.length - a.length);
 }
 

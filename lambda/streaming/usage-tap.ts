@@ -99,7 +99,8 @@ export class UsageTap extends Transform {
   private readFrames(chunk: Buffer): Buffer {
     for (const message of this.frames.push(chunk)) {
       this.options.copy?.append(`${message.frame.toString('base64')}\n`);
-      const exception = message.messageType === 'event' ? undefined : (message.exceptionType ?? message.messageType ?? 'exception');
+      const exception =
+        message.messageType === 'event' ? undefined : (message.exceptionType ?? message.messageType ?? 'exception');
       this.reader.onEvent({ event: message.eventType, data: message.payload.toString('utf8'), exception });
     }
     return chunk;
@@ -113,19 +114,26 @@ export class UsageTap extends Transform {
       const events = this.decoder.end();
       for (const event of events) this.reader.onEvent(event);
       if (this.options.hideUsageOnlyEvent) {
-        const rest = events.filter((e) => !this.options.dialect.isUsageOnlyEvent(e)).map((e) => e.raw).join('');
+        const rest = events
+          .filter((e) => !this.options.dialect.isUsageOnlyEvent(e))
+          .map((e) => e.raw)
+          .join('');
         if (rest) this.push(rest);
       }
     }
     if (!this.options.copy) return done();
-    this.options.copy.finish(this.result()).then(() => done(), () => done());
+    this.options.copy.finish(this.result()).then(
+      () => done(),
+      () => done(),
+    );
   }
 
   /** Keeps the last chunks covering TAIL_BYTES, without copying the whole tail on every chunk. */
   private keepTail(chunk: Buffer): void {
     this.jsonTail.push(chunk);
     this.jsonTailBytes += chunk.length;
-    while (this.jsonTailBytes - this.jsonTail[0].length >= TAIL_BYTES) this.jsonTailBytes -= this.jsonTail.shift()!.length;
+    while (this.jsonTailBytes - this.jsonTail[0].length >= TAIL_BYTES)
+      this.jsonTailBytes -= this.jsonTail.shift()!.length;
   }
 
   /** What the body said so far: complete after 'end', partial after an interruption. */
@@ -151,11 +159,20 @@ export class UsageTap extends Transform {
     if (this.jsonBytes <= this.maxJsonRead) {
       const json = tryParseJson(head);
       const read = json === undefined ? {} : this.options.dialect.readResponse(json);
-      return { ...read, json, text: json === undefined ? head : undefined, complete: json !== undefined, bytes: this.bytes, oversizedEvents: 0 };
+      return {
+        ...read,
+        json,
+        text: json === undefined ? head : undefined,
+        complete: json !== undefined,
+        bytes: this.bytes,
+        oversizedEvents: 0,
+      };
     }
     // Too large to parse on the request path's budget: read the two fields where providers put them.
     const model = /"model"\s*:\s*"([^"]{1,200})"/.exec(head.slice(0, 64 * 1024))?.[1];
-    const usage = tryParseJson(`{${lastUsageField(Buffer.concat(this.jsonTail).subarray(-TAIL_BYTES).toString('utf8')) ?? ''}}`);
+    const usage = tryParseJson(
+      `{${lastUsageField(Buffer.concat(this.jsonTail).subarray(-TAIL_BYTES).toString('utf8')) ?? ''}}`,
+    );
     const read = this.options.dialect.readResponse({ ...(usage as object), model });
     return { ...read, text: head, complete: true, bytes: this.bytes, oversizedEvents: 0 };
   }

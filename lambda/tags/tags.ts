@@ -23,17 +23,20 @@ const quote = (text: string) => JSON.stringify(text.length > 60 ? `${text.slice(
 /** Why one key is unacceptable, or undefined. `where` names the field in the message. */
 export function keyProblem(key: string): string | undefined {
   if (key.length === 0) return 'a tag key is empty';
-  if (key.length > MAX_KEY_CHARS || !KEY.test(key)) return `tag key ${quote(key)} must be 1 to ${MAX_KEY_CHARS} lowercase letters, digits, "_", "-" or "."`;
+  if (key.length > MAX_KEY_CHARS || !KEY.test(key))
+    return `tag key ${quote(key)} must be 1 to ${MAX_KEY_CHARS} lowercase letters, digits, "_", "-" or "."`;
   return undefined;
 }
 
 /** Why one value is unacceptable, or undefined. */
 export function valueProblem(key: string, value: string): string | undefined {
   if (value.length === 0) return `tag ${quote(key)} has an empty value`;
-  if (value.length > MAX_VALUE_CHARS) return `the value of tag ${quote(key)} is longer than ${MAX_VALUE_CHARS} characters`;
+  if (value.length > MAX_VALUE_CHARS)
+    return `the value of tag ${quote(key)} is longer than ${MAX_VALUE_CHARS} characters`;
   if (!VALUE.test(value)) return `the value of tag ${quote(key)} must be printable ASCII characters other than ","`;
   if (value !== value.trim()) return `the value of tag ${quote(key)} must not start or end with a space`;
-  if (value === OVERFLOW_VALUE) return `the value ${OVERFLOW_VALUE} is reserved (stats use it for values past a key's limit)`;
+  if (value === OVERFLOW_VALUE)
+    return `the value ${OVERFLOW_VALUE} is reserved (stats use it for values past a key's limit)`;
   return undefined;
 }
 
@@ -46,10 +49,15 @@ export function parseTagHeader(header: string | undefined): TagsCheck {
   const tags: Tags = {};
   if (header === undefined || header.trim() === '') return { ok: true, tags };
   const pairs = header.split(',');
-  if (pairs.length > MAX_TAGS) return { ok: false, message: `${TAG_HEADER}: at most ${MAX_TAGS} tags, got ${pairs.length}.` };
+  if (pairs.length > MAX_TAGS)
+    return { ok: false, message: `${TAG_HEADER}: at most ${MAX_TAGS} tags, got ${pairs.length}.` };
   for (const pair of pairs) {
     const equals = pair.indexOf('=');
-    if (equals < 0) return { ok: false, message: `${TAG_HEADER}: ${quote(pair.trim())} is not a key=value pair (pairs are separated by commas).` };
+    if (equals < 0)
+      return {
+        ok: false,
+        message: `${TAG_HEADER}: ${quote(pair.trim())} is not a key=value pair (pairs are separated by commas).`,
+      };
     const key = pair.slice(0, equals).trim();
     const value = pair.slice(equals + 1).trim();
     const problem = keyProblem(key) ?? valueProblem(key, value);
@@ -62,9 +70,11 @@ export function parseTagHeader(header: string | undefined): TagsCheck {
 
 /** A tag map from a management body (`{"team": "search"}`), with the same rules as the header. `field` names it in messages. */
 export function checkTagMap(value: unknown, field: string): TagsCheck {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return { ok: false, message: `${field} must be an object of tag keys to string values, e.g. {"team": "search"}.` };
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    return { ok: false, message: `${field} must be an object of tag keys to string values, e.g. {"team": "search"}.` };
   const entries = Object.entries(value);
-  if (entries.length > MAX_TAGS) return { ok: false, message: `${field}: at most ${MAX_TAGS} tags, got ${entries.length}.` };
+  if (entries.length > MAX_TAGS)
+    return { ok: false, message: `${field}: at most ${MAX_TAGS} tags, got ${entries.length}.` };
   const tags: Tags = {};
   for (const [key, tagValue] of entries) {
     if (typeof tagValue !== 'string') return { ok: false, message: `${field}.${key}: a tag value must be a string.` };
@@ -98,6 +108,7 @@ export function formatTags(tags: Tags | undefined): string {
 export function tagsFrom(value: unknown): Tags | undefined {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
   const tags: Tags = {};
-  for (const [key, tagValue] of Object.entries(value)) if (typeof tagValue === 'string' && keyProblem(key) === undefined) tags[key] = tagValue;
+  for (const [key, tagValue] of Object.entries(value))
+    if (typeof tagValue === 'string' && keyProblem(key) === undefined) tags[key] = tagValue;
   return Object.keys(tags).length ? tags : undefined;
 }

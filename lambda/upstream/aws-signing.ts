@@ -19,7 +19,11 @@ export interface AwsScope {
 
 type Bytes = string | ArrayBuffer | ArrayBufferView;
 const toBuffer = (data: Bytes) =>
-  typeof data === 'string' ? Buffer.from(data, 'utf8') : ArrayBuffer.isView(data) ? Buffer.from(data.buffer, data.byteOffset, data.byteLength) : Buffer.from(data);
+  typeof data === 'string'
+    ? Buffer.from(data, 'utf8')
+    : ArrayBuffer.isView(data)
+      ? Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+      : Buffer.from(data);
 
 /** SHA-256 (and HMAC-SHA-256 with a secret) from node:crypto, in the shape the signer takes. */
 export class NodeSha256 {
@@ -66,7 +70,13 @@ export async function signAwsRequest(
   }
   const { url } = request;
   // A signer per request: deriving its signing key is four HMACs, and the credentials may have been renewed.
-  const signer = new SignatureV4({ region: scope.region, service: scope.service, sha256: NodeSha256, credentials: resolved, uriEscapePath: true });
+  const signer = new SignatureV4({
+    region: scope.region,
+    service: scope.service,
+    sha256: NodeSha256,
+    credentials: resolved,
+    uriEscapePath: true,
+  });
   const signed = await signer.sign({
     method: request.method,
     protocol: url.protocol,
@@ -79,5 +89,10 @@ export async function signAwsRequest(
   });
   // What an answer must never quote back (SECURITY.md, "Keys"): the session token, and the signature with the key id it names.
   const signature = /Signature=([0-9a-f]+)/.exec(signed.headers.authorization ?? '')?.[1];
-  return { headers: signed.headers, secrets: [resolved.sessionToken, resolved.accessKeyId, signature].filter((secret): secret is string => secret !== undefined) };
+  return {
+    headers: signed.headers,
+    secrets: [resolved.sessionToken, resolved.accessKeyId, signature].filter(
+      (secret): secret is string => secret !== undefined,
+    ),
+  };
 }

@@ -11,7 +11,13 @@ import { retryPolicies, withRetries } from '../retry';
  * a request we just sent; when it does anyway, the request is sent once more.
  */
 const FREE_SOCKET_TIMEOUT_MS = 2_000;
-const agentOptions = { keepAlive: true, maxSockets: 512, keepAliveMsecs: 10_000, timeout: FREE_SOCKET_TIMEOUT_MS, scheduling: 'lifo' as const };
+const agentOptions = {
+  keepAlive: true,
+  maxSockets: 512,
+  keepAliveMsecs: 10_000,
+  timeout: FREE_SOCKET_TIMEOUT_MS,
+  scheduling: 'lifo' as const,
+};
 const httpAgent = new HttpAgent(agentOptions);
 const httpsAgent = new HttpsAgent(agentOptions);
 
@@ -66,7 +72,10 @@ function sendOnce(call: UpstreamCall, freshConnection: boolean): Promise<Upstrea
     const request = (secure ? httpsRequest : httpRequest)(call.url, {
       method: call.method ?? 'POST',
       // A GET or HEAD without a body says nothing about its length, as clients send it.
-      headers: call.body.length || !BODILESS.has(call.method ?? 'POST') ? { ...call.headers, 'content-length': String(call.body.length) } : call.headers,
+      headers:
+        call.body.length || !BODILESS.has(call.method ?? 'POST')
+          ? { ...call.headers, 'content-length': String(call.body.length) }
+          : call.headers,
       // `false`: a one-off connection, so a retry cannot pick another stale socket from the pool.
       agent: freshConnection ? false : pooled,
     });
@@ -105,7 +114,12 @@ function sendOnce(call: UpstreamCall, freshConnection: boolean): Promise<Upstrea
         return;
       }
       settle();
-      resolve({ status: response.statusCode ?? 502, headers: response.headers, body: response, abort: () => request.destroy() });
+      resolve({
+        status: response.statusCode ?? 502,
+        headers: response.headers,
+        body: response,
+        abort: () => request.destroy(),
+      });
     });
     request.end(call.body);
   });

@@ -103,7 +103,8 @@ class DeflateDecoder extends Transform {
   }
 
   private start(done: (error?: Error | null) => void): void {
-    const zlibWrapped = this.head.length >= 2 && (this.head[0] & 0x0f) === 8 && (this.head[0] * 256 + this.head[1]) % 31 === 0;
+    const zlibWrapped =
+      this.head.length >= 2 && (this.head[0] & 0x0f) === 8 && (this.head[0] * 256 + this.head[1]) % 31 === 0;
     const inner = zlibWrapped ? zlib.createInflate() : zlib.createInflateRaw();
     this.inner = inner;
     inner.on('data', (chunk: Buffer) => this.push(chunk));

@@ -4,7 +4,19 @@ import { redactText } from '../streaming/redact';
 import { ACCEPTED_ENCODINGS } from './content-encoding';
 
 /** Hop-by-hop headers (RFC 9110 7.6.1) and ones the HTTP client sets itself. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'content-length']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'content-length',
+]);
 
 /**
  * Headers that carry a credential in some provider's SDK: the proxy sets the one its
@@ -52,7 +64,12 @@ export function upstreamRequestHeaders(
   proxySecrets: ReadonlyArray<string | undefined> = [],
 ): Record<string, string> {
   // Headers the client named in `Connection` are hop-by-hop too (RFC 9110 7.6.1).
-  const named = new Set((client.connection ?? '').split(',').map((name) => name.trim().toLowerCase()).filter(Boolean));
+  const named = new Set(
+    (client.connection ?? '')
+      .split(',')
+      .map((name) => name.trim().toLowerCase())
+      .filter(Boolean),
+  );
   const secrets = proxySecrets.filter((secret): secret is string => typeof secret === 'string' && secret.length > 0);
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(client)) {
@@ -65,7 +82,8 @@ export function upstreamRequestHeaders(
   headers['accept-encoding'] = ACCEPTED_ENCODINGS;
   // A JSON endpoint's body is JSON whatever the client labelled it (no type, or curl's form default).
   const type = headers['content-type'];
-  if (hasBody && (type === undefined || (dialect.requestBody === 'json' && !/json/i.test(type)))) headers['content-type'] = 'application/json';
+  if (hasBody && (type === undefined || (dialect.requestBody === 'json' && !/json/i.test(type))))
+    headers['content-type'] = 'application/json';
   return headers;
 }
 
@@ -77,7 +95,11 @@ export function upstreamRequestHeaders(
  * credential's place, as a body does; a header whose name holds one (names arrive lower-cased,
  * and `[redacted]` cannot stand in a name) is dropped (SECURITY.md, "What is scrubbed where").
  */
-export function clientResponseHeaders(upstream: IncomingMessage['headers'], decoded = false, secrets: readonly string[] = []): Record<string, string> {
+export function clientResponseHeaders(
+  upstream: IncomingMessage['headers'],
+  decoded = false,
+  secrets: readonly string[] = [],
+): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(upstream)) {
     if (value === undefined || HOP_BY_HOP.has(name) || name === 'set-cookie') continue;

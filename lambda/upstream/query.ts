@@ -18,5 +18,7 @@ export function queryWithoutSecrets(rawQuery: string, secrets: ReadonlyArray<str
 
 /** Each valid escape decoded on its own, so one malformed escape can't hide the rest; `+` is a space. */
 function percentDecoded(text: string): string {
-  return text.replace(/\+/g, ' ').replace(/%([0-9a-fA-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  return text
+    .replace(/\+/g, ' ')
+    .replace(/%([0-9a-fA-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 }

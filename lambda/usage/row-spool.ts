@@ -60,7 +60,10 @@ export class FileRowSpool implements RowSpool {
     }
     appendFileSync(this.path, JSON.stringify(row) + '\n');
     this.rows = this.count() + 1;
-    this.log.warn('usage row spooled to disk; it will be written when the store answers', { request_id: row.id, ...describeError(error) });
+    this.log.warn('usage row spooled to disk; it will be written when the store answers', {
+      request_id: row.id,
+      ...describeError(error),
+    });
   }
 
   /**

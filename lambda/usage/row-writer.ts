@@ -42,7 +42,8 @@ export class RowWriter {
   async spoolUnwritten(): Promise<number> {
     const rows = [...this.unwritten.values()];
     this.unwritten.clear();
-    for (const row of rows) await this.spool.keep(row, new Error('the server stopped before the store accepted this row'));
+    for (const row of rows)
+      await this.spool.keep(row, new Error('the server stopped before the store accepted this row'));
     return rows.length;
   }
 

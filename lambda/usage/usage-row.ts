@@ -42,7 +42,8 @@ export interface UsageRow {
 }
 
 /** Labels are kept readable and rows far below DynamoDB's 400 KB item limit, whatever a client or provider sends. */
-export const rowLabel = (text: string | undefined, max: number) => (text && text.length > max ? `${text.slice(0, max - 1)}…` : text);
+export const rowLabel = (text: string | undefined, max: number) =>
+  text && text.length > max ? `${text.slice(0, max - 1)}…` : text;
 
 /** The longest requester label a row keeps whole; a longer `x-proxy-user` is cut to this length. */
 export const REQUESTER_MAX_CHARS = 8_192;

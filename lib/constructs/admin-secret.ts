@@ -32,7 +32,11 @@ export class AdminSecret extends Construct {
   /** `GetSecretValue` on this secret only; `DescribeSecret` and the rest are not needed to read it. */
   grantRead(grantee: IGrantable): void {
     grantee.grantPrincipal.addToPrincipalPolicy(
-      new PolicyStatement({ sid: 'ReadAdminKey', actions: ['secretsmanager:GetSecretValue'], resources: [this.secret.secretArn] }),
+      new PolicyStatement({
+        sid: 'ReadAdminKey',
+        actions: ['secretsmanager:GetSecretValue'],
+        resources: [this.secret.secretArn],
+      }),
     );
   }
 }

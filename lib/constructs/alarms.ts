@@ -50,9 +50,21 @@ export class ProxyAlarms extends Construct {
 
     // Errors are unhandled failures and timeouts of the function itself; provider 4xx/5xx are
     // ordinary responses the proxy passes through and logs, so they don't count here.
-    this.add('FunctionErrors', `${namePrefix}function-errors`, 'The proxy function failed (unhandled error or timeout).', fn.metricErrors({ period: PERIOD, statistic: 'Sum' }), 1);
+    this.add(
+      'FunctionErrors',
+      `${namePrefix}function-errors`,
+      'The proxy function failed (unhandled error or timeout).',
+      fn.metricErrors({ period: PERIOD, statistic: 'Sum' }),
+      1,
+    );
     // A throttle is a request the client never got served: the reserved or account concurrency is exhausted.
-    this.add('FunctionThrottles', `${namePrefix}function-throttles`, 'Requests were refused with 429: the reserved concurrency (or the account pool) is exhausted.', fn.metricThrottles({ period: PERIOD, statistic: 'Sum' }), 1);
+    this.add(
+      'FunctionThrottles',
+      `${namePrefix}function-throttles`,
+      'Requests were refused with 429: the reserved concurrency (or the account pool) is exhausted.',
+      fn.metricThrottles({ period: PERIOD, statistic: 'Sum' }),
+      1,
+    );
     this.add(
       'FunctionP99Duration',
       `${namePrefix}function-p99-duration`,
@@ -71,12 +83,25 @@ export class ProxyAlarms extends Construct {
       metricName: `${namePrefix}spooled-usage-rows`,
       metricValue: '1',
     });
-    this.add('SpooledUsageRows', `${namePrefix}spooled-usage-rows`, 'A usage row could not be written and was printed to the log instead: replay it.', spooled.metric({ period: PERIOD, statistic: 'Sum' }), 1);
+    this.add(
+      'SpooledUsageRows',
+      `${namePrefix}spooled-usage-rows`,
+      'A usage row could not be written and was printed to the log instead: replay it.',
+      spooled.metric({ period: PERIOD, statistic: 'Sum' }),
+      1,
+    );
 
     // Rollups: a consumer that keeps failing retries its batch (the overview falls behind); a batch
     // it gave up on lands in the dead-letter queue and is missing from the overview until replayed.
     const consumer = props.statsConsumer;
-    this.add('StatsConsumerErrors', `${namePrefix}stats-consumer-errors`, 'The usage-stream consumer failed: the overview falls behind the logs.', consumer.fn.metricErrors({ period: PERIOD, statistic: 'Sum' }), 1, 3);
+    this.add(
+      'StatsConsumerErrors',
+      `${namePrefix}stats-consumer-errors`,
+      'The usage-stream consumer failed: the overview falls behind the logs.',
+      consumer.fn.metricErrors({ period: PERIOD, statistic: 'Sum' }),
+      1,
+      3,
+    );
     this.add(
       'StatsDeadLetters',
       `${namePrefix}stats-dead-letters`,
@@ -97,10 +122,18 @@ export class ProxyAlarms extends Construct {
         period: PERIOD,
         label: `${logicalName} throttle events`,
       });
-      this.add(`${pascalCase(logicalName)}Throttles`, `${namePrefix}${logicalName}-throttles`, `DynamoDB throttled requests on the ${logicalName} table.`, throttles, 1);
+      this.add(
+        `${pascalCase(logicalName)}Throttles`,
+        `${namePrefix}${logicalName}-throttles`,
+        `DynamoDB throttled requests on the ${logicalName} table.`,
+        throttles,
+        1,
+      );
     }
 
-    this.topic = props.alarmTopicArn ? Topic.fromTopicArn(this, 'AlarmTopic', props.alarmTopicArn) : new AlarmTopic(this, 'Topic', { namePrefix }).topic;
+    this.topic = props.alarmTopicArn
+      ? Topic.fromTopicArn(this, 'AlarmTopic', props.alarmTopicArn)
+      : new AlarmTopic(this, 'Topic', { namePrefix }).topic;
     if (props.alarmEmail) this.topic.addSubscription(new EmailSubscription(props.alarmEmail));
     const action = new SnsAction(this.topic);
     for (const alarm of this.alarms) {
@@ -109,7 +142,14 @@ export class ProxyAlarms extends Construct {
     }
   }
 
-  private add(id: string, alarmName: string, description: string, metric: IMetric, threshold: number, periods = 1): void {
+  private add(
+    id: string,
+    alarmName: string,
+    description: string,
+    metric: IMetric,
+    threshold: number,
+    periods = 1,
+  ): void {
     this.alarms.push(
       new Alarm(this, id, {
         alarmName,

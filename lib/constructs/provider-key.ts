@@ -49,7 +49,12 @@ export class ProviderKeyEncryption extends Construct {
       ['SealNewProviderKeys', 'kms:GenerateDataKey'],
     ] as const) {
       grantee.grantPrincipal.addToPrincipalPolicy(
-        new PolicyStatement({ sid, actions: [action], resources: [this.key.keyArn], conditions: ENCRYPTION_CONTEXT_CONDITION }),
+        new PolicyStatement({
+          sid,
+          actions: [action],
+          resources: [this.key.keyArn],
+          conditions: ENCRYPTION_CONTEXT_CONDITION,
+        }),
       );
     }
   }

@@ -4,7 +4,14 @@ import * as path from 'node:path';
 import { Duration, RemovalPolicy, Stage } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Alias, ApplicationLogLevel, Architecture, LoggingFormat, Runtime, SystemLogLevel } from 'aws-cdk-lib/aws-lambda';
+import {
+  Alias,
+  ApplicationLogLevel,
+  Architecture,
+  LoggingFormat,
+  Runtime,
+  SystemLogLevel,
+} from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -30,7 +37,8 @@ export const LIVE_ALIAS = 'live';
  * ESM output has no `require`; a few CommonJS dependencies call it for Node built-ins. esbuild's
  * shim looks for a global `require`, which this defines from the module's own URL.
  */
-export const ESM_REQUIRE_BANNER = "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);";
+export const ESM_REQUIRE_BANNER =
+  "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);";
 
 /** The module the dashboard's built files come from (lambda/virtual-modules.d.ts). */
 export const DASHBOARD_ASSETS_MODULE = 'virtual:dashboard-assets';
@@ -75,7 +83,10 @@ export class ProxyFunction extends Construct {
 
     // Absolute: `cdk synth` hands the app a relative output folder (cdk.out), and esbuild reads a relative
     // alias target as a package name.
-    const dashboardModule = path.resolve(Stage.of(this)?.outdir ?? os.tmpdir(), `dashboard-assets-${this.node.addr}.mjs`);
+    const dashboardModule = path.resolve(
+      Stage.of(this)?.outdir ?? os.tmpdir(),
+      `dashboard-assets-${this.node.addr}.mjs`,
+    );
     this.fn = new NodejsFunction(this, 'Function', {
       functionName: props.functionName,
       description: 'Usage-tracking AI provider proxy, management API and dashboard',
@@ -113,7 +124,9 @@ export class ProxyFunction extends Construct {
           '--alias': [`${DASHBOARD_ASSETS_MODULE}=${dashboardModule}`],
         },
         commandHooks: {
-          beforeBundling: () => [`${shellQuote(process.execPath)} lib/bundling/dashboard-assets.mjs ${shellQuote(dashboardModule)}`],
+          beforeBundling: () => [
+            `${shellQuote(process.execPath)} lib/bundling/dashboard-assets.mjs ${shellQuote(dashboardModule)}`,
+          ],
           afterBundling: () => [`rm -f ${shellQuote(dashboardModule)}`],
           beforeInstall: () => [],
         },
@@ -139,7 +152,9 @@ export class ProxyFunction extends Construct {
   bindTable(table: ITable, shape: TableShape, actions: readonly DynamoAction[]): void {
     this.fn.addEnvironment(shape.envVar, table.tableName);
     if (actions.length === 0) return;
-    this.role.addToPrincipalPolicy(new PolicyStatement({ actions: actions.map((a) => `dynamodb:${a}`), resources: [table.tableArn] }));
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({ actions: actions.map((a) => `dynamodb:${a}`), resources: [table.tableArn] }),
+    );
   }
 }
 

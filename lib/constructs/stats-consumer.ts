@@ -2,7 +2,15 @@ import * as path from 'node:path';
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { ApplicationLogLevel, Architecture, EventSourceMapping, LoggingFormat, Runtime, StartingPosition, SystemLogLevel } from 'aws-cdk-lib/aws-lambda';
+import {
+  ApplicationLogLevel,
+  Architecture,
+  EventSourceMapping,
+  LoggingFormat,
+  Runtime,
+  StartingPosition,
+  SystemLogLevel,
+} from 'aws-cdk-lib/aws-lambda';
 import { SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -65,7 +73,10 @@ export class StatsConsumer extends Construct {
     if (!streamArn) throw new Error('the usage-logs table has no stream');
 
     this.logGroup = new LogGroup(this, 'Logs', { retention: props.logRetention, removalPolicy: RemovalPolicy.DESTROY });
-    this.role = new Role(this, 'Role', { assumedBy: new ServicePrincipal('lambda.amazonaws.com'), description: `Runtime role of ${props.functionName}` });
+    this.role = new Role(this, 'Role', {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `Runtime role of ${props.functionName}`,
+    });
     this.logGroup.grantWrite(this.role);
 
     this.deadLetters = new Queue(this, 'DeadLetters', {
@@ -103,17 +114,27 @@ export class StatsConsumer extends Construct {
 
     // Reading the stream: the three per-stream actions on this stream alone. ListStreams has no
     // resource-level permission, so it is granted on "*" (it lists stream ARNs, never data).
-    this.role.addToPrincipalPolicy(new PolicyStatement({ actions: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'], resources: [streamArn] }));
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
+        resources: [streamArn],
+      }),
+    );
     this.role.addToPrincipalPolicy(new PolicyStatement({ actions: ['dynamodb:ListStreams'], resources: ['*'] }));
     Validations.of(this.role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:
-        "dynamodb:ListStreams supports no resource-level permission, so Lambda's event source mapping can only be allowed it on \"*\"; it returns stream ARNs and no data, and every data read (GetRecords) is limited to the usage-logs stream.",
+        'dynamodb:ListStreams supports no resource-level permission, so Lambda\'s event source mapping can only be allowed it on "*"; it returns stream ARNs and no data, and every data read (GetRecords) is limited to the usage-logs stream.',
     });
     // Writing rollups: the actions the fold sends (lambda/store/table-calls.ts), on the rollup table only.
     for (const [tableId, actions] of actionsByTable(CONSUMER_TABLE_CALLS)) {
       if (tableId !== 'usageStats') throw new Error(`the stream consumer may write only the rollups, not ${tableId}`);
-      this.role.addToPrincipalPolicy(new PolicyStatement({ actions: actions.map((a) => `dynamodb:${a}`), resources: [props.usageStats.table.tableArn] }));
+      this.role.addToPrincipalPolicy(
+        new PolicyStatement({
+          actions: actions.map((a) => `dynamodb:${a}`),
+          resources: [props.usageStats.table.tableArn],
+        }),
+      );
     }
 
     this.mapping = new EventSourceMapping(this, 'Mapping', {

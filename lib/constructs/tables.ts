@@ -38,7 +38,9 @@ function buildTable(scope: Construct, id: TableId, shape: TableShape, namePrefix
     // A fixed name lets an operator find the table in the console; the stage prefix keeps stages apart.
     tableName: `${namePrefix}${shape.logicalName}`,
     partitionKey: { name: shape.partitionKey, type: AttributeType.STRING },
-    sortKey: shape.sortKey ? { name: shape.sortKey.name, type: shape.sortKey.type === 'N' ? AttributeType.NUMBER : AttributeType.STRING } : undefined,
+    sortKey: shape.sortKey
+      ? { name: shape.sortKey.name, type: shape.sortKey.type === 'N' ? AttributeType.NUMBER : AttributeType.STRING }
+      : undefined,
     // Traffic follows the users' AI calls: bursty and often idle, so no capacity to plan or pay for while idle.
     billingMode: BillingMode.PAY_PER_REQUEST,
     timeToLiveAttribute: shape.ttlAttribute,

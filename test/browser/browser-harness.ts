@@ -52,7 +52,15 @@ export function proxyAndBrowser(): { proxy: ProxyServer; browser: Browser } {
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM_PATH,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
   });
 }
 
@@ -80,7 +88,11 @@ export async function newTab(
   viewport: ViewportName = 'laptop',
   options: { colorScheme?: 'light' | 'dark' } = {},
 ): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ viewport: VIEWPORTS[viewport], deviceScaleFactor: 1, colorScheme: options.colorScheme ?? 'light' });
+  const context = await browser.newContext({
+    viewport: VIEWPORTS[viewport],
+    deviceScaleFactor: 1,
+    colorScheme: options.colorScheme ?? 'light',
+  });
   await context.addInitScript(() => {
     window.__layoutShift = 0;
     window.__pageErrors = [];

@@ -6,7 +6,15 @@
 import type { Page } from 'playwright-core';
 import type { Account } from '../support/proxy-server';
 import { callProxy } from '../reliability/support/requests';
-import { describeInBrowser, proxyAndBrowser, newTab, openPage, overflowsHorizontally, screenshot, signIn } from './browser-harness';
+import {
+  describeInBrowser,
+  proxyAndBrowser,
+  newTab,
+  openPage,
+  overflowsHorizontally,
+  screenshot,
+  signIn,
+} from './browser-harness';
 import { EVENTUALLY_MS } from '../support/patience';
 
 interface BudgetAnswer {
@@ -20,16 +28,20 @@ describeInBrowser('budgets in the dashboard', () => {
   const world = proxyAndBrowser();
 
   async function tokenBudget(account: Account): Promise<BudgetAnswer | null> {
-    const body = (await (await world.proxy.api('/api/tokens', { token: account.token })).json()) as { tokens: Array<{ token_id: string; budget: BudgetAnswer | null }> };
+    const body = (await (await world.proxy.api('/api/tokens', { token: account.token })).json()) as {
+      tokens: Array<{ token_id: string; budget: BudgetAnswer | null }>;
+    };
     return body.tokens.find((t) => t.token_id === account.tokenId)!.budget;
   }
 
   async function waitForTokenSpend(account: Account, atLeast: number): Promise<void> {
     const deadline = Date.now() + EVENTUALLY_MS;
-    while (((await tokenBudget(account))?.spent_usd ?? 0) < atLeast && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    while (((await tokenBudget(account))?.spent_usd ?? 0) < atLeast && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
   }
 
-  const sessionRow = (page: Page, account: Account) => page.locator(`[data-testid=token-row][data-token-id="${account.tokenId}"]`);
+  const sessionRow = (page: Page, account: Account) =>
+    page.locator(`[data-testid=token-row][data-token-id="${account.tokenId}"]`);
 
   test('a token budget is set, changed and removed on the Tokens page, and the world.proxy enforces it', async () => {
     const account = await world.proxy.createAccount('token-budget-ui');
@@ -70,7 +82,9 @@ describeInBrowser('budgets in the dashboard', () => {
       await page.reload();
       await page.locator('[data-testid=page-tokens][data-state=ready]').waitFor();
       await expect(row.getByTestId('token-budget-bar').getAttribute('data-level')).resolves.toBe('over');
-      await expect(row.getByTestId('token-budget-bar-reset').textContent()).resolves.toContain('requests are refused until it resets');
+      await expect(row.getByTestId('token-budget-bar-reset').textContent()).resolves.toContain(
+        'requests are refused until it resets',
+      );
       await screenshot(page, 'budgets-token-used-up');
 
       // Remove: asked twice, then the world.proxy forwards again.
@@ -100,15 +114,24 @@ describeInBrowser('budgets in the dashboard', () => {
       await row.waitFor();
       await expect(row.getByTestId('requester-budget-bar-amounts').textContent()).resolves.toBe('$0.00 of $2.50');
       await expect(row.getByTestId('requester-budget-bar-period').textContent()).resolves.toBe('per day');
-      const listed = async () => ((await (await world.proxy.api('/api/budgets', { token: account.token })).json()) as { requesters: Array<BudgetAnswer & { requester: string }> }).requesters;
-      expect(await listed()).toEqual([expect.objectContaining({ requester: 'intern-script', limit_usd: 2.5, period: 'day' })]);
+      const listed = async () =>
+        (
+          (await (await world.proxy.api('/api/budgets', { token: account.token })).json()) as {
+            requesters: Array<BudgetAnswer & { requester: string }>;
+          }
+        ).requesters;
+      expect(await listed()).toEqual([
+        expect.objectContaining({ requester: 'intern-script', limit_usd: 2.5, period: 'day' }),
+      ]);
 
       await row.getByTestId('requester-budget-edit').click();
       await row.getByTestId('requester-budget-limit').fill('40');
       await row.getByTestId('requester-budget-period').selectOption('total');
       await row.getByTestId('requester-budget-save').click();
       await row.getByTestId('requester-budget-bar-reset').filter({ hasText: 'never resets' }).waitFor();
-      expect(await listed()).toEqual([expect.objectContaining({ requester: 'intern-script', limit_usd: 40, period: 'total', resets_at: null })]);
+      expect(await listed()).toEqual([
+        expect.objectContaining({ requester: 'intern-script', limit_usd: 40, period: 'total', resets_at: null }),
+      ]);
       await screenshot(page, 'budgets-requesters');
 
       await row.getByTestId('requester-budget-remove').click();
@@ -129,11 +152,19 @@ describeInBrowser('budgets in the dashboard', () => {
       expect(await page.getByTestId('budget-banner').count()).toBe(0);
 
       // Spend something, then set budgets around it: one used up, one at ~90 %, one far from its limit.
-      expect((await callProxy(world.proxy, { provider: 'prov-b', token: account.token, headers: { 'x-proxy-user': 'ana' } })).status).toBe(200);
-      await world.proxy.api(`/api/tokens/${account.tokenId}/budget`, { method: 'PUT', token: account.token, body: { limit_usd: 1000, period: 'month' } });
+      expect(
+        (await callProxy(world.proxy, { provider: 'prov-b', token: account.token, headers: { 'x-proxy-user': 'ana' } }))
+          .status,
+      ).toBe(200);
+      await world.proxy.api(`/api/tokens/${account.tokenId}/budget`, {
+        method: 'PUT',
+        token: account.token,
+        body: { limit_usd: 1000, period: 'month' },
+      });
       await waitForTokenSpend(account, 1e-9);
       const spent = (await tokenBudget(account))!.spent_usd;
-      const put = (path: string, limit: number, period: string) => world.proxy.api(path, { method: 'PUT', token: account.token, body: { limit_usd: limit, period } });
+      const put = (path: string, limit: number, period: string) =>
+        world.proxy.api(path, { method: 'PUT', token: account.token, body: { limit_usd: limit, period } });
       await put(`/api/tokens/${account.tokenId}/budget`, Math.ceil((spent / 0.9) * 1e6) / 1e6, 'month');
       await put('/api/budgets/requesters/ana', 0.000001, 'day');
       await put('/api/budgets/requesters/ben', 1000, 'total');
@@ -144,9 +175,13 @@ describeInBrowser('budgets in the dashboard', () => {
       await banner.waitFor();
       const items = banner.getByTestId('budget-banner-item');
       await expect(items.count()).resolves.toBe(2);
-      await expect(items.nth(0).textContent()).resolves.toMatch(/^Requester “ana”: .* per day \(\d+ %\), used up: requests are refused with 402, resets /);
+      await expect(items.nth(0).textContent()).resolves.toMatch(
+        /^Requester “ana”: .* per day \(\d+ %\), used up: requests are refused with 402, resets /,
+      );
       await expect(items.nth(0).getAttribute('data-level')).resolves.toBe('over');
-      await expect(items.nth(1).textContent()).resolves.toMatch(/^Token “banner[^”]*”: .* per month \((8\d|9\d) %\), resets /);
+      await expect(items.nth(1).textContent()).resolves.toMatch(
+        /^Token “banner[^”]*”: .* per month \((8\d|9\d) %\), resets /,
+      );
       await expect(items.nth(1).getAttribute('data-level')).resolves.toBe('warn');
       await expect(banner.textContent()).resolves.not.toContain('ben');
       await expect(banner.textContent()).resolves.toContain('2 budgets are past 80 % of the limit.');
@@ -161,8 +196,16 @@ describeInBrowser('budgets in the dashboard', () => {
 
   test('on a phone the budget controls fit the screen', async () => {
     const account = await world.proxy.createAccount('phone');
-    await world.proxy.api(`/api/tokens/${account.tokenId}/budget`, { method: 'PUT', token: account.token, body: { limit_usd: 12.5, period: 'month' } });
-    await world.proxy.api('/api/budgets/requesters/a-rather-long-requester-label-for-a-phone', { method: 'PUT', token: account.token, body: { limit_usd: 3, period: 'day' } });
+    await world.proxy.api(`/api/tokens/${account.tokenId}/budget`, {
+      method: 'PUT',
+      token: account.token,
+      body: { limit_usd: 12.5, period: 'month' },
+    });
+    await world.proxy.api('/api/budgets/requesters/a-rather-long-requester-label-for-a-phone', {
+      method: 'PUT',
+      token: account.token,
+      body: { limit_usd: 3, period: 'day' },
+    });
     const { context, page } = await newTab(world.browser, 'phone');
     try {
       await signIn(page, world.proxy.url, account.token);

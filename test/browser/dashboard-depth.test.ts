@@ -44,7 +44,11 @@ describeInBrowser('dashboard depth in a browser', () => {
       expect(page.url()).toContain(`#/logs/${failed.id}`);
       await expect(page.getByTestId('log-detail-id').textContent()).resolves.toBe(failed.id);
       await expect(page.getByTestId('log-detail-error-text').textContent()).resolves.toContain(traffic.errorMessage);
-      const fields = await panel.locator('.detail-field').evaluateAll((els) => Object.fromEntries(els.map((el) => [el.getAttribute('data-field'), el.querySelector('dd')!.textContent])));
+      const fields = await panel
+        .locator('.detail-field')
+        .evaluateAll((els) =>
+          Object.fromEntries(els.map((el) => [el.getAttribute('data-field'), el.querySelector('dd')!.textContent])),
+        );
       // Every field of the row is shown (cost_nanos and saved_nanos inside the cost lines, error above).
       const covered = new Set([...Object.keys(fields), 'id', 'error', 'cost_nanos', 'saved_nanos', 'price_source']);
       expect(Object.keys(failed).filter((key) => !covered.has(key))).toEqual([]);
@@ -70,9 +74,23 @@ describeInBrowser('dashboard depth in a browser', () => {
       await screenshot(page, 'laptop-log-detail-error', { fullPage: false });
 
       // A modal keeps the keyboard inside: Tab and Shift+Tab wrap around the panel's controls.
-      for (const key of ['Tab', 'Tab', 'Tab', 'Tab', 'Tab', 'Shift+Tab', 'Shift+Tab', 'Shift+Tab', 'Shift+Tab', 'Shift+Tab', 'Shift+Tab']) {
+      for (const key of [
+        'Tab',
+        'Tab',
+        'Tab',
+        'Tab',
+        'Tab',
+        'Shift+Tab',
+        'Shift+Tab',
+        'Shift+Tab',
+        'Shift+Tab',
+        'Shift+Tab',
+        'Shift+Tab',
+      ]) {
         await page.keyboard.press(key);
-        await expect(page.evaluate(() => Boolean(document.activeElement?.closest('[data-testid=log-detail]')))).resolves.toBe(true);
+        await expect(
+          page.evaluate(() => Boolean(document.activeElement?.closest('[data-testid=log-detail]'))),
+        ).resolves.toBe(true);
       }
       await page.getByTestId('log-detail-copy').click();
       await expect(page.evaluate(() => navigator.clipboard.readText())).resolves.toBe(failed.id);
@@ -179,7 +197,9 @@ describeInBrowser('dashboard depth in a browser', () => {
       const stats = await apiJson<Stats>(proxy, token, url.pathname + url.search);
       expect(stats.by_token.map((t) => t.token_id).sort()).toEqual([proxy.account.tokenId, appToken.token_id].sort());
       const rows = page.getByTestId('top-token-row');
-      await expect(rows.evaluateAll((els) => els.map((el) => el.getAttribute('data-token-id')))).resolves.toEqual(stats.by_token.map((t) => t.token_id));
+      await expect(rows.evaluateAll((els) => els.map((el) => el.getAttribute('data-token-id')))).resolves.toEqual(
+        stats.by_token.map((t) => t.token_id),
+      );
       const app = stats.by_token.find((t) => t.token_id === appToken.token_id)!;
       const appRow = page.locator(`[data-testid=top-token-row][data-token-id="${appToken.token_id}"]`);
       await expect(appRow.textContent()).resolves.toContain('support-bot');
@@ -189,19 +209,30 @@ describeInBrowser('dashboard depth in a browser', () => {
       await appRow.locator('a').click();
       await ready(page, 'logs');
       expect(page.url()).toContain(`token_id=${encodeURIComponent(appToken.token_id)}`);
-      await expect(page.getByTestId('log-row').evaluateAll((els) => els.map((el) => el.getAttribute('data-id')))).resolves.toEqual([appRequestId]);
+      await expect(
+        page.getByTestId('log-row').evaluateAll((els) => els.map((el) => el.getAttribute('data-id'))),
+      ).resolves.toEqual([appRequestId]);
 
       const tokensAnswer = page.waitForResponse((r) => r.url().includes('/api/stats'));
       await visit(page, proxy, '#/tokens?period=30d', 'tokens');
       await tokensAnswer;
       const spendSelector = `[data-testid=token-row][data-token-id="${appToken.token_id}"] [data-testid=token-spend]`;
       // The answer arriving is not the cell being drawn: until then it shows the loading placeholder.
-      await page.waitForFunction((selector) => document.querySelector(selector)?.textContent?.includes('$') ?? false, spendSelector);
+      await page.waitForFunction(
+        (selector) => document.querySelector(selector)?.textContent?.includes('$') ?? false,
+        spendSelector,
+      );
       const spend = page.locator(spendSelector);
       await expect(spend.textContent()).resolves.toContain(formatCost(app));
-      await expect(spend.textContent()).resolves.toContain(app.requests === 1 ? '1 request' : `${formatInt(app.requests)} requests`);
+      await expect(spend.textContent()).resolves.toContain(
+        app.requests === 1 ? '1 request' : `${formatInt(app.requests)} requests`,
+      );
       const mine = stats.by_token.find((t) => t.token_id === proxy.account.tokenId)!;
-      await expect(page.locator(`[data-testid=token-row][data-token-id="${proxy.account.tokenId}"] [data-testid=token-spend]`).textContent()).resolves.toContain(formatUsd(mine.cost_usd));
+      await expect(
+        page
+          .locator(`[data-testid=token-row][data-token-id="${proxy.account.tokenId}"] [data-testid=token-spend]`)
+          .textContent(),
+      ).resolves.toContain(formatUsd(mine.cost_usd));
     } finally {
       await context.close();
     }
@@ -213,22 +244,36 @@ describeInBrowser('dashboard depth in a browser', () => {
       await signIn(page, proxy.url, token);
       await visit(page, proxy, '#/logs', 'logs');
       const all = await apiJson<{ items: LogRow[] }>(proxy, token, '/api/logs?limit=50');
-      const stats = await apiJson<Stats>(proxy, token, `/api/stats?from=${new Date(Date.now() - 30 * 86_400_000).toISOString()}`);
+      const stats = await apiJson<Stats>(
+        proxy,
+        token,
+        `/api/stats?from=${new Date(Date.now() - 30 * 86_400_000).toISOString()}`,
+      );
       const suggestions = page.locator('[data-testid=logs-model-suggestions] option');
       const modelCount = new Set(stats.by_model.map((m) => m.model)).size;
-      expect(await until(() => suggestions.count(), (n) => n === modelCount)).toBe(modelCount);
+      expect(
+        await until(
+          () => suggestions.count(),
+          (n) => n === modelCount,
+        ),
+      ).toBe(modelCount);
       const offered = await suggestions.evaluateAll((els) => els.map((el) => (el as HTMLOptionElement).value));
       expect(offered).toEqual(expect.arrayContaining(['gpt-4o-mini-2024-07-18', 'claude-sonnet-4-6']));
 
       // `gpt-4o-mini` finds the dated model id the provider reported.
       await page.getByTestId('logs-filter-model').fill('gpt-4o-mini');
-      await Promise.all([page.waitForResponse((r) => r.url().includes('/api/logs?') && r.url().includes('model=gpt-4o-mini')), page.getByTestId('logs-apply').click()]);
+      await Promise.all([
+        page.waitForResponse((r) => r.url().includes('/api/logs?') && r.url().includes('model=gpt-4o-mini')),
+        page.getByTestId('logs-apply').click(),
+      ]);
       await ready(page, 'logs');
       expect(page.url()).toContain('model=gpt-4o-mini');
       const expected = all.items.filter((r) => r.model.startsWith('gpt-4o-mini')).map((r) => r.id);
       expect(expected.length).toBeGreaterThan(0);
       expect(all.items.some((r) => r.model === 'gpt-4o-mini')).toBe(false);
-      await expect(page.getByTestId('log-row').evaluateAll((els) => els.map((el) => el.getAttribute('data-id')))).resolves.toEqual(expected);
+      await expect(
+        page.getByTestId('log-row').evaluateAll((els) => els.map((el) => el.getAttribute('data-id'))),
+      ).resolves.toEqual(expected);
 
       // Token and date range, then a reload keeps all of it (it lives in the URL).
       const today = await page.evaluate(() => {
@@ -239,14 +284,19 @@ describeInBrowser('dashboard depth in a browser', () => {
       await page.getByTestId('logs-filter-token').selectOption(appToken.token_id);
       await page.getByTestId('logs-filter-from').fill(today);
       await page.getByTestId('logs-filter-to').fill(today);
-      await Promise.all([page.waitForResponse((r) => r.url().includes('/api/logs?') && r.url().includes('token_id=')), page.getByTestId('logs-apply').click()]);
+      await Promise.all([
+        page.waitForResponse((r) => r.url().includes('/api/logs?') && r.url().includes('token_id=')),
+        page.getByTestId('logs-apply').click(),
+      ]);
       await ready(page, 'logs');
       expect(page.url()).toContain(`from=${today}`);
       await page.reload();
       await ready(page, 'logs');
       await expect(page.getByTestId('logs-filter-token').inputValue()).resolves.toBe(appToken.token_id);
       await expect(page.getByTestId('logs-filter-from').inputValue()).resolves.toBe(today);
-      await expect(page.getByTestId('log-row').evaluateAll((els) => els.map((el) => el.getAttribute('data-id')))).resolves.toEqual([appRequestId]);
+      await expect(
+        page.getByTestId('log-row').evaluateAll((els) => els.map((el) => el.getAttribute('data-id'))),
+      ).resolves.toEqual([appRequestId]);
 
       // A range that ended yesterday holds none of today's requests.
       const yesterday = await page.evaluate(() => {
@@ -259,5 +309,4 @@ describeInBrowser('dashboard depth in a browser', () => {
       await context.close();
     }
   });
-
 });

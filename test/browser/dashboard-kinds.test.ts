@@ -14,8 +14,20 @@ describeInBrowser('Logs page: endpoint kinds', () => {
     [proxy, browser] = await Promise.all([startProxy(), launchBrowser()]);
     const headers = { authorization: `Bearer ${proxy.account.token}`, 'content-type': 'application/json' };
     const base = `${proxy.proxyBase}/prov-b/v1`;
-    await (await fetch(`${base}/chat/completions`, { method: 'POST', headers, body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }) })).text();
-    await (await fetch(`${base}/embeddings`, { method: 'POST', headers, body: JSON.stringify({ model: 'text-embedding-3-small', input: 'hi' }) })).text();
+    await (
+      await fetch(`${base}/chat/completions`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
+      })
+    ).text();
+    await (
+      await fetch(`${base}/embeddings`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ model: 'text-embedding-3-small', input: 'hi' }),
+      })
+    ).text();
     await (await fetch(`${base}/models`, { headers })).text();
     await proxy.waitForRows(proxy.account.token, 3);
   });
@@ -35,10 +47,15 @@ describeInBrowser('Logs page: endpoint kinds', () => {
       expect(shown.map((text) => text.trim())).toEqual(['models', 'embeddings', 'chat']);
 
       await page.getByTestId('logs-filter-kind').selectOption('embeddings');
-      await Promise.all([page.waitForResponse((r) => r.url().includes('/api/logs') && r.url().includes('kind=embeddings')), page.getByTestId('logs-apply').click()]);
+      await Promise.all([
+        page.waitForResponse((r) => r.url().includes('/api/logs') && r.url().includes('kind=embeddings')),
+        page.getByTestId('logs-apply').click(),
+      ]);
       await page.locator('[data-testid=page-logs][data-state=ready]').waitFor();
       expect(page.url()).toContain('kind=embeddings');
-      const kinds = await page.getByTestId('log-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-kind')));
+      const kinds = await page
+        .getByTestId('log-row')
+        .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-kind')));
       expect(kinds).toEqual(['embeddings']);
       expect(await overflowsHorizontally(page)).toBe(false);
     } finally {

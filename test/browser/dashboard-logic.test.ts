@@ -50,7 +50,10 @@ describe('periods', () => {
   const now = new Date(2026, 10, 21, 15, 30); // local time, like the browser's
 
   test('presets count whole local days back from today, up to now', () => {
-    expect(periodRange({ kind: 'today' }, now)).toEqual({ from: new Date(2026, 10, 21).toISOString(), to: now.toISOString() });
+    expect(periodRange({ kind: 'today' }, now)).toEqual({
+      from: new Date(2026, 10, 21).toISOString(),
+      to: now.toISOString(),
+    });
     expect(periodRange({ kind: '7d' }, now).from).toBe(new Date(2026, 10, 15).toISOString());
     expect(periodRange({ kind: '30d' }, now).from).toBe(new Date(2026, 9, 23).toISOString());
   });
@@ -64,7 +67,11 @@ describe('periods', () => {
 
   test('the hash keeps the period; anything unknown falls back to 7 days', () => {
     expect(periodFromParams(new URLSearchParams('period=30d'))).toEqual({ kind: '30d' });
-    expect(periodFromParams(new URLSearchParams('period=custom&from=2026-11-01&to=2026-11-02'))).toEqual({ kind: 'custom', from: '2026-11-01', to: '2026-11-02' });
+    expect(periodFromParams(new URLSearchParams('period=custom&from=2026-11-01&to=2026-11-02'))).toEqual({
+      kind: 'custom',
+      from: '2026-11-01',
+      to: '2026-11-02',
+    });
     expect(periodFromParams(new URLSearchParams('period=year'))).toEqual({ kind: '7d' });
   });
 
@@ -74,14 +81,33 @@ describe('periods', () => {
 });
 
 test('daily series fill quiet days with zero and keep the registry order of providers', () => {
-  const zero: Totals = { requests: 0, input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, cost_usd: 0, cost_nanos: 0, savings_usd: 0, saved_nanos: 0, cache_hits: 0, errors: 0, unpriced_requests: 0, latency_avg_ms: 0, latency_p95_ms: 0 };
+  const zero: Totals = {
+    requests: 0,
+    input_tokens: 0,
+    output_tokens: 0,
+    cache_read_tokens: 0,
+    cache_write_tokens: 0,
+    cost_usd: 0,
+    cost_nanos: 0,
+    savings_usd: 0,
+    saved_nanos: 0,
+    cache_hits: 0,
+    errors: 0,
+    unpriced_requests: 0,
+    latency_avg_ms: 0,
+    latency_p95_ms: 0,
+  };
   const stats: Stats = {
     from: '2026-11-01T00:00:00.000Z',
     to: '2026-11-04T00:00:00.000Z',
     totals: zero,
     by_day: [
       { ...zero, day: '2026-11-01', by_provider: { 'prov-c': { requests: 2, cost_usd: 0.5 } } },
-      { ...zero, day: '2026-11-03', by_provider: { 'prov-a': { requests: 1, cost_usd: 0.25 }, 'prov-c': { requests: 1, cost_usd: 0.1 } } },
+      {
+        ...zero,
+        day: '2026-11-03',
+        by_provider: { 'prov-a': { requests: 1, cost_usd: 0.25 }, 'prov-c': { requests: 1, cost_usd: 0.1 } },
+      },
     ],
     by_provider: [],
     by_model: [],
@@ -101,8 +127,21 @@ test('daily series fill quiet days with zero and keep the registry order of prov
   expect(series.cost[1]?.values).toEqual([0.5, 0, 0.1]);
 
   // Up to two days the server sends hours, and the charts use them; a quiet hour has no latency (a gap).
-  const hour = (h: string, requests: number, extra: Partial<Totals> = {}) => ({ ...zero, requests, ...extra, hour: `2026-11-01T${h}:00:00.000Z`, by_provider: (requests ? { 'prov-b': { requests, cost_usd: 0.01 } } : {}) as Record<string, ProviderSlice> });
-  const hourly = timeSeries({ ...stats, by_hour: [hour('10', 2, { input_tokens: 7, output_tokens: 3, latency_avg_ms: 120, latency_p95_ms: 300 }), hour('11', 0), hour('12', 1, { latency_avg_ms: 80, latency_p95_ms: 80 })] });
+  const hour = (h: string, requests: number, extra: Partial<Totals> = {}) => ({
+    ...zero,
+    requests,
+    ...extra,
+    hour: `2026-11-01T${h}:00:00.000Z`,
+    by_provider: (requests ? { 'prov-b': { requests, cost_usd: 0.01 } } : {}) as Record<string, ProviderSlice>,
+  });
+  const hourly = timeSeries({
+    ...stats,
+    by_hour: [
+      hour('10', 2, { input_tokens: 7, output_tokens: 3, latency_avg_ms: 120, latency_p95_ms: 300 }),
+      hour('11', 0),
+      hour('12', 1, { latency_avg_ms: 80, latency_p95_ms: 80 }),
+    ],
+  });
   expect([hourly.unit, hourly.keys.length, hourly.labels.length]).toEqual(['hour', 3, 3]);
   expect(hourly.requests.map((s) => [s.label, s.values])).toEqual([['OpenAI', [2, 0, 1]]]);
   expect(hourly.tokens.map((s) => [s.label, s.values])).toEqual([

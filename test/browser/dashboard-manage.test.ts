@@ -30,11 +30,18 @@ describeInBrowser('managing the account in the dashboard', () => {
       await expect(page.getByTestId('key-badge-prov-d').textContent()).resolves.toBe('Key saved');
       expect(await page.content()).not.toContain(key);
 
-      const listed = (await (await world.proxy.api('/api/keys', { token: account.token })).json()) as { keys: Array<{ provider: string; hint: string }> };
+      const listed = (await (await world.proxy.api('/api/keys', { token: account.token })).json()) as {
+        keys: Array<{ provider: string; hint: string }>;
+      };
       expect(listed.keys).toEqual([expect.objectContaining({ provider: 'prov-d', hint: `…${key.slice(-4)}` })]);
       const fake = world.proxy.fakes.fakes['prov-d'];
       const before = fake.requests.length;
-      await callThroughSdk({ proxyBase: world.proxy.proxyBase, token: account.token, provider: 'prov-d', stream: false });
+      await callThroughSdk({
+        proxyBase: world.proxy.proxyBase,
+        token: account.token,
+        provider: 'prov-d',
+        stream: false,
+      });
       expect(fake.requests[before]?.headers.authorization).toBe(`Bearer ${key}`);
 
       // After a reload the page still knows only the hint.
@@ -46,9 +53,13 @@ describeInBrowser('managing the account in the dashboard', () => {
       await page.getByTestId('key-delete-prov-d-confirm').click();
       await page.getByText('Key deleted.').waitFor();
       await expect(page.getByTestId('key-badge-prov-d').textContent()).resolves.toBe('No key');
-      const after = (await (await world.proxy.api('/api/keys', { token: account.token })).json()) as { keys: unknown[] };
+      const after = (await (await world.proxy.api('/api/keys', { token: account.token })).json()) as {
+        keys: unknown[];
+      };
       expect(after.keys).toEqual([]);
-      await expect(callThroughSdk({ proxyBase: world.proxy.proxyBase, token: account.token, provider: 'prov-d', stream: false })).rejects.toMatchObject({ status: 400 });
+      await expect(
+        callThroughSdk({ proxyBase: world.proxy.proxyBase, token: account.token, provider: 'prov-d', stream: false }),
+      ).rejects.toMatchObject({ status: 400 });
     } finally {
       await context.close();
     }
@@ -72,7 +83,12 @@ describeInBrowser('managing the account in the dashboard', () => {
       await expect(row.textContent()).resolves.toContain('proxy');
       await expect(row.textContent()).resolves.not.toContain('manage');
 
-      const reply = await callThroughSdk({ proxyBase: world.proxy.proxyBase, token: secret, provider: 'prov-b', stream: false });
+      const reply = await callThroughSdk({
+        proxyBase: world.proxy.proxyBase,
+        token: secret,
+        provider: 'prov-b',
+        stream: false,
+      });
       expect(reply.text.length).toBeGreaterThan(0);
       const asManager = await world.proxy.api('/api/keys', { token: secret });
       expect(asManager.status).toBe(403);
@@ -88,7 +104,9 @@ describeInBrowser('managing the account in the dashboard', () => {
       await row.getByTestId('token-revoke-confirm').click();
       await row.getByTestId('token-revoked').waitFor();
       await expect(row.getAttribute('data-revoked')).resolves.toBe('true');
-      await expect(callThroughSdk({ proxyBase: world.proxy.proxyBase, token: secret, provider: 'prov-b', stream: false })).rejects.toMatchObject({ status: 401 });
+      await expect(
+        callThroughSdk({ proxyBase: world.proxy.proxyBase, token: secret, provider: 'prov-b', stream: false }),
+      ).rejects.toMatchObject({ status: 401 });
     } finally {
       await context.close();
     }

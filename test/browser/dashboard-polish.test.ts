@@ -44,7 +44,19 @@ describeInBrowser('dashboard polish in a browser', () => {
         expect(asRows.map((r) => r.id)).toEqual(items.map((r) => r.id));
         asRows.forEach((r, i) => {
           const row = items[i];
-          expect([r.provider, r.kind, r.model, r.token_id, r.requester, r.error, Number(r.input_tokens), Number(r.output_tokens), Number(r.cost_usd), Number(r.status_code), r.cached]).toEqual([
+          expect([
+            r.provider,
+            r.kind,
+            r.model,
+            r.token_id,
+            r.requester,
+            r.error,
+            Number(r.input_tokens),
+            Number(r.output_tokens),
+            Number(r.cost_usd),
+            Number(r.status_code),
+            r.cached,
+          ]).toEqual([
             row.provider,
             row.kind,
             row.model,
@@ -69,10 +81,16 @@ describeInBrowser('dashboard polish in a browser', () => {
     try {
       await signIn(page, proxy.url, token);
       await page.waitForTimeout(250);
-      const dark = { body: await rgb(page, 'html', 'backgroundColor'), card: await rgb(page, '.card', 'backgroundColor'), text: await rgb(page, 'h1', 'color') };
+      const dark = {
+        body: await rgb(page, 'html', 'backgroundColor'),
+        card: await rgb(page, '.card', 'backgroundColor'),
+        text: await rgb(page, 'h1', 'color'),
+      };
       expect(dark).toEqual({ body: 'rgb(15, 19, 24)', card: 'rgb(23, 28, 35)', text: 'rgb(228, 232, 238)' });
       // "Follow the system": both schemes offered, so native controls and scrollbars follow it too.
-      await expect(page.evaluate(() => getComputedStyle(document.documentElement).colorScheme)).resolves.toBe('light dark');
+      await expect(page.evaluate(() => getComputedStyle(document.documentElement).colorScheme)).resolves.toBe(
+        'light dark',
+      );
       await screenshot(page, 'laptop-overview-dark');
 
       // The toggle: auto → light → dark, remembered across a reload.
@@ -119,13 +137,23 @@ describeInBrowser('dashboard polish in a browser', () => {
       expect(statsCalls).toHaveLength(0);
       await page.getByTestId('overview-auto-refresh').check();
       await page.clock.runFor(16_000);
-      expect(await until(() => statsCalls.length, (n) => n >= 1)).toBeGreaterThanOrEqual(1);
+      expect(
+        await until(
+          () => statsCalls.length,
+          (n) => n >= 1,
+        ),
+      ).toBeGreaterThanOrEqual(1);
 
       await visit(page, proxy, '#/logs', 'logs');
       await expect(page.getByTestId('logs-auto-refresh').isChecked()).resolves.toBe(true);
       const before = logCalls.length;
       await page.clock.runFor(16_000);
-      expect(await until(() => logCalls.length, (n) => n > before)).toBeGreaterThan(before);
+      expect(
+        await until(
+          () => logCalls.length,
+          (n) => n > before,
+        ),
+      ).toBeGreaterThan(before);
       await page.getByTestId('logs-auto-refresh').uncheck();
       const after = logCalls.length;
       await page.clock.runFor(40_000);
@@ -147,7 +175,9 @@ describeInBrowser('dashboard polish in a browser', () => {
       await expect(code()).resolves.toContain('from anthropic import Anthropic');
       await page.getByTestId('snippet-language-curl-prov-a').click();
       await expect(code()).resolves.toContain(`curl ${proxy.url}/api/proxy/v1/messages`);
-      await expect(page.locator('[data-testid=snippet-pass-through-prov-a] pre').textContent()).resolves.toContain('x-proxy-token: sk-proxy-');
+      await expect(page.locator('[data-testid=snippet-pass-through-prov-a] pre').textContent()).resolves.toContain(
+        'x-proxy-token: sk-proxy-',
+      );
     } finally {
       await context.close();
     }
@@ -158,49 +188,55 @@ describeInBrowser('dashboard polish in a browser', () => {
     ['laptop', 'dark'],
     ['phone', 'light'],
     ['phone', 'dark'],
-  ] as [ViewportName, 'light' | 'dark'][])('%s, %s: no sideways scroll on any new view; screenshots', async (size, scheme) => {
-    const { context, page } = await newTab(browser, size, { colorScheme: scheme });
-    const problems: string[] = [];
-    try {
-      await signIn(page, proxy.url, token);
-      const views: [string, string, string][] = [
-        ['#/overview?period=today', 'overview', 'overview-today'],
-        ['#/overview?period=30d', 'overview', 'overview-30d'],
-        ['#/logs?model=gpt', 'logs', 'logs-filtered'],
-        [`#/logs/${appRequestId}`, 'logs', 'log-detail'],
-        ['#/tokens?period=30d', 'tokens', 'tokens-spend'],
-      ];
-      for (const [hash, name, shot] of views) {
-        await visit(page, proxy, hash, name);
-        if (hash.includes('/logs/')) await page.locator('[data-testid=log-detail][data-state=ready]').waitFor();
-        await page.waitForTimeout(250);
-        if (await overflowsHorizontally(page)) problems.push(`${shot}: wider than the ${size} screen`);
-        await screenshot(page, `${size}-${scheme}-${shot}`, { fullPage: !hash.includes('/logs/') });
+  ] as [ViewportName, 'light' | 'dark'][])(
+    '%s, %s: no sideways scroll on any new view; screenshots',
+    async (size, scheme) => {
+      const { context, page } = await newTab(browser, size, { colorScheme: scheme });
+      const problems: string[] = [];
+      try {
+        await signIn(page, proxy.url, token);
+        const views: [string, string, string][] = [
+          ['#/overview?period=today', 'overview', 'overview-today'],
+          ['#/overview?period=30d', 'overview', 'overview-30d'],
+          ['#/logs?model=gpt', 'logs', 'logs-filtered'],
+          [`#/logs/${appRequestId}`, 'logs', 'log-detail'],
+          ['#/tokens?period=30d', 'tokens', 'tokens-spend'],
+        ];
+        for (const [hash, name, shot] of views) {
+          await visit(page, proxy, hash, name);
+          if (hash.includes('/logs/')) await page.locator('[data-testid=log-detail][data-state=ready]').waitFor();
+          await page.waitForTimeout(250);
+          if (await overflowsHorizontally(page)) problems.push(`${shot}: wider than the ${size} screen`);
+          await screenshot(page, `${size}-${scheme}-${shot}`, { fullPage: !hash.includes('/logs/') });
+        }
+        if (size === 'phone') {
+          await visit(page, proxy, '#/logs', 'logs');
+          await page.getByTestId('logs-filters-toggle').click();
+          if (await overflowsHorizontally(page)) problems.push('logs filters: wider than the phone screen');
+          await screenshot(page, `${size}-${scheme}-logs-filters-open`);
+          await visit(page, proxy, '#/integrations', 'integrations');
+          await page.getByTestId('snippets-prov-b').click();
+          await page.getByTestId('snippet-language-curl-prov-b').click();
+          if (await overflowsHorizontally(page)) problems.push('curl snippet: wider than the phone screen');
+          await screenshot(page, `${size}-${scheme}-integrations-curl`);
+        }
+        problems.push(...(await page.evaluate(() => window.__pageErrors)).map((e) => `script error: ${e}`));
+        expect(problems).toEqual([]);
+      } finally {
+        await context.close();
       }
-      if (size === 'phone') {
-        await visit(page, proxy, '#/logs', 'logs');
-        await page.getByTestId('logs-filters-toggle').click();
-        if (await overflowsHorizontally(page)) problems.push('logs filters: wider than the phone screen');
-        await screenshot(page, `${size}-${scheme}-logs-filters-open`);
-        await visit(page, proxy, '#/integrations', 'integrations');
-        await page.getByTestId('snippets-prov-b').click();
-        await page.getByTestId('snippet-language-curl-prov-b').click();
-        if (await overflowsHorizontally(page)) problems.push('curl snippet: wider than the phone screen');
-        await screenshot(page, `${size}-${scheme}-integrations-curl`);
-      }
-      problems.push(...(await page.evaluate(() => window.__pageErrors)).map((e) => `script error: ${e}`));
-      expect(problems).toEqual([]);
-    } finally {
-      await context.close();
-    }
-  });
+    },
+  );
 
   // Last in this file: it adds a page's worth of rows to the shared history.
   test('a refresh keeps the rows loaded with "Load more" and puts new ones on top', async () => {
-    const batch = (await (await proxy.api('/api/tokens', { token, body: { name: 'batch-job' } })).json()) as { token: string };
+    const batch = (await (await proxy.api('/api/tokens', { token, body: { name: 'batch-job' } })).json()) as {
+      token: string;
+    };
     proxy.secrets.add(batch.token);
     const before = (await apiJson<{ items: LogRow[] }>(proxy, token, '/api/logs?limit=200')).items.length;
-    for (let i = 0; i < 50; i++) await callThroughSdk({ proxyBase: proxy.proxyBase, token: batch.token, provider: 'prov-b', stream: false });
+    for (let i = 0; i < 50; i++)
+      await callThroughSdk({ proxyBase: proxy.proxyBase, token: batch.token, provider: 'prov-b', stream: false });
     await proxy.waitForRows(token, before + 50);
     const { context, page } = await newTab(browser);
     try {
@@ -211,12 +247,19 @@ describeInBrowser('dashboard polish in a browser', () => {
       await ready(page, 'logs');
       await expect(page.getByTestId('log-row').count()).resolves.toBe(before + 50);
 
-      const latest = await callThroughSdk({ proxyBase: proxy.proxyBase, token: batch.token, provider: 'prov-b', stream: false });
+      const latest = await callThroughSdk({
+        proxyBase: proxy.proxyBase,
+        token: batch.token,
+        provider: 'prov-b',
+        stream: false,
+      });
       await proxy.rowsFor(token, [latest.requestId]);
       await page.getByTestId('logs-refresh').click();
       await page.locator(`[data-testid=log-row][data-id="${latest.requestId}"]`).waitFor();
       await ready(page, 'logs');
-      const ids = await page.getByTestId('log-row').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-id')));
+      const ids = await page
+        .getByTestId('log-row')
+        .evaluateAll((rows) => rows.map((row) => row.getAttribute('data-id')));
       expect(ids).toHaveLength(before + 51);
       expect(ids[0]).toBe(latest.requestId);
       expect(new Set(ids).size).toBe(ids.length);

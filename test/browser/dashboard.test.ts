@@ -23,7 +23,10 @@ async function apiJson<T>(proxy: ProxyServer, token: string, path: string): Prom
  * awaited is the one whose URL carries `expected`, not an earlier, slower one still in flight.
  */
 async function applyFilters(page: Page, expected: string): Promise<void> {
-  await Promise.all([page.waitForResponse((r) => r.url().includes('/api/logs') && r.url().includes(expected)), page.getByTestId('logs-apply').click()]);
+  await Promise.all([
+    page.waitForResponse((r) => r.url().includes('/api/logs') && r.url().includes(expected)),
+    page.getByTestId('logs-apply').click(),
+  ]);
   await page.locator('[data-testid=page-logs][data-state=ready]').waitFor();
 }
 
@@ -49,7 +52,9 @@ describeInBrowser('dashboard in a browser', () => {
   });
 
   test('sign in tells a wrong token and a proxy-only token apart, and keeps the token out of the URL', async () => {
-    const created = (await (await proxy.api('/api/tokens', { token, body: { name: 'proxy-only' } })).json()) as { token: string };
+    const created = (await (await proxy.api('/api/tokens', { token, body: { name: 'proxy-only' } })).json()) as {
+      token: string;
+    };
     proxy.secrets.add(created.token);
     const { context, page } = await newTab(browser);
     try {
@@ -110,9 +115,13 @@ describeInBrowser('dashboard in a browser', () => {
       }
       await expect(page.locator('[data-testid=card-savings] h3').textContent()).resolves.toBe('Savings');
 
-      const models = await page.getByTestId('top-model-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-model')));
+      const models = await page
+        .getByTestId('top-model-row')
+        .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-model')));
       expect(models).toEqual(stats.by_model.slice(0, 10).map((m) => m.model));
-      const requesters = await page.getByTestId('top-requester-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-requester')));
+      const requesters = await page
+        .getByTestId('top-requester-row')
+        .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-requester')));
       expect(requesters.sort()).toEqual(stats.by_requester.map((r) => r.requester).sort());
       await expect(page.getByTestId('top-requesters').textContent()).resolves.toContain('(none)');
       for (const chart of ['chart-cost', 'chart-requests']) {
@@ -146,7 +155,9 @@ describeInBrowser('dashboard in a browser', () => {
       await page.getByTestId('logs-filter-provider').selectOption('prov-b');
       await applyFilters(page, 'provider=prov-b');
       expect(page.url()).toContain('provider=prov-b');
-      const provB = await page.getByTestId('log-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-provider')));
+      const provB = await page
+        .getByTestId('log-row')
+        .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-provider')));
       expect(provB).toEqual(['prov-b', 'prov-b']);
 
       await page.getByTestId('logs-filter-provider').selectOption('');
@@ -158,7 +169,10 @@ describeInBrowser('dashboard in a browser', () => {
       await expect(errorRow.getAttribute('data-status')).resolves.toBe('429');
       await expect(errorRow.getByTestId('log-error').textContent()).resolves.toContain(traffic.errorMessage);
 
-      await Promise.all([page.waitForResponse((r) => r.url().includes('/api/logs')), page.getByTestId('logs-clear').click()]);
+      await Promise.all([
+        page.waitForResponse((r) => r.url().includes('/api/logs')),
+        page.getByTestId('logs-clear').click(),
+      ]);
       await page.locator('[data-testid=page-logs][data-state=ready]').waitFor();
       await page.getByTestId('logs-filter-cached').selectOption('true');
       await applyFilters(page, 'cached=true');
@@ -175,11 +189,17 @@ describeInBrowser('dashboard in a browser', () => {
       await expect(page.getByTestId('logs-empty').textContent()).resolves.toContain('No requests match these filters');
 
       // A new request appears at the top after a refresh.
-      await Promise.all([page.waitForResponse((r) => r.url().includes('/api/logs')), page.getByTestId('logs-clear').click()]);
+      await Promise.all([
+        page.waitForResponse((r) => r.url().includes('/api/logs')),
+        page.getByTestId('logs-clear').click(),
+      ]);
       await page.locator('[data-testid=page-logs][data-state=ready]').waitFor();
       const fresh = await callThroughSdk({ proxyBase: proxy.proxyBase, token, provider: 'prov-c', stream: true });
       await proxy.waitForRows(token, traffic.rows + 1);
-      await Promise.all([page.waitForResponse((r) => r.url().includes('/api/logs')), page.getByTestId('logs-refresh').click()]);
+      await Promise.all([
+        page.waitForResponse((r) => r.url().includes('/api/logs')),
+        page.getByTestId('logs-refresh').click(),
+      ]);
       await page.locator(`[data-testid=log-row][data-id="${fresh.requestId}"]`).waitFor({ timeout: EVENTUALLY_MS });
       await expect(rowIds(page).then((ids) => ids[0])).resolves.toBe(fresh.requestId);
     } finally {
@@ -192,7 +212,13 @@ describeInBrowser('dashboard in a browser', () => {
     await proxy.saveKey(other.token, 'prov-b');
     const count = 53;
     const ask = (i: number) =>
-      callThroughSdk({ proxyBase: proxy.proxyBase, token: other.token, provider: 'prov-b', stream: false, messages: [{ role: 'user', content: `Question ${i}` }] });
+      callThroughSdk({
+        proxyBase: proxy.proxyBase,
+        token: other.token,
+        provider: 'prov-b',
+        stream: false,
+        messages: [{ role: 'user', content: `Question ${i}` }],
+      });
     for (let first = 0; first < count; first += 10) {
       await Promise.all(Array.from({ length: Math.min(10, count - first) }, (_, i) => ask(first + i)));
     }
@@ -203,7 +229,10 @@ describeInBrowser('dashboard in a browser', () => {
       await page.getByTestId('nav-logs').click();
       await page.locator('[data-testid=page-logs][data-state=ready]').waitFor();
       await expect(page.getByTestId('log-row').count()).resolves.toBe(50);
-      await Promise.all([page.waitForResponse((r) => r.url().includes('cursor=')), page.getByTestId('logs-load-more').click()]);
+      await Promise.all([
+        page.waitForResponse((r) => r.url().includes('cursor=')),
+        page.getByTestId('logs-load-more').click(),
+      ]);
       await page.getByTestId('logs-end').waitFor();
       const ids = await rowIds(page);
       expect(ids).toHaveLength(count);

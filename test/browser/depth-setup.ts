@@ -36,7 +36,10 @@ export async function visit(page: Page, proxy: ProxyServer, hash: string, name: 
 }
 
 export function rgb(page: Page, selector: string, property: 'backgroundColor' | 'color'): Promise<string> {
-  return page.locator(selector).first().evaluate((element, prop) => getComputedStyle(element)[prop], property);
+  return page
+    .locator(selector)
+    .first()
+    .evaluate((element, prop) => getComputedStyle(element)[prop], property);
 }
 
 export interface DepthWorld {
@@ -53,9 +56,20 @@ export async function startDepthWorld(): Promise<DepthWorld> {
   const [proxy, browser] = await Promise.all([startProxy(), launchBrowser()]);
   const token = proxy.account.token;
   const traffic = await sendTraffic(proxy, token);
-  const appToken = (await (await proxy.api('/api/tokens', { token, body: { name: 'support-bot' } })).json()) as { token: string; token_id: string };
+  const appToken = (await (await proxy.api('/api/tokens', { token, body: { name: 'support-bot' } })).json()) as {
+    token: string;
+    token_id: string;
+  };
   proxy.secrets.add(appToken.token);
-  const appRequestId = (await callThroughSdk({ proxyBase: proxy.proxyBase, token: appToken.token, provider: 'prov-a', stream: false, headers: { 'x-proxy-user': 'dana' } })).requestId;
+  const appRequestId = (
+    await callThroughSdk({
+      proxyBase: proxy.proxyBase,
+      token: appToken.token,
+      provider: 'prov-a',
+      stream: false,
+      headers: { 'x-proxy-user': 'dana' },
+    })
+  ).requestId;
   await proxy.waitForRows(token, traffic.rows + 1);
   return { proxy, browser, token, traffic, appToken, appRequestId };
 }

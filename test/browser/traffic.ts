@@ -19,7 +19,13 @@ export const PROVIDER_ERROR = 'Rate limit reached for requests per minute (fake 
 export async function sendTraffic(proxy: ProxyServer, token: string): Promise<SentTraffic> {
   const base = { proxyBase: proxy.proxyBase, token };
   await callThroughSdk({ ...base, provider: 'prov-b', stream: false, headers: { 'x-proxy-user': 'alice' } });
-  await callThroughSdk({ ...base, provider: 'prov-b', stream: true, headers: { 'x-proxy-user': 'alice' }, messages: [{ role: 'user', content: 'Count to three.' }] });
+  await callThroughSdk({
+    ...base,
+    provider: 'prov-b',
+    stream: true,
+    headers: { 'x-proxy-user': 'alice' },
+    messages: [{ role: 'user', content: 'Count to three.' }],
+  });
   await callThroughSdk({ ...base, provider: 'prov-a', stream: true, headers: { 'x-proxy-user': 'bob' } });
   await callThroughSdk({ ...base, provider: 'prov-c', stream: false });
 
@@ -31,11 +37,18 @@ export async function sendTraffic(proxy: ProxyServer, token: string): Promise<Se
     () => undefined,
   );
 
-  const cached = { ...base, provider: 'prov-d' as const, stream: false, headers: { 'x-proxy-cache': 'true', 'x-proxy-user': 'carol' } };
+  const cached = {
+    ...base,
+    provider: 'prov-d' as const,
+    stream: false,
+    headers: { 'x-proxy-cache': 'true', 'x-proxy-user': 'carol' },
+  };
   const miss = await callThroughSdk(cached);
-  if (miss.headers.get('x-proxy-cache') !== 'MISS') throw new Error(`expected a cache MISS, got ${miss.headers.get('x-proxy-cache')}`);
+  if (miss.headers.get('x-proxy-cache') !== 'MISS')
+    throw new Error(`expected a cache MISS, got ${miss.headers.get('x-proxy-cache')}`);
   const hit = await callThroughSdk(cached);
-  if (hit.headers.get('x-proxy-cache') !== 'HIT') throw new Error(`expected a cache HIT, got ${hit.headers.get('x-proxy-cache')}`);
+  if (hit.headers.get('x-proxy-cache') !== 'HIT')
+    throw new Error(`expected a cache HIT, got ${hit.headers.get('x-proxy-cache')}`);
 
   const rows = 7;
   await proxy.waitForRows(token, rows);

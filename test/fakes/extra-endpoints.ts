@@ -17,7 +17,12 @@ export interface ExtraRoute {
   sse?: string;
 }
 
-const responses = { method: 'POST', path: '/responses', json: 'endpoints/openai-responses.json', sse: 'endpoints/openai-responses.sse' };
+const responses = {
+  method: 'POST',
+  path: '/responses',
+  json: 'endpoints/openai-responses.json',
+  sse: 'endpoints/openai-responses.sse',
+};
 const models = { method: 'GET', path: '/models', json: 'endpoints/openai-models.json' };
 const embeddings = { method: 'POST', path: '/embeddings', json: 'endpoints/openai-embeddings.json' };
 
@@ -33,18 +38,31 @@ export const EXTRA_ROUTES: Record<FakeStyle, ExtraRoute[]> = {
   groq: [responses, models],
 };
 
-export function findExtraRoute(style: FakeStyle, basePath: string, method: string, url: string): ExtraRoute | undefined {
+export function findExtraRoute(
+  style: FakeStyle,
+  basePath: string,
+  method: string,
+  url: string,
+): ExtraRoute | undefined {
   const path = url.split('?')[0]!;
   return EXTRA_ROUTES[style].find((route) => route.method === method && basePath + route.path === path);
 }
 
 /** The fixture with the requested model in place of the recorded one, as blocks (SSE) or one body (JSON). */
-export function renderExtra(route: ExtraRoute, stream: boolean, model: string | undefined): { events: Buffer[]; stream: boolean; fixture: string } {
+export function renderExtra(
+  route: ExtraRoute,
+  stream: boolean,
+  model: string | undefined,
+): { events: Buffer[]; stream: boolean; fixture: string } {
   const fixture = stream && route.sse ? route.sse : route.json;
   let text = fixtureText(fixture);
   if (model !== undefined) text = text.replace(/("model"\s*:\s*)"[^"]*"/g, `$1${JSON.stringify(model)}`);
   const isSse = fixture.endsWith('.sse');
-  return { events: isSse ? splitSseBlocks(text).map((e) => Buffer.from(e.raw)) : [Buffer.from(text)], stream: isSse, fixture };
+  return {
+    events: isSse ? splitSseBlocks(text).map((e) => Buffer.from(e.raw)) : [Buffer.from(text)],
+    stream: isSse,
+    fixture,
+  };
 }
 
 /** `/echo/…` under the base path: any method. */

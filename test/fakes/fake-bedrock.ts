@@ -73,22 +73,38 @@ const codec = new EventStreamCodec(
   (text) => Buffer.from(text, 'utf8'),
 );
 const str = (value: string) => ({ type: 'string' as const, value });
-const padding = () => 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123'.slice(0, 1 + Math.floor(Math.random() * 30));
+const padding = () =>
+  'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123'.slice(0, 1 + Math.floor(Math.random() * 30));
 
 function eventFrame(eventType: string, payload: unknown): Buffer {
-  const headers: MessageHeaders = { ':event-type': str(eventType), ':content-type': str('application/json'), ':message-type': str('event') };
+  const headers: MessageHeaders = {
+    ':event-type': str(eventType),
+    ':content-type': str('application/json'),
+    ':message-type': str('event'),
+  };
   return Buffer.from(codec.encode({ headers, body: Buffer.from(JSON.stringify(payload)) }));
 }
 
 function exceptionFrame(type: string, message: string): Buffer {
-  const headers: MessageHeaders = { ':exception-type': str(type), ':content-type': str('application/json'), ':message-type': str('exception') };
+  const headers: MessageHeaders = {
+    ':exception-type': str(type),
+    ':content-type': str('application/json'),
+    ':message-type': str('exception'),
+  };
   return Buffer.from(codec.encode({ headers, body: Buffer.from(JSON.stringify({ message })) }));
 }
 
-const chunkFrame = (event: unknown) => eventFrame('chunk', { bytes: Buffer.from(JSON.stringify(event)).toString('base64'), p: padding() });
+const chunkFrame = (event: unknown) =>
+  eventFrame('chunk', { bytes: Buffer.from(JSON.stringify(event)).toString('base64'), p: padding() });
 
 function converseUsage(u: BedrockUsage) {
-  return { cacheReadInputTokens: u.cacheRead, cacheWriteInputTokens: u.cacheWrite, inputTokens: u.input, outputTokens: u.output, totalTokens: u.input + u.output + u.cacheRead + u.cacheWrite };
+  return {
+    cacheReadInputTokens: u.cacheRead,
+    cacheWriteInputTokens: u.cacheWrite,
+    inputTokens: u.input,
+    outputTokens: u.output,
+    totalTokens: u.input + u.output + u.cacheRead + u.cacheWrite,
+  };
 }
 
 /** The token-count headers; the prompt-cache ones only for a model family that has a prompt cache. */
@@ -96,7 +112,12 @@ function tokenHeaders(u: BedrockUsage, withCache: boolean): Record<string, strin
   return {
     'x-amzn-bedrock-input-token-count': String(u.input),
     'x-amzn-bedrock-output-token-count': String(u.output),
-    ...(withCache ? { 'x-amzn-bedrock-cache-read-input-token-count': String(u.cacheRead), 'x-amzn-bedrock-cache-write-input-token-count': String(u.cacheWrite) } : {}),
+    ...(withCache
+      ? {
+          'x-amzn-bedrock-cache-read-input-token-count': String(u.cacheRead),
+          'x-amzn-bedrock-cache-write-input-token-count': String(u.cacheWrite),
+        }
+      : {}),
     'x-amzn-bedrock-invocation-latency': '412',
   };
 }
@@ -112,12 +133,23 @@ function anthropicMessage(u: BedrockUsage) {
     content: [{ type: 'text', text: BEDROCK_TEXT.join('') }],
     stop_reason: 'end_turn',
     stop_sequence: null,
-    usage: { input_tokens: u.input, cache_creation_input_tokens: u.cacheWrite, cache_read_input_tokens: u.cacheRead, output_tokens: u.output },
+    usage: {
+      input_tokens: u.input,
+      cache_creation_input_tokens: u.cacheWrite,
+      cache_read_input_tokens: u.cacheRead,
+      output_tokens: u.output,
+    },
   };
 }
 
 function metrics(u: BedrockUsage, withCache: boolean) {
-  return { inputTokenCount: u.input, outputTokenCount: u.output, invocationLatency: 412, firstByteLatency: 230, ...(withCache ? { cacheReadInputTokenCount: u.cacheRead, cacheWriteInputTokenCount: u.cacheWrite } : {}) };
+  return {
+    inputTokenCount: u.input,
+    outputTokenCount: u.output,
+    invocationLatency: 412,
+    firstByteLatency: 230,
+    ...(withCache ? { cacheReadInputTokenCount: u.cacheRead, cacheWriteInputTokenCount: u.cacheWrite } : {}),
+  };
 }
 
 /** The frames of each streaming operation, usage as configured. */
@@ -125,7 +157,9 @@ function streamFrames(operation: string, model: string, u: BedrockUsage): Buffer
   if (operation === 'converse-stream') {
     return [
       eventFrame('messageStart', { p: padding(), role: 'assistant' }),
-      ...BEDROCK_TEXT.map((text) => eventFrame('contentBlockDelta', { contentBlockIndex: 0, delta: { text }, p: padding() })),
+      ...BEDROCK_TEXT.map((text) =>
+        eventFrame('contentBlockDelta', { contentBlockIndex: 0, delta: { text }, p: padding() }),
+      ),
       eventFrame('contentBlockStop', { contentBlockIndex: 0, p: padding() }),
       eventFrame('messageStop', { p: padding(), stopReason: 'end_turn' }),
       eventFrame('metadata', { metrics: { latencyMs: 412 }, p: padding(), usage: converseUsage(u) }),
@@ -134,11 +168,20 @@ function streamFrames(operation: string, model: string, u: BedrockUsage): Buffer
   if (isAnthropic(model)) {
     const { content: _content, stop_reason: _stop, usage, ...message } = anthropicMessage(u);
     return [
-      chunkFrame({ type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } } }),
+      chunkFrame({
+        type: 'message_start',
+        message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } },
+      }),
       chunkFrame({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
-      ...BEDROCK_TEXT.map((text) => chunkFrame({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } })),
+      ...BEDROCK_TEXT.map((text) =>
+        chunkFrame({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } }),
+      ),
       chunkFrame({ type: 'content_block_stop', index: 0 }),
-      chunkFrame({ type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: u.output } }),
+      chunkFrame({
+        type: 'message_delta',
+        delta: { stop_reason: 'end_turn', stop_sequence: null },
+        usage: { output_tokens: u.output },
+      }),
       chunkFrame({ type: 'message_stop', 'amazon-bedrock-invocationMetrics': metrics(u, true) }),
     ];
   }
@@ -156,10 +199,20 @@ function streamFrames(operation: string, model: string, u: BedrockUsage): Buffer
 
 function jsonBody(operation: string, model: string, u: BedrockUsage): unknown {
   if (operation === 'converse') {
-    return { metrics: { latencyMs: 412 }, output: { message: { content: [{ text: BEDROCK_TEXT.join('') }], role: 'assistant' } }, stopReason: 'end_turn', usage: converseUsage(u) };
+    return {
+      metrics: { latencyMs: 412 },
+      output: { message: { content: [{ text: BEDROCK_TEXT.join('') }], role: 'assistant' } },
+      stopReason: 'end_turn',
+      usage: converseUsage(u),
+    };
   }
   if (isAnthropic(model)) return anthropicMessage(u);
-  return { generation: BEDROCK_TEXT.join(''), prompt_token_count: u.input, generation_token_count: u.output, stop_reason: 'stop' };
+  return {
+    generation: BEDROCK_TEXT.join(''),
+    prompt_token_count: u.input,
+    generation_token_count: u.output,
+    stop_reason: 'stop',
+  };
 }
 
 const ROUTE = /^\/model\/([^/]+)\/(converse|converse-stream|invoke|invoke-with-response-stream)$/;
@@ -189,8 +242,13 @@ export async function startFakeBedrock(options: { region?: string } = {}): Promi
       const otherRoute = OTHER_ROUTE.exec(rawPath);
       const behaviour = { ...standing, ...queued.shift() };
       const authorization = String(req.headers.authorization ?? '');
-      const auth = authorization.startsWith('AWS4-HMAC-SHA256 ') ? 'sigv4' : authorization.startsWith('Bearer ') ? 'bearer' : 'none';
-      const signatureProblem = auth === 'sigv4' ? sigV4Problem(req.method ?? 'POST', rawUrl, req.headers, body, secrets) : undefined;
+      const auth = authorization.startsWith('AWS4-HMAC-SHA256 ')
+        ? 'sigv4'
+        : authorization.startsWith('Bearer ')
+          ? 'bearer'
+          : 'none';
+      const signatureProblem =
+        auth === 'sigv4' ? sigV4Problem(req.method ?? 'POST', rawUrl, req.headers, body, secrets) : undefined;
       let json: unknown;
       try {
         json = JSON.parse(body.toString('utf8'));
@@ -217,29 +275,61 @@ export async function startFakeBedrock(options: { region?: string } = {}): Promi
         writeParts(res, status, all, parts);
       };
       const fail = (status: number, type: string, message: string) =>
-        send(status, { 'content-type': 'application/json', 'x-amzn-errortype': `${type}:http://internal.amazon.com/coral/com.amazon.bedrock/` }, [Buffer.from(JSON.stringify({ message }))]);
+        send(
+          status,
+          {
+            'content-type': 'application/json',
+            'x-amzn-errortype': `${type}:http://internal.amazon.com/coral/com.amazon.bedrock/`,
+          },
+          [Buffer.from(JSON.stringify({ message }))],
+        );
 
-      if (auth === 'none') return fail(403, 'AccessDeniedException', 'Authorization header requires a Bearer token or a SigV4 signature.');
-      if (signatureProblem) return fail(403, 'InvalidSignatureException', `The request signature we calculated does not match the signature you provided (${signatureProblem}).`);
-      if (otherRoute) return send(200, { 'content-type': 'application/json' }, [Buffer.from(JSON.stringify(otherAnswer(req.method ?? '', recorded.operation, secrets.region)))]);
+      if (auth === 'none')
+        return fail(403, 'AccessDeniedException', 'Authorization header requires a Bearer token or a SigV4 signature.');
+      if (signatureProblem)
+        return fail(
+          403,
+          'InvalidSignatureException',
+          `The request signature we calculated does not match the signature you provided (${signatureProblem}).`,
+        );
+      if (otherRoute)
+        return send(200, { 'content-type': 'application/json' }, [
+          Buffer.from(JSON.stringify(otherAnswer(req.method ?? '', recorded.operation, secrets.region))),
+        ]);
       if (!route || req.method !== 'POST') return fail(404, 'UnknownOperationException', `No operation at ${rawPath}`);
-      if (behaviour.status && behaviour.status >= 400) return fail(behaviour.status, behaviour.errorType ?? 'ValidationException', behaviour.errorMessage ?? 'The provided model identifier is invalid.');
+      if (behaviour.status && behaviour.status >= 400)
+        return fail(
+          behaviour.status,
+          behaviour.errorType ?? 'ValidationException',
+          behaviour.errorMessage ?? 'The provided model identifier is invalid.',
+        );
 
       const usage = { ...DEFAULT_BEDROCK_USAGE, ...behaviour.usage };
       const operation = route[2]!;
       const model = recorded.model;
       if (operation === 'converse' || operation === 'invoke') {
-        const headers = { 'content-type': 'application/json', ...(operation === 'invoke' ? tokenHeaders(usage, isAnthropic(model)) : {}) };
+        const headers = {
+          'content-type': 'application/json',
+          ...(operation === 'invoke' ? tokenHeaders(usage, isAnthropic(model)) : {}),
+        };
         return send(200, headers, [Buffer.from(JSON.stringify(jsonBody(operation, model, usage)))]);
       }
       let frames = streamFrames(operation, model, usage);
-      if (behaviour.streamException) frames = [...frames.slice(0, 2), exceptionFrame(behaviour.streamException.type, behaviour.streamException.message)];
+      if (behaviour.streamException)
+        frames = [
+          ...frames.slice(0, 2),
+          exceptionFrame(behaviour.streamException.type, behaviour.streamException.message),
+        ];
       // Each frame in two writes, cut inside its prelude or body.
       const parts = frames.flatMap((frame, i) => {
         const cut = 1 + ((i * 7) % (frame.length - 1));
         return [frame.subarray(0, cut), frame.subarray(cut)];
       });
-      return send(200, { 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-bedrock-content-type': 'application/json' }, parts);
+      return send(
+        200,
+        { 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-bedrock-content-type': 'application/json' },
+        parts,
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

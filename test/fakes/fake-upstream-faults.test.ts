@@ -16,7 +16,12 @@ beforeAll(async () => {
 afterAll(() => Promise.all([anthropic.close(), openai.close(), gemini.close()]));
 afterEach(() => [anthropic, openai, gemini].forEach((fake) => fake.reset()));
 
-const body = (extra: Record<string, unknown> = {}) => ({ model: 'claude-sonnet-4-6', max_tokens: 32, messages: [{ role: 'user', content: 'Hi' }], ...extra });
+const body = (extra: Record<string, unknown> = {}) => ({
+  model: 'claude-sonnet-4-6',
+  max_tokens: 32,
+  messages: [{ role: 'user', content: 'Hi' }],
+  ...extra,
+});
 const openaiAuth = { authorization: 'Bearer sk-upstream-test-key' };
 
 describe('errors', () => {
@@ -33,7 +38,9 @@ describe('errors', () => {
   test('chat-completions error shape, and a missing or wrong key is refused when a key is required', async () => {
     expect((await callFake(openai, body())).status).toBe(401);
     const wrong = await callFake(openai, body(), { headers: { authorization: 'Bearer sk-other' } });
-    expect(await wrong.json()).toEqual({ error: { message: 'Invalid API key', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } });
+    expect(await wrong.json()).toEqual({
+      error: { message: 'Invalid API key', type: 'invalid_request_error', param: null, code: 'invalid_api_key' },
+    });
     expect((await callFake(openai, body(), { headers: openaiAuth })).status).toBe(200);
     expect(openai.requests.map((request) => request.response.status)).toEqual([401, 401, 200]);
   });
@@ -45,7 +52,10 @@ describe('errors', () => {
       expect((await callFake(keyed, body(), { headers: { authorization: 'Bearer sk-upstream-a' } })).status).toBe(200);
       const refused = await callFake(keyed, body(), { headers: { 'x-api-key': 'sk-proxy-not-a-provider-key' } });
       expect(refused.status).toBe(401);
-      expect(await refused.json()).toEqual({ type: 'error', error: { type: 'authentication_error', message: 'Invalid API key' } });
+      expect(await refused.json()).toEqual({
+        type: 'error',
+        error: { type: 'authentication_error', message: 'Invalid API key' },
+      });
     } finally {
       await keyed.close();
     }
@@ -53,7 +63,9 @@ describe('errors', () => {
 
   test('gemini wraps its error in an array; errorMessage and errorBody are honoured', async () => {
     gemini.next({ status: 429, errorMessage: 'Quota exceeded' }).next({ status: 400, errorBody: 'plain words' });
-    expect(await (await callFake(gemini, body())).json()).toEqual([{ error: { code: 429, message: 'Quota exceeded', status: 'RESOURCE_EXHAUSTED' } }]);
+    expect(await (await callFake(gemini, body())).json()).toEqual([
+      { error: { code: 429, message: 'Quota exceeded', status: 'RESOURCE_EXHAUSTED' } },
+    ]);
     expect(await (await callFake(gemini, body())).text()).toBe('plain words');
   });
 
@@ -91,7 +103,11 @@ describe('connection faults', () => {
         }
       })(),
     ).rejects.toThrow();
-    expect(streamPayloads(received).map((payload) => payload.type)).toEqual(['message_start', 'content_block_start', 'ping']);
+    expect(streamPayloads(received).map((payload) => payload.type)).toEqual([
+      'message_start',
+      'content_block_start',
+      'ping',
+    ]);
     expect(anthropic.requests[0]!.response.completed).toBe(false);
     expect(anthropic.sentUsage.responses).toBe(0);
   });
@@ -146,7 +162,11 @@ describe('timing', () => {
 describe('odd bodies', () => {
   test('malformedSse: undecodable blocks in the stream, the valid events (usage included) still follow', async () => {
     openai.next({ malformedSse: true });
-    const text = await (await callFake(openai, body({ model: 'gpt-4o-mini', stream: true, stream_options: { include_usage: true } }), { headers: openaiAuth })).text();
+    const text = await (
+      await callFake(openai, body({ model: 'gpt-4o-mini', stream: true, stream_options: { include_usage: true } }), {
+        headers: openaiAuth,
+      })
+    ).text();
     expect(text).toContain('this line has no field name');
     expect(text).toContain('data: not json at all');
     expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
@@ -157,7 +177,12 @@ describe('odd bodies', () => {
     anthropic.next({ hugeResponse: 5 * 1024 * 1024 });
     const json = (await (await callFake(anthropic, body())).json()) as Record<string, unknown>;
     expect(String(at(json, 'content', 0, 'text')).length).toBeGreaterThanOrEqual(5 * 1024 * 1024);
-    expect(usageOf([{ type: 'message_start', message: json }])).toEqual({ inputTokens: 19, outputTokens: 24, cacheReadTokens: 0, cacheWriteTokens: 0 });
+    expect(usageOf([{ type: 'message_start', message: json }])).toEqual({
+      inputTokens: 19,
+      outputTokens: 24,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+    });
   });
 
   test('hugeResponse in a stream: many large deltas, then the usage events', async () => {

@@ -12,7 +12,12 @@ afterEach(() => upstreams.reset());
 
 const PROVIDERS: ProviderId[] = ['prov-a', 'prov-b', 'prov-c', 'prov-d', 'prov-e'];
 const fixtureModel = (name: string) => expectedUsage(name).model!;
-const chatBody = (model: string, extra: Record<string, unknown> = {}) => ({ model, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 64, ...extra });
+const chatBody = (model: string, extra: Record<string, unknown> = {}) => ({
+  model,
+  messages: [{ role: 'user', content: 'Hi' }],
+  max_tokens: 64,
+  ...extra,
+});
 
 describe('base URLs', () => {
   test('prov-a is the host root; B–E end in the provider’s real base path', () => {
@@ -36,12 +41,19 @@ describe.each(PROVIDERS)('%s', (provider) => {
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/json');
     expect(await response.text()).toBe(fixtureText(name));
-    expect(fake().sentUsage).toMatchObject({ responses: 1, inputTokens: expectedUsage(name).inputTokens, outputTokens: expectedUsage(name).outputTokens });
+    expect(fake().sentUsage).toMatchObject({
+      responses: 1,
+      inputTokens: expectedUsage(name).inputTokens,
+      outputTokens: expectedUsage(name).outputTokens,
+    });
   });
 
   test('stream with include_usage is the fixture, byte for byte', async () => {
     const name = `${provider}/text.sse`;
-    const response = await callFake(fake(), chatBody(fixtureModel(name), { stream: true, stream_options: { include_usage: true } }));
+    const response = await callFake(
+      fake(),
+      chatBody(fixtureModel(name), { stream: true, stream_options: { include_usage: true } }),
+    );
     expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
     expect(await response.text()).toBe(fixtureText(name));
     const { model: _model, status: _status, complete: _complete, ...usage } = expectedUsage(name);
@@ -53,13 +65,17 @@ describe.each(PROVIDERS)('%s', (provider) => {
     const json = (await (await callFake(fake(), chatBody(model))).json()) as Record<string, unknown>;
     expect(json.model).toBe(model);
     const payloads = streamPayloads(await (await callFake(fake(), chatBody(model, { stream: true }))).text());
-    const named = payloads.map((payload) => (payload.type === undefined ? payload.model : at(payload, 'message', 'model'))).filter(Boolean);
+    const named = payloads
+      .map((payload) => (payload.type === undefined ? payload.model : at(payload, 'message', 'model')))
+      .filter(Boolean);
     expect(named.length).toBeGreaterThan(0);
     expect(new Set(named)).toEqual(new Set([model]));
   });
 
   test('records what it received', async () => {
-    await callFake(fake(), chatBody('some-model'), { headers: { 'X-Custom-Header': 'Kept', authorization: 'Bearer pk-test' } });
+    await callFake(fake(), chatBody('some-model'), {
+      headers: { 'X-Custom-Header': 'Kept', authorization: 'Bearer pk-test' },
+    });
     const [request] = fake().requests;
     expect(request).toMatchObject({ method: 'POST', path: fake().endpointPath, json: chatBody('some-model') });
     expect(request!.body).toBe(JSON.stringify(chatBody('some-model')));
@@ -93,11 +109,24 @@ describe('stream usage policy', () => {
 
   test('prov-b puts usage in a usage-only chunk; prov-c on the finish chunk; prov-d on the finish chunk; prov-e under x_groq', async () => {
     const stream = async (provider: ProviderId) =>
-      streamPayloads(await (await callFake(upstreams.fakes[provider], chatBody('m', { stream: true, stream_options: { include_usage: true } }))).text());
+      streamPayloads(
+        await (
+          await callFake(
+            upstreams.fakes[provider],
+            chatBody('m', { stream: true, stream_options: { include_usage: true } }),
+          )
+        ).text(),
+      );
     const last = (payloads: Record<string, unknown>[]) => payloads[payloads.length - 1]!;
     expect(last(await stream('prov-b'))).toMatchObject({ choices: [], usage: { prompt_tokens: 23 } });
-    expect(last(await stream('prov-c'))).toMatchObject({ choices: [{ finish_reason: 'stop' }], usage: { prompt_tokens: 9 } });
-    expect(last(await stream('prov-d'))).toMatchObject({ choices: [{ finish_reason: 'stop' }], usage: { prompt_tokens: 15 } });
+    expect(last(await stream('prov-c'))).toMatchObject({
+      choices: [{ finish_reason: 'stop' }],
+      usage: { prompt_tokens: 9 },
+    });
+    expect(last(await stream('prov-d'))).toMatchObject({
+      choices: [{ finish_reason: 'stop' }],
+      usage: { prompt_tokens: 15 },
+    });
     expect(last(await stream('prov-e'))).toMatchObject({ x_groq: { usage: { prompt_tokens: 38 } } });
   });
 });
@@ -105,12 +134,30 @@ describe('stream usage policy', () => {
 describe('scripted usage and content', () => {
   test('explicit usage lands in the provider’s own fields (prov-a: input excludes cache; delta is cumulative)', async () => {
     const fake = upstreams.fakes['prov-a'];
-    fake.next({ usage: { inputTokens: 1000, outputTokens: 50, cacheReadTokens: 600, cacheWriteTokens: 300 }, fixture: 'prov-a/prompt-cache.sse' });
+    fake.next({
+      usage: { inputTokens: 1000, outputTokens: 50, cacheReadTokens: 600, cacheWriteTokens: 300 },
+      fixture: 'prov-a/prompt-cache.sse',
+    });
     const payloads = streamPayloads(await (await callFake(fake, chatBody('claude-opus-4-6', { stream: true }))).text());
     const delta = payloads.find((payload) => payload.type === 'message_delta')!;
-    expect(delta.usage).toEqual({ input_tokens: 100, cache_creation_input_tokens: 300, cache_read_input_tokens: 600, output_tokens: 50 });
-    expect(usageOf(payloads)).toEqual({ inputTokens: 1000, outputTokens: 50, cacheReadTokens: 600, cacheWriteTokens: 300 });
-    expect(fake.sentUsage).toMatchObject({ inputTokens: 1000, outputTokens: 50, cacheReadTokens: 600, cacheWriteTokens: 300 });
+    expect(delta.usage).toEqual({
+      input_tokens: 100,
+      cache_creation_input_tokens: 300,
+      cache_read_input_tokens: 600,
+      output_tokens: 50,
+    });
+    expect(usageOf(payloads)).toEqual({
+      inputTokens: 1000,
+      outputTokens: 50,
+      cacheReadTokens: 600,
+      cacheWriteTokens: 300,
+    });
+    expect(fake.sentUsage).toMatchObject({
+      inputTokens: 1000,
+      outputTokens: 50,
+      cacheReadTokens: 600,
+      cacheWriteTokens: 300,
+    });
   });
 
   test('usage a shape cannot carry is served, and counted, as 0', async () => {
@@ -126,11 +173,23 @@ describe('scripted usage and content', () => {
     let seen = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
     for (const provider of PROVIDERS) {
       for (const stream of [false, true, true]) {
-        const response = await callFake(upstreams.fakes[provider], chatBody('m', { stream, stream_options: { include_usage: true } }));
+        const response = await callFake(
+          upstreams.fakes[provider],
+          chatBody('m', { stream, stream_options: { include_usage: true } }),
+        );
         const text = await response.text();
         const payloads = stream ? streamPayloads(text) : [JSON.parse(text) as Record<string, unknown>];
-        const usage = usageOf(stream ? payloads : payloads.map((body) => (body.type === 'message' ? { type: 'message_start', message: body } : body)));
-        seen = { inputTokens: seen.inputTokens + usage.inputTokens, outputTokens: seen.outputTokens + usage.outputTokens, cacheReadTokens: seen.cacheReadTokens + usage.cacheReadTokens, cacheWriteTokens: seen.cacheWriteTokens + usage.cacheWriteTokens };
+        const usage = usageOf(
+          stream
+            ? payloads
+            : payloads.map((body) => (body.type === 'message' ? { type: 'message_start', message: body } : body)),
+        );
+        seen = {
+          inputTokens: seen.inputTokens + usage.inputTokens,
+          outputTokens: seen.outputTokens + usage.outputTokens,
+          cacheReadTokens: seen.cacheReadTokens + usage.cacheReadTokens,
+          cacheWriteTokens: seen.cacheWriteTokens + usage.cacheWriteTokens,
+        };
       }
     }
     expect(upstreams.sentUsage()).toEqual({ responses: 15, ...seen });
@@ -139,7 +198,9 @@ describe('scripted usage and content', () => {
 
   test('chunks sets the number of content deltas', async () => {
     upstreams.fakes['prov-a'].next({ chunks: 25 });
-    const payloads = streamPayloads(await (await callFake(upstreams.fakes['prov-a'], chatBody('m', { stream: true }))).text());
+    const payloads = streamPayloads(
+      await (await callFake(upstreams.fakes['prov-a'], chatBody('m', { stream: true }))).text(),
+    );
     expect(payloads.filter((payload) => payload.type === 'content_block_delta')).toHaveLength(25);
     expect(payloads[payloads.length - 1]!.type).toBe('message_stop');
   });

@@ -23,7 +23,14 @@ import {
   type RecordedRequest,
   type UsageTotals,
 } from './behaviour';
-import { compressPlan, HTML_ERROR_BODY, MALFORMED_SSE_BLOCKS, TRUNCATED_JSON_BODY, writeResponse, type WritePlan } from './respond';
+import {
+  compressPlan,
+  HTML_ERROR_BODY,
+  MALFORMED_SSE_BLOCKS,
+  TRUNCATED_JSON_BODY,
+  writeResponse,
+  type WritePlan,
+} from './respond';
 import { DEFAULT_ERROR_MESSAGES, STYLES, defaultFixture, type FakeStyle, type StyleSpec } from './styles';
 import { echoBody, findExtraRoute, isEchoPath, renderExtra } from './extra-endpoints';
 import { compileTemplate, renderEvent, servedUsage } from './templates';
@@ -89,7 +96,13 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     return req.headers.authorization === `Bearer ${key}`;
   }
 
-  function plan(req: IncomingMessage, json: unknown, behaviour: Behaviour, entry: RecordedRequest, raw: Buffer): WritePlan {
+  function plan(
+    req: IncomingMessage,
+    json: unknown,
+    behaviour: Behaviour,
+    entry: RecordedRequest,
+    raw: Buffer,
+  ): WritePlan {
     const requestId = spec.requestIdHeader ? `req_${style}_${String(++requestCounter).padStart(6, '0')}` : undefined;
     const headers: Record<string, string> = {};
     if (spec.requestIdHeader && requestId) headers[spec.requestIdHeader] = requestId;
@@ -112,27 +125,51 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     const echo = isEchoPath(basePath, req.url ?? '');
     if (!extra && !echo) {
       if (req.method !== 'POST') return errorPlan(405, nativeError(405, 'Method not allowed').body, 'application/json');
-      if (req.url?.split('?')[0] !== endpointPath) return errorPlan(404, nativeError(404, `No route ${req.url}`).body, 'application/json');
+      if (req.url?.split('?')[0] !== endpointPath)
+        return errorPlan(404, nativeError(404, `No route ${req.url}`).body, 'application/json');
     }
-    if (options.requireKey && !credentialMatches(req, options.requireKey)) return errorPlan(401, nativeError(401).body, 'application/json');
-    if (behaviour.nonJsonErrorBody) return errorPlan(behaviour.status ?? 502, Buffer.from(HTML_ERROR_BODY), 'text/html');
+    if (options.requireKey && !credentialMatches(req, options.requireKey))
+      return errorPlan(401, nativeError(401).body, 'application/json');
+    if (behaviour.nonJsonErrorBody)
+      return errorPlan(behaviour.status ?? 502, Buffer.from(HTML_ERROR_BODY), 'text/html');
     if (behaviour.invalidJson200) return errorPlan(200, Buffer.from(TRUNCATED_JSON_BODY), 'application/json');
     if (behaviour.status !== undefined && behaviour.status >= 400 && !behaviour.fixture) {
       const raw = behaviour.errorBody;
       const body =
-        raw === undefined ? nativeError(behaviour.status, behaviour.errorMessage).body : Buffer.from(typeof raw === 'string' ? raw : JSON.stringify(raw));
+        raw === undefined
+          ? nativeError(behaviour.status, behaviour.errorMessage).body
+          : Buffer.from(typeof raw === 'string' ? raw : JSON.stringify(raw));
       return errorPlan(behaviour.status, body, 'application/json');
     }
 
     const body = typeof json === 'object' && json !== null ? (json as Record<string, unknown>) : {};
     const wantsStream = body.stream === true;
-    if (echo) return { status: 200, headers: { ...headers, 'content-type': 'application/json', ...behaviour.headers }, events: [echoBody(style, req, raw)], stream: false, ...timing };
+    if (echo)
+      return {
+        status: 200,
+        headers: { ...headers, 'content-type': 'application/json', ...behaviour.headers },
+        events: [echoBody(style, req, raw)],
+        stream: false,
+        ...timing,
+      };
     if (extra) {
       const served = renderExtra(extra, wantsStream, typeof body.model === 'string' ? body.model : undefined);
       const expected = expectedEndpointUsage(served.fixture.replace('endpoints/', ''));
-      entry.response.usage = { model: typeof body.model === 'string' ? body.model : (expected.model ?? 'unknown-model'), inputTokens: expected.inputTokens, outputTokens: expected.outputTokens, cacheReadTokens: expected.cacheReadTokens, cacheWriteTokens: expected.cacheWriteTokens };
+      entry.response.usage = {
+        model: typeof body.model === 'string' ? body.model : (expected.model ?? 'unknown-model'),
+        inputTokens: expected.inputTokens,
+        outputTokens: expected.outputTokens,
+        cacheReadTokens: expected.cacheReadTokens,
+        cacheWriteTokens: expected.cacheWriteTokens,
+      };
       const contentType = served.stream ? 'text/event-stream; charset=utf-8' : 'application/json';
-      return { status: behaviour.status ?? 200, headers: { ...headers, 'content-type': contentType, ...behaviour.headers }, events: served.events, stream: served.stream, ...timing };
+      return {
+        status: behaviour.status ?? 200,
+        headers: { ...headers, 'content-type': contentType, ...behaviour.headers },
+        events: served.events,
+        stream: served.stream,
+        ...timing,
+      };
     }
     const streamOptions = body.stream_options as Record<string, unknown> | undefined;
     const fixture = behaviour.fixture ?? defaultFixture(style, wantsStream);
@@ -178,7 +215,12 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     const entry: RecordedRequest = {
       method: req.method ?? '',
       path: req.url ?? '',
-      headers: Object.fromEntries(Object.entries(req.headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : (value ?? '')])),
+      headers: Object.fromEntries(
+        Object.entries(req.headers).map(([name, value]) => [
+          name,
+          Array.isArray(value) ? value.join(', ') : (value ?? ''),
+        ]),
+      ),
       body: raw,
       json,
       response: { completed: false, aborted: false },
@@ -282,13 +324,15 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       aborted = 0;
       totals = emptyTotals();
     },
-    waitForRequests: (count, timeoutMs = EVENTUALLY_MS) => waitFor(() => requests.length >= count, `${count} requests`, timeoutMs),
+    waitForRequests: (count, timeoutMs = EVENTUALLY_MS) =>
+      waitFor(() => requests.length >= count, `${count} requests`, timeoutMs),
     holdStream() {
       let release!: () => void;
       streamGate = new Promise<void>((resolve) => (release = resolve));
       return release;
     },
-    waitForAborted: (count, timeoutMs = EVENTUALLY_MS) => waitFor(() => aborted >= count, `${count} aborted requests`, timeoutMs),
+    waitForAborted: (count, timeoutMs = EVENTUALLY_MS) =>
+      waitFor(() => aborted >= count, `${count} aborted requests`, timeoutMs),
     async close() {
       closing = true;
       server.closeAllConnections();

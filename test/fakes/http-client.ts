@@ -3,7 +3,11 @@ import type { Usage } from '../../lambda/providers/usage';
 import { splitSseBlocks } from '../fixtures/index';
 import type { FakeUpstream } from './fake-upstream';
 
-export function callFake(fake: FakeUpstream, body: unknown, init: { headers?: Record<string, string>; signal?: AbortSignal } = {}) {
+export function callFake(
+  fake: FakeUpstream,
+  body: unknown,
+  init: { headers?: Record<string, string>; signal?: AbortSignal } = {},
+) {
   return fetch(`${fake.origin}${fake.endpointPath}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...init.headers },
@@ -39,12 +43,18 @@ export function usageOf(payloads: Json[]): Usage {
   for (const payload of payloads) {
     if (payload.type === 'message_start') usage = { ...(at(payload, 'message', 'usage') as Json) };
     else if (payload.type === 'message_delta') usage = { ...usage, ...(payload.usage as Json) };
-    else if (payload.type === undefined) usage = ((payload.usage ?? at(payload, 'x_groq', 'usage')) as Json | undefined) ?? usage;
+    else if (payload.type === undefined)
+      usage = ((payload.usage ?? at(payload, 'x_groq', 'usage')) as Json | undefined) ?? usage;
   }
   if ('input_tokens' in usage) {
     const read = num(usage.cache_read_input_tokens);
     const write = num(usage.cache_creation_input_tokens);
-    return { inputTokens: num(usage.input_tokens) + read + write, outputTokens: num(usage.output_tokens), cacheReadTokens: read, cacheWriteTokens: write };
+    return {
+      inputTokens: num(usage.input_tokens) + read + write,
+      outputTokens: num(usage.output_tokens),
+      cacheReadTokens: read,
+      cacheWriteTokens: write,
+    };
   }
   return {
     inputTokens: num(usage.prompt_tokens),

@@ -21,8 +21,10 @@ export const MALFORMED_SSE_BLOCKS: readonly Buffer[] = [
   Buffer.from('data: not json at all\n\n'),
 ];
 
-export const HTML_ERROR_BODY = '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n</body>\r\n</html>\r\n';
-export const TRUNCATED_JSON_BODY = '{"id":"resp_truncated","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Half an ans';
+export const HTML_ERROR_BODY =
+  '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n</body>\r\n</html>\r\n';
+export const TRUNCATED_JSON_BODY =
+  '{"id":"resp_truncated","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Half an ans';
 
 const sleep = (ms: number) =>
   new Promise<void>((resolve) => {
@@ -39,7 +41,8 @@ const write = (res: ServerResponse, chunk: Buffer) =>
  * it is not mistaken for a client that went away.
  */
 export async function writeResponse(res: ServerResponse, plan: WritePlan, destroySocket: () => void): Promise<void> {
-  const slow = plan.chunkIntervalMs || plan.firstEventDelayMs || plan.resetMidStream !== undefined || plan.dripBytesPerSecond;
+  const slow =
+    plan.chunkIntervalMs || plan.firstEventDelayMs || plan.resetMidStream !== undefined || plan.dripBytesPerSecond;
   if (!slow) {
     if (!plan.stream) plan.headers['content-length'] = String(plan.events[0]!.length);
     res.writeHead(plan.status, plan.headers);
@@ -107,6 +110,8 @@ export function compressPlan(plan: WritePlan, coding: keyof typeof COMPRESS): Bu
   plan.headers['content-encoding'] = name;
   const pieces = Math.max(1, Math.min(plan.events.length, encoded.length));
   const size = Math.ceil(encoded.length / pieces);
-  plan.events = Array.from({ length: Math.ceil(encoded.length / size) }, (_, i) => encoded.subarray(i * size, (i + 1) * size));
+  plan.events = Array.from({ length: Math.ceil(encoded.length / size) }, (_, i) =>
+    encoded.subarray(i * size, (i + 1) * size),
+  );
   return encoded;
 }

@@ -65,7 +65,10 @@ export const STYLES: Record<FakeStyle, StyleSpec> = {
     credential: 'x-api-key',
     errorBody: (status, message) => ({
       type: 'error',
-      error: { type: ANTHROPIC_ERROR_TYPES[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error'), message },
+      error: {
+        type: ANTHROPIC_ERROR_TYPES[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error'),
+        message,
+      },
     }),
   },
   openai: {
@@ -84,7 +87,9 @@ export const STYLES: Record<FakeStyle, StyleSpec> = {
     streamUsage: 'when-asked',
     credential: 'bearer',
     // Google's OpenAI-compatible endpoint wraps its error in an array.
-    errorBody: (status, message) => [{ error: { code: status, message, status: GOOGLE_STATUSES[status] ?? 'UNKNOWN' } }],
+    errorBody: (status, message) => [
+      { error: { code: status, message, status: GOOGLE_STATUSES[status] ?? 'UNKNOWN' } },
+    ],
   },
   mistral: {
     provider: 'prov-d',

@@ -42,7 +42,8 @@ export interface Template {
 }
 
 type Json = Record<string, unknown>;
-const isObject = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
+const isObject = (value: unknown): value is Json =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
 const holeMarker = (hole: Hole) => `@@hole:${hole}@@`;
 const HOLE_PATTERN = /"@@hole:(\w+)@@"/;
 const ZERO_USAGE: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
@@ -66,7 +67,8 @@ function contentPieces(shape: TemplateShape): string[] | undefined {
     const count = Math.max(1, Math.ceil(shape.hugeBytes / HUGE_PIECE_BYTES));
     return Array.from({ length: count }, (_, i) => `${i % 10}`.repeat(HUGE_PIECE_BYTES));
   }
-  if (shape.chunks !== undefined) return Array.from({ length: shape.chunks }, (_, i) => VOCABULARY[i % VOCABULARY.length]!);
+  if (shape.chunks !== undefined)
+    return Array.from({ length: shape.chunks }, (_, i) => VOCABULARY[i % VOCABULARY.length]!);
   return undefined;
 }
 
@@ -132,7 +134,13 @@ function isContentEvent(data: unknown): boolean {
   if (!isObject(data)) return false;
   if (data.type === 'content_block_delta') return isObject(data.delta) && data.delta.type === 'text_delta';
   const choice = Array.isArray(data.choices) ? (data.choices[0] as unknown) : undefined;
-  return isObject(choice) && !choice.finish_reason && isObject(choice.delta) && typeof choice.delta.content === 'string' && choice.delta.content !== '';
+  return (
+    isObject(choice) &&
+    !choice.finish_reason &&
+    isObject(choice.delta) &&
+    typeof choice.delta.content === 'string' &&
+    choice.delta.content !== ''
+  );
 }
 
 /** Replaces the run of content deltas with one clone of the first per piece. */
@@ -161,9 +169,14 @@ function setJsonAnswer(body: Json, answer: string): void {
 }
 
 /** Puts the model hole, and usage holes if asked, wherever the two dialects carry them. */
-function markHoles(data: Json, usageHoles: boolean, flags: { cacheRead: boolean; cacheWrite: boolean; usage: boolean }): void {
+function markHoles(
+  data: Json,
+  usageHoles: boolean,
+  flags: { cacheRead: boolean; cacheWrite: boolean; usage: boolean },
+): void {
   const message = isObject(data.message) ? data.message : undefined;
-  for (const holder of [data, message]) if (holder && typeof holder.model === 'string') holder.model = holeMarker('model');
+  for (const holder of [data, message])
+    if (holder && typeof holder.model === 'string') holder.model = holeMarker('model');
 
   const usages: Array<[Json, boolean]> = [];
   if (isObject(data.usage)) usages.push([data.usage, false]);

@@ -34,7 +34,10 @@ describe('npx cdk synth in a fresh clone', () => {
   afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }));
 
   it('exits 0 and writes the template', () => {
-    expect({ status: result.status, stderr: result.status === 0 ? '' : result.stderr }).toEqual({ status: 0, stderr: '' });
+    expect({ status: result.status, stderr: result.status === 0 ? '' : result.stderr }).toEqual({
+      status: 0,
+      stderr: '',
+    });
     expect(result.stdout).toContain('AWS::Lambda::Function');
     expect(fs.existsSync(path.join(outdir(), 'dev-ai-usage-proxy.template.json'))).toBe(true);
   });
@@ -45,14 +48,18 @@ describe('npx cdk synth in a fresh clone', () => {
   });
 
   it('passes cdk-nag, which bin/app.ts registers as a synth-time validation', () => {
-    const report = JSON.parse(fs.readFileSync(path.join(outdir(), 'validation-report.json'), 'utf8')) as { pluginReports: { violations: unknown[] }[] };
+    const report = JSON.parse(fs.readFileSync(path.join(outdir(), 'validation-report.json'), 'utf8')) as {
+      pluginReports: { violations: unknown[] }[];
+    };
     expect(report.pluginReports.flatMap((r) => r.violations)).toEqual([]);
   });
 
   it('is configured for offline runs: app through the local binary, no notices, no telemetry', () => {
     const config = cdkJson();
     expect(config.app).toBe('node_modules/.bin/tsx bin/app.ts');
-    expect(JSON.parse(fs.readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')).scripts.synth).toBe('cdk synth');
+    expect(JSON.parse(fs.readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')).scripts.synth).toBe(
+      'cdk synth',
+    );
     expect(config.notices).toBe(false);
     expect(config.context['cli-telemetry']).toBe(false);
     expect(`${result.stdout}${result.stderr}`).not.toMatch(/NOTICES|telemetry/i);
@@ -61,7 +68,10 @@ describe('npx cdk synth in a fresh clone', () => {
 
 /** The files a `git clone` of this checkout would have (tracked, plus new files not yet committed), and node_modules as a link. */
 function copyCheckout(target: string): void {
-  const listed = spawnSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: PROJECT_ROOT, encoding: 'utf8' });
+  const listed = spawnSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    cwd: PROJECT_ROOT,
+    encoding: 'utf8',
+  });
   if (listed.status !== 0) throw new Error(`git ls-files failed: ${listed.stderr}`);
   for (const file of listed.stdout.split('\0').filter(Boolean)) {
     const from = path.join(PROJECT_ROOT, file);

@@ -19,7 +19,8 @@ import {
 } from '../../lib/cost-model';
 import { DEFAULTS } from '../../lib/settings';
 
-const line = (cost: ReturnType<typeof costPerMillion>, item: string) => cost.lines.find((l) => l.item.startsWith(item))!.usdPerMillion;
+const line = (cost: ReturnType<typeof costPerMillion>, item: string) =>
+  cost.lines.find((l) => l.item.startsWith(item))!.usdPerMillion;
 
 it('prices the stated assumptions as a hand calculation does', () => {
   const a = ASSUMED;
@@ -27,9 +28,18 @@ it('prices the stated assumptions as a hand calculation does', () => {
   const billedMs = a.upstreamSeconds * 1000 + a.storeWaitMs + a.cpuMsPerRequest * (FULL_VCPU_MB / a.memoryMb);
   const duration = (a.memoryMb / 1024) * (billedMs / 1000) * 1e6 * PRICES.lambdaArmPerGbSecond;
   const rowsPerBatch = (a.monthlyRequests / (30 * 86_400)) * STREAM_MAPPING.maxBatchingWindow.toSeconds();
-  const perBatch = PRICES.lambdaPerMillionRequests / 1e6 + (128 / 1024) * (a.consumerMsPerBatch / 1000) * PRICES.lambdaArmPerGbSecond + (a.rollupWritesPerBatch * PRICES.dynamoPerMillionWriteUnits) / 1e6;
+  const perBatch =
+    PRICES.lambdaPerMillionRequests / 1e6 +
+    (128 / 1024) * (a.consumerMsPerBatch / 1000) * PRICES.lambdaArmPerGbSecond +
+    (a.rollupWritesPerBatch * PRICES.dynamoPerMillionWriteUnits) / 1e6;
   const init = (a.memoryMb / 1024) * (a.coldStartInitMs / 1000) * a.coldStartsPerMillion * PRICES.lambdaArmPerGbSecond;
-  const expected = PRICES.lambdaPerMillionRequests + duration + init + a.writeUnitsPerRequest * PRICES.dynamoPerMillionWriteUnits + (a.coldStartsPerMillion / 10_000) * PRICES.secretsPer10kCalls + (1e6 / rowsPerBatch) * perBatch;
+  const expected =
+    PRICES.lambdaPerMillionRequests +
+    duration +
+    init +
+    a.writeUnitsPerRequest * PRICES.dynamoPerMillionWriteUnits +
+    (a.coldStartsPerMillion / 10_000) * PRICES.secretsPer10kCalls +
+    (1e6 / rowsPerBatch) * perBatch;
   const cost = costPerMillion(a);
   expect(cost.billedMsPerRequest).toBeCloseTo(billedMs, 6);
   expect(cost.rowsPerConsumerBatch).toBeCloseTo(rowsPerBatch, 6);
@@ -41,12 +51,19 @@ it('moves with each input in the direction it should', () => {
   const base = costPerMillion(ASSUMED);
   expect(costPerMillion({ ...ASSUMED, memoryMb: 512 }).usdPerMillion).toBeGreaterThan(base.usdPerMillion);
   expect(costPerMillion({ ...ASSUMED, upstreamSeconds: 6 }).usdPerMillion).toBeGreaterThan(base.usdPerMillion);
-  expect(line(costPerMillion({ ...ASSUMED, writeUnitsPerRequest: 8 }), 'DynamoDB writes') - line(base, 'DynamoDB writes')).toBeCloseTo(PRICES.dynamoPerMillionWriteUnits, 9);
+  expect(
+    line(costPerMillion({ ...ASSUMED, writeUnitsPerRequest: 8 }), 'DynamoDB writes') - line(base, 'DynamoDB writes'),
+  ).toBeCloseTo(PRICES.dynamoPerMillionWriteUnits, 9);
   // Busier traffic fills the consumer's batches: its line shrinks, never below one batch of 1,000 rows per 1,000 rows.
-  expect(line(costPerMillion({ ...ASSUMED, monthlyRequests: 100_000_000 }), 'Stream consumer')).toBeLessThan(line(base, 'Stream consumer'));
+  expect(line(costPerMillion({ ...ASSUMED, monthlyRequests: 100_000_000 }), 'Stream consumer')).toBeLessThan(
+    line(base, 'Stream consumer'),
+  );
   expect(costPerMillion({ ...ASSUMED, monthlyRequests: 1e12 }).rowsPerConsumerBatch).toBe(STREAM_MAPPING.batchSize);
   // A quieter month leaves each row alone in its batch: the worst case.
-  expect(line(costPerMillion({ ...ASSUMED, monthlyRequests: 1_000 }), 'Stream consumer')).toBeCloseTo(base.consumerWorstCaseUsdPerMillion, 9);
+  expect(line(costPerMillion({ ...ASSUMED, monthlyRequests: 1_000 }), 'Stream consumer')).toBeCloseTo(
+    base.consumerWorstCaseUsdPerMillion,
+    9,
+  );
 });
 
 it("prices the token gate's write by its item's size at the assumed rate (its size against DynamoDB Local: test/integration/store/gate-item-size.test.ts)", () => {
@@ -64,6 +81,8 @@ it("finds the rate past which one token's gate exceeds its partition's write lim
   expect(gatePartitionLoad(ceiling)).toBeLessThanOrEqual(PARTITION_WRITE_UNITS_PER_SECOND);
   expect(gatePartitionLoad(ceiling + 1)).toBeGreaterThan(PARTITION_WRITE_UNITS_PER_SECOND);
   // Over a minute the item grows from one full minute's set to two: the load lies between the two sizes' units.
-  expect(gatePartitionLoad(ceiling)).toBeGreaterThanOrEqual((ceiling / 60) * Math.ceil((GATE_ITEM.baseBytes + ceiling * GATE_ITEM.bytesPerAdmission) / 1024));
+  expect(gatePartitionLoad(ceiling)).toBeGreaterThanOrEqual(
+    (ceiling / 60) * Math.ceil((GATE_ITEM.baseBytes + ceiling * GATE_ITEM.bytesPerAdmission) / 1024),
+  );
   expect(gatePartitionLoad(ceiling)).toBeLessThanOrEqual((ceiling / 60) * gateWriteUnits(ceiling));
 });

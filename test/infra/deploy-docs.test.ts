@@ -17,11 +17,14 @@ beforeAll(() => {
 });
 afterAll(() => synth?.cleanup());
 
-it.each(['inventory', 'permissions', 'alarms', 'prices', 'cost', 'gate'])('the %s block of docs/deploy.md is what its source renders (npm run docs:deploy)', (name) => {
-  const facts = renderDeployFacts(synth.stack);
-  expect(facts[name]).toBeDefined();
-  expect(factsIn(page(), name)).toBe(facts[name]);
-});
+it.each(['inventory', 'permissions', 'alarms', 'prices', 'cost', 'gate'])(
+  'the %s block of docs/deploy.md is what its source renders (npm run docs:deploy)',
+  (name) => {
+    const facts = renderDeployFacts(synth.stack);
+    expect(facts[name]).toBeDefined();
+    expect(factsIn(page(), name)).toBe(facts[name]);
+  },
+);
 
 it('renders every block the page has, and rewriting the page changes nothing', () => {
   const facts = renderDeployFacts(synth.stack);
@@ -47,7 +50,9 @@ it('names every resource of the synthesized template, as many as there are', () 
 });
 
 it('lists every alarm of the synthesized template, by name', () => {
-  const alarms = Object.values(synth.template.findResources('AWS::CloudWatch::Alarm')) as { Properties: { AlarmName: string } }[];
+  const alarms = Object.values(synth.template.findResources('AWS::CloudWatch::Alarm')) as {
+    Properties: { AlarmName: string };
+  }[];
   const block = factsIn(page(), 'alarms')!;
   expect(block).toContain(`${alarms.length} alarms`);
   for (const a of alarms) expect(block).toContain(`\`${a.Properties.AlarmName.replace('dev-ai-usage-proxy-', '')}\``);
@@ -55,8 +60,14 @@ it('lists every alarm of the synthesized template, by name', () => {
 
 it('lists every action of the synthesized roles in the permissions table', () => {
   const table = factsIn(page(), 'permissions')!;
-  const policies = Object.values(synth.template.findResources('AWS::IAM::Policy')) as { Properties: { PolicyDocument: { Statement: { Action: string | string[] }[] } } }[];
-  const actions = new Set(policies.flatMap((p) => p.Properties.PolicyDocument.Statement.flatMap((s) => (Array.isArray(s.Action) ? s.Action : [s.Action]))));
+  const policies = Object.values(synth.template.findResources('AWS::IAM::Policy')) as {
+    Properties: { PolicyDocument: { Statement: { Action: string | string[] }[] } };
+  }[];
+  const actions = new Set(
+    policies.flatMap((p) =>
+      p.Properties.PolicyDocument.Statement.flatMap((s) => (Array.isArray(s.Action) ? s.Action : [s.Action])),
+    ),
+  );
   expect(actions.size).toBeGreaterThan(10);
   for (const action of actions) expect(table).toContain(`\`${action.split(':')[1]}\``);
 });

@@ -8,7 +8,13 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 
 const ROOT = resolve(__dirname, '../..');
-const PAGES = ['README.md', 'SECURITY.md', ...readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+const PAGES = [
+  'README.md',
+  'SECURITY.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+];
 
 /** The anchors GitHub gives a page's headings: lower case, punctuation dropped, spaces as hyphens, repeats numbered. */
 function anchorsOf(markdown: string): Set<string> {
@@ -35,7 +41,8 @@ function localLinks(markdown: string): string[] {
 
 /** The product's pages and code: only their contents are read here (a link elsewhere must still reach a file). */
 const PRODUCT_FOLDERS = ['lambda', 'lib', 'bin', 'test', 'scripts', 'docs'].map((folder) => join(ROOT, folder));
-const isProductFile = (file: string) => dirname(file) === ROOT || PRODUCT_FOLDERS.some((folder) => file.startsWith(`${folder}/`));
+const isProductFile = (file: string) =>
+  dirname(file) === ROOT || PRODUCT_FOLDERS.some((folder) => file.startsWith(`${folder}/`));
 
 /** Repository paths a page names in code spans (`lambda/…`, `test/…`), without placeholders. */
 function namedPaths(markdown: string): string[] {
@@ -64,7 +71,13 @@ describe.each(PAGES)('%s', (page) => {
 });
 
 test('the anchors are computed as GitHub computes them', () => {
-  expect([...anchorsOf('## `/api/stats` periods\n## Use it with…\n## The store (DynamoDB)\n## A\n## A\n')]).toEqual(['apistats-periods', 'use-it-with', 'the-store-dynamodb', 'a', 'a-1']);
+  expect([...anchorsOf('## `/api/stats` periods\n## Use it with…\n## The store (DynamoDB)\n## A\n## A\n')]).toEqual([
+    'apistats-periods',
+    'use-it-with',
+    'the-store-dynamodb',
+    'a',
+    'a-1',
+  ]);
 });
 
 test('every docs/ page is linked from the README', () => {

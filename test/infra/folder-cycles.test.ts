@@ -10,7 +10,10 @@ import { PROJECT_ROOT } from './support/synth';
  * derives the folder graph from the relative imports; this runs it.
  */
 const check = (root?: string) =>
-  spawnSync(process.execPath, [join(PROJECT_ROOT, 'scripts/check-cycles.mjs'), ...(root ? [root] : [])], { cwd: PROJECT_ROOT, encoding: 'utf8' });
+  spawnSync(process.execPath, [join(PROJECT_ROOT, 'scripts/check-cycles.mjs'), ...(root ? [root] : [])], {
+    cwd: PROJECT_ROOT,
+    encoding: 'utf8',
+  });
 
 describe('folder import cycles', () => {
   it('lambda/ has none', () => {
@@ -40,7 +43,7 @@ describe('folder import cycles', () => {
       const result = check(tree);
       expect(result.status).toBe(1);
       expect(result.stdout).toContain('cycle: a ↔ b ↔ c');
-      expect(result.stdout).toContain("c → a: c/three.ts → ../a/one");
+      expect(result.stdout).toContain('c → a: c/three.ts → ../a/one');
       expect(result.stdout).not.toMatch(/cycle:.*\bd\b/);
     });
 

@@ -28,7 +28,12 @@ function functionUrlEvent(path: string, headers: Record<string, string>, body: u
     routeKey: '$default',
     rawPath: path,
     rawQueryString: '',
-    headers: { 'content-type': 'application/json', host: 'abc.lambda-url.eu-west-1.on.aws', 'x-forwarded-for': '203.0.113.9', ...headers },
+    headers: {
+      'content-type': 'application/json',
+      host: 'abc.lambda-url.eu-west-1.on.aws',
+      'x-forwarded-for': '203.0.113.9',
+      ...headers,
+    },
     requestContext: {
       accountId: 'anonymous',
       apiId: 'abc',
@@ -69,7 +74,12 @@ beforeAll(async () => {
   // Stored mode: a key sealed with the same local key the handler will find under DATA_DIR.
   const sealer = new EnvelopeSealer(LocalKeyWrapper.fromFile(join(dataDir, 'local-master.key')));
   const secret = await sealer.seal('anthropic-stored-key-123456', { account_id: accountId, provider: 'prov-a' });
-  await new DynamoProviderKeyStore(tables.clients.doc, tables.tables.accounts).put(accountId, { provider: 'prov-a', secret, hint: '…3456', updatedAt: new Date().toISOString() });
+  await new DynamoProviderKeyStore(tables.clients.doc, tables.tables.accounts).put(accountId, {
+    provider: 'prov-a',
+    secret,
+    hint: '…3456',
+    updatedAt: new Date().toISOString(),
+  });
   instance = await startLambdaInstance({
     taskRoot: TASK_ROOT,
     handler: 'handler.handler',
@@ -117,27 +127,40 @@ async function invoke(event: object, options?: InvokeOptions): Promise<Answer> {
     end += chunk.bytes.length;
     if (end > bodyStart) bodyArrivals.push(chunk.at);
   }
-  return { invocation, prelude: JSON.parse(bytes.subarray(0, separator).toString('utf8')), body: bytes.subarray(bodyStart).toString('utf8'), bodyArrivals };
+  return {
+    invocation,
+    prelude: JSON.parse(bytes.subarray(0, separator).toString('utf8')),
+    body: bytes.subarray(bodyStart).toString('utf8'),
+    bodyArrivals,
+  };
 }
 
 async function rowOf(requestId: string): Promise<Record<string, unknown> | undefined> {
   const { Items } = await tables.clients.doc.send({
     operation: 'Query',
-    input: { TableName: tables.tables.usageLogs, KeyConditionExpression: 'account_id = :a', ExpressionAttributeValues: { ':a': rowPartition(accountId, requestId) } },
+    input: {
+      TableName: tables.tables.usageLogs,
+      KeyConditionExpression: 'account_id = :a',
+      ExpressionAttributeValues: { ':a': rowPartition(accountId, requestId) },
+    },
   });
   return Items!.find((item) => item.id === requestId);
 }
 
 const streamRequest = (requester: string) =>
-  functionUrlEvent('/api/proxy/v1/messages', { 'x-api-key': token, 'anthropic-version': '2023-06-01', 'x-proxy-user': requester }, {
-    model: 'claude-sonnet-4-6',
-    max_tokens: 64,
-    stream: true,
-    messages: [{ role: 'user', content: 'stream please' }],
-  });
+  functionUrlEvent(
+    '/api/proxy/v1/messages',
+    { 'x-api-key': token, 'anthropic-version': '2023-06-01', 'x-proxy-user': requester },
+    {
+      model: 'claude-sonnet-4-6',
+      max_tokens: 64,
+      stream: true,
+      messages: [{ role: 'user', content: 'stream please' }],
+    },
+  );
 
-describe('the built Lambda bundle under AWS\'s runtime interface client', () => {
-  it('streams in Lambda\'s protocol: the prelude, then an SSE answer event by event; the invocation ends after the row is written', async () => {
+describe("the built Lambda bundle under AWS's runtime interface client", () => {
+  it("streams in Lambda's protocol: the prelude, then an SSE answer event by event; the invocation ends after the row is written", async () => {
     fakes.fakes['prov-a'].next({ chunks: 6, chunkIntervalMs: 60 });
     const { invocation, prelude, body, bodyArrivals } = await invoke(streamRequest('lambda-test'));
 
@@ -167,12 +190,24 @@ describe('the built Lambda bundle under AWS\'s runtime interface client', () => 
     // The invocation ended only after its usage row was durably written: the instance is frozen
     // since the runtime asked for the next event, and the row is already there.
     const row = await rowOf(prelude.headers['x-proxy-request-id']);
-    expect(row).toMatchObject({ provider: 'prov-a', stream: true, requester: 'lambda-test', status_code: 200, mode: 'stored' });
+    expect(row).toMatchObject({
+      provider: 'prov-a',
+      stream: true,
+      requester: 'lambda-test',
+      status_code: 200,
+      mode: 'stored',
+    });
     expect(row!.output_tokens).toBe(upstream.response.usage!.outputTokens);
   });
 
   it('answers errors in the endpoint shape through the same prelude protocol', async () => {
-    const { invocation, prelude, body } = await invoke(functionUrlEvent('/api/proxy/prov-b/v1/chat/completions', { authorization: 'Bearer sk-proxy-wrong' }, { model: 'x', messages: [] }));
+    const { invocation, prelude, body } = await invoke(
+      functionUrlEvent(
+        '/api/proxy/prov-b/v1/chat/completions',
+        { authorization: 'Bearer sk-proxy-wrong' },
+        { model: 'x', messages: [] },
+      ),
+    );
     expect(invocation.response!.headers['lambda-runtime-function-response-mode']).toBe('streaming');
     expect(invocation.error).toBeUndefined();
     expect(prelude.statusCode).toBe(401);
@@ -188,7 +223,10 @@ describe('the built Lambda bundle under AWS\'s runtime interface client', () => 
     const second = await invoke(streamRequest('warm-2'));
 
     expect([first.prelude.statusCode, second.prelude.statusCode]).toEqual([200, 200]);
-    expect(await rowOf(second.prelude.headers['x-proxy-request-id'])).toMatchObject({ requester: 'warm-2', status_code: 200 });
+    expect(await rowOf(second.prelude.headers['x-proxy-request-id'])).toMatchObject({
+      requester: 'warm-2',
+      status_code: 200,
+    });
     // One process, one module load: no init error, every event asked for by the same runtime.
     expect(instance.process.exitCode).toBeNull();
     expect(instance.api.initErrors).toEqual([]);
@@ -201,7 +239,9 @@ describe('the built Lambda bundle under AWS\'s runtime interface client', () => 
 
   it('records the whole answer of an invocation whose client went away mid-stream (Lambda does not tell the function)', async () => {
     fakes.fakes['prov-a'].next({ chunks: 6, chunkIntervalMs: 60 });
-    const { invocation, prelude, bodyArrivals } = await invoke(streamRequest('leaves-early'), { clientLeavesAfterBodyBytes: 1 });
+    const { invocation, prelude, bodyArrivals } = await invoke(streamRequest('leaves-early'), {
+      clientLeavesAfterBodyBytes: 1,
+    });
     const response = invocation.response!;
     expect(response.clientLeftAt).toBeDefined();
     // The stream went on after the client left, to its end, and the invocation ended normally.
@@ -220,7 +260,9 @@ describe('the built Lambda bundle under AWS\'s runtime interface client', () => 
     // An answer of about 12 s; the invocation may run 5 s past the reserve the proxy keeps for the row
     // (room for the steps before forwarding on a loaded machine: the cut must come mid-stream).
     fakes.fakes['prov-a'].next({ chunks: 40, chunkIntervalMs: 300 });
-    const { invocation, prelude, body } = await invoke(streamRequest('time-limit'), { timeoutMs: ROW_WRITE_RESERVE_MS + 5_000 });
+    const { invocation, prelude, body } = await invoke(streamRequest('time-limit'), {
+      timeoutMs: ROW_WRITE_RESERVE_MS + 5_000,
+    });
     const reason = "before the function's time limit, to record its usage";
 
     // The stream closed with the dialect's own error event, and the invocation ended normally, before
@@ -230,7 +272,10 @@ describe('the built Lambda bundle under AWS\'s runtime interface client', () => 
     expect(body).not.toContain('event: message_stop');
     const last = body.trim().split('\n\n').at(-1)!;
     expect(last.split('\n')[0]).toBe('event: error');
-    expect(JSON.parse(last.split('\n')[1].slice('data: '.length))).toMatchObject({ type: 'error', error: { type: 'api_error', message: expect.stringContaining(reason) } });
+    expect(JSON.parse(last.split('\n')[1].slice('data: '.length))).toMatchObject({
+      type: 'error',
+      error: { type: 'api_error', message: expect.stringContaining(reason) },
+    });
     expect(invocation.response!.complete).toBe(true);
     expect(invocation.error).toBeUndefined();
     expect(invocation.endedAtEpoch).toBeLessThan(invocation.deadline);

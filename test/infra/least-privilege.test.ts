@@ -13,7 +13,11 @@ import { actionsOf, roleStatements, synthesize, type SynthesizedStack } from './
 /** `action on resource`, one string per pair, so extra and missing grants show by name. */
 function templatePairs(synth: SynthesizedStack, role: Role): string[] {
   return roleStatements(synth.template, synth.stack.getLogicalId(role.node.defaultChild as never))
-    .flatMap((s) => (Array.isArray(s.Resource) ? (s.Resource as unknown[]) : [s.Resource]).flatMap((resource) => actionsOf(s).map((action) => `${action} on ${JSON.stringify(resource)}`)))
+    .flatMap((s) =>
+      (Array.isArray(s.Resource) ? (s.Resource as unknown[]) : [s.Resource]).flatMap((resource) =>
+        actionsOf(s).map((action) => `${action} on ${JSON.stringify(resource)}`),
+      ),
+    )
     .sort();
 }
 
@@ -21,16 +25,35 @@ function declaredPairs(synth: SynthesizedStack, role: FunctionRole): string[] {
   const { stack } = synth;
   return declaredGrants(stack.settings)
     .filter((g) => g.role === role)
-    .flatMap((g) => [g.resource(stack)].flat().flatMap((resource) => g.actions.map((a) => `${a} on ${JSON.stringify(stack.resolve(resource))}`)))
+    .flatMap((g) =>
+      [g.resource(stack)]
+        .flat()
+        .flatMap((resource) => g.actions.map((a) => `${a} on ${JSON.stringify(stack.resolve(resource))}`)),
+    )
     .sort();
 }
 
 const variants: [string, Record<string, unknown>][] = [
   ['default stage', {}],
-  ['stage with every option', { stage: 'prod', provisionedConcurrency: 2, reservedConcurrency: 10, alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:ops', logRetentionDays: 30 }],
+  [
+    'stage with every option',
+    {
+      stage: 'prod',
+      provisionedConcurrency: 2,
+      reservedConcurrency: 10,
+      alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:ops',
+      logRetentionDays: 30,
+    },
+  ],
   ['stage with Bedrock on the default ARNs', { enableBedrock: 'true' }],
   ['stage with Bedrock in another region', { enableBedrock: 'true', bedrockRegion: 'us-east-1' }],
-  ['stage with Bedrock on listed ARNs', { enableBedrock: 'true', bedrockModelArns: 'arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-sonnet-4-6' }],
+  [
+    'stage with Bedrock on listed ARNs',
+    {
+      enableBedrock: 'true',
+      bedrockModelArns: 'arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-sonnet-4-6',
+    },
+  ],
 ];
 
 describe.each(variants)('least privilege on the %s', (_name, context) => {
@@ -50,8 +73,12 @@ describe.each(variants)('least privilege on the %s', (_name, context) => {
 
   it('no other role or policy exists that could hold a grant', () => {
     const roleId = (role: Role) => synth.stack.getLogicalId(role.node.defaultChild as never);
-    expect(Object.keys(synth.template.findResources('AWS::IAM::Role')).sort()).toEqual([roleId(synth.stack.proxyFunction.role), roleId(synth.stack.statsConsumer.role)].sort());
-    for (const policy of Object.values(synth.template.findResources('AWS::IAM::Policy')) as { Properties: { Roles: unknown[] } }[]) {
+    expect(Object.keys(synth.template.findResources('AWS::IAM::Role')).sort()).toEqual(
+      [roleId(synth.stack.proxyFunction.role), roleId(synth.stack.statsConsumer.role)].sort(),
+    );
+    for (const policy of Object.values(synth.template.findResources('AWS::IAM::Policy')) as {
+      Properties: { Roles: unknown[] };
+    }[]) {
       expect(policy.Properties.Roles).toHaveLength(1);
     }
     expect(synth.template.findResources('AWS::IAM::ManagedPolicy')).toEqual({});

@@ -10,5 +10,7 @@ import { PROJECT_ROOT } from './support/synth';
 test('the local server bundle holds the DynamoDB client and no KMS or Secrets Manager client', () => {
   // The service identifiers the SDK clients carry in their code; the bundle is built before the run (test/support/global-setup.ts).
   const local = readFileSync(join(PROJECT_ROOT, 'dist/local/server.mjs'), 'utf8');
-  expect(['DynamoDB_20120810', 'TrentService', 'secretsmanager'].filter((marker) => local.includes(marker))).toEqual(['DynamoDB_20120810']);
+  expect(['DynamoDB_20120810', 'TrentService', 'secretsmanager'].filter((marker) => local.includes(marker))).toEqual([
+    'DynamoDB_20120810',
+  ]);
 });

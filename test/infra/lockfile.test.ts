@@ -22,7 +22,10 @@ interface LockEntry {
 }
 const read = (file: string) => fs.readFileSync(path.join(PROJECT_ROOT, file), 'utf8');
 const lock = JSON.parse(read('package-lock.json')) as { packages: Record<string, LockEntry> };
-const manifest = JSON.parse(read('package.json')) as { engines: { node: string }; dependencies: Record<string, string> };
+const manifest = JSON.parse(read('package.json')) as {
+  engines: { node: string };
+  dependencies: Record<string, string>;
+};
 
 /** Node's resolution walk: the nearest node_modules folder above the dependent that holds `name`. */
 function resolveInLock(from: string, name: string): LockEntry | undefined {
@@ -36,7 +39,9 @@ function resolveInLock(from: string, name: string): LockEntry | undefined {
   }
 }
 
-const PLATFORMS = ['linux', 'darwin', 'win32'].flatMap((platform) => ['x64', 'arm64'].map((arch) => ({ platform, arch })));
+const PLATFORMS = ['linux', 'darwin', 'win32'].flatMap((platform) =>
+  ['x64', 'arm64'].map((arch) => ({ platform, arch })),
+);
 const runsOnSomePlatform = (e: LockEntry) =>
   PLATFORMS.some(({ platform, arch }) => (!e.os || e.os.includes(platform)) && (!e.cpu || e.cpu.includes(arch)));
 
@@ -66,22 +71,34 @@ describe('package-lock.json', () => {
     expect(missing).toEqual([]);
   });
 
-  it.each(PLATFORMS)('has a build for $platform-$arch of every package shipped as per-platform binaries', ({ platform, arch }) => {
-    const builds = (where: string, e: LockEntry) =>
-      Object.keys(e.optionalDependencies ?? {}).map((dep) => resolveInLock(where, dep)).filter((b) => b?.os || b?.cpu);
-    // A family of per-platform builds (esbuild, swc, jest's resolver), not a single macOS-only extra like fsevents.
-    const native = Object.entries(lock.packages).filter(([where, e]) => builds(where, e).length > 1);
-    expect(native.map(([where]) => where)).toEqual(expect.arrayContaining(['node_modules/@swc/core', 'node_modules/esbuild']));
-    const without = native
-      .filter(([where, e]) => !builds(where, e).some((b) => (!b!.os || b!.os.includes(platform)) && (!b!.cpu || b!.cpu.includes(arch))))
-      .map(([where]) => where);
-    expect(without).toEqual([]);
-  });
+  it.each(PLATFORMS)(
+    'has a build for $platform-$arch of every package shipped as per-platform binaries',
+    ({ platform, arch }) => {
+      const builds = (where: string, e: LockEntry) =>
+        Object.keys(e.optionalDependencies ?? {})
+          .map((dep) => resolveInLock(where, dep))
+          .filter((b) => b?.os || b?.cpu);
+      // A family of per-platform builds (esbuild, swc, jest's resolver), not a single macOS-only extra like fsevents.
+      const native = Object.entries(lock.packages).filter(([where, e]) => builds(where, e).length > 1);
+      expect(native.map(([where]) => where)).toEqual(
+        expect.arrayContaining(['node_modules/@swc/core', 'node_modules/esbuild']),
+      );
+      const without = native
+        .filter(
+          ([where, e]) =>
+            !builds(where, e).some((b) => (!b!.os || b!.os.includes(platform)) && (!b!.cpu || b!.cpu.includes(arch))),
+        )
+        .map(([where]) => where);
+      expect(without).toEqual([]);
+    },
+  );
 
   it('holds no package that needs a newer Node than package.json engines allows (no EBADENGINE)', () => {
     const oldest = semver.minVersion(manifest.engines.node)!.version;
     const tooNew = Object.entries(lock.packages)
-      .filter(([where, e]) => where && e.engines?.node && !semver.satisfies(oldest, e.engines.node) && installable(where))
+      .filter(
+        ([where, e]) => where && e.engines?.node && !semver.satisfies(oldest, e.engines.node) && installable(where),
+      )
       .map(([where, e]) => `${where}@${e.version} needs node ${e.engines!.node}`);
     expect(tooNew).toEqual([]);
   });
@@ -96,9 +113,13 @@ describe('package-lock.json', () => {
       versions.set(name, new Set([...(versions.get(name) ?? []), entry.version!]));
     }
     expect(versions.get('@aws-sdk/core')?.size).toBe(1);
-    expect([...versions].filter(([, found]) => found.size > 1).map(([name, found]) => `${name}: ${[...found].join(', ')}`)).toEqual([]);
+    expect(
+      [...versions].filter(([, found]) => found.size > 1).map(([name, found]) => `${name}: ${[...found].join(', ')}`),
+    ).toEqual([]);
     const pinned = Object.entries(manifest.dependencies).filter(([name]) => sdk.test(`node_modules/${name}`));
-    expect(pinned.map(([name, version]) => [name, version])).toEqual(pinned.map(([name]) => [name, lock.packages[`node_modules/${name}`]?.version]));
+    expect(pinned.map(([name, version]) => [name, version])).toEqual(
+      pinned.map(([name]) => [name, lock.packages[`node_modules/${name}`]?.version]),
+    );
   });
 
   it('names the same Node version in the README as in engines, and the suite runs on it', () => {
@@ -111,9 +132,17 @@ describe('package-lock.json', () => {
   it('is accepted by npm ci as it stands (a dry run in a fresh folder)', () => {
     const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'ai-usage-proxy-ci-'));
     try {
-      for (const file of ['package.json', 'package-lock.json']) fs.copyFileSync(path.join(PROJECT_ROOT, file), path.join(scratch, file));
-      const run = spawnSync('npm', ['ci', '--dry-run', '--no-audit', '--no-fund'], { cwd: scratch, encoding: 'utf8', timeout: 110_000 });
-      expect({ status: run.status, error: /npm error.*/.exec(run.stderr)?.[0] }).toEqual({ status: 0, error: undefined });
+      for (const file of ['package.json', 'package-lock.json'])
+        fs.copyFileSync(path.join(PROJECT_ROOT, file), path.join(scratch, file));
+      const run = spawnSync('npm', ['ci', '--dry-run', '--no-audit', '--no-fund'], {
+        cwd: scratch,
+        encoding: 'utf8',
+        timeout: 110_000,
+      });
+      expect({ status: run.status, error: /npm error.*/.exec(run.stderr)?.[0] }).toEqual({
+        status: 0,
+        error: undefined,
+      });
       if (semver.satisfies(process.version, manifest.engines.node)) expect(run.stderr).not.toContain('EBADENGINE');
     } finally {
       fs.rmSync(scratch, { recursive: true, force: true });
@@ -136,9 +165,17 @@ describe("test/infra/lambda-ric (AWS's Lambda runtime interface client, for the 
     expect(ricLock.packages['node_modules/aws-lambda-ric']?.version).toBe(pinned);
     const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'ai-usage-proxy-ric-ci-'));
     try {
-      for (const file of ['package.json', 'package-lock.json']) fs.copyFileSync(path.join(PROJECT_ROOT, folder, file), path.join(scratch, file));
-      const run = spawnSync('npm', ['ci', '--dry-run', '--no-audit', '--no-fund'], { cwd: scratch, encoding: 'utf8', timeout: 110_000 });
-      expect({ status: run.status, error: /npm error.*/.exec(run.stderr)?.[0] }).toEqual({ status: 0, error: undefined });
+      for (const file of ['package.json', 'package-lock.json'])
+        fs.copyFileSync(path.join(PROJECT_ROOT, folder, file), path.join(scratch, file));
+      const run = spawnSync('npm', ['ci', '--dry-run', '--no-audit', '--no-fund'], {
+        cwd: scratch,
+        encoding: 'utf8',
+        timeout: 110_000,
+      });
+      expect({ status: run.status, error: /npm error.*/.exec(run.stderr)?.[0] }).toEqual({
+        status: 0,
+        error: undefined,
+      });
     } finally {
       fs.rmSync(scratch, { recursive: true, force: true });
     }

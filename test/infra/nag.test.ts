@@ -16,8 +16,21 @@ function acknowledgements(root: IConstruct): { where: string; rule: string; reas
 // Template-only syntheses (no bundling): cdk-nag reads the CloudFormation resources, not the code.
 const variants: [string, Record<string, unknown>][] = [
   ['default stage', {}],
-  ['stage with every option', { stage: 'prod', provisionedConcurrency: 2, reservedConcurrency: 10, alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:ops', alarmEmail: 'ops@example.com', logRetentionDays: 30 }],
-  ['stage with its own alarm topic, an e-mail subscription and no concurrency cap', { stage: 'ops', alarmEmail: 'ops@example.com', reservedConcurrency: 'none', provisionedConcurrency: 1 }],
+  [
+    'stage with every option',
+    {
+      stage: 'prod',
+      provisionedConcurrency: 2,
+      reservedConcurrency: 10,
+      alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:ops',
+      alarmEmail: 'ops@example.com',
+      logRetentionDays: 30,
+    },
+  ],
+  [
+    'stage with its own alarm topic, an e-mail subscription and no concurrency cap',
+    { stage: 'ops', alarmEmail: 'ops@example.com', reservedConcurrency: 'none', provisionedConcurrency: 1 },
+  ],
 ];
 
 describe.each(variants)('cdk-nag AwsSolutions on the %s', (_name, context) => {
@@ -29,7 +42,9 @@ describe.each(variants)('cdk-nag AwsSolutions on the %s', (_name, context) => {
 
   it('reports no unacknowledged finding', () => {
     const report = new AwsSolutionsChecks(synth.app).validateScope(synth.stack);
-    expect(report.violations.map((v) => `${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`)).toEqual([]);
+    expect(
+      report.violations.map((v) => `${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`),
+    ).toEqual([]);
     expect(report.success).toBe(true);
   });
 

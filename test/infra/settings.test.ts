@@ -24,7 +24,9 @@ describe('readSettings', () => {
 
   it("calls Bedrock in the stack's region unless bedrockRegion names another", () => {
     expect(readSettings(context({ region: 'eu-central-1' })).bedrockRegion).toBe('eu-central-1');
-    expect(readSettings(context({ region: 'eu-central-1', bedrockRegion: 'us-east-1' })).bedrockRegion).toBe('us-east-1');
+    expect(readSettings(context({ region: 'eu-central-1', bedrockRegion: 'us-east-1' })).bedrockRegion).toBe(
+      'us-east-1',
+    );
   });
 
   it('caps concurrency at 50 unless told a number, or none', () => {
@@ -38,8 +40,12 @@ describe('readSettings', () => {
   });
 
   it('reads -c strings and cdk.json numbers and lists alike', () => {
-    const fromCli = readSettings(context({ reservedConcurrency: '5', corsAllowedOrigins: 'https://a.example.com,http://b.example.com:8443' }));
-    const fromJson = readSettings(context({ reservedConcurrency: 5, corsAllowedOrigins: ['https://a.example.com', 'http://b.example.com:8443'] }));
+    const fromCli = readSettings(
+      context({ reservedConcurrency: '5', corsAllowedOrigins: 'https://a.example.com,http://b.example.com:8443' }),
+    );
+    const fromJson = readSettings(
+      context({ reservedConcurrency: 5, corsAllowedOrigins: ['https://a.example.com', 'http://b.example.com:8443'] }),
+    );
     expect(fromCli).toEqual(fromJson);
     expect(fromCli.corsAllowedOrigins).toEqual(['https://a.example.com', 'http://b.example.com:8443']);
   });
@@ -63,7 +69,11 @@ describe('readSettings', () => {
   });
 
   it('refuses more provisioned instances than reserved ones, which Lambda would refuse at deploy time', () => {
-    expect(() => readSettings(context({ provisionedConcurrency: '60' }))).toThrow(/provisionedConcurrency.*reservedConcurrency/);
-    expect(readSettings(context({ provisionedConcurrency: '60', reservedConcurrency: 'none' })).provisionedConcurrency).toBe(60);
+    expect(() => readSettings(context({ provisionedConcurrency: '60' }))).toThrow(
+      /provisionedConcurrency.*reservedConcurrency/,
+    );
+    expect(
+      readSettings(context({ provisionedConcurrency: '60', reservedConcurrency: 'none' })).provisionedConcurrency,
+    ).toBe(60);
   });
 });

@@ -19,12 +19,24 @@ const variants: [string, Record<string, unknown>][] = [
   ['functionLogRetentionDays=365', { functionLogRetentionDays: 365 }],
   ['alarmEmail', { alarmEmail: 'ops@example.com' }],
   ['alarmTopicArn', { alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:ops' }],
-  ['all of them', { provisionedConcurrency: 2, reservedConcurrency: 20, memoryMb: 512, upstreamTimeoutMs: 60_000, alarmEmail: 'ops@example.com', logRetentionDays: 30 }],
+  [
+    'all of them',
+    {
+      provisionedConcurrency: 2,
+      reservedConcurrency: 20,
+      memoryMb: 512,
+      upstreamTimeoutMs: 60_000,
+      alarmEmail: 'ops@example.com',
+      logRetentionDays: 30,
+    },
+  ],
 ];
 
 const urlOf = (synth: SynthesizedStack) => {
   const url = single(synth.template, 'AWS::Lambda::Url');
-  const permissions = Object.entries(synth.template.findResources('AWS::Lambda::Permission')).sort(([a], [b]) => a.localeCompare(b));
+  const permissions = Object.entries(synth.template.findResources('AWS::Lambda::Permission')).sort(([a], [b]) =>
+    a.localeCompare(b),
+  );
   const fn = single(synth.template, 'AWS::Lambda::Function', (p) => String(p.FunctionName).endsWith('-function'));
   return { url: { logicalId: url.logicalId, Properties: url.Properties }, permissions, functionId: fn.logicalId };
 };
@@ -37,7 +49,12 @@ afterAll(() => base?.cleanup());
 
 it('serves the URL from the live alias from the first deploy on', () => {
   const { url, functionId } = urlOf(base);
-  expect(url.Properties).toEqual({ AuthType: 'NONE', InvokeMode: 'RESPONSE_STREAM', TargetFunctionArn: { 'Fn::GetAtt': [functionId, 'Arn'] }, Qualifier: 'live' });
+  expect(url.Properties).toEqual({
+    AuthType: 'NONE',
+    InvokeMode: 'RESPONSE_STREAM',
+    TargetFunctionArn: { 'Fn::GetAtt': [functionId, 'Arn'] },
+    Qualifier: 'live',
+  });
   const alias = single(base.template, 'AWS::Lambda::Alias');
   expect(alias.Properties).toMatchObject({ Name: 'live', FunctionName: { Ref: functionId } });
   expect(alias.Properties.ProvisionedConcurrencyConfig).toBeUndefined();
@@ -48,7 +65,9 @@ it.each(variants)('%s: the same URL resource, permissions and function, so the h
   try {
     expect(urlOf(other)).toEqual(urlOf(base));
     // Provisioned instances change the alias in place: same logical id, same name.
-    expect(single(other.template, 'AWS::Lambda::Alias').logicalId).toBe(single(base.template, 'AWS::Lambda::Alias').logicalId);
+    expect(single(other.template, 'AWS::Lambda::Alias').logicalId).toBe(
+      single(base.template, 'AWS::Lambda::Alias').logicalId,
+    );
   } finally {
     other.cleanup();
   }

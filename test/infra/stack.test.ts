@@ -9,7 +9,14 @@ import { ESM_REQUIRE_BANNER } from '../../lib/constructs/proxy-function';
 import { tableOutputName } from '../../lib/names';
 import { DEFAULTS } from '../../lib/settings';
 import { CONSUMER_MEMORY_MB, STREAM_MAPPING } from '../../lib/constructs/stats-consumer';
-import { actionsOf, policyStatements, roleStatements, single, synthesize, type SynthesizedStack } from './support/synth';
+import {
+  actionsOf,
+  policyStatements,
+  roleStatements,
+  single,
+  synthesize,
+  type SynthesizedStack,
+} from './support/synth';
 
 const SHAPES = Object.values(TABLES) as TableShape[];
 
@@ -20,11 +27,16 @@ beforeAll(() => {
 });
 afterAll(() => synth?.cleanup());
 
-const table = (shape: TableShape) => single(synth.template, 'AWS::DynamoDB::Table', (p) => p.TableName === `dev-ai-usage-proxy-${shape.logicalName}`);
-const fn = () => single(synth.template, 'AWS::Lambda::Function', (p) => p.FunctionName === 'dev-ai-usage-proxy-function');
-const consumer = () => single(synth.template, 'AWS::Lambda::Function', (p) => p.FunctionName === 'dev-ai-usage-proxy-stats-consumer');
-const roleOf = (f: { Properties: Record<string, unknown> }) => (f.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
-const key = () => single(synth.template, 'AWS::KMS::Key', (p) => String(p.Description).startsWith('Wraps the data keys'));
+const table = (shape: TableShape) =>
+  single(synth.template, 'AWS::DynamoDB::Table', (p) => p.TableName === `dev-ai-usage-proxy-${shape.logicalName}`);
+const fn = () =>
+  single(synth.template, 'AWS::Lambda::Function', (p) => p.FunctionName === 'dev-ai-usage-proxy-function');
+const consumer = () =>
+  single(synth.template, 'AWS::Lambda::Function', (p) => p.FunctionName === 'dev-ai-usage-proxy-stats-consumer');
+const roleOf = (f: { Properties: Record<string, unknown> }) =>
+  (f.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+const key = () =>
+  single(synth.template, 'AWS::KMS::Key', (p) => String(p.Description).startsWith('Wraps the data keys'));
 const secret = () => single(synth.template, 'AWS::SecretsManager::Secret');
 
 describe('DynamoDB tables, built from lambda/tables.ts', () => {
@@ -43,27 +55,35 @@ describe('DynamoDB tables, built from lambda/tables.ts', () => {
     expect(p.KeySchema).toEqual(keySchema);
     expect(p.AttributeDefinitions).toEqual(attributes);
     expect(p.BillingMode).toBe('PAY_PER_REQUEST');
-    expect(p.TimeToLiveSpecification).toEqual(shape.ttlAttribute ? { AttributeName: shape.ttlAttribute, Enabled: true } : undefined);
+    expect(p.TimeToLiveSpecification).toEqual(
+      shape.ttlAttribute ? { AttributeName: shape.ttlAttribute, Enabled: true } : undefined,
+    );
     // AWS-owned key (free); provider keys are envelope-encrypted under our own key before they get here.
     expect(p.SSESpecification).toEqual({ SSEEnabled: false });
   });
 
   it('accounts: monthly budget spend counters expire through TTL on expires_at (test/integration/store/budget-store.test.ts checks the attribute written)', () => {
-    expect(table(TABLES.accounts).Properties.TimeToLiveSpecification).toEqual({ AttributeName: 'expires_at', Enabled: true });
+    expect(table(TABLES.accounts).Properties.TimeToLiveSpecification).toEqual({
+      AttributeName: 'expires_at',
+      Enabled: true,
+    });
   });
 
-  it.each(SHAPES.map((s) => [s.logicalName, s] as const))('%s: durable data has PITR, deletion protection and survives the stack', (_name, shape) => {
-    const t = table(shape);
-    if (shape.durable) {
-      expect(t.Properties.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
-      expect(t.Properties.DeletionProtectionEnabled).toBe(true);
-      expect(t.DeletionPolicy).toBe('Retain');
-    } else {
-      expect(t.Properties.PointInTimeRecoverySpecification).toBeUndefined();
-      expect(t.Properties.DeletionProtectionEnabled).toBe(false);
-      expect(t.DeletionPolicy).toBe('Delete');
-    }
-  });
+  it.each(SHAPES.map((s) => [s.logicalName, s] as const))(
+    '%s: durable data has PITR, deletion protection and survives the stack',
+    (_name, shape) => {
+      const t = table(shape);
+      if (shape.durable) {
+        expect(t.Properties.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+        expect(t.Properties.DeletionProtectionEnabled).toBe(true);
+        expect(t.DeletionPolicy).toBe('Retain');
+      } else {
+        expect(t.Properties.PointInTimeRecoverySpecification).toBeUndefined();
+        expect(t.Properties.DeletionProtectionEnabled).toBe(false);
+        expect(t.DeletionPolicy).toBe('Delete');
+      }
+    },
+  );
 
   it('gives the function each physical table name under the variable the runtime reads', () => {
     const env = (fn().Properties.Environment as { Variables: Record<string, unknown> }).Variables;
@@ -71,15 +91,24 @@ describe('DynamoDB tables, built from lambda/tables.ts', () => {
   });
 
   it('grants the proxy item-level access on each table by ARN, nothing table-wide or wildcarded (the actions: least-privilege.test.ts)', () => {
-    const dynamo = roleStatements(synth.template, roleOf(fn())).filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
+    const dynamo = roleStatements(synth.template, roleOf(fn())).filter((s) =>
+      actionsOf(s).some((a) => a.startsWith('dynamodb:')),
+    );
     const granted = dynamo.flatMap((s) => (Array.isArray(s.Resource) ? s.Resource : [s.Resource]));
     expect(granted).toHaveLength(SHAPES.length);
-    expect(granted).toEqual(expect.arrayContaining(SHAPES.map((shape) => ({ 'Fn::GetAtt': [table(shape).logicalId, 'Arn'] }))));
-    for (const s of dynamo) for (const action of actionsOf(s)) expect(action).toMatch(/^dynamodb:(GetItem|BatchGetItem|Query|PutItem|UpdateItem|DeleteItem|BatchWriteItem)$/);
+    expect(granted).toEqual(
+      expect.arrayContaining(SHAPES.map((shape) => ({ 'Fn::GetAtt': [table(shape).logicalId, 'Arn'] }))),
+    );
+    for (const s of dynamo)
+      for (const action of actionsOf(s))
+        expect(action).toMatch(/^dynamodb:(GetItem|BatchGetItem|Query|PutItem|UpdateItem|DeleteItem|BatchWriteItem)$/);
   });
 
   it('streams new usage rows (NEW_IMAGE) and no other table', () => {
-    for (const shape of SHAPES) expect(table(shape).Properties.StreamSpecification).toEqual(shape.stream ? { StreamViewType: shape.stream } : undefined);
+    for (const shape of SHAPES)
+      expect(table(shape).Properties.StreamSpecification).toEqual(
+        shape.stream ? { StreamViewType: shape.stream } : undefined,
+      );
     expect(SHAPES.filter((shape) => shape.stream).map((shape) => shape.logicalName)).toEqual(['usage-logs']);
   });
 });
@@ -101,7 +130,13 @@ describe('KMS key for provider keys', () => {
     expect(ENCRYPTION_CONTEXT_CONDITION).toEqual(condition);
     expect(kms).toEqual([
       { Sid: 'OpenStoredProviderKeys', Effect: 'Allow', Action: 'kms:Decrypt', Resource: keyArn, Condition: condition },
-      { Sid: 'SealNewProviderKeys', Effect: 'Allow', Action: 'kms:GenerateDataKey', Resource: keyArn, Condition: condition },
+      {
+        Sid: 'SealNewProviderKeys',
+        Effect: 'Allow',
+        Action: 'kms:GenerateDataKey',
+        Resource: keyArn,
+        Condition: condition,
+      },
     ]);
   });
 
@@ -122,8 +157,17 @@ describe('admin key secret', () => {
   });
 
   it('is readable by the function and nothing more', () => {
-    const statements = policyStatements(synth.template).filter((s) => actionsOf(s).some((a) => a.startsWith('secretsmanager:')));
-    expect(statements).toEqual([{ Sid: 'ReadAdminKey', Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: { Ref: secret().logicalId } }]);
+    const statements = policyStatements(synth.template).filter((s) =>
+      actionsOf(s).some((a) => a.startsWith('secretsmanager:')),
+    );
+    expect(statements).toEqual([
+      {
+        Sid: 'ReadAdminKey',
+        Effect: 'Allow',
+        Action: 'secretsmanager:GetSecretValue',
+        Resource: { Ref: secret().logicalId },
+      },
+    ]);
     const env = (fn().Properties.Environment as { Variables: Record<string, unknown> }).Variables;
     expect(env.ADMIN_SECRET_ARN).toEqual({ Ref: secret().logicalId });
   });
@@ -158,9 +202,17 @@ describe('function', () => {
 
   it('logs JSON lines to its own log group with a retention', () => {
     const logGroupId = (fn().Properties.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup.Ref;
-    const logs = { logicalId: logGroupId, ...(synth.template.toJSON().Resources[logGroupId] as { Properties: Record<string, unknown> }) };
+    const logs = {
+      logicalId: logGroupId,
+      ...(synth.template.toJSON().Resources[logGroupId] as { Properties: Record<string, unknown> }),
+    };
     expect(logs.Properties.RetentionInDays).toBe(30);
-    expect(fn().Properties.LoggingConfig).toEqual({ LogFormat: 'JSON', ApplicationLogLevel: 'INFO', SystemLogLevel: 'WARN', LogGroup: { Ref: logs.logicalId } });
+    expect(fn().Properties.LoggingConfig).toEqual({
+      LogFormat: 'JSON',
+      ApplicationLogLevel: 'INFO',
+      SystemLogLevel: 'WARN',
+      LogGroup: { Ref: logs.logicalId },
+    });
   });
 
   it('has a role with no managed policies and no wildcard resources', () => {
@@ -183,10 +235,15 @@ describe('function', () => {
     expect(bundle.startsWith(ESM_REQUIRE_BANNER)).toBe(true);
     expect(bundle).toMatch(/export\s*\{[^}]*\bas handler\b/);
     // Statement-level imports are the only way an ESM bundle reaches outside itself: Node built-ins only.
-    const imported = [...bundle.matchAll(/(?:^|[;\n])\s*import\s*(?:[\w$]+\s*,?\s*)?(?:\{[^}]*\}|\*\s*as\s*[\w$]+)?\s*(?:from\s*)?["']([^"']+)["']/g)].map((m) => m[1]);
+    const imported = [
+      ...bundle.matchAll(
+        /(?:^|[;\n])\s*import\s*(?:[\w$]+\s*,?\s*)?(?:\{[^}]*\}|\*\s*as\s*[\w$]+)?\s*(?:from\s*)?["']([^"']+)["']/g,
+      ),
+    ].map((m) => m[1]);
     expect(imported.filter((specifier) => !specifier.startsWith('node:'))).toEqual([]);
     // The pinned SDK clients are inside: their service identifiers are in the code.
-    for (const marker of ['DynamoDB_20120810', 'TrentService', 'secretsmanager']) expect(bundle.includes(marker)).toBe(true);
+    for (const marker of ['DynamoDB_20120810', 'TrentService', 'secretsmanager'])
+      expect(bundle.includes(marker)).toBe(true);
     // The dashboard and version that scripts/build.mjs injects are injected here too.
     expect(bundle.includes('virtual:dashboard-assets')).toBe(false);
     expect(bundle.includes('<!doctype html>')).toBe(true);
@@ -207,7 +264,9 @@ describe('stats consumer (rollups from the usage-logs stream)', () => {
     expect(p.Architectures).toEqual(['arm64']);
     expect(p.MemorySize).toBe(CONSUMER_MEMORY_MB);
     expect(p.Timeout).toBe(60);
-    expect((p.Environment as { Variables: Record<string, unknown> }).Variables).toEqual({ [TABLES.usageStats.envVar]: { Ref: table(TABLES.usageStats).logicalId } });
+    expect((p.Environment as { Variables: Record<string, unknown> }).Variables).toEqual({
+      [TABLES.usageStats.envVar]: { Ref: table(TABLES.usageStats).logicalId },
+    });
   });
 
   it('reads the stream in batches, reports failed rows, bisects, retries for a bounded time and sends what it gives up on to a dead-letter queue', () => {
@@ -236,37 +295,65 @@ describe('stats consumer (rollups from the usage-logs stream)', () => {
     const streamArn = { 'Fn::GetAtt': [table(TABLES.usageLogs).logicalId, 'StreamArn'] };
     expect(dynamo).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ Action: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'], Resource: streamArn }),
+        expect.objectContaining({
+          Action: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
+          Resource: streamArn,
+        }),
         expect.objectContaining({ Action: 'dynamodb:ListStreams', Resource: '*' }),
-        expect.objectContaining({ Action: 'dynamodb:UpdateItem', Resource: { 'Fn::GetAtt': [table(TABLES.usageStats).logicalId, 'Arn'] } }),
+        expect.objectContaining({
+          Action: 'dynamodb:UpdateItem',
+          Resource: { 'Fn::GetAtt': [table(TABLES.usageStats).logicalId, 'Arn'] },
+        }),
       ]),
     );
     expect(dynamo).toHaveLength(3);
     // The only "*": ListStreams, which has no resource-level permission.
-    for (const s of statements) if (JSON.stringify(s.Resource).includes('*')) expect(s.Action).toBe('dynamodb:ListStreams');
+    for (const s of statements)
+      if (JSON.stringify(s.Resource).includes('*')) expect(s.Action).toBe('dynamodb:ListStreams');
   });
 
   it('is its own small bundle: no dashboard, no KMS or Secrets Manager client, only Node built-ins imported', () => {
     const code = consumer().Properties.Code as { S3Key: string };
-    const bundle = fs.readFileSync(path.join(synth.outdir, `asset.${code.S3Key.replace(/\.zip$/, '')}`, 'index.mjs'), 'utf8');
+    const bundle = fs.readFileSync(
+      path.join(synth.outdir, `asset.${code.S3Key.replace(/\.zip$/, '')}`, 'index.mjs'),
+      'utf8',
+    );
     expect(bundle.startsWith(ESM_REQUIRE_BANNER)).toBe(true);
     expect(bundle).toMatch(/export\s*\{[^}]*\bas handler\b/);
-    const imported = [...bundle.matchAll(/(?:^|[;\n])\s*import\s*(?:[\w$]+\s*,?\s*)?(?:\{[^}]*\}|\*\s*as\s*[\w$]+)?\s*(?:from\s*)?["']([^"']+)["']/g)].map((m) => m[1]);
+    const imported = [
+      ...bundle.matchAll(
+        /(?:^|[;\n])\s*import\s*(?:[\w$]+\s*,?\s*)?(?:\{[^}]*\}|\*\s*as\s*[\w$]+)?\s*(?:from\s*)?["']([^"']+)["']/g,
+      ),
+    ].map((m) => m[1]);
     expect(imported.filter((specifier) => !specifier.startsWith('node:'))).toEqual([]);
     expect(bundle.includes('DynamoDB_20120810')).toBe(true);
-    for (const absent of ['<!doctype html>', 'TrentService', 'secretsmanager']) expect(bundle.includes(absent)).toBe(false);
+    for (const absent of ['<!doctype html>', 'TrentService', 'secretsmanager'])
+      expect(bundle.includes(absent)).toBe(false);
   });
 });
 
 describe('function URL', () => {
   it('streams responses, leaves auth to the app and CORS to the app, and is served from the live alias', () => {
     const url = single(synth.template, 'AWS::Lambda::Url');
-    expect(url.Properties).toEqual({ AuthType: 'NONE', InvokeMode: 'RESPONSE_STREAM', TargetFunctionArn: { 'Fn::GetAtt': [fn().logicalId, 'Arn'] }, Qualifier: 'live' });
+    expect(url.Properties).toEqual({
+      AuthType: 'NONE',
+      InvokeMode: 'RESPONSE_STREAM',
+      TargetFunctionArn: { 'Fn::GetAtt': [fn().logicalId, 'Arn'] },
+      Qualifier: 'live',
+    });
   });
 
   it('is invokable by anyone only through the URL', () => {
-    synth.template.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunctionUrl', FunctionUrlAuthType: 'NONE', Principal: '*' });
-    synth.template.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunction', InvokedViaFunctionUrl: true, Principal: '*' });
+    synth.template.hasResourceProperties('AWS::Lambda::Permission', {
+      Action: 'lambda:InvokeFunctionUrl',
+      FunctionUrlAuthType: 'NONE',
+      Principal: '*',
+    });
+    synth.template.hasResourceProperties('AWS::Lambda::Permission', {
+      Action: 'lambda:InvokeFunction',
+      InvokedViaFunctionUrl: true,
+      Principal: '*',
+    });
     synth.template.resourceCountIs('AWS::Lambda::Permission', 2);
   });
 });
@@ -274,11 +361,29 @@ describe('function URL', () => {
 describe('alarms', () => {
   it('watch function errors, throttles and p99 duration', () => {
     const fnRef = [{ Name: 'FunctionName', Value: { Ref: fn().logicalId } }];
-    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmName: 'dev-ai-usage-proxy-function-errors', MetricName: 'Errors', Namespace: 'AWS/Lambda', Dimensions: fnRef, Statistic: 'Sum', Threshold: 1 });
-    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmName: 'dev-ai-usage-proxy-function-throttles', MetricName: 'Throttles', Dimensions: fnRef, Threshold: 1 });
+    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'dev-ai-usage-proxy-function-errors',
+      MetricName: 'Errors',
+      Namespace: 'AWS/Lambda',
+      Dimensions: fnRef,
+      Statistic: 'Sum',
+      Threshold: 1,
+    });
+    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'dev-ai-usage-proxy-function-throttles',
+      MetricName: 'Throttles',
+      Dimensions: fnRef,
+      Threshold: 1,
+    });
     // A refused usage row's only copy is its log line: a metric filter counts them.
-    synth.template.hasResourceProperties('AWS::Logs::MetricFilter', { FilterPattern: '{ $.message = "usage row spooled" }' });
-    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmName: 'dev-ai-usage-proxy-spooled-usage-rows', Namespace: 'AiUsageProxy', Threshold: 1 });
+    synth.template.hasResourceProperties('AWS::Logs::MetricFilter', {
+      FilterPattern: '{ $.message = "usage row spooled" }',
+    });
+    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'dev-ai-usage-proxy-spooled-usage-rows',
+      Namespace: 'AiUsageProxy',
+      Threshold: 1,
+    });
     synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       AlarmName: 'dev-ai-usage-proxy-function-p99-duration',
       MetricName: 'Duration',
@@ -293,21 +398,41 @@ describe('alarms', () => {
   it.each(SHAPES.map((s) => [s.logicalName, s] as const))('watch DynamoDB throttles on %s', (_name, shape) => {
     const tableRef = [{ Name: 'TableName', Value: { Ref: table(shape).logicalId } }];
     const metric = (name: string) =>
-      Match.objectLike({ MetricStat: Match.objectLike({ Metric: { MetricName: name, Namespace: 'AWS/DynamoDB', Dimensions: tableRef }, Stat: 'Sum' }) });
+      Match.objectLike({
+        MetricStat: Match.objectLike({
+          Metric: { MetricName: name, Namespace: 'AWS/DynamoDB', Dimensions: tableRef },
+          Stat: 'Sum',
+        }),
+      });
     synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       AlarmName: `dev-ai-usage-proxy-${shape.logicalName}-throttles`,
       Threshold: 1,
-      Metrics: Match.arrayWith([Match.objectLike({ Expression: 'FILL(reads, 0) + FILL(writes, 0)' }), metric('ReadThrottleEvents'), metric('WriteThrottleEvents')]),
+      Metrics: Match.arrayWith([
+        Match.objectLike({ Expression: 'FILL(reads, 0) + FILL(writes, 0)' }),
+        metric('ReadThrottleEvents'),
+        metric('WriteThrottleEvents'),
+      ]),
     });
   });
 
   it('watch the stats consumer: repeated failures, and any batch in its dead-letter queue', () => {
-    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmName: 'dev-ai-usage-proxy-stats-consumer-errors', MetricName: 'Errors', Dimensions: [{ Name: 'FunctionName', Value: { Ref: consumer().logicalId } }] });
-    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmName: 'dev-ai-usage-proxy-stats-dead-letters', MetricName: 'ApproximateNumberOfMessagesVisible', Namespace: 'AWS/SQS', Threshold: 1 });
+    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'dev-ai-usage-proxy-stats-consumer-errors',
+      MetricName: 'Errors',
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: consumer().logicalId } }],
+    });
+    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'dev-ai-usage-proxy-stats-dead-letters',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Namespace: 'AWS/SQS',
+      Threshold: 1,
+    });
   });
 
   it("treat no traffic as fine and notify the stack's alarm topic when they fire and when they clear", () => {
-    const alarms = Object.values(synth.template.findResources('AWS::CloudWatch::Alarm')) as { Properties: Record<string, unknown> }[];
+    const alarms = Object.values(synth.template.findResources('AWS::CloudWatch::Alarm')) as {
+      Properties: Record<string, unknown>;
+    }[];
     expect(alarms).toHaveLength(6 + SHAPES.length);
     const topic = single(synth.template, 'AWS::SNS::Topic');
     for (const a of alarms) {
@@ -319,14 +444,26 @@ describe('alarms', () => {
 
   it("the topic is encrypted with its own rotating key, refuses plain HTTP, and admits only this stage's alarms of this account", () => {
     const topic = single(synth.template, 'AWS::SNS::Topic');
-    const alarmKey = single(synth.template, 'AWS::KMS::Key', (p) => String(p.Description).startsWith('Encrypts the alarm notifications'));
-    expect(topic.Properties).toMatchObject({ TopicName: 'dev-ai-usage-proxy-alarms', KmsMasterKeyId: { 'Fn::GetAtt': [alarmKey.logicalId, 'Arn'] } });
+    const alarmKey = single(synth.template, 'AWS::KMS::Key', (p) =>
+      String(p.Description).startsWith('Encrypts the alarm notifications'),
+    );
+    expect(topic.Properties).toMatchObject({
+      TopicName: 'dev-ai-usage-proxy-alarms',
+      KmsMasterKeyId: { 'Fn::GetAtt': [alarmKey.logicalId, 'Arn'] },
+    });
     expect(alarmKey.Properties.EnableKeyRotation).toBe(true);
-    const policy = single(synth.template, 'AWS::SNS::TopicPolicy').Properties.PolicyDocument as { Statement: Record<string, unknown>[] };
+    const policy = single(synth.template, 'AWS::SNS::TopicPolicy').Properties.PolicyDocument as {
+      Statement: Record<string, unknown>[];
+    };
     expect(policy.Statement).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
-        expect.objectContaining({ Sid: 'CloudWatchAlarmsPublish', Effect: 'Allow', Principal: { Service: 'cloudwatch.amazonaws.com' }, Action: 'sns:Publish' }),
+        expect.objectContaining({
+          Sid: 'CloudWatchAlarmsPublish',
+          Effect: 'Allow',
+          Principal: { Service: 'cloudwatch.amazonaws.com' },
+          Action: 'sns:Publish',
+        }),
       ]),
     );
     const publish = policy.Statement.find((st) => st.Sid === 'CloudWatchAlarmsPublish')!;
@@ -345,6 +482,7 @@ describe('outputs', () => {
     synth.template.hasOutput('ProxyBaseUrl', { Value: { 'Fn::Join': ['', [functionUrl, 'api/proxy']] } });
     synth.template.hasOutput('DashboardUrl', { Value: functionUrl });
     synth.template.hasOutput('AdminSecretArn', { Value: { Ref: secret().logicalId } });
-    for (const shape of SHAPES) synth.template.hasOutput(tableOutputName(shape.logicalName), { Value: { Ref: table(shape).logicalId } });
+    for (const shape of SHAPES)
+      synth.template.hasOutput(tableOutputName(shape.logicalName), { Value: { Ref: table(shape).logicalId } });
   });
 });

@@ -28,7 +28,9 @@ it('names the stack and every named resource after the stage, in the chosen regi
   expect(synth.stack.stackName).toBe('prod-ai-usage-proxy');
   expect(synth.stack.region).toBe('eu-central-1');
   for (const shape of Object.values(TABLES)) {
-    synth.template.hasResourceProperties('AWS::DynamoDB::Table', { TableName: `prod-ai-usage-proxy-${shape.logicalName}` });
+    synth.template.hasResourceProperties('AWS::DynamoDB::Table', {
+      TableName: `prod-ai-usage-proxy-${shape.logicalName}`,
+    });
   }
   synth.template.hasResourceProperties('AWS::Lambda::Function', { FunctionName: 'prod-ai-usage-proxy-function' });
   synth.template.hasResourceProperties('AWS::Lambda::Function', { FunctionName: 'prod-ai-usage-proxy-stats-consumer' });
@@ -48,26 +50,45 @@ it('reserves concurrency on the function and serves the URL from a provisioned a
   const fn = single(synth.template, 'AWS::Lambda::Function', (p) => p.FunctionName === 'prod-ai-usage-proxy-function');
   expect(fn.Properties.ReservedConcurrentExecutions).toBe(20);
   const alias = single(synth.template, 'AWS::Lambda::Alias');
-  expect(alias.Properties).toMatchObject({ Name: 'live', ProvisionedConcurrencyConfig: { ProvisionedConcurrentExecutions: 2 } });
+  expect(alias.Properties).toMatchObject({
+    Name: 'live',
+    ProvisionedConcurrencyConfig: { ProvisionedConcurrentExecutions: 2 },
+  });
   const url = single(synth.template, 'AWS::Lambda::Url');
-  expect(url.Properties).toMatchObject({ InvokeMode: 'RESPONSE_STREAM', TargetFunctionArn: { 'Fn::GetAtt': [fn.logicalId, 'Arn'] }, Qualifier: 'live' });
+  expect(url.Properties).toMatchObject({
+    InvokeMode: 'RESPONSE_STREAM',
+    TargetFunctionArn: { 'Fn::GetAtt': [fn.logicalId, 'Arn'] },
+    Qualifier: 'live',
+  });
 });
 
 it('sends every alarm to the operator topic', () => {
-  const alarms = Object.values(synth.template.findResources('AWS::CloudWatch::Alarm')) as { Properties: Record<string, unknown> }[];
+  const alarms = Object.values(synth.template.findResources('AWS::CloudWatch::Alarm')) as {
+    Properties: Record<string, unknown>;
+  }[];
   expect(alarms.length).toBeGreaterThan(0);
   for (const a of alarms) expect(a.Properties.AlarmActions).toEqual([TOPIC]);
   // The given topic replaces the stack's own; the e-mail address is subscribed to it.
   synth.template.resourceCountIs('AWS::SNS::Topic', 0);
-  synth.template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com', TopicArn: TOPIC });
+  synth.template.hasResourceProperties('AWS::SNS::Subscription', {
+    Protocol: 'email',
+    Endpoint: 'ops@example.com',
+    TopicArn: TOPIC,
+  });
 });
 
 it("subscribes the e-mail address to the stack's own topic when no topic is given", () => {
   const own = synthesize({ stage: 'ops', alarmEmail: 'ops@example.com' }, { bundle: false });
   try {
     const topic = single(own.template, 'AWS::SNS::Topic');
-    own.template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com', TopicArn: { Ref: topic.logicalId } });
-    const alarms = Object.values(own.template.findResources('AWS::CloudWatch::Alarm')) as { Properties: Record<string, unknown> }[];
+    own.template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'ops@example.com',
+      TopicArn: { Ref: topic.logicalId },
+    });
+    const alarms = Object.values(own.template.findResources('AWS::CloudWatch::Alarm')) as {
+      Properties: Record<string, unknown>;
+    }[];
     for (const a of alarms) expect(a.Properties.AlarmActions).toEqual([{ Ref: topic.logicalId }]);
   } finally {
     own.cleanup();

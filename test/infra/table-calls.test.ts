@@ -47,8 +47,14 @@ function actionsAt(text: string): { action: DynamoAction; index: number }[] {
   for (const m of text.matchAll(/\boperation:\s*'(\w+)'/g)) {
     if (m[1] !== 'TransactWriteItems') sent.push({ action: m[1] as DynamoAction, index: m.index });
   }
-  const inTransaction: Record<string, DynamoAction> = { Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem', ConditionCheck: 'ConditionCheckItem' };
-  for (const m of text.matchAll(/\{\s*(Put|Update|Delete|ConditionCheck)\s*:/g)) sent.push({ action: inTransaction[m[1]], index: m.index });
+  const inTransaction: Record<string, DynamoAction> = {
+    Put: 'PutItem',
+    Update: 'UpdateItem',
+    Delete: 'DeleteItem',
+    ConditionCheck: 'ConditionCheckItem',
+  };
+  for (const m of text.matchAll(/\{\s*(Put|Update|Delete|ConditionCheck)\s*:/g))
+    sent.push({ action: inTransaction[m[1]], index: m.index });
   return sent;
 }
 
@@ -62,7 +68,16 @@ const sentByClass = new Map<string, Set<DynamoAction>>();
 const outsideClasses: string[] = [];
 for (const [file, text] of sources) {
   for (const { action, index } of actionsAt(text)) {
-    const owner = classes.find((c) => c.file === file && c.start <= index && index < c.end && !classes.some((inner) => inner !== c && inner.file === file && c.start < inner.start && inner.start <= index && index < inner.end));
+    const owner = classes.find(
+      (c) =>
+        c.file === file &&
+        c.start <= index &&
+        index < c.end &&
+        !classes.some(
+          (inner) =>
+            inner !== c && inner.file === file && c.start < inner.start && inner.start <= index && index < inner.end,
+        ),
+    );
     if (!owner) {
       outsideClasses.push(`${path.relative(PROJECT_ROOT, file)}: ${action}`);
       continue;
@@ -85,21 +100,28 @@ describe('declared DynamoDB calls (lambda/store/table-calls.ts) match the code',
 
   it('every class that sends store commands is declared, with exactly the actions it sends', () => {
     const declaredByClass = new Map<string, Set<DynamoAction>>();
-    for (const { code, actions } of declared) declaredByClass.set(code, new Set([...(declaredByClass.get(code) ?? []), ...actions]));
-    const asLists = (map: Map<string, Set<DynamoAction>>) => Object.fromEntries([...map].map(([name, set]) => [name, [...set].sort()]).sort());
+    for (const { code, actions } of declared)
+      declaredByClass.set(code, new Set([...(declaredByClass.get(code) ?? []), ...actions]));
+    const asLists = (map: Map<string, Set<DynamoAction>>) =>
+      Object.fromEntries([...map].map(([name, set]) => [name, [...set].sort()]).sort());
     expect(asLists(declaredByClass)).toEqual(asLists(sentByClass));
   });
 
   it('names each declared class once in lambda/, so the scan reads the right source', () => {
-    for (const { code } of declared) expect(classes.filter((c) => c.name === code).map((c) => path.relative(PROJECT_ROOT, c.file))).toHaveLength(1);
+    for (const { code } of declared)
+      expect(classes.filter((c) => c.name === code).map((c) => path.relative(PROJECT_ROOT, c.file))).toHaveLength(1);
   });
 
   it('gives the proxy no delete, batch write or update on the usage history, and the consumer writes only rollups', () => {
-    const proxyOn = (table: string) => new Set(PROXY_TABLE_CALLS.filter((c) => c.table === table).flatMap((c) => c.actions));
+    const proxyOn = (table: string) =>
+      new Set(PROXY_TABLE_CALLS.filter((c) => c.table === table).flatMap((c) => c.actions));
     for (const table of ['usageLogs', 'usageStats']) {
-      for (const forbidden of ['DeleteItem', 'BatchWriteItem', 'UpdateItem']) expect(proxyOn(table).has(forbidden as DynamoAction)).toBe(false);
+      for (const forbidden of ['DeleteItem', 'BatchWriteItem', 'UpdateItem'])
+        expect(proxyOn(table).has(forbidden as DynamoAction)).toBe(false);
     }
     expect(proxyOn('usageStats')).toEqual(new Set(['Query']));
-    expect(new Set(CONSUMER_TABLE_CALLS.flatMap((c) => c.actions.map((action) => `${c.table}:${action}`)))).toEqual(new Set(['usageStats:UpdateItem']));
+    expect(new Set(CONSUMER_TABLE_CALLS.flatMap((c) => c.actions.map((action) => `${c.table}:${action}`)))).toEqual(
+      new Set(['usageStats:UpdateItem']),
+    );
   });
 });

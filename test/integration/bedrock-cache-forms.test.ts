@@ -28,7 +28,12 @@ afterAll(async () => {
 
 const question = () => `forms ${randomBytes(6).toString('hex')}`;
 const messages = (text: string) => [{ role: 'user' as const, content: [{ text }] }];
-const anthropicBody = (text: string) => JSON.stringify({ anthropic_version: 'bedrock-2023-05-31', max_tokens: 200, messages: [{ role: 'user', content: text }] });
+const anthropicBody = (text: string) =>
+  JSON.stringify({
+    anthropic_version: 'bedrock-2023-05-31',
+    max_tokens: 200,
+    messages: [{ role: 'user', content: text }],
+  });
 
 /** Each request's `x-proxy-cache` answer, read off the responses the client received. */
 function withCacheStatus(client: BedrockRuntimeClient): string[] {
@@ -51,7 +56,9 @@ async function foldConverseStream(stream: AsyncIterable<ConverseStreamOutput>): 
   let role: unknown;
   for await (const event of stream) {
     if (event.messageStart) role = event.messageStart.role;
-    if (event.contentBlockDelta?.delta?.text !== undefined) texts[event.contentBlockDelta.contentBlockIndex!] = (texts[event.contentBlockDelta.contentBlockIndex!] ?? '') + event.contentBlockDelta.delta.text;
+    if (event.contentBlockDelta?.delta?.text !== undefined)
+      texts[event.contentBlockDelta.contentBlockIndex!] =
+        (texts[event.contentBlockDelta.contentBlockIndex!] ?? '') + event.contentBlockDelta.delta.text;
     if (event.messageStop) folded.stopReason = event.messageStop.stopReason;
     if (event.metadata) Object.assign(folded, { usage: event.metadata.usage, metrics: event.metadata.metrics });
   }
@@ -68,7 +75,9 @@ interface AnthropicEvent {
 }
 
 /** The Anthropic messages body a stream of `chunk` events carries, folded as Anthropic's stream is (text blocks). */
-async function foldInvokeStream(body: AsyncIterable<{ chunk?: { bytes?: Uint8Array } }>): Promise<Record<string, unknown>> {
+async function foldInvokeStream(
+  body: AsyncIterable<{ chunk?: { bytes?: Uint8Array } }>,
+): Promise<Record<string, unknown>> {
   let message: Record<string, unknown> = {};
   const content: Array<{ type: string; text: string }> = [];
   for await (const event of body) {
@@ -76,18 +85,31 @@ async function foldInvokeStream(body: AsyncIterable<{ chunk?: { bytes?: Uint8Arr
     if (data.type === 'message_start') message = { ...data.message };
     if (data.type === 'content_block_start') content[data.index] = { ...data.content_block };
     if (data.type === 'content_block_delta') content[data.index]!.text += data.delta.text;
-    if (data.type === 'message_delta') message = { ...message, ...data.delta, usage: { ...(message.usage as object), ...data.usage } };
+    if (data.type === 'message_delta')
+      message = { ...message, ...data.delta, usage: { ...(message.usage as object), ...data.usage } };
   }
   return { ...message, content };
 }
 
-const converseFields = (answer: Record<string, unknown>) => ({ output: answer.output, stopReason: answer.stopReason, usage: answer.usage, metrics: answer.metrics });
+const converseFields = (answer: Record<string, unknown>) => ({
+  output: answer.output,
+  stopReason: answer.stopReason,
+  usage: answer.usage,
+  metrics: answer.metrics,
+});
 
 async function hitRow(token: string, user: string): Promise<void> {
   const rows = await proxy.waitForRows(token, 2, `requester=${encodeURIComponent(user)}`);
   const [hit, miss] = [rows.find((row) => row.cached === true), rows.find((row) => row.cached === false)];
   expect(miss).toMatchObject({ cost_nanos: BEDROCK_COST_NANOS, priced: true });
-  expect(hit).toMatchObject({ provider: 'bedrock', model: MODEL, cost_nanos: 0, input_tokens: 0, output_tokens: 0, saved_nanos: BEDROCK_COST_NANOS });
+  expect(hit).toMatchObject({
+    provider: 'bedrock',
+    model: MODEL,
+    cost_nanos: 0,
+    input_tokens: 0,
+    output_tokens: 0,
+    saved_nanos: BEDROCK_COST_NANOS,
+  });
 }
 
 describe.each([
@@ -103,7 +125,11 @@ describe.each([
 ] as const)('%s mode', (_mode, credentials) => {
   function client(user: string) {
     const { credential, headers } = credentials();
-    const bedrock = bedrockClient(proxy.proxyBase, credential, { ...headers, 'x-proxy-cache': 'true', 'x-proxy-user': user });
+    const bedrock = bedrockClient(proxy.proxyBase, credential, {
+      ...headers,
+      'x-proxy-cache': 'true',
+      'x-proxy-user': user,
+    });
     return { bedrock, statuses: withCacheStatus(bedrock) };
   }
 
@@ -114,7 +140,9 @@ describe.each([
     const first = await bedrock.send(new ConverseCommand({ modelId: MODEL, messages: messages(text) }));
     const upstream = proxy.fakes.bedrock.requests.length;
     const second = await bedrock.send(new ConverseStreamCommand({ modelId: MODEL, messages: messages(text) }));
-    expect(await foldConverseStream(second.stream!)).toEqual(converseFields(first as unknown as Record<string, unknown>));
+    expect(await foldConverseStream(second.stream!)).toEqual(
+      converseFields(first as unknown as Record<string, unknown>),
+    );
     expect(proxy.fakes.bedrock.requests.length).toBe(upstream);
     expect(statuses).toEqual(['MISS', 'HIT']);
     await hitRow(proxy.account.token, user);
@@ -124,7 +152,9 @@ describe.each([
     const user = `stream-to-converse-${randomBytes(4).toString('hex')}`;
     const { bedrock, statuses } = client(user);
     const text = question();
-    const first = await foldConverseStream((await bedrock.send(new ConverseStreamCommand({ modelId: MODEL, messages: messages(text) }))).stream!);
+    const first = await foldConverseStream(
+      (await bedrock.send(new ConverseStreamCommand({ modelId: MODEL, messages: messages(text) }))).stream!,
+    );
     await proxy.waitForRows(proxy.account.token, 1, `requester=${encodeURIComponent(user)}`);
     const upstream = proxy.fakes.bedrock.requests.length;
     const second = await bedrock.send(new ConverseCommand({ modelId: MODEL, messages: messages(text) }));
@@ -132,8 +162,12 @@ describe.each([
     expect(proxy.fakes.bedrock.requests.length).toBe(upstream);
     expect(statuses).toEqual(['MISS', 'HIT']);
     // The same answer the fake gives Converse itself.
-    const direct = await bedrockClient(proxy.proxyBase, proxy.account.token).send(new ConverseCommand({ modelId: MODEL, messages: messages(text) }));
-    expect(converseFields(second as unknown as Record<string, unknown>)).toEqual(converseFields(direct as unknown as Record<string, unknown>));
+    const direct = await bedrockClient(proxy.proxyBase, proxy.account.token).send(
+      new ConverseCommand({ modelId: MODEL, messages: messages(text) }),
+    );
+    expect(converseFields(second as unknown as Record<string, unknown>)).toEqual(
+      converseFields(direct as unknown as Record<string, unknown>),
+    );
     await hitRow(proxy.account.token, user);
   });
 
@@ -141,7 +175,9 @@ describe.each([
     const user = `invoke-to-stream-${randomBytes(4).toString('hex')}`;
     const { bedrock, statuses } = client(user);
     const body = anthropicBody(question());
-    const first = JSON.parse(Buffer.from((await bedrock.send(new InvokeModelCommand({ modelId: MODEL, body }))).body).toString('utf8')) as unknown;
+    const first = JSON.parse(
+      Buffer.from((await bedrock.send(new InvokeModelCommand({ modelId: MODEL, body }))).body).toString('utf8'),
+    ) as unknown;
     const upstream = proxy.fakes.bedrock.requests.length;
     const second = await bedrock.send(new InvokeModelWithResponseStreamCommand({ modelId: MODEL, body }));
     expect(await foldInvokeStream(second.body!)).toEqual(first);
@@ -154,10 +190,14 @@ describe.each([
     const user = `stream-to-invoke-${randomBytes(4).toString('hex')}`;
     const { bedrock, statuses } = client(user);
     const body = anthropicBody(question());
-    const first = await foldInvokeStream((await bedrock.send(new InvokeModelWithResponseStreamCommand({ modelId: MODEL, body }))).body!);
+    const first = await foldInvokeStream(
+      (await bedrock.send(new InvokeModelWithResponseStreamCommand({ modelId: MODEL, body }))).body!,
+    );
     await proxy.waitForRows(proxy.account.token, 1, `requester=${encodeURIComponent(user)}`);
     const upstream = proxy.fakes.bedrock.requests.length;
-    const second = JSON.parse(Buffer.from((await bedrock.send(new InvokeModelCommand({ modelId: MODEL, body }))).body).toString('utf8')) as unknown;
+    const second = JSON.parse(
+      Buffer.from((await bedrock.send(new InvokeModelCommand({ modelId: MODEL, body }))).body).toString('utf8'),
+    ) as unknown;
     expect(second).toEqual(first);
     expect(proxy.fakes.bedrock.requests.length).toBe(upstream);
     expect(statuses).toEqual(['MISS', 'HIT']);
@@ -166,7 +206,13 @@ describe.each([
 });
 
 it("Anthropic's Bedrock SDK: a stored messages.create answer serves messages.stream, whose final message is the same", async () => {
-  const anthropic = new AnthropicBedrock({ baseURL: `${proxy.proxyBase}/bedrock`, apiKey: proxy.account.token, awsRegion: 'us-east-1', maxRetries: 0, defaultHeaders: { 'x-proxy-cache': 'true' } });
+  const anthropic = new AnthropicBedrock({
+    baseURL: `${proxy.proxyBase}/bedrock`,
+    apiKey: proxy.account.token,
+    awsRegion: 'us-east-1',
+    maxRetries: 0,
+    defaultHeaders: { 'x-proxy-cache': 'true' },
+  });
   const request = { model: MODEL, max_tokens: 200, messages: [{ role: 'user' as const, content: question() }] };
   const first = await anthropic.messages.create(request);
   const upstream = proxy.fakes.bedrock.requests.length;
@@ -182,7 +228,11 @@ it("another model family's body (Llama) stored as JSON is a miss for the stream:
   const send = (operation: string) =>
     fetch(`${proxy.proxyBase}/bedrock/model/${llama}/${operation}`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${proxy.account.token}`, 'content-type': 'application/json', 'x-proxy-cache': 'true' },
+      headers: {
+        authorization: `Bearer ${proxy.account.token}`,
+        'content-type': 'application/json',
+        'x-proxy-cache': 'true',
+      },
       body,
     });
   const json = await send('invoke');
@@ -190,7 +240,11 @@ it("another model family's body (Llama) stored as JSON is a miss for the stream:
   await json.arrayBuffer();
   const upstream = proxy.fakes.bedrock.requests.length;
   const stream = await send('invoke-with-response-stream');
-  expect([stream.status, stream.headers.get('x-proxy-cache'), stream.headers.get('content-type')]).toEqual([200, 'MISS', 'application/vnd.amazon.eventstream']);
+  expect([stream.status, stream.headers.get('x-proxy-cache'), stream.headers.get('content-type')]).toEqual([
+    200,
+    'MISS',
+    'application/vnd.amazon.eventstream',
+  ]);
   expect(Buffer.from(await stream.arrayBuffer())).toEqual(proxy.fakes.bedrock.requests.at(-1)!.response.body);
   expect(proxy.fakes.bedrock.requests.length).toBe(upstream + 1);
   // The stream that answered is now the stored entry: its own form is served from it.

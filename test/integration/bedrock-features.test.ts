@@ -30,13 +30,21 @@ function client(server: ProxyServer, token: string, headers: Record<string, stri
 }
 
 /** The raw bytes and headers of a ConverseStream answer, as a client receives them. */
-async function rawStream(account: Account, model: string, text: string): Promise<{ status: number; cache: string | null; bytes: Buffer }> {
+async function rawStream(
+  account: Account,
+  model: string,
+  text: string,
+): Promise<{ status: number; cache: string | null; bytes: Buffer }> {
   const response = await fetch(`${proxy.proxyBase}/bedrock/model/${encodeURIComponent(model)}/converse-stream`, {
     method: 'POST',
     headers: { authorization: `Bearer ${account.token}`, 'content-type': 'application/json', 'x-proxy-cache': 'true' },
     body: JSON.stringify({ messages: messages(text) }),
   });
-  return { status: response.status, cache: response.headers.get('x-proxy-cache'), bytes: Buffer.from(await response.arrayBuffer()) };
+  return {
+    status: response.status,
+    cache: response.headers.get('x-proxy-cache'),
+    bytes: Buffer.from(await response.arrayBuffer()),
+  };
 }
 
 describe('cache', () => {
@@ -46,10 +54,14 @@ describe('cache', () => {
     const text = `cache ${randomBytes(4).toString('hex')}`;
     const before = proxy.fakes.bedrock.requests.length;
     const first = await bedrock.send(new ConverseCommand({ modelId: MODEL, messages: messages(text) }));
-    const second = await bedrock.send(new ConverseCommand({ modelId: MODEL, messages: messages(text), inferenceConfig: undefined }));
+    const second = await bedrock.send(
+      new ConverseCommand({ modelId: MODEL, messages: messages(text), inferenceConfig: undefined }),
+    );
     expect(second.output).toEqual(first.output);
     expect(proxy.fakes.bedrock.requests.length - before).toBe(1);
-    await bedrock.send(new ConverseCommand({ modelId: 'us.anthropic.claude-haiku-4-5-20251001-v1:0', messages: messages(text) }));
+    await bedrock.send(
+      new ConverseCommand({ modelId: 'us.anthropic.claude-haiku-4-5-20251001-v1:0', messages: messages(text) }),
+    );
     expect(proxy.fakes.bedrock.requests.length - before).toBe(2);
     const rows = await proxy.waitForRows(account.token, 3);
     const hit = rows.find((row) => row.cached === true)!;
@@ -68,7 +80,9 @@ describe('cache', () => {
     expect(second).toMatchObject({ status: 200, cache: 'HIT' });
     expect(second.bytes).toEqual(first.bytes);
 
-    const answer = await client(proxy, account.token, { 'x-proxy-cache': 'true' }).send(new ConverseStreamCommand({ modelId: MODEL, messages: messages(text) }));
+    const answer = await client(proxy, account.token, { 'x-proxy-cache': 'true' }).send(
+      new ConverseStreamCommand({ modelId: MODEL, messages: messages(text) }),
+    );
     let usage: unknown;
     for await (const event of answer.stream!) if (event.metadata) usage = event.metadata.usage;
     expect(usage).toMatchObject({ inputTokens: 25 });
@@ -90,23 +104,37 @@ describe('credentials', () => {
 
   it('a Bedrock API key saved on the account is sent instead of the proxy’s signature', async () => {
     const account = await proxy.createAccount('bedrock-saved-key');
-    const saved = await proxy.saveKey(account.token, 'bedrock' as never, `ABSKc2F2ZWQta2V5${randomBytes(12).toString('hex')}`);
+    const saved = await proxy.saveKey(
+      account.token,
+      'bedrock' as never,
+      `ABSKc2F2ZWQta2V5${randomBytes(12).toString('hex')}`,
+    );
     await client(proxy, account.token).send(new ConverseCommand({ modelId: MODEL, messages: messages('hi') }));
     expect(proxy.fakes.bedrock.requests.at(-1)).toMatchObject({ auth: 'bearer', bearer: saved });
-    expect((await proxy.waitForRows(account.token, 1))[0]).toMatchObject({ provider: 'bedrock', mode: 'stored', status_code: 200 });
+    expect((await proxy.waitForRows(account.token, 1))[0]).toMatchObject({
+      provider: 'bedrock',
+      mode: 'stored',
+      status_code: 200,
+    });
   });
 });
 
 describe('refusals in Bedrock’s shape', () => {
   it('a used-up budget: 402 before any call, raised as ServiceQuotaExceededException', async () => {
     const account = await proxy.createAccount('bedrock-budget');
-    const set = await proxy.api(`/api/tokens/${account.tokenId}/budget`, { method: 'PUT', token: account.token, body: { limit_usd: 0.000001, period: 'day' } });
+    const set = await proxy.api(`/api/tokens/${account.tokenId}/budget`, {
+      method: 'PUT',
+      token: account.token,
+      body: { limit_usd: 0.000001, period: 'day' },
+    });
     expect(set.status).toBe(200);
     const bedrock = client(proxy, account.token);
     await bedrock.send(new ConverseCommand({ modelId: MODEL, messages: messages('spend') }));
     await proxy.waitForRows(account.token, 1);
     const before = proxy.fakes.bedrock.requests.length;
-    const error = await bedrock.send(new ConverseCommand({ modelId: MODEL, messages: messages('more') })).catch((e: unknown) => e);
+    const error = await bedrock
+      .send(new ConverseCommand({ modelId: MODEL, messages: messages('more') }))
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ServiceQuotaExceededException);
     expect((error as { $metadata: { httpStatusCode: number } }).$metadata.httpStatusCode).toBe(402);
     expect(proxy.fakes.bedrock.requests.length).toBe(before);
@@ -114,15 +142,26 @@ describe('refusals in Bedrock’s shape', () => {
 
   it('a token limited to other models: 403 before any call, raised as AccessDeniedException; a listed model in the path is forwarded', async () => {
     const account = await proxy.createAccount('bedrock-models');
-    const set = await proxy.api(`/api/tokens/${account.tokenId}/limits`, { method: 'PUT', token: account.token, body: { models: ['us.anthropic.claude-haiku-'] } });
+    const set = await proxy.api(`/api/tokens/${account.tokenId}/limits`, {
+      method: 'PUT',
+      token: account.token,
+      body: { models: ['us.anthropic.claude-haiku-'] },
+    });
     expect(set.status).toBe(200);
     const bedrock = client(proxy, account.token);
     const before = proxy.fakes.bedrock.requests.length;
-    const error = await bedrock.send(new ConverseCommand({ modelId: MODEL, messages: messages('not on the list') })).catch((e: unknown) => e);
+    const error = await bedrock
+      .send(new ConverseCommand({ modelId: MODEL, messages: messages('not on the list') }))
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AccessDeniedException);
     expect((error as { $metadata: { httpStatusCode: number } }).$metadata.httpStatusCode).toBe(403);
     expect(proxy.fakes.bedrock.requests.length).toBe(before);
-    await bedrock.send(new ConverseCommand({ modelId: 'us.anthropic.claude-haiku-4-5-20251001-v1:0', messages: messages('on the list') }));
+    await bedrock.send(
+      new ConverseCommand({
+        modelId: 'us.anthropic.claude-haiku-4-5-20251001-v1:0',
+        messages: messages('on the list'),
+      }),
+    );
     expect(proxy.fakes.bedrock.requests.length).toBe(before + 1);
   });
 
@@ -132,7 +171,9 @@ describe('refusals in Bedrock’s shape', () => {
       const bedrock = client(limited, limited.account.token);
       await bedrock.send(new ConverseCommand({ modelId: MODEL, messages: messages('one') }));
       await bedrock.send(new ConverseCommand({ modelId: MODEL, messages: messages('one more') }));
-      const error = await bedrock.send(new ConverseCommand({ modelId: MODEL, messages: messages('two') })).catch((e: unknown) => e);
+      const error = await bedrock
+        .send(new ConverseCommand({ modelId: MODEL, messages: messages('two') }))
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ThrottlingException);
       expect((error as { $metadata: { httpStatusCode: number } }).$metadata.httpStatusCode).toBe(429);
     } finally {

@@ -29,17 +29,28 @@ async function setBudget(account: Account, path: string, body: { limit_usd: numb
   if (response.status !== 200) throw new Error(`budget not set: ${response.status} ${await response.text()}`);
 }
 
-async function readBudget(account: Account, subject: { tokenId: string } | { requester: string }): Promise<BudgetAnswer | undefined> {
+async function readBudget(
+  account: Account,
+  subject: { tokenId: string } | { requester: string },
+): Promise<BudgetAnswer | undefined> {
   if ('tokenId' in subject) {
-    const body = (await (await proxy.api('/api/tokens', { token: account.token })).json()) as { tokens: Array<{ token_id: string; budget: BudgetAnswer | null }> };
+    const body = (await (await proxy.api('/api/tokens', { token: account.token })).json()) as {
+      tokens: Array<{ token_id: string; budget: BudgetAnswer | null }>;
+    };
     return body.tokens.find((t) => t.token_id === subject.tokenId)?.budget ?? undefined;
   }
-  const body = (await (await proxy.api('/api/budgets', { token: account.token })).json()) as { requesters: Array<BudgetAnswer & { requester: string }> };
+  const body = (await (await proxy.api('/api/budgets', { token: account.token })).json()) as {
+    requesters: Array<BudgetAnswer & { requester: string }>;
+  };
   return body.requesters.find((r) => r.requester === subject.requester);
 }
 
 /** Spend is added just after a row is stored: wait until the budget shows at least `atLeast` dollars. */
-async function waitForSpend(account: Account, subject: { tokenId: string } | { requester: string }, atLeast = 1e-9): Promise<BudgetAnswer> {
+async function waitForSpend(
+  account: Account,
+  subject: { tokenId: string } | { requester: string },
+  atLeast = 1e-9,
+): Promise<BudgetAnswer> {
   const deadline = Date.now() + EVENTUALLY_MS;
   for (;;) {
     const budget = await readBudget(account, subject);
@@ -98,19 +109,28 @@ describe.each([
     const model = TEST_MODELS[provider];
     const messages = [{ role: 'user' as const, content: 'Spend more.' }];
     // Default retry settings: the SDKs retry 408/409/429/5xx, never 402.
-    const error = await (provider === 'prov-a'
-      ? new Anthropic({ baseURL: proxy.proxyBase, apiKey: account.token }).messages.create({ model, max_tokens: 64, messages, stream }).then(async (s) => {
-          if (stream) for await (const _ of s as AsyncIterable<unknown>);
-        })
-      : new OpenAI({ baseURL: `${proxy.proxyBase}/${provider}/v1`, apiKey: account.token }).chat.completions.create({ model, messages, stream }).then(async (s) => {
-          if (stream) for await (const _ of s as AsyncIterable<unknown>);
-        })
+    const error = await (
+      provider === 'prov-a'
+        ? new Anthropic({ baseURL: proxy.proxyBase, apiKey: account.token }).messages
+            .create({ model, max_tokens: 64, messages, stream })
+            .then(async (s) => {
+              if (stream) for await (const _ of s as AsyncIterable<unknown>);
+            })
+        : new OpenAI({ baseURL: `${proxy.proxyBase}/${provider}/v1`, apiKey: account.token }).chat.completions
+            .create({ model, messages, stream })
+            .then(async (s) => {
+              if (stream) for await (const _ of s as AsyncIterable<unknown>);
+            })
     ).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(provider === 'prov-a' ? Anthropic.APIError : OpenAI.APIError);
     const apiError = error as { status: number; headers: Headers; message: string };
     expect(apiError.status).toBe(402);
     // What docs/budgets.md's example reads: the OpenAI SDK's `code`, the Anthropic SDK's error body type.
-    if (provider === 'prov-a') expect((error as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type: 'billing_error' } });
+    if (provider === 'prov-a')
+      expect((error as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({
+        type: 'error',
+        error: { type: 'billing_error' },
+      });
     else expect(error).toMatchObject({ code: 'budget_exceeded', type: 'insufficient_quota' });
     expect(apiError.headers.get('x-proxy-budget-remaining-usd')).toBe('0.000000');
     expect(apiError.message).toContain(`proxy token ${account.tokenId}`);
@@ -125,7 +145,14 @@ describe.each([
     const refused = rows.filter((r) => r.status_code === 402);
     // One row: the SDK did not retry.
     expect(refused).toHaveLength(1);
-    expect(refused[0]).toMatchObject({ input_tokens: 0, output_tokens: 0, cost_usd: 0, cost_nanos: 0, stream, provider });
+    expect(refused[0]).toMatchObject({
+      input_tokens: 0,
+      output_tokens: 0,
+      cost_usd: 0,
+      cost_nanos: 0,
+      stream,
+      provider,
+    });
     expect(refused[0].error).toContain('Budget exceeded');
   });
 
@@ -142,7 +169,12 @@ describe.each([
       expect(expectMessagesError(result.text).message).toContain('Budget exceeded');
     } else {
       const error = expectChatError(result.text);
-      expect(error).toEqual({ message: expect.stringContaining('Budget exceeded'), type: 'insufficient_quota', param: null, code: 'budget_exceeded' });
+      expect(error).toEqual({
+        message: expect.stringContaining('Budget exceeded'),
+        type: 'insufficient_quota',
+        param: null,
+        code: 'budget_exceeded',
+      });
     }
     expect(upstreamCalls(proxy)).toBe(before);
     const row = await rowOf(account, result.requestId);
@@ -160,9 +192,19 @@ describe('budgets on every proxied path', () => {
     await callProxy(proxy, { provider: 'prov-b', token: account.token, providerKey: ownKey, prompt: 'own key' });
     await waitForSpend(account, { tokenId: account.tokenId });
     const before = upstreamCalls(proxy);
-    const passThrough = await callProxy(proxy, { provider: 'prov-b', token: account.token, providerKey: ownKey, prompt: 'own key again' });
+    const passThrough = await callProxy(proxy, {
+      provider: 'prov-b',
+      token: account.token,
+      providerKey: ownKey,
+      prompt: 'own key again',
+    });
     expect(passThrough.status).toBe(402);
-    const cached = await callProxy(proxy, { provider: 'prov-b', token: account.token, cache: 'true', prompt: 'cached question' });
+    const cached = await callProxy(proxy, {
+      provider: 'prov-b',
+      token: account.token,
+      cache: 'true',
+      prompt: 'cached question',
+    });
     expect(cached.status).toBe(402);
     expect(cached.headers.get('x-proxy-cache')).toBeNull();
     expect(upstreamCalls(proxy)).toBe(before);
@@ -181,11 +223,14 @@ describe('budgets on every proxied path', () => {
       openai.responses.create({ model: 'gpt-4.1-2025-04-14', input: 'hi' }).catch((e: unknown) => e),
       openai.responses.create({ model: 'gpt-4.1-2025-04-14', input: 'hi', stream: true }).catch((e: unknown) => e),
       openai.embeddings.create({ model: 'text-embedding-3-small', input: 'hi' }).catch((e: unknown) => e),
-      anthropic.messages.countTokens({ model: TEST_MODELS['prov-a'], messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e),
+      anthropic.messages
+        .countTokens({ model: TEST_MODELS['prov-a'], messages: [{ role: 'user', content: 'hi' }] })
+        .catch((e: unknown) => e),
     ]);
     for (const error of refusals.slice(0, 3)) expect(error).toMatchObject({ status: 402, code: 'budget_exceeded' });
     expect(refusals[3]).toMatchObject({ status: 402, error: { type: 'error', error: { type: 'billing_error' } } });
-    for (const error of refusals) expect((error as Error).message).toMatch(/Budget exceeded: requester \\?"kinds\\?" has spent/);
+    for (const error of refusals)
+      expect((error as Error).message).toMatch(/Budget exceeded: requester \\?"kinds\\?" has spent/);
     expect(upstreamCalls(proxy)).toBe(before);
   });
 
@@ -238,7 +283,11 @@ describe('token and requester budgets together', () => {
 
     // Another requester of the same token: only the token's budget applies, and the header shows what is left of it.
     const tokenSpent = (await waitForSpend(account, { tokenId: account.tokenId })).spent_usd;
-    const lead = await callProxy(proxy, { provider: 'prov-b', token: account.token, headers: { 'x-proxy-user': 'lead' } });
+    const lead = await callProxy(proxy, {
+      provider: 'prov-b',
+      token: account.token,
+      headers: { 'x-proxy-user': 'lead' },
+    });
     expect(lead.status).toBe(200);
     expect(lead.headers.get('x-proxy-budget-remaining-usd')).toBe(usdFloor(10 - tokenSpent));
   });
@@ -272,7 +321,9 @@ describe('token and requester budgets together', () => {
     expect((await callProxy(proxy, { provider: 'prov-b', token: account.token })).status).toBe(200);
     await setBudget(account, `/api/tokens/${account.tokenId}/budget`, { limit_usd: TINY, period: 'day' });
     expect((await callProxy(proxy, { provider: 'prov-b', token: account.token })).status).toBe(402);
-    expect((await proxy.api(`/api/tokens/${account.tokenId}/budget`, { method: 'DELETE', token: account.token })).status).toBe(204);
+    expect(
+      (await proxy.api(`/api/tokens/${account.tokenId}/budget`, { method: 'DELETE', token: account.token })).status,
+    ).toBe(204);
     const free = await callProxy(proxy, { provider: 'prov-b', token: account.token });
     expect(free.status).toBe(200);
     expect(free.headers.get('x-proxy-budget-remaining-usd')).toBeNull();
@@ -287,21 +338,39 @@ describe('isolation between accounts', () => {
     await setBudget(owner, `/api/tokens/${owner.tokenId}/budget`, { limit_usd: 7, period: 'month' });
     await callProxy(proxy, { provider: 'prov-b', token: owner.token, headers: { 'x-proxy-user': 'shared-name' } });
     await waitForSpend(owner, { requester: 'shared-name' });
-    expect((await callProxy(proxy, { provider: 'prov-b', token: owner.token, headers: { 'x-proxy-user': 'shared-name' } })).status).toBe(402);
+    expect(
+      (await callProxy(proxy, { provider: 'prov-b', token: owner.token, headers: { 'x-proxy-user': 'shared-name' } }))
+        .status,
+    ).toBe(402);
 
     // The same label in another account has no budget there.
-    const theirs = await callProxy(proxy, { provider: 'prov-b', token: other.token, headers: { 'x-proxy-user': 'shared-name' } });
+    const theirs = await callProxy(proxy, {
+      provider: 'prov-b',
+      token: other.token,
+      headers: { 'x-proxy-user': 'shared-name' },
+    });
     expect(theirs.status).toBe(200);
     expect(theirs.headers.get('x-proxy-budget-remaining-usd')).toBeNull();
     expect((await (await proxy.api('/api/budgets', { token: other.token })).json()).requesters).toEqual([]);
-    const otherTokens = (await (await proxy.api('/api/tokens', { token: other.token })).json()).tokens as Array<{ token_id: string; budget: unknown }>;
+    const otherTokens = (await (await proxy.api('/api/tokens', { token: other.token })).json()).tokens as Array<{
+      token_id: string;
+      budget: unknown;
+    }>;
     expect(otherTokens.map((t) => t.budget)).toEqual([null]);
 
     // Another account's token id is "not found", for reading, setting and removing alike.
-    const put = await proxy.api(`/api/tokens/${owner.tokenId}/budget`, { method: 'PUT', token: other.token, body: { limit_usd: 1000, period: 'total' } });
+    const put = await proxy.api(`/api/tokens/${owner.tokenId}/budget`, {
+      method: 'PUT',
+      token: other.token,
+      body: { limit_usd: 1000, period: 'total' },
+    });
     expect(put.status).toBe(404);
-    expect((await proxy.api(`/api/tokens/${owner.tokenId}/budget`, { method: 'DELETE', token: other.token })).status).toBe(404);
-    expect((await proxy.api('/api/budgets/requesters/shared-name', { method: 'DELETE', token: other.token })).status).toBe(404);
+    expect(
+      (await proxy.api(`/api/tokens/${owner.tokenId}/budget`, { method: 'DELETE', token: other.token })).status,
+    ).toBe(404);
+    expect(
+      (await proxy.api('/api/budgets/requesters/shared-name', { method: 'DELETE', token: other.token })).status,
+    ).toBe(404);
     expect((await readBudget(owner, { tokenId: owner.tokenId }))!.limit_usd).toBe(7);
     expect((await readBudget(owner, { requester: 'shared-name' }))!.limit_usd).toBe(TINY);
   });

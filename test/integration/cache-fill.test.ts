@@ -21,7 +21,13 @@ import { DynamoResponseCache } from '../../lambda/cache/dynamodb/cache-store';
 import { createTestTables } from '../support/tables';
 
 const USAGE = { inputTokens: 11, outputTokens: 7, cacheReadTokens: 0, cacheWriteTokens: 0 };
-const ANSWER = JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion', model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', content: 'Hello there' }, finish_reason: 'stop' }], usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 } });
+const ANSWER = JSON.stringify({
+  id: 'chatcmpl-1',
+  object: 'chat.completion',
+  model: 'gpt-4o-mini',
+  choices: [{ index: 0, message: { role: 'assistant', content: 'Hello there' }, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 },
+});
 const JSON_REPLAY: ReplayRequest = { dialect: chatDialect, stream: false, hideUsageOnlyEvent: false };
 
 let clients: DynamoClients;
@@ -41,14 +47,27 @@ afterAll(async () => {
 });
 
 function cacheRequest(mode: CacheMode, ttlSeconds = 3600): CacheRequest {
-  const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: `fill ${randomBytes(6).toString('hex')}` }] };
-  return { mode, bypass: false, key: cacheKey({ accountId: 'acc-fill', provider: 'prov-b', kind: 'chat', body }), ttlSeconds };
+  const body = {
+    model: 'gpt-4o-mini',
+    messages: [{ role: 'user', content: `fill ${randomBytes(6).toString('hex')}` }],
+  };
+  return {
+    mode,
+    bypass: false,
+    key: cacheKey({ accountId: 'acc-fill', provider: 'prov-b', kind: 'chat', body }),
+    ttlSeconds,
+  };
 }
 
 /** A request's context, keeping the background work it hands over so a test can wait for it. */
 function context(): FillContext & { work: Promise<unknown>[] } {
   const work: Promise<unknown>[] = [];
-  return { requestId: `req-${randomBytes(4).toString('hex')}`, track: (w) => work.push(w), costNanos: () => 4_200, work };
+  return {
+    requestId: `req-${randomBytes(4).toString('hex')}`,
+    track: (w) => work.push(w),
+    costNanos: () => 4_200,
+    work,
+  };
 }
 
 async function consult(cache: ProxyCache, request: CacheRequest, ctx = context()): Promise<CacheDecision> {
@@ -124,7 +143,10 @@ describe('the fill stores only a complete 2xx answer it can read', () => {
 
   it.each([
     ['an error status', { status: 429, contentType: 'application/json', format: 'json' as const }],
-    ['an unreadable body (a download)', { status: 200, contentType: 'application/octet-stream', format: 'opaque' as const }],
+    [
+      'an unreadable body (a download)',
+      { status: 200, contentType: 'application/octet-stream', format: 'opaque' as const },
+    ],
   ])('not %s', async (_label, answer) => {
     const request = cacheRequest('read-write');
     const fill = fillOf(await consult(cache, request));
@@ -157,7 +179,12 @@ describe('the fill stores only a complete 2xx answer it can read', () => {
   });
 
   it('abandon once the commit has started changes nothing: a client leaving after the last byte keeps the entry, and waiting requests get it', async () => {
-    const withFlights = new ProxyCache({ store, log, now: Date.now, flights: new SingleFlight<CachedResponse>(30_000) });
+    const withFlights = new ProxyCache({
+      store,
+      log,
+      now: Date.now,
+      flights: new SingleFlight<CachedResponse>(30_000),
+    });
     const request = cacheRequest('read-write');
     const ctx = context();
     const fill = fillOf(await consult(withFlights, request, ctx));
@@ -196,7 +223,10 @@ describe('single flight', () => {
     expect(first.begin({ status: 200, contentType: 'application/json', format: 'json' })).toBe(first);
     first.append(ANSWER);
     // The first is still streaming; with a flight the second would wait for it (up to the upstream timeout).
-    const second = await Promise.race([consult(cache, request), new Promise((resolve) => setTimeout(resolve, 10_000, 'waited'))]);
+    const second = await Promise.race([
+      consult(cache, request),
+      new Promise((resolve) => setTimeout(resolve, 10_000, 'waited')),
+    ]);
     expect(second).not.toBe('waited');
     expect(fillOf(second as CacheDecision).statusHeader).toEqual({ 'x-proxy-cache': 'MISS' });
     first.abandon();

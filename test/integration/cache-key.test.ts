@@ -25,7 +25,8 @@ describe('the cache key through the official SDKs', () => {
     const client = new Anthropic({ baseURL: proxy.proxyBase, apiKey: proxy.account.token, maxRetries: 0 });
     const fake = proxy.fakes.fakes['prov-a'];
     const messages = [{ role: 'user' as const, content: unique() }];
-    const ask = (system: string) => client.messages.create({ model: 'claude-sonnet-4-6', max_tokens: 64, system, messages }, cacheOn).withResponse();
+    const ask = (system: string) =>
+      client.messages.create({ model: 'claude-sonnet-4-6', max_tokens: 64, system, messages }, cacheOn).withResponse();
 
     fake.next({ usage: usage(111) });
     const pirate = await ask('You are a pirate.');
@@ -46,7 +47,6 @@ describe('the cache key through the official SDKs', () => {
     expect(frenchAgain.data.usage.input_tokens).toBe(222);
     expect(fake.requests.length).toBe(calls);
   });
-
 });
 
 /**
@@ -126,16 +126,39 @@ const IGNORED_VALUES: Record<string, unknown> = {
 };
 
 const KINDS: Record<string, { path: string; provider: 'prov-a' | 'prov-b'; base: () => Record<string, unknown> }> = {
-  messages: { path: '/v1/messages', provider: 'prov-a', base: () => ({ model: 'claude-sonnet-4-6', max_tokens: 64, messages: [{ role: 'user', content: unique() }] }) },
-  chat: { path: '/prov-b/v1/chat/completions', provider: 'prov-b', base: () => ({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: unique() }] }) },
-  responses: { path: '/prov-b/v1/responses', provider: 'prov-b', base: () => ({ model: 'gpt-4.1-2025-04-14', input: unique() }) },
-  embeddings: { path: '/prov-b/v1/embeddings', provider: 'prov-b', base: () => ({ model: 'text-embedding-3-small', input: unique() }) },
+  messages: {
+    path: '/v1/messages',
+    provider: 'prov-a',
+    base: () => ({ model: 'claude-sonnet-4-6', max_tokens: 64, messages: [{ role: 'user', content: unique() }] }),
+  },
+  chat: {
+    path: '/prov-b/v1/chat/completions',
+    provider: 'prov-b',
+    base: () => ({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: unique() }] }),
+  },
+  responses: {
+    path: '/prov-b/v1/responses',
+    provider: 'prov-b',
+    base: () => ({ model: 'gpt-4.1-2025-04-14', input: unique() }),
+  },
+  embeddings: {
+    path: '/prov-b/v1/embeddings',
+    provider: 'prov-b',
+    base: () => ({ model: 'text-embedding-3-small', input: unique() }),
+  },
 };
 
-async function cacheStatus(kind: string, body: Record<string, unknown>, credential?: { key: string }): Promise<string | null> {
+async function cacheStatus(
+  kind: string,
+  body: Record<string, unknown>,
+  credential?: { key: string },
+): Promise<string | null> {
   const { path, provider } = KINDS[kind]!;
   const secret = credential?.key ?? proxy.account.token;
-  const auth: Record<string, string> = provider === 'prov-a' ? { 'x-api-key': secret, 'anthropic-version': '2023-06-01' } : { authorization: `Bearer ${secret}` };
+  const auth: Record<string, string> =
+    provider === 'prov-a'
+      ? { 'x-api-key': secret, 'anthropic-version': '2023-06-01' }
+      : { authorization: `Bearer ${secret}` };
   if (credential) auth['x-proxy-token'] = proxy.account.token;
   const response = await fetch(proxy.proxyBase + path, {
     method: 'POST',
@@ -180,12 +203,15 @@ describe('answers that depend on state the provider keeps', () => {
     ['previous_response_id', 'resp_abc123'],
     ['conversation', 'conv_abc123'],
     ['conversation', { id: 'conv_abc123' }],
-  ])('a Responses request with `%s` is never read from or stored in the cache, and says BYPASS', async (field, value) => {
-    const body = { ...KINDS.responses!.base(), [field]: value };
-    const fake = proxy.fakes.fakes['prov-b'];
-    const calls = fake.requests.length;
-    expect(await cacheStatus('responses', body)).toBe('BYPASS');
-    expect(await cacheStatus('responses', body)).toBe('BYPASS');
-    expect(fake.requests.length).toBe(calls + 2);
-  });
+  ])(
+    'a Responses request with `%s` is never read from or stored in the cache, and says BYPASS',
+    async (field, value) => {
+      const body = { ...KINDS.responses!.base(), [field]: value };
+      const fake = proxy.fakes.fakes['prov-b'];
+      const calls = fake.requests.length;
+      expect(await cacheStatus('responses', body)).toBe('BYPASS');
+      expect(await cacheStatus('responses', body)).toBe('BYPASS');
+      expect(fake.requests.length).toBe(calls + 2);
+    },
+  );
 });

@@ -22,12 +22,22 @@ async function storedLifetime(cacheControl?: string): Promise<number | undefined
   const before = new Set(((await doc.send(new ScanCommand({ TableName: table }))).Items ?? []).map((i) => i.cache_key));
   const response = await fetch(`${proxy.proxyBase}/prov-e/v1/chat/completions`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${proxy.account.token}`, 'content-type': 'application/json', 'x-proxy-cache': 'true', ...(cacheControl ? { 'cache-control': cacheControl } : {}) },
-    body: JSON.stringify({ model: 'llama-3.3-70b-versatile', messages: [{ role: 'user', content: randomBytes(8).toString('hex') }] }),
+    headers: {
+      authorization: `Bearer ${proxy.account.token}`,
+      'content-type': 'application/json',
+      'x-proxy-cache': 'true',
+      ...(cacheControl ? { 'cache-control': cacheControl } : {}),
+    },
+    body: JSON.stringify({
+      model: 'llama-3.3-70b-versatile',
+      messages: [{ role: 'user', content: randomBytes(8).toString('hex') }],
+    }),
   });
   await response.text();
   const now = Date.now() / 1000;
-  const head = ((await doc.send(new ScanCommand({ TableName: table }))).Items ?? []).find((i) => i.part === 0 && !before.has(i.cache_key));
+  const head = ((await doc.send(new ScanCommand({ TableName: table }))).Items ?? []).find(
+    (i) => i.part === 0 && !before.has(i.cache_key),
+  );
   return head ? Number(head.expires_at) - now : undefined;
 }
 

@@ -32,20 +32,41 @@ describe.each(PROVIDERS)('%s cache hits through the official SDK', (provider) =>
       const fake = proxy.fakes.fakes[provider];
       const messages = uniquePrompt();
       const headers = { 'x-proxy-cache': 'true' };
-      const first = await callThroughSdk({ proxyBase: proxy.proxyBase, provider, token: proxy.account.token, stream: storedAsStream, messages, headers });
+      const first = await callThroughSdk({
+        proxyBase: proxy.proxyBase,
+        provider,
+        token: proxy.account.token,
+        stream: storedAsStream,
+        messages,
+        headers,
+      });
       expect(first.headers.get('x-proxy-cache')).toBe('MISS');
       const missRow = await rowFor(first.requestId);
       const callsAfterMiss = fake.requests.length;
 
       // The entry is committed before the response ends, so the very next identical request hits.
-      const hit = await callThroughSdk({ proxyBase: proxy.proxyBase, provider, token: proxy.account.token, stream: hitAsStream, messages, headers });
+      const hit = await callThroughSdk({
+        proxyBase: proxy.proxyBase,
+        provider,
+        token: proxy.account.token,
+        stream: hitAsStream,
+        messages,
+        headers,
+      });
       expect(hit.headers.get('x-proxy-cache')).toBe('HIT');
       expect(hit.text).toBe(first.text);
       expect(hit.model).toBe(first.model);
       expect(fake.requests.length).toBe(callsAfterMiss);
 
       const hitRow = await rowFor(hit.requestId);
-      expect(hitRow).toMatchObject({ cached: true, input_tokens: 0, output_tokens: 0, cost_usd: 0, status_code: 200, stream: hitAsStream });
+      expect(hitRow).toMatchObject({
+        cached: true,
+        input_tokens: 0,
+        output_tokens: 0,
+        cost_usd: 0,
+        status_code: 200,
+        stream: hitAsStream,
+      });
       expect(hitRow.saved_usd).toBeCloseTo(missRow.cost_usd as number, 12);
       expect(missRow.cost_usd as number).toBeGreaterThan(0);
     });
@@ -53,14 +74,23 @@ describe.each(PROVIDERS)('%s cache hits through the official SDK', (provider) =>
 });
 
 describe('cache rules', () => {
-  const send = (messages: Array<{ role: 'user'; content: string }>, headers: Record<string, string>, extra: Record<string, unknown> = {}, token = proxy.account.token) =>
+  const send = (
+    messages: Array<{ role: 'user'; content: string }>,
+    headers: Record<string, string>,
+    extra: Record<string, unknown> = {},
+    token = proxy.account.token,
+  ) =>
     fetch(`${proxy.proxyBase}/prov-b/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
       body: JSON.stringify({ model: 'gpt-4o-mini', messages, ...extra }),
     });
 
-  async function expectHit(messages: Array<{ role: 'user'; content: string }>, headers: Record<string, string>, extra: Record<string, unknown> = {}) {
+  async function expectHit(
+    messages: Array<{ role: 'user'; content: string }>,
+    headers: Record<string, string>,
+    extra: Record<string, unknown> = {},
+  ) {
     const response = await send(messages, headers, extra);
     await response.text();
     expect(response.headers.get('x-proxy-cache')).toBe('HIT');
@@ -175,7 +205,11 @@ describe('what the cache does not store', () => {
   });
   afterAll(() => local?.close());
 
-  const send = (messages: Array<{ role: 'user'; content: string }>, headers: Record<string, string>, extra: Record<string, unknown> = {}) =>
+  const send = (
+    messages: Array<{ role: 'user'; content: string }>,
+    headers: Record<string, string>,
+    extra: Record<string, unknown> = {},
+  ) =>
     fetch(`${local.proxyBase}/prov-b/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${local.token}`, 'content-type': 'application/json', ...headers },

@@ -21,9 +21,19 @@ afterAll(async () => {
 
 type Coding = 'gzip' | 'deflate' | 'deflate-raw' | 'br';
 const CODINGS: Coding[] = ['gzip', 'deflate', 'deflate-raw', 'br'];
-const DECODE: Record<Coding, (body: Buffer) => Buffer> = { gzip: gunzipSync, deflate: inflateSync, 'deflate-raw': inflateRawSync, br: brotliDecompressSync };
+const DECODE: Record<Coding, (body: Buffer) => Buffer> = {
+  gzip: gunzipSync,
+  deflate: inflateSync,
+  'deflate-raw': inflateRawSync,
+  br: brotliDecompressSync,
+};
 
-const MODELS: Partial<Record<ProviderId, string>> = { 'prov-a': 'claude-haiku-4-5', 'prov-b': 'gpt-4o-mini', 'prov-c': 'gemini-2.5-flash', 'prov-d': 'mistral-small-latest' };
+const MODELS: Partial<Record<ProviderId, string>> = {
+  'prov-a': 'claude-haiku-4-5',
+  'prov-b': 'gpt-4o-mini',
+  'prov-c': 'gemini-2.5-flash',
+  'prov-d': 'mistral-small-latest',
+};
 
 interface RawAnswer {
   status: number;
@@ -35,15 +45,32 @@ interface RawAnswer {
 /** A plain HTTP call that keeps the body as bytes (fetch would decode it). */
 function rawCall(provider: ProviderId, stream: boolean, content = 'Say hello.'): Promise<RawAnswer> {
   const path = provider === 'prov-a' ? '/v1/messages' : `/${provider}/v1/chat/completions`;
-  const body = JSON.stringify({ model: MODELS[provider], max_tokens: 50, messages: [{ role: 'user', content }], stream });
-  const credential = provider === 'prov-a' ? { 'x-api-key': proxy.account.token } : { authorization: `Bearer ${proxy.account.token}` };
+  const body = JSON.stringify({
+    model: MODELS[provider],
+    max_tokens: 50,
+    messages: [{ role: 'user', content }],
+    stream,
+  });
+  const credential =
+    provider === 'prov-a' ? { 'x-api-key': proxy.account.token } : { authorization: `Bearer ${proxy.account.token}` };
   return new Promise((resolve, reject) => {
-    const req = request(`${proxy.proxyBase}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...credential } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks), requestId: String(res.headers['x-proxy-request-id']) }));
-      res.on('error', reject);
-    });
+    const req = request(
+      `${proxy.proxyBase}${path}`,
+      { method: 'POST', headers: { 'content-type': 'application/json', ...credential } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode!,
+            headers: res.headers,
+            body: Buffer.concat(chunks),
+            requestId: String(res.headers['x-proxy-request-id']),
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -51,14 +78,27 @@ function rawCall(provider: ProviderId, stream: boolean, content = 'Say hello.'):
 
 /** A non-streaming call whose answer may break off after its headers: what arrived, and the request id. */
 function cutCall(provider: ProviderId): Promise<{ requestId: string; body: string }> {
-  const body = JSON.stringify({ model: MODELS[provider], max_tokens: 50, messages: [{ role: 'user', content: 'cut' }] });
+  const body = JSON.stringify({
+    model: MODELS[provider],
+    max_tokens: 50,
+    messages: [{ role: 'user', content: 'cut' }],
+  });
   return new Promise((resolve, reject) => {
-    const req = request(`${proxy.proxyBase}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': proxy.account.token } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('error', () => undefined);
-      res.on('close', () => resolve({ requestId: String(res.headers['x-proxy-request-id']), body: Buffer.concat(chunks).toString('utf8') }));
-    });
+    const req = request(
+      `${proxy.proxyBase}/v1/messages`,
+      { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': proxy.account.token } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', () => undefined);
+        res.on('close', () =>
+          resolve({
+            requestId: String(res.headers['x-proxy-request-id']),
+            body: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -108,30 +148,35 @@ describe.each(CODINGS)('an upstream answering with %s', (coding) => {
     });
   });
 
-  describe.each(['prov-b', 'prov-c'] as const)('%s stream, where the proxy hides the usage event it asked for', (provider) => {
-    it('is decoded, filtered and sent as identity without the encoding header; the row is exact', async () => {
-      const expected = await identityRow(provider, true);
-      proxy.fakes.fakes[provider].next({ usage, contentEncoding: coding, chunkIntervalMs: 1 });
-      const answer = await rawCall(provider, true);
-      expect(answer.status).toBe(200);
-      expect(answer.headers['content-encoding']).toBeUndefined();
-      const upstreamText = DECODE[coding](lastRequest(provider).response.encodedBody!).toString('utf8');
-      const withoutUsageEvent = upstreamText
-        .split('\n\n')
-        .filter((event) => !/"choices":\[\],"usage":\{/.test(event))
-        .join('\n\n');
-      expect(answer.body.toString('utf8')).toBe(withoutUsageEvent);
-      expect(answer.body.toString('utf8')).toContain('data: [DONE]');
-      expect(rowFields(await rowOf(answer.requestId))).toEqual(rowFields(expected));
-    });
-  });
+  describe.each(['prov-b', 'prov-c'] as const)(
+    '%s stream, where the proxy hides the usage event it asked for',
+    (provider) => {
+      it('is decoded, filtered and sent as identity without the encoding header; the row is exact', async () => {
+        const expected = await identityRow(provider, true);
+        proxy.fakes.fakes[provider].next({ usage, contentEncoding: coding, chunkIntervalMs: 1 });
+        const answer = await rawCall(provider, true);
+        expect(answer.status).toBe(200);
+        expect(answer.headers['content-encoding']).toBeUndefined();
+        const upstreamText = DECODE[coding](lastRequest(provider).response.encodedBody!).toString('utf8');
+        const withoutUsageEvent = upstreamText
+          .split('\n\n')
+          .filter((event) => !/"choices":\[\],"usage":\{/.test(event))
+          .join('\n\n');
+        expect(answer.body.toString('utf8')).toBe(withoutUsageEvent);
+        expect(answer.body.toString('utf8')).toContain('data: [DONE]');
+        expect(rowFields(await rowOf(answer.requestId))).toEqual(rowFields(expected));
+      });
+    },
+  );
 });
 
 describe('compressed answers through the official SDKs', () => {
   it('OpenAI SDK, gzip stream on the filtered path: readable events, exact row', async () => {
     const client = new OpenAI({ baseURL: `${proxy.proxyBase}/prov-b/v1`, apiKey: proxy.account.token, maxRetries: 0 });
     proxy.fakes.fakes['prov-b'].next({ usage, contentEncoding: 'gzip', chunkIntervalMs: 1 });
-    const { data, response } = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], stream: true }).withResponse();
+    const { data, response } = await client.chat.completions
+      .create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], stream: true })
+      .withResponse();
     let text = '';
     const chunks: unknown[] = [];
     for await (const chunk of data) {
@@ -149,23 +194,37 @@ describe('compressed answers through the official SDKs', () => {
   it('Anthropic SDK, br JSON and gzip stream', async () => {
     const client = new Anthropic({ baseURL: proxy.proxyBase, apiKey: proxy.account.token, maxRetries: 0 });
     proxy.fakes.fakes['prov-a'].next({ usage, contentEncoding: 'br' });
-    const { data, response } = await client.messages.create({ model: 'claude-haiku-4-5', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+    const { data, response } = await client.messages
+      .create({ model: 'claude-haiku-4-5', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] })
+      .withResponse();
     expect(data.usage.input_tokens).toBe(usage.inputTokens);
-    expect(await rowOf(response.headers.get('x-proxy-request-id')!)).toMatchObject({ input_tokens: usage.inputTokens, output_tokens: usage.outputTokens });
+    expect(await rowOf(response.headers.get('x-proxy-request-id')!)).toMatchObject({
+      input_tokens: usage.inputTokens,
+      output_tokens: usage.outputTokens,
+    });
 
     proxy.fakes.fakes['prov-a'].next({ usage, contentEncoding: 'gzip', chunkIntervalMs: 1 });
-    const streamed = await client.messages.create({ model: 'claude-haiku-4-5', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }], stream: true }).withResponse();
+    const streamed = await client.messages
+      .create({ model: 'claude-haiku-4-5', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }], stream: true })
+      .withResponse();
     let stops = 0;
     for await (const event of streamed.data) if (event.type === 'message_stop') stops++;
     expect(stops).toBe(1);
-    expect(await rowOf(streamed.response.headers.get('x-proxy-request-id')!)).toMatchObject({ input_tokens: usage.inputTokens, output_tokens: usage.outputTokens });
+    expect(await rowOf(streamed.response.headers.get('x-proxy-request-id')!)).toMatchObject({
+      input_tokens: usage.inputTokens,
+      output_tokens: usage.outputTokens,
+    });
   });
 });
 
 describe('a compressed error answer', () => {
   it('is decoded, cleaned of credentials and sent as identity', async () => {
     const storedKey = proxy.storedKeys['prov-b'];
-    proxy.fakes.fakes['prov-b'].next({ status: 401, errorBody: { error: { message: `Incorrect API key provided: ${storedKey}.`, type: 'invalid_request_error' } }, contentEncoding: 'gzip' });
+    proxy.fakes.fakes['prov-b'].next({
+      status: 401,
+      errorBody: { error: { message: `Incorrect API key provided: ${storedKey}.`, type: 'invalid_request_error' } },
+      contentEncoding: 'gzip',
+    });
     const answer = await rawCall('prov-b', false);
     expect(answer.status).toBe(401);
     expect(answer.headers['content-encoding']).toBeUndefined();
@@ -181,11 +240,17 @@ describe('a compressed answer stored in the cache', () => {
     const client = new OpenAI({ baseURL: `${proxy.proxyBase}/prov-d/v1`, apiKey: proxy.account.token, maxRetries: 0 });
     proxy.fakes.fakes['prov-d'].next({ usage, contentEncoding: 'gzip' });
     const first = await client.chat.completions
-      .create({ model: 'mistral-small-latest', messages: [{ role: 'user', content: 'compressed cache entry' }] }, { headers: { 'x-proxy-cache': 'refresh' } })
+      .create(
+        { model: 'mistral-small-latest', messages: [{ role: 'user', content: 'compressed cache entry' }] },
+        { headers: { 'x-proxy-cache': 'refresh' } },
+      )
       .withResponse();
     expect(first.response.headers.get('x-proxy-cache')).toBe('REFRESH');
     const hit = await client.chat.completions
-      .create({ model: 'mistral-small-latest', messages: [{ role: 'user', content: 'compressed cache entry' }] }, { headers: { 'x-proxy-cache': 'true' } })
+      .create(
+        { model: 'mistral-small-latest', messages: [{ role: 'user', content: 'compressed cache entry' }] },
+        { headers: { 'x-proxy-cache': 'true' } },
+      )
       .withResponse();
     expect(hit.response.headers.get('x-proxy-cache')).toBe('HIT');
     expect(hit.response.headers.get('content-encoding')).toBeNull();

@@ -23,7 +23,11 @@ function shellExample(page: string): { commands: string[]; answers: unknown[] } 
 }
 
 async function curl(command: string, env: Record<string, string>): Promise<{ status: string; body: unknown }> {
-  const result = await run('bash', ['-c', `${command} -w '\\n%{http_code}'`], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 30_000 });
+  const result = await run('bash', ['-c', `${command} -w '\\n%{http_code}'`], {
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+    timeout: 30_000,
+  });
   expect(result.stderr).toBe('');
   const cut = result.stdout.lastIndexOf('\n');
   return { status: result.stdout.slice(cut + 1), body: JSON.parse(result.stdout.slice(0, cut)) as unknown };
@@ -49,10 +53,16 @@ test('docs/budgets.md: setting a token budget and a requester budget with curl, 
   expect(Object.keys(tokenBudget.body as object).sort()).toEqual(Object.keys(answers[0] as object).sort());
   expect(tokenBudget.body).toMatchObject({ ...documented, spent_usd: 0 });
   const now = new Date();
-  expect((tokenBudget.body as { resets_at: string }).resets_at).toBe(new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString());
+  expect((tokenBudget.body as { resets_at: string }).resets_at).toBe(
+    new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString(),
+  );
 
   const requesterBudget = await curl(commands[1]!, env);
   expect(requesterBudget).toMatchObject({ status: '200', body: { limit_usd: 2.5, period: 'day', spent_usd: 0 } });
-  const listed = (await (await proxy.api('/api/budgets', { token: account.token })).json()) as { requesters: unknown[] };
-  expect(listed.requesters).toEqual([expect.objectContaining({ requester: 'intern-script', limit_usd: 2.5, period: 'day' })]);
+  const listed = (await (await proxy.api('/api/budgets', { token: account.token })).json()) as {
+    requesters: unknown[];
+  };
+  expect(listed.requesters).toEqual([
+    expect.objectContaining({ requester: 'intern-script', limit_usd: 2.5, period: 'day' }),
+  ]);
 });

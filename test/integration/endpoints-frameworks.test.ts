@@ -33,14 +33,30 @@ function lastSent(provider: 'prov-a' | 'prov-b') {
   return { path: request.path, usage: request.response.usage! };
 }
 
-const responsesRow = { provider: 'prov-b', kind: 'responses', model: 'gpt-4.1-2025-04-14', input_tokens: 2036, output_tokens: 187, cache_read_tokens: 1920, priced: true, status_code: 200 };
+const responsesRow = {
+  provider: 'prov-b',
+  kind: 'responses',
+  model: 'gpt-4.1-2025-04-14',
+  input_tokens: 2036,
+  output_tokens: 187,
+  cache_read_tokens: 1920,
+  priced: true,
+  status_code: 200,
+};
 const responsesCost = ((2036 - 1920) * 2 + 1920 * 0.5 + 187 * 8) / 1e6;
 
 const CLIENT = join(__dirname, 'support', 'framework-client.mjs');
 
 /** One call through a framework, in its own Node process (the frameworks are ES modules only). */
-async function run(scenario: string, requester: string): Promise<{ text: string; usage?: { inputTokens?: number; outputTokens?: number } }> {
-  const { stdout } = await promisify(execFile)(process.execPath, [CLIENT, scenario, proxy.proxyBase, proxy.account.token, requester], { timeout: 30_000 });
+async function run(
+  scenario: string,
+  requester: string,
+): Promise<{ text: string; usage?: { inputTokens?: number; outputTokens?: number } }> {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [CLIENT, scenario, proxy.proxyBase, proxy.account.token, requester],
+    { timeout: 30_000 },
+  );
   return JSON.parse(stdout);
 }
 
@@ -64,7 +80,15 @@ describe('Vercel AI SDK', () => {
     expect(sent.path).toBe('/v1/messages');
     expect(result.usage).toMatchObject({ inputTokens: sent.usage.inputTokens, outputTokens: sent.usage.outputTokens });
     const row = await rowOf(requester);
-    expect(row).toMatchObject({ provider: 'prov-a', kind: 'messages', model: 'claude-sonnet-4-6', stream, input_tokens: sent.usage.inputTokens, output_tokens: sent.usage.outputTokens, status_code: 200 });
+    expect(row).toMatchObject({
+      provider: 'prov-a',
+      kind: 'messages',
+      model: 'claude-sonnet-4-6',
+      stream,
+      input_tokens: sent.usage.inputTokens,
+      output_tokens: sent.usage.outputTokens,
+      status_code: 200,
+    });
     expect(row.cost_usd).toBeCloseTo((sent.usage.inputTokens * 3 + sent.usage.outputTokens * 15) / 1e6, 9);
   });
 });
@@ -77,7 +101,15 @@ describe('LangChain JS', () => {
     const sent = lastSent('prov-b');
     expect(sent.path).toBe('/v1/chat/completions');
     const row = await rowOf(requester);
-    expect(row).toMatchObject({ provider: 'prov-b', kind: 'chat', model: 'gpt-4o-mini', stream, input_tokens: sent.usage.inputTokens, output_tokens: sent.usage.outputTokens, status_code: 200 });
+    expect(row).toMatchObject({
+      provider: 'prov-b',
+      kind: 'chat',
+      model: 'gpt-4o-mini',
+      stream,
+      input_tokens: sent.usage.inputTokens,
+      output_tokens: sent.usage.outputTokens,
+      status_code: 200,
+    });
     expect(row.cost_usd).toBeCloseTo((sent.usage.inputTokens * 0.15 + sent.usage.outputTokens * 0.6) / 1e6, 9);
   });
 
@@ -96,7 +128,15 @@ describe('LangChain JS', () => {
     const sent = lastSent('prov-a');
     expect(sent.path).toBe('/v1/messages');
     const row = await rowOf(requester);
-    expect(row).toMatchObject({ provider: 'prov-a', kind: 'messages', model: 'claude-sonnet-4-6', stream, input_tokens: sent.usage.inputTokens, output_tokens: sent.usage.outputTokens, status_code: 200 });
+    expect(row).toMatchObject({
+      provider: 'prov-a',
+      kind: 'messages',
+      model: 'claude-sonnet-4-6',
+      stream,
+      input_tokens: sent.usage.inputTokens,
+      output_tokens: sent.usage.outputTokens,
+      status_code: 200,
+    });
     expect(row.cost_usd).toBeCloseTo((sent.usage.inputTokens * 3 + sent.usage.outputTokens * 15) / 1e6, 9);
   });
 });

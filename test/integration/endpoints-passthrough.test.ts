@@ -40,29 +40,74 @@ describe('other paths', () => {
     });
     expect(response.status).toBe(200);
     const echo = (await response.json()) as Record<string, unknown>;
-    expect(echo).toMatchObject({ method: 'POST', url: '/v1/echo/files', bytes: upload.length, sha256: createHash('sha256').update(upload).digest('hex'), content_type: 'application/octet-stream' });
+    expect(echo).toMatchObject({
+      method: 'POST',
+      url: '/v1/echo/files',
+      bytes: upload.length,
+      sha256: createHash('sha256').update(upload).digest('hex'),
+      content_type: 'application/octet-stream',
+    });
     expect(fake.requests[before]!.headers.authorization).toBe(`Bearer ${proxy.storedKeys['prov-b']}`);
-    expect(await rowOf(requester)).toMatchObject({ provider: 'prov-b', kind: 'other', input_tokens: 0, output_tokens: 0, cost_usd: 0, priced: false, status_code: 200 });
+    expect(await rowOf(requester)).toMatchObject({
+      provider: 'prov-b',
+      kind: 'other',
+      input_tokens: 0,
+      output_tokens: 0,
+      cost_usd: 0,
+      priced: false,
+      status_code: 200,
+    });
   });
 
   it('any method; the query string reaches the provider exactly as sent', async () => {
     for (const method of ['GET', 'DELETE', 'PATCH', 'PUT']) {
-      const response = await fetch(`${proxy.proxyBase}/prov-b/v1/echo/files/file-1?limit=2&after=a%2Fb&beta=true&empty=&x=1+2`, { method, headers: bearer() });
-      expect(await response.json()).toMatchObject({ method, url: '/v1/echo/files/file-1?limit=2&after=a%2Fb&beta=true&empty=&x=1+2' });
+      const response = await fetch(
+        `${proxy.proxyBase}/prov-b/v1/echo/files/file-1?limit=2&after=a%2Fb&beta=true&empty=&x=1+2`,
+        { method, headers: bearer() },
+      );
+      expect(await response.json()).toMatchObject({
+        method,
+        url: '/v1/echo/files/file-1?limit=2&after=a%2Fb&beta=true&empty=&x=1+2',
+      });
     }
   });
 
   it('an answer with a recognisable usage is counted and priced (both API styles)', async () => {
     const b = user('usage-b');
-    await (await fetch(`${proxy.proxyBase}/prov-b/v1/echo/batch?usage=1`, { method: 'POST', headers: { ...bearer(), 'x-proxy-user': b }, body: '{}' })).text();
+    await (
+      await fetch(`${proxy.proxyBase}/prov-b/v1/echo/batch?usage=1`, {
+        method: 'POST',
+        headers: { ...bearer(), 'x-proxy-user': b },
+        body: '{}',
+      })
+    ).text();
     const rowB = await rowOf(b);
-    expect(rowB).toMatchObject({ kind: 'other', model: 'gpt-4o-mini', input_tokens: 11, output_tokens: 7, priced: true });
+    expect(rowB).toMatchObject({
+      kind: 'other',
+      model: 'gpt-4o-mini',
+      input_tokens: 11,
+      output_tokens: 7,
+      priced: true,
+    });
     expect(rowB.cost_usd).toBeCloseTo((11 * 0.15 + 7 * 0.6) / 1e6, 9);
 
     const a = user('usage-a');
-    await (await fetch(`${proxy.proxyBase}/prov-a/echo?usage=1`, { method: 'POST', headers: { 'x-api-key': proxy.account.token, 'x-proxy-user': a }, body: '{}' })).text();
+    await (
+      await fetch(`${proxy.proxyBase}/prov-a/echo?usage=1`, {
+        method: 'POST',
+        headers: { 'x-api-key': proxy.account.token, 'x-proxy-user': a },
+        body: '{}',
+      })
+    ).text();
     const rowA = await rowOf(a);
-    expect(rowA).toMatchObject({ provider: 'prov-a', kind: 'other', model: 'claude-haiku-4-5', input_tokens: 11, output_tokens: 7, priced: true });
+    expect(rowA).toMatchObject({
+      provider: 'prov-a',
+      kind: 'other',
+      model: 'claude-haiku-4-5',
+      input_tokens: 11,
+      output_tokens: 7,
+      priced: true,
+    });
     expect(rowA.cost_usd).toBeCloseTo((11 * 1 + 7 * 5) / 1e6, 9);
   });
 
@@ -75,7 +120,8 @@ describe('other paths', () => {
     expect(Buffer.from(first.value!).toString()).toBe('part-1\n');
     release();
     let rest = '';
-    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) rest += Buffer.from(chunk.value).toString();
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read())
+      rest += Buffer.from(chunk.value).toString();
     expect(rest).toBe('part-2\n');
   });
 
@@ -85,7 +131,11 @@ describe('other paths', () => {
     proxy.secrets.add(own);
     const fake = proxy.fakes.fakes['prov-d'];
     const before = fake.requests.length;
-    await (await fetch(`${proxy.proxyBase}/prov-d/v1/echo/x`, { headers: { authorization: `Bearer ${own}`, 'x-proxy-token': proxy.account.token, 'x-proxy-user': requester } })).text();
+    await (
+      await fetch(`${proxy.proxyBase}/prov-d/v1/echo/x`, {
+        headers: { authorization: `Bearer ${own}`, 'x-proxy-token': proxy.account.token, 'x-proxy-user': requester },
+      })
+    ).text();
     expect(fake.requests[before]!.headers.authorization).toBe(`Bearer ${own}`);
     expect(await rowOf(requester)).toMatchObject({ provider: 'prov-d', kind: 'other', mode: 'pass-through' });
   });
@@ -95,10 +145,14 @@ describe('other paths', () => {
     const none = await fetch(`${proxy.proxyBase}/prov-b/v1/echo/files`, { method: 'POST', body: 'x' });
     expect(none.status).toBe(401);
     expect(((await none.json()) as { error: { type: string } }).error.type).toBe('authentication_error');
-    const forged = await fetch(`${proxy.proxyBase}/prov-a/v1/files`, { headers: { 'x-api-key': `sk-proxy-${'x'.repeat(40)}` } });
+    const forged = await fetch(`${proxy.proxyBase}/prov-a/v1/files`, {
+      headers: { 'x-api-key': `sk-proxy-${'x'.repeat(40)}` },
+    });
     expect(forged.status).toBe(401);
     expect(await forged.json()).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
-    const ownKeyOnly = await fetch(`${proxy.proxyBase}/prov-b/v1/models`, { headers: { authorization: 'Bearer sk-someone-elses-key' } });
+    const ownKeyOnly = await fetch(`${proxy.proxyBase}/prov-b/v1/models`, {
+      headers: { authorization: 'Bearer sk-someone-elses-key' },
+    });
     expect(ownKeyOnly.status).toBe(401);
     expect(upstreamCalls(proxy)).toBe(before);
   });
@@ -116,7 +170,19 @@ describe('other paths', () => {
   ];
   it.each(hostile)('%s → 404, never forwarded', async (path) => {
     const before = upstreamCalls(proxy);
-    const answer = await rawRequest(proxy.url, rawPost(proxy.url, path, [`authorization: Bearer ${proxy.account.token}`, `x-api-key: ${proxy.account.token}`, 'content-type: application/json'], '{}'));
+    const answer = await rawRequest(
+      proxy.url,
+      rawPost(
+        proxy.url,
+        path,
+        [
+          `authorization: Bearer ${proxy.account.token}`,
+          `x-api-key: ${proxy.account.token}`,
+          'content-type: application/json',
+        ],
+        '{}',
+      ),
+    );
     expect(answer.status).toBe(404);
     // Either the proxy's own 404 or, for dot segments the server resolves first, a path outside the proxy.
     expect(answer.body).toMatch(/Unknown proxy path|No API route/);
@@ -124,7 +190,11 @@ describe('other paths', () => {
   });
 
   it('the 404 names the endpoints, from the provider data', async () => {
-    const response = await fetch(`${proxy.proxyBase}/prov-z/v1/responses`, { method: 'POST', headers: bearer(), body: '{}' });
+    const response = await fetch(`${proxy.proxyBase}/prov-z/v1/responses`, {
+      method: 'POST',
+      headers: bearer(),
+      body: '{}',
+    });
     expect(response.status).toBe(404);
     const { error } = (await response.json()) as { error: { message: string } };
     expect(error.message).toContain('POST /api/proxy/prov-b/v1/responses');
@@ -139,11 +209,25 @@ describe('the rate limit covers every kind', () => {
     const at = Date.now();
     const limited = await startInProcessProxy({ env: { RATE_LIMIT_PER_MINUTE: '3' }, now: () => at });
     try {
-      const headersA = { 'x-api-key': limited.token, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' };
+      const headersA = {
+        'x-api-key': limited.token,
+        'anthropic-version': '2023-06-01',
+        'content-type': 'application/json',
+      };
       const statuses = [
         (await fetch(`${limited.proxyBase}/v1/models`, { headers: headersA })).status,
-        (await fetch(`${limited.proxyBase}/v1/messages/count_tokens`, { method: 'POST', headers: headersA, body: JSON.stringify({ model: 'claude-sonnet-4-6', messages: [] }) })).status,
-        (await fetch(`${limited.proxyBase}/prov-b/v1/echo/x`, { headers: { authorization: `Bearer ${limited.token}` } })).status,
+        (
+          await fetch(`${limited.proxyBase}/v1/messages/count_tokens`, {
+            method: 'POST',
+            headers: headersA,
+            body: JSON.stringify({ model: 'claude-sonnet-4-6', messages: [] }),
+          })
+        ).status,
+        (
+          await fetch(`${limited.proxyBase}/prov-b/v1/echo/x`, {
+            headers: { authorization: `Bearer ${limited.token}` },
+          })
+        ).status,
       ];
       expect(statuses).toEqual([200, 200, 200]);
       const before = upstreamCalls(limited);
@@ -161,21 +245,45 @@ describe('the rate limit covers every kind', () => {
 describe('the same rules as chat on every kind', () => {
   it('a used-up budget refuses responses, embeddings, model lists, token counts and other paths with a 402, nothing forwarded', async () => {
     const requester = user('budget');
-    const put = await proxy.api(`/api/budgets/requesters/${requester}`, { method: 'PUT', token: proxy.account.token, body: { limit_usd: 0.000001, period: 'day' } });
+    const put = await proxy.api(`/api/budgets/requesters/${requester}`, {
+      method: 'PUT',
+      token: proxy.account.token,
+      body: { limit_usd: 0.000001, period: 'day' },
+    });
     expect(put.status).toBe(200);
     const headersB = { ...bearer(), 'content-type': 'application/json', 'x-proxy-user': requester };
-    const spend = await fetch(`${proxy.proxyBase}/prov-b/v1/responses`, { method: 'POST', headers: headersB, body: JSON.stringify({ model: 'gpt-4.1', input: 'hi' }) });
+    const spend = await fetch(`${proxy.proxyBase}/prov-b/v1/responses`, {
+      method: 'POST',
+      headers: headersB,
+      body: JSON.stringify({ model: 'gpt-4.1', input: 'hi' }),
+    });
     expect(spend.status).toBe(200);
     await spend.text();
     await rowOf(requester);
     const refused = async () => {
-      const headersA = { 'x-api-key': proxy.account.token, 'content-type': 'application/json', 'x-proxy-user': requester };
+      const headersA = {
+        'x-api-key': proxy.account.token,
+        'content-type': 'application/json',
+        'x-proxy-user': requester,
+      };
       return Promise.all([
-        fetch(`${proxy.proxyBase}/prov-b/v1/responses`, { method: 'POST', headers: headersB, body: JSON.stringify({ model: 'gpt-4.1', input: 'hi' }) }),
-        fetch(`${proxy.proxyBase}/prov-b/v1/embeddings`, { method: 'POST', headers: headersB, body: JSON.stringify({ model: 'text-embedding-3-small', input: 'hi' }) }),
+        fetch(`${proxy.proxyBase}/prov-b/v1/responses`, {
+          method: 'POST',
+          headers: headersB,
+          body: JSON.stringify({ model: 'gpt-4.1', input: 'hi' }),
+        }),
+        fetch(`${proxy.proxyBase}/prov-b/v1/embeddings`, {
+          method: 'POST',
+          headers: headersB,
+          body: JSON.stringify({ model: 'text-embedding-3-small', input: 'hi' }),
+        }),
         fetch(`${proxy.proxyBase}/prov-b/v1/models`, { headers: headersB }),
         fetch(`${proxy.proxyBase}/prov-b/v1/echo/files`, { method: 'POST', headers: headersB, body: 'x' }),
-        fetch(`${proxy.proxyBase}/v1/messages/count_tokens`, { method: 'POST', headers: headersA, body: JSON.stringify({ model: 'claude-sonnet-4-6', messages: [] }) }),
+        fetch(`${proxy.proxyBase}/v1/messages/count_tokens`, {
+          method: 'POST',
+          headers: headersA,
+          body: JSON.stringify({ model: 'claude-sonnet-4-6', messages: [] }),
+        }),
       ]);
     };
     // The spend is added when the row is recorded, just after the response.
@@ -194,9 +302,21 @@ describe('the same rules as chat on every kind', () => {
   });
 
   it('CORS preflight is answered on the new paths as on chat', async () => {
-    for (const path of ['/prov-b/v1/responses', '/prov-b/v1/embeddings', '/v1/messages/count_tokens', '/prov-b/v1/files']) {
-      const preflight = await fetch(`${proxy.proxyBase}${path}`, { method: 'OPTIONS', headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'POST' } });
-      expect([path, preflight.status, preflight.headers.get('access-control-allow-origin')]).toEqual([path, 204, 'http://localhost:5173']);
+    for (const path of [
+      '/prov-b/v1/responses',
+      '/prov-b/v1/embeddings',
+      '/v1/messages/count_tokens',
+      '/prov-b/v1/files',
+    ]) {
+      const preflight = await fetch(`${proxy.proxyBase}${path}`, {
+        method: 'OPTIONS',
+        headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'POST' },
+      });
+      expect([path, preflight.status, preflight.headers.get('access-control-allow-origin')]).toEqual([
+        path,
+        204,
+        'http://localhost:5173',
+      ]);
     }
   });
 
@@ -208,24 +328,56 @@ describe('the same rules as chat on every kind', () => {
 
   it('Groq has no embeddings: its own 404 comes back, the row says embeddings with that status', async () => {
     const requester = user('groq-emb');
-    const answer = await fetch(`${proxy.proxyBase}/prov-e/v1/embeddings`, { method: 'POST', headers: { ...bearer(), 'content-type': 'application/json', 'x-proxy-user': requester }, body: JSON.stringify({ model: 'nomic-embed', input: 'hi' }) });
+    const answer = await fetch(`${proxy.proxyBase}/prov-e/v1/embeddings`, {
+      method: 'POST',
+      headers: { ...bearer(), 'content-type': 'application/json', 'x-proxy-user': requester },
+      body: JSON.stringify({ model: 'nomic-embed', input: 'hi' }),
+    });
     expect(answer.status).toBe(404);
-    expect(await rowOf(requester)).toMatchObject({ provider: 'prov-e', kind: 'embeddings', status_code: 404, input_tokens: 0, cost_usd: 0 });
+    expect(await rowOf(requester)).toMatchObject({
+      provider: 'prov-e',
+      kind: 'embeddings',
+      status_code: 404,
+      input_tokens: 0,
+      cost_usd: 0,
+    });
   });
 });
 
 describe('Claude Code and OpenAI-compatible CLIs', () => {
   it('Claude Code’s calls: Authorization: Bearer with a proxy token, /v1/messages?beta=true and count_tokens (also without v1)', async () => {
     const requester = user('claude-code');
-    const headers = { authorization: `Bearer ${proxy.account.token}`, 'anthropic-version': '2023-06-01', 'anthropic-beta': 'claude-code-20250219', 'content-type': 'application/json', 'x-proxy-user': requester };
+    const headers = {
+      authorization: `Bearer ${proxy.account.token}`,
+      'anthropic-version': '2023-06-01',
+      'anthropic-beta': 'claude-code-20250219',
+      'content-type': 'application/json',
+      'x-proxy-user': requester,
+    };
     const fake = proxy.fakes.fakes['prov-a'];
     const before = fake.requests.length;
-    const message = await fetch(`${proxy.proxyBase}/v1/messages?beta=true`, { method: 'POST', headers, body: JSON.stringify({ model: 'claude-sonnet-4-6', max_tokens: 32, messages: [{ role: 'user', content: 'hi' }], stream: true }) });
+    const message = await fetch(`${proxy.proxyBase}/v1/messages?beta=true`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        model: 'claude-sonnet-4-6',
+        max_tokens: 32,
+        messages: [{ role: 'user', content: 'hi' }],
+        stream: true,
+      }),
+    });
     expect(message.status).toBe(200);
     expect(await message.text()).toContain('event: message_stop');
-    const count = await fetch(`${proxy.proxyBase}/messages/count_tokens?beta=true`, { method: 'POST', headers, body: JSON.stringify({ model: 'claude-sonnet-4-6', messages: [{ role: 'user', content: 'hi' }] }) });
+    const count = await fetch(`${proxy.proxyBase}/messages/count_tokens?beta=true`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ model: 'claude-sonnet-4-6', messages: [{ role: 'user', content: 'hi' }] }),
+    });
     expect(await count.json()).toEqual({ input_tokens: 2095 });
-    expect(fake.requests.slice(before).map((r) => r.path)).toEqual(['/v1/messages?beta=true', '/v1/messages/count_tokens?beta=true']);
+    expect(fake.requests.slice(before).map((r) => r.path)).toEqual([
+      '/v1/messages?beta=true',
+      '/v1/messages/count_tokens?beta=true',
+    ]);
     expect(fake.requests[before]!.headers['x-api-key']).toBe(proxy.storedKeys['prov-a']);
     const rows = await proxy.waitForRows(proxy.account.token, 2, `requester=${requester}`);
     expect(rows.map((r) => r.kind).sort()).toEqual(['count_tokens', 'messages']);

@@ -27,19 +27,38 @@ async function rowOf(user: string): Promise<Record<string, unknown>> {
   return rows[0]!;
 }
 
-function openai(user: string, provider = 'prov-b', extra: Record<string, string> = {}, apiKey = proxy.account.token): OpenAI {
-  return new OpenAI({ baseURL: `${proxy.proxyBase}/${provider}/v1`, apiKey, maxRetries: 0, defaultHeaders: { 'x-proxy-user': user, ...extra } });
+function openai(
+  user: string,
+  provider = 'prov-b',
+  extra: Record<string, string> = {},
+  apiKey = proxy.account.token,
+): OpenAI {
+  return new OpenAI({
+    baseURL: `${proxy.proxyBase}/${provider}/v1`,
+    apiKey,
+    maxRetries: 0,
+    defaultHeaders: { 'x-proxy-user': user, ...extra },
+  });
 }
 
 function anthropic(user: string): Anthropic {
-  return new Anthropic({ baseURL: proxy.proxyBase, apiKey: proxy.account.token, maxRetries: 0, defaultHeaders: { 'x-proxy-user': user } });
+  return new Anthropic({
+    baseURL: proxy.proxyBase,
+    apiKey: proxy.account.token,
+    maxRetries: 0,
+    defaultHeaders: { 'x-proxy-user': user },
+  });
 }
 
 /** USD per million tokens of gpt-4.1 in the bundled price file, written out to check it. */
 const GPT_41 = { input: 2, cacheRead: 0.5, output: 8 };
 const RESPONSES = expectedEndpointUsage('openai-responses.json');
 // 116 uncached input tokens, 1920 cached ones at the cache-read rate, 187 output tokens (128 of them reasoning, not added again).
-const RESPONSES_COST = ((RESPONSES.inputTokens - RESPONSES.cacheReadTokens) * GPT_41.input + RESPONSES.cacheReadTokens * GPT_41.cacheRead + RESPONSES.outputTokens * GPT_41.output) / 1e6;
+const RESPONSES_COST =
+  ((RESPONSES.inputTokens - RESPONSES.cacheReadTokens) * GPT_41.input +
+    RESPONSES.cacheReadTokens * GPT_41.cacheRead +
+    RESPONSES.outputTokens * GPT_41.output) /
+  1e6;
 const RESPONSES_TEXT = 'In a peaceful grove beneath a silver moon, a unicorn named Lumina discovered a hidden pool.';
 
 const responsesRow = (user: string, stream: boolean, mode = 'stored') => ({
@@ -61,7 +80,10 @@ const responsesRow = (user: string, stream: boolean, mode = 'stored') => ({
 describe('Responses API through the openai SDK', () => {
   it('responses.create (JSON): the answer as sent, the row exact to the token and to 1e-9 USD', async () => {
     const user = requester('resp-json');
-    const response = await openai(user).responses.create({ model: 'gpt-4.1-2025-04-14', input: 'Tell me a three sentence bedtime story about a unicorn.' });
+    const response = await openai(user).responses.create({
+      model: 'gpt-4.1-2025-04-14',
+      input: 'Tell me a three sentence bedtime story about a unicorn.',
+    });
     expect(response.output_text).toBe(RESPONSES_TEXT);
     expect(response.usage).toMatchObject({ input_tokens: 2036, output_tokens: 187 });
     const row = await rowOf(user);
@@ -72,7 +94,11 @@ describe('Responses API through the openai SDK', () => {
 
   it('responses.create (stream: true): every event through, usage from response.completed', async () => {
     const user = requester('resp-sse');
-    const stream = await openai(user).responses.create({ model: 'gpt-4.1-2025-04-14', input: 'Tell me a story.', stream: true });
+    const stream = await openai(user).responses.create({
+      model: 'gpt-4.1-2025-04-14',
+      input: 'Tell me a story.',
+      stream: true,
+    });
     let text = '';
     const types: string[] = [];
     for await (const event of stream) {
@@ -120,7 +146,10 @@ describe('Responses API through the openai SDK', () => {
     proxy.secrets.add(own);
     const fake = proxy.fakes.fakes['prov-b'];
     const before = fake.requests.length;
-    await openai(user, 'prov-b', { 'x-proxy-token': proxy.account.token }, own).responses.create({ model: 'gpt-4.1-2025-04-14', input: 'hi' });
+    await openai(user, 'prov-b', { 'x-proxy-token': proxy.account.token }, own).responses.create({
+      model: 'gpt-4.1-2025-04-14',
+      input: 'hi',
+    });
     expect(fake.requests[before]!.headers.authorization).toBe(`Bearer ${own}`);
     expect(fake.requests[before]!.path).toBe('/v1/responses');
     expect(await rowOf(user)).toMatchObject(responsesRow(user, false, 'pass-through'));
@@ -130,7 +159,12 @@ describe('Responses API through the openai SDK', () => {
     const user = requester('resp-followup');
     const fake = proxy.fakes.fakes['prov-b'];
     const before = fake.requests.length;
-    await openai(user).responses.create({ model: 'gpt-4.1-2025-04-14', input: 'And then?', previous_response_id: 'resp_abc', store: false });
+    await openai(user).responses.create({
+      model: 'gpt-4.1-2025-04-14',
+      input: 'And then?',
+      previous_response_id: 'resp_abc',
+      store: false,
+    });
     expect(fake.requests[before]!.json).toMatchObject({ previous_response_id: 'resp_abc', store: false });
   });
 
@@ -138,19 +172,38 @@ describe('Responses API through the openai SDK', () => {
     const client = openai(requester('resp-bad'));
     const noModel = await client.responses.create({ input: 'hi' } as never).catch((error: unknown) => error);
     expect(noModel).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((noModel as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ type: 'invalid_request_error', param: 'model' });
-    const wrong = await client.responses.create({ model: 'gpt-4.1', input: 42 } as never).catch((error: unknown) => error);
-    expect((wrong as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ type: 'invalid_request_error', param: 'input' });
-    const badPrompt = await client.responses.create({ prompt: { version: '2' } } as never).catch((error: unknown) => error);
+    expect((noModel as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({
+      type: 'invalid_request_error',
+      param: 'model',
+    });
+    const wrong = await client.responses
+      .create({ model: 'gpt-4.1', input: 42 } as never)
+      .catch((error: unknown) => error);
+    expect((wrong as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({
+      type: 'invalid_request_error',
+      param: 'input',
+    });
+    const badPrompt = await client.responses
+      .create({ prompt: { version: '2' } } as never)
+      .catch((error: unknown) => error);
     expect((badPrompt as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ param: 'prompt' });
   });
 
   it('a provider without the Responses API answers its own 404, passed through; the row says kind other', async () => {
     const user = requester('resp-mistral');
-    const error = await openai(user, 'prov-d').responses.create({ model: 'mistral-small-latest', input: 'hi' }).catch((e: unknown) => e);
+    const error = await openai(user, 'prov-d')
+      .responses.create({ model: 'mistral-small-latest', input: 'hi' })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.NotFoundError);
     // Mistral's own error body (`{"object":"error","message":…}`): its message lands in the row.
-    expect(await rowOf(user)).toMatchObject({ provider: 'prov-d', kind: 'other', status_code: 404, input_tokens: 0, cost_usd: 0, error: 'No route /v1/responses' });
+    expect(await rowOf(user)).toMatchObject({
+      provider: 'prov-d',
+      kind: 'other',
+      status_code: 404,
+      input_tokens: 0,
+      cost_usd: 0,
+      error: 'No route /v1/responses',
+    });
   });
 
   it('Groq offers it too (prov-e)', async () => {
@@ -158,7 +211,15 @@ describe('Responses API through the openai SDK', () => {
     const response = await openai(user, 'prov-e').responses.create({ model: 'openai/gpt-oss-20b', input: 'hi' });
     expect(response.output_text).toBe(RESPONSES_TEXT);
     const row = await rowOf(user);
-    expect(row).toMatchObject({ provider: 'prov-e', kind: 'responses', model: 'openai/gpt-oss-20b', input_tokens: 2036, output_tokens: 187, cache_read_tokens: 1920, priced: true });
+    expect(row).toMatchObject({
+      provider: 'prov-e',
+      kind: 'responses',
+      model: 'openai/gpt-oss-20b',
+      input_tokens: 2036,
+      output_tokens: 187,
+      cache_read_tokens: 1920,
+      priced: true,
+    });
     // Groq's gpt-oss-20b list prices (USD per million): input 0.075, cached input 0.0375, output 0.3.
     expect(row.cost_usd).toBeCloseTo(((2036 - 1920) * 0.075 + 1920 * 0.0375 + 187 * 0.3) / 1e6, 9);
   });
@@ -170,24 +231,44 @@ describe('embeddings through the openai SDK', () => {
     ['prov-c', 'gemini-embedding-001', 'openai-embeddings.json', 0.15],
     ['prov-d', 'mistral-embed', 'mistral-embeddings.json', 0.1],
   ] as const;
-  it.each(cases)('%s %s: input tokens = usage.prompt_tokens, output 0, the embedding model’s price', async (provider, model, fixture, usdPerMillion) => {
-    const user = requester(`emb-${provider}`);
-    const result = await openai(user, provider).embeddings.create({ model, input: ['The food was delicious', 'and the waiter…'], encoding_format: 'float' });
-    expect(result.data[0]!.embedding.length).toBeGreaterThan(0);
-    const { inputTokens } = expectedEndpointUsage(fixture);
-    const row = await rowOf(user);
-    expect(row).toMatchObject({ provider, kind: 'embeddings', model, input_tokens: inputTokens, output_tokens: 0, status_code: 200, priced: true, stream: false });
-    expect(row.cost_usd).toBeCloseTo((inputTokens * usdPerMillion) / 1e6, 9);
-  });
+  it.each(cases)(
+    '%s %s: input tokens = usage.prompt_tokens, output 0, the embedding model’s price',
+    async (provider, model, fixture, usdPerMillion) => {
+      const user = requester(`emb-${provider}`);
+      const result = await openai(user, provider).embeddings.create({
+        model,
+        input: ['The food was delicious', 'and the waiter…'],
+        encoding_format: 'float',
+      });
+      expect(result.data[0]!.embedding.length).toBeGreaterThan(0);
+      const { inputTokens } = expectedEndpointUsage(fixture);
+      const row = await rowOf(user);
+      expect(row).toMatchObject({
+        provider,
+        kind: 'embeddings',
+        model,
+        input_tokens: inputTokens,
+        output_tokens: 0,
+        status_code: 200,
+        priced: true,
+        stream: false,
+      });
+      expect(row.cost_usd).toBeCloseTo((inputTokens * usdPerMillion) / 1e6, 9);
+    },
+  );
 
   it('with x-proxy-cache an identical embeddings request is a hit: 0 tokens, saved_usd = the original cost', async () => {
     const input = `embed me ${randomBytes(6).toString('hex')}`;
     const first = requester('emb-cache-1');
-    const miss = await openai(first, 'prov-b', { 'x-proxy-cache': 'true' }).embeddings.create({ model: 'text-embedding-3-small', input }).withResponse();
+    const miss = await openai(first, 'prov-b', { 'x-proxy-cache': 'true' })
+      .embeddings.create({ model: 'text-embedding-3-small', input })
+      .withResponse();
     expect(miss.response.headers.get('x-proxy-cache')).toBe('MISS');
     await rowOf(first);
     const second = requester('emb-cache-2');
-    const hit = await openai(second, 'prov-b', { 'x-proxy-cache': 'true' }).embeddings.create({ model: 'text-embedding-3-small', input }).withResponse();
+    const hit = await openai(second, 'prov-b', { 'x-proxy-cache': 'true' })
+      .embeddings.create({ model: 'text-embedding-3-small', input })
+      .withResponse();
     expect(hit.response.headers.get('x-proxy-cache')).toBe('HIT');
     expect(hit.data.data[0]!.embedding).toEqual(miss.data.data[0]!.embedding);
     const row = await rowOf(second);
@@ -196,7 +277,9 @@ describe('embeddings through the openai SDK', () => {
   });
 
   it('input is required', async () => {
-    const error = await openai(requester('emb-bad')).embeddings.create({ model: 'text-embedding-3-small' } as never).catch((e: unknown) => e);
+    const error = await openai(requester('emb-bad'))
+      .embeddings.create({ model: 'text-embedding-3-small' } as never)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect((error as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ param: 'input' });
   });
@@ -208,23 +291,54 @@ describe('model lists and token counting', () => {
     const ids: string[] = [];
     for await (const model of openai(user).models.list()) ids.push(model.id);
     expect(ids).toEqual(['gpt-4.1-2025-04-14', 'text-embedding-3-small', 'gpt-4o-mini']);
-    expect(await rowOf(user)).toMatchObject({ provider: 'prov-b', kind: 'models', input_tokens: 0, output_tokens: 0, cost_usd: 0, cost_nanos: 0, priced: true, status_code: 200, mode: 'stored' });
-    expect(proxy.fakes.fakes['prov-b'].requests.at(-1)!.headers.authorization).toBe(`Bearer ${proxy.storedKeys['prov-b']}`);
+    expect(await rowOf(user)).toMatchObject({
+      provider: 'prov-b',
+      kind: 'models',
+      input_tokens: 0,
+      output_tokens: 0,
+      cost_usd: 0,
+      cost_nanos: 0,
+      priced: true,
+      status_code: 200,
+      mode: 'stored',
+    });
+    expect(proxy.fakes.fakes['prov-b'].requests.at(-1)!.headers.authorization).toBe(
+      `Bearer ${proxy.storedKeys['prov-b']}`,
+    );
   });
 
   it('anthropic models.list', async () => {
     const user = requester('models-a');
     const page = await anthropic(user).models.list();
     expect(page.data.map((m) => m.id)).toEqual(['claude-sonnet-4-6', 'claude-haiku-4-5-20251001']);
-    expect(await rowOf(user)).toMatchObject({ provider: 'prov-a', kind: 'models', input_tokens: 0, cost_usd: 0, priced: true, status_code: 200 });
+    expect(await rowOf(user)).toMatchObject({
+      provider: 'prov-a',
+      kind: 'models',
+      input_tokens: 0,
+      cost_usd: 0,
+      priced: true,
+      status_code: 200,
+    });
     expect(proxy.fakes.fakes['prov-a'].requests.at(-1)!.headers['x-api-key']).toBe(proxy.storedKeys['prov-a']);
   });
 
   it('anthropic messages.countTokens: the count as the provider gives it, a free row with the request’s model', async () => {
     const user = requester('count');
-    const count = await anthropic(user).messages.countTokens({ model: 'claude-sonnet-4-6', messages: [{ role: 'user', content: 'Hello, world' }] });
+    const count = await anthropic(user).messages.countTokens({
+      model: 'claude-sonnet-4-6',
+      messages: [{ role: 'user', content: 'Hello, world' }],
+    });
     expect(count.input_tokens).toBe(2095);
-    expect(await rowOf(user)).toMatchObject({ provider: 'prov-a', kind: 'count_tokens', model: 'claude-sonnet-4-6', input_tokens: 0, output_tokens: 0, cost_usd: 0, priced: true, status_code: 200 });
+    expect(await rowOf(user)).toMatchObject({
+      provider: 'prov-a',
+      kind: 'count_tokens',
+      model: 'claude-sonnet-4-6',
+      input_tokens: 0,
+      output_tokens: 0,
+      cost_usd: 0,
+      priced: true,
+      status_code: 200,
+    });
   });
 });
 
@@ -234,18 +348,27 @@ describe('beta messages and query strings', () => {
     const user = requester('beta');
     const fake = proxy.fakes.fakes['prov-a'];
     const before = fake.requests.length;
-    const message = await anthropic(user).beta.messages.create({
-      model: 'claude-sonnet-4-6',
-      max_tokens: 64,
-      messages: [{ role: 'user', content: 'hi' }],
-      betas: ['interleaved-thinking-2025-05-14'],
-    }, { query: { beta: 'true' } });
+    const message = await anthropic(user).beta.messages.create(
+      {
+        model: 'claude-sonnet-4-6',
+        max_tokens: 64,
+        messages: [{ role: 'user', content: 'hi' }],
+        betas: ['interleaved-thinking-2025-05-14'],
+      },
+      { query: { beta: 'true' } },
+    );
     expect(message.content.length).toBeGreaterThan(0);
     expect(fake.requests[before]!.path).toBe('/v1/messages?beta=true');
     expect(fake.requests[before]!.headers['anthropic-beta']).toBe('interleaved-thinking-2025-05-14');
     const sent = fake.requests[before]!.response.usage!;
     const row = await rowOf(user);
-    expect(row).toMatchObject({ provider: 'prov-a', kind: 'messages', input_tokens: sent.inputTokens, output_tokens: sent.outputTokens, status_code: 200 });
+    expect(row).toMatchObject({
+      provider: 'prov-a',
+      kind: 'messages',
+      input_tokens: sent.inputTokens,
+      output_tokens: sent.outputTokens,
+      status_code: 200,
+    });
     expect(row.cost_usd).toBeCloseTo((sent.inputTokens * 3 + sent.outputTokens * 15) / 1e6, 9);
   });
 
@@ -262,7 +385,9 @@ describe('the response cache on the Responses API', () => {
   it('a hit is replayed in the form asked (JSON → stream), 0 tokens, saved_usd = the original cost', async () => {
     const question = input();
     const first = requester('cache-1');
-    const miss = await openai(first, 'prov-b', { 'x-proxy-cache': 'true' }).responses.create({ model: 'gpt-4.1-2025-04-14', input: question }).withResponse();
+    const miss = await openai(first, 'prov-b', { 'x-proxy-cache': 'true' })
+      .responses.create({ model: 'gpt-4.1-2025-04-14', input: question })
+      .withResponse();
     expect(miss.response.headers.get('x-proxy-cache')).toBe('MISS');
     await rowOf(first);
 
@@ -278,17 +403,30 @@ describe('the response cache on the Responses API', () => {
     expect(text).toBe(RESPONSES_TEXT);
     expect(fake.requests.length).toBe(before);
     const row = await rowOf(second);
-    expect(row).toMatchObject({ kind: 'responses', cached: true, input_tokens: 0, output_tokens: 0, cost_usd: 0, stream: true });
+    expect(row).toMatchObject({
+      kind: 'responses',
+      cached: true,
+      input_tokens: 0,
+      output_tokens: 0,
+      cost_usd: 0,
+      stream: true,
+    });
     expect(row.saved_usd).toBeCloseTo(RESPONSES_COST, 9);
   });
 
   it('a stored stream is served to a JSON request through responses.stream()… and back as JSON', async () => {
     const question = input();
     const first = requester('cache-s1');
-    for await (const _ of await openai(first, 'prov-b', { 'x-proxy-cache': 'true' }).responses.create({ model: 'gpt-4.1-2025-04-14', input: question, stream: true }));
+    for await (const _ of await openai(first, 'prov-b', { 'x-proxy-cache': 'true' }).responses.create({
+      model: 'gpt-4.1-2025-04-14',
+      input: question,
+      stream: true,
+    }));
     await rowOf(first);
     const second = requester('cache-s2');
-    const { data, response } = await openai(second, 'prov-b', { 'x-proxy-cache': 'true' }).responses.create({ model: 'gpt-4.1-2025-04-14', input: question }).withResponse();
+    const { data, response } = await openai(second, 'prov-b', { 'x-proxy-cache': 'true' })
+      .responses.create({ model: 'gpt-4.1-2025-04-14', input: question })
+      .withResponse();
     expect(response.headers.get('x-proxy-cache')).toBe('HIT');
     expect(data.output_text).toBe(RESPONSES_TEXT);
     expect(data.usage?.input_tokens).toBe(2036);
@@ -296,7 +434,10 @@ describe('the response cache on the Responses API', () => {
 
   it('a chat request and a responses request never share an entry', async () => {
     const question = input();
-    await openai(requester('ns-1'), 'prov-b', { 'x-proxy-cache': 'true' }).responses.create({ model: 'gpt-4o-mini', input: question });
+    await openai(requester('ns-1'), 'prov-b', { 'x-proxy-cache': 'true' }).responses.create({
+      model: 'gpt-4o-mini',
+      input: question,
+    });
     const { response } = await openai(requester('ns-2'), 'prov-b', { 'x-proxy-cache': 'true' })
       .chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: question }] })
       .withResponse();
@@ -310,7 +451,9 @@ describe('the response cache on the Responses API', () => {
     const before = fake.requests.length;
     await openai(requester('prev-1'), 'prov-b', { 'x-proxy-cache': 'true' }).responses.create(body);
     const again = requester('prev-2');
-    const { response } = await openai(again, 'prov-b', { 'x-proxy-cache': 'true' }).responses.create(body).withResponse();
+    const { response } = await openai(again, 'prov-b', { 'x-proxy-cache': 'true' })
+      .responses.create(body)
+      .withResponse();
     expect(response.headers.get('x-proxy-cache')).toBe('BYPASS');
     expect(fake.requests.length).toBe(before + 2);
     expect(await rowOf(again)).toMatchObject({ cached: false, input_tokens: 2036 });
@@ -320,7 +463,9 @@ describe('the response cache on the Responses API', () => {
 describe('kind in the management API', () => {
   it('/api/logs filters by kind, refuses an unknown kind, and /api/stats counts by_kind', async () => {
     const token = proxy.account.token;
-    const responses = (await (await proxy.api('/api/logs?limit=500&kind=responses', { token })).json()) as { items: Array<{ kind: string }> };
+    const responses = (await (await proxy.api('/api/logs?limit=500&kind=responses', { token })).json()) as {
+      items: Array<{ kind: string }>;
+    };
     expect(responses.items.length).toBeGreaterThan(0);
     expect(new Set(responses.items.map((r) => r.kind))).toEqual(new Set(['responses']));
 
@@ -328,14 +473,20 @@ describe('kind in the management API', () => {
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { param: string } }).error.param).toBe('kind');
 
-    const all = (await (await proxy.api('/api/logs?limit=500', { token })).json()) as { items: Array<{ kind: string }> };
+    const all = (await (await proxy.api('/api/logs?limit=500', { token })).json()) as {
+      items: Array<{ kind: string }>;
+    };
     // Stats come from rollups folded from the usage stream a moment after the rows.
     await proxy.waitForRows(token, all.items.length);
-    const stats = (await (await proxy.api('/api/stats', { token })).json()) as { by_kind: Array<{ kind: string; requests: number }> };
+    const stats = (await (await proxy.api('/api/stats', { token })).json()) as {
+      by_kind: Array<{ kind: string; requests: number }>;
+    };
     const counted = Object.fromEntries(stats.by_kind.map((k) => [k.kind, k.requests]));
     const expected: Record<string, number> = {};
     for (const row of all.items) expected[row.kind] = (expected[row.kind] ?? 0) + 1;
     expect(counted).toEqual(expected);
-    expect(Object.keys(counted)).toEqual(expect.arrayContaining(['responses', 'embeddings', 'models', 'count_tokens', 'messages', 'chat', 'other']));
+    expect(Object.keys(counted)).toEqual(
+      expect.arrayContaining(['responses', 'embeddings', 'models', 'count_tokens', 'messages', 'chat', 'other']),
+    );
   });
 });

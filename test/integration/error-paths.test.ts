@@ -13,14 +13,28 @@ afterAll(async () => {
 
 const openai = (apiKey: string, headers: Record<string, string> = {}, provider = 'prov-b') =>
   new OpenAI({ baseURL: `${proxy.proxyBase}/${provider}/v1`, apiKey, maxRetries: 0, defaultHeaders: headers });
-const anthropic = (apiKey: string, headers: Record<string, string> = {}) => new Anthropic({ baseURL: proxy.proxyBase, apiKey, maxRetries: 0, defaultHeaders: headers });
+const anthropic = (apiKey: string, headers: Record<string, string> = {}) =>
+  new Anthropic({ baseURL: proxy.proxyBase, apiKey, maxRetries: 0, defaultHeaders: headers });
 const chat = (client: OpenAI, body: Record<string, unknown> = {}) =>
-  client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], ...body } as never);
+  client.chat.completions.create({
+    model: 'gpt-4o-mini',
+    messages: [{ role: 'user', content: 'hi' }],
+    ...body,
+  } as never);
 const message = (client: Anthropic, body: Record<string, unknown> = {}) =>
-  client.messages.create({ model: 'claude-haiku-4-5-20251001', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }], ...body } as never);
+  client.messages.create({
+    model: 'claude-haiku-4-5-20251001',
+    max_tokens: 16,
+    messages: [{ role: 'user', content: 'hi' }],
+    ...body,
+  } as never);
 
 async function raw(path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}) {
-  const response = await fetch(proxy.url + path, { method: init.method ?? 'POST', headers: { 'content-type': 'application/json', ...init.headers }, body: init.body });
+  const response = await fetch(proxy.url + path, {
+    method: init.method ?? 'POST',
+    headers: { 'content-type': 'application/json', ...init.headers },
+    body: init.body,
+  });
   return { status: response.status, headers: response.headers, body: await response.text() };
 }
 
@@ -56,7 +70,9 @@ describe('authentication (401/403)', () => {
   });
 
   it('a token without the proxy scope is 403 (PermissionDeniedError)', async () => {
-    const response = await proxy.api(`/api/admin/accounts/${proxy.account.accountId}/tokens`, { body: { name: 'manage only', scopes: ['manage'] } });
+    const response = await proxy.api(`/api/admin/accounts/${proxy.account.accountId}/tokens`, {
+      body: { name: 'manage only', scopes: ['manage'] },
+    });
     const { token } = (await response.json()) as { token: string };
     proxy.secrets.add(token);
     await expect(chat(openai(token))).rejects.toBeInstanceOf(OpenAI.PermissionDeniedError);
@@ -101,7 +117,10 @@ describe('validation (400)', () => {
   });
 
   it('invalid JSON is a 400', async () => {
-    const response = await raw('/api/proxy/prov-b/v1/chat/completions', { headers: { authorization: `Bearer ${proxy.account.token}` }, body: '{"model":' });
+    const response = await raw('/api/proxy/prov-b/v1/chat/completions', {
+      headers: { authorization: `Bearer ${proxy.account.token}` },
+      body: '{"model":',
+    });
     expect(response.status).toBe(400);
     expect(JSON.parse(response.body).error.message).toMatch(/JSON/);
   });
@@ -117,7 +136,10 @@ describe('validation (400)', () => {
 
 describe('routing (404/405/413)', () => {
   it('an unknown proxy path is 404 and a non-POST method is 405', async () => {
-    const unknown = await raw('/api/proxy/prov-z/v1/chat/completions', { headers: { authorization: `Bearer ${proxy.account.token}` }, body: '{}' });
+    const unknown = await raw('/api/proxy/prov-z/v1/chat/completions', {
+      headers: { authorization: `Bearer ${proxy.account.token}` },
+      body: '{}',
+    });
     expect(unknown.status).toBe(404);
     expect(unknown.headers.get('x-proxy-request-id')).toBeTruthy();
     const get = await raw('/api/proxy/prov-b/v1/chat/completions', { method: 'GET' });
@@ -128,20 +150,35 @@ describe('routing (404/405/413)', () => {
   });
 
   it('every documented path answers, with and without v1', async () => {
-    const paths = ['/api/proxy/v1/messages', '/api/proxy/messages', ...['b', 'c', 'd', 'e'].flatMap((p) => [`/api/proxy/prov-${p}/v1/chat/completions`, `/api/proxy/prov-${p}/chat/completions`])];
+    const paths = [
+      '/api/proxy/v1/messages',
+      '/api/proxy/messages',
+      ...['b', 'c', 'd', 'e'].flatMap((p) => [
+        `/api/proxy/prov-${p}/v1/chat/completions`,
+        `/api/proxy/prov-${p}/chat/completions`,
+      ]),
+    ];
     for (const path of paths) {
       const body = path.includes('messages')
         ? { model: 'claude-haiku-4-5-20251001', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] }
         : { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] };
-      const headers: Record<string, string> = path.includes('messages') ? { 'x-api-key': proxy.account.token } : { authorization: `Bearer ${proxy.account.token}` };
+      const headers: Record<string, string> = path.includes('messages')
+        ? { 'x-api-key': proxy.account.token }
+        : { authorization: `Bearer ${proxy.account.token}` };
       const response = await raw(path, { headers, body: JSON.stringify(body) });
       expect([path, response.status]).toEqual([path, 200]);
     }
   });
 
   it('a body over 6 MB is 413', async () => {
-    const big = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x'.repeat(6 * 1024 * 1024) }] });
-    const response = await raw('/api/proxy/prov-b/v1/chat/completions', { headers: { authorization: `Bearer ${proxy.account.token}` }, body: big });
+    const big = JSON.stringify({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'x'.repeat(6 * 1024 * 1024) }],
+    });
+    const response = await raw('/api/proxy/prov-b/v1/chat/completions', {
+      headers: { authorization: `Bearer ${proxy.account.token}` },
+      body: big,
+    });
     expect(response.status).toBe(413);
     expect(JSON.parse(response.body).error.type).toBe('invalid_request_error');
   });
@@ -150,14 +187,25 @@ describe('routing (404/405/413)', () => {
 describe('upstream failures (4xx/5xx passed through, 502, 504)', () => {
   it('passes a provider error through unchanged and logs it with zero tokens and its message', async () => {
     const fake = proxy.fakes.fakes['prov-b'];
-    fake.next({ status: 429, errorMessage: 'Slow down please', headers: { 'retry-after': '7', 'x-request-id': 'req_upstream_1' } });
+    fake.next({
+      status: 429,
+      errorMessage: 'Slow down please',
+      headers: { 'retry-after': '7', 'x-request-id': 'req_upstream_1' },
+    });
     const error = await chat(openai(proxy.account.token, { 'x-proxy-user': 'err-test' })).catch((e) => e);
     expect(error).toBeInstanceOf(OpenAI.RateLimitError);
     expect(error.message).toContain('Slow down please');
     expect(error.headers.get('retry-after')).toBe('7');
     expect(error.headers.get('x-request-id')).toBe('req_upstream_1');
     const [row] = await proxy.rowsFor(proxy.account.token, [error.headers.get('x-proxy-request-id')]);
-    expect(row).toMatchObject({ status_code: 429, input_tokens: 0, output_tokens: 0, cost_usd: 0, error: 'Slow down please', requester: 'err-test' });
+    expect(row).toMatchObject({
+      status_code: 429,
+      input_tokens: 0,
+      output_tokens: 0,
+      cost_usd: 0,
+      error: 'Slow down please',
+      requester: 'err-test',
+    });
   });
 
   it('passes a messages-style overloaded error through', async () => {
@@ -201,7 +249,11 @@ describe('rate limit (429)', () => {
   it('admits 100 requests a minute per token; the 101st is 429 with Retry-After: 60', async () => {
     const token = await local.createAccount('rate');
     const client = new OpenAI({ baseURL: `${local.proxyBase}/prov-e/v1`, apiKey: token, maxRetries: 0 });
-    const send = () => chat(client).then(() => 'ok', (e) => e);
+    const send = () =>
+      chat(client).then(
+        () => 'ok',
+        (e) => e,
+      );
     const results: unknown[] = [];
     for (let batch = 0; batch < 10; batch++) results.push(...(await Promise.all(Array.from({ length: 10 }, send))));
     expect(results.filter((r) => r !== 'ok').map(String)).toEqual([]);
@@ -210,13 +262,17 @@ describe('rate limit (429)', () => {
     expect((over as InstanceType<typeof OpenAI.RateLimitError>).headers.get('retry-after')).toBe('60');
     expect((over as InstanceType<typeof OpenAI.RateLimitError>).headers.get('x-ratelimit-remaining')).toBe('0');
     // Another token of another account is unaffected.
-    await expect(chat(new OpenAI({ baseURL: `${local.proxyBase}/prov-e/v1`, apiKey: local.token, maxRetries: 0 }))).resolves.toBeDefined();
+    await expect(
+      chat(new OpenAI({ baseURL: `${local.proxyBase}/prov-e/v1`, apiKey: local.token, maxRetries: 0 })),
+    ).resolves.toBeDefined();
   });
 });
 
 describe('headers on every response', () => {
   it('carries the request id, version and rate-limit headers', async () => {
-    const { data, response } = await openai(proxy.account.token).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+    const { data, response } = await openai(proxy.account.token)
+      .chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] })
+      .withResponse();
     expect(data.choices.length).toBeGreaterThan(0);
     expect(response.headers.get('x-proxy-request-id')).toBeTruthy();
     expect(response.headers.get('x-proxy-version')).toMatch(/^\d+\.\d+\.\d+/);

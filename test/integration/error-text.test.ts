@@ -17,11 +17,15 @@ const ROW_ERROR_MAX = 2_000;
 async function failingCall(provider: ProviderId): Promise<{ status: number; requestId: string }> {
   const error =
     provider === 'prov-a'
-      ? await new Anthropic({ baseURL: proxy.proxyBase, apiKey: proxy.account.token, maxRetries: 0 })
-          .messages.create({ model: 'claude-haiku-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] })
+      ? await new Anthropic({ baseURL: proxy.proxyBase, apiKey: proxy.account.token, maxRetries: 0 }).messages
+          .create({ model: 'claude-haiku-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] })
           .catch((e: unknown) => e)
-      : await new OpenAI({ baseURL: `${proxy.proxyBase}/${provider}/v1`, apiKey: proxy.account.token, maxRetries: 0 })
-          .chat.completions.create({ model: 'some-model', messages: [{ role: 'user', content: 'hi' }] })
+      : await new OpenAI({
+          baseURL: `${proxy.proxyBase}/${provider}/v1`,
+          apiKey: proxy.account.token,
+          maxRetries: 0,
+        }).chat.completions
+          .create({ model: 'some-model', messages: [{ role: 'user', content: 'hi' }] })
           .catch((e: unknown) => e);
   const apiError = error as { status: number; headers: Headers };
   return { status: apiError.status, requestId: apiError.headers.get('x-proxy-request-id')! };
@@ -29,19 +33,58 @@ async function failingCall(provider: ProviderId): Promise<{ status: number; requ
 
 const mistral422 = {
   object: 'error',
-  message: { detail: [{ type: 'extra_forbidden', loc: ['body', 'reasoning_effort'], msg: 'Extra inputs are not permitted', input: 'high' }] },
+  message: {
+    detail: [
+      {
+        type: 'extra_forbidden',
+        loc: ['body', 'reasoning_effort'],
+        msg: 'Extra inputs are not permitted',
+        input: 'high',
+      },
+    ],
+  },
   type: 'invalid_request_message_error',
   param: null,
   code: null,
 };
 
 const cases: Array<[string, ProviderId, number, unknown, string]> = [
-  ["Mistral's 422 validation error (message is an object)", 'prov-d', 422, mistral422, 'body.reasoning_effort: Extra inputs are not permitted'],
-  ['a plain string message', 'prov-d', 429, { object: 'error', message: 'Requests rate limit exceeded', type: 'rate_limited' }, 'Requests rate limit exceeded'],
-  ["Gemini's array around the error", 'prov-c', 400, [{ error: { code: 400, message: 'API key not valid.', status: 'INVALID_ARGUMENT' } }], 'API key not valid.'],
+  [
+    "Mistral's 422 validation error (message is an object)",
+    'prov-d',
+    422,
+    mistral422,
+    'body.reasoning_effort: Extra inputs are not permitted',
+  ],
+  [
+    'a plain string message',
+    'prov-d',
+    429,
+    { object: 'error', message: 'Requests rate limit exceeded', type: 'rate_limited' },
+    'Requests rate limit exceeded',
+  ],
+  [
+    "Gemini's array around the error",
+    'prov-c',
+    400,
+    [{ error: { code: 400, message: 'API key not valid.', status: 'INVALID_ARGUMENT' } }],
+    'API key not valid.',
+  ],
   ['an object with `detail`', 'prov-e', 404, { detail: 'Not Found' }, 'Not Found'],
-  ['a detail array', 'prov-b', 422, { detail: [{ loc: ['body', 'model'], msg: 'Field required' }] }, 'body.model: Field required'],
-  ['the messages error shape', 'prov-a', 529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }, 'Overloaded'],
+  [
+    'a detail array',
+    'prov-b',
+    422,
+    { detail: [{ loc: ['body', 'model'], msg: 'Field required' }] },
+    'body.model: Field required',
+  ],
+  [
+    'the messages error shape',
+    'prov-a',
+    529,
+    { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } },
+    'Overloaded',
+  ],
 ];
 
 describe("the row's error", () => {
@@ -61,13 +104,18 @@ describe("the row's error", () => {
   });
 
   it('is cut to the row bound, however long the message', async () => {
-    const detail = Array.from({ length: 400 }, (_, i) => ({ loc: ['body', 'messages', i, 'content'], msg: 'Input should be a valid string' }));
+    const detail = Array.from({ length: 400 }, (_, i) => ({
+      loc: ['body', 'messages', i, 'content'],
+      msg: 'Input should be a valid string',
+    }));
     proxy.fakes.fakes['prov-d'].next({ status: 422, errorBody: { object: 'error', message: { detail } } });
     const call = await failingCall('prov-d');
     const [row] = await proxy.rowsFor(proxy.account.token, [call.requestId]);
     const error = row.error as string;
     expect(error.length).toBe(ROW_ERROR_MAX);
-    expect(error.startsWith('body.messages.0.content: Input should be a valid string; body.messages.1.content:')).toBe(true);
+    expect(error.startsWith('body.messages.0.content: Input should be a valid string; body.messages.1.content:')).toBe(
+      true,
+    );
     expect(error.endsWith('…')).toBe(true);
   });
 });

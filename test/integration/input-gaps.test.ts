@@ -14,7 +14,11 @@ beforeAll(async () => {
 });
 afterAll(async () => proxy?.stop());
 
-const base = (provider: 'prov-a' | 'prov-b') => ({ model: TEST_MODELS[provider], max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] });
+const base = (provider: 'prov-a' | 'prov-b') => ({
+  model: TEST_MODELS[provider],
+  max_tokens: 16,
+  messages: [{ role: 'user', content: 'hi' }],
+});
 
 test.each([
   ['prov-a', { messages: [] }, 'messages: must not be empty'],
@@ -29,7 +33,11 @@ test.each([
   ['prov-b', { stream: 'yes' }, 'stream: expected a boolean or null'],
 ] as const)('%s %j: 400 "%s", never forwarded', async (provider, change, message) => {
   const before = upstreamCalls(proxy);
-  const result = await callProxy(proxy, { provider, token: proxy.account.token, body: { ...base(provider), ...change } });
+  const result = await callProxy(proxy, {
+    provider,
+    token: proxy.account.token,
+    body: { ...base(provider), ...change },
+  });
   expect(result.status).toBe(400);
   expect(expectEndpointError(provider, result.text)).toBe(message);
   expect(result.text).not.toContain('Invalid input');
@@ -37,15 +45,25 @@ test.each([
 });
 
 test('an unreadable cursor on /api/logs is a 400 naming the parameter; next_cursor as given still pages', async () => {
-  for (let i = 0; i < 3; i++) expect((await callProxy(proxy, { provider: 'prov-b', token: proxy.account.token, prompt: `page ${i}` })).status).toBe(200);
+  for (let i = 0; i < 3; i++)
+    expect(
+      (await callProxy(proxy, { provider: 'prov-b', token: proxy.account.token, prompt: `page ${i}` })).status,
+    ).toBe(200);
   await proxy.waitForRows(proxy.account.token, 3);
   for (const cursor of ['garbage', 'bm90LWEta2V5', '%%%']) {
-    const response = await proxy.api(`/api/logs?limit=1&cursor=${encodeURIComponent(cursor)}`, { token: proxy.account.token });
+    const response = await proxy.api(`/api/logs?limit=1&cursor=${encodeURIComponent(cursor)}`, {
+      token: proxy.account.token,
+    });
     expect(response.status).toBe(400);
     expect(JSON.stringify(await response.json())).toMatch(/cursor/);
   }
-  const first = (await (await proxy.api('/api/logs?limit=1', { token: proxy.account.token })).json()) as { items: Array<{ id: string }>; next_cursor: string };
-  const second = await proxy.api(`/api/logs?limit=1&cursor=${encodeURIComponent(first.next_cursor)}`, { token: proxy.account.token });
+  const first = (await (await proxy.api('/api/logs?limit=1', { token: proxy.account.token })).json()) as {
+    items: Array<{ id: string }>;
+    next_cursor: string;
+  };
+  const second = await proxy.api(`/api/logs?limit=1&cursor=${encodeURIComponent(first.next_cursor)}`, {
+    token: proxy.account.token,
+  });
   expect(second.status).toBe(200);
   expect(((await second.json()) as { items: Array<{ id: string }> }).items[0]?.id).not.toBe(first.items[0]?.id);
 });

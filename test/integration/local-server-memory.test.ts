@@ -9,9 +9,13 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 const ROOT = resolve(__dirname, '../..');
-const START_SCRIPT = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+const START_SCRIPT = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } })
+  .scripts.start;
 /** The Node flags the start script gives the server: `node --a --b dist/local/server.mjs`. */
-const START_FLAGS = (/node((?:\s+--\S+)*)\s+dist\/local\/server\.mjs/.exec(START_SCRIPT)?.[1] ?? '').trim().split(/\s+/).filter(Boolean);
+const START_FLAGS = (/node((?:\s+--\S+)*)\s+dist\/local\/server\.mjs/.exec(START_SCRIPT)?.[1] ?? '')
+  .trim()
+  .split(/\s+/)
+  .filter(Boolean);
 
 const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
 
@@ -51,7 +55,14 @@ describe("npm start's Node flags", () => {
     // The command as npm runs it: through the shell, from the project's folder.
     const shell = spawn('sh', ['-c', serverCommand], {
       cwd: ROOT,
-      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, ADMIN_KEY: `admin-${randomBytes(8).toString('hex')}`, TABLE_PREFIX: `mf${randomBytes(4).toString('hex')}-` },
+      env: {
+        ...process.env,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        DATA_DIR: dataDir,
+        ADMIN_KEY: `admin-${randomBytes(8).toString('hex')}`,
+        TABLE_PREFIX: `mf${randomBytes(4).toString('hex')}-`,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -73,7 +84,10 @@ describe("npm start's Node flags", () => {
       const pid = nodeProcessOf(shell.pid!);
       expect(pid).toBeDefined();
       const args = cmdline(pid!);
-      const flags = args.slice(1, args.findIndex((arg) => arg.endsWith('dist/local/server.mjs')));
+      const flags = args.slice(
+        1,
+        args.findIndex((arg) => arg.endsWith('dist/local/server.mjs')),
+      );
       expect(flags).toEqual(expect.arrayContaining(['--max-semi-space-size=4', '--heap-growing-percent=50']));
       expect(START_FLAGS).toEqual(flags);
     } finally {

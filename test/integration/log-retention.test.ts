@@ -10,11 +10,18 @@ import { rowPartition } from '../../lambda/usage/dynamodb/row-shards';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 
 const DAY_SECONDS = 86_400;
-const dynamo = new DynamoDBClient({ region: 'eu-west-1', endpoint: process.env.DYNAMODB_ENDPOINT, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+const dynamo = new DynamoDBClient({
+  region: 'eu-west-1',
+  endpoint: process.env.DYNAMODB_ENDPOINT,
+  credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+});
 afterAll(() => dynamo.destroy());
 
 /** Sends one chat request and returns the stored item of its usage row, as DynamoDB holds it. */
-async function storedRow(proxy: ProxyServer, prefix: string): Promise<{ ts: string; expiresAt?: number; table: string }> {
+async function storedRow(
+  proxy: ProxyServer,
+  prefix: string,
+): Promise<{ ts: string; expiresAt?: number; table: string }> {
   const answer = await fetch(`${proxy.proxyBase}/prov-b/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${proxy.account.token}`, 'content-type': 'application/json' },
@@ -24,11 +31,21 @@ async function storedRow(proxy: ProxyServer, prefix: string): Promise<{ ts: stri
   await answer.text();
   const [row] = await proxy.rowsFor(proxy.account.token, [answer.headers.get('x-proxy-request-id')!]);
   const table = tableNames({}, prefix).usageLogs;
-  const { Items } = await dynamo.send(new QueryCommand({ TableName: table, KeyConditionExpression: 'account_id = :a', ExpressionAttributeValues: { ':a': { S: rowPartition(proxy.account.accountId, row!.id as string) } } }));
+  const { Items } = await dynamo.send(
+    new QueryCommand({
+      TableName: table,
+      KeyConditionExpression: 'account_id = :a',
+      ExpressionAttributeValues: { ':a': { S: rowPartition(proxy.account.accountId, row!.id as string) } },
+    }),
+  );
   expect(Items).toHaveLength(1);
   const item = Items![0]!;
   expect(item.id?.S).toBe(row!.id);
-  return { ts: item.ts!.S!, expiresAt: item.expires_at?.N === undefined ? undefined : Number(item.expires_at.N), table };
+  return {
+    ts: item.ts!.S!,
+    expiresAt: item.expires_at?.N === undefined ? undefined : Number(item.expires_at.N),
+    table,
+  };
 }
 
 test('with LOG_RETENTION_DAYS=30, a row expires 30 days after its request, by the table TTL attribute', async () => {

@@ -22,12 +22,28 @@ async function json<T = Row>(path: string, as = token): Promise<{ status: number
 beforeAll(async () => {
   proxy = await startProxy();
   token = proxy.account.token;
-  appToken = (await (await proxy.api('/api/tokens', { token, body: { name: 'support-bot' } })).json()) as { token: string; token_id: string };
+  appToken = (await (await proxy.api('/api/tokens', { token, body: { name: 'support-bot' } })).json()) as {
+    token: string;
+    token_id: string;
+  };
   proxy.secrets.add(appToken.token);
   const base = { proxyBase: proxy.proxyBase, token };
-  ids.push((await callThroughSdk({ ...base, provider: 'prov-b', stream: false, headers: { 'x-proxy-user': 'alice, "ops"' } })).requestId);
+  ids.push(
+    (await callThroughSdk({ ...base, provider: 'prov-b', stream: false, headers: { 'x-proxy-user': 'alice, "ops"' } }))
+      .requestId,
+  );
   ids.push((await callThroughSdk({ ...base, provider: 'prov-a', stream: true })).requestId);
-  ids.push((await callThroughSdk({ ...base, token: appToken.token, provider: 'prov-b', stream: true, headers: { 'x-proxy-user': '=cmd' } })).requestId);
+  ids.push(
+    (
+      await callThroughSdk({
+        ...base,
+        token: appToken.token,
+        provider: 'prov-b',
+        stream: true,
+        headers: { 'x-proxy-user': '=cmd' },
+      })
+    ).requestId,
+  );
   ids.push((await callThroughSdk({ ...base, token: appToken.token, provider: 'prov-c', stream: false })).requestId);
   proxy.fakes.fakes['prov-d'].next({ status: 400, errorMessage: 'Invalid model, "quoted",\nand on two lines' });
   const failed = await callThroughSdk({ ...base, provider: 'prov-d', stream: false }).catch((e) => e);
@@ -51,7 +67,11 @@ describe('GET /api/logs/:id', () => {
       expect(one.body).toEqual(list.body.items.find((r) => r.id === id));
     }
     const failed = await json(`/api/logs/${failedId}`);
-    expect(failed.body).toMatchObject({ status_code: 400, error: expect.stringContaining('on two lines'), provider: 'prov-d' });
+    expect(failed.body).toMatchObject({
+      status_code: 400,
+      error: expect.stringContaining('on two lines'),
+      provider: 'prov-d',
+    });
     expect(failed.body).not.toHaveProperty('account_id');
   });
 
@@ -72,7 +92,8 @@ describe('GET /api/logs/:id', () => {
 });
 
 describe('GET /api/logs filters', () => {
-  const idsOf = async (query: string) => (await json<{ items: Row[] }>(`/api/logs?${query}`)).body.items.map((r) => r.id).sort();
+  const idsOf = async (query: string) =>
+    (await json<{ items: Row[] }>(`/api/logs?${query}`)).body.items.map((r) => r.id).sort();
 
   it('matches the model by prefix, not by substring', async () => {
     expect(TEST_MODELS['prov-b']).toBe('gpt-4o-mini-2024-07-18');
@@ -107,14 +128,47 @@ describe('GET /api/logs.csv', () => {
     expect(response.headers.get('content-type')).toBe('text/csv; charset=utf-8');
     expect(response.headers.get('content-disposition')).toContain('attachment');
     const [header, ...lines] = csvRows(text);
-    expect(header).toEqual(['id', 'ts', 'provider', 'kind', 'model', 'mode', 'token_id', 'requester', 'input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'cost_usd', 'priced', 'price_source', 'saved_usd', 'latency_ms', 'status_code', 'stream', 'cached', 'error', 'tags']);
+    expect(header).toEqual([
+      'id',
+      'ts',
+      'provider',
+      'kind',
+      'model',
+      'mode',
+      'token_id',
+      'requester',
+      'input_tokens',
+      'output_tokens',
+      'cache_read_tokens',
+      'cache_write_tokens',
+      'cost_usd',
+      'priced',
+      'price_source',
+      'saved_usd',
+      'latency_ms',
+      'status_code',
+      'stream',
+      'cached',
+      'error',
+      'tags',
+    ]);
     const items = (await json<{ items: Row[] }>('/api/logs?limit=500')).body.items;
     expect(lines).toHaveLength(items.length);
     lines.forEach((line, i) => {
       const row = items[i];
       const cells = Object.fromEntries(header.map((name, j) => [name, line[j]]));
-      for (const name of ['id', 'ts', 'provider', 'kind', 'model', 'mode', 'token_id']) expect(cells[name]).toBe(row[name]);
-      for (const name of ['input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'latency_ms', 'status_code', 'cost_usd', 'saved_usd']) {
+      for (const name of ['id', 'ts', 'provider', 'kind', 'model', 'mode', 'token_id'])
+        expect(cells[name]).toBe(row[name]);
+      for (const name of [
+        'input_tokens',
+        'output_tokens',
+        'cache_read_tokens',
+        'cache_write_tokens',
+        'latency_ms',
+        'status_code',
+        'cost_usd',
+        'saved_usd',
+      ]) {
         expect([name, Number(cells[name])]).toEqual([name, row[name]]);
       }
       for (const name of ['priced', 'stream', 'cached']) expect([name, cells[name]]).toEqual([name, String(row[name])]);
@@ -129,8 +183,16 @@ describe('GET /api/logs.csv', () => {
 
   it('applies the same filters as /api/logs and shows another account nothing', async () => {
     const { text } = await csv(`?model=gpt-4o-mini&token_id=${appToken.token_id}`);
-    expect(csvRows(text).slice(1).map((line) => line[0])).toEqual([ids[2]]);
-    expect(csvRows((await csv('?kind=messages')).text).slice(1).map((line) => line[0])).toEqual([ids[1]]);
+    expect(
+      csvRows(text)
+        .slice(1)
+        .map((line) => line[0]),
+    ).toEqual([ids[2]]);
+    expect(
+      csvRows((await csv('?kind=messages')).text)
+        .slice(1)
+        .map((line) => line[0]),
+    ).toEqual([ids[1]]);
     const other = await proxy.createAccount('csv-other');
     expect(csvRows((await csv('', other.token)).text)).toHaveLength(1);
     expect((await csv('?status=maybe')).response.status).toBe(400);
@@ -142,20 +204,36 @@ describe('per-token usage in GET /api/stats', () => {
   it('adds by_token with each token’s name, equal to the sums of its rows', async () => {
     const rows = (await json<{ items: Row[] }>('/api/logs?limit=500')).body.items;
     const now = Date.now();
-    const { body } = await json<{ by_token: Row[] }>(`/api/stats?from=${new Date(now - 3_600_000).toISOString()}&to=${new Date(now + 60_000).toISOString()}`);
+    const { body } = await json<{ by_token: Row[] }>(
+      `/api/stats?from=${new Date(now - 3_600_000).toISOString()}&to=${new Date(now + 60_000).toISOString()}`,
+    );
     const expected = [proxy.account.tokenId, appToken.token_id].map((id) => {
       const own = rows.filter((r) => r.token_id === id);
-      return { token_id: id, requests: own.length, cost_nanos: own.reduce((sum, r) => sum + Number(r.cost_nanos), 0), input_tokens: own.reduce((sum, r) => sum + Number(r.input_tokens), 0) };
+      return {
+        token_id: id,
+        requests: own.length,
+        cost_nanos: own.reduce((sum, r) => sum + Number(r.cost_nanos), 0),
+        input_tokens: own.reduce((sum, r) => sum + Number(r.input_tokens), 0),
+      };
     });
-    expect(body.by_token.map((t) => ({ token_id: t.token_id, requests: t.requests, cost_nanos: t.cost_nanos, input_tokens: t.input_tokens })).sort((a, b) => String(a.token_id).localeCompare(String(b.token_id)))).toEqual(
-      expected.sort((a, b) => a.token_id.localeCompare(b.token_id)),
-    );
+    expect(
+      body.by_token
+        .map((t) => ({
+          token_id: t.token_id,
+          requests: t.requests,
+          cost_nanos: t.cost_nanos,
+          input_tokens: t.input_tokens,
+        }))
+        .sort((a, b) => String(a.token_id).localeCompare(String(b.token_id))),
+    ).toEqual(expected.sort((a, b) => a.token_id.localeCompare(b.token_id)));
     expect(body.by_token.find((t) => t.token_id === appToken.token_id)?.name).toBe('support-bot');
   });
 
   it('answers an hourly series for a short period', async () => {
     const now = Date.now();
-    const { body } = await json<{ by_hour: Row[]; totals: Row }>(`/api/stats?from=${new Date(now - 5 * 3_600_000).toISOString()}&to=${new Date(now).toISOString()}`);
+    const { body } = await json<{ by_hour: Row[]; totals: Row }>(
+      `/api/stats?from=${new Date(now - 5 * 3_600_000).toISOString()}&to=${new Date(now).toISOString()}`,
+    );
     expect(body.by_hour.length).toBeGreaterThanOrEqual(5);
     expect(body.by_hour.length).toBeLessThanOrEqual(6);
     expect(body.by_hour.reduce((sum, h) => sum + Number(h.requests), 0)).toBe(body.totals.requests);

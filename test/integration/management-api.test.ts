@@ -11,7 +11,11 @@ afterAll(async () => {
 
 describe('management API', () => {
   it('admin routes refuse a wrong admin key', async () => {
-    const response = await fetch(`${proxy.url}/api/admin/accounts`, { method: 'POST', headers: { authorization: 'Bearer not-the-admin-key' }, body: '{}' });
+    const response = await fetch(`${proxy.url}/api/admin/accounts`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer not-the-admin-key' },
+      body: '{}',
+    });
     expect(response.status).toBe(401);
     const noAccount = await proxy.api('/api/admin/accounts/nosuchaccount123/tokens', { body: {} });
     expect(noAccount.status).toBe(404);
@@ -24,8 +28,13 @@ describe('management API', () => {
     const text = await listed.text();
     expect(text).not.toContain(key);
     expect(JSON.parse(text).keys).toEqual([{ provider: 'prov-c', hint: '…9876', updated_at: expect.any(String) }]);
-    expect((await proxy.api('/api/keys/prov-x', { method: 'PUT', token: account.token, body: { key: 'whatever-123456' } })).status).toBe(404);
-    expect((await proxy.api('/api/keys/prov-c', { method: 'PUT', token: account.token, body: { key: 42 } })).status).toBe(400);
+    expect(
+      (await proxy.api('/api/keys/prov-x', { method: 'PUT', token: account.token, body: { key: 'whatever-123456' } }))
+        .status,
+    ).toBe(404);
+    expect(
+      (await proxy.api('/api/keys/prov-c', { method: 'PUT', token: account.token, body: { key: 42 } })).status,
+    ).toBe(400);
     expect((await proxy.api('/api/keys/prov-c', { method: 'DELETE', token: account.token })).status).toBe(204);
     expect((await (await proxy.api('/api/keys', { token: account.token })).json()).keys).toEqual([]);
   });
@@ -33,7 +42,8 @@ describe('management API', () => {
   it('a key replaced or removed through the server applies to the very next request (the per-instance key cache is kept in step)', async () => {
     const account = await proxy.createAccount('key-change');
     const upstream = proxy.fakes.fakes['prov-b'];
-    const call = () => callThroughSdk({ proxyBase: proxy.proxyBase, provider: 'prov-b', token: account.token, stream: false });
+    const call = () =>
+      callThroughSdk({ proxyBase: proxy.proxyBase, provider: 'prov-b', token: account.token, stream: false });
     const first = await proxy.saveKey(account.token, 'prov-b');
     await call();
     expect(upstream.requests.at(-1)?.headers.authorization).toBe(`Bearer ${first}`);
@@ -44,9 +54,14 @@ describe('management API', () => {
     expect(upstream.requests.at(-1)?.headers.authorization).toBe(`Bearer ${second}`);
     expect((await proxy.api('/api/keys/prov-b', { method: 'DELETE', token: account.token })).status).toBe(204);
     await expect(call()).rejects.toMatchObject({ status: 400, message: expect.stringContaining('No ') });
-    const tokens = (await (await proxy.api('/api/tokens', { token: account.token })).json()).tokens as Array<{ token_id: string; last_used_at?: string }>;
+    const tokens = (await (await proxy.api('/api/tokens', { token: account.token })).json()).tokens as Array<{
+      token_id: string;
+      last_used_at?: string;
+    }>;
     // Set by the gate call of each proxied request (the last one here passed the gate, then found no key).
-    expect(Date.parse(tokens.find((t) => t.token_id === account.tokenId)!.last_used_at!)).toBeGreaterThan(Date.now() - 60_000);
+    expect(Date.parse(tokens.find((t) => t.token_id === account.tokenId)!.last_used_at!)).toBeGreaterThan(
+      Date.now() - 60_000,
+    );
   });
 
   it('tokens: list without secrets (marking the caller), create a proxy-only app token, revoke it', async () => {
@@ -63,13 +78,20 @@ describe('management API', () => {
     expect(text).not.toContain(account.token.slice(-32));
     const tokens = JSON.parse(text).tokens as Array<Record<string, unknown>>;
     expect(tokens).toHaveLength(2);
-    expect(tokens.find((t) => t.token_id === account.tokenId)).toMatchObject({ current: true, scopes: ['proxy', 'manage'] });
+    expect(tokens.find((t) => t.token_id === account.tokenId)).toMatchObject({
+      current: true,
+      scopes: ['proxy', 'manage'],
+    });
     expect(tokens.find((t) => t.token_id === app.token_id)).toMatchObject({ current: false, name: 'ci job' });
 
     // The app token proxies but cannot manage.
     expect((await proxy.api('/api/tokens', { token: app.token })).status).toBe(403);
-    expect((await proxy.api(`/api/tokens/${app.token_id}`, { method: 'DELETE', token: account.token })).status).toBe(204);
-    const after = ((await (await proxy.api('/api/tokens', { token: account.token })).json()).tokens as Array<Record<string, unknown>>).find((t) => t.token_id === app.token_id);
+    expect((await proxy.api(`/api/tokens/${app.token_id}`, { method: 'DELETE', token: account.token })).status).toBe(
+      204,
+    );
+    const after = (
+      (await (await proxy.api('/api/tokens', { token: account.token })).json()).tokens as Array<Record<string, unknown>>
+    ).find((t) => t.token_id === app.token_id);
     expect(after?.revoked_at).toEqual(expect.any(String));
   });
 
@@ -79,7 +101,11 @@ describe('management API', () => {
     for (let i = 0; i < 5; i++) {
       await fetch(`${proxy.proxyBase}/prov-b/v1/chat/completions`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${account.token}`, 'content-type': 'application/json', 'x-proxy-user': i % 2 ? 'odd' : 'even' },
+        headers: {
+          authorization: `Bearer ${account.token}`,
+          'content-type': 'application/json',
+          'x-proxy-user': i % 2 ? 'odd' : 'even',
+        },
         body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `n${i}` }] }),
       }).then((r) => r.text());
     }
@@ -90,8 +116,12 @@ describe('management API', () => {
 
     const page1 = await (await proxy.api('/api/logs?limit=2', { token: account.token })).json();
     expect(page1.items).toHaveLength(2);
-    const page2 = await (await proxy.api(`/api/logs?limit=2&cursor=${page1.next_cursor}`, { token: account.token })).json();
-    const page3 = await (await proxy.api(`/api/logs?limit=2&cursor=${page2.next_cursor}`, { token: account.token })).json();
+    const page2 = await (
+      await proxy.api(`/api/logs?limit=2&cursor=${page1.next_cursor}`, { token: account.token })
+    ).json();
+    const page3 = await (
+      await proxy.api(`/api/logs?limit=2&cursor=${page2.next_cursor}`, { token: account.token })
+    ).json();
     const paged = [...page1.items, ...page2.items, ...page3.items].map((r: { id: string }) => r.id);
     expect(paged).toEqual(all.map((r) => r.id));
 

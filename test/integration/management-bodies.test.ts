@@ -27,10 +27,16 @@ async function send(path: string, method: string, token: string, body: unknown) 
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
-  return { status: response.status, body: (await response.json().catch(() => undefined)) as Record<string, unknown> | undefined };
+  return {
+    status: response.status,
+    body: (await response.json().catch(() => undefined)) as Record<string, unknown> | undefined,
+  };
 }
 
-const refusal = (message: string, param: string | null) => ({ status: 400, body: { error: { message, type: 'invalid_request_error', param, code: null } } });
+const refusal = (message: string, param: string | null) => ({
+  status: 400,
+  body: { error: { message, type: 'invalid_request_error', param, code: null } },
+});
 
 describe('management bodies', () => {
   it.each<[string, unknown, string, string | null]>([
@@ -43,22 +49,39 @@ describe('management bodies', () => {
     ['an array body', '[]', NOT_OBJECT, null],
     ['a body that is not JSON', '{"name":', NOT_OBJECT, null],
   ])('admin token: %s is a 400 naming the field', async (_label, body, message, param) => {
-    expect(await send(`/api/admin/accounts/${proxy.account.accountId}/tokens`, 'POST', proxy.adminKey, body)).toEqual(refusal(message, param));
+    expect(await send(`/api/admin/accounts/${proxy.account.accountId}/tokens`, 'POST', proxy.adminKey, body)).toEqual(
+      refusal(message, param),
+    );
   });
 
   it('admin token: scopes default to all, repeats are dropped, a null name is no name', async () => {
-    const all = await send(`/api/admin/accounts/${proxy.account.accountId}/tokens`, 'POST', proxy.adminKey, { name: null });
+    const all = await send(`/api/admin/accounts/${proxy.account.accountId}/tokens`, 'POST', proxy.adminKey, {
+      name: null,
+    });
     expect(all.status).toBe(201);
-    const once = await send(`/api/admin/accounts/${proxy.account.accountId}/tokens`, 'POST', proxy.adminKey, { name: 'ops', scopes: ['manage', 'manage'] });
+    const once = await send(`/api/admin/accounts/${proxy.account.accountId}/tokens`, 'POST', proxy.adminKey, {
+      name: 'ops',
+      scopes: ['manage', 'manage'],
+    });
     expect(once.status).toBe(201);
     for (const created of [all, once]) proxy.secrets.add(String(created.body!.token));
-    const listed = (await (await proxy.api('/api/tokens', { token: proxy.account.token })).json()) as { tokens: Array<{ token_id: string; name: string; scopes: string[] }> };
-    expect(listed.tokens.find((t) => t.token_id === all.body!.token_id)).toMatchObject({ name: '', scopes: ['proxy', 'manage'] });
-    expect(listed.tokens.find((t) => t.token_id === once.body!.token_id)).toMatchObject({ name: 'ops', scopes: ['manage'] });
+    const listed = (await (await proxy.api('/api/tokens', { token: proxy.account.token })).json()) as {
+      tokens: Array<{ token_id: string; name: string; scopes: string[] }>;
+    };
+    expect(listed.tokens.find((t) => t.token_id === all.body!.token_id)).toMatchObject({
+      name: '',
+      scopes: ['proxy', 'manage'],
+    });
+    expect(listed.tokens.find((t) => t.token_id === once.body!.token_id)).toMatchObject({
+      name: 'ops',
+      scopes: ['manage'],
+    });
   });
 
   it('new account: the same name rule', async () => {
-    expect(await send('/api/admin/accounts', 'POST', proxy.adminKey, { name: { first: 'a' } })).toEqual(refusal(NAME, 'name'));
+    expect(await send('/api/admin/accounts', 'POST', proxy.adminKey, { name: { first: 'a' } })).toEqual(
+      refusal(NAME, 'name'),
+    );
   });
 
   it.each<[string, unknown]>([
@@ -80,7 +103,10 @@ describe('management bodies', () => {
 
   it('provider key: stored trimmed (the hint shows its real last four characters)', async () => {
     const account = await proxy.createAccount('bodies-key');
-    expect(await send('/api/keys/prov-d', 'PUT', account.token, { key: '  mistral-key-wxyz  ' })).toEqual({ status: 200, body: { provider: 'prov-d', hint: '…wxyz' } });
+    expect(await send('/api/keys/prov-d', 'PUT', account.token, { key: '  mistral-key-wxyz  ' })).toEqual({
+      status: 200,
+      body: { provider: 'prov-d', hint: '…wxyz' },
+    });
   });
 
   it.each<[string, unknown, string, string]>([
@@ -93,26 +119,51 @@ describe('management bodies', () => {
     ['no period', { limit_usd: 5 }, PERIOD, 'period'],
     ['both wrong: the limit is answered first', { limit_usd: null, period: 'week' }, LIMIT, 'limit_usd'],
   ])('budget: %s is refused', async (_label, body, message, param) => {
-    expect(await send('/api/budgets/requesters/bodies', 'PUT', proxy.account.token, body)).toEqual(refusal(message, param));
+    expect(await send('/api/budgets/requesters/bodies', 'PUT', proxy.account.token, body)).toEqual(
+      refusal(message, param),
+    );
   });
 
   const TAGS = 'tags must be an object of tag keys to string values, e.g. {"team": "search"}.';
   const RPM = 'requests_per_minute must be an integer from 1 to 10,000 (or null for the default).';
-  const MODELS = 'models must be a list of 1 to 100 model ids or id prefixes, each 1 to 200 characters (or null for any model).';
+  const MODELS =
+    'models must be a list of 1 to 100 model ids or id prefixes, each 1 to 200 characters (or null for any model).';
 
   it.each<[string, unknown, string, string]>([
     ['no tags', {}, TAGS, 'tags'],
     ['tags as a string', { tags: 'team=search' }, TAGS, 'tags'],
     ['tags as a list', { tags: ['team'] }, TAGS, 'tags'],
     ['a number value', { tags: { team: 5 } }, 'tags.team: a tag value must be a string.', 'tags'],
-    ['an upper-case key', { tags: { Team: 'search' } }, 'tags: tag key "Team" must be 1 to 40 lowercase letters, digits, "_", "-" or ".".', 'tags'],
-    ['a key over 40 characters', { tags: { ['k'.repeat(41)]: 'v' } }, `tags: tag key "${'k'.repeat(41)}" must be 1 to 40 lowercase letters, digits, "_", "-" or ".".`, 'tags'],
+    [
+      'an upper-case key',
+      { tags: { Team: 'search' } },
+      'tags: tag key "Team" must be 1 to 40 lowercase letters, digits, "_", "-" or ".".',
+      'tags',
+    ],
+    [
+      'a key over 40 characters',
+      { tags: { ['k'.repeat(41)]: 'v' } },
+      `tags: tag key "${'k'.repeat(41)}" must be 1 to 40 lowercase letters, digits, "_", "-" or ".".`,
+      'tags',
+    ],
     ['an empty value', { tags: { team: '' } }, 'tags: tag "team" has an empty value.', 'tags'],
-    ['a value with a comma', { tags: { team: 'a,b' } }, 'tags: the value of tag "team" must be printable ASCII characters other than ",".', 'tags'],
-    ['eleven tags', { tags: Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`k${i}`, 'v'])) }, 'tags: at most 10 tags, got 11.', 'tags'],
+    [
+      'a value with a comma',
+      { tags: { team: 'a,b' } },
+      'tags: the value of tag "team" must be printable ASCII characters other than ",".',
+      'tags',
+    ],
+    [
+      'eleven tags',
+      { tags: Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`k${i}`, 'v'])) },
+      'tags: at most 10 tags, got 11.',
+      'tags',
+    ],
     ['an unknown field', { tags: {}, name: 'x' }, 'Unknown field "name": this body takes "tags".', 'name'],
   ])('token tags: %s is refused', async (_label, body, message, param) => {
-    expect(await send(`/api/tokens/${proxy.account.tokenId}`, 'PUT', proxy.account.token, body)).toEqual(refusal(message, param));
+    expect(await send(`/api/tokens/${proxy.account.tokenId}`, 'PUT', proxy.account.token, body)).toEqual(
+      refusal(message, param),
+    );
   });
 
   it.each<[string, unknown, string, string]>([
@@ -123,12 +174,19 @@ describe('management bodies', () => {
     ['an empty model list', { models: [] }, MODELS, 'models'],
     ['a model list as text', { models: 'claude-haiku-' }, MODELS, 'models'],
     ['an empty model id', { models: [''] }, MODELS, 'models'],
-    ['a misspelt field', { request_per_minute: 5 }, 'Unknown field "request_per_minute": this body takes "requests_per_minute" and "models".', 'request_per_minute'],
+    [
+      'a misspelt field',
+      { request_per_minute: 5 },
+      'Unknown field "request_per_minute": this body takes "requests_per_minute" and "models".',
+      'request_per_minute',
+    ],
   ])('token limits: %s is refused', async (_label, body, message, param) => {
-    expect(await send(`/api/tokens/${proxy.account.tokenId}/limits`, 'PUT', proxy.account.token, body)).toEqual(refusal(message, param));
+    expect(await send(`/api/tokens/${proxy.account.tokenId}/limits`, 'PUT', proxy.account.token, body)).toEqual(
+      refusal(message, param),
+    );
   });
 
-  it('token settings of another account\'s token, or of no token, are a 404', async () => {
+  it("token settings of another account's token, or of no token, are a 404", async () => {
     const other = await proxy.createAccount('bodies-other');
     for (const path of [`/api/tokens/${other.tokenId}`, `/api/tokens/${proxy.account.accountId}_nosuchtoken`]) {
       expect((await send(path, 'PUT', proxy.account.token, { tags: {} })).status).toBe(404);
@@ -137,9 +195,21 @@ describe('management bodies', () => {
   });
 
   it.each<[string, string, string, string]>([
-    ['an upper-case key', 'Team/search', 'key: tag key "Team" must be 1 to 40 lowercase letters, digits, "_", "-" or ".".', 'key'],
-    ['the reserved value', 'team/(other)', 'value: the value (other) is reserved (stats use it for values past a key\'s limit).', 'value'],
+    [
+      'an upper-case key',
+      'Team/search',
+      'key: tag key "Team" must be 1 to 40 lowercase letters, digits, "_", "-" or ".".',
+      'key',
+    ],
+    [
+      'the reserved value',
+      'team/(other)',
+      "value: the value (other) is reserved (stats use it for values past a key's limit).",
+      'value',
+    ],
   ])('tag budget: %s is refused', async (_label, path, message, param) => {
-    expect(await send(`/api/budgets/tags/${path}`, 'PUT', proxy.account.token, { limit_usd: 1, period: 'day' })).toEqual(refusal(message, param));
+    expect(
+      await send(`/api/budgets/tags/${path}`, 'PUT', proxy.account.token, { limit_usd: 1, period: 'day' }),
+    ).toEqual(refusal(message, param));
   });
 });

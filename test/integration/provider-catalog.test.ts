@@ -13,21 +13,37 @@ afterAll(async () => {
 test('a key can be saved for every catalog provider, and for nothing else', async () => {
   const account = await proxy.createAccount('catalog');
   for (const { id } of PROVIDER_CATALOG) {
-    const saved = await proxy.api(`/api/keys/${id}`, { method: 'PUT', token: account.token, body: { key: `key-for-${id}-0000` } });
+    const saved = await proxy.api(`/api/keys/${id}`, {
+      method: 'PUT',
+      token: account.token,
+      body: { key: `key-for-${id}-0000` },
+    });
     expect(saved.status).toBe(200);
   }
-  const listed = (await (await proxy.api('/api/keys', { token: account.token })).json()) as { keys: Array<{ provider: string }> };
+  const listed = (await (await proxy.api('/api/keys', { token: account.token })).json()) as {
+    keys: Array<{ provider: string }>;
+  };
   expect(listed.keys.map((k) => k.provider).sort()).toEqual(PROVIDER_CATALOG.map((p) => p.id).sort());
 
-  const refused = await proxy.api('/api/keys/prov-q', { method: 'PUT', token: account.token, body: { key: 'whatever-123456' } });
+  const refused = await proxy.api('/api/keys/prov-q', {
+    method: 'PUT',
+    token: account.token,
+    body: { key: 'whatever-123456' },
+  });
   expect(refused.status).toBe(404);
   const ids = PROVIDER_CATALOG.map((p) => p.id).join(', ');
-  expect(((await refused.json()) as { error: { message: string } }).error.message).toBe(`Unknown provider "prov-q". Providers: ${ids}.`);
+  expect(((await refused.json()) as { error: { message: string } }).error.message).toBe(
+    `Unknown provider "prov-q". Providers: ${ids}.`,
+  );
 });
 
 /** A minimal valid request of each dialect, as its official SDK sends it. */
 const MAIN_REQUEST = {
-  messages: (token: string) => ({ path: '/v1/messages', headers: { 'x-api-key': token, 'anthropic-version': '2023-06-01' }, body: { max_tokens: 8 } }),
+  messages: (token: string) => ({
+    path: '/v1/messages',
+    headers: { 'x-api-key': token, 'anthropic-version': '2023-06-01' },
+    body: { max_tokens: 8 },
+  }),
   chat: (token: string) => ({ path: '/chat/completions', headers: { authorization: `Bearer ${token}` }, body: {} }),
 };
 

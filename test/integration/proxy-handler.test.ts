@@ -74,7 +74,11 @@ type StreamingHandler = (event: unknown, stream: Writable, context: object) => P
 async function invoke(handler: StreamingHandler, event: object) {
   const stream = responseStream();
   await handler(event, stream, { awsRequestId: 'test' });
-  return { status: stream.prelude?.statusCode, headers: stream.prelude?.headers ?? {}, body: Buffer.concat(stream.chunks).toString('utf8') };
+  return {
+    status: stream.prelude?.statusCode,
+    headers: stream.prelude?.headers ?? {},
+    body: Buffer.concat(stream.chunks).toString('utf8'),
+  };
 }
 
 /** A stand-in for Secrets Manager's endpoint that counts the calls it gets. */
@@ -85,7 +89,13 @@ async function fakeSecretsManager(secret: string): Promise<{ server: Server; url
     request.on('data', (chunk) => (body += chunk));
     request.on('end', () => {
       calls.push(`${request.headers['x-amz-target']} ${body}`);
-      response.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' }).end(JSON.stringify({ ARN: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:admin', Name: 'admin', SecretString: secret }));
+      response.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' }).end(
+        JSON.stringify({
+          ARN: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:admin',
+          Name: 'admin',
+          SecretString: secret,
+        }),
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -129,7 +139,9 @@ describe('importing the handler factory', () => {
       const importWatchingSecrets = <T extends object>(path: string): { module: T; reads: jest.SpyInstance } => {
         let loaded: { module: T; reads: jest.SpyInstance } | undefined;
         jest.isolateModules(() => {
-          const { SecretsManagerClient } = jest.requireActual<typeof import('@aws-sdk/client-secrets-manager')>('@aws-sdk/client-secrets-manager');
+          const { SecretsManagerClient } = jest.requireActual<typeof import('@aws-sdk/client-secrets-manager')>(
+            '@aws-sdk/client-secrets-manager',
+          );
           const reads = jest.spyOn(SecretsManagerClient.prototype, 'send');
           loaded = { module: jest.requireActual<T>(path), reads };
         });
@@ -169,26 +181,51 @@ describe('importing the handler factory', () => {
 
 describe('createProxyHandler with injected dependencies', () => {
   it('serves the management API and a proxied request from the dependencies it was given, and records the row', async () => {
-    const { createProxyHandler } = jest.requireActual<typeof import('../../lambda/proxy-handler')>('../../lambda/proxy-handler');
+    const { createProxyHandler } =
+      jest.requireActual<typeof import('../../lambda/proxy-handler')>('../../lambda/proxy-handler');
     // No ADMIN_KEY anywhere in the configuration: the admin key comes only from the injected source.
-    const config = loadConfig({ ...fakes.env, DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT, TABLE_PREFIX: tables.prefix, DATA_DIR: dataDir });
+    const config = loadConfig({
+      ...fakes.env,
+      DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT,
+      TABLE_PREFIX: tables.prefix,
+      DATA_DIR: dataDir,
+    });
     const adminKey = 'an-injected-admin-key-0123456789';
     const deps = { ...buildDeps(config), adminKey: async () => adminKey };
     const handler = createProxyHandler(deps) as unknown as StreamingHandler;
 
-    const refused = await invoke(handler, functionUrlEvent('POST', '/api/admin/accounts', { authorization: 'Bearer not-the-admin-key' }, { name: 'x' }));
+    const refused = await invoke(
+      handler,
+      functionUrlEvent('POST', '/api/admin/accounts', { authorization: 'Bearer not-the-admin-key' }, { name: 'x' }),
+    );
     expect(refused.status).toBe(401);
 
-    const created = await invoke(handler, functionUrlEvent('POST', '/api/admin/accounts', { authorization: `Bearer ${adminKey}` }, { name: 'injected' }));
+    const created = await invoke(
+      handler,
+      functionUrlEvent('POST', '/api/admin/accounts', { authorization: `Bearer ${adminKey}` }, { name: 'injected' }),
+    );
     expect(created.status).toBe(201);
     const { token, account_id: accountId } = JSON.parse(created.body) as { token: string; account_id: string };
-    const saved = await invoke(handler, functionUrlEvent('PUT', '/api/keys/prov-b', { authorization: `Bearer ${token}` }, { key: 'sk-openai-injected-0123456789' }));
+    const saved = await invoke(
+      handler,
+      functionUrlEvent(
+        'PUT',
+        '/api/keys/prov-b',
+        { authorization: `Bearer ${token}` },
+        { key: 'sk-openai-injected-0123456789' },
+      ),
+    );
     expect(saved.status).toBe(200);
 
     const before = fakes.fakes['prov-b'].requests.length;
     const answer = await invoke(
       handler,
-      functionUrlEvent('POST', '/api/proxy/prov-b/v1/chat/completions', { authorization: `Bearer ${token}` }, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
+      functionUrlEvent(
+        'POST',
+        '/api/proxy/prov-b/v1/chat/completions',
+        { authorization: `Bearer ${token}` },
+        { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] },
+      ),
     );
     expect(answer.status).toBe(200);
     expect(JSON.parse(answer.body).object).toBe('chat.completion');
@@ -198,24 +235,45 @@ describe('createProxyHandler with injected dependencies', () => {
 
     // The invocation ended after its row was in the store.
     const requestId = answer.headers['x-proxy-request-id'];
-    expect(await deps.usageLog.find(accountId, requestId)).toMatchObject({ provider: 'prov-b', status_code: 200, mode: 'stored' });
+    expect(await deps.usageLog.find(accountId, requestId)).toMatchObject({
+      provider: 'prov-b',
+      status_code: 200,
+      mode: 'stored',
+    });
   });
 });
 
 describe('the path as received', () => {
   it("the router checks the event's rawPath, not the platform's decoded path: a dot segment is a 404, never forwarded", async () => {
-    const { createProxyHandler } = jest.requireActual<typeof import('../../lambda/proxy-handler')>('../../lambda/proxy-handler');
-    const config = loadConfig({ ...fakes.env, DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT, TABLE_PREFIX: tables.prefix, DATA_DIR: dataDir });
+    const { createProxyHandler } =
+      jest.requireActual<typeof import('../../lambda/proxy-handler')>('../../lambda/proxy-handler');
+    const config = loadConfig({
+      ...fakes.env,
+      DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT,
+      TABLE_PREFIX: tables.prefix,
+      DATA_DIR: dataDir,
+    });
     const adminKey = 'an-injected-admin-key-0123456789';
-    const handler = createProxyHandler({ ...buildDeps(config), adminKey: async () => adminKey }) as unknown as StreamingHandler;
-    const created = await invoke(handler, functionUrlEvent('POST', '/api/admin/accounts', { authorization: `Bearer ${adminKey}` }, { name: 'raw-path' }));
+    const handler = createProxyHandler({
+      ...buildDeps(config),
+      adminKey: async () => adminKey,
+    }) as unknown as StreamingHandler;
+    const created = await invoke(
+      handler,
+      functionUrlEvent('POST', '/api/admin/accounts', { authorization: `Bearer ${adminKey}` }, { name: 'raw-path' }),
+    );
     const { token } = JSON.parse(created.body) as { token: string };
     const before = fakes.fakes['prov-a'].requests.length + fakes.fakes['prov-b'].requests.length;
     for (const [raw, normalised] of [
       ['/api/proxy/prov-b/x/../../prov-a/v1/files', '/api/proxy/prov-a/v1/files'],
       ['/api/proxy/prov-b/x/%2e%2e/y', '/api/proxy/prov-b/y'],
     ]) {
-      const event = functionUrlEvent('POST', raw!, { authorization: `Bearer ${token}` }, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
+      const event = functionUrlEvent(
+        'POST',
+        raw!,
+        { authorization: `Bearer ${token}` },
+        { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] },
+      );
       event.requestContext.http.path = normalised!;
       const answer = await invoke(handler, event);
       expect(answer.status).toBe(404);
@@ -229,14 +287,31 @@ describe('identical requests in flight at once', () => {
 
   /** Three identical cached requests at the same moment, through this handler (which takes `adminKey` as the admin key). */
   async function upstreamCallsForThreeIdentical(handler: StreamingHandler): Promise<number> {
-    const created = await invoke(handler, functionUrlEvent('POST', '/api/admin/accounts', { authorization: `Bearer ${adminKey}` }, { name: 'flights' }));
+    const created = await invoke(
+      handler,
+      functionUrlEvent('POST', '/api/admin/accounts', { authorization: `Bearer ${adminKey}` }, { name: 'flights' }),
+    );
     const { token } = JSON.parse(created.body) as { token: string };
-    await invoke(handler, functionUrlEvent('PUT', '/api/keys/prov-b', { authorization: `Bearer ${token}` }, { key: 'sk-openai-flights-0123456789' }));
+    await invoke(
+      handler,
+      functionUrlEvent(
+        'PUT',
+        '/api/keys/prov-b',
+        { authorization: `Bearer ${token}` },
+        { key: 'sk-openai-flights-0123456789' },
+      ),
+    );
 
     const before = fakes.fakes['prov-b'].requests.length;
     for (let i = 0; i < 3; i++) fakes.fakes['prov-b'].next({ latencyMs: 400 });
     const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: `same question ${Math.random()}` }] };
-    const event = () => functionUrlEvent('POST', '/api/proxy/prov-b/v1/chat/completions', { authorization: `Bearer ${token}`, 'x-proxy-cache': 'true' }, body);
+    const event = () =>
+      functionUrlEvent(
+        'POST',
+        '/api/proxy/prov-b/v1/chat/completions',
+        { authorization: `Bearer ${token}`, 'x-proxy-cache': 'true' },
+        body,
+      );
     const answers = await Promise.all([invoke(handler, event()), invoke(handler, event()), invoke(handler, event())]);
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
     return fakes.fakes['prov-b'].requests.length - before;
@@ -244,9 +319,18 @@ describe('identical requests in flight at once', () => {
 
   /** A handler built by `createProxyHandler` over dependencies built with these options. */
   function handlerWith(options: Parameters<typeof buildDeps>[2]): StreamingHandler {
-    const { createProxyHandler } = jest.requireActual<typeof import('../../lambda/proxy-handler')>('../../lambda/proxy-handler');
-    const config = loadConfig({ ...fakes.env, DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT, TABLE_PREFIX: tables.prefix, DATA_DIR: dataDir });
-    return createProxyHandler({ ...buildDeps(config, undefined, options), adminKey: async () => adminKey }) as unknown as StreamingHandler;
+    const { createProxyHandler } =
+      jest.requireActual<typeof import('../../lambda/proxy-handler')>('../../lambda/proxy-handler');
+    const config = loadConfig({
+      ...fakes.env,
+      DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT,
+      TABLE_PREFIX: tables.prefix,
+      DATA_DIR: dataDir,
+    });
+    return createProxyHandler({
+      ...buildDeps(config, undefined, options),
+      adminKey: async () => adminKey,
+    }) as unknown as StreamingHandler;
   }
 
   it('the Lambda entry keeps no flights: each request calls the provider (an instance serves one at a time anyway)', async () => {

@@ -4,7 +4,13 @@ import { startProxy, type ProxyServer } from '../support/proxy-server';
 import { callThroughSdk, expectedCostUsd, TEST_MODELS } from '../support/sdk-clients';
 
 const PROVIDERS: ProviderId[] = ['prov-a', 'prov-b', 'prov-c', 'prov-d', 'prov-e'];
-const CREDENTIAL_HEADER: Record<ProviderId, string> = { 'prov-a': 'x-api-key', 'prov-b': 'authorization', 'prov-c': 'authorization', 'prov-d': 'authorization', 'prov-e': 'authorization' };
+const CREDENTIAL_HEADER: Record<ProviderId, string> = {
+  'prov-a': 'x-api-key',
+  'prov-b': 'authorization',
+  'prov-c': 'authorization',
+  'prov-d': 'authorization',
+  'prov-e': 'authorization',
+};
 const presented = (provider: ProviderId, key: string) => (provider === 'prov-a' ? key : `Bearer ${key}`);
 
 let proxy: ProxyServer;
@@ -18,7 +24,12 @@ afterAll(async () => {
 /** What the client would have read had it called the fake provider directly with the same request. */
 async function directAnswer(provider: ProviderId, stream: boolean): Promise<string> {
   const fake = proxy.fakes.fakes[provider];
-  const body = { model: TEST_MODELS[provider], max_tokens: 64, messages: [{ role: 'user', content: 'Say hello.' }], stream };
+  const body = {
+    model: TEST_MODELS[provider],
+    max_tokens: 64,
+    messages: [{ role: 'user', content: 'Say hello.' }],
+    stream,
+  };
   const response = await fetch(fake.origin + fake.endpointPath, {
     method: 'POST',
     headers: { 'content-type': 'application/json', [CREDENTIAL_HEADER[provider]]: presented(provider, 'direct-key') },
@@ -27,14 +38,24 @@ async function directAnswer(provider: ProviderId, stream: boolean): Promise<stri
   const text = await response.text();
   if (!stream) {
     const json = JSON.parse(text);
-    return provider === 'prov-a' ? json.content.map((b: { text?: string }) => b.text ?? '').join('') : json.choices[0].message.content;
+    return provider === 'prov-a'
+      ? json.content.map((b: { text?: string }) => b.text ?? '').join('')
+      : json.choices[0].message.content;
   }
   let out = '';
   for (const block of text.split('\n\n')) {
-    const data = block.split('\n').find((l) => l.startsWith('data: '))?.slice(6);
+    const data = block
+      .split('\n')
+      .find((l) => l.startsWith('data: '))
+      ?.slice(6);
     if (!data || data === '[DONE]') continue;
     const event = JSON.parse(data);
-    out += provider === 'prov-a' ? (event.delta?.type === 'text_delta' ? event.delta.text : '') : (event.choices?.[0]?.delta?.content ?? '');
+    out +=
+      provider === 'prov-a'
+        ? event.delta?.type === 'text_delta'
+          ? event.delta.text
+          : ''
+        : (event.choices?.[0]?.delta?.content ?? '');
   }
   return out;
 }
@@ -102,31 +123,47 @@ describe.each(PROVIDERS)('%s through its official SDK', (provider) => {
 });
 
 describe('stream usage the client did not ask for', () => {
-  it.each(['prov-b', 'prov-c'] as const)('%s: the proxy asks upstream for usage and hides the extra chunk', async (provider) => {
-    const fake = proxy.fakes.fakes[provider];
-    const before = fake.requests.length;
-    const response = await fetch(`${proxy.proxyBase}/${provider}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${proxy.account.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: TEST_MODELS[provider], messages: [{ role: 'user', content: 'hi' }], stream: true }),
-    });
-    const text = await response.text();
-    expect((fake.requests[before].json as { stream_options?: unknown }).stream_options).toEqual({ include_usage: true });
-    expect(text).not.toMatch(/"choices":\[\],/);
-    expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
-    // Earlier tests left rows of this provider too: wait for this request's own row.
-    const id = response.headers.get('x-proxy-request-id');
-    const row = (await eventually(async () => (await proxy.waitForRows(proxy.account.token, 1, `provider=${provider}`)).find((r) => r.id === id)))!;
-    expect(row).toBeDefined();
-    expect(row.output_tokens).toBe(fake.requests[before].response.usage!.outputTokens);
-    expect(row.output_tokens).toBeGreaterThan(0);
-  });
+  it.each(['prov-b', 'prov-c'] as const)(
+    '%s: the proxy asks upstream for usage and hides the extra chunk',
+    async (provider) => {
+      const fake = proxy.fakes.fakes[provider];
+      const before = fake.requests.length;
+      const response = await fetch(`${proxy.proxyBase}/${provider}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${proxy.account.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: TEST_MODELS[provider],
+          messages: [{ role: 'user', content: 'hi' }],
+          stream: true,
+        }),
+      });
+      const text = await response.text();
+      expect((fake.requests[before].json as { stream_options?: unknown }).stream_options).toEqual({
+        include_usage: true,
+      });
+      expect(text).not.toMatch(/"choices":\[\],/);
+      expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
+      // Earlier tests left rows of this provider too: wait for this request's own row.
+      const id = response.headers.get('x-proxy-request-id');
+      const row = (await eventually(async () =>
+        (await proxy.waitForRows(proxy.account.token, 1, `provider=${provider}`)).find((r) => r.id === id),
+      ))!;
+      expect(row).toBeDefined();
+      expect(row.output_tokens).toBe(fake.requests[before].response.usage!.outputTokens);
+      expect(row.output_tokens).toBeGreaterThan(0);
+    },
+  );
 
   it('keeps the usage chunk for a client that asked for it', async () => {
     const response = await fetch(`${proxy.proxyBase}/prov-b/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${proxy.account.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } }),
+      body: JSON.stringify({
+        model: 'gpt-4o',
+        messages: [{ role: 'user', content: 'hi' }],
+        stream: true,
+        stream_options: { include_usage: true },
+      }),
     });
     expect(await response.text()).toMatch(/"choices":\[\],/);
   });

@@ -31,7 +31,11 @@ test('a minute boundary does not reset the count: 200 requests within 5 s admit 
   for (let i = 0; i < 100; i++) {
     clock = AT_57 + i * 10;
     const answer = await send(token);
-    expect({ i, status: answer.status, remaining: answer.headers.get('x-ratelimit-remaining') }).toEqual({ i, status: 200, remaining: String(99 - i) });
+    expect({ i, status: answer.status, remaining: answer.headers.get('x-ratelimit-remaining') }).toEqual({
+      i,
+      status: 200,
+      remaining: String(99 - i),
+    });
     expect(answer.headers.get('x-ratelimit-limit')).toBe('100');
     // Room grows again when the first of them leaves the window.
     expect(answer.headers.get('x-ratelimit-reset')).toBe(String((AT_57 + MINUTE) / 1000));

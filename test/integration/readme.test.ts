@@ -29,7 +29,8 @@ function section(heading: string): string {
 }
 
 /** The fenced code blocks of one language in a piece of the README. */
-const codeBlocks = (text: string, language: string) => [...text.matchAll(new RegExp('```' + language + '\\n([\\s\\S]*?)```', 'g'))].map((m) => m[1]!);
+const codeBlocks = (text: string, language: string) =>
+  [...text.matchAll(new RegExp('```' + language + '\\n([\\s\\S]*?)```', 'g'))].map((m) => m[1]!);
 
 /** The shell block that follows "or with curl", as separate commands (continuation lines joined). */
 function readmeCurlCommands(): string[] {
@@ -47,8 +48,11 @@ beforeAll(async () => {
 afterAll(async () => proxy?.stop());
 
 describe('Quick start', () => {
-  const [install, testAll] = codeBlocks(section('Quick start'), 'bash')[0]!.split('\n').map((line) => line.replace(/#.*/, '').trim());
-  const scripts = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+  const [install, testAll] = codeBlocks(section('Quick start'), 'bash')[0]!
+    .split('\n')
+    .map((line) => line.replace(/#.*/, '').trim());
+  const scripts = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> })
+    .scripts;
 
   test('the first command installs and starts the local server (the one the local-server tests run)', () => {
     expect(install).toBe('npm install && npm start');
@@ -59,7 +63,12 @@ describe('Quick start', () => {
     expect(testAll).toBe('bash scripts/test-all.sh');
     expect(readFileSync(join(ROOT, '.ci/run'), 'utf8')).toContain('bash scripts/test-all.sh');
     const script = readFileSync(join(ROOT, 'scripts/test-all.sh'), 'utf8');
-    expect(script.trimEnd().split('\n').slice(-4)).toEqual(['npm ci --no-audit --no-fund --loglevel=error || exit 1', 'npm run typecheck || exit 1', 'npm run lint || exit 1', 'npm test']);
+    expect(script.trimEnd().split('\n').slice(-4)).toEqual([
+      'npm ci --no-audit --no-fund --loglevel=error || exit 1',
+      'npm run typecheck || exit 1',
+      'npm run lint || exit 1',
+      'npm test',
+    ]);
     // The Lambda runtime test's own install (docs/development.md).
     expect(script).toContain('npm ci --prefix "$ric"');
   });
@@ -78,9 +87,20 @@ describe('the quick-start curl lines', () => {
   test.each([0, 1])('README curl line %i works against the local server as written', async (index) => {
     const command = readmeCurlCommands()[index]!.replaceAll(README_BASE, proxy.url);
     // Asynchronously: the fake providers answer from this process.
-    const result = await run('bash', ['-c', `${command} -w '\\n%{http_code}'`], { encoding: 'utf8', env: { ...process.env, PROXY_TOKEN: proxy.account.token }, timeout: 30_000 });
-    const [body, status] = [result.stdout.slice(0, result.stdout.lastIndexOf('\n')), result.stdout.slice(result.stdout.lastIndexOf('\n') + 1)];
-    expect({ status, stderr: result.stderr, body: status === '200' ? '' : body }).toEqual({ status: '200', stderr: '', body: '' });
+    const result = await run('bash', ['-c', `${command} -w '\\n%{http_code}'`], {
+      encoding: 'utf8',
+      env: { ...process.env, PROXY_TOKEN: proxy.account.token },
+      timeout: 30_000,
+    });
+    const [body, status] = [
+      result.stdout.slice(0, result.stdout.lastIndexOf('\n')),
+      result.stdout.slice(result.stdout.lastIndexOf('\n') + 1),
+    ];
+    expect({ status, stderr: result.stderr, body: status === '200' ? '' : body }).toEqual({
+      status: '200',
+      stderr: '',
+      body: '',
+    });
     const answer = JSON.parse(body) as { choices?: unknown[]; content?: unknown[] };
     expect(answer.choices ?? answer.content).toEqual(expect.arrayContaining([expect.anything()]));
   });
@@ -91,10 +111,23 @@ describe('the SDK examples', () => {
   /** What each example calls, in the README's order, and the row it must leave. */
   const expected = [
     { calls: 'anthropic.messages.create', row: { provider: 'prov-a', kind: 'messages', stream: false } },
-    { calls: 'openai.chat.completions.create', row: { provider: 'prov-b', kind: 'chat', stream: false, requester: 'alice' } },
+    {
+      calls: 'openai.chat.completions.create',
+      row: { provider: 'prov-b', kind: 'chat', stream: false, requester: 'alice' },
+    },
     { calls: 'openai.responses.create', row: { provider: 'prov-b', kind: 'responses', stream: true } },
     // Priced exactly as genai-prices prices this profile (test/unit/pricing/price-table.test.ts).
-    { calls: 'bedrock.send', row: { provider: 'bedrock', kind: 'converse', stream: false, model: 'eu.anthropic.claude-sonnet-4-6', cost_nanos: BEDROCK_COST_NANOS, priced: true } },
+    {
+      calls: 'bedrock.send',
+      row: {
+        provider: 'bedrock',
+        kind: 'converse',
+        stream: false,
+        model: 'eu.anthropic.claude-sonnet-4-6',
+        cost_nanos: BEDROCK_COST_NANOS,
+        priced: true,
+      },
+    },
   ];
 
   test("the Bedrock example's model is served from the stack's default region: a foundation model, a global profile or one of that region's geography", () => {
@@ -131,18 +164,32 @@ describe('the SDK examples', () => {
     if (scratch && existsSync(scratch)) rmSync(scratch, { recursive: true, force: true });
   });
 
-  test.each(expected.map((e, i) => [e.calls, i] as const))('the %s example runs as written and leaves its row', async (_calls, index) => {
-    // A fresh account per example, so the example's row is the only one.
-    const account = await proxy.createAccount(`readme-${index}`);
-    // Bedrock needs no saved key: the proxy signs with its AWS credentials (the fake Bedrock's).
-    if (expected[index]!.row.provider !== 'bedrock') await proxy.saveKey(account.token, expected[index]!.row.provider as 'prov-a' | 'prov-b');
-    const file = join(scratch, `example-${index}.mts`);
-    writeFileSync(file, examples[index]!.replaceAll(README_BASE, proxy.url).replaceAll(TOKEN_PLACEHOLDER, JSON.stringify(account.token)));
-    const result = await run(process.execPath, ['--import', 'tsx', file], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
-    expect(result.stderr).toBe('');
-    expect(result.stdout.trim()).not.toBe('');
-    const [row] = await proxy.waitForRows(account.token, 1);
-    expect(row).toMatchObject({ ...expected[index]!.row, mode: 'stored', status_code: 200, cached: false });
-    expect(row!.input_tokens).toBeGreaterThan(0);
-  });
+  test.each(expected.map((e, i) => [e.calls, i] as const))(
+    'the %s example runs as written and leaves its row',
+    async (_calls, index) => {
+      // A fresh account per example, so the example's row is the only one.
+      const account = await proxy.createAccount(`readme-${index}`);
+      // Bedrock needs no saved key: the proxy signs with its AWS credentials (the fake Bedrock's).
+      if (expected[index]!.row.provider !== 'bedrock')
+        await proxy.saveKey(account.token, expected[index]!.row.provider as 'prov-a' | 'prov-b');
+      const file = join(scratch, `example-${index}.mts`);
+      writeFileSync(
+        file,
+        examples[index]!.replaceAll(README_BASE, proxy.url).replaceAll(
+          TOKEN_PLACEHOLDER,
+          JSON.stringify(account.token),
+        ),
+      );
+      const result = await run(process.execPath, ['--import', 'tsx', file], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      expect(result.stderr).toBe('');
+      expect(result.stdout.trim()).not.toBe('');
+      const [row] = await proxy.waitForRows(account.token, 1);
+      expect(row).toMatchObject({ ...expected[index]!.row, mode: 'stored', status_code: 200, cached: false });
+      expect(row!.input_tokens).toBeGreaterThan(0);
+    },
+  );
 });

@@ -12,7 +12,12 @@ afterAll(async () => {
 it('a stream with pauses longer than the idle-socket timeout but within the upstream limit completes', async () => {
   // The upstream agent drops sockets idle for 2 s; a socket in use must never be cut by that.
   proxy.fakes.fakes['prov-b'].next({ chunks: 1, chunkIntervalMs: 2_500 });
-  const result = await callThroughSdk({ proxyBase: proxy.proxyBase, provider: 'prov-b', token: proxy.account.token, stream: true });
+  const result = await callThroughSdk({
+    proxyBase: proxy.proxyBase,
+    provider: 'prov-b',
+    token: proxy.account.token,
+    stream: true,
+  });
   expect(result.text.length).toBeGreaterThan(0);
   const [row] = await proxy.rowsFor(proxy.account.token, [result.requestId]);
   expect(row).toMatchObject({ status_code: 200, stream: true });

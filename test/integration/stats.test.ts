@@ -45,17 +45,35 @@ describe('GET /api/stats over rows written through the proxy', () => {
       ['prov-e', true, 'alice'],
     ];
     for (const [provider, stream, requester] of plan) {
-      const result = await callThroughSdk({ proxyBase: proxy.proxyBase, provider, token: proxy.account.token, stream, headers: { 'x-proxy-user': requester } });
+      const result = await callThroughSdk({
+        proxyBase: proxy.proxyBase,
+        provider,
+        token: proxy.account.token,
+        stream,
+        headers: { 'x-proxy-user': requester },
+      });
       ids.push(result.requestId);
     }
     // A cache miss then a hit, and a provider error.
     const messages = [{ role: 'user' as const, content: 'stats cache' }];
     for (let i = 0; i < 2; i++) {
-      const result = await callThroughSdk({ proxyBase: proxy.proxyBase, provider: 'prov-b', token: proxy.account.token, stream: false, messages, headers: { 'x-proxy-cache': 'true', 'x-proxy-user': 'carol' } });
+      const result = await callThroughSdk({
+        proxyBase: proxy.proxyBase,
+        provider: 'prov-b',
+        token: proxy.account.token,
+        stream: false,
+        messages,
+        headers: { 'x-proxy-cache': 'true', 'x-proxy-user': 'carol' },
+      });
       ids.push(result.requestId);
     }
     proxy.fakes.fakes['prov-d'].next({ status: 500 });
-    const failed = await callThroughSdk({ proxyBase: proxy.proxyBase, provider: 'prov-d', token: proxy.account.token, stream: false }).catch((e) => e);
+    const failed = await callThroughSdk({
+      proxyBase: proxy.proxyBase,
+      provider: 'prov-d',
+      token: proxy.account.token,
+      stream: false,
+    }).catch((e) => e);
     ids.push(failed.headers.get('x-proxy-request-id'));
     for (const fake of Object.values(proxy.fakes.fakes)) fake.always(undefined);
   });
@@ -64,7 +82,11 @@ describe('GET /api/stats over rows written through the proxy', () => {
     const rows = (await proxy.rowsFor(proxy.account.token, ids)) as Row[];
     expect(rows).toHaveLength(ids.length);
     const now = Date.now();
-    const body = await statsCaughtUp(proxy.account.token, `from=${new Date(now - 3_600_000).toISOString()}&to=${new Date(now + 60_000).toISOString()}`, rows.length);
+    const body = await statsCaughtUp(
+      proxy.account.token,
+      `from=${new Date(now - 3_600_000).toISOString()}&to=${new Date(now + 60_000).toISOString()}`,
+      rows.length,
+    );
     const totals = body.totals;
     expect(totals.requests).toBe(rows.length);
     expect(totals.input_tokens).toBe(sum(rows, 'input_tokens'));
@@ -80,11 +102,19 @@ describe('GET /api/stats over rows written through the proxy', () => {
 
     for (const entry of body.by_provider) {
       const own = rows.filter((r) => r.provider === entry.provider);
-      expect([entry.provider, entry.requests, entry.cost_nanos]).toEqual([entry.provider, own.length, sum(own, 'cost_nanos')]);
+      expect([entry.provider, entry.requests, entry.cost_nanos]).toEqual([
+        entry.provider,
+        own.length,
+        sum(own, 'cost_nanos'),
+      ]);
     }
     for (const entry of body.by_requester) {
       const own = rows.filter((r) => (r.requester ?? '') === entry.requester);
-      expect([entry.requester, entry.requests, entry.input_tokens]).toEqual([entry.requester, own.length, sum(own, 'input_tokens')]);
+      expect([entry.requester, entry.requests, entry.input_tokens]).toEqual([
+        entry.requester,
+        own.length,
+        sum(own, 'input_tokens'),
+      ]);
     }
     const today = new Date(now).toISOString().slice(0, 10);
     const day = body.by_day.find((d: { day: string }) => d.day === today);
@@ -94,7 +124,10 @@ describe('GET /api/stats over rows written through the proxy', () => {
 
   it('excludes rows outside from/to', async () => {
     const future = Date.now() + 2 * 3_600_000;
-    const body = await stats(proxy.account.token, `from=${new Date(future).toISOString()}&to=${new Date(future + 3_600_000).toISOString()}`);
+    const body = await stats(
+      proxy.account.token,
+      `from=${new Date(future).toISOString()}&to=${new Date(future + 3_600_000).toISOString()}`,
+    );
     expect(body.totals.requests).toBe(0);
     const past = await stats(proxy.account.token, `from=2020-01-01T00:00:00Z&to=2020-01-02T00:00:00Z`);
     expect(past.totals.requests).toBe(0);

@@ -39,8 +39,16 @@ interface Extra {
 }
 
 function headersFor(mode: Mode, { requester, tags, token = proxy.account.token }: Extra = {}): Record<string, string> {
-  const auth: Record<string, string> = mode === 'stored' ? { authorization: `Bearer ${token}` } : { authorization: 'Bearer sk-callers-own-key-0123456789', 'x-proxy-token': token };
-  return { 'content-type': 'application/json', ...auth, ...(requester ? { 'x-proxy-user': requester } : {}), ...(tags ? { 'x-proxy-tags': tags } : {}) };
+  const auth: Record<string, string> =
+    mode === 'stored'
+      ? { authorization: `Bearer ${token}` }
+      : { authorization: 'Bearer sk-callers-own-key-0123456789', 'x-proxy-token': token };
+  return {
+    'content-type': 'application/json',
+    ...auth,
+    ...(requester ? { 'x-proxy-user': requester } : {}),
+    ...(tags ? { 'x-proxy-tags': tags } : {}),
+  };
 }
 
 /** How long answers are held back at most: only a request whose calls are not sent together waits this long. */
@@ -49,7 +57,13 @@ const HOLD_LIMIT_MS = 10_000;
 const isRowWrite = (call: StoreCall) => call.tables.some((table) => table.endsWith('usage-logs'));
 
 /** Sends one request and returns the store calls it made: those that arrived before the provider had it, and those after. */
-async function callsOf(mode: Mode, stream: boolean, prompt: string, extra: Extra = {}, sentTogether?: number): Promise<{ before: StoreCall[]; after: StoreCall[] }> {
+async function callsOf(
+  mode: Mode,
+  stream: boolean,
+  prompt: string,
+  extra: Extra = {},
+  sentTogether?: number,
+): Promise<{ before: StoreCall[]; after: StoreCall[] }> {
   const from = counter.calls.length;
   // Calls the server sends together arrive together, however busy the machine is (see holdAnswers).
   if (sentTogether) counter.holdAnswers(sentTogether, HOLD_LIMIT_MS);
@@ -57,7 +71,11 @@ async function callsOf(mode: Mode, stream: boolean, prompt: string, extra: Extra
   const response = await fetch(`${proxy.proxyBase}/prov-b/v1/chat/completions`, {
     method: 'POST',
     headers: headersFor(mode, extra),
-    body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: prompt }], ...(stream ? { stream: true } : {}) }),
+    body: JSON.stringify({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: prompt }],
+      ...(stream ? { stream: true } : {}),
+    }),
   });
   await response.text();
   expect(response.status).toBe(200);
@@ -150,17 +168,20 @@ describe('tagged requests', () => {
   test.each<[string, string]>([
     ['two tags', 'team=search, feature=autocomplete'],
     ['ten tags', Array.from({ length: 10 }, (_, i) => `key${i}=value${i}`).join(', ')],
-  ])("a request with %s reads their budgets in one call sent with the gate's: two calls before forwarding, whatever the number, one after", async (_name, tags) => {
-    for (let i = 0; i < 2; i++) await callsOf('stored', false, `warm tags ${i}`, { tags });
-    for (let i = 0; i < 2; i++) {
-      const { before, after } = await callsOf('stored', false, `counted tags ${i}`, { tags }, 2);
-      expect(before).toHaveLength(2);
-      expect({ oneWave: inOneWave(before), before }).toMatchObject({ oneWave: true });
-      expect(before.some(isRowWrite)).toBe(false);
-      expect(after).toHaveLength(1);
-      expect(isRowWrite(after[0]!)).toBe(true);
-    }
-  });
+  ])(
+    "a request with %s reads their budgets in one call sent with the gate's: two calls before forwarding, whatever the number, one after",
+    async (_name, tags) => {
+      for (let i = 0; i < 2; i++) await callsOf('stored', false, `warm tags ${i}`, { tags });
+      for (let i = 0; i < 2; i++) {
+        const { before, after } = await callsOf('stored', false, `counted tags ${i}`, { tags }, 2);
+        expect(before).toHaveLength(2);
+        expect({ oneWave: inOneWave(before), before }).toMatchObject({ oneWave: true });
+        expect(before.some(isRowWrite)).toBe(false);
+        expect(after).toHaveLength(1);
+        expect(isRowWrite(after[0]!)).toBe(true);
+      }
+    },
+  );
 
   test.each<[Mode, boolean]>([
     ['stored', false],
@@ -177,7 +198,10 @@ describe('tagged requests', () => {
       await manage('PUT', `/api/tokens/${tokenId}`, { tags: { team: own.slice('team='.length), env: 'prod' } });
       await manage('PUT', `/api/tokens/${tokenId}/limits`, { requests_per_minute: 1000, models: ['gpt-4o-mini'] });
       await manage('PUT', `/api/tokens/${tokenId}/budget`, { limit_usd: 1000, period: 'month' });
-      await manage('PUT', `/api/budgets/tags/team/${encodeURIComponent(own.slice('team='.length))}`, { limit_usd: 1000, period: 'month' });
+      await manage('PUT', `/api/budgets/tags/team/${encodeURIComponent(own.slice('team='.length))}`, {
+        limit_usd: 1000,
+        period: 'month',
+      });
       await manage('PUT', '/api/budgets/tags/feature/autocomplete', { limit_usd: 1000, period: 'day' });
       const extra = { token, requester: 'alice@example.com', tags: 'feature=autocomplete, region=eu' };
 
@@ -193,8 +217,15 @@ describe('tagged requests', () => {
         expect(isRowWrite(after[0]!)).toBe(true);
       }
       // An app token cannot read the logs: the account's own token reads them, by token (the rows are written: each call above waited for its own).
-      const logs = (await manage('GET', `/api/logs?token_id=${tokenId}&limit=1`, undefined)) as { items: Array<{ tags?: unknown }> };
-      expect(logs.items[0]!.tags).toEqual({ team: own.slice('team='.length), env: 'prod', feature: 'autocomplete', region: 'eu' });
+      const logs = (await manage('GET', `/api/logs?token_id=${tokenId}&limit=1`, undefined)) as {
+        items: Array<{ tags?: unknown }>;
+      };
+      expect(logs.items[0]!.tags).toEqual({
+        team: own.slice('team='.length),
+        env: 'prod',
+        feature: 'autocomplete',
+        region: 'eu',
+      });
     },
   );
 

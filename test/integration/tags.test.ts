@@ -55,41 +55,79 @@ async function appToken(owner: Account, name: string): Promise<Account> {
   return { accountId: owner.accountId, token: body.token, tokenId: body.token_id };
 }
 
-async function put(owner: Account, path: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+async function put(
+  owner: Account,
+  path: string,
+  body: unknown,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const response = await first.api(path, { method: 'PUT', token: owner.token, body });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
 const openai = (server: ProxyServer, token: string, headers: Record<string, string> = {}) =>
   new OpenAI({ baseURL: `${server.proxyBase}/prov-b/v1`, apiKey: token, defaultHeaders: headers, maxRetries: 0 });
-const anthropic = (server: ProxyServer, token: string) => new Anthropic({ baseURL: server.proxyBase, apiKey: token, maxRetries: 0 });
+const anthropic = (server: ProxyServer, token: string) =>
+  new Anthropic({ baseURL: server.proxyBase, apiKey: token, maxRetries: 0 });
 
-async function chat(server: ProxyServer, token: string, headers: Record<string, string> = {}, stream = false): Promise<string> {
+async function chat(
+  server: ProxyServer,
+  token: string,
+  headers: Record<string, string> = {},
+  stream = false,
+): Promise<string> {
   const client = openai(server, token, headers);
   if (stream) {
-    const { data, response } = await client.chat.completions.create({ model: TEST_MODELS['prov-b'], max_tokens: 16, messages: [{ role: 'user', content: 'hi' }], stream: true }).withResponse();
+    const { data, response } = await client.chat.completions
+      .create({
+        model: TEST_MODELS['prov-b'],
+        max_tokens: 16,
+        messages: [{ role: 'user', content: 'hi' }],
+        stream: true,
+      })
+      .withResponse();
     for await (const _chunk of data) void _chunk;
     return response.headers.get('x-proxy-request-id')!;
   }
-  const { response } = await client.chat.completions.create({ model: TEST_MODELS['prov-b'], max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+  const { response } = await client.chat.completions
+    .create({ model: TEST_MODELS['prov-b'], max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] })
+    .withResponse();
   return response.headers.get('x-proxy-request-id')!;
 }
 
-async function messages(server: ProxyServer, token: string, model: string, headers: Record<string, string> = {}): Promise<string> {
-  const { response } = await anthropic(server, token).messages.create({ model, max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }, { headers }).withResponse();
+async function messages(
+  server: ProxyServer,
+  token: string,
+  model: string,
+  headers: Record<string, string> = {},
+): Promise<string> {
+  const { response } = await anthropic(server, token)
+    .messages.create({ model, max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }, { headers })
+    .withResponse();
   return response.headers.get('x-proxy-request-id')!;
 }
 
 /** A Responses API call through the OpenAI SDK: the error it raises, typed by the SDK. */
-async function responsesError(server: ProxyServer, token: string, model: string, headers: Record<string, string> = {}): Promise<unknown> {
-  return openai(server, token, headers).responses.create({ model, input: 'hi' }).then(
-    () => new Error('the call succeeded'),
-    (error: unknown) => error,
-  );
+async function responsesError(
+  server: ProxyServer,
+  token: string,
+  model: string,
+  headers: Record<string, string> = {},
+): Promise<unknown> {
+  return openai(server, token, headers)
+    .responses.create({ model, input: 'hi' })
+    .then(
+      () => new Error('the call succeeded'),
+      (error: unknown) => error,
+    );
 }
 
 /** A Converse call through the AWS SDK as docs/bedrock.md sets it up: the exception it raises. */
-async function converseError(server: ProxyServer, token: string, model: string, headers: Record<string, string> = {}): Promise<unknown> {
+async function converseError(
+  server: ProxyServer,
+  token: string,
+  model: string,
+  headers: Record<string, string> = {},
+): Promise<unknown> {
   return bedrockClient(server.proxyBase, token, headers)
     .send(new ConverseCommand({ modelId: model, messages: [{ role: 'user', content: [{ text: 'hi' }] }] }))
     .then(
@@ -98,7 +136,9 @@ async function converseError(server: ProxyServer, token: string, model: string, 
     );
 }
 
-async function caught(call: () => Promise<unknown>): Promise<InstanceType<typeof OpenAI.APIError> | InstanceType<typeof Anthropic.APIError>> {
+async function caught(
+  call: () => Promise<unknown>,
+): Promise<InstanceType<typeof OpenAI.APIError> | InstanceType<typeof Anthropic.APIError>> {
   try {
     await call();
   } catch (error) {
@@ -122,7 +162,13 @@ function byTagFromRows(rows: Row[]): Record<string, Record<string, TagTotals>> {
   for (const row of rows) {
     for (const [key, value] of Object.entries((row.tags as Record<string, string> | undefined) ?? {})) {
       expected[key] ??= {};
-      const slot = (expected[key][value] ??= { requests: 0, input_tokens: 0, output_tokens: 0, cost_nanos: 0, saved_nanos: 0 });
+      const slot = (expected[key][value] ??= {
+        requests: 0,
+        input_tokens: 0,
+        output_tokens: 0,
+        cost_nanos: 0,
+        saved_nanos: 0,
+      });
       slot.requests += 1;
       slot.input_tokens += row.input_tokens;
       slot.output_tokens += row.output_tokens;
@@ -134,7 +180,7 @@ function byTagFromRows(rows: Row[]): Record<string, Record<string, TagTotals>> {
 }
 
 describe('tags', () => {
-  it('are kept on every row as a map, filter the logs and the CSV, and by_tag equals the rows, a cache hit\'s savings included', async () => {
+  it("are kept on every row as a map, filter the logs and the CSV, and by_tag equals the rows, a cache hit's savings included", async () => {
     const owner = await account('tags-rows');
     const ids = [
       await chat(first, owner.token, { 'x-proxy-tags': 'team=search, feature=autocomplete' }),
@@ -143,13 +189,22 @@ describe('tags', () => {
       await chat(second, owner.token),
     ];
     const rows = await Promise.all(ids.map((id) => rowOf(first, owner.token, id)));
-    expect(rows.map((row) => row.tags)).toEqual([{ team: 'search', feature: 'autocomplete' }, { team: 'search', feature: 'ranking' }, { team: 'ads' }, undefined]);
+    expect(rows.map((row) => row.tags)).toEqual([
+      { team: 'search', feature: 'autocomplete' },
+      { team: 'search', feature: 'ranking' },
+      { team: 'ads' },
+      undefined,
+    ]);
 
     // A cached question asked twice: the second answer is a hit, and its row saves what the first cost.
     const cachedHeaders = { 'x-proxy-tags': 'team=ads, feature=cached', 'x-proxy-cache': 'true' };
     const cachedCall = async (server: ProxyServer) => {
       const { response } = await openai(server, owner.token, cachedHeaders)
-        .chat.completions.create({ model: TEST_MODELS['prov-b'], max_tokens: 16, messages: [{ role: 'user', content: 'the cached question' }] })
+        .chat.completions.create({
+          model: TEST_MODELS['prov-b'],
+          max_tokens: 16,
+          messages: [{ role: 'user', content: 'the cached question' }],
+        })
         .withResponse();
       return { id: response.headers.get('x-proxy-request-id')!, cache: response.headers.get('x-proxy-cache') };
     };
@@ -158,7 +213,12 @@ describe('tags', () => {
     expect([miss.cache, hit.cache]).toEqual(['MISS', 'HIT']);
     const missRow = await rowOf(first, owner.token, miss.id);
     const hitRow = await rowOf(first, owner.token, hit.id);
-    expect(hitRow).toMatchObject({ cached: true, cost_nanos: 0, saved_nanos: missRow.cost_nanos, tags: { team: 'ads', feature: 'cached' } });
+    expect(hitRow).toMatchObject({
+      cached: true,
+      cost_nanos: 0,
+      saved_nanos: missRow.cost_nanos,
+      tags: { team: 'ads', feature: 'cached' },
+    });
     expect(hitRow.saved_nanos).toBeGreaterThan(0);
 
     const search = await allRows(first, owner.token, 'tag=team=search');
@@ -168,19 +228,36 @@ describe('tags', () => {
 
     const csv = csvRows(await (await first.api('/api/logs.csv?tag=team=search', { token: owner.token })).text());
     expect(csv[0].at(-1)).toBe('tags');
-    expect(csv.slice(1).map((line) => line.at(-1)).sort()).toEqual(['feature=autocomplete,team=search', 'feature=ranking,team=search']);
+    expect(
+      csv
+        .slice(1)
+        .map((line) => line.at(-1))
+        .sort(),
+    ).toEqual(['feature=autocomplete,team=search', 'feature=ranking,team=search']);
 
     const all = await allRows(first, owner.token);
     const expected = byTagFromRows(all);
     const stats = await eventually(async () => {
-      const body = (await (await first.api('/api/stats', { token: owner.token })).json()) as { by_tag: Record<string, Record<string, TagTotals>> };
-      return body.by_tag.team?.ads?.requests === 3 && body.by_tag.feature?.ranking && body.by_tag.feature?.cached?.requests === 2 ? body : undefined;
+      const body = (await (await first.api('/api/stats', { token: owner.token })).json()) as {
+        by_tag: Record<string, Record<string, TagTotals>>;
+      };
+      return body.by_tag.team?.ads?.requests === 3 &&
+        body.by_tag.feature?.ranking &&
+        body.by_tag.feature?.cached?.requests === 2
+        ? body
+        : undefined;
     });
     const seen: typeof expected = {};
     for (const [key, values] of Object.entries(stats!.by_tag)) {
       seen[key] = {};
       for (const [value, totals] of Object.entries(values)) {
-        seen[key][value] = { requests: totals.requests, input_tokens: totals.input_tokens, output_tokens: totals.output_tokens, cost_nanos: totals.cost_nanos, saved_nanos: totals.saved_nanos };
+        seen[key][value] = {
+          requests: totals.requests,
+          input_tokens: totals.input_tokens,
+          output_tokens: totals.output_tokens,
+          cost_nanos: totals.cost_nanos,
+          saved_nanos: totals.saved_nanos,
+        };
       }
     }
     expect(seen).toEqual(expected);
@@ -189,7 +266,7 @@ describe('tags', () => {
     expect(expected.team.ads.saved_nanos).toBe(hitRow.saved_nanos);
   });
 
-  it('a malformed header is a 400 in the endpoint\'s own shape (chat, messages, Responses, Bedrock) naming the problem, and nothing is forwarded', async () => {
+  it("a malformed header is a 400 in the endpoint's own shape (chat, messages, Responses, Bedrock) naming the problem, and nothing is forwarded", async () => {
     const owner = await account('tags-bad');
     const before = upstreamCalls(first);
     const chatError = await caught(() => chat(first, owner.token, { 'x-proxy-tags': 'Team=search' }));
@@ -197,11 +274,18 @@ describe('tags', () => {
     expect(chatError.message).toContain('tag key "Team" must be 1 to 40 lowercase letters');
     expect((chatError as InstanceType<typeof OpenAI.APIError>).param).toBe('x-proxy-tags');
     const tooMany = Array.from({ length: 11 }, (_, i) => `k${i}=v`).join(',');
-    const messagesError = await caught(() => messages(first, owner.token, TEST_MODELS['prov-a'], { 'x-proxy-tags': tooMany }));
+    const messagesError = await caught(() =>
+      messages(first, owner.token, TEST_MODELS['prov-a'], { 'x-proxy-tags': tooMany }),
+    );
     expect(messagesError.status).toBe(400);
-    expect((messagesError.error as { error: { type: string; message: string } }).error).toEqual({ type: 'invalid_request_error', message: 'x-proxy-tags: at most 10 tags, got 11.' });
+    expect((messagesError.error as { error: { type: string; message: string } }).error).toEqual({
+      type: 'invalid_request_error',
+      message: 'x-proxy-tags: at most 10 tags, got 11.',
+    });
     // The Responses API: the OpenAI SDK's typed error; Bedrock: the AWS SDK's ValidationException.
-    const responsesRefusal = await responsesError(first, owner.token, 'gpt-4.1-2025-04-14', { 'x-proxy-tags': 'Team=search' });
+    const responsesRefusal = await responsesError(first, owner.token, 'gpt-4.1-2025-04-14', {
+      'x-proxy-tags': 'Team=search',
+    });
     expect(responsesRefusal).toBeInstanceOf(OpenAI.BadRequestError);
     expect(responsesRefusal).toMatchObject({ status: 400, param: 'x-proxy-tags' });
     expect((responsesRefusal as Error).message).toContain('tag key "Team" must be 1 to 40 lowercase letters');
@@ -216,12 +300,17 @@ describe('tags', () => {
   });
 });
 
-describe('a token\'s own tags', () => {
+describe("a token's own tags", () => {
   it('are shown by GET /api/tokens, added to every row, and a request cannot override them', async () => {
     const owner = await account('tags-token');
     const app = await appToken(owner, 'search app');
-    expect(await put(owner, `/api/tokens/${app.tokenId}`, { tags: { team: 'search' } })).toEqual({ status: 200, body: { token_id: app.tokenId, tags: { team: 'search' } } });
-    const listed = (await (await first.api('/api/tokens', { token: owner.token })).json()) as { tokens: Array<{ token_id: string; tags: Record<string, string> }> };
+    expect(await put(owner, `/api/tokens/${app.tokenId}`, { tags: { team: 'search' } })).toEqual({
+      status: 200,
+      body: { token_id: app.tokenId, tags: { team: 'search' } },
+    });
+    const listed = (await (await first.api('/api/tokens', { token: owner.token })).json()) as {
+      tokens: Array<{ token_id: string; tags: Record<string, string> }>;
+    };
     expect(listed.tokens.find((t) => t.token_id === app.tokenId)?.tags).toEqual({ team: 'search' });
 
     // The second instance has never seen this token: the gate's one call brings its tags.
@@ -238,7 +327,9 @@ describe('a token\'s own tags', () => {
     expect((await put(owner, `/api/tokens/${app.tokenId}`, { tags: { team: 'ads' } })).status).toBe(200);
     expect((await rowOf(first, owner.token, await chat(second, app.token))).tags).toEqual({ team: 'ads' });
     expect((await put(owner, `/api/tokens/${app.tokenId}`, { tags: {} })).status).toBe(200);
-    expect((await rowOf(first, owner.token, await chat(second, app.token, { 'x-proxy-tags': 'team=free' }))).tags).toEqual({ team: 'free' });
+    expect(
+      (await rowOf(first, owner.token, await chat(second, app.token, { 'x-proxy-tags': 'team=free' }))).tags,
+    ).toEqual({ team: 'free' });
   });
 });
 
@@ -260,7 +351,9 @@ describe('tag budgets', () => {
     const spent = await chat(first, owner.token, { 'x-proxy-tags': 'team=search' });
     await rowOf(first, owner.token, spent);
     await eventually(async () => {
-      const body = (await (await first.api('/api/budgets', { token: owner.token })).json()) as { tags: Array<{ key: string; value: string; spent_usd: number }> };
+      const body = (await (await first.api('/api/budgets', { token: owner.token })).json()) as {
+        tags: Array<{ key: string; value: string; spent_usd: number }>;
+      };
       return body.tags.find((b) => b.key === 'team' && b.value === 'search' && b.spent_usd > 0);
     });
 
@@ -269,7 +362,9 @@ describe('tag budgets', () => {
     expect(chatRefusal.status).toBe(402);
     expect((chatRefusal as InstanceType<typeof OpenAI.APIError>).code).toBe('budget_exceeded');
     expect(chatRefusal.message).toContain('Budget exceeded: tag team=search has spent');
-    const messagesRefusal = await caught(() => messages(first, owner.token, TEST_MODELS['prov-a'], { 'x-proxy-tags': 'team=search' }));
+    const messagesRefusal = await caught(() =>
+      messages(first, owner.token, TEST_MODELS['prov-a'], { 'x-proxy-tags': 'team=search' }),
+    );
     expect(messagesRefusal.status).toBe(402);
     expect((messagesRefusal.error as { error: { type: string } }).error.type).toBe('billing_error');
     expect(upstreamCalls(first)).toBe(before);
@@ -289,8 +384,21 @@ describe('tag budgets', () => {
     expect(refusedRows?.map((row) => row.status_code)).toEqual([402, 402, 402]);
 
     // The tag value's budget and spend sit in a partition of their own, not the account's.
-    const item = (await sdkDocumentClient().send(new GetCommand({ TableName: `${tablePrefix}accounts`, Key: { pk: `ACCOUNT#${owner.accountId}#G#team=search`, sk: 'BUDGET' } }))).Item;
-    expect(item).toMatchObject({ subject_kind: 'tag', tag_key: 'team', tag_value: 'search', limit_nanos: 1000, period: 'day' });
+    const item = (
+      await sdkDocumentClient().send(
+        new GetCommand({
+          TableName: `${tablePrefix}accounts`,
+          Key: { pk: `ACCOUNT#${owner.accountId}#G#team=search`, sk: 'BUDGET' },
+        }),
+      )
+    ).Item;
+    expect(item).toMatchObject({
+      subject_kind: 'tag',
+      tag_key: 'team',
+      tag_value: 'search',
+      limit_nanos: 1000,
+      period: 'day',
+    });
     expect(item!.spent_total_nanos).toBeGreaterThan(0);
   });
 });
@@ -299,7 +407,10 @@ describe('per-token limits', () => {
   it('a token limited to 5 a minute gets 429 on the sixth request, on either instance', async () => {
     const owner = await account('limits-rate');
     const app = await appToken(owner, 'slow app');
-    expect(await put(owner, `/api/tokens/${app.tokenId}/limits`, { requests_per_minute: 5 })).toEqual({ status: 200, body: { token_id: app.tokenId, requests_per_minute: 5, models: null } });
+    expect(await put(owner, `/api/tokens/${app.tokenId}/limits`, { requests_per_minute: 5 })).toEqual({
+      status: 200,
+      body: { token_id: app.tokenId, requests_per_minute: 5, models: null },
+    });
     // A sliding minute: the sixth request within 60 seconds is refused, wherever the clock minute ends.
     for (let i = 0; i < 5; i++) await chat(i % 2 ? second : first, app.token);
     const before = upstreamCalls(first);
@@ -319,7 +430,9 @@ describe('per-token limits', () => {
     const owner = await account('limits-models');
     const app = await appToken(owner, 'haiku app');
     await chat(second, app.token); // the second instance knows the token before the change
-    expect(await put(owner, `/api/tokens/${app.tokenId}/limits`, { models: ['claude-haiku-', 'gpt-4.1-mini'] })).toEqual({
+    expect(
+      await put(owner, `/api/tokens/${app.tokenId}/limits`, { models: ['claude-haiku-', 'gpt-4.1-mini'] }),
+    ).toEqual({
       status: 200,
       body: { token_id: app.tokenId, requests_per_minute: null, models: ['claude-haiku-', 'gpt-4.1-mini'] },
     });
@@ -328,7 +441,8 @@ describe('per-token limits', () => {
     expect(refused.status).toBe(403);
     expect((refused.error as { error: { type: string; message: string } }).error).toEqual({
       type: 'permission_error',
-      message: 'This proxy token may not use model "claude-opus-4-6"; it is limited to models starting with "claude-haiku-", "gpt-4.1-mini".',
+      message:
+        'This proxy token may not use model "claude-opus-4-6"; it is limited to models starting with "claude-haiku-", "gpt-4.1-mini".',
     });
     const chatRefused = await caught(() => chat(second, app.token));
     expect(chatRefused.status).toBe(403);
@@ -350,14 +464,22 @@ describe('per-token limits', () => {
 
     await messages(second, app.token, 'claude-haiku-4-5-20251001');
     await anthropic(second, app.token).models.list();
-    await anthropic(second, app.token).messages.countTokens({ model: 'claude-opus-4-6', messages: [{ role: 'user', content: 'hi' }] });
+    await anthropic(second, app.token).messages.countTokens({
+      model: 'claude-opus-4-6',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     await openai(second, app.token).models.list();
     expect(upstreamCalls(first)).toBe(before + 4);
 
     // Lifted on one instance, the other forwards the very next request.
     expect((await put(owner, `/api/tokens/${app.tokenId}/limits`, {})).status).toBe(200);
     await messages(second, app.token, 'claude-opus-4-6');
-    const listed = (await (await first.api('/api/tokens', { token: owner.token })).json()) as { tokens: Array<{ token_id: string; limits: unknown }> };
-    expect(listed.tokens.find((t) => t.token_id === app.tokenId)?.limits).toEqual({ requests_per_minute: null, models: null });
+    const listed = (await (await first.api('/api/tokens', { token: owner.token })).json()) as {
+      tokens: Array<{ token_id: string; limits: unknown }>;
+    };
+    expect(listed.tokens.find((t) => t.token_id === app.tokenId)?.limits).toEqual({
+      requests_per_minute: null,
+      models: null,
+    });
   });
 });

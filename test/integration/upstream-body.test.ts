@@ -30,18 +30,24 @@ async function send(provider: ProviderId, text: string): Promise<string> {
 }
 
 describe('the body sent upstream', () => {
-  it.each(['prov-b', 'prov-c'] as const)('%s stream: only `stream_options` is added; 9007199254740993 and 1.0 arrive byte-identical', async (provider) => {
-    const sent = body(true);
-    const received = await send(provider, sent);
-    expect(received).toBe(`{"stream_options":{"include_usage":true},${sent.slice(1)}`);
-    expect(received).toContain('"seed": 9007199254740993');
-    expect(received).toContain('"temperature": 1.0');
-  });
+  it.each(['prov-b', 'prov-c'] as const)(
+    '%s stream: only `stream_options` is added; 9007199254740993 and 1.0 arrive byte-identical',
+    async (provider) => {
+      const sent = body(true);
+      const received = await send(provider, sent);
+      expect(received).toBe(`{"stream_options":{"include_usage":true},${sent.slice(1)}`);
+      expect(received).toContain('"seed": 9007199254740993');
+      expect(received).toContain('"temperature": 1.0');
+    },
+  );
 
-  it.each(['prov-b', 'prov-d', 'prov-e'] as const)('%s without a stream (or a provider that always reports usage): every byte as sent', async (provider) => {
-    const sent = body(false);
-    expect(await send(provider, sent)).toBe(sent);
-  });
+  it.each(['prov-b', 'prov-d', 'prov-e'] as const)(
+    '%s without a stream (or a provider that always reports usage): every byte as sent',
+    async (provider) => {
+      const sent = body(false);
+      expect(await send(provider, sent)).toBe(sent);
+    },
+  );
 
   it('a stream whose client already asked for usage: every byte as sent', async () => {
     const sent = `{"stream_options": {"include_usage": true}, ${body(true).slice(1)}`;
@@ -50,6 +56,8 @@ describe('the body sent upstream', () => {
 
   it('a stream with other stream options keeps them, with include_usage added inside', async () => {
     const sent = `{"stream_options": {"x_extra": 1.0}, ${body(true).slice(1)}`;
-    expect(await send('prov-b', sent)).toBe(`{"stream_options": {"include_usage":true,"x_extra": 1.0}, ${body(true).slice(1)}`);
+    expect(await send('prov-b', sent)).toBe(
+      `{"stream_options": {"include_usage":true,"x_extra": 1.0}, ${body(true).slice(1)}`,
+    );
   });
 });

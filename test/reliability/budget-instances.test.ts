@@ -49,12 +49,17 @@ async function put(account: Account, path: string, body: object): Promise<void> 
 }
 
 async function tokenSpent(account: Account): Promise<number> {
-  const tokens = (await (await second.api('/api/tokens', { token: account.token })).json()).tokens as Array<{ token_id: string; budget: BudgetAnswer | null }>;
+  const tokens = (await (await second.api('/api/tokens', { token: account.token })).json()).tokens as Array<{
+    token_id: string;
+    budget: BudgetAnswer | null;
+  }>;
   return Math.round(tokens.find((t) => t.token_id === account.tokenId)!.budget!.spent_usd * 1e9);
 }
 
 async function requesterSpent(account: Account): Promise<Record<string, number>> {
-  const requesters = (await (await first.api('/api/budgets', { token: account.token })).json()).requesters as Array<BudgetAnswer & { requester: string }>;
+  const requesters = (await (await first.api('/api/budgets', { token: account.token })).json()).requesters as Array<
+    BudgetAnswer & { requester: string }
+  >;
   return Object.fromEntries(requesters.map((r) => [r.requester, Math.round(r.spent_usd * 1e9)]));
 }
 
@@ -72,7 +77,14 @@ async function warmUp(): Promise<void> {
   const account = await first.createAccount('warm-up');
   second.secrets.add(account.token);
   for (let round = 0; round < 20; round++) {
-    const results = await runPool(40, 20, (index) => callProxy(index % 2 ? second : first, { provider: 'prov-b', token: account.token, providerKey: ownKey, prompt: `warm ${index}` }));
+    const results = await runPool(40, 20, (index) =>
+      callProxy(index % 2 ? second : first, {
+        provider: 'prov-b',
+        token: account.token,
+        providerKey: ownKey,
+        prompt: `warm ${index}`,
+      }),
+    );
     if (results.every((r) => r.status === 200)) return;
     await new Promise((r) => setTimeout(r, 1000));
   }
@@ -84,7 +96,8 @@ test(`500 requests over two instances, ${CONCURRENT} in flight at once: the spen
   second.secrets.add(account.token);
   await put(account, `/api/tokens/${account.tokenId}/budget`, { limit_usd: 1000, period: 'month' });
   const requesters = ['ana', 'ben', 'cy'];
-  for (const requester of requesters) await put(account, `/api/budgets/requesters/${requester}`, { limit_usd: 500, period: 'day' });
+  for (const requester of requesters)
+    await put(account, `/api/budgets/requesters/${requester}`, { limit_usd: 500, period: 'day' });
 
   const results = await runPool(500, CONCURRENT, (index) =>
     callProxy(index % 2 ? second : first, {
@@ -105,7 +118,8 @@ test(`500 requests over two instances, ${CONCURRENT} in flight at once: the spen
   // A row and its additions to the spend are one transaction: with every row stored, the spend is final.
   const spent = { token: await tokenSpent(account), requesters: await requesterSpent(account) };
   expect(spent.token).toBe(sumCost(rows));
-  for (const requester of requesters) expect(spent.requesters[requester]).toBe(sumCost(rows.filter((row) => row.requester === requester)));
+  for (const requester of requesters)
+    expect(spent.requesters[requester]).toBe(sumCost(rows.filter((row) => row.requester === requester)));
 });
 
 test('a budget reached mid-run: refusals follow, and the overshoot stays within the requests in flight', async () => {
@@ -113,11 +127,13 @@ test('a budget reached mid-run: refusals follow, and the overshoot stays within 
   second.secrets.add(account.token);
   const CONCURRENCY = 20;
   // Measure one request's cost range first, then allow about 60 requests' worth.
-  const probe = await runPool(10, 10, (index) => callProxy(first, { provider: 'prov-b', token: account.token, providerKey: ownKey, prompt: `probe ${index}` }));
+  const probe = await runPool(10, 10, (index) =>
+    callProxy(first, { provider: 'prov-b', token: account.token, providerKey: ownKey, prompt: `probe ${index}` }),
+  );
   expect(probe.every((r) => r.status === 200)).toBe(true);
   const probeRows = await waitForRowCount(first, account.token, 10);
   const maxCost = Math.max(...probeRows.map((row) => row.cost_nanos as number));
-  const limitNanos = Math.ceil((sumCost(probeRows) / 10) * 60 / 1000) * 1000;
+  const limitNanos = Math.ceil(((sumCost(probeRows) / 10) * 60) / 1000) * 1000;
   await put(account, '/api/budgets/requesters/batch', { limit_usd: limitNanos / 1e9, period: 'month' });
 
   const before = upstreamCalls(first);

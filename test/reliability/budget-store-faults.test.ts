@@ -29,13 +29,20 @@ async function budgetedAccount(name: string): Promise<Account> {
   const account = await proxy.createAccount(name);
   await proxy.saveKey(account.token, 'prov-a');
   await proxy.saveKey(account.token, 'prov-b');
-  const response = await proxy.api(`/api/tokens/${account.tokenId}/budget`, { method: 'PUT', token: account.token, body: { limit_usd: 100, period: 'month' } });
+  const response = await proxy.api(`/api/tokens/${account.tokenId}/budget`, {
+    method: 'PUT',
+    token: account.token,
+    body: { limit_usd: 100, period: 'month' },
+  });
   expect(response.status).toBe(200);
   return account;
 }
 
 async function tokenSpentNanos(account: Account): Promise<number> {
-  const tokens = (await (await proxy.api('/api/tokens', { token: account.token })).json()).tokens as Array<{ token_id: string; budget: { spent_usd: number } }>;
+  const tokens = (await (await proxy.api('/api/tokens', { token: account.token })).json()).tokens as Array<{
+    token_id: string;
+    budget: { spent_usd: number };
+  }>;
   return Math.round(tokens.find((t) => t.token_id === account.tokenId)!.budget.spent_usd * 1e9);
 }
 
@@ -44,7 +51,11 @@ test('the store down or throttling: a budgeted token is refused with 503, nothin
   for (const mode of ['down', 'throttle'] as const) {
     gate.set(mode);
     const before = upstreamCalls(proxy);
-    const chat = await callProxy(proxy, { provider: 'prov-b', token: account.token, headers: { 'x-proxy-user': 'ana' } });
+    const chat = await callProxy(proxy, {
+      provider: 'prov-b',
+      token: account.token,
+      headers: { 'x-proxy-user': 'ana' },
+    });
     expect(chat.status).toBe(503);
     expect(expectChatError(chat.text).code).toBe('service_unavailable');
     const messages = await callProxy(proxy, { provider: 'prov-a', token: account.token, stream: true });
@@ -55,35 +66,67 @@ test('the store down or throttling: a budgeted token is refused with 503, nothin
   }
 });
 
-const rowTransaction = (accountId: string) => (call: StoreCall) => call.operation === 'TransactWriteItems' && JSON.stringify(call.body).includes(`ACCOUNT#${accountId}`);
+const rowTransaction = (accountId: string) => (call: StoreCall) =>
+  call.operation === 'TransactWriteItems' && JSON.stringify(call.body).includes(`ACCOUNT#${accountId}`);
 
 /** The token's spend for its month and in total, and the requester's for the day. */
-async function allSpend(account: Account, requester: string): Promise<{ month: number; total: number; requester: number }> {
+async function allSpend(
+  account: Account,
+  requester: string,
+): Promise<{ month: number; total: number; requester: number }> {
   const month = await tokenSpentNanos(account);
-  await proxy.api(`/api/tokens/${account.tokenId}/budget`, { method: 'PUT', token: account.token, body: { limit_usd: 100, period: 'total' } });
+  await proxy.api(`/api/tokens/${account.tokenId}/budget`, {
+    method: 'PUT',
+    token: account.token,
+    body: { limit_usd: 100, period: 'total' },
+  });
   const total = await tokenSpentNanos(account);
-  await proxy.api(`/api/tokens/${account.tokenId}/budget`, { method: 'PUT', token: account.token, body: { limit_usd: 100, period: 'month' } });
-  await proxy.api(`/api/budgets/requesters/${requester}`, { method: 'PUT', token: account.token, body: { limit_usd: 100, period: 'day' } });
-  const requesters = (await (await proxy.api('/api/budgets', { token: account.token })).json()).requesters as Array<{ requester: string; spent_usd: number }>;
+  await proxy.api(`/api/tokens/${account.tokenId}/budget`, {
+    method: 'PUT',
+    token: account.token,
+    body: { limit_usd: 100, period: 'month' },
+  });
+  await proxy.api(`/api/budgets/requesters/${requester}`, {
+    method: 'PUT',
+    token: account.token,
+    body: { limit_usd: 100, period: 'day' },
+  });
+  const requesters = (await (await proxy.api('/api/budgets', { token: account.token })).json()).requesters as Array<{
+    requester: string;
+    spent_usd: number;
+  }>;
   return { month, total, requester: Math.round(requesters.find((r) => r.requester === requester)!.spent_usd * 1e9) };
 }
 
 for (const disturbance of ['lose-answer', 'reset'] as const) {
-  const what = disturbance === 'lose-answer' ? 'applied by the store, its answer lost' : 'cut off before the store saw it';
+  const what =
+    disturbance === 'lose-answer' ? 'applied by the store, its answer lost' : 'cut off before the store saw it';
   test(`the row and its spend, one transaction ${what}: sent again, the spend counts the row exactly once`, async () => {
     const account = await budgetedAccount(`spend-${disturbance}`);
     const disturbedBefore = gate.disturbed;
     gate.disturb(disturbance, rowTransaction(account.accountId));
     proxy.fakes.fakes['prov-b'].next({ usage: FIXED_USAGE });
-    const result = await callProxy(proxy, { provider: 'prov-b', token: account.token, headers: { 'x-proxy-user': 'ana' } });
+    const result = await callProxy(proxy, {
+      provider: 'prov-b',
+      token: account.token,
+      headers: { 'x-proxy-user': 'ana' },
+    });
     expect(result.status).toBe(200);
     const row = await rowOf(proxy, account.token, result.requestId);
     expect(row.cost_nanos).toBeGreaterThan(0);
     expect(gate.disturbed - disturbedBefore).toBe(1);
-    expect(await allSpend(account, 'ana')).toEqual({ month: row.cost_nanos, total: row.cost_nanos, requester: row.cost_nanos });
+    expect(await allSpend(account, 'ana')).toEqual({
+      month: row.cost_nanos,
+      total: row.cost_nanos,
+      requester: row.cost_nanos,
+    });
     // A second row, undisturbed, adds exactly its own cost.
     proxy.fakes.fakes['prov-b'].next({ usage: FIXED_USAGE });
-    const next = await callProxy(proxy, { provider: 'prov-b', token: account.token, headers: { 'x-proxy-user': 'ana' } });
+    const next = await callProxy(proxy, {
+      provider: 'prov-b',
+      token: account.token,
+      headers: { 'x-proxy-user': 'ana' },
+    });
     const nextRow = await rowOf(proxy, account.token, next.requestId);
     const both = (row.cost_nanos as number) + (nextRow.cost_nanos as number);
     expect(await allSpend(account, 'ana')).toEqual({ month: both, total: both, requester: both });
@@ -93,12 +136,17 @@ for (const disturbance of ['lose-answer', 'reset'] as const) {
 
 test('budgets add no round trip: with the key cached, the token gate and one BatchGetItem of both budgets and their spend go out together before forwarding', async () => {
   const account = await budgetedAccount('one-round-trip');
-  await proxy.api('/api/budgets/requesters/ana', { method: 'PUT', token: account.token, body: { limit_usd: 5, period: 'day' } });
+  await proxy.api('/api/budgets/requesters/ana', {
+    method: 'PUT',
+    token: account.token,
+    body: { limit_usd: 5, period: 'day' },
+  });
   // Watch every store call (never disturbing one), and snapshot them when the provider receives the request.
   const seen: StoreCall[] = [];
   // The local server's poller reads the usage-logs stream and folds it into the rollups on its own schedule: not a request's calls.
   const isPollerCall = (call: StoreCall) =>
-    /^(GetRecords|GetShardIterator|DescribeStream|ListStreams)$/.test(call.operation) || call.tables.some((table) => table.endsWith('usage-stats'));
+    /^(GetRecords|GetShardIterator|DescribeStream|ListStreams)$/.test(call.operation) ||
+    call.tables.some((table) => table.endsWith('usage-stats'));
   gate.disturb('reset', (call) => (isPollerCall(call) || seen.push(call), false), Number.MAX_SAFE_INTEGER);
   const warm = await callProxy(proxy, { provider: 'prov-b', token: account.token, headers: { 'x-proxy-user': 'ana' } });
   // The first request's row and its spend are one transaction: once the row is stored, nothing of that request is left to write.
@@ -123,5 +171,7 @@ test('budgets add no round trip: with the key cached, the token gate and one Bat
   for (const part of ['"TOKEN#', '"KEY#']) expect(keys).not.toContain(part);
   // The only other call before forwarding is the token gate's, sent in parallel.
   const others = beforeForwarding.filter((call) => !accounts.includes(call));
-  expect(others.map((call) => [call.operation, call.tables.map((table) => table.replace(/^.*-(?=rate-limits$)/, ''))])).toEqual([['UpdateItem', ['rate-limits']]]);
+  expect(
+    others.map((call) => [call.operation, call.tables.map((table) => table.replace(/^.*-(?=rate-limits$)/, ''))]),
+  ).toEqual([['UpdateItem', ['rate-limits']]]);
 });

@@ -47,7 +47,12 @@ describe('the client goes away mid-stream', () => {
     await fake(provider).waitForAborted(1);
     expect(fake(provider).requests[0]!.response.completed).toBe(false);
     const row = await rowOf(proxy, token, requestId);
-    expect(row).toMatchObject({ status_code: 200, stream: true, input_tokens: inputSeen, error: 'client disconnected' });
+    expect(row).toMatchObject({
+      status_code: 200,
+      stream: true,
+      input_tokens: inputSeen,
+      error: 'client disconnected',
+    });
     expect(row.output_tokens).toBeLessThan(FIXED_USAGE.outputTokens);
   });
 });
@@ -59,7 +64,11 @@ describe('the client goes away before the provider answers', () => {
     const controller = new AbortController();
     const request = fetch(proxy.proxyBase + ENDPOINT['prov-c'], {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...credentialHeaders('prov-c', token), 'x-proxy-user': 'gave-up-early' },
+      headers: {
+        'content-type': 'application/json',
+        ...credentialHeaders('prov-c', token),
+        'x-proxy-user': 'gave-up-early',
+      },
       body: JSON.stringify(requestBody('prov-c', 'slow to answer')),
       signal: controller.signal,
     });

@@ -21,7 +21,8 @@ let proxy: ProxyServer;
 beforeAll(async () => {
   proxy = await startProxy({ env: { RATE_LIMIT_PER_MINUTE: '100000' } });
   // Streams of ~20 events 5 ms apart and answers after a short think: room to leave at every stage.
-  for (const provider of PROVIDERS) proxy.fakes.fakes[provider].always({ latencyMs: 15, chunkIntervalMs: 5, chunks: 20 });
+  for (const provider of PROVIDERS)
+    proxy.fakes.fakes[provider].always({ latencyMs: 15, chunkIntervalMs: 5, chunks: 20 });
 });
 afterAll(async () => {
   await proxy?.stop();
@@ -48,7 +49,9 @@ function runClient(client: Client): Promise<void> {
     'x-proxy-user': `storm-${client.index}`,
     ...credentialHeaders(client.provider, proxy.account.token),
   };
-  const head = `POST /api/proxy${ENDPOINT[client.provider]} HTTP/1.1\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n`;
+  const head = `POST /api/proxy${ENDPOINT[client.provider]} HTTP/1.1\r\n${Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join('\r\n')}\r\n\r\n`;
   return new Promise((resolve) => {
     const socket = connect(Number(port), hostname);
     let received = '';

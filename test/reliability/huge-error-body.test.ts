@@ -58,7 +58,9 @@ test(`a ${TOTAL_MB} MB error body quoting the stored key: process up, memory bou
 
   // Five ordinary streams run alongside it.
   for (let i = 0; i < 5; i++) proxy.fakes.fakes['prov-a'].next({ chunkIntervalMs: 100, chunks: 30 });
-  const others = Array.from({ length: 5 }, (_, i) => callProxy(proxy, { provider: 'prov-a', token: proxy.account.token, stream: true, prompt: `alongside ${i}` }));
+  const others = Array.from({ length: 5 }, (_, i) =>
+    callProxy(proxy, { provider: 'prov-a', token: proxy.account.token, stream: true, prompt: `alongside ${i}` }),
+  );
 
   let peakRss = 0;
   let sampling = true;
@@ -85,7 +87,8 @@ test(`a ${TOTAL_MB} MB error body quoting the stored key: process up, memory bou
     received += chunk.length;
     const window = Buffer.concat([carry, Buffer.from(chunk)]);
     for (let at = window.indexOf(keyBytes); at >= 0; at = window.indexOf(keyBytes, at + 1)) leaks++;
-    for (let at = window.indexOf(REDACTED); at >= 0; at = window.indexOf(REDACTED, at + 1)) if (at + REDACTED.length > carry.length) redactions++;
+    for (let at = window.indexOf(REDACTED); at >= 0; at = window.indexOf(REDACTED, at + 1))
+      if (at + REDACTED.length > carry.length) redactions++;
     carry = Buffer.from(window.subarray(Math.max(0, window.length - Math.max(keyBytes.length, REDACTED.length) + 1)));
   }
   sampling = false;

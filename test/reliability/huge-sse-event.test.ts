@@ -26,7 +26,8 @@ afterAll(async () => {
   await upstream?.close();
 });
 
-const chunk = (fields: Record<string, unknown>) => `data: ${JSON.stringify({ id: 'chatcmpl-big', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'model-b', ...fields })}\n\n`;
+const chunk = (fields: Record<string, unknown>) =>
+  `data: ${JSON.stringify({ id: 'chatcmpl-big', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'model-b', ...fields })}\n\n`;
 const USAGE = { prompt_tokens: 21, completion_tokens: 13, total_tokens: 34 };
 
 /** A stream whose second event is 20 MB, written in 64 KB pieces; every byte sent is recorded. */
@@ -61,7 +62,9 @@ function hugeJson(): Script {
         object: 'chat.completion',
         created: 1_700_000_000,
         model: 'model-b',
-        choices: [{ index: 0, message: { role: 'assistant', content: 'z'.repeat(EVENT_MB * MB) }, finish_reason: 'stop' }],
+        choices: [
+          { index: 0, message: { role: 'assistant', content: 'z'.repeat(EVENT_MB * MB) }, finish_reason: 'stop' },
+        ],
         usage: USAGE,
       });
       for (let at = 0; at < body.length; at += 64 * 1024) await write(body.slice(at, at + 64 * 1024));
@@ -98,7 +101,18 @@ test(`a ${EVENT_MB} MB event passes byte for byte, costs about what 20 MB of JSO
   const sent: Buffer[] = [];
   upstream.next(hugeEventStream(sent));
   const cpuBefore = await cpuSecondsOf(proxy.pid);
-  const streamed = callProxy(proxy, { provider: 'prov-b', token, prompt: 'huge event', headers, body: { model: 'model-b', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'huge' }] } });
+  const streamed = callProxy(proxy, {
+    provider: 'prov-b',
+    token,
+    prompt: 'huge event',
+    headers,
+    body: {
+      model: 'model-b',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: 'huge' }],
+    },
+  });
   const healthAnswers = await healthWhile(streamed);
   const result = await streamed;
   const sseCpu = (await cpuSecondsOf(proxy.pid)) - cpuBefore;
@@ -111,16 +125,27 @@ test(`a ${EVENT_MB} MB event passes byte for byte, costs about what 20 MB of JSO
   expect(sseCpu).toBeLessThan(jsonCpu * 5 + 2);
 
   const row = await rowOf(proxy, token, result.requestId);
-  expect(row).toMatchObject({ status_code: 200, input_tokens: USAGE.prompt_tokens, output_tokens: USAGE.completion_tokens });
+  expect(row).toMatchObject({
+    status_code: 200,
+    input_tokens: USAGE.prompt_tokens,
+    output_tokens: USAGE.completion_tokens,
+  });
   expect(proxy.output()).toMatch(/stream events over 16 MB passed on unparsed[^\n]*"events":1/);
 });
 
 test('when the proxy asked for stream usage itself, the huge event still reaches the client whole and only the usage chunk is held back', async () => {
   const sent: Buffer[] = [];
   upstream.next(hugeEventStream(sent));
-  const result = await callProxy(proxy, { provider: 'prov-b', token: proxy.account.token, stream: true, prompt: 'huge event, usage not asked' });
+  const result = await callProxy(proxy, {
+    provider: 'prov-b',
+    token: proxy.account.token,
+    stream: true,
+    prompt: 'huge event, usage not asked',
+  });
   expect(result.status).toBe(200);
-  const expected = Buffer.concat(sent).toString('utf8').replace(chunk({ choices: [], usage: USAGE }), '');
+  const expected = Buffer.concat(sent)
+    .toString('utf8')
+    .replace(chunk({ choices: [], usage: USAGE }), '');
   expect(result.text.length).toBe(expected.length);
   expect(result.text === expected).toBe(true);
   const row = await rowOf(proxy, proxy.account.token, result.requestId);

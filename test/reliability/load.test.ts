@@ -49,7 +49,9 @@ let fakes: AllFakes;
 let proxy: ProxyServer;
 let consumer: StatsConsumerProcess | undefined;
 const tablePrefix = `load${Date.now().toString(36)}-`;
-const passThroughKeys = PROVIDERS.map((provider) => `${provider}-client-own-key-${Math.random().toString(36).slice(2)}`);
+const passThroughKeys = PROVIDERS.map(
+  (provider) => `${provider}-client-own-key-${Math.random().toString(36).slice(2)}`,
+);
 
 beforeAll(async () => {
   fakes = await startAllFakes({ behaviour: { usage: 'random' }, seed: 4242 });
@@ -96,7 +98,13 @@ test(`${REQUESTS} mixed requests at concurrency ${CONCURRENCY}: no proxy-caused 
   // Every answer is the provider's, whole.
   const failures = results
     .map((result, index) => ({ index, status: result.status, body: result.text.slice(0, 200) }))
-    .filter(({ index, status }) => status !== 200 || (planned[index]!.stream ? !streamEndedCleanly(planned[index]!.provider, results[index]!.text) : !isJson(results[index]!.text)));
+    .filter(
+      ({ index, status }) =>
+        status !== 200 ||
+        (planned[index]!.stream
+          ? !streamEndedCleanly(planned[index]!.provider, results[index]!.text)
+          : !isJson(results[index]!.text)),
+    );
   expect(failures.slice(0, 5)).toEqual([]);
 
   const ids = results.map((result) => result.requestId);
@@ -113,7 +121,12 @@ test(`${REQUESTS} mixed requests at concurrency ${CONCURRENCY}: no proxy-caused 
   const sent = fakes.sentUsage();
   expect(sent.responses).toBe(REQUESTS - hits);
   const logged = sum(rows);
-  expect(logged).toEqual({ inputTokens: sent.inputTokens, outputTokens: sent.outputTokens, cacheReadTokens: sent.cacheReadTokens, cacheWriteTokens: sent.cacheWriteTokens });
+  expect(logged).toEqual({
+    inputTokens: sent.inputTokens,
+    outputTokens: sent.outputTokens,
+    cacheReadTokens: sent.cacheReadTokens,
+    cacheWriteTokens: sent.cacheWriteTokens,
+  });
   const cachedRows = rows.filter((row) => row.cached);
   expect(cachedRows.length).toBe(hits);
   expect(cachedRows.every((row) => row.input_tokens === 0 && row.output_tokens === 0 && row.cost_usd === 0)).toBe(true);
@@ -128,7 +141,13 @@ test(`${REQUESTS} mixed requests at concurrency ${CONCURRENCY}: no proxy-caused 
     await new Promise((resolve) => setTimeout(resolve, 200));
     totals = await statsTotals(proxy, token);
   }
-  expect({ requests: totals.requests, input: totals.input_tokens, output: totals.output_tokens, hits: totals.cache_hits, errors: totals.errors }).toEqual({
+  expect({
+    requests: totals.requests,
+    input: totals.input_tokens,
+    output: totals.output_tokens,
+    hits: totals.cache_hits,
+    errors: totals.errors,
+  }).toEqual({
     requests: REQUESTS,
     input: sent.inputTokens,
     output: sent.outputTokens,

@@ -46,13 +46,28 @@ interface Answer {
 
 async function send(path: string, init: { method?: string; token?: string; body?: unknown }): Promise<Answer> {
   const response = await proxy.api(path, init);
-  return { status: response.status, headers: response.headers, text: await response.text(), requestId: response.headers.get('x-proxy-request-id') ?? '' };
+  return {
+    status: response.status,
+    headers: response.headers,
+    text: await response.text(),
+    requestId: response.headers.get('x-proxy-request-id') ?? '',
+  };
 }
 
 /** What must never reach a caller: the store's own words, its address, any credential. */
 function expectNothingInternal(answer: Answer): void {
   const storePort = new URL(gate.endpoint).port;
-  for (const leak of [account.token, proxy.adminKey, storePort, 'Exception', 'InternalServerError', 'ECONN', 'socket hang up', 'dynamodb', '    at ']) {
+  for (const leak of [
+    account.token,
+    proxy.adminKey,
+    storePort,
+    'Exception',
+    'InternalServerError',
+    'ECONN',
+    'socket hang up',
+    'dynamodb',
+    '    at ',
+  ]) {
     expect([leak, answer.text.includes(leak)]).toEqual([leak, false]);
   }
 }
@@ -63,7 +78,8 @@ function expectUnavailable(answer: Answer): void {
   expect(answer.headers.get('content-type')).toContain('application/json');
   expect(JSON.parse(answer.text)).toEqual({
     error: {
-      message: 'The usage store is temporarily unavailable; the management request could not be completed. Retry shortly.',
+      message:
+        'The usage store is temporarily unavailable; the management request could not be completed. Retry shortly.',
       type: 'server_error',
       param: null,
       code: 'service_unavailable',
@@ -89,42 +105,60 @@ function expectLoggedOnce(requestId: string, status: number, cause: RegExp): voi
   expect(JSON.stringify(lines[0])).toMatch(cause);
 }
 
-const CAUSES: Record<Exclude<Disturbance, 'lose-answer' | 'reject' | 'exceed-throughput' | 'throttle-transaction'>, RegExp> = {
+const CAUSES: Record<
+  Exclude<Disturbance, 'lose-answer' | 'reject' | 'exceed-throughput' | 'throttle-transaction'>,
+  RegExp
+> = {
   throttle: /ThrottlingException/,
   fail: /InternalServerError/,
   reset: /ECONNRESET|socket hang up/,
 };
 
-describe.each(Object.keys(CAUSES) as Array<keyof typeof CAUSES>)('the store answering the route\'s own call with "%s"', (disturbance) => {
-  test('an account route (GET /api/keys, past the token check): 503 with Retry-After, then 200 once the store answers', async () => {
-    gate.disturb(disturbance, callOf('Query', 'accounts', account.accountId), EVERY_ATTEMPT);
-    const disturbedBefore = gate.disturbed;
-    const refused = await send('/api/keys', { token: account.token });
-    // The token was read and accepted: the failure came from the route's own call.
-    expect(gate.disturbed).toBeGreaterThan(disturbedBefore);
-    expectUnavailable(refused);
-    expectLoggedOnce(refused.requestId, 503, CAUSES[disturbance]);
+describe.each(Object.keys(CAUSES) as Array<keyof typeof CAUSES>)(
+  'the store answering the route\'s own call with "%s"',
+  (disturbance) => {
+    test('an account route (GET /api/keys, past the token check): 503 with Retry-After, then 200 once the store answers', async () => {
+      gate.disturb(disturbance, callOf('Query', 'accounts', account.accountId), EVERY_ATTEMPT);
+      const disturbedBefore = gate.disturbed;
+      const refused = await send('/api/keys', { token: account.token });
+      // The token was read and accepted: the failure came from the route's own call.
+      expect(gate.disturbed).toBeGreaterThan(disturbedBefore);
+      expectUnavailable(refused);
+      expectLoggedOnce(refused.requestId, 503, CAUSES[disturbance]);
 
-    gate.calm();
-    const served = await send('/api/keys', { token: account.token });
-    expect(served.status).toBe(200);
-    expect(JSON.parse(served.text).keys).toEqual([expect.objectContaining({ provider: 'prov-b' })]);
-  });
+      gate.calm();
+      const served = await send('/api/keys', { token: account.token });
+      expect(served.status).toBe(200);
+      expect(JSON.parse(served.text).keys).toEqual([expect.objectContaining({ provider: 'prov-b' })]);
+    });
 
-  test('an admin route (POST /api/admin/accounts): the same 503', async () => {
-    gate.disturb(disturbance, (call) => call.operation === 'PutItem' && isTable(call, 'accounts') && JSON.stringify(call.body).includes('"ACCOUNT"'), EVERY_ATTEMPT);
-    const refused = await send('/api/admin/accounts', { body: { name: 'during the outage' } });
-    expectUnavailable(refused);
-    expectLoggedOnce(refused.requestId, 503, CAUSES[disturbance]);
+    test('an admin route (POST /api/admin/accounts): the same 503', async () => {
+      gate.disturb(
+        disturbance,
+        (call) =>
+          call.operation === 'PutItem' && isTable(call, 'accounts') && JSON.stringify(call.body).includes('"ACCOUNT"'),
+        EVERY_ATTEMPT,
+      );
+      const refused = await send('/api/admin/accounts', { body: { name: 'during the outage' } });
+      expectUnavailable(refused);
+      expectLoggedOnce(refused.requestId, 503, CAUSES[disturbance]);
 
-    gate.calm();
-    expect((await send('/api/admin/accounts', { body: { name: 'after the outage' } })).status).toBe(201);
-  });
-});
+      gate.calm();
+      expect((await send('/api/admin/accounts', { body: { name: 'after the outage' } })).status).toBe(201);
+    });
+  },
+);
 
 test('an account and a token whose store write went through but whose answer was lost are created once, and work', async () => {
   // The first account write (sort key ACCOUNT) and the first token transaction, answered by nobody; the client sends them again.
-  gate.disturb('lose-answer', (call) => call.operation === 'PutItem' && isTable(call, 'accounts') && JSON.stringify(call.body).includes('"sk":{"S":"ACCOUNT"}'), 1);
+  gate.disturb(
+    'lose-answer',
+    (call) =>
+      call.operation === 'PutItem' &&
+      isTable(call, 'accounts') &&
+      JSON.stringify(call.body).includes('"sk":{"S":"ACCOUNT"}'),
+    1,
+  );
   const created = await send('/api/admin/accounts', { body: { name: 'lost answer' } });
   expect(created.status).toBe(201);
   const { token: first } = JSON.parse(created.text) as { token: string };
@@ -145,17 +179,27 @@ test('an account and a token whose store write went through but whose answer was
 
 test('a write (PUT /api/keys/{provider}) whose store call is throttled: 503, and the key list is unchanged', async () => {
   gate.disturb('throttle', callOf('PutItem', 'accounts', account.accountId), EVERY_ATTEMPT);
-  const refused = await send('/api/keys/prov-d', { method: 'PUT', token: account.token, body: { key: 'outage-provider-key-0001' } });
+  const refused = await send('/api/keys/prov-d', {
+    method: 'PUT',
+    token: account.token,
+    body: { key: 'outage-provider-key-0001' },
+  });
   expectUnavailable(refused);
   expect(refused.text).not.toContain('outage-provider-key-0001');
   expectLoggedOnce(refused.requestId, 503, CAUSES.throttle);
   gate.calm();
-  const keys = JSON.parse((await send('/api/keys', { token: account.token })).text) as { keys: Array<{ provider: string }> };
+  const keys = JSON.parse((await send('/api/keys', { token: account.token })).text) as {
+    keys: Array<{ provider: string }>;
+  };
   expect(keys.keys.map((key) => key.provider)).toEqual(['prov-b']);
 });
 
 test('the log reads (GET /api/logs, /api/logs.csv, /api/stats) answer 503 rather than a 200 cut short', async () => {
-  gate.disturb('fail', (call) => call.operation === 'Query' && (isTable(call, 'usage-logs') || isTable(call, 'usage-stats')), EVERY_ATTEMPT);
+  gate.disturb(
+    'fail',
+    (call) => call.operation === 'Query' && (isTable(call, 'usage-logs') || isTable(call, 'usage-stats')),
+    EVERY_ATTEMPT,
+  );
   for (const path of ['/api/logs', '/api/logs.csv', '/api/stats']) {
     const refused = await send(path, { token: account.token });
     expect([path, refused.status]).toEqual([path, 503]);
@@ -205,7 +249,9 @@ test('the whole store down: every management route but /api/health answers the s
     gate.set('up');
   }
   // Nothing was done: the token still works and its key is still there.
-  const keys = JSON.parse((await send('/api/keys', { token: account.token })).text) as { keys: Array<{ provider: string }> };
+  const keys = JSON.parse((await send('/api/keys', { token: account.token })).text) as {
+    keys: Array<{ provider: string }>;
+  };
   expect(keys.keys.map((key) => key.provider)).toEqual(['prov-b']);
 });
 

@@ -33,17 +33,36 @@ beforeAll(async () => {
   proxy = await startProxy({ env: { DYNAMODB_ENDPOINT: gate.endpoint, RATE_LIMIT_PER_MINUTE: '10000000' } });
   tokens.push({ token: proxy.account.token, tokenId: proxy.account.tokenId });
   while (tokens.length < TOKENS) {
-    const response = await proxy.api('/api/tokens', { token: proxy.account.token, body: { name: `team-${tokens.length}` } });
+    const response = await proxy.api('/api/tokens', {
+      token: proxy.account.token,
+      body: { name: `team-${tokens.length}` },
+    });
     const body = (await response.json()) as { token: string; token_id: string };
     proxy.secrets.add(body.token);
     tokens.push({ token: body.token, tokenId: body.token_id });
   }
   // Budgets on every token and requester, so the request path reads all it can read before forwarding.
   for (const { tokenId } of tokens) {
-    expect((await proxy.api(`/api/tokens/${tokenId}/budget`, { method: 'PUT', token: proxy.account.token, body: { limit_usd: 1000, period: 'month' } })).status).toBe(200);
+    expect(
+      (
+        await proxy.api(`/api/tokens/${tokenId}/budget`, {
+          method: 'PUT',
+          token: proxy.account.token,
+          body: { limit_usd: 1000, period: 'month' },
+        })
+      ).status,
+    ).toBe(200);
   }
   for (let i = 0; i < REQUESTERS; i++) {
-    expect((await proxy.api(`/api/budgets/requesters/${requester(i)}`, { method: 'PUT', token: proxy.account.token, body: { limit_usd: 1000, period: 'day' } })).status).toBe(200);
+    expect(
+      (
+        await proxy.api(`/api/budgets/requesters/${requester(i)}`, {
+          method: 'PUT',
+          token: proxy.account.token,
+          body: { limit_usd: 1000, period: 'day' },
+        })
+      ).status,
+    ).toBe(200);
   }
 });
 
@@ -59,16 +78,27 @@ const proxied = (call: StoreCall) => !call.tables.some((table) => table.endsWith
 test(`${REQUESTS} priced chat requests from one account (${TOKENS} tokens, ${REQUESTERS} requesters) at concurrency ${CONCURRENCY}: 2 row write units per request, at most 0.4 on the hottest row shard and 0.5 on any partition but the rollups'`, async () => {
   const before = gate.answeredCalls().length;
   const results: CallResult[] = await runPool(REQUESTS, CONCURRENCY, (index) =>
-    callProxy(proxy, { provider: index % 2 ? 'prov-b' : 'prov-c', token: tokens[index % TOKENS]!.token, prompt: `heat ${index}`, headers: { 'x-proxy-user': requester(index * 7) } }),
+    callProxy(proxy, {
+      provider: index % 2 ? 'prov-b' : 'prov-c',
+      token: tokens[index % TOKENS]!.token,
+      prompt: `heat ${index}`,
+      headers: { 'x-proxy-user': requester(index * 7) },
+    }),
   );
   expect(results.filter((result) => result.status !== 200).map((result) => result.text.slice(0, 200))).toEqual([]);
 
   // Every row exact: one per request, with its cost, and the spend it added counted once.
   const rows = await waitForRowCount(proxy, proxy.account.token, REQUESTS, 60_000 + REQUESTS * 50);
   expect(new Set(rows.map((row) => row.id))).toEqual(new Set(results.map((result) => result.requestId)));
-  expect(rows.every((row) => row.status_code === 200 && typeof row.cost_usd === 'number' && row.cost_usd > 0)).toBe(true);
-  const { requesters } = (await (await proxy.api('/api/budgets', { token: proxy.account.token })).json()) as { requesters: Array<{ spent_usd: number }> };
-  const listed = (await (await proxy.api('/api/tokens', { token: proxy.account.token })).json()) as { tokens: Array<{ budget: { spent_usd: number } | null }> };
+  expect(rows.every((row) => row.status_code === 200 && typeof row.cost_usd === 'number' && row.cost_usd > 0)).toBe(
+    true,
+  );
+  const { requesters } = (await (await proxy.api('/api/budgets', { token: proxy.account.token })).json()) as {
+    requesters: Array<{ spent_usd: number }>;
+  };
+  const listed = (await (await proxy.api('/api/tokens', { token: proxy.account.token })).json()) as {
+    tokens: Array<{ budget: { spent_usd: number } | null }>;
+  };
   const nanos = (usd: number[]) => usd.reduce((sum, value) => sum + Math.round(value * 1e9), 0);
   const logged = nanos(rows.map((row) => row.cost_usd as number));
   expect(nanos(listed.tokens.map((t) => t.budget?.spent_usd ?? 0))).toBe(logged);
@@ -80,10 +110,14 @@ test(`${REQUESTS} priced chat requests from one account (${TOKENS} tokens, ${REQ
   const perRequest = (units: number) => Math.round((units / REQUESTS) * 1000) / 1000;
   const show = (list: typeof heat) => list.slice(0, 5).map((p) => `${p.table} ${p.partition}: ${perRequest(p.units)}`);
   // Shown apart, for a reader of the test's output.
-  console.log(`${perRequest(heat.filter((p) => p.table === 'usageLogs').reduce((sum, p) => sum + p.units, 0))} row write units per request in all; write units per request, hottest partitions:\n  ${show(heat).join('\n  ')}\nrollups:\n  ${show(rollups).join('\n  ')}`);
+  console.log(
+    `${perRequest(heat.filter((p) => p.table === 'usageLogs').reduce((sum, p) => sum + p.units, 0))} row write units per request in all; write units per request, hottest partitions:\n  ${show(heat).join('\n  ')}\nrollups:\n  ${show(rollups).join('\n  ')}`,
+  );
 
   const hottest = heat[0]!;
-  expect(`${hottest.table} ${hottest.partition}: ${perRequest(hottest.units) <= 0.5 ? 'at most' : 'over'} 0.5`).toBe(`${hottest.table} ${hottest.partition}: at most 0.5`);
+  expect(`${hottest.table} ${hottest.partition}: ${perRequest(hottest.units) <= 0.5 ? 'at most' : 'over'} 0.5`).toBe(
+    `${hottest.table} ${hottest.partition}: at most 0.5`,
+  );
   // The rows: 2 units each (a put under 1 KB in a transaction), spread over the account's shards, the hottest at most 0.4 a request.
   const rowPartitions = heat.filter((p) => p.table === 'usageLogs');
   expect(rowPartitions.length).toBe(ROW_SHARDS);
@@ -92,7 +126,9 @@ test(`${REQUESTS} priced chat requests from one account (${TOKENS} tokens, ${REQ
   // The spend counters: each token's and requester's in its own partition, the account's takes next to nothing.
   const counters = heat.filter((p) => p.table === 'accounts');
   expect(counters.length).toBeGreaterThanOrEqual(TOKENS + REQUESTERS);
-  expect(counters.filter((p) => perRequest(p.units) > 0.5).map((p) => `${p.partition}: ${perRequest(p.units)}`)).toEqual([]);
+  expect(
+    counters.filter((p) => perRequest(p.units) > 0.5).map((p) => `${p.partition}: ${perRequest(p.units)}`),
+  ).toEqual([]);
   const accountPartition = counters.find((p) => p.partition === `ACCOUNT#${proxy.account.accountId}`);
   expect(perRequest(accountPartition?.units ?? 0)).toBeLessThanOrEqual(0.05);
 

@@ -26,7 +26,11 @@ beforeAll(async () => {
   gate = await startStoreGate(endpoint);
   proxy = await startProxy({ env: { DYNAMODB_ENDPOINT: gate.endpoint } });
   for (const requester of ['hot', 'cool']) {
-    const response = await proxy.api(`/api/budgets/requesters/${requester}`, { method: 'PUT', token: proxy.account.token, body: { limit_usd: 100, period: 'day' } });
+    const response = await proxy.api(`/api/budgets/requesters/${requester}`, {
+      method: 'PUT',
+      token: proxy.account.token,
+      body: { limit_usd: 100, period: 'day' },
+    });
     expect(response.status).toBe(200);
   }
 });
@@ -38,12 +42,17 @@ afterAll(async () => {
 
 test("throttling on one requester's partition: its requests get 503 with Retry-After after retries and are not forwarded; the account's other requesters are served", async () => {
   const hotPartition = `ACCOUNT#${proxy.account.accountId}#R#${createHash('sha256').update('hot').digest('base64url')}`;
-  const readsHot = (call: StoreCall) => ['GetItem', 'BatchGetItem'].includes(call.operation) && JSON.stringify(call.body).includes(hotPartition);
+  const readsHot = (call: StoreCall) =>
+    ['GetItem', 'BatchGetItem'].includes(call.operation) && JSON.stringify(call.body).includes(hotPartition);
   gate.disturb('throttle', readsHot, 1_000);
   const upstream = proxy.fakes.fakes['prov-b'];
   const before = upstream.requests.length;
 
-  const hot = await callProxy(proxy, { provider: 'prov-b', token: proxy.account.token, headers: { 'x-proxy-user': 'hot' } });
+  const hot = await callProxy(proxy, {
+    provider: 'prov-b',
+    token: proxy.account.token,
+    headers: { 'x-proxy-user': 'hot' },
+  });
   expect(hot.status).toBe(503);
   expect(hot.headers.get('retry-after')).toMatch(/^\d+$/);
   expect(JSON.parse(hot.text)).toMatchObject({ error: { code: 'service_unavailable' } });
@@ -51,28 +60,47 @@ test("throttling on one requester's partition: its requests get 503 with Retry-A
   expect(gate.disturbed).toBeGreaterThan(1);
   expect(upstream.requests.length).toBe(before);
 
-  const cool = await callProxy(proxy, { provider: 'prov-b', token: proxy.account.token, headers: { 'x-proxy-user': 'cool' } });
+  const cool = await callProxy(proxy, {
+    provider: 'prov-b',
+    token: proxy.account.token,
+    headers: { 'x-proxy-user': 'cool' },
+  });
   expect(cool.status).toBe(200);
   expect(upstream.requests.length).toBe(before + 1);
   gate.calm();
 });
 
 test("throttling on the account's row shards, many answers in a row: the answer is served, the row is stored once, its spend counted once", async () => {
-  const rowWrites = (call: StoreCall) => call.operation === 'TransactWriteItems' && call.tables.some((table) => table.endsWith('usage-logs')) && JSON.stringify(call.body).includes(`"${proxy.account.accountId}#`);
+  const rowWrites = (call: StoreCall) =>
+    call.operation === 'TransactWriteItems' &&
+    call.tables.some((table) => table.endsWith('usage-logs')) &&
+    JSON.stringify(call.body).includes(`"${proxy.account.accountId}#`);
   const disturbedBefore = gate.disturbed;
   // Eighteen throttled answers in a row for the row's transaction.
   gate.disturb('throttle', rowWrites, 18);
-  const answer = await callProxy(proxy, { provider: 'prov-b', token: proxy.account.token, headers: { 'x-proxy-user': 'cool' } });
+  const answer = await callProxy(proxy, {
+    provider: 'prov-b',
+    token: proxy.account.token,
+    headers: { 'x-proxy-user': 'cool' },
+  });
   expect(answer.status).toBe(200);
   const row = await rowOf(proxy, proxy.account.token, answer.requestId);
   expect(gate.disturbed - disturbedBefore).toBe(18);
   expect(row).toMatchObject({ id: answer.requestId, status_code: 200 });
-  const logs = (await (await proxy.api('/api/logs?limit=100', { token: proxy.account.token })).json()) as { items: Array<{ id: string }> };
+  const logs = (await (await proxy.api('/api/logs?limit=100', { token: proxy.account.token })).json()) as {
+    items: Array<{ id: string }>;
+  };
   expect(logs.items.filter((item) => item.id === answer.requestId)).toHaveLength(1);
-  const { requesters } = (await (await proxy.api('/api/budgets', { token: proxy.account.token })).json()) as { requesters: Array<{ requester: string; spent_usd: number }> };
-  const rows = (await (await proxy.api('/api/logs?limit=100&requester=cool', { token: proxy.account.token })).json()) as { items: Array<{ cost_usd: number }> };
+  const { requesters } = (await (await proxy.api('/api/budgets', { token: proxy.account.token })).json()) as {
+    requesters: Array<{ requester: string; spent_usd: number }>;
+  };
+  const rows = (await (
+    await proxy.api('/api/logs?limit=100&requester=cool', { token: proxy.account.token })
+  ).json()) as { items: Array<{ cost_usd: number }> };
   const nanos = (values: number[]) => values.reduce((sum, value) => sum + Math.round(value * 1e9), 0);
-  expect(nanos([requesters.find((r) => r.requester === 'cool')!.spent_usd])).toBe(nanos(rows.items.map((r) => r.cost_usd)));
+  expect(nanos([requesters.find((r) => r.requester === 'cool')!.spent_usd])).toBe(
+    nanos(rows.items.map((r) => r.cost_usd)),
+  );
 });
 
 /** Every call the store client makes for one store call before giving up (the one retry helper's policy). */
@@ -84,29 +112,61 @@ const FIXED_USAGE = { inputTokens: 1234, outputTokens: 567, cacheReadTokens: 0, 
 
 /** Whether the server prints a line matching `pattern` from `from` on, within `timeoutMs`. */
 async function printed(pattern: RegExp, from: number, timeoutMs = EVENTUALLY_MS): Promise<boolean> {
-  return (await eventually(async () => (pattern.test(proxy.output().slice(from)) ? true : undefined), timeoutMs)) ?? false;
+  return (
+    (await eventually(async () => (pattern.test(proxy.output().slice(from)) ? true : undefined), timeoutMs)) ?? false
+  );
 }
 
 /** The request ids of the rows in the server's spool (its file, and the one a replay has claimed). */
 function spooledIds(): string[] {
-  const files = ['row-spool.jsonl', 'row-spool.jsonl.replaying'].map((name) => join(proxy.dataDir, name)).filter((file) => existsSync(file));
-  return files.flatMap((file) => readFileSync(file, 'utf8').split('\n').filter(Boolean)).map((line) => (JSON.parse(line) as { id: string }).id);
+  const files = ['row-spool.jsonl', 'row-spool.jsonl.replaying']
+    .map((name) => join(proxy.dataDir, name))
+    .filter((file) => existsSync(file));
+  return files
+    .flatMap((file) => readFileSync(file, 'utf8').split('\n').filter(Boolean))
+    .map((line) => (JSON.parse(line) as { id: string }).id);
 }
 
 /** The account's token spend this month and a requester's today, in nanodollars, as the budgets API reports them. */
 async function spentNanos(account: Account, requester: string): Promise<{ token: number; requester: number }> {
-  const tokens = (await (await proxy.api('/api/tokens', { token: account.token })).json()) as { tokens: Array<{ token_id: string; budget: { spent_usd: number } }> };
-  const { requesters } = (await (await proxy.api('/api/budgets', { token: account.token })).json()) as { requesters: Array<{ requester: string; spent_usd: number }> };
+  const tokens = (await (await proxy.api('/api/tokens', { token: account.token })).json()) as {
+    tokens: Array<{ token_id: string; budget: { spent_usd: number } }>;
+  };
+  const { requesters } = (await (await proxy.api('/api/budgets', { token: account.token })).json()) as {
+    requesters: Array<{ requester: string; spent_usd: number }>;
+  };
   const nanos = (usd: number | undefined) => Math.round((usd ?? Number.NaN) * 1e9);
-  return { token: nanos(tokens.tokens.find((t) => t.token_id === account.tokenId)?.budget.spent_usd), requester: nanos(requesters.find((r) => r.requester === requester)?.spent_usd) };
+  return {
+    token: nanos(tokens.tokens.find((t) => t.token_id === account.tokenId)?.budget.spent_usd),
+    requester: nanos(requesters.find((r) => r.requester === requester)?.spent_usd),
+  };
 }
 
 test("throttling on a row's partitions that outlasts every retry: the answer is served, the row is spooled, then written once with its exact tokens and cost, its spend counted once, when the partitions recover", async () => {
   const account = await proxy.createAccount('outlasted');
   await proxy.saveKey(account.token, 'prov-b');
-  expect((await proxy.api(`/api/tokens/${account.tokenId}/budget`, { method: 'PUT', token: account.token, body: { limit_usd: 100, period: 'month' } })).status).toBe(200);
-  expect((await proxy.api('/api/budgets/requesters/batch-job', { method: 'PUT', token: account.token, body: { limit_usd: 100, period: 'day' } })).status).toBe(200);
-  const rowTransaction = (call: StoreCall) => call.operation === 'TransactWriteItems' && call.tables.some((table) => table.endsWith('usage-logs')) && JSON.stringify(call.body).includes(`"${account.accountId}#`);
+  expect(
+    (
+      await proxy.api(`/api/tokens/${account.tokenId}/budget`, {
+        method: 'PUT',
+        token: account.token,
+        body: { limit_usd: 100, period: 'month' },
+      })
+    ).status,
+  ).toBe(200);
+  expect(
+    (
+      await proxy.api('/api/budgets/requesters/batch-job', {
+        method: 'PUT',
+        token: account.token,
+        body: { limit_usd: 100, period: 'day' },
+      })
+    ).status,
+  ).toBe(200);
+  const rowTransaction = (call: StoreCall) =>
+    call.operation === 'TransactWriteItems' &&
+    call.tables.some((table) => table.endsWith('usage-logs')) &&
+    JSON.stringify(call.body).includes(`"${account.accountId}#`);
   // The row shard refuses the whole call at first, then the spend counters' partitions cancel the
   // transaction, until the test calms them: longer than the row writer and the store client retry.
   gate.disturb('exceed-throughput', rowTransaction, STORE_CALL_ATTEMPTS);
@@ -115,12 +175,24 @@ test("throttling on a row's partitions that outlasts every retry: the answer is 
   const from = proxy.output().length;
 
   proxy.fakes.fakes['prov-b'].next({ usage: FIXED_USAGE });
-  const answer = await callProxy(proxy, { provider: 'prov-b', token: account.token, headers: { 'x-proxy-user': 'batch-job' } });
+  const answer = await callProxy(proxy, {
+    provider: 'prov-b',
+    token: account.token,
+    headers: { 'x-proxy-user': 'batch-job' },
+  });
   expect(answer.status).toBe(200);
-  expect(JSON.parse(answer.text)).toMatchObject({ usage: { prompt_tokens: FIXED_USAGE.inputTokens, completion_tokens: FIXED_USAGE.outputTokens } });
+  expect(JSON.parse(answer.text)).toMatchObject({
+    usage: { prompt_tokens: FIXED_USAGE.inputTokens, completion_tokens: FIXED_USAGE.outputTokens },
+  });
 
   // Every retry used up, then kept as in a store outage: the operator sees the warning naming the request.
-  expect(await printed(new RegExp(`usage row spooled to disk[^\\n]*"request_id":"${answer.requestId}"[^\\n]*ThrottlingError`), from, 2 * EVENTUALLY_MS)).toBe(true);
+  expect(
+    await printed(
+      new RegExp(`usage row spooled to disk[^\\n]*"request_id":"${answer.requestId}"[^\\n]*ThrottlingError`),
+      from,
+      2 * EVENTUALLY_MS,
+    ),
+  ).toBe(true);
   expect(spooledIds()).toContain(answer.requestId);
   expect(gate.disturbed - disturbedBefore).toBeGreaterThanOrEqual(ROW_ATTEMPTS * STORE_CALL_ATTEMPTS);
 
@@ -128,7 +200,12 @@ test("throttling on a row's partitions that outlasts every retry: the answer is 
   gate.calm();
   const row = await rowOf(proxy, account.token, answer.requestId);
   expect(await printed(/"message":"spooled usage rows written"/, from)).toBe(true);
-  expect(row).toMatchObject({ status_code: 200, requester: 'batch-job', input_tokens: FIXED_USAGE.inputTokens, output_tokens: FIXED_USAGE.outputTokens });
+  expect(row).toMatchObject({
+    status_code: 200,
+    requester: 'batch-job',
+    input_tokens: FIXED_USAGE.inputTokens,
+    output_tokens: FIXED_USAGE.outputTokens,
+  });
   expect(row.cost_usd).toBeCloseTo(expectedCostUsd('prov-b', FIXED_USAGE), 12);
   expect(row.cost_nanos).toBe(Math.round(expectedCostUsd('prov-b', FIXED_USAGE) * 1e9));
   expect(spooledIds()).not.toContain(answer.requestId);
@@ -136,8 +213,11 @@ test("throttling on a row's partitions that outlasts every retry: the answer is 
   expect(await spentNanos(account, 'batch-job')).toEqual({ token: row.cost_nanos, requester: row.cost_nanos });
 });
 
-test('the token gate throttled past every retry: 503 with Retry-After in each endpoint\'s own error shape, nothing forwarded; served again when it recovers', async () => {
-  const gateCall = (call: StoreCall) => call.operation === 'UpdateItem' && call.tables.some((table) => table.endsWith('rate-limits')) && JSON.stringify(call.body).includes(`TOKEN#${proxy.account.tokenId}`);
+test("the token gate throttled past every retry: 503 with Retry-After in each endpoint's own error shape, nothing forwarded; served again when it recovers", async () => {
+  const gateCall = (call: StoreCall) =>
+    call.operation === 'UpdateItem' &&
+    call.tables.some((table) => table.endsWith('rate-limits')) &&
+    JSON.stringify(call.body).includes(`TOKEN#${proxy.account.tokenId}`);
   const before = upstreamCalls(proxy);
   for (const disturbance of ['exceed-throughput', 'throttle'] as const) {
     gate.disturb(disturbance, gateCall, Infinity);

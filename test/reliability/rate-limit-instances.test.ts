@@ -75,14 +75,19 @@ test('150 requests for one token split across two instances: exactly 100 admitte
 
 test('the 101st request on one instance makes both official SDKs raise RateLimitError', async () => {
   const account = { token: await first.createAccount('single-instance') };
-  const results = await runPool(LIMIT, 25, (index) => callProxy(first, { provider: index % 2 ? 'prov-a' : 'prov-b', token: account.token, prompt: `n${index}` }));
+  const results = await runPool(LIMIT, 25, (index) =>
+    callProxy(first, { provider: index % 2 ? 'prov-a' : 'prov-b', token: account.token, prompt: `n${index}` }),
+  );
   expect(results.map((r) => r.status)).toEqual(Array(LIMIT).fill(200));
   expect(results.at(-1)!.headers.get('x-ratelimit-limit')).toBe(String(LIMIT));
 
   const anthropic = new Anthropic({ baseURL: first.proxyBase, apiKey: account.token, maxRetries: 0 });
   const anthropicError = await anthropic.messages
     .create({ model: TEST_MODELS['prov-a'], max_tokens: 16, messages: [{ role: 'user', content: 'one too many' }] })
-    .then(() => undefined, (error: unknown) => error);
+    .then(
+      () => undefined,
+      (error: unknown) => error,
+    );
   expect(anthropicError).toBeInstanceOf(Anthropic.RateLimitError);
   expect((anthropicError as InstanceType<typeof Anthropic.RateLimitError>).status).toBe(429);
   expect((anthropicError as InstanceType<typeof Anthropic.RateLimitError>).headers.get('retry-after')).toBe('60');
@@ -90,7 +95,10 @@ test('the 101st request on one instance makes both official SDKs raise RateLimit
   const openai = new OpenAI({ baseURL: `${first.proxyBase}/prov-b/v1`, apiKey: account.token, maxRetries: 0 });
   const openaiError = await openai.chat.completions
     .create({ model: TEST_MODELS['prov-b'], messages: [{ role: 'user', content: 'one too many' }] })
-    .then(() => undefined, (error: unknown) => error);
+    .then(
+      () => undefined,
+      (error: unknown) => error,
+    );
   expect(openaiError).toBeInstanceOf(OpenAI.RateLimitError);
   expect((openaiError as InstanceType<typeof OpenAI.RateLimitError>).headers.get('retry-after')).toBe('60');
   expect((openaiError as InstanceType<typeof OpenAI.RateLimitError>).code).toBe('rate_limit_exceeded');
@@ -105,9 +113,12 @@ describe('a wrong secret for a real token id', () => {
     const ownKey = 'client-own-key-for-forged-refunds-01';
     const forged = forge(account.token);
     for (const secret of [ownKey, forged]) first.secrets.add(secret);
-    const call = (server: InProcessProxy, token: string, prompt: string) => callProxy(server, { provider: 'prov-b', token, providerKey: ownKey, prompt });
+    const call = (server: InProcessProxy, token: string, prompt: string) =>
+      callProxy(server, { provider: 'prov-b', token, providerKey: ownKey, prompt });
 
-    const filling = await runPool(LIMIT, 20, (index) => call(index % 2 ? second : first, account.token, `fill ${index}`));
+    const filling = await runPool(LIMIT, 20, (index) =>
+      call(index % 2 ? second : first, account.token, `fill ${index}`),
+    );
     expect(filling.filter((result) => result.status === 200)).toHaveLength(LIMIT);
 
     const before = upstreamCalls(first);
@@ -124,18 +135,21 @@ describe('a wrong secret for a real token id', () => {
     expect(upstreamCalls(first) - before).toBe(0);
   });
 
-  test('under the limit, forged requests do not use up the real token\'s budget', async () => {
+  test("under the limit, forged requests do not use up the real token's budget", async () => {
     const account = { token: await first.createAccount('forged-under-limit') };
     const ownKey = 'client-own-key-for-forged-refunds-02';
     const forged = forge(account.token);
     for (const secret of [ownKey, forged]) first.secrets.add(secret);
-    const call = (server: InProcessProxy, token: string, prompt: string) => callProxy(server, { provider: 'prov-b', token, providerKey: ownKey, prompt });
+    const call = (server: InProcessProxy, token: string, prompt: string) =>
+      callProxy(server, { provider: 'prov-b', token, providerKey: ownKey, prompt });
 
     const refused = await runPool(30, 10, (index) => call(index % 2 ? second : first, forged, `forged ${index}`));
     expect(refused.map((result) => result.status)).toEqual(Array(30).fill(401));
     // Nothing of a refused request happens after its answer: the gate's one conditional write counts only a
     // request whose secret matches, so these 30 never touched the count.
-    const results = await runPool(LIMIT + 10, 20, (index) => call(index % 2 ? second : first, account.token, `real ${index}`));
+    const results = await runPool(LIMIT + 10, 20, (index) =>
+      call(index % 2 ? second : first, account.token, `real ${index}`),
+    );
     expect(results.filter((result) => result.status === 200)).toHaveLength(LIMIT);
     expect(results.filter((result) => result.status === 429)).toHaveLength(10);
   });

@@ -22,14 +22,22 @@ afterAll(async () => {
   await fakes?.close();
 });
 
-test('a second instance with its own master key refuses to start; with the first one\'s key file it serves the stored keys', async () => {
+test("a second instance with its own master key refuses to start; with the first one's key file it serves the stored keys", async () => {
   const tablePrefix = `km${randomBytes(4).toString('hex')}-`;
   const first = await spawnServer({ ...fakes.env }, { tablePrefix });
   started.push(first);
-  const created = await fetch(`${first.url}/api/admin/accounts`, { method: 'POST', headers: { authorization: `Bearer ${first.adminKey}` }, body: '{}' });
+  const created = await fetch(`${first.url}/api/admin/accounts`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${first.adminKey}` },
+    body: '{}',
+  });
   const { token } = (await created.json()) as { token: string };
   const providerKey = `sk-stored-${randomBytes(8).toString('hex')}`;
-  const saved = await fetch(`${first.url}/api/keys/prov-b`, { method: 'PUT', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ key: providerKey }) });
+  const saved = await fetch(`${first.url}/api/keys/prov-b`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ key: providerKey }),
+  });
   expect(saved.status).toBe(200);
 
   const secondDir = mkdtempSync(join(tmpdir(), 'second-instance-'));
@@ -41,7 +49,9 @@ test('a second instance with its own master key refuses to start; with the first
     expect(refused).toBeDefined();
     const printed = refused!.split('\n').slice(1).filter(Boolean);
     expect(printed).toHaveLength(1);
-    expect(printed[0]).toMatch(/sealed with local master key local:[0-9a-f]{12}.*copy local-master\.key from the first instance's DATA_DIR/);
+    expect(printed[0]).toMatch(
+      /sealed with local master key local:[0-9a-f]{12}.*copy local-master\.key from the first instance's DATA_DIR/,
+    );
 
     copyFileSync(join(first.dataDir, 'local-master.key'), join(secondDir, 'local-master.key'));
     const second = await spawnServer({ ...fakes.env }, { tablePrefix, dataDir: secondDir });

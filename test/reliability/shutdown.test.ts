@@ -83,13 +83,26 @@ test('SIGTERM: the stream in flight and a request still waiting for its upstream
   const Items = await tableRows(sdkDocumentClient(), server.tablePrefix, accountId);
   const byProvider = Object.fromEntries(Items.map((item) => [item.provider as string, item]));
   expect(Items).toHaveLength(2);
-  expect(byProvider['prov-a']).toMatchObject({ status_code: 200, stream: true, input_tokens: FIXED_USAGE.inputTokens, output_tokens: FIXED_USAGE.outputTokens });
+  expect(byProvider['prov-a']).toMatchObject({
+    status_code: 200,
+    stream: true,
+    input_tokens: FIXED_USAGE.inputTokens,
+    output_tokens: FIXED_USAGE.outputTokens,
+  });
   expect(byProvider['prov-a']!.error).toBeUndefined();
-  expect(byProvider['prov-b']).toMatchObject({ status_code: 200, input_tokens: FIXED_USAGE.inputTokens, output_tokens: FIXED_USAGE.outputTokens });
+  expect(byProvider['prov-b']).toMatchObject({
+    status_code: 200,
+    input_tokens: FIXED_USAGE.inputTokens,
+    output_tokens: FIXED_USAGE.outputTokens,
+  });
 });
 
 /** Every usage row of an account, read straight from a table with the SDK (not through the server). */
-async function tableRows(doc: DynamoDBDocumentClient, tablePrefix: string, accountId: string): Promise<Array<Record<string, unknown>>> {
+async function tableRows(
+  doc: DynamoDBDocumentClient,
+  tablePrefix: string,
+  accountId: string,
+): Promise<Array<Record<string, unknown>>> {
   const rows: Array<Record<string, unknown>> = [];
   // Every partition the account's rows may be in (its shards, and the one rows had before shards).
   for (const partition of rowPartitions(accountId)) {
@@ -149,7 +162,15 @@ test('Ctrl-C in a terminal (SIGINT to the whole process group) during a stream: 
     const store = await startDynamoDbLocal(own.dataDir);
     try {
       const rows = await tableRows(documentClient(store.endpoint), own.tablePrefix, accountId);
-      expect(rows).toEqual([expect.objectContaining({ provider: 'prov-b', stream: true, status_code: 200, input_tokens: FIXED_USAGE.inputTokens, output_tokens: FIXED_USAGE.outputTokens })]);
+      expect(rows).toEqual([
+        expect.objectContaining({
+          provider: 'prov-b',
+          stream: true,
+          status_code: 200,
+          input_tokens: FIXED_USAGE.inputTokens,
+          output_tokens: FIXED_USAGE.outputTokens,
+        }),
+      ]);
     } finally {
       await store.stop();
     }
@@ -161,7 +182,10 @@ test('Ctrl-C in a terminal (SIGINT to the whole process group) during a stream: 
 test('SIGKILL of the server leaves no DynamoDB Local behind', async () => {
   const own = await spawnServer({ ...fakes.env, DYNAMODB_ENDPOINT: '' });
   try {
-    const javaOf = () => spawnSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).stdout.split('\n').filter((line) => line.includes(join(own.dataDir, 'dynamodb')));
+    const javaOf = () =>
+      spawnSync('ps', ['-eo', 'args'], { encoding: 'utf8' })
+        .stdout.split('\n')
+        .filter((line) => line.includes(join(own.dataDir, 'dynamodb')));
     expect(javaOf().length).toBeGreaterThan(0);
     own.child.kill('SIGKILL');
     await own.exited;
@@ -188,7 +212,12 @@ test('SIGTERM under a keep-alive client hammering: kept-alive connections close,
     let refusedAfterSignal = false;
     const worker = async () => {
       while (!refusedAfterSignal) {
-        const status = await post(agent, target.url + '/api/proxy' + ENDPOINT['prov-d'], { 'content-type': 'application/json', ...credentialHeaders('prov-d', token, OWN_KEY) }, body);
+        const status = await post(
+          agent,
+          target.url + '/api/proxy' + ENDPOINT['prov-d'],
+          { 'content-type': 'application/json', ...credentialHeaders('prov-d', token, OWN_KEY) },
+          body,
+        );
         if (status === undefined) {
           // Connection refused or closed: after the signal this is the server going away, as it should.
           if (signalledAt) refusedAfterSignal = Date.now() - signalledAt > 500 || refusedAfterSignal;
@@ -225,7 +254,13 @@ test('SIGTERM under a keep-alive client hammering: kept-alive connections close,
 });
 
 function documentClient(endpoint: string): DynamoDBDocumentClient {
-  return DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'eu-west-1', endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }));
+  return DynamoDBDocumentClient.from(
+    new DynamoDBClient({
+      region: 'eu-west-1',
+      endpoint,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    }),
+  );
 }
 
 /** One POST over the given agent; the status, or undefined when the connection failed. */
@@ -268,7 +303,9 @@ test('SIGTERM with a request whose upstream never answers and the store down: th
     await hanging;
     expect(first.output()).toMatch(/1 request\(s\) still running after 6 s: ending them/);
     const spooled = readFileSync(join(first.dataDir, 'row-spool.jsonl'), 'utf8').split('\n').filter(Boolean);
-    expect(spooled.map((line) => JSON.parse(line) as { provider: string })).toEqual([expect.objectContaining({ provider: 'prov-c', account_id: accountId })]);
+    expect(spooled.map((line) => JSON.parse(line) as { provider: string })).toEqual([
+      expect.objectContaining({ provider: 'prov-c', account_id: accountId }),
+    ]);
 
     gate.set('up');
     second = await spawnServer({ ...fakes.env }, { dataDir: first.dataDir, tablePrefix: first.tablePrefix });
@@ -322,8 +359,15 @@ test('SIGTERM with requests still running at the deadline: their rows say the se
 
     const rows = await tableRows(sdkDocumentClient(), target.tablePrefix, accountId);
     const byProvider = Object.fromEntries(rows.map((row) => [row.provider as string, row]));
-    expect(byProvider['prov-c']).toMatchObject({ status_code: 503, error: 'the server shut down before the provider answered and cut the request' });
-    expect(byProvider['prov-d']).toMatchObject({ status_code: 200, stream: true, error: 'the server shut down mid-response and cut the request' });
+    expect(byProvider['prov-c']).toMatchObject({
+      status_code: 503,
+      error: 'the server shut down before the provider answered and cut the request',
+    });
+    expect(byProvider['prov-d']).toMatchObject({
+      status_code: 200,
+      stream: true,
+      error: 'the server shut down mid-response and cut the request',
+    });
     for (const row of rows) expect(String(row.error)).not.toMatch(/client disconnected/);
   } finally {
     target.cleanUp();

@@ -26,7 +26,12 @@ beforeAll(async () => {
   proxy = await startInProcessProxy();
   const { config } = proxy.deps;
   const doc = createDocumentClient({ region: config.region, endpoint: config.dynamoEndpoint });
-  absent = new DynamoUsageLog(doc, `${config.tables.usageLogs}-absent`, { table: config.tables.accounts, changes: spendChanges }, config.logRetentionDays);
+  absent = new DynamoUsageLog(
+    doc,
+    `${config.tables.usageLogs}-absent`,
+    { table: config.tables.accounts, changes: spendChanges },
+    config.logRetentionDays,
+  );
 });
 afterAll(async () => {
   // Also fails if any log line held a secret of the test.
@@ -41,20 +46,31 @@ async function refusedRow(): Promise<string> {
     provider: 'prov-b',
     token,
     headers: { 'x-proxy-user': `alice ${token}`, 'x-proxy-tags': `team=${tokenSecret(token)}` },
-    body: { model: `gpt-4o-mini ${tokenSecret(token)}`, max_tokens: 8, messages: [{ role: 'user', content: 'spooled' }] },
+    body: {
+      model: `gpt-4o-mini ${tokenSecret(token)}`,
+      max_tokens: 8,
+      messages: [{ role: 'user', content: 'spooled' }],
+    },
   });
   expect(result.status).toBe(200);
   await proxy.settled();
   return result.requestId;
 }
 
-const scrubbed = (requestId: string) => ({ id: requestId, requester: 'alice [redacted]', tags: { team: '[redacted]' }, model: 'gpt-4o-mini [redacted]' });
+const scrubbed = (requestId: string) => ({
+  id: requestId,
+  requester: 'alice [redacted]',
+  tags: { team: '[redacted]' },
+  model: 'gpt-4o-mini [redacted]',
+});
 
 test('Lambda: the spooled row in the log line carries [redacted] where the client put the proxy token and its secret part', async () => {
   // Lambda's spool (lambda/deps.ts picks it where KMS holds the keys), over a store that refuses every row.
   proxy.deps.rowWriter = new RowWriter(absent, new LogRowSpool(proxy.deps.log));
   const requestId = await refusedRow();
-  const line = proxy.logged.find((entry) => entry.includes('"message":"usage row spooled"') && entry.includes(requestId));
+  const line = proxy.logged.find(
+    (entry) => entry.includes('"message":"usage row spooled"') && entry.includes(requestId),
+  );
   expect(line).toBeDefined();
   const { row } = JSON.parse(line!) as { row: Record<string, unknown> };
   expect(row).toMatchObject(scrubbed(requestId));

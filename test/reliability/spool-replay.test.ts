@@ -32,30 +32,45 @@ async function storedIds(tablePrefix: string, accountId: string): Promise<string
   const doc = sdkDocumentClient();
   const ids: string[] = [];
   for (const partition of rowPartitions(accountId)) {
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await doc.send(
-      new QueryCommand({
-        TableName: tableNames({}, tablePrefix).usageLogs,
-        KeyConditionExpression: 'account_id = :account',
-        ExpressionAttributeValues: { ':account': partition },
-        ProjectionExpression: 'id',
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    ids.push(...(page.Items ?? []).map((item) => item.id as string));
-    start = page.LastEvaluatedKey;
-  } while (start);
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await doc.send(
+        new QueryCommand({
+          TableName: tableNames({}, tablePrefix).usageLogs,
+          KeyConditionExpression: 'account_id = :account',
+          ExpressionAttributeValues: { ':account': partition },
+          ProjectionExpression: 'id',
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }),
+      );
+      ids.push(...(page.Items ?? []).map((item) => item.id as string));
+      start = page.LastEvaluatedKey;
+    } while (start);
   }
   return ids;
 }
 
 /** A server with an account, stopped again, and a spool file of ROWS rows for that account in its DATA_DIR. */
-async function spooledDataDir(): Promise<{ dataDir: string; tablePrefix: string; accountId: string; token: string; ids: string[]; cleanUp(): void }> {
+async function spooledDataDir(): Promise<{
+  dataDir: string;
+  tablePrefix: string;
+  accountId: string;
+  token: string;
+  ids: string[];
+  cleanUp(): void;
+}> {
   const setup = await spawnServer({});
-  const created = await fetch(`${setup.url}/api/admin/accounts`, { method: 'POST', headers: { authorization: `Bearer ${setup.adminKey}` }, body: '{}' });
-  const { account_id: accountId, token, token_id: tokenId } = (await created.json()) as { account_id: string; token: string; token_id: string };
+  const created = await fetch(`${setup.url}/api/admin/accounts`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${setup.adminKey}` },
+    body: '{}',
+  });
+  const {
+    account_id: accountId,
+    token,
+    token_id: tokenId,
+  } = (await created.json()) as { account_id: string; token: string; token_id: string };
   setup.child.kill('SIGTERM');
   expect(await setup.exited).toBe(0);
   const now = Date.now();
@@ -86,14 +101,28 @@ async function spooledDataDir(): Promise<{ dataDir: string; tablePrefix: string;
     };
   });
   writeFileSync(join(setup.dataDir, 'row-spool.jsonl'), rows.map((row) => JSON.stringify(row) + '\n').join(''));
-  return { dataDir: setup.dataDir, tablePrefix: setup.tablePrefix, accountId, token, ids: rows.map((row) => row.id), cleanUp: () => setup.cleanUp() };
+  return {
+    dataDir: setup.dataDir,
+    tablePrefix: setup.tablePrefix,
+    accountId,
+    token,
+    ids: rows.map((row) => row.id),
+    cleanUp: () => setup.cleanUp(),
+  };
 }
 
 /** Starts a server on the spooled data and stops it with `signal` once part of the rows are in the table. */
-async function stopMidReplay(spool: Awaited<ReturnType<typeof spooledDataDir>>, signal: NodeJS.Signals): Promise<number> {
+async function stopMidReplay(
+  spool: Awaited<ReturnType<typeof spooledDataDir>>,
+  signal: NodeJS.Signals,
+): Promise<number> {
   const server = await spawnServer({}, { dataDir: spool.dataDir, tablePrefix: spool.tablePrefix });
   try {
-    await eventually(async () => ((await storedIds(spool.tablePrefix, spool.accountId)).length > 0 ? true : undefined), EVENTUALLY_MS, 25);
+    await eventually(
+      async () => ((await storedIds(spool.tablePrefix, spool.accountId)).length > 0 ? true : undefined),
+      EVENTUALLY_MS,
+      25,
+    );
     server.child.kill(signal);
     await server.exited;
     const stored = (await storedIds(spool.tablePrefix, spool.accountId)).length;
@@ -114,7 +143,9 @@ async function requestsByProvider(server: ServerProcess, token: string): Promise
 }
 
 /** Starts a server on the spool, waits until every row is stored, and returns what the overview counts of the spooled rows (prov-b). */
-async function replayToTheEnd(spool: Awaited<ReturnType<typeof spooledDataDir>>): Promise<{ ids: string[]; requests: number; server: ServerProcess }> {
+async function replayToTheEnd(
+  spool: Awaited<ReturnType<typeof spooledDataDir>>,
+): Promise<{ ids: string[]; requests: number; server: ServerProcess }> {
   const server = await spawnServer({ ...fakes.env }, { dataDir: spool.dataDir, tablePrefix: spool.tablePrefix });
   let ids: string[] = [];
   // One store read and one write per row, one row at a time: on a host shared with other jobs, 1500 rows take minutes.
@@ -125,7 +156,10 @@ async function replayToTheEnd(spool: Awaited<ReturnType<typeof spooledDataDir>>)
   // Rollups follow the rows: the stream consumer folds the usage stream in order. A request on another
   // provider, written after every replayed row, marks the end: once the overview counts it, it has
   // folded everything before it, so the count of the spooled rows is final.
-  const marker = await callProxy({ proxyBase: `${server.url}/api/proxy` }, { provider: 'prov-e', token: spool.token, providerKey: 'client-own-key-spool-marker', prompt: 'after the replay' });
+  const marker = await callProxy(
+    { proxyBase: `${server.url}/api/proxy` },
+    { provider: 'prov-e', token: spool.token, providerKey: 'client-own-key-spool-marker', prompt: 'after the replay' },
+  );
   expect(marker.status).toBe(200);
   const counted = await eventually(async () => {
     const byProvider = await requestsByProvider(server, spool.token);

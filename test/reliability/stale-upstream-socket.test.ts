@@ -41,7 +41,9 @@ function startClosingUpstream(): Promise<Server> {
         choices: [{ index: 0, message: { role: 'assistant', content: 'hello' }, finish_reason: 'stop' }],
         usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 },
       });
-      response.writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }).end(body);
+      response
+        .writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) })
+        .end(body);
     });
   });
   server.keepAliveTimeout = 60_000;
@@ -62,14 +64,23 @@ afterAll(async () => {
 test('ten requests in a row over connections the provider closes: all answered, one row each', async () => {
   const results = [];
   // One after another, so each finds the connection the previous one left idle in the pool.
-  for (let i = 0; i < 10; i++) results.push(await callProxy(proxy, { provider: 'prov-b', token: proxy.account.token, prompt: `stale ${i}`, headers: { 'x-proxy-user': 'stale-socket' } }));
+  for (let i = 0; i < 10; i++)
+    results.push(
+      await callProxy(proxy, {
+        provider: 'prov-b',
+        token: proxy.account.token,
+        prompt: `stale ${i}`,
+        headers: { 'x-proxy-user': 'stale-socket' },
+      }),
+    );
   expect(results.map((result) => result.status)).toEqual(Array(10).fill(200));
   // The scenario really happened: requests met a connection the provider had closed.
   expect(resetOnReuse).toBeGreaterThanOrEqual(5);
   expect(answered).toBe(10);
   const deadline = Date.now() + EVENTUALLY_MS;
   let rows = await allRows(proxy, proxy.account.token, 'requester=stale-socket');
-  while (rows.length < 10 && Date.now() < deadline) rows = await allRows(proxy, proxy.account.token, 'requester=stale-socket');
+  while (rows.length < 10 && Date.now() < deadline)
+    rows = await allRows(proxy, proxy.account.token, 'requester=stale-socket');
   expect(rows).toHaveLength(10);
   for (const row of rows) expect(row).toMatchObject({ status_code: 200, input_tokens: 11, output_tokens: 7 });
 });

@@ -8,7 +8,16 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
-import { callProxy, credentialHeaders, ENDPOINT, expectChatError, expectMessagesError, requestBody, streamEndedCleanly, upstreamCalls } from './support/requests';
+import {
+  callProxy,
+  credentialHeaders,
+  ENDPOINT,
+  expectChatError,
+  expectMessagesError,
+  requestBody,
+  streamEndedCleanly,
+  upstreamCalls,
+} from './support/requests';
 import { allRows, rowOf, statsTotals } from './support/rows';
 import { startStoreGate, type StoreCall, type StoreGate } from './support/store-gate';
 import { EVENTUALLY_MS, eventually } from '../support/patience';
@@ -84,14 +93,20 @@ test('a single dropped store connection is retried: the request succeeds', async
   expect(result.status).toBe(200);
 });
 
-test('a store that refuses the token gate\'s call as malformed (a bug on our side) gives a 500, not a 503 that invites retries; nothing forwarded', async () => {
+test("a store that refuses the token gate's call as malformed (a bug on our side) gives a 500, not a 503 that invites retries; nothing forwarded", async () => {
   const before = upstreamCalls(proxy);
-  gate.disturb('reject', (call) => call.operation === 'UpdateItem' && call.tables.some((table) => table.endsWith('rate-limits')));
+  gate.disturb(
+    'reject',
+    (call) => call.operation === 'UpdateItem' && call.tables.some((table) => table.endsWith('rate-limits')),
+  );
   const printed = proxy.output().length;
   const failed = await callProxy(proxy, { provider: 'prov-b', token, prompt: 'a refused gate call' });
   expect(failed.status).toBe(500);
   expect(failed.headers.get('retry-after')).toBeNull();
-  expect(expectChatError(failed.text)).toMatchObject({ type: 'server_error', message: 'Internal error in the proxy. The request id is in the x-proxy-request-id header.' });
+  expect(expectChatError(failed.text)).toMatchObject({
+    type: 'server_error',
+    message: 'Internal error in the proxy. The request id is in the x-proxy-request-id header.',
+  });
   expect(failed.text).not.toContain('parameter values were invalid');
   expect(upstreamCalls(proxy)).toBe(before);
   expect(proxy.output().slice(printed)).toMatch(/"message":"request failed".*"status":500.*ValidationException/);
@@ -123,7 +138,8 @@ test('store throttling every call: the same 503, nothing forwarded, then recover
 
 test('after an outage, a single dropped store connection is still retried (no 503 once the store is back)', async () => {
   gate.set('down');
-  for (let i = 0; i < 10; i++) expect((await callProxy(proxy, { provider: 'prov-b', token, prompt: `outage ${i}` })).status).toBe(503);
+  for (let i = 0; i < 10; i++)
+    expect((await callProxy(proxy, { provider: 'prov-b', token, prompt: `outage ${i}` })).status).toBe(503);
   gate.set('up');
   expect((await callProxy(proxy, { provider: 'prov-b', token, prompt: 'store is back' })).status).toBe(200);
   const disturbedBefore = gate.disturbed;
@@ -135,8 +151,12 @@ test('after an outage, a single dropped store connection is still retried (no 50
 
 /** The request ids of the rows in the server's spool (DATA_DIR/row-spool.jsonl, and the file a replay has claimed). */
 function spooledIds(): string[] {
-  const files = ['row-spool.jsonl', 'row-spool.jsonl.replaying'].map((name) => join(proxy.dataDir, name)).filter((file) => existsSync(file));
-  return files.flatMap((file) => readFileSync(file, 'utf8').split('\n').filter(Boolean)).map((line) => (JSON.parse(line) as { id: string }).id);
+  const files = ['row-spool.jsonl', 'row-spool.jsonl.replaying']
+    .map((name) => join(proxy.dataDir, name))
+    .filter((file) => existsSync(file));
+  return files
+    .flatMap((file) => readFileSync(file, 'utf8').split('\n').filter(Boolean))
+    .map((line) => (JSON.parse(line) as { id: string }).id);
 }
 
 /** Starts a slow stream, cuts the store once it is flowing, and returns its id and full text. */
@@ -171,7 +191,11 @@ test('a row whose write fails is retried with backoff and lands once the store i
   gate.disturb('reset', writesTo('usage-logs', requestId), 2);
   gate.set('up');
   const row = await rowOf(proxy, token, requestId);
-  expect(row).toMatchObject({ status_code: 200, input_tokens: FIXED_USAGE.inputTokens, output_tokens: FIXED_USAGE.outputTokens });
+  expect(row).toMatchObject({
+    status_code: 200,
+    input_tokens: FIXED_USAGE.inputTokens,
+    output_tokens: FIXED_USAGE.outputTokens,
+  });
   expect(gate.disturbed - disturbedBefore).toBe(2);
   expect(proxy.output()).not.toMatch(new RegExp(`spooled to disk[^\\n]*"request_id":"${requestId}"`));
 });
@@ -180,12 +204,18 @@ test('a row still refused after every retry is spooled to DATA_DIR and written b
   const { requestId, text } = await streamThroughOutage('row spooled');
   expect(streamEndedCleanly('prov-b', text)).toBe(true);
   // What the operator sees: a warning naming the request.
-  expect(await waitForOutput(new RegExp(`usage row spooled to disk[^\\n]*"request_id":"${requestId}"`), 2 * EVENTUALLY_MS)).toBe(true);
+  expect(
+    await waitForOutput(new RegExp(`usage row spooled to disk[^\\n]*"request_id":"${requestId}"`), 2 * EVENTUALLY_MS),
+  ).toBe(true);
   expect(spooledIds()).toContain(requestId);
 
   gate.set('up');
   const row = await rowOf(proxy, token, requestId);
-  expect(row).toMatchObject({ status_code: 200, input_tokens: FIXED_USAGE.inputTokens, output_tokens: FIXED_USAGE.outputTokens });
+  expect(row).toMatchObject({
+    status_code: 200,
+    input_tokens: FIXED_USAGE.inputTokens,
+    output_tokens: FIXED_USAGE.outputTokens,
+  });
   expect(await waitForOutput(/"message":"spooled usage rows written"/, EVENTUALLY_MS)).toBe(true);
   // Written once, not once per replay: the spool no longer holds it, so no later replay can write it again.
   expect(spooledIds()).not.toContain(requestId);
@@ -193,7 +223,9 @@ test('a row still refused after every retry is spooled to DATA_DIR and written b
 });
 
 /** One pass-through request for a fresh account, so its overview counts only this request; `before` runs first. */
-async function oneRequestForNewAccount(before: (accountId: string) => void): Promise<{ account: { token: string; accountId: string }; requestId: string }> {
+async function oneRequestForNewAccount(
+  before: (accountId: string) => void,
+): Promise<{ account: { token: string; accountId: string }; requestId: string }> {
   const account = await proxy.createAccount('rollup');
   before(account.accountId);
   proxy.fakes.fakes['prov-e'].next({ usage: FIXED_USAGE });
@@ -208,10 +240,15 @@ async function oneRequestForNewAccount(before: (accountId: string) => void): Pro
  * flight. A second request then marks the stream: the overview folds the stream in order, so when
  * it counts the second request it has folded everything the first one wrote, retries included.
  */
-async function expectCountedOnce(account: { token: string; accountId: string }, requestId: string, retries: Array<(call: StoreCall) => boolean>): Promise<void> {
+async function expectCountedOnce(
+  account: { token: string; accountId: string },
+  requestId: string,
+  retries: Array<(call: StoreCall) => boolean>,
+): Promise<void> {
   await rowOf(proxy, account.token, requestId);
   expect(await allRows(proxy, account.token)).toHaveLength(1);
-  for (const retry of retries) expect(await eventually(async () => (gate.answered(retry) > 0 ? true : undefined))).toBe(true);
+  for (const retry of retries)
+    expect(await eventually(async () => (gate.answered(retry) > 0 ? true : undefined))).toBe(true);
   proxy.fakes.fakes['prov-e'].next({ usage: FIXED_USAGE });
   expect((await callProxy(proxy, { provider: 'prov-e', token: account.token, providerKey: OWN_KEY })).status).toBe(200);
   await eventually(async () => ((await statsTotals(proxy, account.token)).requests >= 2 ? true : undefined));
@@ -225,11 +262,15 @@ async function expectCountedOnce(account: { token: string; accountId: string }, 
 
 /** Any call that writes items carrying this id (an account's, a request's) to the table (single, batch or transaction). */
 const writesTo = (table: string, id: string) => (call: StoreCall) =>
-  /^(PutItem|UpdateItem|BatchWriteItem|TransactWriteItems)$/.test(call.operation) && call.tables.some((name) => name.endsWith(table)) && JSON.stringify(call.body).includes(id);
+  /^(PutItem|UpdateItem|BatchWriteItem|TransactWriteItems)$/.test(call.operation) &&
+  call.tables.some((name) => name.endsWith(table)) &&
+  JSON.stringify(call.body).includes(id);
 
 test('a row write whose answer is lost (the store did write it) is still rolled up into the overview once', async () => {
   const disturbedBefore = gate.disturbed;
-  const { account, requestId } = await oneRequestForNewAccount((accountId) => gate.disturb('lose-answer', writesTo('usage-logs', accountId)));
+  const { account, requestId } = await oneRequestForNewAccount((accountId) =>
+    gate.disturb('lose-answer', writesTo('usage-logs', accountId)),
+  );
   await expectCountedOnce(account, requestId, [writesTo('usage-logs', account.accountId)]);
   expect(gate.disturbed - disturbedBefore).toBe(1);
 });
@@ -237,11 +278,15 @@ test('a row write whose answer is lost (the store did write it) is still rolled 
 test('a rollup update whose answer is lost (the store did apply it) is not counted twice', async () => {
   const disturbedBefore = gate.disturbed;
   // The first write of the hour bucket and of the day bucket, so whichever the period reads was disturbed.
-  const bucketWrite = (accountId: string, bucket: string) => (call: StoreCall) => writesTo('usage-stats', accountId)(call) && JSON.stringify(call.body).includes(bucket);
+  const bucketWrite = (accountId: string, bucket: string) => (call: StoreCall) =>
+    writesTo('usage-stats', accountId)(call) && JSON.stringify(call.body).includes(bucket);
   const { account, requestId } = await oneRequestForNewAccount((accountId) => {
     for (const bucket of ['"H#', '"D#']) gate.disturb('lose-answer', bucketWrite(accountId, bucket));
   });
-  await expectCountedOnce(account, requestId, [bucketWrite(account.accountId, '"H#'), bucketWrite(account.accountId, '"D#')]);
+  await expectCountedOnce(account, requestId, [
+    bucketWrite(account.accountId, '"H#'),
+    bucketWrite(account.accountId, '"D#'),
+  ]);
   expect(gate.disturbed - disturbedBefore).toBe(2);
 });
 

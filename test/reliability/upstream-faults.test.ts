@@ -12,7 +12,14 @@ import { callFake } from '../fakes/http-client';
 import type { ProviderId } from '../fakes/start-fakes';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 import { callThroughSdk } from '../support/sdk-clients';
-import { callProxy, credentialHeaders, ENDPOINT, expectChatError, expectMessagesError, requestBody } from './support/requests';
+import {
+  callProxy,
+  credentialHeaders,
+  ENDPOINT,
+  expectChatError,
+  expectMessagesError,
+  requestBody,
+} from './support/requests';
 import { rowOf } from './support/rows';
 
 const TIMEOUT_MS = 1500;
@@ -66,12 +73,16 @@ describe('no response headers within the limit', () => {
 
   test('the SDKs raise InternalServerError with status 504 (not their own client-side timeout)', async () => {
     fake('prov-a').next({ hang: true });
-    const anthropicError = await sdkError(() => callThroughSdk({ proxyBase: proxy.proxyBase, provider: 'prov-a', token, stream: false }));
+    const anthropicError = await sdkError(() =>
+      callThroughSdk({ proxyBase: proxy.proxyBase, provider: 'prov-a', token, stream: false }),
+    );
     expect(anthropicError).toBeInstanceOf(Anthropic.InternalServerError);
     expect((anthropicError as InstanceType<typeof Anthropic.APIError>).status).toBe(504);
 
     fake('prov-c').next({ hang: true });
-    const openaiError = await sdkError(() => callThroughSdk({ proxyBase: proxy.proxyBase, provider: 'prov-c', token, stream: true }));
+    const openaiError = await sdkError(() =>
+      callThroughSdk({ proxyBase: proxy.proxyBase, provider: 'prov-c', token, stream: true }),
+    );
     expect(openaiError).toBeInstanceOf(OpenAI.InternalServerError);
     expect(openaiError).not.toBeInstanceOf(OpenAI.APIConnectionTimeoutError);
     expect((openaiError as InstanceType<typeof OpenAI.APIError>).status).toBe(504);
@@ -90,10 +101,14 @@ describe('upstream resets the connection before its headers', () => {
     expect(row).toMatchObject({ status_code: 502, input_tokens: 0, output_tokens: 0 });
     expect(row.error).toMatch(/could not be reached/);
 
-    const openaiError = await sdkError(() => callThroughSdk({ proxyBase: proxy.proxyBase, provider: 'prov-d', token, stream: true }));
+    const openaiError = await sdkError(() =>
+      callThroughSdk({ proxyBase: proxy.proxyBase, provider: 'prov-d', token, stream: true }),
+    );
     expect(openaiError).toBeInstanceOf(OpenAI.InternalServerError);
     expect((openaiError as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
-    const anthropicError = await sdkError(() => callThroughSdk({ proxyBase: proxy.proxyBase, provider: 'prov-a', token, stream: false }));
+    const anthropicError = await sdkError(() =>
+      callThroughSdk({ proxyBase: proxy.proxyBase, provider: 'prov-a', token, stream: false }),
+    );
     expect(anthropicError).toBeInstanceOf(Anthropic.InternalServerError);
     expect((anthropicError as InstanceType<typeof Anthropic.APIError>).status).toBe(502);
   });
@@ -104,7 +119,9 @@ describe('upstream resets mid-stream', () => {
     fake('prov-a').next({ resetMidStream: 3, usage: FIXED_USAGE });
     const result = await callProxy(proxy, { provider: 'prov-a', token, stream: true });
     expect(result.status).toBe(200);
-    expect(result.text).toMatch(/event: error\ndata: \{"type":"error","error":\{"type":"api_error","message":"[^"]*closed[^"]*"\}\}\n\n$/);
+    expect(result.text).toMatch(
+      /event: error\ndata: \{"type":"error","error":\{"type":"api_error","message":"[^"]*closed[^"]*"\}\}\n\n$/,
+    );
     const row = await rowOf(proxy, token, result.requestId);
     // message_start carried the input count; the final output count never came.
     expect(row).toMatchObject({ status_code: 200, input_tokens: FIXED_USAGE.inputTokens });
@@ -112,7 +129,9 @@ describe('upstream resets mid-stream', () => {
     expect(row.error).toMatch(/closed mid-response/);
 
     fake('prov-a').next({ resetMidStream: 3 });
-    const error = await sdkError(() => callThroughSdk({ proxyBase: proxy.proxyBase, provider: 'prov-a', token, stream: true }));
+    const error = await sdkError(() =>
+      callThroughSdk({ proxyBase: proxy.proxyBase, provider: 'prov-a', token, stream: true }),
+    );
     expect(error).toBeInstanceOf(Anthropic.APIError);
   });
 
@@ -127,7 +146,9 @@ describe('upstream resets mid-stream', () => {
     expect(row.error).toMatch(/closed mid-response/);
 
     fake('prov-d').next({ resetMidStream: 3 });
-    const error = await sdkError(() => callThroughSdk({ proxyBase: proxy.proxyBase, provider: 'prov-d', token, stream: true }));
+    const error = await sdkError(() =>
+      callThroughSdk({ proxyBase: proxy.proxyBase, provider: 'prov-d', token, stream: true }),
+    );
     expect(error).toBeInstanceOf(OpenAI.APIError);
   });
 
@@ -158,7 +179,11 @@ describe('slow and odd but valid answers', () => {
     expect(result.status).toBe(200);
     expect(result.text).toBe(expected);
     const row = await rowOf(proxy, token, result.requestId);
-    expect(row).toMatchObject({ status_code: 200, input_tokens: FIXED_USAGE.inputTokens, output_tokens: FIXED_USAGE.outputTokens });
+    expect(row).toMatchObject({
+      status_code: 200,
+      input_tokens: FIXED_USAGE.inputTokens,
+      output_tokens: FIXED_USAGE.outputTokens,
+    });
     expect(row.error).toBeUndefined();
   });
 
@@ -182,7 +207,11 @@ describe('slow and odd but valid answers', () => {
     const result = await callProxy(proxy, { provider: 'prov-b', token, body });
     expect(result.text).toBe(expected);
     const row = await rowOf(proxy, token, result.requestId);
-    expect(row).toMatchObject({ status_code: 200, input_tokens: FIXED_USAGE.inputTokens, output_tokens: FIXED_USAGE.outputTokens });
+    expect(row).toMatchObject({
+      status_code: 200,
+      input_tokens: FIXED_USAGE.inputTokens,
+      output_tokens: FIXED_USAGE.outputTokens,
+    });
   });
 
   test('malformed SSE blocks also pass when the proxy hides the usage chunk it asked for', async () => {
@@ -213,7 +242,11 @@ describe('slow and odd but valid answers', () => {
       expect(result.text.length).toBe(expected.length);
       expect(sha256(result.text)).toBe(sha256(expected));
       const row = await rowOf(proxy, token, result.requestId);
-      expect(row).toMatchObject({ status_code: 200, input_tokens: FIXED_USAGE.inputTokens, output_tokens: FIXED_USAGE.outputTokens });
+      expect(row).toMatchObject({
+        status_code: 200,
+        input_tokens: FIXED_USAGE.inputTokens,
+        output_tokens: FIXED_USAGE.outputTokens,
+      });
     }
   });
 
@@ -246,7 +279,9 @@ describe('broken answers are passed on as they are, and recorded as such', () =>
     expect(row).toMatchObject({ status_code: 503, input_tokens: 0, output_tokens: 0, cost_usd: 0 });
 
     fake('prov-c').next({ nonJsonErrorBody: true });
-    const error = await sdkError(() => callThroughSdk({ proxyBase: proxy.proxyBase, provider: 'prov-c', token, stream: false }));
+    const error = await sdkError(() =>
+      callThroughSdk({ proxyBase: proxy.proxyBase, provider: 'prov-c', token, stream: false }),
+    );
     expect(error).toBeInstanceOf(OpenAI.InternalServerError);
     expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
   });
@@ -256,7 +291,13 @@ describe('broken answers are passed on as they are, and recorded as such', () =>
     const result = await callProxy(proxy, { provider: 'prov-d', token });
     expect(result.status).toBe(400);
     const row = await rowOf(proxy, token, result.requestId);
-    expect(row).toMatchObject({ status_code: 400, input_tokens: 0, output_tokens: 0, cost_usd: 0, error: 'Invalid model: fam-nonexistent' });
+    expect(row).toMatchObject({
+      status_code: 400,
+      input_tokens: 0,
+      output_tokens: 0,
+      cost_usd: 0,
+      error: 'Invalid model: fam-nonexistent',
+    });
   });
 
   test('a 200 with invalid JSON: passed through unchanged, 0 tokens, and never cached', async () => {
@@ -277,7 +318,8 @@ describe('broken answers are passed on as they are, and recorded as such', () =>
 
 test('what the operator sees: each fault is one log line that names the error and its cause', () => {
   const lines = proxy.output().split('\n');
-  const line = (status: number) => lines.find((l) => l.includes('"message":"request failed"') && l.includes(`"status":${status}`));
+  const line = (status: number) =>
+    lines.find((l) => l.includes('"message":"request failed"') && l.includes(`"status":${status}`));
   expect(line(504)).toMatch(/"error":"UpstreamTimeoutError"/);
   expect(line(502)).toMatch(/"error":"UpstreamUnreachableError"/);
   // Why the provider could not be reached (here: the connection was reset).

@@ -9,7 +9,17 @@
 import fc from 'fast-check';
 import type { ProviderId } from '../fakes/start-fakes';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
-import { credentialHeaders, ENDPOINT, expectChatError, expectEndpointError, expectMessagesError, PROVIDERS, rawPost, rawRequest, upstreamCalls } from '../reliability/support/requests';
+import {
+  credentialHeaders,
+  ENDPOINT,
+  expectChatError,
+  expectEndpointError,
+  expectMessagesError,
+  PROVIDERS,
+  rawPost,
+  rawRequest,
+  upstreamCalls,
+} from '../reliability/support/requests';
 import { rowOf } from '../reliability/support/rows';
 import { validBody } from './support/validity';
 
@@ -30,10 +40,21 @@ afterAll(async () => {
 });
 
 const path = (id: ProviderId) => `/api/proxy${ENDPOINT[id]}`;
-const credentialLines = (id: ProviderId, credential = token) => (id === 'prov-a' ? [`x-api-key: ${credential}`, 'anthropic-version: 2023-06-01'] : [`authorization: Bearer ${credential}`]);
+const credentialLines = (id: ProviderId, credential = token) =>
+  id === 'prov-a'
+    ? [`x-api-key: ${credential}`, 'anthropic-version: 2023-06-01']
+    : [`authorization: Bearer ${credential}`];
 
-async function post(id: ProviderId, headers: Record<string, string>, body: string | Buffer = JSON.stringify(validBody(id))) {
-  const response = await fetch(proxy.proxyBase + ENDPOINT[id], { method: 'POST', headers, body: typeof body === 'string' ? body : new Uint8Array(body) });
+async function post(
+  id: ProviderId,
+  headers: Record<string, string>,
+  body: string | Buffer = JSON.stringify(validBody(id)),
+) {
+  const response = await fetch(proxy.proxyBase + ENDPOINT[id], {
+    method: 'POST',
+    headers,
+    body: typeof body === 'string' ? body : new Uint8Array(body),
+  });
   return { status: response.status, headers: response.headers, text: await response.text() };
 }
 
@@ -45,15 +66,23 @@ async function notForwarded<T>(run: () => Promise<T>): Promise<T> {
   return result;
 }
 
-const printable = fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 80 });
-const withInnerSpaces = fc.tuple(printable, fc.constantFrom('', ' ', '  '), printable).map(([a, gap, b]) => `${a}${gap}${b}`);
+const printable = fc.string({
+  unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)),
+  minLength: 1,
+  maxLength: 80,
+});
+const withInnerSpaces = fc
+  .tuple(printable, fc.constantFrom('', ' ', '  '), printable)
+  .map(([a, gap, b]) => `${a}${gap}${b}`);
 
 describe('property: random values in the headers the proxy reads', () => {
   test('x-proxy-cache: anything but true/refresh/false is a 400 naming the header, never forwarded', async () => {
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...PROVIDERS), withInnerSpaces, async (id, value) => {
         fc.pre(!['true', 'refresh', 'false'].includes(value.trim().toLowerCase()));
-        const result = await notForwarded(() => post(id, { 'content-type': 'application/json', ...credentialHeaders(id, token), 'x-proxy-cache': value }));
+        const result = await notForwarded(() =>
+          post(id, { 'content-type': 'application/json', ...credentialHeaders(id, token), 'x-proxy-cache': value }),
+        );
         expect(result.status).toBe(400);
         expect(expectEndpointError(id, result.text)).toContain('x-proxy-cache');
       }),
@@ -63,14 +92,25 @@ describe('property: random values in the headers the proxy reads', () => {
 
   test('the credential header: any value that is not a live token or a key with x-proxy-token is a 401', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...PROVIDERS), fc.oneof(withInnerSpaces, withInnerSpaces.map((v) => `sk-proxy-${v}`)), fc.boolean(), async (id, credential, alsoProxyToken) => {
-        const headers: Record<string, string> = { 'content-type': 'application/json', ...credentialHeaders(id, credential) };
-        // A random x-proxy-token never names a live token either.
-        if (alsoProxyToken) headers['x-proxy-token'] = `sk-proxy-${credential}`;
-        const result = await notForwarded(() => post(id, headers));
-        expect(result.status).toBe(401);
-        expectEndpointError(id, result.text);
-      }),
+      fc.asyncProperty(
+        fc.constantFrom(...PROVIDERS),
+        fc.oneof(
+          withInnerSpaces,
+          withInnerSpaces.map((v) => `sk-proxy-${v}`),
+        ),
+        fc.boolean(),
+        async (id, credential, alsoProxyToken) => {
+          const headers: Record<string, string> = {
+            'content-type': 'application/json',
+            ...credentialHeaders(id, credential),
+          };
+          // A random x-proxy-token never names a live token either.
+          if (alsoProxyToken) headers['x-proxy-token'] = `sk-proxy-${credential}`;
+          const result = await notForwarded(() => post(id, headers));
+          expect(result.status).toBe(401);
+          expectEndpointError(id, result.text);
+        },
+      ),
       { numRuns: RUNS },
     );
   });
@@ -79,7 +119,11 @@ describe('property: random values in the headers the proxy reads', () => {
     const labels: Array<{ id: string; label: string }> = [];
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...PROVIDERS), withInnerSpaces, async (id, label) => {
-        const result = await post(id, { 'content-type': 'application/json', ...credentialHeaders(id, token), 'x-proxy-user': label });
+        const result = await post(id, {
+          'content-type': 'application/json',
+          ...credentialHeaders(id, token),
+          'x-proxy-user': label,
+        });
         expect(result.status).toBe(200);
         labels.push({ id: result.headers.get('x-proxy-request-id')!, label });
       }),
@@ -100,22 +144,53 @@ describe('header edge cases over a raw socket', () => {
     ['a space before the colon', 'x-proxy-user : alice'],
     ['a header name with a slash', 'x/proxy-user: alice'],
   ])('%s: refused with 400 before the proxy runs, nothing forwarded, server still up', async (_name, line) => {
-    const answer = await notForwarded(() => rawRequest(proxy.url, rawPost(proxy.url, path('prov-b'), ['content-type: application/json', ...credentialLines('prov-b'), line], body('prov-b'))));
+    const answer = await notForwarded(() =>
+      rawRequest(
+        proxy.url,
+        rawPost(
+          proxy.url,
+          path('prov-b'),
+          ['content-type: application/json', ...credentialLines('prov-b'), line],
+          body('prov-b'),
+        ),
+      ),
+    );
     expect(answer.status).toBe(400);
     expect((await fetch(`${proxy.url}/api/health`)).status).toBe(200);
   });
 
   test('header bytes above 0x7F are taken as Latin-1, never a 500', async () => {
     const head = Buffer.from(`x-proxy-user: caf\u00e9-\u00ff\r\n`, 'latin1');
-    const request = Buffer.concat([rawPost(proxy.url, path('prov-d'), ['content-type: application/json', ...credentialLines('prov-d'), head.toString('latin1').trimEnd()], body('prov-d'))]);
+    const request = Buffer.concat([
+      rawPost(
+        proxy.url,
+        path('prov-d'),
+        ['content-type: application/json', ...credentialLines('prov-d'), head.toString('latin1').trimEnd()],
+        body('prov-d'),
+      ),
+    ]);
     const answer = await rawRequest(proxy.url, request);
     expect(answer.status).toBe(200);
   });
 
   test('over-long headers are refused (431) before the proxy runs, nothing forwarded', async () => {
-    const cases = [[`x-proxy-user: ${'u'.repeat(20_000)}`], [`authorization: Bearer ${'t'.repeat(20_000)}`], Array.from({ length: 3000 }, (_, i) => `x-h${i}: v`)];
+    const cases = [
+      [`x-proxy-user: ${'u'.repeat(20_000)}`],
+      [`authorization: Bearer ${'t'.repeat(20_000)}`],
+      Array.from({ length: 3000 }, (_, i) => `x-h${i}: v`),
+    ];
     for (const lines of cases) {
-      const answer = await notForwarded(() => rawRequest(proxy.url, rawPost(proxy.url, path('prov-b'), ['content-type: application/json', ...credentialLines('prov-b'), ...lines], body('prov-b'))));
+      const answer = await notForwarded(() =>
+        rawRequest(
+          proxy.url,
+          rawPost(
+            proxy.url,
+            path('prov-b'),
+            ['content-type: application/json', ...credentialLines('prov-b'), ...lines],
+            body('prov-b'),
+          ),
+        ),
+      );
       expect(answer.status).toBe(431);
     }
     expect((await fetch(`${proxy.url}/api/health`)).status).toBe(200);
@@ -123,13 +198,20 @@ describe('header edge cases over a raw socket', () => {
 
   test('a long but acceptable label (8 KB) is logged whole', async () => {
     const label = 'l'.repeat(8 * 1024);
-    const result = await post('prov-e', { 'content-type': 'application/json', ...credentialHeaders('prov-e', token), 'x-proxy-user': label });
+    const result = await post('prov-e', {
+      'content-type': 'application/json',
+      ...credentialHeaders('prov-e', token),
+      'x-proxy-user': label,
+    });
     expect(result.status).toBe(200);
     expect((await rowOf(proxy, token, result.headers.get('x-proxy-request-id')!)).requester).toBe(label);
   });
 
   describe('duplicate headers', () => {
-    const send = (id: ProviderId, lines: string[]) => notForwarded(() => rawRequest(proxy.url, rawPost(proxy.url, path(id), ['content-type: application/json', ...lines], body(id))));
+    const send = (id: ProviderId, lines: string[]) =>
+      notForwarded(() =>
+        rawRequest(proxy.url, rawPost(proxy.url, path(id), ['content-type: application/json', ...lines], body(id))),
+      );
 
     test('two x-api-key values (a live token and something else) are a 401, in either order', async () => {
       for (const lines of [
@@ -154,16 +236,34 @@ describe('header edge cases over a raw socket', () => {
     });
 
     test('two x-proxy-token values are a 401; two x-proxy-cache values are a 400', async () => {
-      const tokens = await send('prov-c', ['authorization: Bearer client-own-key-dup-0001', `x-proxy-token: ${token}`, `x-proxy-token: ${token}`]);
+      const tokens = await send('prov-c', [
+        'authorization: Bearer client-own-key-dup-0001',
+        `x-proxy-token: ${token}`,
+        `x-proxy-token: ${token}`,
+      ]);
       expect(tokens.status).toBe(401);
-      const cache = await send('prov-c', [...credentialLines('prov-c'), 'x-proxy-cache: true', 'x-proxy-cache: refresh']);
+      const cache = await send('prov-c', [
+        ...credentialLines('prov-c'),
+        'x-proxy-cache: true',
+        'x-proxy-cache: refresh',
+      ]);
       expect(cache.status).toBe(400);
       expect(expectChatError(cache.body).message).toContain('x-proxy-cache');
     });
 
     test('two different content-length values are refused by the HTTP layer (400)', async () => {
       const text = body('prov-b');
-      const head = [`POST ${path('prov-b')} HTTP/1.1`, 'host: x', 'content-type: application/json', ...credentialLines('prov-b'), `content-length: ${text.length}`, `content-length: ${text.length + 5}`, 'connection: close', '', ''].join('\r\n');
+      const head = [
+        `POST ${path('prov-b')} HTTP/1.1`,
+        'host: x',
+        'content-type: application/json',
+        ...credentialLines('prov-b'),
+        `content-length: ${text.length}`,
+        `content-length: ${text.length + 5}`,
+        'connection: close',
+        '',
+        '',
+      ].join('\r\n');
       const answer = await notForwarded(() => rawRequest(proxy.url, head + text));
       expect(answer.status).toBe(400);
     });
@@ -175,7 +275,9 @@ describe('content type', () => {
     '%s: refused (400 or 415) in the endpoint shape, never forwarded',
     async (contentType) => {
       for (const id of ['prov-a', 'prov-b'] as const) {
-        const result = await notForwarded(() => post(id, { 'content-type': contentType, ...credentialHeaders(id, token) }));
+        const result = await notForwarded(() =>
+          post(id, { 'content-type': contentType, ...credentialHeaders(id, token) }),
+        );
         expect([400, 415]).toContain(result.status);
         expect(expectEndpointError(id, result.text)).toMatch(/content-type/i);
       }
@@ -184,31 +286,53 @@ describe('content type', () => {
 
   test("curl's default form type: a JSON object body is read as JSON (and sent upstream as application/json); a real form body is refused", async () => {
     for (const id of ['prov-a', 'prov-b'] as const) {
-      const form = await notForwarded(() => post(id, { 'content-type': 'application/x-www-form-urlencoded', ...credentialHeaders(id, token) }, 'model=x&max_tokens=5'));
+      const form = await notForwarded(() =>
+        post(
+          id,
+          { 'content-type': 'application/x-www-form-urlencoded', ...credentialHeaders(id, token) },
+          'model=x&max_tokens=5',
+        ),
+      );
       expect(form.status).toBe(415);
       expect(expectEndpointError(id, form.text)).toMatch(/content-type/i);
       const before = proxy.fakes.fakes[id].requests.length;
-      expect((await post(id, { 'content-type': 'application/x-www-form-urlencoded', ...credentialHeaders(id, token) })).status).toBe(200);
-      expect(proxy.fakes.fakes[id].requests.slice(before).map((r) => r.headers['content-type'])).toEqual(['application/json']);
+      expect(
+        (await post(id, { 'content-type': 'application/x-www-form-urlencoded', ...credentialHeaders(id, token) }))
+          .status,
+      ).toBe(200);
+      expect(proxy.fakes.fakes[id].requests.slice(before).map((r) => r.headers['content-type'])).toEqual([
+        'application/json',
+      ]);
     }
   });
 
   test('application/json with a charset or in capitals is accepted', async () => {
     for (const contentType of ['application/json; charset=utf-8', 'Application/JSON']) {
-      expect((await post('prov-d', { 'content-type': contentType, ...credentialHeaders('prov-d', token) })).status).toBe(200);
+      expect(
+        (await post('prov-d', { 'content-type': contentType, ...credentialHeaders('prov-d', token) })).status,
+      ).toBe(200);
     }
   });
 });
 
 describe('body size', () => {
-  const oversized = (id: ProviderId) => JSON.stringify({ ...validBody(id), messages: [{ role: 'user', content: 'x'.repeat(6 * MB) }] });
+  const oversized = (id: ProviderId) =>
+    JSON.stringify({ ...validBody(id), messages: [{ role: 'user', content: 'x'.repeat(6 * MB) }] });
 
   // Raw sockets with `connection: close`: a client's pooled connection is tested separately below.
-  test.each(['prov-a', 'prov-b'] as const)('%s: a body over 6 MB is a 413 in the endpoint shape, never forwarded', async (id) => {
-    const answer = await notForwarded(() => rawRequest(proxy.url, rawPost(proxy.url, path(id), ['content-type: application/json', ...credentialLines(id)], oversized(id))));
-    expect(answer.status).toBe(413);
-    expectEndpointError(id, answer.body);
-  });
+  test.each(['prov-a', 'prov-b'] as const)(
+    '%s: a body over 6 MB is a 413 in the endpoint shape, never forwarded',
+    async (id) => {
+      const answer = await notForwarded(() =>
+        rawRequest(
+          proxy.url,
+          rawPost(proxy.url, path(id), ['content-type: application/json', ...credentialLines(id)], oversized(id)),
+        ),
+      );
+      expect(answer.status).toBe(413);
+      expectEndpointError(id, answer.body);
+    },
+  );
 
   test('a chunked body over 6 MB (no content-length) is a 413 too', async () => {
     const text = Buffer.from(oversized('prov-e'));
@@ -217,14 +341,35 @@ describe('body size', () => {
       const part = text.subarray(offset, offset + MB);
       chunks.push(Buffer.from(`${part.length.toString(16)}\r\n`), part, Buffer.from('\r\n'));
     }
-    const head = [`POST ${path('prov-e')} HTTP/1.1`, 'host: x', 'content-type: application/json', ...credentialLines('prov-e'), 'transfer-encoding: chunked', 'connection: close', '', ''].join('\r\n');
-    const answer = await notForwarded(() => rawRequest(proxy.url, Buffer.concat([Buffer.from(head), ...chunks, Buffer.from('0\r\n\r\n')])));
+    const head = [
+      `POST ${path('prov-e')} HTTP/1.1`,
+      'host: x',
+      'content-type: application/json',
+      ...credentialLines('prov-e'),
+      'transfer-encoding: chunked',
+      'connection: close',
+      '',
+      '',
+    ].join('\r\n');
+    const answer = await notForwarded(() =>
+      rawRequest(proxy.url, Buffer.concat([Buffer.from(head), ...chunks, Buffer.from('0\r\n\r\n')])),
+    );
     expect(answer.status).toBe(413);
     expectChatError(answer.body);
   });
 
   test('the management API refuses a body over 6 MB with 413 as well', async () => {
-    const answer = await rawRequest(proxy.url, rawPost(proxy.url, '/api/keys/prov-b', [`authorization: Bearer ${token}`, 'content-type: application/json'], JSON.stringify({ key: 'k'.repeat(7 * MB) })).toString('latin1').replace(/^POST/, 'PUT'));
+    const answer = await rawRequest(
+      proxy.url,
+      rawPost(
+        proxy.url,
+        '/api/keys/prov-b',
+        [`authorization: Bearer ${token}`, 'content-type: application/json'],
+        JSON.stringify({ key: 'k'.repeat(7 * MB) }),
+      )
+        .toString('latin1')
+        .replace(/^POST/, 'PUT'),
+    );
     expect(answer.status).toBe(413);
     expectChatError(answer.body);
   });

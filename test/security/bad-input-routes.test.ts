@@ -6,7 +6,17 @@
  */
 import type { ProviderId } from '../fakes/start-fakes';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
-import { credentialHeaders, ENDPOINT, expectChatError, expectEndpointError, expectMessagesError, PROVIDERS, rawPost, rawRequest, upstreamCalls } from '../reliability/support/requests';
+import {
+  credentialHeaders,
+  ENDPOINT,
+  expectChatError,
+  expectEndpointError,
+  expectMessagesError,
+  PROVIDERS,
+  rawPost,
+  rawRequest,
+  upstreamCalls,
+} from '../reliability/support/requests';
 import { validBody } from './support/validity';
 
 let proxy: ProxyServer;
@@ -21,7 +31,10 @@ afterAll(async () => {
 });
 
 const path = (id: ProviderId) => `/api/proxy${ENDPOINT[id]}`;
-const credentialLines = (id: ProviderId, credential = token) => (id === 'prov-a' ? [`x-api-key: ${credential}`, 'anthropic-version: 2023-06-01'] : [`authorization: Bearer ${credential}`]);
+const credentialLines = (id: ProviderId, credential = token) =>
+  id === 'prov-a'
+    ? [`x-api-key: ${credential}`, 'anthropic-version: 2023-06-01']
+    : [`authorization: Bearer ${credential}`];
 
 /** Runs a request and checks that the provider was not called. */
 async function notForwarded<T>(run: () => Promise<T>): Promise<T> {
@@ -59,16 +72,39 @@ describe('paths', () => {
   ];
 
   test.each(oddPaths)('POST %s → 404 in an error shape, never forwarded', async (odd) => {
-    const answer = await notForwarded(() => rawRequest(proxy.url, rawPost(proxy.url, odd, ['content-type: application/json', ...credentialLines('prov-b')], JSON.stringify(validBody('prov-b')))));
+    const answer = await notForwarded(() =>
+      rawRequest(
+        proxy.url,
+        rawPost(
+          proxy.url,
+          odd,
+          ['content-type: application/json', ...credentialLines('prov-b')],
+          JSON.stringify(validBody('prov-b')),
+        ),
+      ),
+    );
     expect(answer.status).toBe(404);
     // Below provider A's `/v1` the answer is in its shape; elsewhere the chat-completions one.
-    const shaped = odd.endsWith('/messages') || odd.startsWith('/api/proxy/v1/') ? expectMessagesError(answer.body).message : expectChatError(answer.body).message;
+    const shaped =
+      odd.endsWith('/messages') || odd.startsWith('/api/proxy/v1/')
+        ? expectMessagesError(answer.body).message
+        : expectChatError(answer.body).message;
     expect(shaped).toBeTruthy();
   });
 
   test('an absolute-form request target is checked as received too', async () => {
     const target = `${proxy.url}/api/proxy/prov-b/x/../../prov-a/v1/files`;
-    const answer = await notForwarded(() => rawRequest(proxy.url, rawPost(proxy.url, target, ['content-type: application/json', ...credentialLines('prov-b')], JSON.stringify(validBody('prov-b')))));
+    const answer = await notForwarded(() =>
+      rawRequest(
+        proxy.url,
+        rawPost(
+          proxy.url,
+          target,
+          ['content-type: application/json', ...credentialLines('prov-b')],
+          JSON.stringify(validBody('prov-b')),
+        ),
+      ),
+    );
     expect(answer.status).toBe(404);
     expectChatError(answer.body);
   });
@@ -80,7 +116,12 @@ describe('paths', () => {
     ['DELETE', '/api/tokens/%E0%A4%A'],
     ['DELETE', '/api/admin/tokens/%'],
   ])('%s %s (broken percent-encoding) → a 4xx in the API error shape, never a 500', async (method, odd) => {
-    const answer = await rawRequest(proxy.url, [`${method} ${odd} HTTP/1.1`, 'host: x', `authorization: Bearer ${token}`, 'connection: close', '', ''].join('\r\n'));
+    const answer = await rawRequest(
+      proxy.url,
+      [`${method} ${odd} HTTP/1.1`, 'host: x', `authorization: Bearer ${token}`, 'connection: close', '', ''].join(
+        '\r\n',
+      ),
+    );
     expect(answer.status).toBeGreaterThanOrEqual(400);
     expect(answer.status).toBeLessThan(500);
     expectChatError(answer.body);
@@ -88,19 +129,35 @@ describe('paths', () => {
 });
 
 describe('methods', () => {
-  test.each(['GET', 'PUT', 'DELETE', 'PATCH', 'TRACE'])('%s on every proxy path → 405 with Allow: POST, never forwarded', async (method) => {
-    for (const id of PROVIDERS) {
-      const answer = await notForwarded(() =>
-        rawRequest(proxy.url, [`${method} ${path(id)} HTTP/1.1`, 'host: x', ...credentialLines(id), 'content-length: 0', 'connection: close', '', ''].join('\r\n')),
-      );
-      expect(answer.status).toBe(405);
-      expect(answer.headers.allow).toBe('POST');
-      expectEndpointError(id, answer.body);
-    }
-  });
+  test.each(['GET', 'PUT', 'DELETE', 'PATCH', 'TRACE'])(
+    '%s on every proxy path → 405 with Allow: POST, never forwarded',
+    async (method) => {
+      for (const id of PROVIDERS) {
+        const answer = await notForwarded(() =>
+          rawRequest(
+            proxy.url,
+            [
+              `${method} ${path(id)} HTTP/1.1`,
+              'host: x',
+              ...credentialLines(id),
+              'content-length: 0',
+              'connection: close',
+              '',
+              '',
+            ].join('\r\n'),
+          ),
+        );
+        expect(answer.status).toBe(405);
+        expect(answer.headers.allow).toBe('POST');
+        expectEndpointError(id, answer.body);
+      }
+    },
+  );
 
   test('HEAD on a proxy path → 405 without a body', async () => {
-    const response = await notForwarded(() => fetch(proxy.proxyBase + ENDPOINT['prov-a'], { method: 'HEAD', headers: credentialHeaders('prov-a', token) }));
+    const response = await notForwarded(() =>
+      fetch(proxy.proxyBase + ENDPOINT['prov-a'], { method: 'HEAD', headers: credentialHeaders('prov-a', token) }),
+    );
     expect(response.status).toBe(405);
     expect(await response.text()).toBe('');
   });
@@ -110,7 +167,11 @@ describe('methods', () => {
       notForwarded(() =>
         fetch(proxy.proxyBase + ENDPOINT['prov-b'], {
           method: 'OPTIONS',
-          headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
+          headers: {
+            origin,
+            'access-control-request-method': 'POST',
+            'access-control-request-headers': 'authorization, content-type',
+          },
         }),
       );
     const local = await preflight('http://localhost:5173');

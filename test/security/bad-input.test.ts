@@ -7,7 +7,13 @@
 import fc from 'fast-check';
 import type { ProviderId } from '../fakes/start-fakes';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
-import { credentialHeaders, ENDPOINT, expectEndpointError, PROVIDERS, upstreamCalls } from '../reliability/support/requests';
+import {
+  credentialHeaders,
+  ENDPOINT,
+  expectEndpointError,
+  PROVIDERS,
+  upstreamCalls,
+} from '../reliability/support/requests';
 import { allRows } from '../reliability/support/rows';
 import { awkwardText, bodyWithOneBadField, invalidField, validBody } from './support/validity';
 import { EVENTUALLY_MS } from '../support/patience';
@@ -40,11 +46,20 @@ async function send(provider: ProviderId, body: string | Buffer, headers: Record
     headers: { 'content-type': 'application/json', ...credentialHeaders(provider, token), ...headers },
     body: typeof body === 'string' ? body : new Uint8Array(body),
   });
-  return { status: response.status, text: await response.text(), requestId: response.headers.get('x-proxy-request-id') ?? '' };
+  return {
+    status: response.status,
+    text: await response.text(),
+    requestId: response.headers.get('x-proxy-request-id') ?? '',
+  };
 }
 
 /** A rejection: the status, the endpoint's error shape, and not one upstream call. */
-async function expectRejected(provider: ProviderId, body: string | Buffer, status: number, headers?: Record<string, string>): Promise<string> {
+async function expectRejected(
+  provider: ProviderId,
+  body: string | Buffer,
+  status: number,
+  headers?: Record<string, string>,
+): Promise<string> {
   const before = upstreamCalls(proxy);
   const result = await send(provider, body, headers);
   expect({ status: result.status, body: result.text.slice(0, 300) }).toEqual({ status, body: expect.any(String) });
@@ -83,9 +98,13 @@ describe('property: anything that is not a JSON object is a 400', () => {
 
   test('JSON values of every other kind', async () => {
     await fc.assert(
-      fc.asyncProperty(provider, fc.jsonValue({ maxDepth: 4 }).filter((v) => typeof v !== 'object' || v === null || Array.isArray(v)), async (id, value) => {
-        await expectRejected(id, JSON.stringify(value), 400);
-      }),
+      fc.asyncProperty(
+        provider,
+        fc.jsonValue({ maxDepth: 4 }).filter((v) => typeof v !== 'object' || v === null || Array.isArray(v)),
+        async (id, value) => {
+          await expectRejected(id, JSON.stringify(value), 400);
+        },
+      ),
       { numRuns: RUNS },
     );
   });
@@ -117,10 +136,18 @@ describe('property: valid bodies full of awkward Unicode are forwarded and logge
     let sent = 0;
     await fc.assert(
       fc.asyncProperty(provider, awkwardText, awkwardText, fc.boolean(), async (id, content, modelSuffix, stream) => {
-        const body = { ...validBody(id), model: `${validBody(id).model}${modelSuffix}`, messages: [{ role: 'user', content }], stream };
+        const body = {
+          ...validBody(id),
+          model: `${validBody(id).model}${modelSuffix}`,
+          messages: [{ role: 'user', content }],
+          stream,
+        };
         const response = await fetch(proxy.proxyBase + ENDPOINT[id], {
           method: 'POST',
-          headers: { 'content-type': 'application/json', ...credentialHeaders(id, account.token, 'client-own-key-unicode-0001') },
+          headers: {
+            'content-type': 'application/json',
+            ...credentialHeaders(id, account.token, 'client-own-key-unicode-0001'),
+          },
           body: JSON.stringify(body),
         });
         await response.text();
@@ -190,7 +217,10 @@ describe('hand-written extremes', () => {
 
     test('prov-b stream=true (the proxy adds stream_options upstream): never a 500', async () => {
       const result = await send('prov-b', nestedBody('prov-b', true));
-      expect({ status: result.status, body: result.text.slice(0, 200) }).toEqual({ status: expect.any(Number), body: expect.any(String) });
+      expect({ status: result.status, body: result.text.slice(0, 200) }).toEqual({
+        status: expect.any(Number),
+        body: expect.any(String),
+      });
       expect(result.status).toBeLessThan(500);
     });
   });

@@ -7,7 +7,16 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
-import { callProxy, credentialHeaders, ENDPOINT, PROVIDERS, rawPost, rawRequest, requestBody, upstreamCalls } from '../reliability/support/requests';
+import {
+  callProxy,
+  credentialHeaders,
+  ENDPOINT,
+  PROVIDERS,
+  rawPost,
+  rawRequest,
+  requestBody,
+  upstreamCalls,
+} from '../reliability/support/requests';
 
 const PRODUCTION = 'https://app.example.com';
 
@@ -34,7 +43,15 @@ afterAll(async () => {
 });
 
 describe('CORS', () => {
-  const allowed = ['http://localhost:5173', 'http://localhost', 'https://localhost:8443', 'http://127.0.0.1:3000', 'http://[::1]:8080', PRODUCTION, 'https://admin.example.org'];
+  const allowed = [
+    'http://localhost:5173',
+    'http://localhost',
+    'https://localhost:8443',
+    'http://127.0.0.1:3000',
+    'http://[::1]:8080',
+    PRODUCTION,
+    'https://admin.example.org',
+  ];
   const refused = [
     'https://evil.example',
     'http://localhost.evil.example',
@@ -56,12 +73,18 @@ describe('CORS', () => {
       body: JSON.stringify(requestBody('prov-b')),
     });
     await proxied.text();
-    const management = await fetch(`${proxy.url}/api/logs?limit=1`, { headers: { origin, authorization: `Bearer ${token}` } });
+    const management = await fetch(`${proxy.url}/api/logs?limit=1`, {
+      headers: { origin, authorization: `Bearer ${token}` },
+    });
     await management.text();
     const before = upstreamCalls(proxy);
     const preflight = await fetch(proxy.proxyBase + ENDPOINT['prov-b'], {
       method: 'OPTIONS',
-      headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, x-proxy-cache' },
+      headers: {
+        origin,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization, content-type, x-proxy-cache',
+      },
     });
     await preflight.text();
     expect(upstreamCalls(proxy)).toBe(before);
@@ -90,7 +113,10 @@ describe('CORS', () => {
   });
 
   test('no allow-origin wildcard, ever (the API takes bearer credentials)', async () => {
-    const preflight = await fetch(`${proxy.url}/api/keys`, { method: 'OPTIONS', headers: { origin: '*', 'access-control-request-method': 'GET' } });
+    const preflight = await fetch(`${proxy.url}/api/keys`, {
+      method: 'OPTIONS',
+      headers: { origin: '*', 'access-control-request-method': 'GET' },
+    });
     expect(preflight.status).toBe(403);
     expect(preflight.headers.get('access-control-allow-origin')).toBeNull();
   });
@@ -102,23 +128,46 @@ describe('SSRF: only configuration decides where a request goes', () => {
     expect(upstreamCalls(proxy)).toBe(before + (calledFake ? 1 : 0));
   }
 
-  test.each(['x-forwarded-host', 'x-forwarded-proto', 'forwarded', 'x-original-url', 'x-rewrite-url', 'x-host', 'x-proxy-upstream', 'upstream_base_url_prov_b', 'x-upstream-base-url', 'origin', 'referer'])(
-    'header %s naming another server has no effect',
-    async (header) => {
-      const canaryHost = new URL(canaryUrl).host;
-      const value = header === 'forwarded' ? `host=${canaryHost};proto=http` : header.includes('host') ? canaryHost : header === 'x-forwarded-proto' ? 'http' : canaryUrl;
-      const before = upstreamCalls(proxy);
-      const result = await callProxy(proxy, { provider: 'prov-b', token, headers: { [header]: value } });
-      expect(result.status).toBe(200);
-      expectOnlyTheFake(before, true);
-      const sent = proxy.fakes.fakes['prov-b'].requests.at(-1)!;
-      expect(sent.headers.host).toBe(new URL(proxy.fakes.fakes['prov-b'].origin).host);
-    },
-  );
+  test.each([
+    'x-forwarded-host',
+    'x-forwarded-proto',
+    'forwarded',
+    'x-original-url',
+    'x-rewrite-url',
+    'x-host',
+    'x-proxy-upstream',
+    'upstream_base_url_prov_b',
+    'x-upstream-base-url',
+    'origin',
+    'referer',
+  ])('header %s naming another server has no effect', async (header) => {
+    const canaryHost = new URL(canaryUrl).host;
+    const value =
+      header === 'forwarded'
+        ? `host=${canaryHost};proto=http`
+        : header.includes('host')
+          ? canaryHost
+          : header === 'x-forwarded-proto'
+            ? 'http'
+            : canaryUrl;
+    const before = upstreamCalls(proxy);
+    const result = await callProxy(proxy, { provider: 'prov-b', token, headers: { [header]: value } });
+    expect(result.status).toBe(200);
+    expectOnlyTheFake(before, true);
+    const sent = proxy.fakes.fakes['prov-b'].requests.at(-1)!;
+    expect(sent.headers.host).toBe(new URL(proxy.fakes.fakes['prov-b'].origin).host);
+  });
 
   test('a Host header naming another server has no effect (raw request)', async () => {
     const before = upstreamCalls(proxy);
-    const request = rawPost(proxy.url, `/api/proxy${ENDPOINT['prov-a']}`, ['content-type: application/json', `x-api-key: ${token}`, 'anthropic-version: 2023-06-01'], JSON.stringify(requestBody('prov-a'))).toString('latin1').replace(/\r\nhost: [^\r]*/, `\r\nhost: ${new URL(canaryUrl).host}`);
+    const request = rawPost(
+      proxy.url,
+      `/api/proxy${ENDPOINT['prov-a']}`,
+      ['content-type: application/json', `x-api-key: ${token}`, 'anthropic-version: 2023-06-01'],
+      JSON.stringify(requestBody('prov-a')),
+    )
+      .toString('latin1')
+      .replace(/\r\nhost: [^\r]*/, `\r\nhost: ${new URL(canaryUrl).host}`);
     const answer = await rawRequest(proxy.url, request);
     expect(answer.status).toBe(200);
     expectOnlyTheFake(before, true);
@@ -126,38 +175,62 @@ describe('SSRF: only configuration decides where a request goes', () => {
 
   test('an absolute-form request target naming another server is served from configuration', async () => {
     const before = upstreamCalls(proxy);
-    const request = rawPost(proxy.url, `${canaryUrl}/api/proxy${ENDPOINT['prov-d']}`, ['content-type: application/json', `authorization: Bearer ${token}`], JSON.stringify(requestBody('prov-d')));
+    const request = rawPost(
+      proxy.url,
+      `${canaryUrl}/api/proxy${ENDPOINT['prov-d']}`,
+      ['content-type: application/json', `authorization: Bearer ${token}`],
+      JSON.stringify(requestBody('prov-d')),
+    );
     const answer = await rawRequest(proxy.url, request);
     expect([200, 400, 404]).toContain(answer.status);
     expectOnlyTheFake(before, answer.status === 200);
   });
 
-  test.each(PROVIDERS)('%s: body fields naming another server (base_url, api_base, baseURL, url, endpoint, host) have no effect', async (provider) => {
-    const before = upstreamCalls(proxy);
-    const body = {
-      ...requestBody(provider),
-      base_url: canaryUrl,
-      api_base: canaryUrl,
-      baseURL: canaryUrl,
-      url: `${canaryUrl}/v1/chat/completions`,
-      endpoint: canaryUrl,
-      host: new URL(canaryUrl).host,
-      upstream: canaryUrl,
-      extra_headers: { host: new URL(canaryUrl).host },
-    };
-    const result = await callProxy(proxy, { provider, token, body });
-    expect(result.status).toBe(200);
-    expectOnlyTheFake(before, true);
-  });
+  test.each(PROVIDERS)(
+    '%s: body fields naming another server (base_url, api_base, baseURL, url, endpoint, host) have no effect',
+    async (provider) => {
+      const before = upstreamCalls(proxy);
+      const body = {
+        ...requestBody(provider),
+        base_url: canaryUrl,
+        api_base: canaryUrl,
+        baseURL: canaryUrl,
+        url: `${canaryUrl}/v1/chat/completions`,
+        endpoint: canaryUrl,
+        host: new URL(canaryUrl).host,
+        upstream: canaryUrl,
+        extra_headers: { host: new URL(canaryUrl).host },
+      };
+      const result = await callProxy(proxy, { provider, token, body });
+      expect(result.status).toBe(200);
+      expectOnlyTheFake(before, true);
+    },
+  );
 
   test('a model naming a URL, and paths with a URL or traversal in them, never leave the configured upstream', async () => {
     const before = upstreamCalls(proxy);
-    const result = await callProxy(proxy, { provider: 'prov-c', token, body: { ...requestBody('prov-c'), model: `${canaryUrl}/../../x` } });
+    const result = await callProxy(proxy, {
+      provider: 'prov-c',
+      token,
+      body: { ...requestBody('prov-c'), model: `${canaryUrl}/../../x` },
+    });
     expect(result.status).toBe(200);
     expectOnlyTheFake(before, true);
-    for (const path of [`/api/proxy/${canaryUrl}/v1/messages`, `/api/proxy//${new URL(canaryUrl).host}/v1/messages`, '/api/proxy/prov-b/v1/chat/completions/..%2f..%2f']) {
+    for (const path of [
+      `/api/proxy/${canaryUrl}/v1/messages`,
+      `/api/proxy//${new URL(canaryUrl).host}/v1/messages`,
+      '/api/proxy/prov-b/v1/chat/completions/..%2f..%2f',
+    ]) {
       const count = upstreamCalls(proxy);
-      const answer = await rawRequest(proxy.url, rawPost(proxy.url, path, ['content-type: application/json', `x-api-key: ${token}`], JSON.stringify(requestBody('prov-a'))));
+      const answer = await rawRequest(
+        proxy.url,
+        rawPost(
+          proxy.url,
+          path,
+          ['content-type: application/json', `x-api-key: ${token}`],
+          JSON.stringify(requestBody('prov-a')),
+        ),
+      );
       expect(answer.status).toBe(404);
       expectOnlyTheFake(count, false);
     }

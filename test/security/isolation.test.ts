@@ -41,7 +41,9 @@ const api = (path: string, token: string, init: { method?: string; body?: unknow
 
 /** Issued outside `seen`: the one answer that may carry a new token. */
 async function issueToken(accountId: string, scopes: string[]): Promise<{ token_id: string; token: string }> {
-  const response = await proxy.api(`/api/admin/accounts/${accountId}/tokens`, { body: { name: scopes.join('+'), scopes } });
+  const response = await proxy.api(`/api/admin/accounts/${accountId}/tokens`, {
+    body: { name: scopes.join('+'), scopes },
+  });
   expect(response.status).toBe(201);
   const issued = (await response.json()) as { token_id: string; token: string };
   proxy.secrets.add(issued.token);
@@ -62,7 +64,10 @@ describe('revocation', () => {
     }
     expect((await api('/api/logs', issued.token)).status).toBe(401);
     // Pass-through with the revoked token identifying the account is refused too.
-    expect((await callProxy(proxy, { provider: 'prov-c', token: issued.token, providerKey: 'client-own-key-revoked-01' })).status).toBe(401);
+    expect(
+      (await callProxy(proxy, { provider: 'prov-c', token: issued.token, providerKey: 'client-own-key-revoked-01' }))
+        .status,
+    ).toBe(401);
   });
 
   test('a token the account revokes itself fails at once', async () => {
@@ -117,8 +122,16 @@ describe('scopes', () => {
 
 describe("one account never reaches another's data", () => {
   test("logs, stats, keys and tokens of account A are invisible to account B's token", async () => {
-    const fromA = await callProxy(proxy, { provider: 'prov-b', token: a.token, headers: { 'x-proxy-user': 'alice-of-a' } });
-    const fromB = await callProxy(proxy, { provider: 'prov-b', token: b.token, headers: { 'x-proxy-user': 'bob-of-b' } });
+    const fromA = await callProxy(proxy, {
+      provider: 'prov-b',
+      token: a.token,
+      headers: { 'x-proxy-user': 'alice-of-a' },
+    });
+    const fromB = await callProxy(proxy, {
+      provider: 'prov-b',
+      token: b.token,
+      headers: { 'x-proxy-user': 'bob-of-b' },
+    });
     await rowOf(proxy, a.token, fromA.requestId);
     await rowOf(proxy, b.token, fromB.requestId);
 
@@ -128,7 +141,9 @@ describe("one account never reaches another's data", () => {
     // A cursor taken from A's listing only pages through B's own rows.
     const aPage = JSON.parse((await api('/api/logs?limit=1', a.token)).text) as { next_cursor: string | null };
     expect(aPage.next_cursor).toBeTruthy();
-    const withACursor = JSON.parse((await api(`/api/logs?limit=500&cursor=${encodeURIComponent(aPage.next_cursor!)}`, b.token)).text) as { items: Array<{ id: string }> };
+    const withACursor = JSON.parse(
+      (await api(`/api/logs?limit=500&cursor=${encodeURIComponent(aPage.next_cursor!)}`, b.token)).text,
+    ) as { items: Array<{ id: string }> };
     expect(withACursor.items.every((row) => row.id === fromB.requestId)).toBe(true);
 
     // The overview folds rows in from the usage stream shortly after they are stored.
@@ -137,16 +152,22 @@ describe("one account never reaches another's data", () => {
       return totals.requests > 0 ? totals : undefined;
     });
     expect(stats?.requests).toBe(1);
-    const bStats = JSON.parse((await api('/api/stats', b.token)).text) as { by_requester: Array<{ requester: string }> };
+    const bStats = JSON.parse((await api('/api/stats', b.token)).text) as {
+      by_requester: Array<{ requester: string }>;
+    };
     expect(bStats.by_requester.map((r) => r.requester)).toEqual(['bob-of-b']);
 
-    const bKeys = JSON.parse((await api('/api/keys', b.token)).text) as { keys: Array<{ provider: string; hint: string }> };
+    const bKeys = JSON.parse((await api('/api/keys', b.token)).text) as {
+      keys: Array<{ provider: string; hint: string }>;
+    };
     expect(bKeys.keys).toEqual([{ provider: 'prov-b', hint: `…${bKey.slice(-4)}`, updated_at: expect.any(String) }]);
 
     const bTokens = JSON.parse((await api('/api/tokens', b.token)).text) as { tokens: Array<{ token_id: string }> };
     expect(bTokens.tokens.every((t) => t.token_id.startsWith(`${b.accountId}_`))).toBe(true);
     expect((await api(`/api/tokens/${a.tokenId}`, b.token, { method: 'DELETE' })).status).toBe(404);
-    expect((await api(`/api/admin/accounts/${a.accountId}/tokens`, b.token, { method: 'POST', body: {} })).status).toBe(401);
+    expect((await api(`/api/admin/accounts/${a.accountId}/tokens`, b.token, { method: 'POST', body: {} })).status).toBe(
+      401,
+    );
 
     // B deleting "its" prov-a key touches nothing of A's; A's token and key still work.
     expect((await api('/api/keys/prov-a', b.token, { method: 'DELETE' })).status).toBe(204);
@@ -157,8 +178,16 @@ describe("one account never reaches another's data", () => {
 
   test("B's identical request misses A's cache entry, in stored and pass-through mode", async () => {
     const prompt = `isolated cache ${Date.now()}`;
-    expect((await callProxy(proxy, { provider: 'prov-b', token: a.token, prompt, cache: 'true' })).headers.get('x-proxy-cache')).toBe('MISS');
-    expect((await callProxy(proxy, { provider: 'prov-b', token: a.token, prompt, cache: 'true' })).headers.get('x-proxy-cache')).toBe('HIT');
+    expect(
+      (await callProxy(proxy, { provider: 'prov-b', token: a.token, prompt, cache: 'true' })).headers.get(
+        'x-proxy-cache',
+      ),
+    ).toBe('MISS');
+    expect(
+      (await callProxy(proxy, { provider: 'prov-b', token: a.token, prompt, cache: 'true' })).headers.get(
+        'x-proxy-cache',
+      ),
+    ).toBe('HIT');
 
     const fake = proxy.fakes.fakes['prov-b'];
     const before = fake.requests.length;
@@ -168,7 +197,13 @@ describe("one account never reaches another's data", () => {
     expect(fake.requests.at(-1)!.headers.authorization).toBe(`Bearer ${bKey}`);
 
     const c = await proxy.createAccount('third');
-    const passThrough = await callProxy(proxy, { provider: 'prov-b', token: c.token, providerKey: 'client-own-key-isolation-01', prompt, cache: 'true' });
+    const passThrough = await callProxy(proxy, {
+      provider: 'prov-b',
+      token: c.token,
+      providerKey: 'client-own-key-isolation-01',
+      prompt,
+      cache: 'true',
+    });
     proxy.secrets.add('client-own-key-isolation-01');
     expect(passThrough.headers.get('x-proxy-cache')).toBe('MISS');
     expect(fake.requests.length).toBe(before + 2);
@@ -179,15 +214,29 @@ describe('encryption context binds a stored key to its account and provider', ()
   const doc = sdkDocumentClient();
   const table = tableNames({}, TABLE_PREFIX).accounts;
 
-  async function copySealedKey(from: { accountId: string; provider: string }, to: { accountId: string; provider: string }): Promise<void> {
-    const { Item } = await doc.send(new GetCommand({ TableName: table, Key: { pk: `ACCOUNT#${from.accountId}`, sk: `KEY#${from.provider}` } }));
+  async function copySealedKey(
+    from: { accountId: string; provider: string },
+    to: { accountId: string; provider: string },
+  ): Promise<void> {
+    const { Item } = await doc.send(
+      new GetCommand({ TableName: table, Key: { pk: `ACCOUNT#${from.accountId}`, sk: `KEY#${from.provider}` } }),
+    );
     expect(Item).toBeDefined();
     await doc.send(
       new UpdateCommand({
         TableName: table,
         Key: { pk: `ACCOUNT#${to.accountId}`, sk: `KEY#${to.provider}` },
-        UpdateExpression: 'SET ciphertext = :c, iv = :i, wrapped_key = :w, key_ref = :r, provider = :p, hint = :h, updated_at = :u',
-        ExpressionAttributeValues: { ':c': Item!.ciphertext, ':i': Item!.iv, ':w': Item!.wrapped_key, ':r': Item!.key_ref, ':p': to.provider, ':h': Item!.hint, ':u': Item!.updated_at },
+        UpdateExpression:
+          'SET ciphertext = :c, iv = :i, wrapped_key = :w, key_ref = :r, provider = :p, hint = :h, updated_at = :u',
+        ExpressionAttributeValues: {
+          ':c': Item!.ciphertext,
+          ':i': Item!.iv,
+          ':w': Item!.wrapped_key,
+          ':r': Item!.key_ref,
+          ':p': to.provider,
+          ':h': Item!.hint,
+          ':u': Item!.updated_at,
+        },
       }),
     );
   }
@@ -209,14 +258,20 @@ describe('encryption context binds a stored key to its account and provider', ()
   // they land in have never been read by it, so no key of theirs is in its per-instance key cache.
   test("A's sealed prov-b key copied into another account's item does not open there: the request fails and nothing goes upstream", async () => {
     const other = await proxy.createAccount('copied-into');
-    await copySealedKey({ accountId: a.accountId, provider: 'prov-b' }, { accountId: other.accountId, provider: 'prov-b' });
+    await copySealedKey(
+      { accountId: a.accountId, provider: 'prov-b' },
+      { accountId: other.accountId, provider: 'prov-b' },
+    );
     await expectNotOpened('prov-b', other.token, proxy.storedKeys['prov-b']);
   });
 
   test("a sealed prov-b key copied to the same account's prov-d item does not open for prov-d", async () => {
     const owner = await proxy.createAccount('copied-across');
     const victimKey = await proxy.saveKey(owner.token, 'prov-b');
-    await copySealedKey({ accountId: owner.accountId, provider: 'prov-b' }, { accountId: owner.accountId, provider: 'prov-d' });
+    await copySealedKey(
+      { accountId: owner.accountId, provider: 'prov-b' },
+      { accountId: owner.accountId, provider: 'prov-d' },
+    );
     await expectNotOpened('prov-d', owner.token, victimKey);
   });
 });

@@ -25,7 +25,11 @@ beforeAll(async () => {
   proxy.secrets.add(OWN_KEY);
   limited = await proxy.createAccount('limited');
   await proxy.saveKey(limited.token, 'prov-b');
-  const set = await proxy.api(`/api/tokens/${limited.tokenId}/limits`, { method: 'PUT', token: limited.token, body: { models: ['allowed-'] } });
+  const set = await proxy.api(`/api/tokens/${limited.tokenId}/limits`, {
+    method: 'PUT',
+    token: limited.token,
+    body: { models: ['allowed-'] },
+  });
   expect(set.status).toBe(200);
 });
 afterAll(async () => {
@@ -38,11 +42,28 @@ function credentials(): string[] {
   const secrets = [tokenSecret(proxy.account.token), tokenSecret(limited.token), OWN_KEY];
   return [...whole, ...secrets, ...secrets.map((secret) => secret.slice(0, 12))];
 }
-const present = (text: string) => credentials().filter((secret) => text.includes(secret)).map((secret) => `${secret.slice(0, 12)}…`);
+const present = (text: string) =>
+  credentials()
+    .filter((secret) => text.includes(secret))
+    .map((secret) => `${secret.slice(0, 12)}…`);
 
-async function call(provider: ProviderId, token: string, options: { providerKey?: string; headers?: Record<string, string>; model?: string }): Promise<CallResult> {
-  const body = options.model === undefined ? undefined : { model: options.model, max_tokens: 16, messages: [{ role: 'user', content: 'scrub' }] };
-  const result = await callProxy(proxy, { provider, token, providerKey: options.providerKey, headers: options.headers, body, prompt: `scrub ${Math.random()}` });
+async function call(
+  provider: ProviderId,
+  token: string,
+  options: { providerKey?: string; headers?: Record<string, string>; model?: string },
+): Promise<CallResult> {
+  const body =
+    options.model === undefined
+      ? undefined
+      : { model: options.model, max_tokens: 16, messages: [{ role: 'user', content: 'scrub' }] };
+  const result = await callProxy(proxy, {
+    provider,
+    token,
+    providerKey: options.providerKey,
+    headers: options.headers,
+    body,
+    prompt: `scrub ${Math.random()}`,
+  });
   answers.push(result.text, JSON.stringify([...result.headers]));
   return result;
 }
@@ -54,7 +75,10 @@ describe('an x-proxy-tags pair without "=" quoted in the 400', () => {
     ["the caller's own key", () => ({ tags: `team=a, ${OWN_KEY}`, mode: 'pass-through' as const })],
   ])('%s', async (_, make) => {
     const { tags, mode } = make();
-    const result = await call('prov-b', proxy.account.token, { providerKey: mode === 'pass-through' ? OWN_KEY : undefined, headers: { 'x-proxy-tags': tags } });
+    const result = await call('prov-b', proxy.account.token, {
+      providerKey: mode === 'pass-through' ? OWN_KEY : undefined,
+      headers: { 'x-proxy-tags': tags },
+    });
     expect(result.status).toBe(400);
     const message = expectEndpointError('prov-b', result.text);
     expect(message).toMatch(/^x-proxy-tags: ".*\[redacted\]…?" is not a key=value pair/);
@@ -76,22 +100,30 @@ test('a model outside the token’s list, quoted in the 403 and kept on the row:
   }
 });
 
-describe.each(['stored', 'pass-through'] as const)('%s mode: requester label, tag values and model kept on an answered row', (mode) => {
-  test.each(['prov-a', 'prov-b'] as const)('%s', async (provider) => {
-    const token = proxy.account.token;
-    const secret = mode === 'stored' ? tokenSecret(token) : OWN_KEY;
-    const result = await call(provider, token, {
-      providerKey: mode === 'pass-through' ? OWN_KEY : undefined,
-      headers: { 'x-proxy-user': `alice ${token} ${secret}`, 'x-proxy-tags': `team=${token}, part=x${secret}` },
-      model: `model-${secret}`,
+describe.each(['stored', 'pass-through'] as const)(
+  '%s mode: requester label, tag values and model kept on an answered row',
+  (mode) => {
+    test.each(['prov-a', 'prov-b'] as const)('%s', async (provider) => {
+      const token = proxy.account.token;
+      const secret = mode === 'stored' ? tokenSecret(token) : OWN_KEY;
+      const result = await call(provider, token, {
+        providerKey: mode === 'pass-through' ? OWN_KEY : undefined,
+        headers: { 'x-proxy-user': `alice ${token} ${secret}`, 'x-proxy-tags': `team=${token}, part=x${secret}` },
+        model: `model-${secret}`,
+      });
+      expect(result.status).toBe(200);
+      expect(present(result.text)).toEqual([]);
+      const row = await rowOf(proxy, token, result.requestId);
+      expect(row).toMatchObject({
+        status_code: 200,
+        requester: 'alice [redacted] [redacted]',
+        tags: { team: '[redacted]', part: 'x[redacted]' },
+        model: 'model-[redacted]',
+      });
+      expect(present(JSON.stringify(row))).toEqual([]);
     });
-    expect(result.status).toBe(200);
-    expect(present(result.text)).toEqual([]);
-    const row = await rowOf(proxy, token, result.requestId);
-    expect(row).toMatchObject({ status_code: 200, requester: 'alice [redacted] [redacted]', tags: { team: '[redacted]', part: 'x[redacted]' }, model: 'model-[redacted]' });
-    expect(present(JSON.stringify(row))).toEqual([]);
-  });
-});
+  },
+);
 
 test('the CSV export, every table and every log line are free of them', async () => {
   for (const token of [proxy.account.token, limited.token]) {
@@ -101,7 +133,9 @@ test('the CSV export, every table and every log line are free of them', async ()
     expect(text).toContain('[redacted]');
     expect(present(text)).toEqual([]);
   }
-  const tables = Object.values(await tableText(TABLE_PREFIX)).flat().join('\n');
+  const tables = Object.values(await tableText(TABLE_PREFIX))
+    .flat()
+    .join('\n');
   expect(tables).toContain('[redacted]');
   expect(present(tables)).toEqual([]);
   expect(present(answers.join('\n'))).toEqual([]);

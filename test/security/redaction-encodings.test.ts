@@ -14,14 +14,19 @@ import { request } from 'node:http';
 import { brotliCompressSync, deflateSync, gzipSync, zstdCompressSync } from 'node:zlib';
 import type { ProviderId } from '../fakes/start-fakes';
 import { credentialHeaders, ENDPOINT, PROVIDERS, requestBody } from '../reliability/support/requests';
-import { startScriptedUpstream, type ScriptedRequest, type ScriptedUpstream } from '../reliability/support/scripted-upstream';
+import {
+  startScriptedUpstream,
+  type ScriptedRequest,
+  type ScriptedUpstream,
+} from '../reliability/support/scripted-upstream';
 import { EventStreamDecoder } from '../../lambda/eventstream/event-stream-decoder';
 import { BEDROCK_MODEL } from '../support/bedrock';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 import { tokenSecret } from './support/observed';
 
 type Mode = 'stored' | 'pass-through';
-const ownKey = (provider: ProviderId) => `${provider}-own-key-${createHash('sha256').update(`enc-${provider}`).digest('hex').slice(0, 24)}`;
+const ownKey = (provider: ProviderId) =>
+  `${provider}-own-key-${createHash('sha256').update(`enc-${provider}`).digest('hex').slice(0, 24)}`;
 
 /** Each coding as `content-encoding` names it, and how the provider applied it (in the order listed). */
 const CODINGS: Record<string, (body: Buffer) => Buffer> = {
@@ -53,28 +58,65 @@ afterAll(async () => {
 });
 
 /** The credential as the provider received it (its own header, without the scheme). */
-const receivedKey = (request: ScriptedRequest) => String(request.headers['x-api-key'] ?? request.headers.authorization ?? '').replace(/^Bearer /, '');
+const receivedKey = (request: ScriptedRequest) =>
+  String(request.headers['x-api-key'] ?? request.headers.authorization ?? '').replace(/^Bearer /, '');
 
 /** The text a careless provider would send in this shape, quoting every credential of the request. */
 function bodyText(provider: ProviderId, shape: Shape, request: ScriptedRequest): string {
   const quote = `key ${receivedKey(request)}, token ${proxy.account.token}, secret ${tokenSecret(proxy.account.token)}`;
   const messages = provider === 'prov-a';
   if (shape === '401 json') {
-    return JSON.stringify(messages ? { type: 'error', error: { type: 'authentication_error', message: `bad ${quote}` } } : { error: { message: `bad ${quote}`, type: 'invalid_request_error', param: null, code: 'invalid_api_key' } });
+    return JSON.stringify(
+      messages
+        ? { type: 'error', error: { type: 'authentication_error', message: `bad ${quote}` } }
+        : { error: { message: `bad ${quote}`, type: 'invalid_request_error', param: null, code: 'invalid_api_key' } },
+    );
   }
   if (shape === '200 json') {
     return JSON.stringify(
       messages
-        ? { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-4-6', content: [{ type: 'text', text: quote }], stop_reason: 'end_turn', usage: { input_tokens: 5, output_tokens: 3 } }
-        : { id: 'c1', object: 'chat.completion', created: 1, model: 'model-x', choices: [{ index: 0, message: { role: 'assistant', content: quote }, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 } },
+        ? {
+            id: 'msg_1',
+            type: 'message',
+            role: 'assistant',
+            model: 'claude-sonnet-4-6',
+            content: [{ type: 'text', text: quote }],
+            stop_reason: 'end_turn',
+            usage: { input_tokens: 5, output_tokens: 3 },
+          }
+        : {
+            id: 'c1',
+            object: 'chat.completion',
+            created: 1,
+            model: 'model-x',
+            choices: [{ index: 0, message: { role: 'assistant', content: quote }, finish_reason: 'stop' }],
+            usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 },
+          },
     );
   }
   if (messages) {
-    const start = { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-4-6', content: [], stop_reason: null, usage: { input_tokens: 5, output_tokens: 1 } } };
+    const start = {
+      type: 'message_start',
+      message: {
+        id: 'msg_1',
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-sonnet-4-6',
+        content: [],
+        stop_reason: null,
+        usage: { input_tokens: 5, output_tokens: 1 },
+      },
+    };
     const delta = { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: quote } };
     return `event: message_start\ndata: ${JSON.stringify(start)}\n\nevent: content_block_delta\ndata: ${JSON.stringify(delta)}\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n`;
   }
-  const chunk = { id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'model-x', choices: [{ index: 0, delta: { role: 'assistant', content: quote }, finish_reason: null }] };
+  const chunk = {
+    id: 'c1',
+    object: 'chat.completion.chunk',
+    created: 1,
+    model: 'model-x',
+    choices: [{ index: 0, delta: { role: 'assistant', content: quote }, finish_reason: null }],
+  };
   return `data: ${JSON.stringify(chunk)}\n\ndata: [DONE]\n\n`;
 }
 
@@ -87,12 +129,23 @@ interface RawAnswer {
 
 /** A plain HTTP call that keeps the body as bytes and asks for compression, as a browser would. */
 function rawCall(provider: ProviderId, mode: Mode, stream: boolean): Promise<RawAnswer> {
-  const headers = { 'content-type': 'application/json', 'accept-encoding': 'gzip, br, zstd', ...credentialHeaders(provider, proxy.account.token, mode === 'pass-through' ? ownKey(provider) : undefined) };
+  const headers = {
+    'content-type': 'application/json',
+    'accept-encoding': 'gzip, br, zstd',
+    ...credentialHeaders(provider, proxy.account.token, mode === 'pass-through' ? ownKey(provider) : undefined),
+  };
   return new Promise((resolve, reject) => {
     const req = request(proxy.proxyBase + ENDPOINT[provider], { method: 'POST', headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks), requestId: String(res.headers['x-proxy-request-id']) }));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode!,
+          headers: res.headers,
+          body: Buffer.concat(chunks),
+          requestId: String(res.headers['x-proxy-request-id']),
+        }),
+      );
       res.on('error', reject);
     });
     req.on('error', reject);
@@ -100,53 +153,75 @@ function rawCall(provider: ProviderId, mode: Mode, stream: boolean): Promise<Raw
   });
 }
 
-const secretsFor = (provider: ProviderId, mode: Mode) => [mode === 'stored' ? proxy.storedKeys[provider] : ownKey(provider), proxy.account.token, tokenSecret(proxy.account.token)];
-const present = (text: string, secrets: string[]) => secrets.filter((secret) => text.includes(secret)).map((secret) => `${secret.slice(0, 12)}…`);
+const secretsFor = (provider: ProviderId, mode: Mode) => [
+  mode === 'stored' ? proxy.storedKeys[provider] : ownKey(provider),
+  proxy.account.token,
+  tokenSecret(proxy.account.token),
+];
+const present = (text: string, secrets: string[]) =>
+  secrets.filter((secret) => text.includes(secret)).map((secret) => `${secret.slice(0, 12)}…`);
 
-const cases = PROVIDERS.flatMap((provider) => (['stored', 'pass-through'] as const).flatMap((mode) => Object.keys(CODINGS).flatMap((coding) => SHAPES.map((shape) => [provider, mode, coding, shape] as const))));
+const cases = PROVIDERS.flatMap((provider) =>
+  (['stored', 'pass-through'] as const).flatMap((mode) =>
+    Object.keys(CODINGS).flatMap((coding) => SHAPES.map((shape) => [provider, mode, coding, shape] as const)),
+  ),
+);
 
-test.each(cases)('%s, %s mode, %s, %s: identity bytes, every credential redacted', async (provider, mode, coding, shape) => {
-  const status = shape === '401 json' ? 401 : 200;
-  upstream.next({
-    status,
-    contentType: shape === '200 stream' ? 'text/event-stream' : 'application/json',
-    headers: { 'content-encoding': coding },
-    async body(write, req) {
-      const encoded = CODINGS[coding]!(Buffer.from(bodyText(provider, shape, req), 'utf8'));
-      // Cut at arbitrary points, so a credential may span two compressed writes.
-      const third = Math.ceil(encoded.length / 3);
-      for (let at = 0; at < encoded.length; at += third) await write(encoded.subarray(at, at + third));
-    },
-  });
-  const answer = await rawCall(provider, mode, shape === '200 stream');
-  expect(upstream.requests.at(-1)!.headers['accept-encoding']).toBe('gzip, deflate, br, zstd');
-  expect(answer.status).toBe(status);
-  expect(answer.headers['content-encoding']).toBeUndefined();
-  const text = answer.body.toString('utf8');
-  expect(present(text, secretsFor(provider, mode))).toEqual([]);
-  expect(text.split('[redacted]').length - 1).toBe(3);
-  if (shape === '401 json') {
-    const [row] = await proxy.rowsFor(proxy.account.token, [answer.requestId]);
-    expect(row!.status_code).toBe(401);
-    expect(String(row!.error)).toContain('[redacted]');
-    expect(present(String(row!.error), secretsFor(provider, mode))).toEqual([]);
-  }
-});
+test.each(cases)(
+  '%s, %s mode, %s, %s: identity bytes, every credential redacted',
+  async (provider, mode, coding, shape) => {
+    const status = shape === '401 json' ? 401 : 200;
+    upstream.next({
+      status,
+      contentType: shape === '200 stream' ? 'text/event-stream' : 'application/json',
+      headers: { 'content-encoding': coding },
+      async body(write, req) {
+        const encoded = CODINGS[coding]!(Buffer.from(bodyText(provider, shape, req), 'utf8'));
+        // Cut at arbitrary points, so a credential may span two compressed writes.
+        const third = Math.ceil(encoded.length / 3);
+        for (let at = 0; at < encoded.length; at += third) await write(encoded.subarray(at, at + third));
+      },
+    });
+    const answer = await rawCall(provider, mode, shape === '200 stream');
+    expect(upstream.requests.at(-1)!.headers['accept-encoding']).toBe('gzip, deflate, br, zstd');
+    expect(answer.status).toBe(status);
+    expect(answer.headers['content-encoding']).toBeUndefined();
+    const text = answer.body.toString('utf8');
+    expect(present(text, secretsFor(provider, mode))).toEqual([]);
+    expect(text.split('[redacted]').length - 1).toBe(3);
+    if (shape === '401 json') {
+      const [row] = await proxy.rowsFor(proxy.account.token, [answer.requestId]);
+      expect(row!.status_code).toBe(401);
+      expect(String(row!.error)).toContain('[redacted]');
+      expect(present(String(row!.error), secretsFor(provider, mode))).toEqual([]);
+    }
+  },
+);
 
 const BEDROCK_KEY = `ABSKQmVkcm9ja0FQSUtleS${createHash('sha256').update('enc-bedrock').digest('hex').slice(0, 32)}`;
 type BedrockShape = '200 json' | '200 converse stream' | '200 invoke stream' | '403 json';
 const BEDROCK_SHAPES: BedrockShape[] = ['200 json', '200 converse stream', '200 invoke stream', '403 json'];
-const OPERATION: Record<BedrockShape, string> = { '200 json': 'converse', '200 converse stream': 'converse-stream', '200 invoke stream': 'invoke-with-response-stream', '403 json': 'converse' };
+const OPERATION: Record<BedrockShape, string> = {
+  '200 json': 'converse',
+  '200 converse stream': 'converse-stream',
+  '200 invoke stream': 'invoke-with-response-stream',
+  '403 json': 'converse',
+};
 
 const codec = new EventStreamCodec(
   (bytes) => Buffer.from(bytes).toString('utf8'),
   (text) => Buffer.from(text, 'utf8'),
 );
 const frame = (eventType: string, payload: unknown) => {
-  const headers: MessageHeaders = { ':event-type': { type: 'string', value: eventType }, ':content-type': { type: 'string', value: 'application/json' }, ':message-type': { type: 'string', value: 'event' } };
+  const headers: MessageHeaders = {
+    ':event-type': { type: 'string', value: eventType },
+    ':content-type': { type: 'string', value: 'application/json' },
+    ':message-type': { type: 'string', value: 'event' },
+  };
   return Buffer.from(codec.encode({ headers, body: Buffer.from(JSON.stringify(payload)) }));
 };
-const chunk = (event: unknown) => frame('chunk', { bytes: Buffer.from(JSON.stringify(event)).toString('base64'), p: 'abcdefgh' });
+const chunk = (event: unknown) =>
+  frame('chunk', { bytes: Buffer.from(JSON.stringify(event)).toString('base64'), p: 'abcdefgh' });
 
 /** What Bedrock received: in stored mode the signature material, in pass-through mode the caller's key. */
 function bedrockReceived(request: ScriptedRequest): string[] {
@@ -162,7 +237,15 @@ function bedrockBody(shape: BedrockShape, request: ScriptedRequest): Buffer {
   const quote = `received ${bedrockReceived(request).join(' and ')}, token ${proxy.account.token}, secret ${tokenSecret(proxy.account.token)}`;
   if (shape === '403 json') return Buffer.from(JSON.stringify({ message: `bad ${quote}` }));
   const usage = { inputTokens: 5, outputTokens: 3, totalTokens: 8 };
-  if (shape === '200 json') return Buffer.from(JSON.stringify({ output: { message: { role: 'assistant', content: [{ text: quote }] } }, stopReason: 'end_turn', usage, metrics: { latencyMs: 9 } }));
+  if (shape === '200 json')
+    return Buffer.from(
+      JSON.stringify({
+        output: { message: { role: 'assistant', content: [{ text: quote }] } },
+        stopReason: 'end_turn',
+        usage,
+        metrics: { latencyMs: 9 },
+      }),
+    );
   if (shape === '200 converse stream') {
     return Buffer.concat([
       frame('messageStart', { role: 'assistant', p: 'ab' }),
@@ -173,7 +256,18 @@ function bedrockBody(shape: BedrockShape, request: ScriptedRequest): Buffer {
     ]);
   }
   return Buffer.concat([
-    chunk({ type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-4-6', content: [], stop_reason: null, usage: { input_tokens: 5, output_tokens: 1 } } }),
+    chunk({
+      type: 'message_start',
+      message: {
+        id: 'msg_1',
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-sonnet-4-6',
+        content: [],
+        stop_reason: null,
+        usage: { input_tokens: 5, output_tokens: 1 },
+      },
+    }),
     chunk({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: quote } }),
     chunk({ type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 3 } }),
     chunk({ type: 'message_stop', 'amazon-bedrock-invocationMetrics': { inputTokenCount: 5, outputTokenCount: 3 } }),
@@ -189,7 +283,9 @@ function eventStreamText(bytes: Buffer): string {
   return messages
     .map((message) => {
       const payload = JSON.parse(message.payload.toString('utf8')) as { bytes?: string };
-      return payload.bytes === undefined ? JSON.stringify(payload) : Buffer.from(payload.bytes, 'base64').toString('utf8');
+      return payload.bytes === undefined
+        ? JSON.stringify(payload)
+        : Buffer.from(payload.bytes, 'base64').toString('utf8');
     })
     .join('\n');
 }
@@ -202,53 +298,83 @@ function bedrockCall(mode: Mode, shape: BedrockShape): Promise<RawAnswer> {
     ...(mode === 'pass-through' ? { 'x-proxy-token': proxy.account.token } : {}),
   };
   const body = OPERATION[shape].startsWith('invoke')
-    ? { anthropic_version: 'bedrock-2023-05-31', max_tokens: 64, messages: [{ role: 'user', content: `encodings ${mode} ${shape}` }] }
+    ? {
+        anthropic_version: 'bedrock-2023-05-31',
+        max_tokens: 64,
+        messages: [{ role: 'user', content: `encodings ${mode} ${shape}` }],
+      }
     : { messages: [{ role: 'user', content: [{ text: `encodings ${mode} ${shape}` }] }] };
   return new Promise((resolve, reject) => {
-    const req = request(`${proxy.proxyBase}/bedrock/model/${BEDROCK_MODEL}/${OPERATION[shape]}`, { method: 'POST', headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (part: Buffer) => chunks.push(part));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks), requestId: String(res.headers['x-proxy-request-id']) }));
-      res.on('error', reject);
-    });
+    const req = request(
+      `${proxy.proxyBase}/bedrock/model/${BEDROCK_MODEL}/${OPERATION[shape]}`,
+      { method: 'POST', headers },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (part: Buffer) => chunks.push(part));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode!,
+            headers: res.headers,
+            body: Buffer.concat(chunks),
+            requestId: String(res.headers['x-proxy-request-id']),
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(JSON.stringify(body));
   });
 }
 
-const bedrockCases = (['stored', 'pass-through'] as const).flatMap((mode) => Object.keys(CODINGS).flatMap((coding) => BEDROCK_SHAPES.map((shape) => [mode, coding, shape] as const)));
+const bedrockCases = (['stored', 'pass-through'] as const).flatMap((mode) =>
+  Object.keys(CODINGS).flatMap((coding) => BEDROCK_SHAPES.map((shape) => [mode, coding, shape] as const)),
+);
 
-test.each(bedrockCases)('bedrock, %s mode, %s, %s: identity bytes, whole frames, every credential redacted', async (mode, coding, shape) => {
-  const status = shape === '403 json' ? 403 : 200;
-  const stream = shape.includes('stream');
-  let received: string[] = [];
-  upstream.next({
-    status,
-    contentType: stream ? 'application/vnd.amazon.eventstream' : 'application/json',
-    headers: { 'content-encoding': coding, ...(status === 403 ? { 'x-amzn-errortype': 'AccessDeniedException:http://internal.amazon.com/coral/com.amazon.bedrock/' } : {}) },
-    async body(write, req) {
-      received = bedrockReceived(req);
-      const encoded = CODINGS[coding]!(bedrockBody(shape, req));
-      // Cut at arbitrary points, so a credential (and a frame) may span two compressed writes.
-      const third = Math.ceil(encoded.length / 3);
-      for (let at = 0; at < encoded.length; at += third) await write(encoded.subarray(at, at + third));
-    },
-  });
-  const answer = await bedrockCall(mode, shape);
-  expect(upstream.requests.at(-1)!.headers['accept-encoding']).toBe('gzip, deflate, br, zstd');
-  expect(answer.status).toBe(status);
-  expect(answer.headers['content-encoding']).toBeUndefined();
-  const secrets = [...received, proxy.account.token, tokenSecret(proxy.account.token), proxy.fakes.bedrock.secrets.secretAccessKey];
-  expect(received).toHaveLength(mode === 'stored' ? 3 : 1);
-  const text = stream ? eventStreamText(answer.body) : answer.body.toString('utf8');
-  expect(present(text + answer.body.toString('latin1'), secrets)).toEqual([]);
-  expect(text.split('[redacted]').length - 1).toBe(received.length + 2);
-  const [row] = await proxy.rowsFor(proxy.account.token, [answer.requestId]);
-  expect(row).toMatchObject({ provider: 'bedrock', status_code: status });
-  expect(present(JSON.stringify(row), secrets)).toEqual([]);
-  if (status === 403) expect(String(row!.error)).toContain('[redacted]');
-  else expect(row).toMatchObject({ input_tokens: 5, output_tokens: 3 });
-});
+test.each(bedrockCases)(
+  'bedrock, %s mode, %s, %s: identity bytes, whole frames, every credential redacted',
+  async (mode, coding, shape) => {
+    const status = shape === '403 json' ? 403 : 200;
+    const stream = shape.includes('stream');
+    let received: string[] = [];
+    upstream.next({
+      status,
+      contentType: stream ? 'application/vnd.amazon.eventstream' : 'application/json',
+      headers: {
+        'content-encoding': coding,
+        ...(status === 403
+          ? { 'x-amzn-errortype': 'AccessDeniedException:http://internal.amazon.com/coral/com.amazon.bedrock/' }
+          : {}),
+      },
+      async body(write, req) {
+        received = bedrockReceived(req);
+        const encoded = CODINGS[coding]!(bedrockBody(shape, req));
+        // Cut at arbitrary points, so a credential (and a frame) may span two compressed writes.
+        const third = Math.ceil(encoded.length / 3);
+        for (let at = 0; at < encoded.length; at += third) await write(encoded.subarray(at, at + third));
+      },
+    });
+    const answer = await bedrockCall(mode, shape);
+    expect(upstream.requests.at(-1)!.headers['accept-encoding']).toBe('gzip, deflate, br, zstd');
+    expect(answer.status).toBe(status);
+    expect(answer.headers['content-encoding']).toBeUndefined();
+    const secrets = [
+      ...received,
+      proxy.account.token,
+      tokenSecret(proxy.account.token),
+      proxy.fakes.bedrock.secrets.secretAccessKey,
+    ];
+    expect(received).toHaveLength(mode === 'stored' ? 3 : 1);
+    const text = stream ? eventStreamText(answer.body) : answer.body.toString('utf8');
+    expect(present(text + answer.body.toString('latin1'), secrets)).toEqual([]);
+    expect(text.split('[redacted]').length - 1).toBe(received.length + 2);
+    const [row] = await proxy.rowsFor(proxy.account.token, [answer.requestId]);
+    expect(row).toMatchObject({ provider: 'bedrock', status_code: status });
+    expect(present(JSON.stringify(row), secrets)).toEqual([]);
+    if (status === 403) expect(String(row!.error)).toContain('[redacted]');
+    else expect(row).toMatchObject({ input_tokens: 5, output_tokens: 3 });
+  },
+);
 
 test('a Bedrock event stream that stops being frames is cut there: what follows a bad CRC is not passed on, and the stream ends with the proxy’s exception frame', async () => {
   upstream.next({
@@ -256,7 +382,11 @@ test('a Bedrock event stream that stops being frames is cut there: what follows 
     contentType: 'application/vnd.amazon.eventstream',
     headers: { 'content-encoding': 'gzip' },
     async body(write, req) {
-      const frames = [frame('messageStart', { role: 'assistant' }), chunk({ text: `quoting ${bedrockReceived(req).join(' ')}` }), frame('metadata', { usage: { inputTokens: 1, outputTokens: 1 } })];
+      const frames = [
+        frame('messageStart', { role: 'assistant' }),
+        chunk({ text: `quoting ${bedrockReceived(req).join(' ')}` }),
+        frame('metadata', { usage: { inputTokens: 1, outputTokens: 1 } }),
+      ];
       // The second frame's CRC no longer matches: its base64 could hide a credential the proxy can't see.
       frames[1]![frames[1]!.length - 1]! ^= 0xff;
       await write(gzipSync(Buffer.concat(frames)));

@@ -10,11 +10,16 @@ import type { ProviderId } from '../fakes/start-fakes';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 import { callProxy, type CallResult } from '../reliability/support/requests';
 import { rowOf } from '../reliability/support/rows';
-import { startScriptedUpstream, type ScriptedRequest, type ScriptedUpstream } from '../reliability/support/scripted-upstream';
+import {
+  startScriptedUpstream,
+  type ScriptedRequest,
+  type ScriptedUpstream,
+} from '../reliability/support/scripted-upstream';
 import { tableText, tokenSecret } from './support/observed';
 
 const TABLE_PREFIX = `red${Date.now().toString(36)}-`;
-const ownKey = (provider: ProviderId) => `${provider}-own-key-${createHash('sha256').update(provider).digest('hex').slice(0, 24)}`;
+const ownKey = (provider: ProviderId) =>
+  `${provider}-own-key-${createHash('sha256').update(provider).digest('hex').slice(0, 24)}`;
 
 let upstream: ScriptedUpstream;
 let proxy: ProxyServer;
@@ -39,7 +44,12 @@ function credentialsOf(request: ScriptedRequest): string[] {
 }
 
 /** The text a careless provider would send: each credential, the first one split across two writes. */
-async function quoteAll(write: (chunk: string) => Promise<void>, before: string, after: string, request: ScriptedRequest): Promise<void> {
+async function quoteAll(
+  write: (chunk: string) => Promise<void>,
+  before: string,
+  after: string,
+  request: ScriptedRequest,
+): Promise<void> {
   const [key, token, secret] = credentialsOf(request);
   await write(`${before}key ${key!.slice(0, 9)}`);
   await new Promise((resolve) => setTimeout(resolve, 20));
@@ -49,19 +59,36 @@ async function quoteAll(write: (chunk: string) => Promise<void>, before: string,
 type Mode = 'stored' | 'pass-through';
 
 async function call(provider: 'prov-a' | 'prov-b', mode: Mode, stream: boolean): Promise<CallResult> {
-  return callProxy(proxy, { provider, token: proxy.account.token, providerKey: mode === 'pass-through' ? ownKey(provider) : undefined, stream, prompt: `redact ${provider} ${mode} ${stream}` });
+  return callProxy(proxy, {
+    provider,
+    token: proxy.account.token,
+    providerKey: mode === 'pass-through' ? ownKey(provider) : undefined,
+    stream,
+    prompt: `redact ${provider} ${mode} ${stream}`,
+  });
 }
 
 function secretsFor(provider: 'prov-a' | 'prov-b', mode: Mode): string[] {
-  return [mode === 'stored' ? proxy.storedKeys[provider] : ownKey(provider), proxy.account.token, tokenSecret(proxy.account.token)];
+  return [
+    mode === 'stored' ? proxy.storedKeys[provider] : ownKey(provider),
+    proxy.account.token,
+    tokenSecret(proxy.account.token),
+  ];
 }
 
-async function expectClean(provider: 'prov-a' | 'prov-b', mode: Mode, result: CallResult, redactions: number): Promise<void> {
-  for (const secret of secretsFor(provider, mode)) expect(result.text.includes(secret) ? secret.slice(0, 10) : 'absent').toBe('absent');
+async function expectClean(
+  provider: 'prov-a' | 'prov-b',
+  mode: Mode,
+  result: CallResult,
+  redactions: number,
+): Promise<void> {
+  for (const secret of secretsFor(provider, mode))
+    expect(result.text.includes(secret) ? secret.slice(0, 10) : 'absent').toBe('absent');
   expect(result.text.split('[redacted]').length - 1).toBe(redactions);
   const row = await rowOf(proxy, proxy.account.token, result.requestId);
   expect(row.error).toContain('[redacted]');
-  for (const secret of secretsFor(provider, mode)) expect(String(row.error).includes(secret) ? secret.slice(0, 10) : 'absent').toBe('absent');
+  for (const secret of secretsFor(provider, mode))
+    expect(String(row.error).includes(secret) ? secret.slice(0, 10) : 'absent').toBe('absent');
 }
 
 describe.each(['stored', 'pass-through'] as const)('%s mode', (mode) => {
@@ -69,7 +96,13 @@ describe.each(['stored', 'pass-through'] as const)('%s mode', (mode) => {
     upstream.next({
       status: 401,
       contentType: 'application/json',
-      body: (write, request) => quoteAll(write, '{"error":{"message":"Incorrect API key provided: ', '","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}', request),
+      body: (write, request) =>
+        quoteAll(
+          write,
+          '{"error":{"message":"Incorrect API key provided: ',
+          '","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}',
+          request,
+        ),
     });
     const result = await call('prov-b', mode, false);
     expect(result.status).toBe(401);
@@ -81,7 +114,8 @@ describe.each(['stored', 'pass-through'] as const)('%s mode', (mode) => {
     upstream.next({
       status: 400,
       contentType: 'application/json',
-      body: (write, request) => quoteAll(write, '{"type":"error","error":{"type":"invalid_request_error","message":"bad ', '"}}', request),
+      body: (write, request) =>
+        quoteAll(write, '{"type":"error","error":{"type":"invalid_request_error","message":"bad ', '"}}', request),
     });
     const result = await call('prov-a', mode, false);
     expect(result.status).toBe(400);
@@ -94,8 +128,15 @@ describe.each(['stored', 'pass-through'] as const)('%s mode', (mode) => {
       status: 200,
       contentType: 'text/event-stream',
       async body(write, request) {
-        await write(`data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'model-b', choices: [{ index: 0, delta: { role: 'assistant', content: 'Hi' }, finish_reason: null }] })}\n\n`);
-        await quoteAll(write, 'data: {"error":{"message":"upstream failed for ', '","type":"server_error","param":null,"code":null}}\n\n', request);
+        await write(
+          `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'model-b', choices: [{ index: 0, delta: { role: 'assistant', content: 'Hi' }, finish_reason: null }] })}\n\n`,
+        );
+        await quoteAll(
+          write,
+          'data: {"error":{"message":"upstream failed for ',
+          '","type":"server_error","param":null,"code":null}}\n\n',
+          request,
+        );
       },
     });
     const result = await call('prov-b', mode, true);
@@ -109,8 +150,15 @@ describe.each(['stored', 'pass-through'] as const)('%s mode', (mode) => {
       status: 200,
       contentType: 'text/event-stream',
       async body(write, request) {
-        await write(`event: message_start\ndata: ${JSON.stringify({ type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'model-a', content: [], stop_reason: null, usage: { input_tokens: 5, output_tokens: 1 } } })}\n\n`);
-        await quoteAll(write, 'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"failed for ', '"}}\n\n', request);
+        await write(
+          `event: message_start\ndata: ${JSON.stringify({ type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'model-a', content: [], stop_reason: null, usage: { input_tokens: 5, output_tokens: 1 } } })}\n\n`,
+        );
+        await quoteAll(
+          write,
+          'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"failed for ',
+          '"}}\n\n',
+          request,
+        );
       },
     });
     const result = await call('prov-a', mode, true);
@@ -124,7 +172,13 @@ test('no credential of these requests is in any table', async () => {
   const tables = await tableText(TABLE_PREFIX);
   const everything = Object.values(tables).flat().join('\n');
   expect(everything).toContain('[redacted]');
-  for (const secret of [...Object.values(proxy.storedKeys), ownKey('prov-a'), ownKey('prov-b'), proxy.account.token, tokenSecret(proxy.account.token)]) {
+  for (const secret of [
+    ...Object.values(proxy.storedKeys),
+    ownKey('prov-a'),
+    ownKey('prov-b'),
+    proxy.account.token,
+    tokenSecret(proxy.account.token),
+  ]) {
     expect(everything.includes(secret) ? secret.slice(0, 10) : 'absent').toBe('absent');
   }
 });

@@ -7,12 +7,20 @@
 import { createHash } from 'node:crypto';
 import type { ProviderId } from '../fakes/start-fakes';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
-import { credentialHeaders, ENDPOINT, expectEndpointError, PROVIDERS, requestBody } from '../reliability/support/requests';
+import {
+  credentialHeaders,
+  ENDPOINT,
+  expectEndpointError,
+  PROVIDERS,
+  requestBody,
+} from '../reliability/support/requests';
 import { rowOf } from '../reliability/support/rows';
 import { Observed, rawAccountItems, tableText, tokenSecret } from './support/observed';
 
 const TABLE_PREFIX = `sec${Date.now().toString(36)}-`;
-const PASS_THROUGH_KEYS = Object.fromEntries(PROVIDERS.map((id) => [id, `${id}-client-own-secret-${createHash('sha256').update(id).digest('hex').slice(0, 20)}`])) as Record<ProviderId, string>;
+const PASS_THROUGH_KEYS = Object.fromEntries(
+  PROVIDERS.map((id) => [id, `${id}-client-own-secret-${createHash('sha256').update(id).digest('hex').slice(0, 20)}`]),
+) as Record<ProviderId, string>;
 
 let proxy: ProxyServer;
 let token: string;
@@ -29,13 +37,22 @@ afterAll(async () => {
 });
 
 function allSecrets(): string[] {
-  const secrets = new Set<string>([...proxy.secrets, proxy.adminKey, ...Object.values(proxy.storedKeys), ...Object.values(PASS_THROUGH_KEYS)]);
+  const secrets = new Set<string>([
+    ...proxy.secrets,
+    proxy.adminKey,
+    ...Object.values(proxy.storedKeys),
+    ...Object.values(PASS_THROUGH_KEYS),
+  ]);
   for (const secret of [...secrets]) if (secret.startsWith('sk-proxy-')) secrets.add(tokenSecret(secret));
   return [...secrets];
 }
 
 const proxyCall = (id: ProviderId, headers: Record<string, string>, body: Record<string, unknown> = requestBody(id)) =>
-  seen.fetch(proxy.proxyBase + ENDPOINT[id], { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  seen.fetch(proxy.proxyBase + ENDPOINT[id], {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
 const api = (path: string, init: { method?: string; token?: string; body?: unknown } = {}) =>
   seen.fetch(proxy.url + path, {
     method: init.method ?? 'GET',
@@ -46,16 +63,20 @@ const api = (path: string, init: { method?: string; token?: string; body?: unkno
 test('traffic of every kind: stored and pass-through, JSON and streams, cached, and the management API', async () => {
   for (const id of PROVIDERS) {
     for (const stream of [false, true]) {
-      expect((await proxyCall(id, credentialHeaders(id, token), requestBody(id, 'secret scan', stream))).status).toBe(200);
+      expect((await proxyCall(id, credentialHeaders(id, token), requestBody(id, 'secret scan', stream))).status).toBe(
+        200,
+      );
       const cached = { ...credentialHeaders(id, token, PASS_THROUGH_KEYS[id]), 'x-proxy-cache': 'true' };
       expect((await proxyCall(id, cached, requestBody(id, 'secret scan cached', stream))).status).toBe(200);
       expect((await proxyCall(id, cached, requestBody(id, 'secret scan cached', stream))).status).toBe(200);
     }
   }
-  for (const path of ['/api/keys', '/api/logs?limit=500', '/api/stats', '/api/tokens', '/api/health']) expect((await api(path)).status).toBe(200);
+  for (const path of ['/api/keys', '/api/logs?limit=500', '/api/stats', '/api/tokens', '/api/health'])
+    expect((await api(path)).status).toBe(200);
   const page = await seen.fetch(`${proxy.url}/`);
   expect(page.status).toBe(200);
-  for (const asset of page.text.match(/\/assets\/[\w.-]+/g) ?? []) expect((await seen.fetch(proxy.url + asset)).status).toBe(200);
+  for (const asset of page.text.match(/\/assets\/[\w.-]+/g) ?? [])
+    expect((await seen.fetch(proxy.url + asset)).status).toBe(200);
 });
 
 test('error answers never echo the credential they refuse', async () => {
@@ -79,7 +100,9 @@ test('error answers never echo the credential they refuse', async () => {
     }
   }
   expect((await api('/api/logs', { token: forged })).status).toBe(401);
-  expect((await api('/api/admin/accounts', { method: 'POST', token: `${proxy.adminKey}x`, body: {} })).status).toBe(401);
+  expect((await api('/api/admin/accounts', { method: 'POST', token: `${proxy.adminKey}x`, body: {} })).status).toBe(
+    401,
+  );
   proxy.fakes.fakes['prov-d'].next({ status: 500 });
   expect((await proxyCall('prov-d', credentialHeaders('prov-d', token))).status).toBe(500);
 });
@@ -113,14 +136,16 @@ test('tokens are stored only as SHA-256 hashes of their secret part, and no key 
   expect(gate).toContain(`secret_hash=${hash}`);
   const everything = Object.values(tables).flat().join('\n');
   expect(everything.length).toBeGreaterThan(0);
-  for (const secret of allSecrets()) expect(everything.includes(secret) ? secret.slice(0, 12) : 'absent').toBe('absent');
+  for (const secret of allSecrets())
+    expect(everything.includes(secret) ? secret.slice(0, 12) : 'absent').toBe('absent');
 });
 
 test('pass-through keys are in no table (rows, cache entries, rollups, accounts) and are not kept after their request', async () => {
   const tables = await tableText(TABLE_PREFIX);
   expect(tables.cache!.length).toBeGreaterThan(0);
   for (const [table, items] of Object.entries(tables)) {
-    for (const key of Object.values(PASS_THROUGH_KEYS)) expect(`${table}: ${items.some((item) => item.includes(key))}`).toBe(`${table}: false`);
+    for (const key of Object.values(PASS_THROUGH_KEYS))
+      expect(`${table}: ${items.some((item) => item.includes(key))}`).toBe(`${table}: false`);
   }
   // The next request of the same account without a key is not served with the last one.
   const fake = proxy.fakes.fakes['prov-c'];

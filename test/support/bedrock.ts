@@ -16,14 +16,22 @@ const U = DEFAULT_BEDROCK_USAGE;
 
 /** The cost of the fake's default usage at those rates, in nano-dollars. */
 export const BEDROCK_COST_NANOS = Math.round(
-  (U.input * SONNET_46_REGIONAL.input + U.output * SONNET_46_REGIONAL.output + U.cacheRead * SONNET_46_REGIONAL.cacheRead + U.cacheWrite * SONNET_46_REGIONAL.cacheWrite) * 1e3,
+  (U.input * SONNET_46_REGIONAL.input +
+    U.output * SONNET_46_REGIONAL.output +
+    U.cacheRead * SONNET_46_REGIONAL.cacheRead +
+    U.cacheWrite * SONNET_46_REGIONAL.cacheWrite) *
+    1e3,
 );
 
 /**
  * The client as docs/bedrock.md shows it (three settings differ from a direct Bedrock client),
  * sending `credential` as its Bedrock bearer token and `headers` on every request.
  */
-export function bedrockClient(proxyBase: string, credential: string, headers: Record<string, string> = {}): BedrockRuntimeClient {
+export function bedrockClient(
+  proxyBase: string,
+  credential: string,
+  headers: Record<string, string> = {},
+): BedrockRuntimeClient {
   const client = new BedrockRuntimeClient({
     region: 'us-east-1',
     endpoint: `${proxyBase}/bedrock`,

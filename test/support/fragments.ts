@@ -47,7 +47,10 @@ export const UNICODE_SAMPLE = 'Grüße, café — naïve 日本語 😀👩‍�
  * still valid JSON in every event (the insertions go at the start of string values).
  */
 export function withUnicode(text: string): string {
-  const inserted = text.replace(/"(text|content|thinking|partial_json|reasoning_content)":"/g, (match) => `${match}${UNICODE_SAMPLE}`);
+  const inserted = text.replace(
+    /"(text|content|thinking|partial_json|reasoning_content)":"/g,
+    (match) => `${match}${UNICODE_SAMPLE}`,
+  );
   return `: keep-alive ☕ ${UNICODE_SAMPLE}\n\n${inserted}`;
 }
 
@@ -63,9 +66,11 @@ export interface StreamVariant {
 
 /** The variants every fixture stream is decoded in: as recorded, CRLF, CR only, and unicode + CRLF. */
 export function streamVariants(lfText: string): StreamVariant[] {
-  const blocks = (text: string) => splitSseBlocks(text).map((e): SseEvent => ({ event: e.event, data: e.data, raw: e.raw }));
+  const blocks = (text: string) =>
+    splitSseBlocks(text).map((e): SseEvent => ({ event: e.event, data: e.data, raw: e.raw }));
   const unicode = withUnicode(lfText);
-  const withEnding = (events: SseEvent[], ending: (s: string) => string) => events.map((e) => ({ ...e, raw: ending(e.raw) }));
+  const withEnding = (events: SseEvent[], ending: (s: string) => string) =>
+    events.map((e) => ({ ...e, raw: ending(e.raw) }));
   return [
     { label: 'LF', text: lfText, expected: blocks(lfText) },
     { label: 'CRLF', text: toCrlf(lfText), expected: withEnding(blocks(lfText), toCrlf) },

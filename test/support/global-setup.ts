@@ -28,7 +28,10 @@ export default async function globalSetup(): Promise<void> {
 /** `node scripts/build.mjs`, its output shown as it would be from the command line. */
 function build(): Promise<void> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ['scripts/build.mjs'], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+    const child = spawn(process.execPath, ['scripts/build.mjs'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
     child.once('error', fail);
     child.once('exit', (code) => (code === 0 ? done() : fail(new Error(`scripts/build.mjs exited with ${code}`))));
   });

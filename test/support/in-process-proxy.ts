@@ -54,7 +54,10 @@ export interface InProcessOptions {
 }
 
 /** What a second instance shares with the first. */
-const shared = new WeakMap<InProcessProxy, { fakes: AllFakes; tablePrefix: string; dataDir: string; adminKey: string }>();
+const shared = new WeakMap<
+  InProcessProxy,
+  { fakes: AllFakes; tablePrefix: string; dataDir: string; adminKey: string }
+>();
 
 export async function startInProcessProxy(options: InProcessOptions = {}): Promise<InProcessProxy> {
   const first = options.sameStoreAs && shared.get(options.sameStoreAs);
@@ -64,17 +67,34 @@ export async function startInProcessProxy(options: InProcessOptions = {}): Promi
   const dataDir = first?.dataDir ?? mkdtempSync(join(tmpdir(), 'in-process-proxy-'));
   const adminKey = first?.adminKey ?? `admin-${randomBytes(16).toString('hex')}`;
   const logged: string[] = [];
-  const line = (level: string) => (message: string, fields?: Record<string, unknown>) => void logged.push(JSON.stringify({ level, message, ...fields }));
+  const line = (level: string) => (message: string, fields?: Record<string, unknown>) =>
+    void logged.push(JSON.stringify({ level, message, ...fields }));
   const log: Logger = { info: line('info'), warn: line('warn'), error: line('error') };
-  const config = loadConfig({ ...fakes.env, DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT, TABLE_PREFIX: tablePrefix, DATA_DIR: dataDir, ADMIN_KEY: adminKey, ...options.env });
+  const config = loadConfig({
+    ...fakes.env,
+    DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT,
+    TABLE_PREFIX: tablePrefix,
+    DATA_DIR: dataDir,
+    ADMIN_KEY: adminKey,
+    ...options.env,
+  });
   const deps = buildDeps(config, log, { shareInFlightAnswers: true });
   if (options.now) deps.now = options.now;
   installLambdaShim();
-  const handler = createProxyHandler(deps) as unknown as (event: unknown, response: ServerResponse, context: object) => Promise<void>;
+  const handler = createProxyHandler(deps) as unknown as (
+    event: unknown,
+    response: ServerResponse,
+    context: object,
+  ) => Promise<void>;
   // As the local server does (lambda/local/server.ts): a request that fails after its answer began can only be cut.
   const server = createServer((request, response) => {
     toFunctionUrlEvent(request, response)
-      .then((event) => handler(event, response, { awsRequestId: event.requestContext.requestId, getRemainingTimeInMillis: options.remainingTimeMs }))
+      .then((event) =>
+        handler(event, response, {
+          awsRequestId: event.requestContext.requestId,
+          getRemainingTimeInMillis: options.remainingTimeMs,
+        }),
+      )
       .catch(() => response.destroy());
   });
   // Longer than a client's idle keep-alive, so the server never closes a socket the client is about to reuse.

@@ -13,7 +13,11 @@ export const EVENTUALLY_MS = 60_000;
 export const PROCESS_START_MS = 180_000;
 
 /** Polls `probe` until it returns something other than undefined, or the limit passes (then undefined). */
-export async function eventually<T>(probe: () => Promise<T | undefined>, limitMs = EVENTUALLY_MS, intervalMs = 100): Promise<T | undefined> {
+export async function eventually<T>(
+  probe: () => Promise<T | undefined>,
+  limitMs = EVENTUALLY_MS,
+  intervalMs = 100,
+): Promise<T | undefined> {
   const deadline = Date.now() + limitMs;
   for (;;) {
     const found = await probe();

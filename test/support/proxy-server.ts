@@ -64,7 +64,8 @@ export async function startProxy(options: StartOptions = {}): Promise<ProxyServe
   const fakes = options.fakes ?? (await startAllFakes());
   const ownsFakes = !options.fakes;
   const dataDir = mkdtempSync(join(tmpdir(), 'proxy-data-'));
-  if (options.sharesKeysWith) copyFileSync(join(options.sharesKeysWith.dataDir, 'local-master.key'), join(dataDir, 'local-master.key'));
+  if (options.sharesKeysWith)
+    copyFileSync(join(options.sharesKeysWith.dataDir, 'local-master.key'), join(dataDir, 'local-master.key'));
   const adminKey = `admin-test-${randomBytes(16).toString('hex')}`;
   const child: ChildProcess = spawn(process.execPath, [SERVER], {
     cwd: ROOT,

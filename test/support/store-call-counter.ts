@@ -25,7 +25,9 @@ export interface StoreCall {
  * them all before it had any of their answers, so together they cost one round trip.
  */
 export function inOneWave(calls: readonly StoreCall[]): boolean {
-  return calls.every((later) => calls.every((earlier) => earlier.answerOrder === undefined || earlier.answerOrder > later.answeredBefore));
+  return calls.every((later) =>
+    calls.every((earlier) => earlier.answerOrder === undefined || earlier.answerOrder > later.answeredBefore),
+  );
 }
 
 export interface StoreCallCounter {
@@ -46,7 +48,10 @@ export interface StoreCallCounter {
 function tablesOf(body: Record<string, unknown>): string[] {
   if (typeof body.TableName === 'string') return [body.TableName];
   const items = body.RequestItems ?? body.TransactItems;
-  if (Array.isArray(items)) return items.flatMap((item) => Object.values(item as Record<string, { TableName?: string }>).map((op) => op.TableName ?? ''));
+  if (Array.isArray(items))
+    return items.flatMap((item) =>
+      Object.values(item as Record<string, { TableName?: string }>).map((op) => op.TableName ?? ''),
+    );
   return items && typeof items === 'object' ? Object.keys(items) : [];
 }
 
@@ -68,23 +73,42 @@ export async function startStoreCallCounter(target: string, mark: () => number =
       } catch {
         // Not JSON: logged without tables.
       }
-      const call: StoreCall = { operation: String(req.headers['x-amz-target'] ?? '').split('.').pop() ?? '', tables: tablesOf(parsed), answered: false, mark: mark(), answeredBefore: answered };
+      const call: StoreCall = {
+        operation:
+          String(req.headers['x-amz-target'] ?? '')
+            .split('.')
+            .pop() ?? '',
+        tables: tablesOf(parsed),
+        answered: false,
+        mark: mark(),
+        answeredBefore: answered,
+      };
       const index = calls.push(call) - 1;
       const held = hold && index >= hold.from ? hold : undefined;
       if (held && calls.length - held.from >= held.count) held.release();
-      const forward = request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers, agent }, (answer) => {
-        const deliver = () => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-          answer.on('end', () => {
-            call.answered = true;
-            call.answerOrder = ++answered;
-            for (const wake of waiters) wake();
-          });
-        };
-        if (held) void held.released.then(deliver);
-        else deliver();
-      });
+      const forward = request(
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          method: req.method,
+          path: req.url,
+          headers: req.headers,
+          agent,
+        },
+        (answer) => {
+          const deliver = () => {
+            res.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(res);
+            answer.on('end', () => {
+              call.answered = true;
+              call.answerOrder = ++answered;
+              for (const wake of waiters) wake();
+            });
+          };
+          if (held) void held.released.then(deliver);
+          else deliver();
+        },
+      );
       forward.on('error', () => res.writeHead(502).end());
       forward.end(body);
     });
@@ -119,7 +143,11 @@ export async function startStoreCallCounter(target: string, mark: () => number =
         };
         const timer = setTimeout(() => {
           waiters.delete(check);
-          reject(new Error(`no such store call within ${timeoutMs} ms; calls: ${calls.map((c) => `${c.operation} ${c.tables.join('+')}`).join(', ')}`));
+          reject(
+            new Error(
+              `no such store call within ${timeoutMs} ms; calls: ${calls.map((c) => `${c.operation} ${c.tables.join('+')}`).join(', ')}`,
+            ),
+          );
         }, timeoutMs);
         waiters.add(check);
         check();

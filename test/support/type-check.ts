@@ -19,5 +19,7 @@ export function typeCheckAsUserModules(files: string[], dir: string): string[] {
     typeRoots: [join(ROOT, 'node_modules/@types')],
     types: ['node'],
   });
-  return ts.getPreEmitDiagnostics(program).map((d) => `${d.file?.fileName.replace(dir, '') ?? ''}: ${ts.flattenDiagnosticMessageText(d.messageText, ' ')}`);
+  return ts
+    .getPreEmitDiagnostics(program)
+    .map((d) => `${d.file?.fileName.replace(dir, '') ?? ''}: ${ts.flattenDiagnosticMessageText(d.messageText, ' ')}`);
 }

@@ -3,7 +3,13 @@ import { join } from 'node:path';
 import { loadConfig } from '../../lambda/config';
 import { bannerLines } from '../../lambda/local/banner';
 import { PROVIDER_CATALOG } from '../../lambda/providers/catalog';
-import { PROVIDERS, providerById, providerByRoute, upstreamUrl, type ProviderId } from '../../lambda/providers/registry';
+import {
+  PROVIDERS,
+  providerById,
+  providerByRoute,
+  upstreamUrl,
+  type ProviderId,
+} from '../../lambda/providers/registry';
 
 describe('loadConfig', () => {
   it('has the documented defaults for an empty environment', () => {
@@ -50,9 +56,26 @@ describe('loadConfig', () => {
   });
 
   it('an empty variable counts as unset', () => {
-    const names = ['PORT', 'HOST', 'DATA_DIR', 'DYNAMODB_ENDPOINT', 'ADMIN_KEY', 'UPSTREAM_TIMEOUT_MS', 'RATE_LIMIT_PER_MINUTE', 'CORS_ALLOWED_ORIGINS', 'PRICING_FILE'];
+    const names = [
+      'PORT',
+      'HOST',
+      'DATA_DIR',
+      'DYNAMODB_ENDPOINT',
+      'ADMIN_KEY',
+      'UPSTREAM_TIMEOUT_MS',
+      'RATE_LIMIT_PER_MINUTE',
+      'CORS_ALLOWED_ORIGINS',
+      'PRICING_FILE',
+    ];
     const config = loadConfig(Object.fromEntries(names.map((name) => [name, ''])));
-    expect(config).toMatchObject({ port: 8787, host: '127.0.0.1', dataDir: '.data', upstreamTimeoutMs: 30_000, rateLimitPerMinute: 100, corsAllowedOrigins: [] });
+    expect(config).toMatchObject({
+      port: 8787,
+      host: '127.0.0.1',
+      dataDir: '.data',
+      upstreamTimeoutMs: 30_000,
+      rateLimitPerMinute: 100,
+      corsAllowedOrigins: [],
+    });
     expect(config.dynamoEndpoint).toBeUndefined();
     expect(config.adminKey).toBeUndefined();
     expect(config.pricingFile).toBeUndefined();
@@ -120,23 +143,38 @@ describe('provider registry', () => {
 
   it.each(overrides)('%s with its base set to %s calls %s', (id, base, url) => {
     const provider = providerById(id)!;
-    expect(upstreamUrl(provider, loadConfig({ [provider.upstream.envVar]: base }).upstreams[id].baseUrl).href).toBe(url);
+    expect(upstreamUrl(provider, loadConfig({ [provider.upstream.envVar]: base }).upstreams[id].baseUrl).href).toBe(
+      url,
+    );
   });
 
   it.each([
     ['the default region', {}, 'eu-west-1'],
-    ['AWS_REGION (the function\'s own region)', { AWS_REGION: 'eu-central-1' }, 'eu-central-1'],
+    ["AWS_REGION (the function's own region)", { AWS_REGION: 'eu-central-1' }, 'eu-central-1'],
     ['BEDROCK_REGION over AWS_REGION', { AWS_REGION: 'eu-central-1', BEDROCK_REGION: 'us-east-1' }, 'us-east-1'],
     ['BEDROCK_REGION alone', { BEDROCK_REGION: 'ap-northeast-1' }, 'ap-northeast-1'],
   ])('Bedrock is reached and signed for in %s (docs/bedrock.md, "Region")', (_, env, region) => {
     const { bedrock } = loadConfig(env).upstreams;
-    expect(bedrock).toEqual({ baseUrl: `https://bedrock-runtime.${region}.amazonaws.com`, overridden: false, aws: { region, service: 'bedrock' } });
-    expect(upstreamUrl(providerById('bedrock')!, bedrock.baseUrl, '/model/eu.anthropic.claude-sonnet-4-6/converse').href).toBe(`https://bedrock-runtime.${region}.amazonaws.com/model/eu.anthropic.claude-sonnet-4-6/converse`);
+    expect(bedrock).toEqual({
+      baseUrl: `https://bedrock-runtime.${region}.amazonaws.com`,
+      overridden: false,
+      aws: { region, service: 'bedrock' },
+    });
+    expect(
+      upstreamUrl(providerById('bedrock')!, bedrock.baseUrl, '/model/eu.anthropic.claude-sonnet-4-6/converse').href,
+    ).toBe(`https://bedrock-runtime.${region}.amazonaws.com/model/eu.anthropic.claude-sonnet-4-6/converse`);
   });
 
   it('UPSTREAM_BASE_URL_BEDROCK replaces the base URL; requests are still signed for BEDROCK_REGION', () => {
-    const { bedrock } = loadConfig({ UPSTREAM_BASE_URL_BEDROCK: 'http://127.0.0.1:9006/', BEDROCK_REGION: 'us-west-2' }).upstreams;
-    expect(bedrock).toEqual({ baseUrl: 'http://127.0.0.1:9006', overridden: true, aws: { region: 'us-west-2', service: 'bedrock' } });
+    const { bedrock } = loadConfig({
+      UPSTREAM_BASE_URL_BEDROCK: 'http://127.0.0.1:9006/',
+      BEDROCK_REGION: 'us-west-2',
+    }).upstreams;
+    expect(bedrock).toEqual({
+      baseUrl: 'http://127.0.0.1:9006',
+      overridden: true,
+      aws: { region: 'us-west-2', service: 'bedrock' },
+    });
   });
 
   it('refuses a BEDROCK_REGION that is no region name', () => {
@@ -146,8 +184,12 @@ describe('provider registry', () => {
   it("one provider's override does not move another, and an empty override means the default", () => {
     const env = { UPSTREAM_BASE_URL_PROV_B: 'http://127.0.0.1:9002/v1', UPSTREAM_BASE_URL_PROV_C: '' };
     const { upstreams } = loadConfig(env);
-    expect(upstreamUrl(providerById('prov-a')!, upstreams['prov-a'].baseUrl).href).toBe('https://api.anthropic.com/v1/messages');
-    expect(upstreamUrl(providerById('prov-c')!, upstreams['prov-c'].baseUrl).href).toBe('https://generativelanguage.googleapis.com/v1beta/openai/chat/completions');
+    expect(upstreamUrl(providerById('prov-a')!, upstreams['prov-a'].baseUrl).href).toBe(
+      'https://api.anthropic.com/v1/messages',
+    );
+    expect(upstreamUrl(providerById('prov-c')!, upstreams['prov-c'].baseUrl).href).toBe(
+      'https://generativelanguage.googleapis.com/v1beta/openai/chat/completions',
+    );
   });
 
   const routes: [string, ProviderId][] = [
@@ -168,12 +210,17 @@ describe('provider registry', () => {
     expect(providerByRoute(path)?.id).toBe(id);
   });
 
-  it.each(['/v1/chat/completions', '/chat/completions', '/prov-b/v1/messages', '/prov-f/v1/chat/completions', '/v2/messages', '/', ''])(
-    '%p reaches no provider',
-    (path) => {
-      expect(providerByRoute(path)).toBeUndefined();
-    },
-  );
+  it.each([
+    '/v1/chat/completions',
+    '/chat/completions',
+    '/prov-b/v1/messages',
+    '/prov-f/v1/chat/completions',
+    '/v2/messages',
+    '/',
+    '',
+  ])('%p reaches no provider', (path) => {
+    expect(providerByRoute(path)).toBeUndefined();
+  });
 
   it('credentials: x-api-key for prov-a, Bearer authorization for the others', () => {
     expect(providerById('prov-a')!.dialect.credential).toMatchObject({ header: 'x-api-key' });
@@ -203,7 +250,9 @@ describe('the upstream variables in docs/api.md and docs/operations.md', () => {
   function named(text: string): Set<string> {
     const names = new Set(text.match(/\b[A-Z][A-Z0-9_]{3,}\b/g));
     const range = /`UPSTREAM_BASE_URL_PROV_([A-Z])` … `_([A-Z])`/.exec(text);
-    if (range) for (let c = range[1]!.charCodeAt(0); c <= range[2]!.charCodeAt(0); c++) names.add(`UPSTREAM_BASE_URL_PROV_${String.fromCharCode(c)}`);
+    if (range)
+      for (let c = range[1]!.charCodeAt(0); c <= range[2]!.charCodeAt(0); c++)
+        names.add(`UPSTREAM_BASE_URL_PROV_${String.fromCharCode(c)}`);
     return names;
   }
 
@@ -211,18 +260,28 @@ describe('the upstream variables in docs/api.md and docs/operations.md', () => {
     ['api.md', api],
     ['operations.md', operations],
   ])("%s names every provider's upstream override and region variable, and no other", (_, text) => {
-    const expected = PROVIDER_CATALOG.flatMap((entry): string[] => ('aws' in entry.upstream ? [entry.upstream.aws.regionEnvVar, entry.upstream.envVar] : [entry.upstream.envVar]));
-    const upstreamNames = [...named(text)].filter((name) => name.startsWith('UPSTREAM_BASE_URL_') || name.endsWith('_REGION'));
+    const expected = PROVIDER_CATALOG.flatMap((entry): string[] =>
+      'aws' in entry.upstream ? [entry.upstream.aws.regionEnvVar, entry.upstream.envVar] : [entry.upstream.envVar],
+    );
+    const upstreamNames = [...named(text)].filter(
+      (name) => name.startsWith('UPSTREAM_BASE_URL_') || name.endsWith('_REGION'),
+    );
     expect(upstreamNames.filter((name) => name !== 'AWS_REGION').sort()).toEqual([...new Set(expected)].sort());
   });
 
   it("each of api.md's example overrides resolves to the endpoint it shows", () => {
     const lines = [...api.matchAll(/^(UPSTREAM_BASE_URL_\w+)=(\S+)\s+# → (\S+)/gm)];
-    expect(lines.map((line) => line[1])).toEqual(['UPSTREAM_BASE_URL_PROV_A', 'UPSTREAM_BASE_URL_PROV_B', 'UPSTREAM_BASE_URL_BEDROCK']);
+    expect(lines.map((line) => line[1])).toEqual([
+      'UPSTREAM_BASE_URL_PROV_A',
+      'UPSTREAM_BASE_URL_PROV_B',
+      'UPSTREAM_BASE_URL_BEDROCK',
+    ]);
     for (const [, name, value, shown] of lines) {
       const entry = PROVIDER_CATALOG.find((e) => e.upstream.envVar === name)!;
       const provider = providerById(entry.id as ProviderId)!;
-      const resolved = decodeURI(upstreamUrl(provider, loadConfig({ [name!]: value }).upstreams[provider.id].baseUrl).href);
+      const resolved = decodeURI(
+        upstreamUrl(provider, loadConfig({ [name!]: value }).upstreams[provider.id].baseUrl).href,
+      );
       expect(resolved.replace('{model}', '{modelId}')).toBe(shown);
     }
   });
@@ -235,6 +294,8 @@ describe('the upstream variables in docs/api.md and docs/operations.md', () => {
       admin: { key: 'k', generated: false },
       firstAccount: { accountId: 'acct', reason: 'shown-before' },
     });
-    expect(lines).toContain('  upstream bedrock:  http://127.0.0.1:9006/model/{model}/converse   (UPSTREAM_BASE_URL_BEDROCK)');
+    expect(lines).toContain(
+      '  upstream bedrock:  http://127.0.0.1:9006/model/{model}/converse   (UPSTREAM_BASE_URL_BEDROCK)',
+    );
   });
 });

@@ -21,11 +21,16 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-const config = (env: Record<string, string> = {}) => loadConfig({ DATA_DIR: dataDir, DYNAMODB_ENDPOINT: 'http://127.0.0.1:9', ...env });
+const config = (env: Record<string, string> = {}) =>
+  loadConfig({ DATA_DIR: dataDir, DYNAMODB_ENDPOINT: 'http://127.0.0.1:9', ...env });
 
 test('without the AWS adapters, KMS_KEY_ID and ADMIN_SECRET_ARN are refused by name, not ignored', () => {
-  expect(() => buildDeps(config({ KMS_KEY_ID: 'alias/proxy' }))).toThrow(/KMS_KEY_ID is for the Lambda function; the local server keeps provider keys under DATA_DIR\/local-master\.key/);
-  expect(() => buildDeps(config({ ADMIN_SECRET_ARN: SECRET_ARN }))).toThrow(/ADMIN_SECRET_ARN is for the Lambda function; .*reads its admin key from ADMIN_KEY/);
+  expect(() => buildDeps(config({ KMS_KEY_ID: 'alias/proxy' }))).toThrow(
+    /KMS_KEY_ID is for the Lambda function; the local server keeps provider keys under DATA_DIR\/local-master\.key/,
+  );
+  expect(() => buildDeps(config({ ADMIN_SECRET_ARN: SECRET_ARN }))).toThrow(
+    /ADMIN_SECRET_ARN is for the Lambda function; .*reads its admin key from ADMIN_KEY/,
+  );
   // Neither set: the local key file and ADMIN_KEY, no adapter needed.
   const deps = buildDeps(config({ ADMIN_KEY: 'a-local-admin-key-of-32-characters' }));
   return expect(deps.adminKey()).resolves.toBe('a-local-admin-key-of-32-characters');
@@ -37,7 +42,11 @@ test("with the AWS adapters, the provider keys' data keys are wrapped by the KMS
   const aws: AwsAdapters = {
     keyWrapper: (region, keyId) => {
       built.push(['kms', region, keyId]);
-      return { keyRef: `kms:${keyId}`, newDataKey: (context) => stand.newDataKey(context), unwrap: (wrapped, context) => stand.unwrap(wrapped, context) };
+      return {
+        keyRef: `kms:${keyId}`,
+        newDataKey: (context) => stand.newDataKey(context),
+        unwrap: (wrapped, context) => stand.unwrap(wrapped, context),
+      };
     },
     secretReader: (region, secretId) => {
       built.push(['secrets', region, secretId]);

@@ -20,7 +20,11 @@ function failing(times: number, error: () => Error = () => new Retryable()) {
   return { attempts, operation };
 }
 
-const policy = (attempts: number): RetryPolicy => ({ attempts, mayRetry: (error) => error instanceof Retryable, delayMs: (retry) => retry * 10 });
+const policy = (attempts: number): RetryPolicy => ({
+  attempts,
+  mayRetry: (error) => error instanceof Retryable,
+  delayMs: (retry) => retry * 10,
+});
 
 describe('withRetries', () => {
   it('returns the first success, numbering attempts from 1 and waiting the policy delay between them', async () => {
@@ -116,19 +120,39 @@ describe('retryPolicies', () => {
   }
 
   it('storeCall: 3 attempts, jittered waits under 50 and 100 ms, only errors its classifier allows', async () => {
-    const retried = await exhaust(retryPolicies.storeCall(() => true), new Error('throttled'));
+    const retried = await exhaust(
+      retryPolicies.storeCall(() => true),
+      new Error('throttled'),
+    );
     expect(retried.attempts).toBe(3);
     expect(ceilings(backoffs.storeCall, 2)).toEqual([50, 100]);
     expectWithin(retried.waits, [50, 100]);
     // A sent-at-most-once command whose answer was lost: its classifier refuses, so it is sent once only.
-    expect((await exhaust(retryPolicies.storeCall(() => false), new Error('socket hang up'))).attempts).toBe(1);
+    expect(
+      (
+        await exhaust(
+          retryPolicies.storeCall(() => false),
+          new Error('socket hang up'),
+        )
+      ).attempts,
+    ).toBe(1);
   });
 
   it('unprocessedItems: 6 attempts (5 retries) under ceilings of 40 ms doubling, or the attempts the caller gives', async () => {
-    const retried = await exhaust(retryPolicies.unprocessedItems(() => true), new Error('left over'));
+    const retried = await exhaust(
+      retryPolicies.unprocessedItems(() => true),
+      new Error('left over'),
+    );
     expect(retried.attempts).toBe(6);
     expectWithin(retried.waits, [40, 80, 160, 320, 640]);
-    expect((await exhaust(retryPolicies.unprocessedItems(() => true, 5), new Error('left over'))).attempts).toBe(5);
+    expect(
+      (
+        await exhaust(
+          retryPolicies.unprocessedItems(() => true, 5),
+          new Error('left over'),
+        )
+      ).attempts,
+    ).toBe(5);
   });
 
   it('rowWrite: 6 attempts retrying every error, jittered waits capped at 5 s, 6 to 12 s in all', async () => {
@@ -141,9 +165,19 @@ describe('retryPolicies', () => {
   });
 
   it('staleUpstreamSocket: one more attempt, at once, only for a stale socket', async () => {
-    const stale = await exhaust(retryPolicies.staleUpstreamSocket(() => true), new Error('ECONNRESET'));
+    const stale = await exhaust(
+      retryPolicies.staleUpstreamSocket(() => true),
+      new Error('ECONNRESET'),
+    );
     expect(stale).toEqual({ attempts: 2, waits: [] });
-    expect((await exhaust(retryPolicies.staleUpstreamSocket(() => false), new Error('refused'))).attempts).toBe(1);
+    expect(
+      (
+        await exhaust(
+          retryPolicies.staleUpstreamSocket(() => false),
+          new Error('refused'),
+        )
+      ).attempts,
+    ).toBe(1);
   });
 });
 
@@ -154,15 +188,23 @@ describe('sendUntilProcessed (BatchGet/BatchWrite leftovers)', () => {
       sent.push(pending);
       return pending.slice(2);
     });
-    expect(sent).toEqual([[1, 2, 3, 4], [3, 4]]);
+    expect(sent).toEqual([
+      [1, 2, 3, 4],
+      [3, 4],
+    ]);
   });
 
   it('gives up after the policy’s attempts with how many were left', async () => {
     let calls = 0;
-    const stuck = sendUntilProcessed([1, 2], 'reads', async (pending) => {
-      calls++;
-      return pending;
-    }, 3);
+    const stuck = sendUntilProcessed(
+      [1, 2],
+      'reads',
+      async (pending) => {
+        calls++;
+        return pending;
+      },
+      3,
+    );
     await expect(stuck).rejects.toThrow(new UnprocessedError(2, 'reads').message);
     expect(calls).toBe(3);
   });

@@ -4,7 +4,15 @@ import { accountPk } from '../../store/dynamodb/account-partition';
 import { BatchedGet } from '../../store/dynamodb/batched-get';
 import { idempotencyToken } from '../../store/dynamodb/idempotency-token';
 import { allItems } from '../../store/dynamodb/paginate';
-import { gateKey, gateOfNewToken, gateRevocation, gateSettings, limitsFrom, settingsOf, settingsUpdate } from './token-gate';
+import {
+  gateKey,
+  gateOfNewToken,
+  gateRevocation,
+  gateSettings,
+  limitsFrom,
+  settingsOf,
+  settingsUpdate,
+} from './token-gate';
 import { cancellationReasons, conditionFailedItem } from '../../store/dynamodb/wire/dynamo-error';
 import type { DocumentClient } from '../../store/dynamodb/wire/document-client';
 import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
@@ -61,7 +69,13 @@ export class DynamoAccountStore implements AccountStore {
         operation: 'PutItem',
         input: {
           TableName: this.table,
-          Item: { pk: accountPk(input.accountId), sk: 'ACCOUNT', account_id: input.accountId, name: input.name, created_at: input.createdAt },
+          Item: {
+            pk: accountPk(input.accountId),
+            sk: 'ACCOUNT',
+            account_id: input.accountId,
+            name: input.name,
+            created_at: input.createdAt,
+          },
           // Account ids are random; refusing to overwrite makes a collision loud instead of silent.
           ConditionExpression: 'attribute_not_exists(pk)',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -76,7 +90,10 @@ export class DynamoAccountStore implements AccountStore {
   }
 
   async accountExists(accountId: string): Promise<boolean> {
-    const { Item } = await this.doc.send({ operation: 'GetItem', input: { TableName: this.table, Key: { pk: accountPk(accountId), sk: 'ACCOUNT' } } });
+    const { Item } = await this.doc.send({
+      operation: 'GetItem',
+      input: { TableName: this.table, Key: { pk: accountPk(accountId), sk: 'ACCOUNT' } },
+    });
     return Boolean(Item);
   }
 
@@ -97,7 +114,13 @@ export class DynamoAccountStore implements AccountStore {
         ClientRequestToken: idempotencyToken(token.tokenId),
         TransactItems: [
           { Put: { TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
-          { Put: { TableName: this.gateTable, Item: gateOfNewToken(token), ConditionExpression: 'attribute_not_exists(counter_key)' } },
+          {
+            Put: {
+              TableName: this.gateTable,
+              Item: gateOfNewToken(token),
+              ConditionExpression: 'attribute_not_exists(counter_key)',
+            },
+          },
         ],
       },
     });
@@ -135,21 +158,34 @@ export class DynamoAccountStore implements AccountStore {
     return this.updateTokenAndGate(
       accountId,
       tokenId,
-      { UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :at)', ExpressionAttributeValues: { ':at': revokedAt } },
+      {
+        UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :at)',
+        ExpressionAttributeValues: { ':at': revokedAt },
+      },
       gateRevocation(this.gateTable, tokenId, revokedAt),
     );
   }
 
   async updateToken(accountId: string, tokenId: string, update: TokenUpdate): Promise<boolean> {
     // With the gate's half: the very next proxied request sees the change, on every instance.
-    return this.updateTokenAndGate(accountId, tokenId, settingsUpdate(update), gateSettings(this.gateTable, tokenId, update));
+    return this.updateTokenAndGate(
+      accountId,
+      tokenId,
+      settingsUpdate(update),
+      gateSettings(this.gateTable, tokenId, update),
+    );
   }
 
   /**
    * A change to an existing token's item and to its gate item, in one transaction, so no instance
    * sees one without the other. False when the token does not exist.
    */
-  private async updateTokenAndGate(accountId: string, tokenId: string, change: Omit<TransactUpdate, 'TableName' | 'Key'>, gateChange: TransactUpdate): Promise<boolean> {
+  private async updateTokenAndGate(
+    accountId: string,
+    tokenId: string,
+    change: Omit<TransactUpdate, 'TableName' | 'Key'>,
+    gateChange: TransactUpdate,
+  ): Promise<boolean> {
     try {
       await this.doc.send({
         operation: 'TransactWriteItems',

@@ -1,7 +1,26 @@
 import { randomBytes } from 'node:crypto';
 import { tagsFrom } from '../../tags/tags';
-import type { GateVerdict, PresentedToken, RateLimitDecision, Scope, TokenGate, TokenLimits, TokenRecord, TokenUpdate } from '../ports';
-import { entryFor, inWindow, minuteAttribute, minuteStartOf, roomCondition, timesIn, WINDOW_ATTRIBUTE, WINDOW_MS, windowFigures } from '../sliding-minute';
+import type {
+  GateVerdict,
+  PresentedToken,
+  RateLimitDecision,
+  Scope,
+  TokenGate,
+  TokenLimits,
+  TokenRecord,
+  TokenUpdate,
+} from '../ports';
+import {
+  entryFor,
+  inWindow,
+  minuteAttribute,
+  minuteStartOf,
+  roomCondition,
+  timesIn,
+  WINDOW_ATTRIBUTE,
+  WINDOW_MS,
+  windowFigures,
+} from '../sliding-minute';
 import { conditionFailedItem } from '../../store/dynamodb/wire/dynamo-error';
 import type { DocumentClient } from '../../store/dynamodb/wire/document-client';
 
@@ -24,7 +43,14 @@ export const gateKey = (tokenId: string) => ({ counter_key: `TOKEN#${tokenId}` }
 
 /** What a gate copies of its token (revocation and the budget flag are kept apart: they change later). */
 function copyOf(record: TokenRecord): Record<string, unknown> {
-  return { account_id: record.accountId, token_id: record.tokenId, secret_hash: record.secretHash, scopes: record.scopes, created_at: record.createdAt, ...settingsOf(record) };
+  return {
+    account_id: record.accountId,
+    token_id: record.tokenId,
+    secret_hash: record.secretHash,
+    scopes: record.scopes,
+    created_at: record.createdAt,
+    ...settingsOf(record),
+  };
 }
 
 /** Limits as the token item and its gate store them (absent attributes mean no limit; the API checked their ranges). */
@@ -33,7 +59,8 @@ export function limitsFrom(item: Record<string, unknown>): TokenLimits {
   const rpm = item.requests_per_minute;
   if (typeof rpm === 'number' && Number.isInteger(rpm) && rpm >= 1) limits.requestsPerMinute = rpm;
   const models = item.models;
-  if (Array.isArray(models) && models.length > 0 && models.every((entry) => typeof entry === 'string')) limits.models = models;
+  if (Array.isArray(models) && models.length > 0 && models.every((entry) => typeof entry === 'string'))
+    limits.models = models;
   return limits;
 }
 
@@ -50,7 +77,11 @@ export function settingsOf(record: Pick<TokenRecord, 'tags' | 'limits'>): Record
 const UPDATED: Record<'tags' | 'limits', string[]> = { tags: ['tags'], limits: ['requests_per_minute', 'models'] };
 
 /** The update expression of a token setting change, the same on the token item and on its gate. */
-export function settingsUpdate(update: TokenUpdate): { UpdateExpression: string; ExpressionAttributeNames: Record<string, string>; ExpressionAttributeValues?: Record<string, unknown> } {
+export function settingsUpdate(update: TokenUpdate): {
+  UpdateExpression: string;
+  ExpressionAttributeNames: Record<string, string>;
+  ExpressionAttributeValues?: Record<string, unknown>;
+} {
   const settings = settingsOf('tags' in update ? { tags: update.tags } : { limits: update.limits });
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = {};
@@ -64,8 +95,14 @@ export function settingsUpdate(update: TokenUpdate): { UpdateExpression: string;
       sets.push(`#s${i} = :s${i}`);
     }
   });
-  const expression = [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : ''].filter(Boolean).join(' ');
-  return { UpdateExpression: expression, ExpressionAttributeNames: names, ...(sets.length ? { ExpressionAttributeValues: values } : {}) };
+  const expression = [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : '']
+    .filter(Boolean)
+    .join(' ');
+  return {
+    UpdateExpression: expression,
+    ExpressionAttributeNames: names,
+    ...(sets.length ? { ExpressionAttributeValues: values } : {}),
+  };
 }
 
 /** The gate's half of a change to the token's tags or limits; on a token with no gate yet it leaves a stub that first use completes. */
@@ -90,7 +127,12 @@ export function gateRevocation(table: string, tokenId: string, revokedAt: string
 
 /** The gate's half of setting or removing a token's budget. */
 export function gateBudgetFlag(table: string, tokenId: string, hasBudget: boolean) {
-  return { TableName: table, Key: gateKey(tokenId), UpdateExpression: 'SET token_budget = :flag', ExpressionAttributeValues: { ':flag': hasBudget } };
+  return {
+    TableName: table,
+    Key: gateKey(tokenId),
+    UpdateExpression: 'SET token_budget = :flag',
+    ExpressionAttributeValues: { ':flag': hasBudget },
+  };
 }
 
 function recordOf(item: Record<string, unknown>): TokenRecord {
@@ -107,7 +149,10 @@ function recordOf(item: Record<string, unknown>): TokenRecord {
 }
 
 /** Where a token with no gate is looked up (its token item and whether it has a budget). */
-export type GateSource = (token: PresentedToken, now: number) => Promise<{ record: TokenRecord; tokenBudget: boolean } | undefined>;
+export type GateSource = (
+  token: PresentedToken,
+  now: number,
+) => Promise<{ record: TokenRecord; tokenBudget: boolean } | undefined>;
 
 /** The admission times of a token's previous minute, copied once that minute was over (it no longer changes). */
 interface PreviousMinute {
@@ -155,9 +200,12 @@ export class DynamoTokenGate implements TokenGate {
     const assumed = this.tokenLimits.get(token.tokenId);
     const limit = assumed ?? this.limit;
     const room = roomCondition(limit, known);
-    const limitGuard = assumed === undefined ? 'attribute_not_exists(requests_per_minute)' : 'requests_per_minute = :tokenLimit';
+    const limitGuard =
+      assumed === undefined ? 'attribute_not_exists(requests_per_minute)' : 'requests_per_minute = :tokenLimit';
     const over = (this.staleWindows.get(token.tokenId) ?? []).filter((name) => name !== current && name !== previous);
-    const names: Record<string, string> = room.readsPrevious ? { '#cur': current, '#prev': previous } : { '#cur': current };
+    const names: Record<string, string> = room.readsPrevious
+      ? { '#cur': current, '#prev': previous }
+      : { '#cur': current };
     over.forEach((name, i) => (names[`#old${i}`] = name));
     try {
       const { Attributes } = await this.doc.send({
@@ -170,14 +218,25 @@ export class DynamoTokenGate implements TokenGate {
           ConditionExpression: `secret_hash = :hash AND attribute_not_exists(revoked_at) AND ${limitGuard} AND ${room.expression}`,
           ExpressionAttributeNames: names,
           // A refused request changes nothing, "last used" included.
-          ExpressionAttributeValues: { ...room.values, ...(assumed === undefined ? {} : { ':tokenLimit': assumed }), ':entry': new Set([entryFor(now, randomBytes(3).toString('base64url'))]), ':hash': token.secretHash, ':used': new Date(now).toISOString() },
+          ExpressionAttributeValues: {
+            ...room.values,
+            ...(assumed === undefined ? {} : { ':tokenLimit': assumed }),
+            ':entry': new Set([entryFor(now, randomBytes(3).toString('base64url'))]),
+            ':hash': token.secretHash,
+            ':used': new Date(now).toISOString(),
+          },
           ReturnValues: 'ALL_NEW',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         },
       });
       const item = Attributes ?? {};
       const counted = this.remember(token.tokenId, item, minuteStart, now);
-      return { kind: 'admitted', record: recordOf(item), rateLimit: this.decision(limit, true, counted, now), tokenBudget: item.token_budget === true };
+      return {
+        kind: 'admitted',
+        record: recordOf(item),
+        rateLimit: this.decision(limit, true, counted, now),
+        tokenBudget: item.token_budget === true,
+      };
     } catch (error) {
       if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
       const old = conditionFailedItem(error);
@@ -189,7 +248,12 @@ export class DynamoTokenGate implements TokenGate {
       // Refused on an assumption the item proves wrong (no copy of the previous minute, or another
       // token limit), though under the limit: ask again, now exactly.
       if (counted.length < actual && attempt < 3) return this.count(token, now, attempt + 1);
-      return { kind: 'limited', record, rateLimit: this.decision(actual, false, counted, now), tokenBudget: old.token_budget === true };
+      return {
+        kind: 'limited',
+        record,
+        rateLimit: this.decision(actual, false, counted, now),
+        tokenBudget: old.token_budget === true,
+      };
     }
   }
 

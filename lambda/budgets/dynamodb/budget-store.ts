@@ -37,26 +37,39 @@ const EXPIRY_GRACE_SECONDS = 86_400;
 
 function subjectId(subject: BudgetSubject): string {
   if (subject.kind === 'tag') return `G#${subject.key}=${subject.value}`;
-  return subject.kind === 'token' ? `T#${subject.tokenId}` : `R#${createHash('sha256').update(subject.requester).digest('base64url')}`;
+  return subject.kind === 'token'
+    ? `T#${subject.tokenId}`
+    : `R#${createHash('sha256').update(subject.requester).digest('base64url')}`;
 }
 
 /** The listing item in the account's partition. */
-const listingKey = (accountId: string, subject: BudgetSubject) => ({ pk: accountPk(accountId), sk: `BUDGET#${subjectId(subject)}` });
+const listingKey = (accountId: string, subject: BudgetSubject) => ({
+  pk: accountPk(accountId),
+  sk: `BUDGET#${subjectId(subject)}`,
+});
 /** The subject's own partition. */
 const subjectPk = (accountId: string, subject: BudgetSubject) => `${accountPk(accountId)}#${subjectId(subject)}`;
 const budgetKey = (accountId: string, subject: BudgetSubject) => ({ pk: subjectPk(accountId, subject), sk: 'BUDGET' });
-const monthKey = (accountId: string, subject: BudgetSubject, at: number) => ({ pk: subjectPk(accountId, subject), sk: `SPEND#${monthOf(at)}` });
+const monthKey = (accountId: string, subject: BudgetSubject, at: number) => ({
+  pk: subjectPk(accountId, subject),
+  sk: `SPEND#${monthOf(at)}`,
+});
 const whole = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
 
 function subjectAttributes(subject: BudgetSubject): Record<string, string> {
   if (subject.kind === 'tag') return { subject_kind: 'tag', tag_key: subject.key, tag_value: subject.value };
-  return subject.kind === 'token' ? { subject_kind: 'token', token_id: subject.tokenId } : { subject_kind: 'requester', requester: subject.requester };
+  return subject.kind === 'token'
+    ? { subject_kind: 'token', token_id: subject.tokenId }
+    : { subject_kind: 'requester', requester: subject.requester };
 }
 
 function subjectOf(item: Record<string, unknown>): BudgetSubject | undefined {
-  if (item.subject_kind === 'token' && typeof item.token_id === 'string') return { kind: 'token', tokenId: item.token_id };
-  if (item.subject_kind === 'requester' && typeof item.requester === 'string') return { kind: 'requester', requester: item.requester };
-  if (item.subject_kind === 'tag' && typeof item.tag_key === 'string' && typeof item.tag_value === 'string') return { kind: 'tag', key: item.tag_key, value: item.tag_value };
+  if (item.subject_kind === 'token' && typeof item.token_id === 'string')
+    return { kind: 'token', tokenId: item.token_id };
+  if (item.subject_kind === 'requester' && typeof item.requester === 'string')
+    return { kind: 'requester', requester: item.requester };
+  if (item.subject_kind === 'tag' && typeof item.tag_key === 'string' && typeof item.tag_value === 'string')
+    return { kind: 'tag', key: item.tag_key, value: item.tag_value };
   return undefined;
 }
 
@@ -65,8 +78,16 @@ function budgetOf(item: Record<string, unknown> | undefined): Budget | undefined
   return { limitNanos: whole(item.limit_nanos), period: item.period };
 }
 
-function spendOf(budgetItem: Record<string, unknown> | undefined, monthItem: Record<string, unknown> | undefined, at: number): Spend {
-  return { day: whole(monthItem?.[dayAttribute(at)]), month: whole(monthItem?.spent_nanos), total: whole(budgetItem?.spent_total_nanos) };
+function spendOf(
+  budgetItem: Record<string, unknown> | undefined,
+  monthItem: Record<string, unknown> | undefined,
+  at: number,
+): Spend {
+  return {
+    day: whole(monthItem?.[dayAttribute(at)]),
+    month: whole(monthItem?.spent_nanos),
+    total: whole(budgetItem?.spent_total_nanos),
+  };
 }
 
 /**
@@ -84,8 +105,16 @@ export function spendChanges(row: UsageRow): CounterChange[] {
   for (const [key, value] of Object.entries(row.tags ?? {})) subjects.push({ kind: 'tag', key, value });
   const expiresAt = Math.floor(nextMonthStart(at) / 1000) + EXPIRY_GRACE_SECONDS;
   return subjects.flatMap((subject): CounterChange[] => [
-    { key: budgetKey(row.account_id, subject), increments: { spent_total_nanos: cost }, set: subjectAttributes(subject) },
-    { key: monthKey(row.account_id, subject, at), increments: { spent_nanos: cost, [dayAttribute(at)]: cost }, set: { expires_at: expiresAt } },
+    {
+      key: budgetKey(row.account_id, subject),
+      increments: { spent_total_nanos: cost },
+      set: subjectAttributes(subject),
+    },
+    {
+      key: monthKey(row.account_id, subject, at),
+      increments: { spent_nanos: cost, [dayAttribute(at)]: cost },
+      set: { expires_at: expiresAt },
+    },
   ]);
 }
 
@@ -109,7 +138,12 @@ export class DynamoBudgetStore implements BudgetStore {
   }
 
   async setBudget(accountId: string, subject: BudgetSubject, budget: Budget, updatedAt: string): Promise<void> {
-    const attributes = { ...subjectAttributes(subject), limit_nanos: budget.limitNanos, period: budget.period, updated_at: updatedAt };
+    const attributes = {
+      ...subjectAttributes(subject),
+      limit_nanos: budget.limitNanos,
+      period: budget.period,
+      updated_at: updatedAt,
+    };
     const names: Record<string, string> = {};
     const values: Record<string, unknown> = {};
     const assignments = Object.entries(attributes).map(([name, value], i) => {
@@ -118,18 +152,36 @@ export class DynamoBudgetStore implements BudgetStore {
       return `#n${i} = :v${i}`;
     });
     // Updates, not puts: the lifetime spend on the subject's item must survive a budget change.
-    const update = (Key: Record<string, string>) => ({ TableName: this.table, Key, UpdateExpression: `SET ${assignments.join(', ')}`, ExpressionAttributeNames: names, ExpressionAttributeValues: values });
+    const update = (Key: Record<string, string>) => ({
+      TableName: this.table,
+      Key,
+      UpdateExpression: `SET ${assignments.join(', ')}`,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    });
     await this.write(subject, true, [update(listingKey(accountId, subject)), update(budgetKey(accountId, subject))]);
   }
 
   async removeBudget(accountId: string, subject: BudgetSubject): Promise<boolean> {
     try {
       // The spend stays: setting a budget again later sees what was already spent.
-      const remove = (Key: Record<string, string>) => ({ TableName: this.table, Key, UpdateExpression: 'REMOVE limit_nanos, #period', ExpressionAttributeNames: { '#period': 'period' } });
-      await this.write(subject, false, [{ ...remove(listingKey(accountId, subject)), ConditionExpression: 'attribute_exists(limit_nanos)' }, remove(budgetKey(accountId, subject))]);
+      const remove = (Key: Record<string, string>) => ({
+        TableName: this.table,
+        Key,
+        UpdateExpression: 'REMOVE limit_nanos, #period',
+        ExpressionAttributeNames: { '#period': 'period' },
+      });
+      await this.write(subject, false, [
+        { ...remove(listingKey(accountId, subject)), ConditionExpression: 'attribute_exists(limit_nanos)' },
+        remove(budgetKey(accountId, subject)),
+      ]);
       return true;
     } catch (error) {
-      if ((error as Error).name === 'ConditionalCheckFailedException' || cancellationReasons(error)?.[0] === 'ConditionalCheckFailed') return false;
+      if (
+        (error as Error).name === 'ConditionalCheckFailedException' ||
+        cancellationReasons(error)?.[0] === 'ConditionalCheckFailed'
+      )
+        return false;
       throw error;
     }
   }
@@ -143,7 +195,10 @@ export class DynamoBudgetStore implements BudgetStore {
    */
   private async write(subject: BudgetSubject, hasBudget: boolean, updates: TransactUpdate[]): Promise<void> {
     const gate = subject.kind === 'token' ? [gateBudgetFlag(this.gateTable, subject.tokenId, hasBudget)] : [];
-    await this.doc.send({ operation: 'TransactWriteItems', input: { TransactItems: [...updates, ...gate].map((update) => ({ Update: update })) } });
+    await this.doc.send({
+      operation: 'TransactWriteItems',
+      input: { TransactItems: [...updates, ...gate].map((update) => ({ Update: update })) },
+    });
   }
 
   async listBudgets(accountId: string, kind: BudgetSubject['kind'], at: number): Promise<BudgetStatus[]> {
@@ -165,7 +220,10 @@ export class DynamoBudgetStore implements BudgetStore {
       const subject = subjectOf(item);
       const budget = budgetOf(item);
       if (!subject || !budget) return undefined;
-      const [budgetItem, monthItem] = await Promise.all([this.reads.get(budgetKey(accountId, subject)), this.reads.get(monthKey(accountId, subject, at))]);
+      const [budgetItem, monthItem] = await Promise.all([
+        this.reads.get(budgetKey(accountId, subject)),
+        this.reads.get(monthKey(accountId, subject, at)),
+      ]);
       return budgetStatus(subject, budget, spendOf(budgetItem, monthItem, at), at);
     });
     return (await Promise.all(statuses)).filter((s): s is BudgetStatus => s !== undefined);

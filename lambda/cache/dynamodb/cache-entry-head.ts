@@ -48,11 +48,40 @@ export function headItem(key: string, head: EntryHead): StoredItem {
 /** The head as stored, or undefined when anything about it is off: a corrupt head is a miss, never an answer. */
 export function parseHead(item: StoredItem | undefined): EntryHead | undefined {
   if (!item || item.part !== HEAD_PART) return undefined;
-  const { gen, parts, bytes, sha256, data, expires_at, format, status, content_type, model, usage, cost_nanos, stored_at } = item;
-  if (!isCount(gen) || !isCount(parts) || !isCount(bytes) || typeof sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(sha256)) return undefined;
-  if (typeof expires_at !== 'number' || (format !== 'json' && format !== 'sse' && format !== 'eventstream') || typeof status !== 'number' || !isCacheableStatus(status)) return undefined;
-  if (typeof content_type !== 'string' || typeof cost_nanos !== 'number' || typeof stored_at !== 'number') return undefined;
-  if (usage === null || typeof usage !== 'object' || (model !== undefined && typeof model !== 'string')) return undefined;
+  const {
+    gen,
+    parts,
+    bytes,
+    sha256,
+    data,
+    expires_at,
+    format,
+    status,
+    content_type,
+    model,
+    usage,
+    cost_nanos,
+    stored_at,
+  } = item;
+  if (
+    !isCount(gen) ||
+    !isCount(parts) ||
+    !isCount(bytes) ||
+    typeof sha256 !== 'string' ||
+    !/^[0-9a-f]{64}$/.test(sha256)
+  )
+    return undefined;
+  if (
+    typeof expires_at !== 'number' ||
+    (format !== 'json' && format !== 'sse' && format !== 'eventstream') ||
+    typeof status !== 'number' ||
+    !isCacheableStatus(status)
+  )
+    return undefined;
+  if (typeof content_type !== 'string' || typeof cost_nanos !== 'number' || typeof stored_at !== 'number')
+    return undefined;
+  if (usage === null || typeof usage !== 'object' || (model !== undefined && typeof model !== 'string'))
+    return undefined;
   if (data !== undefined && !(data instanceof Uint8Array)) return undefined;
   const u = usage as StoredItem;
   return {
@@ -67,7 +96,12 @@ export function parseHead(item: StoredItem | undefined): EntryHead | undefined {
       status,
       contentType: content_type,
       ...(model !== undefined ? { model } : {}),
-      usage: { inputTokens: tokenCount(u.inputTokens), outputTokens: tokenCount(u.outputTokens), cacheReadTokens: tokenCount(u.cacheReadTokens), cacheWriteTokens: tokenCount(u.cacheWriteTokens) },
+      usage: {
+        inputTokens: tokenCount(u.inputTokens),
+        outputTokens: tokenCount(u.outputTokens),
+        cacheReadTokens: tokenCount(u.cacheReadTokens),
+        cacheWriteTokens: tokenCount(u.cacheWriteTokens),
+      },
       costNanos: cost_nanos,
       storedAt: stored_at,
     },

@@ -1,5 +1,12 @@
 import { createHash, randomInt } from 'node:crypto';
-import { CacheWriteError, isCacheableStatus, type CachedResponse, type CachedResponseMeta, type CacheWriter, type ResponseCache } from '../response-cache';
+import {
+  CacheWriteError,
+  isCacheableStatus,
+  type CachedResponse,
+  type CachedResponseMeta,
+  type CacheWriter,
+  type ResponseCache,
+} from '../response-cache';
 import { headItem, parseHead, type EntryHead } from './cache-entry-head';
 import { PartBuffer } from './cache-part-buffer';
 import { pages, type Page } from '../../store/dynamodb/paginate';
@@ -91,7 +98,8 @@ export class DynamoResponseCache implements ResponseCache {
     let missing = head.parts;
     const collect = (items: Item[]) => {
       for (const { part, gen, data } of items) {
-        if (typeof part !== 'number' || part < from || part > to || gen !== head.gen || !(data instanceof Uint8Array)) continue;
+        if (typeof part !== 'number' || part < from || part > to || gen !== head.gen || !(data instanceof Uint8Array))
+          continue;
         if (!found[part - from]) missing--;
         found[part - from] = data;
       }
@@ -119,24 +127,25 @@ class CacheTable {
   ) {}
 
   async put(item: Item, returnOld = false): Promise<Item | undefined> {
-    const result = await this.doc.send({ operation: 'PutItem', input: { TableName: this.tableName, Item: item, ReturnValues: returnOld ? 'ALL_OLD' : 'NONE' } });
+    const result = await this.doc.send({
+      operation: 'PutItem',
+      input: { TableName: this.tableName, Item: item, ReturnValues: returnOld ? 'ALL_OLD' : 'NONE' },
+    });
     return result.Attributes;
   }
 
   query(key: string, range?: { from: number; to: number }, startAfter?: Item) {
-    return this.doc.send(
-      {
-        operation: 'Query',
-        input: {
-          TableName: this.tableName,
-          KeyConditionExpression: range ? 'cache_key = :key AND #part BETWEEN :from AND :to' : 'cache_key = :key',
-          ExpressionAttributeNames: range ? { '#part': 'part' } : undefined,
-          ExpressionAttributeValues: range ? { ':key': key, ':from': range.from, ':to': range.to } : { ':key': key },
-          ExclusiveStartKey: startAfter,
-          ConsistentRead: true,
-        },
+    return this.doc.send({
+      operation: 'Query',
+      input: {
+        TableName: this.tableName,
+        KeyConditionExpression: range ? 'cache_key = :key AND #part BETWEEN :from AND :to' : 'cache_key = :key',
+        ExpressionAttributeNames: range ? { '#part': 'part' } : undefined,
+        ExpressionAttributeValues: range ? { ':key': key, ':from': range.from, ':to': range.to } : { ':key': key },
+        ExclusiveStartKey: startAfter,
+        ConsistentRead: true,
       },
-    );
+    });
   }
 
   /** Best-effort removal of unreachable part items in the background; TTL removes whatever this misses. */
@@ -155,13 +164,18 @@ class CacheTable {
 
   private async deleteParts(key: string, partNumbers: number[]): Promise<void> {
     for (let i = 0; i < partNumbers.length; i += BATCH_LIMIT) {
-      const requests = partNumbers.slice(i, i + BATCH_LIMIT).map((part) => ({ DeleteRequest: { Key: { cache_key: key, part } } }));
+      const requests = partNumbers
+        .slice(i, i + BATCH_LIMIT)
+        .map((part) => ({ DeleteRequest: { Key: { cache_key: key, part } } }));
       // Whatever is still left after the last attempt is TTL's to remove; the next slice is tried all the same.
       await sendUntilProcessed(
         requests,
         'deletes',
         async (pending) => {
-          const result = await this.doc.send({ operation: 'BatchWriteItem', input: { RequestItems: { [this.tableName]: pending } } });
+          const result = await this.doc.send({
+            operation: 'BatchWriteItem',
+            input: { RequestItems: { [this.tableName]: pending } },
+          });
           return (result.UnprocessedItems?.[this.tableName] ?? []) as typeof pending;
         },
         5,
@@ -225,15 +239,26 @@ class DynamoCacheWriter implements CacheWriter {
       if (!inline && rest.length) this.writePart(rest);
       await Promise.all(this.lanes);
       if (this.failure !== undefined) throw this.failure as Error;
-      const head = headItem(this.key, { gen: this.gen, parts: inline ? 0 : this.nextIndex - 1, bytes: totalBytes, sha256, inline: inline ? rest : undefined, expiresAt: this.expiresAt, meta });
+      const head = headItem(this.key, {
+        gen: this.gen,
+        parts: inline ? 0 : this.nextIndex - 1,
+        bytes: totalBytes,
+        sha256,
+        inline: inline ? rest : undefined,
+        expiresAt: this.expiresAt,
+        meta,
+      });
       const previous = parseHead(await this.table.put(head, true));
       this.state = 'committed';
       // The replaced entry's parts are unreachable now that the head names another generation.
-      if (previous && previous.gen !== this.gen) this.table.deletePartsLater(this.key, partNumbers(previous.gen, previous.parts));
+      if (previous && previous.gen !== this.gen)
+        this.table.deletePartsLater(this.key, partNumbers(previous.gen, previous.parts));
     } catch (error) {
       this.state = 'aborted';
       this.cleanUp();
-      throw error instanceof CacheWriteError ? error : new CacheWriteError('could not store the response', { cause: error });
+      throw error instanceof CacheWriteError
+        ? error
+        : new CacheWriteError('could not store the response', { cause: error });
     }
   }
 

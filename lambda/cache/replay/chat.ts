@@ -27,7 +27,14 @@ export function assembleChatResponse(events: SseEvent[]): unknown {
     const chunk = asObject(tryParseJson(event.data));
     if (!chunk) continue;
     // `obfuscation` is per-chunk padding, not part of the answer.
-    const { choices: chunkChoices, usage: chunkUsage, object: _object, obfuscation: _padding, x_groq, ...fields } = chunk;
+    const {
+      choices: chunkChoices,
+      usage: chunkUsage,
+      object: _object,
+      obfuscation: _padding,
+      x_groq,
+      ...fields
+    } = chunk;
     // Groq reports usage inside `x_groq`; its other fields (request id, seed) stay with the answer.
     const { usage: groqUsage, ...groqFields } = asObject(x_groq) ?? {};
     if (Object.keys(groqFields).length) fields.x_groq = groqFields;
@@ -40,7 +47,14 @@ export function assembleChatResponse(events: SseEvent[]): unknown {
       if (!choice) continue;
       const { index, delta, finish_reason, logprobs, ...extra } = choice;
       const at = typeof index === 'number' && Number.isInteger(index) && index >= 0 ? index : 0;
-      const state = (choices[at] ??= { index: at, message: {}, logprobs: null, sendsLogprobs: false, finish_reason: null, extra: {} });
+      const state = (choices[at] ??= {
+        index: at,
+        message: {},
+        logprobs: null,
+        sendsLogprobs: false,
+        finish_reason: null,
+        extra: {},
+      });
       if ('logprobs' in choice) state.sendsLogprobs = true;
       if (finish_reason) state.finish_reason = finish_reason;
       if (asObject(logprobs)) state.logprobs = mergeLogprobs(state.logprobs, asObject(logprobs)!);
@@ -133,7 +147,11 @@ function mergeContent(current: unknown, value: unknown): unknown {
     return (typeof current === 'string' ? current : '') + value;
   }
   if (Array.isArray(value)) {
-    const base = Array.isArray(current) ? current : typeof current === 'string' && current ? [{ type: 'text', text: current }] : [];
+    const base = Array.isArray(current)
+      ? current
+      : typeof current === 'string' && current
+        ? [{ type: 'text', text: current }]
+        : [];
     return appendParts(base, value);
   }
   return value;
@@ -144,9 +162,23 @@ function appendParts(parts: unknown[], more: unknown[]): unknown[] {
   for (const part of more) {
     const last = asObject(result.at(-1));
     const next = asObject(part);
-    if (last && next && last.type === next.type && next.type === 'text' && typeof last.text === 'string' && typeof next.text === 'string') {
+    if (
+      last &&
+      next &&
+      last.type === next.type &&
+      next.type === 'text' &&
+      typeof last.text === 'string' &&
+      typeof next.text === 'string'
+    ) {
       result[result.length - 1] = { ...last, text: last.text + next.text };
-    } else if (last && next && last.type === next.type && next.type === 'thinking' && Array.isArray(last.thinking) && Array.isArray(next.thinking)) {
+    } else if (
+      last &&
+      next &&
+      last.type === next.type &&
+      next.type === 'thinking' &&
+      Array.isArray(last.thinking) &&
+      Array.isArray(next.thinking)
+    ) {
       result[result.length - 1] = { ...last, thinking: appendParts(last.thinking, next.thinking) };
     } else {
       result.push(part);
@@ -159,7 +191,10 @@ function mergeLogprobs(current: JsonObject | null, next: JsonObject): JsonObject
   if (!current) return { ...next };
   const merged: JsonObject = { ...current };
   for (const [key, value] of Object.entries(next)) {
-    merged[key] = Array.isArray(value) && Array.isArray(merged[key]) ? [...(merged[key] as unknown[]), ...(value as unknown[])] : value;
+    merged[key] =
+      Array.isArray(value) && Array.isArray(merged[key])
+        ? [...(merged[key] as unknown[]), ...(value as unknown[])]
+        : value;
   }
   return merged;
 }
@@ -187,7 +222,13 @@ function choiceChunks(choice: JsonObject, position: number): JsonObject[] {
   const at = typeof index === 'number' ? index : position;
   // Mirror the provider: some compatible servers never send `logprobs`.
   const sendsLogprobs = 'logprobs' in choice;
-  const chunk = (delta: JsonObject, extra: JsonObject = {}): JsonObject => ({ index: at, delta, ...(sendsLogprobs ? { logprobs: null } : {}), finish_reason: null, ...extra });
+  const chunk = (delta: JsonObject, extra: JsonObject = {}): JsonObject => ({
+    index: at,
+    delta,
+    ...(sendsLogprobs ? { logprobs: null } : {}),
+    finish_reason: null,
+    ...extra,
+  });
   const { role, content, tool_calls, ...messageFields } = asObject(message) ?? {};
   const hasContent = (typeof content === 'string' && content !== '') || Array.isArray(content);
   const hasToolCalls = Array.isArray(tool_calls) && tool_calls.length > 0;

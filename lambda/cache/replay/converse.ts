@@ -22,7 +22,8 @@ export function assembleConverseResponse(messages: readonly EventStreamMessage[]
   let stopped = false;
   let metadata = false;
   for (const message of messages) {
-    const payload = message.messageType === 'event' ? asObject(tryParseJson(message.payload.toString('utf8'))) : undefined;
+    const payload =
+      message.messageType === 'event' ? asObject(tryParseJson(message.payload.toString('utf8'))) : undefined;
     if (!payload) return undefined;
     // `p` is padding Bedrock adds to every event (its length hides the content's), not part of the answer.
     const { p: _padding, ...fields } = payload;
@@ -59,7 +60,14 @@ export function assembleConverseResponse(messages: readonly EventStreamMessage[]
         return undefined;
     }
   }
-  if (!stopped || !metadata || role === undefined || content.some((block) => block === undefined) || content.length !== Object.keys(content).length) return undefined;
+  if (
+    !stopped ||
+    !metadata ||
+    role === undefined ||
+    content.some((block) => block === undefined) ||
+    content.length !== Object.keys(content).length
+  )
+    return undefined;
   for (const [index, json] of toolInput) {
     const input = json.trim() ? tryParseJson(json) : {};
     if (input === undefined) return undefined;
@@ -71,7 +79,9 @@ export function assembleConverseResponse(messages: readonly EventStreamMessage[]
 /** The index of the block an event is about: the next one or one already open, never a gap. */
 function blockIndex(fields: JsonObject, content: JsonObject[]): number | undefined {
   const index = fields.contentBlockIndex;
-  return typeof index === 'number' && Number.isInteger(index) && index >= 0 && index <= content.length ? index : undefined;
+  return typeof index === 'number' && Number.isInteger(index) && index >= 0 && index <= content.length
+    ? index
+    : undefined;
 }
 
 function copyKnown(fields: JsonObject, known: Set<string>, into: JsonObject): boolean {
@@ -130,7 +140,8 @@ export function synthesizeConverseFrames(body: unknown): Buffer[] | undefined {
   const answer = asObject(body);
   const output = asObject(answer?.output);
   const message = asObject(output?.message);
-  if (!answer || !output || !message || Object.keys(output).length !== 1 || !Array.isArray(message.content)) return undefined;
+  if (!answer || !output || !message || Object.keys(output).length !== 1 || !Array.isArray(message.content))
+    return undefined;
   if (Object.keys(message).some((field) => field !== 'role' && field !== 'content')) return undefined;
   const stop: JsonObject = {};
   const metadata: JsonObject = {};
@@ -157,13 +168,22 @@ function blockEvents(block: JsonObject | undefined, index: number): Buffer[] | u
   const toolUse = asObject(block.toolUse);
   if (toolUse) {
     const { input, ...start } = toolUse;
-    return [event('contentBlockStart', { contentBlockIndex: index, start: { toolUse: start } }), delta({ toolUse: { input: JSON.stringify(input ?? {}) } })];
+    return [
+      event('contentBlockStart', { contentBlockIndex: index, start: { toolUse: start } }),
+      delta({ toolUse: { input: JSON.stringify(input ?? {}) } }),
+    ];
   }
   const reasoning = asObject(block.reasoningContent);
   if (reasoning && Object.keys(reasoning).length === 1) {
-    if (typeof reasoning.redactedContent === 'string') return [delta({ reasoningContent: { redactedContent: reasoning.redactedContent } })];
+    if (typeof reasoning.redactedContent === 'string')
+      return [delta({ reasoningContent: { redactedContent: reasoning.redactedContent } })];
     const text = asObject(reasoning.reasoningText);
-    if (!text || typeof text.text !== 'string' || Object.keys(text).some((field) => field !== 'text' && field !== 'signature')) return undefined;
+    if (
+      !text ||
+      typeof text.text !== 'string' ||
+      Object.keys(text).some((field) => field !== 'text' && field !== 'signature')
+    )
+      return undefined;
     const frames = [delta({ reasoningContent: { text: text.text } })];
     if (typeof text.signature === 'string') frames.push(delta({ reasoningContent: { signature: text.signature } }));
     return frames;

@@ -11,7 +11,14 @@ import { asObject, asString, tryParseJson, type JsonObject } from '../../json';
 /** Blocks whose input arrives as `input_json_delta` fragments. */
 const TOOL_INPUT_BLOCKS = new Set(['tool_use', 'server_tool_use', 'mcp_tool_use']);
 /** The usage counters a `message_delta` carries; they are running totals, so they overwrite. */
-const DELTA_USAGE_FIELDS = ['input_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens', 'output_tokens', 'server_tool_use', 'output_tokens_details'];
+const DELTA_USAGE_FIELDS = [
+  'input_tokens',
+  'cache_creation_input_tokens',
+  'cache_read_input_tokens',
+  'output_tokens',
+  'server_tool_use',
+  'output_tokens_details',
+];
 /** Fields that arrive in `message_delta.delta` and are null until then. */
 const DELTA_STOP_FIELDS = ['stop_reason', 'stop_sequence', 'stop_details', 'container'];
 
@@ -39,8 +46,10 @@ export function assembleMessagesResponse(events: SseEvent[]): unknown {
     } else if (type === 'message_delta' && message) {
       Object.assign(message, asObject(data.delta));
       const usage = asObject(data.usage) ?? {};
-      for (const [field, value] of Object.entries(usage)) if (value !== null && value !== undefined) (message.usage as JsonObject)[field] = value;
-      for (const [field, value] of Object.entries(data)) if (!['type', 'delta', 'usage'].includes(field)) message[field] = value;
+      for (const [field, value] of Object.entries(usage))
+        if (value !== null && value !== undefined) (message.usage as JsonObject)[field] = value;
+      for (const [field, value] of Object.entries(data))
+        if (!['type', 'delta', 'usage'].includes(field)) message[field] = value;
     }
   }
   if (!message) return undefined;
@@ -63,7 +72,8 @@ function applyDelta(block: JsonObject, delta: JsonObject, index: number, toolJso
       block.citations = [...(Array.isArray(block.citations) ? (block.citations as unknown[]) : []), delta.citation];
       break;
     case 'input_json_delta':
-      if (TOOL_INPUT_BLOCKS.has(String(block.type))) toolJson.set(index, (toolJson.get(index) ?? '') + (asString(delta.partial_json) ?? ''));
+      if (TOOL_INPUT_BLOCKS.has(String(block.type)))
+        toolJson.set(index, (toolJson.get(index) ?? '') + (asString(delta.partial_json) ?? ''));
       break;
   }
 }
@@ -76,7 +86,9 @@ function parseToolInput(json: string): unknown {
 }
 
 function indexOf(data: JsonObject, content: JsonObject[]): number {
-  return typeof data.index === 'number' && Number.isInteger(data.index) && data.index >= 0 ? data.index : content.length;
+  return typeof data.index === 'number' && Number.isInteger(data.index) && data.index >= 0
+    ? data.index
+    : content.length;
 }
 
 /** The events a streaming client would have received for this JSON message, each one framed (`event:` + `data:` + blank line). */
@@ -103,12 +115,17 @@ function blockEvents(block: JsonObject, index: number): string[] {
   let startBlock: JsonObject = block;
   if (block.type === 'text') {
     const { text, citations, ...fields } = block;
-    startBlock = { ...fields, text: '', ...(citations !== undefined ? { citations: Array.isArray(citations) ? [] : citations } : {}) };
+    startBlock = {
+      ...fields,
+      text: '',
+      ...(citations !== undefined ? { citations: Array.isArray(citations) ? [] : citations } : {}),
+    };
     if (typeof text === 'string' && text) deltas.push({ type: 'text_delta', text });
     if (Array.isArray(citations)) for (const citation of citations) deltas.push({ type: 'citations_delta', citation });
   } else if (block.type === 'thinking') {
     startBlock = { ...block, thinking: '', signature: '' };
-    if (typeof block.thinking === 'string' && block.thinking) deltas.push({ type: 'thinking_delta', thinking: block.thinking });
+    if (typeof block.thinking === 'string' && block.thinking)
+      deltas.push({ type: 'thinking_delta', thinking: block.thinking });
     if (typeof block.signature === 'string') deltas.push({ type: 'signature_delta', signature: block.signature });
   } else if (TOOL_INPUT_BLOCKS.has(String(block.type))) {
     startBlock = { ...block, input: {} };

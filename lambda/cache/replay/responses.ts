@@ -8,13 +8,18 @@ import { asObject, tryParseJson, type JsonObject } from '../../json';
  * SDK's stream accumulator expects. Pure functions: no I/O.
  */
 
-const TERMINAL_BY_STATUS: Record<string, string> = { completed: 'response.completed', incomplete: 'response.incomplete', failed: 'response.failed' };
+const TERMINAL_BY_STATUS: Record<string, string> = {
+  completed: 'response.completed',
+  incomplete: 'response.incomplete',
+  failed: 'response.failed',
+};
 
 /** The `response` object of the stream's terminal event (completed, incomplete or failed). */
 export function assembleResponsesResponse(events: SseEvent[]): unknown {
   for (let i = events.length - 1; i >= 0; i--) {
     const data = asObject(tryParseJson(events[i].data));
-    if (typeof data?.type === 'string' && Object.values(TERMINAL_BY_STATUS).includes(data.type)) return asObject(data.response);
+    if (typeof data?.type === 'string' && Object.values(TERMINAL_BY_STATUS).includes(data.type))
+      return asObject(data.response);
   }
   return undefined;
 }
@@ -33,7 +38,12 @@ function itemEvents(item: JsonObject, outputIndex: number, next: () => number): 
     return events;
   }
   const itemId = item.id;
-  events.push(frame('response.output_item.added', next(), { output_index: outputIndex, item: { ...item, status: 'in_progress', content: [] } }));
+  events.push(
+    frame('response.output_item.added', next(), {
+      output_index: outputIndex,
+      item: { ...item, status: 'in_progress', content: [] },
+    }),
+  );
   content.forEach((raw, contentIndex) => {
     const part = asObject(raw) ?? {};
     const at = { item_id: itemId, output_index: outputIndex, content_index: contentIndex };
@@ -56,7 +66,14 @@ export function synthesizeResponsesEvents(body: unknown): string[] {
   const response = asObject(body) ?? {};
   let sequence = 0;
   const next = () => sequence++;
-  const pending = { ...response, status: 'in_progress', output: [], usage: null, incomplete_details: null, error: null };
+  const pending = {
+    ...response,
+    status: 'in_progress',
+    output: [],
+    usage: null,
+    incomplete_details: null,
+    error: null,
+  };
   const output = Array.isArray(response.output) ? response.output : [];
   const terminal = TERMINAL_BY_STATUS[String(response.status)] ?? 'response.completed';
   return [

@@ -1,4 +1,18 @@
-import type { Budget, BudgetInput, CreatedToken, Health, LogPage, LogRow, RequesterBudget, Stats, StoredKey, TagBudget, Tags, TokenInfo, TokenLimits } from './types';
+import type {
+  Budget,
+  BudgetInput,
+  CreatedToken,
+  Health,
+  LogPage,
+  LogRow,
+  RequesterBudget,
+  Stats,
+  StoredKey,
+  TagBudget,
+  Tags,
+  TokenInfo,
+  TokenLimits,
+} from './types';
 
 /** An error answer of the management API, or a network failure (status 0). */
 export class ApiError extends Error {
@@ -81,7 +95,10 @@ export function createApi(token: string, onUnauthorized: (error: ApiError) => vo
     logsCsv: async (query: Query): Promise<Blob> => {
       let response: Response;
       try {
-        response = await fetch(withQuery('/api/logs.csv', query), { headers: { authorization: `Bearer ${token}` }, cache: 'no-store' });
+        response = await fetch(withQuery('/api/logs.csv', query), {
+          headers: { authorization: `Bearer ${token}` },
+          cache: 'no-store',
+        });
       } catch {
         throw new ApiError(0, 'Could not reach the server. Check your connection and try again.', 'network_error');
       }
@@ -95,20 +112,24 @@ export function createApi(token: string, onUnauthorized: (error: ApiError) => vo
     stats: (from: string, to: string) => call<Stats>('GET', withQuery('/api/stats', { from, to })),
     tokens: () => call<{ tokens: TokenInfo[] }>('GET', '/api/tokens'),
     createToken: (name: string) => call<CreatedToken>('POST', '/api/tokens', { name }),
-    setTokenTags: (tokenId: string, tags: Tags) => call<{ token_id: string; tags: Tags }>('PUT', `/api/tokens/${encodeURIComponent(tokenId)}`, { tags }),
+    setTokenTags: (tokenId: string, tags: Tags) =>
+      call<{ token_id: string; tags: Tags }>('PUT', `/api/tokens/${encodeURIComponent(tokenId)}`, { tags }),
     /** Values that are not numbers are sent as typed, so the server's message names the field. */
     setTokenLimits: (tokenId: string, limits: { requests_per_minute: unknown; models: string[] | null }) =>
       call<TokenLimits & { token_id: string }>('PUT', `/api/tokens/${encodeURIComponent(tokenId)}/limits`, limits),
     revokeToken: (tokenId: string) => call<void>('DELETE', `/api/tokens/${encodeURIComponent(tokenId)}`),
-    setTokenBudget: (tokenId: string, budget: BudgetInput) => call<Budget>('PUT', `/api/tokens/${encodeURIComponent(tokenId)}/budget`, budget),
+    setTokenBudget: (tokenId: string, budget: BudgetInput) =>
+      call<Budget>('PUT', `/api/tokens/${encodeURIComponent(tokenId)}/budget`, budget),
     removeTokenBudget: (tokenId: string) => call<void>('DELETE', `/api/tokens/${encodeURIComponent(tokenId)}/budget`),
     budgets: () => call<{ requesters: RequesterBudget[]; tags: TagBudget[] }>('GET', '/api/budgets'),
     setRequesterBudget: (requester: string, budget: BudgetInput) =>
       call<Budget>('PUT', `/api/budgets/requesters/${encodeURIComponent(requester)}`, budget),
-    removeRequesterBudget: (requester: string) => call<void>('DELETE', `/api/budgets/requesters/${encodeURIComponent(requester)}`),
+    removeRequesterBudget: (requester: string) =>
+      call<void>('DELETE', `/api/budgets/requesters/${encodeURIComponent(requester)}`),
     setTagBudget: (key: string, value: string, budget: BudgetInput) =>
       call<Budget>('PUT', `/api/budgets/tags/${encodeURIComponent(key)}/${encodeURIComponent(value)}`, budget),
-    removeTagBudget: (key: string, value: string) => call<void>('DELETE', `/api/budgets/tags/${encodeURIComponent(key)}/${encodeURIComponent(value)}`),
+    removeTagBudget: (key: string, value: string) =>
+      call<void>('DELETE', `/api/budgets/tags/${encodeURIComponent(key)}/${encodeURIComponent(value)}`),
   };
 }
 

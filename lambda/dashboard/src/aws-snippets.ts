@@ -10,7 +10,10 @@ type Mode = 'stored' | 'pass-through';
  */
 
 export function awsTypeScript(provider: ProviderInfo, base: string, mode: Mode, token: string, tags: string): string {
-  const key = mode === 'stored' ? `"${token}" }, // a proxy token from the Tokens page` : `"<your ${provider.name} key>" }, // sent on to ${provider.name} as is, never stored`;
+  const key =
+    mode === 'stored'
+      ? `"${token}" }, // a proxy token from the Tokens page`
+      : `"<your ${provider.name} key>" }, // sent on to ${provider.name} as is, never stored`;
   return [
     'import { BedrockRuntimeClient, ConverseCommand } from "@aws-sdk/client-bedrock-runtime";',
     '// Both installed with the client above.',
@@ -42,7 +45,10 @@ export function awsTypeScript(provider: ProviderInfo, base: string, mode: Mode, 
 }
 
 export function awsPython(provider: ProviderInfo, base: string, mode: Mode, token: string, tags: string): string {
-  const key = mode === 'stored' ? `"${token}"  # a proxy token from the Tokens page` : `"<your ${provider.name} key>"  # sent on to ${provider.name} as is, never stored`;
+  const key =
+    mode === 'stored'
+      ? `"${token}"  # a proxy token from the Tokens page`
+      : `"<your ${provider.name} key>"  # sent on to ${provider.name} as is, never stored`;
   return [
     'import os',
     '',
@@ -51,7 +57,12 @@ export function awsPython(provider: ProviderInfo, base: string, mode: Mode, toke
     `os.environ["AWS_BEARER_TOKEN_BEDROCK"] = ${key}`,
     `client = boto3.client("bedrock-runtime", region_name="eu-west-1", endpoint_url="${base}${provider.basePath}")`,
     ...(mode === 'pass-through'
-      ? ['client.meta.events.register(', '    "before-send.bedrock-runtime.*",', `    lambda request, **_: request.headers.__setitem__("x-proxy-token", "${token}"),`, ')']
+      ? [
+          'client.meta.events.register(',
+          '    "before-send.bedrock-runtime.*",',
+          `    lambda request, **_: request.headers.__setitem__("x-proxy-token", "${token}"),`,
+          ')',
+        ]
       : []),
     '# optional: tags on every request, for spend by tag',
     'client.meta.events.register(',

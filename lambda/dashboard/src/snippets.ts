@@ -30,7 +30,12 @@ function clientCode(provider: ProviderInfo, base: string, mode: 'stored' | 'pass
   const headers =
     mode === 'stored'
       ? ['  defaultHeaders: {', ...OPTIONAL_HEADERS, '  },']
-      : ['  defaultHeaders: {', `    "x-proxy-token": "${TOKEN_PLACEHOLDER}", // a proxy token from the Tokens page`, ...OPTIONAL_HEADERS, '  },'];
+      : [
+          '  defaultHeaders: {',
+          `    "x-proxy-token": "${TOKEN_PLACEHOLDER}", // a proxy token from the Tokens page`,
+          ...OPTIONAL_HEADERS,
+          '  },',
+        ];
   const call =
     provider.sdk === 'anthropic'
       ? [
@@ -58,7 +63,6 @@ function clientCode(provider: ProviderInfo, base: string, mode: 'stored' | 'pass
   ].join('\n');
 }
 
-
 export type SnippetLanguage = 'typescript' | 'python' | 'curl';
 export type SnippetMode = 'stored' | 'pass-through';
 
@@ -77,7 +81,9 @@ function pythonCode(provider: ProviderInfo, base: string, mode: SnippetMode): st
       : `    api_key="<your ${provider.name} key>",  # sent on to ${provider.name} as is, never stored`;
   const headers = [
     '    default_headers={',
-    ...(mode === 'pass-through' ? [`        "x-proxy-token": "${TOKEN_PLACEHOLDER}",  # a proxy token from the Tokens page`] : []),
+    ...(mode === 'pass-through'
+      ? [`        "x-proxy-token": "${TOKEN_PLACEHOLDER}",  # a proxy token from the Tokens page`]
+      : []),
     '        # "x-proxy-user": "alice",  # optional: who asked; shown as the requester',
     '        # "x-proxy-cache": "true",  # optional: answer repeated identical requests from the cache',
     `        # "x-proxy-tags": "${EXAMPLE_DEFAULT_TAGS}",  # optional: tags on every request, for spend by tag`,
@@ -85,16 +91,43 @@ function pythonCode(provider: ProviderInfo, base: string, mode: SnippetMode): st
   ];
   const requestTags = `    extra_headers={"x-proxy-tags": "${EXAMPLE_REQUEST_TAGS}"},  # optional: this request's tags, in place of the default`;
   const call = anthropic
-    ? ['message = client.messages.create(', `    model="${provider.exampleModel}",`, '    max_tokens=256,', '    messages=[{"role": "user", "content": "Hello"}],', requestTags, ')', 'print(message.content[0].text)']
-    : ['completion = client.chat.completions.create(', `    model="${provider.exampleModel}",`, '    messages=[{"role": "user", "content": "Hello"}],', requestTags, ')', 'print(completion.choices[0].message.content)'];
-  return [`from ${anthropic ? 'anthropic' : 'openai'} import ${sdkClass}`, '', `client = ${sdkClass}(`, `    base_url="${base}${provider.basePath}",`, apiKey, ...headers, ')', '', ...call].join('\n');
+    ? [
+        'message = client.messages.create(',
+        `    model="${provider.exampleModel}",`,
+        '    max_tokens=256,',
+        '    messages=[{"role": "user", "content": "Hello"}],',
+        requestTags,
+        ')',
+        'print(message.content[0].text)',
+      ]
+    : [
+        'completion = client.chat.completions.create(',
+        `    model="${provider.exampleModel}",`,
+        '    messages=[{"role": "user", "content": "Hello"}],',
+        requestTags,
+        ')',
+        'print(completion.choices[0].message.content)',
+      ];
+  return [
+    `from ${anthropic ? 'anthropic' : 'openai'} import ${sdkClass}`,
+    '',
+    `client = ${sdkClass}(`,
+    `    base_url="${base}${provider.basePath}",`,
+    apiKey,
+    ...headers,
+    ')',
+    '',
+    ...call,
+  ].join('\n');
 }
 
 function curlCode(provider: ProviderInfo, base: string, mode: SnippetMode): string {
   const anthropic = provider.sdk === 'anthropic';
   const credential = mode === 'stored' ? TOKEN_PLACEHOLDER : `<your ${provider.name} key>`;
   const url = anthropic ? `${base}${provider.basePath}/v1/messages` : `${base}${provider.basePath}/chat/completions`;
-  const auth = anthropic ? [`  -H "x-api-key: ${credential}"`, '  -H "anthropic-version: 2023-06-01"'] : [`  -H "Authorization: Bearer ${credential}"`];
+  const auth = anthropic
+    ? [`  -H "x-api-key: ${credential}"`, '  -H "anthropic-version: 2023-06-01"']
+    : [`  -H "Authorization: Bearer ${credential}"`];
   const body = anthropic
     ? `{"model": "${provider.exampleModel}", "max_tokens": 256, "messages": [{"role": "user", "content": "Hello"}]}`
     : `{"model": "${provider.exampleModel}", "messages": [{"role": "user", "content": "Hello"}]}`;
@@ -109,10 +142,17 @@ function curlCode(provider: ProviderInfo, base: string, mode: SnippetMode): stri
 }
 
 /** The snippet for a provider, a language and a key mode; the base address defaults to this dashboard's origin. */
-export function snippet(provider: ProviderInfo, language: SnippetLanguage, mode: SnippetMode, base = proxyBase()): string {
+export function snippet(
+  provider: ProviderInfo,
+  language: SnippetLanguage,
+  mode: SnippetMode,
+  base = proxyBase(),
+): string {
   if (provider.sdk === 'aws') {
     if (language === 'python') return awsPython(provider, base, mode, TOKEN_PLACEHOLDER, EXAMPLE_REQUEST_TAGS);
-    return language === 'curl' ? awsCurl(provider, base, mode, TOKEN_PLACEHOLDER, EXAMPLE_REQUEST_TAGS) : awsTypeScript(provider, base, mode, TOKEN_PLACEHOLDER, EXAMPLE_REQUEST_TAGS);
+    return language === 'curl'
+      ? awsCurl(provider, base, mode, TOKEN_PLACEHOLDER, EXAMPLE_REQUEST_TAGS)
+      : awsTypeScript(provider, base, mode, TOKEN_PLACEHOLDER, EXAMPLE_REQUEST_TAGS);
   }
   if (language === 'python') return pythonCode(provider, base, mode);
   if (language === 'curl') return curlCode(provider, base, mode);

@@ -32,9 +32,14 @@ export function parseTagList(text: string): TagListParse {
   if (text.trim() === '') return { ok: true, tags };
   for (const part of text.split(',')) {
     const pair = splitPair(part);
-    if (!pair) return { ok: false, message: `“${part.trim()}” is not a key=value pair: separate tags with commas, e.g. team=search, feature=autocomplete.` };
+    if (!pair)
+      return {
+        ok: false,
+        message: `“${part.trim()}” is not a key=value pair: separate tags with commas, e.g. team=search, feature=autocomplete.`,
+      };
     const [key, value] = pair;
-    if (Object.hasOwn(tags, key)) return { ok: false, message: `Tag “${key}” is given twice: a token has one value per key.` };
+    if (Object.hasOwn(tags, key))
+      return { ok: false, message: `Tag “${key}” is given twice: a token has one value per key.` };
     tags[key] = value;
   }
   return { ok: true, tags };

@@ -43,7 +43,12 @@ export function themeColor(name: string, fallback: string): string {
 
 function hexColor(rgb: string): string | undefined {
   const channels = /^rgba?\((\d+), (\d+), (\d+)/.exec(rgb);
-  return channels ? `#${channels.slice(1, 4).map((c) => Number(c).toString(16).padStart(2, '0')).join('')}` : undefined;
+  return channels
+    ? `#${channels
+        .slice(1, 4)
+        .map((c) => Number(c).toString(16).padStart(2, '0'))
+        .join('')}`
+    : undefined;
 }
 
 /** Changes whenever the colours may have changed: the toggle, or the system switching light/dark. */

@@ -28,7 +28,10 @@ const DATA_KEY_CACHE_MAX = 1000;
 export class EnvelopeSealer implements SecretSealer {
   private readonly dataKeys = new Map<string, { key: Uint8Array; until: number }>();
 
-  constructor(private readonly wrapper: KeyWrapper, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly wrapper: KeyWrapper,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   async seal(plaintext: string, context: EncryptionContext): Promise<EncryptedSecret> {
     const { plaintext: dataKey, wrapped } = await this.wrapper.newDataKey(context);
@@ -41,7 +44,9 @@ export class EnvelopeSealer implements SecretSealer {
 
   async open(secret: EncryptedSecret, context: EncryptionContext): Promise<string> {
     if (secret.keyRef !== this.wrapper.keyRef) {
-      throw new Error(`This key was sealed by ${secret.keyRef}, but the proxy is configured with ${this.wrapper.keyRef}; save the provider key again.`);
+      throw new Error(
+        `This key was sealed by ${secret.keyRef}, but the proxy is configured with ${this.wrapper.keyRef}; save the provider key again.`,
+      );
     }
     const dataKey = await this.dataKey(secret.wrappedKey, context);
     const body = Buffer.from(secret.ciphertext);

@@ -55,23 +55,26 @@ export class DynamoProviderKeyStore implements ProviderKeyStore {
   }
 
   async delete(accountId: string, provider: ProviderId): Promise<boolean> {
-    const { Attributes } = await this.doc.send(
-      { operation: 'DeleteItem', input: { TableName: this.table, Key: { pk: accountPk(accountId), sk: KEY_PREFIX + provider }, ReturnValues: 'ALL_OLD' } },
-    );
+    const { Attributes } = await this.doc.send({
+      operation: 'DeleteItem',
+      input: {
+        TableName: this.table,
+        Key: { pk: accountPk(accountId), sk: KEY_PREFIX + provider },
+        ReturnValues: 'ALL_OLD',
+      },
+    });
     return Boolean(Attributes);
   }
 
   async list(accountId: string): Promise<StoredProviderKey[]> {
-    const { Items } = await this.doc.send(
-      {
-        operation: 'Query',
-        input: {
-          TableName: this.table,
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-          ExpressionAttributeValues: { ':pk': accountPk(accountId), ':prefix': KEY_PREFIX },
-        },
+    const { Items } = await this.doc.send({
+      operation: 'Query',
+      input: {
+        TableName: this.table,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': accountPk(accountId), ':prefix': KEY_PREFIX },
       },
-    );
+    });
     return (Items ?? []).map((item) => toStored(item as KeyItem));
   }
 }

@@ -10,7 +10,11 @@ const count = (headers: Headers, name: string) => tokenCount(Number(headers[name
  * `inputTokens`, the input count leaves out prompt-cache reads and writes, which have headers of their own.
  */
 export function bedrockUsageFromHeaders(headers: Headers): Usage | undefined {
-  if (headers['x-amzn-bedrock-input-token-count'] === undefined && headers['x-amzn-bedrock-output-token-count'] === undefined) return undefined;
+  if (
+    headers['x-amzn-bedrock-input-token-count'] === undefined &&
+    headers['x-amzn-bedrock-output-token-count'] === undefined
+  )
+    return undefined;
   const cacheReadTokens = count(headers, 'x-amzn-bedrock-cache-read-input-token-count');
   const cacheWriteTokens = count(headers, 'x-amzn-bedrock-cache-write-input-token-count');
   return {

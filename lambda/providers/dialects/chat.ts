@@ -18,7 +18,8 @@ export function chatUsageFrom(usage: JsonObject): Usage {
   // Some providers leave reasoning tokens out of completion_tokens but count
   // them in total_tokens; the total then tells the real output.
   const fromTotal = tokenCount(usage.total_tokens) - inputTokens;
-  const cacheReadTokens = tokenCount(asObject(usage.prompt_tokens_details)?.cached_tokens) || tokenCount(usage.prompt_cache_hit_tokens);
+  const cacheReadTokens =
+    tokenCount(asObject(usage.prompt_tokens_details)?.cached_tokens) || tokenCount(usage.prompt_cache_hit_tokens);
   return { inputTokens, outputTokens: Math.max(completion, fromTotal), cacheReadTokens, cacheWriteTokens: 0 };
 }
 

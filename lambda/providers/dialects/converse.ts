@@ -21,7 +21,12 @@ const converseBodySchema = z.looseObject({
 export function converseUsage(usage: JsonObject): Usage {
   const cacheReadTokens = tokenCount(usage.cacheReadInputTokens);
   const cacheWriteTokens = tokenCount(usage.cacheWriteInputTokens);
-  return { inputTokens: tokenCount(usage.inputTokens) + cacheReadTokens + cacheWriteTokens, outputTokens: tokenCount(usage.outputTokens), cacheReadTokens, cacheWriteTokens };
+  return {
+    inputTokens: tokenCount(usage.inputTokens) + cacheReadTokens + cacheWriteTokens,
+    outputTokens: tokenCount(usage.outputTokens),
+    cacheReadTokens,
+    cacheWriteTokens,
+  };
 }
 
 /** The error an exception message of an AWS event stream reports. */

@@ -16,7 +16,10 @@ export const embeddingsDialect: Dialect = {
   readResponse(body) {
     const object = asObject(body);
     const usage = asObject(object?.usage);
-    return { model: asString(object?.model), usage: usage && { ...NO_USAGE, inputTokens: chatUsageFrom(usage).inputTokens } };
+    return {
+      model: asString(object?.model),
+      usage: usage && { ...NO_USAGE, inputTokens: chatUsageFrom(usage).inputTokens },
+    };
   },
   requestStreamUsage: (_body, raw) => ({ body: raw, added: false }),
   isUsageOnlyEvent: () => false,

@@ -5,7 +5,16 @@ const MAX_TEXT = 4_000;
 const MAX_DEPTH = 6;
 
 /** Where providers put the human-readable part of an error object, most specific first. */
-const MESSAGE_FIELDS = ['error', 'message', 'detail', 'msg', 'errors', 'error_description', 'description', 'title'] as const;
+const MESSAGE_FIELDS = [
+  'error',
+  'message',
+  'detail',
+  'msg',
+  'errors',
+  'error_description',
+  'description',
+  'title',
+] as const;
 
 /**
  * The provider's own error message from an error body, whatever its shape:

@@ -11,13 +11,20 @@ const METRICS_FIELD = 'amazon-bedrock-invocationMetrics';
 function metricsUsage(metrics: JsonObject): Usage {
   const cacheReadTokens = tokenCount(metrics.cacheReadInputTokenCount);
   const cacheWriteTokens = tokenCount(metrics.cacheWriteInputTokenCount);
-  return { inputTokens: tokenCount(metrics.inputTokenCount) + cacheReadTokens + cacheWriteTokens, outputTokens: tokenCount(metrics.outputTokenCount), cacheReadTokens, cacheWriteTokens };
+  return {
+    inputTokens: tokenCount(metrics.inputTokenCount) + cacheReadTokens + cacheWriteTokens,
+    outputTokens: tokenCount(metrics.outputTokenCount),
+    cacheReadTokens,
+    cacheWriteTokens,
+  };
 }
 
 /** A model-native body reports usage in Anthropic's shape (`usage.input_tokens`, cache reads and writes included). */
 function anthropicUsage(body: unknown): Usage | undefined {
   const usage = asObject(asObject(body)?.usage);
-  return usage && ('input_tokens' in usage || 'output_tokens' in usage) ? messagesDialect.readResponse(body).usage : undefined;
+  return usage && ('input_tokens' in usage || 'output_tokens' in usage)
+    ? messagesDialect.readResponse(body).usage
+    : undefined;
 }
 
 /**
@@ -33,7 +40,8 @@ export const invokeDialect: Dialect = {
   name: 'invoke',
   // InvokeModel's body is a blob to the AWS SDK: without a `contentType` it goes as bytes.
   jsonLabels: /^application\/octet-stream\b/i,
-  validate: (body) => (asObject(body) ? { ok: true } : { ok: false, param: '', message: 'The request body must be a JSON object.' }),
+  validate: (body) =>
+    asObject(body) ? { ok: true } : { ok: false, param: '', message: 'The request body must be a JSON object.' },
 
   readResponse: (body) => ({ usage: anthropicUsage(body) }),
   usageFromHeaders: bedrockUsageFromHeaders,
@@ -50,7 +58,8 @@ export const invokeDialect: Dialect = {
         }
         if (event.event !== 'chunk') return;
         const bytes = asString(asObject(tryParseJson(event.data))?.bytes);
-        const chunk = bytes === undefined ? undefined : asObject(tryParseJson(Buffer.from(bytes, 'base64').toString('utf8')));
+        const chunk =
+          bytes === undefined ? undefined : asObject(tryParseJson(Buffer.from(bytes, 'base64').toString('utf8')));
         if (!chunk) return;
         const type = asString(chunk.type);
         if (type) anthropic.onEvent({ event: type, data: JSON.stringify(chunk) });
@@ -60,7 +69,11 @@ export const invokeDialect: Dialect = {
       outcome(): StreamOutcome {
         const own = anthropic.outcome();
         // Anthropic's own usage keeps cache reads and writes apart; the metrics are the fallback for every other family.
-        return { usage: own.usage ?? metrics, error: error ?? own.error, complete: (metrics !== undefined || own.complete) && !error && !own.error };
+        return {
+          usage: own.usage ?? metrics,
+          error: error ?? own.error,
+          complete: (metrics !== undefined || own.complete) && !error && !own.error,
+        };
       },
     };
   },

@@ -60,7 +60,14 @@ function valueEnd(bytes: Buffer, at: number): number {
   }
   // A number, true, false or null: up to the next delimiter.
   let i = at;
-  while (i < bytes.length && !isSpace(bytes[i]) && bytes[i] !== COMMA && bytes[i] !== CLOSE_BRACE && bytes[i] !== CLOSE_BRACKET) i++;
+  while (
+    i < bytes.length &&
+    !isSpace(bytes[i]) &&
+    bytes[i] !== COMMA &&
+    bytes[i] !== CLOSE_BRACE &&
+    bytes[i] !== CLOSE_BRACKET
+  )
+    i++;
   return i;
 }
 
@@ -94,11 +101,16 @@ export function objectMembers(bytes: Buffer, open: number): MemberSpan[] {
  */
 export function setNestedMember(bytes: Buffer, key: string, inner: string, json: string): Buffer {
   const open = skipSpace(bytes, 0);
-  const member = objectMembers(bytes, open).filter((m) => m.key === key).pop();
+  const member = objectMembers(bytes, open)
+    .filter((m) => m.key === key)
+    .pop();
   const pair = `${JSON.stringify(inner)}:${json}`;
-  if (!member) return splice(bytes, open + 1, open + 1, `${JSON.stringify(key)}:{${pair}}${hasMembers(bytes, open) ? ',' : ''}`);
+  if (!member)
+    return splice(bytes, open + 1, open + 1, `${JSON.stringify(key)}:{${pair}}${hasMembers(bytes, open) ? ',' : ''}`);
   if (bytes[member.valueStart] !== OPEN_BRACE) return splice(bytes, member.valueStart, member.valueEnd, `{${pair}}`);
-  const existing = objectMembers(bytes, member.valueStart).filter((m) => m.key === inner).pop();
+  const existing = objectMembers(bytes, member.valueStart)
+    .filter((m) => m.key === inner)
+    .pop();
   if (existing) return splice(bytes, existing.valueStart, existing.valueEnd, json);
   const innerOpen = member.valueStart;
   return splice(bytes, innerOpen + 1, innerOpen + 1, `${pair}${hasMembers(bytes, innerOpen) ? ',' : ''}`);

@@ -25,7 +25,10 @@ const ERROR_TYPES: Record<number, string> = {
 function usageFrom(usage: JsonObject): Usage {
   const cacheWriteTokens = tokenCount(usage.cache_creation_input_tokens);
   const cacheReadTokens = tokenCount(usage.cache_read_input_tokens);
-  const cacheWrite1hTokens = Math.min(cacheWriteTokens, tokenCount(asObject(usage.cache_creation)?.ephemeral_1h_input_tokens));
+  const cacheWrite1hTokens = Math.min(
+    cacheWriteTokens,
+    tokenCount(asObject(usage.cache_creation)?.ephemeral_1h_input_tokens),
+  );
   return {
     inputTokens: tokenCount(usage.input_tokens) + cacheWriteTokens + cacheReadTokens,
     outputTokens: tokenCount(usage.output_tokens),

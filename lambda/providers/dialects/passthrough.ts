@@ -15,7 +15,10 @@ export function passthroughDialect(style: Dialect, billing: Dialect['billing']):
     name: 'passthrough',
     validate: () => ({ ok: true }),
     readResponse: billing === 'free' ? () => ({}) : (body) => style.readResponse(body),
-    newStreamReader: billing === 'free' ? () => ({ onEvent: () => undefined, outcome: () => ({ complete: true }) }) : () => style.newStreamReader(),
+    newStreamReader:
+      billing === 'free'
+        ? () => ({ onEvent: () => undefined, outcome: () => ({ complete: true }) })
+        : () => style.newStreamReader(),
     isUsageOnlyEvent: () => false,
     requestStreamUsage: (_body, raw) => ({ body: raw, added: false }),
     requestBody: 'any',

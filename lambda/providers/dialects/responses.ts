@@ -52,7 +52,12 @@ export const responsesDialect: Dialect = {
           const response = asObject(asObject(tryParseJson(event.data))?.response);
           const found = read(response);
           const failure = type === 'response.failed' ? (findErrorMessage(response) ?? 'response failed') : undefined;
-          outcome = { model: found.model ?? outcome.model, usage: found.usage, error: failure ?? outcome.error, complete: true };
+          outcome = {
+            model: found.model ?? outcome.model,
+            usage: found.usage,
+            error: failure ?? outcome.error,
+            complete: true,
+          };
         } else if (type === 'error') {
           outcome = { ...outcome, error: findErrorMessage(tryParseJson(event.data)) ?? 'stream error' };
         }
@@ -68,6 +73,9 @@ export const responsesDialect: Dialect = {
   requestStreamUsage: (_body, raw) => ({ body: raw, added: false }),
   requestBody: 'json',
   // A follow-up turn's answer depends on the conversation the provider keeps: never served from the cache.
-  cache: { kind: 'responses', allowed: (body) => (body.previous_response_id ?? null) === null && (body.conversation ?? null) === null },
+  cache: {
+    kind: 'responses',
+    allowed: (body) => (body.previous_response_id ?? null) === null && (body.conversation ?? null) === null,
+  },
   billing: 'tokens',
 };

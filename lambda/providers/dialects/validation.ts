@@ -28,7 +28,9 @@ export const responsesBodySchema = z.looseObject({
   model: z.optional(z.string().check(z.minLength(1))),
   input: z.optional(z.union([z.string(), z.array(z.unknown())])),
   prompt: z.optional(z.union([z.looseObject({ id: z.string().check(z.minLength(1)) }), z.null()])),
-  conversation: z.optional(z.union([z.string().check(z.minLength(1)), z.looseObject({ id: z.string().check(z.minLength(1)) }), z.null()])),
+  conversation: z.optional(
+    z.union([z.string().check(z.minLength(1)), z.looseObject({ id: z.string().check(z.minLength(1)) }), z.null()]),
+  ),
   previous_response_id: z.optional(z.union([z.string().check(z.minLength(1)), z.null()])),
   stream: z.optional(z.union([z.boolean(), z.null()])),
 });
@@ -38,7 +40,8 @@ export function validateResponsesBody(body: unknown): ValidationResult {
   const checked = validateWith(responsesBodySchema, body, false);
   if (!checked.ok) return checked;
   const { model, prompt } = body as { model?: unknown; prompt?: unknown };
-  if (model === undefined && !prompt) return { ok: false, param: 'model', message: 'model: Field required (or a stored prompt: prompt.id)' };
+  if (model === undefined && !prompt)
+    return { ok: false, param: 'model', message: 'model: Field required (or a stored prompt: prompt.id)' };
   return checked;
 }
 
@@ -78,7 +81,8 @@ export function describeIssue(issue: z.core.$ZodIssue): string {
       return `expected ${words.length === 1 ? words[0] : `${words.slice(0, -1).join(', ')} or ${words.at(-1)}`}`;
     }
     case 'too_small':
-      if (issue.origin === 'string' || (issue.origin === 'array' && Number(issue.minimum) === 1)) return 'must not be empty';
+      if (issue.origin === 'string' || (issue.origin === 'array' && Number(issue.minimum) === 1))
+        return 'must not be empty';
       if (issue.origin === 'array') return `expected at least ${issue.minimum} items`;
       return issue.inclusive ? `must be at least ${issue.minimum}` : `must be greater than ${issue.minimum}`;
     default:
@@ -89,13 +93,17 @@ export function describeIssue(issue: z.core.$ZodIssue): string {
 /** The types a type or union issue accepts, nested unions flattened (content: string, array or null). */
 function expectedTypes(issue: z.core.$ZodIssue): string[] {
   if (issue.code === 'invalid_type') return [ARTICLE_TYPES[issue.expected] ?? issue.expected];
-  if (issue.code === 'invalid_union') return issue.errors.flatMap((branch) => (branch[0] ? expectedTypes(branch[0]) : []));
+  if (issue.code === 'invalid_union')
+    return issue.errors.flatMap((branch) => (branch[0] ? expectedTypes(branch[0]) : []));
   return [];
 }
 
 function failure(body: unknown, path: PropertyKey[], problem: string): ValidationResult {
   const param = path.map(String).join('.');
-  const value = path.reduce<unknown>((node, key) => (node as Record<PropertyKey, unknown> | undefined)?.[key as string], body);
+  const value = path.reduce<unknown>(
+    (node, key) => (node as Record<PropertyKey, unknown> | undefined)?.[key as string],
+    body,
+  );
   return { ok: false, param, message: `${param}: ${value === undefined ? 'Field required' : problem}` };
 }
 
@@ -104,7 +112,8 @@ export function validateWith(schema: z.ZodMiniType, body: unknown, checksMessage
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     return { ok: false, param: '', message: 'The request body must be a JSON object.' };
   }
-  if (depthExceeds(body, MAX_BODY_DEPTH)) return { ok: false, param: '', message: `The request body is nested more than ${MAX_BODY_DEPTH} levels deep.` };
+  if (depthExceeds(body, MAX_BODY_DEPTH))
+    return { ok: false, param: '', message: `The request body is nested more than ${MAX_BODY_DEPTH} levels deep.` };
   const result = z.safeParse(schema, body);
   if (!result.success) {
     const issue = result.error.issues[0];
@@ -114,7 +123,8 @@ export function validateWith(schema: z.ZodMiniType, body: unknown, checksMessage
   const messages = (body as { messages: unknown[] }).messages;
   for (let i = 0; i < messages.length; i++) {
     const checked = z.safeParse(message, messages[i]);
-    if (!checked.success) return failure(body, ['messages', i, ...checked.error.issues[0].path], describeIssue(checked.error.issues[0]));
+    if (!checked.success)
+      return failure(body, ['messages', i, ...checked.error.issues[0].path], describeIssue(checked.error.issues[0]));
   }
   return { ok: true };
 }

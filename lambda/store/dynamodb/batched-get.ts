@@ -56,12 +56,18 @@ export class BatchedGet {
   private async read(keys: Key[]): Promise<Map<string, Item>> {
     const found = new Map<string, Item>();
     if (keys.length === 1) {
-      const { Item } = await this.doc.send({ operation: 'GetItem', input: { TableName: this.table, Key: keys[0], ConsistentRead: true } });
+      const { Item } = await this.doc.send({
+        operation: 'GetItem',
+        input: { TableName: this.table, Key: keys[0], ConsistentRead: true },
+      });
       if (Item) found.set(this.idOf(Item), Item);
       return found;
     }
     await sendUntilProcessed(keys, 'reads', async (pending) => {
-      const result = await this.doc.send({ operation: 'BatchGetItem', input: { RequestItems: { [this.table]: { Keys: pending, ConsistentRead: true } } } });
+      const result = await this.doc.send({
+        operation: 'BatchGetItem',
+        input: { RequestItems: { [this.table]: { Keys: pending, ConsistentRead: true } } },
+      });
       for (const item of result.Responses?.[this.table] ?? []) found.set(this.idOf(item), item);
       return (result.UnprocessedKeys?.[this.table]?.Keys as Key[] | undefined) ?? [];
     });

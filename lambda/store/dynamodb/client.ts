@@ -17,7 +17,11 @@ interface ClientOptions {
 
 /** The stores' client: all the request path needs. */
 export function createDocumentClient(options: ClientOptions): DocumentClient {
-  return new LeanDocumentClient({ region: options.region, endpoint: options.endpoint, credentials: options.endpoint ? () => LOCAL_CREDENTIALS : awsCredentialChain() });
+  return new LeanDocumentClient({
+    region: options.region,
+    endpoint: options.endpoint,
+    credentials: options.endpoint ? () => LOCAL_CREDENTIALS : awsCredentialChain(),
+  });
 }
 
 /** Both clients, for the local server's table set-up and for tests. */

@@ -18,7 +18,8 @@ export function mergeCounterChanges(changes: CounterChange[]): CounterChange[] {
   for (const change of changes) {
     const id = keyId(change.key);
     const into = merged.get(id) ?? { key: change.key, increments: {}, set: {} };
-    for (const [attribute, amount] of Object.entries(change.increments)) into.increments[attribute] = (into.increments[attribute] ?? 0) + amount;
+    for (const [attribute, amount] of Object.entries(change.increments))
+      into.increments[attribute] = (into.increments[attribute] ?? 0) + amount;
     Object.assign(into.set, change.set);
     merged.set(id, into);
   }

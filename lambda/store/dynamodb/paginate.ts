@@ -2,7 +2,9 @@
 export type PageKey = Record<string, unknown>;
 
 /** One Query (or Scan) call from a start key: what `doc.send` answers. */
-export type ReadPage<T = Record<string, unknown>> = (startKey: PageKey | undefined) => Promise<{ Items?: T[]; LastEvaluatedKey?: PageKey }>;
+export type ReadPage<T = Record<string, unknown>> = (
+  startKey: PageKey | undefined,
+) => Promise<{ Items?: T[]; LastEvaluatedKey?: PageKey }>;
 
 export interface Page<T = Record<string, unknown>> {
   items: T[];

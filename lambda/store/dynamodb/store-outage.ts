@@ -2,11 +2,27 @@ import { UnprocessedError } from './unprocessed';
 import { DynamoError, DynamoTimeoutError } from './wire/dynamo-error';
 
 /** DynamoDB's answers for "not now": throttling, and conflicts with a transaction in flight. */
-const BUSY_TYPES = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded', 'TransactionConflictException', 'TransactionInProgressException']);
+const BUSY_TYPES = new Set([
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'TransactionConflictException',
+  'TransactionInProgressException',
+]);
 /** Why a transaction's actions failed when only load or a concurrent transaction stopped it. */
 const BUSY_REASONS = new Set(['ThrottlingError', 'ProvisionedThroughputExceeded', 'TransactionConflict']);
 /** Network errors: the store could not be reached, or the connection broke before its answer. */
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNABORTED',
+]);
 
 /**
  * Whether an error thrown by a DynamoDB adapter means the store is unavailable
@@ -19,7 +35,10 @@ export function isStoreOutage(error: unknown): boolean {
   if (error instanceof DynamoError) {
     if (BUSY_TYPES.has(error.name) || (error.status ?? 0) >= 500) return true;
     const reasons = error.name === 'TransactionCanceledException' ? (error.reasons ?? []) : [];
-    return reasons.some((reason) => BUSY_REASONS.has(reason)) && reasons.every((reason) => reason === 'None' || BUSY_REASONS.has(reason));
+    return (
+      reasons.some((reason) => BUSY_REASONS.has(reason)) &&
+      reasons.every((reason) => reason === 'None' || BUSY_REASONS.has(reason))
+    );
   }
   return NETWORK_CODES.has((error as NodeJS.ErrnoException | undefined)?.code ?? '');
 }

@@ -89,7 +89,11 @@ export class TransactedRows {
     let actions = 0;
     for (const waiter of this.queue) {
       const cost = 1 + waiter.changes.length;
-      if (batch.length < MAX_ROWS_PER_TRANSACTION && !ids.has(waiter.id) && (batch.length === 0 || actions + cost <= MAX_ACTIONS_PER_TRANSACTION)) {
+      if (
+        batch.length < MAX_ROWS_PER_TRANSACTION &&
+        !ids.has(waiter.id) &&
+        (batch.length === 0 || actions + cost <= MAX_ACTIONS_PER_TRANSACTION)
+      ) {
         ids.add(waiter.id);
         batch.push(waiter);
         actions += cost;
@@ -118,10 +122,20 @@ export class TransactedRows {
     // In id order: the same rows sent again make the same request, as the token requires.
     const rows = sortedById(unordered);
     const puts = rows.map((row) => ({
-      Put: { TableName: this.rowTable, Item: row.item, ConditionExpression: 'attribute_not_exists(#key)', ExpressionAttributeNames: { '#key': this.rowKey } },
+      Put: {
+        TableName: this.rowTable,
+        Item: row.item,
+        ConditionExpression: 'attribute_not_exists(#key)',
+        ExpressionAttributeNames: { '#key': this.rowKey },
+      },
     }));
-    const updates = mergeCounterChanges(rows.flatMap((row) => row.changes)).map((change) => ({ Update: counterUpdate(this.counterTable, change) }));
-    return { operation: 'TransactWriteItems', input: { TransactItems: [...puts, ...updates], ClientRequestToken: requestToken(rows) } };
+    const updates = mergeCounterChanges(rows.flatMap((row) => row.changes)).map((change) => ({
+      Update: counterUpdate(this.counterTable, change),
+    }));
+    return {
+      operation: 'TransactWriteItems',
+      input: { TransactItems: [...puts, ...updates], ClientRequestToken: requestToken(rows) },
+    };
   }
 }
 
@@ -129,7 +143,11 @@ const sortedById = (rows: RowWithChanges[]) => [...rows].sort((a, b) => (a.id < 
 
 /** At most 36 characters; the same rows give the same token, whatever their order. */
 function requestToken(rows: RowWithChanges[]): string {
-  return idempotencyToken(sortedById(rows).map((row) => row.id).join('\n'));
+  return idempotencyToken(
+    sortedById(rows)
+      .map((row) => row.id)
+      .join('\n'),
+  );
 }
 
 /**

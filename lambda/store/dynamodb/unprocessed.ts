@@ -2,7 +2,10 @@ import { retryPolicies, withRetries } from '../../retry';
 
 /** A batch call still left some keys or items unprocessed after its last attempt. */
 export class UnprocessedError extends Error {
-  constructor(readonly left: number, kind: string) {
+  constructor(
+    readonly left: number,
+    kind: string,
+  ) {
     super(`DynamoDB left ${left} ${kind} unprocessed`);
     this.name = 'UnprocessedError';
   }
@@ -13,7 +16,12 @@ export class UnprocessedError extends Error {
  * under the `unprocessedItems` policy. `send` sends its argument and returns
  * what is left. Errors of the call itself are the client's to retry, not ours.
  */
-export function sendUntilProcessed<T>(batch: T[], kind: string, send: (pending: T[]) => Promise<T[]>, attempts?: number): Promise<void> {
+export function sendUntilProcessed<T>(
+  batch: T[],
+  kind: string,
+  send: (pending: T[]) => Promise<T[]>,
+  attempts?: number,
+): Promise<void> {
   let pending = batch;
   return withRetries(
     async () => {

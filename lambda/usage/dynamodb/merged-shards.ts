@@ -27,15 +27,24 @@ const sortKey = (item: Item) => item.ts_id as string;
  * the position that shard had reached: every item above it has been handed out (from every shard),
  * and a read resuming there misses nothing.
  */
-export async function mergeShards(readers: Array<AsyncGenerator<Page<Item>, void, undefined>>, limit: number, maxPages: number, startAt?: string): Promise<Merged> {
+export async function mergeShards(
+  readers: Array<AsyncGenerator<Page<Item>, void, undefined>>,
+  limit: number,
+  maxPages: number,
+  startAt?: string,
+): Promise<Merged> {
   const shards: Shard[] = readers.map((pages) => ({ pages, buffer: [], position: startAt, done: false, pagesRead: 0 }));
   const items: Item[] = [];
   while (items.length < limit) {
     await Promise.all(shards.filter((s) => s.buffer.length === 0 && !s.done && s.pagesRead < maxPages).map(refill));
     const stalled = shards.filter((s) => s.buffer.length === 0 && !s.done);
-    const floor = stalled.map((s) => s.position ?? '').sort().pop();
+    const floor = stalled
+      .map((s) => s.position ?? '')
+      .sort()
+      .pop();
     let best: Shard | undefined;
-    for (const shard of shards) if (shard.buffer.length > 0 && (!best || sortKey(shard.buffer[0]) > sortKey(best.buffer[0]))) best = shard;
+    for (const shard of shards)
+      if (shard.buffer.length > 0 && (!best || sortKey(shard.buffer[0]) > sortKey(best.buffer[0]))) best = shard;
     if (!best || (floor !== undefined && sortKey(best.buffer[0]) <= floor)) return { items, resumeAt: floor };
     items.push(best.buffer.shift()!);
   }

@@ -44,12 +44,26 @@ export class TagValueCaps {
     // conditional ADDs one after another anyway.
     const ask = (list: [string, string, string, number][]) => this.answerAll(list);
     const dayOf_ = (streamed: StreamedRow) => dayOf(Date.parse(streamed.row.ts));
-    const keys = await ask(tagged.flatMap((s) => Object.keys(s.row.tags!).map((key): [string, string, string, number] => [s.row.account_id, `TK#${dayOf_(s)}`, key, MAX_TAG_KEYS_PER_DAY])));
+    const keys = await ask(
+      tagged.flatMap((s) =>
+        Object.keys(s.row.tags!).map((key): [string, string, string, number] => [
+          s.row.account_id,
+          `TK#${dayOf_(s)}`,
+          key,
+          MAX_TAG_KEYS_PER_DAY,
+        ]),
+      ),
+    );
     const values = await ask(
       tagged.flatMap((s) =>
         Object.entries(s.row.tags!)
           .filter(([key]) => keys.get(questionId(s.row.account_id, `TK#${dayOf_(s)}`, key)))
-          .map(([key, value]): [string, string, string, number] => [s.row.account_id, `TV#${dayOf_(s)}#${key}`, value, MAX_TAG_VALUES_PER_DAY]),
+          .map(([key, value]): [string, string, string, number] => [
+            s.row.account_id,
+            `TV#${dayOf_(s)}#${key}`,
+            value,
+            MAX_TAG_VALUES_PER_DAY,
+          ]),
       ),
     );
     return rows.map((streamed) => {
@@ -86,7 +100,8 @@ export class TagValueCaps {
     }
     const answers = new Map<string, boolean>();
     await eachInFlight([...bySet.values()], IN_FLIGHT, async (set) => {
-      for (const [id, [accountId, setName, member, cap]] of set) answers.set(id, await this.admitted(accountId, setName, member, cap));
+      for (const [id, [accountId, setName, member, cap]] of set)
+        answers.set(id, await this.admitted(accountId, setName, member, cap));
     });
     return answers;
   }
@@ -115,7 +130,8 @@ export class TagValueCaps {
       const members = conditionFailedItem(error)?.members;
       if (this.known.size >= MEMO_MAX) this.known.clear();
       // A full set never changes again that day: with its members known, any other member is answered without a call.
-      if (members instanceof Set) for (const existing of members) this.known.set(questionId(accountId, set, String(existing)), true);
+      if (members instanceof Set)
+        for (const existing of members) this.known.set(questionId(accountId, set, String(existing)), true);
       this.known.set(full, false);
     }
     if (this.known.size >= MEMO_MAX) this.known.clear();

@@ -55,10 +55,13 @@ export class DynamoUsageLog implements UsageLog {
    * not delete usage rows (docs/deploy.md, "Permissions").
    */
   async write(row: UsageRow): Promise<void> {
-    const expires = this.retentionDays ? { expires_at: Math.floor(Date.parse(row.ts) / 1000) + this.retentionDays * 86_400 } : {};
+    const expires = this.retentionDays
+      ? { expires_at: Math.floor(Date.parse(row.ts) / 1000) + this.retentionDays * 86_400 }
+      : {};
     const item = { ...row, account_id: rowPartition(row.account_id, row.id), ts_id: `${row.ts}#${row.id}`, ...expires };
     const changes = this.spend.changes(row);
-    if (changes.length === 0) await this.doc.send({ operation: 'PutItem', input: { TableName: this.table, Item: item } });
+    if (changes.length === 0)
+      await this.doc.send({ operation: 'PutItem', input: { TableName: this.table, Item: item } });
     else await this.rowsWithSpend.write({ item, id: row.id, changes });
   }
 
@@ -72,7 +75,10 @@ export class DynamoUsageLog implements UsageLog {
     if (time === undefined) return undefined;
     const tsId = `${new Date(time).toISOString()}#${id}`;
     for (const partition of [rowPartition(accountId, id), accountId]) {
-      const result = await this.doc.send({ operation: 'GetItem', input: { TableName: this.table, Key: { account_id: partition, ts_id: tsId }, ConsistentRead: true } });
+      const result = await this.doc.send({
+        operation: 'GetItem',
+        input: { TableName: this.table, Key: { account_id: partition, ts_id: tsId }, ConsistentRead: true },
+      });
       if (result.Item) return publicRow({ ...result.Item, account_id: accountId } as UsageRow);
     }
     return undefined;
@@ -81,7 +87,11 @@ export class DynamoUsageLog implements UsageLog {
   async query(accountId: string, query: LogQuery): Promise<{ items: UsageRow[]; nextCursor: string | null }> {
     const filters: string[] = [];
     const names: Record<string, string> = {};
-    const values: Record<string, unknown> = { ':account': accountId, ':from': query.from ?? '0000', ':to': `${query.to ?? '9999'}~` };
+    const values: Record<string, unknown> = {
+      ':account': accountId,
+      ':from': query.from ?? '0000',
+      ':to': `${query.to ?? '9999'}~`,
+    };
     const equal = (field: string, value: unknown) => {
       names[`#${field}`] = field;
       values[`:${field}`] = value;
@@ -111,7 +121,11 @@ export class DynamoUsageLog implements UsageLog {
 
     const startTsId = query.cursor ? decodeCursor(query.cursor) : undefined;
     // A cursor this API never returned must not silently restart at page one.
-    if (query.cursor && !startTsId) throw new ValidationError('cursor: not a cursor this endpoint returned; pass next_cursor exactly as given.', 'cursor');
+    if (query.cursor && !startTsId)
+      throw new ValidationError(
+        'cursor: not a cursor this endpoint returned; pass next_cursor exactly as given.',
+        'cursor',
+      );
     // DynamoDB applies Limit before the filter, so each shard keeps reading until the page is full.
     const shardPages = (partition: string) =>
       pages(
@@ -131,13 +145,26 @@ export class DynamoUsageLog implements UsageLog {
           }),
         startTsId ? { account_id: partition, ts_id: startTsId } : undefined,
       );
-    const merged = await mergeShards(rowPartitions(accountId).map(shardPages), query.limit, MAX_PAGES_PER_QUERY, startTsId);
-    return { items: merged.items.map((item) => publicRow(item as unknown as UsageRow)), nextCursor: merged.resumeAt ? encodeCursor(merged.resumeAt) : null };
+    const merged = await mergeShards(
+      rowPartitions(accountId).map(shardPages),
+      query.limit,
+      MAX_PAGES_PER_QUERY,
+      startTsId,
+    );
+    return {
+      items: merged.items.map((item) => publicRow(item as unknown as UsageRow)),
+      nextCursor: merged.resumeAt ? encodeCursor(merged.resumeAt) : null,
+    };
   }
 }
 
 /** Storage-only attributes stay out of API answers. */
 function publicRow(item: UsageRow): UsageRow {
-  const { ts_id: _tsId, expires_at: _expires, account_id: _account, ...row } = item as UsageRow & { ts_id?: string; expires_at?: number };
+  const {
+    ts_id: _tsId,
+    expires_at: _expires,
+    account_id: _account,
+    ...row
+  } = item as UsageRow & { ts_id?: string; expires_at?: number };
   return row as UsageRow;
 }

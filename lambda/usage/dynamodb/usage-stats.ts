@@ -1,4 +1,10 @@
-import { effectivePeriod, parseBucketKey, parseTagBucketKey, summaryRanges, type KeyRange } from '../rollups/bucket-keys';
+import {
+  effectivePeriod,
+  parseBucketKey,
+  parseTagBucketKey,
+  summaryRanges,
+  type KeyRange,
+} from '../rollups/bucket-keys';
 import { deltaAfter, foldRows, sortableSequence, type BucketDelta, type StreamedRow } from '../rollups/fold';
 import { rollupFromItem } from '../rollups/rollup';
 import { assembleSummary, type RollupSlice, type TagSlice } from '../rollups/summary';
@@ -91,27 +97,26 @@ export class DynamoUsageStats implements UsageStats {
         return `#a${i} :a${i}`;
       });
       try {
-        await this.doc.send(
-          {
-            operation: 'UpdateItem',
-            input: {
-              TableName: this.table,
-              Key: { account_id: delta.accountId, bucket: delta.bucket },
-              UpdateExpression: `ADD ${additions.join(', ')} SET #w = :last`,
-              // First try: nothing of this shard at or after the batch's first row is counted yet.
-              // Later tries: the watermark is still the one just read, so the rows after it are new.
-              ConditionExpression: stored === undefined ? 'attribute_not_exists(#w) OR #w < :guard' : '#w = :guard',
-              ExpressionAttributeNames: names,
-              ExpressionAttributeValues: values,
-              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-            },
+        await this.doc.send({
+          operation: 'UpdateItem',
+          input: {
+            TableName: this.table,
+            Key: { account_id: delta.accountId, bucket: delta.bucket },
+            UpdateExpression: `ADD ${additions.join(', ')} SET #w = :last`,
+            // First try: nothing of this shard at or after the batch's first row is counted yet.
+            // Later tries: the watermark is still the one just read, so the rows after it are new.
+            ConditionExpression: stored === undefined ? 'attribute_not_exists(#w) OR #w < :guard' : '#w = :guard',
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: values,
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           },
-        );
+        });
         return;
       } catch (error) {
         if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
         const current = conditionFailedItem(error)?.[watermark];
-        if (typeof current !== 'string') throw new Error(`rollup ${delta.bucket}: condition failed without a watermark`);
+        if (typeof current !== 'string')
+          throw new Error(`rollup ${delta.bucket}: condition failed without a watermark`);
         stored = current;
         pending = deltaAfter(delta, current);
       }
@@ -121,7 +126,9 @@ export class DynamoUsageStats implements UsageStats {
 
   async summarize(accountId: string, from: Date, to: Date): Promise<StatsSummary> {
     const period = effectivePeriod(from, to);
-    const pages = await Promise.all(summaryRanges(period.from, period.to).map((range) => this.readRange(accountId, range)));
+    const pages = await Promise.all(
+      summaryRanges(period.from, period.to).map((range) => this.readRange(accountId, range)),
+    );
     const slices: RollupSlice[] = [];
     const tagSlices: TagSlice[] = [];
     for (const item of pages.flat()) {

@@ -48,7 +48,10 @@ export const MAX_LABEL_CHARS = 100;
 
 /** `#` separates the parts of a key; `%` is escaped too, so unescaping is exact. */
 export function escapeSegment(value: string): string {
-  return Array.from(value).slice(0, MAX_LABEL_CHARS).join('').replace(/[%#]/g, (c) => (c === '%' ? '%25' : '%23'));
+  return Array.from(value)
+    .slice(0, MAX_LABEL_CHARS)
+    .join('')
+    .replace(/[%#]/g, (c) => (c === '%' ? '%25' : '%23'));
 }
 
 export function unescapeSegment(value: string): string {
@@ -103,8 +106,14 @@ export interface ParsedTagBucketKey {
 export function parseTagBucketKey(bucket: string): ParsedTagBucketKey | undefined {
   const [granularity, time, mark, key, value, ...rest] = bucket.split('#');
   if (mark !== TAG_MARK) return undefined;
-  if ((granularity !== 'H' && granularity !== 'D') || time === undefined || value === undefined || rest.length > 0) throw new Error(`Not a tag rollup key: ${bucket}`);
-  return { day: time.slice(0, 10), ...(granularity === 'H' ? { hour: time } : {}), key: unescapeSegment(key), value: unescapeSegment(value) };
+  if ((granularity !== 'H' && granularity !== 'D') || time === undefined || value === undefined || rest.length > 0)
+    throw new Error(`Not a tag rollup key: ${bucket}`);
+  return {
+    day: time.slice(0, 10),
+    ...(granularity === 'H' ? { hour: time } : {}),
+    key: unescapeSegment(key),
+    value: unescapeSegment(value),
+  };
 }
 
 /** UTC day, `YYYY-MM-DD`, of a row's time: the period over which tag values are capped. */
@@ -113,7 +122,12 @@ export const dayOf = (at: Date | number) => dayStamp(at);
 /** Keys written before tokens or kinds were counted lack those parts: they count as "". */
 export function parseBucketKey(key: string): ParsedBucketKey {
   const [granularity, time, provider, model, requester, token = '', kind = '', ...rest] = key.split('#');
-  if ((granularity !== 'H' && granularity !== 'D') || time === undefined || requester === undefined || rest.length > 0) {
+  if (
+    (granularity !== 'H' && granularity !== 'D') ||
+    time === undefined ||
+    requester === undefined ||
+    rest.length > 0
+  ) {
     throw new Error(`Not a usage rollup key: ${key}`);
   }
   return {

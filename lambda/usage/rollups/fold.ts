@@ -26,7 +26,13 @@ export interface BucketDelta {
 /** Every rollup item a row counts in: its UTC hour and its UTC day, per provider, model, requester, token and endpoint kind. */
 export function bucketsOf(row: UsageRow): string[] {
   const at = new Date(row.ts);
-  const dims = { provider: row.provider, model: row.model, requester: row.requester ?? '', token: row.token_id ?? '', kind: row.kind ?? '' };
+  const dims = {
+    provider: row.provider,
+    model: row.model,
+    requester: row.requester ?? '',
+    token: row.token_id ?? '',
+    kind: row.kind ?? '',
+  };
   return [hourKey(at, dims), dayKey(at, dims)];
 }
 
@@ -42,7 +48,8 @@ function contributionsOf(row: UsageRow): { bucket: string; increments: Record<st
   if (tags.length === 0) return contributions;
   const perTag = tagIncrements(row);
   const at = new Date(row.ts);
-  for (const [key, value] of tags) for (const bucket of tagBucketKeys(at, key, value)) contributions.push({ bucket, increments: perTag });
+  for (const [key, value] of tags)
+    for (const bucket of tagBucketKeys(at, key, value)) contributions.push({ bucket, increments: perTag });
   return contributions;
 }
 
@@ -70,7 +77,8 @@ export function foldRows(rows: readonly StreamedRow[]): BucketDelta[] {
         delta = { accountId: streamed.row.account_id, bucket, lineage: streamed.lineage, increments: {}, rows: [] };
         deltas.set(id, delta);
       }
-      for (const [attribute, amount] of Object.entries(increments)) delta.increments[attribute] = (delta.increments[attribute] ?? 0) + amount;
+      for (const [attribute, amount] of Object.entries(increments))
+        delta.increments[attribute] = (delta.increments[attribute] ?? 0) + amount;
       delta.rows.push(streamed);
     }
   }
@@ -81,7 +89,9 @@ export function foldRows(rows: readonly StreamedRow[]): BucketDelta[] {
 export function deltaAfter(delta: BucketDelta, sequence: string): BucketDelta | undefined {
   const rows = delta.rows.filter((streamed) => compareSequences(streamed.sequence, sequence) > 0);
   if (rows.length === 0) return undefined;
-  return foldRows(rows).find((candidate) => candidate.bucket === delta.bucket && candidate.accountId === delta.accountId)!;
+  return foldRows(rows).find(
+    (candidate) => candidate.bucket === delta.bucket && candidate.accountId === delta.accountId,
+  )!;
 }
 
 export function compareSequences(a: string, b: string): number {

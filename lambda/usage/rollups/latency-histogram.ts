@@ -19,7 +19,10 @@ export const LAST_BOUNDED_BUCKET = 18 * STEPS_PER_DOUBLING;
 export const LATENCY_BUCKET_COUNT = LAST_BOUNDED_BUCKET + 2;
 
 /** Upper bound (ms, inclusive) of each bucket; the overflow bucket has none. */
-const UPPER_BOUNDS_MS: readonly number[] = Array.from({ length: LAST_BOUNDED_BUCKET + 1 }, (_, i) => 2 ** (i / STEPS_PER_DOUBLING));
+const UPPER_BOUNDS_MS: readonly number[] = Array.from(
+  { length: LAST_BOUNDED_BUCKET + 1 },
+  (_, i) => 2 ** (i / STEPS_PER_DOUBLING),
+);
 
 export type LatencyHistogram = number[];
 

@@ -1,5 +1,12 @@
 import type { UsageRow } from '../usage-row';
-import { addHistogram, emptyHistogram, LATENCY_BUCKET_COUNT, latencyAttribute, latencyBucket, type LatencyHistogram } from './latency-histogram';
+import {
+  addHistogram,
+  emptyHistogram,
+  LATENCY_BUCKET_COUNT,
+  latencyAttribute,
+  latencyBucket,
+  type LatencyHistogram,
+} from './latency-histogram';
 
 /** The counters a rollup item keeps; each is only ever changed by an atomic ADD. */
 export const COUNTERS = [
@@ -62,7 +69,9 @@ export function rowIncrements(row: UsageRow): Record<string, number> {
 /** What one row adds to each of its tag buckets: the counters without the latency histogram, which a tag breakdown does not show. */
 export function tagIncrements(row: UsageRow): Record<string, number> {
   const { latency_sum_ms: _latency, ...counts } = rowIncrements(row);
-  return Object.fromEntries(Object.entries(counts).filter(([attribute]) => (COUNTERS as readonly string[]).includes(attribute)));
+  return Object.fromEntries(
+    Object.entries(counts).filter(([attribute]) => (COUNTERS as readonly string[]).includes(attribute)),
+  );
 }
 
 /** A stored rollup item back into counters; attributes it never had are 0. */

@@ -116,7 +116,11 @@ class TimeBuckets {
  * The `GET /api/stats` answer for the (already whole-hour) period, from the rollup items inside it.
  * A period of at most two days is read from hourly items, so it also gets `by_hour`.
  */
-export function assembleSummary(period: { from: Date; to: Date }, slices: readonly RollupSlice[], tagSlices: readonly TagSlice[] = []): StatsSummary {
+export function assembleSummary(
+  period: { from: Date; to: Date },
+  slices: readonly RollupSlice[],
+  tagSlices: readonly TagSlice[] = [],
+): StatsSummary {
   const total = emptyRollup();
   const days = new TimeBuckets(utcDays(period.from, period.to));
   const hourly = isHourlyPeriod(period.from, period.to);
@@ -134,15 +138,20 @@ export function assembleSummary(period: { from: Date; to: Date }, slices: readon
     addRollup(rollupIn(providers, slice.provider), slice.rollup);
     // A model id can be served by two providers; they stay apart.
     const modelKey = JSON.stringify([slice.provider, slice.model]);
-    if (!models.has(modelKey)) models.set(modelKey, { provider: slice.provider, model: slice.model, rollup: emptyRollup() });
+    if (!models.has(modelKey))
+      models.set(modelKey, { provider: slice.provider, model: slice.model, rollup: emptyRollup() });
     addRollup(models.get(modelKey)!.rollup, slice.rollup);
     addRollup(rollupIn(requesters, slice.requester), slice.rollup);
     addRollup(rollupIn(tokens, slice.token), slice.rollup);
     addRollup(rollupIn(kinds, slice.kind || mainKindOf(slice.provider)), slice.rollup);
   }
 
-  const byDay: DayStats[] = days.entries().map(({ key, totals, by_provider }) => ({ day: key, ...totals, by_provider }));
-  const byHour: HourStats[] = hours.entries().map(({ key, totals, by_provider }) => ({ hour: `${key}:00:00.000Z`, ...totals, by_provider }));
+  const byDay: DayStats[] = days
+    .entries()
+    .map(({ key, totals, by_provider }) => ({ day: key, ...totals, by_provider }));
+  const byHour: HourStats[] = hours
+    .entries()
+    .map(({ key, totals, by_provider }) => ({ hour: `${key}:00:00.000Z`, ...totals, by_provider }));
 
   return {
     from: period.from.toISOString(),
@@ -150,10 +159,18 @@ export function assembleSummary(period: { from: Date; to: Date }, slices: readon
     totals: toTotals(total),
     by_day: byDay,
     by_hour: byHour,
-    by_provider: [...providers].map(([provider, r]) => ({ provider, ...toTotals(r) })).sort(byCostThenRequests((e) => e.provider)),
-    by_model: [...models.values()].map(({ provider, model, rollup }) => ({ model, provider, ...toTotals(rollup) })).sort(byCostThenRequests((e) => `${e.model}\u0000${e.provider}`)),
-    by_requester: [...requesters].map(([requester, r]) => ({ requester, ...toTotals(r) })).sort(byCostThenRequests((e) => e.requester)),
-    by_token: [...tokens].map(([token_id, r]) => ({ token_id, ...toTotals(r) })).sort(byCostThenRequests((e) => e.token_id)),
+    by_provider: [...providers]
+      .map(([provider, r]) => ({ provider, ...toTotals(r) }))
+      .sort(byCostThenRequests((e) => e.provider)),
+    by_model: [...models.values()]
+      .map(({ provider, model, rollup }) => ({ model, provider, ...toTotals(rollup) }))
+      .sort(byCostThenRequests((e) => `${e.model}\u0000${e.provider}`)),
+    by_requester: [...requesters]
+      .map(([requester, r]) => ({ requester, ...toTotals(r) }))
+      .sort(byCostThenRequests((e) => e.requester)),
+    by_token: [...tokens]
+      .map(([token_id, r]) => ({ token_id, ...toTotals(r) }))
+      .sort(byCostThenRequests((e) => e.token_id)),
     by_kind: [...kinds].map(([kind, r]) => ({ kind, ...toTotals(r) })).sort(byCostThenRequests((e) => e.kind)),
     by_tag: byTag(tagSlices),
   };

@@ -109,7 +109,13 @@ export async function startLambdaInstance(options: {
   const invoke = (event: unknown, invokeOptions?: InvokeOptions) =>
     Promise.race([
       api.invoke(event, invokeOptions),
-      exited.then((code) => Promise.reject(new Error(`the Lambda instance ${stoppedAtTimeLimit ? 'was stopped at the time limit' : `exited (${code ?? child.signalCode})`} during the invocation:\n${printed}`))),
+      exited.then((code) =>
+        Promise.reject(
+          new Error(
+            `the Lambda instance ${stoppedAtTimeLimit ? 'was stopped at the time limit' : `exited (${code ?? child.signalCode})`} during the invocation:\n${printed}`,
+          ),
+        ),
+      ),
     ]);
   return { api, process: child, invoke, output: () => printed, stop };
 }

@@ -78,11 +78,14 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-export async function startRuntimeApi(hooks: { freeze?: () => void; thaw?: () => void; timeUp?: () => void } = {}): Promise<RuntimeApi> {
+export async function startRuntimeApi(
+  hooks: { freeze?: () => void; thaw?: () => void; timeUp?: () => void } = {},
+): Promise<RuntimeApi> {
   const queue: Pending[] = [];
   const initErrors: string[] = [];
   let waiting: ServerResponse | undefined;
-  let current: { pending: Pending; invocation: Omit<Invocation, 'endedAt' | 'endedAtEpoch'>; timer: NodeJS.Timeout } | undefined;
+  let current:
+    { pending: Pending; invocation: Omit<Invocation, 'endedAt' | 'endedAtEpoch'>; timer: NodeJS.Timeout } | undefined;
   let frozen = false;
   let nextCalls = 0;
   let markReady!: () => void;
@@ -131,7 +134,12 @@ export async function startRuntimeApi(hooks: { freeze?: () => void; thaw?: () =>
   const receiveResponse = (req: IncomingMessage, res: ServerResponse) => {
     const invocation = current!.invocation;
     const options = current!.pending.options;
-    const response: NonNullable<Invocation['response']> = { headers: req.headers, chunks: [], trailers: {}, complete: false };
+    const response: NonNullable<Invocation['response']> = {
+      headers: req.headers,
+      chunks: [],
+      trailers: {},
+      complete: false,
+    };
     invocation.response = response;
     let received = Buffer.alloc(0);
     req.on('data', (bytes: Buffer) => {
@@ -141,7 +149,8 @@ export async function startRuntimeApi(hooks: { freeze?: () => void; thaw?: () =>
       const separator = received.indexOf(Buffer.alloc(8));
       const bodyBytes = separator < 0 ? 0 : received.length - separator - 8;
       const leaves = options.clientLeavesAfterBodyBytes;
-      if (leaves !== undefined && response.clientLeftAt === undefined && bodyBytes >= leaves) response.clientLeftAt = at;
+      if (leaves !== undefined && response.clientLeftAt === undefined && bodyBytes >= leaves)
+        response.clientLeftAt = at;
     });
     req.on('end', () => {
       response.complete = true;
@@ -162,7 +171,9 @@ export async function startRuntimeApi(hooks: { freeze?: () => void; thaw?: () =>
     }
     const match = /^\/2018-06-01\/runtime\/invocation\/([^/]+)\/(response|error)$/.exec(path);
     if (req.method !== 'POST' || !match || decodeURIComponent(match[1]) !== current?.invocation.requestId) {
-      res.writeHead(400, { 'content-type': 'application/json' }).end('{"errorMessage":"unknown invocation","errorType":"InvalidRequestID"}');
+      res
+        .writeHead(400, { 'content-type': 'application/json' })
+        .end('{"errorMessage":"unknown invocation","errorType":"InvalidRequestID"}');
       return;
     }
     if (match[2] === 'response') return receiveResponse(req, res);

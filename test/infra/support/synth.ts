@@ -27,7 +27,10 @@ export interface SynthesizedStack {
  * CDK's built-in CloudFormation rule check is left to the `cdk synth` test, which runs it for
  * real: here it would only add seconds per synthesis to tests that assert on the template anyway.
  */
-export function synthesize(context: Record<string, unknown> = {}, options: { bundle?: boolean } = {}): SynthesizedStack {
+export function synthesize(
+  context: Record<string, unknown> = {},
+  options: { bundle?: boolean } = {},
+): SynthesizedStack {
   const outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'ai-usage-proxy-cdk-'));
   const app = new App({
     outdir,
@@ -46,7 +49,11 @@ export function synthesize(context: Record<string, unknown> = {}, options: { bun
 type Resources = Record<string, { Type: string; Properties?: Record<string, unknown>; DeletionPolicy?: string }>;
 
 /** The one resource of a type matching `filter`, with its logical id; fails when there isn't exactly one. */
-export function single(template: Template, type: string, filter: (props: Record<string, unknown>) => boolean = () => true) {
+export function single(
+  template: Template,
+  type: string,
+  filter: (props: Record<string, unknown>) => boolean = () => true,
+) {
   const found = Object.entries(template.findResources(type) as Resources).filter(([, r]) => filter(r.Properties ?? {}));
   if (found.length !== 1) throw new Error(`expected one ${type}, found ${found.length}`);
   const [logicalId, resource] = found[0];

@@ -19,7 +19,10 @@ let tables: Awaited<ReturnType<typeof createTestTables>>;
 beforeAll(async () => {
   tables = await createTestTables();
   store = new DynamoBudgetStore(tables.clients.doc, tables.tables.accounts, tables.tables.rateLimits);
-  usageLog = new DynamoUsageLog(tables.clients.doc, tables.tables.usageLogs, { table: tables.tables.accounts, changes: spendChanges });
+  usageLog = new DynamoUsageLog(tables.clients.doc, tables.tables.usageLogs, {
+    table: tables.tables.accounts,
+    changes: spendChanges,
+  });
 });
 
 /** Spend is added by the row's own write, as in the proxy. */
@@ -28,15 +31,42 @@ const recordRow = (row: UsageRow) => usageLog.write(row);
 let rowCount = 0;
 function row(accountId: string, time: number, costNanos: number, extra: Partial<UsageRow> = {}): UsageRow {
   return {
-    ...{ account_id: accountId, id: `row-${rowCount++}`, ts: new Date(time).toISOString(), provider: 'prov-b', kind: 'chat', model: 'm' },
-    ...{ input_tokens: 10, output_tokens: 5, cache_read_tokens: 0, cache_write_tokens: 0, cost_usd: costNanos / 1e9, cost_nanos: costNanos, priced: true },
-    ...{ latency_ms: 5, status_code: 200, cached: false, saved_usd: 0, saved_nanos: 0, stream: false, mode: 'stored', token_id: `${accountId}_tok` },
+    ...{
+      account_id: accountId,
+      id: `row-${rowCount++}`,
+      ts: new Date(time).toISOString(),
+      provider: 'prov-b',
+      kind: 'chat',
+      model: 'm',
+    },
+    ...{
+      input_tokens: 10,
+      output_tokens: 5,
+      cache_read_tokens: 0,
+      cache_write_tokens: 0,
+      cost_usd: costNanos / 1e9,
+      cost_nanos: costNanos,
+      priced: true,
+    },
+    ...{
+      latency_ms: 5,
+      status_code: 200,
+      cached: false,
+      saved_usd: 0,
+      saved_nanos: 0,
+      stream: false,
+      mode: 'stored',
+      token_id: `${accountId}_tok`,
+    },
     ...extra,
   };
 }
 
 async function spentAt(accountId: string, time: number, requester?: string): Promise<BudgetStatus[]> {
-  const subjects: BudgetSubject[] = [{ kind: 'token', tokenId: `${accountId}_tok` }, ...(requester ? [{ kind: 'requester' as const, requester }] : [])];
+  const subjects: BudgetSubject[] = [
+    { kind: 'token', tokenId: `${accountId}_tok` },
+    ...(requester ? [{ kind: 'requester' as const, requester }] : []),
+  ];
   const statuses = await Promise.all(subjects.map((subject) => store.statusOf(accountId, subject, time)));
   return statuses.filter((status): status is BudgetStatus => status !== undefined);
 }
@@ -85,7 +115,12 @@ describe('budget periods roll over in UTC', () => {
 
   it('a day inside a month: the day budget counts only that UTC day', async () => {
     const account = 'acctdays';
-    await store.setBudget(account, { kind: 'token', tokenId: `${account}_tok` }, { limitNanos: 500, period: 'day' }, 'x');
+    await store.setBudget(
+      account,
+      { kind: 'token', tokenId: `${account}_tok` },
+      { limitNanos: 500, period: 'day' },
+      'x',
+    );
     await recordRow(row(account, at('06-10T23:30:00.000'), 200));
     await recordRow(row(account, at('06-11T00:30:00.000'), 450));
     expect((await spentAt(account, at('06-10T23:59:00.000')))[0].spentNanos).toBe(200);
@@ -99,7 +134,13 @@ describe('budget periods roll over in UTC', () => {
   it('requester spend is per account and per label; cost 0 adds nothing; counters expire a day after their month', async () => {
     const first = 'acctreqa';
     const second = 'acctreqb';
-    for (const account of [first, second]) await store.setBudget(account, { kind: 'requester', requester: 'ana' }, { limitNanos: 10_000, period: 'month' }, 'x');
+    for (const account of [first, second])
+      await store.setBudget(
+        account,
+        { kind: 'requester', requester: 'ana' },
+        { limitNanos: 10_000, period: 'month' },
+        'x',
+      );
     await recordRow(row(first, at('04-15T12:00:00.000'), 2_500, { requester: 'ana' }));
     await recordRow(row(first, at('04-15T12:00:01.000'), 0, { requester: 'ana', status_code: 402 }));
     const statuses = await spentAt(first, at('04-20T00:00:00.000'), 'ana');
@@ -107,12 +148,20 @@ describe('budget periods roll over in UTC', () => {
     expect(statuses[0].spentNanos).toBe(2_500);
     expect((await spentAt(second, at('04-20T00:00:00.000'), 'ana'))[0].spentNanos).toBe(0);
     expect(await store.listBudgets(first, 'requester', at('04-20T00:00:00.000'))).toEqual([
-      { subject: { kind: 'requester', requester: 'ana' }, budget: { limitNanos: 10_000, period: 'month' }, spentNanos: 2_500, resetsAt: at('05-01T00:00:00.000') },
+      {
+        subject: { kind: 'requester', requester: 'ana' },
+        budget: { limitNanos: 10_000, period: 'month' },
+        spentNanos: 2_500,
+        resetsAt: at('05-01T00:00:00.000'),
+      },
     ]);
 
     // The token's counters live in its own partition, not the account's.
     const key = { pk: `ACCOUNT#${first}#T#${first}_tok`, sk: `SPEND#${year}-04` };
-    const { Item: monthCounter } = await tables.clients.doc.send({ operation: 'GetItem', input: { TableName: tables.tables.accounts, Key: key } });
+    const { Item: monthCounter } = await tables.clients.doc.send({
+      operation: 'GetItem',
+      input: { TableName: tables.tables.accounts, Key: key },
+    });
     expect(monthCounter).toMatchObject({ spent_nanos: 2_500, d15: 2_500, expires_at: at('05-02T00:00:00.000') / 1000 });
   });
 

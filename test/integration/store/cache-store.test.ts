@@ -29,16 +29,34 @@ afterAll(async () => {
 });
 
 function freshKey(account = 'acc-1'): string {
-  return cacheKey({ accountId: account, provider: 'prov-a', kind: 'messages', body: { model: 'fam-sonnet-4-6', messages: [{ role: 'user', content: `q${keyCounter++}` }] } });
+  return cacheKey({
+    accountId: account,
+    provider: 'prov-a',
+    kind: 'messages',
+    body: { model: 'fam-sonnet-4-6', messages: [{ role: 'user', content: `q${keyCounter++}` }] },
+  });
 }
 
 const USAGE = { inputTokens: 19, outputTokens: 24, cacheReadTokens: 3, cacheWriteTokens: 4 };
 
 function meta(overrides: Partial<CachedResponseMeta> = {}): CachedResponseMeta {
-  return { format: 'sse', status: 200, contentType: 'text/event-stream; charset=utf-8', model: 'fam-sonnet-4-6', usage: USAGE, costNanos: 123_456, storedAt: NOW, ...overrides };
+  return {
+    format: 'sse',
+    status: 200,
+    contentType: 'text/event-stream; charset=utf-8',
+    model: 'fam-sonnet-4-6',
+    usage: USAGE,
+    costNanos: 123_456,
+    storedAt: NOW,
+    ...overrides,
+  };
 }
 
-async function store(key: string, body: string, options: { ttl?: number; chunkChars?: number; meta?: Partial<CachedResponseMeta> } = {}): Promise<void> {
+async function store(
+  key: string,
+  body: string,
+  options: { ttl?: number; chunkChars?: number; meta?: Partial<CachedResponseMeta> } = {},
+): Promise<void> {
   const writer = cache.open(key, options.ttl ?? HOUR, NOW);
   const size = options.chunkChars ?? 4096;
   for (let i = 0; i < body.length; i += size) writer.append(body.slice(i, i + size));
@@ -49,7 +67,15 @@ async function itemsOf(key: string): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
   let start: Record<string, unknown> | undefined;
   do {
-    const page = await clients.doc.send({ operation: 'Query', input: { TableName: tableName, KeyConditionExpression: 'cache_key = :k', ExpressionAttributeValues: { ':k': key }, ExclusiveStartKey: start } });
+    const page = await clients.doc.send({
+      operation: 'Query',
+      input: {
+        TableName: tableName,
+        KeyConditionExpression: 'cache_key = :k',
+        ExpressionAttributeValues: { ':k': key },
+        ExclusiveStartKey: start,
+      },
+    });
     items.push(...(page.Items ?? []));
     start = page.LastEvaluatedKey;
   } while (start);
@@ -58,19 +84,32 @@ async function itemsOf(key: string): Promise<Record<string, unknown>[]> {
 
 /** Changes one stored attribute behind the cache's back. */
 async function tamper(key: string, part: unknown, attribute: string, value: unknown): Promise<void> {
-  await clients.doc.send({ operation: 'UpdateItem', input: { TableName: tableName, Key: { cache_key: key, part }, UpdateExpression: 'SET #a = :v', ExpressionAttributeNames: { '#a': attribute }, ExpressionAttributeValues: { ':v': value } } });
+  await clients.doc.send({
+    operation: 'UpdateItem',
+    input: {
+      TableName: tableName,
+      Key: { cache_key: key, part },
+      UpdateExpression: 'SET #a = :v',
+      ExpressionAttributeNames: { '#a': attribute },
+      ExpressionAttributeValues: { ':v': value },
+    },
+  });
 }
 
 /** Part writes run in the background while a response streams; wait until some have landed. */
 async function waitForItems(key: string, count: number): Promise<void> {
-  expect(await eventually(async () => ((await itemsOf(key)).length >= count ? true : undefined), EVENTUALLY_MS, 20)).toBe(true);
+  expect(
+    await eventually(async () => ((await itemsOf(key)).length >= count ? true : undefined), EVENTUALLY_MS, 20),
+  ).toBe(true);
 }
 
 /** Text with 1-, 2-, 3- and 4-byte UTF-8 characters, shaped like an SSE stream. */
 function multiByteStream(targetBytes: number): string {
   const parts: string[] = [];
   for (let i = 0, bytes = 0; bytes < targetBytes; i++) {
-    parts.push(`event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"${i} é€😀漢字 ✓ naïve"}}\n\n`);
+    parts.push(
+      `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"${i} é€😀漢字 ✓ naïve"}}\n\n`,
+    );
     bytes += Buffer.byteLength(parts[i]);
   }
   return parts.join('');
@@ -100,17 +139,21 @@ describe('DynamoResponseCache', () => {
   it.each([
     ['1.5 MB', 1.5 * 1024 * 1024],
     ['4 MB', 4 * 1024 * 1024],
-  ])('round-trips a %s stream with multi-byte characters byte for byte, split into parts under 400 KB', async (_, size) => {
-    const key = freshKey();
-    const body = multiByteStream(size);
-    await store(key, body, { chunkChars: 1000 });
-    const entry = await cache.get(key, NOW);
-    expect(entry?.body.length).toBe(body.length);
-    expect(Buffer.from(entry!.body, 'utf8').equals(Buffer.from(body, 'utf8'))).toBe(true);
-    const items = await itemsOf(key);
-    expect(items.length).toBe(1 + Math.ceil(Buffer.byteLength(body) / (300 * 1024)));
-    for (const item of items) expect((item.data as Uint8Array | undefined)?.length ?? 0).toBeLessThanOrEqual(300 * 1024);
-  });
+  ])(
+    'round-trips a %s stream with multi-byte characters byte for byte, split into parts under 400 KB',
+    async (_, size) => {
+      const key = freshKey();
+      const body = multiByteStream(size);
+      await store(key, body, { chunkChars: 1000 });
+      const entry = await cache.get(key, NOW);
+      expect(entry?.body.length).toBe(body.length);
+      expect(Buffer.from(entry!.body, 'utf8').equals(Buffer.from(body, 'utf8'))).toBe(true);
+      const items = await itemsOf(key);
+      expect(items.length).toBe(1 + Math.ceil(Buffer.byteLength(body) / (300 * 1024)));
+      for (const item of items)
+        expect((item.data as Uint8Array | undefined)?.length ?? 0).toBeLessThanOrEqual(300 * 1024);
+    },
+  );
 
   it('round-trips a large body appended in one piece', async () => {
     const key = freshKey();
@@ -245,7 +288,10 @@ describe('DynamoResponseCache', () => {
     const key = freshKey();
     await store(key, multiByteStream(700 * 1024));
     const parts = (await itemsOf(key)).filter((i) => i.part !== 0);
-    await clients.doc.send({ operation: 'DeleteItem', input: { TableName: tableName, Key: { cache_key: key, part: parts.at(-1)!.part } } });
+    await clients.doc.send({
+      operation: 'DeleteItem',
+      input: { TableName: tableName, Key: { cache_key: key, part: parts.at(-1)!.part } },
+    });
     await expect(cache.get(key, NOW)).resolves.toBeUndefined();
   });
 
@@ -271,7 +317,11 @@ describe('DynamoResponseCache', () => {
   });
 
   it('keeps the entries of two accounts with the same request apart', async () => {
-    const request = { provider: 'prov-b', kind: 'chat' as const, body: { model: 'fam-4o-mini', messages: [{ role: 'user', content: 'same question' }] } };
+    const request = {
+      provider: 'prov-b',
+      kind: 'chat' as const,
+      body: { model: 'fam-4o-mini', messages: [{ role: 'user', content: 'same question' }] },
+    };
     const keyA = cacheKey({ accountId: 'account-a', ...request });
     const keyB = cacheKey({ accountId: 'account-b', ...request });
     expect(keyA).not.toBe(keyB);
@@ -286,7 +336,15 @@ describe('DynamoResponseCache', () => {
   it('a hit costs one store read, plus one per extra megabyte for large entries', async () => {
     const reads: string[] = [];
     // The real client, with each call it sends noted.
-    const counted = new DynamoResponseCache({ send: ((command: StoreCommand) => (reads.push(command.operation), clients.doc.send(command))) as DocumentClient['send'] }, tableName);
+    const counted = new DynamoResponseCache(
+      {
+        send: ((command: StoreCommand) => (
+          reads.push(command.operation),
+          clients.doc.send(command)
+        )) as DocumentClient['send'],
+      },
+      tableName,
+    );
     const small = freshKey();
     await store(small, multiByteStream(250 * 1024));
     reads.length = 0;

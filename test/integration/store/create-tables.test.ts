@@ -9,7 +9,8 @@ describe('local table creation', () => {
       const shape = TABLES[id];
       const { Table } = await clients.raw.send(new DescribeTableCommand({ TableName: tables[id] }));
       expect(Table?.KeySchema?.[0]).toEqual({ AttributeName: shape.partitionKey, KeyType: 'HASH' });
-      if ('sortKey' in shape) expect(Table?.KeySchema?.[1]).toEqual({ AttributeName: shape.sortKey.name, KeyType: 'RANGE' });
+      if ('sortKey' in shape)
+        expect(Table?.KeySchema?.[1]).toEqual({ AttributeName: shape.sortKey.name, KeyType: 'RANGE' });
       if ('ttlAttribute' in shape) {
         const ttl = await clients.raw.send(new DescribeTimeToLiveCommand({ TableName: tables[id] }));
         expect(ttl.TimeToLiveDescription?.AttributeName).toBe(shape.ttlAttribute);

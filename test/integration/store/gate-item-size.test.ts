@@ -53,14 +53,22 @@ function measuredGate(limit: number) {
     }) as DocumentClient['send'],
   };
   const gate = new DynamoTokenGate(measuring, tables.tables.rateLimits, limit, source);
-  return { units, admit: (token: ParsedToken, at: number) => gate.admit({ accountId: token.accountId, tokenId: token.tokenId, secretHash: hashSecret(token.secret) }, at) };
+  return {
+    units,
+    admit: (token: ParsedToken, at: number) =>
+      gate.admit({ accountId: token.accountId, tokenId: token.tokenId, secretHash: hashSecret(token.secret) }, at),
+  };
 }
 
 /** A token as an account's first one is: it may proxy and manage. */
 async function issued(requestsPerMinute?: number): Promise<ParsedToken> {
   const accountId = newAccountId();
   await accounts.createAccount({ accountId, createdAt: new Date(MINUTE_START).toISOString() });
-  const { token, tokenId } = await issueToken(accounts, { accountId, scopes: ['proxy', 'manage'], now: new Date(MINUTE_START) });
+  const { token, tokenId } = await issueToken(accounts, {
+    accountId,
+    scopes: ['proxy', 'manage'],
+    now: new Date(MINUTE_START),
+  });
   if (requestsPerMinute) await accounts.updateToken(accountId, tokenId, { limits: { requestsPerMinute } });
   return parseToken(token)!;
 }
@@ -77,20 +85,42 @@ for (const limit of [DEFAULTS.rateLimitPerMinute, MAX_REQUESTS_PER_MINUTE]) {
     // The rest of two minutes at the limit but the last request, written in the gate's own layout (a
     // set per clock minute, one entry per admission); then the last request through the gate.
     for (const minute of [0, 1]) {
-      const times = Array.from({ length: limit }, (_, i) => steadyAt(limit, minute * limit + i)).filter((_, i) => !(minute === 0 && i === 0) && !(minute === 1 && i === limit - 1));
+      const times = Array.from({ length: limit }, (_, i) => steadyAt(limit, minute * limit + i)).filter(
+        (_, i) => !(minute === 0 && i === 0) && !(minute === 1 && i === limit - 1),
+      );
       for (let at = 0; at < times.length; at += 2_000) {
-        const entries = new Set(times.slice(at, at + 2_000).map((time) => entryFor(time, randomBytes(3).toString('base64url'))));
-        await tables.clients.doc.send({ operation: 'UpdateItem', input: { TableName: tables.tables.rateLimits, Key: gateKey(token.tokenId), UpdateExpression: 'ADD #m :e', ExpressionAttributeNames: { '#m': minuteAttribute(MINUTE_START - MINUTE + minute * MINUTE) }, ExpressionAttributeValues: { ':e': entries } } });
+        const entries = new Set(
+          times.slice(at, at + 2_000).map((time) => entryFor(time, randomBytes(3).toString('base64url'))),
+        );
+        await tables.clients.doc.send({
+          operation: 'UpdateItem',
+          input: {
+            TableName: tables.tables.rateLimits,
+            Key: gateKey(token.tokenId),
+            UpdateExpression: 'ADD #m :e',
+            ExpressionAttributeNames: { '#m': minuteAttribute(MINUTE_START - MINUTE + minute * MINUTE) },
+            ExpressionAttributeValues: { ':e': entries },
+          },
+        });
       }
     }
     const last = await gate.admit(token, steadyAt(limit, 2 * limit - 1));
     expect(last.kind).toBe('admitted');
-    const { Item } = await tables.clients.doc.send({ operation: 'GetItem', input: { TableName: tables.tables.rateLimits, Key: gateKey(token.tokenId), ConsistentRead: true } });
+    const { Item } = await tables.clients.doc.send({
+      operation: 'GetItem',
+      input: { TableName: tables.tables.rateLimits, Key: gateKey(token.tokenId), ConsistentRead: true },
+    });
     expect((Item?.[minuteAttribute(MINUTE_START - MINUTE)] as Set<string>).size).toBe(limit);
     expect((Item?.[minuteAttribute(MINUTE_START)] as Set<string>).size).toBe(limit);
 
     // The item's size by DynamoDB's rules, and the units DynamoDB charged for the last request's write.
-    const { Item: wire } = await tables.clients.raw.send(new GetItemCommand({ TableName: tables.tables.rateLimits, Key: { counter_key: { S: gateKey(token.tokenId).counter_key } }, ConsistentRead: true }));
+    const { Item: wire } = await tables.clients.raw.send(
+      new GetItemCommand({
+        TableName: tables.tables.rateLimits,
+        Key: { counter_key: { S: gateKey(token.tokenId).counter_key } },
+        ConsistentRead: true,
+      }),
+    );
     const bytes = itemSize(wire as Record<string, unknown>);
     const charged = gate.units[gate.units.length - 1];
     // lib/cost-model.ts states both (docs/deploy.md renders them): within 1% and one unit.

@@ -17,7 +17,10 @@ let usageLog: DynamoUsageLog;
 
 beforeAll(async () => {
   tables = await createTestTables();
-  usageLog = new DynamoUsageLog(tables.clients.doc, tables.tables.usageLogs, { table: tables.tables.accounts, changes: () => [] });
+  usageLog = new DynamoUsageLog(tables.clients.doc, tables.tables.usageLogs, {
+    table: tables.tables.accounts,
+    changes: () => [],
+  });
 });
 afterAll(() => tables.clients.raw.destroy());
 
@@ -27,8 +30,28 @@ const at = Date.parse(`${year}-03-10T12:00:00.000Z`);
 function row(accountId: string, index: number): UsageRow {
   const ts = new Date(at + index * 1000).toISOString();
   return {
-    ...{ account_id: accountId, id: `r${String(index).padStart(4, '0')}`, ts, provider: 'prov-b', kind: 'chat', model: 'm', input_tokens: 10, output_tokens: 5, cache_read_tokens: 0, cache_write_tokens: 0 },
-    ...{ cost_nanos: 0, cost_usd: 0, priced: true, latency_ms: 5, status_code: 200, cached: false, saved_usd: 0, saved_nanos: 0 },
+    ...{
+      account_id: accountId,
+      id: `r${String(index).padStart(4, '0')}`,
+      ts,
+      provider: 'prov-b',
+      kind: 'chat',
+      model: 'm',
+      input_tokens: 10,
+      output_tokens: 5,
+      cache_read_tokens: 0,
+      cache_write_tokens: 0,
+    },
+    ...{
+      cost_nanos: 0,
+      cost_usd: 0,
+      priced: true,
+      latency_ms: 5,
+      status_code: 200,
+      cached: false,
+      saved_usd: 0,
+      saved_nanos: 0,
+    },
     ...{ stream: false, mode: 'stored', token_id: `${accountId}_tok`, requester: index % 3 === 0 ? 'ana' : 'bo' },
   };
 }
@@ -50,7 +73,10 @@ test('rows of every shard and of the partition before shards come back as one lo
   const rows = Array.from({ length: 60 }, (_, index) => row(account, index));
   // The first ten as an earlier version stored them: in the partition named by the bare account id.
   for (const old of rows.slice(0, 10)) {
-    await tables.clients.doc.send({ operation: 'PutItem', input: { TableName: tables.tables.usageLogs, Item: { ...old, ts_id: `${old.ts}#${old.id}` } } });
+    await tables.clients.doc.send({
+      operation: 'PutItem',
+      input: { TableName: tables.tables.usageLogs, Item: { ...old, ts_id: `${old.ts}#${old.id}` } },
+    });
   }
   for (const fresh of rows.slice(10)) await usageLog.write(fresh);
   const newestFirst = rows.map((r) => r.id).reverse();
@@ -58,7 +84,15 @@ test('rows of every shard and of the partition before shards come back as one lo
   // Spread over the shards: each holds some, none holds them all.
   const counts = await Promise.all(
     rowPartitions(account).map(async (partition) => {
-      const { Count } = await tables.clients.doc.send({ operation: 'Query', input: { TableName: tables.tables.usageLogs, KeyConditionExpression: 'account_id = :a', ExpressionAttributeValues: { ':a': partition }, Select: 'COUNT' } });
+      const { Count } = await tables.clients.doc.send({
+        operation: 'Query',
+        input: {
+          TableName: tables.tables.usageLogs,
+          KeyConditionExpression: 'account_id = :a',
+          ExpressionAttributeValues: { ':a': partition },
+          Select: 'COUNT',
+        },
+      });
       return Count ?? 0;
     }),
   );
@@ -66,7 +100,10 @@ test('rows of every shard and of the partition before shards come back as one lo
   expect(counts[ROW_SHARDS]).toBe(10);
 
   for (const limit of [1, 7, 60, 100]) expect(await allPages(account, {}, limit)).toEqual(newestFirst);
-  const ana = rows.filter((r) => r.requester === 'ana').map((r) => r.id).reverse();
+  const ana = rows
+    .filter((r) => r.requester === 'ana')
+    .map((r) => r.id)
+    .reverse();
   expect(await allPages(account, { requester: 'ana' }, 4)).toEqual(ana);
   const from = rows[15]!.ts;
   const to = rows[44]!.ts;
@@ -79,18 +116,27 @@ function documentedConsoleQuery(): string {
   const section = doc.slice(doc.indexOf('## Reading the logs'));
   const block = /```sql\n([\s\S]*?)\n\s*```/.exec(section)?.[1];
   if (!block) throw new Error('docs/deploy.md, "Reading the logs", has no sql block');
-  return block.split('\n').map((line) => line.trim()).join('\n');
+  return block
+    .split('\n')
+    .map((line) => line.trim())
+    .join('\n');
 }
 
 test("docs/deploy.md's console query, as written there, lists one account's rows for the two days it names, every shard and the rows from before shards", async () => {
   const account = 'acctconsole';
   const day = (n: number) => new Date(Date.UTC(year, 2, 10 + n)).toISOString().slice(0, 10);
   // Four rows a day over five days, in the shards; one row a day in the partition from before shards.
-  const rows = Array.from({ length: 20 }, (_, index) => ({ ...row(account, index), ts: new Date(Date.parse(`${day(0)}T03:00:00.000Z`) + index * 6 * 3_600_000).toISOString() }));
+  const rows = Array.from({ length: 20 }, (_, index) => ({
+    ...row(account, index),
+    ts: new Date(Date.parse(`${day(0)}T03:00:00.000Z`) + index * 6 * 3_600_000).toISOString(),
+  }));
   for (const r of rows) await usageLog.write(r);
   const old = Array.from({ length: 5 }, (_, n) => ({ ...row(account, 100 + n), ts: `${day(n)}T23:59:59.000Z` }));
   for (const r of old) {
-    await tables.clients.doc.send({ operation: 'PutItem', input: { TableName: tables.tables.usageLogs, Item: { ...r, ts_id: `${r.ts}#${r.id}` } } });
+    await tables.clients.doc.send({
+      operation: 'PutItem',
+      input: { TableName: tables.tables.usageLogs, Item: { ...r, ts_id: `${r.ts}#${r.id}` } },
+    });
   }
 
   // Only the documented placeholders change: the table's name, the account id and the two days.

@@ -17,7 +17,10 @@ let budgets: DynamoBudgetStore;
 
 beforeAll(async () => {
   tables = await createTestTables();
-  usageLog = new DynamoUsageLog(tables.clients.doc, tables.tables.usageLogs, { table: tables.tables.accounts, changes: spendChanges });
+  usageLog = new DynamoUsageLog(tables.clients.doc, tables.tables.usageLogs, {
+    table: tables.tables.accounts,
+    changes: spendChanges,
+  });
   budgets = new DynamoBudgetStore(tables.clients.doc, tables.tables.accounts, tables.tables.rateLimits);
 });
 afterAll(() => tables.clients.raw.destroy());
@@ -30,13 +33,36 @@ function row(accountId: string, costNanos: number, requester?: string): UsageRow
   const ts = new Date(at + count).toISOString();
   const id = `${(at + count).toString(36).padStart(9, '0')}-${String(count++).padStart(16, '0')}`;
   return {
-    ...{ account_id: accountId, id, ts, provider: 'prov-b', kind: 'chat', model: 'm', input_tokens: 10, output_tokens: 5, cache_read_tokens: 0, cache_write_tokens: 0 },
-    ...{ cost_nanos: costNanos, cost_usd: costNanos / 1e9, priced: true, latency_ms: 5, status_code: 200, cached: false, saved_usd: 0, saved_nanos: 0 },
+    ...{
+      account_id: accountId,
+      id,
+      ts,
+      provider: 'prov-b',
+      kind: 'chat',
+      model: 'm',
+      input_tokens: 10,
+      output_tokens: 5,
+      cache_read_tokens: 0,
+      cache_write_tokens: 0,
+    },
+    ...{
+      cost_nanos: costNanos,
+      cost_usd: costNanos / 1e9,
+      priced: true,
+      latency_ms: 5,
+      status_code: 200,
+      cached: false,
+      saved_usd: 0,
+      saved_nanos: 0,
+    },
     ...{ stream: false, mode: 'stored', token_id: `${accountId}_tok`, ...(requester ? { requester } : {}) },
   };
 }
 
-async function spend(accountId: string, requester?: string): Promise<{ token: number; requester?: number; total: number }> {
+async function spend(
+  accountId: string,
+  requester?: string,
+): Promise<{ token: number; requester?: number; total: number }> {
   const token = { kind: 'token' as const, tokenId: `${accountId}_tok` };
   await budgets.setBudget(accountId, token, { limitNanos: 10 ** 12, period: 'month' }, 'x');
   const month = (await budgets.statusOf(accountId, token, at))!;
@@ -52,9 +78,15 @@ async function spend(accountId: string, requester?: string): Promise<{ token: nu
 async function storedRows(accountId: string): Promise<number> {
   let count = 0;
   for (const partition of rowPartitions(accountId)) {
-    const result = await tables.clients.doc.send(
-      { operation: 'Query', input: { TableName: tables.tables.usageLogs, KeyConditionExpression: 'account_id = :a', ExpressionAttributeValues: { ':a': partition }, Select: 'COUNT' } },
-    );
+    const result = await tables.clients.doc.send({
+      operation: 'Query',
+      input: {
+        TableName: tables.tables.usageLogs,
+        KeyConditionExpression: 'account_id = :a',
+        ExpressionAttributeValues: { ':a': partition },
+        Select: 'COUNT',
+      },
+    });
     count += result.Count ?? 0;
   }
   return count;
@@ -89,14 +121,21 @@ test('many rows at once, over the transaction size: each stored and counted once
   await Promise.all(rows.map((r) => usageLog.write(r)));
   expect(await storedRows(account)).toBe(57);
   const sum = (list: UsageRow[]) => list.reduce((total, r) => total + r.cost_nanos, 0);
-  expect(await spend(account, 'ana')).toEqual({ token: sum(rows), requester: sum(rows.filter((r) => r.requester === 'ana')), total: sum(rows) });
+  expect(await spend(account, 'ana')).toEqual({
+    token: sum(rows),
+    requester: sum(rows.filter((r) => r.requester === 'ana')),
+    total: sum(rows),
+  });
 });
 
 test('a row without a cost is stored without touching any counter', async () => {
   const account = 'acct-free';
   await usageLog.write(row(account, 0, 'cy'));
   expect(await storedRows(account)).toBe(1);
-  const counter = await tables.clients.doc.send({ operation: 'GetItem', input: { TableName: tables.tables.accounts, Key: { pk: `ACCOUNT#${account}#T#${account}_tok`, sk: 'BUDGET' } } });
+  const counter = await tables.clients.doc.send({
+    operation: 'GetItem',
+    input: { TableName: tables.tables.accounts, Key: { pk: `ACCOUNT#${account}#T#${account}_tok`, sk: 'BUDGET' } },
+  });
   expect(counter.Item).toBeUndefined();
 });
 
@@ -110,13 +149,18 @@ test('rows written together share transactions of up to 10 rows, each counter up
       return tables.clients.doc.send(command as never);
     }) as typeof tables.clients.doc.send,
   };
-  const log = new DynamoUsageLog(noting, tables.tables.usageLogs, { table: tables.tables.accounts, changes: spendChanges });
+  const log = new DynamoUsageLog(noting, tables.tables.usageLogs, {
+    table: tables.tables.accounts,
+    changes: spendChanges,
+  });
   const rows = Array.from({ length: 25 }, (_, i) => row(account, 1_000 + i, 'ana'));
   await Promise.all(rows.map((r) => log.write(r)));
   expect(sent).toHaveLength(3);
   for (const transaction of sent) {
     const puts = transaction.TransactItems.filter((action) => action.Put);
-    const updates = transaction.TransactItems.filter((action) => action.Update).map((action) => JSON.stringify(action.Update.Key));
+    const updates = transaction.TransactItems.filter((action) => action.Update).map((action) =>
+      JSON.stringify(action.Update.Key),
+    );
     expect(puts.length).toBeLessThanOrEqual(10);
     // Token lifetime and month, requester lifetime and month: once each, whatever the number of rows.
     expect(updates).toHaveLength(4);

@@ -31,9 +31,18 @@ type Gate = { admit(token: ParsedToken, at: number): Promise<GateVerdict>; calls
 function gate(limit: number): Gate {
   const calls: string[] = [];
   const doc = tables.clients.doc;
-  const counting: DocumentClient = { send: ((command: StoreCommand) => (calls.push(command.operation), doc.send(command as never))) as DocumentClient['send'] };
+  const counting: DocumentClient = {
+    send: ((command: StoreCommand) => (
+      calls.push(command.operation),
+      doc.send(command as never)
+    )) as DocumentClient['send'],
+  };
   const instance = new DynamoTokenGate(counting, tables.tables.rateLimits, limit, source);
-  return { calls, admit: (token, at) => instance.admit({ accountId: token.accountId, tokenId: token.tokenId, secretHash: hashSecret(token.secret) }, at) };
+  return {
+    calls,
+    admit: (token, at) =>
+      instance.admit({ accountId: token.accountId, tokenId: token.tokenId, secretHash: hashSecret(token.secret) }, at),
+  };
 }
 
 async function issued(): Promise<ParsedToken> {
@@ -75,10 +84,14 @@ test('100 requests at :57 and 100 more at :01 of the next minute: the second hun
   const token = await issued();
   const instance = gate(100);
   const at57 = MINUTE_START + 57_000;
-  for (let i = 0; i < 100; i++) expect(await instance.admit(token, at57 + i)).toMatchObject({ kind: 'admitted', rateLimit: { remaining: 99 - i } });
+  for (let i = 0; i < 100; i++)
+    expect(await instance.admit(token, at57 + i)).toMatchObject({ kind: 'admitted', rateLimit: { remaining: 99 - i } });
   const at01 = MINUTE_START + MINUTE + 1_000;
   for (let i = 0; i < 100; i++) {
-    expect(await instance.admit(token, at01 + i)).toMatchObject({ kind: 'limited', rateLimit: { allowed: false, remaining: 0, resetAt: (at57 + MINUTE) / 1000 } });
+    expect(await instance.admit(token, at01 + i)).toMatchObject({
+      kind: 'limited',
+      rateLimit: { allowed: false, remaining: 0, resetAt: (at57 + MINUTE) / 1000 },
+    });
   }
   // 60 s after the first of them, exactly one has left the window: one more is admitted, the next is not.
   expect(await instance.admit(token, at57 + MINUTE)).toMatchObject({ kind: 'admitted', rateLimit: { remaining: 0 } });
@@ -108,7 +121,11 @@ test('random bursts over five minutes through two instances: every decision and 
     at += random() < 0.15 ? Math.floor(random() * 20_000) : Math.floor(random() * 400);
     const verdict = await instances[Math.floor(random() * 2)]!.admit(token, at);
     const expected = exact(at);
-    expect({ i, kind: verdict.kind, remaining: 'rateLimit' in verdict ? verdict.rateLimit.remaining : undefined }).toEqual({
+    expect({
+      i,
+      kind: verdict.kind,
+      remaining: 'rateLimit' in verdict ? verdict.rateLimit.remaining : undefined,
+    }).toEqual({
       i,
       kind: expected.ok ? 'admitted' : 'limited',
       remaining: expected.remaining,

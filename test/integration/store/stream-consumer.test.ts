@@ -4,7 +4,12 @@
  * mapping delivers them), delivered again whole and bisected as Lambda does
  * after an error: the rollups equal the rows, once.
  */
-import { DynamoDBStreamsClient, DescribeStreamCommand, GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-dynamodb-streams';
+import {
+  DynamoDBStreamsClient,
+  DescribeStreamCommand,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+} from '@aws-sdk/client-dynamodb-streams';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { DynamoUsageLog } from '../../../lambda/usage/dynamodb/usage-log';
@@ -28,7 +33,10 @@ function invokeBundle(events: Array<DynamoDBStreamEvent & { shardId?: string }>)
     encoding: 'utf8',
   });
   if (result.status !== 0) throw new Error(`consumer bundle failed: ${result.stderr}`);
-  return result.stdout.trim().split('\n').map((line) => JSON.parse(line) as Answer);
+  return result.stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Answer);
 }
 const AT = Date.parse('2026-11-22T08:30:00Z');
 const ACCOUNT = 'acc-consumer';
@@ -62,11 +70,21 @@ function row(i: number): UsageRow {
 
 async function streamEvent(): Promise<DynamoDBStreamEvent & { shardId: string }> {
   const endpoint = process.env.DYNAMODB_ENDPOINT!;
-  const streams = new DynamoDBStreamsClient({ region: 'eu-west-1', endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const streams = new DynamoDBStreamsClient({
+    region: 'eu-west-1',
+    endpoint,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
   const { Table } = await created.clients.raw.send(new DescribeTableCommand({ TableName: created.tables.usageLogs }));
   const { StreamDescription } = await streams.send(new DescribeStreamCommand({ StreamArn: Table!.LatestStreamArn }));
   const shardId = StreamDescription!.Shards![0]!.ShardId!;
-  const { ShardIterator } = await streams.send(new GetShardIteratorCommand({ StreamArn: Table!.LatestStreamArn, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON' }));
+  const { ShardIterator } = await streams.send(
+    new GetShardIteratorCommand({
+      StreamArn: Table!.LatestStreamArn,
+      ShardId: shardId,
+      ShardIteratorType: 'TRIM_HORIZON',
+    }),
+  );
   const { Records } = await streams.send(new GetRecordsCommand({ ShardIterator }));
   streams.destroy();
   return { Records: Records as DynamoDBStreamEvent['Records'], shardId };
@@ -78,7 +96,10 @@ beforeAll(async () => {
 afterAll(() => created.clients.raw.destroy());
 
 test('the consumer folds the stream into rollups equal to the rows, and a redelivered or bisected batch changes nothing', async () => {
-  const log = new DynamoUsageLog(created.clients.doc, created.tables.usageLogs, { table: created.tables.accounts, changes: spendChanges });
+  const log = new DynamoUsageLog(created.clients.doc, created.tables.usageLogs, {
+    table: created.tables.accounts,
+    changes: spendChanges,
+  });
   const rows = Array.from({ length: 12 }, (_, i) => row(i));
   for (const r of rows) await log.write(r);
   // The same row written again (a retry after a lost answer) is a MODIFY, not a new request.
@@ -88,7 +109,12 @@ test('the consumer folds the stream into rollups equal to the rows, and a redeli
   expect(event.Records.filter((r) => r.eventName === 'INSERT')).toHaveLength(rows.length);
   // Delivered, delivered again whole, then as the two halves bisect-on-error would make.
   const half = Math.floor(event.Records.length / 2);
-  const answers = invokeBundle([event, event, { ...event, Records: event.Records.slice(0, half) }, { ...event, Records: event.Records.slice(half) }]);
+  const answers = invokeBundle([
+    event,
+    event,
+    { ...event, Records: event.Records.slice(0, half) },
+    { ...event, Records: event.Records.slice(half) },
+  ]);
   expect(answers.map((answer) => answer.batchItemFailures)).toEqual([[], [], [], []]);
 
   const stats = new DynamoUsageStats(created.clients.doc, created.tables.usageStats);

@@ -62,7 +62,14 @@ function streamRows(accountId: string, count: number, lineage = 'shardId-0001', 
 async function totalsOf(stats: DynamoUsageStats, accountId: string) {
   const summary = await stats.summarize(accountId, new Date(AT - 86_400_000), new Date(AT + 86_400_000));
   const t = summary.totals;
-  return { requests: t.requests, input: t.input_tokens, output: t.output_tokens, cost: t.cost_nanos, errors: t.errors, requesters: summary.by_requester.length };
+  return {
+    requests: t.requests,
+    input: t.input_tokens,
+    output: t.output_tokens,
+    cost: t.cost_nanos,
+    errors: t.errors,
+    requesters: summary.by_requester.length,
+  };
 }
 
 function expected(rows: StreamedRow[]) {
@@ -78,7 +85,9 @@ function expected(rows: StreamedRow[]) {
 }
 
 /** The real client, with a fault injected into chosen rollup writes (the store itself is real). */
-function faulty(inject: (command: CommandOf<'UpdateItem'>, send: () => Promise<unknown>) => Promise<unknown> | undefined): { doc: DocumentClient; writes: number } {
+function faulty(
+  inject: (command: CommandOf<'UpdateItem'>, send: () => Promise<unknown>) => Promise<unknown> | undefined,
+): { doc: DocumentClient; writes: number } {
   const state = { writes: 0 };
   const wrapped = {
     send: (async (command: StoreCommand) => {
@@ -107,7 +116,12 @@ describe('folding the usage stream into rollups', () => {
     const stats = new DynamoUsageStats(counting.doc, table);
     expect((await stats.fold(rows)).failed).toEqual([]);
     // 2 hours × (prov-a/sonnet, prov-b/mini) × (no requester, alice) hourly items, and the same combinations daily (one day).
-    const items = new Set(rows.flatMap(({ row }) => [`${row.ts.slice(0, 13)} ${row.provider} ${row.requester}`, `${row.ts.slice(0, 10)} ${row.provider} ${row.requester}`]));
+    const items = new Set(
+      rows.flatMap(({ row }) => [
+        `${row.ts.slice(0, 13)} ${row.provider} ${row.requester}`,
+        `${row.ts.slice(0, 10)} ${row.provider} ${row.requester}`,
+      ]),
+    );
     expect(counting.writes).toBe(items.size);
     expect(counting.writes).toBeLessThan(rows.length / 3);
     expect(await totalsOf(stats, accountId)).toEqual(expected(rows));
@@ -183,7 +197,10 @@ describe('folding the usage stream into rollups', () => {
     const accountId = account();
     const stats = new DynamoUsageStats(doc, table);
     const shardA = streamRows(accountId, 20, 'shardId-A', 1000);
-    const shardB = streamRows(accountId, 20, 'shardId-B', 1).map((s) => ({ ...s, row: { ...s.row, id: `${s.row.id}-b` } }));
+    const shardB = streamRows(accountId, 20, 'shardId-B', 1).map((s) => ({
+      ...s,
+      row: { ...s.row, id: `${s.row.id}-b` },
+    }));
     await stats.fold(shardA);
     await stats.fold(shardB);
     await stats.fold(shardB.slice(0, 10));
@@ -201,7 +218,10 @@ describe('folding the usage stream into rollups', () => {
         while ((await stats.fold(batch)).failed.length) await new Promise((resolve) => setTimeout(resolve, 10));
       }
     };
-    await Promise.all([consume(new DynamoUsageStats(doc, table), [0, 50, 80]), consume(new DynamoUsageStats(doc, table), [0, 30, 45, 80])]);
+    await Promise.all([
+      consume(new DynamoUsageStats(doc, table), [0, 50, 80]),
+      consume(new DynamoUsageStats(doc, table), [0, 30, 45, 80]),
+    ]);
     expect(await totalsOf(new DynamoUsageStats(doc, table), accountId)).toEqual(expected(rows));
   });
 });
@@ -212,7 +232,10 @@ describe('tag rollups (docs/tags.md, "Stats")', () => {
     // 105 distinct values of `team` in one UTC day (the rows span two hours of it).
     const rows = streamRows(accountId, 110, 'shardId-tags').map((streamed, i) => ({
       ...streamed,
-      row: { ...streamed.row, tags: { team: i < 6 ? 'search' : `t${String(i).padStart(3, '0')}`, feature: 'autocomplete' } },
+      row: {
+        ...streamed.row,
+        tags: { team: i < 6 ? 'search' : `t${String(i).padStart(3, '0')}`, feature: 'autocomplete' },
+      },
     }));
     const stats = new DynamoUsageStats(doc, table);
     expect((await stats.fold(rows)).failed).toEqual([]);
@@ -227,11 +250,14 @@ describe('tag rollups (docs/tags.md, "Stats")', () => {
     expect(kept.every(([value, totals]) => totals.requests === (value === 'search' ? 6 : 1))).toBe(true);
     expect(team['(other)'].requests).toBe(110 - kept.reduce((total, [, totals]) => total + totals.requests, 0));
     expect(team['(other)'].requests).toBeGreaterThanOrEqual(5);
-    const sum = (key: 'requests' | 'cost_nanos' | 'input_tokens') => Object.values(team).reduce((total, totals) => total + totals[key], 0);
+    const sum = (key: 'requests' | 'cost_nanos' | 'input_tokens') =>
+      Object.values(team).reduce((total, totals) => total + totals[key], 0);
     expect(sum('requests')).toBe(110);
     expect(sum('cost_nanos')).toBe(rows.reduce((total, { row }) => total + row.cost_nanos, 0));
     expect(sum('input_tokens')).toBe(rows.reduce((total, { row }) => total + row.input_tokens, 0));
-    expect(summary.by_tag.feature).toEqual({ autocomplete: expect.objectContaining({ requests: 110, cost_nanos: sum('cost_nanos') }) });
+    expect(summary.by_tag.feature).toEqual({
+      autocomplete: expect.objectContaining({ requests: 110, cost_nanos: sum('cost_nanos') }),
+    });
     // The tag rollups never count in the other breakdowns.
     expect(summary.totals.requests).toBe(110);
   });
@@ -240,7 +266,12 @@ describe('tag rollups (docs/tags.md, "Stats")', () => {
     const accountId = account();
     const rows = streamRows(accountId, 6, 'shardId-keys').map((streamed, i) => ({
       ...streamed,
-      row: { ...streamed.row, tags: Object.fromEntries(Array.from({ length: 10 }, (_, j) => [`k${String(i * 10 + j).padStart(2, '0')}`, 'v'])) },
+      row: {
+        ...streamed.row,
+        tags: Object.fromEntries(
+          Array.from({ length: 10 }, (_, j) => [`k${String(i * 10 + j).padStart(2, '0')}`, 'v']),
+        ),
+      },
     }));
     const stats = new DynamoUsageStats(doc, table);
     expect((await stats.fold(rows)).failed).toEqual([]);

@@ -24,18 +24,29 @@ const now = Math.floor(Date.now() / MINUTE) * MINUTE + 1_000;
 /** The real client, with every operation it sends noted. */
 function countingClient(sent: string[]): DocumentClient {
   const doc = tables.clients.doc;
-  return { send: ((command: StoreCommand) => (sent.push(command.operation), doc.send(command as never))) as DocumentClient['send'] };
+  return {
+    send: ((command: StoreCommand) => (
+      sent.push(command.operation),
+      doc.send(command as never)
+    )) as DocumentClient['send'],
+  };
 }
 
 const source: GateSource = async (token, at) => {
-  const [record, budget] = await Promise.all([accounts.getToken(token.accountId, token.tokenId), budgets.statusOf(token.accountId, { kind: 'token', tokenId: token.tokenId }, at)]);
+  const [record, budget] = await Promise.all([
+    accounts.getToken(token.accountId, token.tokenId),
+    budgets.statusOf(token.accountId, { kind: 'token', tokenId: token.tokenId }, at),
+  ]);
   return record && { record, tokenBudget: budget !== undefined };
 };
 
 /** One instance's gate; tokens are presented as a request presents them (the secret's hash). */
 function gate(sent: string[] = []): { admit(token: ParsedToken, at: number): Promise<GateVerdict> } {
   const instance = new DynamoTokenGate(countingClient(sent), tables.tables.rateLimits, LIMIT, source);
-  return { admit: (token, at) => instance.admit({ accountId: token.accountId, tokenId: token.tokenId, secretHash: hashSecret(token.secret) }, at) };
+  return {
+    admit: (token, at) =>
+      instance.admit({ accountId: token.accountId, tokenId: token.tokenId, secretHash: hashSecret(token.secret) }, at),
+  };
 }
 
 async function issued(): Promise<ParsedToken> {
@@ -46,7 +57,10 @@ async function issued(): Promise<ParsedToken> {
 }
 
 async function gateItem(tokenId: string): Promise<Record<string, unknown> | undefined> {
-  const { Item } = await tables.clients.doc.send({ operation: 'GetItem', input: { TableName: tables.tables.rateLimits, Key: gateKey(tokenId), ConsistentRead: true } });
+  const { Item } = await tables.clients.doc.send({
+    operation: 'GetItem',
+    input: { TableName: tables.tables.rateLimits, Key: gateKey(tokenId), ConsistentRead: true },
+  });
   return Item;
 }
 
@@ -66,12 +80,20 @@ test('a real token is checked and counted in one UpdateItem, and the count reach
   expect(sent).toEqual(Array(LIMIT + 2).fill('UpdateItem'));
   expect(verdicts.map((v) => v.kind)).toEqual([...Array(LIMIT).fill('admitted'), 'limited', 'limited']);
   const admitted = verdicts[0] as Extract<GateVerdict, { kind: 'admitted' | 'limited' }>;
-  expect(admitted.record).toMatchObject({ accountId: token.accountId, tokenId: token.tokenId, scopes: ['proxy'], secretHash: hashSecret(token.secret) });
+  expect(admitted.record).toMatchObject({
+    accountId: token.accountId,
+    tokenId: token.tokenId,
+    scopes: ['proxy'],
+    secretHash: hashSecret(token.secret),
+  });
   // Room grows again when the oldest request counted leaves the sliding minute: 60 s after it.
   expect(admitted.rateLimit).toEqual({ allowed: true, limit: LIMIT, remaining: LIMIT - 1, resetAt: now / 1000 + 60 });
   expect(verdicts[LIMIT]).toMatchObject({ kind: 'limited', rateLimit: { allowed: false, remaining: 0 } });
   // 60 s after those requests, they have all left the window.
-  expect(await first.admit(token, now + MINUTE)).toMatchObject({ kind: 'admitted', rateLimit: { remaining: LIMIT - 1 } });
+  expect(await first.admit(token, now + MINUTE)).toMatchObject({
+    kind: 'admitted',
+    rateLimit: { remaining: LIMIT - 1 },
+  });
 });
 
 test('a forged secret is refused and counts nothing; the real token keeps its whole minute', async () => {
@@ -89,7 +111,9 @@ test('a revocation reaches the gate in its own transaction: the very next reques
   expect(await accounts.revokeToken(token.accountId, token.tokenId, new Date(now).toISOString())).toBe(true);
   const verdict = await gate().admit(token, now);
   expect(verdict).toMatchObject({ kind: 'refused', record: { revokedAt: new Date(now).toISOString() } });
-  expect(await accounts.revokeToken(token.accountId, `${token.accountId}_nosuchtk`, new Date(now).toISOString())).toBe(false);
+  expect(await accounts.revokeToken(token.accountId, `${token.accountId}_nosuchtk`, new Date(now).toISOString())).toBe(
+    false,
+  );
   expect(await gateItem(`${token.accountId}_nosuchtk`)).toBeUndefined();
 });
 
@@ -101,19 +125,35 @@ test("a token's budget flag follows its budget, in the same transaction; a reque
   expect(await budgets.removeBudget(token.accountId, subject)).toBe(true);
   expect(await gate().admit(token, now)).toMatchObject({ kind: 'admitted', tokenBudget: false });
   expect(await budgets.removeBudget(token.accountId, subject)).toBe(false);
-  await budgets.setBudget(token.accountId, { kind: 'requester', requester: 'alice' }, { limitNanos: 1e9, period: 'day' }, 'x');
+  await budgets.setBudget(
+    token.accountId,
+    { kind: 'requester', requester: 'alice' },
+    { limitNanos: 1e9, period: 'day' },
+    'x',
+  );
   expect(await gate().admit(token, now)).toMatchObject({ kind: 'admitted', tokenBudget: false });
 });
 
 describe('a token with no gate yet (issued before gates, or the table was recreated)', () => {
   async function withoutGate(revoked = false, budget = false): Promise<ParsedToken> {
     const token = await issued();
-    await tables.clients.doc.send({ operation: 'DeleteItem', input: { TableName: tables.tables.rateLimits, Key: gateKey(token.tokenId) } });
+    await tables.clients.doc.send({
+      operation: 'DeleteItem',
+      input: { TableName: tables.tables.rateLimits, Key: gateKey(token.tokenId) },
+    });
     if (budget) {
       // Written as before gates existed: the budget item alone.
       await tables.clients.doc.send({
         operation: 'PutItem',
-        input: { TableName: tables.tables.accounts, Item: { pk: `${accountPk(token.accountId)}#T#${token.tokenId}`, sk: 'BUDGET', limit_nanos: 1e9, period: 'month' } },
+        input: {
+          TableName: tables.tables.accounts,
+          Item: {
+            pk: `${accountPk(token.accountId)}#T#${token.tokenId}`,
+            sk: 'BUDGET',
+            limit_nanos: 1e9,
+            period: 'month',
+          },
+        },
       });
     }
     if (revoked) await accounts.revokeToken(token.accountId, token.tokenId, new Date(now).toISOString());
@@ -124,7 +164,11 @@ describe('a token with no gate yet (issued before gates, or the table was recrea
     const token = await withoutGate(false, true);
     const sent: string[] = [];
     const instance = gate(sent);
-    expect(await instance.admit(token, now)).toMatchObject({ kind: 'admitted', tokenBudget: true, rateLimit: { remaining: LIMIT - 1 } });
+    expect(await instance.admit(token, now)).toMatchObject({
+      kind: 'admitted',
+      tokenBudget: true,
+      rateLimit: { remaining: LIMIT - 1 },
+    });
     // Counted (no gate), built (after the source's reads of the token and its budget), counted again.
     expect(sent).toEqual(['UpdateItem', 'UpdateItem', 'UpdateItem']);
     sent.length = 0;
@@ -134,9 +178,18 @@ describe('a token with no gate yet (issued before gates, or the table was recrea
 
   test('revoked meanwhile: the revocation is kept when the rest is built', async () => {
     const token = await withoutGate(true);
-    expect(await gateItem(token.tokenId)).toEqual({ ...gateKey(token.tokenId), revoked_at: new Date(now).toISOString() });
-    expect(await gate().admit(token, now)).toMatchObject({ kind: 'refused', record: { revokedAt: new Date(now).toISOString() } });
-    expect(await gateItem(token.tokenId)).toMatchObject({ secret_hash: hashSecret(token.secret), revoked_at: new Date(now).toISOString() });
+    expect(await gateItem(token.tokenId)).toEqual({
+      ...gateKey(token.tokenId),
+      revoked_at: new Date(now).toISOString(),
+    });
+    expect(await gate().admit(token, now)).toMatchObject({
+      kind: 'refused',
+      record: { revokedAt: new Date(now).toISOString() },
+    });
+    expect(await gateItem(token.tokenId)).toMatchObject({
+      secret_hash: hashSecret(token.secret),
+      revoked_at: new Date(now).toISOString(),
+    });
   });
 
   test('an unknown token is refused and leaves no item behind', async () => {

@@ -52,15 +52,27 @@ function row(i: number): UsageRow {
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined, debug: () => undefined };
 
 /** DynamoDB Local's Streams API, except that the stream has lost what `trim` names. */
-function trimmedStreams(real: DynamoDBStreamsClient, trim: { position: boolean; lostIds: Set<string> }): DynamoDBStreamsClient {
+function trimmedStreams(
+  real: DynamoDBStreamsClient,
+  trim: { position: boolean; lostIds: Set<string> },
+): DynamoDBStreamsClient {
   return {
     send: async (command: { constructor: { name: string }; input: { ShardIteratorType?: string } }) => {
-      if (trim.position && command.constructor.name === 'GetShardIteratorCommand' && command.input.ShardIteratorType === 'AFTER_SEQUENCE_NUMBER') {
-        throw Object.assign(new Error('The requested sequence number is beyond the trim horizon'), { name: 'TrimmedDataAccessException' });
+      if (
+        trim.position &&
+        command.constructor.name === 'GetShardIteratorCommand' &&
+        command.input.ShardIteratorType === 'AFTER_SEQUENCE_NUMBER'
+      ) {
+        throw Object.assign(new Error('The requested sequence number is beyond the trim horizon'), {
+          name: 'TrimmedDataAccessException',
+        });
       }
       const answer = (await real.send(command as never)) as GetRecordsCommandOutput;
       if (command.constructor.name !== 'GetRecordsCommand') return answer;
-      return { ...answer, Records: (answer.Records ?? []).filter((record) => !trim.lostIds.has(String(record.dynamodb?.NewImage?.id?.S))) };
+      return {
+        ...answer,
+        Records: (answer.Records ?? []).filter((record) => !trim.lostIds.has(String(record.dynamodb?.NewImage?.id?.S))),
+      };
     },
   } as unknown as DynamoDBStreamsClient;
 }
@@ -78,8 +90,15 @@ afterAll(() => {
 
 test('rows whose stream records were trimmed are rebuilt into the rollups from the usage-logs table, each counted once', async () => {
   const endpoint = process.env.DYNAMODB_ENDPOINT!;
-  const real = new DynamoDBStreamsClient({ region: 'eu-west-1', endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-  const log = new DynamoUsageLog(created.clients.doc, created.tables.usageLogs, { table: created.tables.accounts, changes: spendChanges });
+  const real = new DynamoDBStreamsClient({
+    region: 'eu-west-1',
+    endpoint,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  const log = new DynamoUsageLog(created.clients.doc, created.tables.usageLogs, {
+    table: created.tables.accounts,
+    changes: spendChanges,
+  });
   const stats = new DynamoUsageStats(created.clients.doc, created.tables.usageStats);
   const trim = { position: false, lostIds: new Set<string>() };
   const poller = () =>
@@ -90,10 +109,18 @@ test('rows whose stream records were trimmed are rebuilt into the rollups from t
       stats,
       checkpointFile: join(dataDir, 'stream-checkpoints.json'),
       log: silent,
-      rebuild: (since) => rebuildRollups({ raw: created.clients.raw, logsTable: created.tables.usageLogs, statsTable: created.tables.usageStats, since, stats }),
+      rebuild: (since) =>
+        rebuildRollups({
+          raw: created.clients.raw,
+          logsTable: created.tables.usageLogs,
+          statsTable: created.tables.usageStats,
+          since,
+          stats,
+        }),
     });
   const rows = Array.from({ length: 12 }, (_, i) => row(i));
-  const totals = async () => (await stats.summarize(ACCOUNT, new Date(AT - 86_400_000), new Date(AT + 2 * 86_400_000))).totals;
+  const totals = async () =>
+    (await stats.summarize(ACCOUNT, new Date(AT - 86_400_000), new Date(AT + 2 * 86_400_000))).totals;
   const sum = (some: UsageRow[]) => ({
     requests: some.length,
     input_tokens: some.reduce((t, r) => t + r.input_tokens, 0),
@@ -156,21 +183,35 @@ test('a rebuild counts tags under the same per-day caps as the fold: more tag va
   const stats = new DynamoUsageStats(created.clients.doc, created.tables.usageStats);
 
   // The stream consumer's fold, the rows in the order they were written.
-  const outcome = await stats.fold(folded.map((r, i) => ({ row: r, lineage: 'shard-cap', sequence: String(i + 1).padStart(21, '0') })));
+  const outcome = await stats.fold(
+    folded.map((r, i) => ({ row: r, lineage: 'shard-cap', sequence: String(i + 1).padStart(21, '0') })),
+  );
   expect(outcome.failed).toEqual([]);
   // The same rows, for another account, known to the rollups only through a rebuild from the table.
-  const log = new DynamoUsageLog(created.clients.doc, created.tables.usageLogs, { table: created.tables.accounts, changes: spendChanges });
+  const log = new DynamoUsageLog(created.clients.doc, created.tables.usageLogs, {
+    table: created.tables.accounts,
+    changes: spendChanges,
+  });
   for (const r of rebuilt) await log.write(r);
-  await rebuildRollups({ raw: created.clients.raw, logsTable: created.tables.usageLogs, statsTable: created.tables.usageStats, since: new Date(day), stats });
+  await rebuildRollups({
+    raw: created.clients.raw,
+    logsTable: created.tables.usageLogs,
+    statsTable: created.tables.usageStats,
+    since: new Date(day),
+    stats,
+  });
 
-  const byTag = async (accountId: string) => (await stats.summarize(accountId, new Date(day - 3_600_000), new Date(day + 86_400_000))).by_tag;
+  const byTag = async (accountId: string) =>
+    (await stats.summarize(accountId, new Date(day - 3_600_000), new Date(day + 86_400_000))).by_tag;
   const fromFold = await byTag('acc-cap-fold');
   const fromRebuild = await byTag('acc-cap-rebuild');
   // The caps held: the first keys and, per key, the first values kept, the later values under (other).
   expect(Object.keys(fromFold)).toHaveLength(MAX_TAG_KEYS_PER_DAY);
   expect(Object.keys(fromFold.run)).toHaveLength(MAX_TAG_VALUES_PER_DAY + 1);
   expect(fromFold.run[OVERFLOW_VALUE].requests).toBe(count - MAX_TAG_VALUES_PER_DAY);
-  expect(Object.keys(fromFold.run).sort()).toEqual([...Array.from({ length: MAX_TAG_VALUES_PER_DAY }, (_, i) => `r${i}`), OVERFLOW_VALUE].sort());
+  expect(Object.keys(fromFold.run).sort()).toEqual(
+    [...Array.from({ length: MAX_TAG_VALUES_PER_DAY }, (_, i) => `r${i}`), OVERFLOW_VALUE].sort(),
+  );
   expect(fromFold.team.search.requests + fromFold.team.ads.requests).toBe(count);
   expect(fromRebuild).toEqual(fromFold);
 });

@@ -34,8 +34,25 @@ const REQUESTERS = [undefined, 'alice', 'bob#ops', '100% team'];
 const TOKENS = ['acc_app1', 'acc_app2', 'acc_app3'];
 
 const QUIET: Omit<UsageRow, 'account_id' | 'id' | 'ts'> = {
-  ...{ provider: 'prov-b', kind: 'chat', model: 'fam-4o-mini', input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 },
-  ...{ cost_usd: 0, cost_nanos: 0, saved_usd: 0, saved_nanos: 0, priced: true, latency_ms: 100, status_code: 200, cached: false },
+  ...{
+    provider: 'prov-b',
+    kind: 'chat',
+    model: 'fam-4o-mini',
+    input_tokens: 0,
+    output_tokens: 0,
+    cache_read_tokens: 0,
+    cache_write_tokens: 0,
+  },
+  ...{
+    cost_usd: 0,
+    cost_nanos: 0,
+    saved_usd: 0,
+    saved_nanos: 0,
+    priced: true,
+    latency_ms: 100,
+    status_code: 200,
+    cached: false,
+  },
   ...{ stream: false, mode: 'stored', token_id: 'tok' },
 };
 
@@ -50,14 +67,27 @@ function generateRows(accountId: string, count: number, start: number, end: numb
   const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)];
   return Array.from({ length: count }, () => {
     const provider = pick(Object.keys(MODELS) as ProviderId[]);
-    const base = { provider, model: pick(MODELS[provider]), requester: pick(REQUESTERS), latency_ms: 20 + Math.floor(next() * 6000), token_id: pick(TOKENS) };
+    const base = {
+      provider,
+      model: pick(MODELS[provider]),
+      requester: pick(REQUESTERS),
+      latency_ms: 20 + Math.floor(next() * 6000),
+      token_id: pick(TOKENS),
+    };
     const ts = start + Math.floor(next() * (end - start));
     const kind = next();
     if (kind < 0.15) {
       const saved = 1 + Math.floor(next() * 90_000_000);
-      return makeRow(accountId, ts, { ...base, cached: true, saved_nanos: saved, saved_usd: saved / 1e9, latency_ms: 60 + Math.floor(next() * 40) });
+      return makeRow(accountId, ts, {
+        ...base,
+        cached: true,
+        saved_nanos: saved,
+        saved_usd: saved / 1e9,
+        latency_ms: 60 + Math.floor(next() * 40),
+      });
     }
-    if (kind < 0.25) return makeRow(accountId, ts, { ...base, status_code: pick([400, 429, 500, 529]), error: 'upstream said no' });
+    if (kind < 0.25)
+      return makeRow(accountId, ts, { ...base, status_code: pick([400, 429, 500, 529]), error: 'upstream said no' });
     const input = Math.floor(next() * 20_000);
     const cost = Math.floor(next() * 50_000_000);
     const priced = next() < 0.9;
@@ -78,7 +108,9 @@ function generateRows(accountId: string, count: number, start: number, end: numb
 let streamPosition = 0;
 async function addAll(stats: DynamoUsageStats, rows: UsageRow[]): Promise<void> {
   for (let i = 0; i < rows.length; i += 100) {
-    const batch = rows.slice(i, i + 100).map((row) => ({ row, lineage: 'shard-summaries', sequence: String(++streamPosition).padStart(21, '0') }));
+    const batch = rows
+      .slice(i, i + 100)
+      .map((row) => ({ row, lineage: 'shard-summaries', sequence: String(++streamPosition).padStart(21, '0') }));
     expect((await stats.fold(batch)).failed).toEqual([]);
   }
 }
@@ -119,7 +151,12 @@ function groupBy(rows: UsageRow[], key: (r: UsageRow) => string): Map<string, Us
   return groups;
 }
 
-function expectBreakdown<T extends StatsTotals>(actual: T[], rows: UsageRow[], keyOfRow: (r: UsageRow) => string, keyOfEntry: (e: T) => string): void {
+function expectBreakdown<T extends StatsTotals>(
+  actual: T[],
+  rows: UsageRow[],
+  keyOfRow: (r: UsageRow) => string,
+  keyOfEntry: (e: T) => string,
+): void {
   const expected = groupBy(rows, keyOfRow);
   expect(actual.map(keyOfEntry).sort()).toEqual([...expected.keys()].sort());
   for (const entry of actual) {
@@ -177,7 +214,11 @@ describe('DynamoUsageStats.summarize over many rows', () => {
   });
 
   it('equals the exact sums of the rows in the (hour-widened) period, in total and per day, provider, model and requester', async () => {
-    const summary = await stats.summarize('acc-main', new Date('2026-10-27T09:20:00Z'), new Date('2026-11-03T17:10:00Z'));
+    const summary = await stats.summarize(
+      'acc-main',
+      new Date('2026-10-27T09:20:00Z'),
+      new Date('2026-11-03T17:10:00Z'),
+    );
     expect(summary.from).toBe('2026-10-27T09:00:00.000Z');
     expect(summary.to).toBe('2026-11-03T18:00:00.000Z');
     const inside = rows.filter((r) => r.ts >= summary.from && r.ts < summary.to);
@@ -188,29 +229,67 @@ describe('DynamoUsageStats.summarize over many rows', () => {
     expectP95Close(summary.totals, inside);
 
     const byDay = groupBy(inside, (r) => r.ts.slice(0, 10));
-    expect(summary.by_day.map((d) => d.day)).toEqual(['2026-10-27', '2026-10-28', '2026-10-29', '2026-10-30', '2026-10-31', '2026-11-01', '2026-11-02', '2026-11-03']);
+    expect(summary.by_day.map((d) => d.day)).toEqual([
+      '2026-10-27',
+      '2026-10-28',
+      '2026-10-29',
+      '2026-10-30',
+      '2026-10-31',
+      '2026-11-01',
+      '2026-11-02',
+      '2026-11-03',
+    ]);
     for (const day of summary.by_day) {
       const dayRows = byDay.get(day.day) ?? [];
       expect(day).toMatchObject(sums(dayRows));
       const perProvider = groupBy(dayRows, (r) => r.provider);
       expect(Object.keys(day.by_provider).sort()).toEqual([...perProvider.keys()].sort());
       for (const [provider, providerRows] of perProvider) {
-        expect(day.by_provider[provider]).toEqual({ requests: providerRows.length, cost_usd: sums(providerRows).cost_nanos / 1e9 });
+        expect(day.by_provider[provider]).toEqual({
+          requests: providerRows.length,
+          cost_usd: sums(providerRows).cost_nanos / 1e9,
+        });
       }
     }
 
-    expectBreakdown(summary.by_provider, inside, (r) => r.provider, (e) => e.provider);
-    expectBreakdown(summary.by_model, inside, (r) => `${r.provider} ${r.model}`, (e) => `${e.provider} ${e.model}`);
-    expectBreakdown(summary.by_requester, inside, (r) => r.requester ?? '', (e) => e.requester);
-    expectBreakdown(summary.by_token, inside, (r) => r.token_id, (e) => e.token_id);
+    expectBreakdown(
+      summary.by_provider,
+      inside,
+      (r) => r.provider,
+      (e) => e.provider,
+    );
+    expectBreakdown(
+      summary.by_model,
+      inside,
+      (r) => `${r.provider} ${r.model}`,
+      (e) => `${e.provider} ${e.model}`,
+    );
+    expectBreakdown(
+      summary.by_requester,
+      inside,
+      (r) => r.requester ?? '',
+      (e) => e.requester,
+    );
+    expectBreakdown(
+      summary.by_token,
+      inside,
+      (r) => r.token_id,
+      (e) => e.token_id,
+    );
     expect(summary.by_token.map((t) => t.token_id).sort()).toEqual(TOKENS);
     expect(summary.by_hour).toEqual([]);
-    expect(summary.by_model.map((m) => m.model)).toEqual(expect.arrayContaining(['fam-4o#preview', 'mistral-small%latest']));
+    expect(summary.by_model.map((m) => m.model)).toEqual(
+      expect.arrayContaining(['fam-4o#preview', 'mistral-small%latest']),
+    );
     expect(summary.by_requester.map((r) => r.requester)).toEqual(expect.arrayContaining(['', 'bob#ops', '100% team']));
   });
 
   it('reads a period of up to two days hour by hour: every hour, its providers and tokens exact', async () => {
-    const summary = await stats.summarize('acc-main', new Date('2026-10-30T05:10:00Z'), new Date('2026-11-01T05:00:00Z'));
+    const summary = await stats.summarize(
+      'acc-main',
+      new Date('2026-10-30T05:10:00Z'),
+      new Date('2026-11-01T05:00:00Z'),
+    );
     expect([summary.from, summary.to]).toEqual(['2026-10-30T05:00:00.000Z', '2026-11-01T05:00:00.000Z']);
     const inside = rows.filter((r) => r.ts >= summary.from && r.ts < summary.to);
     expect(inside.length).toBeGreaterThan(40);
@@ -222,25 +301,43 @@ describe('DynamoUsageStats.summarize over many rows', () => {
       expect(hour).toMatchObject(sums(hourRows));
       expectP95Close(hour, hourRows);
       for (const [provider, providerRows] of groupBy(hourRows, (r) => r.provider)) {
-        expect(hour.by_provider[provider]).toEqual({ requests: providerRows.length, cost_usd: sums(providerRows).cost_nanos / 1e9 });
+        expect(hour.by_provider[provider]).toEqual({
+          requests: providerRows.length,
+          cost_usd: sums(providerRows).cost_nanos / 1e9,
+        });
       }
     }
     expect(summary.by_hour.filter((h) => h.requests > 0).length).toBeGreaterThan(10);
     expect(summary.by_day.map((d) => [d.day, d.requests])).toEqual(
       ['2026-10-30', '2026-10-31', '2026-11-01'].map((day) => [day, inside.filter((r) => r.ts.startsWith(day)).length]),
     );
-    expectBreakdown(summary.by_token, inside, (r) => r.token_id, (e) => e.token_id);
+    expectBreakdown(
+      summary.by_token,
+      inside,
+      (r) => r.token_id,
+      (e) => e.token_id,
+    );
   });
 
   it('reports quiet days inside the period as zeros', async () => {
-    const summary = await stats.summarize('acc-main', new Date('2026-11-04T00:00:00Z'), new Date('2026-11-08T00:00:00Z'));
+    const summary = await stats.summarize(
+      'acc-main',
+      new Date('2026-11-04T00:00:00Z'),
+      new Date('2026-11-08T00:00:00Z'),
+    );
     expect(summary.by_day.map((d) => [d.day, d.requests])).toEqual([
       ['2026-11-04', rows.filter((r) => r.ts.startsWith('2026-11-04')).length],
       ['2026-11-05', 0],
       ['2026-11-06', 0],
       ['2026-11-07', 0],
     ]);
-    expect(summary.by_day[3]).toMatchObject({ cost_usd: 0, savings_usd: 0, errors: 0, latency_p95_ms: 0, by_provider: {} });
+    expect(summary.by_day[3]).toMatchObject({
+      cost_usd: 0,
+      savings_usd: 0,
+      errors: 0,
+      latency_p95_ms: 0,
+      by_provider: {},
+    });
   });
 });
 
@@ -259,18 +356,32 @@ describe('period boundaries', () => {
     ]);
     // Within one hour: from rounds down and to up, and the answer says so.
     const widened = await stats.summarize('acc-edges', new Date(from + 20 * 60_000), new Date(from + 40 * 60_000));
-    expect([widened.from, widened.to, widened.totals.requests]).toEqual(['2026-09-10T13:00:00.000Z', '2026-09-10T14:00:00.000Z', 1]);
+    expect([widened.from, widened.to, widened.totals.requests]).toEqual([
+      '2026-09-10T13:00:00.000Z',
+      '2026-09-10T14:00:00.000Z',
+      1,
+    ]);
   });
 });
 
 describe('account isolation', () => {
   it('shows one account nothing of another', async () => {
-    await addAll(stats, [makeRow('acc-other', Date.parse('2026-10-30T12:00:00Z'), { cost_nanos: 5, requester: 'carol' })]);
-    const fresh = await stats.summarize('acc-fresh', new Date('2026-10-20T00:00:00Z'), new Date('2026-11-10T00:00:00Z'));
+    await addAll(stats, [
+      makeRow('acc-other', Date.parse('2026-10-30T12:00:00Z'), { cost_nanos: 5, requester: 'carol' }),
+    ]);
+    const fresh = await stats.summarize(
+      'acc-fresh',
+      new Date('2026-10-20T00:00:00Z'),
+      new Date('2026-11-10T00:00:00Z'),
+    );
     expect(fresh.totals).toMatchObject(sums([]));
     expect([fresh.by_provider, fresh.by_model, fresh.by_requester]).toEqual([[], [], []]);
     expect(fresh.by_day.every((d) => d.requests === 0)).toBe(true);
-    const other = await stats.summarize('acc-other', new Date('2026-10-20T00:00:00Z'), new Date('2026-11-10T00:00:00Z'));
+    const other = await stats.summarize(
+      'acc-other',
+      new Date('2026-10-20T00:00:00Z'),
+      new Date('2026-11-10T00:00:00Z'),
+    );
     expect(other.totals).toMatchObject({ requests: 1, cost_nanos: 5 });
     expect(other.by_requester.map((r) => r.requester)).toEqual(['carol']);
   });
@@ -313,10 +424,28 @@ describe('read cost', () => {
 });
 
 describe('GET /api/stats', () => {
-  const caller = { accountId: 'acc-edges', tokenId: 'tok', scopes: ['manage'], secretHash: '', createdAt: '' } as TokenRecord;
+  const caller = {
+    accountId: 'acc-edges',
+    tokenId: 'tok',
+    scopes: ['manage'],
+    secretHash: '',
+    createdAt: '',
+  } as TokenRecord;
   // Token names are joined in from the account store; the names themselves are checked through the real server (test/integration/logs-api).
-  const deps = () => ({ usageStats: stats, accounts: { listTokens: async () => [] }, now: () => Date.parse('2026-09-13T10:30:00Z') }) as unknown as Deps;
-  const request = (query: string) => ({ method: 'GET', path: '/api/stats', query: new URLSearchParams(query), headers: {}, body: Buffer.alloc(0) }) as unknown as IncomingRequest;
+  const deps = () =>
+    ({
+      usageStats: stats,
+      accounts: { listTokens: async () => [] },
+      now: () => Date.parse('2026-09-13T10:30:00Z'),
+    }) as unknown as Deps;
+  const request = (query: string) =>
+    ({
+      method: 'GET',
+      path: '/api/stats',
+      query: new URLSearchParams(query),
+      headers: {},
+      body: Buffer.alloc(0),
+    }) as unknown as IncomingRequest;
   const route = statsRoutes.find((r) => r.method === 'GET' && r.path === '/api/stats')!;
 
   it('needs a manage token and answers the caller’s own account, for the last seven days by default', async () => {
@@ -330,6 +459,8 @@ describe('GET /api/stats', () => {
   });
 
   it('answers a malformed period with a 400 naming the field', async () => {
-    await expect(route.handle({ deps: deps(), request: request('from=last-week'), params: {}, caller })).rejects.toMatchObject({ status: 400, details: { param: 'from' } });
+    await expect(
+      route.handle({ deps: deps(), request: request('from=last-week'), params: {}, caller }),
+    ).rejects.toMatchObject({ status: 400, details: { param: 'from' } });
   });
 });

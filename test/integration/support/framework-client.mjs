@@ -31,24 +31,64 @@ async function langchain(chat, stream, prompt) {
 }
 
 const scenarios = {
-  'ai-openai': (stream) => vercel(createOpenAI({ baseURL: `${proxyBase}/prov-b/v1`, apiKey: token, headers })('gpt-4.1-2025-04-14'), stream, 'Tell me a story.'),
+  'ai-openai': (stream) =>
+    vercel(
+      createOpenAI({ baseURL: `${proxyBase}/prov-b/v1`, apiKey: token, headers })('gpt-4.1-2025-04-14'),
+      stream,
+      'Tell me a story.',
+    ),
   'ai-bedrock': (stream) =>
     vercel(
-      createAmazonBedrock({ baseURL: `${proxyBase}/bedrock`, apiKey: ownKey ?? token, region: 'us-east-1', headers: ownKey ? { ...headers, 'x-proxy-token': token } : headers })('us.anthropic.claude-sonnet-4-6'),
+      createAmazonBedrock({
+        baseURL: `${proxyBase}/bedrock`,
+        apiKey: ownKey ?? token,
+        region: 'us-east-1',
+        headers: ownKey ? { ...headers, 'x-proxy-token': token } : headers,
+      })('us.anthropic.claude-sonnet-4-6'),
       stream,
       'Hello',
     ),
-  'ai-anthropic': (stream) => vercel(createAnthropic({ baseURL: `${proxyBase}/v1`, apiKey: token, headers })('claude-sonnet-4-6'), stream, 'Say hello.'),
+  'ai-anthropic': (stream) =>
+    vercel(
+      createAnthropic({ baseURL: `${proxyBase}/v1`, apiKey: token, headers })('claude-sonnet-4-6'),
+      stream,
+      'Say hello.',
+    ),
   'lc-openai': (stream) =>
-    langchain(new ChatOpenAI({ model: 'gpt-4o-mini', apiKey: token, maxRetries: 0, configuration: { baseURL: `${proxyBase}/prov-b/v1`, defaultHeaders: headers } }), stream, 'Say hello.'),
+    langchain(
+      new ChatOpenAI({
+        model: 'gpt-4o-mini',
+        apiKey: token,
+        maxRetries: 0,
+        configuration: { baseURL: `${proxyBase}/prov-b/v1`, defaultHeaders: headers },
+      }),
+      stream,
+      'Say hello.',
+    ),
   'lc-openai-responses': (stream) =>
     langchain(
-      new ChatOpenAI({ model: 'gpt-4.1-2025-04-14', apiKey: token, maxRetries: 0, useResponsesApi: true, configuration: { baseURL: `${proxyBase}/prov-b/v1`, defaultHeaders: headers } }),
+      new ChatOpenAI({
+        model: 'gpt-4.1-2025-04-14',
+        apiKey: token,
+        maxRetries: 0,
+        useResponsesApi: true,
+        configuration: { baseURL: `${proxyBase}/prov-b/v1`, defaultHeaders: headers },
+      }),
       stream,
       'Tell me a story.',
     ),
   'lc-anthropic': (stream) =>
-    langchain(new ChatAnthropic({ model: 'claude-sonnet-4-6', apiKey: token, anthropicApiUrl: proxyBase, maxRetries: 0, clientOptions: { defaultHeaders: headers } }), stream, 'Say hello.'),
+    langchain(
+      new ChatAnthropic({
+        model: 'claude-sonnet-4-6',
+        apiKey: token,
+        anthropicApiUrl: proxyBase,
+        maxRetries: 0,
+        clientOptions: { defaultHeaders: headers },
+      }),
+      stream,
+      'Say hello.',
+    ),
 };
 
 const [name, mode] = scenario.split(':');

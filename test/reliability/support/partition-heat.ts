@@ -56,9 +56,14 @@ interface Write {
 function writeOf(write: Write, factor: number): PartitionHeat | undefined {
   const table = tableIdOf(write.TableName);
   if (!table) return undefined;
-  if (write.Item) return { table, partition: partitionOf(table, write.Item), units: factor * unitsOf(itemSize(write.Item)) };
+  if (write.Item)
+    return { table, partition: partitionOf(table, write.Item), units: factor * unitsOf(itemSize(write.Item)) };
   const key = write.Key ?? {};
-  return { table, partition: partitionOf(table, key), units: factor * unitsOf(itemSize(key) + itemSize(write.ExpressionAttributeValues ?? {})) };
+  return {
+    table,
+    partition: partitionOf(table, key),
+    units: factor * unitsOf(itemSize(key) + itemSize(write.ExpressionAttributeValues ?? {})),
+  };
 }
 
 function writesOf(call: StoreCall): PartitionHeat[] {
@@ -75,11 +80,21 @@ function writesOf(call: StoreCall): PartitionHeat[] {
     }
     case 'TransactWriteItems':
       return (body.TransactItems as Array<Record<string, Write>>)
-        .flatMap((action) => Object.entries(action).filter(([kind]) => kind !== 'ConditionCheck').map(([, write]) => writeOf(write, 2)))
+        .flatMap((action) =>
+          Object.entries(action)
+            .filter(([kind]) => kind !== 'ConditionCheck')
+            .map(([, write]) => writeOf(write, 2)),
+        )
         .filter((w): w is PartitionHeat => w !== undefined);
     case 'BatchWriteItem':
-      return Object.entries(body.RequestItems as Record<string, Array<{ PutRequest?: { Item: Wire }; DeleteRequest?: { Key: Wire } }>>).flatMap(([name, requests]) =>
-        requests.map((request) => writeOf({ TableName: name, Item: request.PutRequest?.Item, Key: request.DeleteRequest?.Key }, 1)).filter((w): w is PartitionHeat => w !== undefined),
+      return Object.entries(
+        body.RequestItems as Record<string, Array<{ PutRequest?: { Item: Wire }; DeleteRequest?: { Key: Wire } }>>,
+      ).flatMap(([name, requests]) =>
+        requests
+          .map((request) =>
+            writeOf({ TableName: name, Item: request.PutRequest?.Item, Key: request.DeleteRequest?.Key }, 1),
+          )
+          .filter((w): w is PartitionHeat => w !== undefined),
       );
     default:
       return [];
@@ -107,7 +122,14 @@ export function readHeat(calls: readonly StoreCall[]): PartitionHeat[] {
   for (const call of calls) {
     const body = call.body as Wire;
     const batches: Array<[string, Wire[]]> =
-      call.operation === 'GetItem' ? [[String(body.TableName), [body.Key as Wire]]] : call.operation === 'BatchGetItem' ? Object.entries(body.RequestItems as Record<string, { Keys: Wire[] }>).map(([name, { Keys }]) => [name, Keys]) : [];
+      call.operation === 'GetItem'
+        ? [[String(body.TableName), [body.Key as Wire]]]
+        : call.operation === 'BatchGetItem'
+          ? Object.entries(body.RequestItems as Record<string, { Keys: Wire[] }>).map(([name, { Keys }]) => [
+              name,
+              Keys,
+            ])
+          : [];
     for (const [name, keys] of batches) {
       const table = tableIdOf(name);
       if (table) for (const key of keys) reads.push({ table, partition: partitionOf(table, key), units: 1 });

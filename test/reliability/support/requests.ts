@@ -48,7 +48,10 @@ export function requestBody(provider: ProviderId, prompt = 'Say hello.', stream 
 /** The credential headers of a provider's API style: a token alone (stored) or a key plus x-proxy-token. */
 export function credentialHeaders(provider: ProviderId, token: string, providerKey?: string): Record<string, string> {
   const credential = providerKey ?? token;
-  const headers: Record<string, string> = provider === 'prov-a' ? { 'x-api-key': credential, 'anthropic-version': '2023-06-01' } : { authorization: `Bearer ${credential}` };
+  const headers: Record<string, string> =
+    provider === 'prov-a'
+      ? { 'x-api-key': credential, 'anthropic-version': '2023-06-01' }
+      : { authorization: `Bearer ${credential}` };
   if (providerKey) headers['x-proxy-token'] = token;
   return headers;
 }
@@ -67,12 +70,19 @@ export async function callProxy(proxy: Pick<ProxyServer, 'proxyBase'>, call: Pro
     signal: call.signal,
   });
   const text = await response.text();
-  return { status: response.status, headers: response.headers, text, requestId: response.headers.get('x-proxy-request-id') ?? '' };
+  return {
+    status: response.status,
+    headers: response.headers,
+    text,
+    requestId: response.headers.get('x-proxy-request-id') ?? '',
+  };
 }
 
 /** Whether a stream's text ends the way the provider's streams end (not cut off). */
 export function streamEndedCleanly(provider: ProviderId, text: string): boolean {
-  return provider === 'prov-a' ? /event: message_stop\s*\ndata: [^\n]*\n\n$/.test(text) : text.trimEnd().endsWith('data: [DONE]');
+  return provider === 'prov-a'
+    ? /event: message_stop\s*\ndata: [^\n]*\n\n$/.test(text)
+    : text.trimEnd().endsWith('data: [DONE]');
 }
 
 /** The proxy's own error shapes (docs/errors-and-limits.md). */
@@ -84,10 +94,21 @@ export function expectMessagesError(text: string): { type: string; message: stri
   return body.error as { type: string; message: string };
 }
 
-export function expectChatError(text: string): { message: string; type: string; param: string | null; code: string | null } {
+export function expectChatError(text: string): {
+  message: string;
+  type: string;
+  param: string | null;
+  code: string | null;
+} {
   const body = JSON.parse(text) as { error?: Record<string, unknown> };
   const error = body.error;
-  if (!error || typeof error.message !== 'string' || typeof error.type !== 'string' || !('param' in error) || !('code' in error)) {
+  if (
+    !error ||
+    typeof error.message !== 'string' ||
+    typeof error.type !== 'string' ||
+    !('param' in error) ||
+    !('code' in error)
+  ) {
     throw new Error(`not a chat-completions error body: ${text.slice(0, 300)}`);
   }
   return error as { message: string; type: string; param: string | null; code: string | null };
@@ -163,7 +184,15 @@ function unchunk(body: string): string {
 export function rawPost(url: string, path: string, headerLines: string[], body: string | Buffer): Buffer {
   const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
   const host = new URL(url).host;
-  const head = [`POST ${path} HTTP/1.1`, `host: ${host}`, ...headerLines, `content-length: ${bytes.length}`, 'connection: close', '', ''].join('\r\n');
+  const head = [
+    `POST ${path} HTTP/1.1`,
+    `host: ${host}`,
+    ...headerLines,
+    `content-length: ${bytes.length}`,
+    'connection: close',
+    '',
+    '',
+  ].join('\r\n');
   return Buffer.concat([Buffer.from(head, 'latin1'), bytes]);
 }
 

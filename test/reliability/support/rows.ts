@@ -36,7 +36,12 @@ export async function allRows(proxy: Pick<ProxyServer, 'api'>, token: string, qu
 }
 
 /** Polls until the account has `count` rows (or the deadline passes) and returns them all. */
-export async function waitForRowCount(proxy: Pick<ProxyServer, 'api'>, token: string, count: number, timeoutMs = EVENTUALLY_MS): Promise<Row[]> {
+export async function waitForRowCount(
+  proxy: Pick<ProxyServer, 'api'>,
+  token: string,
+  count: number,
+  timeoutMs = EVENTUALLY_MS,
+): Promise<Row[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const rows = await allRows(proxy, token);
@@ -46,7 +51,12 @@ export async function waitForRowCount(proxy: Pick<ProxyServer, 'api'>, token: st
 }
 
 /** Polls until the row with this id exists; undefined if it never appears in time. */
-export async function waitForRow(proxy: Pick<ProxyServer, 'api'>, token: string, id: string, timeoutMs = EVENTUALLY_MS): Promise<Row | undefined> {
+export async function waitForRow(
+  proxy: Pick<ProxyServer, 'api'>,
+  token: string,
+  id: string,
+  timeoutMs = EVENTUALLY_MS,
+): Promise<Row | undefined> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const response = await proxy.api('/api/logs?limit=500', { token });
@@ -60,7 +70,12 @@ export async function waitForRow(proxy: Pick<ProxyServer, 'api'>, token: string,
 }
 
 /** Like waitForRow, but fails with a message naming the request. */
-export async function rowOf(proxy: Pick<ProxyServer, 'api'>, token: string, id: string, timeoutMs?: number): Promise<Row> {
+export async function rowOf(
+  proxy: Pick<ProxyServer, 'api'>,
+  token: string,
+  id: string,
+  timeoutMs?: number,
+): Promise<Row> {
   expect(id).toBeTruthy();
   const row = await waitForRow(proxy, token, id, timeoutMs);
   if (!row) throw new Error(`no usage row for request ${id}`);

@@ -38,7 +38,11 @@ export async function startScriptedUpstream(): Promise<ScriptedUpstream> {
   const server: Server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    const request = { path: req.url ?? '/', headers: req.headers, json: JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') };
+    const request = {
+      path: req.url ?? '/',
+      headers: req.headers,
+      json: JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}'),
+    };
     requests.push(request);
     const script = queue.shift();
     if (!script) {

@@ -38,7 +38,15 @@ export async function spawnServer(env: Record<string, string>, options: SpawnOpt
   const tablePrefix = options.tablePrefix ?? `sd${randomBytes(4).toString('hex')}-`;
   const child = spawn(process.execPath, [join(ROOT, 'dist/local/server.mjs')], {
     cwd: ROOT,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, ADMIN_KEY: adminKey, TABLE_PREFIX: tablePrefix, ...env },
+    env: {
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      ADMIN_KEY: adminKey,
+      TABLE_PREFIX: tablePrefix,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: options.detached ?? false,
   });

@@ -17,7 +17,10 @@ export interface StatsConsumerProcess {
   kill(): Promise<void>;
 }
 
-export async function startStatsConsumer(tablePrefix: string, dataDir = mkdtempSync(join(tmpdir(), 'stats-consumer-'))): Promise<StatsConsumerProcess> {
+export async function startStatsConsumer(
+  tablePrefix: string,
+  dataDir = mkdtempSync(join(tmpdir(), 'stats-consumer-')),
+): Promise<StatsConsumerProcess> {
   const child = spawn(process.execPath, [join(ROOT, 'dist/local/stats-consumer.mjs')], {
     cwd: ROOT,
     env: { ...process.env, TABLE_PREFIX: tablePrefix, DATA_DIR: dataDir },

@@ -9,7 +9,13 @@
  * It speaks just enough HTTP to see which operation a request is
  * (`x-amz-target`) and on which table and key, so a fault can hit one call.
  */
-import { Agent, createServer as createHttpServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import {
+  Agent,
+  createServer as createHttpServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
 import { createServer, type Socket } from 'node:net';
 
 export type GateMode = 'up' | 'down' | 'throttle';
@@ -35,7 +41,8 @@ export interface StoreCall {
  * the others `None`), `fail` with its internal server error (500), `reject` with a validation error
  * (400), its answer to a malformed request.
  */
-export type Disturbance = 'reset' | 'lose-answer' | 'throttle' | 'exceed-throughput' | 'throttle-transaction' | 'fail' | 'reject';
+export type Disturbance =
+  'reset' | 'lose-answer' | 'throttle' | 'exceed-throughput' | 'throttle-transaction' | 'fail' | 'reject';
 
 export interface StoreGate {
   /** `http://127.0.0.1:<port>`: give it to the server as DYNAMODB_ENDPOINT. */
@@ -63,7 +70,11 @@ const THROTTLE_BODY = JSON.stringify({
 /** A transaction cancelled because the items it updates are in a throttled partition, as DynamoDB words it. */
 function throttledTransaction(call: StoreCall): string {
   const actions = (call.body.TransactItems as Array<Record<string, unknown>> | undefined) ?? [];
-  const reasons = actions.map((action) => ('Update' in action ? { Code: 'ThrottlingError', Message: 'Throughput exceeds the current capacity of your table or index.' } : { Code: 'None' }));
+  const reasons = actions.map((action) =>
+    'Update' in action
+      ? { Code: 'ThrottlingError', Message: 'Throughput exceeds the current capacity of your table or index.' }
+      : { Code: 'None' },
+  );
   return JSON.stringify({
     __type: 'com.amazonaws.dynamodb.v20120810#TransactionCanceledException',
     CancellationReasons: reasons,
@@ -73,11 +84,29 @@ function throttledTransaction(call: StoreCall): string {
 
 /** DynamoDB's own answers, for the disturbances that answer in its place. */
 const ANSWERS: Partial<Record<Disturbance, { status: number; body: string | ((call: StoreCall) => string) }>> = {
-  throttle: { status: 400, body: JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#ThrottlingException', message: 'Rate of requests exceeds the allowed throughput.' }) },
+  throttle: {
+    status: 400,
+    body: JSON.stringify({
+      __type: 'com.amazonaws.dynamodb.v20120810#ThrottlingException',
+      message: 'Rate of requests exceeds the allowed throughput.',
+    }),
+  },
   'exceed-throughput': { status: 400, body: THROTTLE_BODY },
   'throttle-transaction': { status: 400, body: throttledTransaction },
-  fail: { status: 500, body: JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message: 'Internal server error' }) },
-  reject: { status: 400, body: JSON.stringify({ __type: 'com.amazon.coral.validate#ValidationException', message: 'One or more parameter values were invalid' }) },
+  fail: {
+    status: 500,
+    body: JSON.stringify({
+      __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError',
+      message: 'Internal server error',
+    }),
+  },
+  reject: {
+    status: 400,
+    body: JSON.stringify({
+      __type: 'com.amazon.coral.validate#ValidationException',
+      message: 'One or more parameter values were invalid',
+    }),
+  },
 };
 
 export async function startStoreGate(target: string): Promise<StoreGate> {
@@ -90,27 +119,43 @@ export async function startStoreGate(target: string): Promise<StoreGate> {
   const open = new Set<Socket>();
   const answeredCalls: StoreCall[] = [];
 
-  function forward(request: IncomingMessage, body: Buffer, response: ServerResponse, call: StoreCall | undefined, loseAnswer: boolean): void {
-    const upstream = httpRequest({ host: hostname, port: Number(port), method: request.method, path: request.url, headers: request.headers, agent }, (answer) => {
-      if (loseAnswer) {
-        answer.resume();
-        answer.on('end', () => request.socket.destroy());
-        return;
-      }
-      response.writeHead(answer.statusCode ?? 500, answer.headers);
-      const chunks: Buffer[] = [];
-      if (call) answer.on('data', (chunk: Buffer) => chunks.push(chunk));
-      answer.pipe(response);
-      if (call)
-        response.once('finish', () => {
-          try {
-            call.answer = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
-          } catch {
-            // Not JSON: the call is still counted, without its answer.
-          }
-          answeredCalls.push(call);
-        });
-    });
+  function forward(
+    request: IncomingMessage,
+    body: Buffer,
+    response: ServerResponse,
+    call: StoreCall | undefined,
+    loseAnswer: boolean,
+  ): void {
+    const upstream = httpRequest(
+      {
+        host: hostname,
+        port: Number(port),
+        method: request.method,
+        path: request.url,
+        headers: request.headers,
+        agent,
+      },
+      (answer) => {
+        if (loseAnswer) {
+          answer.resume();
+          answer.on('end', () => request.socket.destroy());
+          return;
+        }
+        response.writeHead(answer.statusCode ?? 500, answer.headers);
+        const chunks: Buffer[] = [];
+        if (call) answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+        answer.pipe(response);
+        if (call)
+          response.once('finish', () => {
+            try {
+              call.answer = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+            } catch {
+              // Not JSON: the call is still counted, without its answer.
+            }
+            answeredCalls.push(call);
+          });
+      },
+    );
     upstream.on('error', () => request.socket.destroy());
     upstream.end(body);
   }
@@ -122,7 +167,12 @@ export async function startStoreGate(target: string): Promise<StoreGate> {
       const body = Buffer.concat(chunks);
       if (mode === 'throttle') {
         throttled++;
-        response.writeHead(400, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': `throttled-${throttled}` }).end(THROTTLE_BODY);
+        response
+          .writeHead(400, {
+            'content-type': 'application/x-amz-json-1.0',
+            'x-amzn-requestid': `throttled-${throttled}`,
+          })
+          .end(THROTTLE_BODY);
         return;
       }
       const call = describe(request, body);
@@ -134,7 +184,12 @@ export async function startStoreGate(target: string): Promise<StoreGate> {
         const answer = ANSWERS[rule.disturbance];
         if (answer) {
           const text = typeof answer.body === 'string' ? answer.body : answer.body(call);
-          response.writeHead(answer.status, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': `disturbed-${disturbed}` }).end(text);
+          response
+            .writeHead(answer.status, {
+              'content-type': 'application/x-amz-json-1.0',
+              'x-amzn-requestid': `disturbed-${disturbed}`,
+            })
+            .end(text);
           return;
         }
       }
@@ -201,7 +256,9 @@ function tablesOf(json: Record<string, unknown>): string[] {
   if (typeof json.TableName === 'string') return [json.TableName];
   if (json.RequestItems && typeof json.RequestItems === 'object') return Object.keys(json.RequestItems);
   if (Array.isArray(json.TransactItems)) {
-    return (json.TransactItems as Array<Record<string, { TableName?: string }>>).flatMap((item) => Object.values(item).map((op) => String(op.TableName ?? '')));
+    return (json.TransactItems as Array<Record<string, { TableName?: string }>>).flatMap((item) =>
+      Object.values(item).map((op) => String(op.TableName ?? '')),
+    );
   }
   return [];
 }

@@ -14,7 +14,9 @@ export class Observed {
   fetch = async (url: string, init?: RequestInit): Promise<{ status: number; headers: Headers; text: string }> => {
     const response = await fetch(url, init);
     const text = await response.text();
-    this.seen.push(`${init?.method ?? 'GET'} ${url} -> ${response.status}\n${[...response.headers].map(([k, v]) => `${k}: ${v}`).join('\n')}\n\n${text}`);
+    this.seen.push(
+      `${init?.method ?? 'GET'} ${url} -> ${response.status}\n${[...response.headers].map(([k, v]) => `${k}: ${v}`).join('\n')}\n\n${text}`,
+    );
     return { status: response.status, headers: response.headers, text };
   };
 
@@ -64,7 +66,10 @@ function render(value: unknown): string {
   }
   if (value instanceof Set) return [...value].map(render).join(' ');
   if (Array.isArray(value)) return value.map(render).join(' ');
-  if (value && typeof value === 'object') return Object.entries(value).map(([k, v]) => `${k}=${render(v)}`).join(' ');
+  if (value && typeof value === 'object')
+    return Object.entries(value)
+      .map(([k, v]) => `${k}=${render(v)}`)
+      .join(' ');
   return String(value);
 }
 
@@ -73,7 +78,9 @@ export async function rawAccountItems(tablePrefix: string): Promise<Array<Record
   const items: Array<Record<string, unknown>> = [];
   let start: Record<string, unknown> | undefined;
   do {
-    const page = await doc.send(new ScanCommand({ TableName: tableNames({}, tablePrefix).accounts, ExclusiveStartKey: start }));
+    const page = await doc.send(
+      new ScanCommand({ TableName: tableNames({}, tablePrefix).accounts, ExclusiveStartKey: start }),
+    );
     items.push(...((page.Items ?? []) as Array<Record<string, unknown>>));
     start = page.LastEvaluatedKey;
   } while (start);

@@ -9,7 +9,8 @@ import { TEST_MODELS } from '../../support/sdk-clients';
 
 type Json = Record<string, unknown>;
 
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 const positiveInt = (value: unknown) => typeof value === 'number' && Number.isInteger(value) && value > 0;
 
 /** The first spec-named field that is wrong, or undefined for a valid body. */
@@ -21,10 +22,17 @@ export function invalidField(provider: ProviderId, body: unknown): string | unde
     if (!isObject(message)) return 'messages';
     if (typeof message.role !== 'string') return 'messages';
     const content = message.content;
-    if (content !== undefined && content !== null && typeof content !== 'string' && !Array.isArray(content)) return 'messages';
+    if (content !== undefined && content !== null && typeof content !== 'string' && !Array.isArray(content))
+      return 'messages';
   }
   if (provider === 'prov-a' && !positiveInt(body.max_tokens)) return 'max_tokens';
-  if (provider !== 'prov-a' && body.max_tokens !== undefined && body.max_tokens !== null && !positiveInt(body.max_tokens)) return 'max_tokens';
+  if (
+    provider !== 'prov-a' &&
+    body.max_tokens !== undefined &&
+    body.max_tokens !== null &&
+    !positiveInt(body.max_tokens)
+  )
+    return 'max_tokens';
   return undefined;
 }
 
@@ -38,13 +46,25 @@ const anyValue = fc.jsonValue({ maxDepth: 3 });
 /** A valid body with one spec-named field replaced by a value of the wrong kind (or removed). */
 export function bodyWithOneBadField(provider: ProviderId): fc.Arbitrary<{ field: string; body: Json }> {
   const remove = fc.constant(undefined);
-  const badModel = fc.oneof(remove, fc.constant(''), anyValue.filter((v) => typeof v !== 'string'));
+  const badModel = fc.oneof(
+    remove,
+    fc.constant(''),
+    anyValue.filter((v) => typeof v !== 'string'),
+  );
   const badMessages = fc.oneof(
     remove,
     anyValue.filter((v) => !Array.isArray(v)),
-    fc.array(anyValue.filter((v) => !isObject(v)), { minLength: 1, maxLength: 4 }),
+    fc.array(
+      anyValue.filter((v) => !isObject(v)),
+      { minLength: 1, maxLength: 4 },
+    ),
     fc.record({ role: anyValue.filter((v) => typeof v !== 'string'), content: fc.string() }).map((m) => [m]),
-    fc.record({ role: fc.constant('user'), content: anyValue.filter((v) => v !== null && typeof v !== 'string' && !Array.isArray(v)) }).map((m) => [m]),
+    fc
+      .record({
+        role: fc.constant('user'),
+        content: anyValue.filter((v) => v !== null && typeof v !== 'string' && !Array.isArray(v)),
+      })
+      .map((m) => [m]),
   );
   const badMaxTokens = fc.oneof(
     ...(provider === 'prov-a' ? [remove, fc.constant(null)] : []),
@@ -73,7 +93,21 @@ export const awkwardText = fc
   .array(
     fc.oneof(
       fc.integer({ min: 0xd800, max: 0xdfff }).map((unit) => String.fromCharCode(unit)),
-      fc.constantFrom('\u0000', '\ufeff', '\u200d', '\u202e', '\u0301', '\uffff', '\ud83d\ude00', '👩‍👩‍👧', '\u2028', '\u2029', 'ﷺ', '\\', '"'),
+      fc.constantFrom(
+        '\u0000',
+        '\ufeff',
+        '\u200d',
+        '\u202e',
+        '\u0301',
+        '\uffff',
+        '\ud83d\ude00',
+        '👩‍👩‍👧',
+        '\u2028',
+        '\u2029',
+        'ﷺ',
+        '\\',
+        '"',
+      ),
       fc.string({ unit: 'binary', maxLength: 8 }),
     ),
     { minLength: 1, maxLength: 12 },

@@ -1,5 +1,12 @@
 import { createHash } from 'node:crypto';
-import { hashSecret, newAccountId, newToken, parseToken, secretsEqual, TOKEN_PREFIX } from '../../../lambda/auth/proxy-token';
+import {
+  hashSecret,
+  newAccountId,
+  newToken,
+  parseToken,
+  secretsEqual,
+  TOKEN_PREFIX,
+} from '../../../lambda/auth/proxy-token';
 
 const ACCOUNT = 'abcdefghij012345';
 const KEY = 'k0k1k2k3';

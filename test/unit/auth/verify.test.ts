@@ -17,7 +17,11 @@ const outcome = (secret: string, stored: TokenRecord | undefined, scope: Scope) 
   try {
     return verifyToken(hashSecret(secret), stored, scope);
   } catch (error) {
-    return { error: (error as Error).constructor.name, status: (error as AuthenticationError).status, message: (error as Error).message };
+    return {
+      error: (error as Error).constructor.name,
+      status: (error as AuthenticationError).status,
+      message: (error as Error).message,
+    };
   }
 };
 
@@ -40,18 +44,32 @@ describe('verifyToken', () => {
     ['longer', `${hashSecret(SECRET)}00`],
     ['not hex', 'z'.repeat(64)],
   ])('refuses (and does not throw anything else) when the stored hash is %s', (_title, secretHash) => {
-    expect(outcome(SECRET, record({ secretHash }), 'proxy')).toMatchObject({ error: AuthenticationError.name, message: 'Invalid proxy token.' });
+    expect(outcome(SECRET, record({ secretHash }), 'proxy')).toMatchObject({
+      error: AuthenticationError.name,
+      message: 'Invalid proxy token.',
+    });
   });
 
   it('tells only the holder of the right secret that the token was revoked', () => {
     const revoked = record({ revokedAt: '2026-01-02T00:00:00.000Z' });
-    expect(outcome(SECRET, revoked, 'proxy')).toMatchObject({ status: 401, message: 'This proxy token has been revoked.' });
+    expect(outcome(SECRET, revoked, 'proxy')).toMatchObject({
+      status: 401,
+      message: 'This proxy token has been revoked.',
+    });
     expect(outcome('x'.repeat(32), revoked, 'proxy')).toMatchObject({ status: 401, message: 'Invalid proxy token.' });
   });
 
   it('a token without the scope gets a 403 saying what it can do instead', () => {
-    expect(outcome(SECRET, record({ scopes: ['manage'] }), 'proxy')).toMatchObject({ error: PermissionError.name, status: 403, message: expect.stringContaining('only use the management API') });
-    expect(outcome(SECRET, record({ scopes: ['proxy'] }), 'manage')).toMatchObject({ error: PermissionError.name, status: 403, message: expect.stringContaining('no "manage" scope') });
+    expect(outcome(SECRET, record({ scopes: ['manage'] }), 'proxy')).toMatchObject({
+      error: PermissionError.name,
+      status: 403,
+      message: expect.stringContaining('only use the management API'),
+    });
+    expect(outcome(SECRET, record({ scopes: ['proxy'] }), 'manage')).toMatchObject({
+      error: PermissionError.name,
+      status: 403,
+      message: expect.stringContaining('no "manage" scope'),
+    });
   });
 });
 

@@ -1,5 +1,12 @@
 import { parseBudget } from '../../../lambda/api/budget-routes';
-import { budgetStatus, exceededMessage, formatUsd, isExhausted, tightest, type BudgetStatus } from '../../../lambda/budgets/budget';
+import {
+  budgetStatus,
+  exceededMessage,
+  formatUsd,
+  isExhausted,
+  tightest,
+  type BudgetStatus,
+} from '../../../lambda/budgets/budget';
 import { budgetHeaders } from '../../../lambda/budgets/remaining-header';
 import { dayAttribute, monthOf, resetsAt } from '../../../lambda/budgets/periods';
 
@@ -11,7 +18,9 @@ describe('budget periods (UTC)', () => {
   it('day and month end at the next UTC midnight and the next 1st; total never', () => {
     expect(new Date(resetsAt('day', at)!).toISOString()).toBe('2027-03-01T00:00:00.000Z');
     expect(new Date(resetsAt('month', at)!).toISOString()).toBe('2027-03-01T00:00:00.000Z');
-    expect(new Date(resetsAt('month', Date.parse('2027-12-15T08:00:00Z'))!).toISOString()).toBe('2028-01-01T00:00:00.000Z');
+    expect(new Date(resetsAt('month', Date.parse('2027-12-15T08:00:00Z'))!).toISOString()).toBe(
+      '2028-01-01T00:00:00.000Z',
+    );
     expect(resetsAt('total', at)).toBeUndefined();
     expect(monthOf(at)).toBe('2027-02');
     expect(dayAttribute(at)).toBe('d28');
@@ -37,8 +46,12 @@ describe('limits in nano-dollars', () => {
 });
 
 describe('checking and showing a budget', () => {
-  const status = (subject: BudgetStatus['subject'], limitNanos: number, spent: number, period: 'day' | 'month' | 'total' = 'day') =>
-    budgetStatus(subject, { limitNanos, period }, { day: spent, month: spent, total: spent }, at);
+  const status = (
+    subject: BudgetStatus['subject'],
+    limitNanos: number,
+    spent: number,
+    period: 'day' | 'month' | 'total' = 'day',
+  ) => budgetStatus(subject, { limitNanos, period }, { day: spent, month: spent, total: spent }, at);
 
   it('is used up at the limit, not before', () => {
     expect(isExhausted(status(token, 1_000, 999))).toBe(false);

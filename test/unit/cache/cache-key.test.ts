@@ -1,14 +1,28 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
-import { CACHE_KEY_VERSION, cacheKey, canonicalJson, IGNORED_FIELDS, ignoredBecause, type CacheKind } from '../../../lambda/cache/cache-key';
+import {
+  CACHE_KEY_VERSION,
+  cacheKey,
+  canonicalJson,
+  IGNORED_FIELDS,
+  ignoredBecause,
+  type CacheKind,
+} from '../../../lambda/cache/cache-key';
 
 const messages = [{ role: 'user', content: 'Hello' }];
-const chat = { accountId: 'acc-1', provider: 'prov-b', kind: 'chat' as const, body: { model: 'fam-4o-mini', messages } };
+const chat = {
+  accountId: 'acc-1',
+  provider: 'prov-b',
+  kind: 'chat' as const,
+  body: { model: 'fam-4o-mini', messages },
+};
 
 describe('canonicalJson', () => {
   it('sorts object keys at every depth and keeps arrays in order', () => {
-    expect(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: null } })).toBe('{"a":{"c":null,"d":[3,{"y":2,"z":1}]},"b":1}');
+    expect(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: null } })).toBe(
+      '{"a":{"c":null,"d":[3,{"y":2,"z":1}]},"b":1}',
+    );
     expect(canonicalJson([2, 1])).not.toBe(canonicalJson([1, 2]));
   });
 
@@ -21,20 +35,28 @@ describe('canonicalJson', () => {
 
 describe('cacheKey', () => {
   it('is the SHA-256 of the canonical keyed body, namespaced by account, provider, endpoint kind and key version', () => {
-    const sha = createHash('sha256').update('{"body":{"messages":[{"content":"Hello","role":"user"}],"model":"fam-4o-mini"}}').digest('hex');
+    const sha = createHash('sha256')
+      .update('{"body":{"messages":[{"content":"Hello","role":"user"}],"model":"fam-4o-mini"}}')
+      .digest('hex');
     expect(cacheKey(chat)).toBe(`acc-1#prov-b#chat.${CACHE_KEY_VERSION}#${sha}`);
   });
 
   it('is not the key of earlier versions, so old entries stop matching', () => {
-    const v1 = `acc-1#prov-b#${createHash('sha256').update(canonicalJson({ model: 'fam-4o-mini', messages })).digest('hex')}`;
-    const v2 = `acc-1#prov-b#chat.v2#${createHash('sha256').update(canonicalJson({ model: 'fam-4o-mini', messages })).digest('hex')}`;
+    const v1 = `acc-1#prov-b#${createHash('sha256')
+      .update(canonicalJson({ model: 'fam-4o-mini', messages }))
+      .digest('hex')}`;
+    const v2 = `acc-1#prov-b#chat.v2#${createHash('sha256')
+      .update(canonicalJson({ model: 'fam-4o-mini', messages }))
+      .digest('hex')}`;
     expect(CACHE_KEY_VERSION).toBe('v3');
     expect(cacheKey(chat)).not.toBe(v1);
     expect(cacheKey(chat)).not.toBe(v2);
   });
 
   it('ignores key order inside the body', () => {
-    expect(cacheKey({ ...chat, body: { messages: [{ content: 'Hello', role: 'user' }], model: 'fam-4o-mini' } })).toBe(cacheKey(chat));
+    expect(cacheKey({ ...chat, body: { messages: [{ content: 'Hello', role: 'user' }], model: 'fam-4o-mini' } })).toBe(
+      cacheKey(chat),
+    );
   });
 
   it('differs when the account, the provider or the endpoint kind differ', () => {
@@ -119,14 +141,26 @@ describe('cacheKey', () => {
 
 describe('Bedrock: the model is in the path, every body field but the generation settings counts', () => {
   const converse = { messages: [{ role: 'user', content: [{ text: 'Hello' }] }], inferenceConfig: { maxTokens: 100 } };
-  const base = { accountId: 'acc-1', provider: 'bedrock', kind: 'converse' as const, body: converse, model: 'us.anthropic.claude-sonnet-4-6' };
+  const base = {
+    accountId: 'acc-1',
+    provider: 'bedrock',
+    kind: 'converse' as const,
+    body: converse,
+    model: 'us.anthropic.claude-sonnet-4-6',
+  };
 
   it('another model in the path is another entry', () => {
     expect(cacheKey({ ...base, model: 'us.anthropic.claude-haiku-4-5-20251001-v1:0' })).not.toBe(cacheKey(base));
   });
 
   it('any other body field (a system prompt, tools, a guardrail, model-specific fields) is another entry', () => {
-    for (const [field, value] of Object.entries({ system: [{ text: 'Be brief.' }], toolConfig: { tools: [] }, guardrailConfig: { guardrailIdentifier: 'g' }, additionalModelRequestFields: { thinking: { type: 'enabled' } }, somethingNew: 1 })) {
+    for (const [field, value] of Object.entries({
+      system: [{ text: 'Be brief.' }],
+      toolConfig: { tools: [] },
+      guardrailConfig: { guardrailIdentifier: 'g' },
+      additionalModelRequestFields: { thinking: { type: 'enabled' } },
+      somethingNew: 1,
+    })) {
       expect(cacheKey({ ...base, body: { ...converse, [field]: value } })).not.toBe(cacheKey(base));
     }
   });
@@ -135,7 +169,11 @@ describe('Bedrock: the model is in the path, every body field but the generation
     expect(cacheKey({ ...base, body: { ...converse, requestMetadata: { team: 'a' } } })).toBe(cacheKey(base));
     // inferenceConfig holds stopSequences, which shape the answer: it stays in the key.
     expect(cacheKey({ ...base, body: { ...converse, inferenceConfig: { maxTokens: 4096 } } })).not.toBe(cacheKey(base));
-    const invoke = { ...base, kind: 'invoke' as const, body: { anthropic_version: 'bedrock-2023-05-31', messages: [], max_tokens: 10 } };
+    const invoke = {
+      ...base,
+      kind: 'invoke' as const,
+      body: { anthropic_version: 'bedrock-2023-05-31', messages: [], max_tokens: 10 },
+    };
     expect(cacheKey({ ...invoke, body: { ...invoke.body, max_tokens: 99, temperature: 1 } })).toBe(cacheKey(invoke));
     expect(cacheKey({ ...invoke, body: { ...invoke.body, system: 'x' } })).not.toBe(cacheKey(invoke));
   });

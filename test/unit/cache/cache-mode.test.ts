@@ -13,11 +13,14 @@ describe('parseCacheMode (x-proxy-cache)', () => {
     expect(parseCacheMode(header)).toBe(mode);
   });
 
-  it.each(['', 'yes', '1', 'on', 'true,refresh', 'read-write', 'no-cache'])('rejects %p, keeping the value for the error message', (header) => {
-    const mode = parseCacheMode(header);
-    expect(mode).toEqual({ invalid: header });
-    expect(isInvalidCacheMode(mode)).toBe(true);
-  });
+  it.each(['', 'yes', '1', 'on', 'true,refresh', 'read-write', 'no-cache'])(
+    'rejects %p, keeping the value for the error message',
+    (header) => {
+      const mode = parseCacheMode(header);
+      expect(mode).toEqual({ invalid: header });
+      expect(isInvalidCacheMode(mode)).toBe(true);
+    },
+  );
 
   it('tells valid modes apart from invalid ones', () => {
     expect(isInvalidCacheMode('off')).toBe(false);

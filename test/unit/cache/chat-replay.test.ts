@@ -1,7 +1,14 @@
 import { assembleChatResponse, synthesizeChatEvents } from '../../../lambda/cache/replay/chat';
 import { SseDecoder } from '../../../lambda/sse/sse-decoder';
 import type { SseEvent } from '../../../lambda/sse/sse-event';
-import { expectedUsage, fixtureEvents, fixtureJson, fixtureNames, isStreamFixture, type ProviderFolder } from '../../fixtures';
+import {
+  expectedUsage,
+  fixtureEvents,
+  fixtureJson,
+  fixtureNames,
+  isStreamFixture,
+  type ProviderFolder,
+} from '../../fixtures';
 
 type Completion = {
   choices: { message: Record<string, unknown>; finish_reason: unknown; index: number }[];
@@ -65,8 +72,13 @@ describe('Chat replay: stored stream → JSON', () => {
     if (contents.every((c) => typeof c === 'string' || c == null)) {
       expect(completion.choices[0].message.content).toBe(contents.filter((c) => typeof c === 'string').join(''));
     }
-    expect(completion.choices[0].finish_reason).toBe(payloads.flatMap((p) => p.choices ?? []).find((c) => c.finish_reason)?.finish_reason);
-    const lastUsage = payloads.map((p) => p.usage ?? p.x_groq?.usage).filter(Boolean).at(-1);
+    expect(completion.choices[0].finish_reason).toBe(
+      payloads.flatMap((p) => p.choices ?? []).find((c) => c.finish_reason)?.finish_reason,
+    );
+    const lastUsage = payloads
+      .map((p) => p.usage ?? p.x_groq?.usage)
+      .filter(Boolean)
+      .at(-1);
     if (lastUsage) expect(completion.usage).toEqual(lastUsage);
     else expect(completion).not.toHaveProperty('usage');
   });
@@ -87,12 +99,75 @@ describe('Chat replay: stored stream → JSON', () => {
   it('merges tool-call fragments by index and keeps reasoning text', () => {
     const completion = assembleChatResponse(
       chunks(
-        { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: null, reasoning_content: 'Need ' }, logprobs: null, finish_reason: null }], usage: null },
-        { ...base, choices: [{ index: 0, delta: { reasoning_content: 'the weather.' }, logprobs: null, finish_reason: null }], usage: null },
-        { ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } }] }, logprobs: null, finish_reason: null }] },
-        { ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }, logprobs: null, finish_reason: null }] },
-        { ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 1, id: 'call_2', type: 'function', function: { name: 'get_time', arguments: '{}' } }] }, logprobs: null, finish_reason: null }] },
-        { ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '"Zürich"}' } }] }, logprobs: null, finish_reason: null }] },
+        {
+          ...base,
+          choices: [
+            {
+              index: 0,
+              delta: { role: 'assistant', content: null, reasoning_content: 'Need ' },
+              logprobs: null,
+              finish_reason: null,
+            },
+          ],
+          usage: null,
+        },
+        {
+          ...base,
+          choices: [{ index: 0, delta: { reasoning_content: 'the weather.' }, logprobs: null, finish_reason: null }],
+          usage: null,
+        },
+        {
+          ...base,
+          choices: [
+            {
+              index: 0,
+              delta: {
+                tool_calls: [
+                  { index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } },
+                ],
+              },
+              logprobs: null,
+              finish_reason: null,
+            },
+          ],
+        },
+        {
+          ...base,
+          choices: [
+            {
+              index: 0,
+              delta: { tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] },
+              logprobs: null,
+              finish_reason: null,
+            },
+          ],
+        },
+        {
+          ...base,
+          choices: [
+            {
+              index: 0,
+              delta: {
+                tool_calls: [
+                  { index: 1, id: 'call_2', type: 'function', function: { name: 'get_time', arguments: '{}' } },
+                ],
+              },
+              logprobs: null,
+              finish_reason: null,
+            },
+          ],
+        },
+        {
+          ...base,
+          choices: [
+            {
+              index: 0,
+              delta: { tool_calls: [{ index: 0, function: { arguments: '"Zürich"}' } }] },
+              logprobs: null,
+              finish_reason: null,
+            },
+          ],
+        },
         { ...base, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: 'tool_calls' }] },
         { ...base, choices: [], usage: { prompt_tokens: 50, completion_tokens: 20, total_tokens: 70 } },
       ),
@@ -121,17 +196,60 @@ describe('Chat replay: stored stream → JSON', () => {
     const token = (t: string) => ({ token: t, logprob: -0.1, bytes: null, top_logprobs: [] });
     const completion = assembleChatResponse(
       chunks(
-        { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: 'A' }, logprobs: { content: [token('A')], refusal: null }, finish_reason: null }] },
-        { ...base, choices: [{ index: 1, delta: { role: 'assistant', content: 'B' }, logprobs: { content: [token('B')], refusal: null }, finish_reason: null }] },
-        { ...base, choices: [{ index: 0, delta: { content: 'a' }, logprobs: { content: [token('a')], refusal: null }, finish_reason: 'stop' }] },
-        { ...base, choices: [{ index: 1, delta: { content: 'b' }, logprobs: { content: [token('b')], refusal: null }, finish_reason: 'length' }] },
+        {
+          ...base,
+          choices: [
+            {
+              index: 0,
+              delta: { role: 'assistant', content: 'A' },
+              logprobs: { content: [token('A')], refusal: null },
+              finish_reason: null,
+            },
+          ],
+        },
+        {
+          ...base,
+          choices: [
+            {
+              index: 1,
+              delta: { role: 'assistant', content: 'B' },
+              logprobs: { content: [token('B')], refusal: null },
+              finish_reason: null,
+            },
+          ],
+        },
+        {
+          ...base,
+          choices: [
+            {
+              index: 0,
+              delta: { content: 'a' },
+              logprobs: { content: [token('a')], refusal: null },
+              finish_reason: 'stop',
+            },
+          ],
+        },
+        {
+          ...base,
+          choices: [
+            {
+              index: 1,
+              delta: { content: 'b' },
+              logprobs: { content: [token('b')], refusal: null },
+              finish_reason: 'length',
+            },
+          ],
+        },
       ),
     ) as Completion;
     expect(completion.choices.map((c) => [c.message.content, c.finish_reason])).toEqual([
       ['Aa', 'stop'],
       ['Bb', 'length'],
     ]);
-    expect((completion.choices[1] as unknown as { logprobs: { content: unknown[] } }).logprobs.content).toEqual([token('B'), token('b')]);
+    expect((completion.choices[1] as unknown as { logprobs: { content: unknown[] } }).logprobs.content).toEqual([
+      token('B'),
+      token('b'),
+    ]);
     expect(roundTrip(completion)).toEqual(completion);
   });
 
@@ -145,7 +263,9 @@ describe('Chat replay: stored stream → JSON', () => {
   it('ignores [DONE], comments and non-JSON data; no chunks means no answer', () => {
     expect(assembleChatResponse(decode(': keep-alive\n\ndata: [DONE]\n\n'))).toBeUndefined();
     const completion = assembleChatResponse(
-      decode(`: comment\n\ndata: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }] })}\n\ndata: oops\n\ndata: [DONE]\n\n`),
+      decode(
+        `: comment\n\ndata: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }] })}\n\ndata: oops\n\ndata: [DONE]\n\n`,
+      ),
     ) as Completion;
     expect(completion.choices[0].message).toEqual({ role: 'assistant', content: 'hi' });
   });

@@ -63,7 +63,8 @@ describe('Messages replay: stored stream → JSON', () => {
     expect(message.stop_reason).toBe(lastDelta.delta.stop_reason);
     expect(message.usage.output_tokens).toBe(lastDelta.usage.output_tokens);
     const texts = new Map<number, string>();
-    for (const p of payloads) if (p.delta?.type === 'text_delta') texts.set(p.index, (texts.get(p.index) ?? '') + p.delta.text);
+    for (const p of payloads)
+      if (p.delta?.type === 'text_delta') texts.set(p.index, (texts.get(p.index) ?? '') + p.delta.text);
     for (const [index, text] of texts) expect(message.content[index].text).toBe(text);
     expect(message.content.length).toBe(payloads.filter((p) => p.type === 'content_block_start').length);
   });
@@ -76,16 +77,47 @@ describe('Messages replay: stored stream → JSON', () => {
   it('joins tool input fragments into an object, and reads no fragments as {}', () => {
     const message = assembleMessagesResponse(
       sse(
-        { type: 'message_start', message: { id: 'm', type: 'message', role: 'assistant', model: 'x', content: [], stop_reason: null, usage: { input_tokens: 5, output_tokens: 1 } } },
-        { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 't1', name: 'lookup', input: {} } },
+        {
+          type: 'message_start',
+          message: {
+            id: 'm',
+            type: 'message',
+            role: 'assistant',
+            model: 'x',
+            content: [],
+            stop_reason: null,
+            usage: { input_tokens: 5, output_tokens: 1 },
+          },
+        },
+        {
+          type: 'content_block_start',
+          index: 0,
+          content_block: { type: 'tool_use', id: 't1', name: 'lookup', input: {} },
+        },
         { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '' } },
         { type: 'ping' },
-        { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{"order": "A-1", "items": [1, ' } },
-        { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '2], "note": "ünïcode"}' } },
+        {
+          type: 'content_block_delta',
+          index: 0,
+          delta: { type: 'input_json_delta', partial_json: '{"order": "A-1", "items": [1, ' },
+        },
+        {
+          type: 'content_block_delta',
+          index: 0,
+          delta: { type: 'input_json_delta', partial_json: '2], "note": "ünïcode"}' },
+        },
         { type: 'content_block_stop', index: 0 },
-        { type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 't2', name: 'now', input: {} } },
+        {
+          type: 'content_block_start',
+          index: 1,
+          content_block: { type: 'tool_use', id: 't2', name: 'now', input: {} },
+        },
         { type: 'content_block_stop', index: 1 },
-        { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 30 } },
+        {
+          type: 'message_delta',
+          delta: { stop_reason: 'tool_use', stop_sequence: null },
+          usage: { output_tokens: 30 },
+        },
         { type: 'message_stop' },
       ),
     ) as Message;
@@ -99,19 +131,40 @@ describe('Messages replay: stored stream → JSON', () => {
   it('overwrites usage from message_delta (running totals), keeping fields it does not repeat', () => {
     const message = assembleMessagesResponse(
       sse(
-        { type: 'message_start', message: { id: 'm', model: 'x', content: [], usage: { input_tokens: 43, output_tokens: 1, service_tier: 'standard' } } },
+        {
+          type: 'message_start',
+          message: {
+            id: 'm',
+            model: 'x',
+            content: [],
+            usage: { input_tokens: 43, output_tokens: 1, service_tier: 'standard' },
+          },
+        },
         { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { input_tokens: 61, output_tokens: 2 } },
-        { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 7, cache_read_input_tokens: null } },
+        {
+          type: 'message_delta',
+          delta: { stop_reason: 'end_turn' },
+          usage: { output_tokens: 7, cache_read_input_tokens: null },
+        },
       ),
     ) as Message;
     expect(message.usage).toEqual({ input_tokens: 61, output_tokens: 7, service_tier: 'standard' });
   });
 
   it('keeps thinking with its signature, citations, and blocks that arrive whole', () => {
-    const citation = { type: 'char_location', cited_text: 'x', document_index: 0, start_char_index: 0, end_char_index: 1 };
+    const citation = {
+      type: 'char_location',
+      cited_text: 'x',
+      document_index: 0,
+      start_char_index: 0,
+      end_char_index: 1,
+    };
     const message = assembleMessagesResponse(
       sse(
-        { type: 'message_start', message: { id: 'm', model: 'x', content: [], usage: { input_tokens: 1, output_tokens: 1 } } },
+        {
+          type: 'message_start',
+          message: { id: 'm', model: 'x', content: [], usage: { input_tokens: 1, output_tokens: 1 } },
+        },
         { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } },
         { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'Let me ' } },
         { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'think.' } },
@@ -124,7 +177,12 @@ describe('Messages replay: stored stream → JSON', () => {
         { type: 'content_block_delta', index: 2, delta: { type: 'citations_delta', citation } },
         { type: 'content_block_delta', index: 2, delta: { type: 'text_delta', text: 'text.' } },
         { type: 'content_block_stop', index: 2 },
-        { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 9 }, context_management: { applied_edits: [] } },
+        {
+          type: 'message_delta',
+          delta: { stop_reason: 'end_turn', stop_sequence: null },
+          usage: { output_tokens: 9 },
+          context_management: { applied_edits: [] },
+        },
         { type: 'message_stop' },
       ),
     ) as Message;
@@ -146,13 +204,24 @@ describe('Messages replay: stored stream → JSON', () => {
       content: [
         { type: 'text', text: 'Checking. 🔍' },
         { type: 'server_tool_use', id: 's1', name: 'web_search', input: { query: 'weather' } },
-        { type: 'web_search_tool_result', tool_use_id: 's1', content: [{ type: 'web_search_result', url: 'https://example.com', title: 'x' }] },
+        {
+          type: 'web_search_tool_result',
+          tool_use_id: 's1',
+          content: [{ type: 'web_search_result', url: 'https://example.com', title: 'x' }],
+        },
         { type: 'tool_use', id: 't1', name: 'lookup', input: { order: 'A-1', nested: { deep: [true, null] } } },
         { type: 'tool_use', id: 't2', name: 'now', input: {} },
       ],
       stop_reason: 'stop_sequence',
       stop_sequence: '###',
-      usage: { input_tokens: 412, cache_creation_input_tokens: 10, cache_read_input_tokens: 20, output_tokens: 88, server_tool_use: { web_search_requests: 1 }, service_tier: 'standard' },
+      usage: {
+        input_tokens: 412,
+        cache_creation_input_tokens: 10,
+        cache_read_input_tokens: 20,
+        output_tokens: 88,
+        server_tool_use: { web_search_requests: 1 },
+        service_tier: 'standard',
+      },
     };
     expect(roundTrip(message)).toEqual(message);
   });

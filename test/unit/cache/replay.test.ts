@@ -18,7 +18,12 @@ function entryFor(name: string): CachedResponse {
     contentType: sse ? 'text/event-stream' : 'application/json',
     body: fixtureText(name),
     model: expected.model ?? undefined,
-    usage: { inputTokens: expected.inputTokens, outputTokens: expected.outputTokens, cacheReadTokens: expected.cacheReadTokens, cacheWriteTokens: expected.cacheWriteTokens },
+    usage: {
+      inputTokens: expected.inputTokens,
+      outputTokens: expected.outputTokens,
+      cacheReadTokens: expected.cacheReadTokens,
+      cacheWriteTokens: expected.cacheWriteTokens,
+    },
     costNanos: 0,
     storedAt: 0,
   };
@@ -37,18 +42,32 @@ function usageOfStream(dialect: Dialect, text: string) {
   return { model: outcome.model ?? null, ...(outcome.usage ?? NO_USAGE), complete: outcome.complete };
 }
 
-const stored = fixtureNames().filter((name) => expectedUsage(name).status < 300 && (!isStreamFixture(name) || expectedUsage(name).complete));
+const stored = fixtureNames().filter(
+  (name) => expectedUsage(name).status < 300 && (!isStreamFixture(name) || expectedUsage(name).complete),
+);
 const storedStreams = stored.filter(isStreamFixture);
 const storedJson = stored.filter((name) => !isStreamFixture(name));
 
 const expectedSummary = (name: string) => {
-  const { model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, cacheWrite1hTokens } = expectedUsage(name);
-  return { model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, ...(cacheWrite1hTokens ? { cacheWrite1hTokens } : {}) };
+  const { model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, cacheWrite1hTokens } =
+    expectedUsage(name);
+  return {
+    model,
+    inputTokens,
+    outputTokens,
+    cacheReadTokens,
+    cacheWriteTokens,
+    ...(cacheWrite1hTokens ? { cacheWrite1hTokens } : {}),
+  };
 };
 
 describe('replayCached', () => {
   it.each(storedStreams)('%s replayed as a stream: the stored bytes, one event per chunk', async (name) => {
-    const { contentType, body } = replayCached(entryFor(name), { dialect: dialectOf(name), stream: true, hideUsageOnlyEvent: false })!;
+    const { contentType, body } = replayCached(entryFor(name), {
+      dialect: dialectOf(name),
+      stream: true,
+      hideUsageOnlyEvent: false,
+    })!;
     expect(contentType).toBe('text/event-stream');
     const chunks = await chunksOf(body);
     expect(chunks.join('')).toBe(fixtureText(name));
@@ -58,29 +77,52 @@ describe('replayCached', () => {
   it('a stored prov-b stream replayed to a client that did not ask for usage drops exactly the usage-only chunk', async () => {
     const name = 'prov-b/text.sse';
     const usageBlock = fixtureEvents(name).find((e) => e.data.includes('"choices":[],"usage":{'))!.raw;
-    const { body } = replayCached(entryFor(name), { dialect: dialectOf(name), stream: true, hideUsageOnlyEvent: true })!;
+    const { body } = replayCached(entryFor(name), {
+      dialect: dialectOf(name),
+      stream: true,
+      hideUsageOnlyEvent: true,
+    })!;
     expect((await chunksOf(body)).join('')).toBe(fixtureText(name).replace(usageBlock, ''));
   });
 
-  it.each(storedStreams)('%s served to a non-streaming request: one JSON body with the same model and usage', async (name) => {
-    const dialect = dialectOf(name);
-    const { contentType, body } = replayCached(entryFor(name), { dialect, stream: false, hideUsageOnlyEvent: false })!;
-    expect(contentType).toBe('application/json');
-    const read = dialect.readResponse(JSON.parse((await chunksOf(body)).join('')));
-    expect({ model: read.model ?? null, ...(read.usage ?? NO_USAGE) }).toEqual(expectedSummary(name));
-  });
+  it.each(storedStreams)(
+    '%s served to a non-streaming request: one JSON body with the same model and usage',
+    async (name) => {
+      const dialect = dialectOf(name);
+      const { contentType, body } = replayCached(entryFor(name), {
+        dialect,
+        stream: false,
+        hideUsageOnlyEvent: false,
+      })!;
+      expect(contentType).toBe('application/json');
+      const read = dialect.readResponse(JSON.parse((await chunksOf(body)).join('')));
+      expect({ model: read.model ?? null, ...(read.usage ?? NO_USAGE) }).toEqual(expectedSummary(name));
+    },
+  );
 
   it.each(storedJson)('%s served to a non-streaming request: the stored body unchanged', async (name) => {
-    const { contentType, body } = replayCached(entryFor(name), { dialect: dialectOf(name), stream: false, hideUsageOnlyEvent: false })!;
+    const { contentType, body } = replayCached(entryFor(name), {
+      dialect: dialectOf(name),
+      stream: false,
+      hideUsageOnlyEvent: false,
+    })!;
     expect(contentType).toBe('application/json');
     expect((await chunksOf(body)).join('')).toBe(fixtureText(name));
   });
 
-  it.each(storedJson)('%s served to a streaming request: a complete stream reporting the same model and usage', async (name) => {
-    const dialect = dialectOf(name);
-    const { contentType, body } = replayCached(entryFor(name), { dialect, stream: true, hideUsageOnlyEvent: false, clientAskedForUsage: true })!;
-    expect(contentType).toBe('text/event-stream; charset=utf-8');
-    const text = (await chunksOf(body)).join('');
-    expect(usageOfStream(dialect, text)).toEqual({ ...expectedSummary(name), complete: true });
-  });
+  it.each(storedJson)(
+    '%s served to a streaming request: a complete stream reporting the same model and usage',
+    async (name) => {
+      const dialect = dialectOf(name);
+      const { contentType, body } = replayCached(entryFor(name), {
+        dialect,
+        stream: true,
+        hideUsageOnlyEvent: false,
+        clientAskedForUsage: true,
+      })!;
+      expect(contentType).toBe('text/event-stream; charset=utf-8');
+      const text = (await chunksOf(body)).join('');
+      expect(usageOfStream(dialect, text)).toEqual({ ...expectedSummary(name), complete: true });
+    },
+  );
 });

@@ -9,7 +9,15 @@ import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { assembleChatResponse, synthesizeChatEvents } from '../../../lambda/cache/replay/chat';
 import { assembleMessagesResponse, synthesizeMessagesEvents } from '../../../lambda/cache/replay/messages';
-import { expectedUsage, fixtureEvents, fixtureJson, fixtureNames, fixtureText, isStreamFixture, type ProviderFolder } from '../../fixtures';
+import {
+  expectedUsage,
+  fixtureEvents,
+  fixtureJson,
+  fixtureNames,
+  fixtureText,
+  isStreamFixture,
+  type ProviderFolder,
+} from '../../fixtures';
 
 /** Answers each request with the next queued stream, one event per write, as a provider would. */
 class StreamServer {
@@ -56,15 +64,22 @@ beforeAll(async () => {
 
 afterAll(() => server.stop());
 
-const successful = (providers: ProviderFolder[]) => providers.flatMap((p) => fixtureNames(p)).filter((name) => expectedUsage(name).status < 300);
+const successful = (providers: ProviderFolder[]) =>
+  providers.flatMap((p) => fixtureNames(p)).filter((name) => expectedUsage(name).status < 300);
 const complete = (names: string[]) => names.filter((name) => isStreamFixture(name) && expectedUsage(name).complete);
 const messagesJson = successful(['prov-a']).filter((name) => !isStreamFixture(name));
 const messagesStreams = complete(successful(['prov-a']));
 const chatJson = successful(['prov-b', 'prov-c', 'prov-d', 'prov-e']).filter((name) => !isStreamFixture(name));
 // The SDK joins `content` as text, so Mistral's typed content parts are outside what it can assemble.
-const chatStreams = complete(successful(['prov-b', 'prov-c', 'prov-d', 'prov-e'])).filter((name) => !fixtureText(name).includes('"content":[{'));
+const chatStreams = complete(successful(['prov-b', 'prov-c', 'prov-d', 'prov-e'])).filter(
+  (name) => !fixtureText(name).includes('"content":[{'),
+);
 
-const messageParams = { model: 'fam-sonnet-4-6', max_tokens: 256, messages: [{ role: 'user' as const, content: 'Hi' }] };
+const messageParams = {
+  model: 'fam-sonnet-4-6',
+  max_tokens: 256,
+  messages: [{ role: 'user' as const, content: 'Hi' }],
+};
 const chatParams = { model: 'fam-4o-mini', messages: [{ role: 'user' as const, content: 'Hi' }] };
 
 /** A message as the SDK hands it over, without the SDK's own additions (`parsed_output` for structured outputs). */
@@ -75,12 +90,27 @@ function sdkMessage(message: unknown): unknown {
 
 /** What a chat client sees of an answer. */
 function visible(completion: unknown) {
-  const c = completion as { id: unknown; model: unknown; choices: { index: number; message: { role: unknown; content: unknown; tool_calls?: unknown }; finish_reason: unknown }[]; usage?: unknown };
+  const c = completion as {
+    id: unknown;
+    model: unknown;
+    choices: {
+      index: number;
+      message: { role: unknown; content: unknown; tool_calls?: unknown };
+      finish_reason: unknown;
+    }[];
+    usage?: unknown;
+  };
   return {
     id: c.id,
     model: c.model,
     // The SDK drops a `tool_calls: null`; either way the client sees no tool calls.
-    choices: c.choices.map((choice) => ({ index: choice.index, role: choice.message.role, content: choice.message.content, tool_calls: choice.message.tool_calls ?? undefined, finish_reason: choice.finish_reason })),
+    choices: c.choices.map((choice) => ({
+      index: choice.index,
+      role: choice.message.role,
+      content: choice.message.content,
+      tool_calls: choice.message.tool_calls ?? undefined,
+      finish_reason: choice.finish_reason,
+    })),
     usage: c.usage,
   };
 }

@@ -22,7 +22,14 @@ describe('EventStreamDecoder', () => {
       for (let at = 0; at < all.length; at += size) read.push(...decoder.push(all.subarray(at, at + size)));
       decoder.end();
       expect(decoder.problem).toBeUndefined();
-      expect(read.map((m) => [m.messageType, m.eventType, m.exceptionType, JSON.parse(m.payload.toString('utf8')) as unknown])).toEqual([
+      expect(
+        read.map((m) => [
+          m.messageType,
+          m.eventType,
+          m.exceptionType,
+          JSON.parse(m.payload.toString('utf8')) as unknown,
+        ]),
+      ).toEqual([
         ['event', 'messageStart', undefined, { role: 'assistant' }],
         ['event', 'contentBlockDelta', undefined, { contentBlockIndex: 0, delta: { text: 'Héllo 👋' } }],
         ['exception', undefined, 'throttlingException', { message: 'slow down' }],
@@ -46,7 +53,10 @@ describe('EventStreamDecoder', () => {
 
   it("writes frames the AWS SDK's unmarshaller reads as typed events", async () => {
     const toUtf8 = (bytes: Uint8Array) => Buffer.from(bytes).toString('utf8');
-    const marshaller = new EventStreamMarshaller({ utf8Encoder: toUtf8, utf8Decoder: (text: string) => Buffer.from(text, 'utf8') });
+    const marshaller = new EventStreamMarshaller({
+      utf8Encoder: toUtf8,
+      utf8Decoder: (text: string) => Buffer.from(text, 'utf8'),
+    });
     const twoEvents = Buffer.concat(frames.slice(0, 2));
     const body = Readable.from([twoEvents.subarray(0, 30), twoEvents.subarray(30)]);
     const events: unknown[] = [];
@@ -55,6 +65,9 @@ describe('EventStreamDecoder', () => {
       return { [type]: JSON.parse(toUtf8(message.body)) as unknown };
     });
     for await (const event of read) events.push(event);
-    expect(events).toEqual([{ messageStart: { role: 'assistant' } }, { contentBlockDelta: { contentBlockIndex: 0, delta: { text: 'Héllo 👋' } } }]);
+    expect(events).toEqual([
+      { messageStart: { role: 'assistant' } },
+      { contentBlockDelta: { contentBlockIndex: 0, delta: { text: 'Héllo 👋' } } },
+    ]);
   });
 });

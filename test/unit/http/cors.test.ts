@@ -55,7 +55,16 @@ describe('CORS response headers', () => {
     expect(headers['access-control-allow-origin']).toBe('http://localhost:5173');
     expect(headers.vary).toBe('origin');
     const exposed = headers['access-control-expose-headers'].split(', ');
-    expect(exposed).toEqual(expect.arrayContaining(['x-proxy-request-id', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after', 'x-proxy-cache']));
+    expect(exposed).toEqual(
+      expect.arrayContaining([
+        'x-proxy-request-id',
+        'x-ratelimit-limit',
+        'x-ratelimit-remaining',
+        'x-ratelimit-reset',
+        'retry-after',
+        'x-proxy-cache',
+      ]),
+    );
     expect(headers).not.toHaveProperty('access-control-allow-credentials');
   });
 
@@ -67,9 +76,21 @@ describe('CORS response headers', () => {
   it('preflight answers an allowed origin with the methods and the headers the SDKs send', () => {
     const headers = preflightHeaders('https://dash.example.com', ALLOWLIST)!;
     expect(headers['access-control-allow-origin']).toBe('https://dash.example.com');
-    expect(headers['access-control-allow-methods'].split(', ')).toEqual(expect.arrayContaining(['POST', 'GET', 'PUT', 'DELETE', 'OPTIONS']));
+    expect(headers['access-control-allow-methods'].split(', ')).toEqual(
+      expect.arrayContaining(['POST', 'GET', 'PUT', 'DELETE', 'OPTIONS']),
+    );
     expect(headers['access-control-allow-headers'].split(', ')).toEqual(
-      expect.arrayContaining(['authorization', 'content-type', 'x-api-key', 'anthropic-version', 'anthropic-beta', 'x-proxy-token', 'x-proxy-user', 'x-proxy-cache', 'cache-control']),
+      expect.arrayContaining([
+        'authorization',
+        'content-type',
+        'x-api-key',
+        'anthropic-version',
+        'anthropic-beta',
+        'x-proxy-token',
+        'x-proxy-user',
+        'x-proxy-cache',
+        'cache-control',
+      ]),
     );
     expect(Number(headers['access-control-max-age'])).toBeGreaterThan(0);
     expect(headers.vary).toBe('origin');

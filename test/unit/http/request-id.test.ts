@@ -12,6 +12,7 @@ describe('request ids', () => {
     const randomParts = ids.map((id) => id.slice(10));
     expect(new Set(randomParts).size).toBe(ids.length);
     // Every hex digit turns up in every position: the bytes are random, not a zeroed or repeated pool.
-    for (let position = 0; position < 16; position++) expect(new Set(randomParts.map((part) => part[position])).size).toBe(16);
+    for (let position = 0; position < 16; position++)
+      expect(new Set(randomParts.map((part) => part[position])).size).toBe(16);
   });
 });

@@ -142,15 +142,28 @@ function kmsStandIn() {
       if (command instanceof GenerateDataKeyCommand) {
         const plaintext = new Uint8Array(randomBytes(32));
         const blob = new Uint8Array(randomBytes(184));
-        issued.set(Buffer.from(blob).toString('base64'), { plaintext, context: JSON.stringify(command.input.EncryptionContext) });
-        return { KeyId: 'arn:aws:kms:eu-west-1:111122223333:key/test', Plaintext: plaintext, CiphertextBlob: blob, $metadata: {} };
+        issued.set(Buffer.from(blob).toString('base64'), {
+          plaintext,
+          context: JSON.stringify(command.input.EncryptionContext),
+        });
+        return {
+          KeyId: 'arn:aws:kms:eu-west-1:111122223333:key/test',
+          Plaintext: plaintext,
+          CiphertextBlob: blob,
+          $metadata: {},
+        };
       }
       if (command instanceof DecryptCommand) {
         const found = issued.get(Buffer.from(command.input.CiphertextBlob as Uint8Array).toString('base64'));
         if (!found || found.context !== JSON.stringify(command.input.EncryptionContext)) {
           throw Object.assign(new Error('InvalidCiphertextException'), { name: 'InvalidCiphertextException' });
         }
-        return { KeyId: 'arn:aws:kms:eu-west-1:111122223333:key/test', Plaintext: found.plaintext, EncryptionAlgorithm: 'SYMMETRIC_DEFAULT', $metadata: {} };
+        return {
+          KeyId: 'arn:aws:kms:eu-west-1:111122223333:key/test',
+          Plaintext: found.plaintext,
+          EncryptionAlgorithm: 'SYMMETRIC_DEFAULT',
+          $metadata: {},
+        };
       }
       throw new Error(`unexpected command ${command.constructor.name}`);
     },
@@ -172,7 +185,11 @@ describe('KmsKeyWrapper', () => {
 
     expect(kms.calls.map((c) => c.name)).toEqual(['GenerateDataKeyCommand', 'DecryptCommand']);
     expect(kms.calls[0].command).toBeInstanceOf(GenerateDataKeyCommand);
-    expect(kms.calls[0].input).toEqual({ KeyId: KEY_ID, KeySpec: 'AES_256', EncryptionContext: { account_id: CONTEXT.account_id, provider: CONTEXT.provider } });
+    expect(kms.calls[0].input).toEqual({
+      KeyId: KEY_ID,
+      KeySpec: 'AES_256',
+      EncryptionContext: { account_id: CONTEXT.account_id, provider: CONTEXT.provider },
+    });
     expect(kms.calls[1].command).toBeInstanceOf(DecryptCommand);
     expect(kms.calls[1].input).toEqual({
       KeyId: KEY_ID,

@@ -15,13 +15,27 @@ const SECRET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ012345';
 const OWN_KEY = 'ck-live-0123456789abcdef0123456789';
 
 function state(headers: Record<string, string>): Answering {
-  const request = { id: 'req-1', method: 'POST', path: '/api/proxy/x', query: new URLSearchParams(), rawQuery: '', headers, body: Buffer.alloc(0), receivedAt: 0, startedAt: 0 };
+  const request = {
+    id: 'req-1',
+    method: 'POST',
+    path: '/api/proxy/x',
+    query: new URLSearchParams(),
+    rawQuery: '',
+    headers,
+    body: Buffer.alloc(0),
+    receivedAt: 0,
+    startedAt: 0,
+  };
   return { request, route: undefined, dialect: chatDialect, cors: {}, work: new BackgroundWork() };
 }
 
 function answer(headers: Record<string, string>, error: unknown): { message: string; logged: string[] } {
   const logged: string[] = [];
-  const log: Logger = { info: () => undefined, warn: () => undefined, error: (message, fields) => void logged.push(JSON.stringify({ message, ...fields })) };
+  const log: Logger = {
+    info: () => undefined,
+    warn: () => undefined,
+    error: (message, fields) => void logged.push(JSON.stringify({ message, ...fields })),
+  };
   const response = answerErrors(log, () => true)(state(headers), error);
   return { message: (JSON.parse(String(response.body)) as { error: { message: string } }).error.message, logged };
 }
@@ -32,8 +46,13 @@ describe('answerErrors', () => {
     ['the proxy token (x-api-key)', { 'x-api-key': TOKEN }],
     ['the caller’s key and x-proxy-token', { authorization: `Bearer ${OWN_KEY}`, 'x-proxy-token': TOKEN }],
   ])('a 4xx message quoting %s answers with [redacted] in its place', (_, headers) => {
-    const { message, logged } = answer(headers, new ProxyError(400, `bad tag "${TOKEN}", secret ${SECRET}, key ${OWN_KEY}.`));
-    expect(message).toBe(`bad tag "[redacted]", secret [redacted], key ${'x-proxy-token' in headers ? '[redacted]' : OWN_KEY}.`);
+    const { message, logged } = answer(
+      headers,
+      new ProxyError(400, `bad tag "${TOKEN}", secret ${SECRET}, key ${OWN_KEY}.`),
+    );
+    expect(message).toBe(
+      `bad tag "[redacted]", secret [redacted], key ${'x-proxy-token' in headers ? '[redacted]' : OWN_KEY}.`,
+    );
     expect(logged).toEqual([]);
   });
 

@@ -55,6 +55,8 @@ it('runs the steps in the documented order', () => {
 
 it('does not compile a step placed before the step that proves its input', () => {
   const routed = Pipeline.start(notCalled).then(routeRequest(routeOptions));
+  const handle = forwardUpstream(deps);
+  const answerError = answerErrors(deps.log, deps.isStoreOutage);
   // @ts-expect-error validation joins the request's tags with the token's, known once it is authenticated
   routed.then(validateBody());
   // @ts-expect-error authentication awaits the token read that step 2 (identify) starts
@@ -66,12 +68,12 @@ it('does not compile a step placed before the step that proves its input', () =>
   authenticated.then(enforceRateLimit()).then(resolveProviderKey(deps)).then(serveFromCache(deps));
   const keyed = authenticated.then(enforceRateLimit()).then(validateBody()).then(resolveProviderKey(deps));
   // @ts-expect-error forwarding needs the budget step
-  streamingHandler({ pipeline: keyed, handle: forwardUpstream(deps), answerError: answerErrors(deps.log, deps.isStoreOutage) });
+  streamingHandler({ pipeline: keyed, handle, answerError });
   // @ts-expect-error the budget is checked only for a model the token may use
   keyed.then(enforceBudget(deps)).then(serveFromCache(deps));
   const budgeted = keyed.then(enforceModelList(deps)).then(enforceBudget(deps));
   // @ts-expect-error forwarding needs the cache step's fill, which stores or lets pass the answer
-  streamingHandler({ pipeline: budgeted, handle: forwardUpstream(deps), answerError: answerErrors(deps.log, deps.isStoreOutage) });
+  streamingHandler({ pipeline: budgeted, handle, answerError });
   const complete = budgeted.then(serveFromCache(deps));
-  expect(streamingHandler({ pipeline: complete, handle: forwardUpstream(deps), answerError: answerErrors(deps.log, deps.isStoreOutage) })).toEqual(expect.any(Function));
+  expect(streamingHandler({ pipeline: complete, handle, answerError })).toEqual(expect.any(Function));
 });

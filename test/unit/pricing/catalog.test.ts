@@ -24,7 +24,11 @@ interface Model {
   prices: Prices | Array<{ prices: Prices }>;
 }
 const providers = (catalog as unknown as { providers: Record<string, Model[]> }).providers;
-const corrected = new Set(Object.values((corrections as unknown as { providers: Record<string, Model[]> }).providers).flatMap((models) => models.map((m) => m.id)));
+const corrected = new Set(
+  Object.values((corrections as unknown as { providers: Record<string, Model[]> }).providers).flatMap((models) =>
+    models.map((m) => m.id),
+  ),
+);
 
 /** An id the rule matches, taken from the rule itself. */
 function sampleId(rule: MatchRule): string | undefined {
@@ -40,8 +44,26 @@ function sampleId(rule: MatchRule): string | undefined {
 const usages: Array<[string, Usage]> = [
   ['plain', { inputTokens: 1234, outputTokens: 567, cacheReadTokens: 0, cacheWriteTokens: 0 }],
   ['cache read', { inputTokens: 20_000, outputTokens: 300, cacheReadTokens: 15_000, cacheWriteTokens: 0 }],
-  ['5-minute and 1-hour writes', { inputTokens: 40_000, outputTokens: 900, cacheReadTokens: 5_000, cacheWriteTokens: 30_000, cacheWrite1hTokens: 10_000 }],
-  ['long context', { inputTokens: 300_000, outputTokens: 5_000, cacheReadTokens: 100_000, cacheWriteTokens: 20_000, cacheWrite1hTokens: 5_000 }],
+  [
+    '5-minute and 1-hour writes',
+    {
+      inputTokens: 40_000,
+      outputTokens: 900,
+      cacheReadTokens: 5_000,
+      cacheWriteTokens: 30_000,
+      cacheWrite1hTokens: 10_000,
+    },
+  ],
+  [
+    'long context',
+    {
+      inputTokens: 300_000,
+      outputTokens: 5_000,
+      cacheReadTokens: 100_000,
+      cacheWriteTokens: 20_000,
+      cacheWrite1hTokens: 5_000,
+    },
+  ],
 ];
 
 /** The package's names for the usage fields. */
@@ -64,11 +86,19 @@ const cases = PROVIDERS.flatMap((provider) =>
 
 describe('the bundled price data', () => {
   it('is what the installed @pydantic/genai-prices gives for the five providers (re-run scripts/extract-prices.ts after an update)', () => {
-    expect(() => execFileSync(process.execPath, [join(ROOT, 'node_modules/tsx/dist/cli.mjs'), join(ROOT, 'scripts/extract-prices.ts'), '--check'], { cwd: ROOT, stdio: 'pipe' })).not.toThrow();
+    expect(() =>
+      execFileSync(
+        process.execPath,
+        [join(ROOT, 'node_modules/tsx/dist/cli.mjs'), join(ROOT, 'scripts/extract-prices.ts'), '--check'],
+        { cwd: ROOT, stdio: 'pipe' },
+      ),
+    ).not.toThrow();
   });
 
   it('every price is a whole number of pico-dollars per token', () => {
-    const all = Object.values(providers).flatMap((models) => models.flatMap((m) => (Array.isArray(m.prices) ? m.prices.map((p) => p.prices) : [m.prices])));
+    const all = Object.values(providers).flatMap((models) =>
+      models.flatMap((m) => (Array.isArray(m.prices) ? m.prices.map((p) => p.prices) : [m.prices])),
+    );
     for (const prices of all) {
       for (const price of Object.values(prices)) {
         const values = typeof price === 'number' ? [price] : [price.base, ...price.tiers.map((t) => t.price)];
@@ -77,19 +107,18 @@ describe('the bundled price data', () => {
     }
   });
 
-  it.each(cases.map(([provider, catalogId, model]) => [`${provider} ${model.id}`, provider, catalogId, model] as const))(
-    '%s: the proxy prices it as the package does, to 1e-9 USD',
-    (_name, provider, catalogId, model) => {
-      const id = sampleId(model.match);
-      expect(id).toBeDefined();
-      const prices = Array.isArray(model.prices) ? model.prices[model.prices.length - 1].prices : model.prices;
-      for (const [, usage] of usages) {
-        const theirs = calcPrice(packageUsage(usage, prices), id!, { providerId: catalogId });
-        expect(theirs?.model.id).toBe(model.id);
-        const ours = table.cost(id, usage, { provider });
-        expect(ours.priced).toBe(true);
-        expect(Math.abs(ours.nanos / 1e9 - theirs!.total_price)).toBeLessThanOrEqual(1e-9 + 1e-12);
-      }
-    },
-  );
+  it.each(
+    cases.map(([provider, catalogId, model]) => [`${provider} ${model.id}`, provider, catalogId, model] as const),
+  )('%s: the proxy prices it as the package does, to 1e-9 USD', (_name, provider, catalogId, model) => {
+    const id = sampleId(model.match);
+    expect(id).toBeDefined();
+    const prices = Array.isArray(model.prices) ? model.prices[model.prices.length - 1].prices : model.prices;
+    for (const [, usage] of usages) {
+      const theirs = calcPrice(packageUsage(usage, prices), id!, { providerId: catalogId });
+      expect(theirs?.model.id).toBe(model.id);
+      const ours = table.cost(id, usage, { provider });
+      expect(ours.priced).toBe(true);
+      expect(Math.abs(ours.nanos / 1e9 - theirs!.total_price)).toBeLessThanOrEqual(1e-9 + 1e-12);
+    }
+  });
 });

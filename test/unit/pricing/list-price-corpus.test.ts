@@ -30,7 +30,13 @@ const toUsage = (u: CorpusCase['usage']): Usage => ({
 describe('the list-price corpus', () => {
   it('covers all five providers, embeddings, cache reads, both cache-write lifetimes and long context', () => {
     expect(new Set(cases.map((c) => c.provider))).toEqual(new Set(['prov-a', 'prov-b', 'prov-c', 'prov-d', 'prov-e']));
-    for (const kind of ['embedding input', 'cache read', '5-minute cache write', '5-minute and 1-hour cache writes with a read', 'long context (above 200k input tokens)']) {
+    for (const kind of [
+      'embedding input',
+      'cache read',
+      '5-minute cache write',
+      '5-minute and 1-hour cache writes with a read',
+      'long context (above 200k input tokens)',
+    ]) {
       expect(cases.some((c) => c.case === kind)).toBe(true);
     }
   });

@@ -40,13 +40,24 @@ function literals(file: string): string[] {
 /** An id names the provider where it stands alone, not inside a longer word (`bedrock` in `x-amzn-bedrock-…` or `bedrock:InvokeModel` is AWS's name, in `docs/bedrock.md` a file's). */
 const namesId = (text: string, id: string) => new RegExp(`(^|[^\\w-])${id}($|[^\\w:.-])`).test(text);
 
-
 // A second list that agrees with the catalog today behaves exactly like the catalog: only the source shows it.
 test('no code outside the catalog names a provider id, its base URL variable or its upstream host', () => {
   const ids = new Set<string>(PROVIDER_CATALOG.map((entry) => entry.id));
-  const needles = PROVIDER_CATALOG.flatMap((entry) => [entry.id, entry.upstream.envVar, new URL(entry.upstream.baseUrl).host]);
-  const named = (file: string) => [...new Set(literals(file).flatMap((text) => needles.filter((needle) => (ids.has(needle) ? namesId(text, needle) : text.includes(needle)))))];
-  const files = ['lambda', 'lib', 'bin', 'scripts'].flatMap((dir) => sourceFiles(join(ROOT, dir))).filter((file) => file !== CATALOG_FILE);
+  const needles = PROVIDER_CATALOG.flatMap((entry) => [
+    entry.id,
+    entry.upstream.envVar,
+    new URL(entry.upstream.baseUrl).host,
+  ]);
+  const named = (file: string) => [
+    ...new Set(
+      literals(file).flatMap((text) =>
+        needles.filter((needle) => (ids.has(needle) ? namesId(text, needle) : text.includes(needle))),
+      ),
+    ),
+  ];
+  const files = ['lambda', 'lib', 'bin', 'scripts']
+    .flatMap((dir) => sourceFiles(join(ROOT, dir)))
+    .filter((file) => file !== CATALOG_FILE);
   expect(files.length).toBeGreaterThan(100);
   expect(files.flatMap((file) => named(file).map((needle) => `${relative(ROOT, file)}: ${needle}`))).toEqual([]);
   // The scan does see what it looks for: the catalog names every one.
@@ -54,7 +65,9 @@ test('no code outside the catalog names a provider id, its base URL variable or 
 });
 
 test('the local banner lists an override for every catalog provider, in catalog order', () => {
-  const env = Object.fromEntries(PROVIDER_CATALOG.map((entry, i) => [entry.upstream.envVar, `http://127.0.0.1:${9000 + i}`]));
+  const env = Object.fromEntries(
+    PROVIDER_CATALOG.map((entry, i) => [entry.upstream.envVar, `http://127.0.0.1:${9000 + i}`]),
+  );
   const lines = bannerLines({
     base: 'http://127.0.0.1:8787',
     config: loadConfig(env),
@@ -63,18 +76,28 @@ test('the local banner lists an override for every catalog provider, in catalog 
     firstAccount: { accountId: 'acct', reason: 'shown-before' },
   });
   const overrides = lines.filter((line) => line.startsWith('  upstream '));
-  expect(overrides.map((line) => /\((\w+)\)$/.exec(line)?.[1])).toEqual(PROVIDER_CATALOG.map((entry) => entry.upstream.envVar));
+  expect(overrides.map((line) => /\((\w+)\)$/.exec(line)?.[1])).toEqual(
+    PROVIDER_CATALOG.map((entry) => entry.upstream.envVar),
+  );
   expect(overrides.map((line) => /upstream (\S+):/.exec(line)?.[1])).toEqual(PROVIDER_CATALOG.map((entry) => entry.id));
 });
 
 test('the dashboard marks exactly the providers reached through AWS as signed with the proxy’s role when no key is saved', () => {
-  expect(DASHBOARD_PROVIDERS.filter((p) => p.signsWithRole).map((p) => p.id)).toEqual(PROVIDER_CATALOG.filter((entry) => 'aws' in entry.upstream).map((entry) => entry.id));
+  expect(DASHBOARD_PROVIDERS.filter((p) => p.signsWithRole).map((p) => p.id)).toEqual(
+    PROVIDER_CATALOG.filter((entry) => 'aws' in entry.upstream).map((entry) => entry.id),
+  );
   expect(DASHBOARD_PROVIDERS.filter((p) => p.signsWithRole).length).toBeGreaterThan(0);
 });
 
 test('the dashboard shows the catalog: names, SDK base paths, example models, colours', () => {
   expect(DASHBOARD_PROVIDERS.map((p) => [p.id, p.name, p.basePath, p.exampleModel, p.color])).toEqual(
-    PROVIDER_CATALOG.map((entry) => [entry.id, entry.displayName, entry.sdkBasePath, entry.exampleModel, entry.chartColor]),
+    PROVIDER_CATALOG.map((entry) => [
+      entry.id,
+      entry.displayName,
+      entry.sdkBasePath,
+      entry.exampleModel,
+      entry.chartColor,
+    ]),
   );
 });
 
@@ -82,18 +105,30 @@ test('the dashboard shows the catalog: names, SDK base paths, example models, co
 const SDK = {
   messages: { mainPath: '/v1/messages', npm: '@anthropic-ai/sdk' },
   chat: { mainPath: '/chat/completions', npm: 'openai' },
-  'bedrock-runtime': { mainPath: '/model/us.anthropic.claude-sonnet-4-6/converse', npm: '@aws-sdk/client-bedrock-runtime' },
+  'bedrock-runtime': {
+    mainPath: '/model/us.anthropic.claude-sonnet-4-6/converse',
+    npm: '@aws-sdk/client-bedrock-runtime',
+  },
 } as const;
 
-test.each(PROVIDER_CATALOG.map((entry) => [entry.id, entry] as const))('%s: an SDK pointed at its sdkBasePath reaches its main endpoint', (id, entry) => {
-  const result = resolveProxyPath(entry.sdkBasePath + SDK[entry.dialect].mainPath, 'POST');
-  expect(result && 'found' in result && [result.found.provider.id, result.found.endpoint.kind]).toEqual([id, entry.endpoints[0]]);
-});
+test.each(PROVIDER_CATALOG.map((entry) => [entry.id, entry] as const))(
+  '%s: an SDK pointed at its sdkBasePath reaches its main endpoint',
+  (id, entry) => {
+    const result = resolveProxyPath(entry.sdkBasePath + SDK[entry.dialect].mainPath, 'POST');
+    expect(result && 'found' in result && [result.found.provider.id, result.found.endpoint.kind]).toEqual([
+      id,
+      entry.endpoints[0],
+    ]);
+  },
+);
 
-test('the README\'s SDK table has one row per catalog provider, with its client, baseURL and upstream', () => {
+test("the README's SDK table has one row per catalog provider, with its client, baseURL and upstream", () => {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
   const section = readme.slice(readme.indexOf('## Use it from an SDK'));
-  const rows = section.slice(0, section.indexOf('\n\n', section.indexOf('|'))).split('\n').filter((line) => /^\| [A-Z]: /.test(line));
+  const rows = section
+    .slice(0, section.indexOf('\n\n', section.indexOf('|')))
+    .split('\n')
+    .filter((line) => /^\| [A-Z]: /.test(line));
   expect(rows).toHaveLength(PROVIDER_CATALOG.length);
   PROVIDER_CATALOG.forEach((entry, i) => {
     const cells = rows[i].split(' | ');
@@ -101,7 +136,9 @@ test('the README\'s SDK table has one row per catalog provider, with its client,
     expect(cells[1]).toBe(`\`${SDK[entry.dialect].npm}\``);
     expect(cells[2]).toMatch(new RegExp(`^\`\\{base\\}/api/proxy${entry.sdkBasePath}\``));
     // A path template's `{model}` is shown as written.
-    expect(cells[3]).toBe(`\`${decodeURI(upstreamUrl(providerById(entry.id)!, loadConfig({}).upstreams[entry.id].baseUrl).href)}\` |`);
+    expect(cells[3]).toBe(
+      `\`${decodeURI(upstreamUrl(providerById(entry.id)!, loadConfig({}).upstreams[entry.id].baseUrl).href)}\` |`,
+    );
   });
 });
 
@@ -111,7 +148,9 @@ test("docs/api.md's endpoint table names, for each endpoint kind, exactly the ca
   const letters = (cell: string) =>
     cell.split(',').flatMap((part) => {
       const [from, to = from] = part.trim().split('–') as [string, string?];
-      return Array.from({ length: to.charCodeAt(0) - from.charCodeAt(0) + 1 }, (_, i) => String.fromCharCode(from.charCodeAt(0) + i));
+      return Array.from({ length: to.charCodeAt(0) - from.charCodeAt(0) + 1 }, (_, i) =>
+        String.fromCharCode(from.charCodeAt(0) + i),
+      );
     });
   // A provider's letter is its place in the catalog (A: the first), as the README's SDK table names them.
   const letter = (id: string) => String.fromCharCode(65 + PROVIDER_CATALOG.findIndex((entry) => entry.id === id));
@@ -120,7 +159,9 @@ test("docs/api.md's endpoint table names, for each endpoint kind, exactly the ca
   for (const kind of kinds) {
     const row = doc.split('\n').find((line) => line.startsWith(`| \`${kind}\` |`));
     expect(row).toBeDefined();
-    const offeredBy = PROVIDER_CATALOG.filter((entry) => kindsOf(entry.id).includes(kind)).map((entry) => letter(entry.id));
+    const offeredBy = PROVIDER_CATALOG.filter((entry) => kindsOf(entry.id).includes(kind)).map((entry) =>
+      letter(entry.id),
+    );
     expect({ kind, providers: letters(row!.split(' | ')[2]!) }).toEqual({ kind, providers: offeredBy });
   }
 });
@@ -194,14 +235,31 @@ describe('one more catalog entry is all a new provider needs', () => {
     const provider = registry.providerById('prov-z')!;
     expect(provider.dialect.name).toBe('chat');
     expect(provider.endpoints.map((e) => e.kind)).toEqual(['chat', 'embeddings']);
-    expect(registry.upstreamUrl(provider, config.loadConfig({}).upstreams[provider.id].baseUrl).href).toBe('https://api.zeta.example/v2/chat/completions');
-    expect(registry.upstreamUrl(provider, config.loadConfig({ UPSTREAM_BASE_URL_PROV_Z: 'http://127.0.0.1:9/v1' }).upstreams[provider.id].baseUrl).href).toBe('http://127.0.0.1:9/v1/chat/completions');
-    expect(registry.endpointPaths()).toEqual(expect.arrayContaining(['POST /prov-z/v1/chat/completions', 'POST /prov-z/v1/embeddings']));
+    expect(registry.upstreamUrl(provider, config.loadConfig({}).upstreams[provider.id].baseUrl).href).toBe(
+      'https://api.zeta.example/v2/chat/completions',
+    );
+    expect(
+      registry.upstreamUrl(
+        provider,
+        config.loadConfig({ UPSTREAM_BASE_URL_PROV_Z: 'http://127.0.0.1:9/v1' }).upstreams[provider.id].baseUrl,
+      ).href,
+    ).toBe('http://127.0.0.1:9/v1/chat/completions');
+    expect(registry.endpointPaths()).toEqual(
+      expect.arrayContaining(['POST /prov-z/v1/chat/completions', 'POST /prov-z/v1/embeddings']),
+    );
   });
 
   test('the dashboard lists it with its name, SDK, base path, model and colour', () => {
     const { dashboard } = readers;
-    expect(dashboard.PROVIDERS.at(-1)).toEqual({ id: 'prov-z', name: 'Zeta AI', sdk: 'openai', basePath: '/prov-z/v1', exampleModel: 'zeta-small', color: '#336699', signsWithRole: false });
+    expect(dashboard.PROVIDERS.at(-1)).toEqual({
+      id: 'prov-z',
+      name: 'Zeta AI',
+      sdk: 'openai',
+      basePath: '/prov-z/v1',
+      exampleModel: 'zeta-small',
+      color: '#336699',
+      signsWithRole: false,
+    });
     expect(dashboard.providerName('prov-z')).toBe('Zeta AI');
   });
 
@@ -209,16 +267,27 @@ describe('one more catalog entry is all a new provider needs', () => {
     const put = readers.keyRoutes.keyRoutes.find((route) => route.method === 'PUT')!;
     // An unknown id is refused before anything is read or written.
     const refused = put.handle({ params: { provider: 'prov-q' } } as never);
-    await expect(refused).rejects.toThrow(`Unknown provider "prov-q". Providers: ${[...PROVIDER_CATALOG.map((e) => e.id), 'prov-z'].join(', ')}.`);
+    await expect(refused).rejects.toThrow(
+      `Unknown provider "prov-q". Providers: ${[...PROVIDER_CATALOG.map((e) => e.id), 'prov-z'].join(', ')}.`,
+    );
   });
 
   test('price files may price it, in the project format and in LiteLLM’s', () => {
     const { prices } = readers;
     const own = prices.parsePriceDocument({ providers: { 'prov-z': { 'zeta-small': { input: 1, output: 2 } } } });
     expect([...own.byProvider.keys()]).toEqual(['prov-z']);
-    const liteLlm = prices.fromLiteLlm({ 'zeta/zeta-small': { litellm_provider: 'zeta', mode: 'chat', input_cost_per_token: 1e-6, output_cost_per_token: 2e-6 } });
+    const liteLlm = prices.fromLiteLlm({
+      'zeta/zeta-small': {
+        litellm_provider: 'zeta',
+        mode: 'chat',
+        input_cost_per_token: 1e-6,
+        output_cost_per_token: 2e-6,
+      },
+    });
     expect([...liteLlm.byProvider.get('prov-z')!.keys()]).toEqual(['zeta-small']);
-    expect(() => prices.parsePriceDocument({ providers: { 'prov-q': {} } })).toThrow(`expected one of ${[...PROVIDER_CATALOG.map((e) => e.id), 'prov-z'].join(', ')}`);
+    expect(() => prices.parsePriceDocument({ providers: { 'prov-q': {} } })).toThrow(
+      `expected one of ${[...PROVIDER_CATALOG.map((e) => e.id), 'prov-z'].join(', ')}`,
+    );
   });
 
   test('the local banner shows its upstream override', () => {

@@ -8,7 +8,18 @@ const user = [{ role: 'user', content: 'Hello' }];
 describe('validate: only the fields the proxy requires', () => {
   const messagesCases: [string, unknown, { ok: true } | { ok: false; param: string }][] = [
     ['a minimal request', { model: 'claude-sonnet-4-6', max_tokens: 16, messages: user }, { ok: true }],
-    ['content parts, tools and unknown fields', { model: 'm', max_tokens: 1, messages: [{ role: 'user', content: [{ type: 'text', text: 'x' }] }], tools: [], metadata: { a: 1 }, stream: true }, { ok: true }],
+    [
+      'content parts, tools and unknown fields',
+      {
+        model: 'm',
+        max_tokens: 1,
+        messages: [{ role: 'user', content: [{ type: 'text', text: 'x' }] }],
+        tools: [],
+        metadata: { a: 1 },
+        stream: true,
+      },
+      { ok: true },
+    ],
     ['no max_tokens', { model: 'm', messages: user }, { ok: false, param: 'max_tokens' }],
     ['max_tokens 0', { model: 'm', max_tokens: 0, messages: user }, { ok: false, param: 'max_tokens' }],
     ['max_tokens 1.5', { model: 'm', max_tokens: 1.5, messages: user }, { ok: false, param: 'max_tokens' }],
@@ -17,7 +28,11 @@ describe('validate: only the fields the proxy requires', () => {
     ['an empty model', { model: '', max_tokens: 16, messages: user }, { ok: false, param: 'model' }],
     ['no messages', { model: 'm', max_tokens: 16 }, { ok: false, param: 'messages' }],
     ['messages not an array', { model: 'm', max_tokens: 16, messages: 'hi' }, { ok: false, param: 'messages' }],
-    ['a message without role', { model: 'm', max_tokens: 16, messages: [{ content: 'x' }] }, { ok: false, param: 'messages.0.role' }],
+    [
+      'a message without role',
+      { model: 'm', max_tokens: 16, messages: [{ content: 'x' }] },
+      { ok: false, param: 'messages.0.role' },
+    ],
     ['a body that is an array', [], { ok: false, param: '' }],
     ['a null body', null, { ok: false, param: '' }],
   ];
@@ -31,11 +46,29 @@ describe('validate: only the fields the proxy requires', () => {
 
   const chatCases: [string, unknown, { ok: true } | { ok: false; param: string }][] = [
     ['a minimal request (no max_tokens needed)', { model: 'gpt-4o-mini', messages: user }, { ok: true }],
-    ['image parts, tool messages with null content, unknown fields', { model: 'm', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:' } }] }, { role: 'assistant', content: null, tool_calls: [] }], temperature: 0.2, max_tokens: null, stream: true, stream_options: { include_usage: true } }, { ok: true }],
+    [
+      'image parts, tool messages with null content, unknown fields',
+      {
+        model: 'm',
+        messages: [
+          { role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:' } }] },
+          { role: 'assistant', content: null, tool_calls: [] },
+        ],
+        temperature: 0.2,
+        max_tokens: null,
+        stream: true,
+        stream_options: { include_usage: true },
+      },
+      { ok: true },
+    ],
     ['no model', { messages: user }, { ok: false, param: 'model' }],
     ['no messages', { model: 'm' }, { ok: false, param: 'messages' }],
     ['max_tokens -1', { model: 'm', messages: user, max_tokens: -1 }, { ok: false, param: 'max_tokens' }],
-    ['content that is a number', { model: 'm', messages: [{ role: 'user', content: 5 }] }, { ok: false, param: 'messages.0.content' }],
+    [
+      'content that is a number',
+      { model: 'm', messages: [{ role: 'user', content: 5 }] },
+      { ok: false, param: 'messages.0.content' },
+    ],
   ];
 
   it.each(chatCases)('chat: %s', (_title, body, expected) => {
@@ -52,15 +85,24 @@ describe('errorBody: the error shapes of docs/errors-and-limits.md', () => {
     [504, 'timeout_error'],
     [500, 'api_error'],
   ])('messages style, status %i → %s', (status, type) => {
-    expect(JSON.parse(messagesDialect.errorBody({ status, message: 'why' }))).toEqual({ type: 'error', error: { type, message: 'why' } });
+    expect(JSON.parse(messagesDialect.errorBody({ status, message: 'why' }))).toEqual({
+      type: 'error',
+      error: { type, message: 'why' },
+    });
   });
 
   it('chat style carries message, type, param and code', () => {
-    expect(JSON.parse(chatDialect.errorBody({ status: 400, message: 'messages: Field required', param: 'messages' }))).toEqual({
+    expect(
+      JSON.parse(chatDialect.errorBody({ status: 400, message: 'messages: Field required', param: 'messages' })),
+    ).toEqual({
       error: { message: 'messages: Field required', type: 'invalid_request_error', param: 'messages', code: null },
     });
-    expect(JSON.parse(chatDialect.errorBody({ status: 401, message: 'bad' }))).toEqual({ error: { message: 'bad', type: 'authentication_error', param: null, code: 'invalid_api_key' } });
-    expect(JSON.parse(chatDialect.errorBody({ status: 429, message: 'slow', code: 'custom' })).error.code).toBe('custom');
+    expect(JSON.parse(chatDialect.errorBody({ status: 401, message: 'bad' }))).toEqual({
+      error: { message: 'bad', type: 'authentication_error', param: null, code: 'invalid_api_key' },
+    });
+    expect(JSON.parse(chatDialect.errorBody({ status: 429, message: 'slow', code: 'custom' })).error.code).toBe(
+      'custom',
+    );
   });
 
   it('stream error events parse as the dialect’s own errors', () => {
@@ -84,17 +126,35 @@ describe('stream usage on request', () => {
   };
 
   it('chat adds include_usage only to a stream that did not ask for it, keeping other options', () => {
-    expect(ask('{"model":"m","stream":true}')).toEqual({ text: '{"stream_options":{"include_usage":true},"model":"m","stream":true}', added: true, same: false });
-    expect(ask('{"stream":true,"stream_options":{"foo":1}}')).toEqual({ text: '{"stream":true,"stream_options":{"include_usage":true,"foo":1}}', added: true, same: false });
-    expect(ask('{"stream":true,"stream_options":{"include_usage":false}}')).toMatchObject({ text: '{"stream":true,"stream_options":{"include_usage":true}}', added: true });
-    expect(ask('{"stream":true,"stream_options":{ }}')).toMatchObject({ text: '{"stream":true,"stream_options":{"include_usage":true }}', added: true });
-    expect(ask('{"stream":true,"stream_options":null}')).toMatchObject({ text: '{"stream":true,"stream_options":{"include_usage":true}}', added: true });
+    expect(ask('{"model":"m","stream":true}')).toEqual({
+      text: '{"stream_options":{"include_usage":true},"model":"m","stream":true}',
+      added: true,
+      same: false,
+    });
+    expect(ask('{"stream":true,"stream_options":{"foo":1}}')).toEqual({
+      text: '{"stream":true,"stream_options":{"include_usage":true,"foo":1}}',
+      added: true,
+      same: false,
+    });
+    expect(ask('{"stream":true,"stream_options":{"include_usage":false}}')).toMatchObject({
+      text: '{"stream":true,"stream_options":{"include_usage":true}}',
+      added: true,
+    });
+    expect(ask('{"stream":true,"stream_options":{ }}')).toMatchObject({
+      text: '{"stream":true,"stream_options":{"include_usage":true }}',
+      added: true,
+    });
+    expect(ask('{"stream":true,"stream_options":null}')).toMatchObject({
+      text: '{"stream":true,"stream_options":{"include_usage":true}}',
+      added: true,
+    });
     expect(ask('{"stream":true,"stream_options":{"include_usage":true}}')).toMatchObject({ added: false, same: true });
     expect(ask('{"model":"m"}')).toMatchObject({ added: false, same: true });
   });
 
   it('every byte of the body but the added field reaches the provider unchanged: big integers, 1.0, escapes, spacing, key order', () => {
-    const text = '{ "seed": 9007199254740993,\n  "temperature": 1.0, "top_p": 1e0, "model": "m\u00e9", "messages": [{"role":"user","content":"{\\"stream_options\\": 1} ü 😀"}],\t"stream": true }';
+    const text =
+      '{ "seed": 9007199254740993,\n  "temperature": 1.0, "top_p": 1e0, "model": "m\u00e9", "messages": [{"role":"user","content":"{\\"stream_options\\": 1} ü 😀"}],\t"stream": true }';
     const { text: sent, added } = ask(text);
     expect(added).toBe(true);
     const inserted = '"stream_options":{"include_usage":true},';
@@ -123,7 +183,9 @@ describe('stream usage on request', () => {
       expect(fixtureEvents(name).some((e) => chatDialect.isUsageOnlyEvent(e))).toBe(false);
     }
     // Azure-style first chunk: empty choices but no usage.
-    expect(chatDialect.isUsageOnlyEvent({ data: '{"choices":[],"prompt_filter_results":[],"usage":null}', raw: '' })).toBe(false);
+    expect(
+      chatDialect.isUsageOnlyEvent({ data: '{"choices":[],"prompt_filter_results":[],"usage":null}', raw: '' }),
+    ).toBe(false);
     expect(fixtureEvents('prov-a/text.sse').some((e) => messagesDialect.isUsageOnlyEvent(e))).toBe(false);
   });
 });

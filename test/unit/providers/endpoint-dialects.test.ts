@@ -25,7 +25,11 @@ function dialectFor(name: string): Dialect {
 }
 
 async function read(name: string, pieces: Buffer[]) {
-  const tap = new UsageTap({ dialect: dialectFor(name), format: name.endsWith('.sse') ? 'sse' : 'json', hideUsageOnlyEvent: false });
+  const tap = new UsageTap({
+    dialect: dialectFor(name),
+    format: name.endsWith('.sse') ? 'sse' : 'json',
+    hideUsageOnlyEvent: false,
+  });
   const out: Buffer[] = [];
   await pipeline(
     Readable.from(pieces),
@@ -38,13 +42,30 @@ async function read(name: string, pieces: Buffer[]) {
     }),
   );
   const result = tap.result();
-  return { output: Buffer.concat(out).toString('utf8'), read: { model: result.model ?? null, ...(result.usage ?? NO_USAGE), error: result.error, complete: result.complete } };
+  return {
+    output: Buffer.concat(out).toString('utf8'),
+    read: {
+      model: result.model ?? null,
+      ...(result.usage ?? NO_USAGE),
+      error: result.error,
+      complete: result.complete,
+    },
+  };
 }
 
 function wanted(name: string) {
-  const { model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, error, complete } = expectedEndpointUsage(name);
+  const { model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, error, complete } =
+    expectedEndpointUsage(name);
   const sse = name.endsWith('.sse');
-  return { model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, error: sse ? error : undefined, complete: sse ? complete : true };
+  return {
+    model,
+    inputTokens,
+    outputTokens,
+    cacheReadTokens,
+    cacheWriteTokens,
+    error: sse ? error : undefined,
+    complete: sse ? complete : true,
+  };
 }
 
 describe.each(endpointFixtureNames())('%s', (name) => {
@@ -58,7 +79,11 @@ describe.each(endpointFixtureNames())('%s', (name) => {
 
   it('reads the same whatever the chunking', async () => {
     const random = seededRandom(name.length * 7919);
-    for (const pieces of [oneBytePieces(Buffer.from(text)), randomCuts(Buffer.from(text), random), randomCuts(Buffer.from(text), random)]) {
+    for (const pieces of [
+      oneBytePieces(Buffer.from(text)),
+      randomCuts(Buffer.from(text), random),
+      randomCuts(Buffer.from(text), random),
+    ]) {
       expect((await read(name, pieces)).read).toEqual(wanted(name));
     }
   });
@@ -94,7 +119,11 @@ describe('Responses API', () => {
     // Read back by the dialect, the synthesised stream reports what the JSON did.
     const reader = responsesDialect.newStreamReader();
     for (const event of events) reader.onEvent(event);
-    expect(reader.outcome()).toMatchObject({ model: 'gpt-4.1-2025-04-14', usage: { inputTokens: 2036, outputTokens: 187, cacheReadTokens: 1920 }, complete: true });
+    expect(reader.outcome()).toMatchObject({
+      model: 'gpt-4.1-2025-04-14',
+      usage: { inputTokens: 2036, outputTokens: 187, cacheReadTokens: 1920 },
+      complete: true,
+    });
   });
 
   it('an incomplete answer replays as response.incomplete', () => {
@@ -104,7 +133,9 @@ describe('Responses API', () => {
 
   it('requires model and input (string or array), in the OpenAI error shape', () => {
     expect(responsesDialect.validate({ model: 'gpt-4.1', input: 'hi' })).toEqual({ ok: true });
-    expect(responsesDialect.validate({ model: 'gpt-4.1', input: [{ role: 'user', content: 'hi' }] })).toEqual({ ok: true });
+    expect(responsesDialect.validate({ model: 'gpt-4.1', input: [{ role: 'user', content: 'hi' }] })).toEqual({
+      ok: true,
+    });
     // OpenAI's rules: input is optional; the model may come from a stored prompt.
     expect(responsesDialect.validate({ model: 'gpt-4.1' })).toEqual({ ok: true });
     expect(responsesDialect.validate({ prompt: { id: 'pmpt_1' } })).toEqual({ ok: true });
@@ -112,9 +143,14 @@ describe('Responses API', () => {
     expect(responsesDialect.validate({ model: 'gpt-4.1', conversation: { id: 'conv_1' } })).toEqual({ ok: true });
     expect(responsesDialect.validate({ model: 'gpt-4.1', previous_response_id: 'resp_1' })).toEqual({ ok: true });
     expect(responsesDialect.validate({ input: 'hi' })).toMatchObject({ ok: false, param: 'model' });
-    expect(responsesDialect.validate({ model: 'gpt-4.1', conversation: 7 })).toMatchObject({ ok: false, param: 'conversation' });
+    expect(responsesDialect.validate({ model: 'gpt-4.1', conversation: 7 })).toMatchObject({
+      ok: false,
+      param: 'conversation',
+    });
     expect(responsesDialect.validate({ model: 'gpt-4.1', input: 42 })).toMatchObject({ ok: false, param: 'input' });
-    expect(JSON.parse(responsesDialect.errorBody({ status: 400, message: 'input: Field required', param: 'input' }))).toEqual({
+    expect(
+      JSON.parse(responsesDialect.errorBody({ status: 400, message: 'input: Field required', param: 'input' })),
+    ).toEqual({
       error: { message: 'input: Field required', type: 'invalid_request_error', param: 'input', code: null },
     });
   });
@@ -128,6 +164,9 @@ describe('Responses API', () => {
 describe('embeddings', () => {
   it('requires model and input', () => {
     expect(embeddingsDialect.validate({ model: 'text-embedding-3-small', input: ['a', 'b'] })).toEqual({ ok: true });
-    expect(embeddingsDialect.validate({ model: 'text-embedding-3-small' })).toMatchObject({ ok: false, param: 'input' });
+    expect(embeddingsDialect.validate({ model: 'text-embedding-3-small' })).toMatchObject({
+      ok: false,
+      param: 'input',
+    });
   });
 });

@@ -15,7 +15,9 @@ describe('setNestedMember', () => {
           const parsed = JSON.parse(out);
           const before = JSON.parse(text);
           const expectedOptions =
-            before.stream_options !== null && typeof before.stream_options === 'object' && !Array.isArray(before.stream_options)
+            before.stream_options !== null &&
+            typeof before.stream_options === 'object' &&
+            !Array.isArray(before.stream_options)
               ? { ...before.stream_options, include_usage: true }
               : { include_usage: true };
           expect(parsed).toEqual({ ...before, stream_options: expectedOptions });

@@ -20,13 +20,27 @@ function found(path: string, method = 'POST') {
 describe('Bedrock endpoints and their model segment', () => {
   it.each([
     ['/bedrock/model/eu.anthropic.claude-sonnet-4-6/converse', 'converse', 'eu.anthropic.claude-sonnet-4-6'],
-    ['/bedrock/model/global.anthropic.claude-sonnet-4-6/converse-stream', 'converse', 'global.anthropic.claude-sonnet-4-6'],
+    [
+      '/bedrock/model/global.anthropic.claude-sonnet-4-6/converse-stream',
+      'converse',
+      'global.anthropic.claude-sonnet-4-6',
+    ],
     ['/bedrock/model/anthropic.claude-sonnet-4-6-v1%3A0/invoke', 'invoke', 'anthropic.claude-sonnet-4-6-v1:0'],
-    ['/bedrock/model/anthropic.claude-sonnet-4-6-v1:0/invoke-with-response-stream', 'invoke', 'anthropic.claude-sonnet-4-6-v1:0'],
+    [
+      '/bedrock/model/anthropic.claude-sonnet-4-6-v1:0/invoke-with-response-stream',
+      'invoke',
+      'anthropic.claude-sonnet-4-6-v1:0',
+    ],
     [`/bedrock/model/${encodeURIComponent(ARN)}/converse`, 'converse', ARN],
     [`/bedrock/model/${encodeURIComponent(ARN).replace(/%3A/g, '%3a').replace('%2F', '%2f')}/invoke`, 'invoke', ARN],
   ])('%s → %s of %s, forwarded as sent', (path, kind, model) => {
-    expect(found(path)).toEqual({ provider: 'bedrock', kind, dialect: kind, upstreamPath: path.slice('/bedrock'.length), model });
+    expect(found(path)).toEqual({
+      provider: 'bedrock',
+      kind,
+      dialect: kind,
+      upstreamPath: path.slice('/bedrock'.length),
+      model,
+    });
   });
 
   const hostile = [
@@ -71,7 +85,28 @@ describe('Bedrock endpoints and their model segment', () => {
 
   it('any model segment accepted yields a URL on the Bedrock host, with the path shape /model/{one segment}/converse', () => {
     const base = loadConfig({}).upstreams.bedrock.baseUrl;
-    const piece = fc.constantFrom('a', 'x.y', ':', '/', '%2F', '%2f', '%2e', '.', '..', '%252F', '%00', '%3A', '%', '\\', '%5C', '?', '#', '@', '-', '~');
+    const piece = fc.constantFrom(
+      'a',
+      'x.y',
+      ':',
+      '/',
+      '%2F',
+      '%2f',
+      '%2e',
+      '.',
+      '..',
+      '%252F',
+      '%00',
+      '%3A',
+      '%',
+      '\\',
+      '%5C',
+      '?',
+      '#',
+      '@',
+      '-',
+      '~',
+    );
     fc.assert(
       fc.property(fc.array(piece, { minLength: 1, maxLength: 8 }), (pieces) => {
         const result = resolveProxyPath(`/bedrock/model/${pieces.join('')}/converse`, 'POST');
@@ -88,24 +123,47 @@ describe('Bedrock endpoints and their model segment', () => {
 
 describe('other Bedrock Runtime paths', () => {
   it.each([
-    ['POST', '/bedrock/model/eu.anthropic.claude-sonnet-4-6/count-tokens', '/model/eu.anthropic.claude-sonnet-4-6/count-tokens'],
-    ['POST', '/bedrock/model/anthropic.claude-sonnet-4-6-v1%3A0/count-tokens', '/model/anthropic.claude-sonnet-4-6-v1%3A0/count-tokens'],
+    [
+      'POST',
+      '/bedrock/model/eu.anthropic.claude-sonnet-4-6/count-tokens',
+      '/model/eu.anthropic.claude-sonnet-4-6/count-tokens',
+    ],
+    [
+      'POST',
+      '/bedrock/model/anthropic.claude-sonnet-4-6-v1%3A0/count-tokens',
+      '/model/anthropic.claude-sonnet-4-6-v1%3A0/count-tokens',
+    ],
     ['POST', '/bedrock/async-invoke', '/async-invoke'],
     ['GET', '/bedrock/async-invoke', '/async-invoke'],
     ['POST', '/bedrock/guardrail/gr-123/version/1/apply', '/guardrail/gr-123/version/1/apply'],
     // An endpoint path with another method than its own is 405 (below); a path that is no endpoint takes any.
     ['GET', '/bedrock/model/eu.anthropic.claude-sonnet-4-6', '/model/eu.anthropic.claude-sonnet-4-6'],
   ])('%s %s → other (upstream %s), pass-through', (method, path, upstreamPath) => {
-    expect(found(path, method)).toEqual({ provider: 'bedrock', kind: 'other', dialect: 'passthrough', upstreamPath, model: undefined });
+    expect(found(path, method)).toEqual({
+      provider: 'bedrock',
+      kind: 'other',
+      dialect: 'passthrough',
+      upstreamPath,
+      model: undefined,
+    });
   });
 
   it('an encoded slash is allowed only in the model segment of the four endpoints: in any other path it is refused, as for every provider', () => {
-    expect(resolveProxyPath(`/bedrock/model/${encodeURIComponent(ARN)}/count-tokens`, 'POST')).toEqual({ unsafe: expect.anything() });
-    expect(resolveProxyPath(`/bedrock/async-invoke/${encodeURIComponent('arn:aws:bedrock:eu-west-1:123456789012:async-invoke/abc')}`, 'GET')).toEqual({ unsafe: expect.anything() });
+    expect(resolveProxyPath(`/bedrock/model/${encodeURIComponent(ARN)}/count-tokens`, 'POST')).toEqual({
+      unsafe: expect.anything(),
+    });
+    expect(
+      resolveProxyPath(
+        `/bedrock/async-invoke/${encodeURIComponent('arn:aws:bedrock:eu-west-1:123456789012:async-invoke/abc')}`,
+        'GET',
+      ),
+    ).toEqual({ unsafe: expect.anything() });
     expect(resolveProxyPath('/prov-b/v1/files/a%2Fb', 'GET')).toEqual({ unsafe: expect.anything() });
   });
 
   it('an endpoint path with another method is 405 with POST', () => {
-    expect(resolveProxyPath('/bedrock/model/eu.anthropic.claude-sonnet-4-6/converse', 'GET')).toEqual({ wrongMethod: expect.objectContaining({ allowed: 'POST' }) });
+    expect(resolveProxyPath('/bedrock/model/eu.anthropic.claude-sonnet-4-6/converse', 'GET')).toEqual({
+      wrongMethod: expect.objectContaining({ allowed: 'POST' }),
+    });
   });
 });

@@ -53,14 +53,25 @@ describe('endpoint kinds', () => {
   });
 
   it('an endpoint path with another method is 405 with the allowed one; other paths take any method', () => {
-    expect(resolveProxyPath('/prov-b/v1/chat/completions', 'GET')).toEqual({ wrongMethod: expect.objectContaining({ allowed: 'POST' }) });
-    expect(resolveProxyPath('/v1/models', 'POST')).toEqual({ wrongMethod: expect.objectContaining({ allowed: 'GET' }) });
+    expect(resolveProxyPath('/prov-b/v1/chat/completions', 'GET')).toEqual({
+      wrongMethod: expect.objectContaining({ allowed: 'POST' }),
+    });
+    expect(resolveProxyPath('/v1/models', 'POST')).toEqual({
+      wrongMethod: expect.objectContaining({ allowed: 'GET' }),
+    });
     expect(found('/prov-b/v1/files/file-1', 'PATCH').kind).toBe('other');
   });
 
   it('the endpoint list is derived from the providers', () => {
     expect(endpointPaths()).toEqual(
-      expect.arrayContaining(['POST /v1/messages', 'POST /v1/messages/count_tokens', 'GET /v1/models', 'POST /prov-b/v1/responses', 'POST /prov-d/v1/embeddings', 'GET /prov-e/v1/models']),
+      expect.arrayContaining([
+        'POST /v1/messages',
+        'POST /v1/messages/count_tokens',
+        'GET /v1/models',
+        'POST /prov-b/v1/responses',
+        'POST /prov-d/v1/embeddings',
+        'GET /prov-e/v1/models',
+      ]),
     );
   });
 });
@@ -88,7 +99,12 @@ describe('no path leaves the provider base', () => {
   });
 
   it('unknown first segments reach no provider', () => {
-    for (const path of ['/prov-x/v1/chat/completions', '/http:/127.0.0.1:9/v1/messages', '/evil.example/v1/models', '/chat/completions']) {
+    for (const path of [
+      '/prov-x/v1/chat/completions',
+      '/http:/127.0.0.1:9/v1/messages',
+      '/evil.example/v1/models',
+      '/chat/completions',
+    ]) {
       expect(resolveProxyPath(path, 'POST')).toBeUndefined();
     }
   });
@@ -97,18 +113,32 @@ describe('no path leaves the provider base', () => {
     const provider = providerById('prov-c')!;
     const segment = fc.stringMatching(/^[A-Za-z0-9\-._~!$&'()*+,;=:%@/\\?#]{1,12}$/);
     fc.assert(
-      fc.property(fc.array(segment, { minLength: 1, maxLength: 5 }), fc.string({ maxLength: 20 }), (segments, query) => {
-        const path = `/${segments.join('/')}`;
-        if (!isSafeSubPath(path)) return;
-        const url = upstreamUrl(provider, loadConfig({}).upstreams['prov-c'].baseUrl, path, encodeURIComponent(query));
-        expect(url.origin).toBe('https://generativelanguage.googleapis.com');
-        expect(url.pathname.startsWith('/v1beta/openai/')).toBe(true);
-      }),
+      fc.property(
+        fc.array(segment, { minLength: 1, maxLength: 5 }),
+        fc.string({ maxLength: 20 }),
+        (segments, query) => {
+          const path = `/${segments.join('/')}`;
+          if (!isSafeSubPath(path)) return;
+          const url = upstreamUrl(
+            provider,
+            loadConfig({}).upstreams['prov-c'].baseUrl,
+            path,
+            encodeURIComponent(query),
+          );
+          expect(url.origin).toBe('https://generativelanguage.googleapis.com');
+          expect(url.pathname.startsWith('/v1beta/openai/')).toBe(true);
+        },
+      ),
     );
   });
 
   it('the query string is forwarded exactly as sent', () => {
-    const url = upstreamUrl(providerById('prov-a')!, loadConfig({ UPSTREAM_BASE_URL_PROV_A: 'http://127.0.0.1:9001' }).upstreams['prov-a'].baseUrl, '/v1/messages', 'beta=true&x=%2F%20a');
+    const url = upstreamUrl(
+      providerById('prov-a')!,
+      loadConfig({ UPSTREAM_BASE_URL_PROV_A: 'http://127.0.0.1:9001' }).upstreams['prov-a'].baseUrl,
+      '/v1/messages',
+      'beta=true&x=%2F%20a',
+    );
     expect(url.href).toBe('http://127.0.0.1:9001/v1/messages?beta=true&x=%2F%20a');
   });
 });

@@ -4,7 +4,14 @@ import { NO_USAGE, tokenCount } from '../../../lambda/providers/usage';
 import { chatDialect } from '../../../lambda/providers/dialects/chat';
 import { messagesDialect } from '../../../lambda/providers/dialects/messages';
 import { findErrorMessage } from '../../../lambda/providers/dialects/error-text';
-import { expectedUsage, fixtureFilesOnDisk, fixtureJson, fixtureNames, fixtureText, isStreamFixture } from '../../fixtures';
+import {
+  expectedUsage,
+  fixtureFilesOnDisk,
+  fixtureJson,
+  fixtureNames,
+  fixtureText,
+  isStreamFixture,
+} from '../../fixtures';
 import { decodeAll } from '../../support/fragments';
 
 function dialectOf(name: string): Dialect {
@@ -37,7 +44,9 @@ const streamFixtures = fixtureNames().filter(isStreamFixture);
 describe('usage extraction over every fixture', () => {
   it('covers every fixture on disk, for all five providers', () => {
     expect(fixtureNames().sort()).toEqual(fixtureFilesOnDisk());
-    expect(new Set(fixtureNames().map((n) => n.split('/')[0]))).toEqual(new Set(['prov-a', 'prov-b', 'prov-c', 'prov-d', 'prov-e']));
+    expect(new Set(fixtureNames().map((n) => n.split('/')[0]))).toEqual(
+      new Set(['prov-a', 'prov-b', 'prov-c', 'prov-d', 'prov-e']),
+    );
   });
 
   it.each(fixtureNames())('%s is read by the right dialect', (name) => {
@@ -73,7 +82,11 @@ describe('usage extraction over every fixture', () => {
 describe('upstream error messages', () => {
   const table: [string, unknown, string | undefined][] = [
     ['both API styles: {error:{message}}', { error: { message: 'x', type: 'invalid_request_error' } }, 'x'],
-    ['messages style: {type:error, error:{…}}', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }, 'Overloaded'],
+    [
+      'messages style: {type:error, error:{…}}',
+      { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } },
+      'Overloaded',
+    ],
     ['Gemini: an array around the error', [{ error: { message: 'x', code: 400 } }], 'x'],
     ['Mistral: {message}', { object: 'error', message: 'x', type: 'rate_limited' }, 'x'],
     ['{detail}', { detail: 'Not Found' }, 'Not Found'],
@@ -86,7 +99,16 @@ describe('upstream error messages', () => {
       "Mistral's 422: message is an object with a detail array",
       {
         object: 'error',
-        message: { detail: [{ type: 'missing', loc: ['body', 'messages'], msg: 'Field required', input: { model: 'mistral-small-latest' } }] },
+        message: {
+          detail: [
+            {
+              type: 'missing',
+              loc: ['body', 'messages'],
+              msg: 'Field required',
+              input: { model: 'mistral-small-latest' },
+            },
+          ],
+        },
         type: 'invalid_request_message_error',
         param: null,
         code: null,
@@ -95,7 +117,12 @@ describe('upstream error messages', () => {
     ],
     [
       'several validation items',
-      { detail: [{ loc: ['body', 'model'], msg: 'Field required' }, { loc: ['body', 'messages', 0, 'role'], msg: "Input should be 'user'" }] },
+      {
+        detail: [
+          { loc: ['body', 'model'], msg: 'Field required' },
+          { loc: ['body', 'messages', 0, 'role'], msg: "Input should be 'user'" },
+        ],
+      },
       "body.model: Field required; body.messages.0.role: Input should be 'user'",
     ],
     ['{detail:{message}}', { detail: { message: 'quota gone' } }, 'quota gone'],
@@ -114,7 +141,8 @@ describe('upstream error messages', () => {
 
 describe('stream readers beyond the fixtures', () => {
   const sse = (events: object[]) => events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('');
-  const messagesSse = (events: { type: string }[]) => events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join('');
+  const messagesSse = (events: { type: string }[]) =>
+    events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join('');
   const read = (dialect: Dialect, text: string) => {
     const reader = dialect.newStreamReader();
     for (const event of decodeAll([text])) reader.onEvent(event);
@@ -125,7 +153,13 @@ describe('stream readers beyond the fixtures', () => {
     const outcome = read(
       messagesDialect,
       messagesSse([
-        { type: 'message_start', message: { model: 'claude-sonnet-4-6', usage: { input_tokens: 10, cache_read_input_tokens: 100, cache_creation_input_tokens: 5, output_tokens: 1 } } } as { type: string },
+        {
+          type: 'message_start',
+          message: {
+            model: 'claude-sonnet-4-6',
+            usage: { input_tokens: 10, cache_read_input_tokens: 100, cache_creation_input_tokens: 5, output_tokens: 1 },
+          },
+        } as { type: string },
         { type: 'message_delta', usage: { output_tokens: 20 } } as { type: string },
         { type: 'message_delta', usage: { output_tokens: 30, cache_read_input_tokens: null } } as { type: string },
         { type: 'message_stop' },
@@ -150,11 +184,20 @@ describe('stream readers beyond the fixtures', () => {
         { ...base, choices: [], usage: null },
       ]) + 'data: [DONE]\n\n',
     );
-    expect(outcome).toEqual({ model: 'gpt-4o-mini', usage: { inputTokens: 7, outputTokens: 3, cacheReadTokens: 0, cacheWriteTokens: 0 }, error: undefined, complete: true });
+    expect(outcome).toEqual({
+      model: 'gpt-4o-mini',
+      usage: { inputTokens: 7, outputTokens: 3, cacheReadTokens: 0, cacheWriteTokens: 0 },
+      error: undefined,
+      complete: true,
+    });
   });
 
   it('chat: an explicit `"error": null` on a chunk is not a stream error', () => {
-    const outcome = read(chatDialect, sse([{ id: 'c', model: 'm', choices: [{ index: 0, delta: { content: 'hi' } }], error: null }]) + 'data: [DONE]\n\n');
+    const outcome = read(
+      chatDialect,
+      sse([{ id: 'c', model: 'm', choices: [{ index: 0, delta: { content: 'hi' } }], error: null }]) +
+        'data: [DONE]\n\n',
+    );
     expect(outcome.error).toBeUndefined();
   });
 
@@ -170,6 +213,8 @@ describe('stream readers beyond the fixtures', () => {
   });
 
   it('token counts: absent, null, negative, fractional and non-numbers are coerced safely', () => {
-    expect([undefined, null, -3, 2.9, '12', Number.NaN, Number.POSITIVE_INFINITY, 42].map(tokenCount)).toEqual([0, 0, 0, 2, 0, 0, 0, 42]);
+    expect([undefined, null, -3, 2.9, '12', Number.NaN, Number.POSITIVE_INFINITY, 42].map(tokenCount)).toEqual([
+      0, 0, 0, 2, 0, 0, 0, 42,
+    ]);
   });
 });

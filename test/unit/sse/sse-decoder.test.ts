@@ -1,9 +1,20 @@
 import { SseDecoder } from '../../../lambda/sse/sse-decoder';
 import { fixtureNames, fixtureText, isStreamFixture } from '../../fixtures';
-import { cutAt, decodeAll, eventKey, oneBytePieces, randomCuts, seededRandom, streamVariants, UNICODE_SAMPLE } from '../../support/fragments';
+import {
+  cutAt,
+  decodeAll,
+  eventKey,
+  oneBytePieces,
+  randomCuts,
+  seededRandom,
+  streamVariants,
+  UNICODE_SAMPLE,
+} from '../../support/fragments';
 
 const streams = fixtureNames().filter(isStreamFixture);
-const cases = streams.flatMap((name) => streamVariants(fixtureText(name)).map((variant) => ({ name: `${name} (${variant.label})`, variant })));
+const cases = streams.flatMap((name) =>
+  streamVariants(fixtureText(name)).map((variant) => ({ name: `${name} (${variant.label})`, variant })),
+);
 
 describe('SseDecoder over every fixture stream', () => {
   it('has every fixture stream, in four line-ending / text variants', () => {
@@ -121,7 +132,9 @@ describe('SseDecoder framing rules', () => {
 
   it('a final event without its blank line is held until end() flushes it', () => {
     const decoder = new SseDecoder();
-    expect(decoder.push('data: {"n":1}\n\ndata: tail')).toEqual([{ event: undefined, data: '{"n":1}', raw: 'data: {"n":1}\n\n' }]);
+    expect(decoder.push('data: {"n":1}\n\ndata: tail')).toEqual([
+      { event: undefined, data: '{"n":1}', raw: 'data: {"n":1}\n\n' },
+    ]);
     expect(decoder.buffered).toBe('data: tail');
     expect(decoder.push(' end')).toEqual([]);
     expect(decoder.end()).toEqual([{ event: undefined, data: 'tail end', raw: 'data: tail end' }]);
@@ -129,7 +142,9 @@ describe('SseDecoder framing rules', () => {
   });
 
   it('end() flushes an event ended by a single newline, and a trailing CR', () => {
-    expect(decodeAll(['event: message_stop\ndata: {}\n'])).toEqual([{ event: 'message_stop', data: '{}', raw: 'event: message_stop\ndata: {}\n' }]);
+    expect(decodeAll(['event: message_stop\ndata: {}\n'])).toEqual([
+      { event: 'message_stop', data: '{}', raw: 'event: message_stop\ndata: {}\n' },
+    ]);
     expect(decodeAll(['data: [DONE]\r'])).toEqual([{ event: undefined, data: '[DONE]', raw: 'data: [DONE]\r' }]);
   });
 

@@ -9,14 +9,21 @@ import { marshallForWire, unmarshallFromWire } from '../../../lambda/store/dynam
  */
 function encodeBinary(this: Record<string, unknown>, key: string, value: unknown): unknown {
   const original = this[key];
-  return original instanceof Uint8Array ? Buffer.from(original.buffer, original.byteOffset, original.byteLength).toString('base64') : value;
+  return original instanceof Uint8Array
+    ? Buffer.from(original.buffer, original.byteOffset, original.byteLength).toString('base64')
+    : value;
 }
 function decodeBinary(key: string, value: unknown): unknown {
   if (key === 'B' && typeof value === 'string') return Buffer.from(value, 'base64');
-  if (key === 'BS' && Array.isArray(value) && value.every((v) => typeof v === 'string')) return value.map((v) => Buffer.from(v, 'base64'));
+  if (key === 'BS' && Array.isArray(value) && value.every((v) => typeof v === 'string'))
+    return value.map((v) => Buffer.from(v, 'base64'));
   return value;
 }
-const referenceRequest = (item: unknown) => JSON.stringify(marshall(item as Record<string, unknown>, { removeUndefinedValues: true, convertClassInstanceToMap: true }), encodeBinary);
+const referenceRequest = (item: unknown) =>
+  JSON.stringify(
+    marshall(item as Record<string, unknown>, { removeUndefinedValues: true, convertClassInstanceToMap: true }),
+    encodeBinary,
+  );
 const referenceAnswer = (text: string) => unmarshall(JSON.parse(text, decodeBinary));
 
 /** The value, or the error's message: both sides must throw the same errors too. */
@@ -29,7 +36,10 @@ function outcome(run: () => unknown): unknown {
 }
 
 class Point {
-  constructor(readonly x: number, readonly y: number) {}
+  constructor(
+    readonly x: number,
+    readonly y: number,
+  ) {}
   norm() {
     return Math.hypot(this.x, this.y);
   }
@@ -37,7 +47,23 @@ class Point {
 
 // `__proto__` as a key sets the converted object's prototype, on both sides alike; jest cannot compare such objects.
 const keys = fc.string().filter((key) => key !== '__proto__');
-const numbers = fc.oneof(fc.integer(), fc.double(), fc.constantFrom(0, -0, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER, 2 ** 53, -(2 ** 53), 1e300, 5e-324, NaN, Infinity, -Infinity));
+const numbers = fc.oneof(
+  fc.integer(),
+  fc.double(),
+  fc.constantFrom(
+    0,
+    -0,
+    Number.MAX_SAFE_INTEGER,
+    Number.MIN_SAFE_INTEGER,
+    2 ** 53,
+    -(2 ** 53),
+    1e300,
+    5e-324,
+    NaN,
+    Infinity,
+    -Infinity,
+  ),
+);
 const binaries = fc.oneof(
   fc.uint8Array({ maxLength: 40 }).map((bytes) => Buffer.from(bytes)),
   fc.uint8Array({ maxLength: 40 }),
@@ -62,7 +88,9 @@ const leaves = fc.oneof(
   fc.array(numbers, { maxLength: 4 }).map((items) => new Set(items)),
   fc.array(fc.bigInt(), { maxLength: 4 }).map((items) => new Set(items)),
   fc.array(binaries, { maxLength: 4 }).map((items) => new Set(items)),
-  fc.array(fc.oneof(fc.string(), fc.integer(), fc.constant(undefined)), { maxLength: 4 }).map((items) => new Set(items)),
+  fc
+    .array(fc.oneof(fc.string(), fc.integer(), fc.constant(undefined)), { maxLength: 4 })
+    .map((items) => new Set(items)),
   fc.array(fc.boolean(), { minLength: 1, maxLength: 2 }).map((items) => new Set(items)),
 );
 const { value: values } = fc.letrec((tie) => ({
@@ -84,7 +112,13 @@ describe('items to the wire', () => {
   });
 
   it('keeps big numbers exact as BigInt and refuses imprecise ones', () => {
-    expect(marshallForWire({ big: 2n ** 70n, max: Number.MAX_SAFE_INTEGER, exact: new NumberValue('123456789012345678901234567890.5') })).toEqual({
+    expect(
+      marshallForWire({
+        big: 2n ** 70n,
+        max: Number.MAX_SAFE_INTEGER,
+        exact: new NumberValue('123456789012345678901234567890.5'),
+      }),
+    ).toEqual({
       big: { N: '1180591620717411303424' },
       max: { N: '9007199254740991' },
       exact: { N: '123456789012345678901234567890.5' },
@@ -94,16 +128,31 @@ describe('items to the wire', () => {
   });
 
   it('writes binaries and binary sets as base64, and refuses empty sets', () => {
-    expect(marshallForWire({ b: Buffer.from([1, 2, 255]), set: new Set([Buffer.from('a'), new Uint8Array([0])]), gone: undefined, list: [undefined, 'x'] })).toEqual({
+    expect(
+      marshallForWire({
+        b: Buffer.from([1, 2, 255]),
+        set: new Set([Buffer.from('a'), new Uint8Array([0])]),
+        gone: undefined,
+        list: [undefined, 'x'],
+      }),
+    ).toEqual({
       b: { B: 'AQL/' },
       set: { BS: ['YQ==', 'AA=='] },
       list: { L: [{ S: 'x' }] },
     });
-    expect(() => marshallForWire({ tags: new Set() })).toThrow('Pass a non-empty set, or options.convertEmptyValues=true.');
+    expect(() => marshallForWire({ tags: new Set() })).toThrow(
+      'Pass a non-empty set, or options.convertEmptyValues=true.',
+    );
   });
 
   it('writes the bytes of any other binary view (the replacer sent those as JSON objects DynamoDB refuses)', () => {
-    expect(marshallForWire({ a: new Uint16Array([1, 0xffff]), b: new Uint8Array([9, 8]).buffer, c: new DataView(new Uint8Array([7, 6, 5]).buffer, 1) })).toEqual({
+    expect(
+      marshallForWire({
+        a: new Uint16Array([1, 0xffff]),
+        b: new Uint8Array([9, 8]).buffer,
+        c: new DataView(new Uint8Array([7, 6, 5]).buffer, 1),
+      }),
+    ).toEqual({
       a: { B: Buffer.from(new Uint16Array([1, 0xffff]).buffer).toString('base64') },
       b: { B: 'CQg=' },
       c: { B: 'BgU=' },
@@ -116,7 +165,18 @@ const numberTexts = fc.oneof(
   fc.integer().map(String),
   fc.double({ noNaN: true, noDefaultInfinity: true }).map(String),
   fc.bigInt({ min: -(10n ** 40n), max: 10n ** 40n }).map(String),
-  fc.constantFrom('0', '-0', '0.1', '1e400', '-1e400', '12345678901234567890.5', '9007199254740993', '-9007199254740993', '1E+2', 'abc'),
+  fc.constantFrom(
+    '0',
+    '-0',
+    '0.1',
+    '1e400',
+    '-1e400',
+    '12345678901234567890.5',
+    '9007199254740993',
+    '-9007199254740993',
+    '1E+2',
+    'abc',
+  ),
 );
 const { av: attributeValues } = fc.letrec((tie) => ({
   av: fc.oneof(
@@ -128,7 +188,9 @@ const { av: attributeValues } = fc.letrec((tie) => ({
     fc.constant({ NULL: true }),
     fc.array(fc.string(), { minLength: 1, maxLength: 4 }).map((SS) => ({ SS })),
     fc.array(numberTexts, { minLength: 1, maxLength: 4 }).map((NS) => ({ NS })),
-    fc.array(fc.uint8Array({ maxLength: 8 }), { minLength: 1, maxLength: 4 }).map((list) => ({ BS: list.map((bytes) => Buffer.from(bytes).toString('base64')) })),
+    fc
+      .array(fc.uint8Array({ maxLength: 8 }), { minLength: 1, maxLength: 4 })
+      .map((list) => ({ BS: list.map((bytes) => Buffer.from(bytes).toString('base64')) })),
     fc.constantFrom({ X: 1 }, {}),
     tie('list'),
     tie('map'),
@@ -163,7 +225,9 @@ describe('items from the wire', () => {
 
   it('reads big numbers as BigInt, binaries as Buffers, sets as Sets', () => {
     const item = unmarshallFromWire(
-      JSON.parse('{"big":{"N":"123456789012345678901"},"n":{"N":"-0.5"},"b":{"B":"AQL/"},"bs":{"BS":["YQ==","AA=="]},"ss":{"SS":["a","b"]},"ns":{"NS":["1","2"]},"l":{"L":[{"NULL":true},{"BOOL":false}]}}'),
+      JSON.parse(
+        '{"big":{"N":"123456789012345678901"},"n":{"N":"-0.5"},"b":{"B":"AQL/"},"bs":{"BS":["YQ==","AA=="]},"ss":{"SS":["a","b"]},"ns":{"NS":["1","2"]},"l":{"L":[{"NULL":true},{"BOOL":false}]}}',
+      ),
     );
     expect(item).toEqual({
       big: 123456789012345678901n,
@@ -176,6 +240,8 @@ describe('items from the wire', () => {
     });
     expect(Buffer.isBuffer(item.b)).toBe(true);
     expect(() => unmarshallFromWire({ n: { N: '1.5e400' } })).not.toThrow();
-    expect(() => unmarshallFromWire({ n: { N: '12345678901234567890.5' } })).toThrow("12345678901234567890.5 can't be converted to BigInt");
+    expect(() => unmarshallFromWire({ n: { N: '12345678901234567890.5' } })).toThrow(
+      "12345678901234567890.5 can't be converted to BigInt",
+    );
   });
 });

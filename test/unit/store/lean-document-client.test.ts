@@ -27,43 +27,72 @@ describe('SigV4 signer', () => {
     ['session credentials (Lambda role)', 'IQoJb3JpZ2luX2VjEXAMPLE//session+token=='],
   ] as const;
   // Every operation the client sends (operations.ts), each with both kinds of credentials.
-  const cases = (Object.keys(OPERATIONS) as OperationName[]).flatMap((operation) => credentialSets.map(([label, token]) => [operation, label, token] as const));
+  const cases = (Object.keys(OPERATIONS) as OperationName[]).flatMap((operation) =>
+    credentialSets.map(([label, token]) => [operation, label, token] as const),
+  );
 
   it('is asked to sign every operation the client can send', () => {
-    expect(cases.map(([operation]) => operation)).toEqual(expect.arrayContaining(['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'BatchGetItem', 'BatchWriteItem', 'TransactWriteItems']));
+    expect(cases.map(([operation]) => operation)).toEqual(
+      expect.arrayContaining([
+        'GetItem',
+        'PutItem',
+        'UpdateItem',
+        'DeleteItem',
+        'Query',
+        'BatchGetItem',
+        'BatchWriteItem',
+        'TransactWriteItems',
+      ]),
+    );
   });
 
-  it.each(cases)('produces the same Authorization as the AWS SDK signer for %s, with %s', async (operation, _label, sessionToken) => {
-    const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', sessionToken };
-    const now = new Date('2026-11-21T10:11:12.345Z');
-    const body = JSON.stringify({ TableName: 't', Key: { pk: { S: `ACCOUNT#x ${operation} é` } } });
-    const host = 'dynamodb.eu-west-1.amazonaws.com';
-    const target = `DynamoDB_20120810.${operation}`;
-    const ours = new SigV4Signer('eu-west-1', 'dynamodb').sign({ host, target, body, credentials, now });
-    // applyChecksum off: the same signed-header set as ours (the payload hash is in the canonical request either way).
-    const reference = new SignatureV4({ credentials, region: 'eu-west-1', service: 'dynamodb', sha256: NodeSha256 as never, applyChecksum: false });
-    const signed = await reference.sign(
-      {
-        method: 'POST',
-        protocol: 'https:',
-        hostname: host,
-        path: '/',
-        query: {},
-        headers: { host, 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': target },
-        body,
-      } as never,
-      { signingDate: now },
-    );
-    const expected = (signed as unknown as { headers: Record<string, string> }).headers;
-    const signedNames = /SignedHeaders=([^,]+)/.exec(expected.authorization)![1];
-    expect(/SignedHeaders=([^,]+)/.exec(ours.authorization)![1]).toBe(signedNames);
-    expect(ours.authorization).toBe(expected.authorization);
-    // Every header the signature covers is sent, with the value signed.
-    for (const name of signedNames.split(';')) expect(ours[name]).toBe(expected[name] ?? expected[Object.keys(expected).find((key) => key.toLowerCase() === name)!]);
-    expect(ours['x-amz-date']).toBe('20261121T101112Z');
-    if (sessionToken) expect(ours['x-amz-security-token']).toBe(sessionToken);
-    else expect(ours['x-amz-security-token']).toBeUndefined();
-  });
+  it.each(cases)(
+    'produces the same Authorization as the AWS SDK signer for %s, with %s',
+    async (operation, _label, sessionToken) => {
+      const credentials = {
+        accessKeyId: 'AKIDEXAMPLE',
+        secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY',
+        sessionToken,
+      };
+      const now = new Date('2026-11-21T10:11:12.345Z');
+      const body = JSON.stringify({ TableName: 't', Key: { pk: { S: `ACCOUNT#x ${operation} é` } } });
+      const host = 'dynamodb.eu-west-1.amazonaws.com';
+      const target = `DynamoDB_20120810.${operation}`;
+      const ours = new SigV4Signer('eu-west-1', 'dynamodb').sign({ host, target, body, credentials, now });
+      // applyChecksum off: the same signed-header set as ours (the payload hash is in the canonical request either way).
+      const reference = new SignatureV4({
+        credentials,
+        region: 'eu-west-1',
+        service: 'dynamodb',
+        sha256: NodeSha256 as never,
+        applyChecksum: false,
+      });
+      const signed = await reference.sign(
+        {
+          method: 'POST',
+          protocol: 'https:',
+          hostname: host,
+          path: '/',
+          query: {},
+          headers: { host, 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': target },
+          body,
+        } as never,
+        { signingDate: now },
+      );
+      const expected = (signed as unknown as { headers: Record<string, string> }).headers;
+      const signedNames = /SignedHeaders=([^,]+)/.exec(expected.authorization)![1];
+      expect(/SignedHeaders=([^,]+)/.exec(ours.authorization)![1]).toBe(signedNames);
+      expect(ours.authorization).toBe(expected.authorization);
+      // Every header the signature covers is sent, with the value signed.
+      for (const name of signedNames.split(';'))
+        expect(ours[name]).toBe(
+          expected[name] ?? expected[Object.keys(expected).find((key) => key.toLowerCase() === name)!],
+        );
+      expect(ours['x-amz-date']).toBe('20261121T101112Z');
+      if (sessionToken) expect(ours['x-amz-security-token']).toBe(sessionToken);
+      else expect(ours['x-amz-security-token']).toBeUndefined();
+    },
+  );
 });
 
 describe('LeanDocumentClient on the wire', () => {
@@ -79,12 +108,18 @@ describe('LeanDocumentClient on the wire', () => {
       request.on('end', () => {
         seen.push({ headers: request.headers, body: JSON.parse(text) });
         const answer = answers.shift() ?? { status: 200, body: {} };
-        response.writeHead(answer.status, { 'content-type': 'application/x-amz-json-1.0' }).end(JSON.stringify(answer.body));
+        response
+          .writeHead(answer.status, { 'content-type': 'application/x-amz-json-1.0' })
+          .end(JSON.stringify(answer.body));
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
-    client = new LeanDocumentClient({ region: 'eu-west-1', endpoint: `http://127.0.0.1:${port}`, credentials: () => ({ accessKeyId: 'AKID', secretAccessKey: 'secret' }) });
+    client = new LeanDocumentClient({
+      region: 'eu-west-1',
+      endpoint: `http://127.0.0.1:${port}`,
+      credentials: () => ({ accessKeyId: 'AKID', secretAccessKey: 'secret' }),
+    });
   });
   beforeEach(() => {
     seen = [];
@@ -93,11 +128,19 @@ describe('LeanDocumentClient on the wire', () => {
   afterAll(() => new Promise((resolve) => server.close(resolve)));
 
   it('sends the JSON protocol request with marshalled items and base64 binaries', async () => {
-    await client.send({ operation: 'PutItem', input: { TableName: 't', Item: { pk: 'a', n: 5, bin: Buffer.from([1, 2, 255]), list: ['x'], gone: undefined } } });
+    await client.send({
+      operation: 'PutItem',
+      input: { TableName: 't', Item: { pk: 'a', n: 5, bin: Buffer.from([1, 2, 255]), list: ['x'], gone: undefined } },
+    });
     expect(seen[0].headers['x-amz-target']).toBe('DynamoDB_20120810.PutItem');
     expect(seen[0].headers['content-type']).toBe('application/x-amz-json-1.0');
-    expect(seen[0].headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKID\/\d{8}\/eu-west-1\/dynamodb\/aws4_request, SignedHeaders=content-type;host;x-amz-date;x-amz-target, Signature=[0-9a-f]{64}$/);
-    expect(seen[0].body).toEqual({ TableName: 't', Item: { pk: { S: 'a' }, n: { N: '5' }, bin: { B: 'AQL/' }, list: { L: [{ S: 'x' }] } } });
+    expect(seen[0].headers.authorization).toMatch(
+      /^AWS4-HMAC-SHA256 Credential=AKID\/\d{8}\/eu-west-1\/dynamodb\/aws4_request, SignedHeaders=content-type;host;x-amz-date;x-amz-target, Signature=[0-9a-f]{64}$/,
+    );
+    expect(seen[0].body).toEqual({
+      TableName: 't',
+      Item: { pk: { S: 'a' }, n: { N: '5' }, bin: { B: 'AQL/' }, list: { L: [{ S: 'x' }] } },
+    });
   });
 
   it('unmarshalls results, binaries included', async () => {
@@ -107,14 +150,42 @@ describe('LeanDocumentClient on the wire', () => {
   });
 
   it('names errors by their DynamoDB type, and retries throttling but not a failed condition', async () => {
-    answers.push({ status: 400, body: { __type: 'com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException', message: 'The conditional request failed' } });
-    const failed = await client.send({ operation: 'UpdateItem', input: { TableName: 't', Key: { pk: 'a' }, UpdateExpression: 'ADD c :one', ExpressionAttributeValues: { ':one': 1 } } }).catch((e) => e);
+    answers.push({
+      status: 400,
+      body: {
+        __type: 'com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException',
+        message: 'The conditional request failed',
+      },
+    });
+    const failed = await client
+      .send({
+        operation: 'UpdateItem',
+        input: {
+          TableName: 't',
+          Key: { pk: 'a' },
+          UpdateExpression: 'ADD c :one',
+          ExpressionAttributeValues: { ':one': 1 },
+        },
+      })
+      .catch((e) => e);
     expect(failed.name).toBe('ConditionalCheckFailedException');
     expect(seen).toHaveLength(1);
 
-    answers.push({ status: 400, body: { __type: 'com.amazonaws.dynamodb.v20120810#ThrottlingException', message: 'slow down' } });
+    answers.push({
+      status: 400,
+      body: { __type: 'com.amazonaws.dynamodb.v20120810#ThrottlingException', message: 'slow down' },
+    });
     answers.push({ status: 200, body: { Attributes: { c: { N: '1' } } } });
-    const { Attributes } = await client.send({ operation: 'UpdateItem', input: { TableName: 't', Key: { pk: 'a' }, UpdateExpression: 'ADD c :one', ExpressionAttributeValues: { ':one': 1 }, ReturnValues: 'UPDATED_NEW' } });
+    const { Attributes } = await client.send({
+      operation: 'UpdateItem',
+      input: {
+        TableName: 't',
+        Key: { pk: 'a' },
+        UpdateExpression: 'ADD c :one',
+        ExpressionAttributeValues: { ':one': 1 },
+        ReturnValues: 'UPDATED_NEW',
+      },
+    });
     expect(Attributes).toEqual({ c: 1 });
     expect(seen).toHaveLength(3);
   });

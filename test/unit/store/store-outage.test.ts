@@ -24,7 +24,10 @@ describe('isStoreOutage', () => {
     ['connection reset', networkError('ECONNRESET')],
     ['host not found', networkError('ENOTFOUND')],
     ['a batch left unprocessed after its retries', new UnprocessedError(3, 'keys')],
-    ['a transaction cancelled by throttling only', new DynamoError('TransactionCanceledException', 'cancelled', 400, undefined, ['None', 'ThrottlingError'])],
+    [
+      'a transaction cancelled by throttling only',
+      new DynamoError('TransactionCanceledException', 'cancelled', 400, undefined, ['None', 'ThrottlingError']),
+    ],
   ])('%s is an outage', (_name, error) => {
     expect(isStoreOutage(error)).toBe(true);
   });
@@ -34,8 +37,17 @@ describe('isStoreOutage', () => {
     ['a malformed request', new DynamoError('ValidationException', 'invalid', 400)],
     ['a refused signature', new DynamoError('InvalidSignatureException', 'signature', 400)],
     ['a missing table', new DynamoError('ResourceNotFoundException', 'no table', 400)],
-    ['a transaction cancelled by a failed condition as well', new DynamoError('TransactionCanceledException', 'cancelled', 400, undefined, ['ConditionalCheckFailed', 'ThrottlingError'])],
-    ['a transaction cancelled for no stated reason', new DynamoError('TransactionCanceledException', 'cancelled', 400, undefined, ['None'])],
+    [
+      'a transaction cancelled by a failed condition as well',
+      new DynamoError('TransactionCanceledException', 'cancelled', 400, undefined, [
+        'ConditionalCheckFailed',
+        'ThrottlingError',
+      ]),
+    ],
+    [
+      'a transaction cancelled for no stated reason',
+      new DynamoError('TransactionCanceledException', 'cancelled', 400, undefined, ['None']),
+    ],
     ['a bug (TypeError)', new TypeError("Cannot read properties of undefined (reading 'items')")],
     ['a plain error', new Error('boom')],
     ['a thrown string', 'boom'],

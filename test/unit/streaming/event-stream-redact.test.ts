@@ -15,14 +15,25 @@ const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('bas
 const clean = encodeEventStreamMessage({ event: 'messageStart' }, { role: 'assistant' });
 const frames = [
   clean,
-  encodeEventStreamMessage({ event: 'contentBlockDelta' }, { contentBlockIndex: 0, delta: { text: `your key is ${KEY} and token ${TOKEN}` } }),
-  encodeEventStreamMessage({ event: 'chunk' }, { bytes: b64({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: `echo ${KEY}` } }), p: 'abc' }),
+  encodeEventStreamMessage(
+    { event: 'contentBlockDelta' },
+    { contentBlockIndex: 0, delta: { text: `your key is ${KEY} and token ${TOKEN}` } },
+  ),
+  encodeEventStreamMessage(
+    { event: 'chunk' },
+    {
+      bytes: b64({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: `echo ${KEY}` } }),
+      p: 'abc',
+    },
+  ),
   encodeEventStreamMessage({ exception: 'validationException' }, { message: `bad token ${TOKEN}` }),
 ];
 const all = Buffer.concat(frames);
 
 function run(input: Buffer, size: number): Buffer {
-  const redactor = new EventStreamRedactor([KEY, TOKEN, undefined], (problem) => encodeEventStreamMessage({ exception: 'internalServerException' }, { message: problem }));
+  const redactor = new EventStreamRedactor([KEY, TOKEN, undefined], (problem) =>
+    encodeEventStreamMessage({ exception: 'internalServerException' }, { message: problem }),
+  );
   const out: Buffer[] = [];
   for (let at = 0; at < input.length; at += size) out.push(redactor.write(input.subarray(at, at + size)));
   out.push(redactor.end());
@@ -42,43 +53,59 @@ function readable(bytes: Buffer): { texts: string[]; problem?: string } {
 }
 
 describe('EventStreamRedactor', () => {
-  it.each([1, 7, 64, all.length])('cut into %i-byte chunks: whole frames, no credential in any payload or base64 inside one', (size) => {
-    const out = run(all, size);
-    const { texts, problem } = readable(out);
-    expect(problem).toBeUndefined();
-    expect(texts).toHaveLength(4);
-    const joined = texts.join('\n') + out.toString('latin1');
-    expect(joined).not.toContain(KEY);
-    expect(joined).not.toContain(TOKEN);
-    expect(texts.join('\n').split('[redacted]').length - 1).toBe(4);
-    expect(texts[2]).toContain('"text":"echo [redacted]"');
-    // A frame without a credential is passed on unchanged.
-    expect(out.subarray(0, clean.length)).toEqual(clean);
-  });
+  it.each([1, 7, 64, all.length])(
+    'cut into %i-byte chunks: whole frames, no credential in any payload or base64 inside one',
+    (size) => {
+      const out = run(all, size);
+      const { texts, problem } = readable(out);
+      expect(problem).toBeUndefined();
+      expect(texts).toHaveLength(4);
+      const joined = texts.join('\n') + out.toString('latin1');
+      expect(joined).not.toContain(KEY);
+      expect(joined).not.toContain(TOKEN);
+      expect(texts.join('\n').split('[redacted]').length - 1).toBe(4);
+      expect(texts[2]).toContain('"text":"echo [redacted]"');
+      // A frame without a credential is passed on unchanged.
+      expect(out.subarray(0, clean.length)).toEqual(clean);
+    },
+  );
 
   it('passes a stream without credentials on byte for byte', () => {
-    const plain = Buffer.concat([clean, encodeEventStreamMessage({ event: 'metadata' }, { usage: { inputTokens: 1 } })]);
+    const plain = Buffer.concat([
+      clean,
+      encodeEventStreamMessage({ event: 'metadata' }, { usage: { inputTokens: 1 } }),
+    ]);
     expect(run(plain, 5)).toEqual(plain);
   });
 
   it.each([
-    ['a damaged CRC', 1, (() => {
-      const damaged = Buffer.from(all);
-      damaged[frames[0].length + 10] ^= 0xff;
-      return damaged;
-    })()],
+    [
+      'a damaged CRC',
+      1,
+      (() => {
+        const damaged = Buffer.from(all);
+        damaged[frames[0].length + 10] ^= 0xff;
+        return damaged;
+      })(),
+    ],
     ['a frame cut short', 3, all.subarray(0, all.length - 3)],
-  ] as const)('a stream that stops being frames (%s) is cut there and closed with an exception frame', (_name, readFrames, input) => {
-    const out = run(input, 9);
-    const decoder = new EventStreamDecoder();
-    const messages = decoder.push(out);
-    decoder.end();
-    expect(decoder.problem).toBeUndefined();
-    expect(messages.map((m) => m.frame)).toEqual([...frames.slice(0, readFrames).map((f, i) => (i === 0 ? f : expect.any(Buffer))), expect.any(Buffer)]);
-    expect(messages.at(-1)!.exceptionType).toBe('internalServerException');
-    expect(messages.at(-1)!.payload.toString()).toMatch(/could not be read/);
-    expect(out.length).toBeLessThan(input.length);
-  });
+  ] as const)(
+    'a stream that stops being frames (%s) is cut there and closed with an exception frame',
+    (_name, readFrames, input) => {
+      const out = run(input, 9);
+      const decoder = new EventStreamDecoder();
+      const messages = decoder.push(out);
+      decoder.end();
+      expect(decoder.problem).toBeUndefined();
+      expect(messages.map((m) => m.frame)).toEqual([
+        ...frames.slice(0, readFrames).map((f, i) => (i === 0 ? f : expect.any(Buffer))),
+        expect.any(Buffer),
+      ]);
+      expect(messages.at(-1)!.exceptionType).toBe('internalServerException');
+      expect(messages.at(-1)!.payload.toString()).toMatch(/could not be read/);
+      expect(out.length).toBeLessThan(input.length);
+    },
+  );
 
   it('cuts a credential out of a header too (a string value, a byte value, a name), the frame whole and its payload kept', () => {
     const codec = new EventStreamCodec(

@@ -17,7 +17,7 @@ function redactInPieces(text: string, secrets: string[], random: () => number): 
   let fed = 0;
   let emitted = 0;
   let maxHeld = 0;
-  for (let at = 0; at < bytes.length; ) {
+  for (let at = 0; at < bytes.length;) {
     const size = 1 + Math.floor(random() * 40);
     const piece = redactor.write(bytes.subarray(at, at + size));
     fed += Math.min(size, bytes.length - at);
@@ -39,7 +39,9 @@ describe('SecretRedactor', () => {
   });
 
   it('holds back only what could still become a secret: less than the longest one', () => {
-    const teasing = `sk-proxy-abc sk-live-0123456789 ABCDEFGHIJ sk-proxy-abcdefghijklmnop_abcdefgh_ABCDEF end`.repeat(20);
+    const teasing = `sk-proxy-abc sk-live-0123456789 ABCDEFGHIJ sk-proxy-abcdefghijklmnop_abcdefgh_ABCDEF end`.repeat(
+      20,
+    );
     const { out, maxHeld } = redactInPieces(teasing, [KEY, TOKEN, SECRET], seededRandom(9));
     expect(out).toBe(teasing);
     expect(maxHeld).toBeLessThan(TOKEN.length);

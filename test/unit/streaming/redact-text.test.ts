@@ -17,7 +17,9 @@ describe('redactText', () => {
   });
 
   it('replaces every occurrence of each, the whole token before its secret part', () => {
-    expect(redactText(`a ${TOKEN} b ${SECRET} c ${KEY}${KEY} d`, secrets)).toBe('a [redacted] b [redacted] c [redacted][redacted] d');
+    expect(redactText(`a ${TOKEN} b ${SECRET} c ${KEY}${KEY} d`, secrets)).toBe(
+      'a [redacted] b [redacted] c [redacted][redacted] d',
+    );
   });
 
   it('returns text without any credential as it is, cut marks included', () => {
@@ -26,10 +28,15 @@ describe('redactText', () => {
     expect(redactText(`x ${TOKEN}`, [])).toBe(`x ${TOKEN}`);
   });
 
-  it.each([43, 50, TOKEN.length - 1])('replaces the secret part of a token cut after %i characters before a cut mark', (length) => {
-    const quoted = JSON.stringify(`team${TOKEN.slice(0, length)}…`);
-    expect(redactText(`x-proxy-tags: ${quoted} is not a key=value pair.`, secrets)).toBe('x-proxy-tags: "teamsk-proxy-abcdefghijklmnop_abcdefgh_[redacted]…" is not a key=value pair.');
-  });
+  it.each([43, 50, TOKEN.length - 1])(
+    'replaces the secret part of a token cut after %i characters before a cut mark',
+    (length) => {
+      const quoted = JSON.stringify(`team${TOKEN.slice(0, length)}…`);
+      expect(redactText(`x-proxy-tags: ${quoted} is not a key=value pair.`, secrets)).toBe(
+        'x-proxy-tags: "teamsk-proxy-abcdefghijklmnop_abcdefgh_[redacted]…" is not a key=value pair.',
+      );
+    },
+  );
 
   it('leaves a token cut within its public id (sk-proxy-<account>_<key>_), which names it but proves nothing', () => {
     const text = `send a proxy token (sk-proxy-…); got ${TOKEN.slice(0, 30)}…`;
@@ -38,11 +45,15 @@ describe('redactText', () => {
 
   it('replaces a secret part cut short, and leaves a start shorter than the shortest secret worth searching for', () => {
     expect(redactText(`v=${SECRET.slice(0, 12)}…`, secrets)).toBe('v=[redacted]…');
-    expect(redactText(`v=${SECRET.slice(0, MIN_SECRET_LENGTH - 1)}…`, secrets)).toBe(`v=${SECRET.slice(0, MIN_SECRET_LENGTH - 1)}…`);
+    expect(redactText(`v=${SECRET.slice(0, MIN_SECRET_LENGTH - 1)}…`, secrets)).toBe(
+      `v=${SECRET.slice(0, MIN_SECRET_LENGTH - 1)}…`,
+    );
   });
 
   it('handles several cut marks, whole credentials beside them', () => {
-    expect(redactText(`${KEY} ${KEY.slice(0, 10)}… and ${SECRET.slice(0, 9)}… end…`, secrets)).toBe('[redacted] [redacted]… and [redacted]… end…');
+    expect(redactText(`${KEY} ${KEY.slice(0, 10)}… and ${SECRET.slice(0, 9)}… end…`, secrets)).toBe(
+      '[redacted] [redacted]… and [redacted]… end…',
+    );
   });
 
   it('handles a text of a hundred thousand cut starts (a megabyte-long model) in one pass', () => {

@@ -33,7 +33,9 @@ afterAll(async () => {
 
 function upstreamResponse(): Promise<{ body: IncomingMessage; abort(): void }> {
   return new Promise((resolve, reject) => {
-    const call = request(origin, { method: 'POST', agent: false }, (body) => resolve({ body, abort: () => call.destroy() }));
+    const call = request(origin, { method: 'POST', agent: false }, (body) =>
+      resolve({ body, abort: () => call.destroy() }),
+    );
     call.on('error', (error) => (call.destroyed ? undefined : reject(error)));
     call.end();
   });
@@ -53,7 +55,10 @@ interface Relayed {
   upstreamDone: Promise<void>;
 }
 
-async function relay(serve: Behaviour, options: { stallMs?: number; sse?: boolean; gzip?: boolean } = {}): Promise<Relayed> {
+async function relay(
+  serve: Behaviour,
+  options: { stallMs?: number; sse?: boolean; gzip?: boolean } = {},
+): Promise<Relayed> {
   behaviour = serve;
   const upstream = await upstreamResponse();
   const tap = new PassThrough();
@@ -70,7 +75,10 @@ async function relay(serve: Behaviour, options: { stallMs?: number; sse?: boolea
     redactor: new SecretRedactor([SECRET]),
     tap,
     stallMs: options.stallMs ?? 30_000,
-    closingBytes: options.sse === false ? undefined : (reason, cut) => `event: error\ndata: {"cut":"${cut}","reason":"${reason}"}\n\n`,
+    closingBytes:
+      options.sse === false
+        ? undefined
+        : (reason, cut) => `event: error\ndata: {"cut":"${cut}","reason":"${reason}"}\n\n`,
     onEnd: (end) => ends.push(end),
   });
   const upstreamDone = new Promise<void>((resolve) => {
@@ -80,7 +88,6 @@ async function relay(serve: Behaviour, options: { stallMs?: number; sse?: boolea
   });
   return { ends, received, tap, upstreamDone };
 }
-
 
 it('a complete body passes through with credentials cut out, even across chunks, and ends once', async () => {
   const { ends, received, upstreamDone } = await relay((response) => {
@@ -99,7 +106,9 @@ it('a stream cut mid-body ends with the closing event, reported once as closed',
     response.write('data: {"n":1}\n\n');
     setTimeout(() => response.socket?.destroy(), 10);
   });
-  expect(await received).toEqual({ text: 'data: {"n":1}\n\nevent: error\ndata: {"cut":"closed","reason":"upstream connection closed mid-response"}\n\n' });
+  expect(await received).toEqual({
+    text: 'data: {"n":1}\n\nevent: error\ndata: {"cut":"closed","reason":"upstream connection closed mid-response"}\n\n',
+  });
   await upstreamDone;
   expect(ends).toEqual([{ kind: 'cut', reason: 'upstream connection closed mid-response' }]);
 });
@@ -127,7 +136,9 @@ it('a body that goes quiet past the limit is stopped and reported as stalled', a
     { stallMs: 300 },
   );
   const { text } = await received;
-  expect(text).toBe('data: {"n":1}\n\nevent: error\ndata: {"cut":"stalled","reason":"upstream stalled for more than 0 s"}\n\n');
+  expect(text).toBe(
+    'data: {"n":1}\n\nevent: error\ndata: {"cut":"stalled","reason":"upstream stalled for more than 0 s"}\n\n',
+  );
   await upstreamClosed;
   await upstreamDone;
   expect(ends).toEqual([{ kind: 'cut', reason: 'upstream stalled for more than 0 s' }]);
@@ -157,5 +168,8 @@ it('a body that cannot be decoded ends the stream with the closing event, once',
   expect(text).toMatch(/^event: error\ndata: \{"cut":"closed","reason":"could not decode the upstream body: /);
   await upstreamDone;
   expect(ends).toHaveLength(1);
-  expect(ends[0]).toMatchObject({ kind: 'cut', reason: expect.stringMatching(/^could not decode the upstream body: /) });
+  expect(ends[0]).toMatchObject({
+    kind: 'cut',
+    reason: expect.stringMatching(/^could not decode the upstream body: /),
+  });
 });

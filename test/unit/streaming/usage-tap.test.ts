@@ -32,10 +32,29 @@ function summary(result: TapResult) {
 }
 
 function wanted(name: string) {
-  const { model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, cacheWrite1hTokens, error, complete, status } = expectedUsage(name);
+  const {
+    model,
+    inputTokens,
+    outputTokens,
+    cacheReadTokens,
+    cacheWriteTokens,
+    cacheWrite1hTokens,
+    error,
+    complete,
+    status,
+  } = expectedUsage(name);
   const json = !isStreamFixture(name);
   // A JSON body's error message is read by the caller from `json`; the tap reports it complete once parsed.
-  return { model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, ...(cacheWrite1hTokens ? { cacheWrite1hTokens } : {}), error: json ? undefined : error, complete: json ? status > 0 : complete };
+  return {
+    model,
+    inputTokens,
+    outputTokens,
+    cacheReadTokens,
+    cacheWriteTokens,
+    ...(cacheWrite1hTokens ? { cacheWrite1hTokens } : {}),
+    error: json ? undefined : error,
+    complete: json ? status > 0 : complete,
+  };
 }
 
 const SEEDS = [1, 2, 3, 7, 42];
@@ -46,53 +65,78 @@ describe('UsageTap passes every fixture through untouched', () => {
   it.each(cases)('$name split with seed $seed: same bytes out, expected usage read', async ({ name, seed }) => {
     const input = Buffer.from(fixtureText(name), 'utf8');
     const format = isStreamFixture(name) ? 'sse' : 'json';
-    const { output, result } = await runTap(randomCuts(input, seededRandom(seed)), { dialect: dialectOf(name), format, hideUsageOnlyEvent: false });
+    const { output, result } = await runTap(randomCuts(input, seededRandom(seed)), {
+      dialect: dialectOf(name),
+      format,
+      hideUsageOnlyEvent: false,
+    });
     expect(output.equals(input)).toBe(true);
     expect(summary(result)).toEqual(wanted(name));
     expect(result.bytes).toBe(input.length);
     if (format === 'json') expect(result.json).toEqual(JSON.parse(fixtureText(name)));
   });
 
-  it.each(fixtureNames().filter(isStreamFixture))('%s with unicode and CRLF, one byte at a time: same bytes, observer sees the exact text', async (name) => {
-    const text = toCrlf(withUnicode(fixtureText(name)));
-    const input = Buffer.from(text, 'utf8');
-    const seen: string[] = [];
-    const { output, result } = await runTap(oneBytePieces(input), {
-      dialect: dialectOf(name),
-      format: 'sse',
-      hideUsageOnlyEvent: false,
-      copy: { append: (t) => seen.push(t), finish: async () => undefined },
-    });
-    expect(output.equals(input)).toBe(true);
-    expect(seen.join('')).toBe(text);
-    expect(seen.every((piece) => !piece.includes('\ufffd'))).toBe(true);
-    expect(summary(result)).toEqual(wanted(name));
-  });
+  it.each(fixtureNames().filter(isStreamFixture))(
+    '%s with unicode and CRLF, one byte at a time: same bytes, observer sees the exact text',
+    async (name) => {
+      const text = toCrlf(withUnicode(fixtureText(name)));
+      const input = Buffer.from(text, 'utf8');
+      const seen: string[] = [];
+      const { output, result } = await runTap(oneBytePieces(input), {
+        dialect: dialectOf(name),
+        format: 'sse',
+        hideUsageOnlyEvent: false,
+        copy: { append: (t) => seen.push(t), finish: async () => undefined },
+      });
+      expect(output.equals(input)).toBe(true);
+      expect(seen.join('')).toBe(text);
+      expect(seen.every((piece) => !piece.includes('\ufffd'))).toBe(true);
+      expect(summary(result)).toEqual(wanted(name));
+    },
+  );
 });
 
 describe('UsageTap hiding the usage-only event the proxy asked for', () => {
-  const usageOnlyBlocks = (name: string) => fixtureEvents(name).filter((e) => e.data.includes('"choices":[],"usage":{')).map((e) => e.raw);
+  const usageOnlyBlocks = (name: string) =>
+    fixtureEvents(name)
+      .filter((e) => e.data.includes('"choices":[],"usage":{'))
+      .map((e) => e.raw);
 
-  it.each(['prov-b/text.sse', 'prov-b/reasoning-excluded.sse'])('%s: output is the input minus exactly the `choices: []` usage block', async (name) => {
-    const text = fixtureText(name);
-    const blocks = usageOnlyBlocks(name);
-    expect(blocks).toHaveLength(1);
-    const expected = Buffer.from(text.replace(blocks[0], ''), 'utf8');
-    expect(expected.length).toBe(Buffer.byteLength(text) - Buffer.byteLength(blocks[0]));
-    const input = Buffer.from(text, 'utf8');
-    for (const pieces of [[input], oneBytePieces(input), ...SEEDS.map((seed) => randomCuts(input, seededRandom(seed)))]) {
-      const { output, result } = await runTap(pieces, { dialect: chatDialect, format: 'sse', hideUsageOnlyEvent: true });
-      expect(output.toString('utf8')).toBe(expected.toString('utf8'));
-      // The hidden event is still read: the row gets the usage the client doesn't see.
-      expect(summary(result)).toEqual(wanted(name));
-    }
-  });
+  it.each(['prov-b/text.sse', 'prov-b/reasoning-excluded.sse'])(
+    '%s: output is the input minus exactly the `choices: []` usage block',
+    async (name) => {
+      const text = fixtureText(name);
+      const blocks = usageOnlyBlocks(name);
+      expect(blocks).toHaveLength(1);
+      const expected = Buffer.from(text.replace(blocks[0], ''), 'utf8');
+      expect(expected.length).toBe(Buffer.byteLength(text) - Buffer.byteLength(blocks[0]));
+      const input = Buffer.from(text, 'utf8');
+      for (const pieces of [
+        [input],
+        oneBytePieces(input),
+        ...SEEDS.map((seed) => randomCuts(input, seededRandom(seed))),
+      ]) {
+        const { output, result } = await runTap(pieces, {
+          dialect: chatDialect,
+          format: 'sse',
+          hideUsageOnlyEvent: true,
+        });
+        expect(output.toString('utf8')).toBe(expected.toString('utf8'));
+        // The hidden event is still read: the row gets the usage the client doesn't see.
+        expect(summary(result)).toEqual(wanted(name));
+      }
+    },
+  );
 
   it.each(['prov-b/text-no-usage.sse', 'prov-c/text.sse', 'prov-c/text-no-usage.sse', 'prov-b/stream-error.sse'])(
     '%s: nothing to hide, every byte passes',
     async (name) => {
       const input = Buffer.from(fixtureText(name), 'utf8');
-      const { output, result } = await runTap(randomCuts(input, seededRandom(5)), { dialect: chatDialect, format: 'sse', hideUsageOnlyEvent: true });
+      const { output, result } = await runTap(randomCuts(input, seededRandom(5)), {
+        dialect: chatDialect,
+        format: 'sse',
+        hideUsageOnlyEvent: true,
+      });
       expect(output.equals(input)).toBe(true);
       expect(summary(result)).toEqual(wanted(name));
     },
@@ -112,14 +156,25 @@ describe('UsageTap hiding the usage-only event the proxy asked for', () => {
 describe('UsageTap results', () => {
   it('a stream cut off before its terminal event keeps the tokens seen and says incomplete', async () => {
     const events = fixtureEvents('prov-a/prompt-cache.sse');
-    const cut = events.filter((e) => e.event !== 'message_stop').map((e) => e.raw).join('');
-    const { result } = await runTap([Buffer.from(cut)], { dialect: messagesDialect, format: 'sse', hideUsageOnlyEvent: false });
+    const cut = events
+      .filter((e) => e.event !== 'message_stop')
+      .map((e) => e.raw)
+      .join('');
+    const { result } = await runTap([Buffer.from(cut)], {
+      dialect: messagesDialect,
+      format: 'sse',
+      hideUsageOnlyEvent: false,
+    });
     expect(summary(result)).toEqual({ ...wanted('prov-a/prompt-cache.sse'), complete: false });
   });
 
   it('a truncated JSON body gives no usage and complete: false', async () => {
     const text = fixtureText('prov-b/text.json');
-    const { result } = await runTap([Buffer.from(text.slice(0, text.length - 5))], { dialect: chatDialect, format: 'json', hideUsageOnlyEvent: false });
+    const { result } = await runTap([Buffer.from(text.slice(0, text.length - 5))], {
+      dialect: chatDialect,
+      format: 'json',
+      hideUsageOnlyEvent: false,
+    });
     expect(result.json).toBeUndefined();
     expect(result.usage).toBeUndefined();
     expect(result.complete).toBe(false);
@@ -148,7 +203,12 @@ describe('UsageTap results', () => {
   });
 
   const BIG = 17 * 1024 * 1024;
-  const bigBodies: [string, Dialect, object, { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number }][] = [
+  const bigBodies: [
+    string,
+    Dialect,
+    object,
+    { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number },
+  ][] = [
     [
       'chat',
       chatDialect,
@@ -157,7 +217,12 @@ describe('UsageTap results', () => {
         object: 'chat.completion',
         model: 'gpt-4o-mini',
         choices: [{ index: 0, message: { role: 'assistant', content: 'x'.repeat(BIG) }, finish_reason: 'length' }],
-        usage: { prompt_tokens: 12, completion_tokens: 4_000_000, total_tokens: 4_000_012, prompt_tokens_details: { cached_tokens: 2 } },
+        usage: {
+          prompt_tokens: 12,
+          completion_tokens: 4_000_000,
+          total_tokens: 4_000_012,
+          prompt_tokens_details: { cached_tokens: 2 },
+        },
       },
       { inputTokens: 12, outputTokens: 4_000_000, cacheReadTokens: 2, cacheWriteTokens: 0 },
     ],
@@ -169,20 +234,29 @@ describe('UsageTap results', () => {
         type: 'message',
         model: 'claude-sonnet-4-6',
         content: [{ type: 'text', text: 'y'.repeat(BIG) }],
-        usage: { input_tokens: 10, cache_creation_input_tokens: 3, cache_read_input_tokens: 5, cache_creation: { ephemeral_5m_input_tokens: 3 }, output_tokens: 4_100_000 },
+        usage: {
+          input_tokens: 10,
+          cache_creation_input_tokens: 3,
+          cache_read_input_tokens: 5,
+          cache_creation: { ephemeral_5m_input_tokens: 3 },
+          output_tokens: 4_100_000,
+        },
       },
       { inputTokens: 18, outputTokens: 4_100_000, cacheReadTokens: 5, cacheWriteTokens: 3 },
     ],
   ];
 
-  it.each(bigBodies)('a %s JSON body over 16 MB still yields its usage (tail search)', async (_label, dialect, body, usage) => {
-    const input = Buffer.from(JSON.stringify(body), 'utf8');
-    const pieces: Buffer[] = [];
-    for (let at = 0; at < input.length; at += 64 * 1024) pieces.push(input.subarray(at, at + 64 * 1024));
-    const { output, result } = await runTap(pieces, { dialect, format: 'json', hideUsageOnlyEvent: false });
-    expect(output.length).toBe(input.length);
-    expect(result.bytes).toBe(input.length);
-    expect(result.usage).toEqual(usage);
-    expect(result.complete).toBe(true);
-  });
+  it.each(bigBodies)(
+    'a %s JSON body over 16 MB still yields its usage (tail search)',
+    async (_label, dialect, body, usage) => {
+      const input = Buffer.from(JSON.stringify(body), 'utf8');
+      const pieces: Buffer[] = [];
+      for (let at = 0; at < input.length; at += 64 * 1024) pieces.push(input.subarray(at, at + 64 * 1024));
+      const { output, result } = await runTap(pieces, { dialect, format: 'json', hideUsageOnlyEvent: false });
+      expect(output.length).toBe(input.length);
+      expect(result.bytes).toBe(input.length);
+      expect(result.usage).toEqual(usage);
+      expect(result.complete).toBe(true);
+    },
+  );
 });

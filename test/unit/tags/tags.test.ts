@@ -9,7 +9,10 @@ describe('x-proxy-tags (docs/tags.md)', () => {
     ['  team = search  ,feature=a b', { team: 'search', feature: 'a b' }],
     ['query=a=b', { query: 'a=b' }],
     ['k.1_-=~!@#$%^&*()', { 'k.1_-': '~!@#$%^&*()' }],
-    [Array.from({ length: 10 }, (_, i) => `k${i}=v`).join(','), Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`k${i}`, 'v']))],
+    [
+      Array.from({ length: 10 }, (_, i) => `k${i}=v`).join(','),
+      Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`k${i}`, 'v'])),
+    ],
   ])('%j is read as %j', (header, tags) => {
     expect(parseTagHeader(header)).toEqual({ ok: true, tags });
   });
@@ -19,12 +22,15 @@ describe('x-proxy-tags (docs/tags.md)', () => {
     ['team=search,', 'x-proxy-tags: "" is not a key=value pair (pairs are separated by commas).'],
     ['=search', 'x-proxy-tags: a tag key is empty.'],
     ['Team=search', 'x-proxy-tags: tag key "Team" must be 1 to 40 lowercase letters, digits, "_", "-" or ".".'],
-    [`${'k'.repeat(41)}=v`, `x-proxy-tags: tag key "${'k'.repeat(41)}" must be 1 to 40 lowercase letters, digits, "_", "-" or ".".`],
+    [
+      `${'k'.repeat(41)}=v`,
+      `x-proxy-tags: tag key "${'k'.repeat(41)}" must be 1 to 40 lowercase letters, digits, "_", "-" or ".".`,
+    ],
     ['team=', 'x-proxy-tags: tag "team" has an empty value.'],
     [`team=${'v'.repeat(101)}`, 'x-proxy-tags: the value of tag "team" is longer than 100 characters.'],
     ['team=caf\u00e9', 'x-proxy-tags: the value of tag "team" must be printable ASCII characters other than ",".'],
     ['team=a\tb', 'x-proxy-tags: the value of tag "team" must be printable ASCII characters other than ",".'],
-    ['team=(other)', 'x-proxy-tags: the value (other) is reserved (stats use it for values past a key\'s limit).'],
+    ['team=(other)', "x-proxy-tags: the value (other) is reserved (stats use it for values past a key's limit)."],
     ['team=a,team=b', 'x-proxy-tags: tag "team" is given twice.'],
     [Array.from({ length: 11 }, (_, i) => `k${i}=v`).join(','), 'x-proxy-tags: at most 10 tags, got 11.'],
   ])('%j is refused', (header, message) => {

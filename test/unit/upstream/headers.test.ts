@@ -43,7 +43,16 @@ describe('upstreamRequestHeaders', () => {
     'x-amz-date': '20250101T000000Z',
     'x-absent': undefined,
   };
-  const kept = ['content-type', 'user-agent', 'accept', 'anthropic-version', 'anthropic-beta', 'openai-organization', 'openai-project', 'x-stainless-lang'];
+  const kept = [
+    'content-type',
+    'user-agent',
+    'accept',
+    'anthropic-version',
+    'anthropic-beta',
+    'openai-organization',
+    'openai-project',
+    'x-stainless-lang',
+  ];
 
   it('messages style: only the provider key in x-api-key, client headers kept as sent, the rest dropped', () => {
     const headers = upstreamRequestHeaders(client, messagesDialect, 'sk-ant-real');
@@ -68,12 +77,15 @@ describe('upstreamRequestHeaders', () => {
     }
   });
 
-  it.each(['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'x-goog-api-key'])('a credential in %s is never forwarded, whatever it holds', (name) => {
-    for (const dialect of [messagesDialect, chatDialect]) {
-      const headers = upstreamRequestHeaders({ [name]: 'Bearer some-other-credential-1234' }, dialect, 'real-key');
-      expect(Object.values(headers).join('\n')).not.toContain('some-other-credential-1234');
-    }
-  });
+  it.each(['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'x-goog-api-key'])(
+    'a credential in %s is never forwarded, whatever it holds',
+    (name) => {
+      for (const dialect of [messagesDialect, chatDialect]) {
+        const headers = upstreamRequestHeaders({ [name]: 'Bearer some-other-credential-1234' }, dialect, 'real-key');
+        expect(Object.values(headers).join('\n')).not.toContain('some-other-credential-1234');
+      }
+    },
+  );
 
   it('a header of any name quoting the presented proxy token or its secret part stays with the proxy', () => {
     const token = 'sk-proxy-abcdefghijklmnop_abcdefgh_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef';
@@ -86,12 +98,20 @@ describe('upstreamRequestHeaders', () => {
   });
 
   it('a missing content-type becomes application/json', () => {
-    expect(upstreamRequestHeaders({}, chatDialect, 'k')).toEqual({ authorization: 'Bearer k', 'accept-encoding': ACCEPTED, 'content-type': 'application/json' });
+    expect(upstreamRequestHeaders({}, chatDialect, 'k')).toEqual({
+      authorization: 'Bearer k',
+      'accept-encoding': ACCEPTED,
+      'content-type': 'application/json',
+    });
   });
 
   // RFC 9110 7.6.1: a proxy removes the fields a Connection header names, they are hop-by-hop too.
   it('headers named in Connection are dropped as hop-by-hop', () => {
-    const headers = upstreamRequestHeaders({ connection: 'keep-alive, x-hop-secret', 'x-hop-secret': '1', 'anthropic-version': '2023-06-01' }, messagesDialect, 'k');
+    const headers = upstreamRequestHeaders(
+      { connection: 'keep-alive, x-hop-secret', 'x-hop-secret': '1', 'anthropic-version': '2023-06-01' },
+      messagesDialect,
+      'k',
+    );
     expect(headers).not.toHaveProperty('x-hop-secret');
     expect(headers['anthropic-version']).toBe('2023-06-01');
   });

@@ -23,45 +23,75 @@ describe('bucket keys', () => {
   it('starts with the granularity and the UTC hour or day', () => {
     expect(hourKey(at, dims)).toBe('H#2026-11-21T13#prov-b#fam-4o-mini#alice#acc1_tok1#responses');
     expect(dayKey(at, dims)).toBe('D#2026-11-21#prov-b#fam-4o-mini#alice#acc1_tok1#responses');
-    expect(dayKey(new Date('2026-11-21T23:30:00-02:00'), dims)).toBe('D#2026-11-22#prov-b#fam-4o-mini#alice#acc1_tok1#responses');
+    expect(dayKey(new Date('2026-11-21T23:30:00-02:00'), dims)).toBe(
+      'D#2026-11-22#prov-b#fam-4o-mini#alice#acc1_tok1#responses',
+    );
   });
 
   it('keeps an empty requester as an empty part', () => {
     const key = hourKey(at, { ...dims, requester: '' });
     expect(key).toBe('H#2026-11-21T13#prov-b#fam-4o-mini##acc1_tok1#responses');
-    expect(parseBucketKey(key)).toEqual({ granularity: 'H', day: '2026-11-21', hour: '2026-11-21T13', ...dims, requester: '' });
+    expect(parseBucketKey(key)).toEqual({
+      granularity: 'H',
+      day: '2026-11-21',
+      hour: '2026-11-21T13',
+      ...dims,
+      requester: '',
+    });
   });
 
   it('reads a key written before tokens were counted as token "" and kind ""', () => {
-    expect(parseBucketKey('D#2026-11-21#prov-b#fam-4o-mini#alice')).toEqual({ granularity: 'D', day: '2026-11-21', ...dims, token: '', kind: '' });
+    expect(parseBucketKey('D#2026-11-21#prov-b#fam-4o-mini#alice')).toEqual({
+      granularity: 'D',
+      day: '2026-11-21',
+      ...dims,
+      token: '',
+      kind: '',
+    });
   });
 
   it('reads a key written before kinds were counted as kind ""', () => {
-    expect(parseBucketKey('D#2026-11-21#prov-b#fam-4o-mini#alice#acc1_tok1')).toEqual({ granularity: 'D', day: '2026-11-21', ...dims, kind: '' });
+    expect(parseBucketKey('D#2026-11-21#prov-b#fam-4o-mini#alice#acc1_tok1')).toEqual({
+      granularity: 'D',
+      day: '2026-11-21',
+      ...dims,
+      kind: '',
+    });
   });
-
 
   it('escapes # and % so any label splits back exactly', () => {
     expect(escapeSegment('team#1 100%')).toBe('team%231 100%25');
     fc.assert(
-      fc.property(fc.string({ maxLength: MAX_LABEL_CHARS }), fc.string({ maxLength: MAX_LABEL_CHARS }), (model, requester) => {
-        expect(unescapeSegment(escapeSegment(model))).toBe(model);
-        expect(parseBucketKey(dayKey(at, { provider: 'prov-a', model, requester, token: 'acc_tok', kind: 'messages' }))).toEqual({
-          granularity: 'D',
-          day: '2026-11-21',
-          provider: 'prov-a',
-          model,
-          requester,
-          token: 'acc_tok',
-          kind: 'messages',
-        });
-      }),
+      fc.property(
+        fc.string({ maxLength: MAX_LABEL_CHARS }),
+        fc.string({ maxLength: MAX_LABEL_CHARS }),
+        (model, requester) => {
+          expect(unescapeSegment(escapeSegment(model))).toBe(model);
+          expect(
+            parseBucketKey(dayKey(at, { provider: 'prov-a', model, requester, token: 'acc_tok', kind: 'messages' })),
+          ).toEqual({
+            granularity: 'D',
+            day: '2026-11-21',
+            provider: 'prov-a',
+            model,
+            requester,
+            token: 'acc_tok',
+            kind: 'messages',
+          });
+        },
+      ),
     );
   });
 
   it('cuts long labels so the key stays under DynamoDB’s 1024-byte sort-key limit', () => {
     const huge = '#😀'.repeat(5000);
-    const key = hourKey(at, { provider: 'prov-a', model: huge, requester: huge, token: 'accountid1234_abcdefgh', kind: 'count_tokens' });
+    const key = hourKey(at, {
+      provider: 'prov-a',
+      model: huge,
+      requester: huge,
+      token: 'accountid1234_abcdefgh',
+      kind: 'count_tokens',
+    });
     expect(Buffer.byteLength(key)).toBeLessThan(1024);
     expect(parseBucketKey(key).requester).toBe(Array.from(huge).slice(0, MAX_LABEL_CHARS).join(''));
   });
@@ -93,12 +123,18 @@ describe('bucketRanges', () => {
   });
 
   it('uses only DAY buckets for a period of whole days', () => {
-    expect(bucketRanges(new Date('2026-11-01T00:00Z'), new Date('2026-12-01T00:00Z'))).toEqual([{ lower: 'D#2026-11-01#', upper: 'D#2026-11-30$' }]);
+    expect(bucketRanges(new Date('2026-11-01T00:00Z'), new Date('2026-12-01T00:00Z'))).toEqual([
+      { lower: 'D#2026-11-01#', upper: 'D#2026-11-30$' },
+    ]);
   });
 
   it('uses one HOUR run when no whole day is inside, even across midnight', () => {
-    expect(bucketRanges(new Date('2026-11-01T22:00Z'), new Date('2026-11-02T03:00Z'))).toEqual([{ lower: 'H#2026-11-01T22#', upper: 'H#2026-11-02T02$' }]);
-    expect(bucketRanges(new Date('2026-11-01T13:00Z'), new Date('2026-11-01T14:00Z'))).toEqual([{ lower: 'H#2026-11-01T13#', upper: 'H#2026-11-01T13$' }]);
+    expect(bucketRanges(new Date('2026-11-01T22:00Z'), new Date('2026-11-02T03:00Z'))).toEqual([
+      { lower: 'H#2026-11-01T22#', upper: 'H#2026-11-02T02$' },
+    ]);
+    expect(bucketRanges(new Date('2026-11-01T13:00Z'), new Date('2026-11-01T14:00Z'))).toEqual([
+      { lower: 'H#2026-11-01T13#', upper: 'H#2026-11-01T13$' },
+    ]);
     expect(bucketRanges(new Date('2026-11-01T13:00Z'), new Date('2026-11-01T13:00Z'))).toEqual([]);
   });
 
@@ -122,7 +158,11 @@ describe('bucketRanges', () => {
         for (let d = -2; d < 15; d++) {
           const dayStart = new Date(base + d * 24 * hour);
           const whole = dayStart >= from && dayStart.getTime() + 24 * hour <= to.getTime();
-          if (inRanges(ranges, dayKey(dayStart, { ...dims, requester: '\u{10FFFF}', token: '\u{10FFFF}' })) !== (whole ? 1 : 0)) wrong.push(`day ${dayStart.toISOString()}`);
+          if (
+            inRanges(ranges, dayKey(dayStart, { ...dims, requester: '\u{10FFFF}', token: '\u{10FFFF}' })) !==
+            (whole ? 1 : 0)
+          )
+            wrong.push(`day ${dayStart.toISOString()}`);
         }
         expect(wrong).toEqual([]);
       }),
@@ -132,7 +172,12 @@ describe('bucketRanges', () => {
 
 describe('utcDays', () => {
   it('lists every UTC day the period touches', () => {
-    expect(utcDays(new Date('2026-02-27T22:00Z'), new Date('2026-03-02T01:00Z'))).toEqual(['2026-02-27', '2026-02-28', '2026-03-01', '2026-03-02']);
+    expect(utcDays(new Date('2026-02-27T22:00Z'), new Date('2026-03-02T01:00Z'))).toEqual([
+      '2026-02-27',
+      '2026-02-28',
+      '2026-03-01',
+      '2026-03-02',
+    ]);
     expect(utcDays(new Date('2026-03-01T00:00Z'), new Date('2026-03-02T00:00Z'))).toEqual(['2026-03-01']);
   });
 });

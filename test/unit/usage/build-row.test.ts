@@ -58,17 +58,44 @@ describe('buildRow: one usage row from what the pipeline learned and how the req
   });
 
   it('a cache hit counts no tokens and no cost, and records what it saved', () => {
-    const row = buildRow(facts(), { status: 200, model: 'claude-haiku-4-5-20251001', usage, cached: { savedNanos: 6_000_000 } }, prices);
-    expect(row).toMatchObject({ input_tokens: 0, output_tokens: 0, cost_nanos: 0, priced: true, cached: true, saved_nanos: 6_000_000, saved_usd: 0.006 });
+    const row = buildRow(
+      facts(),
+      { status: 200, model: 'claude-haiku-4-5-20251001', usage, cached: { savedNanos: 6_000_000 } },
+      prices,
+    );
+    expect(row).toMatchObject({
+      input_tokens: 0,
+      output_tokens: 0,
+      cost_nanos: 0,
+      priced: true,
+      cached: true,
+      saved_nanos: 6_000_000,
+      saved_usd: 0.006,
+    });
   });
 
   it('an error counts no tokens, keeps the message, and is not "unpriced"', () => {
-    const row = buildRow(facts({ requestedModel: 'no-such-model' }), { status: 502, usage, error: 'upstream closed' }, prices);
-    expect(row).toMatchObject({ input_tokens: 0, cost_nanos: 0, priced: true, status_code: 502, error: 'upstream closed', model: 'no-such-model' });
+    const row = buildRow(
+      facts({ requestedModel: 'no-such-model' }),
+      { status: 502, usage, error: 'upstream closed' },
+      prices,
+    );
+    expect(row).toMatchObject({
+      input_tokens: 0,
+      cost_nanos: 0,
+      priced: true,
+      status_code: 502,
+      error: 'upstream closed',
+      model: 'no-such-model',
+    });
   });
 
   it('labels stay bounded: the model at 1024 characters, the error at 2000, the requester at 8192', () => {
-    const row = buildRow(facts({ requestedModel: 42, requester: 'r'.repeat(9_000) }), { status: 500, error: 'e'.repeat(3_000) }, prices);
+    const row = buildRow(
+      facts({ requestedModel: 42, requester: 'r'.repeat(9_000) }),
+      { status: 500, error: 'e'.repeat(3_000) },
+      prices,
+    );
     expect(row.model).toBe('unknown');
     expect(row.error).toHaveLength(2_000);
     expect(row.requester).toHaveLength(8_192);
@@ -87,13 +114,22 @@ describe('buildRow: no credential of the request in any free-text field (SECURIT
 
   it('the model, requester, tags and error lose every credential; the rest of each stays', () => {
     const row = buildRow(
-      facts({ secrets, requestedModel: `model-${token}`, requester: `alice ${secret}`, tags: { team: `t-${secret}`, [`k${secret.toLowerCase()}`]: 'v' } }),
+      facts({
+        secrets,
+        requestedModel: `model-${token}`,
+        requester: `alice ${secret}`,
+        tags: { team: `t-${secret}`, [`k${secret.toLowerCase()}`]: 'v' },
+      }),
       { status: 403, error: `refused: key ${key} and token ${token}` },
       prices,
     );
     const text = JSON.stringify(row);
     for (const value of [token, secret, key]) expect(text).not.toContain(value);
-    expect(row).toMatchObject({ model: 'model-[redacted]', requester: 'alice [redacted]', error: 'refused: key [redacted] and token [redacted]' });
+    expect(row).toMatchObject({
+      model: 'model-[redacted]',
+      requester: 'alice [redacted]',
+      error: 'refused: key [redacted] and token [redacted]',
+    });
     expect(row.tags).toEqual({ team: 't-[redacted]', [`k${secret.toLowerCase()}`]: 'v' });
   });
 

@@ -85,8 +85,12 @@ describe('estimatePercentile', () => {
   });
 
   it('picks the bucket of the 95th request: 95 fast and 5 slow give a fast p95, 94 and 6 a slow one', () => {
-    expect(estimatePercentile(histogramOf([...Array(95).fill(80), ...Array(5).fill(3000)]), 0.95)).toBeLessThanOrEqual(Math.ceil(80 * 2 ** 0.25));
-    expect(estimatePercentile(histogramOf([...Array(94).fill(80), ...Array(6).fill(3000)]), 0.95)).toBeGreaterThan(2500);
+    expect(estimatePercentile(histogramOf([...Array(95).fill(80), ...Array(5).fill(3000)]), 0.95)).toBeLessThanOrEqual(
+      Math.ceil(80 * 2 ** 0.25),
+    );
+    expect(estimatePercentile(histogramOf([...Array(94).fill(80), ...Array(6).fill(3000)]), 0.95)).toBeGreaterThan(
+      2500,
+    );
   });
 
   it('reports the overflow bucket at its lower bound', () => {

@@ -41,7 +41,15 @@ function rollupOf(...rows: UsageRow[]): Rollup {
 }
 
 function slice(day: string, provider: string, model: string, requester: string, ...rows: UsageRow[]): RollupSlice {
-  return { day, provider, model, requester, token: rows[0]?.token_id ?? '', kind: rows[0]?.kind ?? 'chat', rollup: rollupOf(...rows) };
+  return {
+    day,
+    provider,
+    model,
+    requester,
+    token: rows[0]?.token_id ?? '',
+    kind: rows[0]?.kind ?? 'chat',
+    rollup: rollupOf(...rows),
+  };
 }
 
 const period = { from: new Date('2026-11-20T00:00:00Z'), to: new Date('2026-11-23T00:00:00Z') };
@@ -66,7 +74,11 @@ describe('rowIncrements', () => {
   });
 
   it('marks cache hits and errors', () => {
-    expect(rowIncrements(row({ cached: true, saved_nanos: 99 }))).toMatchObject({ cache_hits: 1, errors: 0, saved_nanos: 99 });
+    expect(rowIncrements(row({ cached: true, saved_nanos: 99 }))).toMatchObject({
+      cache_hits: 1,
+      errors: 0,
+      saved_nanos: 99,
+    });
     expect(rowIncrements(row({ status_code: 400 }))).toMatchObject({ errors: 1 });
     expect(rowIncrements(row({ status_code: 399 }))).toMatchObject({ errors: 0 });
   });
@@ -95,9 +107,19 @@ describe('assembleSummary', () => {
 
   it('sums money in integer nanos and converts once', () => {
     // Ten rows of 0.1 USD: adding dollars would give 0.9999999999999999.
-    const rows = Array.from({ length: 10 }, (_, i) => row({ id: `r${i}`, cost_nanos: 100_000_000, saved_nanos: 100_000_000 }));
-    const summary = assembleSummary(period, rows.map((r) => slice('2026-11-21', 'prov-b', 'fam-4o-mini', '', r)));
-    expect(summary.totals).toMatchObject({ cost_nanos: 1_000_000_000, cost_usd: 1, saved_nanos: 1_000_000_000, savings_usd: 1 });
+    const rows = Array.from({ length: 10 }, (_, i) =>
+      row({ id: `r${i}`, cost_nanos: 100_000_000, saved_nanos: 100_000_000 }),
+    );
+    const summary = assembleSummary(
+      period,
+      rows.map((r) => slice('2026-11-21', 'prov-b', 'fam-4o-mini', '', r)),
+    );
+    expect(summary.totals).toMatchObject({
+      cost_nanos: 1_000_000_000,
+      cost_usd: 1,
+      saved_nanos: 1_000_000_000,
+      savings_usd: 1,
+    });
   });
 
   it('breaks down by provider, model (per provider) and requester, costliest first, then busiest', () => {
@@ -129,7 +151,14 @@ describe('assembleSummary', () => {
   it('breaks down by endpoint kind; buckets from before kinds count as the provider’s main endpoint', () => {
     const summary = assembleSummary(period, [
       slice('2026-11-20', 'prov-b', 'gpt-4.1', 'alice', row({ kind: 'responses', cost_nanos: 50 })),
-      slice('2026-11-20', 'prov-b', 'text-embedding-3-small', 'alice', row({ kind: 'embeddings', cost_nanos: 2 }), row({ kind: 'embeddings', cost_nanos: 2 })),
+      slice(
+        '2026-11-20',
+        'prov-b',
+        'text-embedding-3-small',
+        'alice',
+        row({ kind: 'embeddings', cost_nanos: 2 }),
+        row({ kind: 'embeddings', cost_nanos: 2 }),
+      ),
       slice('2026-11-21', 'prov-a', 'unknown', '', row({ kind: 'models', cost_nanos: 0 })),
       { ...slice('2026-11-21', 'prov-a', 'claude-sonnet-4-6', '', row({ cost_nanos: 7 })), kind: '' },
       { ...slice('2026-11-21', 'prov-d', 'mistral-small', '', row({ cost_nanos: 3 })), kind: '' },
@@ -171,7 +200,10 @@ describe('assembleSummary', () => {
 
   it('lists every hour of a period of up to two days, quiet hours as zeros, with its providers', () => {
     const short = { from: new Date('2026-11-21T22:00:00Z'), to: new Date('2026-11-22T02:00:00Z') };
-    const hourly = (hour: string, provider: string, ...rows: UsageRow[]): RollupSlice => ({ ...slice(hour.slice(0, 10), provider, 'm', '', ...rows), hour });
+    const hourly = (hour: string, provider: string, ...rows: UsageRow[]): RollupSlice => ({
+      ...slice(hour.slice(0, 10), provider, 'm', '', ...rows),
+      hour,
+    });
     const summary = assembleSummary(short, [
       hourly('2026-11-21T22', 'prov-b', row({ cost_nanos: 3, latency_ms: 50 })),
       hourly('2026-11-22T01', 'prov-b', row({ cost_nanos: 4 })),
@@ -183,7 +215,10 @@ describe('assembleSummary', () => {
       ['2026-11-22T00:00:00.000Z', 0, 0],
       ['2026-11-22T01:00:00.000Z', 3, 10],
     ]);
-    expect(summary.by_hour[3].by_provider).toEqual({ 'prov-b': { requests: 1, cost_usd: 4e-9 }, 'prov-a': { requests: 2, cost_usd: 6e-9 } });
+    expect(summary.by_hour[3].by_provider).toEqual({
+      'prov-b': { requests: 1, cost_usd: 4e-9 },
+      'prov-a': { requests: 2, cost_usd: 6e-9 },
+    });
     expect(summary.by_hour[3].latency_avg_ms).toBe(Math.round((100 + 300 + 500) / 3));
     expect(summary.by_day.map((d) => [d.day, d.requests])).toEqual([
       ['2026-11-21', 1],

@@ -51,15 +51,22 @@ export function ConfirmButton({ label, confirmLabel, question, onConfirm, testId
         data-testid={`${testId}-confirm`}
         onClick={() => {
           setBusy(true);
-          void Promise.resolve().then(onConfirm).finally(() => {
-            setBusy(false);
-            setAsking(false);
-          });
+          void Promise.resolve()
+            .then(onConfirm)
+            .finally(() => {
+              setBusy(false);
+              setAsking(false);
+            });
         }}
       >
         {busy ? 'Working…' : confirmLabel}
       </button>
-      <button type="button" class="button button-small" data-testid={`${testId}-cancel`} onClick={() => setAsking(false)}>
+      <button
+        type="button"
+        class="button button-small"
+        data-testid={`${testId}-cancel`}
+        onClick={() => setAsking(false)}
+      >
         Cancel
       </button>
     </span>

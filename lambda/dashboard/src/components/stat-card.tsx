@@ -25,7 +25,7 @@ export function StatCard({ title, value, raw, detail, testId, accent }: Props) {
       <p class={`stat-value${lengthClass(value)}`} data-testid={`${testId}-value`} data-value={raw} title={value}>
         {value === undefined ? <span class="skeleton stat-value-skeleton" aria-hidden="true" /> : value}
       </p>
-      <p class="stat-detail">{value === undefined ? '\u00a0' : detail ?? '\u00a0'}</p>
+      <p class="stat-detail">{value === undefined ? '\u00a0' : (detail ?? '\u00a0')}</p>
     </section>
   );
 }

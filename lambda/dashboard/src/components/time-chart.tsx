@@ -29,7 +29,10 @@ interface Props {
 }
 
 const HEIGHT = 220;
-const INTEGER_STEPS = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6, 2e6, 5e6, 1e7, 1e8, 1e9];
+const INTEGER_STEPS = [
+  1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6, 2e6, 5e6, 1e7, 1e8,
+  1e9,
+];
 
 /** One label every `step` buckets, so labels never overlap however many buckets the period has. */
 function labelSplits(count: number, width: number): number[] {
@@ -81,7 +84,13 @@ function buildOptions(props: Props, width: number, onHover: (idx: number | null)
       ...drawn.map((s) =>
         kind === 'bars'
           ? { label: s.label, fill: s.color, stroke: s.color, width: 0, paths: bars, points: { show: false } }
-          : { label: s.label, stroke: s.color, width: 2, spanGaps: false, points: { show: labels.length <= 48, size: 5, fill: s.color } },
+          : {
+              label: s.label,
+              stroke: s.color,
+              width: 2,
+              spanGaps: false,
+              points: { show: labels.length <= 48, size: 5, fill: s.color },
+            },
       ),
     ],
     hooks: {

@@ -24,7 +24,14 @@ export function CsvDownload({ query }: { query: Query }) {
     }
   };
   return (
-    <button type="button" class="button button-small" data-testid="logs-csv" disabled={state === 'busy'} onClick={() => void download()} title="Every row matching the filters, as CSV">
+    <button
+      type="button"
+      class="button button-small"
+      data-testid="logs-csv"
+      disabled={state === 'busy'}
+      onClick={() => void download()}
+      title="Every row matching the filters, as CSV"
+    >
       {state === 'busy' ? 'Preparing CSV…' : state === 'failed' ? 'CSV failed, retry' : 'Download CSV'}
     </button>
   );

@@ -29,14 +29,18 @@ export function Integrations() {
   };
 
   return (
-    <div class="page" data-testid="page-integrations" data-state={keys.loading ? 'loading' : keys.error ? 'error' : 'ready'}>
+    <div
+      class="page"
+      data-testid="page-integrations"
+      data-state={keys.loading ? 'loading' : keys.error ? 'error' : 'ready'}
+    >
       <div class="page-head">
         <h1 tabIndex={-1}>Integrations</h1>
       </div>
       <section class="card intro">
         <p>
-          Save a provider's API key once: it is stored encrypted, sent to the provider only, and never shown again — this
-          page shows just its last characters. Then point the provider's SDK at the proxy with a proxy token from{' '}
+          Save a provider's API key once: it is stored encrypted, sent to the provider only, and never shown again —
+          this page shows just its last characters. Then point the provider's SDK at the proxy with a proxy token from{' '}
           <a href={hrefFor('tokens')}>Tokens</a>.
         </p>
         <div class="base-url">
@@ -45,15 +49,21 @@ export function Integrations() {
           <CopyButton text={base} testId="proxy-base-copy" />
         </div>
         <p class="muted">
-          Optional headers on any request: <code>x-proxy-user</code> labels who asked, <code>x-proxy-cache: true</code> answers
-          repeated identical requests from the cache, <code>x-proxy-tags: team=search, feature=autocomplete</code> tags it for
-          spend by tag and tag budgets.
+          Optional headers on any request: <code>x-proxy-user</code> labels who asked, <code>x-proxy-cache: true</code>{' '}
+          answers repeated identical requests from the cache,{' '}
+          <code>x-proxy-tags: team=search, feature=autocomplete</code> tags it for spend by tag and tag budgets.
         </p>
       </section>
       <ErrorMessage error={keys.error} testId="keys-error" onRetry={keys.reload} />
       <div class="key-cards">
         {PROVIDERS.map((provider) => (
-          <KeyCard key={provider.id} provider={provider} stored={byProvider.get(provider.id)} known={known} onChanged={onChanged} />
+          <KeyCard
+            key={provider.id}
+            provider={provider}
+            stored={byProvider.get(provider.id)}
+            known={known}
+            onChanged={onChanged}
+          />
         ))}
       </div>
     </div>

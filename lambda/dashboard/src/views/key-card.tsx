@@ -81,10 +81,14 @@ export function KeyCard({ provider, stored, known, onChanged }: Props) {
           '\u00a0'
         ) : stored ? (
           <>
-            Saved key <code data-testid={`key-hint-${id}`}>{stored.hint}</code>, saved {formatDateTime(stored.updated_at)}
+            Saved key <code data-testid={`key-hint-${id}`}>{stored.hint}</code>, saved{' '}
+            {formatDateTime(stored.updated_at)}
           </>
         ) : provider.signsWithRole ? (
-          <>No key saved: the proxy signs {provider.name} requests with its own AWS role. A key saved here is used instead.</>
+          <>
+            No key saved: the proxy signs {provider.name} requests with its own AWS role. A key saved here is used
+            instead.
+          </>
         ) : (
           <>No key saved yet.</>
         )}

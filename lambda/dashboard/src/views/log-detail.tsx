@@ -25,9 +25,30 @@ const yesNo = (value: boolean | undefined) => (value ? 'yes' : 'no');
 
 /** Fields this panel lays out itself; any other field a row carries is listed after them, as sent. */
 const SHOWN = new Set([
-  'id', 'ts', 'provider', 'kind', 'model', 'mode', 'token_id', 'requester', 'input_tokens', 'output_tokens',
-  'cache_read_tokens', 'cache_write_tokens', 'cost_usd', 'cost_nanos', 'saved_usd', 'saved_nanos', 'priced', 'price_source',
-  'latency_ms', 'status_code', 'stream', 'cached', 'error', 'tags',
+  'id',
+  'ts',
+  'provider',
+  'kind',
+  'model',
+  'mode',
+  'token_id',
+  'requester',
+  'input_tokens',
+  'output_tokens',
+  'cache_read_tokens',
+  'cache_write_tokens',
+  'cost_usd',
+  'cost_nanos',
+  'saved_usd',
+  'saved_nanos',
+  'priced',
+  'price_source',
+  'latency_ms',
+  'status_code',
+  'stream',
+  'cached',
+  'error',
+  'tags',
 ]);
 
 /** The row's tags (the request's and its token's), each a link to the logs carrying it. */
@@ -38,7 +59,11 @@ function TagList({ row }: { row: LogRow }) {
     <ul class="tag-chips" data-testid="log-detail-tags">
       {tags.map(([key, value]) => (
         <li key={key} class="tag-chip is-static" data-testid="log-detail-tag" data-tag={`${key}=${value}`}>
-          <a href={hrefFor('logs', new URLSearchParams([['tag', `${key}=${value}`]]))} class="mono" title={`Show the requests tagged ${key}=${value}`}>
+          <a
+            href={hrefFor('logs', new URLSearchParams([['tag', `${key}=${value}`]]))}
+            class="mono"
+            title={`Show the requests tagged ${key}=${value}`}
+          >
             {key}={value}
           </a>
         </li>
@@ -51,35 +76,69 @@ function fieldsOf(row: LogRow, tokens: TokenInfo[]): Field[] {
   const extra = row as unknown as Record<string, unknown>;
   const token = tokens.find((t) => t.token_id === row.token_id);
   const fields: Field[] = [
-    ['Time', <span><time dateTime={row.ts}>{formatDateTime(row.ts, { seconds: true })}</time> <span class="sub mono">{row.ts}</span></span>, 'ts'],
+    [
+      'Time',
+      <span>
+        <time dateTime={row.ts}>{formatDateTime(row.ts, { seconds: true })}</time>{' '}
+        <span class="sub mono">{row.ts}</span>
+      </span>,
+      'ts',
+    ],
     ['Provider', providerName(row.provider), 'provider'],
   ];
-  if (extra.kind !== undefined) fields.push(['Kind', typeof extra.kind === 'string' ? extra.kind : JSON.stringify(extra.kind), 'kind']);
+  if (extra.kind !== undefined)
+    fields.push(['Kind', typeof extra.kind === 'string' ? extra.kind : JSON.stringify(extra.kind), 'kind']);
   fields.push(
     ['Model', <span class="mono">{row.model || '—'}</span>, 'model'],
     ['Mode', row.mode === 'pass-through' ? 'pass-through (caller’s own key)' : storedMode(row.provider), 'mode'],
-    ['Token', <span>{token ? token.name || '(unnamed)' : '—'} <span class="sub mono">{row.token_id}</span></span>, 'token_id'],
+    [
+      'Token',
+      <span>
+        {token ? token.name || '(unnamed)' : '—'} <span class="sub mono">{row.token_id}</span>
+      </span>,
+      'token_id',
+    ],
     ['Requester', row.requester ?? <span class="muted">none (no x-proxy-user)</span>, 'requester'],
     ['Tags', <TagList row={row} />, 'tags'],
     ['Input tokens', formatInt(row.input_tokens), 'input_tokens'],
     ['Output tokens', formatInt(row.output_tokens), 'output_tokens'],
     ['Cache-read tokens', formatInt(row.cache_read_tokens ?? 0), 'cache_read_tokens'],
     ['Cache-write tokens', formatInt(row.cache_write_tokens ?? 0), 'cache_write_tokens'],
-    ['Cost', row.priced === false && !row.cached && row.status_code < 400 ? 'unpriced' : <span>{formatUsd(row.cost_usd)} <span class="sub">{formatInt(row.cost_nanos)} nano-USD</span></span>, 'cost_usd'],
+    [
+      'Cost',
+      row.priced === false && !row.cached && row.status_code < 400 ? (
+        'unpriced'
+      ) : (
+        <span>
+          {formatUsd(row.cost_usd)} <span class="sub">{formatInt(row.cost_nanos)} nano-USD</span>
+        </span>
+      ),
+      'cost_usd',
+    ],
     ['Saved by cache', formatUsd(row.saved_usd), 'saved_usd'],
-    ['Price source', row.priced === false ? 'none: no price is known for this model' : row.price_source ?? 'price table', 'priced'],
+    [
+      'Price source',
+      row.priced === false ? 'none: no price is known for this model' : (row.price_source ?? 'price table'),
+      'priced',
+    ],
     ['Latency', formatMs(row.latency_ms), 'latency_ms'],
-    ['Status', <span class={row.status_code < 400 ? 'status status-ok' : 'status status-error'}>{row.status_code}</span>, 'status_code'],
+    [
+      'Status',
+      <span class={row.status_code < 400 ? 'status status-ok' : 'status status-error'}>{row.status_code}</span>,
+      'status_code',
+    ],
     ['Stream', yesNo(row.stream), 'stream'],
     ['Cached', yesNo(row.cached), 'cached'],
   );
   for (const [key, value] of Object.entries(extra)) {
-    if (!SHOWN.has(key) && value !== undefined && value !== null) fields.push([key, <span class="mono">{typeof value === 'string' ? value : JSON.stringify(value)}</span>, key]);
+    if (!SHOWN.has(key) && value !== undefined && value !== null)
+      fields.push([key, <span class="mono">{typeof value === 'string' ? value : JSON.stringify(value)}</span>, key]);
   }
   return fields;
 }
 
-const FOCUSABLE = 'a[href], button:not([disabled]), input:not([disabled]), select, textarea, [tabindex]:not([tabindex="-1"])';
+const FOCUSABLE =
+  'a[href], button:not([disabled]), input:not([disabled]), select, textarea, [tabindex]:not([tabindex="-1"])';
 
 /** A modal dialog keeps Tab and Shift+Tab inside itself, wrapping at either end. */
 function keepFocusInside(dialog: HTMLElement, event: KeyboardEvent): void {
@@ -122,12 +181,27 @@ export function LogDetail({ id, known, tokens, onClose }: Props) {
   return (
     <div class="drawer-layer">
       <div class="drawer-backdrop" onClick={onClose} />
-      <div ref={panel} class="drawer" role="dialog" aria-modal="true" aria-labelledby="log-detail-title" data-testid="log-detail" data-id={id} data-state={row ? 'ready' : fetched.error ? 'error' : 'loading'}>
+      <div
+        ref={panel}
+        class="drawer"
+        role="dialog"
+        aria-modal="true"
+        aria-labelledby="log-detail-title"
+        data-testid="log-detail"
+        data-id={id}
+        data-state={row ? 'ready' : fetched.error ? 'error' : 'loading'}
+      >
         <div class="drawer-head">
           <h2 id="log-detail-title" class="card-title" tabIndex={-1} ref={heading}>
             Request details
           </h2>
-          <button type="button" class="button button-small" onClick={onClose} data-testid="log-detail-close" aria-label="Close details">
+          <button
+            type="button"
+            class="button button-small"
+            onClick={onClose}
+            data-testid="log-detail-close"
+            aria-label="Close details"
+          >
             Close
           </button>
         </div>
@@ -166,5 +240,7 @@ export function LogDetail({ id, known, tokens, onClose }: Props) {
 
 /** Stored mode of a provider reached through AWS: signed with the proxy's own role unless the account saved a key (docs/bedrock.md). */
 function storedMode(provider: string): string {
-  return PROVIDERS.find((p) => p.id === provider)?.signsWithRole ? 'stored (the proxy’s AWS role, or the saved key)' : 'stored key';
+  return PROVIDERS.find((p) => p.id === provider)?.signsWithRole
+    ? 'stored (the proxy’s AWS role, or the saved key)'
+    : 'stored key';
 }

@@ -24,9 +24,30 @@ export interface LogFilterValues {
 
 type TextFilter = Exclude<keyof LogFilterValues, 'tags'>;
 
-export const FILTER_KEYS = ['provider', 'kind', 'model', 'requester', 'token_id', 'status', 'cached', 'from', 'to'] as const satisfies readonly TextFilter[];
+export const FILTER_KEYS = [
+  'provider',
+  'kind',
+  'model',
+  'requester',
+  'token_id',
+  'status',
+  'cached',
+  'from',
+  'to',
+] as const satisfies readonly TextFilter[];
 
-const EMPTY: LogFilterValues = { provider: '', kind: '', model: '', requester: '', token_id: '', status: '', cached: '', from: '', to: '', tags: [] };
+const EMPTY: LogFilterValues = {
+  provider: '',
+  kind: '',
+  model: '',
+  requester: '',
+  token_id: '',
+  status: '',
+  cached: '',
+  from: '',
+  to: '',
+  tags: [],
+};
 
 export function filtersFromParams(params: URLSearchParams): LogFilterValues {
   const status = params.get('status');
@@ -125,7 +146,11 @@ export function LogFilters({ value, onApply, models, tokens, tagSuggestions }: P
       </button>
       <label class="field">
         <span>Provider</span>
-        <select value={draft.provider} data-testid="logs-filter-provider" onChange={(e) => set('provider', e.currentTarget.value)}>
+        <select
+          value={draft.provider}
+          data-testid="logs-filter-provider"
+          onChange={(e) => set('provider', e.currentTarget.value)}
+        >
           <option value="">All providers</option>
           {PROVIDERS.map((p) => (
             <option key={p.id} value={p.id}>
@@ -136,7 +161,11 @@ export function LogFilters({ value, onApply, models, tokens, tagSuggestions }: P
       </label>
       <label class="field">
         <span>Endpoint</span>
-        <select value={draft.kind} data-testid="logs-filter-kind" onChange={(e) => set('kind', e.currentTarget.value as LogFilterValues['kind'])}>
+        <select
+          value={draft.kind}
+          data-testid="logs-filter-kind"
+          onChange={(e) => set('kind', e.currentTarget.value as LogFilterValues['kind'])}
+        >
           <option value="">All endpoints</option>
           {ENDPOINT_KINDS.map((kind) => (
             <option key={kind} value={kind}>
@@ -177,7 +206,11 @@ export function LogFilters({ value, onApply, models, tokens, tagSuggestions }: P
       </label>
       <label class="field">
         <span>Token</span>
-        <select value={draft.token_id} data-testid="logs-filter-token" onChange={(e) => set('token_id', e.currentTarget.value)}>
+        <select
+          value={draft.token_id}
+          data-testid="logs-filter-token"
+          onChange={(e) => set('token_id', e.currentTarget.value)}
+        >
           <option value="">Any token</option>
           {tokens.map((t) => (
             <option key={t.token_id} value={t.token_id}>
@@ -185,12 +218,18 @@ export function LogFilters({ value, onApply, models, tokens, tagSuggestions }: P
               {t.revoked_at ? ' (revoked)' : ''}
             </option>
           ))}
-          {draft.token_id && !tokens.some((t) => t.token_id === draft.token_id) && <option value={draft.token_id}>{draft.token_id}</option>}
+          {draft.token_id && !tokens.some((t) => t.token_id === draft.token_id) && (
+            <option value={draft.token_id}>{draft.token_id}</option>
+          )}
         </select>
       </label>
       <label class="field">
         <span>Status</span>
-        <select value={draft.status} data-testid="logs-filter-status" onChange={(e) => set('status', e.currentTarget.value as LogFilterValues['status'])}>
+        <select
+          value={draft.status}
+          data-testid="logs-filter-status"
+          onChange={(e) => set('status', e.currentTarget.value as LogFilterValues['status'])}
+        >
           <option value="">Any status</option>
           <option value="ok">OK</option>
           <option value="error">Error</option>
@@ -198,7 +237,11 @@ export function LogFilters({ value, onApply, models, tokens, tagSuggestions }: P
       </label>
       <label class="field">
         <span>Cache</span>
-        <select value={draft.cached} data-testid="logs-filter-cached" onChange={(e) => set('cached', e.currentTarget.value as LogFilterValues['cached'])}>
+        <select
+          value={draft.cached}
+          data-testid="logs-filter-cached"
+          onChange={(e) => set('cached', e.currentTarget.value as LogFilterValues['cached'])}
+        >
           <option value="">Cached or not</option>
           <option value="true">Cached only</option>
           <option value="false">Not cached</option>
@@ -206,13 +249,33 @@ export function LogFilters({ value, onApply, models, tokens, tagSuggestions }: P
       </label>
       <label class="field">
         <span>From</span>
-        <input type="date" value={draft.from} max={draft.to || undefined} data-testid="logs-filter-from" onInput={(e) => set('from', e.currentTarget.value)} aria-invalid={badRange} />
+        <input
+          type="date"
+          value={draft.from}
+          max={draft.to || undefined}
+          data-testid="logs-filter-from"
+          onInput={(e) => set('from', e.currentTarget.value)}
+          aria-invalid={badRange}
+        />
       </label>
       <label class="field">
         <span>To</span>
-        <input type="date" value={draft.to} min={draft.from || undefined} data-testid="logs-filter-to" onInput={(e) => set('to', e.currentTarget.value)} aria-invalid={badRange} />
+        <input
+          type="date"
+          value={draft.to}
+          min={draft.from || undefined}
+          data-testid="logs-filter-to"
+          onInput={(e) => set('to', e.currentTarget.value)}
+          aria-invalid={badRange}
+        />
       </label>
-      <TagFilterField tags={draft.tags} onTags={(tags) => set('tags', tags)} text={pendingTag} onText={setPendingTag} suggestions={tagSuggestions} />
+      <TagFilterField
+        tags={draft.tags}
+        onTags={(tags) => set('tags', tags)}
+        text={pendingTag}
+        onText={setPendingTag}
+        suggestions={tagSuggestions}
+      />
       {badRange && (
         <p class="field-error filters-note" role="alert">
           From must be on or before To.

@@ -5,7 +5,10 @@ import type { LogRow } from '../types';
 function Tokens({ row }: { row: LogRow }) {
   const cacheRead = row.cache_read_tokens ?? 0;
   const cacheWrite = row.cache_write_tokens ?? 0;
-  const cacheNote = cacheRead || cacheWrite ? `Prompt cache: ${formatInt(cacheRead)} read, ${formatInt(cacheWrite)} written` : undefined;
+  const cacheNote =
+    cacheRead || cacheWrite
+      ? `Prompt cache: ${formatInt(cacheRead)} read, ${formatInt(cacheWrite)} written`
+      : undefined;
   return (
     <span title={cacheNote}>
       {formatInt(row.input_tokens)} / {formatInt(row.output_tokens)}
@@ -25,7 +28,11 @@ function Cost({ row }: { row: LogRow }) {
     );
   }
   if (row.priced === false && row.status_code < 400) {
-    return <span class="muted" title="No price is known for this model, so its cost is not counted.">unpriced</span>;
+    return (
+      <span class="muted" title="No price is known for this model, so its cost is not counted.">
+        unpriced
+      </span>
+    );
   }
   return <span>{formatUsd(row.cost_usd)}</span>;
 }
@@ -56,9 +63,15 @@ export function LogTable({ rows, openId, onOpen }: { rows: LogRow[]; openId?: st
             <th scope="col">Provider</th>
             <th scope="col">Endpoint</th>
             <th scope="col">Model</th>
-            <th scope="col" class="num">Tokens in / out</th>
-            <th scope="col" class="num">Cost</th>
-            <th scope="col" class="num">Latency</th>
+            <th scope="col" class="num">
+              Tokens in / out
+            </th>
+            <th scope="col" class="num">
+              Cost
+            </th>
+            <th scope="col" class="num">
+              Latency
+            </th>
             <th scope="col">Requester</th>
             <th scope="col">Status</th>
           </tr>

@@ -10,7 +10,14 @@ import { useAsync } from '../use-async';
 import { CsvDownload } from './csv-download';
 import { LogDetail } from './log-detail';
 import { mergeRefreshed } from './log-pages';
-import { filtersFromParams, filtersToParams, filtersToQuery, hasFilters, LogFilters, type LogFilterValues } from './log-filters';
+import {
+  filtersFromParams,
+  filtersToParams,
+  filtersToQuery,
+  hasFilters,
+  LogFilters,
+  type LogFilterValues,
+} from './log-filters';
 import { LogTable } from './log-table';
 
 /** Model suggestions come from this many days back when no date range is set. */
@@ -44,10 +51,23 @@ export function Logs({ params, detail }: { params: URLSearchParams; detail?: str
   }, [filters.from, filters.to]);
   const models = useMemo(() => [...new Set((stats.data?.by_model ?? []).map((m) => m.model))].sort(), [stats.data]);
   const tagSuggestions = useMemo(
-    () => Object.entries(stats.data?.by_tag ?? {}).flatMap(([key, values]) => Object.keys(values).filter((value) => value !== OTHER_VALUE).map((value) => `${key}=${value}`)).sort(),
+    () =>
+      Object.entries(stats.data?.by_tag ?? {})
+        .flatMap(([key, values]) =>
+          Object.keys(values)
+            .filter((value) => value !== OTHER_VALUE)
+            .map((value) => `${key}=${value}`),
+        )
+        .sort(),
     [stats.data],
   );
-  const [state, setState] = useState<LogsState>({ rows: [], cursor: null, loading: 'first', error: undefined, loadedOnce: false });
+  const [state, setState] = useState<LogsState>({
+    rows: [],
+    cursor: null,
+    loading: 'first',
+    error: undefined,
+    loadedOnce: false,
+  });
   const [generation, setGeneration] = useState(0);
   const latest = useRef(0);
 
@@ -98,19 +118,39 @@ export function Logs({ params, detail }: { params: URLSearchParams; detail?: str
   const pageState = state.loading ? 'loading' : state.error ? 'error' : 'ready';
 
   return (
-    <div class={`page${state.loading === 'first' && state.loadedOnce ? ' is-stale' : ''}`} data-testid="page-logs" data-state={pageState}>
+    <div
+      class={`page${state.loading === 'first' && state.loadedOnce ? ' is-stale' : ''}`}
+      data-testid="page-logs"
+      data-state={pageState}
+    >
       <div class="page-head">
         <h1 tabIndex={-1}>Logs</h1>
         <div class="toolbar">
           <AutoRefreshToggle {...auto} testId="logs-auto-refresh" />
           <CsvDownload query={query} />
-          <button type="button" class="button button-small" data-testid="logs-refresh" disabled={state.loading !== null} onClick={refresh}>
+          <button
+            type="button"
+            class="button button-small"
+            data-testid="logs-refresh"
+            disabled={state.loading !== null}
+            onClick={refresh}
+          >
             Refresh
           </button>
         </div>
       </div>
-      <LogFilters value={filters} onApply={apply} models={models} tokens={tokens.data?.tokens ?? []} tagSuggestions={tagSuggestions} />
-      <ErrorMessage error={state.error} testId="logs-error" onRetry={() => void load(state.loadedOnce ? state.cursor : null)} />
+      <LogFilters
+        value={filters}
+        onApply={apply}
+        models={models}
+        tokens={tokens.data?.tokens ?? []}
+        tagSuggestions={tagSuggestions}
+      />
+      <ErrorMessage
+        error={state.error}
+        testId="logs-error"
+        onRetry={() => void load(state.loadedOnce ? state.cursor : null)}
+      />
       {firstLoad ? (
         <div class="card log-card">
           <SkeletonRows rows={8} label="Loading logs…" />
@@ -141,7 +181,11 @@ export function Logs({ params, detail }: { params: URLSearchParams; detail?: str
                 {state.loading === 'more' ? 'Loading…' : 'Load more'}
               </button>
             ) : (
-              state.rows.length > 0 && <p class="muted" data-testid="logs-end">That is all for {filtered ? 'these filters' : 'now'}.</p>
+              state.rows.length > 0 && (
+                <p class="muted" data-testid="logs-end">
+                  That is all for {filtered ? 'these filters' : 'now'}.
+                </p>
+              )
             )}
           </div>
         </>

@@ -26,7 +26,11 @@ const TOKEN_COLORS = { in: '#3566c8', out: '#c2571a' };
 const LATENCY_COLORS = { avg: '#1b7f6b', p95: '#8a4fb8' };
 
 function dayLabel(day: string): string {
-  return new Date(`${day}T00:00:00Z`).toLocaleDateString(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' });
+  return new Date(`${day}T00:00:00Z`).toLocaleDateString(undefined, {
+    month: 'short',
+    day: 'numeric',
+    timeZone: 'UTC',
+  });
 }
 
 /** Hours are shown in the viewer's local time. */
@@ -35,7 +39,12 @@ function hourLabel(iso: string): string {
 }
 
 function hourTitle(iso: string): string {
-  return new Date(iso).toLocaleString(undefined, { month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit' });
+  return new Date(iso).toLocaleString(undefined, {
+    month: 'short',
+    day: 'numeric',
+    hour: 'numeric',
+    minute: '2-digit',
+  });
 }
 
 /** Providers that appear anywhere, known ones in registry order (so each keeps its colour's place in a stack). */
@@ -63,9 +72,14 @@ export function timeSeries(stats: Stats): TimeSeries {
   }
   const providers = providersIn(stats, buckets);
   const perProvider = (field: keyof ProviderSlice): ChartSeries[] =>
-    providers.map((id) => ({ label: providerName(id), color: providerColor(id), values: buckets.map((b) => b.by_provider[id]?.[field] ?? 0) }));
+    providers.map((id) => ({
+      label: providerName(id),
+      color: providerColor(id),
+      values: buckets.map((b) => b.by_provider[id]?.[field] ?? 0),
+    }));
   // An hour or day without requests has no latency: a gap in the line, not a fall to zero.
-  const latency = (field: 'latency_avg_ms' | 'latency_p95_ms') => buckets.map((b) => (b.requests > 0 ? b[field] : null));
+  const latency = (field: 'latency_avg_ms' | 'latency_p95_ms') =>
+    buckets.map((b) => (b.requests > 0 ? b[field] : null));
   return {
     unit: hourly ? 'hour' : 'day',
     keys,

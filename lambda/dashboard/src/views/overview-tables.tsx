@@ -33,7 +33,15 @@ interface TopTableProps<Row extends Ranked> {
 }
 
 /** The ten rows that cost most, in one card; every overview table is one of these. */
-export function TopTable<Row extends Ranked>({ id, title, controls, rows, empty, columns, rowProps }: TopTableProps<Row>) {
+export function TopTable<Row extends Ranked>({
+  id,
+  title,
+  controls,
+  rows,
+  empty,
+  columns,
+  rowProps,
+}: TopTableProps<Row>) {
   const top = [...rows].sort(byCostThenRequests).slice(0, TOP);
   return (
     <section class="card table-card" data-testid={id}>
@@ -82,7 +90,11 @@ export function TopTable<Row extends Ranked>({ id, title, controls, rows, empty,
 
 type Row<K extends 'by_model' | 'by_requester' | 'by_token'> = Stats[K][number];
 
-const requests = <R extends Totals>(): Column<R> => ({ header: 'Requests', class: 'num', cell: (row) => formatInt(row.requests) });
+const requests = <R extends Totals>(): Column<R> => ({
+  header: 'Requests',
+  class: 'num',
+  cell: (row) => formatInt(row.requests),
+});
 const cost = <R extends Totals>(): Column<R> => ({ header: 'Cost', class: 'num', cell: (row) => formatCost(row) });
 
 /** What the shared columns below read: every table's rows have it, tag values' included. */
@@ -118,7 +130,11 @@ export function TopModels({ stats }: { stats: Stats }) {
       title="Top models"
       rows={stats.by_model}
       empty={<EmptyState title="No models used in this period." />}
-      rowProps={(row) => ({ key: `${row.provider}/${row.model}`, 'data-testid': 'top-model-row', 'data-model': row.model })}
+      rowProps={(row) => ({
+        key: `${row.provider}/${row.model}`,
+        'data-testid': 'top-model-row',
+        'data-model': row.model,
+      })}
       columns={[
         {
           header: 'Model',
@@ -155,7 +171,11 @@ export function TopRequesters({ stats }: { stats: Stats }) {
         {
           header: 'Requester',
           cell: (row) =>
-            row.requester === '' ? <span class="muted">(none)</span> : <a href={hrefFor('logs', { requester: row.requester })}>{row.requester}</a>,
+            row.requester === '' ? (
+              <span class="muted">(none)</span>
+            ) : (
+              <a href={hrefFor('logs', { requester: row.requester })}>{row.requester}</a>
+            ),
         },
         requests(),
         costWithSavings(),
@@ -185,7 +205,12 @@ export function TopTokens({ stats }: { stats: Stats }) {
               <span class="muted">(before tokens were counted)</span>
             ) : (
               <a href={hrefFor('logs', { token_id: row.token_id })}>
-                {row.name || (row.name === undefined ? <span class="muted">deleted token</span> : <span class="muted">(unnamed)</span>)}
+                {row.name ||
+                  (row.name === undefined ? (
+                    <span class="muted">deleted token</span>
+                  ) : (
+                    <span class="muted">(unnamed)</span>
+                  ))}
               </a>
             ),
         },

@@ -15,7 +15,8 @@ export function SpendByTag({ stats }: { stats: Stats }) {
   const keys = Object.keys(stats.by_tag).sort();
   const [chosen, setChosen] = useState<string | undefined>(undefined);
   const key = chosen !== undefined && keys.includes(chosen) ? chosen : keys[0];
-  const rows: TagRow[] = key === undefined ? [] : Object.entries(stats.by_tag[key] ?? {}).map(([value, totals]) => ({ ...totals, value }));
+  const rows: TagRow[] =
+    key === undefined ? [] : Object.entries(stats.by_tag[key] ?? {}).map(([value, totals]) => ({ ...totals, value }));
   const selector =
     keys.length > 0 ? (
       <label class="spend-by-tag-key">
@@ -37,8 +38,8 @@ export function SpendByTag({ stats }: { stats: Stats }) {
       rows={rows}
       empty={
         <EmptyState title="No tagged requests in this period." testId="spend-by-tag-empty">
-          Send <code>x-proxy-tags: team=search</code> with a request, or give a token tags on <a href={hrefFor('tokens')}>Tokens</a>, to
-          see spend per team or feature.
+          Send <code>x-proxy-tags: team=search</code> with a request, or give a token tags on{' '}
+          <a href={hrefFor('tokens')}>Tokens</a>, to see spend per team or feature.
         </EmptyState>
       }
       rowProps={(row) => ({

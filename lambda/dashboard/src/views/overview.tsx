@@ -44,8 +44,18 @@ function Cards({ stats }: { stats: Stats | undefined }) {
         raw={t?.savings_usd}
         detail="saved through caching"
       />
-      <StatCard title="Tokens in" testId="card-tokens-in" value={value((x) => formatInt(x.input_tokens))} raw={t?.input_tokens} />
-      <StatCard title="Tokens out" testId="card-tokens-out" value={value((x) => formatInt(x.output_tokens))} raw={t?.output_tokens} />
+      <StatCard
+        title="Tokens in"
+        testId="card-tokens-in"
+        value={value((x) => formatInt(x.input_tokens))}
+        raw={t?.input_tokens}
+      />
+      <StatCard
+        title="Tokens out"
+        testId="card-tokens-out"
+        value={value((x) => formatInt(x.output_tokens))}
+        raw={t?.output_tokens}
+      />
       <StatCard
         title="Cache hit rate"
         testId="card-cache-hit-rate"
@@ -79,13 +89,45 @@ function Charts({ stats }: { stats: Stats | undefined }) {
   }
   const per = series.unit === 'hour' ? 'per hour' : 'per day';
   const common = { labels: series.labels, titles: series.titles, unit: series.unit };
-  const wholeLatency = (s: { label: string }) => (s.label === 'p95' ? stats.totals.latency_p95_ms : stats.totals.latency_avg_ms);
+  const wholeLatency = (s: { label: string }) =>
+    s.label === 'p95' ? stats.totals.latency_p95_ms : stats.totals.latency_avg_ms;
   return (
     <div class="charts" data-testid="charts" data-unit={series.unit}>
-      <TimeChart {...common} title={`Cost ${per}`} testId="chart-cost" kind="bars" series={series.cost} format={formatUsd} />
-      <TimeChart {...common} title={`Requests ${per}`} testId="chart-requests" kind="bars" series={series.requests} format={formatInt} integer />
-      <TimeChart {...common} title={`Tokens in / out ${per}`} testId="chart-tokens" kind="bars" series={series.tokens} format={formatInt} integer />
-      <TimeChart {...common} title={`Latency ${per}`} testId="chart-latency" kind="lines" series={series.latency} format={formatMs} summary={wholeLatency} />
+      <TimeChart
+        {...common}
+        title={`Cost ${per}`}
+        testId="chart-cost"
+        kind="bars"
+        series={series.cost}
+        format={formatUsd}
+      />
+      <TimeChart
+        {...common}
+        title={`Requests ${per}`}
+        testId="chart-requests"
+        kind="bars"
+        series={series.requests}
+        format={formatInt}
+        integer
+      />
+      <TimeChart
+        {...common}
+        title={`Tokens in / out ${per}`}
+        testId="chart-tokens"
+        kind="bars"
+        series={series.tokens}
+        format={formatInt}
+        integer
+      />
+      <TimeChart
+        {...common}
+        title={`Latency ${per}`}
+        testId="chart-latency"
+        kind="lines"
+        series={series.latency}
+        format={formatMs}
+        summary={wholeLatency}
+      />
     </div>
   );
 }
@@ -97,8 +139,8 @@ function NoRequests() {
       <EmptyState title="No requests in this period yet." testId="overview-empty">
         <ol class="steps">
           <li>
-            Save a provider key on <a href={hrefFor('integrations')}>Integrations</a> (or send your own key in pass-through
-            mode).
+            Save a provider key on <a href={hrefFor('integrations')}>Integrations</a> (or send your own key in
+            pass-through mode).
           </li>
           <li>
             Point your SDK at <code>{base}</code> with a proxy token: the one you signed in with, or an app token from{' '}
@@ -134,7 +176,13 @@ export function Overview({ params }: { params: URLSearchParams }) {
         <h1 tabIndex={-1}>Overview</h1>
         <PeriodPicker period={period} onChange={setPeriod}>
           <AutoRefreshToggle {...auto} testId="overview-auto-refresh" />
-          <button type="button" class="button button-small" onClick={stats.reload} data-testid="overview-refresh" disabled={stats.loading}>
+          <button
+            type="button"
+            class="button button-small"
+            onClick={stats.reload}
+            data-testid="overview-refresh"
+            disabled={stats.loading}
+          >
             Refresh
           </button>
         </PeriodPicker>

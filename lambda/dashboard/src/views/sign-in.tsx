@@ -43,7 +43,10 @@ export function SignIn({ onSignedIn, notice }: Props) {
     <main class="signin" data-testid="page-signin">
       <form class="card signin-card" onSubmit={(event) => void submit(event)} data-testid="signin-form" noValidate>
         <h1>AI Usage Proxy</h1>
-        <p class="muted">Sign in with a proxy token that has the manage scope. The first one is printed when the server starts for the first time.</p>
+        <p class="muted">
+          Sign in with a proxy token that has the manage scope. The first one is printed when the server starts for the
+          first time.
+        </p>
         {notice && !error && (
           <p class="notice notice-info" role="status" data-testid="signin-notice">
             {notice}

@@ -46,7 +46,13 @@ function Summary({ token }: { token: TokenInfo }) {
         {rate === null ? <span class="muted">Default rate limit</span> : `${formatInt(rate)} requests a minute`}
       </span>
       <span class="settings-summary break" data-testid="token-limit-models" data-value={models?.join(',') ?? ''}>
-        {models === null ? <span class="muted">Any model</span> : <>Models: <span class="mono">{models.join(', ')}</span></>}
+        {models === null ? (
+          <span class="muted">Any model</span>
+        ) : (
+          <>
+            Models: <span class="mono">{models.join(', ')}</span>
+          </>
+        )}
       </span>
     </>
   );
@@ -83,7 +89,10 @@ export function TokenSettings({ token, onChanged }: { token: TokenInfo; onChange
       return;
     }
     const limits = { requests_per_minute: parseRate(rateText), models: parseModels(modelsText) };
-    const before = { requests_per_minute: token.limits?.requests_per_minute ?? null, models: token.limits?.models ?? null };
+    const before = {
+      requests_per_minute: token.limits?.requests_per_minute ?? null,
+      models: token.limits?.models ?? null,
+    };
     setBusy(true);
     setError(undefined);
     try {
@@ -110,7 +119,12 @@ export function TokenSettings({ token, onChanged }: { token: TokenInfo; onChange
   if (editing) {
     const label = token.name || token.token_id;
     return (
-      <form class="settings-form" onSubmit={(event) => void save(event)} aria-label={`Tags and limits of token “${label}”`} data-testid="token-settings-form">
+      <form
+        class="settings-form"
+        onSubmit={(event) => void save(event)}
+        aria-label={`Tags and limits of token “${label}”`}
+        data-testid="token-settings-form"
+      >
         <SettingsField
           id={`${id}-tags`}
           label="Tags"
@@ -142,10 +156,20 @@ export function TokenSettings({ token, onChanged }: { token: TokenInfo; onChange
           onInput={setModelsText}
         />
         <span class="budget-actions">
-          <button type="submit" class="button button-primary button-small" disabled={busy} data-testid="token-settings-save">
+          <button
+            type="submit"
+            class="button button-primary button-small"
+            disabled={busy}
+            data-testid="token-settings-save"
+          >
             {busy ? 'Saving…' : 'Save'}
           </button>
-          <button type="button" class="button button-small" onClick={() => setEditing(false)} data-testid="token-settings-cancel">
+          <button
+            type="button"
+            class="button button-small"
+            onClick={() => setEditing(false)}
+            data-testid="token-settings-cancel"
+          >
             Cancel
           </button>
         </span>

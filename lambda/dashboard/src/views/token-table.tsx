@@ -47,7 +47,9 @@ function Spend({ usage, loaded }: { usage: TokenTotals | undefined; loaded: bool
       <span data-testid="token-spend-value" data-value={used?.cost_usd ?? 0} class={used ? '' : 'muted'}>
         {!loaded ? '…' : used ? formatCost(used) : 'no requests'}
       </span>
-      <span class="sub">{used ? `${formatInt(used.requests)} ${used.requests === 1 ? 'request' : 'requests'}` : '\u00a0'}</span>
+      <span class="sub">
+        {used ? `${formatInt(used.requests)} ${used.requests === 1 ? 'request' : 'requests'}` : '\u00a0'}
+      </span>
     </span>
   );
 }
@@ -63,7 +65,9 @@ export function TokenTable({ tokens, onRevoke, onBudgetChanged, spend }: Props) 
             <th scope="col">Scopes</th>
             <th scope="col">Created</th>
             <th scope="col">Last used</th>
-            <th scope="col" class="num">Spend</th>
+            <th scope="col" class="num">
+              Spend
+            </th>
             <th scope="col">Budget</th>
             <th scope="col">Tags &amp; limits</th>
             <th scope="col">Status</th>
@@ -94,7 +98,9 @@ export function TokenTable({ tokens, onRevoke, onBudgetChanged, spend }: Props) 
                 ))}
               </td>
               <td data-label="Created">{formatDateTime(token.created_at)}</td>
-              <td data-label="Last used">{token.last_used_at ? formatDateTime(token.last_used_at) : <span class="muted">never</span>}</td>
+              <td data-label="Last used">
+                {token.last_used_at ? formatDateTime(token.last_used_at) : <span class="muted">never</span>}
+              </td>
               <td data-label="Spend" class="num" data-testid="token-spend">
                 <Spend usage={spend?.get(token.token_id)} loaded={spend !== undefined} />
               </td>
@@ -113,7 +119,11 @@ export function TokenTable({ tokens, onRevoke, onBudgetChanged, spend }: Props) 
                   <ConfirmButton
                     label="Revoke"
                     confirmLabel="Revoke now"
-                    question={token.current ? 'You are signed in with this token: revoking it signs you out.' : 'Apps using it stop working at once.'}
+                    question={
+                      token.current
+                        ? 'You are signed in with this token: revoking it signs you out.'
+                        : 'Apps using it stop working at once.'
+                    }
                     testId="token-revoke"
                     onConfirm={() => onRevoke(token.token_id)}
                   />

@@ -20,8 +20,8 @@ function CreatedTokenNotice({ created, name, onDone }: { created: CreatedToken; 
         Token “{name}” created
       </h2>
       <p>
-        <strong>Copy it now: it is shown only once.</strong> It can send proxy requests (scope <code>proxy</code>) but cannot
-        open this dashboard.
+        <strong>Copy it now: it is shown only once.</strong> It can send proxy requests (scope <code>proxy</code>) but
+        cannot open this dashboard.
       </p>
       <div class="secret-row">
         <code class="secret" data-testid="token-secret">
@@ -45,7 +45,10 @@ export function Tokens({ params }: { params: URLSearchParams }) {
     const { from, to } = periodRange(period);
     return api.stats(from, to);
   }, [periodKey]);
-  const spend = useMemo(() => (stats.data ? new Map(stats.data.by_token.map((t) => [t.token_id, t])) : undefined), [stats.data]);
+  const spend = useMemo(
+    () => (stats.data ? new Map(stats.data.by_token.map((t) => [t.token_id, t])) : undefined),
+    [stats.data],
+  );
   const setPeriod = (next: Period) => {
     location.hash = hrefFor('tokens', periodToParams(next));
   };
@@ -86,15 +89,19 @@ export function Tokens({ params }: { params: URLSearchParams }) {
   };
 
   return (
-    <div class="page" data-testid="page-tokens" data-state={tokens.loading ? 'loading' : tokens.error ? 'error' : 'ready'}>
+    <div
+      class="page"
+      data-testid="page-tokens"
+      data-state={tokens.loading ? 'loading' : tokens.error ? 'error' : 'ready'}
+    >
       <div class="page-head">
         <h1 tabIndex={-1}>Tokens</h1>
       </div>
       <section class="card">
         <h2 class="card-title">Create an app token</h2>
         <p class="muted token-intro">
-          Give each app its own token so you can see its usage and revoke it alone. App tokens can send proxy requests only;
-          they cannot sign in here.
+          Give each app its own token so you can see its usage and revoke it alone. App tokens can send proxy requests
+          only; they cannot sign in here.
         </p>
         <form class="inline-form" onSubmit={(event) => void create(event)}>
           <label for="token-name">Name</label>
@@ -125,7 +132,12 @@ export function Tokens({ params }: { params: URLSearchParams }) {
         </div>
         <ErrorMessage error={stats.error} testId="tokens-spend-error" onRetry={stats.reload} />
         {tokens.data ? (
-          <TokenTable tokens={tokens.data.tokens} onRevoke={revoke} onBudgetChanged={tokens.reload} spend={stats.loading && !stats.data ? undefined : spend ?? new Map()} />
+          <TokenTable
+            tokens={tokens.data.tokens}
+            onRevoke={revoke}
+            onBudgetChanged={tokens.reload}
+            spend={stats.loading && !stats.data ? undefined : (spend ?? new Map())}
+          />
         ) : (
           <SkeletonRows rows={3} label="Loading tokens…" />
         )}

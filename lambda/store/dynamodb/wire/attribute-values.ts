@@ -52,16 +52,24 @@ function binaryToWire(data: unknown): unknown {
 
 function numberToWire(num: number): Json {
   const text = num.toString();
-  if (text === 'NaN' || text === 'Infinity' || text === '-Infinity') throw new Error(`Special numeric value ${text} is not allowed`);
-  if (Number(num) > Number.MAX_SAFE_INTEGER) throw new Error(`Number ${text} is greater than Number.MAX_SAFE_INTEGER. Use NumberValue from @aws-sdk/lib-dynamodb.`);
-  if (Number(num) < Number.MIN_SAFE_INTEGER) throw new Error(`Number ${text} is lesser than Number.MIN_SAFE_INTEGER. Use NumberValue from @aws-sdk/lib-dynamodb.`);
+  if (text === 'NaN' || text === 'Infinity' || text === '-Infinity')
+    throw new Error(`Special numeric value ${text} is not allowed`);
+  if (Number(num) > Number.MAX_SAFE_INTEGER)
+    throw new Error(
+      `Number ${text} is greater than Number.MAX_SAFE_INTEGER. Use NumberValue from @aws-sdk/lib-dynamodb.`,
+    );
+  if (Number(num) < Number.MIN_SAFE_INTEGER)
+    throw new Error(
+      `Number ${text} is lesser than Number.MIN_SAFE_INTEGER. Use NumberValue from @aws-sdk/lib-dynamodb.`,
+    );
   return { N: text };
 }
 
 function mapToWire(entries: Iterable<[unknown, unknown]> | undefined, object?: object): Json {
   const map: Json = {};
   if (entries) {
-    for (const [key, value] of entries) if (typeof value !== 'function' && value !== undefined) map[key as string] = toWire(value);
+    for (const [key, value] of entries)
+      if (typeof value !== 'function' && value !== undefined) map[key as string] = toWire(value);
   } else {
     // `for…in`, as util-dynamodb: inherited enumerable properties too.
     for (const key in object) {
@@ -99,7 +107,8 @@ function toWire(data: unknown): Json {
       throw new Error(UNDEFINED_VALUE);
     case 'object': {
       if (data === null) return { NULL: true };
-      if (Array.isArray(data)) return { L: data.filter((item) => typeof item !== 'function' && item !== undefined).map(toWire) };
+      if (Array.isArray(data))
+        return { L: data.filter((item) => typeof item !== 'function' && item !== undefined).map(toWire) };
       const name = (data as { constructor?: { name?: string } }).constructor?.name;
       if (name === 'Set') return setToWire(data as Set<unknown>);
       if (name === 'Map') return mapToWire(data as Map<unknown, unknown>);
@@ -113,7 +122,9 @@ function toWire(data: unknown): Json {
       return mapToWire(undefined, data);
     }
   }
-  throw new Error(`Unsupported type passed: ${data as string}. Pass options.convertClassInstanceToMap=true to marshall typeof object as map attribute.`);
+  throw new Error(
+    `Unsupported type passed: ${data as string}. Pass options.convertClassInstanceToMap=true to marshall typeof object as map attribute.`,
+  );
 }
 
 /** An item (or key, or expression values) as the JSON protocol sends it: a map of AttributeValues, binaries in base64. */

@@ -44,7 +44,14 @@ export class LeanDocumentClient implements DocumentClient {
   /** The retry policy of a command that may be applied twice, and of one sent at most once. */
   private readonly retries: { idempotent: RetryPolicy; atMostOnce: RetryPolicy };
 
-  constructor(private readonly options: { region: string; endpoint?: string; credentials: CredentialProvider; localNow?: () => number }) {
+  constructor(
+    private readonly options: {
+      region: string;
+      endpoint?: string;
+      credentials: CredentialProvider;
+      localNow?: () => number;
+    },
+  ) {
     this.url = new URL(options.endpoint ?? `https://dynamodb.${options.region}.amazonaws.com`);
     this.signer = new SigV4Signer(options.region, 'dynamodb');
     this.clock = new ServerClock(options.localNow);
@@ -71,7 +78,10 @@ export class LeanDocumentClient implements DocumentClient {
     const operation = OPERATIONS[name];
     if (!operation) throw new Error(`Unsupported DynamoDB operation ${String(name)}`);
     const body = JSON.stringify(operation.input(command.input));
-    const output = await withRetries(() => this.post(name, body), command.atMostOnce ? this.retries.atMostOnce : this.retries.idempotent);
+    const output = await withRetries(
+      () => this.post(name, body),
+      command.atMostOnce ? this.retries.atMostOnce : this.retries.idempotent,
+    );
     // The wire's answer, converted field by field as the SDK's document command would.
     return operation.output(output) as OutputOf<C>;
   }
@@ -92,7 +102,10 @@ export class LeanDocumentClient implements DocumentClient {
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
         response.on('error', reject);
         response.on('end', () => {
-          const answer = this.readAnswer(response, (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).toString('utf8'));
+          const answer = this.readAnswer(
+            response,
+            (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).toString('utf8'),
+          );
           if (answer instanceof DynamoError) reject(answer);
           else resolve(answer);
         });
@@ -115,7 +128,9 @@ export class LeanDocumentClient implements DocumentClient {
     const stringField = (value: unknown) => (typeof value === 'string' ? value : undefined);
     const type = (stringField(parsed.__type) ?? 'UnknownError').split('#').pop()!;
     const message = stringField(parsed.message) ?? stringField(parsed.Message) ?? `DynamoDB answered ${status}`;
-    const reasons = Array.isArray(parsed.CancellationReasons) ? parsed.CancellationReasons.map((reason: { Code?: string }) => String(reason.Code ?? 'None')) : undefined;
+    const reasons = Array.isArray(parsed.CancellationReasons)
+      ? parsed.CancellationReasons.map((reason: { Code?: string }) => String(reason.Code ?? 'None'))
+      : undefined;
     const error = new DynamoError(type, message, status, parsed.Item ? itemFromWire(parsed.Item) : undefined, reasons);
     error.clockSkewCorrected = this.clock.correctFrom(type, response.headers.date);
     return error;

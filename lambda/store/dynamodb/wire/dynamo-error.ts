@@ -40,7 +40,13 @@ export function cancellationReasons(error: unknown): string[] | undefined {
  * again. A conflict with a transaction in flight on the same item is one too,
  * as is a transaction cancelled only by such conflicts or throttling.
  */
-const REFUSED_TYPES = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded', 'TransactionConflictException', 'TransactionInProgressException']);
+const REFUSED_TYPES = new Set([
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'TransactionConflictException',
+  'TransactionInProgressException',
+]);
 const REFUSED_REASONS = new Set(['None', 'TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded']);
 /** Network errors where the request never reached DynamoDB. */
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
@@ -54,8 +60,15 @@ const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
  */
 export function mayRetry(error: unknown, idempotent: boolean): boolean {
   if (error instanceof DynamoError) {
-    const refusedTransaction = error.name === 'TransactionCanceledException' && (error.reasons ?? []).every((reason) => REFUSED_REASONS.has(reason));
-    return error.clockSkewCorrected || REFUSED_TYPES.has(error.name) || refusedTransaction || (idempotent && (error.status ?? 500) >= 500);
+    const refusedTransaction =
+      error.name === 'TransactionCanceledException' &&
+      (error.reasons ?? []).every((reason) => REFUSED_REASONS.has(reason));
+    return (
+      error.clockSkewCorrected ||
+      REFUSED_TYPES.has(error.name) ||
+      refusedTransaction ||
+      (idempotent && (error.status ?? 500) >= 500)
+    );
   }
   return idempotent || NOT_SENT_CODES.has((error as NodeJS.ErrnoException).code ?? '');
 }

@@ -101,7 +101,12 @@ const convertKeysAndAttributes = (convert: (item: unknown) => unknown) => (entry
 /** Each action of a transaction: a Put carries an item, the others a key; all may carry expression values. */
 const convertTransactItems = (convert: (item: unknown) => unknown) => (actions: unknown) =>
   (actions as Json[]).map((action) =>
-    Object.fromEntries(Object.entries(action).map(([kind, request]) => [kind, mapFields(request as Json, ['Item', 'Key', 'ExpressionAttributeValues'], convert)])),
+    Object.fromEntries(
+      Object.entries(action).map(([kind, request]) => [
+        kind,
+        mapFields(request as Json, ['Item', 'Key', 'ExpressionAttributeValues'], convert),
+      ]),
+    ),
   );
 
 /**
@@ -110,12 +115,24 @@ const convertTransactItems = (convert: (item: unknown) => unknown) => (actions: 
  */
 export const OPERATIONS: { readonly [Name in OperationName]: WireOperation } = {
   GetItem: { input: (i) => mapFields(i, ['Key'], toWire), output: (o) => mapFields(o, ['Item'], fromWire) },
-  PutItem: { input: (i) => mapFields(i, ['Item', 'ExpressionAttributeValues'], toWire), output: (o) => mapFields(o, ['Attributes'], fromWire) },
-  UpdateItem: { input: (i) => mapFields(i, ['Key', 'ExpressionAttributeValues'], toWire), output: (o) => mapFields(o, ['Attributes'], fromWire) },
-  DeleteItem: { input: (i) => mapFields(i, ['Key', 'ExpressionAttributeValues'], toWire), output: (o) => mapFields(o, ['Attributes'], fromWire) },
+  PutItem: {
+    input: (i) => mapFields(i, ['Item', 'ExpressionAttributeValues'], toWire),
+    output: (o) => mapFields(o, ['Attributes'], fromWire),
+  },
+  UpdateItem: {
+    input: (i) => mapFields(i, ['Key', 'ExpressionAttributeValues'], toWire),
+    output: (o) => mapFields(o, ['Attributes'], fromWire),
+  },
+  DeleteItem: {
+    input: (i) => mapFields(i, ['Key', 'ExpressionAttributeValues'], toWire),
+    output: (o) => mapFields(o, ['Attributes'], fromWire),
+  },
   Query: {
     input: (i) => mapFields(i, ['ExpressionAttributeValues', 'ExclusiveStartKey'], toWire),
-    output: (o) => ({ ...mapFields(o, ['LastEvaluatedKey'], fromWire), ...(o.Items ? { Items: (o.Items as unknown[]).map(fromWire) } : {}) }),
+    output: (o) => ({
+      ...mapFields(o, ['LastEvaluatedKey'], fromWire),
+      ...(o.Items ? { Items: (o.Items as unknown[]).map(fromWire) } : {}),
+    }),
   },
   BatchGetItem: {
     input: (i) => ({ ...i, RequestItems: mapTables(i.RequestItems, convertKeysAndAttributes(toWire)) }),
@@ -129,5 +146,8 @@ export const OPERATIONS: { readonly [Name in OperationName]: WireOperation } = {
     input: (i) => ({ ...i, RequestItems: mapTables(i.RequestItems, convertWriteRequests(toWire)) }),
     output: (o) => ({ ...o, UnprocessedItems: mapTables(o.UnprocessedItems, convertWriteRequests(fromWire)) }),
   },
-  TransactWriteItems: { input: (i) => ({ ...i, TransactItems: convertTransactItems(toWire)(i.TransactItems) }), output: (o) => o },
+  TransactWriteItems: {
+    input: (i) => ({ ...i, TransactItems: convertTransactItems(toWire)(i.TransactItems) }),
+    output: (o) => o,
+  },
 };

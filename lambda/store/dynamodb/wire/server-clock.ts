@@ -1,5 +1,12 @@
 /** The error types AWS answers with when a request's signing time is too far from its own clock. */
-const CLOCK_SKEW_ERRORS = new Set(['InvalidSignatureException', 'SignatureDoesNotMatch', 'RequestExpired', 'RequestInTheFuture', 'RequestTimeTooSkewed', 'AuthFailure']);
+const CLOCK_SKEW_ERRORS = new Set([
+  'InvalidSignatureException',
+  'SignatureDoesNotMatch',
+  'RequestExpired',
+  'RequestInTheFuture',
+  'RequestTimeTooSkewed',
+  'AuthFailure',
+]);
 /** AWS refuses a signature made more than 5 minutes away from its own time. */
 const TOLERANCE_MS = 5 * 60_000;
 

@@ -38,7 +38,10 @@ function amzDateOf(now: Date): string {
 export class SigV4Signer {
   private cachedKey?: { scope: string; key: Buffer };
 
-  constructor(private readonly region: string, private readonly service: string) {}
+  constructor(
+    private readonly region: string,
+    private readonly service: string,
+  ) {}
 
   /** The request's headers, `authorization` included. */
   sign(input: JsonPost): Record<string, string> {
@@ -47,12 +50,16 @@ export class SigV4Signer {
     const date = amzDate.slice(0, 8);
     const token = credentials.sessionToken;
     // Names in byte order: content-type, host, x-amz-date, x-amz-security-token, x-amz-target.
-    const signedHeaders = token ? 'content-type;host;x-amz-date;x-amz-security-token;x-amz-target' : 'content-type;host;x-amz-date;x-amz-target';
+    const signedHeaders = token
+      ? 'content-type;host;x-amz-date;x-amz-security-token;x-amz-target'
+      : 'content-type;host;x-amz-date;x-amz-target';
     const headerLines = `content-type:${JSON_CONTENT_TYPE}\nhost:${host}\nx-amz-date:${amzDate}\n${token ? `x-amz-security-token:${token}\n` : ''}x-amz-target:${target}\n`;
     const canonical = `POST\n/\n\n${headerLines}\n${signedHeaders}\n${sha256Hex(input.body)}`;
     const scope = `${date}/${this.region}/${this.service}/aws4_request`;
     const stringToSign = `AWS4-HMAC-SHA256\n${amzDate}\n${scope}\n${sha256Hex(canonical)}`;
-    const signature = createHmac('sha256', this.signingKey(credentials.secretAccessKey, date, scope)).update(stringToSign, 'utf8').digest('hex');
+    const signature = createHmac('sha256', this.signingKey(credentials.secretAccessKey, date, scope))
+      .update(stringToSign, 'utf8')
+      .digest('hex');
     const headers: Record<string, string> = {
       'content-type': JSON_CONTENT_TYPE,
       host,

@@ -17,11 +17,15 @@ function nearLimit(
   tags: TagBudget[],
 ): Named[] {
   const named: Named[] = [
-    ...tokens.filter((t) => t.budget && !t.revoked_at).map((t) => ({ label: `Token “${t.name || '(unnamed)'}”`, budget: t.budget! })),
+    ...tokens
+      .filter((t) => t.budget && !t.revoked_at)
+      .map((t) => ({ label: `Token “${t.name || '(unnamed)'}”`, budget: t.budget! })),
     ...requesters.map((r) => ({ label: `Requester “${r.requester}”`, budget: r })),
     ...tags.map((t) => ({ label: `Tag ${t.key}=${t.value}`, budget: t })),
   ];
-  return named.filter((n) => budgetLevel(n.budget) !== 'ok').sort((a, b) => budgetShare(b.budget) - budgetShare(a.budget));
+  return named
+    .filter((n) => budgetLevel(n.budget) !== 'ok')
+    .sort((a, b) => budgetShare(b.budget) - budgetShare(a.budget));
 }
 
 /** The Overview's warning: any budget past 80 % of its limit, with a link to manage it. */
@@ -36,12 +40,15 @@ export function BudgetBanner() {
   return (
     <div class="notice notice-warn budget-banner" role="status" data-testid="budget-banner">
       <div>
-        <strong>{warnings.length === 1 ? 'A budget is' : `${warnings.length} budgets are`} past 80 % of the limit.</strong>
+        <strong>
+          {warnings.length === 1 ? 'A budget is' : `${warnings.length} budgets are`} past 80 % of the limit.
+        </strong>
         <ul class="budget-banner-list">
           {warnings.map(({ label, budget }) => (
             <li key={label} data-testid="budget-banner-item" data-level={budgetLevel(budget)}>
               {label}: {formatUsd(budget.spent_usd)} of {formatUsd(budget.limit_usd)} {PERIOD_LABELS[budget.period]} (
-              {Math.floor(budgetShare(budget) * 100)} %){budgetLevel(budget) === 'over' ? ', used up: requests are refused with 402' : ''}, {resetText(budget)}.
+              {Math.floor(budgetShare(budget) * 100)} %)
+              {budgetLevel(budget) === 'over' ? ', used up: requests are refused with 402' : ''}, {resetText(budget)}.
             </li>
           ))}
         </ul>

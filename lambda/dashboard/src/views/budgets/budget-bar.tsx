@@ -45,7 +45,10 @@ export function BudgetBar({ budget, testId, label }: { budget: Budget; testId: s
         <span data-testid={`${testId}-period`}>{PERIOD_LABELS[budget.period]}</span>
         <span class="muted" data-testid={`${testId}-reset`}>
           {' '}
-          · {level === 'over' ? `used up: requests are refused until ${budget.resets_at ? `it ${resetText(budget)}` : 'the limit is raised'}` : resetText(budget)}
+          ·{' '}
+          {level === 'over'
+            ? `used up: requests are refused until ${budget.resets_at ? `it ${resetText(budget)}` : 'the limit is raised'}`
+            : resetText(budget)}
         </span>
       </div>
     </div>

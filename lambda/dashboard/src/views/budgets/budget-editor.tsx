@@ -52,13 +52,34 @@ export function BudgetEditor({ budget, label, testId, onSave, onRemove }: Props)
 
   if (editing) {
     return (
-      <form class="budget-form" onSubmit={(event) => void save(event)} aria-label={`Budget for ${label}`} data-testid={`${testId}-form`}>
-        <BudgetFields idPrefix={testId} amount={form.amount} period={form.period} onAmount={form.setAmount} onPeriod={form.setPeriod} />
+      <form
+        class="budget-form"
+        onSubmit={(event) => void save(event)}
+        aria-label={`Budget for ${label}`}
+        data-testid={`${testId}-form`}
+      >
+        <BudgetFields
+          idPrefix={testId}
+          amount={form.amount}
+          period={form.period}
+          onAmount={form.setAmount}
+          onPeriod={form.setPeriod}
+        />
         <span class="budget-actions">
-          <button type="submit" class="button button-primary button-small" disabled={busy} data-testid={`${testId}-save`}>
+          <button
+            type="submit"
+            class="button button-primary button-small"
+            disabled={busy}
+            data-testid={`${testId}-save`}
+          >
             {busy ? 'Saving…' : 'Save'}
           </button>
-          <button type="button" class="button button-small" onClick={() => setEditing(false)} data-testid={`${testId}-cancel`}>
+          <button
+            type="button"
+            class="button button-small"
+            onClick={() => setEditing(false)}
+            data-testid={`${testId}-cancel`}
+          >
             Cancel
           </button>
         </span>
@@ -68,13 +89,25 @@ export function BudgetEditor({ budget, label, testId, onSave, onRemove }: Props)
   }
   return (
     <div class="budget-cell">
-      {budget ? <BudgetBar budget={budget} testId={`${testId}-bar`} label={`Budget of ${label}`} /> : <span class="muted" data-testid={`${testId}-none`}>No budget</span>}
+      {budget ? (
+        <BudgetBar budget={budget} testId={`${testId}-bar`} label={`Budget of ${label}`} />
+      ) : (
+        <span class="muted" data-testid={`${testId}-none`}>
+          No budget
+        </span>
+      )}
       <span class="budget-actions">
         <button type="button" class="button button-small" onClick={open} data-testid={`${testId}-edit`}>
           {budget ? 'Change' : 'Set budget'}
         </button>
         {budget && (
-          <ConfirmButton label="Remove" confirmLabel="Remove budget" question="Spending is no longer limited." testId={`${testId}-remove`} onConfirm={remove} />
+          <ConfirmButton
+            label="Remove"
+            confirmLabel="Remove budget"
+            question="Spending is no longer limited."
+            testId={`${testId}-remove`}
+            onConfirm={remove}
+          />
         )}
       </span>
       <ErrorMessage error={error} testId={`${testId}-error`} />

@@ -34,7 +34,12 @@ export function BudgetFields({
       </span>
       <span class="budget-field">
         <label for={`${idPrefix}-period`}>Period (UTC)</label>
-        <select id={`${idPrefix}-period`} value={period} data-testid={`${idPrefix}-period`} onChange={(e) => onPeriod(e.currentTarget.value as BudgetPeriod)}>
+        <select
+          id={`${idPrefix}-period`}
+          value={period}
+          data-testid={`${idPrefix}-period`}
+          onChange={(e) => onPeriod(e.currentTarget.value as BudgetPeriod)}
+        >
           {(Object.keys(PERIOD_LABELS) as BudgetPeriod[]).map((value) => (
             <option key={value} value={value}>
               {value === 'day' ? 'Day' : value === 'month' ? 'Month' : 'Total (never resets)'}

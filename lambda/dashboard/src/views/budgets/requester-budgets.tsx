@@ -8,8 +8,8 @@ const REQUESTER: BudgetSubject<{ requester: string }> = {
   title: 'Requester budgets',
   intro: (
     <>
-      Limit what one requester (the <code>x-proxy-user</code> header) may spend through any token of this account. When a budget is
-      used up, that requester's requests are refused with 402 until the period resets (UTC).
+      Limit what one requester (the <code>x-proxy-user</code> header) may spend through any token of this account. When
+      a budget is used up, that requester's requests are refused with 402 until the period resets (UTC).
     </>
   ),
   column: 'Requester',

@@ -25,7 +25,13 @@ export interface BudgetSubject<S> {
   parse: (text: string) => S | undefined;
   hint: string;
   /** The row: its key and data attribute, the subject cell, and what the budget limits for screen readers. */
-  row: (subject: S) => { key: string; attributes: Record<string, string>; cellClass: string; cell: ComponentChildren; label: string };
+  row: (subject: S) => {
+    key: string;
+    attributes: Record<string, string>;
+    cellClass: string;
+    cell: ComponentChildren;
+    label: string;
+  };
   save: (api: Api, subject: S, input: BudgetInput) => Promise<unknown>;
   remove: (api: Api, subject: S) => Promise<unknown>;
 }
@@ -89,9 +95,20 @@ export function SubjectBudgets<S>({ subject, budgets, onChanged, load }: Props<S
             onInput={(e) => setText(e.currentTarget.value)}
           />
         </span>
-        <BudgetFields idPrefix={`${name}-budget-new`} amount={form.amount} period={form.period} onAmount={form.setAmount} onPeriod={form.setPeriod} />
+        <BudgetFields
+          idPrefix={`${name}-budget-new`}
+          amount={form.amount}
+          period={form.period}
+          onAmount={form.setAmount}
+          onPeriod={form.setPeriod}
+        />
         <span class="budget-actions">
-          <button type="submit" class="button button-primary button-small" disabled={busy} data-testid={`${name}-budget-new-save`}>
+          <button
+            type="submit"
+            class="button button-primary button-small"
+            disabled={busy}
+            data-testid={`${name}-budget-new-save`}
+          >
             {busy ? 'Saving…' : 'Add budget'}
           </button>
         </span>

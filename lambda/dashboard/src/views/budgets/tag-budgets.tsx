@@ -7,8 +7,9 @@ const TAG: BudgetSubject<{ key: string; value: string }> = {
   title: 'Tag budgets',
   intro: (
     <>
-      Limit what one tag value may spend, for example a team: every request carrying it (in <code>x-proxy-tags</code> or from its
-      token's own tags) counts. When a budget is used up, those requests are refused with 402 until the period resets (UTC).
+      Limit what one tag value may spend, for example a team: every request carrying it (in <code>x-proxy-tags</code> or
+      from its token's own tags) counts. When a budget is used up, those requests are refused with 402 until the period
+      resets (UTC).
     </>
   ),
   column: 'Tag',
