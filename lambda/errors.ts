@@ -26,8 +26,15 @@ export class PermissionError extends ProxyError {
   }
 }
 
+/**
+ * A request judged against the account's own rules (a model list, a budget) and refused before
+ * anything was sent upstream. Unlike a malformed or unauthenticated request, it leaves a usage row,
+ * so the refusal shows in the logs of the token that made it.
+ */
+export abstract class RefusalError extends ProxyError {}
+
 /** The token's model list does not include the model asked for; nothing was sent upstream. */
-export class ModelNotAllowedError extends ProxyError {
+export class ModelNotAllowedError extends RefusalError {
   constructor(message: string) {
     super(403, message, { param: 'model', code: 'model_not_allowed' });
   }
@@ -72,7 +79,7 @@ export class RateLimitedError extends ProxyError {
 }
 
 /** A budget of the token or requester is used up for its period; nothing was sent upstream. */
-export class BudgetExceededError extends ProxyError {
+export class BudgetExceededError extends RefusalError {
   constructor(message: string, headers: Record<string, string>) {
     // 402: the SDKs raise it without retrying, which is what a spend limit needs.
     super(402, message, { code: 'budget_exceeded', headers });

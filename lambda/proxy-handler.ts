@@ -8,6 +8,7 @@ import { enforceRateLimit } from './pipeline/enforce-rate-limit';
 import { forwardUpstream } from './pipeline/forward-upstream';
 import { identify } from './pipeline/identify';
 import { Pipeline, streamingHandler } from './pipeline/pipeline';
+import { recordUsage } from './pipeline/record';
 import { resolveProviderKey } from './pipeline/resolve-provider-key';
 import { receiveRequest, routeRequest } from './pipeline/route-request';
 import { serveFromCache } from './pipeline/serve-from-cache';
@@ -25,8 +26,9 @@ import { validateBody } from './pipeline/validate-body';
 export function createProxyHandler(deps: Deps) {
   return streamingHandler({
     pipeline: proxyPipeline(deps),
-    handle: forwardUpstream(deps), // 10. forward; 11. record, once the body has ended
+    handle: forwardUpstream(deps), // 10. forward
     answerError: answerErrors(deps.log, deps.isStoreOutage),
+    record: recordUsage(deps), // 11. record, once the request has ended, whichever way
   });
 }
 
@@ -39,8 +41,8 @@ export function proxyPipeline(deps: Deps) {
     .then(authenticate()) // 3. authenticate
     .then(enforceRateLimit()) // 4. rate limit
     .then(validateBody()) // 5. validate
-    .then(enforceModelList(deps)) // 6. the token's model list
-    .then(enforceBudget(deps)) // 7. budget
+    .then(enforceModelList()) // 6. the token's model list
+    .then(enforceBudget()) // 7. budget
     .then(resolveProviderKey(deps)) // 8. resolve the provider key
     .then(serveFromCache(deps)); // 9. cache
 }

@@ -1,8 +1,6 @@
 import type { UpstreamAnswer } from '../cache/cache-fill';
-import { ProxyError, ServerStoppedError, UpstreamEncodingError } from '../errors';
+import { ServerStoppedError, UpstreamEncodingError } from '../errors';
 import type { Deps } from '../deps';
-import type { RecordDeps } from './record';
-import type { ProxyResponse } from '../http/response';
 import { plainErrorText } from '../providers/dialects/error-text';
 import { upstreamUrl } from '../providers/registry';
 import type { Dialect } from '../providers/types';
@@ -17,9 +15,10 @@ import { clientResponseHeaders, upstreamRequestHeaders } from '../upstream/heade
 import { queryWithoutSecrets } from '../upstream/query';
 import { finishResponse } from './finish-response';
 import type { InvocationContext } from './pipeline';
-import { recordUsage } from './record';
 import { requestSecrets } from './request-secrets';
 import type { ProxyState } from './state';
+import { Answer } from './step';
+import type { Completion } from '../usage/build-row';
 
 /**
  * How long before Lambda's time limit an answer still running is cut: its row is written in that
@@ -35,8 +34,9 @@ function invocationDeadline(context: InvocationContext | undefined): { inMs: num
   return { inMs: Math.max(0, remaining - ROW_WRITE_RESERVE_MS), reason };
 }
 
-/** What forwarding uses: the upstream settings, the log, the runtime's AWS credentials, and what recording a row needs. */
-export type ForwardDeps = Pick<Deps, 'config' | 'log' | 'awsCredentials'> & RecordDeps;
+/** What forwarding uses: the upstream settings, the log and the runtime's AWS credentials. */
+export type ForwardDeps = Pick<Deps, 'config' | 'log' | 'awsCredentials'>;
+
 /** The body sent upstream: the client's bytes, unless the proxy must ask for stream usage. */
 function upstreamBody(state: ProxyState): { body: Buffer; addedStreamUsage: boolean } {
   if (!state.stream || state.provider.streamUsage !== 'when-asked' || !state.body)
@@ -47,23 +47,20 @@ function upstreamBody(state: ProxyState): { body: Buffer; addedStreamUsage: bool
 
 /**
  * Step 10, the handler: call the provider, tap its answer for usage, pipe it back
- * unchanged, and finish once — one row, and the cache fill settled — however the body ends.
+ * unchanged, and finish once — the row's ending, and the cache fill settled — however the body
+ * ends. A call that fails throws; pipeline.ts records it.
  */
 export function forwardUpstream(deps: ForwardDeps) {
-  return async function forwardUpstream(state: ProxyState, context?: InvocationContext): Promise<ProxyResponse> {
+  return async function forwardUpstream(state: ProxyState, context?: InvocationContext): Promise<Answer> {
     const { cacheFill } = state;
     const { dialect } = state.endpoint;
     const { body, addedStreamUsage } = upstreamBody(state);
     const deadline = invocationDeadline(context);
 
-    // Call: an answer the proxy can read, or a typed error, recorded.
+    // Call: an answer the proxy can read, or a typed error.
     const { upstream, decoding, signingSecrets } = await callProvider(deps, state, body, context, deadline?.inMs).catch(
       (error: unknown) => {
         cacheFill.abandon();
-        recordUsage(deps, state, {
-          status: errorStatus(error),
-          error: error instanceof Error ? error.message : String(error),
-        });
         throw error;
       },
     );
@@ -88,6 +85,8 @@ export function forwardUpstream(deps: ForwardDeps) {
     });
 
     // Finish.
+    let ended: (completion: Completion) => void = () => undefined;
+    const ending = new Promise<Completion>((resolve) => (ended = resolve));
     const finish = (end: RelayEnd) => {
       // A response the server itself cut (shutdown) says so; a client that left says that.
       const cutByServer = end.kind === 'client-gone' && context?.clientGone?.reason instanceof ServerStoppedError;
@@ -103,7 +102,7 @@ export function forwardUpstream(deps: ForwardDeps) {
           request_id: state.request.id,
           events: result.oversizedEvents,
         });
-      recordUsage(deps, state, { status: upstream.status, model: result.model, usage: result.usage, error });
+      ended({ status: upstream.status, model: result.model, usage: result.usage, error });
       // Does nothing once a complete answer's commit has started; otherwise nothing is stored and waiting requests go on.
       cacheFill.abandon();
     };
@@ -131,7 +130,7 @@ export function forwardUpstream(deps: ForwardDeps) {
       ...clientResponseHeaders(upstream.headers, transcoder !== undefined, secrets),
       ...cacheFill.statusHeader,
     };
-    return finishResponse(state, { statusCode: upstream.status, headers, body: tap });
+    return new Answer(finishResponse(state, { statusCode: upstream.status, headers, body: tap }), ending);
   };
 }
 
@@ -164,11 +163,6 @@ async function callProvider(
   if (decoding.kind !== 'unsupported') return { upstream, decoding, signingSecrets: request.secrets ?? [] };
   upstream.abort();
   throw new UpstreamEncodingError(decoding.coding);
-}
-
-/** A typed error's status; anything else that failed the call is a bad gateway. */
-function errorStatus(error: unknown): number {
-  return error instanceof ProxyError ? error.status : 502;
 }
 
 /**

@@ -2,8 +2,10 @@ import middy, { type Request } from '@middy/core';
 import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';
 import type { APIGatewayProxyEventV2, Context as LambdaContext } from 'aws-lambda';
 import { BackgroundWork } from '../background-work';
+import { RefusalError } from '../errors';
 import type { ProxyResponse } from '../http/response';
-import type { Answering, Received, StoreReads } from './state';
+import { failedForwardEnding, isRecordable, refusalEnding, type Ending } from './record';
+import type { Answering, Received, Recordable, StoreReads } from './state';
 import { Answer, Prefetched, type Step } from './step';
 
 /** What the runtime hands the handler beside the event; the local server adds `clientGone`. */
@@ -21,7 +23,7 @@ type ProxyContext<S> = LambdaContext & InvocationContext & S;
 type ProxyRequest<S> = Request<APIGatewayProxyEventV2, ProxyResponse, Error, ProxyContext<S>, StoreReads>;
 
 /** One step as run on the request: its early answer, if it gives one. */
-type Runner<S> = (request: ProxyRequest<S>) => Promise<ProxyResponse | undefined>;
+type Runner<S> = (request: ProxyRequest<S>) => Promise<Answer | undefined>;
 
 /**
  * The steps in the order they run. `then` only accepts a step whose input the steps before
@@ -41,7 +43,7 @@ export class Pipeline<S extends Received> {
   then<Out extends object>(step: Step<S, Out>): Pipeline<S & Out> {
     const run: Runner<S & Out> = async (request) => {
       const outcome = await step.run(request.context, request.internal);
-      if (outcome instanceof Answer) return outcome.response;
+      if (outcome instanceof Answer) return outcome;
       if (outcome instanceof Prefetched) {
         Object.assign(request.internal, outcome.reads);
         Object.assign(request.context, outcome.proved);
@@ -54,10 +56,12 @@ export class Pipeline<S extends Received> {
 
 export interface HandlerParts<S extends Received> {
   pipeline: Pipeline<S>;
-  /** The last step, as Middy's handler: its response streams out. */
-  handle: (state: NoInfer<S>, context: InvocationContext) => Promise<ProxyResponse>;
+  /** The last step, as Middy's handler: its response streams out, and its ending is the row's. */
+  handle: (state: NoInfer<S>, context: InvocationContext) => Promise<Answer>;
   /** Turns any error of any step into the response (answer-errors.ts). */
   answerError: (state: Answering | undefined, error: unknown) => ProxyResponse;
+  /** Writes the request's usage row once its ending is known (record.ts); called from one place, `recordEnding`. */
+  record: (state: Recordable, ending: Ending) => void;
 }
 
 /** The request's after-response work, once its event was decoded (the context is Middy's, the state's fields on it). */
@@ -68,8 +72,21 @@ function workOf(context: object): BackgroundWork | undefined {
 /**
  * The Middy handler in response-streaming mode: one middleware decodes the event, one per step
  * runs it, and the request ends (`requestEnd`) only once its after-response work is done.
+ *
+ * Every way a request ends passes through `recordEnding`, the one place that writes its usage
+ * row: an answer with an ending (a cache hit, a forwarded answer, once its body has gone out), a
+ * refusal by the account's own rules (model list, budget), or a failed call to the provider. A
+ * request refused before it proved a row's facts (unauthenticated, malformed, rate-limited) or
+ * failing before it was forwarded (a store outage, an unreadable key) leaves no row (docs/failure-modes.md).
  */
-export function streamingHandler<S extends Received>({ pipeline, handle, answerError }: HandlerParts<S>) {
+export function streamingHandler<S extends Recordable>({ pipeline, handle, answerError, record }: HandlerParts<S>) {
+  const recorded = new WeakSet<object>();
+  function recordEnding(state: object, ending: Ending | undefined): void {
+    if (!ending || !isRecordable(state) || recorded.has(state)) return;
+    recorded.add(state);
+    record(state, ending);
+  }
+
   const handler = middy<APIGatewayProxyEventV2, ProxyResponse, Error, ProxyContext<S>, StoreReads>({
     executionMode: executionModeStreamifyResponse,
     // Only this invocation's own rows: concurrent requests (local server) don't wait for each other.
@@ -80,11 +97,30 @@ export function streamingHandler<S extends Received>({ pipeline, handle, answerE
       Object.assign(request.context, pipeline.receive(request.event));
     },
     onError: function answerErrors(request: ProxyRequest<S>) {
+      if (request.error instanceof RefusalError) recordEnding(request.context, refusalEnding(request.error));
       // Nothing is known of a request whose event could not be decoded.
       return answerError(workOf(request.context) ? request.context : undefined, request.error);
     },
   });
-  for (const step of pipeline.steps) handler.use({ before: step.run });
+  for (const step of pipeline.steps)
+    handler.use({
+      before: async function runStep(request: ProxyRequest<S>) {
+        const answer = await step.run(request);
+        if (!answer) return undefined;
+        recordEnding(request.context, answer.ended);
+        return answer.response;
+      },
+    });
   // Middy calls the handler only when every step ran without answering or throwing: the state is then `S`.
-  return handler.handler((_event, context) => handle(context, context));
+  return handler.handler(async (_event, context) => {
+    try {
+      const answer = await handle(context, context);
+      recordEnding(context, answer.ended);
+      return answer.response;
+    } catch (error) {
+      // The provider was called, or its call was being made: the row says how it failed.
+      recordEnding(context, failedForwardEnding(error));
+      throw error;
+    }
+  });
 }

@@ -1,5 +1,6 @@
 import type { ParsedToken } from '../auth/proxy-token';
 import type { Deps } from '../deps';
+import { ProxyError, RefusalError } from '../errors';
 import { buildRow, type Completion, type RowFacts } from '../usage/build-row';
 import type { UsageRow } from '../usage/usage-row';
 import { requestSecrets } from './request-secrets';
@@ -8,15 +9,43 @@ import type { Recordable } from './state';
 /** What writing a row uses: the row writer and the prices. */
 export type RecordDeps = Pick<Deps, 'rowWriter' | 'prices'>;
 
+/** How a request ended, once known: at once (a refusal, a failed call) or when its body has gone out. */
+export type Ending = Completion | Promise<Completion>;
+
 /**
- * Step 11 (record): one usage row per request. It runs after the response has
- * gone out and is tracked as background work, so the runtime doesn't stop
- * before the row is written.
+ * Step 11 (record): one usage row per request that has a row's facts (its token and its tags,
+ * proved by validation) and ended in a way that leaves one (pipeline.ts decides which). The row is
+ * built once the ending is known, after the response has gone out, and is tracked as the request's
+ * background work from the moment it ended, so the runtime doesn't stop before the row is written.
  */
-export function recordUsage(deps: RecordDeps, state: Recordable, completion: Completion): UsageRow {
-  const row = buildRow(rowFacts(state, state.token), completion, deps.prices);
-  state.work.add(deps.rowWriter.write(row));
-  return row;
+export function recordUsage(deps: RecordDeps): (state: Recordable, ending: Ending) => void {
+  return function record(state, ending) {
+    state.work.add(
+      Promise.resolve(ending).then((completion) => {
+        const row: UsageRow = buildRow(rowFacts(state, state.token), completion, deps.prices);
+        return deps.rowWriter.write(row);
+      }),
+    );
+  };
+}
+
+/** Whether the request has proved what a row is made of (its token and its tags). */
+export function isRecordable(state: object): state is Recordable {
+  const { token, tags } = state as Partial<Recordable>;
+  return token !== undefined && tags !== undefined;
+}
+
+/** A refusal's row: what the client was told. */
+export function refusalEnding(error: RefusalError): Completion {
+  return { status: error.status, error: error.message };
+}
+
+/** The row of a request whose forwarding failed: a typed error's status, anything else a bad gateway. */
+export function failedForwardEnding(error: unknown): Completion {
+  return {
+    status: error instanceof ProxyError ? error.status : 502,
+    error: error instanceof Error ? error.message : String(error),
+  };
 }
 
 function rowFacts(state: Recordable, token: ParsedToken): RowFacts {

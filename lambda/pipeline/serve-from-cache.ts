@@ -1,16 +1,16 @@
 import { replayRequestFor } from '../cache/replay';
 import type { Deps } from '../deps';
+import type { Completion } from '../usage/build-row';
 import { finishResponse } from './finish-response';
-import { recordUsage } from './record';
 import type { Admitted, CacheConsulted } from './state';
 import { Answer, type Step } from './step';
 
 /**
  * Step 9 (opt-in, docs/caching.md): asks the cache whether to serve this
- * request. A hit is answered here and recorded when its body ends; otherwise the
+ * request. A hit is answered here, its row recorded (pipeline.ts) when its body ends; otherwise the
  * request goes on to the provider with the cache's fill, which stores the answer.
  */
-export function serveFromCache(deps: Pick<Deps, 'cache' | 'prices' | 'rowWriter'>): Step<Admitted, CacheConsulted> {
+export function serveFromCache(deps: Pick<Deps, 'cache' | 'prices'>): Step<Admitted, CacheConsulted> {
   return {
     name: 'cache',
     async run(state, reads) {
@@ -32,15 +32,13 @@ export function serveFromCache(deps: Pick<Deps, 'cache' | 'prices' | 'rowWriter'
       });
       if ('fill' in decision) return { cacheFill: decision.fill };
       const { entry, statusCode, headers, body } = decision.hit;
-      let recorded = false;
-      const record = () => {
-        if (recorded) return;
-        recorded = true;
-        recordUsage(deps, state, { status: entry.status, model: entry.model, cached: { savedNanos: entry.costNanos } });
-      };
-      body.once('end', record);
-      body.once('close', record);
-      return new Answer(finishResponse(state, { statusCode, headers, body }));
+      const ended = new Promise<Completion>((resolve) => {
+        const settle = () =>
+          resolve({ status: entry.status, model: entry.model, cached: { savedNanos: entry.costNanos } });
+        body.once('end', settle);
+        body.once('close', settle);
+      });
+      return new Answer(finishResponse(state, { statusCode, headers, body }), ended);
     },
   };
 }

@@ -1,9 +1,17 @@
 import type { ProxyResponse } from '../http/response';
+import type { Completion } from '../usage/build-row';
 import type { StoreReads } from './state';
 
-/** A step's early answer: the steps after it don't run and this response goes out (a cache hit, the API). */
+/**
+ * A response that ends the request: a step's early answer (the steps after it don't run: a
+ * preflight, a cache hit) or the forward step's. `ended` settles once its body has gone out, with
+ * what the request's usage row records (none for an answer that leaves no row).
+ */
 export class Answer {
-  constructor(readonly response: ProxyResponse) {}
+  constructor(
+    readonly response: ProxyResponse,
+    readonly ended?: Promise<Completion>,
+  ) {}
 }
 
 /**

@@ -22,6 +22,7 @@ import { validateBody } from '../../../lambda/pipeline/validate-body';
 import { answerErrors } from '../../../lambda/pipeline/answer-errors';
 import { installLambdaShim } from '../../../lambda/local/lambda-shim';
 import { proxyPipeline } from '../../../lambda/proxy-handler';
+import { recordUsage } from '../../../lambda/pipeline/record';
 
 let dataDir: string;
 let deps: ReturnType<typeof buildDeps>;
@@ -57,6 +58,7 @@ it('does not compile a step placed before the step that proves its input', () =>
   const routed = Pipeline.start(notCalled).then(routeRequest(routeOptions));
   const handle = forwardUpstream(deps);
   const answerError = answerErrors(deps.log, deps.isStoreOutage);
+  const record = recordUsage(deps);
   // @ts-expect-error validation joins the request's tags with the token's, known once it is authenticated
   routed.then(validateBody());
   // @ts-expect-error authentication awaits the token read that step 2 (identify) starts
@@ -68,12 +70,12 @@ it('does not compile a step placed before the step that proves its input', () =>
   authenticated.then(enforceRateLimit()).then(resolveProviderKey(deps)).then(serveFromCache(deps));
   const keyed = authenticated.then(enforceRateLimit()).then(validateBody()).then(resolveProviderKey(deps));
   // @ts-expect-error forwarding needs the budget step
-  streamingHandler({ pipeline: keyed, handle, answerError });
+  streamingHandler({ pipeline: keyed, handle, answerError, record });
   // @ts-expect-error the budget is checked only for a model the token may use
-  keyed.then(enforceBudget(deps)).then(serveFromCache(deps));
-  const budgeted = keyed.then(enforceModelList(deps)).then(enforceBudget(deps));
+  keyed.then(enforceBudget()).then(serveFromCache(deps));
+  const budgeted = keyed.then(enforceModelList()).then(enforceBudget());
   // @ts-expect-error forwarding needs the cache step's fill, which stores or lets pass the answer
-  streamingHandler({ pipeline: budgeted, handle, answerError });
+  streamingHandler({ pipeline: budgeted, handle, answerError, record });
   const complete = budgeted.then(serveFromCache(deps));
-  expect(streamingHandler({ pipeline: complete, handle, answerError })).toEqual(expect.any(Function));
+  expect(streamingHandler({ pipeline: complete, handle, answerError, record })).toEqual(expect.any(Function));
 });
