@@ -1,4 +1,5 @@
-import { handleApi } from './api/router';
+import { managementErrors } from './api/error-shape';
+import { createApiHandler } from './api/handler';
 import type { Deps } from './deps';
 import { answerErrors } from './pipeline/answer-errors';
 import { authenticate } from './pipeline/authenticate';
@@ -10,7 +11,7 @@ import { identify } from './pipeline/identify';
 import { Pipeline, streamingHandler } from './pipeline/pipeline';
 import { recordUsage } from './pipeline/record';
 import { resolveProviderKey } from './pipeline/resolve-provider-key';
-import { receiveRequest, routeRequest } from './pipeline/route-request';
+import { answerOutsideProxy, receiveRequest, routeRequest } from './pipeline/route-request';
 import { serveFromCache } from './pipeline/serve-from-cache';
 import { validateBody } from './pipeline/validate-body';
 
@@ -24,7 +25,14 @@ import { validateBody } from './pipeline/validate-body';
  * gone out, and the invocation ends only once they are.
  */
 export function createProxyHandler(deps: Deps) {
+  const answerApiError = answerErrors(deps.log, deps.isStoreOutage, managementErrors);
   return streamingHandler({
+    // The management API and the dashboard, before the proxy's first step; the API in its own error shape.
+    outside: answerOutsideProxy({
+      corsAllowedOrigins: deps.config.corsAllowedOrigins,
+      api: createApiHandler(deps),
+      answerApiError,
+    }),
     pipeline: proxyPipeline(deps),
     handle: forwardUpstream(deps), // 10. forward
     answerError: answerErrors(deps.log, deps.isStoreOutage),
@@ -36,7 +44,7 @@ export function createProxyHandler(deps: Deps) {
 export function proxyPipeline(deps: Deps) {
   const { corsAllowedOrigins } = deps.config;
   return Pipeline.start(receiveRequest({ corsAllowedOrigins, background: deps.background }))
-    .then(routeRequest({ corsAllowedOrigins, api: (request) => handleApi(deps, request) })) // 1. route; answers the API and dashboard
+    .then(routeRequest()) // 1. route
     .then(identify(deps)) // 2. identify the token; its store reads start
     .then(authenticate()) // 3. authenticate
     .then(enforceRateLimit()) // 4. rate limit

@@ -6,6 +6,7 @@ import { jsonResponse } from '../http/response';
 import type { Scope } from '../auth/ports';
 import { jsonBody, parseBody, tokenName } from './request-body';
 import type { ApiRoute } from './route-types';
+import { API_PATHS } from './paths';
 
 const SCOPES_ERROR = 'scopes must be a non-empty array of "proxy" and/or "manage".';
 
@@ -32,7 +33,7 @@ const adminTokenBody = z.object({
 export const adminRoutes: ApiRoute[] = [
   {
     method: 'POST',
-    path: '/api/admin/accounts',
+    path: API_PATHS.adminAccounts,
     access: 'admin',
     async handle(call) {
       const { deps } = call;
@@ -43,7 +44,7 @@ export const adminRoutes: ApiRoute[] = [
   },
   {
     method: 'POST',
-    path: '/api/admin/accounts/:accountId/tokens',
+    path: API_PATHS.adminAccountTokens,
     access: 'admin',
     async handle(call) {
       const { deps, params } = call;
@@ -62,7 +63,7 @@ export const adminRoutes: ApiRoute[] = [
   },
   {
     method: 'DELETE',
-    path: '/api/admin/tokens/:tokenId',
+    path: API_PATHS.adminToken,
     access: 'admin',
     async handle({ deps, params }) {
       // Token ids start with their account id, which is all we need to find them.

@@ -8,6 +8,7 @@ import { keyProblem, valueProblem } from '../tags/tags';
 import { REQUESTER_MAX_CHARS } from '../usage/usage-row';
 import { jsonBody, parseBody } from './request-body';
 import type { ApiRoute, ManageCall } from './route-types';
+import { API_PATHS } from './paths';
 
 /** Limits above this would no longer be exact in nano-dollars as JavaScript numbers. */
 const MAX_LIMIT_USD = 1_000_000;
@@ -93,43 +94,43 @@ async function deleteBudget(call: ManageCall, subject: BudgetSubject, what: stri
 export const budgetRoutes: ApiRoute[] = [
   {
     method: 'PUT',
-    path: '/api/tokens/:tokenId/budget',
+    path: API_PATHS.tokenBudget,
     access: 'manage',
     handle: async (call) => putBudget(call, await tokenSubject(call)),
   },
   {
     method: 'DELETE',
-    path: '/api/tokens/:tokenId/budget',
+    path: API_PATHS.tokenBudget,
     access: 'manage',
     handle: async (call) => deleteBudget(call, await tokenSubject(call), `Token ${call.params.tokenId}`),
   },
   {
     method: 'PUT',
-    path: '/api/budgets/requesters/:requester',
+    path: API_PATHS.requesterBudget,
     access: 'manage',
     handle: (call) => putBudget(call, requesterSubject(call)),
   },
   {
     method: 'DELETE',
-    path: '/api/budgets/requesters/:requester',
+    path: API_PATHS.requesterBudget,
     access: 'manage',
     handle: (call) => deleteBudget(call, requesterSubject(call), 'This requester'),
   },
   {
     method: 'PUT',
-    path: '/api/budgets/tags/:key/:value',
+    path: API_PATHS.tagBudget,
     access: 'manage',
     handle: (call) => putBudget(call, tagSubject(call)),
   },
   {
     method: 'DELETE',
-    path: '/api/budgets/tags/:key/:value',
+    path: API_PATHS.tagBudget,
     access: 'manage',
     handle: (call) => deleteBudget(call, tagSubject(call), 'This tag value'),
   },
   {
     method: 'GET',
-    path: '/api/budgets',
+    path: API_PATHS.budgets,
     access: 'manage',
     async handle({ deps, caller }) {
       const now = deps.now();

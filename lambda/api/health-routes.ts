@@ -1,11 +1,12 @@
 import { jsonResponse } from '../http/response';
 import { VERSION } from '../version';
 import type { ApiRoute } from './route-types';
+import { API_PATHS } from './paths';
 
 export const healthRoutes: ApiRoute[] = [
   {
     method: 'GET',
-    path: '/api/health',
+    path: API_PATHS.health,
     access: 'public',
     handle: () => jsonResponse(200, { status: 'ok', version: VERSION }),
   },

@@ -4,6 +4,7 @@ import { jsonResponse } from '../http/response';
 import { catalogEntry, PROVIDER_IDS, type ProviderId } from '../providers/catalog';
 import { jsonBody, parseBody } from './request-body';
 import type { ApiRoute } from './route-types';
+import { API_PATHS } from './paths';
 
 const KEY_ERROR = 'key must be the provider API key as a string.';
 
@@ -31,7 +32,7 @@ const hintOf = (key: string) => `…${key.slice(-4)}`;
 export const keyRoutes: ApiRoute[] = [
   {
     method: 'PUT',
-    path: '/api/keys/:provider',
+    path: API_PATHS.key,
     access: 'manage',
     async handle(call) {
       const { deps, params, caller } = call;
@@ -50,7 +51,7 @@ export const keyRoutes: ApiRoute[] = [
   },
   {
     method: 'GET',
-    path: '/api/keys',
+    path: API_PATHS.keys,
     access: 'manage',
     async handle({ deps, caller }) {
       const keys = await deps.providerKeys.list(caller.accountId);
@@ -61,7 +62,7 @@ export const keyRoutes: ApiRoute[] = [
   },
   {
     method: 'DELETE',
-    path: '/api/keys/:provider',
+    path: API_PATHS.key,
     access: 'manage',
     async handle({ deps, params, caller }) {
       await deps.providerKeys.delete(caller.accountId, providerParam(params.provider));

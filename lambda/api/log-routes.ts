@@ -6,6 +6,7 @@ import type { LogQuery } from '../usage/usage-row';
 import { logCsvStream } from './log-csv';
 import { isoParam } from './iso-param';
 import type { ApiRoute } from './route-types';
+import { API_PATHS } from './paths';
 
 /** `tag=team=search`, repeatable: every one must match (docs/tags.md). */
 function readTagFilters(query: URLSearchParams): Tags | undefined {
@@ -65,7 +66,7 @@ export function readLogQuery(query: URLSearchParams): LogQuery {
 export const logRoutes: ApiRoute[] = [
   {
     method: 'GET',
-    path: '/api/logs',
+    path: API_PATHS.logs,
     access: 'manage',
     async handle({ deps, request, caller }) {
       const page = await deps.usageLog.query(caller.accountId, readLogQuery(request.query));
@@ -75,7 +76,7 @@ export const logRoutes: ApiRoute[] = [
   {
     // Same filters as /api/logs, every matching row (no page limit), streamed as the store is read.
     method: 'GET',
-    path: '/api/logs.csv',
+    path: API_PATHS.logsCsv,
     access: 'manage',
     async handle({ deps, request, caller }) {
       const { limit: _limit, cursor: _cursor, ...filters } = readLogQuery(request.query);
@@ -92,7 +93,7 @@ export const logRoutes: ApiRoute[] = [
   },
   {
     method: 'GET',
-    path: '/api/logs/:id',
+    path: API_PATHS.logRow,
     access: 'manage',
     async handle({ deps, params, caller }) {
       // Looked up in the caller's own account only: another account's id is simply not found.

@@ -2,6 +2,7 @@ import type { Deps } from '../deps';
 import type { IncomingRequest } from '../http/request';
 import type { ProxyResponse } from '../http/response';
 import type { TokenRecord } from '../auth/ports';
+import type { ApiPath } from './paths';
 
 export interface ApiCall {
   deps: Deps;
@@ -18,8 +19,8 @@ type Answer = Promise<ProxyResponse> | ProxyResponse;
 
 interface RoutePattern {
   method: string;
-  /** Path pattern with `:name` segments, e.g. `/api/keys/:provider`. */
-  path: string;
+  /** Path pattern with `:name` segments, e.g. `/api/keys/:provider`: one of the API's paths. */
+  path: ApiPath;
 }
 
 /** A route; a `manage` route's handler receives the caller, checked before it runs. */

@@ -13,7 +13,8 @@ import { statsRoutes } from './stats-routes';
 import { tokenRoutes } from './token-routes';
 import { tokenSettingRoutes } from './token-settings';
 
-const ROUTES: ApiRoute[] = [
+/** Every route of the management API; each path is one of `API_PATHS`. */
+export const API_ROUTES: readonly ApiRoute[] = [
   ...healthRoutes,
   ...adminRoutes,
   ...keyRoutes,
@@ -50,7 +51,7 @@ function match(pattern: string, path: string): Record<string, string> | undefine
 }
 
 /**
- * Errors are typed (`lambda/errors.ts`) and answered by the pipeline's one error step. A store
+ * Errors are typed (`lambda/errors.ts`) and answered in the API's own shape (error-shape.ts). A store
  * outage, during the caller's check or the route's own work, is a 503 with `Retry-After`
  * (docs/errors-and-limits.md); anything else untyped stays a 500.
  */
@@ -66,10 +67,10 @@ async function answerRoute(
   return route.handle({ deps, request, params });
 }
 
-/** The management API (docs/management-api.md): admin routes, account routes scoped to the caller's account, health. */
-export async function handleApi(deps: Deps, request: IncomingRequest): Promise<ProxyResponse | undefined> {
+/** The management API's router (docs/management-api.md): admin routes, account routes scoped to the caller's account, health. */
+export async function routeApi(deps: Deps, request: IncomingRequest): Promise<ProxyResponse> {
   let pathMatched = false;
-  for (const route of ROUTES) {
+  for (const route of API_ROUTES) {
     const params = match(route.path, request.path);
     if (!params) continue;
     pathMatched = true;
@@ -79,7 +80,7 @@ export async function handleApi(deps: Deps, request: IncomingRequest): Promise<P
     });
   }
   if (pathMatched) {
-    const allowed = ROUTES.filter((r) => match(r.path, request.path))
+    const allowed = API_ROUTES.filter((r) => match(r.path, request.path))
       .map((r) => r.method)
       .join(', ');
     throw new MethodNotAllowedError(request.method, allowed);

@@ -3,6 +3,7 @@ import { jsonResponse } from '../http/response';
 import { DAY_MS } from '../usage/rollups/bucket-keys';
 import { isoParam } from './iso-param';
 import type { ApiRoute } from './route-types';
+import { API_PATHS } from './paths';
 
 export const DEFAULT_STATS_DAYS = 7;
 export const MAX_STATS_DAYS = 400;
@@ -27,7 +28,7 @@ export function readStatsPeriod(query: URLSearchParams, now: Date): { from: Date
 export const statsRoutes: ApiRoute[] = [
   {
     method: 'GET',
-    path: '/api/stats',
+    path: API_PATHS.stats,
     access: 'manage',
     async handle({ deps, request, caller }) {
       const { from, to } = readStatsPeriod(request.query, new Date(deps.now()));

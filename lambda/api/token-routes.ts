@@ -6,6 +6,7 @@ import { budgetJson } from './budget-routes';
 import { jsonBody, parseBody, tokenName } from './request-body';
 import { limitsJson } from './token-settings';
 import type { ApiRoute } from './route-types';
+import { API_PATHS } from './paths';
 
 /** `{"name": "…"}`, optional. */
 const appTokenBody = z.object({ name: z.optional(tokenName) });
@@ -14,7 +15,7 @@ const appTokenBody = z.object({ name: z.optional(tokenName) });
 export const tokenRoutes: ApiRoute[] = [
   {
     method: 'GET',
-    path: '/api/tokens',
+    path: API_PATHS.tokens,
     access: 'manage',
     async handle({ deps, caller }) {
       const [tokens, budgets] = await Promise.all([
@@ -49,7 +50,7 @@ export const tokenRoutes: ApiRoute[] = [
   },
   {
     method: 'POST',
-    path: '/api/tokens',
+    path: API_PATHS.tokens,
     access: 'manage',
     async handle(call) {
       const { name } = parseBody(jsonBody(call), appTokenBody);
@@ -64,7 +65,7 @@ export const tokenRoutes: ApiRoute[] = [
   },
   {
     method: 'DELETE',
-    path: '/api/tokens/:tokenId',
+    path: API_PATHS.token,
     access: 'manage',
     async handle({ deps, params, caller }) {
       const accountId = caller.accountId;

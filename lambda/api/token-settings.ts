@@ -11,6 +11,7 @@ import { jsonResponse } from '../http/response';
 import { checkTagMap, type Tags } from '../tags/tags';
 import { jsonBody, parseBody, strictBody } from './request-body';
 import type { ApiRoute, ManageCall } from './route-types';
+import { API_PATHS } from './paths';
 
 /** `{"tags": {"team": "search"}}`: the token's own tags, replacing any it had; `{}` removes them. */
 const tagsBody = strictBody(
@@ -86,7 +87,7 @@ function ownTokenId({ params, caller }: ManageCall): string {
 export const tokenSettingRoutes: ApiRoute[] = [
   {
     method: 'PUT',
-    path: '/api/tokens/:tokenId',
+    path: API_PATHS.token,
     access: 'manage',
     async handle(call) {
       const tokenId = ownTokenId(call);
@@ -98,7 +99,7 @@ export const tokenSettingRoutes: ApiRoute[] = [
   },
   {
     method: 'PUT',
-    path: '/api/tokens/:tokenId/limits',
+    path: API_PATHS.tokenLimits,
     access: 'manage',
     async handle(call) {
       const tokenId = ownTokenId(call);

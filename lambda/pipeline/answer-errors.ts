@@ -2,10 +2,14 @@ import { ProxyError, StoreUnavailableError } from '../errors';
 import type { ProxyResponse } from '../http/response';
 import { describeError, type Logger } from '../logger';
 import { chatDialect } from '../providers/dialects/chat';
+import type { Dialect } from '../providers/types';
 import { redactText } from '../streaming/redact';
 import { finishResponse } from './finish-response';
 import { requestSecrets } from './request-secrets';
 import type { Answering } from './state';
+
+/** How an error body is written: an endpoint's dialect, or the management API's shape. */
+export type ErrorShape = Pick<Dialect, 'errorBody'> & Partial<Pick<Dialect, 'errorHeaders'>>;
 
 /**
  * The one place errors become responses: a typed error keeps its status and
@@ -13,14 +17,16 @@ import type { Answering } from './state';
  * details stay in the log. `state` is what the request had proved when it failed
  * (nothing, when its event could not be decoded). A store call that failed is a 503 only
  * when the store is unavailable for now (as `isStoreOutage` tells it); the store refusing a
- * malformed call is a bug on the proxy's side, and a 500.
+ * malformed call is a bug on the proxy's side, and a 500. `shape` renders the body when it is not
+ * the endpoint's (the management API's own, api/error-shape.ts).
  */
 export function answerErrors(
   log: Logger,
   isStoreOutage: (error: unknown) => boolean,
+  shape?: ErrorShape,
 ): (state: Answering | undefined, error: unknown) => ProxyResponse {
   return function answerError(state, error) {
-    const dialect = state?.dialect ?? chatDialect;
+    const dialect: ErrorShape = shape ?? state?.dialect ?? chatDialect;
     const storeBug = error instanceof StoreUnavailableError && !isStoreOutage(error.cause);
     const known = error instanceof ProxyError && !storeBug ? error : undefined;
     // A message may quote what the client sent (a model, a tag): never a credential of the request, in the answer or the log (SECURITY.md).

@@ -56,6 +56,8 @@ export class Pipeline<S extends Received> {
 
 export interface HandlerParts<S extends Received> {
   pipeline: Pipeline<S>;
+  /** What is answered before the pipeline's first step (preflights, the management API, the dashboard); undefined for a proxy request. */
+  outside: (state: Received) => Promise<ProxyResponse | undefined>;
   /** The last step, as Middy's handler: its response streams out, and its ending is the row's. */
   handle: (state: NoInfer<S>, context: InvocationContext) => Promise<Answer>;
   /** Turns any error of any step into the response (answer-errors.ts). */
@@ -70,7 +72,8 @@ function workOf(context: object): BackgroundWork | undefined {
 }
 
 /**
- * The Middy handler in response-streaming mode: one middleware decodes the event, one per step
+ * The Middy handler in response-streaming mode: one middleware decodes the event and answers
+ * what is not a proxy request (the management API has its own router and error shape), one per step
  * runs it, and the request ends (`requestEnd`) only once its after-response work is done.
  *
  * Every way a request ends passes through `recordEnding`, the one place that writes its usage
@@ -79,7 +82,13 @@ function workOf(context: object): BackgroundWork | undefined {
  * request refused before it proved a row's facts (unauthenticated, malformed, rate-limited) or
  * failing before it was forwarded (a store outage, an unreadable key) leaves no row (docs/failure-modes.md).
  */
-export function streamingHandler<S extends Recordable>({ pipeline, handle, answerError, record }: HandlerParts<S>) {
+export function streamingHandler<S extends Recordable>({
+  pipeline,
+  outside,
+  handle,
+  answerError,
+  record,
+}: HandlerParts<S>) {
   const recorded = new WeakSet<object>();
   function recordEnding(state: object, ending: Ending | undefined): void {
     if (!ending || !isRecordable(state) || recorded.has(state)) return;
@@ -93,8 +102,10 @@ export function streamingHandler<S extends Recordable>({ pipeline, handle, answe
     requestEnd: async (request) => workOf(request.context)?.drain(),
   });
   handler.use({
-    before: function receive(request: ProxyRequest<S>) {
-      Object.assign(request.context, pipeline.receive(request.event));
+    before: async function receive(request: ProxyRequest<S>) {
+      const received = pipeline.receive(request.event);
+      Object.assign(request.context, received);
+      return outside(received);
     },
     onError: function answerErrors(request: ProxyRequest<S>) {
       if (request.error instanceof RefusalError) recordEnding(request.context, refusalEnding(request.error));

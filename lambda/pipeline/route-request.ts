@@ -11,23 +11,29 @@ import { endpointPaths, resolveProxyPath } from '../providers/registry';
 import { finishResponse } from './finish-response';
 import { readProxyRequest } from './read-proxy-request';
 import type { ProxyRequest, Received } from './state';
-import { Answer, type Step } from './step';
+import type { Step } from './step';
 
 export const PROXY_BASE = '/api/proxy';
 
 export interface RouteOptions {
   corsAllowedOrigins: readonly string[];
-  /** The management API: its answer, or undefined when no API route matches. */
-  api: (request: IncomingRequest) => Promise<ProxyResponse | undefined>;
   /** The process's after-response work; each request gets its own scope of it. */
   background: BackgroundWork;
+}
+
+export interface OutsideOptions {
+  corsAllowedOrigins: readonly string[];
+  /** The management API's entry (api/handler.ts): its answer, or a typed error. */
+  api: (request: IncomingRequest) => Promise<ProxyResponse>;
+  /** Renders any error of the management API in its own shape (api/error-shape.ts). */
+  answerApiError: (state: Received, error: unknown) => ProxyResponse;
 }
 
 /** Decodes the event and learns where it leads, before any step runs: an error answer needs this much. */
 export function receiveRequest({
   corsAllowedOrigins,
   background,
-}: Omit<RouteOptions, 'api'>): (event: APIGatewayProxyEventV2) => Received {
+}: RouteOptions): (event: APIGatewayProxyEventV2) => Received {
   return function receive(event) {
     const request = fromFunctionUrlEvent(event);
     const isProxyPath = request.path.startsWith(`${PROXY_BASE}/`);
@@ -54,26 +60,36 @@ export function receiveRequest({
 }
 
 /**
- * Step 1 (docs/behaviour.md, "Processing order"): decide what the request is. CORS
- * preflights, the management API and the dashboard are answered here; proxy requests go on
- * down the pipeline.
+ * What the function URL answers before the proxy pipeline runs: CORS preflights, the management
+ * API (every `/api/` path but the proxy's, in the API's own error shape) and the dashboard's files.
+ * Undefined for a proxy request, which goes on down the pipeline.
  */
-export function routeRequest({
+export function answerOutsideProxy({
   corsAllowedOrigins,
   api,
-}: Omit<RouteOptions, 'background'>): Step<Received, ProxyRequest> {
+  answerApiError,
+}: OutsideOptions): (state: Received) => Promise<ProxyResponse | undefined> {
+  return async function outside(state) {
+    const { request } = state;
+    if (request.method === 'OPTIONS') return finishResponse(state, preflight(request.headers, corsAllowedOrigins));
+    if (request.path.startsWith(`${PROXY_BASE}/`)) return undefined;
+    if (request.path.startsWith('/api/')) {
+      const answered = await api(request).catch((error: unknown) => answerApiError(state, error));
+      return finishResponse(state, answered);
+    }
+    const dashboard = serveDashboard(request);
+    if (!dashboard) throw new NotFoundError(`No route for ${request.method} ${request.path}.`);
+    return finishResponse(state, dashboard);
+  };
+}
+
+/** Step 1 (docs/behaviour.md, "Processing order"): what a proxy request is, read without I/O. */
+export function routeRequest(): Step<Received, ProxyRequest> {
   return {
     name: 'route',
-    async run(state) {
+    run(state) {
       const { request, route } = state;
-      if (request.method === 'OPTIONS')
-        return new Answer(finishResponse(state, preflight(request.headers, corsAllowedOrigins)));
       if (request.body.length > MAX_BODY_BYTES) throw new PayloadTooLargeError(MAX_BODY_BYTES);
-      if (!request.path.startsWith(`${PROXY_BASE}/`)) {
-        const response = request.path.startsWith('/api/') ? await api(request) : serveDashboard(request);
-        if (!response) throw new NotFoundError(`No route for ${request.method} ${request.path}.`);
-        return new Answer(finishResponse(state, response));
-      }
       if (!route || 'unsafe' in route) throw new NotFoundError(unknownPathMessage(request.path));
       if ('wrongMethod' in route) throw new MethodNotAllowedError(request.method, route.wrongMethod.allowed);
       return readProxyRequest(request, route.found);

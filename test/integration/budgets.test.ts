@@ -137,7 +137,7 @@ describe('budget management API', () => {
     for (const path of [`/api/tokens/${account.tokenId}/budget`, '/api/budgets/requesters/alice']) {
       const answer = await putJson(path, account.token, body);
       expect(answer.status).toBe(400);
-      expect((answer.body.error as { param: string }).param).toBe(field);
+      expect((answer.body.error as { field: string }).field).toBe(field);
       expect((answer.body.error as { message: string }).message).toContain(field);
     }
   });
@@ -154,7 +154,7 @@ describe('budget management API', () => {
       period: 'day',
     });
     expect(long.status).toBe(400);
-    expect((long.body.error as { param: string }).param).toBe('requester');
+    expect((long.body.error as { field: string }).field).toBe('requester');
     expect(
       (
         await putJson(`/api/budgets/requesters/${'r'.repeat(8_192)}`, proxy.account.token, {

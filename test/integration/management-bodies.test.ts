@@ -35,7 +35,7 @@ async function send(path: string, method: string, token: string, body: unknown) 
 
 const refusal = (message: string, param: string | null) => ({
   status: 400,
-  body: { error: { message, type: 'invalid_request_error', param, code: null } },
+  body: { error: { code: 'invalid_request', message, field: param } },
 });
 
 describe('management bodies', () => {

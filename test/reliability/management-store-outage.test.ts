@@ -7,7 +7,7 @@
  * malformed is a bug on the proxy's side and stays a 500.
  */
 import { startProxy, type Account, type ProxyServer } from '../support/proxy-server';
-import { callProxy, expectChatError } from './support/requests';
+import { callProxy } from './support/requests';
 import { startStoreGate, type Disturbance, type StoreCall, type StoreGate } from './support/store-gate';
 
 let gate: StoreGate;
@@ -78,11 +78,10 @@ function expectUnavailable(answer: Answer): void {
   expect(answer.headers.get('content-type')).toContain('application/json');
   expect(JSON.parse(answer.text)).toEqual({
     error: {
+      code: 'store_unavailable',
       message:
         'The usage store is temporarily unavailable; the management request could not be completed. Retry shortly.',
-      type: 'server_error',
-      param: null,
-      code: 'service_unavailable',
+      field: null,
     },
   });
   expectNothingInternal(answer);
@@ -260,11 +259,12 @@ test('a store that answers but refuses the call as malformed (a bug on our side)
   const failed = await send('/api/keys', { token: account.token });
   expect(failed.status).toBe(500);
   expect(failed.headers.get('retry-after')).toBeNull();
-  expect(expectChatError(failed.text)).toEqual({
-    message: 'Internal error in the proxy. The request id is in the x-proxy-request-id header.',
-    type: 'server_error',
-    param: null,
-    code: null,
+  expect(JSON.parse(failed.text)).toEqual({
+    error: {
+      code: 'internal_error',
+      message: 'Internal error in the proxy. The request id is in the x-proxy-request-id header.',
+      field: null,
+    },
   });
   expectNothingInternal(failed);
   expect(failed.text).not.toContain('parameter values were invalid');

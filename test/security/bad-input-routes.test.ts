@@ -84,9 +84,11 @@ describe('paths', () => {
       ),
     );
     expect(answer.status).toBe(404);
-    // Below provider A's `/v1` the answer is in its shape; elsewhere the chat-completions one.
-    const shaped =
-      odd.endsWith('/messages') || odd.startsWith('/api/proxy/v1/')
+    // Below provider A's `/v1` the answer is in its shape; elsewhere below the proxy's base the
+    // chat-completions one; any other `/api/` path is the management API's, in its own shape.
+    const shaped = isManagementPath(odd)
+      ? expectManagementError(answer.body).message
+      : odd.endsWith('/messages') || odd.startsWith('/api/proxy/v1/')
         ? expectMessagesError(answer.body).message
         : expectChatError(answer.body).message;
     expect(shaped).toBeTruthy();
@@ -124,9 +126,21 @@ describe('paths', () => {
     );
     expect(answer.status).toBeGreaterThanOrEqual(400);
     expect(answer.status).toBeLessThan(500);
-    expectChatError(answer.body);
+    expectManagementError(answer.body);
   });
 });
+
+function isManagementPath(path: string): boolean {
+  return path.startsWith('/api/') && !path.startsWith('/api/proxy/');
+}
+
+/** The management API's one error shape (docs/management-api.md, "Errors"). */
+function expectManagementError(text: string): { code: string; message: string; field: string | null } {
+  const { error } = JSON.parse(text) as { error: { code: string; message: string; field: string | null } };
+  expect(Object.keys(error).sort()).toEqual(['code', 'field', 'message']);
+  expect(error.code).toEqual(expect.any(String));
+  return error;
+}
 
 describe('methods', () => {
   test.each(['GET', 'PUT', 'DELETE', 'PATCH', 'TRACE'])(

@@ -13,13 +13,16 @@ import type {
   TokenInfo,
   TokenLimits,
 } from './types';
+import type { ManagementErrorBody } from '../../api/error-shape';
+import { API_PATHS, pathTo, type ApiUrlPath } from '../../api/paths';
 
-/** An error answer of the management API, or a network failure (status 0). */
+/** An error answer of the management API (its `code` and `field`, docs/management-api.md), or a network failure (status 0). */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
-    readonly type: string = 'error',
+    readonly code: string = 'error',
+    readonly field: string | null = null,
   ) {
     super(message);
     this.name = 'ApiError';
@@ -29,7 +32,11 @@ export class ApiError extends Error {
 /** A list value repeats its parameter (`tag=team=search&tag=feature=x`). */
 export type Query = Record<string, string | number | boolean | readonly string[] | undefined>;
 
-function withQuery(path: string, query?: Query): string {
+/** A path the router has: one of `API_PATHS`, or one built from a pattern by `pathTo`. */
+type RoutedPath = (typeof API_PATHS)[keyof typeof API_PATHS] | ApiUrlPath;
+
+/** The path with its query; still a path the router has. */
+function withQuery(path: RoutedPath, query?: Query): RoutedPath {
   if (!query) return path;
   const params = new URLSearchParams();
   for (const [key, value] of Object.entries(query)) {
@@ -37,23 +44,21 @@ function withQuery(path: string, query?: Query): string {
     else if (value !== undefined && value !== '') params.set(key, String(value));
   }
   const text = params.toString();
-  return text ? `${path}?${text}` : path;
+  return text ? (`${path}?${text}` as ApiUrlPath) : path;
 }
 
 async function errorFrom(response: Response): Promise<ApiError> {
   let message = `${response.status} ${response.statusText}`.trim();
-  let type = 'error';
   try {
-    const body = (await response.json()) as { error?: { message?: string; type?: string } };
-    if (body.error?.message) message = body.error.message;
-    if (body.error?.type) type = body.error.type;
+    const { error } = (await response.json()) as Partial<ManagementErrorBody>;
+    if (error) return new ApiError(response.status, error.message || message, error.code, error.field);
   } catch {
     // Not JSON (a proxy in front of us, for example): the status line is the best we have.
   }
-  return new ApiError(response.status, message, type);
+  return new ApiError(response.status, message);
 }
 
-export async function request<T>(token: string | null, method: string, path: string, body?: unknown): Promise<T> {
+export async function request<T>(token: string | null, method: string, path: RoutedPath, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (token) headers.authorization = `Bearer ${token}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
@@ -75,7 +80,7 @@ export async function request<T>(token: string | null, method: string, path: str
 
 /** The management API, bound to one signed-in token. */
 export function createApi(token: string, onUnauthorized: (error: ApiError) => void) {
-  async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  async function call<T>(method: string, path: RoutedPath, body?: unknown): Promise<T> {
     try {
       return await request<T>(token, method, path, body);
     } catch (error) {
@@ -85,17 +90,17 @@ export function createApi(token: string, onUnauthorized: (error: ApiError) => vo
     }
   }
   return {
-    keys: () => call<{ keys: StoredKey[] }>('GET', '/api/keys'),
+    keys: () => call<{ keys: StoredKey[] }>('GET', API_PATHS.keys),
     saveKey: (provider: string, key: string) =>
-      call<{ provider: string; hint: string }>('PUT', `/api/keys/${encodeURIComponent(provider)}`, { key }),
-    deleteKey: (provider: string) => call<void>('DELETE', `/api/keys/${encodeURIComponent(provider)}`),
-    logs: (query: Query) => call<LogPage>('GET', withQuery('/api/logs', query)),
-    logRow: (id: string) => call<LogRow>('GET', `/api/logs/${encodeURIComponent(id)}`),
+      call<{ provider: string; hint: string }>('PUT', pathTo(API_PATHS.key, { provider }), { key }),
+    deleteKey: (provider: string) => call<void>('DELETE', pathTo(API_PATHS.key, { provider })),
+    logs: (query: Query) => call<LogPage>('GET', withQuery(API_PATHS.logs, query)),
+    logRow: (id: string) => call<LogRow>('GET', pathTo(API_PATHS.logRow, { id })),
     /** The CSV export as a file, fetched with the session's token (a plain link could not send it). */
     logsCsv: async (query: Query): Promise<Blob> => {
       let response: Response;
       try {
-        response = await fetch(withQuery('/api/logs.csv', query), {
+        response = await fetch(withQuery(API_PATHS.logsCsv, query), {
           headers: { authorization: `Bearer ${token}` },
           cache: 'no-store',
         });
@@ -109,34 +114,33 @@ export function createApi(token: string, onUnauthorized: (error: ApiError) => vo
       }
       return response.blob();
     },
-    stats: (from: string, to: string) => call<Stats>('GET', withQuery('/api/stats', { from, to })),
-    tokens: () => call<{ tokens: TokenInfo[] }>('GET', '/api/tokens'),
-    createToken: (name: string) => call<CreatedToken>('POST', '/api/tokens', { name }),
+    stats: (from: string, to: string) => call<Stats>('GET', withQuery(API_PATHS.stats, { from, to })),
+    tokens: () => call<{ tokens: TokenInfo[] }>('GET', API_PATHS.tokens),
+    createToken: (name: string) => call<CreatedToken>('POST', API_PATHS.tokens, { name }),
     setTokenTags: (tokenId: string, tags: Tags) =>
-      call<{ token_id: string; tags: Tags }>('PUT', `/api/tokens/${encodeURIComponent(tokenId)}`, { tags }),
+      call<{ token_id: string; tags: Tags }>('PUT', pathTo(API_PATHS.token, { tokenId }), { tags }),
     /** Values that are not numbers are sent as typed, so the server's message names the field. */
     setTokenLimits: (tokenId: string, limits: { requests_per_minute: unknown; models: string[] | null }) =>
-      call<TokenLimits & { token_id: string }>('PUT', `/api/tokens/${encodeURIComponent(tokenId)}/limits`, limits),
-    revokeToken: (tokenId: string) => call<void>('DELETE', `/api/tokens/${encodeURIComponent(tokenId)}`),
+      call<TokenLimits & { token_id: string }>('PUT', pathTo(API_PATHS.tokenLimits, { tokenId }), limits),
+    revokeToken: (tokenId: string) => call<void>('DELETE', pathTo(API_PATHS.token, { tokenId })),
     setTokenBudget: (tokenId: string, budget: BudgetInput) =>
-      call<Budget>('PUT', `/api/tokens/${encodeURIComponent(tokenId)}/budget`, budget),
-    removeTokenBudget: (tokenId: string) => call<void>('DELETE', `/api/tokens/${encodeURIComponent(tokenId)}/budget`),
-    budgets: () => call<{ requesters: RequesterBudget[]; tags: TagBudget[] }>('GET', '/api/budgets'),
+      call<Budget>('PUT', pathTo(API_PATHS.tokenBudget, { tokenId }), budget),
+    removeTokenBudget: (tokenId: string) => call<void>('DELETE', pathTo(API_PATHS.tokenBudget, { tokenId })),
+    budgets: () => call<{ requesters: RequesterBudget[]; tags: TagBudget[] }>('GET', API_PATHS.budgets),
     setRequesterBudget: (requester: string, budget: BudgetInput) =>
-      call<Budget>('PUT', `/api/budgets/requesters/${encodeURIComponent(requester)}`, budget),
+      call<Budget>('PUT', pathTo(API_PATHS.requesterBudget, { requester }), budget),
     removeRequesterBudget: (requester: string) =>
-      call<void>('DELETE', `/api/budgets/requesters/${encodeURIComponent(requester)}`),
+      call<void>('DELETE', pathTo(API_PATHS.requesterBudget, { requester })),
     setTagBudget: (key: string, value: string, budget: BudgetInput) =>
-      call<Budget>('PUT', `/api/budgets/tags/${encodeURIComponent(key)}/${encodeURIComponent(value)}`, budget),
-    removeTagBudget: (key: string, value: string) =>
-      call<void>('DELETE', `/api/budgets/tags/${encodeURIComponent(key)}/${encodeURIComponent(value)}`),
+      call<Budget>('PUT', pathTo(API_PATHS.tagBudget, { key, value }), budget),
+    removeTagBudget: (key: string, value: string) => call<void>('DELETE', pathTo(API_PATHS.tagBudget, { key, value })),
   };
 }
 
 export type Api = ReturnType<typeof createApi>;
 
 export function health(): Promise<Health> {
-  return request<Health>(null, 'GET', '/api/health');
+  return request<Health>(null, 'GET', API_PATHS.health);
 }
 
 /** What a person should read when a token is refused, by status. */

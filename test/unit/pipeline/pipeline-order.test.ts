@@ -15,7 +15,7 @@ import { enforceRateLimit } from '../../../lambda/pipeline/enforce-rate-limit';
 import { forwardUpstream } from '../../../lambda/pipeline/forward-upstream';
 import { Pipeline, streamingHandler } from '../../../lambda/pipeline/pipeline';
 import { resolveProviderKey } from '../../../lambda/pipeline/resolve-provider-key';
-import { routeRequest, type RouteOptions } from '../../../lambda/pipeline/route-request';
+import { routeRequest } from '../../../lambda/pipeline/route-request';
 import { serveFromCache } from '../../../lambda/pipeline/serve-from-cache';
 import { identify } from '../../../lambda/pipeline/identify';
 import { validateBody } from '../../../lambda/pipeline/validate-body';
@@ -38,7 +38,7 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 const notCalled = () => {
   throw new Error('not called');
 };
-const routeOptions: Omit<RouteOptions, 'background'> = { corsAllowedOrigins: [], api: async () => undefined };
+const outside = async () => undefined;
 
 it('runs the steps in the documented order', () => {
   expect(proxyPipeline(deps).steps.map((step) => step.name)).toEqual([
@@ -55,7 +55,7 @@ it('runs the steps in the documented order', () => {
 });
 
 it('does not compile a step placed before the step that proves its input', () => {
-  const routed = Pipeline.start(notCalled).then(routeRequest(routeOptions));
+  const routed = Pipeline.start(notCalled).then(routeRequest());
   const handle = forwardUpstream(deps);
   const answerError = answerErrors(deps.log, deps.isStoreOutage);
   const record = recordUsage(deps);
@@ -70,12 +70,12 @@ it('does not compile a step placed before the step that proves its input', () =>
   authenticated.then(enforceRateLimit()).then(resolveProviderKey(deps)).then(serveFromCache(deps));
   const keyed = authenticated.then(enforceRateLimit()).then(validateBody()).then(resolveProviderKey(deps));
   // @ts-expect-error forwarding needs the budget step
-  streamingHandler({ pipeline: keyed, handle, answerError, record });
+  streamingHandler({ pipeline: keyed, outside, handle, answerError, record });
   // @ts-expect-error the budget is checked only for a model the token may use
   keyed.then(enforceBudget()).then(serveFromCache(deps));
   const budgeted = keyed.then(enforceModelList()).then(enforceBudget());
   // @ts-expect-error forwarding needs the cache step's fill, which stores or lets pass the answer
-  streamingHandler({ pipeline: budgeted, handle, answerError, record });
+  streamingHandler({ pipeline: budgeted, outside, handle, answerError, record });
   const complete = budgeted.then(serveFromCache(deps));
-  expect(streamingHandler({ pipeline: complete, handle, answerError, record })).toEqual(expect.any(Function));
+  expect(streamingHandler({ pipeline: complete, outside, handle, answerError, record })).toEqual(expect.any(Function));
 });

@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { API_PATHS } from '../../../api/paths';
 import { request, signInMessage } from '../api';
 
 interface Props {
@@ -29,7 +30,7 @@ export function SignIn({ onSignedIn, notice }: Props) {
     setError(null);
     try {
       // Reading the key list needs the manage scope, so it checks both that the token is valid and that it may sign in.
-      await request(value, 'GET', '/api/keys');
+      await request(value, 'GET', API_PATHS.keys);
       onSignedIn(value);
     } catch (reason) {
       setError(signInMessage(reason));
