@@ -48,7 +48,7 @@ function withQuery(path: RoutedPath, query?: Query): RoutedPath {
 }
 
 async function errorFrom(response: Response): Promise<ApiError> {
-  let message = `${response.status} ${response.statusText}`.trim();
+  const message = `${response.status} ${response.statusText}`.trim();
   try {
     const { error } = (await response.json()) as Partial<ManagementErrorBody>;
     if (error) return new ApiError(response.status, error.message || message, error.code, error.field);

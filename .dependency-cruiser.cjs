@@ -1,0 +1,81 @@
+// Which folder of lambda/ may import which: the rule set is the list in docs/architecture.md
+// ("Dependencies between folders"). `npm run lint` runs it over the product's folders; a change to that
+// list is a change here.
+/** Each folder and the other folders of lambda/ it may import. */
+const ALLOWED = {
+  store: [],
+  tags: [],
+  sse: [],
+  eventstream: [],
+  http: [],
+  providers: ['sse', 'eventstream'],
+  pricing: ['providers'],
+  upstream: ['providers', 'streaming'],
+  streaming: ['providers', 'sse', 'eventstream'],
+  auth: ['store', 'tags'],
+  keys: ['providers', 'store'],
+  usage: ['providers', 'pricing', 'tags', 'http', 'store', 'streaming'],
+  budgets: ['auth', 'usage', 'tags', 'store'],
+  cache: ['providers', 'sse', 'eventstream', 'store'],
+  api: ['auth', 'budgets', 'usage', 'tags', 'providers', 'pricing', 'http'],
+  pipeline: ['auth', 'budgets', 'cache', 'keys', 'usage', 'tags', 'providers', 'streaming', 'upstream', 'http'],
+  dashboard: ['api', 'providers', 'usage'],
+  local: ['auth', 'keys', 'usage', 'providers', 'http', 'store'],
+};
+
+/** The files directly in lambda/ that every folder may use, and that use no folder. */
+const BASE_FILES = ['json', 'tables', 'errors', 'logger', 'retry', 'in-flight'];
+
+const folderRules = Object.entries(ALLOWED).map(([folder, allowed]) => ({
+  name: `layer-${folder}`,
+  comment: `lambda/${folder}/ may import ${allowed.length ? allowed.map((name) => `${name}/`).join(', ') : 'no other folder'} (docs/architecture.md)`,
+  severity: 'error',
+  from: { path: `^lambda/${folder}/` },
+  to: {
+    path: '^lambda/[^/]+/',
+    pathNot: `^lambda/(${[folder, ...allowed].join('|')})/`,
+  },
+}));
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    ...folderRules,
+    {
+      name: 'layer-base-files',
+      comment: 'the base files of lambda/ import no folder: every folder may use them (docs/architecture.md)',
+      severity: 'error',
+      from: { path: `^lambda/(${BASE_FILES.join('|')})\\.ts$` },
+      to: { path: '^lambda/[^/]+/' },
+    },
+    {
+      name: 'no-folder-without-rule',
+      comment: 'a new folder of lambda/ needs its line in docs/architecture.md and in ALLOWED above',
+      severity: 'error',
+      from: { path: '^lambda/[^/]+/', pathNot: `^lambda/(${Object.keys(ALLOWED).join('|')})/` },
+      to: {},
+    },
+    {
+      name: 'no-undeclared-package',
+      comment:
+        'every package the code imports is declared in package.json: one that only arrives as another package’s dependency can change or disappear with its next release',
+      severity: 'error',
+      from: {},
+      to: { dependencyTypes: ['npm-no-pkg', 'npm-unknown'] },
+    },
+    {
+      name: 'no-circular',
+      comment: 'no two modules import each other, directly or through others',
+      severity: 'error',
+      from: { path: '^lambda/' },
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    // Type-only imports count for the layers: a folder that names another's types depends on it.
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    exclude: { path: ['^lambda/dashboard/dist/'] },
+  },
+};
