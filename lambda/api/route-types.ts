@@ -15,7 +15,8 @@ export interface ManageCall extends ApiCall {
   caller: TokenRecord;
 }
 
-type Answer = Promise<ProxyResponse> | ProxyResponse;
+/** What a route's handler gives back: its response, now or later. */
+type RouteResponse = Promise<ProxyResponse> | ProxyResponse;
 
 interface RoutePattern {
   method: string;
@@ -25,5 +26,5 @@ interface RoutePattern {
 
 /** A route; a `manage` route's handler receives the caller, checked before it runs. */
 export type ApiRoute =
-  | (RoutePattern & { access: 'public' | 'admin'; handle(call: ApiCall): Answer })
-  | (RoutePattern & { access: 'manage'; handle(call: ManageCall): Answer });
+  | (RoutePattern & { access: 'public' | 'admin'; handle(call: ApiCall): RouteResponse })
+  | (RoutePattern & { access: 'manage'; handle(call: ManageCall): RouteResponse });

@@ -12,7 +12,7 @@ import { dataDirGuard, keepDataPrivate } from './data-dir';
 import { firstRunAccount, localAdminKey, markTokenShown } from './first-run';
 import type { StreamPoller } from './stream-poller';
 import { toFunctionUrlEvent } from './function-url-event';
-import { InFlightRequests } from './in-flight';
+import { InFlightRequests } from './requests-in-flight';
 import { checkSharedKeyMaterial, ForeignKeyMaterialError } from './key-material';
 import { installLambdaShim } from './lambda-shim';
 import { listenOrExplain, PortUnavailableError } from './listen';

@@ -20,10 +20,11 @@ export interface InvocationContext {
  * handler with it; the store reads started for the request wait in Middy's `internal`.
  */
 type ProxyContext<S> = LambdaContext & InvocationContext & S;
-type ProxyRequest<S> = Request<APIGatewayProxyEventV2, ProxyResponse, Error, ProxyContext<S>, StoreReads>;
+/** The request as Middy hands it to a middleware (not the proxy request of state.ts). */
+type MiddyRequest<S> = Request<APIGatewayProxyEventV2, ProxyResponse, Error, ProxyContext<S>, StoreReads>;
 
 /** One step as run on the request: its early answer, if it gives one. */
-type Runner<S> = (request: ProxyRequest<S>) => Promise<Answer | undefined>;
+type Runner<S> = (request: MiddyRequest<S>) => Promise<Answer | undefined>;
 
 /**
  * The steps in the order they run. `then` only accepts a step whose input the steps before
@@ -102,12 +103,12 @@ export function streamingHandler<S extends Recordable>({
     requestEnd: async (request) => workOf(request.context)?.drain(),
   });
   handler.use({
-    before: async function receive(request: ProxyRequest<S>) {
+    before: async function receive(request: MiddyRequest<S>) {
       const received = pipeline.receive(request.event);
       Object.assign(request.context, received);
       return outside(received);
     },
-    onError: function answerErrors(request: ProxyRequest<S>) {
+    onError: function answerErrors(request: MiddyRequest<S>) {
       if (request.error instanceof RefusalError) recordEnding(request.context, refusalEnding(request.error));
       // Nothing is known of a request whose event could not be decoded.
       return answerError(workOf(request.context) ? request.context : undefined, request.error);
@@ -115,7 +116,7 @@ export function streamingHandler<S extends Recordable>({
   });
   for (const step of pipeline.steps)
     handler.use({
-      before: async function runStep(request: ProxyRequest<S>) {
+      before: async function runStep(request: MiddyRequest<S>) {
         const answer = await step.run(request);
         if (!answer) return undefined;
         recordEnding(request.context, answer.ended);

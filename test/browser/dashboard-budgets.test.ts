@@ -43,7 +43,7 @@ describeInBrowser('budgets in the dashboard', () => {
   const sessionRow = (page: Page, account: Account) =>
     page.locator(`[data-testid=token-row][data-token-id="${account.tokenId}"]`);
 
-  test('a token budget is set, changed and removed on the Tokens page, and the world.proxy enforces it', async () => {
+  test('a token budget is set, changed and removed on the Tokens page, and the proxy enforces it', async () => {
     const account = await world.proxy.createAccount('token-budget-ui');
     await world.proxy.saveKey(account.token, 'prov-b');
     const { context, page } = await newTab(world.browser);
@@ -87,7 +87,7 @@ describeInBrowser('budgets in the dashboard', () => {
       );
       await screenshot(page, 'budgets-token-used-up');
 
-      // Remove: asked twice, then the world.proxy forwards again.
+      // Remove: asked twice, then the proxy forwards again.
       await row.getByTestId('token-budget-remove').click();
       await row.getByTestId('token-budget-remove-confirm').click();
       await row.getByTestId('token-budget-none').waitFor();

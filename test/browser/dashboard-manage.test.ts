@@ -65,7 +65,7 @@ describeInBrowser('managing the account in the dashboard', () => {
     }
   });
 
-  test('an app token is shown once, works for the world.proxy but not the dashboard, and is revoked', async () => {
+  test('an app token is shown once, works for the proxy but not the dashboard, and is revoked', async () => {
     const account = await world.proxy.createAccount('tokens');
     await world.proxy.saveKey(account.token, 'prov-b');
     const { context, page } = await newTab(world.browser);

@@ -23,6 +23,8 @@ export interface Behaviour {
   chunkIntervalMs?: number;
   /** Send the status and headers at once, then wait this long before the first event. */
   firstEventDelayMs?: number;
+  /** Send the status and headers at once, then hold the first event until this settles (a test's event, not a time). */
+  firstEventWhen?: Promise<unknown>;
   /** Read the request, then never answer. */
   hang?: boolean;
   /** Read the request, then destroy the socket before any header. */

@@ -110,6 +110,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     const timing = {
       chunkIntervalMs: behaviour.chunkIntervalMs,
       firstEventDelayMs: behaviour.firstEventDelayMs,
+      firstEventWhen: behaviour.firstEventWhen,
       resetMidStream: behaviour.resetMidStream,
       dripBytesPerSecond: behaviour.dripBytesPerSecond,
     };

@@ -10,6 +10,7 @@ export interface WritePlan {
   stream: boolean;
   chunkIntervalMs?: number;
   firstEventDelayMs?: number;
+  firstEventWhen?: Promise<unknown>;
   resetMidStream?: number;
   dripBytesPerSecond?: number;
 }
@@ -42,7 +43,11 @@ const write = (res: ServerResponse, chunk: Buffer) =>
  */
 export async function writeResponse(res: ServerResponse, plan: WritePlan, destroySocket: () => void): Promise<void> {
   const slow =
-    plan.chunkIntervalMs || plan.firstEventDelayMs || plan.resetMidStream !== undefined || plan.dripBytesPerSecond;
+    plan.chunkIntervalMs ||
+    plan.firstEventDelayMs ||
+    plan.firstEventWhen ||
+    plan.resetMidStream !== undefined ||
+    plan.dripBytesPerSecond;
   if (!slow) {
     if (!plan.stream) plan.headers['content-length'] = String(plan.events[0]!.length);
     res.writeHead(plan.status, plan.headers);
@@ -73,6 +78,7 @@ export async function writeResponse(res: ServerResponse, plan: WritePlan, destro
   for (let i = 0; i < events.length; i++) {
     if (resetAfter === i) return destroySocket();
     if (i === 0 && plan.firstEventDelayMs) await sleep(plan.firstEventDelayMs);
+    if (i === 0 && plan.firstEventWhen) await plan.firstEventWhen.catch(() => undefined);
     if (i > 0 && plan.chunkIntervalMs) await sleep(plan.chunkIntervalMs);
     if (res.destroyed) return;
     await write(res, events[i]!);

@@ -27,20 +27,19 @@ it('a stream with pauses longer than the idle-socket timeout but within the upst
 
 it('the status and headers reach the client when the provider sends them, before its first event', async () => {
   // Providers answer a stream's headers first and the first token later; a client (and its timeout) sees the answer begin.
-  proxy.fakes.fakes['prov-b'].next({ chunks: 2, firstEventDelayMs: 1_500 });
-  const sent = Date.now();
+  // The fake holds its first event until the client has the headers: were they held back until a body
+  // byte came, the request would never be answered.
+  let headersReceived: () => void = () => undefined;
+  const firstEventWhen = new Promise<void>((resolve) => (headersReceived = resolve));
+  proxy.fakes.fakes['prov-b'].next({ chunks: 2, firstEventWhen });
   const response = await fetch(`${proxy.proxyBase}/prov-b/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${proxy.account.token}`, 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], stream: true }),
   });
-  const headersAfter = Date.now() - sent;
   expect(response.status).toBe(200);
   expect(response.headers.get('content-type')).toContain('text/event-stream');
-  const reader = response.body!.getReader();
-  await reader.read();
-  const firstEventAfter = Date.now() - sent;
-  while (!(await reader.read()).done);
-  expect(headersAfter).toBeLessThan(1_000);
-  expect(firstEventAfter).toBeGreaterThanOrEqual(1_400);
+  headersReceived();
+  const text = await response.text();
+  expect(text).toContain('data: ');
 });

@@ -29,6 +29,28 @@ export function randomCuts(bytes: Buffer, random: () => number, maxCuts = 40): B
   return cutAt(bytes, offsets);
 }
 
+/**
+ * A seeded sample of single cut points where a decoder is most likely to go wrong — beside a CR or
+ * LF (a line or event break split in two), inside a multi-byte UTF-8 character — and anywhere at
+ * all: `perKind` of each, instead of every offset of the text.
+ */
+export function awkwardOffsets(bytes: Buffer, random: () => number, perKind = 24): number[] {
+  const breaks: number[] = [];
+  const insideCharacters: number[] = [];
+  for (let offset = 1; offset < bytes.length; offset++) {
+    if (bytes[offset] === 0x0a || bytes[offset] === 0x0d || bytes[offset - 1] === 0x0a || bytes[offset - 1] === 0x0d)
+      breaks.push(offset);
+    // A continuation byte (10xxxxxx): the cut falls inside a character.
+    if ((bytes[offset] & 0xc0) === 0x80) insideCharacters.push(offset);
+  }
+  const sample = (from: number[]) =>
+    from.length <= perKind ? from : Array.from({ length: perKind }, () => from[Math.floor(random() * from.length)]);
+  const anywhere = Array.from({ length: perKind }, () => 1 + Math.floor(random() * Math.max(1, bytes.length - 1)));
+  return [...new Set([...sample(breaks), ...sample(insideCharacters), ...anywhere])].filter(
+    (offset) => offset > 0 && offset < bytes.length,
+  );
+}
+
 export function oneBytePieces(bytes: Buffer): Buffer[] {
   return Array.from({ length: bytes.length }, (_, i) => bytes.subarray(i, i + 1));
 }
