@@ -5,7 +5,7 @@ import { startProxy, type Account, type ProxyServer } from '../support/proxy-ser
 import { callThroughSdk, TEST_MODELS } from '../support/sdk-clients';
 import { callProxy, expectChatError, expectMessagesError, upstreamCalls } from '../reliability/support/requests';
 import { allRows } from '../reliability/support/rows';
-import { EVENTUALLY_MS } from '../support/patience';
+import { eventually } from '../support/patience';
 
 let proxy: ProxyServer;
 beforeAll(async () => {
@@ -51,12 +51,11 @@ async function waitForSpend(
   subject: { tokenId: string } | { requester: string },
   atLeast = 1e-9,
 ): Promise<BudgetAnswer> {
-  const deadline = Date.now() + EVENTUALLY_MS;
-  for (;;) {
+  const spent = await eventually(async () => {
     const budget = await readBudget(account, subject);
-    if ((budget && budget.spent_usd >= atLeast) || Date.now() > deadline) return budget!;
-    await new Promise((r) => setTimeout(r, 50));
-  }
+    return budget && budget.spent_usd >= atLeast ? budget : undefined;
+  });
+  return spent ?? (await readBudget(account, subject))!;
 }
 
 async function budgetedAccount(name: string): Promise<Account> {
@@ -78,12 +77,7 @@ const nextUtcMidnight = () => {
 };
 
 async function rowOf(account: Account, requestId: string) {
-  const deadline = Date.now() + EVENTUALLY_MS;
-  for (;;) {
-    const row = (await allRows(proxy, account.token)).find((r) => r.id === requestId);
-    if (row || Date.now() > deadline) return row;
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  return eventually(async () => (await allRows(proxy, account.token)).find((r) => r.id === requestId));
 }
 
 describe.each([

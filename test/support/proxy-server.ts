@@ -4,7 +4,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startAllFakes, type AllFakes, type ProviderId } from '../fakes/start-fakes';
-import { EVENTUALLY_MS, PROCESS_START_MS } from './patience';
+import { eventually, PROCESS_START_MS } from './patience';
 
 const ROOT = resolve(__dirname, '../..');
 const SERVER = join(ROOT, 'dist/local/server.mjs');
@@ -143,27 +143,23 @@ export async function startProxy(options: StartOptions = {}): Promise<ProxyServe
     saveKey,
     api,
     async waitForRows(token, count, query = '') {
-      const deadline = Date.now() + EVENTUALLY_MS;
-      let items: Array<Record<string, unknown>>;
-      for (;;) {
+      let items: Array<Record<string, unknown>> = [];
+      await eventually(async () => {
         const response = await api(`/api/logs?limit=500${query ? `&${query}` : ''}`, { token });
-        const body = (await response.json()) as { items: Array<Record<string, unknown>> };
-        items = body.items ?? [];
-        if (items.length >= count || Date.now() > deadline) break;
-        await new Promise((r) => setTimeout(r, 50));
-      }
+        items = ((await response.json()) as { items?: Array<Record<string, unknown>> }).items ?? [];
+        return items.length >= count ? items : undefined;
+      });
       // The overview's rollups are folded from the usage stream about a second after the rows: wait for them too.
-      while (Date.now() < deadline + EVENTUALLY_MS) {
+      await eventually(async () => {
         const stats = (await (await api('/api/stats', { token })).json()) as { totals?: { requests?: number } };
-        if ((stats.totals?.requests ?? 0) >= count) break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
+        return (stats.totals?.requests ?? 0) >= count ? true : undefined;
+      });
       return items;
     },
     async rowsFor(token, ids) {
-      const deadline = Date.now() + EVENTUALLY_MS;
-      for (;;) {
-        const found = new Map<string, Record<string, unknown>>();
+      let found = new Map<string, Record<string, unknown>>();
+      await eventually(async () => {
+        found = new Map<string, Record<string, unknown>>();
         let cursor: string | null = null;
         do {
           const response = await api(`/api/logs?limit=500${cursor ? `&cursor=${cursor}` : ''}`, { token });
@@ -171,9 +167,9 @@ export async function startProxy(options: StartOptions = {}): Promise<ProxyServe
           for (const row of body.items ?? []) if (ids.includes(row.id as string)) found.set(row.id as string, row);
           cursor = found.size < ids.length ? body.next_cursor : null;
         } while (cursor);
-        if (found.size === ids.length || Date.now() > deadline) return ids.map((id) => found.get(id)!).filter(Boolean);
-        await new Promise((r) => setTimeout(r, 50));
-      }
+        return found.size === ids.length ? true : undefined;
+      });
+      return ids.map((id) => found.get(id)!).filter(Boolean);
     },
     async stop() {
       if (child.exitCode === null) {
