@@ -11,7 +11,7 @@ import { headItem, parseHead, type EntryHead } from './cache-entry-head';
 import { PartBuffer } from './cache-part-buffer';
 import { pages, type Page } from '../../store/dynamodb/paginate';
 import { sendUntilProcessed, UnprocessedError } from '../../store/dynamodb/unprocessed';
-import type { DocumentClient } from '../../store/dynamodb/wire/document-client';
+import type { DocumentClient } from '../../store/dynamodb/document-client';
 
 /*
  * Layout of one entry in the cache table (partition `cache_key`, sort key `part`):

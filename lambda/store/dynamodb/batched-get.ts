@@ -1,5 +1,5 @@
 import { sendUntilProcessed } from './unprocessed';
-import type { DocumentClient } from './wire/document-client';
+import type { DocumentClient } from './document-client';
 
 type Key = Record<string, string>;
 type Item = Record<string, unknown>;
