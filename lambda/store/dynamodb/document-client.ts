@@ -12,7 +12,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { retryPolicies, withRetries, type RetryPolicy } from '../../retry';
 import type { OperationName, OutputOf, StoreCommand } from './commands';
-import { isStoreOutage } from './store-outage';
+import { mayRetryStoreCall } from './store-outage';
 
 /** What the stores need of a DynamoDB client: the commands of `commands.ts` (plain data), each with its own result type. */
 export interface DocumentClient {
@@ -30,17 +30,6 @@ const COMMANDS: { readonly [Name in OperationName]: new (input: never) => object
   BatchWriteItem: BatchWriteCommand,
   TransactWriteItems: TransactWriteCommand,
 };
-
-/**
- * Whether a failed call may be sent again: the store was busy, failing or out of reach (the
- * outage test), or it refused a signature whose time the SDK has just corrected from the answer's
- * `Date` header. Every command the stores send may be repeated: writes are keyed, guarded by a
- * condition or carry a `ClientRequestToken`, and the token gate's count errs on the safe side.
- */
-export function mayRetryStoreCall(error: unknown): boolean {
-  const metadata = (error as { $metadata?: { clockSkewCorrected?: boolean } } | undefined)?.$metadata;
-  return isStoreOutage(error) || metadata?.clockSkewCorrected === true;
-}
 
 /**
  * The stores' client: `@aws-sdk/lib-dynamodb`'s document client (marshalling, SigV4, the

@@ -15,3 +15,14 @@ export function cancellationReasons(error: unknown): string[] | undefined {
   if (!(error instanceof TransactionCanceledException)) return undefined;
   return (error.CancellationReasons ?? []).map((reason) => reason.Code ?? 'None');
 }
+
+/** A batch call still left some keys or items unprocessed after its last attempt. */
+export class UnprocessedError extends Error {
+  constructor(
+    readonly left: number,
+    kind: string,
+  ) {
+    super(`DynamoDB left ${left} ${kind} unprocessed`);
+    this.name = 'UnprocessedError';
+  }
+}

@@ -1,6 +1,5 @@
 import { DynamoDBServiceException } from '@aws-sdk/client-dynamodb';
-import { cancellationReasons } from './store-errors';
-import { UnprocessedError } from './unprocessed';
+import { cancellationReasons, UnprocessedError } from './store-errors';
 
 /** DynamoDB's answers for "not now": throttling, and conflicts with a transaction in flight. */
 const BUSY_TYPES = new Set([
@@ -59,4 +58,15 @@ export function isStoreOutage(error: unknown): boolean {
   // No answer: the SDK's HTTP handler names a connection or socket that timed out `TimeoutError`.
   if ((error as Error | undefined)?.name === 'TimeoutError') return true;
   return NETWORK_CODES.has((error as NodeJS.ErrnoException | undefined)?.code ?? '');
+}
+
+/**
+ * Whether a failed call may be sent again: the store was busy, failing or out of reach (the
+ * outage test), or it refused a signature whose time the SDK has just corrected from the answer's
+ * `Date` header. Every command the stores send may be repeated: writes are keyed, guarded by a
+ * condition or carry a `ClientRequestToken`, and the token gate's count errs on the safe side.
+ */
+export function mayRetryStoreCall(error: unknown): boolean {
+  const metadata = (error as { $metadata?: { clockSkewCorrected?: boolean } } | undefined)?.$metadata;
+  return isStoreOutage(error) || metadata?.clockSkewCorrected === true;
 }

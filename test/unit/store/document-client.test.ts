@@ -277,4 +277,13 @@ describe('the wire', () => {
     expect(seen).toHaveLength(2);
     expect(seen[1].body).toEqual({ RequestItems: { t: { Keys: [{ pk: { S: 'b' } }], ConsistentRead: true } } });
   });
+
+  it('a batch throttled as a whole is retried by that policy alone, not by the client inside it', async () => {
+    const attempts = retryPolicies.unprocessedItems(() => true).attempts;
+    script = Array.from({ length: attempts + 3 }, () => errorAnswer(400, 'ThrottlingException', 'slow down'));
+    const reads = new BatchedGet(client(), 't', ['pk']);
+    const errors = await Promise.all([failure(reads.get({ pk: 'a' })), failure(reads.get({ pk: 'b' }))]);
+    expect(errors.map(isStoreOutage)).toEqual([true, true]);
+    expect(seen).toHaveLength(attempts);
+  });
 });
