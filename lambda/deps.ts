@@ -1,5 +1,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
+import { fromNodeProviderChain } from '@aws-sdk/credential-providers';
 import { join } from 'node:path';
 import { BackgroundWork } from './background-work';
 import { ProxyCache } from './cache/proxy-cache';
@@ -17,7 +18,7 @@ import { DynamoBudgetStore, spendChanges } from './budgets/dynamodb/budget-store
 import { BatchedGet } from './store/dynamodb/batched-get';
 import { DynamoResponseCache } from './cache/dynamodb/cache-store';
 import { createDocumentClient, createDynamoClients } from './store/dynamodb/client';
-import type { DocumentClient } from './store/dynamodb/wire/document-client';
+import type { DocumentClient } from './store/dynamodb/document-client';
 import { DynamoProviderKeyStore } from './keys/dynamodb/provider-key-store';
 import { DynamoTokenGate, type GateSource } from './auth/dynamodb/token-gate';
 import { isStoreOutage } from './store/dynamodb/store-outage';
@@ -33,7 +34,6 @@ import { RowWriter } from './usage/row-writer';
 import type { UsageStats } from './usage/usage-stats';
 import type { UsageLog } from './usage/usage-row';
 import type { AwsCredentialSource } from './upstream/aws-signing';
-import { awsCredentialChain, type CredentialProvider } from './store/dynamodb/wire/credentials';
 
 /** Everything the pipeline and the API use, built once per process. */
 export interface Deps {
@@ -156,10 +156,15 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
   return deps;
 }
 
-/** The chain is built on first use: a process that never signs a request never looks for credentials. */
+/**
+ * The AWS SDK's own credential chain, as the DynamoDB client uses it: in Lambda the function
+ * role's keys from the environment; elsewhere profiles, SSO, web identity, container and instance
+ * metadata. It caches what it found and fetches anew before the credentials expire. Built on first
+ * use: a process that never signs a request never looks for credentials.
+ */
 function lazyAwsCredentials(): AwsCredentialSource {
-  let chain: CredentialProvider | undefined;
-  return async () => (chain ??= awsCredentialChain())();
+  let chain: AwsCredentialSource | undefined;
+  return () => (chain ??= fromNodeProviderChain())();
 }
 
 function statsFold(doc: DocumentClient, table: string, log: Logger): DynamoUsageStats {

@@ -77,15 +77,18 @@ export const backoffs = {
 
 export const retryPolicies = {
   /**
-   * One DynamoDB call. `mayRetry` is the client's: it retries a command marked
-   * sent-at-most-once only when DynamoDB refused it or it never left the process.
+   * One DynamoDB call (lambda/store/dynamodb/document-client.ts; the AWS SDK's
+   * own retries are off). `mayRetry` is the store's: busy, failing or out of reach.
    */
   storeCall: (mayRetry: MayRetry): RetryPolicy => ({
     attempts: 3,
     mayRetry,
     delayMs: jitteredBackoff(backoffs.storeCall),
   }),
-  /** Sends what a batch call left unprocessed again: up to 5 times after the first call. */
+  /**
+   * A BatchGet/BatchWrite: what it left unprocessed, or the whole call when it
+   * failed, sent again up to 5 times after the first call (the only retries of a batch).
+   */
   unprocessedItems: (mayRetry: MayRetry, attempts = 6): RetryPolicy => ({
     attempts,
     mayRetry,

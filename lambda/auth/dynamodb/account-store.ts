@@ -13,8 +13,8 @@ import {
   settingsOf,
   settingsUpdate,
 } from './token-gate';
-import { cancellationReasons, conditionFailedItem } from '../../store/dynamodb/wire/dynamo-error';
-import type { DocumentClient } from '../../store/dynamodb/wire/document-client';
+import { cancellationReasons, conditionFailedItem } from '../../store/dynamodb/store-errors';
+import type { DocumentClient } from '../../store/dynamodb/document-client';
 import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 
 type TransactUpdate = NonNullable<NonNullable<TransactWriteCommandInput['TransactItems']>[number]['Update']>;

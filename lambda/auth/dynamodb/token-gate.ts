@@ -21,8 +21,8 @@ import {
   WINDOW_MS,
   windowFigures,
 } from '../sliding-minute';
-import { conditionFailedItem } from '../../store/dynamodb/wire/dynamo-error';
-import type { DocumentClient } from '../../store/dynamodb/wire/document-client';
+import { conditionFailedItem } from '../../store/dynamodb/store-errors';
+import type { DocumentClient } from '../../store/dynamodb/document-client';
 
 const MEMO_MAX = 10_000;
 

@@ -8,8 +8,8 @@ import { BatchedGet } from '../../store/dynamodb/batched-get';
 import type { CounterChange } from '../../store/dynamodb/counter-change';
 import { allItems } from '../../store/dynamodb/paginate';
 import { gateBudgetFlag } from '../../auth/dynamodb/token-gate';
-import { cancellationReasons } from '../../store/dynamodb/wire/dynamo-error';
-import type { DocumentClient } from '../../store/dynamodb/wire/document-client';
+import { cancellationReasons } from '../../store/dynamodb/store-errors';
+import type { DocumentClient } from '../../store/dynamodb/document-client';
 import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 
 type TransactUpdate = NonNullable<NonNullable<TransactWriteCommandInput['TransactItems']>[number]['Update']>;

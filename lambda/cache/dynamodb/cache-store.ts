@@ -11,7 +11,8 @@ import { headItem, parseHead, type EntryHead } from './cache-entry-head';
 import { PartBuffer } from './cache-part-buffer';
 import { pages, type Page } from '../../store/dynamodb/paginate';
 import { sendUntilProcessed, UnprocessedError } from '../../store/dynamodb/unprocessed';
-import type { DocumentClient } from '../../store/dynamodb/wire/document-client';
+import type { DocumentClient } from '../../store/dynamodb/document-client';
+import { sentOnce } from '../../store/dynamodb/commands';
 
 /*
  * Layout of one entry in the cache table (partition `cache_key`, sort key `part`):
@@ -172,10 +173,12 @@ class CacheTable {
         requests,
         'deletes',
         async (pending) => {
-          const result = await this.doc.send({
-            operation: 'BatchWriteItem',
-            input: { RequestItems: { [this.tableName]: pending } },
-          });
+          const result = await this.doc.send(
+            sentOnce({
+              operation: 'BatchWriteItem',
+              input: { RequestItems: { [this.tableName]: pending } },
+            }),
+          );
           return (result.UnprocessedItems?.[this.tableName] ?? []) as typeof pending;
         },
         5,

@@ -2,7 +2,7 @@ import type { ProviderId } from '../../providers/registry';
 import type { ProviderKeyStore, StoredProviderKey } from '../ports';
 import { accountPk } from '../../store/dynamodb/account-partition';
 import { BatchedGet } from '../../store/dynamodb/batched-get';
-import type { DocumentClient } from '../../store/dynamodb/wire/document-client';
+import type { DocumentClient } from '../../store/dynamodb/document-client';
 
 const KEY_PREFIX = 'KEY#';
 

@@ -1,5 +1,6 @@
+import { sentOnce } from './commands';
 import { sendUntilProcessed } from './unprocessed';
-import type { DocumentClient } from './wire/document-client';
+import type { DocumentClient } from './document-client';
 
 type Key = Record<string, string>;
 type Item = Record<string, unknown>;
@@ -64,10 +65,12 @@ export class BatchedGet {
       return found;
     }
     await sendUntilProcessed(keys, 'reads', async (pending) => {
-      const result = await this.doc.send({
-        operation: 'BatchGetItem',
-        input: { RequestItems: { [this.table]: { Keys: pending, ConsistentRead: true } } },
-      });
+      const result = await this.doc.send(
+        sentOnce({
+          operation: 'BatchGetItem',
+          input: { RequestItems: { [this.table]: { Keys: pending, ConsistentRead: true } } },
+        }),
+      );
       for (const item of result.Responses?.[this.table] ?? []) found.set(this.idOf(item), item);
       return (result.UnprocessedKeys?.[this.table]?.Keys as Key[] | undefined) ?? [];
     });

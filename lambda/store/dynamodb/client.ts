@@ -1,11 +1,13 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { awsCredentialChain, LOCAL_CREDENTIALS } from './wire/credentials';
-import { LeanDocumentClient, type DocumentClient } from './wire/document-client';
+import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import { SdkDocumentClient, type DocumentClient } from './document-client';
 
 export interface DynamoClients {
   /** The SDK client, for table administration (creating local tables). Never on the request path. */
   raw: DynamoDBClient;
-  /** The client every store uses: the document commands over a lean, kept-alive JSON-protocol transport. */
+  /** The client every store uses: the document commands over the same SDK client. */
   doc: DocumentClient;
 }
 
@@ -15,22 +17,54 @@ interface ClientOptions {
   endpoint?: string;
 }
 
-/** The stores' client: all the request path needs. */
-export function createDocumentClient(options: ClientOptions): DocumentClient {
-  return new LeanDocumentClient({
+/** A connection DynamoDB does not accept within this is given up (and the call retried). */
+const CONNECT_TIMEOUT_MS = 3_000;
+/** A call whose connection stays silent this long is given up: DynamoDB answers in milliseconds. */
+const SILENCE_TIMEOUT_MS = 5_000;
+
+/** The SDK's retry step, doing nothing but the one attempt. */
+const SEND_ONCE: Extract<DynamoDBClientConfig['retryStrategy'], { retry: unknown }> = {
+  mode: 'standard',
+  retry: (next, args) => next(args),
+};
+
+/** DynamoDB Local checks signatures' form, not their keys. */
+const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
+
+/**
+ * The one DynamoDB client of a process. It signs with the SDK's SigV4; in AWS its credentials come
+ * from the SDK's default chain (in Lambda the function role's, from the runtime's environment).
+ * Connections are kept alive between calls, so a warm instance's store call reuses its socket.
+ * The SDK makes one attempt per call: the retries are lambda/retry.ts's (document-client.ts), so
+ * they never nest. `maxAttempts: 1` says so, and the retry step hands the call straight through
+ * (`SEND_ONCE`): the SDK's own strategy would still run on every call, and rewrap an error that is
+ * not an `Error` of its own realm (a socket's, under a test runner's sandbox) into one without its
+ * `code`.
+ */
+export function createDynamoClient(options: ClientOptions): DynamoDBClient {
+  const agentOptions = { keepAlive: true, maxSockets: 256 };
+  return new DynamoDBClient({
     region: options.region,
     endpoint: options.endpoint,
-    credentials: options.endpoint ? () => LOCAL_CREDENTIALS : awsCredentialChain(),
+    credentials: options.endpoint ? LOCAL_CREDENTIALS : undefined,
+    maxAttempts: 1,
+    retryStrategy: SEND_ONCE,
+    requestHandler: new NodeHttpHandler({
+      httpAgent: new HttpAgent(agentOptions),
+      httpsAgent: new HttpsAgent(agentOptions),
+      connectionTimeout: CONNECT_TIMEOUT_MS,
+      requestTimeout: SILENCE_TIMEOUT_MS,
+    }),
   });
 }
 
-/** Both clients, for the local server's table set-up and for tests. */
+/** The stores' client: all the request path needs. */
+export function createDocumentClient(options: ClientOptions): DocumentClient {
+  return new SdkDocumentClient(createDynamoClient(options));
+}
+
+/** Both, over one SDK client: for the local server's table set-up and for tests. */
 export function createDynamoClients(options: ClientOptions): DynamoClients {
-  const raw = new DynamoDBClient({
-    region: options.region,
-    endpoint: options.endpoint,
-    // DynamoDB Local accepts any credentials; in AWS the SDK's own chain finds the function role's.
-    credentials: options.endpoint ? LOCAL_CREDENTIALS : undefined,
-  });
-  return { raw, doc: createDocumentClient(options) };
+  const raw = createDynamoClient(options);
+  return { raw, doc: new SdkDocumentClient(raw) };
 }

@@ -1,8 +1,8 @@
 import { idempotencyToken } from './idempotency-token';
 import { counterUpdate, mergeCounterChanges, type CounterChange } from './counter-change';
-import type { DocumentClient } from './wire/document-client';
-import type { CommandOf } from './wire/operations';
-import { cancellationReasons } from './wire/dynamo-error';
+import type { DocumentClient } from './document-client';
+import { sentOnce, type CommandOf } from './commands';
+import { cancellationReasons } from './store-errors';
 
 type Item = Record<string, unknown>;
 
@@ -40,6 +40,10 @@ const MAX_ACTIONS_PER_TRANSACTION = 100;
  * - A cancellation whose only failed conditions are rows' guards means those
  *   rows, and their additions, are already stored: they are done, and the
  *   others are sent again without them.
+ *
+ * Each write is one attempt: the transaction is sent once (`sentOnce`), and again only without
+ * rows found already stored. The caller retries a refusal under its own policy (the row writer's),
+ * so the client's retries never multiply it.
  *
  * One transaction is in flight at a time; rows arriving meanwhile are merged
  * into the next one, their additions to the same counter summed. That keeps
@@ -107,7 +111,7 @@ export class TransactedRows {
     let pending = rows;
     while (pending.length > 0) {
       try {
-        await this.doc.send(this.transaction(pending));
+        await this.doc.send(sentOnce(this.transaction(pending)));
         return;
       } catch (error) {
         const stored = storedRows(error, pending.length);

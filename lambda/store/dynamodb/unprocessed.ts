@@ -1,20 +1,15 @@
 import { retryPolicies, withRetries } from '../../retry';
+import { UnprocessedError } from './store-errors';
+import { mayRetryStoreCall } from './store-outage';
 
-/** A batch call still left some keys or items unprocessed after its last attempt. */
-export class UnprocessedError extends Error {
-  constructor(
-    readonly left: number,
-    kind: string,
-  ) {
-    super(`DynamoDB left ${left} ${kind} unprocessed`);
-    this.name = 'UnprocessedError';
-  }
-}
+export { UnprocessedError };
 
 /**
  * Sends a batch, then what DynamoDB left unprocessed (throttled partitions),
- * under the `unprocessedItems` policy. `send` sends its argument and returns
- * what is left. Errors of the call itself are the client's to retry, not ours.
+ * under the `unprocessedItems` policy. `send` sends its argument once (its
+ * command marked `sentOnce`) and returns what is left: a call that fails as a
+ * whole (throttled, 5xx, cut) is retried by this same policy, so the two
+ * never nest and a batch is sent at most `attempts` times.
  */
 export function sendUntilProcessed<T>(
   batch: T[],
@@ -28,6 +23,6 @@ export function sendUntilProcessed<T>(
       pending = await send(pending);
       if (pending.length) throw new UnprocessedError(pending.length, kind);
     },
-    retryPolicies.unprocessedItems((error) => error instanceof UnprocessedError, attempts),
+    retryPolicies.unprocessedItems((error) => error instanceof UnprocessedError || mayRetryStoreCall(error), attempts),
   );
 }

@@ -1,4 +1,4 @@
-import { itemFromImage } from '../../store/dynamodb/wire/operations';
+import { itemFromImage } from '../../store/dynamodb/stream-image';
 import type { UsageRow } from '../usage-row';
 import { accountOfRowPartition } from './row-shards';
 import type { StreamedRow } from '../rollups/fold';

@@ -2,8 +2,8 @@ import { eachInFlight } from '../../in-flight';
 import { OVERFLOW_VALUE, type Tags } from '../../tags/tags';
 import { dayOf } from '../rollups/bucket-keys';
 import type { StreamedRow } from '../rollups/fold';
-import { conditionFailedItem } from '../../store/dynamodb/wire/dynamo-error';
-import type { DocumentClient } from '../../store/dynamodb/wire/document-client';
+import { conditionFailedItem } from '../../store/dynamodb/store-errors';
+import type { DocumentClient } from '../../store/dynamodb/document-client';
 
 /** Distinct tag keys the stats keep per account and UTC day (docs/tags.md, "Stats"). */
 export const MAX_TAG_KEYS_PER_DAY = 50;

@@ -6,7 +6,8 @@ import { mergeShards } from './merged-shards';
 import { rowPartition, rowPartitions } from './row-shards';
 import { TransactedRows } from '../../store/dynamodb/transacted-rows';
 import type { LogQuery, UsageLog, UsageRow } from '../usage-row';
-import type { DocumentClient } from '../../store/dynamodb/wire/document-client';
+import type { DocumentClient } from '../../store/dynamodb/document-client';
+import { sentOnce } from '../../store/dynamodb/commands';
 
 const MAX_PAGES_PER_QUERY = 20;
 
@@ -52,7 +53,8 @@ export class DynamoUsageLog implements UsageLog {
    * A row with a cost is written in one transaction with its spend (transacted-rows.ts),
    * so the spend counts it exactly once; a row without one is a plain put. Never a
    * BatchWriteItem: IAM can't allow its puts without its deletes, and the function's role may
-   * not delete usage rows (docs/deploy.md, "Permissions").
+   * not delete usage rows (docs/deploy.md, "Permissions"). One attempt, sent once: the row
+   * writer's policy is the only one that retries it (docs/failure-modes.md).
    */
   async write(row: UsageRow): Promise<void> {
     const expires = this.retentionDays
@@ -61,7 +63,7 @@ export class DynamoUsageLog implements UsageLog {
     const item = { ...row, account_id: rowPartition(row.account_id, row.id), ts_id: `${row.ts}#${row.id}`, ...expires };
     const changes = this.spend.changes(row);
     if (changes.length === 0)
-      await this.doc.send({ operation: 'PutItem', input: { TableName: this.table, Item: item } });
+      await this.doc.send(sentOnce({ operation: 'PutItem', input: { TableName: this.table, Item: item } }));
     else await this.rowsWithSpend.write({ item, id: row.id, changes });
   }
 

@@ -9,10 +9,10 @@ import { deltaAfter, foldRows, sortableSequence, type BucketDelta, type Streamed
 import { rollupFromItem } from '../rollups/rollup';
 import { assembleSummary, type RollupSlice, type TagSlice } from '../rollups/summary';
 import type { FoldOutcome, StatsSummary, UsageStats } from '../usage-stats';
-import type { DocumentClient } from '../../store/dynamodb/wire/document-client';
+import type { DocumentClient } from '../../store/dynamodb/document-client';
 import { allItems } from '../../store/dynamodb/paginate';
 import { eachInFlight } from '../../in-flight';
-import { conditionFailedItem } from '../../store/dynamodb/wire/dynamo-error';
+import { conditionFailedItem } from '../../store/dynamodb/store-errors';
 import { TagValueCaps } from './tag-values';
 
 /** Rollup writes in flight at once per batch. */

@@ -2,8 +2,8 @@ import { cacheKey } from '../../../lambda/cache/cache-key';
 import { CacheWriteError, type CachedResponseMeta } from '../../../lambda/cache/response-cache';
 import type { DynamoClients } from '../../../lambda/store/dynamodb/client';
 import { DynamoResponseCache } from '../../../lambda/cache/dynamodb/cache-store';
-import type { DocumentClient } from '../../../lambda/store/dynamodb/wire/document-client';
-import type { StoreCommand } from '../../../lambda/store/dynamodb/wire/operations';
+import type { DocumentClient } from '../../../lambda/store/dynamodb/document-client';
+import type { StoreCommand } from '../../../lambda/store/dynamodb/commands';
 import { createTestTables } from '../../support/tables';
 import { EVENTUALLY_MS, eventually } from '../../support/patience';
 

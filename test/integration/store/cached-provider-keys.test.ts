@@ -6,8 +6,8 @@
 import { newAccountId } from '../../../lambda/auth/proxy-token';
 import { CachedProviderKeys, PROVIDER_KEY_CACHE_MS } from '../../../lambda/keys/cached-provider-keys';
 import { DynamoProviderKeyStore } from '../../../lambda/keys/dynamodb/provider-key-store';
-import type { DocumentClient } from '../../../lambda/store/dynamodb/wire/document-client';
-import type { StoreCommand } from '../../../lambda/store/dynamodb/wire/operations';
+import type { DocumentClient } from '../../../lambda/store/dynamodb/document-client';
+import type { StoreCommand } from '../../../lambda/store/dynamodb/commands';
 import type { StoredProviderKey } from '../../../lambda/keys/ports';
 import { createTestTables } from '../../support/tables';
 

@@ -13,8 +13,8 @@ import { DynamoAccountStore } from '../../../lambda/auth/dynamodb/account-store'
 import { DynamoTokenGate, gateKey, type GateSource } from '../../../lambda/auth/dynamodb/token-gate';
 import { entryFor, minuteAttribute } from '../../../lambda/auth/sliding-minute';
 import { MAX_REQUESTS_PER_MINUTE } from '../../../lambda/auth/token-limits';
-import type { DocumentClient } from '../../../lambda/store/dynamodb/wire/document-client';
-import type { StoreCommand } from '../../../lambda/store/dynamodb/wire/operations';
+import type { DocumentClient } from '../../../lambda/store/dynamodb/document-client';
+import type { StoreCommand } from '../../../lambda/store/dynamodb/commands';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { randomBytes } from 'node:crypto';
 import { gateItemBytes, gateWriteUnits } from '../../../lib/cost-model';

@@ -1,4 +1,4 @@
-import type { StoreCommand } from '../../../lambda/store/dynamodb/wire/operations';
+import type { StoreCommand } from '../../../lambda/store/dynamodb/commands';
 import { DynamoBudgetStore, spendChanges } from '../../../lambda/budgets/dynamodb/budget-store';
 import { DynamoUsageLog } from '../../../lambda/usage/dynamodb/usage-log';
 import { rowPartitions } from '../../../lambda/usage/dynamodb/row-shards';

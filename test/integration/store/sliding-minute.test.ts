@@ -10,8 +10,8 @@ import { issueToken } from '../../../lambda/auth/issue';
 import { DynamoAccountStore } from '../../../lambda/auth/dynamodb/account-store';
 import { DynamoTokenGate, type GateSource } from '../../../lambda/auth/dynamodb/token-gate';
 import type { GateVerdict } from '../../../lambda/auth/ports';
-import type { DocumentClient } from '../../../lambda/store/dynamodb/wire/document-client';
-import type { StoreCommand } from '../../../lambda/store/dynamodb/wire/operations';
+import type { DocumentClient } from '../../../lambda/store/dynamodb/document-client';
+import type { StoreCommand } from '../../../lambda/store/dynamodb/commands';
 import { seededRandom } from '../../fakes/behaviour';
 import { createTestTables } from '../../support/tables';
 

@@ -7,8 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import type { StreamedRow } from '../../../lambda/usage/rollups/fold';
 import { DynamoUsageStats } from '../../../lambda/usage/dynamodb/usage-stats';
-import type { DocumentClient } from '../../../lambda/store/dynamodb/wire/document-client';
-import type { CommandOf, StoreCommand } from '../../../lambda/store/dynamodb/wire/operations';
+import type { DocumentClient } from '../../../lambda/store/dynamodb/document-client';
+import type { CommandOf, StoreCommand } from '../../../lambda/store/dynamodb/commands';
 import type { UsageRow } from '../../../lambda/usage/usage-row';
 import { createTestTables } from '../../support/tables';
 

@@ -9,8 +9,8 @@ import { DynamoAccountStore } from '../../../lambda/auth/dynamodb/account-store'
 import { accountPk } from '../../../lambda/store/dynamodb/account-partition';
 import { DynamoBudgetStore } from '../../../lambda/budgets/dynamodb/budget-store';
 import { DynamoTokenGate, gateKey, type GateSource } from '../../../lambda/auth/dynamodb/token-gate';
-import type { DocumentClient } from '../../../lambda/store/dynamodb/wire/document-client';
-import type { StoreCommand } from '../../../lambda/store/dynamodb/wire/operations';
+import type { DocumentClient } from '../../../lambda/store/dynamodb/document-client';
+import type { StoreCommand } from '../../../lambda/store/dynamodb/commands';
 import type { GateVerdict } from '../../../lambda/auth/ports';
 import { createTestTables } from '../../support/tables';
 

@@ -1,4 +1,4 @@
-import type { DocumentClient } from '../../../lambda/store/dynamodb/wire/document-client';
+import type { DocumentClient } from '../../../lambda/store/dynamodb/document-client';
 import { statsRoutes } from '../../../lambda/api/stats-routes';
 import type { Deps } from '../../../lambda/deps';
 import type { IncomingRequest } from '../../../lambda/http/request';

@@ -1,0 +1,58 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  BatchGetCommand,
+  BatchWriteCommand,
+  DeleteCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { retryPolicies, withRetries, type RetryPolicy } from '../../retry';
+import type { OperationName, OutputOf, StoreCommand } from './commands';
+import { mayRetryStoreCall } from './store-outage';
+
+/** What the stores need of a DynamoDB client: the commands of `commands.ts` (plain data), each with its own result type. */
+export interface DocumentClient {
+  send<C extends StoreCommand>(command: C): Promise<OutputOf<C>>;
+}
+
+/** The SDK's document command for each operation. */
+const COMMANDS: { readonly [Name in OperationName]: new (input: never) => object } = {
+  GetItem: GetCommand,
+  PutItem: PutCommand,
+  UpdateItem: UpdateCommand,
+  DeleteItem: DeleteCommand,
+  Query: QueryCommand,
+  BatchGetItem: BatchGetCommand,
+  BatchWriteItem: BatchWriteCommand,
+  TransactWriteItems: TransactWriteCommand,
+};
+
+/**
+ * The stores' client: `@aws-sdk/lib-dynamodb`'s document client (marshalling, SigV4, the
+ * credential chain, the kept-alive connections of its `DynamoDBClient`) behind the small `send`
+ * the stores call. The SDK makes one attempt per send (`maxAttempts: 1`, client.ts); the retries
+ * are the `storeCall` policy of lambda/retry.ts, applied here once, or the caller's own for a
+ * command marked `sentOnce`.
+ */
+export class SdkDocumentClient implements DocumentClient {
+  private readonly documents: DynamoDBDocumentClient;
+  private readonly retries: RetryPolicy = retryPolicies.storeCall(mayRetryStoreCall);
+
+  constructor(client: DynamoDBClient) {
+    this.documents = DynamoDBDocumentClient.from(client, {
+      // Optional fields left undefined are dropped; class instances are stored as their fields.
+      marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true },
+    });
+  }
+
+  send<C extends StoreCommand>(command: C): Promise<OutputOf<C>> {
+    const Command = COMMANDS[command.operation];
+    const sendOnce = () =>
+      this.documents.send(new Command(command.input as never) as never) as unknown as Promise<OutputOf<C>>;
+    return command.sentOnce ? sendOnce() : withRetries(sendOnce, this.retries);
+  }
+}

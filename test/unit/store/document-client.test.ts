@@ -1,0 +1,289 @@
+/**
+ * The stores' client (the AWS SDK's document client behind `send`, with lambda/retry.ts's
+ * `storeCall` policy) against a local HTTP server that answers as DynamoDB does: JSON-protocol
+ * error bodies (`__type`, `message`), the `Date` header, and a signature refused when its time is
+ * more than 5 minutes from the server's. What DynamoDB Local does with the calls is tested in
+ * test/integration/store/.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Socket } from 'node:net';
+import { retryPolicies } from '../../../lambda/retry';
+import { BatchedGet } from '../../../lambda/store/dynamodb/batched-get';
+import { createDynamoClients } from '../../../lambda/store/dynamodb/client';
+import { sentOnce } from '../../../lambda/store/dynamodb/commands';
+import { cancellationReasons, conditionFailedItem } from '../../../lambda/store/dynamodb/store-errors';
+import { isStoreOutage } from '../../../lambda/store/dynamodb/store-outage';
+
+interface Seen {
+  body: Record<string, unknown>;
+  amzDate: string;
+  authorization: string;
+  target: string;
+  socket: Socket;
+}
+
+const MINUTE = 60_000;
+/** Every send one store call may make (the client's only retries). */
+const STORE_CALL_ATTEMPTS = retryPolicies.storeCall(() => true).attempts;
+const msOfAmzDate = (text: string) =>
+  Date.parse(text.replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, '$1-$2-$3T$4:$5:$6Z'));
+
+type Answer = (request: IncomingMessage, response: ServerResponse, serverNow: number) => void;
+
+const JSON_TYPE = 'application/x-amz-json-1.0';
+
+function errorAnswer(status: number, type: string, message: string, extra: object = {}): Answer {
+  return (_request, response, serverNow) =>
+    response
+      .writeHead(status, { 'content-type': JSON_TYPE, date: new Date(serverNow).toUTCString() })
+      .end(JSON.stringify({ __type: `com.amazonaws.dynamodb.v20120810#${type}`, message, ...extra }));
+}
+
+const json =
+  (body: unknown): Answer =>
+  (_request, response, serverNow) =>
+    response
+      .writeHead(200, { 'content-type': JSON_TYPE, date: new Date(serverNow).toUTCString() })
+      .end(JSON.stringify(body));
+
+const ok = json({ Attributes: { n: { N: '1' } } });
+
+/** DynamoDB's check of the signing time. */
+function signatureTimeCheck(request: IncomingMessage, response: ServerResponse, serverNow: number): boolean {
+  const signed = msOfAmzDate(String(request.headers['x-amz-date']));
+  if (Math.abs(signed - serverNow) <= 5 * MINUTE) return true;
+  errorAnswer(400, 'InvalidSignatureException', 'Signature expired')(request, response, serverNow);
+  return false;
+}
+
+let server: Server;
+let endpoint: string;
+let seen: Seen[] = [];
+/** The server's clock, relative to the test machine's. */
+let serverOffsetMs = 0;
+/** Answers for the next requests, in order; then `ok`. */
+let script: Answer[] = [];
+
+beforeAll(async () => {
+  server = createServer((request, response) => {
+    let text = '';
+    request.on('data', (chunk) => (text += chunk));
+    request.on('end', () => {
+      seen.push({
+        body: JSON.parse(text) as Record<string, unknown>,
+        amzDate: String(request.headers['x-amz-date']),
+        authorization: String(request.headers.authorization),
+        target: String(request.headers['x-amz-target']),
+        socket: request.socket,
+      });
+      const serverNow = Date.now() + serverOffsetMs;
+      if (!signatureTimeCheck(request, response, serverNow)) return;
+      (script.shift() ?? ok)(request, response, serverNow);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+beforeEach(() => {
+  seen = [];
+  script = [];
+  serverOffsetMs = 0;
+});
+afterAll(() => {
+  server.closeAllConnections();
+  return new Promise((resolve) => server.close(resolve));
+});
+
+const clients: Array<{ raw: { destroy(): void } }> = [];
+afterAll(() => clients.forEach((c) => c.raw.destroy()));
+function client() {
+  const made = createDynamoClients({ region: 'eu-west-1', endpoint });
+  clients.push(made);
+  return made.doc;
+}
+
+const add = () =>
+  ({
+    operation: 'UpdateItem',
+    input: {
+      TableName: 't',
+      Key: { pk: 'a' },
+      UpdateExpression: 'ADD n :one',
+      ExpressionAttributeValues: { ':one': 1 },
+      ReturnValues: 'UPDATED_NEW',
+    },
+  }) as const;
+
+const failure = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+
+describe('one retry policy: the SDK makes one attempt, lambda/retry.ts the others', () => {
+  it.each(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded'])(
+    'retries %s',
+    async (type) => {
+      script = [errorAnswer(400, type, 'slow down'), errorAnswer(400, type, 'slow down')];
+      await expect(client().send(add())).resolves.toEqual(expect.objectContaining({ Attributes: { n: 1 } }));
+      expect(seen).toHaveLength(3);
+    },
+  );
+
+  it(`gives up after ${STORE_CALL_ATTEMPTS} sends with the last error, an outage`, async () => {
+    script = [0, 1, 2, 3, 4].map(() => errorAnswer(400, 'ThrottlingException', 'slow down'));
+    const error = await failure(client().send(add()));
+    expect(error).toMatchObject({ name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });
+    expect(isStoreOutage(error)).toBe(true);
+    expect(seen).toHaveLength(STORE_CALL_ATTEMPTS);
+  });
+
+  it('sends a command marked sent-once once: its caller retries it', async () => {
+    script = [errorAnswer(400, 'ThrottlingException', 'slow down')];
+    const error = await failure(client().send(sentOnce(add())));
+    expect(isStoreOutage(error)).toBe(true);
+    expect(seen).toHaveLength(1);
+  });
+
+  it('retries a 5xx, and a 5xx page that is not DynamoDB JSON (an outage too)', async () => {
+    script = [errorAnswer(500, 'InternalServerError', 'Internal server error')];
+    await client().send({ operation: 'PutItem', input: { TableName: 't', Item: { pk: 'a' } } });
+    expect(seen).toHaveLength(2);
+
+    seen = [];
+    const badGateway: Answer = (_request, response) =>
+      response.writeHead(502, { 'content-type': 'text/html' }).end('<html>Bad Gateway</html>');
+    script = [badGateway, badGateway, badGateway];
+    const error = await failure(client().send({ operation: 'GetItem', input: { TableName: 't', Key: { pk: 'a' } } }));
+    expect(isStoreOutage(error)).toBe(true);
+    expect(seen).toHaveLength(STORE_CALL_ATTEMPTS);
+  });
+
+  it('retries a connection cut before the answer', async () => {
+    script = [(request) => request.socket.destroy()];
+    await client().send({ operation: 'GetItem', input: { TableName: 't', Key: { pk: 'a' } } });
+    expect(seen).toHaveLength(2);
+  });
+
+  it('retries a refused connection, then reports an outage', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const made = createDynamoClients({ region: 'eu-west-1', endpoint: `http://127.0.0.1:${port}` });
+    clients.push(made);
+    const error = await failure(made.doc.send(add()));
+    expect(error).toMatchObject({ code: 'ECONNREFUSED' });
+    expect(isStoreOutage(error)).toBe(true);
+  });
+
+  it('does not retry a failed condition, and reads the item it was checked against', async () => {
+    script = [
+      errorAnswer(400, 'ConditionalCheckFailedException', 'The conditional request failed', {
+        Item: { pk: { S: 'a' }, n: { N: '7' }, blob: { B: Buffer.from('hi').toString('base64') } },
+      }),
+    ];
+    const error = await failure(client().send(add()));
+    expect(seen).toHaveLength(1);
+    expect(isStoreOutage(error)).toBe(false);
+    expect(conditionFailedItem(error)).toEqual({ pk: 'a', n: 7, blob: new Uint8Array(Buffer.from('hi')) });
+  });
+
+  it('retries a transaction cancelled only by conflicts or throttling, not one cancelled by a condition', async () => {
+    const cancelledBy = (...codes: string[]) =>
+      errorAnswer(400, 'TransactionCanceledException', 'cancelled', {
+        CancellationReasons: codes.map((Code) => ({ Code })),
+      });
+    script = [cancelledBy('None', 'TransactionConflict'), cancelledBy('ThrottlingError', 'None')];
+    await client().send(add());
+    expect(seen).toHaveLength(3);
+
+    seen = [];
+    script = [cancelledBy('ConditionalCheckFailed', 'None')];
+    const error = await failure(client().send(add()));
+    expect(error).toMatchObject({ name: 'TransactionCanceledException' });
+    expect(cancellationReasons(error)).toEqual(['ConditionalCheckFailed', 'None']);
+    expect(seen).toHaveLength(1);
+  });
+});
+
+describe('clock skew', () => {
+  it.each([
+    ['an hour behind', 60],
+    ['20 minutes ahead', -20],
+  ])(
+    "with the local clock %s, the SDK corrects its time from the answer's Date header and the call is sent once more",
+    async (_label, serverAheadMinutes) => {
+      serverOffsetMs = serverAheadMinutes * MINUTE;
+      const doc = client();
+      await expect(doc.send(add())).resolves.toEqual(expect.objectContaining({ Attributes: { n: 1 } }));
+      expect(seen).toHaveLength(2);
+      const serverNow = Date.now() + serverOffsetMs;
+      expect(Math.abs(msOfAmzDate(seen[1].amzDate) - serverNow)).toBeLessThan(MINUTE);
+
+      // The offset is kept: the next call is signed with the server's time at once.
+      await doc.send(add());
+      expect(seen).toHaveLength(3);
+    },
+  );
+
+  it('does not retry a signature refused for another reason', async () => {
+    script = [errorAnswer(400, 'InvalidSignatureException', 'The request signature we calculated does not match')];
+    const error = await failure(client().send(add()));
+    expect(error).toMatchObject({ name: 'InvalidSignatureException' });
+    expect(isStoreOutage(error)).toBe(false);
+    expect(seen).toHaveLength(1);
+  });
+});
+
+describe('the wire', () => {
+  it('signs with SigV4 for dynamodb in the region, and keeps one connection alive across calls', async () => {
+    const doc = client();
+    for (let i = 0; i < 3; i++) await doc.send(add());
+    expect(seen.map((s) => s.target)).toEqual(Array(3).fill('DynamoDB_20120810.UpdateItem'));
+    expect(seen[0].authorization).toMatch(
+      /^AWS4-HMAC-SHA256 Credential=local\/\d{8}\/eu-west-1\/dynamodb\/aws4_request, SignedHeaders=.*x-amz-target/,
+    );
+    expect(new Set(seen.map((s) => s.socket)).size).toBe(1);
+  });
+
+  it('marshalls items (binaries in base64, undefined fields dropped) and unmarshalls answers', async () => {
+    script = [json({ Item: { pk: { S: 'a' }, big: { N: '12345678901234567890' }, data: { B: 'AQID' } } })];
+    const doc = client();
+    await expect(
+      doc.send({ operation: 'GetItem', input: { TableName: 't', Key: { pk: 'a' } } }),
+    ).resolves.toMatchObject({ Item: { pk: 'a', big: 12345678901234567890n, data: new Uint8Array([1, 2, 3]) } });
+    await doc.send({
+      operation: 'PutItem',
+      input: { TableName: 't', Item: { pk: 'a', data: Buffer.from([1, 2, 3]), gone: undefined } },
+    });
+    expect(seen[1].body).toEqual({ TableName: 't', Item: { pk: { S: 'a' }, data: { B: 'AQID' } } });
+  });
+
+  it('BatchedGet asks again only for the keys DynamoDB left unprocessed (the unprocessedItems policy)', async () => {
+    script = [
+      json({
+        Responses: { t: [{ pk: { S: 'a' }, v: { N: '1' } }] },
+        UnprocessedKeys: { t: { Keys: [{ pk: { S: 'b' } }], ConsistentRead: true } },
+      }),
+      json({ Responses: { t: [{ pk: { S: 'b' }, v: { N: '2' } }] }, UnprocessedKeys: {} }),
+    ];
+    const reads = new BatchedGet(client(), 't', ['pk']);
+    await expect(Promise.all([reads.get({ pk: 'a' }), reads.get({ pk: 'b' })])).resolves.toEqual([
+      { pk: 'a', v: 1 },
+      { pk: 'b', v: 2 },
+    ]);
+    expect(seen).toHaveLength(2);
+    expect(seen[1].body).toEqual({ RequestItems: { t: { Keys: [{ pk: { S: 'b' } }], ConsistentRead: true } } });
+  });
+
+  it('a batch throttled as a whole is retried by that policy alone, not by the client inside it', async () => {
+    const attempts = retryPolicies.unprocessedItems(() => true).attempts;
+    script = Array.from({ length: attempts + 3 }, () => errorAnswer(400, 'ThrottlingException', 'slow down'));
+    const reads = new BatchedGet(client(), 't', ['pk']);
+    const errors = await Promise.all([failure(reads.get({ pk: 'a' })), failure(reads.get({ pk: 'b' }))]);
+    expect(errors.map(isStoreOutage)).toEqual([true, true]);
+    expect(seen).toHaveLength(attempts);
+  });
+});
