@@ -10,7 +10,8 @@
 import { hashSecret, newAccountId, parseToken, type ParsedToken } from '../../../lambda/auth/proxy-token';
 import { issueToken } from '../../../lambda/auth/issue';
 import { DynamoAccountStore } from '../../../lambda/auth/dynamodb/account-store';
-import { DynamoTokenGate, gateKey, type GateSource } from '../../../lambda/auth/dynamodb/token-gate';
+import { DynamoTokenGate } from '../../../lambda/auth/dynamodb/token-gate';
+import { gateKey, type GateSource } from '../../../lambda/auth/dynamodb/gate-item';
 import { entryFor, minuteAttribute } from '../../../lambda/auth/sliding-minute';
 import { MAX_REQUESTS_PER_MINUTE } from '../../../lambda/auth/token-limits';
 import type { DocumentClient } from '../../../lambda/store/dynamodb/wire/document-client';
