@@ -152,7 +152,12 @@ export class DynamoTokenGate implements TokenGate {
     this.remember(token.tokenId, key, old, now);
     const last = attempt >= MAX_ATTEMPTS;
     // The token's limit changed: ask again, now with the new one.
-    if (ask.assumed !== limitsFrom(old).requestsPerMinute && !last) return this.count(token, now, attempt + 1);
+    if (ask.assumed !== limitsFrom(old).requestsPerMinute && !last) {
+      const again = this.ask(token, now, ask.shard);
+      // Same item, counters set for the old limit: set them for the new one from this answer.
+      if (again.shard === ask.shard && old.m_limit !== again.share) return this.rebase(again, old, attempt + 1);
+      return this.count(token, now, attempt + 1, again.shard);
+    }
     // Counters not set for this share (a new limit, or a new token): set them, counting this request if it has room.
     if (old.m_limit !== ask.share && !last) return this.rebase(ask, old, attempt + 1);
     // This shard is full; another may not be.
