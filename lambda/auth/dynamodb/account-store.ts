@@ -117,13 +117,9 @@ export class DynamoAccountStore implements AccountStore {
         ClientRequestToken: idempotencyToken(token.tokenId),
         TransactItems: [
           { Put: { TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
-          {
-            Put: {
-              TableName: this.gateTable,
-              Item: gateOfNewToken(token, this.defaultLimit),
-              ConditionExpression: 'attribute_not_exists(counter_key)',
-            },
-          },
+          ...gateOfNewToken(token, this.defaultLimit).map((Item) => ({
+            Put: { TableName: this.gateTable, Item, ConditionExpression: 'attribute_not_exists(counter_key)' },
+          })),
         ],
       },
     });

@@ -104,14 +104,18 @@ export function freshCounters(limit: number, shard: number, perShard?: number): 
 }
 
 /**
- * The first shard of a new token's gate, written in the token's own transaction. With the
- * proxy's default limit known, its counters are ready for the first request; without it, the
- * first request sets them (a second store call, once).
+ * The gate items of a new token, every shard its limit gives it, written in the token's own
+ * transaction. With the proxy's default limit known, their counters are ready for the first
+ * request; without it, the first request on each sets them (a second store call, once).
  */
-export function gateOfNewToken(record: TokenRecord, defaultLimit?: number): Record<string, unknown> {
+export function gateOfNewToken(record: TokenRecord, defaultLimit?: number): Record<string, unknown>[] {
   const limit = record.limits?.requestsPerMinute ?? defaultLimit;
-  const counters = limit === undefined ? { n: 0, w: {} } : freshCounters(limit, 0);
-  return { ...gateKey(record.tokenId), ...copyOf(record), token_budget: false, ...counters };
+  return Array.from({ length: limit === undefined ? 1 : shardCount(limit) }, (_, shard) => ({
+    ...gateKey(record.tokenId, shard),
+    ...copyOf(record),
+    token_budget: false,
+    ...(limit === undefined ? { n: 0, w: {} } : freshCounters(limit, shard)),
+  }));
 }
 
 /** The gate's half of a revocation, on every shard. */

@@ -234,3 +234,52 @@ test('"last used" is written by the gate call itself, for admitted requests only
   await instance.admit({ ...token, secret: newToken(token.accountId).parsed.secret }, now + 3_000);
   expect((await listed()).lastUsedAt).toBe(new Date(now + 2_000).toISOString());
 });
+
+describe('a token whose limit spreads its gate over several items (60,000 a minute: 4)', () => {
+  const BUSY = 60_000;
+  async function busyToken(): Promise<{ token: ParsedToken; busyAccounts: DynamoAccountStore }> {
+    const busyAccounts = new DynamoAccountStore(
+      tables.clients.doc,
+      tables.tables.accounts,
+      tables.tables.rateLimits,
+      undefined,
+      undefined,
+      BUSY,
+    );
+    const accountId = newAccountId();
+    await busyAccounts.createAccount({ accountId, createdAt: new Date(now).toISOString() });
+    const { token } = await issueToken(busyAccounts, { accountId, scopes: ['proxy'], now: new Date(now) });
+    return { token: parseToken(token)!, busyAccounts };
+  }
+  const busyGate = (sent: string[] = []) => {
+    const instance = new DynamoTokenGate(countingClient(sent), tables.tables.rateLimits, BUSY, source);
+    return (token: ParsedToken, at: number) =>
+      instance.admit({ accountId: token.accountId, tokenId: token.tokenId, secretHash: hashSecret(token.secret) }, at);
+  };
+
+  test('all its items are written when it is issued: any first request, on any instance, is one call', async () => {
+    const { token } = await busyToken();
+    const items = await Promise.all(
+      [0, 1, 2, 3].map(async (shard) => {
+        const { Item } = await tables.clients.doc.send({
+          operation: 'GetItem',
+          input: { TableName: tables.tables.rateLimits, Key: gateKey(token.tokenId, shard), ConsistentRead: true },
+        });
+        return Item;
+      }),
+    );
+    expect(items.map((item) => [item?.secret_hash, item?.m_limit])).toEqual(
+      Array(4).fill([hashSecret(token.secret), 15_000]),
+    );
+    const sent: string[] = [];
+    for (let i = 0; i < 12; i++) expect((await busyGate(sent)(token, now + i)).kind).toBe('admitted');
+    expect(sent).toEqual(Array(12).fill('UpdateItem'));
+  });
+
+  test('a revocation reaches every item: no request of the token passes afterwards, whichever item it asks', async () => {
+    const { token, busyAccounts } = await busyToken();
+    expect((await busyGate()(token, now)).kind).toBe('admitted');
+    expect(await busyAccounts.revokeToken(token.accountId, token.tokenId, new Date(now).toISOString())).toBe(true);
+    for (let i = 0; i < 24; i++) expect((await busyGate()(token, now + i)).kind).toBe('refused');
+  });
+});
