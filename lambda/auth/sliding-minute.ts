@@ -18,6 +18,9 @@ export const BUCKET_MS = 3_000;
 /** Buckets a request is checked against: its own and the 20 before it. */
 export const WINDOW_BUCKETS = WINDOW_MS / BUCKET_MS + 1;
 
+/** The longest a request counted against a refused one stays counted: its bucket and the 20 after it (63 s). */
+export const WHOLE_WINDOW_SECONDS = (WINDOW_BUCKETS * BUCKET_MS) / 1000;
+
 export const bucketOf = (now: number) => Math.floor(now / BUCKET_MS);
 
 /** The buckets whose admissions count against a request at `now`, oldest first. */
