@@ -60,7 +60,7 @@ export function countInWindow(counters: WindowCounters, now: number): number {
 
 /** Recorded buckets that no request at `now` or later checks: the next write removes them. */
 export function bucketsBefore(counters: WindowCounters, now: number): number[] {
-  const first = windowBuckets(now)[0]!;
+  const first = windowBuckets(now)[0];
   return [...counters.starts.keys()].filter((bucket) => bucket < first);
 }
 

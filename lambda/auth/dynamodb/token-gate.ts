@@ -102,7 +102,7 @@ export class DynamoTokenGate implements TokenGate {
     const current = window.length - 1;
     const leaving = [
       ...new Set([bucketOf(now) - WINDOW_BUCKETS, ...(this.staleBuckets.get(key.counter_key) ?? [])]),
-    ].filter((bucket) => bucket < window[0]!);
+    ].filter((bucket) => bucket < window[0]);
     const names: Record<string, string> = { '#w': 'w' };
     window.forEach((bucket, i) => (names[`#b${i}`] = String(bucket)));
     leaving.forEach((bucket, i) => (names[`#r${i}`] = String(bucket)));
@@ -175,7 +175,7 @@ export class DynamoTokenGate implements TokenGate {
     const counters = countersOf(old);
     const counted = windowFigures(ask.share, counters, now).counted;
     const admit = counted < ask.share;
-    const starts = new Map([...counters.starts].filter(([bucket]) => bucket >= windowBuckets(now)[0]!));
+    const starts = new Map([...counters.starts].filter(([bucket]) => bucket >= windowBuckets(now)[0]));
     if (admit && !starts.has(bucketOf(now))) starts.set(bucketOf(now), counters.n);
     const n = counters.n + (admit ? 1 : 0);
     const after: WindowCounters = { n, starts };
