@@ -21,6 +21,8 @@ export interface LoadJob {
   stream?: boolean;
   /** A response header each answer must carry, e.g. x-proxy-cache: HIT. */
   expectHeader?: [string, string];
+  /** Headers that vary per request: request i adds set i mod their number (e.g. one token per caller). */
+  headerSets?: Array<Record<string, string>>;
 }
 
 export interface LoadResult {
@@ -35,6 +37,8 @@ export interface LoadResult {
   errors: number;
   firstError?: string;
   elapsedMs: number;
+  /** With a duration: answered requests whose answer ended inside it (those sent near its end may finish after). */
+  answeredInWindow?: number;
 }
 
 const STAMP = /"obfuscation":"t(\d+)"/g;
@@ -48,7 +52,7 @@ interface Outcome {
   error?: string;
 }
 
-function send(job: LoadJob, url: URL, body: Buffer, agent: Agent): Promise<Outcome> {
+function send(job: LoadJob, url: URL, body: Buffer, agent: Agent, index: number): Promise<Outcome> {
   const started = performance.now();
   const outcome: Outcome = { ok: false, totalMs: 0, firstByteMs: 0, lagMs: [], gapMs: [] };
   return new Promise((resolve) => {
@@ -59,7 +63,11 @@ function send(job: LoadJob, url: URL, body: Buffer, agent: Agent): Promise<Outco
         path: url.pathname + url.search,
         method: 'POST',
         agent,
-        headers: { ...job.headers, 'content-length': body.length },
+        headers: {
+          ...job.headers,
+          ...(job.headerSets ? job.headerSets[index % job.headerSets.length] : {}),
+          'content-length': body.length,
+        },
       },
       (res) => {
         let pending = '';
@@ -105,10 +113,11 @@ async function run(job: LoadJob): Promise<LoadResult> {
   const deadline = job.durationMs === undefined ? Infinity : started + job.durationMs;
   let issued = 0;
   const more = () => (job.durationMs === undefined ? issued < job.count : performance.now() < deadline);
+  let inWindow = 0;
   const worker = async () => {
     while (more()) {
-      issued++;
-      const outcome = await send(job, url, body, agent);
+      const outcome = await send(job, url, body, agent, issued++);
+      if (outcome.ok && performance.now() <= deadline) inWindow++;
       if (outcome.ok) {
         result.totalMs.push(outcome.totalMs);
         result.firstByteMs.push(outcome.firstByteMs);
@@ -123,6 +132,7 @@ async function run(job: LoadJob): Promise<LoadResult> {
   };
   await Promise.all(Array.from({ length: job.concurrency }, worker));
   result.elapsedMs = performance.now() - started;
+  if (job.durationMs !== undefined) result.answeredInWindow = inWindow;
   agent.destroy();
   return result;
 }

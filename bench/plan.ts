@@ -5,12 +5,13 @@
  */
 export const QUICK = process.env.BENCH_QUICK === '1';
 
-export type ContenderId = 'direct' | 'pipe' | 'stored' | 'passThrough' | 'portkey' | 'cacheHit';
+export type ContenderId = 'direct' | 'pipe' | 'stored' | 'manyTokens' | 'passThrough' | 'portkey' | 'cacheHit';
 
 export const LABELS: Record<ContenderId, string> = {
   direct: 'direct call',
   pipe: 'bare Node pipe',
   stored: 'this proxy, stored key',
+  manyTokens: 'this proxy, stored key, 32 tokens',
   passThrough: 'this proxy, pass-through',
   portkey: 'Portkey gateway',
   cacheHit: 'this proxy, cache hit',
@@ -32,6 +33,8 @@ export interface Phase {
 }
 
 const MAIN: ContenderId[] = ['direct', 'pipe', 'stored', 'passThrough', 'portkey'];
+/** Under load, the one-token case beside traffic from many tokens, as real traffic arrives. */
+const BUSY: ContenderId[] = ['direct', 'pipe', 'stored', 'manyTokens', 'passThrough', 'portkey'];
 const scale = (full: number, quick: number) => (QUICK ? quick : full);
 
 export const ROUNDS = scale(5, 2);
@@ -46,11 +49,17 @@ export const PHASES: Phase[] = [
     count: scale(120, 20),
     pauseMs: 20,
   },
-  { id: 'c16', title: 'c=16 (16 clients, back to back)', contenders: MAIN, concurrency: 16, count: scale(400, 100) },
+  {
+    id: 'c16',
+    title: 'c=16 (16 clients, back to back)',
+    contenders: BUSY,
+    concurrency: 16,
+    count: scale(400, 100),
+  },
   {
     id: 'c64',
     title: 'c=64 throughput (64 clients, back to back, fixed duration)',
-    contenders: MAIN,
+    contenders: BUSY,
     concurrency: 64,
     count: 0,
     durationS: scale(4, 1),
@@ -83,8 +92,12 @@ export interface Slot {
   errors: number;
   firstError?: string;
   elapsedMs: number;
-  /** Answered requests per second of the slot. */
+  /**
+   * Answered requests per second of the slot; with a fixed duration, the answers that ended inside
+   * it divided by it (`answeredInWindow`), so requests finishing after it are not counted.
+   */
   rps: number;
+  answeredInWindow?: number;
   /** Request start to last body byte, over answered requests. */
   p50: number;
   p90: number;
@@ -131,5 +144,8 @@ export interface Results {
   upstream: typeof UPSTREAM;
   phases: Phase[];
   lambdaBundleBytes: number;
+  /** 1, 5 and 15-minute load averages (os.loadavg) at the run's start and end; `machine.cores` is what they compare with. */
+  loadStart?: number[];
+  loadEnd?: number[];
   rounds: Round[];
 }

@@ -97,7 +97,12 @@ async function startChild(
 
 export interface Proxy extends Child {
   token: string;
+  /** More tokens of the same account, for traffic that arrives from many callers. */
+  tokens: string[];
 }
+
+/** Tokens of the many-tokens contender: traffic as it arrives from many services, each with its own. */
+export const MANY_TOKENS = 32;
 
 /** The local server (`npm start`'s bundle and flags) with an account and a stored key for prov-b. */
 export async function startProxy(upstream: string, dynamoEndpoint: string): Promise<Proxy> {
@@ -132,7 +137,15 @@ export async function startProxy(upstream: string, dynamoEndpoint: string): Prom
   };
   const token = String((await api('/api/admin/accounts', 'POST', adminKey, { name: 'bench' })).token);
   await api('/api/keys/prov-b', 'PUT', token, { key: `sk-bench-stored-${randomBytes(12).toString('hex')}` });
-  return { ...child, token, stop: () => child.stop().then(() => rmSync(dataDir, { recursive: true, force: true })) };
+  const tokens: string[] = [];
+  for (let i = 0; i < MANY_TOKENS; i++)
+    tokens.push(String((await api('/api/tokens', 'POST', token, { name: `service-${i}` })).token));
+  return {
+    ...child,
+    token,
+    tokens,
+    stop: () => child.stop().then(() => rmSync(dataDir, { recursive: true, force: true })),
+  };
 }
 
 export function startPipe(upstream: string): Promise<Child> {

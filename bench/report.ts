@@ -106,6 +106,19 @@ function ratiosOf(rounds: Round[], phase: PhaseId, id: ContenderId, baseline: Co
   return own.map((value, i) => (base[i]! > 0 ? value / base[i]! : Number.NaN));
 }
 
+/** The ratios' median and range, and the rounds that gave none (their divisor was 0 or below), named rather than dropped. */
+function ratioCell(rounds: Round[], phase: PhaseId, id: ContenderId, baseline: ContenderId, column: Column): string {
+  const base = valuesOf(rounds, phase, baseline, column);
+  const own = valuesOf(rounds, phase, id, column);
+  const without = rounds.flatMap((round, i) =>
+    Number.isFinite(base[i]!) && Number.isFinite(own[i]!) && !(base[i]! > 0)
+      ? [`round ${round.index} (divisor ${fixed(base[i]!, 2)})`]
+      : [],
+  );
+  const cell = spread(ratiosOf(rounds, phase, id, baseline, column), 2, '×');
+  return without.length ? `${cell}; no ratio in ${without.join(', ')}` : cell;
+}
+
 const row = (cells: string[]) => `| ${cells.join(' | ')} |`;
 const table = (head: string[], rows: string[][]) =>
   [row(head), row(head.map(() => '---')), ...rows.map(row)].join('\n');
@@ -137,7 +150,7 @@ function phaseSection(results: Results, phaseIndex: number): string {
         LABELS[id],
         ...ratios.flatMap((c) =>
           (['portkey', 'pipe'] as const).map((base) =>
-            base === id ? '–' : spread(ratiosOf(results.rounds, phase.id, id, base, c), 2, '×'),
+            base === id ? '–' : ratioCell(results.rounds, phase.id, id, base, c),
           ),
         ),
       ]);
@@ -171,6 +184,11 @@ export function renderResults(results: Results): string {
     `- commit \`${results.commit}\`, working tree ${results.clean ? 'clean' : 'NOT clean (uncommitted changes were measured)'}`,
     `- started ${results.startedAt}, took ${Math.round(results.durationS / 60)} min`,
     `- Node ${results.node}; ${results.machine.cores} × ${results.machine.cpu}, ${results.machine.memoryGb.toFixed(1)} GB, ${results.machine.os}`,
+    ...(results.loadStart
+      ? [
+          `- load averages (1, 5, 15 min) at the run's start ${load(results.loadStart)}, at its end ${load(results.loadEnd ?? [])}, on ${results.machine.cores} cores`,
+        ]
+      : []),
     `- ${rounds.length} rounds; provider stand-in: first byte after ${results.upstream.firstByteMs} ms, streams of ${results.upstream.events} content events ${results.upstream.eventGapMs} ms apart`,
     '',
     'Every cell is the median over rounds, with the lowest and highest round in brackets. "Added" is a figure minus the direct call\'s in the same round and phase.',

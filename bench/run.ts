@@ -60,7 +60,7 @@ function chatBody(stream: boolean, salt = ''): string {
   });
 }
 
-type Request = Pick<LoadJob, 'url' | 'headers' | 'body' | 'expectHeader'>;
+type Request = Pick<LoadJob, 'url' | 'headers' | 'body' | 'expectHeader' | 'headerSets'>;
 interface Contender {
   /** The process whose CPU is the contender's (none for the direct call). */
   pid?: number;
@@ -76,15 +76,19 @@ export function rotate<T>(items: readonly T[], by: number): T[] {
   return [...items.slice(shift), ...items.slice(0, shift)];
 }
 
-function slotFigures(result: LoadResult, cpu: number | undefined, dynamoCpu: number): Slot {
+function slotFigures(phase: Phase, result: LoadResult, cpu: number | undefined, dynamoCpu: number): Slot {
   const sent = result.totalMs.length + result.errors;
   const stream = result.lagMs.length > 0;
+  const windowed = phase.durationS !== undefined && result.answeredInWindow !== undefined;
   return {
     answered: result.totalMs.length,
     errors: result.errors,
     ...(result.firstError ? { firstError: result.firstError } : {}),
     elapsedMs: round3(result.elapsedMs),
-    rps: round3((result.totalMs.length * 1000) / result.elapsedMs),
+    rps: windowed
+      ? round3(result.answeredInWindow! / phase.durationS!)
+      : round3((result.totalMs.length * 1000) / result.elapsedMs),
+    ...(windowed ? { answeredInWindow: result.answeredInWindow } : {}),
     p50: round3(percentile(result.totalMs, 50)),
     p90: round3(percentile(result.totalMs, 90)),
     p99: round3(percentile(result.totalMs, 99)),
@@ -119,7 +123,7 @@ async function runSlot(load: Load, phase: Phase, contender: Contender, dynamoPid
   // The usage rows of the last answers are written after them: let them land inside the slot they belong to.
   await sleep(300);
   const cpu = contender.pid === undefined ? undefined : cpuMs(contender.pid) - cpuBefore;
-  return slotFigures(result, cpu, cpuMs(dynamoPid) - dynamoBefore);
+  return slotFigures(phase, result, cpu, cpuMs(dynamoPid) - dynamoBefore);
 }
 
 /** Sends the cache-hit contender's request until the proxy answers it from the cache (setup, not measured). */
@@ -135,6 +139,7 @@ async function primeCache(request: Request): Promise<void> {
 
 async function main(): Promise<void> {
   const started = Date.now();
+  const loadStart = loadavg();
   const { commit, clean } = source();
   if (!QUICK && !clean) log('! the working tree differs from the commit: results.json will say clean: false');
   const upstream = await startUpstream(UPSTREAM);
@@ -169,6 +174,15 @@ async function main(): Promise<void> {
       request: (stream) => ({
         url: proxy.url + chat,
         headers: { ...json, authorization: `Bearer ${proxy.token}` },
+        body: chatBody(stream),
+      }),
+    },
+    manyTokens: {
+      pid: proxy.pid,
+      request: (stream) => ({
+        url: proxy.url + chat,
+        headers: json,
+        headerSets: proxy.tokens.map((token) => ({ authorization: `Bearer ${token}` })),
         body: chatBody(stream),
       }),
     },
@@ -208,7 +222,10 @@ async function main(): Promise<void> {
   try {
     await primeCache(contenders.cacheHit.request(false));
     for (let index = 0; index < ROUNDS; index++) {
-      const order = rotate(['direct', 'pipe', 'stored', 'passThrough', 'portkey', 'cacheHit'] as ContenderId[], index);
+      const order = rotate(
+        ['direct', 'pipe', 'stored', 'manyTokens', 'passThrough', 'portkey', 'cacheHit'] as ContenderId[],
+        index,
+      );
       const round: Round = {
         index: index + 1,
         startedAt: new Date().toISOString(),
@@ -260,6 +277,8 @@ async function main(): Promise<void> {
     upstream: UPSTREAM,
     phases: PHASES,
     lambdaBundleBytes: statSync(LAMBDA_BUNDLE).size,
+    loadStart,
+    loadEnd: loadavg(),
     rounds,
   };
   const folder = QUICK ? join(ROOT, 'bench', 'out') : join(ROOT, 'bench');

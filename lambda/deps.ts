@@ -20,7 +20,8 @@ import { DynamoResponseCache } from './cache/dynamodb/cache-store';
 import { createDocumentClient, createDynamoClients } from './store/dynamodb/client';
 import type { DocumentClient } from './store/dynamodb/document-client';
 import { DynamoProviderKeyStore } from './keys/dynamodb/provider-key-store';
-import { DynamoTokenGate, type GateSource } from './auth/dynamodb/token-gate';
+import { DynamoTokenGate } from './auth/dynamodb/token-gate';
+import type { GateSource } from './auth/dynamodb/gate-item';
 import { isStoreOutage } from './store/dynamodb/store-outage';
 import { DynamoUsageLog } from './usage/dynamodb/usage-log';
 import { DynamoUsageStats } from './usage/dynamodb/usage-stats';
@@ -90,7 +91,14 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
   const doc = createDocumentClient({ region: config.region, endpoint: config.dynamoEndpoint });
   const tables = config.tables;
   const accountReads = new BatchedGet(doc, tables.accounts, ['pk', 'sk']);
-  const accounts = new DynamoAccountStore(doc, tables.accounts, tables.rateLimits, accountReads);
+  const accounts = new DynamoAccountStore(
+    doc,
+    tables.accounts,
+    tables.rateLimits,
+    accountReads,
+    undefined,
+    config.rateLimitPerMinute,
+  );
   const usageLog = new DynamoUsageLog(
     doc,
     tables.usageLogs,

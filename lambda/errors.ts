@@ -71,10 +71,13 @@ export class PayloadTooLargeError extends ProxyError {
 }
 
 export class RateLimitedError extends ProxyError {
-  constructor(limit: number, headers: Record<string, string>) {
-    super(429, `Rate limit reached: ${limit} requests per minute for this proxy token. Retry after 60 seconds.`, {
-      headers: { 'retry-after': '60', ...headers },
-    });
+  /** `retryAfterSeconds`: by then every request counted against this one has left the window. */
+  constructor(limit: number, headers: Record<string, string>, retryAfterSeconds: number) {
+    super(
+      429,
+      `Rate limit reached: ${limit} requests per minute for this proxy token. Retry after ${retryAfterSeconds} seconds.`,
+      { headers: { 'retry-after': String(retryAfterSeconds), ...headers } },
+    );
   }
 }
 

@@ -7,6 +7,7 @@
  */
 import { CONSUMER_MEMORY_MB, STREAM_MAPPING } from './constructs/stats-consumer';
 import { DEFAULTS } from './settings';
+import { shardCount, WINDOW_BUCKETS } from '../lambda/auth/sliding-minute';
 
 /** eu-west-1 list prices (2026), no free tier. */
 export const PRICES = {
@@ -41,57 +42,28 @@ export const writeUnitsOf = (bytes: number) => Math.max(1, Math.ceil(bytes / 102
  * The token gate's item (docs/deploy.md, "Partition ceilings"), which every proxied request
  * writes: a fixed part (the key, a copy of what authentication needs, last use, the budget flag
  * and the per-token limit, for a token without tags or a model list, which add their own bytes),
- * and one entry per admission of the current and the previous clock minute (the sliding minute's
- * sets): the offset in ms into its minute, a dot and 4 random characters. Offsets spread evenly
- * over the minute have 4.815 digits on average. Measured on DynamoDB Local by
- * test/integration/store/gate-item-size.test.ts.
+ * and the rate counters (lambda/auth/sliding-minute.ts): the count, its offset by the limit, the
+ * limit it is offset by, and one number per 3-second bucket of the window, at their largest (every
+ * bucket recorded, counts of a billion). Their size does not follow the traffic. Measured on
+ * DynamoDB Local by test/integration/store/gate-item-size.test.ts.
  */
 export const GATE_ITEM = {
   baseBytes: 320,
-  bytesPerAdmission: averageOffsetDigits() + 1 + 4,
+  counterBytes: 15 + WINDOW_BUCKETS * 15,
 };
 
-/** Average decimal digits of a millisecond offset in [0, 60,000), every offset equally likely. */
-function averageOffsetDigits(): number {
-  let digits = 0;
-  for (let length = 1, from = 0; from < 60_000; length++, from = 10 ** (length - 1))
-    digits += length * (Math.min(60_000, 10 ** length) - from);
-  return digits / 60_000;
-}
+export const gateItemBytes = () => GATE_ITEM.baseBytes + GATE_ITEM.counterBytes;
 
-/** The gate item of a token that has sent `requestsPerMinute` steadily for two minutes, at its largest: both minutes' sets full. */
-export function gateItemBytes(requestsPerMinute: number): number {
-  return GATE_ITEM.baseBytes + 2 * requestsPerMinute * GATE_ITEM.bytesPerAdmission;
-}
-
-/** Write units of the gate's write for a token at this steady rate, at the end of a clock minute (the item at its largest). */
-export const gateWriteUnits = (requestsPerMinute: number) => writeUnitsOf(gateItemBytes(requestsPerMinute));
+/** Write units of the gate's write, at any rate. */
+export const GATE_WRITE_UNITS = writeUnitsOf(gateItemBytes());
 
 /**
- * Write units a second on a token's gate partition at a steady rate: over a clock minute its
- * item grows from one full minute's set to two, so each write is billed by the size it has then.
+ * Write units a second on the busiest of a token's gate partitions at a steady rate: a token's
+ * limit decides how many shard items its gate has, and each request writes one of them, chosen at
+ * random (a request whose shard is full writes a second one: near the limit only).
  */
-export function gatePartitionLoad(requestsPerMinute: number): number {
-  let units = 0;
-  for (let k = 1; k <= requestsPerMinute; k++)
-    units += writeUnitsOf(GATE_ITEM.baseBytes + (requestsPerMinute + k) * GATE_ITEM.bytesPerAdmission);
-  return units / 60;
-}
-
-/** The highest steady rate (requests a minute) of one token whose gate partition stays within DynamoDB's write limit. */
-export function gatePartitionCeilingPerMinute(): number {
-  let low = 1;
-  let high = 1_000_000;
-  while (low < high) {
-    const mid = Math.ceil((low + high) / 2);
-    if (gatePartitionLoad(mid) <= PARTITION_WRITE_UNITS_PER_SECOND) low = mid;
-    else high = mid - 1;
-  }
-  return low;
-}
-
-/** Requests a minute of the assumed traffic, all of it on one token (the gate's item is then at its largest). */
-export const assumedRequestsPerMinute = (monthlyRequests: number) => monthlyRequests / (30 * 24 * 60);
+export const gatePartitionLoad = (requestsPerMinute: number) =>
+  ((requestsPerMinute / 60) * GATE_WRITE_UNITS) / shardCount(requestsPerMinute);
 
 /** The row and the token's two spend counters, in one transaction (2 units per item of up to 1 KB). */
 export const ROW_TRANSACTION_WRITE_UNITS = 6;
@@ -109,7 +81,7 @@ export interface CostInputs {
   /** The proxy's CPU per request on a full vCPU; Lambda gives one vCPU at 1,769 MB, proportionally less below. */
   cpuMsPerRequest: number;
   /**
-   * DynamoDB write units per request: the gate's count (its item's size, `gateWriteUnits`) and,
+   * DynamoDB write units per request: the gate's count (`GATE_WRITE_UNITS`) and,
    * in one transaction, the row and the token's two spend counters (2 units per item of up to 1 KB
    * in a transaction: 6).
    */
@@ -136,8 +108,7 @@ export const ASSUMED: CostInputs = {
   upstreamSeconds: 3,
   storeWaitMs: 15,
   cpuMsPerRequest: 3.5,
-  writeUnitsPerRequest:
-    gateWriteUnits(assumedRequestsPerMinute(ASSUMED_MONTHLY_REQUESTS)) + ROW_TRANSACTION_WRITE_UNITS,
+  writeUnitsPerRequest: GATE_WRITE_UNITS + ROW_TRANSACTION_WRITE_UNITS,
   readUnitsPerRequest: 0,
   coldStartsPerMillion: 1_000,
   coldStartInitMs: 300,

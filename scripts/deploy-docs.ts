@@ -8,13 +8,11 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { STREAM_MAPPING } from '../lib/constructs/stats-consumer';
 import {
   ASSUMED,
-  assumedRequestsPerMinute,
   costPerMillion,
   GATE_ITEM,
+  GATE_WRITE_UNITS,
   gateItemBytes,
-  gatePartitionCeilingPerMinute,
   gatePartitionLoad,
-  gateWriteUnits,
   PARTITION_WRITE_UNITS_PER_SECOND,
   PRICES,
   REQUESTER_WRITE_UNITS,
@@ -22,6 +20,7 @@ import {
   ROW_TRANSACTION_WRITE_UNITS,
 } from '../lib/cost-model';
 import { MAX_REQUESTS_PER_MINUTE } from '../lambda/auth/token-limits';
+import { MAX_GATE_SHARDS, SHARD_REQUESTS_PER_MINUTE, shardCount } from '../lambda/auth/sliding-minute';
 import { DEFAULTS } from '../lib/settings';
 import { namePrefix } from '../lib/names';
 import { declaredGrants } from '../lib/permissions';
@@ -96,7 +95,7 @@ function costBlock(stack: ProxyStack): string {
     `| provider answer time | ${a.upstreamSeconds} s |`,
     `| the proxy's store waits per request (gate call, row transaction) | ${a.storeWaitMs} ms |`,
     `| the proxy's CPU per request on a full vCPU | ${a.cpuMsPerRequest} ms |`,
-    `| DynamoDB write units per request (the token's gate ${gateWriteUnits(assumedRequestsPerMinute(a.monthlyRequests))}: its item is at most ${kb(gateItemBytes(assumedRequestsPerMinute(a.monthlyRequests)))} with all the traffic on one token, ${assumedRequestsPerMinute(a.monthlyRequests).toFixed(0)} requests a minute; the row and two spend counters in a transaction ${ROW_TRANSACTION_WRITE_UNITS}) | ${a.writeUnitsPerRequest} |`,
+    `| DynamoDB write units per request (the token's gate ${GATE_WRITE_UNITS}: its item is at most ${kb(gateItemBytes())} at any rate; the row and two spend counters in a transaction ${ROW_TRANSACTION_WRITE_UNITS}) | ${a.writeUnitsPerRequest} |`,
     `| DynamoDB read units per request (provider key cached, no budget) | ${a.readUnitsPerRequest} |`,
     `| cold starts per million requests, init time each | ${a.coldStartsPerMillion.toLocaleString('en')}, ${a.coldStartInitMs} ms |`,
     `| traffic (fills a consumer batch with ${cost.rowsPerConsumerBatch.toFixed(1)} rows in its ${STREAM_MAPPING.maxBatchingWindow.toSeconds()} s window) | ${a.monthlyRequests.toLocaleString('en')} requests a month |`,
@@ -117,8 +116,7 @@ function costBlock(stack: ProxyStack): string {
     }),
     '',
     `The consumer's worst case, each row alone in a batch: ${usd(cost.consumerWorstCaseUsdPerMillion)}. A requester label adds ${REQUESTER_WRITE_UNITS} write units (two more spend counters): ${usd(REQUESTER_WRITE_UNITS * PRICES.dynamoPerMillionWriteUnits)} per million. ` +
-      `The gate's write grows with the token's own rate (see *Partition ceilings*): a token that keeps sending at the default limit of ${DEFAULTS.rateLimitPerMinute} a minute writes up to ${gateWriteUnits(DEFAULTS.rateLimitPerMinute)} units a request for it, ${usd(gateWriteUnits(DEFAULTS.rateLimitPerMinute) * PRICES.dynamoPerMillionWriteUnits)} per million requests; ` +
-      `one at the highest per-token limit, ${MAX_REQUESTS_PER_MINUTE.toLocaleString('en')} a minute, up to ${gateWriteUnits(MAX_REQUESTS_PER_MINUTE)}, ${usd(gateWriteUnits(MAX_REQUESTS_PER_MINUTE) * PRICES.dynamoPerMillionWriteUnits)} per million. ` +
+      `The gate's write is ${GATE_WRITE_UNITS} unit whatever the token's rate (see *Partition ceilings*), up to the highest per-token limit of ${MAX_REQUESTS_PER_MINUTE.toLocaleString('en')} a minute. ` +
       `Stored rows take about ${ROW_GB_PER_MILLION} GB per million: ${usd(ROW_GB_PER_MILLION * (PRICES.dynamoStoragePerGbMonth + PRICES.dynamoPitrPerGbMonth))} per million rows per month with point-in-time recovery, until \`logRetentionDays\` expires them.`,
     '',
     `Fixed monthly costs on top, whatever the traffic: ${keys} KMS keys (${usd(keys * PRICES.kmsKeyPerMonth)}, up to ${usd(keys * 3 * PRICES.kmsKeyPerMonth)} in the years their rotations are billed), ` +
@@ -130,35 +128,32 @@ const perSecond = (units: number) => (units < 10 ? units.toFixed(1) : Math.round
 const kb = (bytes: number) => (bytes < 1024 ? `${Math.round(bytes)} bytes` : `${(bytes / 1024).toFixed(1)} KB`);
 
 /**
- * The token gate's partition: its item's size and write units at a few steady rates, and the rate
- * past which one token's gate alone exceeds its partition's write limit (lib/cost-model.ts).
+ * The token gate's partitions: its item's size, and the write units a second on the busiest of a
+ * token's gate partitions at a few steady rates (lib/cost-model.ts).
  */
 function gateBlock(): string {
-  const ceiling = gatePartitionCeilingPerMinute();
-  let oneUnit = 1;
-  while (gateWriteUnits(oneUnit + 1) === 1) oneUnit++;
   const rates: Array<[number, string]> = [
-    [oneUnit, 'the most that keeps it at 1 unit'],
     [DEFAULTS.rateLimitPerMinute, 'the default limit'],
-    [ceiling, "its partition's write limit"],
+    [SHARD_REQUESTS_PER_MINUTE, 'the most on one gate item'],
+    [60_000, '1,000 a second'],
     [MAX_REQUESTS_PER_MINUTE, 'the highest per-token limit'],
   ];
   return [
-    `The token's gate (\`rate-limits\`, \`TOKEN#<token id>\`), one update by every proxied request, is billed by its item's size, and`,
-    `the item grows with the token's rate: about ${GATE_ITEM.baseBytes} bytes, plus ${GATE_ITEM.bytesPerAdmission.toFixed(1)} bytes for each request of the current and the`,
-    'previous clock minute (the sliding minute keeps their times; tags and a model list on the token add their own bytes).',
-    'A token sending steadily (the item and the units of one write at the end of a clock minute, when the item is largest;',
-    "the partition's load averaged over the minute):",
+    `The token's gate (\`rate-limits\`, \`TOKEN#<token id>\`, and \`TOKEN#<token id>#<n>\` for its other shards), one update by every proxied request,`,
+    `is at most ${kb(gateItemBytes())} whatever the traffic: about ${GATE_ITEM.baseBytes} bytes of the token's copy and ${GATE_ITEM.counterBytes} of rate counters`,
+    '(a count and one number per 3-second bucket of the sliding minute; tags and a model list on the token add their own bytes),',
+    `so each write is ${GATE_WRITE_UNITS} unit. A token's limit sets how many gate items share its traffic: one per ${SHARD_REQUESTS_PER_MINUTE.toLocaleString('en')} a minute of limit, up to ${MAX_GATE_SHARDS},`,
+    'each request writing one at random. A token sending steadily at its limit:',
     '',
-    '| requests a minute | gate item | write units per request | write units a second on the partition |',
+    '| requests a minute | gate items | write units per request | write units a second on the busiest gate partition |',
     '|--:|--:|--:|--:|',
     ...rates.map(
       ([rate, what]) =>
-        `| ${rate.toLocaleString('en')} (${what}) | ${kb(gateItemBytes(rate))} | ${gateWriteUnits(rate)} | ${perSecond(gatePartitionLoad(rate))} |`,
+        `| ${rate.toLocaleString('en')} (${what}) | ${shardCount(rate)} | ${GATE_WRITE_UNITS} | ${perSecond(gatePartitionLoad(rate))} |`,
     ),
     '',
-    `So **one token sends at most about ${ceiling.toLocaleString('en')} requests a minute (${Math.floor(ceiling / 60)} a second)** before its gate's partition`,
-    `(${PARTITION_WRITE_UNITS_PER_SECOND.toLocaleString('en')} write units a second) throttles, whatever limit it is given: a higher per-token limit can't be used steadily.`,
+    `So **one token's gate takes at most ${perSecond(gatePartitionLoad(MAX_REQUESTS_PER_MINUTE))} write units a second on one partition**, at the highest limit (${MAX_REQUESTS_PER_MINUTE.toLocaleString('en')} a minute,`,
+    `${(MAX_REQUESTS_PER_MINUTE / 60).toLocaleString('en')} a second): under half of the ${PARTITION_WRITE_UNITS_PER_SECOND.toLocaleString('en')} DynamoDB allows.`,
     '`test/integration/store/gate-item-size.test.ts` measures the item and the units DynamoDB charges for its write at the default and the highest limit.',
   ].join('\n');
 }

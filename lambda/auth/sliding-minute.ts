@@ -1,83 +1,96 @@
 /**
- * The rate limit's sliding minute (docs/errors-and-limits.md, "The rate limit"): a request is
- * admitted when fewer than `limit` requests of its token were admitted in the 60 seconds before
- * it, so no 60-second span ever holds more than `limit` admitted requests, and a token that never
- * sends more than `limit` in 60 seconds is never refused.
+ * The rate limit's sliding minute (docs/errors-and-limits.md, "The rate limit"), kept in counters
+ * whose number does not follow the traffic.
  *
- * The gate item keeps the admission times of the current clock minute and the one before in one
- * string set per minute (`a<minute start, epoch s>`; entries `<ms into the minute>.<unique>`).
- * Times older than the previous minute can't be inside the window, so two sets are all it needs.
- * A condition can count a set (`size`) but not compare its members, so the count of the previous
- * minute's requests still inside the window is worked out here from a copy of that set — frozen
- * once its minute is over — and the condition on the current set uses the room that leaves.
+ * Time is cut into buckets of BUCKET_MS. A gate item holds `n`, the admissions it has counted
+ * ever, and for each bucket of the window that saw an admission the value `n` had when that bucket
+ * began (`w.<bucket>`). The admissions inside the window are then `n` minus the value of the
+ * oldest bucket recorded in it. A request at bucket `k` is admitted when fewer than the limit were
+ * admitted in buckets `k - 20` … `k` (the 21 buckets that overlap the 60 s before it), so no
+ * 60-second span ever holds more than the limit; a token that sends at a steady rate below
+ * 60/63 of its limit is never refused (the window it is held to is at most 63 s long).
+ *
+ * A condition cannot subtract, so the item also keeps `m = n - limit` (`m_limit` says which limit):
+ * "fewer than the limit since bucket j began" is `m < w.j`, one comparison per bucket.
  */
 export const WINDOW_MS = 60_000;
+export const BUCKET_MS = 3_000;
+/** Buckets a request is checked against: its own and the 20 before it. */
+export const WINDOW_BUCKETS = WINDOW_MS / BUCKET_MS + 1;
 
-export const minuteAttribute = (minuteStart: number) => `a${minuteStart / 1000}`;
-/** This version's minute sets, and the per-minute counters of the version before (removed on sight). */
-export const WINDOW_ATTRIBUTE = /^[aw]\d+$/;
+/** The longest a request counted against a refused one stays counted: its bucket and the 20 after it (63 s). */
+export const WHOLE_WINDOW_SECONDS = (WINDOW_BUCKETS * BUCKET_MS) / 1000;
 
-export const minuteStartOf = (now: number) => Math.floor(now / WINDOW_MS) * WINDOW_MS;
+export const bucketOf = (now: number) => Math.floor(now / BUCKET_MS);
 
-/** An admission time as a set member: unique even for two requests in the same millisecond. */
-export function entryFor(now: number, unique: string): string {
-  return `${now - minuteStartOf(now)}.${unique}`;
+/** The buckets whose admissions count against a request at `now`, oldest first. */
+export function windowBuckets(now: number): number[] {
+  const current = bucketOf(now);
+  return Array.from({ length: WINDOW_BUCKETS }, (_, i) => current - WINDOW_BUCKETS + 1 + i);
 }
 
-/** The admission times (epoch ms) a minute's set holds. */
-export function timesIn(set: unknown, minuteStart: number): number[] {
-  if (!(set instanceof Set)) return [];
-  return [...(set as Set<string>)].map((entry) => minuteStart + Number(entry.slice(0, entry.indexOf('.'))));
+/** The window's counters as a gate item holds them. */
+export interface WindowCounters {
+  /** Admissions counted ever. */
+  n: number;
+  /** Per bucket with an admission: `n` when it began. */
+  starts: Map<number, number>;
 }
 
-/**
- * Admission times inside the window that ends at `now` (the 60 s before it). A time after `now`
- * (another instance admitted a request a moment later) counts too, as the condition's `size` does.
- */
-export function inWindow(times: readonly number[], now: number): number[] {
-  return times.filter((time) => time > now - WINDOW_MS);
+export function countersOf(item: Record<string, unknown>): WindowCounters {
+  const n = typeof item.n === 'number' ? item.n : 0;
+  const starts = new Map<number, number>();
+  const w = item.w;
+  if (w && typeof w === 'object')
+    for (const [bucket, start] of Object.entries(w as Record<string, unknown>))
+      if (/^\d+$/.test(bucket) && typeof start === 'number') starts.set(Number(bucket), start);
+  return { n, starts };
 }
 
-/**
- * What a condition needs to admit exactly: `known` is the number of the previous minute's
- * requests inside the window (from a copy of its set). Without a copy, the condition takes the
- * previous set's size, rounded up to a step of a tenth of the limit, as if all of it were inside:
- * it may refuse a request that is under the limit, and the gate then checks the exact count from
- * the item the refusal returns and asks again (the only case with a second store call).
- */
-export function roomCondition(
-  limit: number,
-  known: number | undefined,
-): { expression: string; values: Record<string, number>; readsPrevious: boolean } {
-  const current = (room: number, name: string) =>
-    room > 0 ? `(attribute_not_exists(#cur) OR size(#cur) < ${name})` : `size(#cur) < ${name}`;
-  if (known !== undefined)
-    return { expression: current(limit - known, ':room'), values: { ':room': limit - known }, readsPrevious: false };
-  const step = Math.max(1, Math.ceil(limit / 10));
-  const clauses: string[] = [];
-  const values: Record<string, number> = {};
-  for (let j = 0; j * step < limit; j++) {
-    if (j > 0) values[`:prev${j}`] = j * step;
-    values[`:room${j}`] = limit - j * step;
-    const previous =
-      j === 0 ? 'attribute_not_exists(#prev)' : `(attribute_not_exists(#prev) OR size(#prev) <= :prev${j})`;
-    clauses.push(`(${previous} AND ${current(limit - j * step, `:room${j}`)})`);
-  }
-  // DynamoDB refuses redundant parentheses, so one clause (a limit below 2) stands alone.
-  const expression = clauses.length === 1 ? clauses[0] : `(${clauses.join(' OR ')})`;
-  return { expression, values, readsPrevious: true };
+/** The oldest bucket of the window that saw an admission, if any. */
+function oldestInWindow(counters: WindowCounters, now: number): number | undefined {
+  return windowBuckets(now).find((bucket) => counters.starts.has(bucket));
+}
+
+/** Admissions counted in the window of a request at `now`. */
+export function countInWindow(counters: WindowCounters, now: number): number {
+  const oldest = oldestInWindow(counters, now);
+  return oldest === undefined ? 0 : counters.n - counters.starts.get(oldest)!;
+}
+
+/** Recorded buckets that no request at `now` or later checks: the next write removes them. */
+export function bucketsBefore(counters: WindowCounters, now: number): number[] {
+  const first = windowBuckets(now)[0];
+  return [...counters.starts.keys()].filter((bucket) => bucket < first);
 }
 
 /**
  * The `x-ratelimit-*` figures after a decision: what is left of the window ending now, and the
- * epoch second at which the oldest request counted in it leaves it (when room grows again; now,
- * for a window that is empty).
+ * epoch second at which its oldest recorded bucket stops being checked (when room grows again;
+ * now, for an empty window).
  */
 export function windowFigures(
   limit: number,
-  counted: readonly number[],
+  counters: WindowCounters,
   now: number,
-): { remaining: number; resetAt: number } {
-  const oldest = counted.length ? Math.min(...counted) : now - WINDOW_MS;
-  return { remaining: Math.max(0, limit - counted.length), resetAt: Math.ceil((oldest + WINDOW_MS) / 1000) };
+): { counted: number; remaining: number; resetAt: number } {
+  const counted = countInWindow(counters, now);
+  const oldest = oldestInWindow(counters, now);
+  const resetMs = oldest === undefined ? now : (oldest + WINDOW_BUCKETS) * BUCKET_MS;
+  return { counted, remaining: Math.max(0, limit - counted), resetAt: Math.ceil(resetMs / 1000) };
 }
+
+/**
+ * One token's gate is split over several items when its limit is high, so a busy token's writes
+ * spread over several partitions (DynamoDB takes at most 1,000 write units a second on one): one
+ * item per SHARD_REQUESTS_PER_MINUTE of limit, each holding its share of the limit.
+ */
+export const SHARD_REQUESTS_PER_MINUTE = 15_000;
+export const MAX_GATE_SHARDS = 8;
+
+export const shardCount = (limit: number, perShard = SHARD_REQUESTS_PER_MINUTE) =>
+  Math.min(MAX_GATE_SHARDS, Math.max(1, Math.ceil(limit / perShard)));
+
+/** The share of `limit` that shard `shard` of `shards` admits; the shares add up to the limit. */
+export const shareOf = (limit: number, shards: number, shard: number) =>
+  Math.floor(limit / shards) + (shard < limit % shards ? 1 : 0);

@@ -8,7 +8,8 @@ import type { TokenLimits } from './ports';
 export type { TokenLimits };
 
 export const MIN_REQUESTS_PER_MINUTE = 1;
-export const MAX_REQUESTS_PER_MINUTE = 10_000;
+/** Eight gate shards of 15,000 each (sliding-minute.ts): 2,000 requests a second. */
+export const MAX_REQUESTS_PER_MINUTE = 120_000;
 export const MAX_MODEL_ENTRIES = 100;
 export const MAX_MODEL_ENTRY_CHARS = 200;
 

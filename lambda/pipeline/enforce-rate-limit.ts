@@ -1,3 +1,4 @@
+import { WHOLE_WINDOW_SECONDS } from '../auth/sliding-minute';
 import { RateLimitedError } from '../errors';
 import { rateLimitHeaders, type Authenticated, type Limited } from './state';
 import type { Step } from './step';
@@ -7,7 +8,8 @@ export function enforceRateLimit(): Step<Authenticated, Limited> {
   return {
     name: 'rate limit',
     run({ gate }) {
-      if (gate.kind === 'limited') throw new RateLimitedError(gate.rateLimit.limit, rateLimitHeaders(gate.rateLimit));
+      if (gate.kind === 'limited')
+        throw new RateLimitedError(gate.rateLimit.limit, rateLimitHeaders(gate.rateLimit), WHOLE_WINDOW_SECONDS);
       return { rateLimit: gate.rateLimit };
     },
   };

@@ -107,12 +107,12 @@ describeInBrowser("a token's tags, limits and tag budgets in the dashboard", () 
         await second.getByTestId('token-settings-rate').fill('0');
         await second.getByTestId('token-settings-save').click();
         await expect(second.getByTestId('token-settings-error').textContent()).resolves.toContain(
-          'requests_per_minute must be an integer from 1 to 10,000',
+          'requests_per_minute must be an integer from 1 to 120,000',
         );
         await second.getByTestId('token-settings-rate').fill('fast');
         await second.getByTestId('token-settings-save').click();
         await expect(second.getByTestId('token-settings-error').textContent()).resolves.toContain(
-          'requests_per_minute must be an integer from 1 to 10,000',
+          'requests_per_minute must be an integer from 1 to 120,000',
         );
         await second.getByTestId('token-settings-rate').fill('2');
         await second.getByTestId('token-settings-save').click();

@@ -5,19 +5,18 @@
 import { STREAM_MAPPING } from '../../lib/constructs/stats-consumer';
 import {
   ASSUMED,
-  assumedRequestsPerMinute,
   costPerMillion,
   FULL_VCPU_MB,
   GATE_ITEM,
+  GATE_WRITE_UNITS,
   gateItemBytes,
-  gatePartitionCeilingPerMinute,
   gatePartitionLoad,
-  gateWriteUnits,
   PARTITION_WRITE_UNITS_PER_SECOND,
   PRICES,
   ROW_TRANSACTION_WRITE_UNITS,
 } from '../../lib/cost-model';
 import { DEFAULTS } from '../../lib/settings';
+import { MAX_REQUESTS_PER_MINUTE } from '../../lambda/auth/token-limits';
 
 const line = (cost: ReturnType<typeof costPerMillion>, item: string) =>
   cost.lines.find((l) => l.item.startsWith(item))!.usdPerMillion;
@@ -66,23 +65,18 @@ it('moves with each input in the direction it should', () => {
   );
 });
 
-it("prices the token gate's write by its item's size at the assumed rate (its size against DynamoDB Local: test/integration/store/gate-item-size.test.ts)", () => {
-  // An admission's entry: its ms offset into the minute (10 one-digit offsets, 90 of two, … 50,000 of five), a dot, 4 characters.
-  expect(GATE_ITEM.bytesPerAdmission).toBeCloseTo((10 * 1 + 90 * 2 + 900 * 3 + 9_000 * 4 + 50_000 * 5) / 60_000 + 5, 9);
-  expect(gateItemBytes(100)).toBeCloseTo(GATE_ITEM.baseBytes + 200 * GATE_ITEM.bytesPerAdmission, 9);
-  expect(gateWriteUnits(100)).toBe(Math.ceil(gateItemBytes(100) / 1024));
-  const rate = ASSUMED.monthlyRequests / 30 / 24 / 60;
-  expect(assumedRequestsPerMinute(ASSUMED.monthlyRequests)).toBeCloseTo(rate, 9);
-  expect(ASSUMED.writeUnitsPerRequest).toBe(Math.ceil(gateItemBytes(rate) / 1024) + ROW_TRANSACTION_WRITE_UNITS);
+it("prices the token gate's write as one unit at any rate (its size against DynamoDB Local: test/integration/store/gate-item-size.test.ts)", () => {
+  expect(gateItemBytes()).toBe(GATE_ITEM.baseBytes + GATE_ITEM.counterBytes);
+  expect(gateItemBytes()).toBeLessThan(1024);
+  expect(GATE_WRITE_UNITS).toBe(1);
+  expect(ASSUMED.writeUnitsPerRequest).toBe(GATE_WRITE_UNITS + ROW_TRANSACTION_WRITE_UNITS);
 });
 
-it("finds the rate past which one token's gate exceeds its partition's write limit", () => {
-  const ceiling = gatePartitionCeilingPerMinute();
-  expect(gatePartitionLoad(ceiling)).toBeLessThanOrEqual(PARTITION_WRITE_UNITS_PER_SECOND);
-  expect(gatePartitionLoad(ceiling + 1)).toBeGreaterThan(PARTITION_WRITE_UNITS_PER_SECOND);
-  // Over a minute the item grows from one full minute's set to two: the load lies between the two sizes' units.
-  expect(gatePartitionLoad(ceiling)).toBeGreaterThanOrEqual(
-    (ceiling / 60) * Math.ceil((GATE_ITEM.baseBytes + ceiling * GATE_ITEM.bytesPerAdmission) / 1024),
-  );
-  expect(gatePartitionLoad(ceiling)).toBeLessThanOrEqual((ceiling / 60) * gateWriteUnits(ceiling));
+it("keeps one token's busiest gate partition under half its write limit up to the highest per-token limit", () => {
+  // 1,000 requests a second on one token: four gate items, 250 write units a second each.
+  expect(gatePartitionLoad(60_000)).toBe(250);
+  expect(gatePartitionLoad(MAX_REQUESTS_PER_MINUTE)).toBeLessThanOrEqual(PARTITION_WRITE_UNITS_PER_SECOND / 2);
+  // A limit one gate item carries alone: its whole rate on one partition.
+  expect(gatePartitionLoad(15_000)).toBe(250);
+  expect(gatePartitionLoad(100)).toBeCloseTo(100 / 60, 9);
 });

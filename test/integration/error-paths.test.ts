@@ -246,7 +246,7 @@ describe('rate limit (429)', () => {
   });
   afterAll(() => local?.close());
 
-  it('admits 100 requests a minute per token; the 101st is 429 with Retry-After: 60', async () => {
+  it('admits 100 requests a minute per token; the 101st is 429 with Retry-After: 63', async () => {
     const token = await local.createAccount('rate');
     const client = new OpenAI({ baseURL: `${local.proxyBase}/prov-e/v1`, apiKey: token, maxRetries: 0 });
     const send = () =>
@@ -259,7 +259,7 @@ describe('rate limit (429)', () => {
     expect(results.filter((r) => r !== 'ok').map(String)).toEqual([]);
     const over = await send();
     expect(over).toBeInstanceOf(OpenAI.RateLimitError);
-    expect((over as InstanceType<typeof OpenAI.RateLimitError>).headers.get('retry-after')).toBe('60');
+    expect((over as InstanceType<typeof OpenAI.RateLimitError>).headers.get('retry-after')).toBe('63');
     expect((over as InstanceType<typeof OpenAI.RateLimitError>).headers.get('x-ratelimit-remaining')).toBe('0');
     // Another token of another account is unaffected.
     await expect(

@@ -125,7 +125,7 @@ describe('management bodies', () => {
   });
 
   const TAGS = 'tags must be an object of tag keys to string values, e.g. {"team": "search"}.';
-  const RPM = 'requests_per_minute must be an integer from 1 to 10,000 (or null for the default).';
+  const RPM = 'requests_per_minute must be an integer from 1 to 120,000 (or null for the default).';
   const MODELS =
     'models must be a list of 1 to 100 model ids or id prefixes, each 1 to 200 characters (or null for any model).';
 
@@ -168,7 +168,7 @@ describe('management bodies', () => {
 
   it.each<[string, unknown, string, string]>([
     ['a zero rate', { requests_per_minute: 0 }, RPM, 'requests_per_minute'],
-    ['a rate over 10,000', { requests_per_minute: 10_001 }, RPM, 'requests_per_minute'],
+    ['a rate over 120,000', { requests_per_minute: 120_001 }, RPM, 'requests_per_minute'],
     ['a fractional rate', { requests_per_minute: 2.5 }, RPM, 'requests_per_minute'],
     ['a rate as text', { requests_per_minute: '5' }, RPM, 'requests_per_minute'],
     ['an empty model list', { models: [] }, MODELS, 'models'],

@@ -1,13 +1,17 @@
 /**
  * The sliding minute through the proxy, as a client meets it (docs/errors-and-limits.md, "The
  * rate limit"), on the proxy's own injectable clock: 100 requests at :57 and 100 more at :01 of
- * the next clock minute are 100 admitted and 100 refused with 429 and `Retry-After: 60`; the
- * `x-ratelimit-*` headers count the window that ends at each request.
+ * the next clock minute are 100 admitted and 100 refused with 429 and `Retry-After: 63`; the
+ * `x-ratelimit-*` headers count the window that ends at each request, and the reset they announce
+ * is when room grows again.
  */
 import { startInProcessProxy, type InProcessProxy } from '../support/in-process-proxy';
+import { BUCKET_MS, bucketOf, WINDOW_BUCKETS } from '../../lambda/auth/sliding-minute';
 
 const MINUTE = 60_000;
 const AT_57 = Math.floor(Date.now() / MINUTE) * MINUTE - 3 * MINUTE + 57_000;
+/** When the 3-second bucket of :57 leaves the window (docs/errors-and-limits.md). */
+const LEAVES = (bucketOf(AT_57) + WINDOW_BUCKETS) * BUCKET_MS;
 let clock = AT_57;
 let local: InProcessProxy;
 
@@ -37,18 +41,20 @@ test('a minute boundary does not reset the count: 200 requests within 5 s admit 
       remaining: String(99 - i),
     });
     expect(answer.headers.get('x-ratelimit-limit')).toBe('100');
-    // Room grows again when the first of them leaves the window.
-    expect(answer.headers.get('x-ratelimit-reset')).toBe(String((AT_57 + MINUTE) / 1000));
+    // Room grows again when the bucket of the first of them leaves the window.
+    expect(answer.headers.get('x-ratelimit-reset')).toBe(String(LEAVES / 1000));
   }
   for (let i = 0; i < 100; i++) {
     clock = AT_57 + 4_000 + i * 10;
     const answer = await send(token);
     expect({ i, status: answer.status }).toEqual({ i, status: 429 });
-    expect(answer.headers.get('retry-after')).toBe('60');
+    expect(answer.headers.get('retry-after')).toBe('63');
     expect(answer.headers.get('x-ratelimit-remaining')).toBe('0');
   }
-  // One minute after the first request, it has left the window: exactly one more is admitted.
-  clock = AT_57 + MINUTE;
-  expect((await send(token)).status).toBe(200);
+  // Not a moment before the announced reset; at it, the first hundred have left the window together.
+  clock = LEAVES - 1;
+  expect((await send(token)).status).toBe(429);
+  clock = LEAVES;
+  for (let i = 0; i < 100; i++) expect({ i, status: (await send(token)).status }).toEqual({ i, status: 200 });
   expect((await send(token)).status).toBe(429);
 });

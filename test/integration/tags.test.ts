@@ -417,7 +417,7 @@ describe('per-token limits', () => {
     const refused = await caught(() => chat(second, app.token));
     expect(refused.status).toBe(429);
     expect(refused.headers?.get('x-ratelimit-limit')).toBe('5');
-    expect(refused.headers?.get('retry-after')).toBe('60');
+    expect(refused.headers?.get('retry-after')).toBe('63');
     expect(upstreamCalls(first)).toBe(before);
     // The owner's own token keeps the default.
     await chat(first, owner.token);

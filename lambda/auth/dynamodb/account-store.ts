@@ -4,6 +4,7 @@ import { accountPk } from '../../store/dynamodb/account-partition';
 import { BatchedGet } from '../../store/dynamodb/batched-get';
 import { idempotencyToken } from '../../store/dynamodb/idempotency-token';
 import { allItems } from '../../store/dynamodb/paginate';
+import { shardCount } from '../sliding-minute';
 import {
   gateKey,
   gateOfNewToken,
@@ -12,7 +13,7 @@ import {
   limitsFrom,
   settingsOf,
   settingsUpdate,
-} from './token-gate';
+} from './gate-item';
 import { cancellationReasons, conditionFailedItem } from '../../store/dynamodb/store-errors';
 import type { DocumentClient } from '../../store/dynamodb/document-client';
 import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
@@ -61,6 +62,8 @@ export class DynamoAccountStore implements AccountStore {
     private readonly gateTable: string,
     private readonly reads: BatchedGet = new BatchedGet(doc, table, ['pk', 'sk']),
     private readonly gateReads: BatchedGet = new BatchedGet(doc, gateTable, ['counter_key']),
+    /** The proxy's default requests per minute, so a new token's gate is ready for its first request. */
+    private readonly defaultLimit?: number,
   ) {}
 
   async createAccount(input: { accountId: string; name?: string; createdAt: string }): Promise<void> {
@@ -114,13 +117,9 @@ export class DynamoAccountStore implements AccountStore {
         ClientRequestToken: idempotencyToken(token.tokenId),
         TransactItems: [
           { Put: { TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
-          {
-            Put: {
-              TableName: this.gateTable,
-              Item: gateOfNewToken(token),
-              ConditionExpression: 'attribute_not_exists(counter_key)',
-            },
-          },
+          ...gateOfNewToken(token, this.defaultLimit).map((Item) => ({
+            Put: { TableName: this.gateTable, Item, ConditionExpression: 'attribute_not_exists(counter_key)' },
+          })),
         ],
       },
     });
@@ -145,11 +144,19 @@ export class DynamoAccountStore implements AccountStore {
       }),
     );
     const records = items.map((item) => toRecord(accountId, item as TokenItem));
-    // "Last used" is written by each proxied request's gate call, so it lives on the gate item.
-    const gates = await Promise.all(records.map((record) => this.gateReads.get(gateKey(record.tokenId))));
+    // "Last used" is written by each proxied request's gate call, so it lives on the gate's shards: the latest of them.
+    const shards = (record: TokenRecord) => shardCount(record.limits?.requestsPerMinute ?? this.defaultLimit ?? 1);
+    const lastUses = await Promise.all(
+      records.map(async (record) => {
+        const keys = Array.from({ length: shards(record) }, (_, shard) => gateKey(record.tokenId, shard));
+        const gates = await Promise.all(keys.map((key) => this.gateReads.get(key)));
+        const times = gates.map((gate) => gate?.last_used_at).filter((at): at is string => typeof at === 'string');
+        return times.sort().at(-1);
+      }),
+    );
     return records.map((record, i) => {
-      const lastUsedAt = gates[i]?.last_used_at;
-      return typeof lastUsedAt === 'string' ? { ...record, lastUsedAt } : record;
+      const lastUsedAt = lastUses[i];
+      return lastUsedAt ? { ...record, lastUsedAt } : record;
     });
   }
 
@@ -177,14 +184,14 @@ export class DynamoAccountStore implements AccountStore {
   }
 
   /**
-   * A change to an existing token's item and to its gate item, in one transaction, so no instance
+   * A change to an existing token's item and to its gate's shards, in one transaction, so no instance
    * sees one without the other. False when the token does not exist.
    */
   private async updateTokenAndGate(
     accountId: string,
     tokenId: string,
     change: Omit<TransactUpdate, 'TableName' | 'Key'>,
-    gateChange: TransactUpdate,
+    gateChanges: TransactUpdate[],
   ): Promise<boolean> {
     try {
       await this.doc.send({
@@ -200,7 +207,7 @@ export class DynamoAccountStore implements AccountStore {
                 ConditionExpression: 'attribute_exists(pk)',
               },
             },
-            { Update: gateChange },
+            ...gateChanges.map((gateChange) => ({ Update: gateChange })),
           ],
         },
       });

@@ -7,7 +7,7 @@ import { accountPk } from '../../store/dynamodb/account-partition';
 import { BatchedGet } from '../../store/dynamodb/batched-get';
 import type { CounterChange } from '../../store/dynamodb/counter-change';
 import { allItems } from '../../store/dynamodb/paginate';
-import { gateBudgetFlag } from '../../auth/dynamodb/token-gate';
+import { gateBudgetFlag } from '../../auth/dynamodb/gate-item';
 import { cancellationReasons } from '../../store/dynamodb/store-errors';
 import type { DocumentClient } from '../../store/dynamodb/document-client';
 import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
@@ -194,7 +194,7 @@ export class DynamoBudgetStore implements BudgetStore {
    * is the one a removal checks.
    */
   private async write(subject: BudgetSubject, hasBudget: boolean, updates: TransactUpdate[]): Promise<void> {
-    const gate = subject.kind === 'token' ? [gateBudgetFlag(this.gateTable, subject.tokenId, hasBudget)] : [];
+    const gate = subject.kind === 'token' ? gateBudgetFlag(this.gateTable, subject.tokenId, hasBudget) : [];
     await this.doc.send({
       operation: 'TransactWriteItems',
       input: { TransactItems: [...updates, ...gate].map((update) => ({ Update: update })) },

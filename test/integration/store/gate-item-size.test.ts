@@ -1,23 +1,24 @@
 /**
- * The token gate's item, written by every proxied request, holds the token's admission times of
- * the current and the previous clock minute (lambda/auth/sliding-minute.ts). DynamoDB bills a
- * write by the larger of the item's sizes before and after it, one write unit per started KB, so
- * the gate's write grows with the token's rate. Measured here on DynamoDB Local, whose consumed
- * capacity is DynamoDB's billing rule: a token sending at its limit, steadily, for two minutes,
- * at the default limit and at the highest per-token limit. lib/cost-model.ts states the same
- * figures (docs/deploy.md renders them), so a change to the item's layout that moves them fails here.
+ * The token gate's item, written by every proxied request, holds a copy of what authentication
+ * needs and the rate counters of its share of the limit (lambda/auth/sliding-minute.ts): a count
+ * and one number per 3-second bucket of the window, so its size does not follow the traffic.
+ * DynamoDB bills a write by the larger of the item's sizes before and after it, one write unit per
+ * started KB. Measured here on DynamoDB Local, whose consumed capacity is DynamoDB's billing rule:
+ * a long-used token with every bucket of its window recorded, at the default and at the highest
+ * per-token limit (8 shards). lib/cost-model.ts states the same figures (docs/deploy.md renders
+ * them), so a change to the item's layout that moves them fails here.
  */
 import { hashSecret, newAccountId, parseToken, type ParsedToken } from '../../../lambda/auth/proxy-token';
 import { issueToken } from '../../../lambda/auth/issue';
 import { DynamoAccountStore } from '../../../lambda/auth/dynamodb/account-store';
-import { DynamoTokenGate, gateKey, type GateSource } from '../../../lambda/auth/dynamodb/token-gate';
-import { entryFor, minuteAttribute } from '../../../lambda/auth/sliding-minute';
+import { DynamoTokenGate } from '../../../lambda/auth/dynamodb/token-gate';
+import { gateKey, type GateSource } from '../../../lambda/auth/dynamodb/gate-item';
+import { BUCKET_MS, shardCount, shareOf, WINDOW_BUCKETS } from '../../../lambda/auth/sliding-minute';
 import { MAX_REQUESTS_PER_MINUTE } from '../../../lambda/auth/token-limits';
 import type { DocumentClient } from '../../../lambda/store/dynamodb/document-client';
 import type { StoreCommand } from '../../../lambda/store/dynamodb/commands';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { randomBytes } from 'node:crypto';
-import { gateItemBytes, gateWriteUnits } from '../../../lib/cost-model';
+import { GATE_WRITE_UNITS, gateItemBytes } from '../../../lib/cost-model';
 import { DEFAULTS } from '../../../lib/settings';
 import { itemSize } from '../../reliability/support/partition-heat';
 import { createTestTables } from '../../support/tables';
@@ -73,60 +74,57 @@ async function issued(requestsPerMinute?: number): Promise<ParsedToken> {
   return parseToken(token)!;
 }
 
-/** Request `i` of a token sending `limit` a minute, evenly, from the start of the previous minute. */
-const steadyAt = (limit: number, i: number) => MINUTE_START - MINUTE + Math.floor((i * MINUTE) / limit) + 1;
+/** The counters of every shard of a token's gate set as a long-used token's are: a billion admissions counted. */
+async function longUsed(token: ParsedToken, limit: number): Promise<void> {
+  const shards = shardCount(limit);
+  for (let shard = 0; shard < shards; shard++) {
+    const share = shareOf(limit, shards, shard);
+    await tables.clients.doc.send({
+      operation: 'UpdateItem',
+      input: {
+        TableName: tables.tables.rateLimits,
+        Key: gateKey(token.tokenId, shard),
+        UpdateExpression: 'SET n = :n, m = :m, m_limit = :share, w = :w',
+        ExpressionAttributeValues: { ':n': 1e9, ':m': 1e9 - share, ':share': share, ':w': {} },
+      },
+    });
+  }
+}
 
 for (const limit of [DEFAULTS.rateLimitPerMinute, MAX_REQUESTS_PER_MINUTE]) {
-  test(`a token at ${limit} a minute: its gate item and the units of its write`, async () => {
+  test(`a token at ${limit.toLocaleString('en')} a minute: each gate item stays under 1 KB with every bucket of its window recorded, and each write is 1 unit`, async () => {
     const token = await issued(limit === DEFAULTS.rateLimitPerMinute ? undefined : limit);
+    const shards = shardCount(limit);
+    // Its shards built (first use), then set as a long-used token's.
     const gate = measuredGate(DEFAULTS.rateLimitPerMinute);
-    const first = await gate.admit(token, steadyAt(limit, 0));
-    expect(first.kind).toBe('admitted');
-    // The rest of two minutes at the limit but the last request, written in the gate's own layout (a
-    // set per clock minute, one entry per admission); then the last request through the gate.
-    for (const minute of [0, 1]) {
-      const times = Array.from({ length: limit }, (_, i) => steadyAt(limit, minute * limit + i)).filter(
-        (_, i) => !(minute === 0 && i === 0) && !(minute === 1 && i === limit - 1),
-      );
-      for (let at = 0; at < times.length; at += 2_000) {
-        const entries = new Set(
-          times.slice(at, at + 2_000).map((time) => entryFor(time, randomBytes(3).toString('base64url'))),
-        );
-        await tables.clients.doc.send({
-          operation: 'UpdateItem',
-          input: {
+    for (let i = 0; i < (shards > 1 ? 100 : 1); i++) await gate.admit(token, MINUTE_START - 10 * MINUTE + i);
+    await longUsed(token, limit);
+    gate.units.length = 0;
+    // Requests in every bucket of the window, enough that each shard sees every bucket.
+    const perBucket = 3 * shards;
+    for (let bucket = 0; bucket < WINDOW_BUCKETS; bucket++)
+      for (let i = 0; i < perBucket; i++)
+        expect((await gate.admit(token, MINUTE_START + bucket * BUCKET_MS + i)).kind).toBe('admitted');
+    const items = await Promise.all(
+      Array.from({ length: shards }, async (_, shard) => {
+        const { Item } = await tables.clients.raw.send(
+          new GetItemCommand({
             TableName: tables.tables.rateLimits,
-            Key: gateKey(token.tokenId),
-            UpdateExpression: 'ADD #m :e',
-            ExpressionAttributeNames: { '#m': minuteAttribute(MINUTE_START - MINUTE + minute * MINUTE) },
-            ExpressionAttributeValues: { ':e': entries },
-          },
-        });
-      }
-    }
-    const last = await gate.admit(token, steadyAt(limit, 2 * limit - 1));
-    expect(last.kind).toBe('admitted');
-    const { Item } = await tables.clients.doc.send({
-      operation: 'GetItem',
-      input: { TableName: tables.tables.rateLimits, Key: gateKey(token.tokenId), ConsistentRead: true },
-    });
-    expect((Item?.[minuteAttribute(MINUTE_START - MINUTE)] as Set<string>).size).toBe(limit);
-    expect((Item?.[minuteAttribute(MINUTE_START)] as Set<string>).size).toBe(limit);
-
-    // The item's size by DynamoDB's rules, and the units DynamoDB charged for the last request's write.
-    const { Item: wire } = await tables.clients.raw.send(
-      new GetItemCommand({
-        TableName: tables.tables.rateLimits,
-        Key: { counter_key: { S: gateKey(token.tokenId).counter_key } },
-        ConsistentRead: true,
+            Key: { counter_key: { S: gateKey(token.tokenId, shard).counter_key } },
+            ConsistentRead: true,
+          }),
+        );
+        return Item as Record<string, { M?: object }>;
       }),
     );
-    const bytes = itemSize(wire as Record<string, unknown>);
-    const charged = gate.units[gate.units.length - 1];
-    // lib/cost-model.ts states both (docs/deploy.md renders them): within 1% and one unit.
-    expect(Math.abs(gateItemBytes(limit) - bytes)).toBeLessThanOrEqual(bytes / 100);
-    expect(Math.abs(gateWriteUnits(limit) - charged)).toBeLessThanOrEqual(1);
-    // Past 1 KB already at the default limit: the gate's write is more than the one unit a small item costs.
-    expect(charged).toBeGreaterThan(1);
+    const largest = Math.max(...items.map((item) => itemSize(item)));
+    console.log(`limit ${limit}: ${shards} shards, largest gate item ${largest} bytes`);
+    // Every bucket of the window recorded on the largest item.
+    expect(Math.max(...items.map((item) => Object.keys(item.w?.M ?? {}).length))).toBe(WINDOW_BUCKETS);
+    // lib/cost-model.ts states the largest size (docs/deploy.md renders it): at most that, within 5%; DynamoDB charged 1 unit a write.
+    expect(largest).toBeLessThanOrEqual(gateItemBytes());
+    expect(largest).toBeGreaterThanOrEqual(gateItemBytes() * 0.95);
+    expect(new Set(gate.units)).toEqual(new Set([GATE_WRITE_UNITS]));
+    expect(GATE_WRITE_UNITS).toBe(1);
   });
 }

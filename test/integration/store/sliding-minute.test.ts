@@ -1,18 +1,21 @@
 /**
- * The rate limit is a sliding minute (docs/errors-and-limits.md, "The rate limit"), checked on
- * DynamoDB Local with an injected clock: no 60-second span admits more than the limit, a token
- * that stays under it is never refused, across a clock-minute boundary and across instances; the
- * `x-ratelimit-*` figures are those of the window; one UpdateItem per request once an instance
- * has seen the token's previous minute.
+ * The rate limit is a sliding minute counted in 3-second buckets (docs/errors-and-limits.md, "The
+ * rate limit"), checked on DynamoDB Local with an injected clock: no 60-second span admits more
+ * than the limit; a token sending steadily under 60/63 of it is never refused, across clock-minute
+ * boundaries and instances; every decision and `x-ratelimit-*` figure is the bucket rule's,
+ * written out here; one UpdateItem per request, from any instance, fresh ones included; a token
+ * split over shards admits its limit and no more.
  */
 import { hashSecret, newAccountId, parseToken, type ParsedToken } from '../../../lambda/auth/proxy-token';
 import { issueToken } from '../../../lambda/auth/issue';
 import { DynamoAccountStore } from '../../../lambda/auth/dynamodb/account-store';
-import { DynamoTokenGate, type GateSource } from '../../../lambda/auth/dynamodb/token-gate';
+import { DynamoTokenGate } from '../../../lambda/auth/dynamodb/token-gate';
+import { gateKey, type GateSource } from '../../../lambda/auth/dynamodb/gate-item';
 import type { GateVerdict } from '../../../lambda/auth/ports';
 import type { DocumentClient } from '../../../lambda/store/dynamodb/document-client';
 import type { StoreCommand } from '../../../lambda/store/dynamodb/commands';
 import { seededRandom } from '../../fakes/behaviour';
+import { BUCKET_MS, bucketOf, WINDOW_BUCKETS } from '../../../lambda/auth/sliding-minute';
 import { createTestTables } from '../../support/tables';
 
 let tables: Awaited<ReturnType<typeof createTestTables>>;
@@ -28,7 +31,7 @@ const source: GateSource = async (token) => {
 
 type Gate = { admit(token: ParsedToken, at: number): Promise<GateVerdict>; calls: string[] };
 
-function gate(limit: number): Gate {
+function gate(limit: number, shardSize?: number): Gate {
   const calls: string[] = [];
   const doc = tables.clients.doc;
   const counting: DocumentClient = {
@@ -37,7 +40,7 @@ function gate(limit: number): Gate {
       doc.send(command as never)
     )) as DocumentClient['send'],
   };
-  const instance = new DynamoTokenGate(counting, tables.tables.rateLimits, limit, source);
+  const instance = new DynamoTokenGate(counting, tables.tables.rateLimits, limit, source, shardSize);
   return {
     calls,
     admit: (token, at) =>
@@ -52,14 +55,18 @@ async function issued(): Promise<ParsedToken> {
   return parseToken(token)!;
 }
 
-/** The exact rule, written out: admitted when fewer than `limit` admissions lie in the 60 s before. */
+/**
+ * The bucket rule, written out: a request at bucket k is admitted when fewer than `limit` were
+ * admitted in buckets k-20 … k; `remaining` is what that window has left after the decision.
+ */
 function reference(limit: number) {
   const admitted: number[] = [];
   return (at: number) => {
-    const inWindow = admitted.filter((time) => time > at - MINUTE);
-    const ok = inWindow.length < limit;
+    const first = bucketOf(at) - WINDOW_BUCKETS + 1;
+    const counted = admitted.filter((time) => bucketOf(time) >= first).length;
+    const ok = counted < limit;
     if (ok) admitted.push(at);
-    return { ok, remaining: Math.max(0, limit - inWindow.length - (ok ? 1 : 0)) };
+    return { ok, remaining: Math.max(0, limit - counted - (ok ? 1 : 0)) };
   };
 }
 
@@ -80,35 +87,42 @@ beforeAll(async () => {
 });
 afterAll(() => tables.clients.raw.destroy());
 
-test('100 requests at :57 and 100 more at :01 of the next minute: the second hundred is refused, until the first leaves the window', async () => {
+test('100 requests at :57 and 100 more at :01 of the next minute: the second hundred is refused until the first leaves the window, at the reset it announced', async () => {
   const token = await issued();
   const instance = gate(100);
   const at57 = MINUTE_START + 57_000;
   for (let i = 0; i < 100; i++)
     expect(await instance.admit(token, at57 + i)).toMatchObject({ kind: 'admitted', rateLimit: { remaining: 99 - i } });
+  const leaves = (bucketOf(at57) + WINDOW_BUCKETS) * BUCKET_MS;
   const at01 = MINUTE_START + MINUTE + 1_000;
   for (let i = 0; i < 100; i++) {
     expect(await instance.admit(token, at01 + i)).toMatchObject({
       kind: 'limited',
-      rateLimit: { allowed: false, remaining: 0, resetAt: (at57 + MINUTE) / 1000 },
+      rateLimit: { allowed: false, remaining: 0, resetAt: leaves / 1000 },
     });
   }
-  // 60 s after the first of them, exactly one has left the window: one more is admitted, the next is not.
-  expect(await instance.admit(token, at57 + MINUTE)).toMatchObject({ kind: 'admitted', rateLimit: { remaining: 0 } });
-  expect((await instance.admit(token, at57 + MINUTE)).kind).toBe('limited');
+  // Not a moment before the announced reset, then all of the first hundred's room at once.
+  expect((await gate(100).admit(token, leaves - 1)).kind).toBe('limited');
+  for (let i = 0; i < 100; i++)
+    expect(await instance.admit(token, leaves + i)).toMatchObject({
+      kind: 'admitted',
+      rateLimit: { remaining: 99 - i },
+    });
+  expect((await instance.admit(token, leaves + 100)).kind).toBe('limited');
 });
 
-test('a token that never sends more than the limit in 60 s is never refused, across minute boundaries', async () => {
+test('a token sending steadily at 95 a minute (under 60/63 of its limit of 100) through two instances is never refused, across minute boundaries', async () => {
   const token = await issued();
-  const instance = gate(100);
-  // 100 requests per minute, evenly spread, for three minutes, starting mid-minute.
-  for (let i = 0; i < 300; i++) {
-    const verdict = await instance.admit(token, MINUTE_START + 30_000 + i * 600);
-    expect(verdict.kind).toBe('admitted');
+  const instances = [gate(100), gate(100)];
+  const spacing = MINUTE / 95;
+  // Starting mid-minute, for four minutes.
+  for (let i = 0; i < 380; i++) {
+    const verdict = await instances[i % 2]!.admit(token, MINUTE_START + 30_000 + Math.round(i * spacing));
+    expect({ i, kind: verdict.kind }).toEqual({ i, kind: 'admitted' });
   }
 });
 
-test('random bursts over five minutes through two instances: every decision and remaining count is the exact rule’s', async () => {
+test('random bursts over five minutes through two instances: every decision and remaining count is the bucket rule’s, and no 60 s admit more than the limit', async () => {
   const limit = 20;
   const token = await issued();
   const instances = [gate(limit), gate(limit)];
@@ -132,27 +146,51 @@ test('random bursts over five minutes through two instances: every decision and 
     });
     if (verdict.kind === 'admitted') admittedTimes.push(at);
   }
-  expect(busiestMinute(admittedTimes)).toBe(limit);
+  expect(busiestMinute(admittedTimes)).toBeLessThanOrEqual(limit);
   expect(at - MINUTE_START).toBeGreaterThan(4 * MINUTE);
 });
 
-test('one conditional write per request once an instance has seen the token’s previous minute', async () => {
+test('one conditional write per request, from any instance, fresh ones included, once the token has been used', async () => {
   const token = await issued();
-  const instance = gate(10);
-  for (let i = 0; i < 5; i++) await instance.admit(token, MINUTE_START + 40_000 + i * 1_000);
-  await instance.admit(token, MINUTE_START + MINUTE + 1_000);
-  instance.calls.length = 0;
-  for (let i = 0; i < 8; i++) await instance.admit(token, MINUTE_START + MINUTE + 2_000 + i * 100);
-  expect(instance.calls).toEqual(Array(8).fill('UpdateItem'));
+  await gate(10).admit(token, MINUTE_START + 40_000);
+  const calls: string[] = [];
+  for (let i = 0; i < 8; i++) {
+    const fresh = gate(10);
+    await fresh.admit(token, MINUTE_START + MINUTE + 2_000 + i * 5_000);
+    calls.push(...fresh.calls);
+  }
+  expect(calls).toEqual(Array(8).fill('UpdateItem'));
 });
 
-test('a limit of 1 admits one request per 60 s (its condition has a single clause)', async () => {
+test('a limit of 1 admits one request per window; the reset it announces is when the next one is admitted', async () => {
   const token = await issued();
   const instance = gate(1);
   const at = MINUTE_START + 59_000;
   expect(await instance.admit(token, at)).toMatchObject({ kind: 'admitted', rateLimit: { remaining: 0 } });
-  expect((await instance.admit(token, at + 2_000)).kind).toBe('limited');
-  // A fresh instance has no copy of the previous minute: the single-clause condition is the one it sends.
-  expect((await gate(1).admit(token, at + 30_000)).kind).toBe('limited');
-  expect((await gate(1).admit(token, at + MINUTE)).kind).toBe('admitted');
+  const refused = await instance.admit(token, at + 2_000);
+  expect(refused.kind).toBe('limited');
+  const resetAt = 'rateLimit' in refused ? refused.rateLimit.resetAt * 1000 : NaN;
+  expect((await gate(1).admit(token, resetAt - 1)).kind).toBe('limited');
+  expect((await gate(1).admit(token, resetAt)).kind).toBe('admitted');
+});
+
+test('a token split over four shards (limit 40, 10 a shard) admits exactly its limit through three instances, then refuses', async () => {
+  const token = await issued();
+  const instances = [gate(40, 10), gate(40, 10), gate(40, 10)];
+  const at = MINUTE_START + 10_000;
+  const kinds: string[] = [];
+  // A request whose shard is full tries one other: keep sending until all 40 are taken (a few may be refused first).
+  for (let i = 0; i < 200 && kinds.filter((kind) => kind === 'admitted').length < 40; i++)
+    kinds.push((await instances[i % 3]!.admit(token, at + i)).kind);
+  expect(kinds.filter((kind) => kind === 'admitted')).toHaveLength(40);
+  for (let i = 0; i < 20; i++) expect((await instances[i % 3]!.admit(token, at + 1_000 + i)).kind).toBe('limited');
+  const items = await Promise.all(
+    [0, 1, 2, 3].map((shard) =>
+      tables.clients.doc.send({
+        operation: 'GetItem',
+        input: { TableName: tables.tables.rateLimits, Key: gateKey(token.tokenId, shard), ConsistentRead: true },
+      }),
+    ),
+  );
+  expect(items.map(({ Item }) => Item?.n)).toEqual([10, 10, 10, 10]);
 });

@@ -8,11 +8,13 @@ import { issueToken } from '../../../lambda/auth/issue';
 import { DynamoAccountStore } from '../../../lambda/auth/dynamodb/account-store';
 import { accountPk } from '../../../lambda/store/dynamodb/account-partition';
 import { DynamoBudgetStore } from '../../../lambda/budgets/dynamodb/budget-store';
-import { DynamoTokenGate, gateKey, type GateSource } from '../../../lambda/auth/dynamodb/token-gate';
+import { DynamoTokenGate } from '../../../lambda/auth/dynamodb/token-gate';
+import { gateKey, type GateSource } from '../../../lambda/auth/dynamodb/gate-item';
 import type { DocumentClient } from '../../../lambda/store/dynamodb/document-client';
 import type { StoreCommand } from '../../../lambda/store/dynamodb/commands';
 import type { GateVerdict } from '../../../lambda/auth/ports';
 import { createTestTables } from '../../support/tables';
+import { BUCKET_MS, bucketOf, WINDOW_BUCKETS } from '../../../lambda/auth/sliding-minute';
 
 let tables: Awaited<ReturnType<typeof createTestTables>>;
 let accounts: DynamoAccountStore;
@@ -66,7 +68,15 @@ async function gateItem(tokenId: string): Promise<Record<string, unknown> | unde
 
 beforeAll(async () => {
   tables = await createTestTables();
-  accounts = new DynamoAccountStore(tables.clients.doc, tables.tables.accounts, tables.tables.rateLimits);
+  // With the proxy's default limit, as the composition root builds it: a new token's gate is ready for its first request.
+  accounts = new DynamoAccountStore(
+    tables.clients.doc,
+    tables.tables.accounts,
+    tables.tables.rateLimits,
+    undefined,
+    undefined,
+    LIMIT,
+  );
   budgets = new DynamoBudgetStore(tables.clients.doc, tables.tables.accounts, tables.tables.rateLimits);
 });
 afterAll(() => tables.clients.raw.destroy());
@@ -86,11 +96,13 @@ test('a real token is checked and counted in one UpdateItem, and the count reach
     scopes: ['proxy'],
     secretHash: hashSecret(token.secret),
   });
-  // Room grows again when the oldest request counted leaves the sliding minute: 60 s after it.
-  expect(admitted.rateLimit).toEqual({ allowed: true, limit: LIMIT, remaining: LIMIT - 1, resetAt: now / 1000 + 60 });
+  // Room grows again when the bucket of the oldest request counted leaves the window (sliding-minute.ts).
+  const leaves = (bucketOf(now) + WINDOW_BUCKETS) * BUCKET_MS;
+  expect(admitted.rateLimit).toEqual({ allowed: true, limit: LIMIT, remaining: LIMIT - 1, resetAt: leaves / 1000 });
   expect(verdicts[LIMIT]).toMatchObject({ kind: 'limited', rateLimit: { allowed: false, remaining: 0 } });
-  // 60 s after those requests, they have all left the window.
-  expect(await first.admit(token, now + MINUTE)).toMatchObject({
+  expect((await first.admit(token, leaves - 1)).kind).toBe('limited');
+  // Once their bucket has left the window, they no longer count.
+  expect(await first.admit(token, leaves)).toMatchObject({
     kind: 'admitted',
     rateLimit: { remaining: LIMIT - 1 },
   });
@@ -199,16 +211,17 @@ describe('a token with no gate yet (issued before gates, or the table was recrea
   });
 });
 
-test("minutes a token was idle after leave no times behind: the gate item keeps only the current and previous minute's", async () => {
+test("minutes a token was idle after leave no buckets behind: the gate item keeps only the window's", async () => {
   const token = await issued();
   const instance = gate();
   await instance.admit(token, now);
   await instance.admit(token, now + MINUTE);
-  // Five idle minutes: minutes before the previous one are removed once seen.
+  // Five idle minutes: buckets out of the window are removed once seen.
   await instance.admit(token, now + 7 * MINUTE);
   await instance.admit(token, now + 7 * MINUTE);
-  const windows = Object.keys((await gateItem(token.tokenId))!).filter((name) => /^[aw]\d+$/.test(name));
-  expect(windows).toEqual([`a${Math.floor((now + 7 * MINUTE) / 1000 / 60) * 60}`]);
+  const item = (await gateItem(token.tokenId))!;
+  expect(Object.keys(item.w as object)).toEqual([String(bucketOf(now + 7 * MINUTE))]);
+  expect(Object.keys(item).filter((name) => /^[aw]\d+$/.test(name))).toEqual([]);
 });
 
 test('"last used" is written by the gate call itself, for admitted requests only, and listed with the token', async () => {
@@ -220,4 +233,53 @@ test('"last used" is written by the gate call itself, for admitted requests only
   expect((await listed()).lastUsedAt).toBe(new Date(now + 2_000).toISOString());
   await instance.admit({ ...token, secret: newToken(token.accountId).parsed.secret }, now + 3_000);
   expect((await listed()).lastUsedAt).toBe(new Date(now + 2_000).toISOString());
+});
+
+describe('a token whose limit spreads its gate over several items (60,000 a minute: 4)', () => {
+  const BUSY = 60_000;
+  async function busyToken(): Promise<{ token: ParsedToken; busyAccounts: DynamoAccountStore }> {
+    const busyAccounts = new DynamoAccountStore(
+      tables.clients.doc,
+      tables.tables.accounts,
+      tables.tables.rateLimits,
+      undefined,
+      undefined,
+      BUSY,
+    );
+    const accountId = newAccountId();
+    await busyAccounts.createAccount({ accountId, createdAt: new Date(now).toISOString() });
+    const { token } = await issueToken(busyAccounts, { accountId, scopes: ['proxy'], now: new Date(now) });
+    return { token: parseToken(token)!, busyAccounts };
+  }
+  const busyGate = (sent: string[] = []) => {
+    const instance = new DynamoTokenGate(countingClient(sent), tables.tables.rateLimits, BUSY, source);
+    return (token: ParsedToken, at: number) =>
+      instance.admit({ accountId: token.accountId, tokenId: token.tokenId, secretHash: hashSecret(token.secret) }, at);
+  };
+
+  test('all its items are written when it is issued: any first request, on any instance, is one call', async () => {
+    const { token } = await busyToken();
+    const items = await Promise.all(
+      [0, 1, 2, 3].map(async (shard) => {
+        const { Item } = await tables.clients.doc.send({
+          operation: 'GetItem',
+          input: { TableName: tables.tables.rateLimits, Key: gateKey(token.tokenId, shard), ConsistentRead: true },
+        });
+        return Item;
+      }),
+    );
+    expect(items.map((item) => [item?.secret_hash, item?.m_limit])).toEqual(
+      Array(4).fill([hashSecret(token.secret), 15_000]),
+    );
+    const sent: string[] = [];
+    for (let i = 0; i < 12; i++) expect((await busyGate(sent)(token, now + i)).kind).toBe('admitted');
+    expect(sent).toEqual(Array(12).fill('UpdateItem'));
+  });
+
+  test('a revocation reaches every item: no request of the token passes afterwards, whichever item it asks', async () => {
+    const { token, busyAccounts } = await busyToken();
+    expect((await busyGate()(token, now)).kind).toBe('admitted');
+    expect(await busyAccounts.revokeToken(token.accountId, token.tokenId, new Date(now).toISOString())).toBe(true);
+    for (let i = 0; i < 24; i++) expect((await busyGate()(token, now + i)).kind).toBe('refused');
+  });
 });

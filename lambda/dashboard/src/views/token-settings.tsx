@@ -142,7 +142,7 @@ export function TokenSettings({ token, onChanged }: { token: TokenInfo; onChange
           value={rateText}
           placeholder="Default"
           testId="token-settings-rate"
-          hint="1 to 10,000; blank for the default."
+          hint="1 to 120,000; blank for the default."
           onInput={setRateText}
         />
         <SettingsField

@@ -1,0 +1,109 @@
+/**
+ * Partition heat of one busy token: one token (limit 60,000 a minute, 1,000 a second), one
+ * requester label and one tag, priced chat requests with the stored key, counted through the relay
+ * of partition-heat.test.ts in front of DynamoDB Local. Lambda's shape: many instances in this
+ * process, each serving one request at a time and storing its row before taking the next, so no
+ * instance folds two rows into one transaction. docs/deploy.md, "Partition ceilings", states the
+ * figures asserted here: the token's gate spreads over its 4 items, at most 0.5 write units a
+ * request on any of them; the rows over the account's 8 shards; the spend counters of the token,
+ * the requester and the tag each take 4 units a request on their own partition (2 items in the
+ * row's transaction, billed twice), the ceiling of one busy token's priced traffic.
+ */
+import { parseToken } from '../../lambda/auth/proxy-token';
+import { startInProcessProxy, type InProcessProxy } from '../support/in-process-proxy';
+import { callProxy, type CallResult } from './support/requests';
+import { allRows } from './support/rows';
+import { startStoreGate, type StoreCall, type StoreGate } from './support/store-gate';
+import { partitionHeat } from './support/partition-heat';
+
+const REQUESTS = Number(process.env.HEAT_REQUESTS ?? 400);
+const INSTANCES = 12;
+const LIMIT = 60_000;
+
+jest.setTimeout(Math.max(300_000, REQUESTS * 500));
+
+let gate: StoreGate;
+const instances: InProcessProxy[] = [];
+
+beforeAll(async () => {
+  const endpoint = process.env.DYNAMODB_ENDPOINT;
+  if (!endpoint) throw new Error('DYNAMODB_ENDPOINT is not set: the jest global setup starts DynamoDB Local');
+  gate = await startStoreGate(endpoint);
+  const env = { DYNAMODB_ENDPOINT: gate.endpoint };
+  instances.push(await startInProcessProxy({ env }));
+  while (instances.length < INSTANCES) instances.push(await startInProcessProxy({ env, sameStoreAs: instances[0] }));
+});
+
+afterAll(async () => {
+  for (const instance of instances.reverse()) await instance.close();
+  await gate?.close();
+});
+
+const proxied = (call: StoreCall) => !call.tables.some((table) => table.endsWith('usage-stats'));
+
+test(`${REQUESTS} priced requests of one token at ${LIMIT.toLocaleString('en')} a minute, one requester, one tag, over ${INSTANCES} one-request-at-a-time instances: its gate at most 0.5 write units a request on any partition`, async () => {
+  const first = instances[0]!;
+  const token = first.token;
+  const tokenId = parseToken(token)!.tokenId;
+  expect(
+    (await first.api(`/api/tokens/${tokenId}/limits`, { method: 'PUT', token, body: { requests_per_minute: LIMIT } }))
+      .status,
+  ).toBe(200);
+  const before = gate.answeredCalls().length;
+  const results: CallResult[] = [];
+  await Promise.all(
+    instances.map(async (instance, worker) => {
+      for (let index = worker; index < REQUESTS; index += INSTANCES) {
+        results.push(
+          await callProxy(instance, {
+            provider: index % 2 ? 'prov-b' : 'prov-c',
+            token,
+            prompt: `busy ${index}`,
+            headers: { 'x-proxy-user': 'checkout-service', 'x-proxy-tags': 'team=search' },
+          }),
+        );
+        // As a Lambda invocation ends: its row and spend stored before the instance takes another request.
+        await instance.settled();
+      }
+    }),
+  );
+  expect(results.filter((result) => result.status !== 200).map((result) => result.text.slice(0, 200))).toEqual([]);
+  const calls = gate.answeredCalls().slice(before);
+
+  // Every row there, once, priced; the spend counted once.
+  const rows = await allRows(first, token);
+  expect(new Set(rows.map((row) => row.id))).toEqual(new Set(results.map((result) => result.requestId)));
+  expect(rows.every((row) => typeof row.cost_usd === 'number' && row.cost_usd > 0)).toBe(true);
+
+  const heat = partitionHeat(calls.filter(proxied));
+  const perRequest = (units: number) => Math.round((units / REQUESTS) * 1000) / 1000;
+  const total = heat.reduce((sum, p) => sum + p.units, 0);
+  console.log(
+    `${perRequest(total)} write units per request in all; hottest partitions:\n  ${heat
+      .slice(0, 16)
+      .map((p) => `${p.table} ${p.partition}: ${perRequest(p.units)}`)
+      .join('\n  ')}`,
+  );
+
+  // The gate: 4 items (60,000 a minute at 15,000 an item), 1 unit a request in all, none over 0.5 a request.
+  const gates = heat.filter((p) => p.table === 'rateLimits');
+  expect(gates.map((p) => p.partition).sort()).toEqual(
+    [`TOKEN#${tokenId}`, `TOKEN#${tokenId}#1`, `TOKEN#${tokenId}#2`, `TOKEN#${tokenId}#3`].sort(),
+  );
+  expect(gates.filter((p) => perRequest(p.units) > 0.5).map((p) => `${p.partition}: ${perRequest(p.units)}`)).toEqual(
+    [],
+  );
+  // Its first requests on each item set the counters for the new limit: a few writes more than one a request.
+  expect(perRequest(gates.reduce((sum, p) => sum + p.units, 0))).toBeLessThanOrEqual(1.1);
+
+  // The rows: 2 units each in their transaction, over the account's 8 shards, none over 0.5 a request.
+  const rowPartitions = heat.filter((p) => p.table === 'usageLogs');
+  expect(rowPartitions.reduce((sum, p) => sum + p.units, 0)).toBe(2 * REQUESTS);
+  expect(Math.max(...rowPartitions.map((p) => perRequest(p.units)))).toBeLessThanOrEqual(0.5);
+
+  // The spend counters, in the row's transaction: the token's, the requester's and the tag's partitions
+  // take 4 units a request each (two items, billed twice). This is the busy token's ceiling
+  // (1,000 ÷ 4 = 250 priced requests a second), stated in docs/deploy.md.
+  const spend = heat.filter((p) => p.table === 'accounts' && /#[TRG]#/.test(p.partition));
+  expect(spend.map((p) => perRequest(p.units))).toEqual([4, 4, 4]);
+});
