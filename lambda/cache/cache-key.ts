@@ -32,9 +32,11 @@ const REASONS = {
  */
 const HEADER_REASONS = {
   telemetry: 'telemetry: the client library, its version, its platform, its retry count and timeout',
-  call_id: 'a new id on every call (the SDK\'s invocation id, a retry attempt, an idempotency key)',
+  call_id: "a new id on every call (the SDK's invocation id, a retry attempt, an idempotency key)",
   tracing: 'tracing context, new on every call',
   lifetime: 'read by the proxy as the lifetime of the entry this request stores',
+  metadata: 'tags the provider keeps with the request (as the body field `requestMetadata`)',
+  service_tier: 'which capacity tier (price and latency) serves the request (as `service_tier`, `performanceConfig`)',
 } as const;
 
 export const IGNORED_HEADERS: Readonly<Record<string, keyof typeof HEADER_REASONS>> = {
@@ -48,6 +50,10 @@ export const IGNORED_HEADERS: Readonly<Record<string, keyof typeof HEADER_REASON
   baggage: 'tracing',
   'x-client-request-id': 'tracing',
   'cache-control': 'lifetime',
+  // InvokeModel's settings that Converse sends in the body, where the key leaves them out too.
+  'x-amzn-bedrock-request-metadata': 'metadata',
+  'x-amzn-bedrock-service-tier': 'service_tier',
+  'x-amzn-bedrock-performanceconfig-latency': 'service_tier',
 };
 
 /** The reason a header is left out of the key, in words (for the docs and the tests). */
