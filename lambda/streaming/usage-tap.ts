@@ -16,8 +16,8 @@ export interface TapOptions {
   dialect: Dialect;
   /** `eventstream`: AWS's binary event stream. `opaque`: none of these (a file download); passed through without reading. */
   format: 'json' | 'sse' | 'eventstream' | 'opaque';
-  /** Drop the usage-only event the proxy asked for on the client's behalf. */
-  hideUsageOnlyEvent: boolean;
+  /** Take out of each event what the proxy's own request for stream usage added (the client didn't ask). */
+  hideAddedUsage: boolean;
   /** A JSON body is kept and parsed up to this many bytes (default 16 MB). */
   maxJsonRead?: number;
   /** Usage the answer's headers carried (Bedrock's token counts), for a body that carries none. */
@@ -50,7 +50,7 @@ export interface TapResult extends StreamOutcome {
 /**
  * Passes the provider's bytes to the client untouched, reading usage on the
  * side. Only when the proxy itself asked for stream usage does it hold back
- * bytes up to the end of an event, to drop that one extra event.
+ * bytes up to the end of an event, to take out what asking added.
  */
 export class UsageTap extends Transform {
   private readonly decoder = new SseDecoder();
@@ -90,9 +90,9 @@ export class UsageTap extends Transform {
     }
     const events = this.decoder.push(chunk);
     for (const event of events) this.reader.onEvent(event);
-    if (!this.options.hideUsageOnlyEvent) return chunk;
+    if (!this.options.hideAddedUsage) return chunk;
     let out = '';
-    for (const event of events) if (!this.options.dialect.isUsageOnlyEvent(event)) out += event.raw;
+    for (const event of events) out += this.options.dialect.withoutAddedUsage(event);
     return out ? Buffer.from(out, 'utf8') : undefined;
   }
 
@@ -113,11 +113,8 @@ export class UsageTap extends Transform {
     if (this.options.format === 'sse') {
       const events = this.decoder.end();
       for (const event of events) this.reader.onEvent(event);
-      if (this.options.hideUsageOnlyEvent) {
-        const rest = events
-          .filter((e) => !this.options.dialect.isUsageOnlyEvent(e))
-          .map((e) => e.raw)
-          .join('');
+      if (this.options.hideAddedUsage) {
+        const rest = events.map((e) => this.options.dialect.withoutAddedUsage(e)).join('');
         if (rest) this.push(rest);
       }
     }
