@@ -65,6 +65,7 @@ export class UsageTap extends Transform {
   private jsonTailBytes = 0;
   private bytes = 0;
   private readonly maxJsonRead: number;
+  private terminalPassed = false;
 
   constructor(private readonly options: TapOptions) {
     super();
@@ -72,9 +73,33 @@ export class UsageTap extends Transform {
     this.maxJsonRead = options.maxJsonRead ?? MAX_JSON_READ;
   }
 
+  /**
+   * The stream's terminal event (the dialect's end of the answer: `[DONE]`, `message_stop`,
+   * `response.completed`, Bedrock's `metadata`…) has gone to the client: the answer is complete,
+   * whatever the provider's connection does next. Emitted once, as `'answered'`.
+   */
+  get answered(): boolean {
+    return this.terminalPassed;
+  }
+
   override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    // Bytes after the terminal event are not part of the answer.
+    if (this.terminalPassed) return done();
     this.bytes += chunk.length;
-    done(null, this.readChunk(chunk));
+    const out = this.readChunk(chunk);
+    if (!this.isStream() || !this.reader.outcome().complete) return done(null, out);
+    this.terminalPassed = true;
+    // The entry is committed before the client sees the end, so a retry right after always hits.
+    const passOn = () => {
+      done(null, out);
+      this.emit('answered');
+    };
+    if (!this.options.copy) return passOn();
+    this.options.copy.finish(this.result()).then(passOn, passOn);
+  }
+
+  private isStream(): boolean {
+    return this.options.format === 'sse' || this.options.format === 'eventstream';
   }
 
   /** Reads a chunk of the (decoded) body; returns what the client gets. */
@@ -107,6 +132,7 @@ export class UsageTap extends Transform {
   }
 
   override _flush(done: TransformCallback): void {
+    if (this.terminalPassed) return done();
     const tail = this.observerText.end();
     if (tail) this.options.copy?.append(tail);
     if (this.options.format === 'eventstream') this.frames.end();

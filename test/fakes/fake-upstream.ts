@@ -112,6 +112,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       firstEventDelayMs: behaviour.firstEventDelayMs,
       resetMidStream: behaviour.resetMidStream,
       dripBytesPerSecond: behaviour.dripBytesPerSecond,
+      holdOpen: behaviour.holdOpen,
     };
     const errorPlan = (status: number, body: Buffer, contentType: string): WritePlan => ({
       status,
@@ -234,7 +235,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       req.socket.destroy();
     };
     res.on('close', () => {
-      if (res.writableFinished || selfDestroyed || closing) return;
+      if (res.writableFinished || selfDestroyed || closing || (behaviour.holdOpen && entry.response.completed)) return;
       entry.response.aborted = true;
       aborted++;
     });
@@ -270,6 +271,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     if (behaviour.contentEncoding) entry.response.encodedBody = compressPlan(response, behaviour.contentEncoding);
     entry.response.status = response.status;
     await writeResponse(res, response, destroySocket);
+    if (behaviour.holdOpen && !res.destroyed) entry.response.completed = true;
   }
 
   const server = createServer((req, res) => {

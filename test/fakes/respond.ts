@@ -12,6 +12,8 @@ export interface WritePlan {
   firstEventDelayMs?: number;
   resetMidStream?: number;
   dripBytesPerSecond?: number;
+  /** Never end the body: every event is written, then the connection stays open until the client leaves. */
+  holdOpen?: boolean;
 }
 
 /** Blocks no SSE decoder can make sense of; the valid events around them are untouched. */
@@ -42,7 +44,11 @@ const write = (res: ServerResponse, chunk: Buffer) =>
  */
 export async function writeResponse(res: ServerResponse, plan: WritePlan, destroySocket: () => void): Promise<void> {
   const slow =
-    plan.chunkIntervalMs || plan.firstEventDelayMs || plan.resetMidStream !== undefined || plan.dripBytesPerSecond;
+    plan.chunkIntervalMs ||
+    plan.firstEventDelayMs ||
+    plan.resetMidStream !== undefined ||
+    plan.dripBytesPerSecond ||
+    plan.holdOpen;
   if (!slow) {
     if (!plan.stream) plan.headers['content-length'] = String(plan.events[0]!.length);
     res.writeHead(plan.status, plan.headers);
@@ -78,6 +84,7 @@ export async function writeResponse(res: ServerResponse, plan: WritePlan, destro
     await write(res, events[i]!);
   }
   if (resetAfter !== undefined) return destroySocket();
+  if (plan.holdOpen) return;
   if (!res.destroyed) res.end();
 }
 
