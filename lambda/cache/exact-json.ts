@@ -17,5 +17,5 @@ interface ReviverContext {
 export function parseExactJson(text: string): unknown {
   const revive = (_key: string, value: unknown, context?: ReviverContext): unknown =>
     typeof value === 'number' ? new JsonNumber(context?.source ?? JSON.stringify(value)) : value;
-  return JSON.parse(text, revive as (key: string, value: unknown) => unknown);
+  return JSON.parse(text, revive) as unknown;
 }

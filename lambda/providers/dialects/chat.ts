@@ -27,7 +27,8 @@ export function chatUsageFrom(usage: JsonObject): Usage {
 function withDataOf(event: SseEvent, data: string): string {
   const lines = event.raw.split('\n');
   const first = lines.findIndex((line) => line.startsWith('data:'));
-  const prefix = lines[first]!.startsWith('data: ') ? 'data: ' : 'data:';
+  if (first < 0) return event.raw;
+  const prefix = lines[first].startsWith('data: ') ? 'data: ' : 'data:';
   const dataLines = data.split('\n').map((line) => prefix + line);
   return [
     ...lines.slice(0, first),

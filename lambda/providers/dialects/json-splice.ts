@@ -129,7 +129,7 @@ export function withoutMember(bytes: Buffer, key: string): Buffer {
     const members = objectMembers(bytes, open);
     const at = members.findIndex((member) => member.key === key);
     if (at < 0) return bytes;
-    const member = members[at]!;
+    const member = members[at];
     const next = members[at + 1];
     const previous = members[at - 1];
     // Up to the next member's key; the last one takes the comma after the member before it.
