@@ -1,5 +1,7 @@
 import { createHash, createHmac } from 'node:crypto';
+import { asObject } from '../json';
 import type { CacheKind } from '../providers/types';
+import { JsonNumber, parseExactJson } from './exact-json';
 
 export type { CacheKind };
 
@@ -17,10 +19,67 @@ const REASONS = {
   sampling: 'sampling randomness: an exact-match cache keeps one answer whatever the randomness asked for',
   end_user: "names the end user for the provider's abuse monitoring",
   metadata: 'tags the provider keeps with the request',
-  store: 'whether the provider keeps a copy of the answer',
   service_tier: 'which capacity tier (price and latency) serves the request',
   prompt_cache: "routes the provider's own prompt cache",
 } as const;
+
+/**
+ * Why a request header cannot change the answer, for the few headers that reach the provider yet
+ * stay out of the key (docs/caching.md, "Headers"). Every other header the provider receives is
+ * part of the key — `anthropic-beta`, `anthropic-version`, `openai-organization`, `openai-project`,
+ * `accept`, Bedrock's guardrail and trace headers, and any a provider adds tomorrow. A name ending
+ * in `*` stands for every header that starts with what comes before it.
+ */
+const HEADER_REASONS = {
+  telemetry: 'telemetry: the client library, its version, its platform, its retry count and timeout',
+  call_id: "a new id on every call (the SDK's invocation id, a retry attempt, an idempotency key)",
+  tracing: 'tracing context, new on every call',
+  lifetime: 'read by the proxy as the lifetime of the entry this request stores',
+  metadata: 'tags the provider keeps with the request (as the body field `requestMetadata`)',
+  service_tier: 'which capacity tier (price and latency) serves the request (as `service_tier`, `performanceConfig`)',
+} as const;
+
+export const IGNORED_HEADERS: Readonly<Record<string, keyof typeof HEADER_REASONS>> = {
+  'user-agent': 'telemetry',
+  'x-stainless-*': 'telemetry',
+  'amz-sdk-invocation-id': 'call_id',
+  'amz-sdk-request': 'call_id',
+  'idempotency-key': 'call_id',
+  traceparent: 'tracing',
+  tracestate: 'tracing',
+  baggage: 'tracing',
+  'x-client-request-id': 'tracing',
+  'cache-control': 'lifetime',
+  // InvokeModel's settings that Converse sends in the body, where the key leaves them out too.
+  'x-amzn-bedrock-request-metadata': 'metadata',
+  'x-amzn-bedrock-service-tier': 'service_tier',
+  'x-amzn-bedrock-performanceconfig-latency': 'service_tier',
+};
+
+/** The reason a header is left out of the key, in words (for the docs and the tests). */
+export function headerIgnoredBecause(name: string): string | undefined {
+  const reason = Object.hasOwn(IGNORED_HEADERS, name) ? IGNORED_HEADERS[name] : undefined;
+  return reason && HEADER_REASONS[reason];
+}
+
+const IGNORED_HEADER_NAMES = new Set(Object.keys(IGNORED_HEADERS).filter((name) => !name.endsWith('*')));
+const IGNORED_HEADER_PREFIXES = Object.keys(IGNORED_HEADERS)
+  .filter((name) => name.endsWith('*'))
+  .map((name) => name.slice(0, -1));
+
+function isIgnoredHeader(name: string): boolean {
+  return IGNORED_HEADER_NAMES.has(name) || IGNORED_HEADER_PREFIXES.some((prefix) => name.startsWith(prefix));
+}
+
+/** The headers as the key sees them: every one that reaches the provider but the ignored ones (names lower-cased). */
+export function keyedHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    const lower = name.toLowerCase();
+    if (!isIgnoredHeader(lower)) kept[lower] = value;
+  }
+  return kept;
+}
 
 type Reason = keyof typeof REASONS;
 
@@ -58,7 +117,6 @@ export const IGNORED_FIELDS: Readonly<Record<CacheKind, Readonly<Record<string, 
     user: 'end_user',
     safety_identifier: 'end_user',
     metadata: 'metadata',
-    store: 'store',
     service_tier: 'service_tier',
     prompt_cache_key: 'prompt_cache',
     prompt_cache_retention: 'prompt_cache',
@@ -72,7 +130,6 @@ export const IGNORED_FIELDS: Readonly<Record<CacheKind, Readonly<Record<string, 
     user: 'end_user',
     safety_identifier: 'end_user',
     metadata: 'metadata',
-    store: 'store',
     service_tier: 'service_tier',
     prompt_cache_key: 'prompt_cache',
     prompt_cache_retention: 'prompt_cache',
@@ -92,9 +149,10 @@ export function ignoredBecause(kind: CacheKind, field: string): string | undefin
 /**
  * Bumped whenever what goes into the key changes meaning: entries written under another
  * version never match again (they expire by their TTL). v3: the whole body but the ignored
- * fields, the path's model, and a keyed hash of a pass-through key.
+ * fields, the path's model, and a keyed hash of a pass-through key. v4: also the headers that
+ * reach the provider but the ignored ones, `store`, and numbers as the body writes them.
  */
-export const CACHE_KEY_VERSION = 'v3';
+export const CACHE_KEY_VERSION = 'v4';
 
 export interface CacheKeyInput {
   accountId: string;
@@ -102,6 +160,13 @@ export interface CacheKeyInput {
   kind: CacheKind;
   /** The parsed request body. */
   body: Record<string, unknown>;
+  /**
+   * The body's JSON text as sent; when given, the key reads the body from it, so each number is
+   * keyed by its literal text (`9007199254740993` and `9007199254740992`, `1.0` and `1` differ).
+   */
+  bodyText?: string;
+  /** The request headers that reach the provider (the credential excepted: see `passThroughKey`). */
+  headers?: Readonly<Record<string, string>>;
   /** The model named in the path, for providers whose model sits there rather than in the body. */
   model?: string;
   /** Pass-through mode: the caller's own provider key. A hit requires the same key. */
@@ -132,14 +197,34 @@ function credentialHash(accountId: string, provider: string, key: string): strin
  * request never meets a Responses one; they are URI-encoded so a `#` inside an id can't forge
  * another namespace.
  */
-export function cacheKey({ accountId, provider, kind, body, model, passThroughKey }: CacheKeyInput): string {
+export function cacheKey({
+  accountId,
+  provider,
+  kind,
+  body,
+  bodyText,
+  headers,
+  model,
+  passThroughKey,
+}: CacheKeyInput): string {
+  const exactBody = bodyText === undefined ? undefined : exactObject(bodyText);
   const material = {
-    body: keyedFields(kind, body),
+    body: keyedFields(kind, exactBody ?? body),
+    headers: headers && keyedHeaders(headers),
     path_model: model,
     credential: passThroughKey === undefined ? undefined : credentialHash(accountId, provider, passThroughKey),
   };
   const digest = createHash('sha256').update(canonicalJson(material), 'utf8').digest('hex');
   return `${encodeURIComponent(accountId)}#${encodeURIComponent(provider)}#${kind}.${CACHE_KEY_VERSION}#${digest}`;
+}
+
+/** The body read with its numbers' literal text; the parsed body stands in for text that is not one JSON object. */
+function exactObject(text: string): Record<string, unknown> | undefined {
+  try {
+    return asObject(parseExactJson(text));
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -148,6 +233,7 @@ export function cacheKey({ accountId, provider, kind, body, model, passThroughKe
  * `JSON.stringify` for everything else (undefined members are dropped, NaN is null).
  */
 export function canonicalJson(value: unknown): string {
+  if (value instanceof JsonNumber) return value.text;
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
   if (Array.isArray(value))
     return `[${value.map((item) => (item === undefined ? 'null' : canonicalJson(item))).join(',')}]`;

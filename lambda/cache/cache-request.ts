@@ -24,6 +24,10 @@ export interface CacheRequestInput {
   dialect: Dialect;
   /** The parsed body, when it is a JSON object that passed validation. */
   body?: Record<string, unknown>;
+  /** The body's text as sent, so numbers are keyed as written. */
+  bodyText?: string;
+  /** The headers that will reach the provider (its credential aside): each is in the key unless on the ignore list. */
+  forwardedHeaders?: Readonly<Record<string, string>>;
   /** The model the path names, for providers whose model sits there. */
   model?: string;
   /** Pass-through mode: the caller's own provider key (a hit requires the same one). */
@@ -41,6 +45,8 @@ export function readCacheRequest({
   provider,
   dialect,
   body,
+  bodyText,
+  forwardedHeaders,
   model,
   passThroughKey,
 }: CacheRequestInput): CacheRequest {
@@ -51,7 +57,18 @@ export function readCacheRequest({
   const asked = mode !== 'off' && accountId !== undefined && body !== undefined && namespace !== undefined;
   const bypass = asked && !namespace.allowed(body);
   const key =
-    asked && !bypass ? cacheKey({ accountId, provider, kind: namespace.kind, body, model, passThroughKey }) : undefined;
+    asked && !bypass
+      ? cacheKey({
+          accountId,
+          provider,
+          kind: namespace.kind,
+          body,
+          bodyText,
+          headers: forwardedHeaders,
+          model,
+          passThroughKey,
+        })
+      : undefined;
   return { mode, invalidValue, key, bypass, ttlSeconds: cacheTtlSeconds(headers['cache-control']) };
 }
 

@@ -62,8 +62,8 @@ export interface ReplayRequest {
   dialect: Dialect;
   /** The request asked for `stream: true`. */
   stream: boolean;
-  /** Drop the usage-only event a client that didn't ask for stream usage would not have received. */
-  hideUsageOnlyEvent: boolean;
+  /** Take out of each event what asking for stream usage added, for a client that didn't ask (the proxy did). */
+  hideAddedUsage: boolean;
   /** The request asked for stream usage (`stream_options.include_usage`). */
   clientAskedForUsage?: boolean;
 }
@@ -95,12 +95,12 @@ export function replayCached(
     entry.format === 'sse' ? entry.body : formReplay(request.dialect).synthesize(JSON.parse(entry.body)).join(''),
   );
   // A stream made from a JSON answer carries a usage-only event only for a client that asked for one, whatever the provider.
-  const hide = entry.format === 'json' ? !request.clientAskedForUsage : request.hideUsageOnlyEvent;
-  const sent = hide ? events.filter((event) => !request.dialect.isUsageOnlyEvent(event)) : events;
+  const hide = entry.format === 'json' ? !request.clientAskedForUsage : request.hideAddedUsage;
+  const sent = events.map((event) => (hide ? request.dialect.withoutAddedUsage(event) : event.raw)).filter(Boolean);
   // One event per chunk, as a provider sends them, so the client's stream handling is exercised for real.
   return {
     contentType: entry.format === 'sse' ? entry.contentType : 'text/event-stream; charset=utf-8',
-    body: Readable.from(sent.map((event) => event.raw)),
+    body: Readable.from(sent),
   };
 }
 
@@ -156,7 +156,7 @@ export function replayRequestFor({
   return {
     dialect,
     stream,
-    hideUsageOnlyEvent: streamUsage === 'when-asked' && !clientAskedForUsage,
+    hideAddedUsage: streamUsage === 'when-asked' && !clientAskedForUsage,
     clientAskedForUsage,
   };
 }

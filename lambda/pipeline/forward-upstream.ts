@@ -75,7 +75,7 @@ export function forwardUpstream(deps: ForwardDeps) {
     const tap = new UsageTap({
       dialect,
       format: answer.format,
-      hideUsageOnlyEvent: addedStreamUsage,
+      hideAddedUsage: addedStreamUsage,
       // An error body reaches the client whole; only its start is kept, for the row's message.
       maxJsonRead: ok ? undefined : MAX_ERROR_READ,
       // Usage the body doesn't carry may come with the headers (Bedrock's token counts).

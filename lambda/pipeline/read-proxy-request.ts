@@ -6,6 +6,7 @@ import { asObject, tryParseJson } from '../json';
 import type { Provider, Route } from '../providers/registry';
 import type { CredentialHeader, Dialect, ValidationResult } from '../providers/types';
 import { parseTagHeader, TAG_HEADER } from '../tags/tags';
+import { upstreamRequestHeaders } from '../upstream/headers';
 import type { ProxyRequest } from './state';
 
 /** Larger bodies of unknown format (uploads) are not parsed for their model. */
@@ -64,6 +65,12 @@ export function readProxyRequest(incoming: IncomingRequest, route: Route): Proxy
       provider: provider.id,
       dialect,
       body: bodyCheck.ok ? body : undefined,
+      bodyText: parsed === undefined ? undefined : incoming.body.toString('utf8'),
+      // What the provider will be sent, less the credential the proxy sets: a header that reaches it can change its answer.
+      forwardedHeaders: upstreamRequestHeaders(incoming.headers, dialect, undefined, incoming.body.length > 0, [
+        tokenText,
+        token?.secret,
+      ]),
       model: route.model,
       passThroughKey: stored ? undefined : credential,
     }),

@@ -82,8 +82,12 @@ export interface Dialect {
   newStreamReader(): StreamReader;
   /** An error event in the stream's own format, for a stream the proxy has to end early (the provider went silent, or closed the connection). */
   streamErrorEvent(message: string, cause: StreamCut): string | Buffer;
-  /** Whether an event is the usage-only event the proxy itself asked for (see `ProviderModule.streamUsage`). */
-  isUsageOnlyEvent(event: SseEvent): boolean;
+  /**
+   * An event as the provider sends it when not asked for stream usage, for a client that didn't ask
+   * while the proxy did (see `ProviderModule.streamUsage`): its raw text, without what asking added
+   * (`''`: the whole event was added).
+   */
+  withoutAddedUsage(event: SseEvent): string;
   /**
    * Adds the request field that makes the provider report usage in streams, by
    * editing the client's bytes (`raw`) in place: every other byte goes upstream as sent.

@@ -2,9 +2,15 @@ import type { IncomingMessage } from 'node:http';
 import type { Readable, Transform } from 'node:stream';
 import type { StreamCut } from '../providers/types';
 
+/**
+ * After the answer's terminal event, how long the provider's connection may stay open before the
+ * proxy closes it: a body that ends right after is read to its end, so the connection is reused.
+ */
+const LINGER_AFTER_ANSWER_MS = 1_000;
+
 /** How a relayed body ended; reported exactly once. */
 export type RelayEnd =
-  /** Every upstream byte reached the tap, and the tap ended. */
+  /** Every upstream byte reached the tap, or the answer's terminal event did; and the tap ended or closed after it. */
   | { kind: 'complete' }
   /** The upstream body broke off, went quiet, or could not be decoded. */
   | { kind: 'cut'; reason: string }
@@ -18,8 +24,11 @@ export interface RelayOptions {
   transcoder?: Transform;
   /** Cuts the request's credentials out of the bytes (holding back only a possible secret's start). */
   redactor: { write(chunk: Buffer): Buffer; end(): Buffer };
-  /** Where the bytes go: the client reads from it. */
-  tap: Transform;
+  /**
+   * Where the bytes go: the client reads from it. A tap that knows the answer's terminal event says
+   * `answered` once it has passed it on (and emits `'answered'`): the answer is then complete.
+   */
+  tap: Transform & { readonly answered?: boolean };
   /** A body silent for longer than this is cut. */
   stallMs: number;
   /**
@@ -38,6 +47,7 @@ export interface RelayOptions {
  * as a small state machine:
  *
  *   flowing ─source ends────────▶ ending ─tap ends────────────▶ done (complete)
+ *   flowing ─terminal event passed▶ ending ─tap ends or closes ▶ done (complete)
  *   flowing ─body breaks off / stalls / can't be decoded ─────▶ done (cut)
  *   flowing, ending ─the deadline passes ────────────────────▶ done (cut)
  *   flowing, ending ─tap closes before its end (client left) ─▶ done (client-gone)
@@ -97,10 +107,22 @@ export function relayBody(options: RelayOptions): void {
   tap.on('error', () => undefined);
 
   source.on('data', (chunk: Buffer) => {
+    if (tap.answered) return;
     const safe = redactor.write(chunk);
     if (safe.length && !tap.write(safe)) source.pause();
   });
   tap.on('drain', () => source.resume());
+  // The terminal event went to the client: the answer ends there. A provider connection that stays
+  // open after it (some do) is read and dropped for a moment, then closed; a client that leaves now leaves a complete answer.
+  tap.once('answered', () => {
+    if (state !== 'flowing') return;
+    state = 'ending';
+    flushRedactor();
+    tap.end();
+    source.resume();
+    const linger = setTimeout(() => upstream.abort(), LINGER_AFTER_ANSWER_MS);
+    upstream.body.once('close', () => clearTimeout(linger));
+  });
   source.on('end', () => {
     if (state !== 'flowing') return;
     state = 'ending';
@@ -124,6 +146,7 @@ export function relayBody(options: RelayOptions): void {
   tap.on('end', () => settle({ kind: 'complete' }));
   tap.on('close', () => {
     if (state === 'done') return;
+    if (tap.answered) return settle({ kind: 'complete' });
     // The client went away: stop paying for tokens nobody will read.
     upstream.abort();
     settle({ kind: 'client-gone', reason: 'client disconnected' });

@@ -16,8 +16,8 @@ export interface TapOptions {
   dialect: Dialect;
   /** `eventstream`: AWS's binary event stream. `opaque`: none of these (a file download); passed through without reading. */
   format: 'json' | 'sse' | 'eventstream' | 'opaque';
-  /** Drop the usage-only event the proxy asked for on the client's behalf. */
-  hideUsageOnlyEvent: boolean;
+  /** Take out of each event what the proxy's own request for stream usage added (the client didn't ask). */
+  hideAddedUsage: boolean;
   /** A JSON body is kept and parsed up to this many bytes (default 16 MB). */
   maxJsonRead?: number;
   /** Usage the answer's headers carried (Bedrock's token counts), for a body that carries none. */
@@ -50,7 +50,7 @@ export interface TapResult extends StreamOutcome {
 /**
  * Passes the provider's bytes to the client untouched, reading usage on the
  * side. Only when the proxy itself asked for stream usage does it hold back
- * bytes up to the end of an event, to drop that one extra event.
+ * bytes up to the end of an event, to take out what asking added.
  */
 export class UsageTap extends Transform {
   private readonly decoder = new SseDecoder();
@@ -65,6 +65,7 @@ export class UsageTap extends Transform {
   private jsonTailBytes = 0;
   private bytes = 0;
   private readonly maxJsonRead: number;
+  private terminalPassed = false;
 
   constructor(private readonly options: TapOptions) {
     super();
@@ -72,9 +73,33 @@ export class UsageTap extends Transform {
     this.maxJsonRead = options.maxJsonRead ?? MAX_JSON_READ;
   }
 
+  /**
+   * The stream's terminal event (the dialect's end of the answer: `[DONE]`, `message_stop`,
+   * `response.completed`, Bedrock's `metadata`…) has gone to the client: the answer is complete,
+   * whatever the provider's connection does next. Emitted once, as `'answered'`.
+   */
+  get answered(): boolean {
+    return this.terminalPassed;
+  }
+
   override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    // Bytes after the terminal event are not part of the answer.
+    if (this.terminalPassed) return done();
     this.bytes += chunk.length;
-    done(null, this.readChunk(chunk));
+    const out = this.readChunk(chunk);
+    if (!this.isStream() || !this.reader.outcome().complete) return done(null, out);
+    this.terminalPassed = true;
+    // The entry is committed before the client sees the end, so a retry right after always hits.
+    const passOn = () => {
+      done(null, out);
+      this.emit('answered');
+    };
+    if (!this.options.copy) return passOn();
+    this.options.copy.finish(this.result()).then(passOn, passOn);
+  }
+
+  private isStream(): boolean {
+    return this.options.format === 'sse' || this.options.format === 'eventstream';
   }
 
   /** Reads a chunk of the (decoded) body; returns what the client gets. */
@@ -90,9 +115,9 @@ export class UsageTap extends Transform {
     }
     const events = this.decoder.push(chunk);
     for (const event of events) this.reader.onEvent(event);
-    if (!this.options.hideUsageOnlyEvent) return chunk;
+    if (!this.options.hideAddedUsage) return chunk;
     let out = '';
-    for (const event of events) if (!this.options.dialect.isUsageOnlyEvent(event)) out += event.raw;
+    for (const event of events) out += this.options.dialect.withoutAddedUsage(event);
     return out ? Buffer.from(out, 'utf8') : undefined;
   }
 
@@ -107,17 +132,15 @@ export class UsageTap extends Transform {
   }
 
   override _flush(done: TransformCallback): void {
+    if (this.terminalPassed) return done();
     const tail = this.observerText.end();
     if (tail) this.options.copy?.append(tail);
     if (this.options.format === 'eventstream') this.frames.end();
     if (this.options.format === 'sse') {
       const events = this.decoder.end();
       for (const event of events) this.reader.onEvent(event);
-      if (this.options.hideUsageOnlyEvent) {
-        const rest = events
-          .filter((e) => !this.options.dialect.isUsageOnlyEvent(e))
-          .map((e) => e.raw)
-          .join('');
+      if (this.options.hideAddedUsage) {
+        const rest = events.map((e) => this.options.dialect.withoutAddedUsage(e)).join('');
         if (rest) this.push(rest);
       }
     }

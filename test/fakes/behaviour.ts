@@ -31,6 +31,12 @@ export interface Behaviour {
   resetBeforeHeaders?: boolean;
   /** Destroy the socket after this many events (JSON: after half the body). */
   resetMidStream?: number;
+  /**
+   * After the last event, keep the connection open without ending the body (the socket lingers, as a
+   * provider's may after its terminal event) until the client goes away. The response counts as
+   * `completed` once its last event is written, and is not counted as aborted when the client leaves.
+   */
+  holdOpen?: boolean;
   /** Send the body at this rate. */
   dripBytesPerSecond?: number;
   /** Insert undecodable blocks into the stream (valid events, usage included, still follow). */

@@ -29,6 +29,8 @@ export interface BedrockBehaviour {
   errorType?: string;
   errorMessage?: string;
   usage?: Partial<BedrockUsage>;
+  /** After a stream's last frame, keep the connection open without ending the body, until the client leaves. */
+  holdOpen?: boolean;
   /** A stream that ends with this exception after its first events. */
   streamException?: { type: string; message: string };
 }
@@ -269,10 +271,10 @@ export async function startFakeBedrock(options: { region?: string } = {}): Promi
         response: { status: 0, headers: {}, body: Buffer.alloc(0) },
       };
       requests.push(recorded);
-      const send = (status: number, headers: Record<string, string>, parts: Buffer[]) => {
+      const send = (status: number, headers: Record<string, string>, parts: Buffer[], holdOpen = false) => {
         const all = { 'x-amzn-requestid': randomBytes(16).toString('hex'), ...headers };
         recorded.response = { status, headers: all, body: Buffer.concat(parts) };
-        writeParts(res, status, all, parts);
+        writeParts(res, status, all, parts, holdOpen);
       };
       const fail = (status: number, type: string, message: string) =>
         send(
@@ -329,6 +331,7 @@ export async function startFakeBedrock(options: { region?: string } = {}): Promi
         200,
         { 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-bedrock-content-type': 'application/json' },
         parts,
+        behaviour.holdOpen,
       );
     });
   });
@@ -363,12 +366,18 @@ function otherAnswer(method: string, operation: string, region: string): unknown
   return { invocationArn: `arn:aws:bedrock:${region}:123456789012:async-invoke/${randomBytes(6).toString('hex')}` };
 }
 
-/** Writes the parts one by one, each after the previous has been flushed, so they leave as separate chunks. */
-function writeParts(res: ServerResponse, status: number, headers: Record<string, string>, parts: Buffer[]): void {
+/** Writes the parts one by one, each after the previous has been flushed, so they leave as separate chunks; `holdOpen` never ends the body. */
+function writeParts(
+  res: ServerResponse,
+  status: number,
+  headers: Record<string, string>,
+  parts: Buffer[],
+  holdOpen: boolean,
+): void {
   res.writeHead(status, headers);
   let i = 0;
   const more = () => {
-    if (i >= parts.length) return void res.end();
+    if (i >= parts.length) return void (holdOpen || res.end());
     res.write(parts[i++], () => setImmediate(more));
   };
   more();

@@ -113,6 +113,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       firstEventWhen: behaviour.firstEventWhen,
       resetMidStream: behaviour.resetMidStream,
       dripBytesPerSecond: behaviour.dripBytesPerSecond,
+      holdOpen: behaviour.holdOpen,
     };
     const errorPlan = (status: number, body: Buffer, contentType: string): WritePlan => ({
       status,
@@ -235,7 +236,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       req.socket.destroy();
     };
     res.on('close', () => {
-      if (res.writableFinished || selfDestroyed || closing) return;
+      if (res.writableFinished || selfDestroyed || closing || (behaviour.holdOpen && entry.response.completed)) return;
       entry.response.aborted = true;
       aborted++;
     });
@@ -271,6 +272,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     if (behaviour.contentEncoding) entry.response.encodedBody = compressPlan(response, behaviour.contentEncoding);
     entry.response.status = response.status;
     await writeResponse(res, response, destroySocket);
+    if (behaviour.holdOpen && !res.destroyed) entry.response.completed = true;
   }
 
   const server = createServer((req, res) => {

@@ -13,6 +13,8 @@ export interface WritePlan {
   firstEventWhen?: Promise<unknown>;
   resetMidStream?: number;
   dripBytesPerSecond?: number;
+  /** Never end the body: every event is written, then the connection stays open until the client leaves. */
+  holdOpen?: boolean;
 }
 
 /** Blocks no SSE decoder can make sense of; the valid events around them are untouched. */
@@ -47,7 +49,8 @@ export async function writeResponse(res: ServerResponse, plan: WritePlan, destro
     plan.firstEventDelayMs ||
     plan.firstEventWhen ||
     plan.resetMidStream !== undefined ||
-    plan.dripBytesPerSecond;
+    plan.dripBytesPerSecond ||
+    plan.holdOpen;
   if (!slow) {
     if (!plan.stream) plan.headers['content-length'] = String(plan.events[0]!.length);
     res.writeHead(plan.status, plan.headers);
@@ -84,6 +87,7 @@ export async function writeResponse(res: ServerResponse, plan: WritePlan, destro
     await write(res, events[i]!);
   }
   if (resetAfter !== undefined) return destroySocket();
+  if (plan.holdOpen) return;
   if (!res.destroyed) res.end();
 }
 

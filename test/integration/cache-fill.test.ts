@@ -28,7 +28,7 @@ const ANSWER = JSON.stringify({
   choices: [{ index: 0, message: { role: 'assistant', content: 'Hello there' }, finish_reason: 'stop' }],
   usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 },
 });
-const JSON_REPLAY: ReplayRequest = { dialect: chatDialect, stream: false, hideUsageOnlyEvent: false };
+const JSON_REPLAY: ReplayRequest = { dialect: chatDialect, stream: false, hideAddedUsage: false };
 
 let clients: DynamoClients;
 let store: DynamoResponseCache;

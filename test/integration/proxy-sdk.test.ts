@@ -1,3 +1,5 @@
+import OpenAI from 'openai';
+import { randomBytes } from 'node:crypto';
 import type { ProviderId } from '../fakes/start-fakes';
 import { eventually } from '../support/patience';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
@@ -151,6 +153,62 @@ describe('stream usage the client did not ask for', () => {
       expect(row).toBeDefined();
       expect(row.output_tokens).toBe(fake.requests[before].response.usage!.outputTokens);
       expect(row.output_tokens).toBeGreaterThan(0);
+    },
+  );
+
+  it.each(['prov-b', 'prov-c'] as const)(
+    '%s through the openai SDK: no chunk carries a `usage` field, and the bytes are what the provider sends unasked, forwarded and from the cache',
+    async (provider) => {
+      const fake = proxy.fakes.fakes[provider];
+      const body = {
+        model: TEST_MODELS[provider],
+        messages: [{ role: 'user' as const, content: `unasked ${randomBytes(4).toString('hex')}` }],
+        stream: true as const,
+      };
+      // What the provider itself sends to a client that did not ask, straight from the fake.
+      const direct = await fetch(`${fake.url}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${proxy.storedKeys[provider]}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      const unasked = await direct.text();
+      expect(unasked).not.toContain('"usage"');
+
+      const client = new OpenAI({
+        baseURL: `${proxy.proxyBase}/${provider}/v1`,
+        apiKey: proxy.account.token,
+        maxRetries: 0,
+      });
+      const before = fake.requests.length;
+      const { data, response } = await client.chat.completions
+        .create(body, { headers: { 'x-proxy-cache': 'true' } })
+        .withResponse();
+      const chunks: object[] = [];
+      for await (const chunk of data) chunks.push(chunk);
+      expect(response.headers.get('x-proxy-cache')).toBe('MISS');
+      expect(chunks.filter((chunk) => Object.hasOwn(chunk, 'usage'))).toEqual([]);
+      expect(chunks).toHaveLength(unasked.split('\n\n').filter((block) => block.startsWith('data: {')).length);
+      // The provider was asked, and the row has the usage it reported.
+      expect(fake.requests[before]!.json).toMatchObject({ stream_options: { include_usage: true } });
+      const [row] = await proxy.rowsFor(proxy.account.token, [response.headers.get('x-proxy-request-id')!]);
+      expect(row!.input_tokens).toBe(fake.requests[before]!.response.usage!.inputTokens);
+      expect(row!.output_tokens).toBe(fake.requests[before]!.response.usage!.outputTokens);
+      expect(row!.output_tokens).toBeGreaterThan(0);
+
+      for (const expected of ['MISS', 'HIT']) {
+        const raw = await fetch(`${proxy.proxyBase}/${provider}/v1/chat/completions`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${proxy.account.token}`,
+            'content-type': 'application/json',
+            // A new question for the first round (MISS, forwarded); the same again is the HIT.
+            'x-proxy-cache': 'true',
+          },
+          body: JSON.stringify({ ...body, messages: [{ role: 'user', content: `${body.messages[0].content} raw` }] }),
+        });
+        expect(raw.headers.get('x-proxy-cache')).toBe(expected);
+        expect(await raw.text()).toBe(unasked);
+      }
     },
   );
 

@@ -3,7 +3,7 @@ import type { Dialect, StreamOutcome } from '../types';
 import { tokenCount, type Usage } from '../usage';
 import { findErrorMessage } from './error-text';
 import { asObject, asString, tryParseJson, type JsonObject } from '../../json';
-import { setNestedMember } from './json-splice';
+import { setNestedMember, withoutMember } from './json-splice';
 import { openAiErrorBody } from './openai-errors';
 import { chatBodySchema, validateWith } from './validation';
 
@@ -21,6 +21,20 @@ export function chatUsageFrom(usage: JsonObject): Usage {
   const cacheReadTokens =
     tokenCount(asObject(usage.prompt_tokens_details)?.cached_tokens) || tokenCount(usage.prompt_cache_hit_tokens);
   return { inputTokens, outputTokens: Math.max(completion, fromTotal), cacheReadTokens, cacheWriteTokens: 0 };
+}
+
+/** The event's raw text with its data replaced; every other line (`event:`, `id:`, comments) stays as sent. */
+function withDataOf(event: SseEvent, data: string): string {
+  const lines = event.raw.split('\n');
+  const first = lines.findIndex((line) => line.startsWith('data:'));
+  if (first < 0) return event.raw;
+  const prefix = lines[first].startsWith('data: ') ? 'data: ' : 'data:';
+  const dataLines = data.split('\n').map((line) => prefix + line);
+  return [
+    ...lines.slice(0, first),
+    ...dataLines,
+    ...lines.slice(first + 1).filter((line) => !line.startsWith('data:')),
+  ].join('\n');
 }
 
 export const chatDialect: Dialect = {
@@ -71,10 +85,14 @@ export const chatDialect: Dialect = {
   streamErrorEvent: (message, cause) =>
     `data: ${JSON.stringify({ error: { message, type: 'server_error', param: null, code: cause === 'stalled' ? 'upstream_stalled' : 'upstream_connection_closed' } })}\n\n`,
 
-  isUsageOnlyEvent(event: SseEvent): boolean {
-    if (!event.data.includes('"usage"')) return false;
+  // Asked for stream usage, OpenAI adds `"usage":null` to every chunk and a usage-only chunk
+  // (`choices: []`) before `[DONE]`; Gemini adds `usage` to its last content chunk. Unasked, neither has any.
+  withoutAddedUsage(event: SseEvent): string {
+    if (!event.data.includes('"usage"')) return event.raw;
     const chunk = asObject(tryParseJson(event.data));
-    return Array.isArray(chunk?.choices) && chunk.choices.length === 0 && asObject(chunk.usage) !== undefined;
+    if (!chunk || !Object.hasOwn(chunk, 'usage')) return event.raw;
+    if (Array.isArray(chunk.choices) && chunk.choices.length === 0 && asObject(chunk.usage) !== undefined) return '';
+    return withDataOf(event, withoutMember(Buffer.from(event.data, 'utf8'), 'usage').toString('utf8'));
   },
 
   requestStreamUsage(body, raw) {

@@ -79,7 +79,7 @@ export const converseDialect: Dialect = {
   },
 
   streamErrorEvent: (message) => awsStreamError(message),
-  isUsageOnlyEvent: () => false,
+  withoutAddedUsage: (event) => event.raw,
   requestStreamUsage: (_body, raw) => ({ body: raw, added: false }),
   requestBody: 'json',
   cache: { kind: 'converse', allowed: () => true },

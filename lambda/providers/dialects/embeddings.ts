@@ -22,6 +22,6 @@ export const embeddingsDialect: Dialect = {
     };
   },
   requestStreamUsage: (_body, raw) => ({ body: raw, added: false }),
-  isUsageOnlyEvent: () => false,
+  withoutAddedUsage: (event) => event.raw,
   cache: { kind: 'embeddings', allowed: () => true },
 };

@@ -21,6 +21,8 @@ const COLON = 0x3a;
 
 export interface MemberSpan {
   key: string;
+  /** Byte offset of the member's key (its opening quote). */
+  keyStart: number;
   /** Byte offsets of the member's value: `[valueStart, valueEnd)`. */
   valueStart: number;
   valueEnd: number;
@@ -79,13 +81,14 @@ export function objectMembers(bytes: Buffer, open: number): MemberSpan[] {
   if (bytes[at] === CLOSE_BRACE) return members;
   for (;;) {
     if (bytes[at] !== QUOTE) throw new Error('expected a key');
+    const keyStart = at;
     const keyEnd = stringEnd(bytes, at);
     const key = JSON.parse(bytes.toString('utf8', at, keyEnd)) as string;
     at = skipSpace(bytes, keyEnd);
     if (bytes[at] !== COLON) throw new Error('expected a colon');
     const valueStart = skipSpace(bytes, at + 1);
     const end = valueEnd(bytes, valueStart);
-    members.push({ key, valueStart, valueEnd: end });
+    members.push({ key, keyStart, valueStart, valueEnd: end });
     at = skipSpace(bytes, end);
     if (bytes[at] === COMMA) at = skipSpace(bytes, at + 1);
     else if (bytes[at] === CLOSE_BRACE) return members;
@@ -114,6 +117,26 @@ export function setNestedMember(bytes: Buffer, key: string, inner: string, json:
   if (existing) return splice(bytes, existing.valueStart, existing.valueEnd, json);
   const innerOpen = member.valueStart;
   return splice(bytes, innerOpen + 1, innerOpen + 1, `${pair}${hasMembers(bytes, innerOpen) ? ',' : ''}`);
+}
+
+/**
+ * The text of a top-level object without its `key` member (every one, if it appears twice), the
+ * comma that joined it going with it; every other byte stays as written.
+ */
+export function withoutMember(bytes: Buffer, key: string): Buffer {
+  const open = skipSpace(bytes, 0);
+  for (;;) {
+    const members = objectMembers(bytes, open);
+    const at = members.findIndex((member) => member.key === key);
+    if (at < 0) return bytes;
+    const member = members[at];
+    const next = members[at + 1];
+    const previous = members[at - 1];
+    // Up to the next member's key; the last one takes the comma after the member before it.
+    if (next) bytes = splice(bytes, member.keyStart, next.keyStart, '');
+    else if (previous) bytes = splice(bytes, previous.valueEnd, member.valueEnd, '');
+    else bytes = splice(bytes, member.keyStart, member.valueEnd, '');
+  }
 }
 
 function hasMembers(bytes: Buffer, open: number): boolean {

@@ -98,7 +98,7 @@ export const messagesDialect: Dialect = {
   },
 
   streamErrorEvent: (message) => errorEvent('api_error', message),
-  isUsageOnlyEvent: () => false,
+  withoutAddedUsage: (event) => event.raw,
   requestStreamUsage: (_body, raw) => ({ body: raw, added: false }),
   requestBody: 'json',
   cache: { kind: 'messages', allowed: () => true },

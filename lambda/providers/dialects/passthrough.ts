@@ -19,7 +19,7 @@ export function passthroughDialect(style: Dialect, billing: Dialect['billing']):
       billing === 'free'
         ? () => ({ onEvent: () => undefined, outcome: () => ({ complete: true }) })
         : () => style.newStreamReader(),
-    isUsageOnlyEvent: () => false,
+    withoutAddedUsage: (event) => event.raw,
     requestStreamUsage: (_body, raw) => ({ body: raw, added: false }),
     requestBody: 'any',
     cache: undefined,

@@ -69,7 +69,7 @@ export const responsesDialect: Dialect = {
   streamErrorEvent: (message, cause) =>
     `event: error\ndata: ${JSON.stringify({ type: 'error', code: cause === 'stalled' ? 'upstream_stalled' : 'upstream_connection_closed', message, param: null })}\n\n`,
   // Responses streams always report usage: nothing to ask for, nothing to hide.
-  isUsageOnlyEvent: () => false,
+  withoutAddedUsage: (event) => event.raw,
   requestStreamUsage: (_body, raw) => ({ body: raw, added: false }),
   requestBody: 'json',
   // A follow-up turn's answer depends on the conversation the provider keeps: never served from the cache.

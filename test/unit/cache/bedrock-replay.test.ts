@@ -296,7 +296,7 @@ describe('replayCached for Bedrock entries', () => {
   const request = (stream: boolean, dialect = converseDialect): ReplayRequest => ({
     dialect,
     stream,
-    hideUsageOnlyEvent: false,
+    hideAddedUsage: false,
   });
   const read = async (body: Readable) => {
     const parts: Buffer[] = [];

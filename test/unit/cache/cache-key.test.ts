@@ -5,7 +5,9 @@ import {
   CACHE_KEY_VERSION,
   cacheKey,
   canonicalJson,
+  headerIgnoredBecause,
   IGNORED_FIELDS,
+  IGNORED_HEADERS,
   ignoredBecause,
   type CacheKind,
 } from '../../../lambda/cache/cache-key';
@@ -48,9 +50,13 @@ describe('cacheKey', () => {
     const v2 = `acc-1#prov-b#chat.v2#${createHash('sha256')
       .update(canonicalJson({ model: 'fam-4o-mini', messages }))
       .digest('hex')}`;
-    expect(CACHE_KEY_VERSION).toBe('v3');
+    const v3 = `acc-1#prov-b#chat.v3#${createHash('sha256')
+      .update(canonicalJson({ body: { model: 'fam-4o-mini', messages } }))
+      .digest('hex')}`;
+    expect(CACHE_KEY_VERSION).toBe('v4');
     expect(cacheKey(chat)).not.toBe(v1);
     expect(cacheKey(chat)).not.toBe(v2);
+    expect(cacheKey(chat)).not.toBe(v3);
   });
 
   it('ignores key order inside the body', () => {
@@ -136,6 +142,69 @@ describe('cacheKey', () => {
       const documented = [...line!.split('|')[2]!.matchAll(/`([A-Za-z_]+)`/g)].map((m) => m[1]);
       expect(documented).toEqual(Object.keys(IGNORED_FIELDS[kind as CacheKind]));
     }
+  });
+});
+
+describe('numbers are keyed by their literal text', () => {
+  const withSeed = (seed: string) => {
+    const bodyText = `{"model":"fam-4o-mini","messages":[{"role":"user","content":"Hello"}],"seed":${seed}}`;
+    return cacheKey({ ...chat, body: JSON.parse(bodyText) as Record<string, unknown>, bodyText });
+  };
+
+  it('integers beyond 2^53 that JavaScript reads as one number are two keys', () => {
+    expect(JSON.parse('9007199254740993')).toBe(JSON.parse('9007199254740992'));
+    expect(withSeed('9007199254740993')).not.toBe(withSeed('9007199254740992'));
+    expect(withSeed('9007199254740993')).toBe(withSeed('9007199254740993'));
+  });
+
+  it('`1` and `1.0`, `100` and `1e2` are two keys each; key order and spacing are not', () => {
+    expect(withSeed('1')).not.toBe(withSeed('1.0'));
+    expect(withSeed('100')).not.toBe(withSeed('1e2'));
+    const spaced = '{ "seed" : 1,\n "messages":[{"content":"Hello","role":"user"}], "model":"fam-4o-mini" }';
+    expect(cacheKey({ ...chat, body: JSON.parse(spaced) as Record<string, unknown>, bodyText: spaced })).toBe(
+      withSeed('1'),
+    );
+  });
+
+  it('numbers deep inside the body and ignored fields follow the same rule', () => {
+    const text = (inner: string, temperature: string) =>
+      `{"model":"m","messages":[],"tools":[{"type":"function","function":{"name":"f","parameters":{"maximum":${inner}}}}],"temperature":${temperature}}`;
+    const key = (inner: string, temperature: string) =>
+      cacheKey({ ...chat, body: {}, bodyText: text(inner, temperature) });
+    expect(key('10', '0.5')).not.toBe(key('10.0', '0.5'));
+    expect(key('10', '0.5')).toBe(key('10', '1.5'));
+  });
+});
+
+describe('headers', () => {
+  const sent = { 'content-type': 'application/json', accept: 'application/json', 'anthropic-version': '2023-06-01' };
+  const withHeaders = (headers: Record<string, string>) => cacheKey({ ...chat, headers });
+
+  it('every header that reaches the provider is in the key', () => {
+    const key = withHeaders(sent);
+    expect(withHeaders({ ...sent, 'anthropic-beta': 'context-1m-2025-08-07' })).not.toBe(key);
+    expect(withHeaders({ ...sent, 'openai-organization': 'org-1' })).not.toBe(key);
+    expect(withHeaders({ ...sent, accept: 'text/event-stream' })).not.toBe(key);
+    expect(withHeaders({ ...sent, 'a-header-added-tomorrow': '1' })).not.toBe(key);
+    expect(withHeaders({})).not.toBe(key);
+  });
+
+  for (const name of Object.keys(IGNORED_HEADERS)) {
+    it(`\`${name}\` is left out (${headerIgnoredBecause(name)})`, () => {
+      const header = name.replace('*', 'retry-count');
+      expect(withHeaders({ ...sent, [header]: 'one' })).toBe(withHeaders({ ...sent, [header]: 'two' }));
+      expect(withHeaders({ ...sent, [header]: 'one' })).toBe(withHeaders(sent));
+    });
+  }
+
+  it('docs/caching.md lists exactly the ignored headers, each with its reason', () => {
+    const page = readFileSync(join(__dirname, '../../../docs/caching.md'), 'utf8');
+    const table = page.slice(page.indexOf('| Header | Why it cannot change the answer |')).split('\n\n')[0]!;
+    const rows = table
+      .split('\n')
+      .slice(2)
+      .map((line) => /^\| `([^`]+)` \| (.+) \|$/.exec(line)!.slice(1, 3));
+    expect(rows).toEqual(Object.keys(IGNORED_HEADERS).map((name) => [name, headerIgnoredBecause(name)]));
   });
 });
 

@@ -175,17 +175,30 @@ describe('stream usage on request', () => {
     expect(messagesDialect.requestStreamUsage({ stream: true }, raw)).toEqual({ body: raw, added: false });
   });
 
-  it('isUsageOnlyEvent picks only the `choices: []` chunk that carries usage', () => {
-    const flags = fixtureEvents('prov-b/text.sse').map((e) => chatDialect.isUsageOnlyEvent(e));
-    expect(flags.filter(Boolean)).toHaveLength(1);
-    expect(flags[flags.length - 2]).toBe(true);
-    for (const name of ['prov-c/text.sse', 'prov-d/text.sse', 'prov-e/text.sse', 'prov-b/text-no-usage.sse']) {
-      expect(fixtureEvents(name).some((e) => chatDialect.isUsageOnlyEvent(e))).toBe(false);
-    }
-    // Azure-style first chunk: empty choices but no usage.
+  it.each([
+    ['prov-b/text.sse', 'prov-b/text-no-usage.sse'],
+    ['prov-c/text.sse', 'prov-c/text-no-usage.sse'],
+  ])('withoutAddedUsage turns %s (usage asked) into %s (not asked), byte for byte', (asked, unasked) => {
+    const events = fixtureEvents(asked);
+    expect(events.map((e) => chatDialect.withoutAddedUsage(e)).join('')).toBe(
+      fixtureEvents(unasked)
+        .map((e) => e.raw)
+        .join(''),
+    );
+  });
+
+  it('withoutAddedUsage keeps every other byte, and other lines of the event', () => {
+    // Azure-style first chunk: empty choices and `usage: null`: the chunk stays, without its usage.
     expect(
-      chatDialect.isUsageOnlyEvent({ data: '{"choices":[],"prompt_filter_results":[],"usage":null}', raw: '' }),
-    ).toBe(false);
-    expect(fixtureEvents('prov-a/text.sse').some((e) => messagesDialect.isUsageOnlyEvent(e))).toBe(false);
+      chatDialect.withoutAddedUsage({
+        data: '{"choices":[],"prompt_filter_results":[],"usage":null}',
+        raw: 'id: 7\ndata: {"choices":[],"prompt_filter_results":[],"usage":null}\n\n',
+      }),
+    ).toBe('id: 7\ndata: {"choices":[],"prompt_filter_results":[]}\n\n');
+    const spaced = '{ "usage" : null , "n" : 1.50 }';
+    expect(chatDialect.withoutAddedUsage({ data: spaced, raw: `data:${spaced}\n\n` })).toBe('data:{ "n" : 1.50 }\n\n');
+    for (const raw of ['data: [DONE]\n\n', 'data: {"choices":[{"delta":{"content":"usage"}}]}\n\n'])
+      expect(chatDialect.withoutAddedUsage({ data: raw.slice(6, -2), raw })).toBe(raw);
+    for (const e of fixtureEvents('prov-a/text.sse')) expect(messagesDialect.withoutAddedUsage(e)).toBe(e.raw);
   });
 });

@@ -28,7 +28,7 @@ async function read(name: string, pieces: Buffer[]) {
   const tap = new UsageTap({
     dialect: dialectFor(name),
     format: name.endsWith('.sse') ? 'sse' : 'json',
-    hideUsageOnlyEvent: false,
+    hideAddedUsage: false,
   });
   const out: Buffer[] = [];
   await pipeline(

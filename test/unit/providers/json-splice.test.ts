@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { objectMembers, setNestedMember } from '../../../lambda/providers/dialects/json-splice';
+import { objectMembers, setNestedMember, withoutMember } from '../../../lambda/providers/dialects/json-splice';
 
 describe('setNestedMember', () => {
   it('for any object text: the result parses to the same object with the nested member set, and only the edited span differs', () => {
@@ -43,5 +43,33 @@ describe('setNestedMember', () => {
       ['d', '-1.5e3'],
       ['e', 'null'],
     ]);
+  });
+});
+
+describe('withoutMember', () => {
+  it('for any object text: the result parses to the same object without the member', () => {
+    fc.assert(
+      fc.property(
+        fc.dictionary(fc.constantFrom('usage', 'id', 'choices', 'model', 'x'), fc.jsonValue()),
+        fc.boolean(),
+        (object, pretty) => {
+          const text = JSON.stringify(object, null, pretty ? 2 : undefined);
+          const out = withoutMember(Buffer.from(text), 'usage').toString('utf8');
+          const { usage: _usage, ...rest } = object;
+          expect(JSON.parse(out)).toEqual(rest);
+          if (!('usage' in object)) expect(out).toBe(text);
+        },
+      ),
+    );
+  });
+
+  it('takes the member and one comma; numbers, spacing and a repeated key are handled as written', () => {
+    const cut = (text: string) => withoutMember(Buffer.from(text), 'usage').toString('utf8');
+    expect(cut('{"usage":null,"n":1.0}')).toBe('{"n":1.0}');
+    expect(cut('{"n":1.0,"usage":null}')).toBe('{"n":1.0}');
+    expect(cut('{"a":1,"usage":{"x":[1,2]},"b":2}')).toBe('{"a":1,"b":2}');
+    expect(cut('{"usage":null}')).toBe('{}');
+    expect(cut('{ "a" : 9007199254740993 , "usage" : null }')).toBe('{ "a" : 9007199254740993 }');
+    expect(cut('{"usage":1,"a":2,"usage":3}')).toBe('{"a":2}');
   });
 });

@@ -4,7 +4,9 @@
  */
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { PassThrough } from 'node:stream';
+import { PassThrough, type Transform } from 'node:stream';
+import { chatDialect } from '../../../lambda/providers/dialects/chat';
+import { UsageTap } from '../../../lambda/streaming/usage-tap';
 import { SecretRedactor } from '../../../lambda/streaming/redact';
 import { relayBody, type RelayEnd } from '../../../lambda/streaming/relay';
 import { bodyDecoding } from '../../../lambda/upstream/content-encoding';
@@ -47,7 +49,7 @@ interface Relayed {
   ends: RelayEnd[];
   /** What the client read, once its stream is over (ended or destroyed). */
   received: Promise<{ text: string; error?: string }>;
-  tap: PassThrough;
+  tap: Transform;
   /**
    * The proxy's side of the upstream response has closed (the last event the relay listens to) and
    * the turn its listeners ran in is over: an end reported twice would be in `ends` by then.
@@ -57,11 +59,11 @@ interface Relayed {
 
 async function relay(
   serve: Behaviour,
-  options: { stallMs?: number; sse?: boolean; gzip?: boolean } = {},
+  options: { stallMs?: number; sse?: boolean; gzip?: boolean; tap?: () => Transform } = {},
 ): Promise<Relayed> {
   behaviour = serve;
   const upstream = await upstreamResponse();
-  const tap = new PassThrough();
+  const tap = options.tap?.() ?? new PassThrough();
   const ends: RelayEnd[] = [];
   let text = '';
   tap.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
@@ -171,5 +173,48 @@ it('a body that cannot be decoded ends the stream with the closing event, once',
   expect(ends[0]).toMatchObject({
     kind: 'cut',
     reason: expect.stringMatching(/^could not decode the upstream body: /),
+  });
+});
+
+describe('after the terminal event went to the client (a usage tap that knows it)', () => {
+  const chatTap = () => new UsageTap({ dialect: chatDialect, format: 'sse', hideAddedUsage: false });
+  const ANSWER =
+    'data: {"model":"m","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2}}\n\ndata: [DONE]\n\n';
+
+  it('a provider connection left open: the client stream ends with the event, complete, and the connection is closed', async () => {
+    const { ends, received, upstreamDone } = await relay(
+      (response) => {
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        response.write(ANSWER);
+      },
+      { tap: chatTap },
+    );
+    expect(await received).toEqual({ text: ANSWER });
+    await upstreamClosed;
+    await upstreamDone;
+    expect(ends).toEqual([{ kind: 'complete' }]);
+  });
+
+  it('a client that closes right after it leaves a complete answer, however the provider goes on', async () => {
+    const { ends, tap, upstreamDone } = await relay(
+      (response) => {
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        response.write(ANSWER);
+        response.write('data: {"after":"the end"}\n\n');
+      },
+      { tap: chatTap },
+    );
+    let text = '';
+    await new Promise<void>((resolve) =>
+      tap.on('data', (chunk: Buffer) => {
+        text += chunk.toString('utf8');
+        if (text.includes('[DONE]')) resolve();
+      }),
+    );
+    tap.destroy();
+    await upstreamClosed;
+    await upstreamDone;
+    expect(text).toBe(ANSWER);
+    expect(ends).toEqual([{ kind: 'complete' }]);
   });
 });

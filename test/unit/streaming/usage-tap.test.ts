@@ -68,7 +68,7 @@ describe('UsageTap passes every fixture through untouched', () => {
     const { output, result } = await runTap(randomCuts(input, seededRandom(seed)), {
       dialect: dialectOf(name),
       format,
-      hideUsageOnlyEvent: false,
+      hideAddedUsage: false,
     });
     expect(output.equals(input)).toBe(true);
     expect(summary(result)).toEqual(wanted(name));
@@ -85,7 +85,7 @@ describe('UsageTap passes every fixture through untouched', () => {
       const { output, result } = await runTap(oneBytePieces(input), {
         dialect: dialectOf(name),
         format: 'sse',
-        hideUsageOnlyEvent: false,
+        hideAddedUsage: false,
         copy: { append: (t) => seen.push(t), finish: async () => undefined },
       });
       expect(output.equals(input)).toBe(true);
@@ -96,21 +96,25 @@ describe('UsageTap passes every fixture through untouched', () => {
   );
 });
 
-describe('UsageTap hiding the usage-only event the proxy asked for', () => {
+describe('UsageTap taking out what the stream usage the proxy asked for added', () => {
   const usageOnlyBlocks = (name: string) =>
     fixtureEvents(name)
       .filter((e) => e.data.includes('"choices":[],"usage":{'))
       .map((e) => e.raw);
+  /** What the provider sends when not asked: no usage-only block, no `usage` member on any chunk. */
+  const unasked: Record<string, () => string> = {
+    'prov-b/text.sse': () => fixtureText('prov-b/text-no-usage.sse'),
+    'prov-c/text.sse': () => fixtureText('prov-c/text-no-usage.sse'),
+    'prov-b/reasoning-excluded.sse': () =>
+      fixtureText('prov-b/reasoning-excluded.sse').replace(usageOnlyBlocks('prov-b/reasoning-excluded.sse')[0]!, ''),
+    'prov-b/stream-error.sse': () => fixtureText('prov-b/stream-error.sse').replaceAll(',"usage":null', ''),
+  };
 
-  it.each(['prov-b/text.sse', 'prov-b/reasoning-excluded.sse'])(
-    '%s: output is the input minus exactly the `choices: []` usage block',
+  it.each(Object.keys(unasked))(
+    '%s: the client gets what the provider sends unasked, byte for byte; the row still gets the usage',
     async (name) => {
-      const text = fixtureText(name);
-      const blocks = usageOnlyBlocks(name);
-      expect(blocks).toHaveLength(1);
-      const expected = Buffer.from(text.replace(blocks[0], ''), 'utf8');
-      expect(expected.length).toBe(Buffer.byteLength(text) - Buffer.byteLength(blocks[0]));
-      const input = Buffer.from(text, 'utf8');
+      const expected = unasked[name]!();
+      const input = Buffer.from(fixtureText(name), 'utf8');
       for (const pieces of [
         [input],
         oneBytePieces(input),
@@ -119,23 +123,23 @@ describe('UsageTap hiding the usage-only event the proxy asked for', () => {
         const { output, result } = await runTap(pieces, {
           dialect: chatDialect,
           format: 'sse',
-          hideUsageOnlyEvent: true,
+          hideAddedUsage: true,
         });
-        expect(output.toString('utf8')).toBe(expected.toString('utf8'));
-        // The hidden event is still read: the row gets the usage the client doesn't see.
+        expect(output.toString('utf8')).toBe(expected);
+        // What is taken out is still read: the row gets the usage the client doesn't see.
         expect(summary(result)).toEqual(wanted(name));
       }
     },
   );
 
-  it.each(['prov-b/text-no-usage.sse', 'prov-c/text.sse', 'prov-c/text-no-usage.sse', 'prov-b/stream-error.sse'])(
-    '%s: nothing to hide, every byte passes',
+  it.each(['prov-b/text-no-usage.sse', 'prov-c/text-no-usage.sse'])(
+    '%s: nothing to take out, every byte passes',
     async (name) => {
       const input = Buffer.from(fixtureText(name), 'utf8');
       const { output, result } = await runTap(randomCuts(input, seededRandom(5)), {
         dialect: chatDialect,
         format: 'sse',
-        hideUsageOnlyEvent: true,
+        hideAddedUsage: true,
       });
       expect(output.equals(input)).toBe(true);
       expect(summary(result)).toEqual(wanted(name));
@@ -144,10 +148,10 @@ describe('UsageTap hiding the usage-only event the proxy asked for', () => {
 
   it('a usage-only block without its blank line at the very end is still hidden at flush', async () => {
     const text = fixtureText('prov-b/text.sse').replace(/data: \[DONE\]\n\n$/, '');
-    const block = usageOnlyBlocks('prov-b/text.sse')[0];
+    const block = usageOnlyBlocks('prov-b/text.sse')[0]!;
     const input = Buffer.from(text.slice(0, -2), 'utf8');
-    const { output, result } = await runTap([input], { dialect: chatDialect, format: 'sse', hideUsageOnlyEvent: true });
-    expect(output.toString('utf8')).toBe(text.replace(block, ''));
+    const { output, result } = await runTap([input], { dialect: chatDialect, format: 'sse', hideAddedUsage: true });
+    expect(output.toString('utf8')).toBe(text.replace(block, '').replaceAll(',"usage":null', ''));
     expect(result.usage?.inputTokens).toBe(23);
     expect(result.complete).toBe(false);
   });
@@ -163,7 +167,7 @@ describe('UsageTap results', () => {
     const { result } = await runTap([Buffer.from(cut)], {
       dialect: messagesDialect,
       format: 'sse',
-      hideUsageOnlyEvent: false,
+      hideAddedUsage: false,
     });
     expect(summary(result)).toEqual({ ...wanted('prov-a/prompt-cache.sse'), complete: false });
   });
@@ -173,7 +177,7 @@ describe('UsageTap results', () => {
     const { result } = await runTap([Buffer.from(text.slice(0, text.length - 5))], {
       dialect: chatDialect,
       format: 'json',
-      hideUsageOnlyEvent: false,
+      hideAddedUsage: false,
     });
     expect(result.json).toBeUndefined();
     expect(result.usage).toBeUndefined();
@@ -186,7 +190,7 @@ describe('UsageTap results', () => {
     const tap = new UsageTap({
       dialect: chatDialect,
       format: 'sse',
-      hideUsageOnlyEvent: false,
+      hideAddedUsage: false,
       copy: {
         append: () => undefined,
         finish: async (result) => {
@@ -252,7 +256,7 @@ describe('UsageTap results', () => {
       const input = Buffer.from(JSON.stringify(body), 'utf8');
       const pieces: Buffer[] = [];
       for (let at = 0; at < input.length; at += 64 * 1024) pieces.push(input.subarray(at, at + 64 * 1024));
-      const { output, result } = await runTap(pieces, { dialect, format: 'json', hideUsageOnlyEvent: false });
+      const { output, result } = await runTap(pieces, { dialect, format: 'json', hideAddedUsage: false });
       expect(output.length).toBe(input.length);
       expect(result.bytes).toBe(input.length);
       expect(result.usage).toEqual(usage);
