@@ -7,8 +7,9 @@ import type { ProxyResponse } from '../http/response';
 import { serveDashboard } from '../http/serve-dashboard';
 import { chatDialect } from '../providers/dialects/chat';
 import { messagesDialect } from '../providers/dialects/messages';
-import { endpointPaths, resolveProxyPath } from '../providers/registry';
+import { endpointPaths, resolveProxyPath, type Provider } from '../providers/registry';
 import { finishResponse } from './finish-response';
+import { refuseAtTheEdge } from './edge-checks';
 import { readProxyRequest } from './read-proxy-request';
 import type { ProxyRequest, Received } from './state';
 import { Answer, type Step } from './step';
@@ -38,7 +39,9 @@ export function receiveRequest({
         ? route.found.provider
         : 'wrongMethod' in route
           ? route.wrongMethod.provider
-          : route.unsafe.provider);
+          : 'unsafe' in route
+            ? route.unsafe.provider
+            : route.notOffered.provider);
     return {
       request,
       route,
@@ -75,8 +78,11 @@ export function routeRequest({
         return new Answer(finishResponse(state, response));
       }
       if (!route || 'unsafe' in route) throw new NotFoundError(unknownPathMessage(request.path));
+      if ('notOffered' in route) throw new NotFoundError(notOfferedMessage(request, route.notOffered.provider));
       if ('wrongMethod' in route) throw new MethodNotAllowedError(request.method, route.wrongMethod.allowed);
-      return readProxyRequest(request, route.found);
+      const proxyRequest = readProxyRequest(request, route.found);
+      refuseAtTheEdge(request, proxyRequest);
+      return proxyRequest;
     },
   };
 }
@@ -85,6 +91,14 @@ export function routeRequest({
 function unknownPathMessage(path: string): string {
   const endpoints = endpointPaths().map((line) => line.replace(' ', ` ${PROXY_BASE}`));
   return `Unknown proxy path ${path.slice(0, 200)}. Endpoints: ${endpoints.join(', ')}; any other plain path below ${PROXY_BASE}/prov-x/ is forwarded to that provider.`;
+}
+
+/** The operations a provider that forwards nothing else offers, so a client learns what it may call. */
+function notOfferedMessage(request: IncomingRequest, provider: Provider): string {
+  const offered = endpointPaths()
+    .filter((line) => line.split(' ')[1].startsWith(`/${provider.id}/`))
+    .map((line) => line.replace(' ', ` ${PROXY_BASE}`));
+  return `${request.method} ${request.path.slice(0, 200)} is not an operation the proxy forwards to ${provider.displayName}. Operations: ${offered.join(', ')}.`;
 }
 
 function preflight(headers: Record<string, string | undefined>, allowlist: readonly string[]): ProxyResponse {
