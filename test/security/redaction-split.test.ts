@@ -10,8 +10,7 @@ import {
   InvokeModelWithResponseStreamCommand,
   type ConverseStreamOutput,
 } from '@aws-sdk/client-bedrock-runtime';
-import { EventStreamCodec } from '@smithy/eventstream-codec';
-import type { MessageHeaders } from '@smithy/types';
+import { EventStreamCodec, type MessageHeaders } from '@smithy/core/event-streams';
 import OpenAI from 'openai';
 import { bedrockClient, BEDROCK_MODEL } from '../support/bedrock';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
