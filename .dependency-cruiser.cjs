@@ -24,7 +24,7 @@ const ALLOWED = {
 };
 
 /** The files directly in lambda/ that every folder may use, and that use no folder. */
-const BASE_FILES = ['json', 'tables', 'errors', 'logger', 'retry', 'in-flight'];
+const BASE_FILES = ['json', 'plain-text', 'tables', 'errors', 'logger', 'retry', 'in-flight'];
 
 const folderRules = Object.entries(ALLOWED).map(([folder, allowed]) => ({
   name: `layer-${folder}`,

@@ -155,6 +155,16 @@ export class StoredKeyUnreadableError extends ProxyError {
   }
 }
 
+/** A stored key that no HTTP header can carry (saved before keys were checked): it must be replaced. */
+export class StoredKeyNotSendableError extends ProxyError {
+  constructor(provider: string) {
+    super(
+      500,
+      `The stored ${provider} key is not valid: it holds characters an HTTP header cannot carry (only visible ASCII can be sent). Replace it on the Integrations page or with PUT /api/keys/${provider}.`,
+    );
+  }
+}
+
 /** A request the proxy signs with the runtime's AWS credentials, when there are none to be found. */
 export class AwsCredentialsUnavailableError extends ProxyError {
   constructor(cause: unknown) {

@@ -3,6 +3,7 @@ import type { Budget, BudgetStatus, BudgetSubject } from '../budgets/budget';
 import { BUDGET_PERIODS, type BudgetPeriod } from '../budgets/periods';
 import { NotFoundError, ValidationError } from '../errors';
 import { jsonResponse, type ProxyResponse } from '../http/response';
+import { unsafeCharacterIn } from '../plain-text';
 import { nanosToUsd } from '../pricing/price-table';
 import { keyProblem, valueProblem } from '../tags/tags';
 import { REQUESTER_MAX_CHARS } from '../usage/usage-row';
@@ -58,6 +59,13 @@ function requesterSubject({ params }: ManageCall): BudgetSubject {
   if (params.requester.length > REQUESTER_MAX_CHARS) {
     throw new ValidationError(
       `requester must be at most ${REQUESTER_MAX_CHARS} characters (the longest label a usage row keeps).`,
+      'requester',
+    );
+  }
+  const unsafe = unsafeCharacterIn(params.requester);
+  if (unsafe) {
+    throw new ValidationError(
+      `requester holds ${unsafe}, a control or bidirectional character; a requester label is plain text.`,
       'requester',
     );
   }

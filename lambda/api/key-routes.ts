@@ -1,12 +1,15 @@
 import * as z from 'zod/mini';
 import { NotFoundError } from '../errors';
 import { jsonResponse } from '../http/response';
+import { isSendableCredential } from '../plain-text';
 import { catalogEntry, PROVIDER_IDS, type ProviderId } from '../providers/catalog';
 import { jsonBody, parseBody } from './request-body';
 import type { ApiRoute } from './route-types';
 import { API_PATHS } from './paths';
 
 const KEY_ERROR = 'key must be the provider API key as a string.';
+const UNSENDABLE_KEY =
+  'key must be visible ASCII characters only (what an HTTP header carries): no spaces inside, line breaks, NUL or non-ASCII characters.';
 
 /** `{"key": "…"}`: the provider key, stored without surrounding whitespace. */
 const providerKeyBody = z.object({
@@ -14,6 +17,8 @@ const providerKeyBody = z.object({
     z.string({ error: KEY_ERROR }).check(
       z.maxLength(4096, KEY_ERROR),
       z.refine((key) => key.trim().length >= 8, KEY_ERROR),
+      // Saved as it is, a key no header can carry would break every request of the provider.
+      z.refine((key) => isSendableCredential(key.trim()), UNSENDABLE_KEY),
     ),
     z.transform((key) => key.trim()),
   ),

@@ -51,6 +51,15 @@ export function splitTarget(target: string): { rawPath: string; rawQueryString: 
     : { rawPath: rest.slice(0, query), rawQueryString: rest.slice(query + 1) };
 }
 
+/**
+ * A header value as the text its bytes spell in UTF-8. Node's HTTP parser hands each byte over as
+ * one Latin-1 character (`josé` arrives as `josÃ©`); bytes that are no UTF-8 become U+FFFD, which
+ * the pipeline refuses (lambda/pipeline/edge-checks.ts).
+ */
+export function headerText(latin1: string): string {
+  return /[\u0080-\uffff]/.test(latin1) ? Buffer.from(latin1, 'latin1').toString('utf8') : latin1;
+}
+
 /** A Node request as the function URL (payload format 2.0) event Lambda would deliver. */
 export async function toFunctionUrlEvent(
   request: IncomingMessage,
@@ -61,7 +70,7 @@ export async function toFunctionUrlEvent(
   // headersDistinct keeps repeats that Node would drop (e.g. a second Authorization); function URLs comma-join them.
   for (const [name, values] of Object.entries(request.headersDistinct)) {
     if (values === undefined || name === 'cookie') continue;
-    headers[name] = values.join(',');
+    headers[name] = values.map(headerText).join(',');
   }
   // Read before the body: stopping early at the drain limit detaches the socket.
   const sourceIp = request.socket?.remoteAddress ?? '127.0.0.1';

@@ -6,6 +6,7 @@ import { upstreamUrl } from '../providers/registry';
 import type { Dialect } from '../providers/types';
 import { EventStreamRedactor } from '../streaming/event-stream-redact';
 import { SecretRedactor, searchableSecrets } from '../streaming/redact';
+import { SseRedactor } from '../streaming/sse-redact';
 import { relayBody, type RelayEnd } from '../streaming/relay';
 import { MAX_ERROR_READ, UsageTap } from '../streaming/usage-tap';
 import { callUpstream, type UpstreamResponse } from '../upstream/call-upstream';
@@ -111,11 +112,14 @@ export function forwardUpstream(deps: ForwardDeps) {
     relayBody({
       upstream,
       transcoder,
-      // An AWS event stream is redacted frame by frame, so each frame stays whole and its CRCs valid.
+      // An AWS event stream is redacted frame by frame, so each frame stays whole and its CRCs valid;
+      // a stream, event by event, so a credential spread over several deltas is found too.
       redactor:
         answer.format === 'eventstream'
           ? new EventStreamRedactor(secrets, (problem) => Buffer.from(dialect.streamErrorEvent(problem, 'closed')))
-          : new SecretRedactor(secrets),
+          : answer.format === 'sse'
+            ? new SseRedactor(secrets)
+            : new SecretRedactor(secrets),
       tap,
       stallMs: deps.config.upstreamTimeoutMs,
       deadline,

@@ -2,7 +2,7 @@ import { parseToken } from '../auth/proxy-token';
 import { searchableSecrets } from '../streaming/redact';
 
 /** Request headers that carry a credential in some provider's SDK, and the proxy token's own header. */
-const CREDENTIAL_HEADERS = [
+export const CREDENTIAL_HEADERS = [
   'authorization',
   'proxy-authorization',
   'x-api-key',
@@ -27,12 +27,19 @@ export interface SecretSources {
  */
 export function requestSecrets(state: SecretSources): string[] {
   const found: Array<string | undefined> = [state.credential, state.token?.secret, state.upstreamKey];
-  for (const name of CREDENTIAL_HEADERS) {
-    const value = state.request.headers[name]?.trim();
-    if (!value) continue;
-    // A scheme (`Bearer`, `Basic`) is dropped; the rest is the credential, and a proxy token's secret part is one too.
-    const bare = value.replace(/^[A-Za-z0-9-]+ +/, '');
+  for (const { value, bare } of credentialHeaderValues(state.request.headers))
     found.push(value, bare, parseToken(bare)?.secret);
-  }
   return searchableSecrets(found);
+}
+
+/** Each credential header's value as sent and without its scheme (`Bearer`, `Basic`): the rest is the credential. */
+export function credentialHeaderValues(
+  headers: Record<string, string | undefined>,
+): Array<{ name: string; value: string; bare: string }> {
+  const found: Array<{ name: string; value: string; bare: string }> = [];
+  for (const name of CREDENTIAL_HEADERS) {
+    const value = headers[name]?.trim();
+    if (value) found.push({ name, value, bare: value.replace(/^[A-Za-z0-9-]+ +/, '') });
+  }
+  return found;
 }

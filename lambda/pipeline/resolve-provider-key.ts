@@ -1,5 +1,6 @@
 import type { Deps } from '../deps';
-import { StoredKeyUnreadableError, StoreUnavailableError, ValidationError } from '../errors';
+import { StoredKeyNotSendableError, StoredKeyUnreadableError, StoreUnavailableError, ValidationError } from '../errors';
+import { isSendableCredential } from '../plain-text';
 import type { Identified, Keyed, Routed } from './state';
 import type { Step } from './step';
 
@@ -29,6 +30,7 @@ export function resolveProviderKey(deps: Pick<Deps, 'sealer'>): Step<Routed & Id
         .catch((error) => {
           throw new StoredKeyUnreadableError(id, error);
         });
+      if (!isSendableCredential(upstreamKey)) throw new StoredKeyNotSendableError(id);
       return { upstreamKey };
     },
   };

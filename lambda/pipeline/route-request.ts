@@ -7,8 +7,9 @@ import type { ProxyResponse } from '../http/response';
 import { serveDashboard } from '../http/serve-dashboard';
 import { chatDialect } from '../providers/dialects/chat';
 import { messagesDialect } from '../providers/dialects/messages';
-import { endpointPaths, resolveProxyPath } from '../providers/registry';
+import { endpointPaths, resolveProxyPath, type Provider } from '../providers/registry';
 import { finishResponse } from './finish-response';
+import { refuseAtTheEdge } from './edge-checks';
 import { readProxyRequest } from './read-proxy-request';
 import type { ProxyRequest, Received } from './state';
 import type { Step } from './step';
@@ -44,7 +45,9 @@ export function receiveRequest({
         ? route.found.provider
         : 'wrongMethod' in route
           ? route.wrongMethod.provider
-          : route.unsafe.provider);
+          : 'unsafe' in route
+            ? route.unsafe.provider
+            : route.notOffered.provider);
     return {
       request,
       route,
@@ -91,8 +94,11 @@ export function routeRequest(): Step<Received, ProxyRequest> {
       const { request, route } = state;
       if (request.body.length > MAX_BODY_BYTES) throw new PayloadTooLargeError(MAX_BODY_BYTES);
       if (!route || 'unsafe' in route) throw new NotFoundError(unknownPathMessage(request.path));
+      if ('notOffered' in route) throw new NotFoundError(notOfferedMessage(request, route.notOffered.provider));
       if ('wrongMethod' in route) throw new MethodNotAllowedError(request.method, route.wrongMethod.allowed);
-      return readProxyRequest(request, route.found);
+      const proxyRequest = readProxyRequest(request, route.found);
+      refuseAtTheEdge(request, proxyRequest);
+      return proxyRequest;
     },
   };
 }
@@ -101,6 +107,14 @@ export function routeRequest(): Step<Received, ProxyRequest> {
 function unknownPathMessage(path: string): string {
   const endpoints = endpointPaths().map((line) => line.replace(' ', ` ${PROXY_BASE}`));
   return `Unknown proxy path ${path.slice(0, 200)}. Endpoints: ${endpoints.join(', ')}; any other plain path below ${PROXY_BASE}/prov-x/ is forwarded to that provider.`;
+}
+
+/** The operations a provider that forwards nothing else offers, so a client learns what it may call. */
+function notOfferedMessage(request: IncomingRequest, provider: Provider): string {
+  const offered = endpointPaths()
+    .filter((line) => line.split(' ')[1].startsWith(`/${provider.id}/`))
+    .map((line) => line.replace(' ', ` ${PROXY_BASE}`));
+  return `${request.method} ${request.path.slice(0, 200)} is not an operation the proxy forwards to ${provider.displayName}. Operations: ${offered.join(', ')}.`;
 }
 
 function preflight(headers: Record<string, string | undefined>, allowlist: readonly string[]): ProxyResponse {

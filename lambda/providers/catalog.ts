@@ -17,7 +17,7 @@ export type ProviderDialect = 'messages' | 'chat' | 'bedrock-runtime';
 export type DialectEndpoints = {
   messages: 'messages' | 'count_tokens' | 'models';
   chat: 'chat' | 'responses' | 'embeddings' | 'models';
-  'bedrock-runtime': 'converse' | 'converse-stream' | 'invoke' | 'invoke-with-response-stream';
+  'bedrock-runtime': 'converse' | 'converse-stream' | 'invoke' | 'invoke-with-response-stream' | 'count-tokens';
 };
 
 /**
@@ -45,7 +45,7 @@ interface EntryOf<D extends ProviderDialect> {
    * provider at the proxy base itself (`/v1/messages`, `/messages`); one provider at most.
    */
   sdkBasePath: string;
-  /** The endpoints the provider offers; a path not listed is still forwarded (as `other`). */
+  /** The endpoints the provider offers; a path not listed is still forwarded (as `other`), except to Bedrock. */
   endpoints: readonly [DialectEndpoints[D], ...DialectEndpoints[D][]];
   /**
    * `always`: the provider reports usage in every stream.
@@ -146,7 +146,7 @@ export const PROVIDER_CATALOG = [
       aws: { regionEnvVar: 'BEDROCK_REGION', service: 'bedrock' },
     },
     sdkBasePath: '/bedrock',
-    endpoints: ['converse', 'converse-stream', 'invoke', 'invoke-with-response-stream'],
+    endpoints: ['converse', 'converse-stream', 'invoke', 'invoke-with-response-stream', 'count-tokens'],
     streamUsage: 'always',
     exampleModel: 'eu.anthropic.claude-sonnet-4-6',
     prices: { catalog: 'aws', litellm: ['bedrock', 'bedrock_converse'] },

@@ -16,6 +16,8 @@ export type RouteResult<P extends ProviderModule> =
   | { wrongMethod: { provider: P; allowed: string } }
   /** Under a provider's mount, but not a path the proxy will forward (traversal, encoded separators…). */
   | { unsafe: { provider: P } }
+  /** Under a mount that reaches only the provider's endpoints, and not one of them. */
+  | { notOffered: { provider: P } }
   | undefined;
 
 // A percent-encoded byte must not smuggle in a separator, a dot segment, a
@@ -103,6 +105,8 @@ export function routeTable<P extends ProviderModule>(providers: readonly P[]) {
           ? { found: { provider, endpoint, upstreamPath: mount.upstreamPrefix + rest, model: matched.model } }
           : { wrongMethod: { provider, allowed: endpoint.method } };
       }
+      if (mount.othersRefused && !provider.endpoints.some((e) => e.path === mount.upstreamPrefix + rest))
+        return { notOffered: { provider } };
       if (!isSafeSubPath(rest)) {
         if (mount.endpointsOnly) continue;
         return { unsafe: { provider } };

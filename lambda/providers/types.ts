@@ -149,6 +149,8 @@ export interface Mount {
   prefix: string;
   upstreamPrefix: string;
   endpointsOnly?: boolean;
+  /** Any other path below this mount is refused (404) rather than forwarded as `other`. */
+  othersRefused?: boolean;
 }
 
 /**

@@ -6,6 +6,7 @@ import {
 } from '../eventstream/event-stream-decoder';
 import { asObject, tryParseJson } from '../json';
 import { redactText, searchableSecrets, SecretRedactor } from './redact';
+import { applyLeaves, documentLeaves, SplitSecretGuard, type JoinedPiece } from './split-secrets';
 
 const EMPTY = Buffer.alloc(0);
 
@@ -26,6 +27,8 @@ export class EventStreamRedactor {
   private readonly frames = new EventStreamDecoder();
   private stopped = false;
   private readonly active: boolean;
+  /** A credential spread over the text of several frames (`contentBlockDelta`, `chunk`) is replaced too. */
+  private readonly guard: SplitSecretGuard;
 
   /** `unreadable`: the closing frame for a stream that stopped being frames. */
   constructor(
@@ -35,21 +38,33 @@ export class EventStreamRedactor {
     this.secrets = searchableSecrets(secrets);
     this.redactor = new SecretRedactor(this.secrets);
     this.active = this.secrets.length > 0;
+    this.guard = new SplitSecretGuard(this.secrets);
   }
 
   write(chunk: Buffer): Buffer {
     if (!this.active) return chunk;
     if (this.stopped) return EMPTY;
     // The decoder holds a frame's bytes until it is whole; nothing of it is passed on before.
-    const out = this.frames.push(chunk).map((message) => this.redactFrame(message));
-    if (this.frames.problem) out.push(this.stop(this.frames.problem));
+    const out: Buffer[] = [];
+    for (const message of this.frames.push(chunk)) {
+      const frame = this.redactFrame(message);
+      const pieces = this.guard.push(framePiece({ ...message, frame }), frame.length);
+      for (const piece of pieces) out.push(piece.render());
+    }
+    if (this.frames.problem) out.push(...this.release(), this.stop(this.frames.problem));
     return out.length === 1 ? out[0] : Buffer.concat(out);
   }
 
   end(): Buffer {
     if (!this.active || this.stopped) return EMPTY;
     this.frames.end();
-    return this.frames.problem ? this.stop(this.frames.problem) : EMPTY;
+    const rest = this.release();
+    if (this.frames.problem) rest.push(this.stop(this.frames.problem));
+    return Buffer.concat(rest);
+  }
+
+  private release(): Buffer[] {
+    return this.guard.end().map((piece) => piece.render());
   }
 
   private stop(problem: string): Buffer {
@@ -59,6 +74,7 @@ export class EventStreamRedactor {
     );
   }
 
+  /** The frame with every whole credential replaced (its payload updated to match). */
   private redactFrame(message: EventStreamMessage): Buffer {
     const original = message.payload.toString('utf8');
     let text = original;
@@ -84,4 +100,29 @@ export class EventStreamRedactor {
   private redact(bytes: Buffer): Buffer {
     return Buffer.concat([this.redactor.write(bytes), this.redactor.end()]);
   }
+}
+
+/**
+ * A frame as a piece of the split-secret guard: the strings of its JSON payload, or of the
+ * model-native event base64-encoded inside a `chunk`; the frame is encoded again if one changed.
+ */
+function framePiece(message: EventStreamMessage): JoinedPiece {
+  const frame = message.frame;
+  const payload = frame.subarray(12 + frame.readUInt32BE(4), frame.length - 4);
+  const outer = asObject(tryParseJson(payload.toString('utf8')));
+  if (!outer) return { texts: [], render: () => frame };
+  const inner = message.eventType === 'chunk' && typeof outer.bytes === 'string' ? outer.bytes : undefined;
+  const doc = inner === undefined ? outer : tryParseJson(Buffer.from(inner, 'base64').toString('utf8'));
+  if (doc === null || typeof doc !== 'object') return { texts: [], render: () => frame };
+  const leaves = documentLeaves(doc);
+  return {
+    texts: leaves.texts,
+    render() {
+      if (!applyLeaves(leaves)) return frame;
+      const json = JSON.stringify(leaves.doc);
+      const text =
+        inner === undefined ? json : JSON.stringify({ ...outer, bytes: Buffer.from(json).toString('base64') });
+      return withPayload(message, Buffer.from(text, 'utf8'));
+    },
+  };
 }

@@ -6,11 +6,22 @@ const REPLACEMENT = Buffer.from(REDACTED);
 /** Nothing held back (shared: a carry is only read, never written to). */
 const EMPTY = Buffer.alloc(0);
 
+const BACKSLASH = 0x5c;
+const SLASH = 0x2f;
+const LETTER_U = 0x75;
+/** `\uXXXX`: the longest JSON spelling of one character of a credential (which is ASCII). */
+const ESCAPE_LENGTH = 6;
+
 /**
  * Replaces every credential of a request in a byte stream, chunk by chunk,
  * holding back only a tail that could still become a secret with the next
  * chunk: memory stays bounded by the longest secret, and a stream whose chunks
  * end in ordinary text (an event's blank line) is passed on without delay.
+ *
+ * A credential is found as written and in any JSON spelling a client's parser turns back into
+ * it: each character may be a `\uXXXX` escape (either case of hex digits), a `/` may be `\/`.
+ * The plain spelling is found by `indexOf`; the escaped ones are looked for only where a
+ * backslash is near, so text without one costs nothing more.
  */
 export class SecretRedactor {
   private readonly secrets: Buffer[];
@@ -41,7 +52,7 @@ export class SecretRedactor {
       from = match.at + match.length;
     }
     // Every match starting before `keepFrom` lies wholly inside `input` and was found above.
-    const keepFrom = this.startOfPossibleSecret(input, from);
+    const keepFrom = Math.min(this.startOfPossibleSecret(input, from), this.startOfPossibleEscaped(input, from));
     out.push(input.subarray(from, keepFrom));
     this.carry = keepFrom < input.length ? Buffer.from(input.subarray(keepFrom)) : EMPTY;
     return out.length === 1 ? out[0] : Buffer.concat(out);
@@ -59,6 +70,22 @@ export class SecretRedactor {
     for (const secret of this.secrets) {
       const at = input.indexOf(secret, from);
       if (at >= 0 && (!best || at < best.at)) best = { at, length: secret.length };
+    }
+    // An escaped spelling holds a backslash within its first `longest` bytes: only starts that near one are tried.
+    let tried = from;
+    for (let slash = input.indexOf(BACKSLASH, from); slash >= 0; slash = input.indexOf(BACKSLASH, slash + 1)) {
+      const start = Math.max(tried, slash - this.longest + 1);
+      if (best && start >= best.at) break;
+      for (let at = start; at <= slash && (!best || at < best.at); at++) {
+        for (const secret of this.secrets) {
+          const length = escapedMatchAt(input, at, secret);
+          if (typeof length === 'number') {
+            best = { at, length };
+            break;
+          }
+        }
+      }
+      tried = slash + 1;
     }
     return best;
   }
@@ -81,6 +108,44 @@ export class SecretRedactor {
     }
     return input.length;
   }
+
+  /** The same for escaped spellings: only where the tail holds a backslash. */
+  private startOfPossibleEscaped(input: Buffer, from: number): number {
+    const window = Math.max(from, input.length - this.longest * ESCAPE_LENGTH);
+    if (input.indexOf(BACKSLASH, window) < 0) return input.length;
+    for (let start = window; start < input.length; start++) {
+      if (this.secrets.some((secret) => escapedMatchAt(input, start, secret) === 'partial')) return start;
+    }
+    return input.length;
+  }
+}
+
+/**
+ * How `input` from `at` spells `secret` with JSON escapes allowed: the length of a whole spelling,
+ * `partial` when `input` ends inside one, undefined when it is none.
+ */
+function escapedMatchAt(input: Buffer, at: number, secret: Buffer): number | 'partial' | undefined {
+  let i = at;
+  for (const want of secret) {
+    if (i >= input.length) return 'partial';
+    if (input[i] === want) {
+      i++;
+      continue;
+    }
+    if (input[i] !== BACKSLASH) return undefined;
+    if (i + 1 >= input.length) return 'partial';
+    if (input[i + 1] === SLASH && want === SLASH) {
+      i += 2;
+      continue;
+    }
+    if (input[i + 1] !== LETTER_U) return undefined;
+    const hex = input.toString('latin1', i + 2, Math.min(i + ESCAPE_LENGTH, input.length));
+    if (!/^[0-9a-fA-F]*$/.test(hex)) return undefined;
+    if (hex.length < 4) return 'partial';
+    if (parseInt(hex, 16) !== want) return undefined;
+    i += ESCAPE_LENGTH;
+  }
+  return i - at;
 }
 
 /** The credentials worth searching for: long enough, each once, longest first (a token before its secret part). */

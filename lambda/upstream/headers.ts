@@ -52,6 +52,15 @@ function isWithheld(name: string, dialect: Dialect): boolean {
 }
 
 /**
+ * A header value as Node's HTTP client must be given it to send its UTF-8 bytes: one Latin-1
+ * character per byte (it sends each character as one byte, and refuses any past U+00FF). The client's
+ * headers were read as UTF-8 text, so this sends the bytes it sent.
+ */
+function wireText(value: string): string {
+  return /[\u0080-\uffff]/.test(value) ? Buffer.from(value, 'utf8').toString('latin1') : value;
+}
+
+/**
  * The headers sent upstream. `proxySecrets` are the proxy token as presented and its secret
  * part: a header quoting either (under any name) stays with the proxy. `providerKey` absent: the
  * request will be signed instead (a provider reached through AWS).
@@ -75,7 +84,7 @@ export function upstreamRequestHeaders(
   for (const [name, value] of Object.entries(client)) {
     if (value === undefined || isWithheld(name, dialect) || named.has(name)) continue;
     if (secrets.some((secret) => value.includes(secret))) continue;
-    headers[name] = value;
+    headers[name] = wireText(value);
   }
   const { header, scheme } = dialect.credential;
   if (providerKey !== undefined) headers[header] = scheme ? `${scheme} ${providerKey}` : providerKey;

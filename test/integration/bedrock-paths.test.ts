@@ -1,8 +1,8 @@
 /**
  * Bedrock paths through raw HTTP, as sent (no client normalises them): a model segment that could move
  * the upstream path is refused before anything is forwarded, a URL-encoded ARN reaches Bedrock still
- * encoded and is the row's model, and other Bedrock Runtime operations (CountTokens, asynchronous
- * invocations) are forwarded as kind `other`, signed, and each leaves its row (docs/bedrock.md, "Endpoints").
+ * encoded and is the row's model, CountTokens is forwarded signed with a free row, and nothing else is:
+ * any other method or path answers 404 or 405 in Bedrock's shape without a call (docs/bedrock.md, "Endpoints").
  */
 import { request } from 'node:http';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
@@ -94,55 +94,58 @@ it('a URL-encoded ARN is accepted: forwarded still encoded, signed, decoded once
   });
 });
 
-it('other Bedrock Runtime paths are forwarded as kind other, signed, the answer unchanged, one row each', async () => {
-  const account = await proxy.createAccount('bedrock-other');
-  const calls: [method: string, path: string, body?: string][] = [
-    [
-      'POST',
-      '/model/eu.anthropic.claude-sonnet-4-6/count-tokens',
-      JSON.stringify({ input: { converse: JSON.parse(BODY) as unknown } }),
-    ],
-    [
-      'POST',
-      '/async-invoke',
-      JSON.stringify({
-        modelId: 'amazon.nova-reel-v1:1',
-        modelInput: {},
-        outputDataConfig: { s3OutputDataConfig: { s3Uri: 's3://bucket/out' } },
-      }),
-    ],
-    ['GET', '/async-invoke'],
+it('CountTokens is forwarded signed, the answer unchanged, its row free (cost 0, priced) with the path’s model', async () => {
+  const account = await proxy.createAccount('bedrock-count');
+  const path = '/model/eu.anthropic.claude-sonnet-4-6/count-tokens';
+  const body = JSON.stringify({ input: { converse: JSON.parse(BODY) as unknown } });
+  const answer = await send('POST', path, account.token, body);
+  const upstream = proxy.fakes.bedrock.requests.at(-1)!;
+  expect({ status: answer.status, text: answer.text }).toEqual({
+    status: 200,
+    text: upstream.response.body.toString('utf8'),
+  });
+  expect(upstream).toMatchObject({ method: 'POST', rawPath: path, auth: 'sigv4', signatureProblem: undefined });
+  expect(upstream.body.toString('utf8')).toBe(body);
+  const [row] = await proxy.waitForRows(account.token, 1);
+  expect(row).toMatchObject({
+    provider: 'bedrock',
+    kind: 'count_tokens',
+    model: 'eu.anthropic.claude-sonnet-4-6',
+    status_code: 200,
+    cost_usd: 0,
+    priced: true,
+  });
+});
+
+it('any other method or path is refused in Bedrock’s error shape, never signed or sent, and leaves no row', async () => {
+  const account = await proxy.createAccount('bedrock-not-offered');
+  const before = proxy.fakes.bedrock.requests.length;
+  const calls: [method: string, path: string, status: number][] = [
+    ['GET', '/async-invoke', 404],
+    ['POST', '/async-invoke', 404],
+    ['DELETE', '/model/x/converse-x', 404],
+    ['POST', '/guardrail/g1/version/1/apply', 404],
+    ['GET', '/model/eu.anthropic.claude-sonnet-4-6', 404],
+    ['PUT', '/anything', 404],
+    ['GET', '/model/eu.anthropic.claude-sonnet-4-6/converse', 405],
+    ['DELETE', '/model/eu.anthropic.claude-sonnet-4-6/count-tokens', 405],
   ];
-  for (const [method, path, body] of calls) {
-    const answer = await send(method, path, account.token, body);
-    const upstream = proxy.fakes.bedrock.requests.at(-1)!;
-    expect({ status: answer.status, text: answer.text }).toEqual({
-      status: 200,
-      text: upstream.response.body.toString('utf8'),
+  for (const [method, path, status] of calls) {
+    // Node's client frames no body for GET or DELETE.
+    const answer = await send(method, path, account.token, method === 'POST' || method === 'PUT' ? BODY : undefined);
+    expect({ method, path, status: answer.status, text: answer.status === status ? '' : answer.text }).toEqual({
+      method,
+      path,
+      status,
+      text: '',
     });
-    expect(upstream).toMatchObject({ method, rawPath: path, auth: 'sigv4', signatureProblem: undefined });
-    expect(upstream.body.toString('utf8')).toBe(body ?? '');
+    expect(answer.headers['x-amzn-errortype']).toBeDefined();
+    const message = (JSON.parse(answer.text) as { message: string }).message;
+    if (status === 404) expect(message).toContain('POST /api/proxy/bedrock/model/{model}/converse');
   }
-  const rows = await proxy.waitForRows(account.token, calls.length);
-  expect(
-    rows.map((row) => ({
-      provider: row.provider,
-      kind: row.kind,
-      status_code: row.status_code,
-      cached: row.cached,
-      input_tokens: row.input_tokens,
-      output_tokens: row.output_tokens,
-      priced: row.priced,
-    })),
-  ).toEqual(
-    calls.map(() => ({
-      provider: 'bedrock',
-      kind: 'other',
-      status_code: 200,
-      cached: false,
-      input_tokens: 0,
-      output_tokens: 0,
-      priced: false,
-    })),
-  );
+  expect(proxy.fakes.bedrock.requests.length).toBe(before);
+  // A request that still makes a row proves none of those did.
+  await send('POST', '/model/eu.anthropic.claude-sonnet-4-6/converse', account.token, BODY);
+  const rows = await proxy.waitForRows(account.token, 1);
+  expect(rows.map((row) => row.kind)).toEqual(['converse']);
 });

@@ -159,7 +159,7 @@ describe('header edge cases over a raw socket', () => {
     expect((await fetch(`${proxy.url}/api/health`)).status).toBe(200);
   });
 
-  test('header bytes above 0x7F are taken as Latin-1, never a 500', async () => {
+  test('header bytes above 0x7F that are no UTF-8 are a 400 in the endpoint’s shape, never a 500, nothing forwarded', async () => {
     const head = Buffer.from(`x-proxy-user: caf\u00e9-\u00ff\r\n`, 'latin1');
     const request = Buffer.concat([
       rawPost(
@@ -169,8 +169,9 @@ describe('header edge cases over a raw socket', () => {
         body('prov-d'),
       ),
     ]);
-    const answer = await rawRequest(proxy.url, request);
-    expect(answer.status).toBe(200);
+    const answer = await notForwarded(() => rawRequest(proxy.url, request));
+    expect(answer.status).toBe(400);
+    expect(expectEndpointError('prov-d', answer.body)).toContain('not valid UTF-8');
   });
 
   test('over-long headers are refused (431) before the proxy runs, nothing forwarded', async () => {

@@ -79,7 +79,7 @@ describe('Bedrock endpoints and their model segment', () => {
   it.each(hostile)('%s is refused, on every method', (path) => {
     for (const method of ['POST', 'GET', 'PUT']) {
       const result = resolveProxyPath(path, method);
-      expect(result === undefined || 'unsafe' in result).toBe(true);
+      expect(result === undefined || 'unsafe' in result || 'notOffered' in result).toBe(true);
     }
   });
 
@@ -121,49 +121,42 @@ describe('Bedrock endpoints and their model segment', () => {
   });
 });
 
-describe('other Bedrock Runtime paths', () => {
+describe('Bedrock operations the proxy does not forward', () => {
   it.each([
-    [
-      'POST',
-      '/bedrock/model/eu.anthropic.claude-sonnet-4-6/count-tokens',
-      '/model/eu.anthropic.claude-sonnet-4-6/count-tokens',
-    ],
-    [
-      'POST',
-      '/bedrock/model/anthropic.claude-sonnet-4-6-v1%3A0/count-tokens',
-      '/model/anthropic.claude-sonnet-4-6-v1%3A0/count-tokens',
-    ],
-    ['POST', '/bedrock/async-invoke', '/async-invoke'],
-    ['GET', '/bedrock/async-invoke', '/async-invoke'],
-    ['POST', '/bedrock/guardrail/gr-123/version/1/apply', '/guardrail/gr-123/version/1/apply'],
-    // An endpoint path with another method than its own is 405 (below); a path that is no endpoint takes any.
-    ['GET', '/bedrock/model/eu.anthropic.claude-sonnet-4-6', '/model/eu.anthropic.claude-sonnet-4-6'],
-  ])('%s %s → other (upstream %s), pass-through', (method, path, upstreamPath) => {
+    ['POST', '/bedrock/model/eu.anthropic.claude-sonnet-4-6/count-tokens', 'eu.anthropic.claude-sonnet-4-6'],
+    ['POST', `/bedrock/model/${encodeURIComponent(ARN)}/count-tokens`, ARN],
+  ])('%s %s → count_tokens, free, the model read from the path', (method, path, model) => {
     expect(found(path, method)).toEqual({
       provider: 'bedrock',
-      kind: 'other',
+      kind: 'count_tokens',
       dialect: 'passthrough',
-      upstreamPath,
-      model: undefined,
+      upstreamPath: path.slice('/bedrock'.length),
+      model,
     });
   });
 
-  it('an encoded slash is allowed only in the model segment of the four endpoints: in any other path it is refused, as for every provider', () => {
-    expect(resolveProxyPath(`/bedrock/model/${encodeURIComponent(ARN)}/count-tokens`, 'POST')).toEqual({
-      unsafe: expect.anything(),
-    });
-    expect(
-      resolveProxyPath(
-        `/bedrock/async-invoke/${encodeURIComponent('arn:aws:bedrock:eu-west-1:123456789012:async-invoke/abc')}`,
-        'GET',
-      ),
-    ).toEqual({ unsafe: expect.anything() });
-    expect(resolveProxyPath('/prov-b/v1/files/a%2Fb', 'GET')).toEqual({ unsafe: expect.anything() });
+  it.each([
+    ['POST', '/bedrock/async-invoke'],
+    ['GET', '/bedrock/async-invoke'],
+    ['GET', `/bedrock/async-invoke/${encodeURIComponent('arn:aws:bedrock:eu-west-1:123456789012:async-invoke/abc')}`],
+    ['POST', '/bedrock/guardrail/gr-123/version/1/apply'],
+    ['DELETE', '/bedrock/model/x/converse-x'],
+    ['GET', '/bedrock/model/eu.anthropic.claude-sonnet-4-6'],
+    ['POST', '/bedrock/model/eu.anthropic.claude-sonnet-4-6/invoke-with-bidirectional-stream'],
+    ['GET', '/bedrock/'],
+    ['PUT', '/bedrock/anything/at/all'],
+  ])('%s %s is not offered (404), never forwarded as other', (method, path) => {
+    expect(resolveProxyPath(path, method)).toEqual({ notOffered: expect.objectContaining({}) });
   });
 
   it('an endpoint path with another method is 405 with POST', () => {
-    expect(resolveProxyPath('/bedrock/model/eu.anthropic.claude-sonnet-4-6/converse', 'GET')).toEqual({
-      wrongMethod: expect.objectContaining({ allowed: 'POST' }),
-    });
+    for (const operation of ['converse', 'converse-stream', 'invoke', 'invoke-with-response-stream', 'count-tokens'])
+      expect(resolveProxyPath(`/bedrock/model/eu.anthropic.claude-sonnet-4-6/${operation}`, 'GET')).toEqual({
+        wrongMethod: expect.objectContaining({ allowed: 'POST' }),
+      });
+  });
+
+  it('an encoded slash elsewhere is refused as for every provider', () => {
+    expect(resolveProxyPath('/prov-b/v1/files/a%2Fb', 'GET')).toEqual({ unsafe: expect.anything() });
   });
 });
