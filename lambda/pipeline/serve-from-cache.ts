@@ -1,5 +1,6 @@
 import { replayRequestFor } from '../cache/replay';
 import type { Deps } from '../deps';
+import { ProxyError } from '../errors';
 import { finishResponse } from './finish-response';
 import { recordUsage } from './record';
 import type { Admitted, CacheConsulted } from './state';
@@ -31,6 +32,11 @@ export function serveFromCache(deps: Pick<Deps, 'cache' | 'prices' | 'rowWriter'
           }).nanos,
       });
       if ('fill' in decision) return { cacheFill: decision.fill };
+      if ('failed' in decision) {
+        // The identical request this one waited for met this error at its provider: the same answer, and its own row.
+        recordUsage(deps, state, { status: errorStatus(decision.failed), error: decision.failed.message });
+        throw decision.failed;
+      }
       const { entry, statusCode, headers, body } = decision.hit;
       let recorded = false;
       const record = () => {
@@ -43,6 +49,10 @@ export function serveFromCache(deps: Pick<Deps, 'cache' | 'prices' | 'rowWriter'
       return new Answer(finishResponse(state, { statusCode, headers, body }));
     },
   };
+}
+
+function errorStatus(error: Error): number {
+  return error instanceof ProxyError ? error.status : 502;
 }
 
 function requestedModel(state: Admitted): string | undefined {
