@@ -26,7 +26,7 @@ export function createProxyHandler(deps: Deps) {
   return streamingHandler({
     pipeline: proxyPipeline(deps),
     handle: forwardUpstream(deps), // 10. forward; 11. record, once the body has ended
-    answerError: answerErrors(deps.log, deps.isStoreOutage),
+    answerError: answerErrors(deps.log, deps.isStoreOutage, deps.failedSignIns),
   });
 }
 

@@ -1,4 +1,5 @@
-import { ProxyError, StoreUnavailableError } from '../errors';
+import { FAILED_SIGN_IN_MESSAGE, type FailedSignIns } from '../auth/failed-sign-ins';
+import { AuthenticationError, ProxyError, StoreUnavailableError } from '../errors';
 import type { ProxyResponse } from '../http/response';
 import { describeError, type Logger } from '../logger';
 import { chatDialect } from '../providers/dialects/chat';
@@ -16,6 +17,49 @@ import type { Answering } from './state';
  * malformed call is a bug on the proxy's side, and a 500.
  */
 export function answerErrors(
+  log: Logger,
+  isStoreOutage: (error: unknown) => boolean,
+  failedSignIns: FailedSignIns,
+): (state: Answering | undefined, error: unknown) => ProxyResponse | Promise<ProxyResponse> {
+  const answer = answerWith(log, isStoreOutage);
+  return function answerError(state, error) {
+    if (!(error instanceof AuthenticationError)) return answer(state, error);
+    return answerFailedSignIn(log, failedSignIns, state, () => answer(state, error));
+  };
+}
+
+/**
+ * A failed authentication (proxy token, admin key, management sign-in): one log line an alarm
+ * counts (`authentication failed`; never the credential), and, once its source keeps failing,
+ * the answer held for a short while. A correct credential never comes here, so it never waits.
+ */
+async function answerFailedSignIn(
+  log: Logger,
+  failedSignIns: FailedSignIns,
+  state: Answering | undefined,
+  answer: () => ProxyResponse,
+): Promise<ProxyResponse> {
+  const source = state?.request.sourceIp ?? 'unknown';
+  const { failures, delayMs } = failedSignIns.failed(source);
+  log.warn(FAILED_SIGN_IN_MESSAGE, {
+    request_id: state?.request.id,
+    credential: credentialKind(state?.request.path ?? ''),
+    source_ip: source,
+    failures,
+    delay_ms: delayMs,
+  });
+  if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+  return answer();
+}
+
+/** Which credential a path takes: the admin key, a token signing in to manage, or a proxy token. */
+function credentialKind(path: string): 'admin key' | 'manage token' | 'proxy token' {
+  if (path.startsWith('/api/admin/')) return 'admin key';
+  if (path.startsWith('/api/') && !path.startsWith('/api/proxy/')) return 'manage token';
+  return 'proxy token';
+}
+
+function answerWith(
   log: Logger,
   isStoreOutage: (error: unknown) => boolean,
 ): (state: Answering | undefined, error: unknown) => ProxyResponse {

@@ -57,7 +57,8 @@ export interface HandlerParts<S extends Received> {
   /** The last step, as Middy's handler: its response streams out. */
   handle: (state: NoInfer<S>, context: InvocationContext) => Promise<ProxyResponse>;
   /** Turns any error of any step into the response (answer-errors.ts). */
-  answerError: (state: Answering | undefined, error: unknown) => ProxyResponse;
+  /** A failed authentication's answer may be held a moment (answer-errors.ts). */
+  answerError: (state: Answering | undefined, error: unknown) => ProxyResponse | Promise<ProxyResponse>;
 }
 
 /** The request's after-response work, once its event was decoded (the context is Middy's, the state's fields on it). */
@@ -79,7 +80,7 @@ export function streamingHandler<S extends Received>({ pipeline, handle, answerE
     before: function receive(request: ProxyRequest<S>) {
       Object.assign(request.context, pipeline.receive(request.event));
     },
-    onError: function answerErrors(request: ProxyRequest<S>) {
+    onError: async function answerErrors(request: ProxyRequest<S>) {
       // Nothing is known of a request whose event could not be decoded.
       return answerError(workOf(request.context) ? request.context : undefined, request.error);
     },
