@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { BackgroundWork } from './background-work';
 import { ProxyCache } from './cache/proxy-cache';
 import type { CachedResponse } from './cache/response-cache';
+import { FailedSignIns } from './auth/failed-sign-ins';
 import { SingleFlight } from './cache/single-flight';
 import { loadConfig, type Config } from './config';
 import { describeError, jsonLogger, type Logger } from './logger';
@@ -61,6 +62,8 @@ export interface Deps {
   now: () => number;
   /** The runtime's AWS credentials (the function's role; locally the standard chain), for requests the proxy signs itself. */
   awsCredentials: AwsCredentialSource;
+  /** Failed authentications per source address on this instance: counted, logged, and slowed when repeated. */
+  failedSignIns: FailedSignIns;
 }
 
 /** Adapters to services only AWS has, given by the Lambda entry (lambda/aws-adapters.ts). */
@@ -160,6 +163,7 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
     rowWriter: new RowWriter(usageLog, rowSpool),
     now: Date.now,
     awsCredentials: lazyAwsCredentials(),
+    failedSignIns: new FailedSignIns(() => deps.now()),
   };
   return deps;
 }

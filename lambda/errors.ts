@@ -194,3 +194,13 @@ const LEFT_UNDONE = {
   // A write whose answer was lost may still have been applied, so this claims no more.
   management: 'the management request could not be completed',
 };
+
+/**
+ * The identical request this one waited for (single flight) met this failure at its provider: it
+ * is answered as that failure, and its row records a failed call as if it had made it itself.
+ */
+export class SharedForwardFailure extends Error {
+  constructor(readonly failure: Error) {
+    super(failure.message);
+  }
+}

@@ -25,7 +25,7 @@ import { validateBody } from './pipeline/validate-body';
  * gone out, and the invocation ends only once they are.
  */
 export function createProxyHandler(deps: Deps) {
-  const answerApiError = answerErrors(deps.log, deps.isStoreOutage, managementErrors);
+  const answerApiError = answerErrors(deps.log, deps.isStoreOutage, deps.failedSignIns, managementErrors);
   return streamingHandler({
     // The management API and the dashboard, before the proxy's first step; the API in its own error shape.
     outside: answerOutsideProxy({
@@ -35,7 +35,7 @@ export function createProxyHandler(deps: Deps) {
     }),
     pipeline: proxyPipeline(deps),
     handle: forwardUpstream(deps), // 10. forward
-    answerError: answerErrors(deps.log, deps.isStoreOutage),
+    answerError: answerErrors(deps.log, deps.isStoreOutage, deps.failedSignIns),
     record: recordUsage(deps), // 11. record, once the request has ended, whichever way
   });
 }

@@ -5,6 +5,7 @@ import type { Construct } from 'constructs';
 import { actionsByTable, PROXY_TABLE_CALLS } from '../lambda/store/table-calls';
 import { AdminSecret } from './constructs/admin-secret';
 import { ProxyAlarms } from './constructs/alarms';
+import { FailedSignInAlarm } from './constructs/failed-sign-in-alarm';
 import { ProviderKeyEncryption } from './constructs/provider-key';
 import { ProxyFunction } from './constructs/proxy-function';
 import { StatsConsumer } from './constructs/stats-consumer';
@@ -95,6 +96,11 @@ export class ProxyStack extends Stack {
       statsConsumer: this.statsConsumer,
       alarmTopicArn: settings.alarmTopicArn,
       alarmEmail: settings.alarmEmail,
+    });
+    new FailedSignInAlarm(this, 'FailedSignIns', {
+      namePrefix: prefix,
+      logGroup: this.proxyFunction.logGroup,
+      topic: this.alarms.topic,
     });
 
     // The URL ends with "/", so the paths are appended without one.

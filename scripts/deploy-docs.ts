@@ -171,7 +171,7 @@ const RESOURCE_NAMES: Record<string, string> = {
   'AWS::KMS::Alias': "the provider-key KMS key's alias",
   'AWS::SecretsManager::Secret': 'the admin key secret',
   'AWS::Logs::LogGroup': 'log groups, one per function',
-  'AWS::Logs::MetricFilter': 'the metric filter counting spooled usage rows',
+  'AWS::Logs::MetricFilter': 'metric filters counting spooled usage rows and failed authentications',
   'AWS::IAM::Role': 'IAM roles, one per function',
   'AWS::IAM::Policy': 'IAM policies, one per role (*Permissions*)',
   'AWS::SQS::Queue': "the stream consumer's dead-letter queue",

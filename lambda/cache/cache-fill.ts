@@ -1,3 +1,4 @@
+import { UpstreamTimeoutError, UpstreamUnreachableError } from '../errors';
 import { describeError, type Logger } from '../logger';
 import { NO_USAGE, type Usage } from '../providers/usage';
 import { cacheStatusHeader, type CacheStatus } from './cache-mode';
@@ -38,6 +39,11 @@ export interface FillSettings {
   ttlSeconds: number;
   /** Set when identical requests wait for this one's answer (single flight). */
   flight?: LeaderFlight<CachedResponse>;
+  /**
+   * What is left of the upstream time limit for a request that waited for an identical one
+   * first (single flight): its own limit runs from its arrival. Absent: the whole limit.
+   */
+  timeLimitMs?: number;
 }
 
 type AnswerHead = Pick<CachedResponseMeta, 'format' | 'status' | 'contentType'>;
@@ -79,14 +85,22 @@ export class CacheFill {
     return cacheStatusHeader(this.settings.status);
   }
 
+  /** How long the provider may take to answer this request (ms); undefined: the configured limit. */
+  get timeLimitMs(): number | undefined {
+    return this.settings.timeLimitMs;
+  }
+
   /** The provider answered: the fill itself when this answer is stored (to be given the body's text and its end), else nothing. */
   begin(answer: UpstreamAnswer): this | undefined {
     if (this.stage.name !== 'waiting') return undefined;
-    const { open } = this.settings;
+    const { open, flight } = this.settings;
     if (!open || !isCacheableStatus(answer.status) || answer.format === 'opaque') {
       this.stage = { name: 'passing' };
+      // Nothing will be shared: waiting requests go on now, not after this body.
+      flight?.fail();
       return undefined;
     }
+    flight?.answering();
     this.stage = {
       name: 'writing',
       writer: open(),
@@ -125,13 +139,18 @@ export class CacheFill {
     await Promise.race([commit, new Promise((resolve) => setTimeout(resolve, COMMIT_WAIT_MS).unref())]);
   }
 
-  /** Nothing will be stored: the upstream call failed, the body was cut, the client left, or it was never cacheable. */
-  abandon(): void {
+  /**
+   * Nothing will be stored: the upstream call failed (`error`), the body was cut, the client left,
+   * or it was never cacheable. A provider that timed out or could not be reached is the answer
+   * identical requests waiting on this one get too: calling it again would only wait as long.
+   */
+  abandon(error?: unknown): void {
     const stage = this.stage;
     if (stage.name === 'committing' || stage.name === 'done') return;
     this.stage = { name: 'done' };
     if (stage.name === 'writing') stage.writer.abort();
-    this.settings.flight?.fail();
+    const shared = error instanceof UpstreamTimeoutError || error instanceof UpstreamUnreachableError;
+    this.settings.flight?.fail(shared ? error : undefined);
   }
 
   private async commit(writer: CacheWriter, meta: CachedResponseMeta): Promise<void> {

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import { UpstreamTimeoutError } from '../errors';
 import type { Logger } from '../logger';
 import { CacheFill, type FillContext } from './cache-fill';
 import { cacheStatusHeader, forwardedStatus } from './cache-mode';
@@ -29,8 +30,11 @@ export interface CacheHit {
   body: Readable;
 }
 
-/** Serve from the cache, or forward and hand the provider's answer to the fill. */
-export type CacheDecision = { hit: CacheHit } | { fill: CacheFill };
+/**
+ * Serve from the cache, forward and hand the provider's answer to the fill, or answer with the
+ * error an identical request in flight just met (its provider timed out or was unreachable).
+ */
+export type CacheDecision = { hit: CacheHit } | { fill: CacheFill } | { failed: Error };
 
 /**
  * The response cache as one feature (docs/caching.md): the lookup that rides
@@ -60,33 +64,41 @@ export class ProxyCache {
     replay: ReplayRequest,
     context: FillContext,
   ): Promise<CacheDecision> {
-    let flight: LeaderFlight<CachedResponse> | undefined;
-    if (request.mode === 'read-write' && request.key) {
-      const stored = await lookup;
-      const hit = stored && hitFor(stored, replay);
-      if (hit) return { hit };
-      const joined = this.deps.flights?.join(request.key);
-      if (joined?.leader) flight = joined;
-      else if (joined) {
-        // A leader that fails or takes too long leaves this request a plain miss.
-        const shared = await joined.result;
-        const hit = shared && hitFor(shared, replay);
-        if (hit) return { hit };
+    if (request.mode !== 'read-write' || !request.key) return { fill: this.fillFor(request, context) };
+    const stored = await lookup;
+    const hit = stored && hitFor(stored, replay);
+    if (hit) return { hit };
+    const { flights } = this.deps;
+    const joined = flights?.join(request.key);
+    if (!flights || !joined) return { fill: this.fillFor(request, context) };
+    if (joined.leader) return { fill: this.fillFor(request, context, { flight: joined }) };
+    // An identical request is in flight: its answer, its provider's failure, or a call of our own within our own limit.
+    const outcome = await joined.outcome;
+    switch (outcome.kind) {
+      case 'answer': {
+        // An answer that can't be given in the form asked for leaves this request a plain miss, with its whole limit.
+        const shared = hitFor(outcome.value, replay);
+        return shared ? { hit: shared } : { fill: this.fillFor(request, context) };
       }
+      case 'failed':
+        return { failed: outcome.error };
+      case 'timed-out':
+        return { failed: new UpstreamTimeoutError(flights.timeLimitMs) };
+      case 'forward':
+        return { fill: this.fillFor(request, context, { flight: outcome.flight, timeLimitMs: outcome.timeLeftMs }) };
     }
-    return { fill: this.fillFor(request, context, flight) };
   }
 
   private fillFor(
     request: CacheRequest,
     context: FillContext,
-    flight: LeaderFlight<CachedResponse> | undefined,
+    flying: { flight?: LeaderFlight<CachedResponse>; timeLimitMs?: number } = {},
   ): CacheFill {
     const { key, ttlSeconds } = request;
     const { store, log, now } = this.deps;
     const open = request.mode !== 'off' && key ? () => store.open(key, ttlSeconds, now()) : undefined;
     return new CacheFill(
-      { status: forwardedStatus(request.mode, request.bypass), open, ttlSeconds, flight },
+      { status: forwardedStatus(request.mode, request.bypass), open, ttlSeconds, ...flying },
       context,
       log,
       now,

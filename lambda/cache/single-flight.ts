@@ -3,29 +3,54 @@
  * time on this instance, the first (the leader) calls upstream and the others
  * (followers) wait for its answer in memory instead of calling too.
  *
- * Followers never depend on the leader for correctness: when the leader fails,
- * its answer can't be shared, or it takes longer than the wait bound, they get
- * `undefined` and proceed as if they had missed.
+ * A follower is held to the upstream time limit from its own arrival, as if it
+ * had called the provider itself (docs/caching.md, "Concurrent identical requests"):
+ * - the leader's answer is stored: the follower is served it;
+ * - the leader's provider timed out or could not be reached: the follower gets
+ *   the same error when the leader does, without calling the provider again;
+ * - the leader ended without an answer to share (not cacheable, cut off, client
+ *   gone): the followers go on as a new flight, one of them calling the provider
+ *   with what is left of its own limit;
+ * - the follower's limit passes while the leader's provider has not answered:
+ *   the follower answers that the provider timed out.
  */
 export interface LeaderFlight<T> {
   leader: true;
+  /** The provider's answer has begun (its headers are in): the upstream is answering. */
+  answering(): void;
   /** Hands the answer to every follower and ends the flight. Only the first `complete`/`fail` counts. */
   complete(value: T): void;
-  /** Ends the flight without an answer (upstream error, not cacheable, cut off, client gone). */
-  fail(): void;
+  /**
+   * Ends the flight without an answer. `shared`: the outcome every follower gets too (the
+   * provider timed out or could not be reached); without it, followers go on without the leader.
+   */
+  fail(shared?: Error): void;
 }
+
+/** What a follower does once it stops waiting. */
+export type FollowerOutcome<T> =
+  | { kind: 'answer'; value: T }
+  /** The leader's own outcome (its provider timed out or was unreachable): answer with it. */
+  | { kind: 'failed'; error: Error }
+  /** No answer to share: call the provider within `timeLeftMs`. */
+  | { kind: 'forward'; timeLeftMs: number; flight?: LeaderFlight<T> }
+  /** The follower's own limit passed before the provider answered the leader. */
+  | { kind: 'timed-out' };
 
 export interface FollowerFlight<T> {
   leader: false;
-  /** The leader's answer, or undefined when there is none within the wait bound. */
-  result: Promise<T | undefined>;
+  outcome: Promise<FollowerOutcome<T>>;
 }
 
 export type Flight<T> = LeaderFlight<T> | FollowerFlight<T>;
 
+type Settled<T> = { value: T } | { error?: Error };
+
 interface PendingFlight<T> {
-  answer: Promise<T | undefined>;
-  settle(value: T | undefined): void;
+  settled: Promise<Settled<T>>;
+  settle(outcome: Settled<T>): void;
+  /** True once the leader's provider has begun its answer. */
+  answering: boolean;
 }
 
 /** A leader that never settles (a bug) must not pin its key forever; no real flight lasts this long. */
@@ -42,12 +67,14 @@ export class SingleFlight<T> {
   private readonly flights = new Map<string, PendingFlight<T>>();
 
   /**
-   * @param waitTimeoutMs how long a follower waits for the leader before going upstream itself (the upstream timeout)
+   * @param timeLimitMs the upstream time limit: how long a follower waits, from its arrival, for the provider to answer
    * @param maxFlightMs after this long a flight ends without an answer, so a key can't stay taken
+   * @param now the clock a follower's time left is read from (epoch ms)
    */
   constructor(
-    private readonly waitTimeoutMs: number,
+    readonly timeLimitMs: number,
     private readonly maxFlightMs: number = DEFAULT_MAX_FLIGHT_MS,
+    private readonly now: () => number = Date.now,
   ) {}
 
   /**
@@ -56,9 +83,12 @@ export class SingleFlight<T> {
    */
   join(key: string, options: { signal?: AbortSignal } = {}): Flight<T> {
     const existing = this.flights.get(key);
-    if (existing) return { leader: false, result: this.follow(existing, options.signal) };
-    const flight = this.start(key);
-    return { leader: true, complete: (value) => flight.settle(value), fail: () => flight.settle(undefined) };
+    if (!existing) return this.lead(key);
+    const deadline = this.now() + this.timeLimitMs;
+    this.followers++;
+    const outcome = this.follow(key, existing, deadline, options.signal);
+    void outcome.finally(() => this.followers--);
+    return { leader: false, outcome };
   }
 
   /** Flights in progress. */
@@ -66,12 +96,30 @@ export class SingleFlight<T> {
     return this.flights.size;
   }
 
+  /** Followers waiting, over all flights. */
+  get waiting(): number {
+    return this.followers;
+  }
+
+  private followers = 0;
+
+  private lead(key: string): LeaderFlight<T> {
+    const flight = this.start(key);
+    return {
+      leader: true,
+      answering: () => (flight.answering = true),
+      complete: (value) => flight.settle({ value }),
+      fail: (shared) => flight.settle({ error: shared }),
+    };
+  }
+
   private start(key: string): PendingFlight<T> {
-    let resolve!: (value: T | undefined) => void;
+    let resolve!: (outcome: Settled<T>) => void;
     let settled = false;
     const flight: PendingFlight<T> = {
-      answer: new Promise((r) => (resolve = r)),
-      settle: (value) => {
+      settled: new Promise((r) => (resolve = r)),
+      answering: false,
+      settle: (outcome) => {
         if (settled) return;
         settled = true;
         clearTimeout(expiry);
@@ -79,30 +127,67 @@ export class SingleFlight<T> {
         const forget = () => {
           if (this.flights.get(key) === flight) this.flights.delete(key);
         };
-        if (value === undefined) forget();
-        else setTimeout(forget, ANSWER_LINGER_MS).unref();
-        resolve(value);
+        if ('value' in outcome) setTimeout(forget, ANSWER_LINGER_MS).unref();
+        else forget();
+        resolve(outcome);
       },
     };
-    const expiry = setTimeout(() => flight.settle(undefined), this.maxFlightMs);
+    const expiry = setTimeout(() => flight.settle({}), this.maxFlightMs);
     expiry.unref();
     this.flights.set(key, flight);
     return flight;
   }
 
-  private follow(flight: PendingFlight<T>, signal: AbortSignal | undefined): Promise<T | undefined> {
+  /**
+   * Waits for the flight until `deadline`. A flight that ends with nothing to share is
+   * joined again: the first follower back leads the next one, the others follow it, all
+   * still held to their own deadlines.
+   */
+  private async follow(
+    key: string,
+    flight: PendingFlight<T>,
+    deadline: number,
+    signal: AbortSignal | undefined,
+  ): Promise<FollowerOutcome<T>> {
+    for (;;) {
+      const settled = await this.settledBy(flight, deadline, signal);
+      if (settled === 'gone') return { kind: 'forward', timeLeftMs: this.timeLeft(deadline) };
+      if (settled === 'deadline') {
+        // The provider is answering the leader, slowly (a long stream): this request calls it too, with a full limit.
+        if (flight.answering) return { kind: 'forward', timeLeftMs: this.timeLimitMs };
+        return { kind: 'timed-out' };
+      }
+      if ('value' in settled) return { kind: 'answer', value: settled.value };
+      if (settled.error) return { kind: 'failed', error: settled.error };
+      const timeLeftMs = this.timeLeft(deadline);
+      if (timeLeftMs <= 0) return { kind: 'timed-out' };
+      const next = this.flights.get(key);
+      if (!next) return { kind: 'forward', timeLeftMs, flight: this.lead(key) };
+      flight = next;
+    }
+  }
+
+  private settledBy(
+    flight: PendingFlight<T>,
+    deadline: number,
+    signal: AbortSignal | undefined,
+  ): Promise<Settled<T> | 'deadline' | 'gone'> {
     return new Promise((resolve) => {
-      const done = (value: T | undefined) => {
+      const done = (outcome: Settled<T> | 'deadline' | 'gone') => {
         clearTimeout(timer);
         signal?.removeEventListener('abort', giveUp);
-        resolve(value);
+        resolve(outcome);
       };
-      const giveUp = () => done(undefined);
-      const timer = setTimeout(giveUp, this.waitTimeoutMs);
+      const giveUp = () => done('gone');
+      const timer = setTimeout(() => done('deadline'), Math.max(0, deadline - this.now()));
       timer.unref();
       if (signal?.aborted) return giveUp();
       signal?.addEventListener('abort', giveUp, { once: true });
-      void flight.answer.then(done);
+      void flight.settled.then(done);
     });
+  }
+
+  private timeLeft(deadline: number): number {
+    return Math.max(0, deadline - this.now());
   }
 }

@@ -15,6 +15,8 @@ export interface IncomingRequest {
   /** Lower-cased names; repeated headers comma-joined, as function URLs deliver them. */
   headers: Record<string, string | undefined>;
   body: Buffer;
+  /** The caller's address as the function URL saw it; failed sign-ins are counted per address. */
+  sourceIp?: string;
   /** Wall-clock arrival (epoch ms) and a monotonic start for latency. */
   receivedAt: number;
   startedAt: number;
@@ -63,6 +65,7 @@ export function fromFunctionUrlEvent(event: APIGatewayProxyEventV2): IncomingReq
     rawQuery: event.rawQueryString ?? '',
     headers,
     body: event.isBase64Encoded ? Buffer.from(raw, 'base64') : Buffer.from(raw, 'utf8'),
+    sourceIp: event.requestContext?.http?.sourceIp,
     receivedAt,
     startedAt: performance.now(),
   };

@@ -1,4 +1,5 @@
-import { ProxyError, StoreUnavailableError } from '../errors';
+import { FAILED_SIGN_IN_MESSAGE, type FailedSignIns } from '../auth/failed-sign-ins';
+import { AuthenticationError, ProxyError, StoreUnavailableError } from '../errors';
 import type { ProxyResponse } from '../http/response';
 import { describeError, type Logger } from '../logger';
 import { chatDialect } from '../providers/dialects/chat';
@@ -18,9 +19,54 @@ export type ErrorShape = Pick<Dialect, 'errorBody'> & Partial<Pick<Dialect, 'err
  * (nothing, when its event could not be decoded). A store call that failed is a 503 only
  * when the store is unavailable for now (as `isStoreOutage` tells it); the store refusing a
  * malformed call is a bug on the proxy's side, and a 500. `shape` renders the body when it is not
- * the endpoint's (the management API's own, api/error-shape.ts).
+ * the endpoint's (the management API's own, api/error-shape.ts). A failed authentication is
+ * counted and, from a source that keeps failing, answered after a short hold.
  */
 export function answerErrors(
+  log: Logger,
+  isStoreOutage: (error: unknown) => boolean,
+  failedSignIns: FailedSignIns,
+  shape?: ErrorShape,
+): (state: Answering | undefined, error: unknown) => ProxyResponse | Promise<ProxyResponse> {
+  const answer = answerWith(log, isStoreOutage, shape);
+  return function answerError(state, error) {
+    if (!(error instanceof AuthenticationError)) return answer(state, error);
+    return answerFailedSignIn(log, failedSignIns, state, () => answer(state, error));
+  };
+}
+
+/**
+ * A failed authentication (proxy token, admin key, management sign-in): one log line an alarm
+ * counts (`authentication failed`; never the credential), and, once its source keeps failing,
+ * the answer held for a short while. A correct credential never comes here, so it never waits.
+ */
+async function answerFailedSignIn(
+  log: Logger,
+  failedSignIns: FailedSignIns,
+  state: Answering | undefined,
+  answer: () => ProxyResponse,
+): Promise<ProxyResponse> {
+  const source = state?.request.sourceIp ?? 'unknown';
+  const { failures, delayMs } = failedSignIns.failed(source);
+  log.warn(FAILED_SIGN_IN_MESSAGE, {
+    request_id: state?.request.id,
+    credential: credentialKind(state?.request.path ?? ''),
+    source_ip: source,
+    failures,
+    delay_ms: delayMs,
+  });
+  if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+  return answer();
+}
+
+/** Which credential a path takes: the admin key, a token signing in to manage, or a proxy token. */
+function credentialKind(path: string): 'admin key' | 'manage token' | 'proxy token' {
+  if (path.startsWith('/api/admin/')) return 'admin key';
+  if (path.startsWith('/api/') && !path.startsWith('/api/proxy/')) return 'manage token';
+  return 'proxy token';
+}
+
+function answerWith(
   log: Logger,
   isStoreOutage: (error: unknown) => boolean,
   shape?: ErrorShape,

@@ -61,7 +61,7 @@ export function forwardUpstream(deps: ForwardDeps) {
     // Call: an answer the proxy can read, or a typed error.
     const { upstream, decoding, signingSecrets } = await callProvider(deps, state, body, context, deadline?.inMs).catch(
       (error: unknown) => {
-        cacheFill.abandon();
+        cacheFill.abandon(error);
         throw error;
       },
     );
@@ -160,7 +160,8 @@ async function callProvider(
     headers: request.headers,
     body,
     // Headers that would come after the deadline would come too late to record anything.
-    timeoutMs: Math.min(deps.config.upstreamTimeoutMs, deadlineMs ?? Infinity),
+    // A request that first waited for an identical one has only what is left of its own limit.
+    timeoutMs: Math.min(deps.config.upstreamTimeoutMs, state.cacheFill.timeLimitMs ?? Infinity, deadlineMs ?? Infinity),
     clientGone: context?.clientGone,
   });
   const decoding = bodyDecoding(upstream.headers['content-encoding']);

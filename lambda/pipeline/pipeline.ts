@@ -2,7 +2,7 @@ import middy, { type Request } from '@middy/core';
 import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';
 import type { APIGatewayProxyEventV2, Context as LambdaContext } from 'aws-lambda';
 import { BackgroundWork } from '../background-work';
-import { RefusalError } from '../errors';
+import { RefusalError, SharedForwardFailure } from '../errors';
 import type { ProxyResponse } from '../http/response';
 import { failedForwardEnding, isRecordable, refusalEnding, type Ending } from './record';
 import type { Answering, Received, Recordable, StoreReads } from './state';
@@ -62,7 +62,7 @@ export interface HandlerParts<S extends Received> {
   /** The last step, as Middy's handler: its response streams out, and its ending is the row's. */
   handle: (state: NoInfer<S>, context: InvocationContext) => Promise<Answer>;
   /** Turns any error of any step into the response (answer-errors.ts). */
-  answerError: (state: Answering | undefined, error: unknown) => ProxyResponse;
+  answerError: (state: Answering | undefined, error: unknown) => ProxyResponse | Promise<ProxyResponse>;
   /** Writes the request's usage row once its ending is known (record.ts); called from one place, `recordEnding`. */
   record: (state: Recordable, ending: Ending) => void;
 }
@@ -108,10 +108,13 @@ export function streamingHandler<S extends Recordable>({
       Object.assign(request.context, received);
       return outside(received);
     },
-    onError: function answerErrors(request: MiddyRequest<S>) {
-      if (request.error instanceof RefusalError) recordEnding(request.context, refusalEnding(request.error));
+    onError: async function answerErrors(request: MiddyRequest<S>) {
+      const thrown = request.error;
+      if (thrown instanceof RefusalError) recordEnding(request.context, refusalEnding(thrown));
+      if (thrown instanceof SharedForwardFailure) recordEnding(request.context, failedForwardEnding(thrown.failure));
+      const error = thrown instanceof SharedForwardFailure ? thrown.failure : thrown;
       // Nothing is known of a request whose event could not be decoded.
-      return answerError(workOf(request.context) ? request.context : undefined, request.error);
+      return answerError(workOf(request.context) ? request.context : undefined, error);
     },
   });
   for (const step of pipeline.steps)

@@ -27,7 +27,7 @@ export interface OutsideOptions {
   /** The management API's entry (api/handler.ts): its answer, or a typed error. */
   api: (request: IncomingRequest) => Promise<ProxyResponse>;
   /** Renders any error of the management API in its own shape (api/error-shape.ts). */
-  answerApiError: (state: Received, error: unknown) => ProxyResponse;
+  answerApiError: (state: Received, error: unknown) => ProxyResponse | Promise<ProxyResponse>;
 }
 
 /** Decodes the event and learns where it leads, before any step runs: an error answer needs this much. */

@@ -1,6 +1,7 @@
 import { replayRequestFor } from '../cache/replay';
 import type { Deps } from '../deps';
 import type { Completion } from '../usage/build-row';
+import { SharedForwardFailure } from '../errors';
 import { finishResponse } from './finish-response';
 import type { Admitted, CacheConsulted } from './state';
 import { Answer, type Step } from './step';
@@ -31,6 +32,10 @@ export function serveFromCache(deps: Pick<Deps, 'cache' | 'prices'>): Step<Admit
           }).nanos,
       });
       if ('fill' in decision) return { cacheFill: decision.fill };
+      if ('failed' in decision) {
+        // The identical request this one waited for met this error at its provider: the same answer, and its own row.
+        throw new SharedForwardFailure(decision.failed);
+      }
       const { entry, statusCode, headers, body } = decision.hit;
       const ended = new Promise<Completion>((resolve) => {
         const settle = () =>

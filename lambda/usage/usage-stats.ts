@@ -52,6 +52,11 @@ export interface TokenStats extends StatsTotals {
 /** A tag value's figures (docs/tags.md): those of a slice, without latency. */
 export type TagTotals = Omit<StatsTotals, 'latency_avg_ms' | 'latency_p95_ms'>;
 
+/** Set only on the entry that sums the values past a breakdown's cut: how many distinct values it holds. */
+export interface OtherCount {
+  other?: number;
+}
+
 /** The answer of `GET /api/stats`. */
 export interface StatsSummary {
   /** The effective period, [from, to): the requested one widened to whole UTC hours. */
@@ -64,9 +69,13 @@ export interface StatsSummary {
   by_hour: HourStats[];
   /** Breakdowns are sorted by cost, then requests, both descending. */
   by_provider: (StatsTotals & { provider: string })[];
-  by_model: (StatsTotals & { model: string; provider: string })[];
-  /** Requests sent without `x-proxy-user` have requester "". */
-  by_requester: (StatsTotals & { requester: string })[];
+  /**
+   * At most 100 models by name (rollups/summary.ts, `MAX_LISTED_VALUES`); past that, a last entry
+   * `(other)` sums the rest and says how many (`other`).
+   */
+  by_model: (StatsTotals & { model: string; provider: string } & OtherCount)[];
+  /** Requests sent without `x-proxy-user` have requester "". Cut as `by_model` is. */
+  by_requester: (StatsTotals & { requester: string } & OtherCount)[];
   /** Per proxy token, so each app's spend shows when each app has its own token. */
   by_token: TokenStats[];
   /** Per endpoint kind (`chat`, `messages`, `responses`, `embeddings`, `count_tokens`, `models`, `other`). */

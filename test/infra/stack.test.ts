@@ -433,7 +433,8 @@ describe('alarms', () => {
     const alarms = Object.values(synth.template.findResources('AWS::CloudWatch::Alarm')) as {
       Properties: Record<string, unknown>;
     }[];
-    expect(alarms).toHaveLength(6 + SHAPES.length);
+    // Six in ProxyAlarms, one per table, and the failed-authentications alarm (its own construct).
+    expect(alarms).toHaveLength(7 + SHAPES.length);
     const topic = single(synth.template, 'AWS::SNS::Topic');
     for (const a of alarms) {
       expect(a.Properties.TreatMissingData).toBe('notBreaching');

@@ -14,10 +14,12 @@ import { ProxyCache, type CacheDecision } from '../../lambda/cache/proxy-cache';
 import type { ReplayRequest } from '../../lambda/cache/replay';
 import type { CachedResponse } from '../../lambda/cache/response-cache';
 import { SingleFlight } from '../../lambda/cache/single-flight';
+import { UpstreamTimeoutError } from '../../lambda/errors';
 import type { Logger } from '../../lambda/logger';
 import { chatDialect } from '../../lambda/providers/dialects/chat';
 import type { DynamoClients } from '../../lambda/store/dynamodb/client';
 import { DynamoResponseCache } from '../../lambda/cache/dynamodb/cache-store';
+import { eventually } from '../support/patience';
 import { createTestTables } from '../support/tables';
 
 const USAGE = { inputTokens: 11, outputTokens: 7, cacheReadTokens: 0, cacheWriteTokens: 0 };
@@ -256,5 +258,36 @@ describe('single flight', () => {
     leader.abandon();
     const fill = fillOf(await follower);
     expect(fill.statusHeader).toEqual({ 'x-proxy-cache': 'MISS' });
+  });
+
+  it('when the leader’s answer is not one to share, one follower calls the provider and the others are served its answer', async () => {
+    const flights = new SingleFlight<CachedResponse>(30_000);
+    const cache = new ProxyCache({ store, log, now: Date.now, flights });
+    const request = cacheRequest('read-write');
+    const leader = fillOf(await consult(cache, request));
+    const followers = [consult(cache, request), consult(cache, request), consult(cache, request)];
+    await eventually(async () => (flights.waiting === 3 ? true : undefined));
+    // A provider error is never stored: the followers go on at once, not after its body.
+    expect(leader.begin({ status: 500, contentType: 'application/json', format: 'json' })).toBeUndefined();
+    const next = await Promise.race(followers);
+    const second = fillOf(next);
+    // Held to what is left of its own limit, which started when it arrived.
+    expect(second.timeLimitMs).toBeLessThanOrEqual(30_000);
+    await answerWith(second);
+    const decisions = await Promise.all(followers);
+    expect(decisions.filter((d) => 'fill' in d)).toHaveLength(1);
+    expect(decisions.filter((d) => 'hit' in d)).toHaveLength(2);
+  });
+
+  it('a provider timeout of the leader is the followers’ answer too', async () => {
+    const flights = new SingleFlight<CachedResponse>(30_000);
+    const cache = new ProxyCache({ store, log, now: Date.now, flights });
+    const request = cacheRequest('read-write');
+    const leader = fillOf(await consult(cache, request));
+    const followers = [consult(cache, request), consult(cache, request)];
+    await eventually(async () => (flights.waiting === 2 ? true : undefined));
+    const timeout = new UpstreamTimeoutError(30_000);
+    leader.abandon(timeout);
+    await expect(Promise.all(followers)).resolves.toEqual([{ failed: timeout }, { failed: timeout }]);
   });
 });

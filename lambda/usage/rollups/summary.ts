@@ -79,9 +79,40 @@ function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/**
+ * Distinct models, and distinct requesters, listed by name in a summary. Both are the caller's
+ * values (any `x-proxy-user`, any model id), so past this many the rest are summed into one entry:
+ * the answer's size follows the period, never the number of distinct values.
+ */
+export const MAX_LISTED_VALUES = 100;
+
+/** The name the entry summing the values past `MAX_LISTED_VALUES` carries; its `other` says how many it sums. */
+export const OTHER_LABEL = '(other)';
+
+/**
+ * The first `MAX_LISTED_VALUES` entries of a sorted breakdown, and one entry summing all the rest
+ * (`other`: how many distinct values it holds), so the entries still add up to the totals.
+ */
+function listedAndOther<T extends StatsTotals>(
+  sorted: readonly { entry: T; rollup: Rollup }[],
+  otherEntry: (totals: StatsTotals, count: number) => T,
+): T[] {
+  if (sorted.length <= MAX_LISTED_VALUES) return sorted.map(({ entry }) => entry);
+  const rest = emptyRollup();
+  for (const { rollup } of sorted.slice(MAX_LISTED_VALUES)) addRollup(rest, rollup);
+  return [
+    ...sorted.slice(0, MAX_LISTED_VALUES).map(({ entry }) => entry),
+    otherEntry(toTotals(rest), sorted.length - MAX_LISTED_VALUES),
+  ];
+}
+
 /** Costliest first, then busiest; the name breaks ties so the order never depends on read order. */
 function byCostThenRequests<T extends StatsTotals>(name: (entry: T) => string) {
   return (a: T, b: T) => b.cost_nanos - a.cost_nanos || b.requests - a.requests || compareText(name(a), name(b));
+}
+
+function byEntry<T>(compare: (a: T, b: T) => number) {
+  return (a: { entry: T }, b: { entry: T }) => compare(a.entry, b.entry);
 }
 
 /** Totals per time bucket (a day or an hour), each with its providers, for the stacked charts. */
@@ -162,12 +193,18 @@ export function assembleSummary(
     by_provider: [...providers]
       .map(([provider, r]) => ({ provider, ...toTotals(r) }))
       .sort(byCostThenRequests((e) => e.provider)),
-    by_model: [...models.values()]
-      .map(({ provider, model, rollup }) => ({ model, provider, ...toTotals(rollup) }))
-      .sort(byCostThenRequests((e) => `${e.model}\u0000${e.provider}`)),
-    by_requester: [...requesters]
-      .map(([requester, r]) => ({ requester, ...toTotals(r) }))
-      .sort(byCostThenRequests((e) => e.requester)),
+    by_model: listedAndOther(
+      [...models.values()]
+        .map(({ provider, model, rollup }) => ({ entry: { model, provider, ...toTotals(rollup) }, rollup }))
+        .sort(byEntry(byCostThenRequests((e) => `${e.model}\u0000${e.provider}`))),
+      (totals, other) => ({ model: OTHER_LABEL, provider: '', ...totals, other }),
+    ),
+    by_requester: listedAndOther(
+      [...requesters]
+        .map(([requester, rollup]) => ({ entry: { requester, ...toTotals(rollup) }, rollup }))
+        .sort(byEntry(byCostThenRequests((e) => e.requester))),
+      (totals, other) => ({ requester: OTHER_LABEL, ...totals, other }),
+    ),
     by_token: [...tokens]
       .map(([token_id, r]) => ({ token_id, ...toTotals(r) }))
       .sort(byCostThenRequests((e) => e.token_id)),

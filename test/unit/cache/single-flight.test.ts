@@ -1,4 +1,10 @@
-import { SingleFlight, type Flight, type LeaderFlight } from '../../../lambda/cache/single-flight';
+import { UpstreamTimeoutError } from '../../../lambda/errors';
+import {
+  SingleFlight,
+  type Flight,
+  type FollowerOutcome,
+  type LeaderFlight,
+} from '../../../lambda/cache/single-flight';
 
 interface Answer {
   body: string;
@@ -9,9 +15,9 @@ function asLeader(flight: Flight<Answer>): LeaderFlight<Answer> {
   return flight;
 }
 
-function asFollower(flight: Flight<Answer>): Promise<Answer | undefined> {
+function asFollower(flight: Flight<Answer>): Promise<FollowerOutcome<Answer>> {
   if (flight.leader) throw new Error('expected to follow');
-  return flight.result;
+  return flight.outcome;
 }
 
 describe('SingleFlight', () => {
@@ -21,36 +27,35 @@ describe('SingleFlight', () => {
     const followers = Array.from({ length: 9 }, () => asFollower(flights.join('k')));
     const answer = { body: 'hello' };
     leader.complete(answer);
-    await expect(Promise.all(followers)).resolves.toEqual(Array(9).fill(answer));
+    await expect(Promise.all(followers)).resolves.toEqual(Array(9).fill({ kind: 'answer', value: answer }));
     // The answer lingers briefly for requests whose cache lookup raced the commit.
-    const late = flights.join('k');
-    expect(late.leader).toBe(false);
-    await expect((late as { result: Promise<unknown> }).result).resolves.toBe(answer);
+    await expect(asFollower(flights.join('k'))).resolves.toEqual({ kind: 'answer', value: answer });
   });
 
   it('one upstream call for 10 concurrent identical requests', async () => {
     const flights = new SingleFlight<Answer>(10_000);
     let upstreamCalls = 0;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
     const upstream = async () => {
       upstreamCalls++;
-      await new Promise((r) => setTimeout(r, 20));
+      await released;
       return { body: 'answer' };
     };
     const request = async (): Promise<Answer | undefined> => {
       const flight = flights.join('same');
-      if (!flight.leader) return (await flight.result) ?? upstream();
-      try {
-        const answer = await upstream();
-        flight.complete(answer);
-        return answer;
-      } catch (error) {
-        flight.fail();
-        throw error;
+      if (!flight.leader) {
+        const outcome = await flight.outcome;
+        return outcome.kind === 'answer' ? outcome.value : upstream();
       }
+      const answer = await upstream();
+      flight.complete(answer);
+      return answer;
     };
-    const answers = await Promise.all(Array.from({ length: 10 }, request));
+    const answers = Promise.all(Array.from({ length: 10 }, request));
+    release();
+    expect((await answers).every((a) => a?.body === 'answer')).toBe(true);
     expect(upstreamCalls).toBe(1);
-    expect(answers.every((a) => a?.body === 'answer')).toBe(true);
   });
 
   it('keeps different keys apart', async () => {
@@ -60,42 +65,56 @@ describe('SingleFlight', () => {
     const followerOfB = asFollower(flights.join('b'));
     b.complete({ body: 'B' });
     a.complete({ body: 'A' });
-    await expect(followerOfB).resolves.toEqual({ body: 'B' });
+    await expect(followerOfB).resolves.toEqual({ kind: 'answer', value: { body: 'B' } });
   });
 
-  it('followers get undefined when the leader fails, and the key is free again', async () => {
+  it('a provider timeout of the leader is every follower’s answer: none of them calls again', async () => {
     const flights = new SingleFlight<Answer>(10_000);
     const leader = asLeader(flights.join('k'));
-    const follower = asFollower(flights.join('k'));
-    leader.fail();
-    await expect(follower).resolves.toBeUndefined();
+    const followers = Array.from({ length: 4 }, () => asFollower(flights.join('k')));
+    const timeout = new UpstreamTimeoutError(10_000);
+    leader.fail(timeout);
+    await expect(Promise.all(followers)).resolves.toEqual(Array(4).fill({ kind: 'failed', error: timeout }));
     expect(flights.join('k').leader).toBe(true);
+  });
+
+  it('a leader with nothing to share hands the flight on: one follower calls, within its time left, the others wait for it', async () => {
+    let clock = 1_000;
+    const flights = new SingleFlight<Answer>(10_000, undefined, () => clock);
+    const leader = asLeader(flights.join('k'));
+    clock += 2_000;
+    const first = asFollower(flights.join('k'));
+    clock += 1_000;
+    const second = asFollower(flights.join('k'));
+    clock += 3_000;
+    leader.fail();
+    const next = await first;
+    // Arrived at 3,000 ms, 4,000 ms waited: 6,000 ms left of its own 10 s.
+    expect(next).toMatchObject({ kind: 'forward', timeLeftMs: 6_000 });
+    if (next.kind !== 'forward' || !next.flight) throw new Error('expected to lead the next flight');
+    next.flight.complete({ body: 'second try' });
+    await expect(second).resolves.toEqual({ kind: 'answer', value: { body: 'second try' } });
+  });
+
+  it('a follower whose limit passes while the provider has not answered the leader times out, without calling', async () => {
+    const flights = new SingleFlight<Answer>(30);
+    asLeader(flights.join('k'));
+    await expect(asFollower(flights.join('k'))).resolves.toEqual({ kind: 'timed-out' });
+  });
+
+  it('a follower whose limit passes while the provider streams a long answer to the leader calls it itself, with a whole limit', async () => {
+    const flights = new SingleFlight<Answer>(30);
+    asLeader(flights.join('k')).answering();
+    await expect(asFollower(flights.join('k'))).resolves.toEqual({ kind: 'forward', timeLeftMs: 30 });
   });
 
   it('only the first settle counts', async () => {
     const flights = new SingleFlight<Answer>(10_000);
     const leader = asLeader(flights.join('k'));
     const follower = asFollower(flights.join('k'));
-    leader.fail();
+    leader.fail(new UpstreamTimeoutError(10_000));
     leader.complete({ body: 'late' });
-    await expect(follower).resolves.toBeUndefined();
-  });
-
-  it('a follower stops waiting at the wait bound, not before', async () => {
-    // Jest's clock: the order of events (still waiting at 29 ms, given up at 30 ms), not the machine's speed.
-    jest.useFakeTimers();
-    try {
-      const flights = new SingleFlight<Answer>(30);
-      asLeader(flights.join('k'));
-      let settled = false;
-      const follower = asFollower(flights.join('k')).finally(() => (settled = true));
-      await jest.advanceTimersByTimeAsync(29);
-      expect(settled).toBe(false);
-      await jest.advanceTimersByTimeAsync(1);
-      await expect(follower).resolves.toBeUndefined();
-    } finally {
-      jest.useRealTimers();
-    }
+    await expect(follower).resolves.toMatchObject({ kind: 'failed' });
   });
 
   it('a follower whose client left stops waiting at once', async () => {
@@ -104,22 +123,22 @@ describe('SingleFlight', () => {
     const controller = new AbortController();
     const flight = flights.join('k', { signal: controller.signal });
     controller.abort();
-    await expect(asFollower(flight)).resolves.toBeUndefined();
+    await expect(asFollower(flight)).resolves.toMatchObject({ kind: 'forward' });
     const already = flights.join('k', { signal: AbortSignal.abort() });
-    await expect(asFollower(already)).resolves.toBeUndefined();
+    await expect(asFollower(already)).resolves.toMatchObject({ kind: 'forward' });
   });
 
   it('a leader that never settles frees its key after the flight limit, without touching a newer flight', async () => {
     const flights = new SingleFlight<Answer>(10_000, 20);
     const stale = asLeader(flights.join('k'));
     const follower = asFollower(flights.join('k'));
-    await expect(follower).resolves.toBeUndefined();
-    expect(flights.size).toBe(0);
-    const fresh = asLeader(flights.join('k'));
+    const handedOn = await follower;
+    if (handedOn.kind !== 'forward' || !handedOn.flight) throw new Error('expected to lead the next flight');
+    expect(flights.size).toBe(1);
     const next = asFollower(flights.join('k'));
     stale.complete({ body: 'stale' });
     expect(flights.size).toBe(1);
-    fresh.complete({ body: 'fresh' });
-    await expect(next).resolves.toEqual({ body: 'fresh' });
+    handedOn.flight.complete({ body: 'fresh' });
+    await expect(next).resolves.toEqual({ kind: 'answer', value: { body: 'fresh' } });
   });
 });

@@ -3,6 +3,8 @@
  * answers with and out of the log line of a 5xx (SECURITY.md, "What is scrubbed where"); the
  * rest of the message stays as the error said it.
  */
+import { FailedSignIns } from '../../../lambda/auth/failed-sign-ins';
+import type { ProxyResponse } from '../../../lambda/http/response';
 import { BackgroundWork } from '../../../lambda/background-work';
 import { ProxyError } from '../../../lambda/errors';
 import type { Logger } from '../../../lambda/logger';
@@ -36,7 +38,7 @@ function answer(headers: Record<string, string>, error: unknown): { message: str
     warn: () => undefined,
     error: (message, fields) => void logged.push(JSON.stringify({ message, ...fields })),
   };
-  const response = answerErrors(log, () => true)(state(headers), error);
+  const response = answerErrors(log, () => true, new FailedSignIns())(state(headers), error) as ProxyResponse;
   return { message: (JSON.parse(String(response.body)) as { error: { message: string } }).error.message, logged };
 }
 
@@ -69,7 +71,11 @@ describe('answerErrors', () => {
   it('an error before any request was decoded answers as before', () => {
     const logged: string[] = [];
     const log: Logger = { info: () => undefined, warn: () => undefined, error: (message) => void logged.push(message) };
-    const response = answerErrors(log, () => true)(undefined, new ProxyError(400, 'Bad event.'));
+    const response = answerErrors(
+      log,
+      () => true,
+      new FailedSignIns(),
+    )(undefined, new ProxyError(400, 'Bad event.')) as ProxyResponse;
     expect(JSON.parse(String(response.body))).toMatchObject({ error: { message: 'Bad event.' } });
   });
 });

@@ -3,6 +3,7 @@
  * the compiler holds it: a step whose input an earlier step proves can't be placed before it. The
  * `@ts-expect-error` lines are checked by `npm run typecheck`: if one of them compiled, it would fail.
  */
+import { FailedSignIns } from '../../../lambda/auth/failed-sign-ins';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,7 +58,7 @@ it('runs the steps in the documented order', () => {
 it('does not compile a step placed before the step that proves its input', () => {
   const routed = Pipeline.start(notCalled).then(routeRequest());
   const handle = forwardUpstream(deps);
-  const answerError = answerErrors(deps.log, deps.isStoreOutage);
+  const answerError = answerErrors(deps.log, deps.isStoreOutage, new FailedSignIns());
   const record = recordUsage(deps);
   // @ts-expect-error validation joins the request's tags with the token's, known once it is authenticated
   routed.then(validateBody());

@@ -49,7 +49,10 @@ export function Logs({ params, detail }: { params: URLSearchParams; detail?: str
     const from = query.from ?? new Date(Date.parse(to) - SUGGESTION_DAYS * 86_400_000).toISOString();
     return api.stats(from, to);
   }, [filters.from, filters.to]);
-  const models = useMemo(() => [...new Set((stats.data?.by_model ?? []).map((m) => m.model))].sort(), [stats.data]);
+  const models = useMemo(
+    () => [...new Set((stats.data?.by_model ?? []).filter((m) => m.other === undefined).map((m) => m.model))].sort(),
+    [stats.data],
+  );
   const tagSuggestions = useMemo(
     () =>
       Object.entries(stats.data?.by_tag ?? {})

@@ -7,7 +7,8 @@ import type { Stats, Totals } from '../types';
 
 const TOP = 10;
 
-type Ranked = Pick<Totals, 'cost_usd' | 'requests'>;
+/** `other`: on the one entry of a breakdown that sums the values past the API's cut, how many it sums. */
+type Ranked = Pick<Totals, 'cost_usd' | 'requests'> & { other?: number };
 
 function byCostThenRequests(a: Ranked, b: Ranked): number {
   return b.cost_usd - a.cost_usd || b.requests - a.requests;
@@ -26,6 +27,8 @@ interface TopTableProps<Row extends Ranked> {
   /** Beside the title (a selector of what the table shows). */
   controls?: ComponentChildren;
   rows: Row[];
+  /** What a row is, in the plural ("models"), for the line that says the list is cut. */
+  noun: string;
   empty: ComponentChildren;
   columns: Column<Row>[];
   /** The row's key and its test attributes. */
@@ -38,11 +41,15 @@ export function TopTable<Row extends Ranked>({
   title,
   controls,
   rows,
+  noun,
   empty,
   columns,
   rowProps,
 }: TopTableProps<Row>) {
   const top = [...rows].sort(byCostThenRequests).slice(0, TOP);
+  // The API sums the values past its own cut into one entry; it still counts them.
+  const distinct = rows.reduce((count, row) => count + (row.other ?? 1), 0);
+  const hidden = distinct - top.reduce((count, row) => count + (row.other ?? 1), 0);
   return (
     <section class="card table-card" data-testid={id}>
       {controls ? (
@@ -82,6 +89,12 @@ export function TopTable<Row extends Ranked>({
               })}
             </tbody>
           </table>
+          {hidden > 0 && (
+            <p class="table-cut" data-testid={`${id}-cut`}>
+              {formatInt(top.length)} of {formatInt(distinct)} {noun} shown: the other {formatInt(hidden)} are in the
+              totals, not listed.
+            </p>
+          )}
         </div>
       )}
     </section>
@@ -123,12 +136,22 @@ export const costWithSavings = <R extends Summed>(savedTestId?: string): Column<
   ),
 });
 
+/** The entry that sums the values past the API's cut: no link, since no one value is behind it. */
+function OtherValues({ count, noun }: { count: number; noun: string }) {
+  return (
+    <span class="muted" data-testid="other-values">
+      {formatInt(count)} other {noun}
+    </span>
+  );
+}
+
 export function TopModels({ stats }: { stats: Stats }) {
   return (
     <TopTable<Row<'by_model'>>
       id="top-models"
       title="Top models"
       rows={stats.by_model}
+      noun="models"
       empty={<EmptyState title="No models used in this period." />}
       rowProps={(row) => ({
         key: `${row.provider}/${row.model}`,
@@ -138,14 +161,17 @@ export function TopModels({ stats }: { stats: Stats }) {
       columns={[
         {
           header: 'Model',
-          cell: (row) => (
-            <>
-              <a href={hrefFor('logs', { model: row.model })} class="mono">
-                {row.model}
-              </a>
-              <span class="sub">{providerName(row.provider)}</span>
-            </>
-          ),
+          cell: (row) =>
+            row.other !== undefined ? (
+              <OtherValues count={row.other} noun="models" />
+            ) : (
+              <>
+                <a href={hrefFor('logs', { model: row.model })} class="mono">
+                  {row.model}
+                </a>
+                <span class="sub">{providerName(row.provider)}</span>
+              </>
+            ),
         },
         requests(),
         tokensInOut(),
@@ -161,6 +187,7 @@ export function TopRequesters({ stats }: { stats: Stats }) {
       id="top-requesters"
       title="Top requesters"
       rows={stats.by_requester}
+      noun="requesters"
       empty={
         <EmptyState title="No requests in this period.">
           Send an <code>x-proxy-user</code> header with each request to see who uses what.
@@ -171,7 +198,9 @@ export function TopRequesters({ stats }: { stats: Stats }) {
         {
           header: 'Requester',
           cell: (row) =>
-            row.requester === '' ? (
+            row.other !== undefined ? (
+              <OtherValues count={row.other} noun="requesters" />
+            ) : row.requester === '' ? (
               <span class="muted">(none)</span>
             ) : (
               <a href={hrefFor('logs', { requester: row.requester })}>{row.requester}</a>
@@ -191,6 +220,7 @@ export function TopTokens({ stats }: { stats: Stats }) {
       id="top-tokens"
       title="Top tokens"
       rows={stats.by_token}
+      noun="tokens"
       empty={
         <EmptyState title="No requests in this period.">
           Give each app its own token on <a href={hrefFor('tokens')}>Tokens</a> to see what each one spends.

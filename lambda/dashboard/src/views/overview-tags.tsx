@@ -36,6 +36,7 @@ export function SpendByTag({ stats }: { stats: Stats }) {
       title="Spend by tag"
       controls={selector}
       rows={rows}
+      noun="values"
       empty={
         <EmptyState title="No tagged requests in this period." testId="spend-by-tag-empty">
           Send <code>x-proxy-tags: team=search</code> with a request, or give a token tags on{' '}

@@ -1,0 +1,54 @@
+/**
+ * The Overview says when a list is cut: past the API's 100 requesters (or models) the rest arrive
+ * as one entry that counts them, and the table shows its ten costliest with a line saying how many
+ * there are in all. Screenshots to look at: overview-cut-lists-<size>.png.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Browser } from 'playwright-core';
+import { foldDistinctValues } from '../support/many-values';
+import { startProxy, type ProxyServer } from '../support/proxy-server';
+import { describeInBrowser, launchBrowser, newTab, screenshot, signIn, type ViewportName } from './browser-harness';
+
+const REQUESTERS = 300;
+const MODELS = 150;
+
+describeInBrowser('lists cut on the Overview', () => {
+  let proxy: ProxyServer;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    const tablePrefix = `p${randomBytes(4).toString('hex')}-`;
+    [proxy, browser] = await Promise.all([startProxy({ tablePrefix }), launchBrowser()]);
+    await foldDistinctValues(tablePrefix, proxy.account.accountId, { requesters: REQUESTERS, models: MODELS });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await proxy?.stop();
+  });
+
+  test.each<ViewportName>(['laptop', 'phone'])(
+    'Top requesters and Top models say how many are not listed (%s)',
+    async (size) => {
+      const { context, page } = await newTab(browser, size);
+      try {
+        await signIn(page, proxy.url, proxy.account.token);
+        const requesters = page.getByTestId('top-requesters');
+        // 100 by name and one entry for the other 200, the costliest: nine named rows and that one are shown.
+        await expect(requesters.getByTestId('top-requesters-cut').textContent()).resolves.toBe(
+          `10 of ${REQUESTERS} requesters shown: the other 91 are in the totals, not listed.`,
+        );
+        await expect(requesters.getByTestId('other-values').textContent()).resolves.toBe('200 other requesters');
+        await expect(requesters.getByTestId('top-requester-row').count()).resolves.toBe(10);
+        const models = page.getByTestId('top-models');
+        await expect(models.getByTestId('top-models-cut').textContent()).resolves.toMatch(
+          new RegExp(`^10 of ${MODELS} models shown: the other \\d+ are in the totals, not listed\\.$`),
+        );
+        await expect(models.getByTestId('other-values').textContent()).resolves.toBe('50 other models');
+        await screenshot(page, `overview-cut-lists-${size}`);
+      } finally {
+        await context.close();
+      }
+    },
+  );
+});
