@@ -74,6 +74,7 @@ export function buildRow(facts: RowFacts, completion: Completion, prices: Prices
     output_tokens: usage.outputTokens,
     cache_read_tokens: usage.cacheReadTokens,
     cache_write_tokens: usage.cacheWriteTokens,
+    ...(usage.serverToolUse ? { server_tool_use: { ...usage.serverToolUse } } : {}),
     cost_nanos: cost.nanos,
     cost_usd: nanosToUsd(cost.nanos),
     priced: cost.priced || completion.cached !== undefined || !ok,

@@ -20,6 +20,11 @@ export interface UsageRow {
   output_tokens: number;
   cache_read_tokens: number;
   cache_write_tokens: number;
+  /**
+   * Server-side tool calls the provider ran and bills per call, by its own counter names
+   * (`{"web_search_requests": 3}`); absent when there were none. Those the price data prices are in the cost.
+   */
+  server_tool_use?: Record<string, number>;
   cost_usd: number;
   cost_nanos: number;
   /** False when the model had no known price: tokens are logged, cost is 0. */

@@ -1,6 +1,6 @@
 import type { SseEvent } from '../../sse/sse-event';
 import type { Dialect, NativeError, StreamOutcome } from '../types';
-import { tokenCount, type Usage } from '../usage';
+import { callCounts, tokenCount, type Usage } from '../usage';
 import { findErrorMessage } from './error-text';
 import { asObject, asString, tryParseJson, type JsonObject } from '../../json';
 import { messagesBodySchema, validateWith } from './validation';
@@ -21,7 +21,7 @@ const ERROR_TYPES: Record<number, string> = {
   504: 'timeout_error',
 };
 
-/** Usage fields of the messages API; input counts cache writes and reads too. */
+/** Usage fields of the messages API; input counts cache writes and reads too; `server_tool_use` counts the server-side tool calls. */
 function usageFrom(usage: JsonObject): Usage {
   const cacheWriteTokens = tokenCount(usage.cache_creation_input_tokens);
   const cacheReadTokens = tokenCount(usage.cache_read_input_tokens);
@@ -29,12 +29,14 @@ function usageFrom(usage: JsonObject): Usage {
     cacheWriteTokens,
     tokenCount(asObject(usage.cache_creation)?.ephemeral_1h_input_tokens),
   );
+  const serverToolUse = callCounts(usage.server_tool_use);
   return {
     inputTokens: tokenCount(usage.input_tokens) + cacheWriteTokens + cacheReadTokens,
     outputTokens: tokenCount(usage.output_tokens),
     cacheReadTokens,
     cacheWriteTokens,
     ...(cacheWrite1hTokens ? { cacheWrite1hTokens } : {}),
+    ...(serverToolUse ? { serverToolUse } : {}),
   };
 }
 
