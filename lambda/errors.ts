@@ -79,6 +79,16 @@ export class BudgetExceededError extends ProxyError {
   }
 }
 
+/**
+ * A budget applies to the request and its model has no price, so its spend could not be counted;
+ * nothing was sent upstream.
+ */
+export class UnpricedModelError extends ProxyError {
+  constructor(message: string, headers: Record<string, string>) {
+    super(402, message, { code: 'model_not_priced', headers });
+  }
+}
+
 export class UpstreamUnreachableError extends ProxyError {
   /**
    * `staleSocket`: the connection was a kept-alive one, reset before any byte

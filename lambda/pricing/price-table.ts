@@ -71,6 +71,11 @@ export class PriceTable {
     return found ?? undefined;
   }
 
+  /** Whether the model, served by this provider, has a price (from `PRICING_FILE` or the built-in data). */
+  has(provider: string, model: string): boolean {
+    return this.lookup(provider, model) !== undefined;
+  }
+
   cost(model: string | undefined, usage: Usage, context: PriceContext): Cost {
     const priced = model ? this.lookup(context.provider, model) : undefined;
     if (!priced) return { nanos: 0, priced: false };

@@ -42,7 +42,7 @@ export interface RowFacts {
   secrets: readonly string[];
 }
 
-export type Prices = Pick<PriceTable, 'cost'>;
+export type Prices = Pick<PriceTable, 'cost' | 'has'>;
 
 /**
  * The pricing hook: what a request cost. Token counting and model lists are
