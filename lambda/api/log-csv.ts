@@ -34,6 +34,7 @@ export const CSV_COLUMNS: readonly { name: string; value: (row: UsageRow) => Cel
   { name: 'tags', value: (r) => formatTags(r.tags) },
   // Added after `tags`, so the columns before it keep their places: `web_search_requests=3`, `;`-separated.
   { name: 'server_tool_use', value: (r) => formatCounts(r.server_tool_use) },
+  { name: 'usage_estimated', value: (r) => r.usage_estimated === true },
 ];
 
 function formatCounts(counts: Record<string, number> | undefined): string | undefined {

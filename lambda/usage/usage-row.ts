@@ -31,6 +31,11 @@ export interface UsageRow {
   priced: boolean;
   /** Where the price came from: `genai-prices@<version>` (built in) or `PRICING_FILE`; absent when the model has no price. */
   price_source?: string;
+  /**
+   * The stream was cut off before the provider reported all of its usage: its tokens (and so its cost)
+   * are partly estimated (docs/usage-and-pricing.md, "Cut-off streams"); absent for exact figures.
+   */
+  usage_estimated?: true;
   latency_ms: number;
   requester?: string;
   /** The request's and its token's tags (docs/tags.md); absent when there are none. A map, so the DynamoDB console shows each tag. */

@@ -1,6 +1,7 @@
 import type { SseEvent } from '../../sse/sse-event';
 import type { Dialect, NativeError, StreamOutcome } from '../types';
 import { callCounts, tokenCount, type Usage } from '../usage';
+import { deliveredChars } from './delivered-text';
 import { findErrorMessage } from './error-text';
 import { asObject, asString, tryParseJson, type JsonObject } from '../../json';
 import { messagesBodySchema, validateWith } from './validation';
@@ -70,9 +71,14 @@ export const messagesDialect: Dialect = {
     let usageFields: JsonObject | undefined;
     let error: string | undefined;
     let complete = false;
+    let delivered = 0;
     return {
       onEvent(event: SseEvent) {
         switch (event.event) {
+          case 'content_block_start':
+          case 'content_block_delta':
+            delivered += deliveredChars(event.data);
+            break;
           case 'message_start': {
             const message = asObject(asObject(tryParseJson(event.data))?.message);
             model = asString(message?.model) ?? model;
@@ -94,7 +100,7 @@ export const messagesDialect: Dialect = {
         }
       },
       outcome(): StreamOutcome {
-        return { model, usage: usageFields && usageFrom(usageFields), error, complete };
+        return { model, usage: usageFields && usageFrom(usageFields), error, complete, deliveredChars: delivered };
       },
     };
   },
