@@ -89,6 +89,16 @@ export class BudgetExceededError extends RefusalError {
   }
 }
 
+/**
+ * A budget applies to the request and its model has no price, so its spend could not be counted;
+ * nothing was sent upstream.
+ */
+export class UnpricedModelError extends RefusalError {
+  constructor(message: string, headers: Record<string, string>) {
+    super(402, message, { code: 'model_not_priced', headers });
+  }
+}
+
 export class UpstreamUnreachableError extends ProxyError {
   /**
    * `staleSocket`: the connection was a kept-alive one, reset before any byte

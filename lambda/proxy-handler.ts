@@ -50,7 +50,7 @@ export function proxyPipeline(deps: Deps) {
     .then(enforceRateLimit()) // 4. rate limit
     .then(validateBody()) // 5. validate
     .then(enforceModelList()) // 6. the token's model list
-    .then(enforceBudget()) // 7. budget
+    .then(enforceBudget(deps)) // 7. budget
     .then(resolveProviderKey(deps)) // 8. resolve the provider key
     .then(serveFromCache(deps)); // 9. cache
 }

@@ -32,7 +32,15 @@ export const CSV_COLUMNS: readonly { name: string; value: (row: UsageRow) => Cel
   { name: 'error', value: (r) => r.error },
   // Last, so the columns before it keep their places; the header's own format (docs/tags.md).
   { name: 'tags', value: (r) => formatTags(r.tags) },
+  // Added after `tags`, so the columns before it keep their places: `web_search_requests=3`, `;`-separated.
+  { name: 'server_tool_use', value: (r) => formatCounts(r.server_tool_use) },
+  { name: 'usage_estimated', value: (r) => r.usage_estimated === true },
 ];
+
+function formatCounts(counts: Record<string, number> | undefined): string | undefined {
+  const entries = Object.entries(counts ?? {});
+  return entries.length ? entries.map(([name, count]) => `${name}=${count}`).join(';') : undefined;
+}
 
 /** Exact dollars from integer nanos, never in exponent form (`0.000000150`, not `1.5e-7`). */
 export function nanosAsDecimal(nanos: number | undefined): string {

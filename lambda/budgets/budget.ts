@@ -65,3 +65,11 @@ export function exceededMessage(status: BudgetStatus): string {
       : `It resets at ${new Date(status.resetsAt).toISOString()}.`;
   return `Budget exceeded: ${describeSubject(status.subject)} has spent $${formatUsd(status.spentNanos)} of its ${PERIOD_WORDS[status.budget.period]} budget of $${formatUsd(status.budget.limitNanos)}. ${reset}`;
 }
+
+/**
+ * The refusal text for a model without a price under a budget: it would spend nothing against the
+ * budget, so it is refused until it has a price (docs/budgets.md, "Models without a price").
+ */
+export function unpricedMessage(model: string, status: BudgetStatus): string {
+  return `Model "${model.slice(0, 200)}" has no price, and the ${PERIOD_WORDS[status.budget.period]} budget of ${describeSubject(status.subject)} applies to this request: its spend could not be counted. Give the model a price in PRICING_FILE (docs/usage-and-pricing.md), or use a priced model.`;
+}

@@ -1,25 +1,36 @@
-import { exceededMessage, isExhausted, tightest } from '../budgets/budget';
+import { exceededMessage, isExhausted, tightest, unpricedMessage } from '../budgets/budget';
 import { budgetHeaders } from '../budgets/remaining-header';
-import { BudgetExceededError, StoreUnavailableError } from '../errors';
+import { BudgetExceededError, StoreUnavailableError, UnpricedModelError } from '../errors';
+import type { Deps } from '../deps';
 import type { Budgeted, Identified, Routed, Validated } from './state';
 import type { Step } from './step';
 
 /**
  * Step 7: spend limits, before anything is sent upstream or served from the cache: a
  * token or requester whose budget is used up for its period gets a 402 in the
- * endpoint's own error shape, and the refusal is logged as a row (pipeline.ts). The spend was
+ * endpoint's own error shape, and the refusal is logged as a row (pipeline.ts). So does a request under a
+ * budget whose model has no price: it would spend nothing against the budget. The spend was
  * read with the token (no store call of its own); a failed read fails closed.
  */
-export function enforceBudget(): Step<Routed & Identified & Validated, Budgeted> {
+export function enforceBudget(deps: Pick<Deps, 'prices'>): Step<Routed & Identified & Validated, Budgeted> {
   return {
     name: 'budget',
-    async run(_state, reads) {
+    async run(state, reads) {
       const budgets = await reads.budgets.catch((error) => {
         throw new StoreUnavailableError(error);
       });
       const exhausted = tightest(budgets.filter(isExhausted));
-      if (!exhausted) return { budgets };
-      throw new BudgetExceededError(exceededMessage(exhausted), budgetHeaders(budgets));
+      if (exhausted) {
+        throw new BudgetExceededError(exceededMessage(exhausted), budgetHeaders(budgets));
+      }
+      const binding = tightest(budgets);
+      const model = state.pathModel ?? state.body?.model;
+      if (binding && typeof model === 'string' && state.endpoint.dialect.billing === 'tokens') {
+        if (!deps.prices.has(state.provider.id, model)) {
+          throw new UnpricedModelError(unpricedMessage(model, binding), budgetHeaders(budgets));
+        }
+      }
+      return { budgets };
     },
   };
 }

@@ -16,6 +16,7 @@ import { clientResponseHeaders, upstreamRequestHeaders } from '../upstream/heade
 import { queryWithoutSecrets } from '../upstream/query';
 import { finishResponse } from './finish-response';
 import type { InvocationContext } from './pipeline';
+import { requestTextChars } from '../usage/estimate';
 import { requestSecrets } from './request-secrets';
 import type { ProxyState } from './state';
 import { Answer } from './step';
@@ -103,7 +104,12 @@ export function forwardUpstream(deps: ForwardDeps) {
           request_id: state.request.id,
           events: result.oversizedEvents,
         });
-      ended({ status: upstream.status, model: result.model, usage: result.usage, error });
+      // A stream cut before its end is billed what the provider generated: its row carries an estimate.
+      const cutOff =
+        ok && state.stream && !result.complete
+          ? { requestChars: requestTextChars(state.body), deliveredChars: result.deliveredChars ?? 0 }
+          : undefined;
+      ended({ status: upstream.status, model: result.model, usage: result.usage, error, cutOff });
       // Does nothing once a complete answer's commit has started; otherwise nothing is stored and waiting requests go on.
       cacheFill.abandon();
     };

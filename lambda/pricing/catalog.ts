@@ -1,7 +1,7 @@
 import catalogData from './catalog.json';
 import correctionsData from './corrections.json';
 import { matches, withDashedDate, type MatchRule } from './model-match';
-import { toRate, type ModelRates, type PerMillion, type PricePeriod } from './rates';
+import { picoPerCall, toRate, type ModelRates, type PerMillion, type PricePeriod, type ToolCounters } from './rates';
 
 /** Token prices in the price data's own field names. */
 export interface PriceFields {
@@ -10,6 +10,8 @@ export interface PriceFields {
   cache_read_mtok?: PerMillion;
   cache_write_mtok?: PerMillion;
   cache_write_1h_mtok?: PerMillion;
+  /** Server-side tool calls, USD per thousand: `web_searches_kcount` and the like. */
+  [perThousandCalls: `${string}_kcount`]: number | undefined;
 }
 
 interface CatalogModel {
@@ -20,6 +22,8 @@ interface CatalogModel {
 
 interface CatalogFile {
   source: string;
+  /** Per price data provider: its usage's `server_tool_use` counter → the price data's unit. */
+  server_tool_counters?: Record<string, ToolCounters>;
   providers: Record<string, CatalogModel[]>;
 }
 
@@ -35,6 +39,11 @@ export function ratesFromFields(fields: PriceFields): ModelRates {
     cacheWrite: rate(fields.cache_write_mtok),
     cacheWrite1h: rate(fields.cache_write_1h_mtok),
   };
+  const perCall: Record<string, number> = {};
+  for (const [key, price] of Object.entries(fields))
+    if (key.endsWith('_kcount') && typeof price === 'number')
+      perCall[key.slice(0, -'_kcount'.length)] = picoPerCall(price);
+  if (Object.keys(perCall).length) rates.perCall = perCall;
   // A model listed without any price is free.
   if (!rates.input && !rates.output) rates.input = rates.output = { base: 0, tiers: [] };
   return rates;
@@ -78,4 +87,9 @@ function findIn(data: CatalogFile, catalogProvider: string, modelId: string): Ca
     if (dashed !== id) model = find(dashed);
   }
   return model && { id: model.id, periods: periodsOf(model), source: data.source };
+}
+
+/** How the built-in data reads a provider's server-side tool calls (none for most providers). */
+export function toolCountersOf(catalogProvider: string): ToolCounters {
+  return catalog.server_tool_counters?.[catalogProvider] ?? {};
 }

@@ -1,6 +1,6 @@
 import type { Usage } from '../providers/usage';
-import { findInCatalog } from './catalog';
-import { costPico, picoToNanos, ratesAt, type PricePeriod } from './rates';
+import { findInCatalog, toolCountersOf } from './catalog';
+import { costPico, picoToNanos, ratesAt, type PricePeriod, type ToolCounters } from './rates';
 
 /** What a row's `price_source` says for prices from `PRICING_FILE`. */
 export const PRICING_FILE_SOURCE = 'PRICING_FILE';
@@ -41,6 +41,8 @@ export interface PriceContext {
 interface Priced {
   periods: PricePeriod[];
   source: string;
+  /** How the provider's usage names the tool calls the price data prices. */
+  toolCounters: ToolCounters;
 }
 
 /** Distinct (provider, model) pairs remembered; past it the memo starts over, so memory stays bounded. */
@@ -69,11 +71,16 @@ export class PriceTable {
     return found ?? undefined;
   }
 
+  /** Whether the model, served by this provider, has a price (from `PRICING_FILE` or the built-in data). */
+  has(provider: string, model: string): boolean {
+    return this.lookup(provider, model) !== undefined;
+  }
+
   cost(model: string | undefined, usage: Usage, context: PriceContext): Cost {
     const priced = model ? this.lookup(context.provider, model) : undefined;
     if (!priced) return { nanos: 0, priced: false };
     const rates = ratesAt(priced.periods, context.at ?? Date.now());
-    return { nanos: picoToNanos(costPico(rates, usage)), priced: true, source: priced.source };
+    return { nanos: picoToNanos(costPico(rates, usage, priced.toolCounters)), priced: true, source: priced.source };
   }
 
   private find(provider: string, model: string): Priced | undefined {
@@ -87,10 +94,11 @@ export class PriceTable {
       exact(this.overrides.all, id) ??
       (scoped && byPrefix(scoped, id)) ??
       byPrefix(this.overrides.all, id);
-    if (override) return { periods: override.periods, source: PRICING_FILE_SOURCE };
     const catalogProvider = this.catalogProviderOf(provider);
+    const toolCounters = catalogProvider ? toolCountersOf(catalogProvider) : {};
+    if (override) return { periods: override.periods, source: PRICING_FILE_SOURCE, toolCounters };
     const found = catalogProvider ? findInCatalog(catalogProvider, model) : undefined;
-    return found && { periods: found.periods, source: found.source };
+    return found && { periods: found.periods, source: found.source, toolCounters };
   }
 }
 

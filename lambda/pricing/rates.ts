@@ -23,13 +23,23 @@ export interface ModelRates {
   /** Cache writes; for Anthropic, the 5-minute ones (and the 1-hour ones too when `cacheWrite1h` is missing). */
   cacheWrite?: Rate;
   cacheWrite1h?: Rate;
+  /** Server-side tool calls, in pico-dollars per call, by the price data's unit (`web_searches`). */
+  perCall?: Readonly<Record<string, number>>;
 }
+
+/** Which price data unit each of a provider's tool-call counters is (`web_search_requests` → `web_searches`). */
+export type ToolCounters = Readonly<Record<string, string>>;
 
 /** Prices that apply from a date on (a provider's price change); the last one started wins. */
 export interface PricePeriod {
   /** Epoch ms; absent for the first period. */
   from?: number;
   rates: ModelRates;
+}
+
+/** USD per thousand calls → pico-dollars per call. */
+export function picoPerCall(usdPerThousand: number): number {
+  return Math.round(usdPerThousand * 1_000_000_000);
 }
 
 /** USD per million tokens → pico-dollars per token. */
@@ -55,9 +65,10 @@ function rateAt(rate: Rate, inputTokens: number): bigint {
  * The cost of one request in pico-dollars, exact. Each token is priced once, at
  * the most specific rate the model has: cache reads and writes are carved out of
  * the input tokens only where they have their own rate, 1-hour writes out of the
- * cache writes likewise.
+ * cache writes likewise. Each server-side tool call the model has a price for is added at that
+ * price; a call without one (Anthropic's web fetches are free) costs nothing.
  */
-export function costPico(rates: ModelRates, usage: Usage): bigint {
+export function costPico(rates: ModelRates, usage: Usage, toolCounters: ToolCounters = {}): bigint {
   const input = usage.inputTokens;
   const cacheRead = rates.cacheRead ? usage.cacheReadTokens : 0;
   const cacheWrite = rates.cacheWrite ? usage.cacheWriteTokens : 0;
@@ -71,6 +82,11 @@ export function costPico(rates: ModelRates, usage: Usage): bigint {
   ];
   let pico = 0n;
   for (const [rate, tokens] of parts) if (rate && tokens > 0) pico += BigInt(tokens) * rateAt(rate, input);
+  for (const [counter, calls] of Object.entries(usage.serverToolUse ?? {})) {
+    const unit = Object.hasOwn(toolCounters, counter) ? toolCounters[counter] : undefined;
+    const price = unit && rates.perCall && Object.hasOwn(rates.perCall, unit) ? rates.perCall[unit] : 0;
+    if (price > 0 && calls > 0) pico += BigInt(calls) * BigInt(price);
+  }
   return pico;
 }
 

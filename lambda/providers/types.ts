@@ -31,6 +31,8 @@ export interface StreamOutcome {
   error?: string;
   /** The dialect's terminal event was seen (the stream was not cut off). */
   complete: boolean;
+  /** Characters of output text the stream delivered, for an estimate when it was cut off before its usage. */
+  deliveredChars?: number;
 }
 
 /**

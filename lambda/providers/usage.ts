@@ -6,6 +6,11 @@ export interface Usage {
   cacheWriteTokens: number;
   /** Of the cache writes, those kept for an hour (Anthropic), priced at their own rate. */
   cacheWrite1hTokens?: number;
+  /**
+   * Server-side tool calls the provider ran and bills per call, by the provider's own counter name
+   * (Anthropic's `server_tool_use`: `web_search_requests`, `web_fetch_requests`, …); only counters above 0.
+   */
+  serverToolUse?: Readonly<Record<string, number>>;
 }
 
 export const NO_USAGE: Usage = Object.freeze({
@@ -18,4 +23,12 @@ export const NO_USAGE: Usage = Object.freeze({
 /** Coerces a JSON field to a non-negative integer token count (absent, null or garbage → 0). */
 export function tokenCount(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;
+}
+
+/** A provider's per-call counters (`{"web_search_requests": 3}`), kept when above 0; undefined when there are none. */
+export function callCounts(value: unknown): Record<string, number> | undefined {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  const counts: Record<string, number> = {};
+  for (const [name, count] of Object.entries(value)) if (tokenCount(count) > 0) counts[name] = tokenCount(count);
+  return Object.keys(counts).length ? counts : undefined;
 }

@@ -3,6 +3,7 @@ import type { ProviderId } from '../providers/registry';
 import type { Dialect, EndpointKind } from '../providers/types';
 import { NO_USAGE, type Usage } from '../providers/usage';
 import { redactText } from '../streaming/redact';
+import { estimateCutOff, type CutOff } from './estimate';
 import type { Tags } from '../tags/tags';
 import { requesterLabel, rowLabel, type UsageRow } from './usage-row';
 
@@ -14,6 +15,8 @@ export interface Completion {
   error?: string;
   /** Served from the cache: tokens and cost are 0; `savedNanos` is what the original cost. */
   cached?: { savedNanos: number };
+  /** A stream that ended before its terminal event: what it said and delivered, for an estimate. */
+  cutOff?: CutOff;
 }
 
 /** What the pipeline knows about a request by the time it is recorded. */
@@ -42,7 +45,7 @@ export interface RowFacts {
   secrets: readonly string[];
 }
 
-export type Prices = Pick<PriceTable, 'cost'>;
+export type Prices = Pick<PriceTable, 'cost' | 'has'>;
 
 /**
  * The pricing hook: what a request cost. Token counting and model lists are
@@ -56,7 +59,9 @@ export function priceOf(facts: RowFacts, model: string, usage: Usage, prices: Pr
 /** The usage row of one request: tokens only for an answered, uncached request; labels cut to bounded lengths. */
 export function buildRow(facts: RowFacts, completion: Completion, prices: Prices): UsageRow {
   const ok = completion.status < 400;
-  const usage = ok && !completion.cached ? (completion.usage ?? NO_USAGE) : NO_USAGE;
+  const counted = ok && !completion.cached;
+  const estimate = counted && completion.cutOff ? estimateCutOff(completion.usage, completion.cutOff) : undefined;
+  const usage = counted ? (estimate?.usage ?? completion.usage ?? NO_USAGE) : NO_USAGE;
   const fullModel = completion.model ?? (typeof facts.requestedModel === 'string' ? facts.requestedModel : 'unknown');
   // Scrubbed before being cut, so no cut can leave a credential's first characters behind.
   const scrub = (text: string) => redactText(text, facts.secrets);
@@ -74,10 +79,12 @@ export function buildRow(facts: RowFacts, completion: Completion, prices: Prices
     output_tokens: usage.outputTokens,
     cache_read_tokens: usage.cacheReadTokens,
     cache_write_tokens: usage.cacheWriteTokens,
+    ...(usage.serverToolUse ? { server_tool_use: { ...usage.serverToolUse } } : {}),
     cost_nanos: cost.nanos,
     cost_usd: nanosToUsd(cost.nanos),
     priced: cost.priced || completion.cached !== undefined || !ok,
     price_source: cost.source,
+    ...(estimate?.estimated ? { usage_estimated: true } : {}),
     latency_ms: Math.round(performance.now() - facts.startedAt),
     requester: requesterLabel(facts.requester === undefined ? undefined : scrub(facts.requester)),
     ...(Object.keys(facts.tags).length ? { tags: scrubTags(facts.tags, scrub) } : {}),

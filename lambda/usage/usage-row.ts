@@ -20,12 +20,22 @@ export interface UsageRow {
   output_tokens: number;
   cache_read_tokens: number;
   cache_write_tokens: number;
+  /**
+   * Server-side tool calls the provider ran and bills per call, by its own counter names
+   * (`{"web_search_requests": 3}`); absent when there were none. Those the price data prices are in the cost.
+   */
+  server_tool_use?: Record<string, number>;
   cost_usd: number;
   cost_nanos: number;
   /** False when the model had no known price: tokens are logged, cost is 0. */
   priced: boolean;
   /** Where the price came from: `genai-prices@<version>` (built in) or `PRICING_FILE`; absent when the model has no price. */
   price_source?: string;
+  /**
+   * The stream was cut off before the provider reported all of its usage: its tokens (and so its cost)
+   * are partly estimated (docs/usage-and-pricing.md, "Cut-off streams"); absent for exact figures.
+   */
+  usage_estimated?: true;
   latency_ms: number;
   requester?: string;
   /** The request's and its token's tags (docs/tags.md); absent when there are none. A map, so the DynamoDB console shows each tag. */

@@ -135,14 +135,15 @@ describe('upstream resets mid-stream', () => {
     expect(error).toBeInstanceOf(Anthropic.APIError);
   });
 
-  test('chat stream: an error chunk ends it, the OpenAI SDK raises, the row records the error with no usage seen', async () => {
+  test('chat stream: an error chunk ends it, the OpenAI SDK raises, the row records the error and an estimate', async () => {
     fake('prov-d').next({ resetMidStream: 3, usage: FIXED_USAGE });
     const result = await callProxy(proxy, { provider: 'prov-d', token, stream: true });
     expect(result.status).toBe(200);
     const last = result.text.trimEnd().split('\n\n').at(-1)!;
     expect(expectChatError(last.replace(/^data: /, '')).message).toMatch(/closed/);
     const row = await rowOf(proxy, token, result.requestId);
-    expect(row).toMatchObject({ status_code: 200, input_tokens: 0, output_tokens: 0 });
+    // No usage seen: input is estimated from the request's text ("user" + "Say hello.", 14 characters at 4 a token).
+    expect(row).toMatchObject({ status_code: 200, input_tokens: 4, usage_estimated: true });
     expect(row.error).toMatch(/closed mid-response/);
 
     fake('prov-d').next({ resetMidStream: 3 });

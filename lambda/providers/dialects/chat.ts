@@ -1,6 +1,7 @@
 import type { SseEvent } from '../../sse/sse-event';
 import type { Dialect, StreamOutcome } from '../types';
 import { tokenCount, type Usage } from '../usage';
+import { deliveredChars } from './delivered-text';
 import { findErrorMessage } from './error-text';
 import { asObject, asString, tryParseJson, type JsonObject } from '../../json';
 import { setNestedMember, withoutMember } from './json-splice';
@@ -58,6 +59,7 @@ export const chatDialect: Dialect = {
     let usage: Usage | undefined;
     let error: string | undefined;
     let complete = false;
+    let delivered = 0;
     return {
       onEvent(event: SseEvent) {
         const data = event.data;
@@ -66,6 +68,7 @@ export const chatDialect: Dialect = {
           complete = true;
           return;
         }
+        delivered += deliveredChars(data);
         // Parsing every content chunk would cost CPU per token; only the first
         // chunk (model) and chunks that can carry usage or an error are read.
         if (model !== undefined && !/"usage"\s*:\s*\{|"error"/.test(data)) return;
@@ -77,7 +80,7 @@ export const chatDialect: Dialect = {
         if (chunk.error !== undefined && chunk.error !== null) error = findErrorMessage(chunk) ?? 'stream error';
       },
       outcome(): StreamOutcome {
-        return { model, usage, error, complete };
+        return { model, usage, error, complete, deliveredChars: delivered };
       },
     };
   },

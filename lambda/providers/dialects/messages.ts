@@ -1,6 +1,7 @@
 import type { SseEvent } from '../../sse/sse-event';
 import type { Dialect, NativeError, StreamOutcome } from '../types';
-import { tokenCount, type Usage } from '../usage';
+import { callCounts, tokenCount, type Usage } from '../usage';
+import { deliveredChars } from './delivered-text';
 import { findErrorMessage } from './error-text';
 import { asObject, asString, tryParseJson, type JsonObject } from '../../json';
 import { messagesBodySchema, validateWith } from './validation';
@@ -21,7 +22,7 @@ const ERROR_TYPES: Record<number, string> = {
   504: 'timeout_error',
 };
 
-/** Usage fields of the messages API; input counts cache writes and reads too. */
+/** Usage fields of the messages API; input counts cache writes and reads too; `server_tool_use` counts the server-side tool calls. */
 function usageFrom(usage: JsonObject): Usage {
   const cacheWriteTokens = tokenCount(usage.cache_creation_input_tokens);
   const cacheReadTokens = tokenCount(usage.cache_read_input_tokens);
@@ -29,12 +30,14 @@ function usageFrom(usage: JsonObject): Usage {
     cacheWriteTokens,
     tokenCount(asObject(usage.cache_creation)?.ephemeral_1h_input_tokens),
   );
+  const serverToolUse = callCounts(usage.server_tool_use);
   return {
     inputTokens: tokenCount(usage.input_tokens) + cacheWriteTokens + cacheReadTokens,
     outputTokens: tokenCount(usage.output_tokens),
     cacheReadTokens,
     cacheWriteTokens,
     ...(cacheWrite1hTokens ? { cacheWrite1hTokens } : {}),
+    ...(serverToolUse ? { serverToolUse } : {}),
   };
 }
 
@@ -68,9 +71,14 @@ export const messagesDialect: Dialect = {
     let usageFields: JsonObject | undefined;
     let error: string | undefined;
     let complete = false;
+    let delivered = 0;
     return {
       onEvent(event: SseEvent) {
         switch (event.event) {
+          case 'content_block_start':
+          case 'content_block_delta':
+            delivered += deliveredChars(event.data);
+            break;
           case 'message_start': {
             const message = asObject(asObject(tryParseJson(event.data))?.message);
             model = asString(message?.model) ?? model;
@@ -92,7 +100,7 @@ export const messagesDialect: Dialect = {
         }
       },
       outcome(): StreamOutcome {
-        return { model, usage: usageFields && usageFrom(usageFields), error, complete };
+        return { model, usage: usageFields && usageFrom(usageFields), error, complete, deliveredChars: delivered };
       },
     };
   },

@@ -49,7 +49,7 @@ const storedStreams = stored.filter(isStreamFixture);
 const storedJson = stored.filter((name) => !isStreamFixture(name));
 
 const expectedSummary = (name: string) => {
-  const { model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, cacheWrite1hTokens } =
+  const { model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, cacheWrite1hTokens, serverToolUse } =
     expectedUsage(name);
   return {
     model,
@@ -58,6 +58,7 @@ const expectedSummary = (name: string) => {
     cacheReadTokens,
     cacheWriteTokens,
     ...(cacheWrite1hTokens ? { cacheWrite1hTokens } : {}),
+    ...(serverToolUse ? { serverToolUse } : {}),
   };
 };
 

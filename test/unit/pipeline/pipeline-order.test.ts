@@ -73,8 +73,8 @@ it('does not compile a step placed before the step that proves its input', () =>
   // @ts-expect-error forwarding needs the budget step
   streamingHandler({ pipeline: keyed, outside, handle, answerError, record });
   // @ts-expect-error the budget is checked only for a model the token may use
-  keyed.then(enforceBudget()).then(serveFromCache(deps));
-  const budgeted = keyed.then(enforceModelList()).then(enforceBudget());
+  keyed.then(enforceBudget(deps)).then(serveFromCache(deps));
+  const budgeted = keyed.then(enforceModelList()).then(enforceBudget(deps));
   // @ts-expect-error forwarding needs the cache step's fill, which stores or lets pass the answer
   streamingHandler({ pipeline: budgeted, outside, handle, answerError, record });
   const complete = budgeted.then(serveFromCache(deps));

@@ -170,6 +170,7 @@ describe('stream readers beyond the fixtures', () => {
       usage: { inputTokens: 115, outputTokens: 30, cacheReadTokens: 100, cacheWriteTokens: 5 },
       error: undefined,
       complete: true,
+      deliveredChars: 0,
     });
   });
 
@@ -189,6 +190,7 @@ describe('stream readers beyond the fixtures', () => {
       usage: { inputTokens: 7, outputTokens: 3, cacheReadTokens: 0, cacheWriteTokens: 0 },
       error: undefined,
       complete: true,
+      deliveredChars: 1,
     });
   });
 
@@ -209,7 +211,7 @@ describe('stream readers beyond the fixtures', () => {
         { id: 'c', model: 'm', choices: [{ index: 0, delta: { content: '{"usage":{"prompt_tokens":999}} "error"' } }] },
       ]) + 'data: [DONE]\n\n',
     );
-    expect(outcome).toEqual({ model: 'm', usage: undefined, error: undefined, complete: true });
+    expect(outcome).toEqual({ model: 'm', usage: undefined, error: undefined, complete: true, deliveredChars: 46 });
   });
 
   it('token counts: absent, null, negative, fractional and non-numbers are coerced safely', () => {

@@ -39,6 +39,7 @@ function wanted(name: string) {
     cacheReadTokens,
     cacheWriteTokens,
     cacheWrite1hTokens,
+    serverToolUse,
     error,
     complete,
     status,
@@ -52,6 +53,7 @@ function wanted(name: string) {
     cacheReadTokens,
     cacheWriteTokens,
     ...(cacheWrite1hTokens ? { cacheWrite1hTokens } : {}),
+    ...(serverToolUse ? { serverToolUse } : {}),
     error: json ? undefined : error,
     complete: json ? status > 0 : complete,
   };
