@@ -4,6 +4,7 @@ import { FunctionUrlAuthType, InvokeMode } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 import { actionsByTable, PROXY_TABLE_CALLS } from '../lambda/store/table-calls';
 import { AdminSecret } from './constructs/admin-secret';
+import { AlertTopic } from './constructs/alert-topic';
 import { ProxyAlarms } from './constructs/alarms';
 import { ProviderKeyEncryption } from './constructs/provider-key';
 import { ProxyFunction } from './constructs/proxy-function';
@@ -26,6 +27,7 @@ export class ProxyStack extends Stack {
   readonly adminSecret: AdminSecret;
   readonly settings: DeploySettings;
   readonly alarms: ProxyAlarms;
+  readonly alertTopic: AlertTopic;
 
   constructor(scope: Construct, id: string, props: ProxyStackProps) {
     super(scope, id, props);
@@ -68,13 +70,20 @@ export class ProxyStack extends Stack {
     adminSecret.grantRead(role);
     if (settings.bedrockAccess) grantBedrock(role, bedrockGrantArns(settings, this.account));
 
-    // Rollups are folded from the usage-logs stream by a second function, off the request path.
+    this.alertTopic = new AlertTopic(this, 'BudgetAlerts', {
+      namePrefix: prefix,
+      existingTopicArn: settings.alertTopicArn,
+      email: settings.alertEmail,
+    });
+    // Rollups are folded, and budget alerts sent, from the usage-logs stream by a second function, off the request path.
     this.statsConsumer = new StatsConsumer(this, 'StatsConsumer', {
       projectRoot: props.projectRoot,
       functionName: `${prefix}stats-consumer`,
       logRetention: settings.functionLogRetention,
       usageLogs: this.tables.entry('usageLogs'),
       usageStats: this.tables.entry('usageStats'),
+      accounts: this.tables.entry('accounts'),
+      alertTopic: this.alertTopic,
     });
 
     // One URL serves the proxy (/api/proxy/...), the management API (/api/...) and the dashboard (/).
@@ -111,6 +120,10 @@ export class ProxyStack extends Stack {
     new CfnOutput(this, 'AlarmTopicArn', {
       value: this.alarms.topic.topicArn,
       description: 'SNS topic every alarm notifies',
+    });
+    new CfnOutput(this, 'BudgetAlertTopicArn', {
+      value: this.alertTopic.topic.topicArn,
+      description: 'SNS topic every budget alert is published to',
     });
     for (const { shape, table } of this.tables.all) {
       new CfnOutput(this, tableOutputName(shape.logicalName), {
