@@ -5,6 +5,7 @@ import { buildFoldDeps } from './deps';
 import { describeError } from './logger';
 import { compareSequences } from './usage/rollups/fold';
 import { streamedRows } from './usage/dynamodb/stream-records';
+import { usageMetricLines } from './usage/usage-metrics';
 
 const deps = buildFoldDeps(undefined, undefined, (region, topicArn) => new SnsAlertTopic(region, topicArn));
 
@@ -28,6 +29,12 @@ export const handler = middy(async function foldUsageStream(
   event: UsageStreamEvent,
 ): Promise<DynamoDBBatchResponse & { state: object }> {
   const rows = streamedRows(event.Records, event.shardId ?? 'stream');
+  // CloudWatch metrics as log lines (docs/alerts.md): written before the fold, so a batch delivered again may count twice in them, never zero times.
+  for (const line of usageMetricLines(
+    rows.map(({ row }) => row),
+    Date.now(),
+  ))
+    process.stdout.write(`${line}\n`);
   const { failed } = await deps.usageStats.fold(rows);
   const alerted = await deps.budgetAlerts.check(rows.map(({ row }) => row)).then(
     () => true,

@@ -10,6 +10,7 @@ import { ProviderKeyEncryption } from './constructs/provider-key';
 import { ProxyFunction } from './constructs/proxy-function';
 import { StatsConsumer } from './constructs/stats-consumer';
 import { ProxyTables } from './constructs/tables';
+import { UsageDashboard } from './constructs/usage-dashboard';
 import { namePrefix, tableOutputName } from './names';
 import { bedrockGrantArns, type DeploySettings } from './settings';
 
@@ -28,6 +29,7 @@ export class ProxyStack extends Stack {
   readonly settings: DeploySettings;
   readonly alarms: ProxyAlarms;
   readonly alertTopic: AlertTopic;
+  readonly usageDashboard: UsageDashboard;
 
   constructor(scope: Construct, id: string, props: ProxyStackProps) {
     super(scope, id, props);
@@ -104,6 +106,12 @@ export class ProxyStack extends Stack {
       statsConsumer: this.statsConsumer,
       alarmTopicArn: settings.alarmTopicArn,
       alarmEmail: settings.alarmEmail,
+    });
+
+    this.usageDashboard = new UsageDashboard(this, 'Usage', {
+      namePrefix: prefix,
+      alarmTopic: this.alarms.topic,
+      spendAlarmUsdPerHour: settings.spendAlarmUsdPerHour,
     });
 
     // The URL ends with "/", so the paths are appended without one.
