@@ -30,6 +30,9 @@ function maskedWebhook(webhook: AlertWebhook) {
   };
 }
 
+/** An alert as `GET /api/alerts` lists it: its payload (docs/alerts.md), when it was sent and what became of it. */
+export type SentAlertJson = ReturnType<typeof alertJson>;
+
 const alertJson = (alert: SentAlert) => ({
   id: alert.id,
   sent_at: alert.sentAt,

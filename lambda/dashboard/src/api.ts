@@ -6,6 +6,7 @@ import type {
   LogPage,
   LogRow,
   RequesterBudget,
+  SentAlert,
   Stats,
   StoredKey,
   TagBudget,
@@ -130,6 +131,7 @@ export function createApi(token: string, onUnauthorized: (error: ApiError) => vo
       call<Budget>('PUT', `/api/budgets/tags/${encodeURIComponent(key)}/${encodeURIComponent(value)}`, budget),
     removeTagBudget: (key: string, value: string) =>
       call<void>('DELETE', `/api/budgets/tags/${encodeURIComponent(key)}/${encodeURIComponent(value)}`),
+    alerts: () => call<{ alerts: SentAlert[] }>('GET', '/api/alerts'),
   };
 }
 
