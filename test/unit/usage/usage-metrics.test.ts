@@ -1,6 +1,6 @@
 import { usageMetricLines } from '../../../lambda/usage/usage-metrics';
 import type { UsageRow } from '../../../lambda/usage/usage-row';
-import { emfProblems } from './emf-specification';
+import { emfProblems } from '../../support/emf-specification';
 
 function row(overrides: Partial<UsageRow> = {}): UsageRow {
   return {
