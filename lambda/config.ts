@@ -24,6 +24,8 @@ const EnvSchema = z.object({
   PRICING_FILE: z.optional(z.string()),
   LOG_RETENTION_DAYS: z.optional(z.string().check(z.regex(/^\d+$/, 'expected a number of days'))),
   STATS_CONSUMER: z.optional(z.enum(['on', 'off'])),
+  ALERT_WEBHOOK_ALLOW_PRIVATE: z.optional(z.enum(['true', 'false'], { error: 'expected true or false' })),
+  ALERT_TOPIC_ARN: z.optional(z.string().check(z.regex(/^arn:aws[\w-]*:sns:/, 'expected an SNS topic ARN'))),
   PROVIDER_KEY_CACHE_SECONDS: z.optional(
     z.string().check(
       z.regex(/^\d+$/, 'expected a number of seconds'),
@@ -56,6 +58,13 @@ export interface Config {
    * or removed through one instance reaches every other one (SECURITY.md, "Keys").
    */
   providerKeyCacheMs: number;
+  /**
+   * Local use and tests only: alert webhooks may reach private and loopback addresses, over http too
+   * (docs/alerts.md, "Webhook safety").
+   */
+  alertWebhookAllowPrivate: boolean;
+  /** Set in AWS: the stack's SNS topic every budget alert is published to. */
+  alertTopicArn?: string;
   tables: ReturnType<typeof tableNames>;
   /** Each provider's upstream base URL (no trailing slash), from its `UPSTREAM_BASE_URL_…` variable or the default. */
   upstreams: Record<ProviderId, UpstreamBase>;
@@ -101,6 +110,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logRetentionDays: retention > 0 ? retention : undefined,
     statsConsumer: e.STATS_CONSUMER !== 'off',
     providerKeyCacheMs: Number(e.PROVIDER_KEY_CACHE_SECONDS ?? PROVIDER_KEY_CACHE_MS / 1000) * 1000,
+    alertWebhookAllowPrivate: e.ALERT_WEBHOOK_ALLOW_PRIVATE === 'true',
+    alertTopicArn: e.ALERT_TOPIC_ARN || undefined,
     tables: tableNames(env),
     upstreams: upstreamBases(given, e.AWS_REGION || 'eu-west-1'),
   };

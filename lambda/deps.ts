@@ -36,6 +36,9 @@ import { RowWriter } from './usage/row-writer';
 import type { UsageStats } from './usage/usage-stats';
 import type { UsageLog } from './usage/usage-row';
 import type { AwsCredentialSource } from './upstream/aws-signing';
+import { DynamoAlertStore } from './alerts/dynamodb/alert-store';
+import type { AlertStore, AlertTopic } from './alerts/ports';
+import { BudgetAlerts } from './alerts/budget-alerts';
 
 /** Everything the pipeline and the API use, built once per process. */
 export interface Deps {
@@ -44,6 +47,8 @@ export interface Deps {
   accounts: AccountStore;
   providerKeys: ProviderKeyStore;
   budgets: BudgetStore;
+  /** Budget alerts' history and each account's webhook (docs/alerts.md); alerts are sent by the stream consumer. */
+  alerts: AlertStore;
   /** The proxy path's one call before forwarding: token check and rate count together. */
   tokenGate: TokenGate;
   budgetHints: TokenBudgetHints;
@@ -143,6 +148,7 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
       config.providerKeyCacheMs,
     ),
     budgets,
+    alerts: new DynamoAlertStore(doc, tables.accounts),
     tokenGate: new DynamoTokenGate(doc, tables.rateLimits, config.rateLimitPerMinute, gateSource),
     budgetHints: new TokenBudgetHints(),
     usageLog,
@@ -189,13 +195,45 @@ function statsFold(doc: DocumentClient, table: string, log: Logger): DynamoUsage
   return stats;
 }
 
-/** What the stream consumer needs (Lambda or local): the rollups and nothing of the request path. */
+export interface FoldDeps {
+  config: Config;
+  log: Logger;
+  usageStats: UsageStats;
+  budgetAlerts: BudgetAlerts;
+}
+
+/**
+ * What the stream consumer needs (Lambda or local): the rollups and the budget alerts, nothing of
+ * the request path. `alertTopic` is the SNS adapter, given by the Lambda entry when `ALERT_TOPIC_ARN` is set.
+ */
 export function buildFoldDeps(
   config: Config = loadConfig(),
   log: Logger = jsonLogger,
-): { config: Config; log: Logger; usageStats: UsageStats } {
+  alertTopic?: (region: string, topicArn: string) => AlertTopic,
+): FoldDeps {
   const doc = createDocumentClient({ region: config.region, endpoint: config.dynamoEndpoint });
-  return { config, log, usageStats: statsFold(doc, config.tables.usageStats, log) };
+  return {
+    config,
+    log,
+    usageStats: statsFold(doc, config.tables.usageStats, log),
+    budgetAlerts: budgetAlerts(doc, config, log, alertTopic),
+  };
+}
+
+export function budgetAlerts(
+  doc: DocumentClient,
+  config: Config,
+  log: Logger,
+  alertTopic?: (region: string, topicArn: string) => AlertTopic,
+): BudgetAlerts {
+  return new BudgetAlerts({
+    budgets: new DynamoBudgetStore(doc, config.tables.accounts, config.tables.rateLimits),
+    store: new DynamoAlertStore(doc, config.tables.accounts),
+    topic: config.alertTopicArn && alertTopic ? alertTopic(config.region, config.alertTopicArn) : undefined,
+    webhookPolicy: { allowPrivate: config.alertWebhookAllowPrivate },
+    log,
+    now: Date.now,
+  });
 }
 
 /**

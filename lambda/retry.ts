@@ -73,6 +73,8 @@ export const backoffs = {
    * before the row is spooled.
    */
   rowWrite: { firstMs: 100, factor: 4, capMs: 5_000, floorShare: 0.5 },
+  /** An alert's webhook post, from the stream consumer: nobody waits, a receiver may be restarting. */
+  alertDelivery: { firstMs: 500, factor: 4, capMs: 8_000, floorShare: 0.5 },
 } satisfies Record<string, Backoff>;
 
 export const retryPolicies = {
@@ -96,6 +98,12 @@ export const retryPolicies = {
   }),
   /** A usage row put: idempotent (keyed by the row's id), so every error is retried. */
   rowWrite: (): RetryPolicy => ({ attempts: 6, mayRetry: () => true, delayMs: jitteredBackoff(backoffs.rowWrite) }),
+  /** An alert sent to a webhook or the topic: 4 attempts over about 5 to 10 s, only for errors that may pass. */
+  alertDelivery: (mayRetry: MayRetry): RetryPolicy => ({
+    attempts: 4,
+    mayRetry,
+    delayMs: jitteredBackoff(backoffs.alertDelivery),
+  }),
   /**
    * A provider call whose kept-alive socket had been closed while idle: the
    * request never arrived, so it is sent once more at once on a fresh connection.

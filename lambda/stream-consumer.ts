@@ -1,10 +1,13 @@
 import middy from '@middy/core';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import { SnsAlertTopic } from './alerts/sns-topic';
 import { buildFoldDeps } from './deps';
+import { describeError } from './logger';
 import { compareSequences } from './usage/rollups/fold';
 import { streamedRows } from './usage/dynamodb/stream-records';
+import { usageMetricLines } from './usage/usage-metrics';
 
-const deps = buildFoldDeps();
+const deps = buildFoldDeps(undefined, undefined, (region, topicArn) => new SnsAlertTopic(region, topicArn));
 
 /**
  * The event of a mapping with a tumbling window: Lambda then names the shard
@@ -19,12 +22,28 @@ type UsageStreamEvent = DynamoDBStreamEvent & { shardId?: string };
  * docs/deploy.md for the event source mapping). Rows whose rollups could not
  * be written are reported from the earliest one, so Lambda delivers them (and
  * the rows after them) again; rows already counted are skipped by the fold.
+ * Then the budget alerts the batch's spend calls for are sent (docs/alerts.md); if they could not be
+ * checked, the whole batch is delivered again: alerts already sent are claimed, so none repeats.
  */
 export const handler = middy(async function foldUsageStream(
   event: UsageStreamEvent,
 ): Promise<DynamoDBBatchResponse & { state: object }> {
   const rows = streamedRows(event.Records, event.shardId ?? 'stream');
+  // CloudWatch metrics as log lines (docs/alerts.md): written before the fold, so a batch delivered again may count twice in them, never zero times.
+  for (const line of usageMetricLines(
+    rows.map(({ row }) => row),
+    Date.now(),
+  ))
+    process.stdout.write(`${line}\n`);
   const { failed } = await deps.usageStats.fold(rows);
-  const earliest = failed.sort((a, b) => compareSequences(a.sequence, b.sequence))[0];
+  const alerted = await deps.budgetAlerts.check(rows.map(({ row }) => row)).then(
+    () => true,
+    (error: unknown) => {
+      deps.log.warn('budget alerts not checked; the batch will be delivered again', describeError(error));
+      return false;
+    },
+  );
+  const retry = alerted ? failed : rows;
+  const earliest = retry.sort((a, b) => compareSequences(a.sequence, b.sequence))[0];
   return { batchItemFailures: earliest ? [{ itemIdentifier: earliest.sequence }] : [], state: {} };
 });

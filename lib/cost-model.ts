@@ -97,6 +97,13 @@ export interface CostInputs {
   consumerMsPerBatch: number;
   /** Rollup writes per batch: the hour and the day, when the batch's rows share a token and model. */
   rollupWritesPerBatch: number;
+  /**
+   * Read units per batch of the budget-alert check (docs/alerts.md): each subject's budget and month
+   * items, eventually consistent (half a unit each), for the batch's one token without a requester or tags.
+   */
+  alertReadUnitsPerBatch: number;
+  /** Bytes of Embedded Metric Format lines per batch: one line of about 700 bytes per provider and model in it. */
+  metricBytesPerBatch: number;
 }
 
 /** Traffic per month the assumptions price. */
@@ -115,6 +122,8 @@ export const ASSUMED: CostInputs = {
   monthlyRequests: ASSUMED_MONTHLY_REQUESTS,
   consumerMsPerBatch: 50,
   rollupWritesPerBatch: 2,
+  alertReadUnitsPerBatch: 1,
+  metricBytesPerBatch: 3 * 700,
 };
 
 /** One vCPU at this memory size (Lambda's documented ratio). */
@@ -168,6 +177,15 @@ export function costPerMillion(inputs: CostInputs = ASSUMED): Cost {
       usdPerMillion: (inputs.coldStartsPerMillion / 10_000) * PRICES.secretsPer10kCalls,
     },
     { item: 'Stream consumer (rollups)', usdPerMillion: (million / rowsPerBatch) * consumerBatch },
+    {
+      item: 'Stream consumer (budget alert checks)',
+      usdPerMillion:
+        ((million / rowsPerBatch) * inputs.alertReadUnitsPerBatch * PRICES.dynamoPerMillionReadUnits) / million,
+    },
+    {
+      item: 'Usage metrics (EMF log lines)',
+      usdPerMillion: ((million / rowsPerBatch) * inputs.metricBytesPerBatch * PRICES.logsIngestionPerGb) / 1e9,
+    },
   ];
   return {
     inputs,

@@ -78,6 +78,21 @@ const OTHER_GRANTS: readonly DeclaredGrant[] = [
   },
   {
     role: 'stats consumer',
+    actions: ['sns:Publish'],
+    resource: (s) => s.alertTopic.topic.topicArn,
+    resourceName: 'the budget-alert topic (or `alertTopicArn`)',
+    usedFor: 'budget alerts (docs/alerts.md)',
+  },
+  {
+    role: 'stats consumer',
+    actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
+    resource: (s) => s.alertTopic.key!.keyArn,
+    resourceName: "the budget-alert topic's KMS key",
+    usedFor: 'publishing to the encrypted topic',
+    when: { context: 'no `-c alertTopicArn`', holds: (settings) => !settings.alertTopicArn },
+  },
+  {
+    role: 'stats consumer',
     actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
     resource: (s) => s.statsConsumer.logGroup.logGroupArn,
     resourceName: "the consumer's log group",

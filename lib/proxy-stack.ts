@@ -4,12 +4,14 @@ import { FunctionUrlAuthType, InvokeMode } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 import { actionsByTable, PROXY_TABLE_CALLS } from '../lambda/store/table-calls';
 import { AdminSecret } from './constructs/admin-secret';
+import { AlertTopic } from './constructs/alert-topic';
 import { ProxyAlarms } from './constructs/alarms';
 import { FailedSignInAlarm } from './constructs/failed-sign-in-alarm';
 import { ProviderKeyEncryption } from './constructs/provider-key';
 import { ProxyFunction } from './constructs/proxy-function';
 import { StatsConsumer } from './constructs/stats-consumer';
 import { ProxyTables } from './constructs/tables';
+import { UsageDashboard } from './constructs/usage-dashboard';
 import { namePrefix, tableOutputName } from './names';
 import { bedrockGrantArns, type DeploySettings } from './settings';
 
@@ -27,6 +29,8 @@ export class ProxyStack extends Stack {
   readonly adminSecret: AdminSecret;
   readonly settings: DeploySettings;
   readonly alarms: ProxyAlarms;
+  readonly alertTopic: AlertTopic;
+  readonly usageDashboard: UsageDashboard;
 
   constructor(scope: Construct, id: string, props: ProxyStackProps) {
     super(scope, id, props);
@@ -69,13 +73,20 @@ export class ProxyStack extends Stack {
     adminSecret.grantRead(role);
     if (settings.bedrockAccess) grantBedrock(role, bedrockGrantArns(settings, this.account));
 
-    // Rollups are folded from the usage-logs stream by a second function, off the request path.
+    this.alertTopic = new AlertTopic(this, 'BudgetAlerts', {
+      namePrefix: prefix,
+      existingTopicArn: settings.alertTopicArn,
+      email: settings.alertEmail,
+    });
+    // Rollups are folded, and budget alerts sent, from the usage-logs stream by a second function, off the request path.
     this.statsConsumer = new StatsConsumer(this, 'StatsConsumer', {
       projectRoot: props.projectRoot,
       functionName: `${prefix}stats-consumer`,
       logRetention: settings.functionLogRetention,
       usageLogs: this.tables.entry('usageLogs'),
       usageStats: this.tables.entry('usageStats'),
+      accounts: this.tables.entry('accounts'),
+      alertTopic: this.alertTopic,
     });
 
     // One URL serves the proxy (/api/proxy/...), the management API (/api/...) and the dashboard (/).
@@ -103,6 +114,12 @@ export class ProxyStack extends Stack {
       topic: this.alarms.topic,
     });
 
+    this.usageDashboard = new UsageDashboard(this, 'Usage', {
+      namePrefix: prefix,
+      alarmTopic: this.alarms.topic,
+      spendAlarmUsdPerHour: settings.spendAlarmUsdPerHour,
+    });
+
     // The URL ends with "/", so the paths are appended without one.
     new CfnOutput(this, 'ProxyBaseUrl', {
       value: Fn.join('', [url.url, 'api/proxy']),
@@ -117,6 +134,10 @@ export class ProxyStack extends Stack {
     new CfnOutput(this, 'AlarmTopicArn', {
       value: this.alarms.topic.topicArn,
       description: 'SNS topic every alarm notifies',
+    });
+    new CfnOutput(this, 'BudgetAlertTopicArn', {
+      value: this.alertTopic.topic.topicArn,
+      description: 'SNS topic every budget alert is published to',
     });
     for (const { shape, table } of this.tables.all) {
       new CfnOutput(this, tableOutputName(shape.logicalName), {

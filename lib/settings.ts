@@ -32,6 +32,12 @@ export interface DeploySettings {
   alarmTopicArn?: string;
   /** An e-mail address subscribed to the alarm topic (SNS asks it to confirm once). */
   alarmEmail?: string;
+  /** An existing SNS topic budget alerts are published to instead of the topic the stack creates (docs/alerts.md). */
+  alertTopicArn?: string;
+  /** An e-mail address subscribed to the budget-alert topic (SNS asks it to confirm once). */
+  alertEmail?: string;
+  /** Creates a CloudWatch alarm when the proxy's spend in one hour exceeds this many dollars (docs/alerts.md). */
+  spendAlarmUsdPerHour?: number;
   /**
    * The region whose Bedrock Runtime the function calls (`-c bedrockRegion=us-east-1`; default: the
    * stack's region). It is the function's `BEDROCK_REGION`, and `{region}` in the Bedrock ARNs.
@@ -131,6 +137,9 @@ export function readSettings(node: ContextReader): DeploySettings {
     rateLimitPerMinute: readInteger(node, 'rateLimitPerMinute', 1, 1_000_000) ?? DEFAULTS.rateLimitPerMinute,
     alarmTopicArn: readArn(node, 'alarmTopicArn'),
     alarmEmail: readEmail(node, 'alarmEmail'),
+    alertTopicArn: readArn(node, 'alertTopicArn'),
+    alertEmail: readEmail(node, 'alertEmail'),
+    spendAlarmUsdPerHour: readInteger(node, 'spendAlarmUsdPerHour', 1, 10_000_000),
     bedrockRegion,
     bedrockAccess: readBedrock(node),
   };

@@ -167,7 +167,7 @@ const RESOURCE_NAMES: Record<string, string> = {
   'AWS::Lambda::Permission': 'permissions letting anyone invoke the alias through the URL only',
   'AWS::Lambda::EventSourceMapping': "the stream consumer's mapping from the usage-logs stream",
   'AWS::DynamoDB::Table': 'DynamoDB tables: accounts, usage-logs, usage-stats, rate-limits, cache',
-  'AWS::KMS::Key': 'KMS keys: provider keys (kept by `cdk destroy`) and alarm notifications',
+  'AWS::KMS::Key': 'KMS keys: provider keys (kept by `cdk destroy`), alarm notifications and budget alerts',
   'AWS::KMS::Alias': "the provider-key KMS key's alias",
   'AWS::SecretsManager::Secret': 'the admin key secret',
   'AWS::Logs::LogGroup': 'log groups, one per function',
@@ -177,9 +177,10 @@ const RESOURCE_NAMES: Record<string, string> = {
   'AWS::SQS::Queue': "the stream consumer's dead-letter queue",
   'AWS::SQS::QueuePolicy': 'its policy refusing plain HTTP',
   'AWS::CloudWatch::Alarm': 'CloudWatch alarms (*Operations*)',
-  'AWS::SNS::Topic': 'the alarm topic',
-  'AWS::SNS::TopicPolicy': "its policy: HTTPS only, published to by this stage's alarms",
-  'AWS::SNS::Subscription': 'the `alarmEmail` subscription',
+  'AWS::SNS::Topic': 'SNS topics: the alarm topic and the budget-alert topic ([alerts.md](alerts.md))',
+  'AWS::SNS::TopicPolicy': "their policies: HTTPS only; the alarm topic's also admits this stage's alarms",
+  'AWS::SNS::Subscription': 'the `alarmEmail` and `alertEmail` subscriptions',
+  'AWS::CloudWatch::Dashboard': 'the usage dashboard ([alerts.md](alerts.md#metrics))',
 };
 
 /** Every resource of the template, counted by type, and whether `cdk destroy` keeps it. */

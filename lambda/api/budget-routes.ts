@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import type { Budget, BudgetStatus, BudgetSubject } from '../budgets/budget';
+import { DEFAULT_ALERT_AT, type Budget, type BudgetStatus, type BudgetSubject } from '../budgets/budget';
 import { BUDGET_PERIODS, type BudgetPeriod } from '../budgets/periods';
 import { NotFoundError, ValidationError } from '../errors';
 import { jsonResponse, type ProxyResponse } from '../http/response';
@@ -15,7 +15,13 @@ import { API_PATHS } from './paths';
 const MAX_LIMIT_USD = 1_000_000;
 const LIMIT_ERROR = `limit_usd must be a number of dollars greater than 0 and at most ${MAX_LIMIT_USD}.`;
 
-/** `{"limit_usd": 25, "period": "month"}`: a positive dollar amount with at most 6 decimals, and a period. */
+const ALERT_AT_ERROR =
+  'alert_at must be a list of up to 10 fractions of the limit, each greater than 0 and at most 1 (e.g. [0.5, 0.8, 1]).';
+
+/**
+ * `{"limit_usd": 25, "period": "month", "alert_at"?: [0.8, 1]}`: a positive dollar amount with at most 6 decimals,
+ * a period, and the fractions of the limit at which an alert is sent (docs/alerts.md); `[]` sends none.
+ */
 const budgetBody = z.object({
   limit_usd: z.number({ error: LIMIT_ERROR }).check(
     z.positive(LIMIT_ERROR),
@@ -23,11 +29,19 @@ const budgetBody = z.object({
     z.refine((limit) => Number(limit.toFixed(6)) === limit, 'limit_usd can have at most 6 decimal places.'),
   ),
   period: z.enum(BUDGET_PERIODS, { error: 'period must be "day", "month" or "total" (UTC calendar periods).' }),
+  alert_at: z.optional(
+    z
+      .array(z.number({ error: ALERT_AT_ERROR }).check(z.positive(ALERT_AT_ERROR), z.lte(1, ALERT_AT_ERROR)), {
+        error: ALERT_AT_ERROR,
+      })
+      .check(z.maxLength(10, ALERT_AT_ERROR)),
+  ),
 });
 
 export function parseBudget(body: Record<string, unknown>): Budget {
-  const { limit_usd: limit, period } = parseBody(body, budgetBody);
-  return { limitNanos: Math.round(limit * 1e9), period };
+  const { limit_usd: limit, period, alert_at: alertAt = DEFAULT_ALERT_AT } = parseBody(body, budgetBody);
+  // Ascending and without repeats: each fraction is one alert per period.
+  return { limitNanos: Math.round(limit * 1e9), period, alertAt: [...new Set(alertAt)].sort((a, b) => a - b) };
 }
 
 /** A budget as the API shows it; `resets_at` is null for a total budget. */
@@ -36,6 +50,7 @@ export interface BudgetJson {
   period: BudgetPeriod;
   spent_usd: number;
   resets_at: string | null;
+  alert_at: readonly number[];
 }
 
 export function budgetJson(status: BudgetStatus): BudgetJson {
@@ -44,6 +59,7 @@ export function budgetJson(status: BudgetStatus): BudgetJson {
     period: status.budget.period,
     spent_usd: nanosToUsd(status.spentNanos),
     resets_at: status.resetsAt === undefined ? null : new Date(status.resetsAt).toISOString(),
+    alert_at: status.budget.alertAt ?? DEFAULT_ALERT_AT,
   };
 }
 

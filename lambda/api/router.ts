@@ -3,6 +3,7 @@ import { MethodNotAllowedError, NotFoundError, StoreUnavailableError } from '../
 import type { IncomingRequest } from '../http/request';
 import type { ProxyResponse } from '../http/response';
 import { adminRoutes } from './admin-routes';
+import { alertRoutes } from './alert-routes';
 import { budgetRoutes } from './budget-routes';
 import { requireAdmin, requireManageToken } from './authorize';
 import { healthRoutes } from './health-routes';
@@ -23,6 +24,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   ...tokenRoutes,
   ...tokenSettingRoutes,
   ...budgetRoutes,
+  ...alertRoutes,
 ];
 
 /** A broken percent-encoding matches no route (a 404), rather than throwing. */

@@ -11,7 +11,12 @@ export interface Budget {
   /** The limit in integer nano-dollars (limits are kept to 6 decimals of a dollar). */
   limitNanos: number;
   period: BudgetPeriod;
+  /** Fractions of the limit at which an alert is sent, once per period each (docs/alerts.md); unset: `DEFAULT_ALERT_AT`. */
+  alertAt?: readonly number[];
 }
+
+/** The alert fractions of a budget set without `alert_at`. */
+export const DEFAULT_ALERT_AT: readonly number[] = [0.8, 1];
 
 /** What a subject has spent so far, per period, in integer nano-dollars. */
 export interface Spend {
@@ -50,9 +55,9 @@ export function formatUsd(nanos: number): string {
   return `${Math.floor(micros / 1_000_000)}.${String(micros % 1_000_000).padStart(6, '0')}`;
 }
 
-const PERIOD_WORDS: Record<BudgetPeriod, string> = { day: 'daily', month: 'monthly', total: 'total' };
+export const PERIOD_WORDS: Record<BudgetPeriod, string> = { day: 'daily', month: 'monthly', total: 'total' };
 
-function describeSubject(subject: BudgetSubject): string {
+export function describeSubject(subject: BudgetSubject): string {
   if (subject.kind === 'tag') return `tag ${subject.key}=${subject.value}`;
   return subject.kind === 'token' ? `proxy token ${subject.tokenId}` : `requester "${subject.requester.slice(0, 200)}"`;
 }

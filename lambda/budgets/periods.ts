@@ -32,3 +32,11 @@ export function resetsAt(period: BudgetPeriod, at: number): number | undefined {
   const date = new Date(at);
   return Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate() + 1);
 }
+
+/** Epoch ms when the period containing `at` started; undefined for `total`, which has no start. */
+export function periodStart(period: BudgetPeriod, at: number): number | undefined {
+  if (period === 'total') return undefined;
+  const date = new Date(at);
+  if (period === 'month') return Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1);
+  return Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate());
+}

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { loadConfig, type Config } from '../config';
-import { buildDeps, buildLocalStoreClients, type Deps } from '../deps';
+import { buildDeps, buildFoldDeps, buildLocalStoreClients, type Deps } from '../deps';
 import { describeError, jsonLogger } from '../logger';
 import { createProxyHandler } from '../proxy-handler';
 import { ensureTables } from '../store/dynamodb/create-tables';
@@ -141,7 +141,7 @@ async function main(): Promise<void> {
   deps.rowSpool.startReplay((row) => deps.rowWriter.writeOnce(row));
   // The rollups come from the usage-logs stream, as in AWS; here this process reads it about once a second.
   statsPoller = running.statsConsumer
-    ? localStreamPoller({ config: running, log: deps.log, usageStats: deps.usageStats }, stores)
+    ? localStreamPoller({ ...buildFoldDeps(running, deps.log), usageStats: deps.usageStats }, stores)
     : undefined;
   // Whatever the stream holds is folded (and, after a trimmed position, the rollups completed
   // from the usage-logs table) before the first request, so the overview starts whole.

@@ -11,6 +11,7 @@ import { describeError, type Logger } from '../logger';
 import { compareSequences } from '../usage/rollups/fold';
 import { streamedRows, type UsageStreamRecord } from '../usage/dynamodb/stream-records';
 import type { UsageStats } from '../usage/usage-stats';
+import type { UsageRow } from '../usage/usage-row';
 
 /** Pages read from one shard per round, so a backlog cannot starve the other shards. */
 const PAGES_PER_ROUND = 20;
@@ -21,6 +22,8 @@ export interface StreamPollerOptions {
   streams: DynamoDBStreamsClient;
   table: string;
   stats: UsageStats;
+  /** Budget alerts for the rows folded (docs/alerts.md); a throw reads the page again, as a failed fold does. */
+  checkAlerts?: (rows: readonly UsageRow[]) => Promise<void>;
   /** JSON file remembering, per shard, the last record folded (a restart resumes after it). */
   checkpointFile: string;
   log: Logger;
@@ -202,6 +205,14 @@ export class StreamPoller {
           // Read the page again next round; what was counted is not counted twice.
           this.iterators.delete(shardId);
           this.options.log.warn('usage rollups not written; retrying', { rows: failed.length });
+          return { folded, atEnd: false };
+        }
+        try {
+          await this.options.checkAlerts?.(rows.map(({ row }) => row));
+        } catch (error) {
+          // Alerts already sent are claimed: reading the page again sends only the others.
+          this.iterators.delete(shardId);
+          this.options.log.warn('budget alerts not checked; retrying', describeError(error));
           return { folded, atEnd: false };
         }
         folded += rows.length;

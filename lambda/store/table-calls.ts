@@ -56,6 +56,12 @@ export const PROXY_TABLE_CALLS: readonly TableCalls[] = [
     purpose: 'budgets: set, remove, list',
   },
   {
+    code: 'DynamoAlertStore',
+    table: 'accounts',
+    actions: ['PutItem', 'GetItem', 'DeleteItem', 'Query'],
+    purpose: "an account's alert webhook: set, show, remove; its recent alerts",
+  },
+  {
     code: 'TransactedRows',
     table: 'accounts',
     actions: ['UpdateItem'],
@@ -106,8 +112,23 @@ export const PROXY_TABLE_CALLS: readonly TableCalls[] = [
   },
 ];
 
-/** Every DynamoDB call the stream consumer sends: it folds rows into the rollups, nothing else. */
+/**
+ * Every DynamoDB call the stream consumer sends: it folds rows into the rollups, and reads budgets
+ * and claims and records budget alerts (docs/alerts.md).
+ */
 export const CONSUMER_TABLE_CALLS: readonly TableCalls[] = [
+  {
+    code: 'BatchedGet',
+    table: 'accounts',
+    actions: ['GetItem', 'BatchGetItem'],
+    purpose: 'the budgets of the rows just written, with their spend',
+  },
+  {
+    code: 'DynamoAlertStore',
+    table: 'accounts',
+    actions: ['PutItem', 'UpdateItem', 'GetItem'],
+    purpose: "an alert's claim with its history entry (in one transaction), its deliveries, the account's webhook",
+  },
   {
     code: 'DynamoUsageStats',
     table: 'usageStats',

@@ -18,6 +18,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { actionsByTable, CONSUMER_TABLE_CALLS } from '../../lambda/store/table-calls';
 import type { TableShape } from '../../lambda/tables';
+import type { AlertTopic } from './alert-topic';
 import { esmBundling } from './proxy-function';
 
 export const CONSUMER_ENTRY = 'lambda/stream-consumer.ts';
@@ -53,12 +54,16 @@ export interface StatsConsumerProps {
   logRetention: RetentionDays;
   usageLogs: { table: ITable; shape: TableShape };
   usageStats: { table: ITable; shape: TableShape };
+  /** Budgets are read and alerts claimed here (docs/alerts.md). */
+  accounts: { table: ITable; shape: TableShape };
+  alertTopic: AlertTopic;
 }
 
 /**
- * The second function: folds the usage-logs stream into the hourly and daily rollups, off the
- * request path. Its role can read that one stream, update rollup items (nothing else) and send
- * failed batch positions to its own dead-letter queue.
+ * The second function: folds the usage-logs stream into the hourly and daily rollups and sends the
+ * budget alerts the rows call for, off the request path. Its role can read that one stream, update
+ * rollup items, read budgets and write alert items (nothing else of either table), publish to the
+ * alert topic and send failed batch positions to its own dead-letter queue.
  */
 export class StatsConsumer extends Construct {
   readonly fn: NodejsFunction;
@@ -93,7 +98,7 @@ export class StatsConsumer extends Construct {
 
     this.fn = new NodejsFunction(this, 'Function', {
       functionName: props.functionName,
-      description: 'Folds the usage-logs stream into the hourly and daily usage rollups',
+      description: 'Folds the usage-logs stream into the hourly and daily usage rollups and sends budget alerts',
       entry: path.join(props.projectRoot, CONSUMER_ENTRY),
       handler: 'handler',
       projectRoot: props.projectRoot,
@@ -108,7 +113,11 @@ export class StatsConsumer extends Construct {
       loggingFormat: LoggingFormat.JSON,
       applicationLogLevelV2: ApplicationLogLevel.INFO,
       systemLogLevelV2: SystemLogLevel.WARN,
-      environment: { [props.usageStats.shape.envVar]: props.usageStats.table.tableName },
+      environment: {
+        [props.usageStats.shape.envVar]: props.usageStats.table.tableName,
+        [props.accounts.shape.envVar]: props.accounts.table.tableName,
+        ALERT_TOPIC_ARN: props.alertTopic.topic.topicArn,
+      },
       bundling: esmBundling(props.projectRoot),
     });
 
@@ -126,16 +135,19 @@ export class StatsConsumer extends Construct {
       reason:
         'dynamodb:ListStreams supports no resource-level permission, so Lambda\'s event source mapping can only be allowed it on "*"; it returns stream ARNs and no data, and every data read (GetRecords) is limited to the usage-logs stream.',
     });
-    // Writing rollups: the actions the fold sends (lambda/store/table-calls.ts), on the rollup table only.
+    // The actions the fold and the alerts send (lambda/store/table-calls.ts), each on its own table.
+    const tables = { usageStats: props.usageStats.table, accounts: props.accounts.table } as const;
     for (const [tableId, actions] of actionsByTable(CONSUMER_TABLE_CALLS)) {
-      if (tableId !== 'usageStats') throw new Error(`the stream consumer may write only the rollups, not ${tableId}`);
+      if (!(tableId in tables))
+        throw new Error(`the stream consumer may use only the rollups and accounts, not ${tableId}`);
       this.role.addToPrincipalPolicy(
         new PolicyStatement({
           actions: actions.map((a) => `dynamodb:${a}`),
-          resources: [props.usageStats.table.tableArn],
+          resources: [tables[tableId as keyof typeof tables].tableArn],
         }),
       );
     }
+    props.alertTopic.grantPublish(this.role);
 
     this.mapping = new EventSourceMapping(this, 'Mapping', {
       target: this.fn,

@@ -38,7 +38,10 @@ it('prices the stated assumptions as a hand calculation does', () => {
     init +
     a.writeUnitsPerRequest * PRICES.dynamoPerMillionWriteUnits +
     (a.coldStartsPerMillion / 10_000) * PRICES.secretsPer10kCalls +
-    (1e6 / rowsPerBatch) * perBatch;
+    (1e6 / rowsPerBatch) * perBatch +
+    // Budget alert checks: the batch's budget reads; usage metrics: the batch's EMF log lines.
+    ((1e6 / rowsPerBatch) * a.alertReadUnitsPerBatch * PRICES.dynamoPerMillionReadUnits) / 1e6 +
+    ((1e6 / rowsPerBatch) * a.metricBytesPerBatch * PRICES.logsIngestionPerGb) / 1e9;
   const cost = costPerMillion(a);
   expect(cost.billedMsPerRequest).toBeCloseTo(billedMs, 6);
   expect(cost.rowsPerConsumerBatch).toBeCloseTo(rowsPerBatch, 6);

@@ -38,6 +38,9 @@ const roleOf = (f: { Properties: Record<string, unknown> }) =>
 const key = () =>
   single(synth.template, 'AWS::KMS::Key', (p) => String(p.Description).startsWith('Wraps the data keys'));
 const secret = () => single(synth.template, 'AWS::SecretsManager::Secret');
+const alarmTopic = () => single(synth.template, 'AWS::SNS::Topic', (p) => p.TopicName === 'dev-ai-usage-proxy-alarms');
+const alertTopic = () =>
+  single(synth.template, 'AWS::SNS::Topic', (p) => p.TopicName === 'dev-ai-usage-proxy-budget-alerts');
 
 describe('DynamoDB tables, built from lambda/tables.ts', () => {
   it('has exactly one table per shape', () => {
@@ -121,7 +124,9 @@ describe('KMS key for provider keys', () => {
   });
 
   it('grants exactly Decrypt and GenerateDataKey, on this key, bound to the account/provider encryption context', () => {
-    const kms = policyStatements(synth.template).filter((s) => actionsOf(s).some((a) => a.startsWith('kms:')));
+    const kms = roleStatements(synth.template, roleOf(fn())).filter((s) =>
+      actionsOf(s).some((a) => a.startsWith('kms:')),
+    );
     const keyArn = { 'Fn::GetAtt': [key().logicalId, 'Arn'] };
     const condition = {
       'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': ['account_id', 'provider'] },
@@ -266,6 +271,8 @@ describe('stats consumer (rollups from the usage-logs stream)', () => {
     expect(p.Timeout).toBe(60);
     expect((p.Environment as { Variables: Record<string, unknown> }).Variables).toEqual({
       [TABLES.usageStats.envVar]: { Ref: table(TABLES.usageStats).logicalId },
+      [TABLES.accounts.envVar]: { Ref: table(TABLES.accounts).logicalId },
+      ALERT_TOPIC_ARN: { Ref: alertTopic().logicalId },
     });
   });
 
@@ -289,7 +296,7 @@ describe('stats consumer (rollups from the usage-logs stream)', () => {
     expect(queue.Properties).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 86_400 });
   });
 
-  it('may read that one stream, update rollup items and send to its queue, nothing more', () => {
+  it('may read that one stream, update rollup items, read budgets and write alert items, and send to its queue, nothing more', () => {
     const statements = roleStatements(synth.template, roleOf(consumer()));
     const dynamo = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
     const streamArn = { 'Fn::GetAtt': [table(TABLES.usageLogs).logicalId, 'StreamArn'] };
@@ -304,9 +311,13 @@ describe('stats consumer (rollups from the usage-logs stream)', () => {
           Action: 'dynamodb:UpdateItem',
           Resource: { 'Fn::GetAtt': [table(TABLES.usageStats).logicalId, 'Arn'] },
         }),
+        expect.objectContaining({
+          Action: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+          Resource: { 'Fn::GetAtt': [table(TABLES.accounts).logicalId, 'Arn'] },
+        }),
       ]),
     );
-    expect(dynamo).toHaveLength(3);
+    expect(dynamo).toHaveLength(4);
     // The only "*": ListStreams, which has no resource-level permission.
     for (const s of statements)
       if (JSON.stringify(s.Resource).includes('*')) expect(s.Action).toBe('dynamodb:ListStreams');
@@ -435,7 +446,7 @@ describe('alarms', () => {
     }[];
     // Six in ProxyAlarms, one per table, and the failed-authentications alarm (its own construct).
     expect(alarms).toHaveLength(7 + SHAPES.length);
-    const topic = single(synth.template, 'AWS::SNS::Topic');
+    const topic = alarmTopic();
     for (const a of alarms) {
       expect(a.Properties.TreatMissingData).toBe('notBreaching');
       expect(a.Properties.AlarmActions).toEqual([{ Ref: topic.logicalId }]);
@@ -444,7 +455,7 @@ describe('alarms', () => {
   });
 
   it("the topic is encrypted with its own rotating key, refuses plain HTTP, and admits only this stage's alarms of this account", () => {
-    const topic = single(synth.template, 'AWS::SNS::Topic');
+    const topic = alarmTopic();
     const alarmKey = single(synth.template, 'AWS::KMS::Key', (p) =>
       String(p.Description).startsWith('Encrypts the alarm notifications'),
     );
@@ -453,7 +464,9 @@ describe('alarms', () => {
       KmsMasterKeyId: { 'Fn::GetAtt': [alarmKey.logicalId, 'Arn'] },
     });
     expect(alarmKey.Properties.EnableKeyRotation).toBe(true);
-    const policy = single(synth.template, 'AWS::SNS::TopicPolicy').Properties.PolicyDocument as {
+    const policy = single(synth.template, 'AWS::SNS::TopicPolicy', (p) =>
+      JSON.stringify(p.Topics).includes(topic.logicalId),
+    ).Properties.PolicyDocument as {
       Statement: Record<string, unknown>[];
     };
     expect(policy.Statement).toEqual(
@@ -485,5 +498,30 @@ describe('outputs', () => {
     synth.template.hasOutput('AdminSecretArn', { Value: { Ref: secret().logicalId } });
     for (const shape of SHAPES)
       synth.template.hasOutput(tableOutputName(shape.logicalName), { Value: { Ref: table(shape).logicalId } });
+  });
+});
+
+describe('budget alert topic (docs/alerts.md)', () => {
+  it('is encrypted with its own rotating key, refuses plain HTTP, and only the stream consumer may publish to it', () => {
+    const topic = alertTopic();
+    const alertKey = single(synth.template, 'AWS::KMS::Key', (p) =>
+      String(p.Description).startsWith('Encrypts the budget alerts'),
+    );
+    expect(topic.Properties.KmsMasterKeyId).toEqual({ 'Fn::GetAtt': [alertKey.logicalId, 'Arn'] });
+    expect(alertKey.Properties.EnableKeyRotation).toBe(true);
+    const policy = single(synth.template, 'AWS::SNS::TopicPolicy', (p) =>
+      JSON.stringify(p.Topics).includes(topic.logicalId),
+    ).Properties.PolicyDocument as { Statement: Record<string, unknown>[] };
+    expect(policy.Statement).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+      ]),
+    );
+    const publishers = policyStatements(synth.template).filter((s) => actionsOf(s).includes('sns:Publish'));
+    expect(publishers).toEqual([expect.objectContaining({ Resource: { Ref: topic.logicalId } })]);
+    expect(roleStatements(synth.template, roleOf(consumer()))).toEqual(
+      expect.arrayContaining([expect.objectContaining({ Action: 'sns:Publish', Resource: { Ref: topic.logicalId } })]),
+    );
+    synth.template.hasOutput('BudgetAlertTopicArn', { Value: { Ref: topic.logicalId } });
   });
 });

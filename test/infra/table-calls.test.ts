@@ -112,7 +112,7 @@ describe('declared DynamoDB calls (lambda/store/table-calls.ts) match the code',
       expect(classes.filter((c) => c.name === code).map((c) => path.relative(PROJECT_ROOT, c.file))).toHaveLength(1);
   });
 
-  it('gives the proxy no delete, batch write or update on the usage history, and the consumer writes only rollups', () => {
+  it('gives the proxy no delete, batch write or update on the usage history, and the consumer writes only rollups and alerts', () => {
     const proxyOn = (table: string) =>
       new Set(PROXY_TABLE_CALLS.filter((c) => c.table === table).flatMap((c) => c.actions));
     for (const table of ['usageLogs', 'usageStats']) {
@@ -121,7 +121,19 @@ describe('declared DynamoDB calls (lambda/store/table-calls.ts) match the code',
     }
     expect(proxyOn('usageStats')).toEqual(new Set(['Query']));
     expect(new Set(CONSUMER_TABLE_CALLS.flatMap((c) => c.actions.map((action) => `${c.table}:${action}`)))).toEqual(
-      new Set(['usageStats:UpdateItem']),
+      new Set([
+        'usageStats:UpdateItem',
+        'accounts:GetItem',
+        'accounts:BatchGetItem',
+        'accounts:PutItem',
+        'accounts:UpdateItem',
+      ]),
     );
+    // On the accounts table, only the alert store writes.
+    expect(
+      CONSUMER_TABLE_CALLS.filter(
+        (c) => c.table === 'accounts' && c.actions.some((a) => a === 'PutItem' || a === 'UpdateItem'),
+      ).map((c) => c.code),
+    ).toEqual(['DynamoAlertStore']);
   });
 });

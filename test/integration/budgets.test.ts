@@ -59,7 +59,7 @@ describe('budget management API', () => {
     });
     expect(set).toEqual({
       status: 200,
-      body: { limit_usd: 25, period: 'month', spent_usd: 0, resets_at: nextUtcMonth() },
+      body: { limit_usd: 25, period: 'month', spent_usd: 0, resets_at: nextUtcMonth(), alert_at: [0.8, 1] },
     });
     expect(await tokenBudget(account)).toEqual(set.body);
 
@@ -73,7 +73,13 @@ describe('budget management API', () => {
       limit_usd: 0.123456,
       period: 'total',
     });
-    expect(changed.body).toEqual({ limit_usd: 0.123456, period: 'total', spent_usd: 0, resets_at: null });
+    expect(changed.body).toEqual({
+      limit_usd: 0.123456,
+      period: 'total',
+      spent_usd: 0,
+      resets_at: null,
+      alert_at: [0.8, 1],
+    });
     const daily = await putJson(`/api/tokens/${account.tokenId}/budget`, account.token, {
       limit_usd: 3,
       period: 'day',
@@ -106,11 +112,11 @@ describe('budget management API', () => {
     });
     expect(set).toEqual({
       status: 200,
-      body: { limit_usd: 2.5, period: 'day', spent_usd: 0, resets_at: nextUtcMidnight() },
+      body: { limit_usd: 2.5, period: 'day', spent_usd: 0, resets_at: nextUtcMidnight(), alert_at: [0.8, 1] },
     });
     await putJson('/api/budgets/requesters/bob', account.token, { limit_usd: 100, period: 'total' });
     expect(await requesterBudgets(account)).toEqual([
-      { requester: 'bob', limit_usd: 100, period: 'total', spent_usd: 0, resets_at: null },
+      { requester: 'bob', limit_usd: 100, period: 'total', spent_usd: 0, resets_at: null, alert_at: [0.8, 1] },
       { requester: label, ...set.body },
     ]);
     expect((await proxy.api('/api/budgets/requesters/bob', { method: 'DELETE', token: account.token })).status).toBe(

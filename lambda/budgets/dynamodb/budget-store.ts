@@ -1,5 +1,12 @@
 import { createHash } from 'node:crypto';
-import { budgetStatus, type Budget, type BudgetStatus, type BudgetSubject, type Spend } from '../budget';
+import {
+  budgetStatus,
+  DEFAULT_ALERT_AT,
+  type Budget,
+  type BudgetStatus,
+  type BudgetSubject,
+  type Spend,
+} from '../budget';
 import { dayAttribute, isBudgetPeriod, monthOf, nextMonthStart } from '../periods';
 import type { BudgetStore } from '../ports';
 import type { UsageRow } from '../../usage/usage-row';
@@ -75,7 +82,11 @@ function subjectOf(item: Record<string, unknown>): BudgetSubject | undefined {
 
 function budgetOf(item: Record<string, unknown> | undefined): Budget | undefined {
   if (!item || !isBudgetPeriod(item.period) || !(whole(item.limit_nanos) > 0)) return undefined;
-  return { limitNanos: whole(item.limit_nanos), period: item.period };
+  const budget: Budget = { limitNanos: whole(item.limit_nanos), period: item.period };
+  // A budget stored before alerts existed has no `alert_at`: it alerts at the default fractions.
+  if (Array.isArray(item.alert_at))
+    budget.alertAt = item.alert_at.filter((fraction): fraction is number => typeof fraction === 'number');
+  return budget;
 }
 
 function spendOf(
@@ -142,6 +153,7 @@ export class DynamoBudgetStore implements BudgetStore {
       ...subjectAttributes(subject),
       limit_nanos: budget.limitNanos,
       period: budget.period,
+      alert_at: budget.alertAt ?? DEFAULT_ALERT_AT,
       updated_at: updatedAt,
     };
     const names: Record<string, string> = {};

@@ -6,6 +6,7 @@ import type {
   LogPage,
   LogRow,
   RequesterBudget,
+  SentAlert,
   Stats,
   StoredKey,
   TagBudget,
@@ -134,6 +135,7 @@ export function createApi(token: string, onUnauthorized: (error: ApiError) => vo
     setTagBudget: (key: string, value: string, budget: BudgetInput) =>
       call<Budget>('PUT', pathTo(API_PATHS.tagBudget, { key, value }), budget),
     removeTagBudget: (key: string, value: string) => call<void>('DELETE', pathTo(API_PATHS.tagBudget, { key, value })),
+    alerts: () => call<{ alerts: SentAlert[] }>('GET', API_PATHS.alerts),
   };
 }
 

@@ -1,6 +1,7 @@
 /** Shapes of the management API as the dashboard reads them (see docs/management-api.md). */
 
 // The server's own types, imported as types only: nothing of the server ends up in the bundle.
+import type { SentAlertJson } from '../../api/alert-routes';
 import type { BudgetJson } from '../../api/budget-routes';
 import type { ProviderId } from '../../providers/catalog';
 import type { StatsSummary, StatsTotals, ProviderSlice, TokenStats } from '../../usage/usage-stats';
@@ -54,8 +55,9 @@ export interface TokenLimits {
 
 /** A spend limit with the spend of its current period (`resets_at` null for `total`). */
 export type Budget = BudgetJson;
+export type SentAlert = SentAlertJson;
 export type BudgetPeriod = Budget['period'];
-export type BudgetInput = Pick<Budget, 'limit_usd' | 'period'>;
+export type BudgetInput = Pick<Budget, 'limit_usd' | 'period'> & { alert_at?: readonly number[] };
 
 export interface RequesterBudget extends Budget {
   requester: string;

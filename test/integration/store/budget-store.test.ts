@@ -150,7 +150,7 @@ describe('budget periods roll over in UTC', () => {
     expect(await store.listBudgets(first, 'requester', at('04-20T00:00:00.000'))).toEqual([
       {
         subject: { kind: 'requester', requester: 'ana' },
-        budget: { limitNanos: 10_000, period: 'month' },
+        budget: { limitNanos: 10_000, period: 'month', alertAt: [0.8, 1] },
         spentNanos: 2_500,
         resetsAt: at('05-01T00:00:00.000'),
       },

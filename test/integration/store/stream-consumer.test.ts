@@ -19,10 +19,13 @@ import type { UsageRow } from '../../../lambda/usage/usage-row';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { createTestTables } from '../../support/tables';
+import { emfProblems } from '../../support/emf-specification';
 
 type Answer = { batchItemFailures: Array<{ itemIdentifier: string }> };
 
 let created: Awaited<ReturnType<typeof createTestTables>>;
+/** The Embedded Metric Format lines the bundle wrote beside its answers (docs/alerts.md, "Metrics"). */
+const metricLines: string[] = [];
 
 /** Runs the built bundle in its own Node process (npm test builds it first), one invocation per event. */
 function invokeBundle(events: Array<DynamoDBStreamEvent & { shardId?: string }>): Answer[] {
@@ -33,10 +36,9 @@ function invokeBundle(events: Array<DynamoDBStreamEvent & { shardId?: string }>)
     encoding: 'utf8',
   });
   if (result.status !== 0) throw new Error(`consumer bundle failed: ${result.stderr}`);
-  return result.stdout
-    .trim()
-    .split('\n')
-    .map((line) => JSON.parse(line) as Answer);
+  const lines = result.stdout.trim().split('\n');
+  metricLines.push(...lines.filter((line) => line.includes('"_aws"')));
+  return lines.filter((line) => !line.includes('"_aws"')).map((line) => JSON.parse(line) as Answer);
 }
 const AT = Date.parse('2026-11-22T08:30:00Z');
 const ACCOUNT = 'acc-consumer';
@@ -131,4 +133,11 @@ test('the consumer folds the stream into rollups equal to the rows, and a redeli
     ['', rows.filter((r) => !r.requester).length],
     ['team-x', rows.filter((r) => r.requester).length],
   ]);
+});
+
+test('the bundle writes each batch as Embedded Metric Format lines that follow the specification', () => {
+  expect(metricLines.length).toBeGreaterThan(0);
+  for (const line of metricLines) expect(emfProblems(line)).toEqual([]);
+  const providers = new Set(metricLines.map((line) => (JSON.parse(line) as { Provider: string }).Provider));
+  expect([...providers].sort()).toEqual(['prov-a', 'prov-c']);
 });

@@ -7,6 +7,7 @@ import type { CreatedToken } from '../types';
 import { periodFromParams, periodRange, periodToParams, type Period } from '../period';
 import { hrefFor } from '../router';
 import { useAsync } from '../use-async';
+import { RecentAlerts } from './budgets/recent-alerts';
 import { RequesterBudgets } from './budgets/requester-budgets';
 import { PeriodPicker } from './period-picker';
 import { TokenTable } from './token-table';
@@ -144,6 +145,7 @@ export function Tokens({ params }: { params: URLSearchParams }) {
       </section>
       {/* Below the token list, shown once the list is in: the list growing must not push it down the screen. */}
       {tokens.data && <RequesterBudgets />}
+      {tokens.data && <RecentAlerts />}
     </div>
   );
 }

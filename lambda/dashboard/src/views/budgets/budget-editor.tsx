@@ -64,6 +64,8 @@ export function BudgetEditor({ budget, label, testId, onSave, onRemove }: Props)
           period={form.period}
           onAmount={form.setAmount}
           onPeriod={form.setPeriod}
+          alertAt={form.alertAt}
+          onAlertAt={form.setAlertAt}
         />
         <span class="budget-actions">
           <button

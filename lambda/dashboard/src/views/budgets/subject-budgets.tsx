@@ -101,6 +101,8 @@ export function SubjectBudgets<S>({ subject, budgets, onChanged, load }: Props<S
           period={form.period}
           onAmount={form.setAmount}
           onPeriod={form.setPeriod}
+          alertAt={form.alertAt}
+          onAlertAt={form.setAlertAt}
         />
         <span class="budget-actions">
           <button

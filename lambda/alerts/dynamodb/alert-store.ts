@@ -1,0 +1,135 @@
+import { alertKey, type AlertPayload, type BudgetAlert } from '../alert';
+import type { AlertStore, AlertWebhook, DeliveryOutcome, SentAlert } from '../ports';
+import { resetsAt } from '../../budgets/periods';
+import { accountPk } from '../../store/dynamodb/account-partition';
+import { idempotencyToken } from '../../store/dynamodb/idempotency-token';
+import { cancellationReasons } from '../../store/dynamodb/store-errors';
+import type { DocumentClient } from '../../store/dynamodb/document-client';
+
+/** How long an account's alert history keeps an alert. */
+const HISTORY_DAYS = 90;
+const DAY_SECONDS = 86_400;
+
+/**
+ * In the accounts table. An account's alerts have a partition of their own, `ACCOUNT#<id>#ALERTS`
+ * (away from the account's items, which every request reads):
+ *
+ * - `CLAIM#<alert key>`: written once per budget, fraction and period, on the condition that it
+ *   does not exist yet; it expires a day after its period ends (a `total` budget's never does);
+ * - `SENT#<ISO time>#<id>`: the history the dashboard lists, written in the same transaction as
+ *   the claim, with what became of each delivery; it expires after 90 days.
+ *
+ * The webhook is one item of the account's partition, `ALERT_WEBHOOK`.
+ */
+const alertsPk = (accountId: string) => `${accountPk(accountId)}#ALERTS`;
+const webhookKey = (accountId: string) => ({ pk: accountPk(accountId), sk: 'ALERT_WEBHOOK' });
+const sentSk = (sentAt: string, id: string) => `SENT#${sentAt}#${id}`;
+
+export class DynamoAlertStore implements AlertStore {
+  constructor(
+    private readonly doc: DocumentClient,
+    private readonly table: string,
+  ) {}
+
+  async claim(alert: BudgetAlert, id: string, sentAt: string, payload: AlertPayload): Promise<boolean> {
+    const sentSeconds = Math.floor(Date.parse(sentAt) / 1000);
+    const periodEnd = alert.periodStart === undefined ? undefined : resetsAt(alert.period, alert.periodStart);
+    const claimExpiry = periodEnd === undefined ? {} : { expires_at: Math.floor(periodEnd / 1000) + DAY_SECONDS };
+    try {
+      await this.doc.send({
+        operation: 'TransactWriteItems',
+        input: {
+          TransactItems: [
+            {
+              Put: {
+                TableName: this.table,
+                Item: { pk: alertsPk(alert.accountId), sk: `CLAIM#${alertKey(alert)}`, id, ...claimExpiry },
+                // The one condition that makes an alert single: whoever writes the claim first sends it.
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            },
+            {
+              Put: {
+                TableName: this.table,
+                Item: {
+                  pk: alertsPk(alert.accountId),
+                  sk: sentSk(sentAt, id),
+                  id,
+                  sent_at: sentAt,
+                  payload: JSON.stringify(payload),
+                  deliveries: '[]',
+                  expires_at: sentSeconds + HISTORY_DAYS * DAY_SECONDS,
+                },
+              },
+            },
+          ],
+          // This sender's own attempt, sent again after a lost answer, is reported done; another sender's is not.
+          ClientRequestToken: idempotencyToken(id),
+        },
+      });
+      return true;
+    } catch (error) {
+      if (cancellationReasons(error)?.[0] === 'ConditionalCheckFailed') return false;
+      throw error;
+    }
+  }
+
+  async recordDeliveries(accountId: string, id: string, sentAt: string, deliveries: DeliveryOutcome[]): Promise<void> {
+    await this.doc.send({
+      operation: 'UpdateItem',
+      input: {
+        TableName: this.table,
+        Key: { pk: alertsPk(accountId), sk: sentSk(sentAt, id) },
+        UpdateExpression: 'SET deliveries = :deliveries',
+        ExpressionAttributeValues: { ':deliveries': JSON.stringify(deliveries) },
+      },
+    });
+  }
+
+  async recent(accountId: string, limit: number): Promise<SentAlert[]> {
+    const now = Math.floor(Date.now() / 1000);
+    const { Items = [] } = await this.doc.send({
+      operation: 'Query',
+      input: {
+        TableName: this.table,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sent)',
+        ExpressionAttributeValues: { ':pk': alertsPk(accountId), ':sent': 'SENT#' },
+        ScanIndexForward: false,
+        Limit: limit,
+      },
+    });
+    return Items.filter((item) => !(typeof item.expires_at === 'number' && item.expires_at < now)).map((item) => ({
+      id: String(item.id),
+      sentAt: String(item.sent_at),
+      payload: JSON.parse(String(item.payload)) as AlertPayload,
+      deliveries: JSON.parse(String(item.deliveries ?? '[]')) as DeliveryOutcome[],
+    }));
+  }
+
+  async webhook(accountId: string): Promise<AlertWebhook | undefined> {
+    const { Item } = await this.doc.send({
+      operation: 'GetItem',
+      input: { TableName: this.table, Key: webhookKey(accountId), ConsistentRead: true },
+    });
+    if (!Item || typeof Item.url !== 'string' || typeof Item.secret !== 'string') return undefined;
+    return { url: Item.url, secret: Item.secret, updatedAt: String(Item.updated_at) };
+  }
+
+  async setWebhook(accountId: string, webhook: AlertWebhook): Promise<void> {
+    await this.doc.send({
+      operation: 'PutItem',
+      input: {
+        TableName: this.table,
+        Item: { ...webhookKey(accountId), url: webhook.url, secret: webhook.secret, updated_at: webhook.updatedAt },
+      },
+    });
+  }
+
+  async removeWebhook(accountId: string): Promise<boolean> {
+    const { Attributes } = await this.doc.send({
+      operation: 'DeleteItem',
+      input: { TableName: this.table, Key: webhookKey(accountId), ReturnValues: 'ALL_OLD' },
+    });
+    return Attributes !== undefined;
+  }
+}
