@@ -5,6 +5,7 @@ import { webhookUrlProblem } from '../alerts/webhook-delivery';
 import { NotFoundError, ValidationError } from '../errors';
 import { jsonResponse } from '../http/response';
 import { jsonBody, parseBody, strictBody } from './request-body';
+import { API_PATHS } from './paths';
 import type { ApiRoute } from './route-types';
 
 const URL_ERROR = 'url must be an absolute https:// URL.';
@@ -44,7 +45,7 @@ const alertJson = (alert: SentAlert) => ({
 export const alertRoutes: ApiRoute[] = [
   {
     method: 'PUT',
-    path: '/api/alerts/webhook',
+    path: API_PATHS.alertWebhook,
     access: 'manage',
     async handle(call) {
       const { deps, caller } = call;
@@ -60,7 +61,7 @@ export const alertRoutes: ApiRoute[] = [
   },
   {
     method: 'GET',
-    path: '/api/alerts/webhook',
+    path: API_PATHS.alertWebhook,
     access: 'manage',
     async handle({ deps, caller }) {
       const webhook = await deps.alerts.webhook(caller.accountId);
@@ -70,7 +71,7 @@ export const alertRoutes: ApiRoute[] = [
   },
   {
     method: 'DELETE',
-    path: '/api/alerts/webhook',
+    path: API_PATHS.alertWebhook,
     access: 'manage',
     async handle({ deps, caller }) {
       if (!(await deps.alerts.removeWebhook(caller.accountId)))
@@ -80,7 +81,7 @@ export const alertRoutes: ApiRoute[] = [
   },
   {
     method: 'GET',
-    path: '/api/alerts',
+    path: API_PATHS.alerts,
     access: 'manage',
     async handle({ deps, caller }) {
       const alerts = await deps.alerts.recent(caller.accountId, RECENT_ALERTS);
