@@ -158,7 +158,7 @@ export class ServerStoppedError extends ProxyError {
 export class StoredKeyUnreadableError extends ProxyError {
   constructor(provider: string, cause: unknown) {
     super(
-      403,
+      500,
       `The stored ${provider} key could not be decrypted. Save it again on the Integrations page or with PUT /api/keys/${provider}.`,
       { cause },
     );
@@ -183,7 +183,7 @@ export class StoredKeyNotSendableError extends ProxyError {
 export class AwsCredentialsUnavailableError extends ProxyError {
   constructor(cause: unknown) {
     super(
-      500,
+      403,
       'No AWS credentials were found to sign this request with, so it was not sent. Give the proxy AWS credentials (set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, before starting it; in AWS its function role signs), save an API key for this provider on the Integrations page, or send your own key (a Bedrock API key) with the proxy token in the x-proxy-token header (pass-through mode).',
       { cause },
     );

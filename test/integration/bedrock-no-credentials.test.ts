@@ -46,6 +46,7 @@ it('a signed Bedrock call answers one AccessDeniedException the SDK does not ret
 
   const row = await rowOfRequester(proxy, user);
   expect(row).toMatchObject({ provider: 'bedrock', model: MODEL, status_code: 403, mode: 'stored' });
+  expect(row.error).toBe(denied.message);
   expect(proxy.fakes.bedrock.requests).toHaveLength(0);
 
   // The management API (and so the dashboard's Integrations card) now says none was found.
