@@ -10,7 +10,6 @@ import type { ProviderId } from '../fakes/start-fakes';
 import { startProxy, type Account, type ProxyServer } from '../support/proxy-server';
 import {
   callProxy,
-  expectChatError,
   expectManagementError,
   expectEndpointError,
   upstreamCalls,
