@@ -93,8 +93,10 @@ test(`${REQUESTS} priced requests of one token at ${LIMIT.toLocaleString('en')} 
   expect(gates.filter((p) => perRequest(p.units) > 0.5).map((p) => `${p.partition}: ${perRequest(p.units)}`)).toEqual(
     [],
   );
-  // Its first requests on each item set the counters for the new limit: a few writes more than one a request.
-  expect(perRequest(gates.reduce((sum, p) => sum + p.units, 0))).toBeLessThanOrEqual(1.1);
+  // One write a request, plus at most one more per instance and item: each instance's first request on an
+  // item may have to set its counters for the new limit (which instances meet which item first is random).
+  const settingWrites = INSTANCES * gates.length;
+  expect(gates.reduce((sum, p) => sum + p.units, 0)).toBeLessThanOrEqual(REQUESTS + settingWrites);
 
   // The rows: 2 units each in their transaction, over the account's 8 shards, none over 0.5 a request.
   const rowPartitions = heat.filter((p) => p.table === 'usageLogs');
