@@ -15,6 +15,8 @@ const EnvSchema = z.object({
   DATA_DIR: z.optional(z.string()),
   DYNAMODB_ENDPOINT: z.optional(z.url()),
   AWS_REGION: z.optional(z.string()),
+  /** Set by Lambda's runtime: the proxy then signs AWS requests with the function's role. */
+  AWS_LAMBDA_FUNCTION_NAME: z.optional(z.string()),
   ADMIN_KEY: z.optional(z.string().check(z.minLength(16, 'must be at least 16 characters'))),
   ADMIN_SECRET_ARN: z.optional(z.string()),
   KMS_KEY_ID: z.optional(z.string()),
@@ -63,12 +65,16 @@ export interface Config {
    * (docs/alerts.md, "Webhook safety").
    */
   alertWebhookAllowPrivate: boolean;
+  /** Where the credentials that sign AWS requests (Bedrock's stored mode) come from: the function's role in Lambda, else the machine's AWS credential chain. */
+  awsSigning: AwsSigningSource;
   /** Set in AWS: the stack's SNS topic every budget alert is published to. */
   alertTopicArn?: string;
   tables: ReturnType<typeof tableNames>;
   /** Each provider's upstream base URL (no trailing slash), from its `UPSTREAM_BASE_URL_…` variable or the default. */
   upstreams: Record<ProviderId, UpstreamBase>;
 }
+
+export type AwsSigningSource = 'aws-role' | 'local-credential-chain';
 
 export interface UpstreamBase {
   baseUrl: string;
@@ -112,6 +118,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     providerKeyCacheMs: Number(e.PROVIDER_KEY_CACHE_SECONDS ?? PROVIDER_KEY_CACHE_MS / 1000) * 1000,
     alertWebhookAllowPrivate: e.ALERT_WEBHOOK_ALLOW_PRIVATE === 'true',
     alertTopicArn: e.ALERT_TOPIC_ARN || undefined,
+    awsSigning: e.AWS_LAMBDA_FUNCTION_NAME ? 'aws-role' : 'local-credential-chain',
     tables: tableNames(env),
     upstreams: upstreamBases(given, e.AWS_REGION || 'eu-west-1'),
   };

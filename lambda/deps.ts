@@ -36,6 +36,7 @@ import { RowWriter } from './usage/row-writer';
 import type { UsageStats } from './usage/usage-stats';
 import type { UsageLog } from './usage/usage-row';
 import type { AwsCredentialSource } from './upstream/aws-signing';
+import { RuntimeCredentials } from './upstream/runtime-credentials';
 import { DynamoAlertStore } from './alerts/dynamodb/alert-store';
 import type { AlertStore, AlertTopic } from './alerts/ports';
 import { BudgetAlerts } from './alerts/budget-alerts';
@@ -66,7 +67,7 @@ export interface Deps {
   /** Epoch ms; replaceable so cache expiry and budget periods can be tested without waiting. */
   now: () => number;
   /** The runtime's AWS credentials (the function's role; locally the standard chain), for requests the proxy signs itself. */
-  awsCredentials: AwsCredentialSource;
+  awsCredentials: RuntimeCredentials;
   /** Failed authentications per source address on this instance: counted, logged, and slowed when repeated. */
   failedSignIns: FailedSignIns;
 }
@@ -168,7 +169,7 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
     rowSpool,
     rowWriter: new RowWriter(usageLog, rowSpool),
     now: Date.now,
-    awsCredentials: lazyAwsCredentials(),
+    awsCredentials: new RuntimeCredentials(config.awsSigning, lazyAwsCredentials()),
     failedSignIns: new FailedSignIns(() => deps.now()),
   };
   return deps;

@@ -175,12 +175,16 @@ export class StoredKeyNotSendableError extends ProxyError {
   }
 }
 
-/** A request the proxy signs with the runtime's AWS credentials, when there are none to be found. */
+/**
+ * A request the proxy signs with the runtime's AWS credentials, when the credential chain found none
+ * (a machine without an AWS profile or keys). A 403, not a 5xx: the AWS SDK raises
+ * `AccessDeniedException` and does not retry it, as retrying cannot make credentials appear.
+ */
 export class AwsCredentialsUnavailableError extends ProxyError {
   constructor(cause: unknown) {
     super(
-      500,
-      'The proxy has no AWS credentials to sign this request with: give its runtime an AWS role or credentials (the standard AWS credential chain), save an API key for this provider on the Integrations page, or send your own key with the x-proxy-token header (pass-through mode).',
+      403,
+      'No AWS credentials were found to sign this request with, so it was not sent. Give the proxy AWS credentials (set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, before starting it; in AWS its function role signs), save an API key for this provider on the Integrations page, or send your own key (a Bedrock API key) with the proxy token in the x-proxy-token header (pass-through mode).',
       { cause },
     );
   }

@@ -62,6 +62,8 @@ export const keyRoutes: ApiRoute[] = [
       const keys = await deps.providerKeys.list(caller.accountId);
       return jsonResponse(200, {
         keys: keys.map((k) => ({ provider: k.provider, hint: k.hint, updated_at: k.updatedAt })),
+        // Where a provider reached through AWS is signed from when no key is saved (no credential lookup of its own).
+        signing: deps.awsCredentials.status(),
       });
     },
   },

@@ -203,7 +203,7 @@ async function upstreamRequest(
   if (state.upstreamKey !== undefined || !base.aws) return { url, headers };
   return {
     url,
-    ...(await signAwsRequest({ method: state.request.method, url, headers, body }, base.aws, deps.awsCredentials)),
+    ...(await signAwsRequest({ method: state.request.method, url, headers, body }, base.aws, deps.awsCredentials.get)),
   };
 }
 

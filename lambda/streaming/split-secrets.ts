@@ -19,11 +19,13 @@ export interface TextLeaf {
 }
 
 /**
- * A field ending in the start of a credential holds its piece back (one character is enough: an
- * upstream may send one per delta). Only delta text is followed, so this is rare in practice: a
- * delta whose text ends in a character some credential starts with waits for the next piece.
+ * A field whose text ends in this many characters of a credential's start holds its piece back.
+ * Fewer pass on (a delta ending in `s` or `sk` is ordinary text, and holding it would delay half of
+ * every stream); when the credential goes on in the next pieces, those lose their part of it and
+ * the first one carries `[redacted]`, so at most the first three characters of a credential reach
+ * the client, which is no more than its public prefix (`sk-`).
  */
-export const HOLD_FROM_CHARACTERS = 1;
+export const HOLD_FROM_CHARACTERS = 4;
 /** Past this many held bytes the pieces go on as they are: a stream cannot make the proxy hold it whole. */
 export const MAX_HELD_BYTES = 256 * 1024;
 

@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { startProxy, type ProxyServer } from '../support/proxy-server';
+import { startProxy, type ProxyServer, type StartOptions } from '../support/proxy-server';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const SCREENSHOT_DIR = resolve(__dirname, '../../test-artifacts/screenshots');
@@ -37,10 +37,10 @@ export function describeInBrowser(name: string, body: () => void): void {
 }
 
 /** A local server and a browser for the tests of one `describe`, stopped after them. */
-export function proxyAndBrowser(): { proxy: ProxyServer; browser: Browser } {
+export function proxyAndBrowser(options?: StartOptions): { proxy: ProxyServer; browser: Browser } {
   const world = {} as { proxy: ProxyServer; browser: Browser };
   beforeAll(async () => {
-    [world.proxy, world.browser] = await Promise.all([startProxy(), launchBrowser()]);
+    [world.proxy, world.browser] = await Promise.all([startProxy(options), launchBrowser()]);
   });
   afterAll(async () => {
     await world.browser?.close();

@@ -1,15 +1,22 @@
 /**
  * Amazon Bedrock on the dashboard, in headless Chromium against the real local server after real
  * Bedrock requests through the AWS SDK (docs/bedrock.md): the Integrations page's Bedrock card (signed
- * with the stack's own AWS role; a saved Bedrock API key used instead), and Bedrock's rows on the
- * Overview and Logs pages with their model, tokens and cost. Screenshots at laptop and phone widths.
+ * with the machine's AWS credentials, or saying none were found; a saved Bedrock API key used
+ * instead), and Bedrock's rows on the Overview and Logs pages with their model, tokens and cost.
+ * Screenshots at laptop and phone widths.
  */
-import { ConverseCommand, ConverseStreamCommand, InvokeModelCommand } from '@aws-sdk/client-bedrock-runtime';
+import {
+  AccessDeniedException,
+  ConverseCommand,
+  ConverseStreamCommand,
+  InvokeModelCommand,
+} from '@aws-sdk/client-bedrock-runtime';
 import { randomBytes } from 'node:crypto';
 import { formatInt, formatUsd } from '../../lambda/dashboard/src/format';
 import type { LogRow, Stats } from '../../lambda/dashboard/src/types';
 import { DEFAULT_BEDROCK_USAGE as U } from '../fakes/fake-bedrock';
 import { BEDROCK_COST_NANOS, BEDROCK_MODEL as MODEL, bedrockClient } from '../support/bedrock';
+import { noAwsCredentialsEnv } from '../support/no-aws-credentials';
 import {
   describeInBrowser,
   newTab,
@@ -43,7 +50,7 @@ describeInBrowser('Amazon Bedrock on the dashboard', () => {
   });
 
   test.each<ViewportName>(['laptop', 'phone'])(
-    "Integrations (%s): the Bedrock card says the stack's role signs requests, and a saved Bedrock API key is used instead",
+    "Integrations (%s): the Bedrock card says the machine's AWS credentials sign requests, and a saved Bedrock API key is used instead",
     async (size) => {
       const { context, page } = await newTab(world.browser, size);
       try {
@@ -51,14 +58,16 @@ describeInBrowser('Amazon Bedrock on the dashboard', () => {
         await openPage(page, 'integrations');
         const card = page.getByTestId('key-card-bedrock');
         await expect(card.locator('h2').textContent()).resolves.toBe('Amazon Bedrock');
-        await expect(page.getByTestId('key-badge-bedrock').textContent()).resolves.toBe('Signed by AWS role');
+        await expect(page.getByTestId('key-badge-bedrock').textContent()).resolves.toBe(
+          'Signed by local AWS credentials',
+        );
         await expect(page.getByTestId('key-status-bedrock').textContent()).resolves.toBe(
-          'No key saved: the proxy signs Amazon Bedrock requests with its own AWS role. A key saved here is used instead.',
+          "No key saved: the proxy signs Amazon Bedrock requests with this machine's AWS credentials (the AWS SDK's credential chain: AWS_PROFILE, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or ~/.aws). A key saved here is used instead.",
         );
         await page.getByTestId('snippets-bedrock').click();
         const stored = page.getByTestId('snippet-stored-bedrock');
         await expect(stored.textContent()).resolves.toContain(
-          'The proxy signs with its own AWS role, or adds your saved Amazon Bedrock key. Your code only holds a proxy token.',
+          'The proxy signs with its own AWS credentials (in AWS, its role), or adds your saved Amazon Bedrock key. Your code only holds a proxy token.',
         );
         const code = await stored.locator('pre').textContent();
         expect(code).toContain(`endpoint: "${world.proxy.url}/api/proxy/bedrock"`);
@@ -84,7 +93,9 @@ describeInBrowser('Amazon Bedrock on the dashboard', () => {
         await page.getByTestId('key-delete-bedrock').click();
         await page.getByRole('button', { name: 'Delete', exact: true }).click();
         await page.locator('[data-testid=key-notice-bedrock]', { hasText: 'Key deleted.' }).waitFor();
-        await expect(page.getByTestId('key-badge-bedrock').textContent()).resolves.toBe('Signed by AWS role');
+        await expect(page.getByTestId('key-badge-bedrock').textContent()).resolves.toBe(
+          'Signed by local AWS credentials',
+        );
       } finally {
         await context.close();
       }
@@ -158,4 +169,33 @@ describeInBrowser('Amazon Bedrock on the dashboard', () => {
       }
     },
   );
+});
+
+describeInBrowser('Amazon Bedrock on the dashboard of a machine with no AWS credentials', () => {
+  const world = proxyAndBrowser({ env: noAwsCredentialsEnv() });
+
+  beforeAll(async () => {
+    const { proxy } = world;
+    const bedrock = bedrockClient(proxy.proxyBase, proxy.account.token, { 'x-proxy-user': USER });
+    await expect(bedrock.send(new ConverseCommand({ modelId: MODEL, messages }))).rejects.toBeInstanceOf(
+      AccessDeniedException,
+    );
+    await proxy.waitForRows(proxy.account.token, 1);
+  });
+
+  test('Integrations: the Bedrock card says no AWS credentials were found, and how to give some', async () => {
+    const { context, page } = await newTab(world.browser, 'laptop');
+    try {
+      await signIn(page, world.proxy.url, world.proxy.account.token);
+      await openPage(page, 'integrations');
+      await expect(page.getByTestId('key-badge-bedrock').textContent()).resolves.toBe('No AWS credentials found');
+      await expect(page.getByTestId('key-status-bedrock').textContent()).resolves.toBe(
+        'No key saved, and the proxy found no AWS credentials on this machine to sign Amazon Bedrock requests with: start it with AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, set, or save an API key for Amazon Bedrock here.',
+      );
+      await page.getByTestId('key-card-bedrock').scrollIntoViewIfNeeded();
+      await screenshot(page, 'laptop-integrations-bedrock-no-credentials', { fullPage: false });
+    } finally {
+      await context.close();
+    }
+  });
 });

@@ -33,7 +33,7 @@ test('a metric filter on the proxy function’s log group counts each failed-aut
 });
 
 test('the alarm fires at 100 failures in 5 minutes and notifies the stack’s topic when it fires and clears', () => {
-  const topic = logicalIdOf('AWS::SNS::Topic', () => true);
+  const topic = logicalIdOf('AWS::SNS::Topic', (properties) => String(properties.TopicName).endsWith('-alarms'));
   synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
     AlarmName: 'dev-ai-usage-proxy-failed-authentications',
     Namespace: 'AiUsageProxy',

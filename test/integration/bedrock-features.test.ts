@@ -80,13 +80,19 @@ describe('cache', () => {
     expect(second).toMatchObject({ status: 200, cache: 'HIT' });
     expect(second.bytes).toEqual(first.bytes);
 
-    const answer = await client(proxy, account.token, { 'x-proxy-cache': 'true' }).send(
-      new ConverseStreamCommand({ modelId: MODEL, messages: messages(text) }),
-    );
-    let usage: unknown;
-    for await (const event of answer.stream!) if (event.metadata) usage = event.metadata.usage;
-    expect(usage).toMatchObject({ inputTokens: 25 });
-    const rows = await proxy.waitForRows(account.token, 3);
+    // The SDK sends other headers than fetch (`accept` among them), which are in the key (docs/caching.md):
+    // its first call is another question, its second is served from the cache and read by the SDK.
+    const sdk = client(proxy, account.token, { 'x-proxy-cache': 'true' });
+    const usages: unknown[] = [];
+    for (let call = 0; call < 2; call++) {
+      const answer = await sdk.send(new ConverseStreamCommand({ modelId: MODEL, messages: messages(text) }));
+      for await (const event of answer.stream!) if (event.metadata) usages.push(event.metadata.usage);
+    }
+    expect(usages).toEqual([
+      expect.objectContaining({ inputTokens: 25 }),
+      expect.objectContaining({ inputTokens: 25 }),
+    ]);
+    const rows = await proxy.waitForRows(account.token, 4);
     expect(rows.filter((row) => row.cached === true)).toHaveLength(2);
   });
 });

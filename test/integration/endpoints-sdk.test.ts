@@ -471,7 +471,7 @@ describe('kind in the management API', () => {
 
     const bad = await proxy.api('/api/logs?kind=completions', { token });
     expect(bad.status).toBe(400);
-    expect(((await bad.json()) as { error: { param: string } }).error.param).toBe('kind');
+    expect(((await bad.json()) as { error: { field: string } }).error.field).toBe('kind');
 
     const all = (await (await proxy.api('/api/logs?limit=500', { token })).json()) as {
       items: Array<{ kind: string }>;

@@ -151,6 +151,8 @@ describe('GET /api/logs.csv', () => {
       'cached',
       'error',
       'tags',
+      'server_tool_use',
+      'usage_estimated',
     ]);
     const items = (await json<{ items: Row[] }>('/api/logs?limit=500')).body.items;
     expect(lines).toHaveLength(items.length);

@@ -17,6 +17,7 @@ import {
   requestBody,
   streamEndedCleanly,
   upstreamCalls,
+  expectManagementError,
 } from './support/requests';
 import { allRows, rowOf, statsTotals } from './support/rows';
 import { startStoreGate, type StoreCall, type StoreGate } from './support/store-gate';
@@ -72,7 +73,7 @@ async function expectFailClosed(): Promise<void> {
   expect((await fetch(`${proxy.url}/api/health`)).status).toBe(200);
   const logs = await proxy.api('/api/logs', { token });
   expect(logs.status).toBe(503);
-  expectChatError(await logs.text());
+  expect(expectManagementError(await logs.text()).code).toBe('store_unavailable');
 }
 
 const anyCall = () => true;

@@ -19,6 +19,7 @@ import {
   rawPost,
   rawRequest,
   upstreamCalls,
+  expectManagementError,
 } from '../reliability/support/requests';
 import { rowOf } from '../reliability/support/rows';
 import { validBody } from './support/validity';
@@ -372,7 +373,7 @@ describe('body size', () => {
         .replace(/^POST/, 'PUT'),
     );
     expect(answer.status).toBe(413);
-    expectChatError(answer.body);
+    expect(expectManagementError(answer.body).code).toBe('body_too_large');
   });
 
   test('oversized uploads through fetch (how the SDKs send) get their 413 every time, on kept-alive connections too', async () => {

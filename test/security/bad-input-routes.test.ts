@@ -16,6 +16,7 @@ import {
   rawPost,
   rawRequest,
   upstreamCalls,
+  expectManagementError,
 } from '../reliability/support/requests';
 import { validBody } from './support/validity';
 
@@ -132,14 +133,6 @@ describe('paths', () => {
 
 function isManagementPath(path: string): boolean {
   return path.startsWith('/api/') && !path.startsWith('/api/proxy/');
-}
-
-/** The management API's one error shape (docs/management-api.md, "Errors"). */
-function expectManagementError(text: string): { code: string; message: string; field: string | null } {
-  const { error } = JSON.parse(text) as { error: { code: string; message: string; field: string | null } };
-  expect(Object.keys(error).sort()).toEqual(['code', 'field', 'message']);
-  expect(error.code).toEqual(expect.any(String));
-  return error;
 }
 
 describe('methods', () => {

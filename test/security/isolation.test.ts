@@ -8,7 +8,13 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { tableNames } from '../../lambda/tables';
 import type { ProviderId } from '../fakes/start-fakes';
 import { startProxy, type Account, type ProxyServer } from '../support/proxy-server';
-import { callProxy, expectChatError, expectEndpointError, upstreamCalls } from '../reliability/support/requests';
+import {
+  callProxy,
+  expectChatError,
+  expectManagementError,
+  expectEndpointError,
+  upstreamCalls,
+} from '../reliability/support/requests';
 import { allRows, rowOf, statsTotals } from '../reliability/support/rows';
 import { sdkDocumentClient } from '../reliability/support/dynamo';
 import { Observed } from './support/observed';
@@ -99,7 +105,7 @@ describe('scopes', () => {
     for (const [method, path, body] of routes) {
       const answer = await api(path, app.token, { method, body });
       expect(`${method} ${path} ${answer.status}`).toBe(`${method} ${path} 403`);
-      expect(expectChatError(answer.text).type).toBe('permission_error');
+      expect(expectManagementError(answer.text).code).toBe('forbidden');
     }
     // Nothing was changed by the refused calls: the account's own token and key still work.
     expect((await callProxy(proxy, { provider: 'prov-b', token: a.token })).status).toBe(200);

@@ -31,6 +31,8 @@ export function bedrockClient(
   proxyBase: string,
   credential: string,
   headers: Record<string, string> = {},
+  /** The SDK's attempts per call: one unless a test proves what the SDK's own retries do. */
+  maxAttempts = 1,
 ): BedrockRuntimeClient {
   const client = new BedrockRuntimeClient({
     region: 'us-east-1',
@@ -38,7 +40,7 @@ export function bedrockClient(
     token: { token: credential },
     authSchemePreference: ['httpBearerAuth'],
     requestHandler: new NodeHttpHandler(),
-    maxAttempts: 1,
+    maxAttempts,
   });
   client.middlewareStack.add(
     (next) => (args) => {

@@ -46,7 +46,8 @@ export interface ProxyServer {
 }
 
 export interface StartOptions {
-  env?: Record<string, string>;
+  /** Added to the server's environment; `undefined` removes a variable (e.g. the fakes' AWS credentials). */
+  env?: Record<string, string | undefined>;
   /** Reuse fakes across servers (e.g. two instances on one store). */
   fakes?: AllFakes;
   /** Share tables with another server. */

@@ -105,6 +105,11 @@ describe('loadConfig', () => {
     expect(loadConfig({ PROVIDER_KEY_CACHE_SECONDS: '5' }).providerKeyCacheMs).toBe(5_000);
   });
 
+  it("signs AWS requests with the function's role in Lambda (AWS_LAMBDA_FUNCTION_NAME set), else with the machine's credential chain", () => {
+    expect(loadConfig({}).awsSigning).toBe('local-credential-chain');
+    expect(loadConfig({ AWS_LAMBDA_FUNCTION_NAME: 'ai-usage-proxy-function' }).awsSigning).toBe('aws-role');
+  });
+
   it.each(bad)('%s=%p is refused with an error naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`Invalid configuration: .*${name}`));
   });

@@ -8,6 +8,7 @@ import type {
   RequesterBudget,
   SentAlert,
   Stats,
+  Signing,
   StoredKey,
   TagBudget,
   Tags,
@@ -91,7 +92,7 @@ export function createApi(token: string, onUnauthorized: (error: ApiError) => vo
     }
   }
   return {
-    keys: () => call<{ keys: StoredKey[] }>('GET', API_PATHS.keys),
+    keys: () => call<{ keys: StoredKey[]; signing: Signing }>('GET', API_PATHS.keys),
     saveKey: (provider: string, key: string) =>
       call<{ provider: string; hint: string }>('PUT', pathTo(API_PATHS.key, { provider }), { key }),
     deleteKey: (provider: string) => call<void>('DELETE', pathTo(API_PATHS.key, { provider })),

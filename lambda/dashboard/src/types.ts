@@ -9,6 +9,12 @@ import type { UsageRow } from '../../usage/usage-row';
 
 export type { ProviderId };
 
+/** Where the proxy's AWS signing credentials come from, and what its last look for them found (docs/bedrock.md). */
+export interface Signing {
+  source: 'aws-role' | 'local-credential-chain';
+  credentials: 'not-looked-up' | 'found' | 'none-found';
+}
+
 export interface StoredKey {
   provider: ProviderId;
   hint: string;

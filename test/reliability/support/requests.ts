@@ -114,6 +114,17 @@ export function expectChatError(text: string): {
   return error as { message: string; type: string; param: string | null; code: string | null };
 }
 
+/** The management API's one error shape (docs/management-api.md, "Errors"). */
+export function expectManagementError(text: string): { code: string; message: string; field: string | null } {
+  const body = JSON.parse(text) as { error?: Record<string, unknown> };
+  const error = body.error;
+  const keys = error ? Object.keys(error).sort().join(',') : '';
+  if (!error || keys !== 'code,field,message' || typeof error.code !== 'string' || typeof error.message !== 'string') {
+    throw new Error(`not a management API error body: ${text.slice(0, 300)}`);
+  }
+  return error as { code: string; message: string; field: string | null };
+}
+
 /** Checks the error body against the shape of the provider's endpoint and returns its message. */
 export function expectEndpointError(provider: ProviderId, text: string): string {
   return provider === 'prov-a' ? expectMessagesError(text).message : expectChatError(text).message;

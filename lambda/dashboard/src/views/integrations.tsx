@@ -62,6 +62,7 @@ export function Integrations() {
             provider={provider}
             stored={byProvider.get(provider.id)}
             known={known}
+            signing={keys.data?.signing}
             onChanged={onChanged}
           />
         ))}

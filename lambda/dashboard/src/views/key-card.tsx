@@ -4,7 +4,7 @@ import { ConfirmButton } from '../components/confirm-button';
 import { ErrorMessage } from '../components/error-message';
 import { formatDateTime } from '../format';
 import type { ProviderInfo } from '../providers';
-import type { StoredKey } from '../types';
+import type { Signing, StoredKey } from '../types';
 import { SnippetBlock } from './snippet-block';
 import { snippet, SNIPPET_LANGUAGES, type SnippetLanguage } from '../snippets';
 
@@ -13,10 +13,12 @@ interface Props {
   stored: StoredKey | undefined;
   /** False while the list of saved keys is still loading: the status line keeps its height. */
   known: boolean;
+  /** Where the proxy's own AWS signing credentials come from (for a provider reached through AWS). */
+  signing: Signing | undefined;
   onChanged: (provider: string, key: StoredKey | undefined) => void;
 }
 
-export function KeyCard({ provider, stored, known, onChanged }: Props) {
+export function KeyCard({ provider, stored, known, signing, onChanged }: Props) {
   const api = useApi();
   const [key, setKey] = useState('');
   const [language, setLanguage] = useState<SnippetLanguage>('typescript');
@@ -72,7 +74,7 @@ export function KeyCard({ provider, stored, known, onChanged }: Props) {
         </h2>
         {known && (
           <span class={`badge ${stored ? 'badge-ok' : ''}`} data-testid={`key-badge-${id}`}>
-            {stored ? 'Key saved' : provider.signsWithRole ? 'Signed by AWS role' : 'No key'}
+            {stored ? 'Key saved' : provider.signsWithRole ? signedBy(signing) : 'No key'}
           </span>
         )}
       </div>
@@ -85,10 +87,7 @@ export function KeyCard({ provider, stored, known, onChanged }: Props) {
             {formatDateTime(stored.updated_at)}
           </>
         ) : provider.signsWithRole ? (
-          <>
-            No key saved: the proxy signs {provider.name} requests with its own AWS role. A key saved here is used
-            instead.
-          </>
+          signingStatus(provider.name, signing)
         ) : (
           <>No key saved yet.</>
         )}
@@ -145,7 +144,7 @@ export function KeyCard({ provider, stored, known, onChanged }: Props) {
           title="Stored key"
           description={
             provider.signsWithRole
-              ? `The proxy signs with its own AWS role, or adds your saved ${provider.name} key. Your code only holds a proxy token.`
+              ? `The proxy signs with its own AWS credentials (in AWS, its role), or adds your saved ${provider.name} key. Your code only holds a proxy token.`
               : `The proxy adds your saved ${provider.name} key. Your code only holds a proxy token.`
           }
           code={snippet(provider, language, 'stored')}
@@ -160,4 +159,19 @@ export function KeyCard({ provider, stored, known, onChanged }: Props) {
       </details>
     </section>
   );
+}
+
+/** The badge of a provider the proxy signs for itself when no key is saved. */
+function signedBy(signing: Signing | undefined): string {
+  if (signing?.source !== 'local-credential-chain') return 'Signed by AWS role';
+  return signing.credentials === 'none-found' ? 'No AWS credentials found' : 'Signed by local AWS credentials';
+}
+
+/** Where the signing credentials come from: in AWS the function's role; locally the machine's AWS credential chain. */
+function signingStatus(name: string, signing: Signing | undefined): string {
+  if (signing?.source !== 'local-credential-chain')
+    return `No key saved: the proxy signs ${name} requests with its own AWS role. A key saved here is used instead.`;
+  if (signing.credentials === 'none-found')
+    return `No key saved, and the proxy found no AWS credentials on this machine to sign ${name} requests with: start it with AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, set, or save an API key for ${name} here.`;
+  return `No key saved: the proxy signs ${name} requests with this machine's AWS credentials (the AWS SDK's credential chain: AWS_PROFILE, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or ~/.aws). A key saved here is used instead.`;
 }
