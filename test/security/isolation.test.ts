@@ -8,13 +8,7 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { tableNames } from '../../lambda/tables';
 import type { ProviderId } from '../fakes/start-fakes';
 import { startProxy, type Account, type ProxyServer } from '../support/proxy-server';
-import {
-  callProxy,
-  expectChatError,
-  expectManagementError,
-  expectEndpointError,
-  upstreamCalls,
-} from '../reliability/support/requests';
+import { callProxy, expectManagementError, expectEndpointError, upstreamCalls } from '../reliability/support/requests';
 import { allRows, rowOf, statsTotals } from '../reliability/support/rows';
 import { sdkDocumentClient } from '../reliability/support/dynamo';
 import { Observed } from './support/observed';
