@@ -20,6 +20,11 @@ export interface UpstreamAnswer {
 export interface AnswerOutcome {
   /** The body ended as its format says it should (not cut off, parsable). */
   complete: boolean;
+  /**
+   * The provider reported an error inside the body (a stream's error event or exception frame,
+   * a Responses `response.failed`): the answer failed even when its terminal event came.
+   */
+  error?: string;
   model?: string;
   usage?: Usage;
 }
@@ -63,7 +68,7 @@ type Stage =
  * does nothing, so a client leaving after the last byte can't undo a stored answer.
  *
  *   waiting ─begin─▶ writing ─finish─▶ committing ─▶ done
- *      │               └──── abandon / incomplete ─────▶ done
+ *      │               └── abandon / incomplete / error ──▶ done
  *      └─begin (not stored)─▶ passing ─abandon─▶ done
  */
 export class CacheFill {
@@ -117,14 +122,15 @@ export class CacheFill {
   }
 
   /**
-   * The last upstream byte is in: a complete answer is committed, an incomplete one
+   * The last upstream byte is in: a complete answer is committed; an incomplete one, or one
+   * that reported an error inside it (a later identical request must reach the provider), is
    * dropped. Resolves once readers can see the entry, or after a short bound, so
    * the client's stream never waits long for the store.
    */
   async finish(outcome: AnswerOutcome): Promise<void> {
     const stage = this.stage;
     if (stage.name !== 'writing') return;
-    if (!outcome.complete) return this.abandon();
+    if (!outcome.complete || outcome.error !== undefined) return this.abandon();
     this.stage = { name: 'committing' };
     const usage = outcome.usage ?? NO_USAGE;
     const meta: CachedResponseMeta = {

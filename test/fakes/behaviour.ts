@@ -11,7 +11,10 @@ export interface Behaviour {
   errorBody?: unknown;
   /** Extra response headers, e.g. `{ 'retry-after': '7' }`. */
   headers?: Record<string, string>;
-  /** Serve this fixture (e.g. `prov-a/prompt-cache.sse`) whatever the request's `stream` says; status from its expected result. */
+  /**
+   * Serve this fixture (e.g. `prov-a/prompt-cache.sse`) whatever the request's `stream` says; status from
+   * its expected result. On the Responses API route, one of `endpoints/` (`endpoints/openai-responses-failed.sse`).
+   */
   fixture?: string;
   /** Usage to report instead of the fixture's; `'random'` draws new numbers per request. */
   usage?: Usage | 'random';
@@ -39,6 +42,11 @@ export interface Behaviour {
   holdOpen?: boolean;
   /** Send the body at this rate. */
   dripBytesPerSecond?: number;
+  /**
+   * Send the style's own in-stream error event with this message just before the stream's terminal
+   * event (`data: [DONE]`, `message_stop`), which still follows: an error the stream reports and ends.
+   */
+  errorBeforeEnd?: string;
   /** Insert undecodable blocks into the stream (valid events, usage included, still follow). */
   malformedSse?: boolean;
   /** Answer `status` (default 502) with an HTML body. */

@@ -48,13 +48,17 @@ export function findExtraRoute(
   return EXTRA_ROUTES[style].find((route) => route.method === method && basePath + route.path === path);
 }
 
-/** The fixture with the requested model in place of the recorded one, as blocks (SSE) or one body (JSON). */
+/**
+ * The fixture (the route's own, or `override`, one of `endpoints/`) with the requested model in place of
+ * the recorded one, as blocks (SSE) or one body (JSON).
+ */
 export function renderExtra(
   route: ExtraRoute,
   stream: boolean,
   model: string | undefined,
+  override?: string,
 ): { events: Buffer[]; stream: boolean; fixture: string } {
-  const fixture = stream && route.sse ? route.sse : route.json;
+  const fixture = override ?? (stream && route.sse ? route.sse : route.json);
   let text = fixtureText(fixture);
   if (model !== undefined) text = text.replace(/("model"\s*:\s*)"[^"]*"/g, `$1${JSON.stringify(model)}`);
   const isSse = fixture.endsWith('.sse');

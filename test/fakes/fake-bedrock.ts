@@ -31,8 +31,8 @@ export interface BedrockBehaviour {
   usage?: Partial<BedrockUsage>;
   /** After a stream's last frame, keep the connection open without ending the body, until the client leaves. */
   holdOpen?: boolean;
-  /** A stream that ends with this exception after its first events. */
-  streamException?: { type: string; message: string };
+  /** A stream that ends with this exception after its first events; with `thenEnd`, the stream's remaining frames follow it. */
+  streamException?: { type: string; message: string; thenEnd?: boolean };
 }
 
 export interface BedrockRequest {
@@ -321,6 +321,7 @@ export async function startFakeBedrock(options: { region?: string } = {}): Promi
         frames = [
           ...frames.slice(0, 2),
           exceptionFrame(behaviour.streamException.type, behaviour.streamException.message),
+          ...(behaviour.streamException.thenEnd ? frames.slice(2) : []),
         ];
       // Each frame in two writes, cut inside its prelude or body.
       const parts = frames.flatMap((frame, i) => {

@@ -31,7 +31,14 @@ import {
   writeResponse,
   type WritePlan,
 } from './respond';
-import { DEFAULT_ERROR_MESSAGES, STYLES, defaultFixture, type FakeStyle, type StyleSpec } from './styles';
+import {
+  DEFAULT_ERROR_MESSAGES,
+  STYLES,
+  defaultFixture,
+  streamErrorEvent,
+  type FakeStyle,
+  type StyleSpec,
+} from './styles';
 import { echoBody, findExtraRoute, isEchoPath, renderExtra } from './extra-endpoints';
 import { compileTemplate, renderEvent, servedUsage } from './templates';
 import { EVENTUALLY_MS } from '../support/patience';
@@ -155,7 +162,8 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
         ...timing,
       };
     if (extra) {
-      const served = renderExtra(extra, wantsStream, typeof body.model === 'string' ? body.model : undefined);
+      const model = typeof body.model === 'string' ? body.model : undefined;
+      const served = renderExtra(extra, wantsStream, model, behaviour.fixture);
       const expected = expectedEndpointUsage(served.fixture.replace('endpoints/', ''));
       entry.response.usage = {
         model: typeof body.model === 'string' ? body.model : (expected.model ?? 'unknown-model'),
@@ -189,6 +197,8 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     const modelJson = JSON.stringify(model);
     const events = template.events.map((event) => renderEvent(event, modelJson, usage));
     if (stream && behaviour.malformedSse) events.splice(1, 0, ...MALFORMED_SSE_BLOCKS);
+    if (stream && behaviour.errorBeforeEnd !== undefined)
+      events.splice(events.length - 1, 0, Buffer.from(streamErrorEvent(style, behaviour.errorBeforeEnd)));
 
     const status = behaviour.status ?? template.status;
     entry.response.usage = status < 300 ? { model, ...usage } : { model, ...ZERO };

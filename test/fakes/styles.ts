@@ -133,6 +133,16 @@ export const DEFAULT_ERROR_MESSAGES: Record<number, string> = {
   529: 'Overloaded',
 };
 
+/**
+ * The error event a style's stream reports mid-answer: Anthropic's `event: error` (as in
+ * `prov-a/stream-error.sse`), an `{"error":…}` chunk for the chat completions styles (`prov-b/stream-error.sse`).
+ */
+export function streamErrorEvent(style: FakeStyle, message: string): string {
+  if (style === 'anthropic')
+    return `event: error\ndata: ${JSON.stringify(STYLES.anthropic.errorBody(529, message))}\n\n`;
+  return `data: ${JSON.stringify(openAiError(500, message))}\n\n`;
+}
+
 export function defaultFixture(style: FakeStyle, stream: boolean): string {
   return `${STYLES[style].provider}/text.${stream ? 'sse' : 'json'}`;
 }
