@@ -136,10 +136,10 @@ export const CONSUMER_TABLE_CALLS: readonly TableCalls[] = [
     purpose: 'rollup items, conditional ADD per shard watermark',
   },
   {
-    code: 'TagValueCaps',
+    code: 'CappedSets',
     table: 'usageStats',
     actions: ['UpdateItem'],
-    purpose: 'the tag keys and values the stats keep per day, each set capped',
+    purpose: 'the tag keys and values, requester labels and models the stats keep per day, each set capped',
   },
 ];
 

@@ -13,7 +13,9 @@ import type { DocumentClient } from '../../store/dynamodb/document-client';
 import { allItems } from '../../store/dynamodb/paginate';
 import { eachInFlight } from '../../in-flight';
 import { conditionFailedItem } from '../../store/dynamodb/store-errors';
-import { TagValueCaps } from './tag-values';
+import { CappedSets } from './capped-sets';
+import { countedLabels } from './label-caps';
+import { countedTags } from './tag-values';
 
 /** Rollup writes in flight at once per batch. */
 const WRITES_IN_FLIGHT = 8;
@@ -43,20 +45,20 @@ export const watermarkAttribute = (lineage: string) => `seq#${lineage}`;
  * a batch whose rows were reported as failed until they are counted.
  */
 export class DynamoUsageStats implements UsageStats {
-  private readonly tagCaps: TagValueCaps;
+  private readonly cappedSets: CappedSets;
 
   constructor(
     private readonly doc: DocumentClient,
     private readonly table: string,
   ) {
-    this.tagCaps = new TagValueCaps(doc, table);
+    this.cappedSets = new CappedSets(doc, table);
   }
 
   async fold(rows: StreamedRow[]): Promise<FoldOutcome> {
     const failed = new Set<StreamedRow>();
     let counted: StreamedRow[];
     try {
-      counted = await this.countedTags(rows);
+      counted = await this.countedValues(rows);
     } catch (error) {
       this.onFailure?.(undefined, error);
       return { failed: rows };
@@ -73,11 +75,11 @@ export class DynamoUsageStats implements UsageStats {
     return { failed: [...failed] };
   }
 
-  countedTags(rows: StreamedRow[]): Promise<StreamedRow[]> {
-    return this.tagCaps.apply(rows);
+  async countedValues(rows: StreamedRow[]): Promise<StreamedRow[]> {
+    return countedLabels(this.cappedSets, await countedTags(this.cappedSets, rows));
   }
 
-  /** Told about each bucket write given up on (its rows are reported as failed); no delta when the tag caps could not be read. */
+  /** Told about each bucket write given up on (its rows are reported as failed); no delta when the capped sets could not be read. */
   onFailure?: (delta: BucketDelta | undefined, error: unknown) => void;
 
   private async apply(delta: BucketDelta): Promise<void> {
