@@ -2,8 +2,9 @@
  * `/api/stats` stays small, and its reads bounded, whatever the number of distinct requester labels
  * and models: any app token can send any `x-proxy-user` and any model id, and each used to add
  * rollup items to the account's overview (5,000 labels made it 3.46 MB). The fold keeps the first
- * 1,000 of each per day by name and counts later ones under `(other)`; the answer lists 100 of
- * each and sums the rest into one `(other)` entry, so the totals stay the exact sums of the rows.
+ * 300 requesters and 200 models per day by name and counts later ones under `(other)`; the answer
+ * lists 100 of each and sums the rest into one `(other)` entry, so the totals stay the exact sums of
+ * the rows.
  */
 import { randomBytes } from 'node:crypto';
 import type { StoreCommand } from '../../lambda/store/dynamodb/commands';

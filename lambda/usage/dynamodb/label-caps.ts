@@ -3,10 +3,14 @@ import type { StreamedRow } from '../rollups/fold';
 import { OTHER_LABEL } from '../rollups/summary';
 import { capAnswerId, type CappedSets, type CapQuestion } from './capped-sets';
 
-/** Distinct requester labels the stats keep by name per account and UTC day; later ones count as `(other)`. */
-export const MAX_REQUESTERS_PER_DAY = 1_000;
+/**
+ * Distinct requester labels the stats keep by name per account and UTC day; later ones count as
+ * `(other)`. With the models' cap, an hour's rollup items stay a few hundred (10,000 distinct labels
+ * in an hour: 501 items read), three times the 100 a summary lists by name.
+ */
+export const MAX_REQUESTERS_PER_DAY = 300;
 /** Distinct model ids the stats keep by name per account and UTC day; later ones count as `(other)`. */
-export const MAX_MODELS_PER_DAY = 1_000;
+export const MAX_MODELS_PER_DAY = 200;
 
 /** The row labels any caller chooses (any `x-proxy-user`, any model id), each with its daily set. */
 const CAPPED_LABELS = [
