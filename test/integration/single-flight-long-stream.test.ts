@@ -100,6 +100,8 @@ it('a waiting request whose own call hangs calls at half its limit and answers 5
     );
     const outcomes = await Promise.all([early, follower, late]);
     expect(outcomes.map((o) => o.status)).toEqual([504, 504, 504]);
+    // Its message names the limit it was held to from its arrival, not the part left for its own call.
+    expect(outcomes[1]!.text).toContain(`did not respond within ${TIME_LIMIT_MS / 1000} seconds`);
     // It called at half its limit (before the request sent just before it timed out), and it
     // answered within its own limit: before a whole limit had passed since that call.
     expect(events).toEqual([
