@@ -49,7 +49,7 @@ const sum = (list: readonly { cost_nanos: number; requests: number; input_tokens
 const asEntries = (list: readonly UsageRow[]) =>
   list.map((r) => ({ requests: 1, cost_nanos: r.cost_nanos, input_tokens: r.input_tokens }));
 
-/** The rows' requesters the fold keeps by name: the first of the day (the helper's rows are in order). */
+/** The rows' requesters the fold keeps by name: the first of the day (foldDistinctValues folds the rows in order). */
 const keptRequesters = () => rows.slice(0, MAX_REQUESTERS_PER_DAY);
 
 test('the answer stays under 200 KB with 10,000 distinct requesters and 1,500 models', () => {

@@ -7,7 +7,7 @@ import type { UsageRow } from '../../lambda/usage/usage-row';
 /** A document client on the run's DynamoDB Local. */
 export function storeClient(): DocumentClient {
   const endpoint = process.env.DYNAMODB_ENDPOINT;
-  if (!endpoint) throw new Error('DYNAMODB_ENDPOINT is not set: this helper needs the run’s DynamoDB Local');
+  if (!endpoint) throw new Error('DYNAMODB_ENDPOINT is not set: it needs the run’s DynamoDB Local');
   return createDynamoClients({ region: 'eu-west-1', endpoint }).doc;
 }
 
