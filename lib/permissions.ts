@@ -93,6 +93,13 @@ const OTHER_GRANTS: readonly DeclaredGrant[] = [
   },
   {
     role: 'stats consumer',
+    actions: ['s3:PutObject'],
+    resource: (s) => s.usageExport.usageObjectsArn,
+    resourceName: "the export bucket's `usage/` objects",
+    usedFor: 'the usage rows exported for Athena (docs/alerts.md)',
+  },
+  {
+    role: 'stats consumer',
     actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
     resource: (s) => s.statsConsumer.logGroup.logGroupArn,
     resourceName: "the consumer's log group",

@@ -22,10 +22,12 @@ export function exportObjects(rows: readonly StreamedRow[]): ExportObject[] {
   const byDay = new Map<string, StreamedRow[]>();
   for (const streamed of rows) {
     const day = streamed.row.ts.slice(0, 10);
-    byDay.set(day, [...(byDay.get(day) ?? []), streamed]);
+    const dayRows = byDay.get(day);
+    if (dayRows) dayRows.push(streamed);
+    else byDay.set(day, [streamed]);
   }
   return [...byDay].map(([day, dayRows]) => {
-    const first = dayRows[0]!;
+    const first = dayRows[0];
     const lines = dayRows.map(({ row }) => `${JSON.stringify(exportedRecord(row))}\n`).join('');
     return {
       key: `${USAGE_PREFIX}${DAY_PARTITION}=${day}/${first.lineage}-${first.sequence}.json.gz`,

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations, type CfnElement } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import {
@@ -19,6 +19,7 @@ import { Construct } from 'constructs';
 import { actionsByTable, CONSUMER_TABLE_CALLS } from '../../lambda/store/table-calls';
 import type { TableShape } from '../../lambda/tables';
 import type { AlertTopic } from './alert-topic';
+import type { UsageExport } from './usage-export';
 import { esmBundling } from './proxy-function';
 
 export const CONSUMER_ENTRY = 'lambda/stream-consumer.ts';
@@ -57,13 +58,16 @@ export interface StatsConsumerProps {
   /** Budgets are read and alerts claimed here (docs/alerts.md). */
   accounts: { table: ITable; shape: TableShape };
   alertTopic: AlertTopic;
+  /** Where the rows are exported for Athena (docs/alerts.md). */
+  usageExport: UsageExport;
 }
 
 /**
  * The second function: folds the usage-logs stream into the hourly and daily rollups and sends the
- * budget alerts the rows call for, off the request path. Its role can read that one stream, update
- * rollup items, read budgets and write alert items (nothing else of either table), publish to the
- * alert topic and send failed batch positions to its own dead-letter queue.
+ * budget alerts the rows call for, and exports the rows for Athena, off the request path. Its role can
+ * read that one stream, update rollup items, read budgets and write alert items (nothing else of
+ * either table), publish to the alert topic, put objects under the export bucket's usage/ prefix and
+ * send failed batch positions to its own dead-letter queue.
  */
 export class StatsConsumer extends Construct {
   readonly fn: NodejsFunction;
@@ -117,6 +121,7 @@ export class StatsConsumer extends Construct {
         [props.usageStats.shape.envVar]: props.usageStats.table.tableName,
         [props.accounts.shape.envVar]: props.accounts.table.tableName,
         ALERT_TOPIC_ARN: props.alertTopic.topic.topicArn,
+        USAGE_EXPORT_BUCKET: props.usageExport.bucket.bucketName,
       },
       bundling: esmBundling(props.projectRoot),
     });
@@ -148,6 +153,12 @@ export class StatsConsumer extends Construct {
       );
     }
     props.alertTopic.grantPublish(this.role);
+    props.usageExport.grantExport(this.role);
+    Validations.of(this.role).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${Stack.of(this).getLogicalId(props.usageExport.bucket.node.defaultChild as CfnElement)}.Arn>/usage/*]`,
+      reason:
+        'The usage export writes one object per day and batch, named by its stream position, under the usage/ prefix of its own bucket: PutObject alone, on that prefix alone.',
+    });
 
     this.mapping = new EventSourceMapping(this, 'Mapping', {
       target: this.fn,
