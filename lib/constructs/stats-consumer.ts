@@ -16,7 +16,7 @@ import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { actionsByTable, CONSUMER_TABLE_CALLS } from '../../lambda/store/table-calls';
+import { CONSUMER_TABLE_CALLS, tableGrants } from '../../lambda/store/table-calls';
 import type { TableShape } from '../../lambda/tables';
 import type { AlertTopic } from './alert-topic';
 import type { UsageExport } from './usage-export';
@@ -140,15 +140,17 @@ export class StatsConsumer extends Construct {
       reason:
         'dynamodb:ListStreams supports no resource-level permission, so Lambda\'s event source mapping can only be allowed it on "*"; it returns stream ARNs and no data, and every data read (GetRecords) is limited to the usage-logs stream.',
     });
-    // The actions the fold and the alerts send (lambda/store/table-calls.ts), each on its own table.
+    // The actions the fold and the alerts send (lambda/store/table-calls.ts), each on its own table;
+    // writes declared to reach only some partitions are granted on those partitions alone.
     const tables = { usageStats: props.usageStats.table, accounts: props.accounts.table } as const;
-    for (const [tableId, actions] of actionsByTable(CONSUMER_TABLE_CALLS)) {
+    for (const { table: tableId, actions, leadingKeys } of tableGrants(CONSUMER_TABLE_CALLS)) {
       if (!(tableId in tables))
         throw new Error(`the stream consumer may use only the rollups and accounts, not ${tableId}`);
       this.role.addToPrincipalPolicy(
         new PolicyStatement({
           actions: actions.map((a) => `dynamodb:${a}`),
           resources: [tables[tableId as keyof typeof tables].tableArn],
+          conditions: leadingKeys ? { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': leadingKeys } } : undefined,
         }),
       );
     }
