@@ -1,15 +1,20 @@
+import { KMSClient } from '@aws-sdk/client-kms';
 import middy from '@middy/core';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { SnsAlertTopic } from './alerts/sns-topic';
 import { buildFoldDeps } from './deps';
 import { S3ObjectStore } from './export/s3-object-store';
 import { exportRows } from './export/usage-export';
+import { KmsKeyWrapper } from './keys/crypto/kms-key-wrapper';
 import { describeError } from './logger';
 import { compareSequences, type StreamedRow } from './usage/rollups/fold';
 import { streamedRows } from './usage/dynamodb/stream-records';
 import { usageMetricLines } from './usage/usage-metrics';
 
-const deps = buildFoldDeps(undefined, undefined, (region, topicArn) => new SnsAlertTopic(region, topicArn));
+const deps = buildFoldDeps(undefined, undefined, {
+  alertTopic: (region, topicArn) => new SnsAlertTopic(region, topicArn),
+  keyWrapper: (region, keyId) => new KmsKeyWrapper(new KMSClient({ region }), keyId),
+});
 const exportStore = deps.config.usageExportBucket
   ? new S3ObjectStore(deps.config.region, deps.config.usageExportBucket)
   : undefined;

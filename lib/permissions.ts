@@ -95,6 +95,13 @@ const OTHER_GRANTS: readonly DeclaredGrant[] = [
   },
   {
     role: 'stats consumer',
+    actions: ['kms:Decrypt'],
+    resource: (s) => s.providerKeys.key.keyArn,
+    resourceName: 'the provider-key KMS key',
+    usedFor: 'open the sealed webhook signing secrets, only with the `{account_id, provider}` encryption context',
+  },
+  {
+    role: 'stats consumer',
     actions: ['s3:PutObject'],
     resource: (s) => s.usageExport.usageObjectsArn,
     resourceName: "the export bucket's `usage/` objects",

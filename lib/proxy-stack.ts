@@ -94,6 +94,7 @@ export class ProxyStack extends Stack {
       accounts: this.tables.entry('accounts'),
       alertTopic: this.alertTopic,
       usageExport: this.usageExport,
+      providerKeys,
     });
 
     // One URL serves the proxy (/api/proxy/...), the management API (/api/...) and the dashboard (/).

@@ -19,6 +19,7 @@ import { Construct } from 'constructs';
 import { CONSUMER_TABLE_CALLS, tableGrants } from '../../lambda/store/table-calls';
 import type { TableShape } from '../../lambda/tables';
 import type { AlertTopic } from './alert-topic';
+import type { ProviderKeyEncryption } from './provider-key';
 import type { UsageExport } from './usage-export';
 import { esmBundling } from './proxy-function';
 
@@ -60,6 +61,8 @@ export interface StatsConsumerProps {
   alertTopic: AlertTopic;
   /** Where the rows are exported for Athena (docs/alerts.md). */
   usageExport: UsageExport;
+  /** The key the webhook signing secrets are sealed with: the consumer opens them to sign alerts. */
+  providerKeys: ProviderKeyEncryption;
 }
 
 /**
@@ -122,6 +125,7 @@ export class StatsConsumer extends Construct {
         [props.accounts.shape.envVar]: props.accounts.table.tableName,
         ALERT_TOPIC_ARN: props.alertTopic.topic.topicArn,
         USAGE_EXPORT_BUCKET: props.usageExport.bucket.bucketName,
+        KMS_KEY_ID: props.providerKeys.key.keyArn,
       },
       bundling: esmBundling(props.projectRoot),
     });
@@ -156,6 +160,7 @@ export class StatsConsumer extends Construct {
     }
     props.alertTopic.grantPublish(this.role);
     props.usageExport.grantExport(this.role);
+    props.providerKeys.grantOpen(this.role);
     Validations.of(this.role).acknowledge({
       id: `AwsSolutions-IAM5[Resource::<${Stack.of(this).getLogicalId(props.usageExport.bucket.node.defaultChild as CfnElement)}.Arn>/usage/*]`,
       reason:

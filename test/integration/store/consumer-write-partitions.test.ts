@@ -5,7 +5,11 @@
  * the wire by a forwarder in front of DynamoDB Local, names a partition those patterns match, so
  * the condition cannot refuse an alert in AWS, and the declaration is no wider than the writes.
  */
+import { randomBytes } from 'node:crypto';
 import { alertPayload, type BudgetAlert } from '../../../lambda/alerts/alert';
+import { webhookSecrets } from '../../../lambda/deps';
+import { EnvelopeSealer } from '../../../lambda/keys/crypto/envelope';
+import { LocalKeyWrapper } from '../../../lambda/keys/crypto/local-key-wrapper';
 import { DynamoAlertStore } from '../../../lambda/alerts/dynamodb/alert-store';
 import { createDynamoClients } from '../../../lambda/store/dynamodb/client';
 import { CONSUMER_TABLE_CALLS } from '../../../lambda/store/table-calls';
@@ -48,7 +52,11 @@ test("every write of the consumer's alert store lands in a partition its declare
 
   const clients = createDynamoClients({ region: 'eu-west-1', endpoint: counter.endpoint });
   const doc = clients.doc;
-  const store = new DynamoAlertStore(doc, created.tables.accounts);
+  const store = new DynamoAlertStore(
+    doc,
+    created.tables.accounts,
+    webhookSecrets(new EnvelopeSealer(new LocalKeyWrapper(randomBytes(32)))),
+  );
   const from = counter.calls.length;
   for (const [accountId, subject] of [
     ['acc-partitions', { kind: 'token', tokenId: 'tok-1' }],
