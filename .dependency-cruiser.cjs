@@ -18,6 +18,7 @@ const ALLOWED = {
   budgets: ['auth', 'usage', 'tags', 'store'],
   cache: ['providers', 'sse', 'eventstream', 'store'],
   alerts: ['budgets', 'usage', 'store'],
+  export: ['usage'],
   api: ['auth', 'budgets', 'alerts', 'usage', 'tags', 'providers', 'pricing', 'http'],
   pipeline: ['auth', 'budgets', 'cache', 'keys', 'usage', 'tags', 'providers', 'streaming', 'upstream', 'http'],
   dashboard: ['api', 'providers', 'usage'],

@@ -27,6 +27,9 @@ const EnvSchema = z.object({
   LOG_RETENTION_DAYS: z.optional(z.string().check(z.regex(/^\d+$/, 'expected a number of days'))),
   STATS_CONSUMER: z.optional(z.enum(['on', 'off'])),
   ALERT_WEBHOOK_ALLOW_PRIVATE: z.optional(z.enum(['true', 'false'], { error: 'expected true or false' })),
+  USAGE_EXPORT_BUCKET: z.optional(
+    z.string().check(z.regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'expected an S3 bucket name')),
+  ),
   ALERT_TOPIC_ARN: z.optional(z.string().check(z.regex(/^arn:aws[\w-]*:sns:/, 'expected an SNS topic ARN'))),
   PROVIDER_KEY_CACHE_SECONDS: z.optional(
     z.string().check(
@@ -69,6 +72,8 @@ export interface Config {
   awsSigning: AwsSigningSource;
   /** Set in AWS: the stack's SNS topic every budget alert is published to. */
   alertTopicArn?: string;
+  /** Set in AWS: the stack's bucket the stream consumer exports usage rows to, for Athena (docs/alerts.md). */
+  usageExportBucket?: string;
   tables: ReturnType<typeof tableNames>;
   /** Each provider's upstream base URL (no trailing slash), from its `UPSTREAM_BASE_URL_…` variable or the default. */
   upstreams: Record<ProviderId, UpstreamBase>;
@@ -118,6 +123,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     providerKeyCacheMs: Number(e.PROVIDER_KEY_CACHE_SECONDS ?? PROVIDER_KEY_CACHE_MS / 1000) * 1000,
     alertWebhookAllowPrivate: e.ALERT_WEBHOOK_ALLOW_PRIVATE === 'true',
     alertTopicArn: e.ALERT_TOPIC_ARN || undefined,
+    usageExportBucket: e.USAGE_EXPORT_BUCKET || undefined,
     awsSigning: e.AWS_LAMBDA_FUNCTION_NAME ? 'aws-role' : 'local-credential-chain',
     tables: tableNames(env),
     upstreams: upstreamBases(given, e.AWS_REGION || 'eu-west-1'),

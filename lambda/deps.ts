@@ -14,6 +14,7 @@ import type { PriceTable } from './pricing/price-table';
 import { adminKeySource } from './auth/admin-key';
 import { EnvelopeSealer, type KeyWrapper } from './keys/crypto/envelope';
 import { LocalKeyWrapper } from './keys/crypto/local-key-wrapper';
+import { textSealer } from './keys/crypto/sealed-text';
 import { DynamoAccountStore } from './auth/dynamodb/account-store';
 import { DynamoBudgetStore, spendChanges } from './budgets/dynamodb/budget-store';
 import { BatchedGet } from './store/dynamodb/batched-get';
@@ -38,7 +39,7 @@ import type { UsageLog } from './usage/usage-row';
 import type { AwsCredentialSource } from './upstream/aws-signing';
 import { RuntimeCredentials } from './upstream/runtime-credentials';
 import { DynamoAlertStore } from './alerts/dynamodb/alert-store';
-import type { AlertStore, AlertTopic } from './alerts/ports';
+import type { AlertStore, AlertTopic, WebhookSecretSealer } from './alerts/ports';
 import { BudgetAlerts } from './alerts/budget-alerts';
 
 /** Everything the pipeline and the API use, built once per process. */
@@ -123,6 +124,7 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
   const wrapper = config.kmsKeyId
     ? aws('KMS_KEY_ID').keyWrapper(config.region, config.kmsKeyId)
     : LocalKeyWrapper.fromFile(join(config.dataDir, 'local-master.key'));
+  const sealer = new EnvelopeSealer(wrapper);
   const readSecret = config.adminSecretArn
     ? aws('ADMIN_SECRET_ARN').secretReader(config.region, config.adminSecretArn)
     : undefined;
@@ -149,7 +151,7 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
       config.providerKeyCacheMs,
     ),
     budgets,
-    alerts: new DynamoAlertStore(doc, tables.accounts),
+    alerts: new DynamoAlertStore(doc, tables.accounts, webhookSecrets(sealer)),
     tokenGate: new DynamoTokenGate(doc, tables.rateLimits, config.rateLimitPerMinute, gateSource),
     budgetHints: new TokenBudgetHints(),
     usageLog,
@@ -161,7 +163,7 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
       // Read through `deps`, so a replaced clock reaches the entries' expiry too.
       now: () => deps.now(),
     }),
-    sealer: new EnvelopeSealer(wrapper),
+    sealer,
     prices: loadPriceTable(config.pricingFile),
     adminKey: adminKeySource({ key: config.adminKey, readSecret }),
     isStoreOutage,
@@ -203,39 +205,59 @@ export interface FoldDeps {
   budgetAlerts: BudgetAlerts;
 }
 
+/** The Lambda entry's AWS-only adapters for the stream consumer: SNS for alerts, KMS for the webhook secrets. */
+export interface FoldAdapters {
+  alertTopic?: (region: string, topicArn: string) => AlertTopic;
+  keyWrapper?: (region: string, keyId: string) => KeyWrapper;
+}
+
 /**
  * What the stream consumer needs (Lambda or local): the rollups and the budget alerts, nothing of
- * the request path. `alertTopic` is the SNS adapter, given by the Lambda entry when `ALERT_TOPIC_ARN` is set.
+ * the request path. The Lambda entry gives the SNS adapter (used when `ALERT_TOPIC_ARN` is set) and
+ * the KMS one (when `KMS_KEY_ID` is set: it opens the sealed webhook secrets); locally the secrets
+ * open with the local key under DATA_DIR, as the server sealed them.
  */
 export function buildFoldDeps(
   config: Config = loadConfig(),
   log: Logger = jsonLogger,
-  alertTopic?: (region: string, topicArn: string) => AlertTopic,
+  adapters: FoldAdapters = {},
 ): FoldDeps {
   const doc = createDocumentClient({ region: config.region, endpoint: config.dynamoEndpoint });
+  if (config.kmsKeyId && !adapters.keyWrapper)
+    throw new Error('Invalid configuration: KMS_KEY_ID is for the Lambda function');
+  // Built at the first webhook read: a batch without a webhook to post to touches no key.
+  let opened: WebhookSecretSealer | undefined;
+  const secrets = (): WebhookSecretSealer =>
+    (opened ??= webhookSecrets(
+      new EnvelopeSealer(
+        config.kmsKeyId && adapters.keyWrapper
+          ? adapters.keyWrapper(config.region, config.kmsKeyId)
+          : LocalKeyWrapper.fromFile(join(config.dataDir, 'local-master.key')),
+      ),
+    ));
   return {
     config,
     log,
     usageStats: statsFold(doc, config.tables.usageStats, log),
-    budgetAlerts: budgetAlerts(doc, config, log, alertTopic),
+    budgetAlerts: new BudgetAlerts({
+      budgets: new DynamoBudgetStore(doc, config.tables.accounts, config.tables.rateLimits),
+      store: new DynamoAlertStore(doc, config.tables.accounts, {
+        seal: (accountId, secret) => secrets().seal(accountId, secret),
+        open: (accountId, sealed) => secrets().open(accountId, sealed),
+      }),
+      topic:
+        config.alertTopicArn && adapters.alertTopic
+          ? adapters.alertTopic(config.region, config.alertTopicArn)
+          : undefined,
+      webhookPolicy: { allowPrivate: config.alertWebhookAllowPrivate },
+      log,
+      now: Date.now,
+    }),
   };
 }
 
-export function budgetAlerts(
-  doc: DocumentClient,
-  config: Config,
-  log: Logger,
-  alertTopic?: (region: string, topicArn: string) => AlertTopic,
-): BudgetAlerts {
-  return new BudgetAlerts({
-    budgets: new DynamoBudgetStore(doc, config.tables.accounts, config.tables.rateLimits),
-    store: new DynamoAlertStore(doc, config.tables.accounts),
-    topic: config.alertTopicArn && alertTopic ? alertTopic(config.region, config.alertTopicArn) : undefined,
-    webhookPolicy: { allowPrivate: config.alertWebhookAllowPrivate },
-    log,
-    now: Date.now,
-  });
-}
+/** Webhook signing secrets sealed like provider keys, under a purpose of their own (keys/crypto/sealed-text.ts). */
+export const webhookSecrets = (sealer: SecretSealer): WebhookSecretSealer => textSealer(sealer, 'alert-webhook');
 
 /**
  * The local server's own store work, never on the request path: creating tables and reading the

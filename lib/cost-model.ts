@@ -24,7 +24,24 @@ export const PRICES = {
   logsIngestionPerGb: 0.57,
   alarmMetricPerMonth: 0.1,
   dataOutPerGb: 0.09,
+  s3PutPer1000: 0.005,
+  s3StoragePerGbMonth: 0.023,
+  athenaPerTbScanned: 5,
 } as const;
+
+/**
+ * An exported usage row in its gzipped JSON Lines object (docs/alerts.md, "Usage in Athena"):
+ * `exportObjects` gave 124 bytes a row for objects of 4 rows (the assumed batch), 346 for a row
+ * alone and 31 for 400; rounded up, as real rows repeat themselves less than those measured.
+ */
+export const EXPORT_BYTES_PER_ROW = 150;
+
+/** Athena bills at least this much data scanned per query. */
+export const ATHENA_MIN_BYTES_PER_QUERY = 10 * 1024 ** 2;
+
+/** What one Athena query costs that reads this many exported rows (every named query reads all it is given). */
+export const athenaQueryUsd = (rows: number) =>
+  (Math.max(ATHENA_MIN_BYTES_PER_QUERY, rows * EXPORT_BYTES_PER_ROW) / 1e12) * PRICES.athenaPerTbScanned;
 
 /** A usage row as stored, about 1 KB: a million rows are about 1 GB. */
 export const ROW_GB_PER_MILLION = 1;
@@ -104,6 +121,8 @@ export interface CostInputs {
   alertReadUnitsPerBatch: number;
   /** Bytes of Embedded Metric Format lines per batch: one line of about 700 bytes per provider and model in it. */
   metricBytesPerBatch: number;
+  /** Objects the usage export writes per batch: one per UTC day its rows fall on, nearly always one. */
+  exportObjectsPerBatch: number;
 }
 
 /** Traffic per month the assumptions price. */
@@ -124,6 +143,7 @@ export const ASSUMED: CostInputs = {
   rollupWritesPerBatch: 2,
   alertReadUnitsPerBatch: 1,
   metricBytesPerBatch: 3 * 700,
+  exportObjectsPerBatch: 1,
 };
 
 /** One vCPU at this memory size (Lambda's documented ratio). */
@@ -141,6 +161,8 @@ export interface Cost {
   rowsPerConsumerBatch: number;
   /** The consumer's line if every row arrived alone in its batch. */
   consumerWorstCaseUsdPerMillion: number;
+  /** The usage export's PUTs if every row arrived alone in its batch. */
+  exportWorstCaseUsdPerMillion: number;
   lines: CostLine[];
   usdPerMillion: number;
 }
@@ -186,12 +208,21 @@ export function costPerMillion(inputs: CostInputs = ASSUMED): Cost {
       item: 'Usage metrics (EMF log lines)',
       usdPerMillion: ((million / rowsPerBatch) * inputs.metricBytesPerBatch * PRICES.logsIngestionPerGb) / 1e9,
     },
+    {
+      item: 'Usage export (S3 PUTs, one object per batch)',
+      usdPerMillion: ((million / rowsPerBatch) * inputs.exportObjectsPerBatch * PRICES.s3PutPer1000) / 1000,
+    },
+    {
+      item: 'Usage export (S3 storage, each month kept)',
+      usdPerMillion: ((million * EXPORT_BYTES_PER_ROW) / 1e9) * PRICES.s3StoragePerGbMonth,
+    },
   ];
   return {
     inputs,
     billedMsPerRequest: billedMs,
     rowsPerConsumerBatch: rowsPerBatch,
     consumerWorstCaseUsdPerMillion: million * consumerBatch,
+    exportWorstCaseUsdPerMillion: (million * inputs.exportObjectsPerBatch * PRICES.s3PutPer1000) / 1000,
     lines,
     usdPerMillion: lines.reduce((sum, line) => sum + line.usdPerMillion, 0),
   };

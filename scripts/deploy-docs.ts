@@ -8,7 +8,9 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { STREAM_MAPPING } from '../lib/constructs/stats-consumer';
 import {
   ASSUMED,
+  athenaQueryUsd,
   costPerMillion,
+  EXPORT_BYTES_PER_ROW,
   GATE_ITEM,
   GATE_WRITE_UNITS,
   gateItemBytes,
@@ -115,9 +117,10 @@ function costBlock(stack: ProxyStack): string {
       return `| ${memoryMb} MB${memoryMb === a.memoryMb ? ' (default)' : ''} | ${at.billedMsPerRequest.toFixed(0)} ms | ${usd(at.usdPerMillion)} |`;
     }),
     '',
-    `The consumer's worst case, each row alone in a batch: ${usd(cost.consumerWorstCaseUsdPerMillion)}. A requester label adds ${REQUESTER_WRITE_UNITS} write units (two more spend counters): ${usd(REQUESTER_WRITE_UNITS * PRICES.dynamoPerMillionWriteUnits)} per million. ` +
+    `The consumer's worst case, each row alone in a batch: ${usd(cost.consumerWorstCaseUsdPerMillion)}, and ${usd(cost.exportWorstCaseUsdPerMillion)} of export PUTs. A requester label adds ${REQUESTER_WRITE_UNITS} write units (two more spend counters): ${usd(REQUESTER_WRITE_UNITS * PRICES.dynamoPerMillionWriteUnits)} per million. ` +
       `The gate's write is ${GATE_WRITE_UNITS} unit whatever the token's rate (see *Partition ceilings*), up to the highest per-token limit of ${MAX_REQUESTS_PER_MINUTE.toLocaleString('en')} a minute. ` +
-      `Stored rows take about ${ROW_GB_PER_MILLION} GB per million: ${usd(ROW_GB_PER_MILLION * (PRICES.dynamoStoragePerGbMonth + PRICES.dynamoPitrPerGbMonth))} per million rows per month with point-in-time recovery, until \`logRetentionDays\` expires them.`,
+      `Stored rows take about ${ROW_GB_PER_MILLION} GB per million: ${usd(ROW_GB_PER_MILLION * (PRICES.dynamoStoragePerGbMonth + PRICES.dynamoPitrPerGbMonth))} per million rows per month with point-in-time recovery, until \`logRetentionDays\` expires them. ` +
+      `Exported rows take about ${EXPORT_BYTES_PER_ROW} bytes each, gzipped, until \`usageExportDays\` expires them; an Athena named query over a month of a million rows scans about ${Math.round((EXPORT_BYTES_PER_ROW * 1e6) / 1e6)} MB: $${athenaQueryUsd(1e6).toFixed(4)}, over a year of them $${athenaQueryUsd(12e6).toFixed(4)}.`,
     '',
     `Fixed monthly costs on top, whatever the traffic: ${keys} KMS keys (${usd(keys * PRICES.kmsKeyPerMonth)}, up to ${usd(keys * 3 * PRICES.kmsKeyPerMonth)} in the years their rotations are billed), ` +
       `the admin secret (${usd(PRICES.secretPerMonth)}) and ${alarms.length} alarms reading ${alarmMetrics} metrics (${usd(alarmMetrics * PRICES.alarmMetricPerMonth)}): ${usd(fixed)} a month.`,
@@ -181,6 +184,12 @@ const RESOURCE_NAMES: Record<string, string> = {
   'AWS::SNS::TopicPolicy': "their policies: HTTPS only; the alarm topic's also admits this stage's alarms",
   'AWS::SNS::Subscription': 'the `alarmEmail` and `alertEmail` subscriptions',
   'AWS::CloudWatch::Dashboard': 'the usage dashboard ([alerts.md](alerts.md#metrics))',
+  'AWS::S3::Bucket': 'the usage export bucket ([alerts.md](alerts.md#usage-in-athena))',
+  'AWS::S3::BucketPolicy': 'its policy refusing plain HTTP',
+  'AWS::Glue::Database': 'the Glue database of the exported usage',
+  'AWS::Glue::Table': 'its `usage_rows` table (the day projected, no partitions to add)',
+  'AWS::Athena::WorkGroup': 'the Athena workgroup for the usage queries',
+  'AWS::Athena::NamedQuery': 'named queries: spend per month by tag, model and requester',
 };
 
 /** Every resource of the template, counted by type, and whether `cdk destroy` keeps it. */
@@ -222,6 +231,9 @@ function priceTable(): string {
     `| Secrets Manager | ${usd(p.secretPerMonth)} per secret-month, ${usd(p.secretsPer10kCalls)} per 10,000 API calls |`,
     `| CloudWatch Logs ingestion, alarms | ${usd(p.logsIngestionPerGb)} per GB, ${usd(p.alarmMetricPerMonth)} per alarm metric-month |`,
     `| Data transfer out to the internet | ${usd(p.dataOutPerGb)} per GB |`,
+    `| S3 Standard PUTs, storage | $${p.s3PutPer1000} per 1,000, $${p.s3StoragePerGbMonth} per GB-month |`,
+    `| Athena | ${usd(p.athenaPerTbScanned)} per TB scanned, at least 10 MB a query |`,
+    '| Glue Data Catalog | free up to a million objects and a million requests a month (the stack adds 2 objects) |',
   ].join('\n');
 }
 

@@ -1,4 +1,5 @@
 import type { TableId } from '../tables';
+import { accountPk } from './dynamodb/account-partition';
 
 /**
  * The DynamoDB actions IAM checks for the calls the code sends. A transaction has no action of
@@ -23,7 +24,15 @@ export interface TableCalls {
   actions: readonly DynamoAction[];
   /** What the calls are for, as docs/deploy.md lists them. */
   purpose: string;
+  /**
+   * The partition keys its writes reach, as IAM `StringLike` patterns: the role's writes to the
+   * table are then granted only on these (`dynamodb:LeadingKeys`). Its reads are not limited.
+   */
+  writesTo?: readonly string[];
 }
+
+/** The actions that change items: the ones a `writesTo` limits. */
+const WRITE_ACTIONS: ReadonlySet<DynamoAction> = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem']);
 
 /**
  * Every DynamoDB call the proxy function sends, per table, in AWS (the local server's own table
@@ -128,6 +137,8 @@ export const CONSUMER_TABLE_CALLS: readonly TableCalls[] = [
     table: 'accounts',
     actions: ['PutItem', 'UpdateItem', 'GetItem'],
     purpose: "an alert's claim with its history entry (in one transaction), its deliveries, the account's webhook",
+    // Claims and history live in each account's `ACCOUNT#<id>#ALERTS` partition (alerts/dynamodb/alert-store.ts).
+    writesTo: [`${accountPk('*')}#ALERTS`],
   },
   {
     code: 'DynamoUsageStats',
@@ -152,4 +163,28 @@ export function actionsByTable(calls: readonly TableCalls[]): Map<TableId, Dynam
     byTable.set(table, set);
   }
   return new Map([...byTable].map(([table, set]) => [table, [...set].sort()]));
+}
+
+/** One statement of a role's table grants: actions on a table, writes limited to some partitions when declared. */
+export interface TableGrant {
+  table: TableId;
+  actions: DynamoAction[];
+  /** `dynamodb:LeadingKeys` patterns (`ForAllValues:StringLike`); absent: the whole table. */
+  leadingKeys?: string[];
+}
+
+/**
+ * The statements a role needs for these calls: per table, its actions, except that when every call
+ * writing a table declares `writesTo`, the writes get a statement of their own limited to those
+ * partitions (the reads stay on the whole table).
+ */
+export function tableGrants(calls: readonly TableCalls[]): TableGrant[] {
+  return [...actionsByTable(calls)].flatMap(([table, actions]): TableGrant[] => {
+    const writers = calls.filter((c) => c.table === table && c.actions.some((a) => WRITE_ACTIONS.has(a)));
+    if (writers.length === 0 || writers.some((c) => !c.writesTo)) return [{ table, actions }];
+    const reads = actions.filter((a) => !WRITE_ACTIONS.has(a));
+    const writes = actions.filter((a) => WRITE_ACTIONS.has(a));
+    const leadingKeys = [...new Set(writers.flatMap((c) => c.writesTo ?? []))].sort();
+    return [...(reads.length ? [{ table, actions: reads }] : []), { table, actions: writes, leadingKeys }];
+  });
 }

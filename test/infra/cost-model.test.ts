@@ -5,7 +5,9 @@
 import { STREAM_MAPPING } from '../../lib/constructs/stats-consumer';
 import {
   ASSUMED,
+  athenaQueryUsd,
   costPerMillion,
+  EXPORT_BYTES_PER_ROW,
   FULL_VCPU_MB,
   GATE_ITEM,
   GATE_WRITE_UNITS,
@@ -41,12 +43,16 @@ it('prices the stated assumptions as a hand calculation does', () => {
     (1e6 / rowsPerBatch) * perBatch +
     // Budget alert checks: the batch's budget reads; usage metrics: the batch's EMF log lines.
     ((1e6 / rowsPerBatch) * a.alertReadUnitsPerBatch * PRICES.dynamoPerMillionReadUnits) / 1e6 +
-    ((1e6 / rowsPerBatch) * a.metricBytesPerBatch * PRICES.logsIngestionPerGb) / 1e9;
+    ((1e6 / rowsPerBatch) * a.metricBytesPerBatch * PRICES.logsIngestionPerGb) / 1e9 +
+    // The usage export: one S3 PUT per batch, and a month's storage of the gzipped rows.
+    ((1e6 / rowsPerBatch) * a.exportObjectsPerBatch * PRICES.s3PutPer1000) / 1000 +
+    ((1e6 * EXPORT_BYTES_PER_ROW) / 1e9) * PRICES.s3StoragePerGbMonth;
   const cost = costPerMillion(a);
   expect(cost.billedMsPerRequest).toBeCloseTo(billedMs, 6);
   expect(cost.rowsPerConsumerBatch).toBeCloseTo(rowsPerBatch, 6);
   expect(cost.usdPerMillion).toBeCloseTo(expected, 6);
   expect(cost.consumerWorstCaseUsdPerMillion).toBeCloseTo(1e6 * perBatch, 6);
+  expect(cost.exportWorstCaseUsdPerMillion).toBeCloseTo(1e6 * (PRICES.s3PutPer1000 / 1000), 9);
 });
 
 it('moves with each input in the direction it should', () => {
@@ -66,6 +72,15 @@ it('moves with each input in the direction it should', () => {
     base.consumerWorstCaseUsdPerMillion,
     9,
   );
+});
+
+it('prices an Athena query by the gzipped rows it scans, at least 10 MB', () => {
+  expect(athenaQueryUsd(1)).toBeCloseTo(((10 * 1024 ** 2) / 1e12) * PRICES.athenaPerTbScanned, 12);
+  expect(athenaQueryUsd(1e6)).toBeCloseTo(((1e6 * EXPORT_BYTES_PER_ROW) / 1e12) * PRICES.athenaPerTbScanned, 12);
+  // Busier traffic fills batches: fewer export PUTs per row.
+  const puts = (monthlyRequests: number) =>
+    line(costPerMillion({ ...ASSUMED, monthlyRequests }), 'Usage export (S3 PUTs');
+  expect(puts(100_000_000)).toBeLessThan(puts(ASSUMED.monthlyRequests));
 });
 
 it("prices the token gate's write as one unit at any rate (its size against DynamoDB Local: test/integration/store/gate-item-size.test.ts)", () => {

@@ -10,6 +10,8 @@ export interface StoreCall {
   operation: string;
   /** The tables the call names, in the order they appear. */
   tables: string[];
+  /** The request as sent (parsed JSON; empty when it was not JSON). */
+  body: Record<string, unknown>;
   /** Set once DynamoDB Local's answer has been passed back. */
   answered: boolean;
   /** What the counter's `mark()` returned when the call arrived (e.g. how many requests a fake provider had received). */
@@ -79,6 +81,7 @@ export async function startStoreCallCounter(target: string, mark: () => number =
             .split('.')
             .pop() ?? '',
         tables: tablesOf(parsed),
+        body: parsed,
         answered: false,
         mark: mark(),
         answeredBefore: answered,
