@@ -170,7 +170,7 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
     rowWriter: new RowWriter(usageLog, rowSpool),
     now: Date.now,
     awsCredentials: new RuntimeCredentials(config.awsSigning, lazyAwsCredentials()),
-    failedSignIns: new FailedSignIns(() => deps.now()),
+    failedSignIns: new FailedSignIns(() => deps.now(), config.failedSignInMaxDelayMs),
   };
   return deps;
 }

@@ -95,6 +95,8 @@ describe('loadConfig', () => {
     ['LOG_RETENTION_DAYS', 'forever'],
     ['PROVIDER_KEY_CACHE_SECONDS', '1.5'],
     ['PROVIDER_KEY_CACHE_SECONDS', '301'],
+    ['FAILED_SIGN_IN_MAX_DELAY_MS', '2s'],
+    ['FAILED_SIGN_IN_MAX_DELAY_MS', '60001'],
     ['UPSTREAM_BASE_URL_PROV_B', 'api.openai.com/v1'],
     ['UPSTREAM_BASE_URL_PROV_A', 'ftp://127.0.0.1:9001'],
   ];
@@ -103,6 +105,12 @@ describe('loadConfig', () => {
     expect(loadConfig({}).providerKeyCacheMs).toBe(30_000);
     expect(loadConfig({ PROVIDER_KEY_CACHE_SECONDS: '0' }).providerKeyCacheMs).toBe(0);
     expect(loadConfig({ PROVIDER_KEY_CACHE_SECONDS: '5' }).providerKeyCacheMs).toBe(5_000);
+  });
+
+  it('FAILED_SIGN_IN_MAX_DELAY_MS: 2 s by default, 0 holds no failed sign-in', () => {
+    expect(loadConfig({}).failedSignInMaxDelayMs).toBe(2_000);
+    expect(loadConfig({ FAILED_SIGN_IN_MAX_DELAY_MS: '0' }).failedSignInMaxDelayMs).toBe(0);
+    expect(loadConfig({ FAILED_SIGN_IN_MAX_DELAY_MS: '500' }).failedSignInMaxDelayMs).toBe(500);
   });
 
   it("signs AWS requests with the function's role in Lambda (AWS_LAMBDA_FUNCTION_NAME set), else with the machine's credential chain", () => {
