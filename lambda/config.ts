@@ -43,6 +43,9 @@ const EnvSchema = z.object({
   ),
 });
 
+/** The variables `loadConfig` checks by name (besides each table's and each provider's own, from their declarations). */
+export const CHECKED_VARIABLES = Object.keys(EnvSchema.shape);
+
 export interface Config {
   port: number;
   host: string;
