@@ -1,6 +1,5 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
-import { fromNodeProviderChain } from '@aws-sdk/credential-providers';
 import { join } from 'node:path';
 import { BackgroundWork } from './background-work';
 import { ProxyCache } from './cache/proxy-cache';
@@ -36,7 +35,6 @@ import { FileRowSpool, LogRowSpool, type RowSpool } from './usage/row-spool';
 import { RowWriter } from './usage/row-writer';
 import type { UsageStats } from './usage/usage-stats';
 import type { UsageLog } from './usage/usage-row';
-import type { AwsCredentialSource } from './upstream/aws-signing';
 import { RuntimeCredentials } from './upstream/runtime-credentials';
 import { DynamoAlertStore } from './alerts/dynamodb/alert-store';
 import type { AlertStore, AlertTopic, WebhookSecretSealer } from './alerts/ports';
@@ -171,21 +169,10 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
     rowSpool,
     rowWriter: new RowWriter(usageLog, rowSpool),
     now: Date.now,
-    awsCredentials: new RuntimeCredentials(config.awsSigning, lazyAwsCredentials()),
-    failedSignIns: new FailedSignIns(() => deps.now()),
+    awsCredentials: new RuntimeCredentials(config.awsSigning),
+    failedSignIns: new FailedSignIns(() => deps.now(), config.failedSignInMaxDelayMs),
   };
   return deps;
-}
-
-/**
- * The AWS SDK's own credential chain, as the DynamoDB client uses it: in Lambda the function
- * role's keys from the environment; elsewhere profiles, SSO, web identity, container and instance
- * metadata. It caches what it found and fetches anew before the credentials expire. Built on first
- * use: a process that never signs a request never looks for credentials.
- */
-function lazyAwsCredentials(): AwsCredentialSource {
-  let chain: AwsCredentialSource | undefined;
-  return () => (chain ??= fromNodeProviderChain())();
 }
 
 function statsFold(doc: DocumentClient, table: string, log: Logger): DynamoUsageStats {

@@ -18,7 +18,7 @@ export type DynamoAction =
   | 'ConditionCheckItem';
 
 export interface TableCalls {
-  /** The class that sends the calls (test/infra/table-calls.test.ts reads its source). */
+  /** The class that sends the calls (test/integration/table-grants.test.ts records what is sent at run time). */
   code: string;
   table: TableId;
   actions: readonly DynamoAction[];

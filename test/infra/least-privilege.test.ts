@@ -1,7 +1,7 @@
 /**
  * Every permission of every function role in the synthesized template is one the code uses:
- * the DynamoDB actions the code sends, per table (lambda/store/table-calls.ts, checked against the
- * source by table-calls.test.ts), plus the few grants of other services that lib/permissions.ts
+ * the DynamoDB actions the code sends, per table (lambda/store/table-calls.ts; test/integration/table-grants.test.ts
+ * records what the code sends at run time), plus the few grants of other services that lib/permissions.ts
  * declares (a grant behind a context value is declared there with `when`). Any other action, or
  * any of these on another resource, fails the test; docs/deploy.md's table is rendered from the
  * same declaration (deploy-docs.test.ts).
