@@ -11,7 +11,7 @@ import { StreamPoller } from './stream-poller';
  * be stopped and restarted apart from the proxy). Needs DYNAMODB_ENDPOINT.
  */
 export function localStreamPoller(deps = buildFoldDeps(), clients = buildLocalStoreClients(deps.config)): StreamPoller {
-  const { config, log, usageStats, budgetAlerts } = deps;
+  const { config, log, usageStats, spendFold, budgetAlerts } = deps;
   keepDataPrivate(config.dataDir);
   mkdirSync(config.dataDir, { recursive: true });
   return new StreamPoller({
@@ -19,6 +19,7 @@ export function localStreamPoller(deps = buildFoldDeps(), clients = buildLocalSt
     streams: clients.streams,
     table: config.tables.usageLogs,
     stats: usageStats,
+    foldSpend: (rows) => spendFold.fold(rows),
     checkAlerts: (rows) => budgetAlerts.check(rows),
     checkpointFile: join(config.dataDir, 'stream-checkpoints.json'),
     log,

@@ -91,7 +91,7 @@ for (const [file, text] of sources) {
 describe('declared DynamoDB calls (lambda/store/table-calls.ts) match the code', () => {
   it('finds the store commands it reads (the scan itself works)', () => {
     expect(sentByClass.get('DynamoUsageLog')).toEqual(new Set(['PutItem', 'GetItem', 'Query']));
-    expect(sentByClass.get('TransactedRows')).toEqual(new Set(['PutItem', 'UpdateItem']));
+    expect(sentByClass.get('WatermarkedCounters')).toEqual(new Set(['UpdateItem']));
   });
 
   it('every store command is sent from a class, so it can be declared', () => {
@@ -112,7 +112,7 @@ describe('declared DynamoDB calls (lambda/store/table-calls.ts) match the code',
       expect(classes.filter((c) => c.name === code).map((c) => path.relative(PROJECT_ROOT, c.file))).toHaveLength(1);
   });
 
-  it('gives the proxy no delete, batch write or update on the usage history, and the consumer writes only rollups and alerts', () => {
+  it('gives the proxy no delete, batch write or update on the usage history, and the consumer writes only rollups, spend and alerts', () => {
     const proxyOn = (table: string) =>
       new Set(PROXY_TABLE_CALLS.filter((c) => c.table === table).flatMap((c) => c.actions));
     for (const table of ['usageLogs', 'usageStats']) {
@@ -129,11 +129,11 @@ describe('declared DynamoDB calls (lambda/store/table-calls.ts) match the code',
         'accounts:UpdateItem',
       ]),
     );
-    // On the accounts table, only the alert store writes.
+    // On the accounts table, only the alert store and the spend fold write.
     expect(
       CONSUMER_TABLE_CALLS.filter(
         (c) => c.table === 'accounts' && c.actions.some((a) => a === 'PutItem' || a === 'UpdateItem'),
       ).map((c) => c.code),
-    ).toEqual(['DynamoAlertStore']);
+    ).toEqual(['DynamoAlertStore', 'WatermarkedCounters', 'DynamoSpendFold']);
   });
 });
