@@ -7,15 +7,7 @@ import { gateBudgetFlag } from '../../auth/dynamodb/gate-item';
 import { cancellationReasons } from '../../store/dynamodb/store-errors';
 import type { DocumentClient } from '../../store/dynamodb/document-client';
 import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import {
-  BUDGET_PREFIX,
-  budgetOf,
-  listingKey,
-  spendOf,
-  subjectAttributes,
-  subjectKey,
-  subjectOf,
-} from './subject-item';
+import { BUDGET_PREFIX, budgetOf, listingKey, spendOf, subjectAttributes, subjectKey, subjectOf } from './subject-item';
 
 type TransactUpdate = NonNullable<NonNullable<TransactWriteCommandInput['TransactItems']>[number]['Update']>;
 

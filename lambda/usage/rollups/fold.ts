@@ -81,7 +81,9 @@ export function foldRows(rows: readonly StreamedRow[]): BucketDelta[] {
 
 /** What some of a delta's rows (those a redelivery had not counted yet) add to its bucket. */
 export function bucketIncrements(delta: BucketDelta, rows: readonly StreamedRow[]): Record<string, number> {
-  const own = foldRows(rows).find((candidate) => candidate.bucket === delta.bucket && candidate.accountId === delta.accountId);
+  const own = foldRows(rows).find(
+    (candidate) => candidate.bucket === delta.bucket && candidate.accountId === delta.accountId,
+  );
   return own?.increments ?? {};
 }
 
