@@ -13,7 +13,7 @@ import {
   gatePartitionLoad,
   PARTITION_WRITE_UNITS_PER_SECOND,
   PRICES,
-  ROW_TRANSACTION_WRITE_UNITS,
+  ROW_WRITE_UNITS,
 } from '../../lib/cost-model';
 import { DEFAULTS } from '../../lib/settings';
 import { MAX_REQUESTS_PER_MINUTE } from '../../lambda/auth/token-limits';
@@ -30,7 +30,7 @@ it('prices the stated assumptions as a hand calculation does', () => {
   const perBatch =
     PRICES.lambdaPerMillionRequests / 1e6 +
     (128 / 1024) * (a.consumerMsPerBatch / 1000) * PRICES.lambdaArmPerGbSecond +
-    (a.rollupWritesPerBatch * PRICES.dynamoPerMillionWriteUnits) / 1e6;
+    ((a.rollupWritesPerBatch + a.spendWritesPerBatch) * PRICES.dynamoPerMillionWriteUnits) / 1e6;
   const init = (a.memoryMb / 1024) * (a.coldStartInitMs / 1000) * a.coldStartsPerMillion * PRICES.lambdaArmPerGbSecond;
   const expected =
     PRICES.lambdaPerMillionRequests +
@@ -72,7 +72,7 @@ it("prices the token gate's write as one unit at any rate (its size against Dyna
   expect(gateItemBytes()).toBe(GATE_ITEM.baseBytes + GATE_ITEM.counterBytes);
   expect(gateItemBytes()).toBeLessThan(1024);
   expect(GATE_WRITE_UNITS).toBe(1);
-  expect(ASSUMED.writeUnitsPerRequest).toBe(GATE_WRITE_UNITS + ROW_TRANSACTION_WRITE_UNITS);
+  expect(ASSUMED.writeUnitsPerRequest).toBe(GATE_WRITE_UNITS + ROW_WRITE_UNITS);
 });
 
 it("keeps one token's busiest gate partition under half its write limit up to the highest per-token limit", () => {

@@ -25,11 +25,7 @@ beforeAll(async () => {
   proxy = await startInProcessProxy();
   const { config } = proxy.deps;
   const doc = createDocumentClient({ region: config.region, endpoint: config.dynamoEndpoint });
-  absent = new DynamoUsageLog(
-    doc,
-    `${config.tables.usageLogs}-absent`,
-    config.logRetentionDays,
-  );
+  absent = new DynamoUsageLog(doc, `${config.tables.usageLogs}-absent`, config.logRetentionDays);
 });
 afterAll(async () => {
   // Also fails if any log line held a secret of the test.
