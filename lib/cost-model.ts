@@ -147,6 +147,11 @@ export interface Cost {
   usdPerMillion: number;
 }
 
+/** Every write unit a request costs on average, the consumer's share included: the request path's, and the batch's rollup and spend writes spread over its rows. */
+export const allWriteUnitsPerRequest = (cost: Cost) =>
+  cost.inputs.writeUnitsPerRequest +
+  (cost.inputs.rollupWritesPerBatch + cost.inputs.spendWritesPerBatch) / cost.rowsPerConsumerBatch;
+
 /** Cost per million requests for these inputs. */
 export function costPerMillion(inputs: CostInputs = ASSUMED): Cost {
   const million = 1_000_000;

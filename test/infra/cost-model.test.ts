@@ -14,6 +14,7 @@ import {
   PARTITION_WRITE_UNITS_PER_SECOND,
   PRICES,
   ROW_WRITE_UNITS,
+  allWriteUnitsPerRequest,
 } from '../../lib/cost-model';
 import { DEFAULTS } from '../../lib/settings';
 import { MAX_REQUESTS_PER_MINUTE } from '../../lambda/auth/token-limits';
@@ -54,7 +55,8 @@ it('moves with each input in the direction it should', () => {
   expect(costPerMillion({ ...ASSUMED, memoryMb: 512 }).usdPerMillion).toBeGreaterThan(base.usdPerMillion);
   expect(costPerMillion({ ...ASSUMED, upstreamSeconds: 6 }).usdPerMillion).toBeGreaterThan(base.usdPerMillion);
   expect(
-    line(costPerMillion({ ...ASSUMED, writeUnitsPerRequest: 8 }), 'DynamoDB writes') - line(base, 'DynamoDB writes'),
+    line(costPerMillion({ ...ASSUMED, writeUnitsPerRequest: ASSUMED.writeUnitsPerRequest + 1 }), 'DynamoDB writes') -
+      line(base, 'DynamoDB writes'),
   ).toBeCloseTo(PRICES.dynamoPerMillionWriteUnits, 9);
   // Busier traffic fills the consumer's batches: its line shrinks, never below one batch of 1,000 rows per 1,000 rows.
   expect(line(costPerMillion({ ...ASSUMED, monthlyRequests: 100_000_000 }), 'Stream consumer')).toBeLessThan(
@@ -82,4 +84,17 @@ it("keeps one token's busiest gate partition under half its write limit up to th
   // A limit one gate item carries alone: its whole rate on one partition.
   expect(gatePartitionLoad(15_000)).toBe(250);
   expect(gatePartitionLoad(100)).toBeCloseTo(100 / 60, 9);
+});
+
+it('writes at most 3 units a request in all for a busy token with a stored key, a requester label and one tag, its consumer batches full', () => {
+  // The token, the requester and the tag: 3 spend writes a batch; the hour and day rollups, and the tag's hour and day.
+  const profile = { ...ASSUMED, spendWritesPerBatch: 3, rollupWritesPerBatch: 4 };
+  expect(ASSUMED.writeUnitsPerRequest).toBe(2);
+  // 1,000 requests a second fill the consumer's batches (1,000 rows).
+  const busy = costPerMillion({ ...profile, monthlyRequests: 1_000 * 30 * 86_400 });
+  expect(busy.rowsPerConsumerBatch).toBe(STREAM_MAPPING.batchSize);
+  expect(allWriteUnitsPerRequest(busy)).toBeLessThanOrEqual(3);
+  // A quiet month puts few rows in each batch: the consumer's writes weigh more per request, never more than its batches.
+  const quiet = costPerMillion(profile);
+  expect(allWriteUnitsPerRequest(quiet)).toBeCloseTo(2 + 7 / quiet.rowsPerConsumerBatch, 9);
 });
