@@ -10,7 +10,12 @@ import { StreamPoller } from './stream-poller';
  * `STATS_CONSUMER=off` (the stand-in for the consumer Lambda, which can then
  * be stopped and restarted apart from the proxy). Needs DYNAMODB_ENDPOINT.
  */
-export function localStreamPoller(deps = buildFoldDeps(), clients = buildLocalStoreClients(deps.config)): StreamPoller {
+export function localStreamPoller(
+  deps = buildFoldDeps(),
+  clients = buildLocalStoreClients(deps.config),
+  /** Between reads of the stream (the poller's default: about a second). */
+  intervalMs?: number,
+): StreamPoller {
   const { config, log, usageStats, spendFold, budgetAlerts } = deps;
   keepDataPrivate(config.dataDir);
   mkdirSync(config.dataDir, { recursive: true });
@@ -23,6 +28,7 @@ export function localStreamPoller(deps = buildFoldDeps(), clients = buildLocalSt
     checkAlerts: (rows) => budgetAlerts.check(rows),
     checkpointFile: join(config.dataDir, 'stream-checkpoints.json'),
     log,
+    intervalMs,
     rebuild: (since) =>
       rebuildRollups({
         raw: clients.tables,
