@@ -15,7 +15,8 @@ import { EnvelopeSealer, type KeyWrapper } from './keys/crypto/envelope';
 import { LocalKeyWrapper } from './keys/crypto/local-key-wrapper';
 import { textSealer } from './keys/crypto/sealed-text';
 import { DynamoAccountStore } from './auth/dynamodb/account-store';
-import { DynamoBudgetStore, spendChanges } from './budgets/dynamodb/budget-store';
+import { DynamoBudgetStore } from './budgets/dynamodb/budget-store';
+import { DynamoSpendFold } from './budgets/dynamodb/spend-fold';
 import { BatchedGet } from './store/dynamodb/batched-get';
 import { DynamoResponseCache } from './cache/dynamodb/cache-store';
 import { createDocumentClient, createDynamoClients } from './store/dynamodb/client';
@@ -29,7 +30,7 @@ import { DynamoUsageStats } from './usage/dynamodb/usage-stats';
 import { CachedProviderKeys } from './keys/cached-provider-keys';
 import type { AccountStore, TokenGate } from './auth/ports';
 import type { ProviderKeyStore, SecretSealer } from './keys/ports';
-import type { BudgetStore } from './budgets/ports';
+import type { BudgetStore, SpendFold } from './budgets/ports';
 import { TokenBudgetHints } from './budgets/budget-hints';
 import { FileRowSpool, LogRowSpool, type RowSpool } from './usage/row-spool';
 import { RowWriter } from './usage/row-writer';
@@ -107,12 +108,7 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
     undefined,
     config.rateLimitPerMinute,
   );
-  const usageLog = new DynamoUsageLog(
-    doc,
-    tables.usageLogs,
-    { table: tables.accounts, changes: spendChanges },
-    config.logRetentionDays,
-  );
+  const usageLog = new DynamoUsageLog(doc, tables.usageLogs, config.logRetentionDays);
   const aws = (variable: string): AwsAdapters => {
     if (options.aws) return options.aws;
     throw new Error(
@@ -189,7 +185,16 @@ export interface FoldDeps {
   config: Config;
   log: Logger;
   usageStats: UsageStats;
+  /** The budgets' spend, folded before the alerts are checked, so they read it. */
+  spendFold: SpendFold;
   budgetAlerts: BudgetAlerts;
+}
+
+function spendFold(doc: DocumentClient, table: string, log: Logger): DynamoSpendFold {
+  const fold = new DynamoSpendFold(doc, table);
+  fold.onFailure = (rows, error) =>
+    log.warn('budget spend not written; its rows will be delivered again', { rows, ...describeError(error) });
+  return fold;
 }
 
 /** The Lambda entry's AWS-only adapters for the stream consumer: SNS for alerts, KMS for the webhook secrets. */
@@ -199,7 +204,7 @@ export interface FoldAdapters {
 }
 
 /**
- * What the stream consumer needs (Lambda or local): the rollups and the budget alerts, nothing of
+ * What the stream consumer needs (Lambda or local): the rollups, the budgets' spend and the budget alerts, nothing of
  * the request path. The Lambda entry gives the SNS adapter (used when `ALERT_TOPIC_ARN` is set) and
  * the KMS one (when `KMS_KEY_ID` is set: it opens the sealed webhook secrets); locally the secrets
  * open with the local key under DATA_DIR, as the server sealed them.
@@ -226,6 +231,7 @@ export function buildFoldDeps(
     config,
     log,
     usageStats: statsFold(doc, config.tables.usageStats, log),
+    spendFold: spendFold(doc, config.tables.accounts, log),
     budgetAlerts: new BudgetAlerts({
       budgets: new DynamoBudgetStore(doc, config.tables.accounts, config.tables.rateLimits),
       store: new DynamoAlertStore(doc, config.tables.accounts, {

@@ -28,10 +28,12 @@ type UsageStreamEvent = DynamoDBStreamEvent & { shardId?: string };
 
 /**
  * The second Lambda: folds each batch of the usage-logs stream into the
- * hourly and daily rollups, one ADD per rollup item per batch (see
- * docs/deploy.md for the event source mapping). Rows whose rollups could not
- * be written are reported from the earliest one, so Lambda delivers them (and
- * the rows after them) again; rows already counted are skipped by the fold.
+ * hourly and daily rollups, one ADD per rollup item per batch, and into the
+ * spend of each row's token, requester and tags, one ADD per subject per batch
+ * (see docs/deploy.md for the event source mapping). Rows whose rollups or
+ * spend could not be written are reported from the earliest one, so Lambda
+ * delivers them (and the rows after them) again; rows already counted are
+ * skipped by the folds.
  * Then the budget alerts the batch's spend calls for are sent (docs/alerts.md); if they could not be
  * checked, the whole batch is delivered again: alerts already sent are claimed, so none repeats.
  * Last, the rows Lambda will not deliver again (those before the earliest reported) are exported to
@@ -48,7 +50,8 @@ export const handler = middy(async function foldUsageStream(
     Date.now(),
   ))
     process.stdout.write(`${line}\n`);
-  const { failed } = await deps.usageStats.fold(rows);
+  const [stats, spend] = await Promise.all([deps.usageStats.fold(rows), deps.spendFold.fold(rows)]);
+  // After the spend fold: the alerts read the spend it just added.
   const alerted = await deps.budgetAlerts.check(rows.map(({ row }) => row)).then(
     () => true,
     (error: unknown) => {
@@ -56,7 +59,7 @@ export const handler = middy(async function foldUsageStream(
       return false;
     },
   );
-  const retry = alerted ? failed : rows;
+  const retry = alerted ? [...stats.failed, ...spend.failed] : rows;
   const earliest = retry.sort((a, b) => compareSequences(a.sequence, b.sequence))[0];
   const done = earliest ? rows.filter((r) => compareSequences(r.sequence, earliest.sequence) < 0) : rows;
   const exported = await exportDone(done);

@@ -46,8 +46,11 @@ export const athenaQueryUsd = (rows: number) =>
 /** A usage row as stored, about 1 KB: a million rows are about 1 GB. */
 export const ROW_GB_PER_MILLION = 1;
 
-/** Extra write units per request when it names a requester: two more spend counters in the row's transaction. */
-export const REQUESTER_WRITE_UNITS = 4;
+/**
+ * What a requester label (or a tag) adds: one more spend write per consumer batch, on the
+ * subject's own item (lambda/budgets/dynamodb/spend-fold.ts), whatever the number of rows in it.
+ */
+export const SUBJECT_WRITES_PER_BATCH = 1;
 
 /** DynamoDB's limit per partition key value, whatever the table's capacity. */
 export const PARTITION_WRITE_UNITS_PER_SECOND = 1_000;
@@ -82,8 +85,8 @@ export const GATE_WRITE_UNITS = writeUnitsOf(gateItemBytes());
 export const gatePartitionLoad = (requestsPerMinute: number) =>
   ((requestsPerMinute / 60) * GATE_WRITE_UNITS) / shardCount(requestsPerMinute);
 
-/** The row and the token's two spend counters, in one transaction (2 units per item of up to 1 KB). */
-export const ROW_TRANSACTION_WRITE_UNITS = 6;
+/** The row: one plain put of an item under 1 KB. Its spend is folded later, by the stream consumer. */
+export const ROW_WRITE_UNITS = 1;
 
 export interface CostInputs {
   /** Lambda memory of the proxy function. */
@@ -92,16 +95,12 @@ export interface CostInputs {
   upstreamSeconds: number;
   /**
    * The proxy's own waiting per request: the token gate's call before forwarding and the row's
-   * transaction after the answer (the invocation ends when the row is stored).
+   * put after the answer (the invocation ends when the row is stored).
    */
   storeWaitMs: number;
   /** The proxy's CPU per request on a full vCPU; Lambda gives one vCPU at 1,769 MB, proportionally less below. */
   cpuMsPerRequest: number;
-  /**
-   * DynamoDB write units per request: the gate's count (`GATE_WRITE_UNITS`) and,
-   * in one transaction, the row and the token's two spend counters (2 units per item of up to 1 KB
-   * in a transaction: 6).
-   */
+  /** DynamoDB write units per request on the request path: the gate's count (`GATE_WRITE_UNITS`) and the row's put (`ROW_WRITE_UNITS`). */
   writeUnitsPerRequest: number;
   /** Read units per request: 0 when the provider key is in the instance's 5-minute cache and the token has no budget. */
   readUnitsPerRequest: number;
@@ -114,6 +113,8 @@ export interface CostInputs {
   consumerMsPerBatch: number;
   /** Rollup writes per batch: the hour and the day, when the batch's rows share a token and model. */
   rollupWritesPerBatch: number;
+  /** Spend writes per batch: one per budget subject in it (its token; each requester label and tag adds one more). */
+  spendWritesPerBatch: number;
   /**
    * Read units per batch of the budget-alert check (docs/alerts.md): each subject's budget and month
    * items, eventually consistent (half a unit each), for the batch's one token without a requester or tags.
@@ -134,13 +135,14 @@ export const ASSUMED: CostInputs = {
   upstreamSeconds: 3,
   storeWaitMs: 15,
   cpuMsPerRequest: 3.5,
-  writeUnitsPerRequest: GATE_WRITE_UNITS + ROW_TRANSACTION_WRITE_UNITS,
+  writeUnitsPerRequest: GATE_WRITE_UNITS + ROW_WRITE_UNITS,
   readUnitsPerRequest: 0,
   coldStartsPerMillion: 1_000,
   coldStartInitMs: 300,
   monthlyRequests: ASSUMED_MONTHLY_REQUESTS,
   consumerMsPerBatch: 50,
   rollupWritesPerBatch: 2,
+  spendWritesPerBatch: 1,
   alertReadUnitsPerBatch: 1,
   metricBytesPerBatch: 3 * 700,
   exportObjectsPerBatch: 1,
@@ -167,6 +169,11 @@ export interface Cost {
   usdPerMillion: number;
 }
 
+/** Every write unit a request costs on average, the consumer's share included: the request path's, and the batch's rollup and spend writes spread over its rows. */
+export const allWriteUnitsPerRequest = (cost: Cost) =>
+  cost.inputs.writeUnitsPerRequest +
+  (cost.inputs.rollupWritesPerBatch + cost.inputs.spendWritesPerBatch) / cost.rowsPerConsumerBatch;
+
 /** Cost per million requests for these inputs. */
 export function costPerMillion(inputs: CostInputs = ASSUMED): Cost {
   const million = 1_000_000;
@@ -184,7 +191,7 @@ export function costPerMillion(inputs: CostInputs = ASSUMED): Cost {
   const consumerBatch =
     PRICES.lambdaPerMillionRequests / million +
     (CONSUMER_MEMORY_MB / 1024) * (inputs.consumerMsPerBatch / 1000) * PRICES.lambdaArmPerGbSecond +
-    (inputs.rollupWritesPerBatch * PRICES.dynamoPerMillionWriteUnits) / million;
+    ((inputs.rollupWritesPerBatch + inputs.spendWritesPerBatch) * PRICES.dynamoPerMillionWriteUnits) / million;
   const lines: CostLine[] = [
     { item: 'Lambda requests', usdPerMillion: PRICES.lambdaPerMillionRequests },
     { item: 'Lambda duration', usdPerMillion: gb * (billedMs / 1000) * million * PRICES.lambdaArmPerGbSecond },
@@ -198,7 +205,7 @@ export function costPerMillion(inputs: CostInputs = ASSUMED): Cost {
       item: 'Secrets Manager (admin key, once per cold start)',
       usdPerMillion: (inputs.coldStartsPerMillion / 10_000) * PRICES.secretsPer10kCalls,
     },
-    { item: 'Stream consumer (rollups)', usdPerMillion: (million / rowsPerBatch) * consumerBatch },
+    { item: 'Stream consumer (rollups and spend)', usdPerMillion: (million / rowsPerBatch) * consumerBatch },
     {
       item: 'Stream consumer (budget alert checks)',
       usdPerMillion:

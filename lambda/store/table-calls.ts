@@ -71,22 +71,10 @@ export const PROXY_TABLE_CALLS: readonly TableCalls[] = [
     purpose: "an account's alert webhook: set, show, remove; its recent alerts",
   },
   {
-    code: 'TransactedRows',
-    table: 'accounts',
-    actions: ['UpdateItem'],
-    purpose: "a priced row's spend counters, in the row's transaction",
-  },
-  {
-    code: 'TransactedRows',
-    table: 'usageLogs',
-    actions: ['PutItem'],
-    purpose: 'a priced usage row, guarded against a second write',
-  },
-  {
     code: 'DynamoUsageLog',
     table: 'usageLogs',
     actions: ['PutItem', 'GetItem', 'Query'],
-    purpose: 'usage rows without a cost; one row; the logs API',
+    purpose: 'usage rows; one row; the logs API',
   },
   { code: 'DynamoUsageStats', table: 'usageStats', actions: ['Query'], purpose: 'the stats API reads the rollups' },
   {
@@ -121,9 +109,12 @@ export const PROXY_TABLE_CALLS: readonly TableCalls[] = [
   },
 ];
 
+/** The partitions of budget subjects, each with its spend: a token's, a requester label's, a tag's. */
+const SUBJECT_PARTITIONS = ['T', 'R', 'G'].map((kind) => `${accountPk('*')}#${kind}#*`);
+
 /**
- * Every DynamoDB call the stream consumer sends: it folds rows into the rollups, and reads budgets
- * and claims and records budget alerts (docs/alerts.md).
+ * Every DynamoDB call the stream consumer sends: it folds rows into the rollups and the budgets'
+ * spend, and reads budgets and claims and records budget alerts (docs/alerts.md).
  */
 export const CONSUMER_TABLE_CALLS: readonly TableCalls[] = [
   {
@@ -141,10 +132,25 @@ export const CONSUMER_TABLE_CALLS: readonly TableCalls[] = [
     writesTo: [`${accountPk('*')}#ALERTS`],
   },
   {
-    code: 'DynamoUsageStats',
+    code: 'WatermarkedCounters',
     table: 'usageStats',
     actions: ['UpdateItem'],
     purpose: 'rollup items, conditional ADD per shard watermark',
+  },
+  {
+    code: 'WatermarkedCounters',
+    table: 'accounts',
+    actions: ['UpdateItem'],
+    purpose: "each subject's spend (token, requester, tag), conditional ADD per shard watermark",
+    // A subject's item lives in its own partition, `ACCOUNT#<id>#T#…`, `#R#…` or `#G#…` (budgets/dynamodb/budget-store.ts).
+    writesTo: SUBJECT_PARTITIONS,
+  },
+  {
+    code: 'DynamoSpendFold',
+    table: 'accounts',
+    actions: ['UpdateItem'],
+    purpose: "the spend months, days and shard watermarks no row adds to any more, removed from a subject's item",
+    writesTo: SUBJECT_PARTITIONS,
   },
   {
     code: 'CappedSets',

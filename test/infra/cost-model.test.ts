@@ -15,7 +15,8 @@ import {
   gatePartitionLoad,
   PARTITION_WRITE_UNITS_PER_SECOND,
   PRICES,
-  ROW_TRANSACTION_WRITE_UNITS,
+  ROW_WRITE_UNITS,
+  allWriteUnitsPerRequest,
 } from '../../lib/cost-model';
 import { DEFAULTS } from '../../lib/settings';
 import { MAX_REQUESTS_PER_MINUTE } from '../../lambda/auth/token-limits';
@@ -32,7 +33,7 @@ it('prices the stated assumptions as a hand calculation does', () => {
   const perBatch =
     PRICES.lambdaPerMillionRequests / 1e6 +
     (128 / 1024) * (a.consumerMsPerBatch / 1000) * PRICES.lambdaArmPerGbSecond +
-    (a.rollupWritesPerBatch * PRICES.dynamoPerMillionWriteUnits) / 1e6;
+    ((a.rollupWritesPerBatch + a.spendWritesPerBatch) * PRICES.dynamoPerMillionWriteUnits) / 1e6;
   const init = (a.memoryMb / 1024) * (a.coldStartInitMs / 1000) * a.coldStartsPerMillion * PRICES.lambdaArmPerGbSecond;
   const expected =
     PRICES.lambdaPerMillionRequests +
@@ -60,7 +61,8 @@ it('moves with each input in the direction it should', () => {
   expect(costPerMillion({ ...ASSUMED, memoryMb: 512 }).usdPerMillion).toBeGreaterThan(base.usdPerMillion);
   expect(costPerMillion({ ...ASSUMED, upstreamSeconds: 6 }).usdPerMillion).toBeGreaterThan(base.usdPerMillion);
   expect(
-    line(costPerMillion({ ...ASSUMED, writeUnitsPerRequest: 8 }), 'DynamoDB writes') - line(base, 'DynamoDB writes'),
+    line(costPerMillion({ ...ASSUMED, writeUnitsPerRequest: ASSUMED.writeUnitsPerRequest + 1 }), 'DynamoDB writes') -
+      line(base, 'DynamoDB writes'),
   ).toBeCloseTo(PRICES.dynamoPerMillionWriteUnits, 9);
   // Busier traffic fills the consumer's batches: its line shrinks, never below one batch of 1,000 rows per 1,000 rows.
   expect(line(costPerMillion({ ...ASSUMED, monthlyRequests: 100_000_000 }), 'Stream consumer')).toBeLessThan(
@@ -87,7 +89,7 @@ it("prices the token gate's write as one unit at any rate (its size against Dyna
   expect(gateItemBytes()).toBe(GATE_ITEM.baseBytes + GATE_ITEM.counterBytes);
   expect(gateItemBytes()).toBeLessThan(1024);
   expect(GATE_WRITE_UNITS).toBe(1);
-  expect(ASSUMED.writeUnitsPerRequest).toBe(GATE_WRITE_UNITS + ROW_TRANSACTION_WRITE_UNITS);
+  expect(ASSUMED.writeUnitsPerRequest).toBe(GATE_WRITE_UNITS + ROW_WRITE_UNITS);
 });
 
 it("keeps one token's busiest gate partition under half its write limit up to the highest per-token limit", () => {
@@ -97,4 +99,17 @@ it("keeps one token's busiest gate partition under half its write limit up to th
   // A limit one gate item carries alone: its whole rate on one partition.
   expect(gatePartitionLoad(15_000)).toBe(250);
   expect(gatePartitionLoad(100)).toBeCloseTo(100 / 60, 9);
+});
+
+it('writes at most 3 units a request in all for a busy token with a stored key, a requester label and one tag, its consumer batches full', () => {
+  // The token, the requester and the tag: 3 spend writes a batch; the hour and day rollups, and the tag's hour and day.
+  const profile = { ...ASSUMED, spendWritesPerBatch: 3, rollupWritesPerBatch: 4 };
+  expect(ASSUMED.writeUnitsPerRequest).toBe(2);
+  // 1,000 requests a second fill the consumer's batches (1,000 rows).
+  const busy = costPerMillion({ ...profile, monthlyRequests: 1_000 * 30 * 86_400 });
+  expect(busy.rowsPerConsumerBatch).toBe(STREAM_MAPPING.batchSize);
+  expect(allWriteUnitsPerRequest(busy)).toBeLessThanOrEqual(3);
+  // A quiet month puts few rows in each batch: the consumer's writes weigh more per request, never more than its batches.
+  const quiet = costPerMillion(profile);
+  expect(allWriteUnitsPerRequest(quiet)).toBeCloseTo(2 + 7 / quiet.rowsPerConsumerBatch, 9);
 });

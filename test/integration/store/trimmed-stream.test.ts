@@ -9,7 +9,6 @@ import { DynamoDBStreamsClient, type GetRecordsCommandOutput } from '@aws-sdk/cl
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spendChanges } from '../../../lambda/budgets/dynamodb/budget-store';
 import { OVERFLOW_VALUE } from '../../../lambda/tags/tags';
 import { MAX_MODELS_PER_DAY, MAX_REQUESTERS_PER_DAY } from '../../../lambda/usage/dynamodb/label-caps';
 import { MAX_TAG_KEYS_PER_DAY, MAX_TAG_VALUES_PER_DAY } from '../../../lambda/usage/dynamodb/tag-values';
@@ -97,10 +96,7 @@ test('rows whose stream records were trimmed are rebuilt into the rollups from t
     endpoint,
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });
-  const log = new DynamoUsageLog(created.clients.doc, created.tables.usageLogs, {
-    table: created.tables.accounts,
-    changes: spendChanges,
-  });
+  const log = new DynamoUsageLog(created.clients.doc, created.tables.usageLogs);
   const stats = new DynamoUsageStats(created.clients.doc, created.tables.usageStats);
   const trim = { position: false, lostIds: new Set<string>() };
   const poller = () =>
@@ -190,10 +186,7 @@ test('a rebuild counts tags under the same per-day caps as the fold: more tag va
   );
   expect(outcome.failed).toEqual([]);
   // The same rows, for another account, known to the rollups only through a rebuild from the table.
-  const log = new DynamoUsageLog(created.clients.doc, created.tables.usageLogs, {
-    table: created.tables.accounts,
-    changes: spendChanges,
-  });
+  const log = new DynamoUsageLog(created.clients.doc, created.tables.usageLogs);
   for (const r of rebuilt) await log.write(r);
   await rebuildRollups({
     raw: created.clients.raw,
@@ -239,10 +232,7 @@ test('a rebuild counts requesters and models under the same per-day caps as the 
     })),
   );
   expect(outcome.failed).toEqual([]);
-  const log = new DynamoUsageLog(created.clients.doc, created.tables.usageLogs, {
-    table: created.tables.accounts,
-    changes: spendChanges,
-  });
+  const log = new DynamoUsageLog(created.clients.doc, created.tables.usageLogs);
   for (let i = 0; i < count; i++) await log.write(labelled('acc-label-rebuild', i));
   await rebuildRollups({
     raw: created.clients.raw,

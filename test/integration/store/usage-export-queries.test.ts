@@ -11,7 +11,6 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { USAGE_COLUMNS, type ColumnType } from '../../../lambda/export/columns';
-import { spendChanges } from '../../../lambda/budgets/dynamodb/budget-store';
 import { DynamoUsageLog } from '../../../lambda/usage/dynamodb/usage-log';
 import type { UsageRow } from '../../../lambda/usage/usage-row';
 import { querySql, TAG_PAIRS, USAGE_QUERIES, USAGE_TABLE } from '../../../lib/usage-queries';
@@ -99,10 +98,7 @@ beforeAll(async () => {
   created = await createTestTables();
   root = mkdtempSync(join(tmpdir(), 'usage-export-'));
   s3 = await startFakeS3(root);
-  const log = new DynamoUsageLog(created.clients.doc, created.tables.usageLogs, {
-    table: created.tables.accounts,
-    changes: spendChanges,
-  });
+  const log = new DynamoUsageLog(created.clients.doc, created.tables.usageLogs);
   for (const r of rows) await log.write(r);
   event = await usageStreamEvent(created.clients.raw, created.tables.usageLogs);
 });
