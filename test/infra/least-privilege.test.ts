@@ -93,11 +93,12 @@ describe.each(variants)('least privilege on the %s', (_name, context) => {
     expect(synth.template.findResources('AWS::IAM::ManagedPolicy')).toEqual({});
   });
 
-  it("limits the stream consumer's writes to the accounts table to the alert partitions, and reads nothing else of it", () => {
+  it("limits the stream consumer's writes to the accounts table to the alert and budget subjects' partitions, and reads nothing else of it", () => {
     const { stack } = synth;
     const accounts = JSON.stringify(stack.resolve(stack.tables.entry('accounts').table.tableArn));
     const onAccounts = templatePairs(synth, stack.statsConsumer.role).filter((p) => p.includes(` on ${accounts}`));
-    const limited = ' if every partition key is like ["ACCOUNT#*#ALERTS"]';
+    const limited =
+      ' if every partition key is like ["ACCOUNT#*#ALERTS","ACCOUNT#*#G#*","ACCOUNT#*#R#*","ACCOUNT#*#T#*"]';
     expect(onAccounts).toEqual(
       [
         `dynamodb:BatchGetItem on ${accounts}`,

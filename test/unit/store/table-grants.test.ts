@@ -27,9 +27,13 @@ it('grants the whole table when any call writing it declares no partitions, rath
   ]);
 });
 
-it("limits the consumer's accounts writes to its alert partition", () => {
+it("limits the consumer's accounts writes to its alert and budget subjects' partitions", () => {
   expect(tableGrants(CONSUMER_TABLE_CALLS).filter((g) => g.table === 'accounts')).toEqual([
     { table: 'accounts', actions: ['BatchGetItem', 'GetItem'] },
-    { table: 'accounts', actions: ['PutItem', 'UpdateItem'], leadingKeys: ['ACCOUNT#*#ALERTS'] },
+    {
+      table: 'accounts',
+      actions: ['PutItem', 'UpdateItem'],
+      leadingKeys: ['ACCOUNT#*#ALERTS', 'ACCOUNT#*#G#*', 'ACCOUNT#*#R#*', 'ACCOUNT#*#T#*'],
+    },
   ]);
 });
