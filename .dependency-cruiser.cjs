@@ -14,13 +14,14 @@ const ALLOWED = {
   streaming: ['providers', 'sse', 'eventstream'],
   auth: ['store', 'tags'],
   keys: ['providers', 'store'],
+  'account-prices': ['pricing', 'providers', 'store'],
   usage: ['providers', 'pricing', 'tags', 'http', 'store', 'streaming'],
   budgets: ['auth', 'usage', 'tags', 'store'],
   cache: ['providers', 'sse', 'eventstream', 'store'],
   alerts: ['budgets', 'usage', 'store'],
-  api: ['auth', 'budgets', 'alerts', 'usage', 'tags', 'providers', 'pricing', 'http'],
-  pipeline: ['auth', 'budgets', 'cache', 'keys', 'usage', 'tags', 'providers', 'streaming', 'upstream', 'http'],
-  dashboard: ['api', 'providers', 'usage'],
+  api: ['auth', 'budgets', 'alerts', 'usage', 'tags', 'providers', 'pricing', 'account-prices', 'http'],
+  pipeline: ['auth', 'budgets', 'cache', 'keys', 'account-prices', 'usage', 'tags', 'providers', 'streaming', 'upstream', 'http'],
+  dashboard: ['api', 'providers', 'usage', 'account-prices'],
   local: ['auth', 'keys', 'usage', 'providers', 'http', 'store'],
 };
 
