@@ -55,7 +55,7 @@ async function chatRow(token: string, model: string): Promise<Record<string, unk
   return (await proxy.rowsFor(token, [answer.response.headers.get('x-proxy-request-id')!]))[0];
 }
 
-async function tokenSpent(made: Account): Promise<number> {
+async function tokenSpent(made: Account): Promise<number | undefined> {
   return eventually(async () => {
     const listed = (await (await proxy.api('/api/tokens', { token: made.token })).json()) as {
       tokens: Array<{ token_id: string; budget: { spent_usd: number } | null }>;
