@@ -79,6 +79,13 @@ export function priceJson(price: AccountPrice) {
   return { model: price.model, ...price.rates, updated_at: price.updated_at };
 }
 
+/** One account price as `GET /api/prices` lists it. */
+export type PriceJson = ReturnType<typeof priceJson>;
+
+/** The body of `PUT /api/prices/{model}`: token prices, or a catalogued model's. */
+export type PriceInput =
+  { input: number; output: number; cache_read?: number; cache_write?: number } | { priced_as: string };
+
 /** The account's own prices (docs/usage-and-pricing.md, "Account prices"). */
 export const priceRoutes: ApiRoute[] = [
   {
