@@ -20,8 +20,20 @@ const ALLOWED = {
   cache: ['providers', 'sse', 'eventstream', 'store'],
   alerts: ['budgets', 'usage', 'store'],
   api: ['auth', 'budgets', 'alerts', 'usage', 'tags', 'providers', 'pricing', 'account-prices', 'http'],
-  pipeline: ['auth', 'budgets', 'cache', 'keys', 'account-prices', 'usage', 'tags', 'providers', 'streaming', 'upstream', 'http'],
-  dashboard: ['api', 'providers', 'usage', 'account-prices'],
+  pipeline: [
+    'auth',
+    'budgets',
+    'cache',
+    'keys',
+    'account-prices',
+    'usage',
+    'tags',
+    'providers',
+    'streaming',
+    'upstream',
+    'http',
+  ],
+  dashboard: ['api', 'providers', 'usage'],
   local: ['auth', 'keys', 'usage', 'providers', 'http', 'store'],
 };
 

@@ -79,6 +79,7 @@ describe('bad prices are refused with a 400 naming the field', () => {
     expect(response.status).toBe(400);
     const error = expectManagementError(await response.text());
     expect(error).toMatchObject({ code: 'invalid_request', field });
-    expect(error.message).not.toMatch(/[\u0000-\u001f\u202e]/);
+    // The message names what is wrong without echoing the character itself.
+    expect([...error.message].some((c) => c.charCodeAt(0) < 0x20 || c === '\u202e')).toBe(false);
   });
 });
