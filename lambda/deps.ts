@@ -28,6 +28,9 @@ import { isStoreOutage } from './store/dynamodb/store-outage';
 import { DynamoUsageLog } from './usage/dynamodb/usage-log';
 import { DynamoUsageStats } from './usage/dynamodb/usage-stats';
 import { CachedProviderKeys } from './keys/cached-provider-keys';
+import { CachedAccountPrices } from './account-prices/cached-account-prices';
+import { DynamoAccountPriceStore } from './account-prices/dynamodb/account-price-store';
+import type { AccountPriceStore } from './account-prices/ports';
 import type { AccountStore, TokenGate } from './auth/ports';
 import type { ProviderKeyStore, SecretSealer } from './keys/ports';
 import type { BudgetStore, SpendFold } from './budgets/ports';
@@ -58,6 +61,8 @@ export interface Deps {
   cache: ProxyCache;
   sealer: SecretSealer;
   prices: PriceTable;
+  /** Each account's own prices (docs/usage-and-pricing.md, "Account prices"), kept per instance for a short while. */
+  accountPrices: AccountPriceStore;
   adminKey: () => Promise<string | undefined>;
   /** Whether a store error means the store is unavailable for now (not a refusal or a bug), as the adapter in use tells it. */
   isStoreOutage: (error: unknown) => boolean;
@@ -159,6 +164,7 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
     }),
     sealer,
     prices: loadPriceTable(config.pricingFile),
+    accountPrices: new CachedAccountPrices(new DynamoAccountPriceStore(doc, tables.accounts), () => deps.now()),
     adminKey: adminKeySource({ key: config.adminKey, readSecret }),
     isStoreOutage,
     background: new BackgroundWork(),

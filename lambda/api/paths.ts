@@ -21,6 +21,8 @@ export const API_PATHS = {
   budgets: '/api/budgets',
   requesterBudget: '/api/budgets/requesters/:requester',
   tagBudget: '/api/budgets/tags/:key/:value',
+  prices: '/api/prices',
+  price: '/api/prices/:model',
   alerts: '/api/alerts',
   alertWebhook: '/api/alerts/webhook',
 } as const;

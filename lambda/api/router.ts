@@ -9,6 +9,7 @@ import { requireAdmin, requireManageToken } from './authorize';
 import { healthRoutes } from './health-routes';
 import { keyRoutes } from './key-routes';
 import { logRoutes } from './log-routes';
+import { priceRoutes } from './price-routes';
 import type { ApiRoute } from './route-types';
 import { statsRoutes } from './stats-routes';
 import { tokenRoutes } from './token-routes';
@@ -24,6 +25,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   ...tokenRoutes,
   ...tokenSettingRoutes,
   ...budgetRoutes,
+  ...priceRoutes,
   ...alertRoutes,
 ];
 

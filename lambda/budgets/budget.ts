@@ -85,5 +85,5 @@ export function exceededMessage(status: BudgetStatus): string {
  * budget, so it is refused until it has a price (docs/budgets.md, "Models without a price").
  */
 export function unpricedMessage(model: string, status: BudgetStatus): string {
-  return `Model "${model.slice(0, 200)}" has no price, and the ${PERIOD_WORDS[status.budget.period]} budget of ${describeSubject(status.subject)} applies to this request: its spend could not be counted. Give the model a price in PRICING_FILE (docs/usage-and-pricing.md), or use a priced model.`;
+  return `Model "${model.slice(0, 200)}" has no price, and the ${PERIOD_WORDS[status.budget.period]} budget of ${describeSubject(status.subject)} applies to this request: its spend could not be counted. Price it for this account with PUT /api/prices/${encodeURIComponent(model.slice(0, 200))} (or in Model prices on the dashboard's Tokens page; docs/usage-and-pricing.md, "Account prices"), give it a price in PRICING_FILE, or use a priced model.`;
 }

@@ -2,6 +2,7 @@ import { exceededMessage, isExhausted, tightest, unpricedMessage } from '../budg
 import { budgetHeaders } from '../budgets/remaining-header';
 import { BudgetExceededError, StoreUnavailableError, UnpricedModelError } from '../errors';
 import type { Deps } from '../deps';
+import { pricesForAccount } from '../account-prices/priced-for-account';
 import type { Budgeted, Identified, Routed, Validated } from './state';
 import type { Step } from './step';
 
@@ -9,16 +10,20 @@ import type { Step } from './step';
  * Step 7: spend limits, before anything is sent upstream or served from the cache: a
  * token or requester whose budget is used up for its period gets a 402 in the
  * endpoint's own error shape, and the refusal is logged as a row (pipeline.ts). So does a request under a
- * budget whose model has no price: it would spend nothing against the budget. The spend was
- * read with the token (no store call of its own); a failed read fails closed.
+ * budget whose model has no price, neither the account's own nor a built-in one: it would spend
+ * nothing against the budget. The spend and the account's prices were read with the token (no
+ * store call of their own); a failed read fails closed.
  */
 export function enforceBudget(deps: Pick<Deps, 'prices'>): Step<Routed & Identified & Validated, Budgeted> {
   return {
     name: 'budget',
     async run(state, reads) {
-      const budgets = await reads.budgets.catch((error) => {
-        throw new StoreUnavailableError(error);
-      });
+      const [budgets, accountPrices] = await Promise.all([reads.budgets, reads.accountPrices]).catch(
+        (error: unknown) => {
+          throw new StoreUnavailableError(error);
+        },
+      );
+      const prices = pricesForAccount(deps.prices, accountPrices);
       const exhausted = tightest(budgets.filter(isExhausted));
       if (exhausted) {
         throw new BudgetExceededError(exceededMessage(exhausted), budgetHeaders(budgets));
@@ -26,11 +31,11 @@ export function enforceBudget(deps: Pick<Deps, 'prices'>): Step<Routed & Identif
       const binding = tightest(budgets);
       const model = state.pathModel ?? state.body?.model;
       if (binding && typeof model === 'string' && state.endpoint.dialect.billing === 'tokens') {
-        if (!deps.prices.has(state.provider.id, model)) {
+        if (!prices.has(state.provider.id, model)) {
           throw new UnpricedModelError(unpricedMessage(model, binding), budgetHeaders(budgets));
         }
       }
-      return { budgets };
+      return { budgets, prices };
     },
   };
 }

@@ -9,14 +9,17 @@ import { Prefetched, type Step } from './step';
 
 const NO_KEY_READ = Promise.resolve(undefined);
 
-type ReadDeps = Pick<Deps, 'tokenGate' | 'budgets' | 'budgetHints' | 'providerKeys' | 'cache' | 'now'>;
+type ReadDeps = Pick<
+  Deps,
+  'tokenGate' | 'budgets' | 'budgetHints' | 'providerKeys' | 'accountPrices' | 'cache' | 'now'
+>;
 
 /**
  * Everything a request reads from the store before forwarding, started at once. Warm and with no
  * budget or cache in play this is one call: the token gate (token check and rate count, token-gate.ts).
  * The stored key comes from the instance's short cache (a read beside the gate when cold), a
  * named requester's budget and the request's tag budgets are read beside the gate, and so is the
- * cache entry when asked for. Each is awaited by the step that needs it; none rejects unawaited.
+ * cache entry when asked for. The account's own prices come from the instance's short cache too. Each is awaited by the step that needs it; none rejects unawaited.
  */
 export function startStoreReads(
   deps: ReadDeps,
@@ -41,6 +44,7 @@ export function startStoreReads(
     ),
     providerKey:
       state.mode === 'stored' ? quiet(deps.providerKeys.get(token.accountId, state.provider.id)) : NO_KEY_READ,
+    accountPrices: quiet(deps.accountPrices.list(token.accountId)),
     cachedResponse: deps.cache.lookup(state.cache, now),
   };
 }

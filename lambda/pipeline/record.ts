@@ -6,7 +6,7 @@ import type { UsageRow } from '../usage/usage-row';
 import { requestSecrets } from './request-secrets';
 import type { Recordable } from './state';
 
-/** What writing a row uses: the row writer and the prices. */
+/** What writing a row uses: the row writer and the prices (the account's own, once the budget step has read them). */
 export type RecordDeps = Pick<Deps, 'rowWriter' | 'prices'>;
 
 /** How a request ended, once known: at once (a refusal, a failed call) or when its body has gone out. */
@@ -22,7 +22,7 @@ export function recordUsage(deps: RecordDeps): (state: Recordable, ending: Endin
   return function record(state, ending) {
     state.work.add(
       Promise.resolve(ending).then((completion) => {
-        const row: UsageRow = buildRow(rowFacts(state, state.token), completion, deps.prices);
+        const row: UsageRow = buildRow(rowFacts(state, state.token), completion, state.prices ?? deps.prices);
         return deps.rowWriter.write(row);
       }),
     );

@@ -11,7 +11,7 @@ import { Answer, type Step } from './step';
  * request. A hit is answered here, its row recorded (pipeline.ts) when its body ends; otherwise the
  * request goes on to the provider with the cache's fill, which stores the answer.
  */
-export function serveFromCache(deps: Pick<Deps, 'cache' | 'prices'>): Step<Admitted, CacheConsulted> {
+export function serveFromCache(deps: Pick<Deps, 'cache'>): Step<Admitted, CacheConsulted> {
   return {
     name: 'cache',
     async run(state, reads) {
@@ -26,7 +26,7 @@ export function serveFromCache(deps: Pick<Deps, 'cache' | 'prices'>): Step<Admit
         track: (work) => state.work.add(work),
         // Priced as the row is: the answer's model, else the one the request named (in the path, for Bedrock).
         costNanos: (model, usage) =>
-          deps.prices.cost(model ?? requestedModel(state), usage, {
+          state.prices.cost(model ?? requestedModel(state), usage, {
             provider: state.provider.id,
             at: state.request.receivedAt,
           }).nanos,

@@ -10,6 +10,8 @@ import type { RouteResult } from '../providers/routes';
 import type { Dialect, Endpoint, ValidationResult } from '../providers/types';
 import type { GateVerdict, PresentedToken, RateLimitDecision } from '../auth/ports';
 import type { StoredProviderKey } from '../keys/ports';
+import type { AccountPrice } from '../account-prices/account-price';
+import type { Prices } from '../account-prices/priced-for-account';
 import type { Tags, TagsCheck } from '../tags/tags';
 
 /*
@@ -66,6 +68,8 @@ export type StoreReads = {
   budgets: Promise<BudgetStatus[]>;
   /** Stored mode only; pass-through mode sends the caller's own key. */
   providerKey: Promise<StoredProviderKey | undefined>;
+  /** The account's own prices, from the instance's short cache (a read beside the gate when cold). */
+  accountPrices: Promise<AccountPrice[]>;
   cachedResponse?: Promise<CachedResponse | undefined>;
 };
 
@@ -100,9 +104,14 @@ export interface ModelAllowed {
   modelAllowed: true;
 }
 
-/** Step 7 (budget): the budgets that apply (token, requester), with their spend before this request. */
+/**
+ * Step 7 (budget): the budgets that apply (token, requester), with their spend before this request,
+ * and the prices this account's requests are charged at (its own over the built-in ones), which
+ * decide whether a budget can count the request at all.
+ */
 export interface Budgeted {
   budgets: BudgetStatus[];
+  prices: Prices;
 }
 
 /**
@@ -122,7 +131,10 @@ export interface CacheConsulted {
 export type Routed = Received & ProxyRequest;
 
 /** What a usage row is made of: any request that got past authentication and validation. */
-export type Recordable = Routed & Pick<Identified, 'token'> & Pick<Validated, 'tags'>;
+export type Recordable = Routed &
+  Pick<Identified, 'token'> &
+  Pick<Validated, 'tags'> &
+  Partial<Pick<Budgeted, 'prices'>>;
 
 /** What the cache step (9) relies on. */
 export type Admitted = Routed & Identified & Authenticated & Limited & Validated & ModelAllowed & Budgeted & Keyed;

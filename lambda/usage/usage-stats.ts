@@ -20,6 +20,16 @@ export interface StatsTotals {
   errors: number;
   /** Answered requests whose model has no known price: their cost is not in `cost_usd`. */
   unpriced_requests: number;
+  /**
+   * Requests whose row is marked `usage_estimated` (a stream cut off before the provider reported its
+   * usage), and their tokens and cost: the part of the totals above that is estimated
+   * (docs/usage-and-pricing.md, "Cut-off streams"); the rest is exact.
+   */
+  estimated_requests: number;
+  estimated_input_tokens: number;
+  estimated_output_tokens: number;
+  estimated_cost_nanos: number;
+  estimated_cost_usd: number;
   latency_avg_ms: number;
   /** Estimated from a log-scale histogram: within one bucket (about 19%) of the exact value. */
   latency_p95_ms: number;

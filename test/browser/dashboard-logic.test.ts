@@ -94,6 +94,11 @@ test('daily series fill quiet days with zero and keep the registry order of prov
     cache_hits: 0,
     errors: 0,
     unpriced_requests: 0,
+    estimated_requests: 0,
+    estimated_input_tokens: 0,
+    estimated_output_tokens: 0,
+    estimated_cost_nanos: 0,
+    estimated_cost_usd: 0,
     latency_avg_ms: 0,
     latency_p95_ms: 0,
   };

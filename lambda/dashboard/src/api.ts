@@ -1,4 +1,6 @@
 import type {
+  AccountPrice,
+  PriceInput,
   Budget,
   BudgetInput,
   CreatedToken,
@@ -137,6 +139,10 @@ export function createApi(token: string, onUnauthorized: (error: ApiError) => vo
       call<Budget>('PUT', pathTo(API_PATHS.tagBudget, { key, value }), budget),
     removeTagBudget: (key: string, value: string) => call<void>('DELETE', pathTo(API_PATHS.tagBudget, { key, value })),
     alerts: () => call<{ alerts: SentAlert[] }>('GET', API_PATHS.alerts),
+    prices: () => call<{ prices: AccountPrice[] }>('GET', API_PATHS.prices),
+    setPrice: (model: string, price: PriceInput) =>
+      call<AccountPrice>('PUT', pathTo(API_PATHS.price, { model }), price),
+    removePrice: (model: string) => call<void>('DELETE', pathTo(API_PATHS.price, { model })),
   };
 }
 

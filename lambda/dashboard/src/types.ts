@@ -3,11 +3,16 @@
 // The server's own types, imported as types only: nothing of the server ends up in the bundle.
 import type { SentAlertJson } from '../../api/alert-routes';
 import type { BudgetJson } from '../../api/budget-routes';
+import type { PriceInput, PriceJson } from '../../api/price-routes';
 import type { ProviderId } from '../../providers/catalog';
 import type { StatsSummary, StatsTotals, ProviderSlice, TokenStats } from '../../usage/usage-stats';
 import type { UsageRow } from '../../usage/usage-row';
 
 export type { ProviderId };
+
+/** An account's own price for a model id or pattern (docs/usage-and-pricing.md, "Account prices"). */
+export type AccountPrice = PriceJson;
+export type { PriceInput };
 
 /** Where the proxy's AWS signing credentials come from, and what its last look for them found (docs/bedrock.md). */
 export interface Signing {

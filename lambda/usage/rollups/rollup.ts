@@ -21,6 +21,11 @@ export const COUNTERS = [
   'errors',
   'latency_sum_ms',
   'unpriced',
+  // Rows whose usage is partly estimated (a cut-off stream), kept apart so exact figures stay known.
+  'estimated_requests',
+  'estimated_input_tokens',
+  'estimated_output_tokens',
+  'estimated_cost_nanos',
 ] as const;
 
 export type Counter = (typeof COUNTERS)[number];
@@ -46,6 +51,17 @@ function whole(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) ? Math.round(value) : 0;
 }
 
+/** The part of a row's figures that is estimated: all of them for a row marked `usage_estimated`, else none. */
+function estimatedIncrements(row: UsageRow) {
+  const estimated = row.usage_estimated === true;
+  return {
+    estimated_requests: estimated ? 1 : 0,
+    estimated_input_tokens: estimated ? whole(row.input_tokens) : 0,
+    estimated_output_tokens: estimated ? whole(row.output_tokens) : 0,
+    estimated_cost_nanos: estimated ? whole(row.cost_nanos) : 0,
+  };
+}
+
 /** What one row adds to each of its buckets: attribute name → amount. */
 export function rowIncrements(row: UsageRow): Record<string, number> {
   const latencyMs = Math.max(0, whole(row.latency_ms));
@@ -62,6 +78,7 @@ export function rowIncrements(row: UsageRow): Record<string, number> {
     latency_sum_ms: latencyMs,
     // Answered, not from the cache, and no price known: its cost is missing from the sums, not zero.
     unpriced: row.priced === false && row.status_code < 400 && !row.cached ? 1 : 0,
+    ...estimatedIncrements(row),
   };
   return { ...counts, [latencyAttribute(latencyBucket(latencyMs))]: 1 };
 }

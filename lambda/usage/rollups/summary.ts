@@ -64,6 +64,11 @@ export function toTotals(rollup: Rollup): StatsTotals {
     cache_hits: c.cache_hits,
     errors: c.errors,
     unpriced_requests: c.unpriced,
+    estimated_requests: c.estimated_requests,
+    estimated_input_tokens: c.estimated_input_tokens,
+    estimated_output_tokens: c.estimated_output_tokens,
+    estimated_cost_nanos: c.estimated_cost_nanos,
+    estimated_cost_usd: nanosToUsd(c.estimated_cost_nanos),
     latency_avg_ms: c.requests ? Math.round(c.latency_sum_ms / c.requests) : 0,
     latency_p95_ms: estimatePercentile(rollup.latency, 0.95),
   };

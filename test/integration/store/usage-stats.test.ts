@@ -100,6 +100,8 @@ function generateRows(accountId: string, count: number, start: number, end: numb
       cache_write_tokens: Math.floor(next() * 100),
       cost_nanos: priced ? cost : 0,
       cost_usd: priced ? cost / 1e9 : 0,
+      // About one in ten is a cut-off stream's estimate (without another draw, so the rest stay as they were).
+      ...(input % 10 === 0 ? { usage_estimated: true as const } : {}),
     });
   });
 }
@@ -133,7 +135,20 @@ function sums(rows: UsageRow[]) {
     cache_hits: rows.filter((r) => r.cached).length,
     errors: rows.filter((r) => r.status_code >= 400).length,
     unpriced_requests: rows.filter((r) => !r.priced && r.status_code < 400 && !r.cached).length,
+    ...estimatedSums(rows.filter((r) => r.usage_estimated)),
     latency_avg_ms: rows.length ? Math.round(n((r) => r.latency_ms) / rows.length) : 0,
+  };
+}
+
+/** The estimated part: the figures of the rows marked `usage_estimated`. */
+function estimatedSums(rows: UsageRow[]) {
+  const n = (pick: (r: UsageRow) => number) => rows.reduce((total, r) => total + pick(r), 0);
+  return {
+    estimated_requests: rows.length,
+    estimated_input_tokens: n((r) => r.input_tokens),
+    estimated_output_tokens: n((r) => r.output_tokens),
+    estimated_cost_nanos: n((r) => r.cost_nanos),
+    estimated_cost_usd: n((r) => r.cost_nanos) / 1e9,
   };
 }
 

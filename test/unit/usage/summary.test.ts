@@ -69,6 +69,10 @@ describe('rowIncrements', () => {
       errors: 0,
       latency_sum_ms: 3000,
       unpriced: 0,
+      estimated_requests: 0,
+      estimated_input_tokens: 0,
+      estimated_output_tokens: 0,
+      estimated_cost_nanos: 0,
       [`lat_${String(latencyBucket(3000)).padStart(2, '0')}`]: 1,
     });
   });
@@ -88,6 +92,18 @@ describe('rowIncrements', () => {
     expect(rowIncrements(row({ priced: false, status_code: 500 }))).toMatchObject({ unpriced: 0 });
     expect(rowIncrements(row({ priced: false, cached: true }))).toMatchObject({ unpriced: 0 });
     expect(rowIncrements(row({ priced: true }))).toMatchObject({ unpriced: 0 });
+  });
+
+  it('keeps the figures of a row with estimated usage apart, besides counting them in the totals', () => {
+    const estimated = rowIncrements(row({ usage_estimated: true, cost_nanos: 700 }));
+    expect(estimated).toMatchObject({ requests: 1, input_tokens: 10, output_tokens: 5, cost_nanos: 700 });
+    expect(estimated).toMatchObject({
+      estimated_requests: 1,
+      estimated_input_tokens: 10,
+      estimated_output_tokens: 5,
+      estimated_cost_nanos: 700,
+    });
+    expect(rowIncrements(row({ cost_nanos: 700 }))).toMatchObject({ estimated_requests: 0, estimated_cost_nanos: 0 });
   });
 });
 

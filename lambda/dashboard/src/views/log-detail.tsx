@@ -43,6 +43,7 @@ const SHOWN = new Set([
   'saved_nanos',
   'priced',
   'price_source',
+  'usage_estimated',
   'latency_ms',
   'status_code',
   'stream',
@@ -111,6 +112,12 @@ function fieldsOf(row: LogRow, tokens: TokenInfo[]): Field[] {
       ) : (
         <span>
           {formatUsd(row.cost_usd)} <span class="sub">{formatInt(row.cost_nanos)} nano-USD</span>
+          {row.usage_estimated && (
+            <span class="sub" data-testid="log-detail-estimated">
+              {' '}
+              · estimated: the stream was cut off before the provider reported its usage
+            </span>
+          )}
         </span>
       ),
       'cost_usd',

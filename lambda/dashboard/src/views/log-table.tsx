@@ -34,6 +34,20 @@ function Cost({ row }: { row: LogRow }) {
       </span>
     );
   }
+  if (row.usage_estimated) {
+    return (
+      <span class="stack">
+        <span>≈ {formatUsd(row.cost_usd)}</span>
+        <span
+          class="badge badge-estimated"
+          data-testid="badge-estimated"
+          title="The stream was cut off before the provider reported its usage: tokens and cost are partly estimated."
+        >
+          estimate
+        </span>
+      </span>
+    );
+  }
   return <span>{formatUsd(row.cost_usd)}</span>;
 }
 

@@ -17,6 +17,25 @@ import { PeriodPicker } from './period-picker';
 import { TopModels, TopRequesters, TopTokens } from './overview-tables';
 import { SpendByTag } from './overview-tags';
 
+/** What the cost leaves out (unpriced requests) and how much of it is estimated (cut-off streams). */
+function CostDetail({ totals }: { totals: Stats['totals'] }) {
+  const estimated = totals.estimated_requests > 0 && (
+    <span data-testid="cost-estimated" title="Streams cut off before the provider reported their usage">
+      {formatUsd(totals.estimated_cost_usd)} of it estimated ({formatInt(totals.estimated_requests)} cut-off{' '}
+      {totals.estimated_requests === 1 ? 'stream' : 'streams'})
+    </span>
+  );
+  const unpriced = totals.unpriced_requests > 0 && `+ ${formatInt(totals.unpriced_requests)} unpriced requests`;
+  if (!estimated && !unpriced) return null;
+  return (
+    <>
+      {estimated}
+      {estimated && unpriced && ' · '}
+      {unpriced}
+    </>
+  );
+}
+
 function Cards({ stats }: { stats: Stats | undefined }) {
   const t = stats?.totals;
   const value = <T,>(f: (totals: NonNullable<typeof t>) => T) => (t ? f(t) : undefined);
@@ -34,7 +53,7 @@ function Cards({ stats }: { stats: Stats | undefined }) {
         testId="card-cost"
         value={value((x) => formatUsd(x.cost_usd))}
         raw={t?.cost_usd}
-        detail={t && t.unpriced_requests > 0 && `+ ${formatInt(t.unpriced_requests)} unpriced requests`}
+        detail={t && <CostDetail totals={t} />}
       />
       <StatCard
         title="Savings"

@@ -10,6 +10,7 @@ import { hrefFor } from '../router';
 import { useAsync } from '../use-async';
 import { RecentAlerts } from './budgets/recent-alerts';
 import { RequesterBudgets } from './budgets/requester-budgets';
+import { ModelPrices } from './budgets/model-prices';
 import { PeriodPicker } from './period-picker';
 import { TokenTable } from './token-table';
 
@@ -136,6 +137,7 @@ export function Tokens({ params }: { params: URLSearchParams }) {
       </section>
       {/* Below the token list, shown once the list is in: the list growing must not push it down the screen. */}
       {tokens.data && <RequesterBudgets />}
+      {tokens.data && <ModelPrices />}
       {tokens.data && <RecentAlerts />}
     </div>
   );
