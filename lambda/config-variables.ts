@@ -101,8 +101,8 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
 
 /**
  * Variables read but not for a user to set: the stack passes them in AWS, or Lambda's runtime
- * does (each table's own name, the KMS key, the admin secret, the alert topic, the region and the
- * function's name).
+ * does (each table's own name, the KMS key, the admin secret, the alert topic, the export bucket,
+ * the region and the function's name).
  */
 export const SET_BY_THE_PLATFORM: readonly string[] = [
   'AWS_REGION',
@@ -110,4 +110,5 @@ export const SET_BY_THE_PLATFORM: readonly string[] = [
   'ADMIN_SECRET_ARN',
   'KMS_KEY_ID',
   'ALERT_TOPIC_ARN',
+  'USAGE_EXPORT_BUCKET',
 ];

@@ -300,7 +300,7 @@ describe('stats consumer (rollups from the usage-logs stream)', () => {
     expect(queue.Properties).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 86_400 });
   });
 
-  it('may read that one stream, update rollup items, read budgets and write alert items, and send to its queue, nothing more', () => {
+  it('may read that one stream, update rollup items, read budgets, write alert items and budget spend, and send to its queue, nothing more', () => {
     const statements = roleStatements(synth.template, roleOf(consumer()));
     const dynamo = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
     const streamArn = { 'Fn::GetAtt': [table(TABLES.usageLogs).logicalId, 'StreamArn'] };
@@ -319,11 +319,15 @@ describe('stats consumer (rollups from the usage-logs stream)', () => {
           Action: ['dynamodb:BatchGetItem', 'dynamodb:GetItem'],
           Resource: { 'Fn::GetAtt': [table(TABLES.accounts).logicalId, 'Arn'] },
         }),
-        // Writes to the accounts table only in the alert partitions (docs/deploy.md, "Permissions").
+        // Writes to the accounts table only in the alert and budget subjects' partitions (docs/deploy.md, "Permissions").
         expect.objectContaining({
           Action: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
           Resource: { 'Fn::GetAtt': [table(TABLES.accounts).logicalId, 'Arn'] },
-          Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['ACCOUNT#*#ALERTS'] } },
+          Condition: {
+            'ForAllValues:StringLike': {
+              'dynamodb:LeadingKeys': ['ACCOUNT#*#ALERTS', 'ACCOUNT#*#G#*', 'ACCOUNT#*#R#*', 'ACCOUNT#*#T#*'],
+            },
+          },
         }),
       ]),
     );

@@ -147,7 +147,7 @@ test('the stream consumer sends only the actions the stack grants it', async () 
   expect(actions).toContain('usageStats:UpdateItem');
 });
 
-test('the declarations give the proxy no delete, batch write or update on the usage history, and the consumer writes only rollups and alerts', () => {
+test('the declarations give the proxy no delete, batch write or update on the usage history, and the consumer writes only rollups, alerts and budget spend', () => {
   const proxyOn = (table: string) =>
     new Set(PROXY_TABLE_CALLS.filter((c) => c.table === table).flatMap((c) => c.actions));
   for (const table of ['usageLogs', 'usageStats']) {
@@ -164,10 +164,10 @@ test('the declarations give the proxy no delete, batch write or update on the us
       'accounts:UpdateItem',
     ]),
   );
-  // On the accounts table, only the alert store writes.
+  // On the accounts table, only the alert store and the spend fold write (each in its own partitions).
   expect(
     CONSUMER_TABLE_CALLS.filter(
       (c) => c.table === 'accounts' && c.actions.some((a) => a === 'PutItem' || a === 'UpdateItem'),
     ).map((c) => c.code),
-  ).toEqual(['DynamoAlertStore']);
+  ).toEqual(['DynamoAlertStore', 'WatermarkedCounters', 'DynamoSpendFold']);
 });
