@@ -19,6 +19,7 @@ const ALLOWED = {
   budgets: ['auth', 'usage', 'tags', 'store'],
   cache: ['providers', 'sse', 'eventstream', 'store'],
   alerts: ['budgets', 'usage', 'store'],
+  export: ['usage'],
   api: ['auth', 'budgets', 'alerts', 'usage', 'tags', 'providers', 'pricing', 'account-prices', 'http'],
   pipeline: [
     'auth',

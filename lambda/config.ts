@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { PROVIDER_CATALOG, type CatalogEntry, type ProviderId } from './providers/catalog';
 import { PROVIDER_KEY_CACHE_MS } from './keys/cached-provider-keys';
+import { MAX_DELAY_MS } from './auth/failed-sign-ins';
 import { tableNames } from './tables';
 
 /** Environment variables are strings; every one is optional and has a documented default. */
@@ -22,11 +23,20 @@ const EnvSchema = z.object({
   KMS_KEY_ID: z.optional(z.string()),
   UPSTREAM_TIMEOUT_MS: z.optional(z.string().check(z.regex(/^[1-9]\d*$/, 'expected a positive integer'))),
   RATE_LIMIT_PER_MINUTE: z.optional(z.string().check(z.regex(/^[1-9]\d*$/, 'expected a positive integer'))),
+  FAILED_SIGN_IN_MAX_DELAY_MS: z.optional(
+    z.string().check(
+      z.regex(/^\d+$/, 'expected a number of milliseconds'),
+      z.refine((ms) => Number(ms) <= 60_000, 'expected at most 60000 milliseconds'),
+    ),
+  ),
   CORS_ALLOWED_ORIGINS: z.optional(z.string()),
   PRICING_FILE: z.optional(z.string()),
   LOG_RETENTION_DAYS: z.optional(z.string().check(z.regex(/^\d+$/, 'expected a number of days'))),
   STATS_CONSUMER: z.optional(z.enum(['on', 'off'])),
   ALERT_WEBHOOK_ALLOW_PRIVATE: z.optional(z.enum(['true', 'false'], { error: 'expected true or false' })),
+  USAGE_EXPORT_BUCKET: z.optional(
+    z.string().check(z.regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'expected an S3 bucket name')),
+  ),
   ALERT_TOPIC_ARN: z.optional(z.string().check(z.regex(/^arn:aws[\w-]*:sns:/, 'expected an SNS topic ARN'))),
   PROVIDER_KEY_CACHE_SECONDS: z.optional(
     z.string().check(
@@ -35,6 +45,9 @@ const EnvSchema = z.object({
     ),
   ),
 });
+
+/** The variables `loadConfig` checks by name (besides each table's and each provider's own, from their declarations). */
+export const CHECKED_VARIABLES = Object.keys(EnvSchema.shape);
 
 export interface Config {
   port: number;
@@ -50,6 +63,8 @@ export interface Config {
   kmsKeyId?: string;
   upstreamTimeoutMs: number;
   rateLimitPerMinute: number;
+  /** The longest a failed sign-in's answer is held (docs/operations.md, "Failed sign-ins"); 0 holds none. */
+  failedSignInMaxDelayMs: number;
   corsAllowedOrigins: string[];
   pricingFile?: string;
   logRetentionDays?: number;
@@ -69,6 +84,8 @@ export interface Config {
   awsSigning: AwsSigningSource;
   /** Set in AWS: the stack's SNS topic every budget alert is published to. */
   alertTopicArn?: string;
+  /** Set in AWS: the stack's bucket the stream consumer exports usage rows to, for Athena (docs/alerts.md). */
+  usageExportBucket?: string;
   tables: ReturnType<typeof tableNames>;
   /** Each provider's upstream base URL (no trailing slash), from its `UPSTREAM_BASE_URL_…` variable or the default. */
   upstreams: Record<ProviderId, UpstreamBase>;
@@ -108,6 +125,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     kmsKeyId: e.KMS_KEY_ID || undefined,
     upstreamTimeoutMs: Number(e.UPSTREAM_TIMEOUT_MS ?? 30_000),
     rateLimitPerMinute: Number(e.RATE_LIMIT_PER_MINUTE ?? 100),
+    failedSignInMaxDelayMs: Number(e.FAILED_SIGN_IN_MAX_DELAY_MS ?? MAX_DELAY_MS),
     corsAllowedOrigins: (e.CORS_ALLOWED_ORIGINS ?? '')
       .split(',')
       .map((s) => s.trim())
@@ -118,6 +136,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     providerKeyCacheMs: Number(e.PROVIDER_KEY_CACHE_SECONDS ?? PROVIDER_KEY_CACHE_MS / 1000) * 1000,
     alertWebhookAllowPrivate: e.ALERT_WEBHOOK_ALLOW_PRIVATE === 'true',
     alertTopicArn: e.ALERT_TOPIC_ARN || undefined,
+    usageExportBucket: e.USAGE_EXPORT_BUCKET || undefined,
     awsSigning: e.AWS_LAMBDA_FUNCTION_NAME ? 'aws-role' : 'local-credential-chain',
     tables: tableNames(env),
     upstreams: upstreamBases(given, e.AWS_REGION || 'eu-west-1'),

@@ -1,6 +1,5 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
-import { fromNodeProviderChain } from '@aws-sdk/credential-providers';
 import { join } from 'node:path';
 import { BackgroundWork } from './background-work';
 import { ProxyCache } from './cache/proxy-cache';
@@ -14,8 +13,10 @@ import type { PriceTable } from './pricing/price-table';
 import { adminKeySource } from './auth/admin-key';
 import { EnvelopeSealer, type KeyWrapper } from './keys/crypto/envelope';
 import { LocalKeyWrapper } from './keys/crypto/local-key-wrapper';
+import { textSealer } from './keys/crypto/sealed-text';
 import { DynamoAccountStore } from './auth/dynamodb/account-store';
-import { DynamoBudgetStore, spendChanges } from './budgets/dynamodb/budget-store';
+import { DynamoBudgetStore } from './budgets/dynamodb/budget-store';
+import { DynamoSpendFold } from './budgets/dynamodb/spend-fold';
 import { BatchedGet } from './store/dynamodb/batched-get';
 import { DynamoResponseCache } from './cache/dynamodb/cache-store';
 import { createDocumentClient, createDynamoClients } from './store/dynamodb/client';
@@ -32,16 +33,15 @@ import { DynamoAccountPriceStore } from './account-prices/dynamodb/account-price
 import type { AccountPriceStore } from './account-prices/ports';
 import type { AccountStore, TokenGate } from './auth/ports';
 import type { ProviderKeyStore, SecretSealer } from './keys/ports';
-import type { BudgetStore } from './budgets/ports';
+import type { BudgetStore, SpendFold } from './budgets/ports';
 import { TokenBudgetHints } from './budgets/budget-hints';
 import { FileRowSpool, LogRowSpool, type RowSpool } from './usage/row-spool';
 import { RowWriter } from './usage/row-writer';
 import type { UsageStats } from './usage/usage-stats';
 import type { UsageLog } from './usage/usage-row';
-import type { AwsCredentialSource } from './upstream/aws-signing';
 import { RuntimeCredentials } from './upstream/runtime-credentials';
 import { DynamoAlertStore } from './alerts/dynamodb/alert-store';
-import type { AlertStore, AlertTopic } from './alerts/ports';
+import type { AlertStore, AlertTopic, WebhookSecretSealer } from './alerts/ports';
 import { BudgetAlerts } from './alerts/budget-alerts';
 
 /** Everything the pipeline and the API use, built once per process. */
@@ -113,12 +113,7 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
     undefined,
     config.rateLimitPerMinute,
   );
-  const usageLog = new DynamoUsageLog(
-    doc,
-    tables.usageLogs,
-    { table: tables.accounts, changes: spendChanges },
-    config.logRetentionDays,
-  );
+  const usageLog = new DynamoUsageLog(doc, tables.usageLogs, config.logRetentionDays);
   const aws = (variable: string): AwsAdapters => {
     if (options.aws) return options.aws;
     throw new Error(
@@ -128,6 +123,7 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
   const wrapper = config.kmsKeyId
     ? aws('KMS_KEY_ID').keyWrapper(config.region, config.kmsKeyId)
     : LocalKeyWrapper.fromFile(join(config.dataDir, 'local-master.key'));
+  const sealer = new EnvelopeSealer(wrapper);
   const readSecret = config.adminSecretArn
     ? aws('ADMIN_SECRET_ARN').secretReader(config.region, config.adminSecretArn)
     : undefined;
@@ -154,7 +150,7 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
       config.providerKeyCacheMs,
     ),
     budgets,
-    alerts: new DynamoAlertStore(doc, tables.accounts),
+    alerts: new DynamoAlertStore(doc, tables.accounts, webhookSecrets(sealer)),
     tokenGate: new DynamoTokenGate(doc, tables.rateLimits, config.rateLimitPerMinute, gateSource),
     budgetHints: new TokenBudgetHints(),
     usageLog,
@@ -166,7 +162,7 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
       // Read through `deps`, so a replaced clock reaches the entries' expiry too.
       now: () => deps.now(),
     }),
-    sealer: new EnvelopeSealer(wrapper),
+    sealer,
     prices: loadPriceTable(config.pricingFile),
     accountPrices: new CachedAccountPrices(new DynamoAccountPriceStore(doc, tables.accounts), () => deps.now()),
     adminKey: adminKeySource({ key: config.adminKey, readSecret }),
@@ -175,21 +171,10 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
     rowSpool,
     rowWriter: new RowWriter(usageLog, rowSpool),
     now: Date.now,
-    awsCredentials: new RuntimeCredentials(config.awsSigning, lazyAwsCredentials()),
-    failedSignIns: new FailedSignIns(() => deps.now()),
+    awsCredentials: new RuntimeCredentials(config.awsSigning),
+    failedSignIns: new FailedSignIns(() => deps.now(), config.failedSignInMaxDelayMs),
   };
   return deps;
-}
-
-/**
- * The AWS SDK's own credential chain, as the DynamoDB client uses it: in Lambda the function
- * role's keys from the environment; elsewhere profiles, SSO, web identity, container and instance
- * metadata. It caches what it found and fetches anew before the credentials expire. Built on first
- * use: a process that never signs a request never looks for credentials.
- */
-function lazyAwsCredentials(): AwsCredentialSource {
-  let chain: AwsCredentialSource | undefined;
-  return () => (chain ??= fromNodeProviderChain())();
 }
 
 function statsFold(doc: DocumentClient, table: string, log: Logger): DynamoUsageStats {
@@ -206,42 +191,72 @@ export interface FoldDeps {
   config: Config;
   log: Logger;
   usageStats: UsageStats;
+  /** The budgets' spend, folded before the alerts are checked, so they read it. */
+  spendFold: SpendFold;
   budgetAlerts: BudgetAlerts;
 }
 
+function spendFold(doc: DocumentClient, table: string, log: Logger): DynamoSpendFold {
+  const fold = new DynamoSpendFold(doc, table);
+  fold.onFailure = (rows, error) =>
+    log.warn('budget spend not written; its rows will be delivered again', { rows, ...describeError(error) });
+  return fold;
+}
+
+/** The Lambda entry's AWS-only adapters for the stream consumer: SNS for alerts, KMS for the webhook secrets. */
+export interface FoldAdapters {
+  alertTopic?: (region: string, topicArn: string) => AlertTopic;
+  keyWrapper?: (region: string, keyId: string) => KeyWrapper;
+}
+
 /**
- * What the stream consumer needs (Lambda or local): the rollups and the budget alerts, nothing of
- * the request path. `alertTopic` is the SNS adapter, given by the Lambda entry when `ALERT_TOPIC_ARN` is set.
+ * What the stream consumer needs (Lambda or local): the rollups, the budgets' spend and the budget alerts, nothing of
+ * the request path. The Lambda entry gives the SNS adapter (used when `ALERT_TOPIC_ARN` is set) and
+ * the KMS one (when `KMS_KEY_ID` is set: it opens the sealed webhook secrets); locally the secrets
+ * open with the local key under DATA_DIR, as the server sealed them.
  */
 export function buildFoldDeps(
   config: Config = loadConfig(),
   log: Logger = jsonLogger,
-  alertTopic?: (region: string, topicArn: string) => AlertTopic,
+  adapters: FoldAdapters = {},
 ): FoldDeps {
   const doc = createDocumentClient({ region: config.region, endpoint: config.dynamoEndpoint });
+  if (config.kmsKeyId && !adapters.keyWrapper)
+    throw new Error('Invalid configuration: KMS_KEY_ID is for the Lambda function');
+  // Built at the first webhook read: a batch without a webhook to post to touches no key.
+  let opened: WebhookSecretSealer | undefined;
+  const secrets = (): WebhookSecretSealer =>
+    (opened ??= webhookSecrets(
+      new EnvelopeSealer(
+        config.kmsKeyId && adapters.keyWrapper
+          ? adapters.keyWrapper(config.region, config.kmsKeyId)
+          : LocalKeyWrapper.fromFile(join(config.dataDir, 'local-master.key')),
+      ),
+    ));
   return {
     config,
     log,
     usageStats: statsFold(doc, config.tables.usageStats, log),
-    budgetAlerts: budgetAlerts(doc, config, log, alertTopic),
+    spendFold: spendFold(doc, config.tables.accounts, log),
+    budgetAlerts: new BudgetAlerts({
+      budgets: new DynamoBudgetStore(doc, config.tables.accounts, config.tables.rateLimits),
+      store: new DynamoAlertStore(doc, config.tables.accounts, {
+        seal: (accountId, secret) => secrets().seal(accountId, secret),
+        open: (accountId, sealed) => secrets().open(accountId, sealed),
+      }),
+      topic:
+        config.alertTopicArn && adapters.alertTopic
+          ? adapters.alertTopic(config.region, config.alertTopicArn)
+          : undefined,
+      webhookPolicy: { allowPrivate: config.alertWebhookAllowPrivate },
+      log,
+      now: Date.now,
+    }),
   };
 }
 
-export function budgetAlerts(
-  doc: DocumentClient,
-  config: Config,
-  log: Logger,
-  alertTopic?: (region: string, topicArn: string) => AlertTopic,
-): BudgetAlerts {
-  return new BudgetAlerts({
-    budgets: new DynamoBudgetStore(doc, config.tables.accounts, config.tables.rateLimits),
-    store: new DynamoAlertStore(doc, config.tables.accounts),
-    topic: config.alertTopicArn && alertTopic ? alertTopic(config.region, config.alertTopicArn) : undefined,
-    webhookPolicy: { allowPrivate: config.alertWebhookAllowPrivate },
-    log,
-    now: Date.now,
-  });
-}
+/** Webhook signing secrets sealed like provider keys, under a purpose of their own (keys/crypto/sealed-text.ts). */
+export const webhookSecrets = (sealer: SecretSealer): WebhookSecretSealer => textSealer(sealer, 'alert-webhook');
 
 /**
  * The local server's own store work, never on the request path: creating tables and reading the

@@ -19,6 +19,13 @@ export function unsafeCharacterIn(text: string): string | undefined {
   return found === undefined ? undefined : `U+${found.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
 }
 
+const UNSAFE_CHARACTERS = new RegExp(UNSAFE_CHARACTER.source, 'g');
+
+/** `text` with each character a label may not hold written out as `\uXXXX`, so a message can quote it. */
+export function withUnsafeEscaped(text: string): string {
+  return text.replace(UNSAFE_CHARACTERS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** Visible ASCII only: what an HTTP header carries unchanged (no space, CR, LF, NUL or non-ASCII character). */
 const SENDABLE_CREDENTIAL = /^[\x21-\x7e]+$/;
 

@@ -18,8 +18,9 @@ export interface TableShape {
 
 export const TABLES = {
   /**
-   * Accounts, their tokens (hashed), encrypted provider keys, budgets and spend counters, one
-   * partition per account. Only the monthly spend counters carry `expires_at`.
+   * Accounts, their tokens (hashed), encrypted provider keys, one partition per account; budgets
+   * and spend, one partition per token, requester and tag. Month counters of earlier versions
+   * carry `expires_at`.
    */
   accounts: {
     logicalName: 'accounts',

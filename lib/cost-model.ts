@@ -24,13 +24,33 @@ export const PRICES = {
   logsIngestionPerGb: 0.57,
   alarmMetricPerMonth: 0.1,
   dataOutPerGb: 0.09,
+  s3PutPer1000: 0.005,
+  s3StoragePerGbMonth: 0.023,
+  athenaPerTbScanned: 5,
 } as const;
+
+/**
+ * An exported usage row in its gzipped JSON Lines object (docs/alerts.md, "Usage in Athena"):
+ * `exportObjects` gave 124 bytes a row for objects of 4 rows (the assumed batch), 346 for a row
+ * alone and 31 for 400; rounded up, as real rows repeat themselves less than those measured.
+ */
+export const EXPORT_BYTES_PER_ROW = 150;
+
+/** Athena bills at least this much data scanned per query. */
+export const ATHENA_MIN_BYTES_PER_QUERY = 10 * 1024 ** 2;
+
+/** What one Athena query costs that reads this many exported rows (every named query reads all it is given). */
+export const athenaQueryUsd = (rows: number) =>
+  (Math.max(ATHENA_MIN_BYTES_PER_QUERY, rows * EXPORT_BYTES_PER_ROW) / 1e12) * PRICES.athenaPerTbScanned;
 
 /** A usage row as stored, about 1 KB: a million rows are about 1 GB. */
 export const ROW_GB_PER_MILLION = 1;
 
-/** Extra write units per request when it names a requester: two more spend counters in the row's transaction. */
-export const REQUESTER_WRITE_UNITS = 4;
+/**
+ * What a requester label (or a tag) adds: one more spend write per consumer batch, on the
+ * subject's own item (lambda/budgets/dynamodb/spend-fold.ts), whatever the number of rows in it.
+ */
+export const SUBJECT_WRITES_PER_BATCH = 1;
 
 /** DynamoDB's limit per partition key value, whatever the table's capacity. */
 export const PARTITION_WRITE_UNITS_PER_SECOND = 1_000;
@@ -65,8 +85,8 @@ export const GATE_WRITE_UNITS = writeUnitsOf(gateItemBytes());
 export const gatePartitionLoad = (requestsPerMinute: number) =>
   ((requestsPerMinute / 60) * GATE_WRITE_UNITS) / shardCount(requestsPerMinute);
 
-/** The row and the token's two spend counters, in one transaction (2 units per item of up to 1 KB). */
-export const ROW_TRANSACTION_WRITE_UNITS = 6;
+/** The row: one plain put of an item under 1 KB. Its spend is folded later, by the stream consumer. */
+export const ROW_WRITE_UNITS = 1;
 
 export interface CostInputs {
   /** Lambda memory of the proxy function. */
@@ -75,16 +95,12 @@ export interface CostInputs {
   upstreamSeconds: number;
   /**
    * The proxy's own waiting per request: the token gate's call before forwarding and the row's
-   * transaction after the answer (the invocation ends when the row is stored).
+   * put after the answer (the invocation ends when the row is stored).
    */
   storeWaitMs: number;
   /** The proxy's CPU per request on a full vCPU; Lambda gives one vCPU at 1,769 MB, proportionally less below. */
   cpuMsPerRequest: number;
-  /**
-   * DynamoDB write units per request: the gate's count (`GATE_WRITE_UNITS`) and,
-   * in one transaction, the row and the token's two spend counters (2 units per item of up to 1 KB
-   * in a transaction: 6).
-   */
+  /** DynamoDB write units per request on the request path: the gate's count (`GATE_WRITE_UNITS`) and the row's put (`ROW_WRITE_UNITS`). */
   writeUnitsPerRequest: number;
   /** Read units per request: 0 when the provider key is in the instance's 5-minute cache and the token has no budget. */
   readUnitsPerRequest: number;
@@ -97,6 +113,8 @@ export interface CostInputs {
   consumerMsPerBatch: number;
   /** Rollup writes per batch: the hour and the day, when the batch's rows share a token and model. */
   rollupWritesPerBatch: number;
+  /** Spend writes per batch: one per budget subject in it (its token; each requester label and tag adds one more). */
+  spendWritesPerBatch: number;
   /**
    * Read units per batch of the budget-alert check (docs/alerts.md): each subject's budget and month
    * items, eventually consistent (half a unit each), for the batch's one token without a requester or tags.
@@ -104,6 +122,8 @@ export interface CostInputs {
   alertReadUnitsPerBatch: number;
   /** Bytes of Embedded Metric Format lines per batch: one line of about 700 bytes per provider and model in it. */
   metricBytesPerBatch: number;
+  /** Objects the usage export writes per batch: one per UTC day its rows fall on, nearly always one. */
+  exportObjectsPerBatch: number;
 }
 
 /** Traffic per month the assumptions price. */
@@ -115,15 +135,17 @@ export const ASSUMED: CostInputs = {
   upstreamSeconds: 3,
   storeWaitMs: 15,
   cpuMsPerRequest: 3.5,
-  writeUnitsPerRequest: GATE_WRITE_UNITS + ROW_TRANSACTION_WRITE_UNITS,
+  writeUnitsPerRequest: GATE_WRITE_UNITS + ROW_WRITE_UNITS,
   readUnitsPerRequest: 0,
   coldStartsPerMillion: 1_000,
   coldStartInitMs: 300,
   monthlyRequests: ASSUMED_MONTHLY_REQUESTS,
   consumerMsPerBatch: 50,
   rollupWritesPerBatch: 2,
+  spendWritesPerBatch: 1,
   alertReadUnitsPerBatch: 1,
   metricBytesPerBatch: 3 * 700,
+  exportObjectsPerBatch: 1,
 };
 
 /** One vCPU at this memory size (Lambda's documented ratio). */
@@ -141,9 +163,16 @@ export interface Cost {
   rowsPerConsumerBatch: number;
   /** The consumer's line if every row arrived alone in its batch. */
   consumerWorstCaseUsdPerMillion: number;
+  /** The usage export's PUTs if every row arrived alone in its batch. */
+  exportWorstCaseUsdPerMillion: number;
   lines: CostLine[];
   usdPerMillion: number;
 }
+
+/** Every write unit a request costs on average, the consumer's share included: the request path's, and the batch's rollup and spend writes spread over its rows. */
+export const allWriteUnitsPerRequest = (cost: Cost) =>
+  cost.inputs.writeUnitsPerRequest +
+  (cost.inputs.rollupWritesPerBatch + cost.inputs.spendWritesPerBatch) / cost.rowsPerConsumerBatch;
 
 /** Cost per million requests for these inputs. */
 export function costPerMillion(inputs: CostInputs = ASSUMED): Cost {
@@ -162,7 +191,7 @@ export function costPerMillion(inputs: CostInputs = ASSUMED): Cost {
   const consumerBatch =
     PRICES.lambdaPerMillionRequests / million +
     (CONSUMER_MEMORY_MB / 1024) * (inputs.consumerMsPerBatch / 1000) * PRICES.lambdaArmPerGbSecond +
-    (inputs.rollupWritesPerBatch * PRICES.dynamoPerMillionWriteUnits) / million;
+    ((inputs.rollupWritesPerBatch + inputs.spendWritesPerBatch) * PRICES.dynamoPerMillionWriteUnits) / million;
   const lines: CostLine[] = [
     { item: 'Lambda requests', usdPerMillion: PRICES.lambdaPerMillionRequests },
     { item: 'Lambda duration', usdPerMillion: gb * (billedMs / 1000) * million * PRICES.lambdaArmPerGbSecond },
@@ -176,7 +205,7 @@ export function costPerMillion(inputs: CostInputs = ASSUMED): Cost {
       item: 'Secrets Manager (admin key, once per cold start)',
       usdPerMillion: (inputs.coldStartsPerMillion / 10_000) * PRICES.secretsPer10kCalls,
     },
-    { item: 'Stream consumer (rollups)', usdPerMillion: (million / rowsPerBatch) * consumerBatch },
+    { item: 'Stream consumer (rollups and spend)', usdPerMillion: (million / rowsPerBatch) * consumerBatch },
     {
       item: 'Stream consumer (budget alert checks)',
       usdPerMillion:
@@ -186,12 +215,21 @@ export function costPerMillion(inputs: CostInputs = ASSUMED): Cost {
       item: 'Usage metrics (EMF log lines)',
       usdPerMillion: ((million / rowsPerBatch) * inputs.metricBytesPerBatch * PRICES.logsIngestionPerGb) / 1e9,
     },
+    {
+      item: 'Usage export (S3 PUTs, one object per batch)',
+      usdPerMillion: ((million / rowsPerBatch) * inputs.exportObjectsPerBatch * PRICES.s3PutPer1000) / 1000,
+    },
+    {
+      item: 'Usage export (S3 storage, each month kept)',
+      usdPerMillion: ((million * EXPORT_BYTES_PER_ROW) / 1e9) * PRICES.s3StoragePerGbMonth,
+    },
   ];
   return {
     inputs,
     billedMsPerRequest: billedMs,
     rowsPerConsumerBatch: rowsPerBatch,
     consumerWorstCaseUsdPerMillion: million * consumerBatch,
+    exportWorstCaseUsdPerMillion: (million * inputs.exportObjectsPerBatch * PRICES.s3PutPer1000) / 1000,
     lines,
     usdPerMillion: lines.reduce((sum, line) => sum + line.usdPerMillion, 0),
   };

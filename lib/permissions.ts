@@ -1,4 +1,4 @@
-import { actionsByTable, CONSUMER_TABLE_CALLS, PROXY_TABLE_CALLS, type TableCalls } from '../lambda/store/table-calls';
+import { CONSUMER_TABLE_CALLS, PROXY_TABLE_CALLS, tableGrants, type TableCalls } from '../lambda/store/table-calls';
 import { TABLES } from '../lambda/tables';
 import type { ProxyStack } from './proxy-stack';
 import { bedrockGrantArns, type DeploySettings } from './settings';
@@ -21,6 +21,8 @@ export interface DeclaredGrant {
   /** The resource as docs/deploy.md names it. */
   resourceName: string;
   usedFor: string;
+  /** The partition keys the actions are limited to (`dynamodb:LeadingKeys`, `ForAllValues:StringLike`). */
+  leadingKeys?: readonly string[];
   /** Only with some context values: which (for the page) and whether these settings have them. */
   when?: { context: string; holds: (settings: DeploySettings) => boolean };
 }
@@ -93,6 +95,20 @@ const OTHER_GRANTS: readonly DeclaredGrant[] = [
   },
   {
     role: 'stats consumer',
+    actions: ['kms:Decrypt'],
+    resource: (s) => s.providerKeys.key.keyArn,
+    resourceName: 'the provider-key KMS key',
+    usedFor: 'open the sealed webhook signing secrets, only with the `{account_id, provider}` encryption context',
+  },
+  {
+    role: 'stats consumer',
+    actions: ['s3:PutObject'],
+    resource: (s) => s.usageExport.usageObjectsArn,
+    resourceName: "the export bucket's `usage/` objects",
+    usedFor: 'the usage rows exported for Athena (docs/alerts.md)',
+  },
+  {
+    role: 'stats consumer',
     actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
     resource: (s) => s.statsConsumer.logGroup.logGroupArn,
     resourceName: "the consumer's log group",
@@ -100,14 +116,15 @@ const OTHER_GRANTS: readonly DeclaredGrant[] = [
   },
 ];
 
-function tableGrants(role: FunctionRole, calls: readonly TableCalls[]): DeclaredGrant[] {
-  return [...actionsByTable(calls)].map(([id, actions]) => ({
+function tableGrantsOf(role: FunctionRole, calls: readonly TableCalls[]): DeclaredGrant[] {
+  return tableGrants(calls).map(({ table: id, actions, leadingKeys }) => ({
     role,
     actions: actions.map((a) => `dynamodb:${a}`),
     resource: (s: ProxyStack) => s.tables.entry(id).table.tableArn,
-    resourceName: `the ${TABLES[id].logicalName} table`,
+    resourceName: `the ${TABLES[id].logicalName} table${leadingKeys ? `, partitions ${leadingKeys.map((k) => `\`${k}\``).join(', ')}` : ''}`,
+    leadingKeys,
     usedFor: calls
-      .filter((c) => c.table === id)
+      .filter((c) => c.table === id && c.actions.some((a) => actions.includes(a)))
       .map((c) => c.purpose)
       .join('; '),
   }));
@@ -116,9 +133,9 @@ function tableGrants(role: FunctionRole, calls: readonly TableCalls[]): Declared
 /** Every grant the stack's roles hold with these settings (`all`: the conditional ones too, for the page). */
 export function declaredGrants(settings: DeploySettings, all = false): DeclaredGrant[] {
   const every = [
-    ...tableGrants('proxy', PROXY_TABLE_CALLS),
+    ...tableGrantsOf('proxy', PROXY_TABLE_CALLS),
     ...OTHER_GRANTS.filter((g) => g.role === 'proxy'),
-    ...tableGrants('stats consumer', CONSUMER_TABLE_CALLS),
+    ...tableGrantsOf('stats consumer', CONSUMER_TABLE_CALLS),
     ...OTHER_GRANTS.filter((g) => g.role !== 'proxy'),
   ];
   return every.filter((g) => all || !g.when || g.when.holds(settings));

@@ -12,6 +12,7 @@ import { ProxyFunction } from './constructs/proxy-function';
 import { StatsConsumer } from './constructs/stats-consumer';
 import { ProxyTables } from './constructs/tables';
 import { UsageDashboard } from './constructs/usage-dashboard';
+import { UsageExport } from './constructs/usage-export';
 import { namePrefix, tableOutputName } from './names';
 import { bedrockGrantArns, type DeploySettings } from './settings';
 
@@ -31,6 +32,7 @@ export class ProxyStack extends Stack {
   readonly alarms: ProxyAlarms;
   readonly alertTopic: AlertTopic;
   readonly usageDashboard: UsageDashboard;
+  readonly usageExport: UsageExport;
 
   constructor(scope: Construct, id: string, props: ProxyStackProps) {
     super(scope, id, props);
@@ -78,7 +80,11 @@ export class ProxyStack extends Stack {
       existingTopicArn: settings.alertTopicArn,
       email: settings.alertEmail,
     });
-    // Rollups are folded, and budget alerts sent, from the usage-logs stream by a second function, off the request path.
+    this.usageExport = new UsageExport(this, 'UsageExport', {
+      namePrefix: prefix,
+      retentionDays: settings.usageExportDays,
+    });
+    // Rollups are folded, budget alerts sent and rows exported for Athena from the usage-logs stream by a second function, off the request path.
     this.statsConsumer = new StatsConsumer(this, 'StatsConsumer', {
       projectRoot: props.projectRoot,
       functionName: `${prefix}stats-consumer`,
@@ -87,6 +93,8 @@ export class ProxyStack extends Stack {
       usageStats: this.tables.entry('usageStats'),
       accounts: this.tables.entry('accounts'),
       alertTopic: this.alertTopic,
+      usageExport: this.usageExport,
+      providerKeys,
     });
 
     // One URL serves the proxy (/api/proxy/...), the management API (/api/...) and the dashboard (/).
@@ -134,6 +142,14 @@ export class ProxyStack extends Stack {
     new CfnOutput(this, 'AlarmTopicArn', {
       value: this.alarms.topic.topicArn,
       description: 'SNS topic every alarm notifies',
+    });
+    new CfnOutput(this, 'UsageExportBucketName', {
+      value: this.usageExport.bucket.bucketName,
+      description: 'S3 bucket the usage rows are exported to, for Athena',
+    });
+    new CfnOutput(this, 'UsageWorkGroup', {
+      value: this.usageExport.workGroup.ref,
+      description: 'Athena workgroup holding the named usage queries',
     });
     new CfnOutput(this, 'BudgetAlertTopicArn', {
       value: this.alertTopic.topic.topicArn,

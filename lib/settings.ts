@@ -36,6 +36,8 @@ export interface DeploySettings {
   alertTopicArn?: string;
   /** An e-mail address subscribed to the budget-alert topic (SNS asks it to confirm once). */
   alertEmail?: string;
+  /** Exported usage rows (docs/alerts.md, "Usage in Athena") expire from the export bucket after this many days. */
+  usageExportDays: number;
   /** Creates a CloudWatch alarm when the proxy's spend in one hour exceeds this many dollars (docs/alerts.md). */
   spendAlarmUsdPerHour?: number;
   /**
@@ -83,6 +85,8 @@ export const DEFAULTS = {
    * a flood can spend; it leaves 950 of a default 1,000-instance account pool to everything else.
    */
   reservedConcurrency: 50,
+  /** Two years: this month can be compared with the same month of the year before, and the one before that. */
+  usageExportDays: 731,
 } as const;
 
 /** The context value that turns the reserved-concurrency cap off. */
@@ -140,6 +144,7 @@ export function readSettings(node: ContextReader): DeploySettings {
     alertTopicArn: readArn(node, 'alertTopicArn'),
     alertEmail: readEmail(node, 'alertEmail'),
     spendAlarmUsdPerHour: readInteger(node, 'spendAlarmUsdPerHour', 1, 10_000_000),
+    usageExportDays: readInteger(node, 'usageExportDays', 1, 36_500) ?? DEFAULTS.usageExportDays,
     bedrockRegion,
     bedrockAccess: readBedrock(node),
   };

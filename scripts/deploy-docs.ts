@@ -8,16 +8,18 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { STREAM_MAPPING } from '../lib/constructs/stats-consumer';
 import {
   ASSUMED,
+  athenaQueryUsd,
   costPerMillion,
+  EXPORT_BYTES_PER_ROW,
   GATE_ITEM,
   GATE_WRITE_UNITS,
   gateItemBytes,
   gatePartitionLoad,
   PARTITION_WRITE_UNITS_PER_SECOND,
   PRICES,
-  REQUESTER_WRITE_UNITS,
+  SUBJECT_WRITES_PER_BATCH,
   ROW_GB_PER_MILLION,
-  ROW_TRANSACTION_WRITE_UNITS,
+  ROW_WRITE_UNITS,
 } from '../lib/cost-model';
 import { MAX_REQUESTS_PER_MINUTE } from '../lambda/auth/token-limits';
 import { MAX_GATE_SHARDS, SHARD_REQUESTS_PER_MINUTE, shardCount } from '../lambda/auth/sliding-minute';
@@ -93,13 +95,13 @@ function costBlock(stack: ProxyStack): string {
     '| assumption | value |',
     '|---|--:|',
     `| provider answer time | ${a.upstreamSeconds} s |`,
-    `| the proxy's store waits per request (gate call, row transaction) | ${a.storeWaitMs} ms |`,
+    `| the proxy's store waits per request (gate call, row put) | ${a.storeWaitMs} ms |`,
     `| the proxy's CPU per request on a full vCPU | ${a.cpuMsPerRequest} ms |`,
-    `| DynamoDB write units per request (the token's gate ${GATE_WRITE_UNITS}: its item is at most ${kb(gateItemBytes())} at any rate; the row and two spend counters in a transaction ${ROW_TRANSACTION_WRITE_UNITS}) | ${a.writeUnitsPerRequest} |`,
+    `| DynamoDB write units per request (the token's gate ${GATE_WRITE_UNITS}: its item is at most ${kb(gateItemBytes())} at any rate; the row's put ${ROW_WRITE_UNITS}; its spend is folded by the consumer, below) | ${a.writeUnitsPerRequest} |`,
     `| DynamoDB read units per request (provider key cached, no budget) | ${a.readUnitsPerRequest} |`,
     `| cold starts per million requests, init time each | ${a.coldStartsPerMillion.toLocaleString('en')}, ${a.coldStartInitMs} ms |`,
     `| traffic (fills a consumer batch with ${cost.rowsPerConsumerBatch.toFixed(1)} rows in its ${STREAM_MAPPING.maxBatchingWindow.toSeconds()} s window) | ${a.monthlyRequests.toLocaleString('en')} requests a month |`,
-    `| consumer batch: billed time, rollup writes | ${a.consumerMsPerBatch} ms, ${a.rollupWritesPerBatch} |`,
+    `| consumer batch: billed time, rollup writes, spend writes (the token's) | ${a.consumerMsPerBatch} ms, ${a.rollupWritesPerBatch}, ${a.spendWritesPerBatch} |`,
     '',
     `At ${a.memoryMb} MB (the default), ${cost.billedMsPerRequest.toFixed(0)} ms billed per request:`,
     '',
@@ -115,9 +117,10 @@ function costBlock(stack: ProxyStack): string {
       return `| ${memoryMb} MB${memoryMb === a.memoryMb ? ' (default)' : ''} | ${at.billedMsPerRequest.toFixed(0)} ms | ${usd(at.usdPerMillion)} |`;
     }),
     '',
-    `The consumer's worst case, each row alone in a batch: ${usd(cost.consumerWorstCaseUsdPerMillion)}. A requester label adds ${REQUESTER_WRITE_UNITS} write units (two more spend counters): ${usd(REQUESTER_WRITE_UNITS * PRICES.dynamoPerMillionWriteUnits)} per million. ` +
+    `The consumer's worst case, each row alone in a batch: ${usd(cost.consumerWorstCaseUsdPerMillion)}, and ${usd(cost.exportWorstCaseUsdPerMillion)} of export PUTs. A requester label or a tag adds ${SUBJECT_WRITES_PER_BATCH} spend write per consumer batch, whatever the rows in it: ${usd(((1e6 / cost.rowsPerConsumerBatch) * SUBJECT_WRITES_PER_BATCH * PRICES.dynamoPerMillionWriteUnits) / 1e6)} per million at this traffic. ` +
       `The gate's write is ${GATE_WRITE_UNITS} unit whatever the token's rate (see *Partition ceilings*), up to the highest per-token limit of ${MAX_REQUESTS_PER_MINUTE.toLocaleString('en')} a minute. ` +
-      `Stored rows take about ${ROW_GB_PER_MILLION} GB per million: ${usd(ROW_GB_PER_MILLION * (PRICES.dynamoStoragePerGbMonth + PRICES.dynamoPitrPerGbMonth))} per million rows per month with point-in-time recovery, until \`logRetentionDays\` expires them.`,
+      `Stored rows take about ${ROW_GB_PER_MILLION} GB per million: ${usd(ROW_GB_PER_MILLION * (PRICES.dynamoStoragePerGbMonth + PRICES.dynamoPitrPerGbMonth))} per million rows per month with point-in-time recovery, until \`logRetentionDays\` expires them. ` +
+      `Exported rows take about ${EXPORT_BYTES_PER_ROW} bytes each, gzipped, until \`usageExportDays\` expires them; an Athena named query over a month of a million rows scans about ${Math.round((EXPORT_BYTES_PER_ROW * 1e6) / 1e6)} MB: $${athenaQueryUsd(1e6).toFixed(4)}, over a year of them $${athenaQueryUsd(12e6).toFixed(4)}.`,
     '',
     `Fixed monthly costs on top, whatever the traffic: ${keys} KMS keys (${usd(keys * PRICES.kmsKeyPerMonth)}, up to ${usd(keys * 3 * PRICES.kmsKeyPerMonth)} in the years their rotations are billed), ` +
       `the admin secret (${usd(PRICES.secretPerMonth)}) and ${alarms.length} alarms reading ${alarmMetrics} metrics (${usd(alarmMetrics * PRICES.alarmMetricPerMonth)}): ${usd(fixed)} a month.`,
@@ -181,6 +184,12 @@ const RESOURCE_NAMES: Record<string, string> = {
   'AWS::SNS::TopicPolicy': "their policies: HTTPS only; the alarm topic's also admits this stage's alarms",
   'AWS::SNS::Subscription': 'the `alarmEmail` and `alertEmail` subscriptions',
   'AWS::CloudWatch::Dashboard': 'the usage dashboard ([alerts.md](alerts.md#metrics))',
+  'AWS::S3::Bucket': 'the usage export bucket ([alerts.md](alerts.md#usage-in-athena))',
+  'AWS::S3::BucketPolicy': 'its policy refusing plain HTTP',
+  'AWS::Glue::Database': 'the Glue database of the exported usage',
+  'AWS::Glue::Table': 'its `usage_rows` table (the day projected, no partitions to add)',
+  'AWS::Athena::WorkGroup': 'the Athena workgroup for the usage queries',
+  'AWS::Athena::NamedQuery': 'named queries: spend per month by tag, model and requester',
 };
 
 /** Every resource of the template, counted by type, and whether `cdk destroy` keeps it. */
@@ -222,6 +231,9 @@ function priceTable(): string {
     `| Secrets Manager | ${usd(p.secretPerMonth)} per secret-month, ${usd(p.secretsPer10kCalls)} per 10,000 API calls |`,
     `| CloudWatch Logs ingestion, alarms | ${usd(p.logsIngestionPerGb)} per GB, ${usd(p.alarmMetricPerMonth)} per alarm metric-month |`,
     `| Data transfer out to the internet | ${usd(p.dataOutPerGb)} per GB |`,
+    `| S3 Standard PUTs, storage | $${p.s3PutPer1000} per 1,000, $${p.s3StoragePerGbMonth} per GB-month |`,
+    `| Athena | ${usd(p.athenaPerTbScanned)} per TB scanned, at least 10 MB a query |`,
+    '| Glue Data Catalog | free up to a million objects and a million requests a month (the stack adds 2 objects) |',
   ].join('\n');
 }
 

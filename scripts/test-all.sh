@@ -34,20 +34,48 @@ if [ ${#missing[@]} -gt 0 ]; then
   }
 fi
 
+# The runtime interface client compiles its native addon (a minute or more) in the background while
+# the project's own install, type check and lint run; the suite waits for it just before it starts.
 ric=test/infra/lambda-ric
+ric_pid=""
 if [ -f "$ric/node_modules/aws-lambda-ric/rapid-client.node" ] && [ "$ric/node_modules/.package-lock.json" -nt "$ric/package-lock.json" ]; then
   echo "AWS's Lambda runtime interface client: installed ($ric)"
 else
-  echo "installing AWS's Lambda runtime interface client in $ric (compiles a native addon, a minute or more)"
-  started=$SECONDS
-  npm ci --prefix "$ric" --no-audit --no-fund --loglevel=error >"$ric/install.log" 2>&1 || {
+  echo "installing AWS's Lambda runtime interface client in $ric in the background (compiles a native addon, a minute or more)"
+  (
+    started=$SECONDS
+    npm ci --prefix "$ric" --no-audit --no-fund --loglevel=error >"$ric/install.log" 2>&1 || exit 1
+    echo "installed in $((SECONDS - started)) s" >>"$ric/install.log"
+  ) &
+  ric_pid=$!
+fi
+
+# Waits for the background install of the runtime interface client; stops the run if it failed.
+wait_for_ric() {
+  [ -n "$ric_pid" ] || return 0
+  if wait "$ric_pid"; then
+    echo "AWS's Lambda runtime interface client: $(tail -n 1 "$ric/install.log")"
+  else
     tail -n 40 "$ric/install.log"
     echo "npm ci --prefix $ric failed (full output: $ric/install.log)"
     exit 1
-  }
-  echo "installed in $((SECONDS - started)) s"
-fi
-npm ci --no-audit --no-fund --loglevel=error || exit 1
-npm run typecheck || exit 1
-npm run lint || exit 1
+  fi
+  ric_pid=""
+}
+# A failure before the suite still waits for the background install, so no compiler outlives the script.
+trap 'wait_for_ric_quietly' EXIT
+wait_for_ric_quietly() { [ -z "$ric_pid" ] || wait "$ric_pid" 2>/dev/null; }
+
+phase() {
+  local name=$1
+  shift
+  local started=$SECONDS
+  "$@" || return 1
+  echo "$name: $((SECONDS - started)) s"
+}
+
+phase "npm ci" npm ci --no-audit --no-fund --loglevel=error || exit 1
+phase "typecheck" npm run typecheck || exit 1
+phase "lint" npm run lint || exit 1
+phase "waiting for the runtime interface client" wait_for_ric
 npm test

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { BudgetSubject } from '../budgets/budget';
+import { subjectsOf, type BudgetSubject } from '../budgets/budget';
 import type { BudgetStore } from '../budgets/ports';
 import { eachInFlight } from '../in-flight';
 import { describeError, type Logger } from '../logger';
@@ -31,18 +31,10 @@ interface Check {
   at: number;
 }
 
-/** Every budget a row counts toward: its token's, its requester's and each of its tags'. */
-function subjectsOf(row: UsageRow): BudgetSubject[] {
-  const subjects: BudgetSubject[] = [{ kind: 'token', tokenId: row.token_id }];
-  if (row.requester) subjects.push({ kind: 'requester', requester: row.requester });
-  for (const [key, value] of Object.entries(row.tags ?? {})) subjects.push({ kind: 'tag', key, value });
-  return subjects;
-}
-
 /**
  * Budget alerts (docs/alerts.md), sent from the usage-logs stream's consumer, never on the request
- * path. A row's spend is in its counters when the row is stored (one transaction), so reading a
- * budget after its rows reach the stream sees at least their spend. Each fraction reached is
+ * path. The consumer folds a batch's spend into its subjects' counters before it checks the batch
+ * (stream-consumer.ts), so reading a budget then sees at least the spend of the rows checked. Each fraction reached is
  * claimed with a conditional write, so however many consumers read the same rows, one sends it.
  */
 export class BudgetAlerts {

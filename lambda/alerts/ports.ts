@@ -7,6 +7,15 @@ export interface AlertWebhook {
   updatedAt: string;
 }
 
+/**
+ * Seals the webhook's signing secret for storage and opens it to sign, bound to its account (the
+ * provider keys' envelope encryption: KMS in AWS, the local key on a developer machine; deps.ts).
+ */
+export interface WebhookSecretSealer {
+  seal(accountId: string, secret: string): Promise<string>;
+  open(accountId: string, sealed: string): Promise<string>;
+}
+
 /** What became of one delivery of an alert. */
 export interface DeliveryOutcome {
   target: 'webhook' | 'topic';

@@ -4,12 +4,12 @@ import type { AlertWebhook, SentAlert } from '../alerts/ports';
 import { webhookUrlProblem } from '../alerts/webhook-delivery';
 import { NotFoundError, ValidationError } from '../errors';
 import { jsonResponse } from '../http/response';
-import { jsonBody, parseBody, strictBody } from './request-body';
+import { jsonBody, parseBody, plainText, strictBody } from './request-body';
 import { API_PATHS } from './paths';
 import type { ApiRoute } from './route-types';
 
 const URL_ERROR = 'url must be an absolute https:// URL.';
-const webhookBody = strictBody({ url: z.string({ error: URL_ERROR }) }, '"url"');
+const webhookBody = strictBody({ url: z.string({ error: URL_ERROR }).check(plainText('url')) }, '"url"');
 
 /** How many alerts `GET /api/alerts` lists. */
 const RECENT_ALERTS = 50;

@@ -1,10 +1,12 @@
 import { NotFoundError, ValidationError } from '../errors';
 import { jsonResponse } from '../http/response';
 import { ENDPOINT_KINDS, type EndpointKind } from '../providers/types';
+import { withUnsafeEscaped } from '../plain-text';
 import { keyProblem, valueProblem, type Tags } from '../tags/tags';
 import type { LogQuery } from '../usage/usage-row';
 import { logCsvStream } from './log-csv';
 import { isoParam } from './iso-param';
+import { refuseUnsafeText } from './request-body';
 import type { ApiRoute } from './route-types';
 import { API_PATHS } from './paths';
 
@@ -17,7 +19,7 @@ function readTagFilters(query: URLSearchParams): Tags | undefined {
     const equals = filter.indexOf('=');
     if (equals < 0)
       throw new ValidationError(
-        `tag must be key=value (e.g. tag=team=search), got ${JSON.stringify(filter.slice(0, 100))}.`,
+        `tag must be key=value (e.g. tag=team=search), got ${JSON.stringify(withUnsafeEscaped(filter.slice(0, 100)))}.`,
         'tag',
       );
     const key = filter.slice(0, equals);
@@ -34,7 +36,11 @@ function readTagFilters(query: URLSearchParams): Tags | undefined {
   return tags;
 }
 
+/** The filters a log query takes as text: matched against rows, and shown back by the dashboard. */
+const TEXT_FILTERS = ['cursor', 'provider', 'model', 'requester', 'token_id'] as const;
+
 export function readLogQuery(query: URLSearchParams): LogQuery {
+  for (const field of TEXT_FILTERS) refuseUnsafeText(field, query.get(field));
   const limit = Number(query.get('limit') ?? 50);
   if (!Number.isInteger(limit) || limit < 1 || limit > 500)
     throw new ValidationError('limit must be an integer from 1 to 500.', 'limit');

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { ValidationError } from '../errors';
+import { unsafeCharacterIn } from '../plain-text';
 import type { ApiCall } from './route-types';
 
 /** The JSON body of a management call; a missing body is `{}`, anything but an object is a 400. */
@@ -49,6 +50,28 @@ export function strictBody<Shape extends z.core.$ZodLooseShape>(shape: Shape, fi
   });
 }
 
-/** A token's or account's label: a string of at most 200 characters. */
+/** Why `value` may not be kept or shown as it is: a control or bidirectional character in it, named. */
+function unsafeTextMessage(field: string, value: string): string | undefined {
+  const unsafe = unsafeCharacterIn(value);
+  return unsafe && `${field} holds ${unsafe}, a control or bidirectional character; it must be plain text.`;
+}
+
+/**
+ * A text the API stores or echoes (a name, a model, a URL, a filter) refuses what would change how
+ * it is shown (plain-text.ts): a 400 naming the field, before anything is stored.
+ */
+export function refuseUnsafeText(field: string, value: string | null | undefined): void {
+  const message = value ? unsafeTextMessage(field, value) : undefined;
+  if (message) throw new ValidationError(message, field);
+}
+
+/** The schema check of `refuseUnsafeText`, for a string field of a body. */
+export const plainText = (field: string) =>
+  z.superRefine((value: string, context) => {
+    const message = unsafeTextMessage(field, value);
+    if (message) context.addIssue({ code: 'custom', message, input: value });
+  });
+
+/** A token's or account's label: a string of at most 200 characters, plain text. */
 const NAME_ERROR = 'name must be a string of at most 200 characters.';
-export const tokenName = z.string({ error: NAME_ERROR }).check(z.maxLength(200, NAME_ERROR));
+export const tokenName = z.string({ error: NAME_ERROR }).check(z.maxLength(200, NAME_ERROR), plainText('name'));

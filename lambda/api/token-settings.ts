@@ -9,7 +9,7 @@ import {
 import { NotFoundError } from '../errors';
 import { jsonResponse } from '../http/response';
 import { checkTagMap, type Tags } from '../tags/tags';
-import { jsonBody, parseBody, strictBody } from './request-body';
+import { jsonBody, parseBody, plainText, strictBody } from './request-body';
 import type { ApiRoute, ManageCall } from './route-types';
 import { API_PATHS } from './paths';
 
@@ -49,7 +49,11 @@ const limitsBody = strictBody(
           .array(
             z
               .string({ error: MODELS_ERROR })
-              .check(z.minLength(1, MODELS_ERROR), z.maxLength(MAX_MODEL_ENTRY_CHARS, MODELS_ERROR)),
+              .check(
+                z.minLength(1, MODELS_ERROR),
+                z.maxLength(MAX_MODEL_ENTRY_CHARS, MODELS_ERROR),
+                plainText('models'),
+              ),
             { error: MODELS_ERROR },
           )
           .check(z.minLength(1, MODELS_ERROR), z.maxLength(MAX_MODEL_ENTRIES, MODELS_ERROR)),

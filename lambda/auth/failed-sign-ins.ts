@@ -10,7 +10,10 @@
 
 /** Failures a source may make before its failed answers are held. */
 export const FREE_FAILURES = 5;
-/** The first held answer waits this long; each further failure doubles it, up to `MAX_DELAY_MS`. */
+/**
+ * The first held answer waits this long; each further failure doubles it, up to the longest hold
+ * (`MAX_DELAY_MS` unless `FAILED_SIGN_IN_MAX_DELAY_MS` sets another; 0 holds nothing).
+ */
 export const FIRST_DELAY_MS = 100;
 export const MAX_DELAY_MS = 2_000;
 /** A source quiet for this long starts again from zero. */
@@ -28,7 +31,10 @@ interface SourceFailures {
 export class FailedSignIns {
   private readonly sources = new Map<string, SourceFailures>();
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly maxDelayMs = MAX_DELAY_MS,
+  ) {}
 
   /** Counts a failure from `source`: how many it has made lately, and how long to hold this answer. */
   failed(source: string): { failures: number; delayMs: number } {
@@ -39,7 +45,7 @@ export class FailedSignIns {
     this.sources.delete(source);
     this.sources.set(source, { failures, lastAt: now });
     if (this.sources.size > MAX_SOURCES) this.sources.delete(this.sources.keys().next().value!);
-    return { failures, delayMs: delayAfter(failures) };
+    return { failures, delayMs: delayAfter(failures, this.maxDelayMs) };
   }
 
   /** Sources remembered. */
@@ -48,7 +54,7 @@ export class FailedSignIns {
   }
 }
 
-export function delayAfter(failures: number): number {
+export function delayAfter(failures: number, maxDelayMs = MAX_DELAY_MS): number {
   if (failures <= FREE_FAILURES) return 0;
-  return Math.min(MAX_DELAY_MS, FIRST_DELAY_MS * 2 ** Math.min(failures - FREE_FAILURES - 1, 16));
+  return Math.min(maxDelayMs, FIRST_DELAY_MS * 2 ** Math.min(failures - FREE_FAILURES - 1, 16));
 }

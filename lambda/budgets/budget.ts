@@ -1,11 +1,20 @@
 import type { BudgetPeriod } from './periods';
 import { resetsAt } from './periods';
+import type { UsageRow } from '../usage/usage-row';
 
 /** Who a budget limits: a proxy token, a requester label (`x-proxy-user`) or a tag value within the account. */
 export type BudgetSubject =
   | { kind: 'token'; tokenId: string }
   | { kind: 'requester'; requester: string }
   | { kind: 'tag'; key: string; value: string };
+
+/** Every subject a row's cost counts toward: its token, its requester and each of its tags. */
+export function subjectsOf(row: UsageRow): BudgetSubject[] {
+  const subjects: BudgetSubject[] = [{ kind: 'token', tokenId: row.token_id }];
+  if (row.requester) subjects.push({ kind: 'requester', requester: row.requester });
+  for (const [key, value] of Object.entries(row.tags ?? {})) subjects.push({ kind: 'tag', key, value });
+  return subjects;
+}
 
 export interface Budget {
   /** The limit in integer nano-dollars (limits are kept to 6 decimals of a dollar). */

@@ -14,9 +14,9 @@ export function monthOf(at: number): string {
   return new Date(at).toISOString().slice(0, 7);
 }
 
-/** The attribute of the month counter item that holds the spend of `at`'s UTC day (`d01`…`d31`). */
-export function dayAttribute(at: number): string {
-  return `d${new Date(at).toISOString().slice(8, 10)}`;
+/** `YYYY-MM-DD` of the UTC day `at` falls in: the day counter's key. */
+export function dayOf(at: number): string {
+  return new Date(at).toISOString().slice(0, 10);
 }
 
 /** Epoch ms of the first instant of the next UTC month. */

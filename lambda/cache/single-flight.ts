@@ -11,6 +11,9 @@
  * - the leader ended without an answer to share (not cacheable, cut off, client
  *   gone): the followers go on as a new flight, one of them calling the provider
  *   with what is left of its own limit;
+ * - the leader's provider is answering, slowly (a long stream), and half the
+ *   follower's limit has passed: the follower calls the provider itself with the
+ *   half that is left, so it too answers within its limit;
  * - the follower's limit passes while the leader's provider has not answered:
  *   the follower answers that the provider timed out.
  */
@@ -51,6 +54,9 @@ interface PendingFlight<T> {
   settle(outcome: Settled<T>): void;
   /** True once the leader's provider has begun its answer. */
   answering: boolean;
+  /** Resolves when the leader's provider begins its answer. */
+  answered: Promise<void>;
+  markAnswering(): void;
 }
 
 /** A leader that never settles (a bug) must not pin its key forever; no real flight lasts this long. */
@@ -107,7 +113,7 @@ export class SingleFlight<T> {
     const flight = this.start(key);
     return {
       leader: true,
-      answering: () => (flight.answering = true),
+      answering: () => flight.markAnswering(),
       complete: (value) => flight.settle({ value }),
       fail: (shared) => flight.settle({ error: shared }),
     };
@@ -115,10 +121,16 @@ export class SingleFlight<T> {
 
   private start(key: string): PendingFlight<T> {
     let resolve!: (outcome: Settled<T>) => void;
+    let answered!: () => void;
     let settled = false;
     const flight: PendingFlight<T> = {
       settled: new Promise((r) => (resolve = r)),
       answering: false,
+      answered: new Promise((r) => (answered = r)),
+      markAnswering: () => {
+        flight.answering = true;
+        answered();
+      },
       settle: (outcome) => {
         if (settled) return;
         settled = true;
@@ -152,10 +164,13 @@ export class SingleFlight<T> {
     for (;;) {
       const settled = await this.settledBy(flight, deadline, signal);
       if (settled === 'gone') return { kind: 'forward', timeLeftMs: this.timeLeft(deadline) };
-      if (settled === 'deadline') {
-        // The provider is answering the leader, slowly (a long stream): this request calls it too, with a full limit.
-        if (flight.answering) return { kind: 'forward', timeLeftMs: this.timeLimitMs };
-        return { kind: 'timed-out' };
+      if (settled === 'deadline') return { kind: 'timed-out' };
+      if (settled === 'streaming') {
+        // The provider is answering the leader, slowly (a long stream): this request calls it
+        // too, with what is left of its own limit, rather than wait for an answer that may come
+        // after that limit.
+        const timeLeftMs = this.timeLeft(deadline);
+        return timeLeftMs > 0 ? { kind: 'forward', timeLeftMs } : { kind: 'timed-out' };
       }
       if ('value' in settled) return { kind: 'answer', value: settled.value };
       if (settled.error) return { kind: 'failed', error: settled.error };
@@ -167,20 +182,40 @@ export class SingleFlight<T> {
     }
   }
 
+  /**
+   * What ends the wait first: the flight's outcome, the follower's deadline, its client leaving,
+   * or ('streaming') the leader's provider answering once half the follower's limit has passed.
+   */
   private settledBy(
     flight: PendingFlight<T>,
     deadline: number,
     signal: AbortSignal | undefined,
-  ): Promise<Settled<T> | 'deadline' | 'gone'> {
+  ): Promise<Settled<T> | 'deadline' | 'gone' | 'streaming'> {
+    const patience = deadline - this.timeLimitMs / 2;
     return new Promise((resolve) => {
-      const done = (outcome: Settled<T> | 'deadline' | 'gone') => {
+      let finished = false;
+      let impatience: ReturnType<typeof setTimeout> | undefined;
+      const done = (outcome: Settled<T> | 'deadline' | 'gone' | 'streaming') => {
+        if (finished) return;
+        finished = true;
         clearTimeout(timer);
+        clearTimeout(impatience);
         signal?.removeEventListener('abort', giveUp);
         resolve(outcome);
       };
       const giveUp = () => done('gone');
       const timer = setTimeout(() => done('deadline'), Math.max(0, deadline - this.now()));
       timer.unref();
+      // Once the leader's provider answers, its answer is waited for a while: a JSON body follows its
+      // headers at once, a stream may last minutes. The follower leaves at half its limit, or at half
+      // of what was left when the answer began, whichever is later, so its own call has time too.
+      void flight.answered.then(() => {
+        if (finished) return;
+        const now = this.now();
+        const leaveAt = Math.max(patience, now + (deadline - now) / 2);
+        impatience = setTimeout(() => done('streaming'), Math.max(0, leaveAt - now));
+        impatience.unref();
+      });
       if (signal?.aborted) return giveUp();
       signal?.addEventListener('abort', giveUp, { once: true });
       void flight.settled.then(done);

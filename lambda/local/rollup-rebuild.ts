@@ -23,15 +23,15 @@ import type { UsageStats } from '../usage/usage-stats';
  * Local only: it scans the usage-logs table, which no role in AWS may do (the consumer Lambda
  * has a dead-letter queue instead, docs/failure-modes.md).
  *
- * A row counts under the tags the fold would count (`stats.countedTags`, the per-day caps of
- * docs/tags.md), asked in the order the rows were written, as the stream delivers them.
+ * A row counts under the tags and labels the fold would count (`stats.countedValues`, the per-day
+ * caps of docs/tags.md and of requesters and models), asked in the order the rows were written, as the stream delivers them.
  */
 export async function rebuildRollups(options: {
   raw: DynamoDBClient;
   logsTable: string;
   statsTable: string;
   since: Date;
-  stats: Pick<UsageStats, 'countedTags'>;
+  stats: Pick<UsageStats, 'countedValues'>;
 }): Promise<{ rows: number; itemsCompleted: number }> {
   // Day buckets hold whole UTC days: read from the start of the day `since` falls in.
   const from = new Date(
@@ -57,7 +57,7 @@ export async function rebuildRollups(options: {
 
   // In time order (the scan's is the shards'), as the stream would have delivered them.
   rows.sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  const counted = await options.stats.countedTags(
+  const counted = await options.stats.countedValues(
     rows.map((row, i) => ({ row, lineage: 'rebuild', sequence: String(i) })),
   );
 

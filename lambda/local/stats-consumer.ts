@@ -10,8 +10,13 @@ import { StreamPoller } from './stream-poller';
  * `STATS_CONSUMER=off` (the stand-in for the consumer Lambda, which can then
  * be stopped and restarted apart from the proxy). Needs DYNAMODB_ENDPOINT.
  */
-export function localStreamPoller(deps = buildFoldDeps(), clients = buildLocalStoreClients(deps.config)): StreamPoller {
-  const { config, log, usageStats, budgetAlerts } = deps;
+export function localStreamPoller(
+  deps = buildFoldDeps(),
+  clients = buildLocalStoreClients(deps.config),
+  /** Between reads of the stream (the poller's default: about a second). */
+  intervalMs?: number,
+): StreamPoller {
+  const { config, log, usageStats, spendFold, budgetAlerts } = deps;
   keepDataPrivate(config.dataDir);
   mkdirSync(config.dataDir, { recursive: true });
   return new StreamPoller({
@@ -19,9 +24,11 @@ export function localStreamPoller(deps = buildFoldDeps(), clients = buildLocalSt
     streams: clients.streams,
     table: config.tables.usageLogs,
     stats: usageStats,
+    foldSpend: (rows) => spendFold.fold(rows),
     checkAlerts: (rows) => budgetAlerts.check(rows),
     checkpointFile: join(config.dataDir, 'stream-checkpoints.json'),
     log,
+    intervalMs,
     rebuild: (since) =>
       rebuildRollups({
         raw: clients.tables,

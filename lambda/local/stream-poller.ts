@@ -22,6 +22,8 @@ export interface StreamPollerOptions {
   streams: DynamoDBStreamsClient;
   table: string;
   stats: UsageStats;
+  /** The budgets' spend, folded with the rollups and before the alerts (it has the same outcome as the rollups' fold). */
+  foldSpend?: UsageStats['fold'];
   /** Budget alerts for the rows folded (docs/alerts.md); a throw reads the page again, as a failed fold does. */
   checkAlerts?: (rows: readonly UsageRow[]) => Promise<void>;
   /** JSON file remembering, per shard, the last record folded (a restart resumes after it). */
@@ -200,11 +202,15 @@ export class StreamPoller {
       const records = (result.Records ?? []) as UsageStreamRecord[];
       const rows = streamedRows(records, shardId);
       if (rows.length) {
-        const { failed } = await this.options.stats.fold(rows);
+        const outcomes = await Promise.all([
+          this.options.stats.fold(rows),
+          this.options.foldSpend?.(rows) ?? { failed: [] },
+        ]);
+        const failed = outcomes.flatMap((outcome) => outcome.failed);
         if (failed.length) {
           // Read the page again next round; what was counted is not counted twice.
           this.iterators.delete(shardId);
-          this.options.log.warn('usage rollups not written; retrying', { rows: failed.length });
+          this.options.log.warn('usage rollups or spend not written; retrying', { rows: failed.length });
           return { folded, atEnd: false };
         }
         try {

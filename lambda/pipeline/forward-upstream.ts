@@ -168,6 +168,8 @@ async function callProvider(
     // Headers that would come after the deadline would come too late to record anything.
     // A request that first waited for an identical one has only what is left of its own limit.
     timeoutMs: Math.min(deps.config.upstreamTimeoutMs, state.cacheFill.timeLimitMs ?? Infinity, deadlineMs ?? Infinity),
+    // A request that waited for an identical one is told of the limit it was held to from its arrival.
+    namedLimitMs: state.cacheFill.timeLimitMs === undefined ? undefined : deps.config.upstreamTimeoutMs,
     clientGone: context?.clientGone,
   });
   const decoding = bodyDecoding(upstream.headers['content-encoding']);

@@ -1,4 +1,5 @@
 import type { TableId } from '../tables';
+import { accountPk } from './dynamodb/account-partition';
 
 /**
  * The DynamoDB actions IAM checks for the calls the code sends. A transaction has no action of
@@ -17,13 +18,21 @@ export type DynamoAction =
   | 'ConditionCheckItem';
 
 export interface TableCalls {
-  /** The class that sends the calls (test/infra/table-calls.test.ts reads its source). */
+  /** The class that sends the calls (test/integration/table-grants.test.ts records what is sent at run time). */
   code: string;
   table: TableId;
   actions: readonly DynamoAction[];
   /** What the calls are for, as docs/deploy.md lists them. */
   purpose: string;
+  /**
+   * The partition keys its writes reach, as IAM `StringLike` patterns: the role's writes to the
+   * table are then granted only on these (`dynamodb:LeadingKeys`). Its reads are not limited.
+   */
+  writesTo?: readonly string[];
 }
+
+/** The actions that change items: the ones a `writesTo` limits. */
+const WRITE_ACTIONS: ReadonlySet<DynamoAction> = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem']);
 
 /**
  * Every DynamoDB call the proxy function sends, per table, in AWS (the local server's own table
@@ -62,22 +71,10 @@ export const PROXY_TABLE_CALLS: readonly TableCalls[] = [
     purpose: "an account's alert webhook: set, show, remove; its recent alerts",
   },
   {
-    code: 'TransactedRows',
-    table: 'accounts',
-    actions: ['UpdateItem'],
-    purpose: "a priced row's spend counters, in the row's transaction",
-  },
-  {
-    code: 'TransactedRows',
-    table: 'usageLogs',
-    actions: ['PutItem'],
-    purpose: 'a priced usage row, guarded against a second write',
-  },
-  {
     code: 'DynamoUsageLog',
     table: 'usageLogs',
     actions: ['PutItem', 'GetItem', 'Query'],
-    purpose: 'usage rows without a cost; one row; the logs API',
+    purpose: 'usage rows; one row; the logs API',
   },
   { code: 'DynamoUsageStats', table: 'usageStats', actions: ['Query'], purpose: 'the stats API reads the rollups' },
   {
@@ -112,9 +109,12 @@ export const PROXY_TABLE_CALLS: readonly TableCalls[] = [
   },
 ];
 
+/** The partitions of budget subjects, each with its spend: a token's, a requester label's, a tag's. */
+const SUBJECT_PARTITIONS = ['T', 'R', 'G'].map((kind) => `${accountPk('*')}#${kind}#*`);
+
 /**
- * Every DynamoDB call the stream consumer sends: it folds rows into the rollups, and reads budgets
- * and claims and records budget alerts (docs/alerts.md).
+ * Every DynamoDB call the stream consumer sends: it folds rows into the rollups and the budgets'
+ * spend, and reads budgets and claims and records budget alerts (docs/alerts.md).
  */
 export const CONSUMER_TABLE_CALLS: readonly TableCalls[] = [
   {
@@ -128,18 +128,35 @@ export const CONSUMER_TABLE_CALLS: readonly TableCalls[] = [
     table: 'accounts',
     actions: ['PutItem', 'UpdateItem', 'GetItem'],
     purpose: "an alert's claim with its history entry (in one transaction), its deliveries, the account's webhook",
+    // Claims and history live in each account's `ACCOUNT#<id>#ALERTS` partition (alerts/dynamodb/alert-store.ts).
+    writesTo: [`${accountPk('*')}#ALERTS`],
   },
   {
-    code: 'DynamoUsageStats',
+    code: 'WatermarkedCounters',
     table: 'usageStats',
     actions: ['UpdateItem'],
     purpose: 'rollup items, conditional ADD per shard watermark',
   },
   {
-    code: 'TagValueCaps',
+    code: 'WatermarkedCounters',
+    table: 'accounts',
+    actions: ['UpdateItem'],
+    purpose: "each subject's spend (token, requester, tag), conditional ADD per shard watermark",
+    // A subject's item lives in its own partition, `ACCOUNT#<id>#T#…`, `#R#…` or `#G#…` (budgets/dynamodb/budget-store.ts).
+    writesTo: SUBJECT_PARTITIONS,
+  },
+  {
+    code: 'DynamoSpendFold',
+    table: 'accounts',
+    actions: ['UpdateItem'],
+    purpose: "the spend months, days and shard watermarks no row adds to any more, removed from a subject's item",
+    writesTo: SUBJECT_PARTITIONS,
+  },
+  {
+    code: 'CappedSets',
     table: 'usageStats',
     actions: ['UpdateItem'],
-    purpose: 'the tag keys and values the stats keep per day, each set capped',
+    purpose: 'the tag keys and values, requester labels and models the stats keep per day, each set capped',
   },
 ];
 
@@ -152,4 +169,28 @@ export function actionsByTable(calls: readonly TableCalls[]): Map<TableId, Dynam
     byTable.set(table, set);
   }
   return new Map([...byTable].map(([table, set]) => [table, [...set].sort()]));
+}
+
+/** One statement of a role's table grants: actions on a table, writes limited to some partitions when declared. */
+export interface TableGrant {
+  table: TableId;
+  actions: DynamoAction[];
+  /** `dynamodb:LeadingKeys` patterns (`ForAllValues:StringLike`); absent: the whole table. */
+  leadingKeys?: string[];
+}
+
+/**
+ * The statements a role needs for these calls: per table, its actions, except that when every call
+ * writing a table declares `writesTo`, the writes get a statement of their own limited to those
+ * partitions (the reads stay on the whole table).
+ */
+export function tableGrants(calls: readonly TableCalls[]): TableGrant[] {
+  return [...actionsByTable(calls)].flatMap(([table, actions]): TableGrant[] => {
+    const writers = calls.filter((c) => c.table === table && c.actions.some((a) => WRITE_ACTIONS.has(a)));
+    if (writers.length === 0 || writers.some((c) => !c.writesTo)) return [{ table, actions }];
+    const reads = actions.filter((a) => !WRITE_ACTIONS.has(a));
+    const writes = actions.filter((a) => WRITE_ACTIONS.has(a));
+    const leadingKeys = [...new Set(writers.flatMap((c) => c.writesTo ?? []))].sort();
+    return [...(reads.length ? [{ table, actions: reads }] : []), { table, actions: writes, leadingKeys }];
+  });
 }

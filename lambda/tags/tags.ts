@@ -3,6 +3,8 @@
  * token carries for every request it makes. Every row keeps them as a map; logs filter by them,
  * stats roll them up and budgets may be set per tag value.
  */
+import { withUnsafeEscaped } from '../plain-text';
+
 export type Tags = Record<string, string>;
 
 export const TAG_HEADER = 'x-proxy-tags';
@@ -18,7 +20,7 @@ const VALUE = /^[\x20-\x2b\x2d-\x7e]+$/;
 
 export type TagsCheck = { ok: true; tags: Tags } | { ok: false; message: string };
 
-const quote = (text: string) => JSON.stringify(text.length > 60 ? `${text.slice(0, 60)}…` : text);
+const quote = (text: string) => JSON.stringify(withUnsafeEscaped(text.length > 60 ? `${text.slice(0, 60)}…` : text));
 
 /** Why one key is unacceptable, or undefined. `where` names the field in the message. */
 export function keyProblem(key: string): string | undefined {

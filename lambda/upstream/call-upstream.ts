@@ -32,6 +32,8 @@ export interface UpstreamCall {
   body: Buffer;
   /** Limit for the response headers to arrive (30 s by default; docs/errors-and-limits.md, "Limits"). */
   timeoutMs: number;
+  /** The limit a timeout's message names, when `timeoutMs` is only what is left of it (a request that first waited). */
+  namedLimitMs?: number;
   /**
    * Fires when the client has gone away, or the server cut the request (its reason then is a
    * `ProxyError` saying so): the call is stopped (the local server knows; Lambda does not tell).
@@ -105,7 +107,7 @@ function sendOnce(call: UpstreamCall, freshConnection: boolean): Promise<Upstrea
       if (settled) return;
       settle();
       request.destroy();
-      reject(new UpstreamTimeoutError(call.timeoutMs));
+      reject(new UpstreamTimeoutError(call.namedLimitMs ?? call.timeoutMs));
     }, call.timeoutMs);
 
     request.once('response', (response) => {

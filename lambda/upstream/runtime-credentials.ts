@@ -1,3 +1,4 @@
+import { fromNodeProviderChain } from '@aws-sdk/credential-providers';
 import type { AwsSigningSource } from '../config';
 import type { AwsCredentialSource } from './aws-signing';
 
@@ -14,13 +15,19 @@ export interface SigningStatus {
  * The runtime's AWS credentials, remembering what the last look found. Telling the dashboard whether
  * credentials exist costs no lookup of its own: a lookup only happens when a request is signed
  * (one elsewhere may wait on instance metadata), and the status repeats what that one found.
+ *
+ * By default they come from the AWS SDK's own credential chain, as the DynamoDB client uses it: in
+ * Lambda the function role's keys from the environment; elsewhere profiles, SSO, web identity,
+ * container and instance metadata. The chain caches what it found and fetches anew before the
+ * credentials expire. It is built on first use: a process that never signs a request never looks.
  */
 export class RuntimeCredentials {
   private lastLookup: CredentialLookup = 'not-looked-up';
+  private chain: AwsCredentialSource | undefined;
 
   constructor(
     private readonly source: AwsSigningSource,
-    private readonly lookup: AwsCredentialSource,
+    private readonly lookup: AwsCredentialSource = () => (this.chain ??= fromNodeProviderChain())(),
   ) {}
 
   readonly get: AwsCredentialSource = async () => {

@@ -111,11 +111,11 @@ export interface UsageStats {
    */
   fold(rows: StreamedRow[]): Promise<FoldOutcome>;
   /**
-   * The rows with the tags the stats count, under the per-day caps on tag keys and values
-   * (docs/tags.md, "Stats"): what `fold` counts of each row, and what a rebuild of the rollups
-   * from the rows must count too.
+   * The rows as the stats count them, under the per-day caps on tag keys and values (docs/tags.md,
+   * "Stats") and on requester labels and models (`(other)` past the cap): what `fold` counts of
+   * each row, and what a rebuild of the rollups from the rows must count too.
    */
-  countedTags(rows: StreamedRow[]): Promise<StreamedRow[]>;
+  countedValues(rows: StreamedRow[]): Promise<StreamedRow[]>;
   /** Totals for [from, to), widened to whole UTC hours, and the breakdowns of `GET /api/stats`. */
   summarize(accountId: string, from: Date, to: Date): Promise<StatsSummary>;
 }

@@ -43,6 +43,18 @@ export class ProviderKeyEncryption extends Construct {
    * and only with the account/provider encryption context. No `Encrypt`, no `ReEncrypt*`, no
    * `GenerateDataKeyWithoutPlaintext`: the runtime doesn't call them.
    */
+  /** Opening only, with the same encryption-context condition: the stream consumer opens webhook secrets the proxy sealed. */
+  grantOpen(grantee: IGrantable): void {
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'OpenWebhookSecrets',
+        actions: ['kms:Decrypt'],
+        resources: [this.key.keyArn],
+        conditions: ENCRYPTION_CONTEXT_CONDITION,
+      }),
+    );
+  }
+
   grantEnvelopeUse(grantee: IGrantable): void {
     for (const [sid, action] of [
       ['OpenStoredProviderKeys', 'kms:Decrypt'],

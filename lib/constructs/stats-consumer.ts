@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations, type CfnElement } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import {
@@ -16,9 +16,11 @@ import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { actionsByTable, CONSUMER_TABLE_CALLS } from '../../lambda/store/table-calls';
+import { CONSUMER_TABLE_CALLS, tableGrants } from '../../lambda/store/table-calls';
 import type { TableShape } from '../../lambda/tables';
 import type { AlertTopic } from './alert-topic';
+import type { ProviderKeyEncryption } from './provider-key';
+import type { UsageExport } from './usage-export';
 import { esmBundling } from './proxy-function';
 
 export const CONSUMER_ENTRY = 'lambda/stream-consumer.ts';
@@ -57,13 +59,18 @@ export interface StatsConsumerProps {
   /** Budgets are read and alerts claimed here (docs/alerts.md). */
   accounts: { table: ITable; shape: TableShape };
   alertTopic: AlertTopic;
+  /** Where the rows are exported for Athena (docs/alerts.md). */
+  usageExport: UsageExport;
+  /** The key the webhook signing secrets are sealed with: the consumer opens them to sign alerts. */
+  providerKeys: ProviderKeyEncryption;
 }
 
 /**
  * The second function: folds the usage-logs stream into the hourly and daily rollups and sends the
- * budget alerts the rows call for, off the request path. Its role can read that one stream, update
- * rollup items, read budgets and write alert items (nothing else of either table), publish to the
- * alert topic and send failed batch positions to its own dead-letter queue.
+ * budget alerts the rows call for, and exports the rows for Athena, off the request path. Its role can
+ * read that one stream, update rollup items, read budgets and write alert items (nothing else of
+ * either table), publish to the alert topic, put objects under the export bucket's usage/ prefix and
+ * send failed batch positions to its own dead-letter queue.
  */
 export class StatsConsumer extends Construct {
   readonly fn: NodejsFunction;
@@ -117,6 +124,8 @@ export class StatsConsumer extends Construct {
         [props.usageStats.shape.envVar]: props.usageStats.table.tableName,
         [props.accounts.shape.envVar]: props.accounts.table.tableName,
         ALERT_TOPIC_ARN: props.alertTopic.topic.topicArn,
+        USAGE_EXPORT_BUCKET: props.usageExport.bucket.bucketName,
+        KMS_KEY_ID: props.providerKeys.key.keyArn,
       },
       bundling: esmBundling(props.projectRoot),
     });
@@ -135,19 +144,28 @@ export class StatsConsumer extends Construct {
       reason:
         'dynamodb:ListStreams supports no resource-level permission, so Lambda\'s event source mapping can only be allowed it on "*"; it returns stream ARNs and no data, and every data read (GetRecords) is limited to the usage-logs stream.',
     });
-    // The actions the fold and the alerts send (lambda/store/table-calls.ts), each on its own table.
+    // The actions the fold and the alerts send (lambda/store/table-calls.ts), each on its own table;
+    // writes declared to reach only some partitions are granted on those partitions alone.
     const tables = { usageStats: props.usageStats.table, accounts: props.accounts.table } as const;
-    for (const [tableId, actions] of actionsByTable(CONSUMER_TABLE_CALLS)) {
+    for (const { table: tableId, actions, leadingKeys } of tableGrants(CONSUMER_TABLE_CALLS)) {
       if (!(tableId in tables))
         throw new Error(`the stream consumer may use only the rollups and accounts, not ${tableId}`);
       this.role.addToPrincipalPolicy(
         new PolicyStatement({
           actions: actions.map((a) => `dynamodb:${a}`),
           resources: [tables[tableId as keyof typeof tables].tableArn],
+          conditions: leadingKeys ? { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': leadingKeys } } : undefined,
         }),
       );
     }
     props.alertTopic.grantPublish(this.role);
+    props.usageExport.grantExport(this.role);
+    props.providerKeys.grantOpen(this.role);
+    Validations.of(this.role).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${Stack.of(this).getLogicalId(props.usageExport.bucket.node.defaultChild as CfnElement)}.Arn>/usage/*]`,
+      reason:
+        'The usage export writes one object per day and batch, named by its stream position, under the usage/ prefix of its own bucket: PutObject alone, on that prefix alone.',
+    });
 
     this.mapping = new EventSourceMapping(this, 'Mapping', {
       target: this.fn,

@@ -107,6 +107,13 @@ export async function newTab(
   return { context, page };
 }
 
+/** Resolves once the page has rendered two more frames: what it drew after its data arrived is on screen. */
+export async function renderedFrames(page: Page): Promise<void> {
+  await page.evaluate(
+    () => new Promise<void>((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve()))),
+  );
+}
+
 export async function layoutShiftSince(page: Page, reset = true): Promise<number> {
   return page.evaluate((clear) => {
     const value = window.__layoutShift;

@@ -15,7 +15,7 @@ import {
   screenshot,
   signIn,
 } from './browser-harness';
-import { EVENTUALLY_MS } from '../support/patience';
+import { eventually } from '../support/patience';
 
 interface BudgetAnswer {
   limit_usd: number;
@@ -35,9 +35,7 @@ describeInBrowser('budgets in the dashboard', () => {
   }
 
   async function waitForTokenSpend(account: Account, atLeast: number): Promise<void> {
-    const deadline = Date.now() + EVENTUALLY_MS;
-    while (((await tokenBudget(account))?.spent_usd ?? 0) < atLeast && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 50));
+    await eventually(async () => (((await tokenBudget(account))?.spent_usd ?? 0) >= atLeast ? true : undefined));
   }
 
   const sessionRow = (page: Page, account: Account) =>

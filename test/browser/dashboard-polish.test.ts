@@ -9,7 +9,14 @@ import type { LogRow } from '../../lambda/dashboard/src/types';
 import { csvRows } from '../support/csv';
 import { callThroughSdk } from '../support/sdk-clients';
 import type { ProxyServer } from '../support/proxy-server';
-import { newTab, overflowsHorizontally, screenshot, signIn, type ViewportName } from './browser-harness';
+import {
+  newTab,
+  overflowsHorizontally,
+  renderedFrames,
+  screenshot,
+  signIn,
+  type ViewportName,
+} from './browser-harness';
 import { apiJson, describeInBrowser, ready, rgb, startDepthWorld, until, visit } from './depth-setup';
 
 describeInBrowser('dashboard polish in a browser', () => {
@@ -80,7 +87,7 @@ describeInBrowser('dashboard polish in a browser', () => {
     const { context, page } = await newTab(browser, 'laptop', { colorScheme: 'dark' });
     try {
       await signIn(page, proxy.url, token);
-      await page.waitForTimeout(250);
+      await renderedFrames(page);
       const dark = {
         body: await rgb(page, 'html', 'backgroundColor'),
         card: await rgb(page, '.card', 'backgroundColor'),
@@ -205,7 +212,7 @@ describeInBrowser('dashboard polish in a browser', () => {
         for (const [hash, name, shot] of views) {
           await visit(page, proxy, hash, name);
           if (hash.includes('/logs/')) await page.locator('[data-testid=log-detail][data-state=ready]').waitFor();
-          await page.waitForTimeout(250);
+          await renderedFrames(page);
           if (await overflowsHorizontally(page)) problems.push(`${shot}: wider than the ${size} screen`);
           await screenshot(page, `${size}-${scheme}-${shot}`, { fullPage: !hash.includes('/logs/') });
         }

@@ -11,6 +11,7 @@ import {
   layoutShiftSince,
   newTab,
   overflowsHorizontally,
+  renderedFrames,
   screenshot,
   signIn,
   VIEWPORTS,
@@ -25,8 +26,8 @@ async function loadPage(page: Page, baseUrl: string, name: PageName): Promise<vo
   await page.goto('about:blank');
   await page.goto(`${baseUrl}/#/${name}`);
   await page.locator(`[data-testid=page-${name}][data-state=ready]`).waitFor();
-  // Charts draw after the data arrives; give them a frame or two.
-  await page.waitForTimeout(250);
+  // Charts draw after the data arrives, in the frames that follow.
+  await renderedFrames(page);
 }
 
 describeInBrowser('dashboard screens', () => {

@@ -5,18 +5,19 @@
 import type { Browser, Page } from 'playwright-core';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 import { callThroughSdk } from '../support/sdk-clients';
+import { eventually } from '../support/patience';
 import { launchBrowser } from './browser-harness';
 
 export { describeInBrowser } from './browser-harness';
 import { sendTraffic, type SentTraffic } from './traffic';
 
-/** Polls until `check` holds (or fails after a few seconds), for counts that grow as requests arrive. */
+/** Polls until `check` holds, for counts that grow as requests arrive; out of time, the last count (for the assertion to show). */
 export async function until(read: () => Promise<number> | number, check: (n: number) => boolean): Promise<number> {
-  for (let i = 0; ; i++) {
+  const held = await eventually(async () => {
     const value = await read();
-    if (check(value) || i >= 50) return value;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+    return check(value) ? value : undefined;
+  });
+  return held ?? read();
 }
 
 export async function apiJson<T>(proxy: ProxyServer, token: string, path: string): Promise<T> {

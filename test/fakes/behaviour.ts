@@ -40,6 +40,12 @@ export interface Behaviour {
    * `completed` once its last event is written, and is not counted as aborted when the client leaves.
    */
   holdOpen?: boolean;
+  /**
+   * A stream that goes on until this settles (a test's event, not a time): after the first event,
+   * SSE comment lines a few times a second; then `end` sends the rest of the stream, `reset`
+   * destroys the socket.
+   */
+  streamUntil?: Promise<'end' | 'reset'>;
   /** Send the body at this rate. */
   dripBytesPerSecond?: number;
   /**

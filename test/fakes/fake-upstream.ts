@@ -121,6 +121,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       resetMidStream: behaviour.resetMidStream,
       dripBytesPerSecond: behaviour.dripBytesPerSecond,
       holdOpen: behaviour.holdOpen,
+      streamUntil: behaviour.streamUntil,
     };
     const errorPlan = (status: number, body: Buffer, contentType: string): WritePlan => ({
       status,

@@ -15,6 +15,8 @@ export interface WritePlan {
   dripBytesPerSecond?: number;
   /** Never end the body: every event is written, then the connection stays open until the client leaves. */
   holdOpen?: boolean;
+  /** After the first event, keep the stream going until this settles: `end` sends the rest, `reset` cuts it. */
+  streamUntil?: Promise<'end' | 'reset'>;
 }
 
 /** Blocks no SSE decoder can make sense of; the valid events around them are untouched. */
@@ -50,7 +52,8 @@ export async function writeResponse(res: ServerResponse, plan: WritePlan, destro
     plan.firstEventWhen ||
     plan.resetMidStream !== undefined ||
     plan.dripBytesPerSecond ||
-    plan.holdOpen;
+    plan.holdOpen ||
+    plan.streamUntil;
   if (!slow) {
     if (!plan.stream) plan.headers['content-length'] = String(plan.events[0]!.length);
     res.writeHead(plan.status, plan.headers);
@@ -83,12 +86,24 @@ export async function writeResponse(res: ServerResponse, plan: WritePlan, destro
     if (i === 0 && plan.firstEventDelayMs) await sleep(plan.firstEventDelayMs);
     if (i === 0 && plan.firstEventWhen) await plan.firstEventWhen.catch(() => undefined);
     if (i > 0 && plan.chunkIntervalMs) await sleep(plan.chunkIntervalMs);
+    if (i === 1 && plan.streamUntil && (await keepStreaming(res, plan.streamUntil)) === 'reset') return destroySocket();
     if (res.destroyed) return;
     await write(res, events[i]!);
   }
   if (resetAfter !== undefined) return destroySocket();
   if (plan.holdOpen) return;
   if (!res.destroyed) res.end();
+}
+
+/** The stream's comment lines, one a few times a second, until `until` settles: a provider still answering. */
+async function keepStreaming(res: ServerResponse, until: Promise<'end' | 'reset'>): Promise<'end' | 'reset'> {
+  let outcome: 'end' | 'reset' | undefined;
+  void until.then((settled) => (outcome = settled));
+  while (outcome === undefined && !res.destroyed) {
+    await write(res, Buffer.from(': still answering\n\n'));
+    await Promise.race([until, sleep(100)]);
+  }
+  return outcome ?? 'reset';
 }
 
 async function drip(res: ServerResponse, body: Buffer, bytesPerSecond: number): Promise<void> {

@@ -5,7 +5,9 @@
 import { STREAM_MAPPING } from '../../lib/constructs/stats-consumer';
 import {
   ASSUMED,
+  athenaQueryUsd,
   costPerMillion,
+  EXPORT_BYTES_PER_ROW,
   FULL_VCPU_MB,
   GATE_ITEM,
   GATE_WRITE_UNITS,
@@ -13,7 +15,8 @@ import {
   gatePartitionLoad,
   PARTITION_WRITE_UNITS_PER_SECOND,
   PRICES,
-  ROW_TRANSACTION_WRITE_UNITS,
+  ROW_WRITE_UNITS,
+  allWriteUnitsPerRequest,
 } from '../../lib/cost-model';
 import { DEFAULTS } from '../../lib/settings';
 import { MAX_REQUESTS_PER_MINUTE } from '../../lambda/auth/token-limits';
@@ -30,7 +33,7 @@ it('prices the stated assumptions as a hand calculation does', () => {
   const perBatch =
     PRICES.lambdaPerMillionRequests / 1e6 +
     (128 / 1024) * (a.consumerMsPerBatch / 1000) * PRICES.lambdaArmPerGbSecond +
-    (a.rollupWritesPerBatch * PRICES.dynamoPerMillionWriteUnits) / 1e6;
+    ((a.rollupWritesPerBatch + a.spendWritesPerBatch) * PRICES.dynamoPerMillionWriteUnits) / 1e6;
   const init = (a.memoryMb / 1024) * (a.coldStartInitMs / 1000) * a.coldStartsPerMillion * PRICES.lambdaArmPerGbSecond;
   const expected =
     PRICES.lambdaPerMillionRequests +
@@ -41,12 +44,16 @@ it('prices the stated assumptions as a hand calculation does', () => {
     (1e6 / rowsPerBatch) * perBatch +
     // Budget alert checks: the batch's budget reads; usage metrics: the batch's EMF log lines.
     ((1e6 / rowsPerBatch) * a.alertReadUnitsPerBatch * PRICES.dynamoPerMillionReadUnits) / 1e6 +
-    ((1e6 / rowsPerBatch) * a.metricBytesPerBatch * PRICES.logsIngestionPerGb) / 1e9;
+    ((1e6 / rowsPerBatch) * a.metricBytesPerBatch * PRICES.logsIngestionPerGb) / 1e9 +
+    // The usage export: one S3 PUT per batch, and a month's storage of the gzipped rows.
+    ((1e6 / rowsPerBatch) * a.exportObjectsPerBatch * PRICES.s3PutPer1000) / 1000 +
+    ((1e6 * EXPORT_BYTES_PER_ROW) / 1e9) * PRICES.s3StoragePerGbMonth;
   const cost = costPerMillion(a);
   expect(cost.billedMsPerRequest).toBeCloseTo(billedMs, 6);
   expect(cost.rowsPerConsumerBatch).toBeCloseTo(rowsPerBatch, 6);
   expect(cost.usdPerMillion).toBeCloseTo(expected, 6);
   expect(cost.consumerWorstCaseUsdPerMillion).toBeCloseTo(1e6 * perBatch, 6);
+  expect(cost.exportWorstCaseUsdPerMillion).toBeCloseTo(1e6 * (PRICES.s3PutPer1000 / 1000), 9);
 });
 
 it('moves with each input in the direction it should', () => {
@@ -54,7 +61,8 @@ it('moves with each input in the direction it should', () => {
   expect(costPerMillion({ ...ASSUMED, memoryMb: 512 }).usdPerMillion).toBeGreaterThan(base.usdPerMillion);
   expect(costPerMillion({ ...ASSUMED, upstreamSeconds: 6 }).usdPerMillion).toBeGreaterThan(base.usdPerMillion);
   expect(
-    line(costPerMillion({ ...ASSUMED, writeUnitsPerRequest: 8 }), 'DynamoDB writes') - line(base, 'DynamoDB writes'),
+    line(costPerMillion({ ...ASSUMED, writeUnitsPerRequest: ASSUMED.writeUnitsPerRequest + 1 }), 'DynamoDB writes') -
+      line(base, 'DynamoDB writes'),
   ).toBeCloseTo(PRICES.dynamoPerMillionWriteUnits, 9);
   // Busier traffic fills the consumer's batches: its line shrinks, never below one batch of 1,000 rows per 1,000 rows.
   expect(line(costPerMillion({ ...ASSUMED, monthlyRequests: 100_000_000 }), 'Stream consumer')).toBeLessThan(
@@ -68,11 +76,20 @@ it('moves with each input in the direction it should', () => {
   );
 });
 
+it('prices an Athena query by the gzipped rows it scans, at least 10 MB', () => {
+  expect(athenaQueryUsd(1)).toBeCloseTo(((10 * 1024 ** 2) / 1e12) * PRICES.athenaPerTbScanned, 12);
+  expect(athenaQueryUsd(1e6)).toBeCloseTo(((1e6 * EXPORT_BYTES_PER_ROW) / 1e12) * PRICES.athenaPerTbScanned, 12);
+  // Busier traffic fills batches: fewer export PUTs per row.
+  const puts = (monthlyRequests: number) =>
+    line(costPerMillion({ ...ASSUMED, monthlyRequests }), 'Usage export (S3 PUTs');
+  expect(puts(100_000_000)).toBeLessThan(puts(ASSUMED.monthlyRequests));
+});
+
 it("prices the token gate's write as one unit at any rate (its size against DynamoDB Local: test/integration/store/gate-item-size.test.ts)", () => {
   expect(gateItemBytes()).toBe(GATE_ITEM.baseBytes + GATE_ITEM.counterBytes);
   expect(gateItemBytes()).toBeLessThan(1024);
   expect(GATE_WRITE_UNITS).toBe(1);
-  expect(ASSUMED.writeUnitsPerRequest).toBe(GATE_WRITE_UNITS + ROW_TRANSACTION_WRITE_UNITS);
+  expect(ASSUMED.writeUnitsPerRequest).toBe(GATE_WRITE_UNITS + ROW_WRITE_UNITS);
 });
 
 it("keeps one token's busiest gate partition under half its write limit up to the highest per-token limit", () => {
@@ -82,4 +99,17 @@ it("keeps one token's busiest gate partition under half its write limit up to th
   // A limit one gate item carries alone: its whole rate on one partition.
   expect(gatePartitionLoad(15_000)).toBe(250);
   expect(gatePartitionLoad(100)).toBeCloseTo(100 / 60, 9);
+});
+
+it('writes at most 3 units a request in all for a busy token with a stored key, a requester label and one tag, its consumer batches full', () => {
+  // The token, the requester and the tag: 3 spend writes a batch; the hour and day rollups, and the tag's hour and day.
+  const profile = { ...ASSUMED, spendWritesPerBatch: 3, rollupWritesPerBatch: 4 };
+  expect(ASSUMED.writeUnitsPerRequest).toBe(2);
+  // 1,000 requests a second fill the consumer's batches (1,000 rows).
+  const busy = costPerMillion({ ...profile, monthlyRequests: 1_000 * 30 * 86_400 });
+  expect(busy.rowsPerConsumerBatch).toBe(STREAM_MAPPING.batchSize);
+  expect(allWriteUnitsPerRequest(busy)).toBeLessThanOrEqual(3);
+  // A quiet month puts few rows in each batch: the consumer's writes weigh more per request, never more than its batches.
+  const quiet = costPerMillion(profile);
+  expect(allWriteUnitsPerRequest(quiet)).toBeCloseTo(2 + 7 / quiet.rowsPerConsumerBatch, 9);
 });

@@ -1,7 +1,7 @@
 /**
  * Every permission of every function role in the synthesized template is one the code uses:
- * the DynamoDB actions the code sends, per table (lambda/store/table-calls.ts, checked against the
- * source by table-calls.test.ts), plus the few grants of other services that lib/permissions.ts
+ * the DynamoDB actions the code sends, per table (lambda/store/table-calls.ts; test/integration/table-grants.test.ts
+ * records what the code sends at run time), plus the few grants of other services that lib/permissions.ts
  * declares (a grant behind a context value is declared there with `when`). Any other action, or
  * any of these on another resource, fails the test; docs/deploy.md's table is rendered from the
  * same declaration (deploy-docs.test.ts).
@@ -10,14 +10,21 @@ import type { Role } from 'aws-cdk-lib/aws-iam';
 import { declaredGrants, type FunctionRole } from '../../lib/permissions';
 import { actionsOf, roleStatements, synthesize, type SynthesizedStack } from './support/synth';
 
-/** `action on resource`, one string per pair, so extra and missing grants show by name. */
+/** The partitions a grant is limited to, as the pair names them. */
+const onPartitions = (leadingKeys: readonly string[] | undefined) =>
+  leadingKeys ? ` if every partition key is like ${JSON.stringify(leadingKeys)}` : '';
+
+/** `action on resource [if …]`, one string per pair, so extra and missing grants show by name. */
 function templatePairs(synth: SynthesizedStack, role: Role): string[] {
   return roleStatements(synth.template, synth.stack.getLogicalId(role.node.defaultChild as never))
-    .flatMap((s) =>
-      (Array.isArray(s.Resource) ? (s.Resource as unknown[]) : [s.Resource]).flatMap((resource) =>
-        actionsOf(s).map((action) => `${action} on ${JSON.stringify(resource)}`),
-      ),
-    )
+    .flatMap((s) => {
+      const { Condition, ...rest } = s as typeof s & { Condition?: Record<string, Record<string, string[]>> };
+      // Partition limits are part of the pair; the provider key's encryption-context condition is checked elsewhere.
+      const leadingKeys = Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'];
+      return (Array.isArray(rest.Resource) ? (rest.Resource as unknown[]) : [rest.Resource]).flatMap((resource) =>
+        actionsOf(s).map((action) => `${action} on ${JSON.stringify(resource)}${onPartitions(leadingKeys)}`),
+      );
+    })
     .sort();
 }
 
@@ -28,7 +35,9 @@ function declaredPairs(synth: SynthesizedStack, role: FunctionRole): string[] {
     .flatMap((g) =>
       [g.resource(stack)]
         .flat()
-        .flatMap((resource) => g.actions.map((a) => `${a} on ${JSON.stringify(stack.resolve(resource))}`)),
+        .flatMap((resource) =>
+          g.actions.map((a) => `${a} on ${JSON.stringify(stack.resolve(resource))}${onPartitions(g.leadingKeys)}`),
+        ),
     )
     .sort();
 }
@@ -82,6 +91,22 @@ describe.each(variants)('least privilege on the %s', (_name, context) => {
       expect(policy.Properties.Roles).toHaveLength(1);
     }
     expect(synth.template.findResources('AWS::IAM::ManagedPolicy')).toEqual({});
+  });
+
+  it("limits the stream consumer's writes to the accounts table to the alert and budget subjects' partitions, and reads nothing else of it", () => {
+    const { stack } = synth;
+    const accounts = JSON.stringify(stack.resolve(stack.tables.entry('accounts').table.tableArn));
+    const onAccounts = templatePairs(synth, stack.statsConsumer.role).filter((p) => p.includes(` on ${accounts}`));
+    const limited =
+      ' if every partition key is like ["ACCOUNT#*#ALERTS","ACCOUNT#*#G#*","ACCOUNT#*#R#*","ACCOUNT#*#T#*"]';
+    expect(onAccounts).toEqual(
+      [
+        `dynamodb:BatchGetItem on ${accounts}`,
+        `dynamodb:GetItem on ${accounts}`,
+        `dynamodb:PutItem on ${accounts}${limited}`,
+        `dynamodb:UpdateItem on ${accounts}${limited}`,
+      ].sort(),
+    );
   });
 
   it('never lets the proxy delete, batch-write or update the usage history', () => {

@@ -1,4 +1,4 @@
-import { Validations } from 'aws-cdk-lib';
+import { Validations, type CfnElement } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { synthesize, type SynthesizedStack } from './support/synth';
@@ -55,8 +55,10 @@ describe.each(variants)('cdk-nag AwsSolutions on the %s', (_name, context) => {
       `${prefix}/Admin/AdminKey: AwsSolutions-SMG4`,
       `${prefix}/StatsConsumer/DeadLetters: AwsSolutions-SQS3`,
       `${prefix}/StatsConsumer/Role: AwsSolutions-IAM5[Resource::*]`,
+      `${prefix}/StatsConsumer/Role: AwsSolutions-IAM5[Resource::<${synth.stack.getLogicalId(synth.stack.usageExport.bucket.node.defaultChild as CfnElement)}.Arn>/usage/*]`,
       `${prefix}/Tables/Cache: AwsSolutions-DDB3`,
       `${prefix}/Tables/RateLimits: AwsSolutions-DDB3`,
+      `${prefix}/UsageExport/Bucket: AwsSolutions-S1`,
     ]);
     for (const { reason } of acks) expect(reason.length).toBeGreaterThan(80);
     // Reasons name what they excuse: no copy-pasted boilerplate.

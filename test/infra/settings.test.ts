@@ -19,6 +19,7 @@ describe('readSettings', () => {
       alarmTopicArn: undefined,
       alarmEmail: undefined,
       bedrockRegion: 'eu-west-1',
+      usageExportDays: DEFAULTS.usageExportDays,
     });
   });
 

@@ -18,6 +18,7 @@ const variants: [string, Record<string, unknown>][] = [
   ['logRetentionDays=30', { logRetentionDays: 30 }],
   ['functionLogRetentionDays=365', { functionLogRetentionDays: 365 }],
   ['alarmEmail', { alarmEmail: 'ops@example.com' }],
+  ['usageExportDays=90', { usageExportDays: 90 }],
   ['alarmTopicArn', { alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:ops' }],
   [
     'all of them',

@@ -273,6 +273,10 @@ describe('stats consumer (rollups from the usage-logs stream)', () => {
       [TABLES.usageStats.envVar]: { Ref: table(TABLES.usageStats).logicalId },
       [TABLES.accounts.envVar]: { Ref: table(TABLES.accounts).logicalId },
       ALERT_TOPIC_ARN: { Ref: alertTopic().logicalId },
+      USAGE_EXPORT_BUCKET: { Ref: single(synth.template, 'AWS::S3::Bucket').logicalId },
+      KMS_KEY_ID: {
+        'Fn::GetAtt': [synth.stack.getLogicalId(synth.stack.providerKeys.key.node.defaultChild as never), 'Arn'],
+      },
     });
   });
 
@@ -296,7 +300,7 @@ describe('stats consumer (rollups from the usage-logs stream)', () => {
     expect(queue.Properties).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 86_400 });
   });
 
-  it('may read that one stream, update rollup items, read budgets and write alert items, and send to its queue, nothing more', () => {
+  it('may read that one stream, update rollup items, read budgets, write alert items and budget spend, and send to its queue, nothing more', () => {
     const statements = roleStatements(synth.template, roleOf(consumer()));
     const dynamo = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
     const streamArn = { 'Fn::GetAtt': [table(TABLES.usageLogs).logicalId, 'StreamArn'] };
@@ -312,18 +316,32 @@ describe('stats consumer (rollups from the usage-logs stream)', () => {
           Resource: { 'Fn::GetAtt': [table(TABLES.usageStats).logicalId, 'Arn'] },
         }),
         expect.objectContaining({
-          Action: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+          Action: ['dynamodb:BatchGetItem', 'dynamodb:GetItem'],
           Resource: { 'Fn::GetAtt': [table(TABLES.accounts).logicalId, 'Arn'] },
+        }),
+        // Writes to the accounts table only in the alert and budget subjects' partitions (docs/deploy.md, "Permissions").
+        expect.objectContaining({
+          Action: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
+          Resource: { 'Fn::GetAtt': [table(TABLES.accounts).logicalId, 'Arn'] },
+          Condition: {
+            'ForAllValues:StringLike': {
+              'dynamodb:LeadingKeys': ['ACCOUNT#*#ALERTS', 'ACCOUNT#*#G#*', 'ACCOUNT#*#R#*', 'ACCOUNT#*#T#*'],
+            },
+          },
         }),
       ]),
     );
-    expect(dynamo).toHaveLength(4);
-    // The only "*": ListStreams, which has no resource-level permission.
+    expect(dynamo).toHaveLength(5);
+    // The only "*": ListStreams, which has no resource-level permission, and the export's objects under usage/.
     for (const s of statements)
-      if (JSON.stringify(s.Resource).includes('*')) expect(s.Action).toBe('dynamodb:ListStreams');
+      if (JSON.stringify(s.Resource).includes('*'))
+        expect(
+          s.Action === 'dynamodb:ListStreams' ||
+            (s.Action === 's3:PutObject' && JSON.stringify(s.Resource).endsWith('/usage/*"]]}')),
+        ).toBe(true);
   });
 
-  it('is its own small bundle: no dashboard, no KMS or Secrets Manager client, only Node built-ins imported', () => {
+  it('is its own small bundle: no dashboard, no Secrets Manager client (KMS only to open webhook secrets), only Node built-ins imported', () => {
     const code = consumer().Properties.Code as { S3Key: string };
     const bundle = fs.readFileSync(
       path.join(synth.outdir, `asset.${code.S3Key.replace(/\.zip$/, '')}`, 'index.mjs'),
@@ -338,8 +356,7 @@ describe('stats consumer (rollups from the usage-logs stream)', () => {
     ].map((m) => m[1]);
     expect(imported.filter((specifier) => !specifier.startsWith('node:'))).toEqual([]);
     expect(bundle.includes('DynamoDB_20120810')).toBe(true);
-    for (const absent of ['<!doctype html>', 'TrentService', 'secretsmanager'])
-      expect(bundle.includes(absent)).toBe(false);
+    for (const absent of ['<!doctype html>', 'secretsmanager']) expect(bundle.includes(absent)).toBe(false);
   });
 });
 

@@ -241,7 +241,7 @@ describe('budgets on every proxied path', () => {
     const hit = await callProxy(proxy, { provider: 'prov-b', token: account.token, cache: 'true', prompt: 'same' });
     expect(hit.headers.get('x-proxy-cache')).toBe('HIT');
     expect(Number(hit.headers.get('x-proxy-budget-remaining-usd'))).toBeCloseTo(5 - spent.spent_usd, 6);
-    // A row and its additions to the spend are written in one transaction: once the hit's row is there, so is anything it spent.
+    // A cache hit spends nothing: once its row is there, the spend is still what the miss made it.
     expect(await rowOf(account, hit.requestId)).toMatchObject({ cached: true });
     expect((await readBudget(account, { tokenId: account.tokenId }))!.spent_usd).toBe(spent.spent_usd);
     const rows = await allRows(proxy, account.token);

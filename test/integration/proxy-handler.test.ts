@@ -13,6 +13,7 @@ import { loadConfig } from '../../lambda/config';
 import { buildDeps } from '../../lambda/deps';
 import { startAllFakes, type AllFakes } from '../fakes/start-fakes';
 import { createTestTables } from '../support/tables';
+import { EVENTUALLY_MS, eventually } from '../support/patience';
 
 /** Lambda's streaming runtime, as far as a handler touches it: the prelude is kept beside the body. */
 interface CapturedStream extends Writable {
@@ -157,7 +158,7 @@ describe('importing the handler factory', () => {
       const entry = importWatchingSecrets<typeof import('../../lambda/handler')>('../../lambda/handler');
       expect(typeof entry.module.handler).toBe('function');
       expect(entry.reads).toHaveBeenCalledTimes(1);
-      while (secrets.calls.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      await eventually(() => Promise.resolve(secrets.calls.length > 0 ? true : undefined), EVENTUALLY_MS, 10);
       expect(secrets.calls).toEqual([expect.stringMatching(/^secretsmanager\.GetSecretValue .*secret:admin/)]);
     } finally {
       secrets.server.close();

@@ -66,10 +66,11 @@ describe('Quick start', () => {
     expect(testAll).toBe('bash scripts/test-all.sh');
     expect(readFileSync(join(ROOT, '.ci/run'), 'utf8')).toContain('bash scripts/test-all.sh');
     const script = readFileSync(join(ROOT, 'scripts/test-all.sh'), 'utf8');
-    expect(script.trimEnd().split('\n').slice(-4)).toEqual([
-      'npm ci --no-audit --no-fund --loglevel=error || exit 1',
-      'npm run typecheck || exit 1',
-      'npm run lint || exit 1',
+    expect(script.trimEnd().split('\n').slice(-5)).toEqual([
+      'phase "npm ci" npm ci --no-audit --no-fund --loglevel=error || exit 1',
+      'phase "typecheck" npm run typecheck || exit 1',
+      'phase "lint" npm run lint || exit 1',
+      'phase "waiting for the runtime interface client" wait_for_ric',
       'npm test',
     ]);
     // The Lambda runtime test's own install (docs/development.md).

@@ -1,33 +1,41 @@
 /**
- * `/api/stats` stays small whatever the number of distinct requester labels and models: any app
- * token can send any `x-proxy-user` and any model id, and each used to add one entry to the
- * account's overview (5,000 labels made it 3.46 MB). Past 100 of each, the rest are one `(other)`
- * entry that still counts them, so the totals stay the exact sums of the rows.
+ * `/api/stats` stays small, and its reads bounded, whatever the number of distinct requester labels
+ * and models: any app token can send any `x-proxy-user` and any model id, and each used to add
+ * rollup items to the account's overview (5,000 labels made it 3.46 MB). The fold keeps the first
+ * 300 requesters and 200 models per day by name and counts later ones under `(other)`; the answer
+ * lists 100 of each and sums the rest into one `(other)` entry, so the totals stay the exact sums of
+ * the rows.
  */
 import { randomBytes } from 'node:crypto';
-import type { StatsSummary } from '../../lambda/usage/usage-stats';
+import type { StoreCommand } from '../../lambda/store/dynamodb/commands';
+import type { DocumentClient } from '../../lambda/store/dynamodb/document-client';
+import { tableNames } from '../../lambda/tables';
+import { MAX_MODELS_PER_DAY, MAX_REQUESTERS_PER_DAY } from '../../lambda/usage/dynamodb/label-caps';
+import { DynamoUsageStats } from '../../lambda/usage/dynamodb/usage-stats';
 import { MAX_LISTED_VALUES, OTHER_LABEL } from '../../lambda/usage/rollups/summary';
+import type { StatsSummary } from '../../lambda/usage/usage-stats';
 import type { UsageRow } from '../../lambda/usage/usage-row';
-import { foldDistinctValues } from '../support/many-values';
+import { foldDistinctValues, storeClient } from '../support/many-values';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 
-const REQUESTERS = 3_000;
+const REQUESTERS = 10_000;
 const MODELS = 1_500;
 const MAX_ANSWER_BYTES = 200 * 1024;
 
 let proxy: ProxyServer;
+let tablePrefix: string;
 let rows: UsageRow[];
 let answer: { bytes: number; body: StatsSummary };
 
 beforeAll(async () => {
-  const tablePrefix = `p${randomBytes(4).toString('hex')}-`;
+  tablePrefix = `p${randomBytes(4).toString('hex')}-`;
   proxy = await startProxy({ tablePrefix });
   rows = await foldDistinctValues(tablePrefix, proxy.account.accountId, { requesters: REQUESTERS, models: MODELS });
   const response = await proxy.api('/api/stats', { token: proxy.account.token });
   expect(response.status).toBe(200);
   const text = await response.text();
   answer = { bytes: Buffer.byteLength(text), body: JSON.parse(text) as StatsSummary };
-});
+}, 120_000);
 
 afterAll(async () => {
   await proxy?.stop();
@@ -38,39 +46,75 @@ const sum = (list: readonly { cost_nanos: number; requests: number; input_tokens
   cost_nanos: list.reduce((total, e) => total + e.cost_nanos, 0),
   input_tokens: list.reduce((total, e) => total + e.input_tokens, 0),
 });
+const asEntries = (list: readonly UsageRow[]) =>
+  list.map((r) => ({ requests: 1, cost_nanos: r.cost_nanos, input_tokens: r.input_tokens }));
 
-test('the answer stays under 200 KB with thousands of distinct requesters and models', () => {
+/** The rows' requesters the fold keeps by name: the first of the day (foldDistinctValues folds the rows in order). */
+const keptRequesters = () => rows.slice(0, MAX_REQUESTERS_PER_DAY);
+
+test('the answer stays under 200 KB with 10,000 distinct requesters and 1,500 models', () => {
   expect(answer.bytes).toBeLessThan(MAX_ANSWER_BYTES);
   expect(answer.body.by_requester).toHaveLength(MAX_LISTED_VALUES + 1);
   expect(answer.body.by_model).toHaveLength(MAX_LISTED_VALUES + 1);
 });
 
+test('the rollup items a summary reads are bounded by the daily caps, not by the distinct values', async () => {
+  const counted = countingItems(storeClient());
+  const stats = new DynamoUsageStats(counted.doc, tableNames({}, tablePrefix).usageStats);
+  const to = new Date();
+  await stats.summarize(proxy.account.accountId, new Date(to.getTime() - 7 * 86_400_000), to);
+  // The rows lie within a few minutes: at most two hours (and days). Per hour, one item per kept
+  // requester (each with its own model) and, for the rest, one per kept model under `(other)` and one
+  // for `(other)` both.
+  const hours = new Set(rows.map((r) => r.ts.slice(0, 13))).size;
+  const perHour = MAX_REQUESTERS_PER_DAY + MAX_MODELS_PER_DAY + 1;
+  expect(counted.items).toBeGreaterThan(0);
+  expect(counted.items).toBeLessThanOrEqual(hours * perHour);
+  expect(counted.items).toBeLessThan(REQUESTERS);
+});
+
 test('the totals are still the exact sums of the rows, and the entries add up to them', () => {
-  const exact = sum(rows.map((r) => ({ requests: 1, cost_nanos: r.cost_nanos, input_tokens: r.input_tokens })));
+  const exact = sum(asEntries(rows));
   expect(sum([answer.body.totals])).toEqual(exact);
   expect(sum(answer.body.by_requester)).toEqual(exact);
   expect(sum(answer.body.by_model)).toEqual(exact);
 });
 
-test('the costliest requesters are listed by name, and (other) sums exactly the rest and says how many', () => {
-  const byCost = [...rows].sort((a, b) => b.cost_nanos - a.cost_nanos);
+test('the costliest kept requesters are listed by name, and (other) sums exactly the rest', () => {
+  const byCost = [...keptRequesters()].sort((a, b) => b.cost_nanos - a.cost_nanos);
   const listed = answer.body.by_requester.slice(0, MAX_LISTED_VALUES);
   expect(listed.map((e) => e.requester)).toEqual(byCost.slice(0, MAX_LISTED_VALUES).map((r) => r.requester));
   expect(listed.every((e) => e.other === undefined)).toBe(true);
   const other = answer.body.by_requester[MAX_LISTED_VALUES];
-  expect(other).toMatchObject({ requester: OTHER_LABEL, other: REQUESTERS - MAX_LISTED_VALUES });
-  const rest = byCost.slice(MAX_LISTED_VALUES);
-  expect(sum([other])).toEqual(
-    sum(rest.map((r) => ({ requests: 1, cost_nanos: r.cost_nanos, input_tokens: r.input_tokens }))),
-  );
+  // `other` counts the values known by name; those past the day's cap were folded without names.
+  expect(other).toMatchObject({ requester: OTHER_LABEL, other: MAX_REQUESTERS_PER_DAY - MAX_LISTED_VALUES });
+  const listedNames = new Set(listed.map((e) => e.requester));
+  expect(sum([other])).toEqual(sum(asEntries(rows.filter((r) => !listedNames.has(r.requester ?? '')))));
 });
 
-test('models past the cut are one (other) entry that counts them', () => {
+test('models past the day’s cap and past the cut are one (other) entry that counts them', () => {
   const other = answer.body.by_model[MAX_LISTED_VALUES];
-  expect(other).toMatchObject({ model: OTHER_LABEL, provider: '', other: MODELS - MAX_LISTED_VALUES });
+  expect(other).toMatchObject({ model: OTHER_LABEL, provider: '', other: MAX_MODELS_PER_DAY - MAX_LISTED_VALUES });
   const listed = new Set(answer.body.by_model.slice(0, MAX_LISTED_VALUES).map((e) => e.model));
   expect(listed.size).toBe(MAX_LISTED_VALUES);
+  expect(listed.has(OTHER_LABEL)).toBe(false);
   const rest = rows.filter((r) => !listed.has(r.model));
   expect(other.requests).toBe(rest.length);
   expect(other.cost_nanos).toBe(rest.reduce((total, r) => total + r.cost_nanos, 0));
 });
+
+/** The store client, counting the items its queries bring back (the rollup items a summary reads). */
+function countingItems(inner: DocumentClient): { doc: DocumentClient; readonly items: number } {
+  const counter = {
+    items: 0,
+    doc: {
+      send: async <C extends StoreCommand>(command: C) => {
+        const output = await inner.send(command);
+        const items = (output as { Items?: unknown[] }).Items;
+        if (Array.isArray(items)) counter.items += items.length;
+        return output;
+      },
+    } as DocumentClient,
+  };
+  return counter;
+}

@@ -212,7 +212,7 @@ describe('tagged requests', () => {
         expect(before).toHaveLength(2);
         expect({ oneWave: inOneWave(before), before }).toMatchObject({ oneWave: true });
         expect(before.some(isRowWrite)).toBe(false);
-        // The row and every budget counter it adds to are one transaction.
+        // The row alone, one put: its spend is folded later by the stream consumer.
         expect(after).toHaveLength(1);
         expect(isRowWrite(after[0]!)).toBe(true);
       }

@@ -115,6 +115,14 @@ describe('a row for every way out', () => {
     const malformed = await callProxy(proxy, { provider: 'prov-b', token: account.token, body: { messages: [] } });
     expect(malformed.status).toBe(400);
     await put(`/api/tokens/${account.tokenId}/budget`, { limit_usd: 0.000001, period: 'total' });
+    // Spend is folded from the usage stream (docs/budgets.md): wait until the earlier rows are counted.
+    await eventually(async () => {
+      const body = (await (await proxy.api('/api/tokens', { token: account.token })).json()) as {
+        tokens: Array<{ token_id: string; budget: { spent_usd: number } | null }>;
+      };
+      const budget = body.tokens.find((t) => t.token_id === account.tokenId)?.budget;
+      return budget && budget.spent_usd >= 0.000001 ? budget : undefined;
+    });
     const answer = await callProxy(proxy, { provider: 'prov-b', token: account.token });
     expect(answer.status).toBe(402);
     const row = { status_code: 402, error: expect.any(String) };

@@ -151,8 +151,17 @@ test('alert_at [0.5, 1] past the limit over two instances: one signed webhook al
       stream: index % 3 === 0,
     }),
   );
-  expect(results.some((r) => r.status === 402)).toBe(true);
   expect(results.every((r) => r.status === 200 || r.status === 402)).toBe(true);
+  // Spend is folded from the usage stream (docs/budgets.md, "Overshoot"): once it is, the next request is refused.
+  await eventually(async () => {
+    const body = (await (await first.api('/api/tokens', { token: account.token })).json()) as {
+      tokens: Array<{ token_id: string; budget: { spent_usd: number } | null }>;
+    };
+    const budget = body.tokens.find((t) => t.token_id === account.tokenId)?.budget;
+    return budget && budget.spent_usd >= limitUsd ? budget : undefined;
+  });
+  const refused = await callProxy(second, { provider: 'prov-b', token: account.token, providerKey: ownKey });
+  expect(refused.status).toBe(402);
 
   // Both alerts arrive, each after one refused attempt.
   const sent = await eventually(async () => {

@@ -1,6 +1,6 @@
 /**
  * Budgets under load, across two server processes on one DynamoDB: the spend
- * counters end up exactly equal to the sum of the rows' cost, and a budget
+ * folded by their two stream consumers ends up exactly equal to the sum of the rows' cost, and a budget
  * reached mid-run overshoots by no more than the cost of the requests still
  * in flight (docs/budgets.md, "Overshoot").
  */
@@ -12,6 +12,7 @@ import { startProxy, type Account, type ProxyServer } from '../support/proxy-ser
 import { runPool } from './support/pool';
 import { callProxy, expectChatError, expectMessagesError, upstreamCalls } from './support/requests';
 import { allRows, waitForRowCount, type Row } from './support/rows';
+import { eventually } from '../support/patience';
 
 jest.setTimeout(300_000);
 
@@ -115,7 +116,8 @@ test(`500 requests over two instances, ${CONCURRENT} in flight at once: the spen
   const rows = await waitForRowCount(first, account.token, 500, 60_000);
   expect(rows).toHaveLength(500);
   expect(sumCost(rows)).toBeGreaterThan(0);
-  // A row and its additions to the spend are one transaction: with every row stored, the spend is final.
+  // The servers' stream consumers fold the spend after the rows: wait until the token's has them all.
+  await eventually(async () => ((await tokenSpent(account)) >= sumCost(rows) ? true : undefined));
   const spent = { token: await tokenSpent(account), requesters: await requesterSpent(account) };
   expect(spent.token).toBe(sumCost(rows));
   for (const requester of requesters)
@@ -161,7 +163,8 @@ test('a budget reached mid-run: refusals follow, and the overshoot stays within 
   const rows = await waitForRowCount(first, account.token, 10 + 300, 60_000);
   const batchRows = rows.filter((row) => row.requester === 'batch');
   expect(batchRows.filter((row) => row.status_code === 402).every((row) => row.cost_nanos === 0)).toBe(true);
-  // Every row is stored, and with it the spend it added (one transaction).
+  // Every row is stored; the consumers fold its spend after it.
+  await eventually(async () => ((await requesterSpent(account)).batch >= sumCost(batchRows) ? true : undefined));
   const spent = (await requesterSpent(account)).batch;
   expect(spent).toBe(sumCost(batchRows));
   expect(spent).toBeGreaterThanOrEqual(limitNanos);

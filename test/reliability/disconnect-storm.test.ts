@@ -10,7 +10,7 @@ import { startProxy, type ProxyServer } from '../support/proxy-server';
 import { runPool } from './support/pool';
 import { credentialHeaders, ENDPOINT, PROVIDERS, requestBody } from './support/requests';
 import { allRows, type Row } from './support/rows';
-import { EVENTUALLY_MS } from '../support/patience';
+import { EVENTUALLY_MS, eventually } from '../support/patience';
 
 // 400 clients and a server process: about 20 s on a quiet machine, many times that when CI shares it.
 jest.setTimeout(600_000);
@@ -115,15 +115,14 @@ test(`${CLIENTS} clients leaving at random points: the server stays up and every
   const halfSent = clients.filter((client) => client.leave === 'mid-upload').map((client) => client.index);
   expect(halfSent.length).toBeGreaterThan(0);
   expect(halfSent.filter((index) => upstreamClients.has(index))).toEqual([]);
-  const deadline = Date.now() + EVENTUALLY_MS;
   let rows: Row[] = [];
   let missing: number[] = [];
-  do {
+  await eventually(async () => {
     rows = await allRows(proxy, proxy.account.token);
     const withRow = new Set(rows.map((row) => Number(String(row.requester).replace('storm-', ''))));
     missing = [...upstreamClients].filter((index) => !withRow.has(index));
-    if (missing.length) await new Promise((resolve) => setTimeout(resolve, 200));
-  } while (missing.length && Date.now() < deadline);
+    return missing.length ? undefined : true;
+  });
   expect(missing).toEqual([]);
   // One row per request, never two.
   const requesters = rows.map((row) => row.requester);

@@ -135,12 +135,15 @@ test(`${REQUESTS} mixed requests at concurrency ${CONCURRENCY}: no proxy-caused 
   await restarted;
   expect(restarted).toBeDefined();
   // The overview's rollups agree with the rows exactly: nothing lost, nothing counted twice across the restart.
-  const deadline = Date.now() + EVENTUALLY_MS;
   let totals = await statsTotals(proxy, token);
-  while (totals.requests < REQUESTS && Date.now() < deadline + REQUESTS * 5) {
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    totals = await statsTotals(proxy, token);
-  }
+  await eventually(
+    async () => {
+      totals = await statsTotals(proxy, token);
+      return totals.requests >= REQUESTS ? true : undefined;
+    },
+    EVENTUALLY_MS + REQUESTS * 5,
+    200,
+  );
   expect({
     requests: totals.requests,
     input: totals.input_tokens,

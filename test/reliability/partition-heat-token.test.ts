@@ -2,17 +2,24 @@
  * Partition heat of one busy token: one token (limit 60,000 a minute, 1,000 a second), one
  * requester label and one tag, priced chat requests with the stored key, counted through the relay
  * of partition-heat.test.ts in front of DynamoDB Local. Lambda's shape: many instances in this
- * process, each serving one request at a time and storing its row before taking the next, so no
- * instance folds two rows into one transaction. docs/deploy.md, "Partition ceilings", states the
- * figures asserted here: the token's gate spreads over its 4 items, at most 0.5 write units a
- * request on any of them; the rows over the account's 8 shards; the spend counters of the token,
- * the requester and the tag each take 4 units a request on their own partition (2 items in the
- * row's transaction, billed twice), the ceiling of one busy token's priced traffic.
+ * process, each serving one request at a time and storing its row before taking the next. The
+ * stream consumer (the local one, reading the stream once per batching window of the consumer
+ * Lambda's mapping, as Lambda gathers a batch) folds the spend and the rollups through the same relay, so its writes
+ * are counted too, each on the partition it writes. docs/deploy.md, "Partition ceilings", states
+ * the figures asserted here: the token's gate spreads over its 4 items, at most 0.5 write units a
+ * request on any of them; the rows, one unit each, over the account's 8 shards; the spend of the
+ * token, the requester and the tag one write per consumer batch each; at most 3 write units a
+ * request in all, rollups included.
  */
+import { buildFoldDeps, buildLocalStoreClients } from '../../lambda/deps';
+import { localStreamPoller } from '../../lambda/local/stats-consumer';
+import type { StreamPoller } from '../../lambda/local/stream-poller';
+import { STREAM_MAPPING } from '../../lib/constructs/stats-consumer';
 import { parseToken } from '../../lambda/auth/proxy-token';
 import { startInProcessProxy, type InProcessProxy } from '../support/in-process-proxy';
 import { callProxy, type CallResult } from './support/requests';
 import { allRows } from './support/rows';
+import { eventually } from '../support/patience';
 import { startStoreGate, type StoreCall, type StoreGate } from './support/store-gate';
 import { partitionHeat } from './support/partition-heat';
 
@@ -24,6 +31,8 @@ jest.setTimeout(Math.max(300_000, REQUESTS * 500));
 
 let gate: StoreGate;
 const instances: InProcessProxy[] = [];
+let consumer: StreamPoller;
+const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 beforeAll(async () => {
   const endpoint = process.env.DYNAMODB_ENDPOINT;
@@ -32,16 +41,25 @@ beforeAll(async () => {
   const env = { DYNAMODB_ENDPOINT: gate.endpoint };
   instances.push(await startInProcessProxy({ env }));
   while (instances.length < INSTANCES) instances.push(await startInProcessProxy({ env, sameStoreAs: instances[0] }));
+  const config = instances[0]!.deps.config;
+  // Read as the consumer Lambda's mapping gathers a batch: at most once per batching window.
+  consumer = localStreamPoller(
+    buildFoldDeps(config, quiet),
+    buildLocalStoreClients(config),
+    STREAM_MAPPING.maxBatchingWindow.toMilliseconds(),
+  );
+  consumer.start();
 });
 
 afterAll(async () => {
+  await consumer?.stop();
   for (const instance of instances.reverse()) await instance.close();
   await gate?.close();
 });
 
 const proxied = (call: StoreCall) => !call.tables.some((table) => table.endsWith('usage-stats'));
 
-test(`${REQUESTS} priced requests of one token at ${LIMIT.toLocaleString('en')} a minute, one requester, one tag, over ${INSTANCES} one-request-at-a-time instances: its gate at most 0.5 write units a request on any partition`, async () => {
+test(`${REQUESTS} priced requests of one token at ${LIMIT.toLocaleString('en')} a minute, one requester, one tag, over ${INSTANCES} one-request-at-a-time instances: at most 0.5 write units a request on any partition but the rollups', at most 3 in all`, async () => {
   const first = instances[0]!;
   const token = first.token;
   const tokenId = parseToken(token)!.tokenId;
@@ -62,24 +80,46 @@ test(`${REQUESTS} priced requests of one token at ${LIMIT.toLocaleString('en')} 
             headers: { 'x-proxy-user': 'checkout-service', 'x-proxy-tags': 'team=search' },
           }),
         );
-        // As a Lambda invocation ends: its row and spend stored before the instance takes another request.
+        // As a Lambda invocation ends: its row stored before the instance takes another request.
         await instance.settled();
       }
     }),
   );
   expect(results.filter((result) => result.status !== 200).map((result) => result.text.slice(0, 200))).toEqual([]);
-  const calls = gate.answeredCalls().slice(before);
 
-  // Every row there, once, priced; the spend counted once.
+  // Every row there, once, priced.
   const rows = await allRows(first, token);
   expect(new Set(rows.map((row) => row.id))).toEqual(new Set(results.map((result) => result.requestId)));
   expect(rows.every((row) => typeof row.cost_usd === 'number' && row.cost_usd > 0)).toBe(true);
+  const logged = rows.reduce((sum, row) => sum + (row.cost_nanos as number), 0);
+  // The requester's spend, counted whether or not a budget is set: shown once one is.
+  expect(
+    (
+      await first.api(`/api/budgets/requesters/checkout-service`, {
+        method: 'PUT',
+        token,
+        body: { limit_usd: 1000, period: 'day' },
+      })
+    ).status,
+  ).toBe(200);
+  const spentNanos = async () => {
+    const { requesters } = (await (await first.api('/api/budgets', { token })).json()) as {
+      requesters: Array<{ spent_usd: number }>;
+    };
+    return Math.round(requesters[0]!.spent_usd * 1e9);
+  };
+  // The consumer folds the spend and the rollups of the same pages together: once the spend has every row, so do the rollups.
+  await eventually(async () => ((await spentNanos()) >= logged ? true : undefined));
+  await consumer.stop();
+  expect(await spentNanos()).toBe(logged);
+  const calls = gate.answeredCalls().slice(before);
 
   const heat = partitionHeat(calls.filter(proxied));
+  const everything = partitionHeat(calls);
   const perRequest = (units: number) => Math.round((units / REQUESTS) * 1000) / 1000;
-  const total = heat.reduce((sum, p) => sum + p.units, 0);
+  const total = everything.reduce((sum, p) => sum + p.units, 0);
   console.log(
-    `${perRequest(total)} write units per request in all; hottest partitions:\n  ${heat
+    `${perRequest(total)} write units per request in all, rollups included; hottest partitions but the rollups':\n  ${heat
       .slice(0, 16)
       .map((p) => `${p.table} ${p.partition}: ${perRequest(p.units)}`)
       .join('\n  ')}`,
@@ -98,14 +138,18 @@ test(`${REQUESTS} priced requests of one token at ${LIMIT.toLocaleString('en')} 
   const settingWrites = INSTANCES * gates.length;
   expect(gates.reduce((sum, p) => sum + p.units, 0)).toBeLessThanOrEqual(REQUESTS + settingWrites);
 
-  // The rows: 2 units each in their transaction, over the account's 8 shards, none over 0.5 a request.
+  // The rows: 1 unit each (a put under 1 KB), over the account's 8 shards, none over 0.5 a request.
   const rowPartitions = heat.filter((p) => p.table === 'usageLogs');
-  expect(rowPartitions.reduce((sum, p) => sum + p.units, 0)).toBe(2 * REQUESTS);
+  expect(rowPartitions.reduce((sum, p) => sum + p.units, 0)).toBe(REQUESTS);
   expect(Math.max(...rowPartitions.map((p) => perRequest(p.units)))).toBeLessThanOrEqual(0.5);
 
-  // The spend counters, in the row's transaction: the token's, the requester's and the tag's partitions
-  // take 4 units a request each (two items, billed twice). This is the busy token's ceiling
-  // (1,000 ÷ 4 = 250 priced requests a second), stated in docs/deploy.md.
+  // The spend: the consumer's one write per batch on each of the token's, the requester's and the tag's partitions.
   const spend = heat.filter((p) => p.table === 'accounts' && /#[TRG]#/.test(p.partition));
-  expect(spend.map((p) => perRequest(p.units))).toEqual([4, 4, 4]);
+  expect(spend).toHaveLength(3);
+  expect(spend.filter((p) => perRequest(p.units) > 0.5).map((p) => `${p.partition}: ${perRequest(p.units)}`)).toEqual(
+    [],
+  );
+  // The hottest partition but the rollups' at most 0.5 a request, and at most 3 write units a request in all.
+  expect(perRequest(heat[0]!.units)).toBeLessThanOrEqual(0.5);
+  expect(perRequest(total)).toBeLessThanOrEqual(3);
 });

@@ -189,8 +189,7 @@ test('SIGKILL of the server leaves no DynamoDB Local behind', async () => {
     expect(javaOf().length).toBeGreaterThan(0);
     own.child.kill('SIGKILL');
     await own.exited;
-    const deadline = Date.now() + EVENTUALLY_MS;
-    while (javaOf().length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    await eventually(() => Promise.resolve(javaOf().length ? undefined : true));
     expect(javaOf()).toEqual([]);
   } finally {
     own.cleanUp();
@@ -229,7 +228,7 @@ test('SIGTERM under a keep-alive client hammering: kept-alive connections close,
       }
     };
     const workers = Array.from({ length: 8 }, worker);
-    while (answered < 40) await new Promise((r) => setTimeout(r, 20));
+    await eventually(() => Promise.resolve(answered >= 40 ? true : undefined), EVENTUALLY_MS, 20);
 
     signalledAt = Date.now();
     target.child.kill('SIGTERM');

@@ -8,7 +8,6 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spendChanges } from '../../lambda/budgets/dynamodb/budget-store';
 import { createDocumentClient } from '../../lambda/store/dynamodb/client';
 import { DynamoUsageLog } from '../../lambda/usage/dynamodb/usage-log';
 import { FileRowSpool, LogRowSpool } from '../../lambda/usage/row-spool';
@@ -26,12 +25,7 @@ beforeAll(async () => {
   proxy = await startInProcessProxy();
   const { config } = proxy.deps;
   const doc = createDocumentClient({ region: config.region, endpoint: config.dynamoEndpoint });
-  absent = new DynamoUsageLog(
-    doc,
-    `${config.tables.usageLogs}-absent`,
-    { table: config.tables.accounts, changes: spendChanges },
-    config.logRetentionDays,
-  );
+  absent = new DynamoUsageLog(doc, `${config.tables.usageLogs}-absent`, config.logRetentionDays);
 });
 afterAll(async () => {
   // Also fails if any log line held a secret of the test.

@@ -16,7 +16,7 @@ import {
 } from '../reliability/support/requests';
 import { allRows } from '../reliability/support/rows';
 import { awkwardText, bodyWithOneBadField, invalidField, validBody } from './support/validity';
-import { EVENTUALLY_MS } from '../support/patience';
+import { eventually } from '../support/patience';
 
 jest.setTimeout(360_000);
 
@@ -167,12 +167,11 @@ describe('property: valid bodies full of awkward Unicode are forwarded and logge
       { numRuns: Math.ceil(RUNS / 3) },
     );
     proxy.secrets.add('client-own-key-unicode-0001');
-    const deadline = Date.now() + EVENTUALLY_MS;
     let rows = await allRows(proxy, account.token);
-    while (rows.length < sent && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 200));
+    await eventually(async () => {
       rows = await allRows(proxy, account.token);
-    }
+      return rows.length >= sent ? true : undefined;
+    });
     expect(rows.length).toBe(sent);
   });
 });
@@ -247,12 +246,11 @@ describe('hand-written extremes', () => {
     });
     await response.text();
     expect(response.status).toBeLessThan(500);
-    const deadline = Date.now() + EVENTUALLY_MS;
     let rows = await allRows(proxy, account.token);
-    while (rows.length === 0 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 200));
+    await eventually(async () => {
       rows = await allRows(proxy, account.token);
-    }
+      return rows.length > 0 ? true : undefined;
+    });
     expect(rows.map((row) => row.id)).toEqual([response.headers.get('x-proxy-request-id')]);
   });
 });

@@ -10,6 +10,8 @@ import OpenAI from 'openai';
 import { EnvelopeSealer } from '../../lambda/keys/crypto/envelope';
 import { LocalKeyWrapper } from '../../lambda/keys/crypto/local-key-wrapper';
 import { DynamoProviderKeyStore } from '../../lambda/keys/dynamodb/provider-key-store';
+import type { StatsSummary } from '../../lambda/usage/usage-stats';
+import { csvRows } from '../support/csv';
 import { eventually } from '../support/patience';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 import { createTestTables } from '../support/tables';
@@ -113,6 +115,12 @@ describe('finding 3: header values are UTF-8', () => {
     expect(first.status).toBe(200);
     const [row] = await proxy.waitForRows(account.token, 1);
     expect(row!.requester).toBe('josé');
+    // The CSV export and the stats show the same label (they showed `josÃ©`).
+    const csv = csvRows(await (await proxy.api('/api/logs.csv', { token: account.token })).text());
+    const column = csv[0]!.indexOf('requester');
+    expect(csv.slice(1).map((cells) => cells[column])).toEqual(['josé']);
+    const stats = (await (await proxy.api('/api/stats', { token: account.token })).json()) as StatsSummary;
+    expect(stats.by_requester.map((entry) => entry.requester)).toEqual(['josé']);
     // The row's cost reaches josé's budget, and the next request of josé is refused.
     const spent = await eventually(async () => {
       const list = (await (await proxy.api('/api/budgets', { token: account.token })).json()) as {

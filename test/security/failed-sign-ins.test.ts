@@ -13,7 +13,8 @@ import { startProxy, type ProxyServer } from '../support/proxy-server';
 
 let proxy: ProxyServer;
 beforeAll(async () => {
-  proxy = await startProxy();
+  // The test servers hold no failed sign-in (NO_SIGN_IN_HOLD); this one keeps the default hold.
+  proxy = await startProxy({ env: { FAILED_SIGN_IN_MAX_DELAY_MS: undefined } });
 });
 afterAll(async () => {
   // Fails if the server printed any secret of the suite, the wrong credentials below included.

@@ -13,6 +13,7 @@ import { PROVIDER_IDS } from '../../lambda/providers/catalog';
 import { createProxyHandler } from '../../lambda/proxy-handler';
 import { startAllFakes, type AllFakes } from '../fakes/start-fakes';
 import { createTestTables } from './tables';
+import { NO_SIGN_IN_HOLD } from './proxy-server';
 
 /**
  * The proxy's handler served from the test's own process, over DynamoDB Local and fake providers,
@@ -76,6 +77,7 @@ export async function startInProcessProxy(options: InProcessOptions = {}): Promi
     TABLE_PREFIX: tablePrefix,
     DATA_DIR: dataDir,
     ADMIN_KEY: adminKey,
+    ...NO_SIGN_IN_HOLD,
     ...options.env,
   });
   const deps = buildDeps(config, log, { shareInFlightAnswers: true });

@@ -1,7 +1,15 @@
 import { createDynamoClients } from '../../lambda/store/dynamodb/client';
+import type { DocumentClient } from '../../lambda/store/dynamodb/document-client';
 import { tableNames } from '../../lambda/tables';
 import { DynamoUsageStats } from '../../lambda/usage/dynamodb/usage-stats';
 import type { UsageRow } from '../../lambda/usage/usage-row';
+
+/** A document client on the run's DynamoDB Local. */
+export function storeClient(): DocumentClient {
+  const endpoint = process.env.DYNAMODB_ENDPOINT;
+  if (!endpoint) throw new Error('DYNAMODB_ENDPOINT is not set: it needs the run’s DynamoDB Local');
+  return createDynamoClients({ region: 'eu-west-1', endpoint }).doc;
+}
 
 /**
  * Rows of one account, each with its own requester label and one of `models` distinct model ids,
@@ -14,10 +22,7 @@ export async function foldDistinctValues(
   accountId: string,
   counts: { requesters: number; models: number },
 ): Promise<UsageRow[]> {
-  const endpoint = process.env.DYNAMODB_ENDPOINT;
-  if (!endpoint) throw new Error('DYNAMODB_ENDPOINT is not set: this helper needs the run’s DynamoDB Local');
-  const { doc } = createDynamoClients({ region: 'eu-west-1', endpoint });
-  const stats = new DynamoUsageStats(doc, tableNames({}, tablePrefix).usageStats);
+  const stats = new DynamoUsageStats(storeClient(), tableNames({}, tablePrefix).usageStats);
   const now = Date.now();
   const rows = Array.from({ length: counts.requesters }, (_, i): UsageRow => {
     // Distinct costs, so the order (and thus which values are listed) is the same on every read.

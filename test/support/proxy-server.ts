@@ -56,6 +56,12 @@ export interface StartOptions {
   sharesKeysWith?: ProxyServer;
 }
 
+/**
+ * Tests send many wrong credentials from 127.0.0.1 on purpose; held answers would only make them
+ * slow. test/security/failed-sign-ins.test.ts unsets this to prove the default hold.
+ */
+export const NO_SIGN_IN_HOLD = { FAILED_SIGN_IN_MAX_DELAY_MS: '0' };
+
 const PROVIDERS: ProviderId[] = ['prov-a', 'prov-b', 'prov-c', 'prov-d', 'prov-e'];
 
 export const fakeProviderKey = (provider: ProviderId) => `${provider}-key-${randomBytes(12).toString('hex')}`;
@@ -79,6 +85,7 @@ export async function startProxy(options: StartOptions = {}): Promise<ProxyServe
       ADMIN_KEY: adminKey,
       TABLE_PREFIX: options.tablePrefix ?? `p${randomBytes(4).toString('hex')}-`,
       AWS_SDK_JS_SUPPRESS_MAINTENANCE_MODE_MESSAGE: '1',
+      ...NO_SIGN_IN_HOLD,
       ...options.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

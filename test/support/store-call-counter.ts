@@ -10,6 +10,13 @@ export interface StoreCall {
   operation: string;
   /** The tables the call names, in the order they appear. */
   tables: string[];
+  /** The request as sent (parsed JSON; empty when it was not JSON). */
+  body: Record<string, unknown>;
+  /**
+   * What IAM checks the call as, per table: an operation as itself, each item of a transaction as
+   * its own action (`Put` as `PutItem`, …).
+   */
+  actions: { table: string; action: string }[];
   /** Set once DynamoDB Local's answer has been passed back. */
   answered: boolean;
   /** What the counter's `mark()` returned when the call arrived (e.g. how many requests a fake provider had received). */
@@ -55,6 +62,24 @@ function tablesOf(body: Record<string, unknown>): string[] {
   return items && typeof items === 'object' ? Object.keys(items) : [];
 }
 
+const IN_TRANSACTION: Record<string, string> = {
+  Put: 'PutItem',
+  Update: 'UpdateItem',
+  Delete: 'DeleteItem',
+  ConditionCheck: 'ConditionCheckItem',
+};
+
+function actionsOf(operation: string, body: Record<string, unknown>): StoreCall['actions'] {
+  if (operation.startsWith('Transact') && Array.isArray(body.TransactItems))
+    return (body.TransactItems as Record<string, { TableName?: string }>[]).flatMap((item) =>
+      Object.entries(item).map(([kind, op]) => ({
+        table: op.TableName ?? '',
+        action: IN_TRANSACTION[kind] ?? `${operation}:${kind}`,
+      })),
+    );
+  return [...new Set(tablesOf(body))].map((table) => ({ table, action: operation }));
+}
+
 export async function startStoreCallCounter(target: string, mark: () => number = () => 0): Promise<StoreCallCounter> {
   const upstream = new URL(target);
   const agent = new Agent({ keepAlive: true });
@@ -73,12 +98,15 @@ export async function startStoreCallCounter(target: string, mark: () => number =
       } catch {
         // Not JSON: logged without tables.
       }
+      const operation =
+        String(req.headers['x-amz-target'] ?? '')
+          .split('.')
+          .pop() ?? '';
       const call: StoreCall = {
-        operation:
-          String(req.headers['x-amz-target'] ?? '')
-            .split('.')
-            .pop() ?? '',
+        operation,
         tables: tablesOf(parsed),
+        body: parsed,
+        actions: actionsOf(operation, parsed),
         answered: false,
         mark: mark(),
         answeredBefore: answered,

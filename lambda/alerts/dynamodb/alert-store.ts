@@ -1,5 +1,5 @@
 import { alertKey, type AlertPayload, type BudgetAlert } from '../alert';
-import type { AlertStore, AlertWebhook, DeliveryOutcome, SentAlert } from '../ports';
+import type { AlertStore, AlertWebhook, DeliveryOutcome, SentAlert, WebhookSecretSealer } from '../ports';
 import { resetsAt } from '../../budgets/periods';
 import { accountPk } from '../../store/dynamodb/account-partition';
 import { idempotencyToken } from '../../store/dynamodb/idempotency-token';
@@ -19,7 +19,8 @@ const DAY_SECONDS = 86_400;
  * - `SENT#<ISO time>#<id>`: the history the dashboard lists, written in the same transaction as
  *   the claim, with what became of each delivery; it expires after 90 days.
  *
- * The webhook is one item of the account's partition, `ALERT_WEBHOOK`.
+ * The webhook is one item of the account's partition, `ALERT_WEBHOOK`; its signing secret is kept
+ * sealed (`sealed_secret`), never as plain text.
  */
 const alertsPk = (accountId: string) => `${accountPk(accountId)}#ALERTS`;
 const webhookKey = (accountId: string) => ({ pk: accountPk(accountId), sk: 'ALERT_WEBHOOK' });
@@ -29,6 +30,7 @@ export class DynamoAlertStore implements AlertStore {
   constructor(
     private readonly doc: DocumentClient,
     private readonly table: string,
+    private readonly secrets: WebhookSecretSealer,
   ) {}
 
   async claim(alert: BudgetAlert, id: string, sentAt: string, payload: AlertPayload): Promise<boolean> {
@@ -111,16 +113,18 @@ export class DynamoAlertStore implements AlertStore {
       operation: 'GetItem',
       input: { TableName: this.table, Key: webhookKey(accountId), ConsistentRead: true },
     });
-    if (!Item || typeof Item.url !== 'string' || typeof Item.secret !== 'string') return undefined;
-    return { url: Item.url, secret: Item.secret, updatedAt: String(Item.updated_at) };
+    if (!Item || typeof Item.url !== 'string' || typeof Item.sealed_secret !== 'string') return undefined;
+    const secret = await this.secrets.open(accountId, Item.sealed_secret);
+    return { url: Item.url, secret, updatedAt: String(Item.updated_at) };
   }
 
   async setWebhook(accountId: string, webhook: AlertWebhook): Promise<void> {
+    const sealed = await this.secrets.seal(accountId, webhook.secret);
     await this.doc.send({
       operation: 'PutItem',
       input: {
         TableName: this.table,
-        Item: { ...webhookKey(accountId), url: webhook.url, secret: webhook.secret, updated_at: webhook.updatedAt },
+        Item: { ...webhookKey(accountId), url: webhook.url, sealed_secret: sealed, updated_at: webhook.updatedAt },
       },
     });
   }

@@ -1,9 +1,8 @@
 import { tagsFrom } from '../../tags/tags';
 import type { AccountStore, Scope, TokenRecord, TokenUpdate } from '../ports';
-import { accountPk } from '../../store/dynamodb/account-partition';
+import { accountPk, itemsUnderPrefix } from '../../store/dynamodb/account-partition';
 import { BatchedGet } from '../../store/dynamodb/batched-get';
 import { idempotencyToken } from '../../store/dynamodb/idempotency-token';
-import { allItems } from '../../store/dynamodb/paginate';
 import { shardCount } from '../sliding-minute';
 import {
   gateKey,
@@ -132,17 +131,7 @@ export class DynamoAccountStore implements AccountStore {
   }
 
   async listTokens(accountId: string): Promise<TokenRecord[]> {
-    const items = await allItems((start) =>
-      this.doc.send({
-        operation: 'Query',
-        input: {
-          TableName: this.table,
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-          ExpressionAttributeValues: { ':pk': accountPk(accountId), ':prefix': TOKEN_PREFIX },
-          ExclusiveStartKey: start,
-        },
-      }),
-    );
+    const items = await itemsUnderPrefix(this.doc, { table: this.table, accountId, prefix: TOKEN_PREFIX });
     const records = items.map((item) => toRecord(accountId, item as TokenItem));
     // "Last used" is written by each proxied request's gate call, so it lives on the gate's shards: the latest of them.
     const shards = (record: TokenRecord) => shardCount(record.limits?.requestsPerMinute ?? this.defaultLimit ?? 1);

@@ -1,134 +1,20 @@
-import { createHash } from 'node:crypto';
-import {
-  budgetStatus,
-  DEFAULT_ALERT_AT,
-  type Budget,
-  type BudgetStatus,
-  type BudgetSubject,
-  type Spend,
-} from '../budget';
-import { dayAttribute, isBudgetPeriod, monthOf, nextMonthStart } from '../periods';
+import { budgetStatus, DEFAULT_ALERT_AT, type Budget, type BudgetStatus, type BudgetSubject } from '../budget';
 import type { BudgetStore } from '../ports';
-import type { UsageRow } from '../../usage/usage-row';
 import { accountPk } from '../../store/dynamodb/account-partition';
 import { BatchedGet } from '../../store/dynamodb/batched-get';
-import type { CounterChange } from '../../store/dynamodb/counter-change';
 import { allItems } from '../../store/dynamodb/paginate';
 import { gateBudgetFlag } from '../../auth/dynamodb/gate-item';
 import { cancellationReasons } from '../../store/dynamodb/store-errors';
 import type { DocumentClient } from '../../store/dynamodb/document-client';
 import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BUDGET_PREFIX, budgetOf, listingKey, spendOf, subjectAttributes, subjectKey, subjectOf } from './subject-item';
 
 type TransactUpdate = NonNullable<NonNullable<TransactWriteCommandInput['TransactItems']>[number]['Update']>;
 
 /**
- * Each subject (token, requester or tag value) has a partition of its own, `ACCOUNT#<id>#T#<token id>` /
- * `ACCOUNT#<id>#R#<label hash>` / `ACCOUNT#<id>#G#<key>=<value>`: every priced row adds to its counters, so in the account's
- * partition they would put all of an account's traffic on one partition's write limit
- * (docs/deploy.md, "Partition ceilings"). The request path reads a subject's two items together,
- * in one BatchGetItem with any other read of the same wave:
- *
- * - `BUDGET`: the limit and period (when a budget is set) and the lifetime spend, `spent_total_nanos`;
- * - `SPEND#<YYYY-MM>`: the UTC month's spend, `spent_nanos`, and each day's, `d01`…`d31`;
- *   it expires (TTL) a day after the month ends.
- *
- * The account's partition keeps one listing item per budget, `BUDGET#T#<token id>` /
- * `BUDGET#R#<label hash>`, with the same limit and period, written in one transaction with the
- * subject's: it is what lists an account's budgets, and it changes only when a budget does.
- *
- * Requester labels can be 8 KB, over DynamoDB's 1 KB sort key limit, so their keys use a hash; a
- * tag is at most 141 characters (docs/tags.md) and is kept readable.
+ * Budgets and the spend they are checked against, one item per subject (subject-item.ts). The
+ * spend is folded in from the usage-logs stream (spend-fold.ts), never written on the request path.
  */
-const BUDGET_PREFIX = { token: 'BUDGET#T#', requester: 'BUDGET#R#', tag: 'BUDGET#G#' } as const;
-const EXPIRY_GRACE_SECONDS = 86_400;
-
-function subjectId(subject: BudgetSubject): string {
-  if (subject.kind === 'tag') return `G#${subject.key}=${subject.value}`;
-  return subject.kind === 'token'
-    ? `T#${subject.tokenId}`
-    : `R#${createHash('sha256').update(subject.requester).digest('base64url')}`;
-}
-
-/** The listing item in the account's partition. */
-const listingKey = (accountId: string, subject: BudgetSubject) => ({
-  pk: accountPk(accountId),
-  sk: `BUDGET#${subjectId(subject)}`,
-});
-/** The subject's own partition. */
-const subjectPk = (accountId: string, subject: BudgetSubject) => `${accountPk(accountId)}#${subjectId(subject)}`;
-const budgetKey = (accountId: string, subject: BudgetSubject) => ({ pk: subjectPk(accountId, subject), sk: 'BUDGET' });
-const monthKey = (accountId: string, subject: BudgetSubject, at: number) => ({
-  pk: subjectPk(accountId, subject),
-  sk: `SPEND#${monthOf(at)}`,
-});
-const whole = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
-
-function subjectAttributes(subject: BudgetSubject): Record<string, string> {
-  if (subject.kind === 'tag') return { subject_kind: 'tag', tag_key: subject.key, tag_value: subject.value };
-  return subject.kind === 'token'
-    ? { subject_kind: 'token', token_id: subject.tokenId }
-    : { subject_kind: 'requester', requester: subject.requester };
-}
-
-function subjectOf(item: Record<string, unknown>): BudgetSubject | undefined {
-  if (item.subject_kind === 'token' && typeof item.token_id === 'string')
-    return { kind: 'token', tokenId: item.token_id };
-  if (item.subject_kind === 'requester' && typeof item.requester === 'string')
-    return { kind: 'requester', requester: item.requester };
-  if (item.subject_kind === 'tag' && typeof item.tag_key === 'string' && typeof item.tag_value === 'string')
-    return { kind: 'tag', key: item.tag_key, value: item.tag_value };
-  return undefined;
-}
-
-function budgetOf(item: Record<string, unknown> | undefined): Budget | undefined {
-  if (!item || !isBudgetPeriod(item.period) || !(whole(item.limit_nanos) > 0)) return undefined;
-  const budget: Budget = { limitNanos: whole(item.limit_nanos), period: item.period };
-  // A budget stored before alerts existed has no `alert_at`: it alerts at the default fractions.
-  if (Array.isArray(item.alert_at))
-    budget.alertAt = item.alert_at.filter((fraction): fraction is number => typeof fraction === 'number');
-  return budget;
-}
-
-function spendOf(
-  budgetItem: Record<string, unknown> | undefined,
-  monthItem: Record<string, unknown> | undefined,
-  at: number,
-): Spend {
-  return {
-    day: whole(monthItem?.[dayAttribute(at)]),
-    month: whole(monthItem?.spent_nanos),
-    total: whole(budgetItem?.spent_total_nanos),
-  };
-}
-
-/**
- * What one row adds to the spend of its token, requester and each of its tags: its cost, on the
- * lifetime, month and day counters. Added whether or not a budget is set, so a
- * budget set later sees what was already spent. The usage log applies these in
- * the same transaction as the row itself (usage-log.ts), so each row is counted once.
- */
-export function spendChanges(row: UsageRow): CounterChange[] {
-  const cost = whole(row.cost_nanos);
-  if (cost <= 0) return [];
-  const at = Date.parse(row.ts);
-  const subjects: BudgetSubject[] = [{ kind: 'token', tokenId: row.token_id }];
-  if (row.requester) subjects.push({ kind: 'requester', requester: row.requester });
-  for (const [key, value] of Object.entries(row.tags ?? {})) subjects.push({ kind: 'tag', key, value });
-  const expiresAt = Math.floor(nextMonthStart(at) / 1000) + EXPIRY_GRACE_SECONDS;
-  return subjects.flatMap((subject): CounterChange[] => [
-    {
-      key: budgetKey(row.account_id, subject),
-      increments: { spent_total_nanos: cost },
-      set: subjectAttributes(subject),
-    },
-    {
-      key: monthKey(row.account_id, subject, at),
-      increments: { spent_nanos: cost, [dayAttribute(at)]: cost },
-      set: { expires_at: expiresAt },
-    },
-  ]);
-}
-
 export class DynamoBudgetStore implements BudgetStore {
   /** Share the account store's `BatchedGet`, so budgets read with the token cost no extra call. */
   constructor(
@@ -140,11 +26,9 @@ export class DynamoBudgetStore implements BudgetStore {
   ) {}
 
   statusOf(accountId: string, subject: BudgetSubject, at: number): Promise<BudgetStatus | undefined> {
-    const budgetRead = this.reads.get(budgetKey(accountId, subject));
-    const monthRead = this.reads.get(monthKey(accountId, subject, at));
-    return Promise.all([budgetRead, monthRead]).then(([budgetItem, monthItem]) => {
-      const budget = budgetOf(budgetItem);
-      return budget && budgetStatus(subject, budget, spendOf(budgetItem, monthItem, at), at);
+    return this.reads.get(subjectKey(accountId, subject)).then((item) => {
+      const budget = budgetOf(item);
+      return budget && budgetStatus(subject, budget, spendOf(item, at), at);
     });
   }
 
@@ -171,7 +55,7 @@ export class DynamoBudgetStore implements BudgetStore {
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,
     });
-    await this.write(subject, true, [update(listingKey(accountId, subject)), update(budgetKey(accountId, subject))]);
+    await this.write(subject, true, [update(listingKey(accountId, subject)), update(subjectKey(accountId, subject))]);
   }
 
   async removeBudget(accountId: string, subject: BudgetSubject): Promise<boolean> {
@@ -185,7 +69,7 @@ export class DynamoBudgetStore implements BudgetStore {
       });
       await this.write(subject, false, [
         { ...remove(listingKey(accountId, subject)), ConditionExpression: 'attribute_exists(limit_nanos)' },
-        remove(budgetKey(accountId, subject)),
+        remove(subjectKey(accountId, subject)),
       ]);
       return true;
     } catch (error) {
@@ -232,11 +116,8 @@ export class DynamoBudgetStore implements BudgetStore {
       const subject = subjectOf(item);
       const budget = budgetOf(item);
       if (!subject || !budget) return undefined;
-      const [budgetItem, monthItem] = await Promise.all([
-        this.reads.get(budgetKey(accountId, subject)),
-        this.reads.get(monthKey(accountId, subject, at)),
-      ]);
-      return budgetStatus(subject, budget, spendOf(budgetItem, monthItem, at), at);
+      const spendItem = await this.reads.get(subjectKey(accountId, subject));
+      return budgetStatus(subject, budget, spendOf(spendItem, at), at);
     });
     return (await Promise.all(statuses)).filter((s): s is BudgetStatus => s !== undefined);
   }

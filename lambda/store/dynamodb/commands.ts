@@ -38,8 +38,7 @@ export type OperationName = keyof Operations;
 
 /**
  * What a store sends: plain data, the operation and its document input. Each store's calls read
- * as data in its own code (test/infra/table-calls.test.ts reads the operation names there), and a
- * test can note or disturb a call by wrapping one `send`.
+ * as data in its own code, and a test can note or disturb a call by wrapping one `send`.
  */
 export type StoreCommand = {
   [Name in OperationName]: {

@@ -1,10 +1,8 @@
 import { ValidationError } from '../../errors';
 import { requestIdTime } from '../../http/request';
-import type { CounterChange } from '../../store/dynamodb/counter-change';
 import { pages, type PageKey } from '../../store/dynamodb/paginate';
 import { mergeShards } from './merged-shards';
 import { rowPartition, rowPartitions } from './row-shards';
-import { TransactedRows } from '../../store/dynamodb/transacted-rows';
 import type { LogQuery, UsageLog, UsageRow } from '../usage-row';
 import type { DocumentClient } from '../../store/dynamodb/document-client';
 import { sentOnce } from '../../store/dynamodb/commands';
@@ -21,50 +19,33 @@ function decodeCursor(cursor: string): string | undefined {
   return /^\d{4}-\d\d-\d\dT[\d:.]+Z#[\w-]+$/.test(tsId) ? tsId : undefined;
 }
 
-/** The counters a row adds to, in the same transaction as the row, and the table that holds them. */
-export interface RowSpend {
-  table: string;
-  changes: (row: UsageRow) => CounterChange[];
-}
-
 /**
  * Rows in a few partitions per account (row-shards.ts), each sorted by `ts_id` (ISO time +
  * request id), so "newest first for a period" is one reverse range query per shard, merged, and
  * the table reads naturally in the DynamoDB console (docs/deploy.md, "Reading the logs", gives the query).
  */
 export class DynamoUsageLog implements UsageLog {
-  private readonly rowsWithSpend: TransactedRows;
-
-  /**
-   * `spend` is what a row adds to the budgets' spend counters (budgets/dynamodb/budget-store.ts) and the
-   * table holding them: the usage log applies it without knowing what a budget is.
-   */
   constructor(
     private readonly doc: DocumentClient,
     private readonly table: string,
-    private readonly spend: RowSpend,
     private readonly retentionDays?: number,
-  ) {
-    this.rowsWithSpend = new TransactedRows(doc, table, 'account_id', spend.table);
-  }
+  ) {}
 
   /**
-   * Keyed by the row's own time and id, so a retried write leaves exactly one row.
-   * A row with a cost is written in one transaction with its spend (transacted-rows.ts),
-   * so the spend counts it exactly once; a row without one is a plain put. Never a
-   * BatchWriteItem: IAM can't allow its puts without its deletes, and the function's role may
-   * not delete usage rows (docs/deploy.md, "Permissions"). One attempt, sent once: the row
-   * writer's policy is the only one that retries it (docs/failure-modes.md).
+   * One plain put, keyed by the row's own time and id, so a retried write leaves exactly one row.
+   * The row's spend is not written here: the stream consumer folds it into the budgets' counters
+   * from the row's INSERT (budgets/dynamodb/spend-fold.ts), and a retried put of the same row is a
+   * MODIFY, which adds nothing. Never a BatchWriteItem: IAM can't allow its puts without its
+   * deletes, and the function's role may not delete usage rows (docs/deploy.md, "Permissions").
+   * One attempt, sent once: the row writer's policy is the only one that retries it
+   * (docs/failure-modes.md).
    */
   async write(row: UsageRow): Promise<void> {
     const expires = this.retentionDays
       ? { expires_at: Math.floor(Date.parse(row.ts) / 1000) + this.retentionDays * 86_400 }
       : {};
     const item = { ...row, account_id: rowPartition(row.account_id, row.id), ts_id: `${row.ts}#${row.id}`, ...expires };
-    const changes = this.spend.changes(row);
-    if (changes.length === 0)
-      await this.doc.send(sentOnce({ operation: 'PutItem', input: { TableName: this.table, Item: item } }));
-    else await this.rowsWithSpend.write({ item, id: row.id, changes });
+    await this.doc.send(sentOnce({ operation: 'PutItem', input: { TableName: this.table, Item: item } }));
   }
 
   /**

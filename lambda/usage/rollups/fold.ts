@@ -1,6 +1,7 @@
 import type { UsageRow } from '../usage-row';
 import { dayKey, hourKey, tagBucketKeys } from './bucket-keys';
 import { rowIncrements, tagIncrements } from './rollup';
+import { sortableSequence } from '../../store/dynamodb/watermarked-counters';
 
 /**
  * A usage row as the table's stream delivered it. `lineage` names the stream
@@ -53,14 +54,7 @@ function contributionsOf(row: UsageRow): { bucket: string; increments: Record<st
   return contributions;
 }
 
-/**
- * Stream sequence numbers are decimal strings of 21 to 40 digits; padded to
- * 40 they compare as strings in the same order as numbers, which is how a
- * condition expression compares them.
- */
-export function sortableSequence(sequence: string): string {
-  return sequence.padStart(40, '0');
-}
+export { sortableSequence };
 
 /**
  * Folds a batch into one delta per rollup item and shard: the batch then
@@ -85,13 +79,12 @@ export function foldRows(rows: readonly StreamedRow[]): BucketDelta[] {
   return [...deltas.values()];
 }
 
-/** The delta of the rows after `sequence` only (a redelivery that overlaps what is already counted). */
-export function deltaAfter(delta: BucketDelta, sequence: string): BucketDelta | undefined {
-  const rows = delta.rows.filter((streamed) => compareSequences(streamed.sequence, sequence) > 0);
-  if (rows.length === 0) return undefined;
-  return foldRows(rows).find(
+/** What some of a delta's rows (those a redelivery had not counted yet) add to its bucket. */
+export function bucketIncrements(delta: BucketDelta, rows: readonly StreamedRow[]): Record<string, number> {
+  const own = foldRows(rows).find(
     (candidate) => candidate.bucket === delta.bucket && candidate.accountId === delta.accountId,
-  )!;
+  );
+  return own?.increments ?? {};
 }
 
 export function compareSequences(a: string, b: string): number {

@@ -96,19 +96,21 @@ export const OTHER_LABEL = '(other)';
 
 /**
  * The first `MAX_LISTED_VALUES` entries of a sorted breakdown, and one entry summing all the rest
- * (`other`: how many distinct values it holds), so the entries still add up to the totals.
+ * (`other`: how many distinct values it holds by name), so the entries still add up to the totals.
+ * Values the fold already counted as `(other)` (past the day's cap, dynamodb/label-caps.ts) join
+ * that entry too; their number is not known, so `other` counts them as none.
  */
 function listedAndOther<T extends StatsTotals>(
-  sorted: readonly { entry: T; rollup: Rollup }[],
+  sorted: readonly { entry: T; rollup: Rollup; folded: boolean }[],
   otherEntry: (totals: StatsTotals, count: number) => T,
 ): T[] {
-  if (sorted.length <= MAX_LISTED_VALUES) return sorted.map(({ entry }) => entry);
+  const named = sorted.filter(({ folded }) => !folded);
+  const folded = sorted.filter(({ folded }) => folded);
+  if (named.length <= MAX_LISTED_VALUES && folded.length === 0) return named.map(({ entry }) => entry);
   const rest = emptyRollup();
-  for (const { rollup } of sorted.slice(MAX_LISTED_VALUES)) addRollup(rest, rollup);
-  return [
-    ...sorted.slice(0, MAX_LISTED_VALUES).map(({ entry }) => entry),
-    otherEntry(toTotals(rest), sorted.length - MAX_LISTED_VALUES),
-  ];
+  for (const { rollup } of [...named.slice(MAX_LISTED_VALUES), ...folded]) addRollup(rest, rollup);
+  const unlisted = Math.max(0, named.length - MAX_LISTED_VALUES);
+  return [...named.slice(0, MAX_LISTED_VALUES).map(({ entry }) => entry), otherEntry(toTotals(rest), unlisted)];
 }
 
 /** Costliest first, then busiest; the name breaks ties so the order never depends on read order. */
@@ -200,13 +202,21 @@ export function assembleSummary(
       .sort(byCostThenRequests((e) => e.provider)),
     by_model: listedAndOther(
       [...models.values()]
-        .map(({ provider, model, rollup }) => ({ entry: { model, provider, ...toTotals(rollup) }, rollup }))
+        .map(({ provider, model, rollup }) => ({
+          entry: { model, provider, ...toTotals(rollup) },
+          rollup,
+          folded: model === OTHER_LABEL,
+        }))
         .sort(byEntry(byCostThenRequests((e) => `${e.model}\u0000${e.provider}`))),
       (totals, other) => ({ model: OTHER_LABEL, provider: '', ...totals, other }),
     ),
     by_requester: listedAndOther(
       [...requesters]
-        .map(([requester, rollup]) => ({ entry: { requester, ...toTotals(rollup) }, rollup }))
+        .map(([requester, rollup]) => ({
+          entry: { requester, ...toTotals(rollup) },
+          rollup,
+          folded: requester === OTHER_LABEL,
+        }))
         .sort(byEntry(byCostThenRequests((e) => e.requester))),
       (totals, other) => ({ requester: OTHER_LABEL, ...totals, other }),
     ),

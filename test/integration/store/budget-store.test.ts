@@ -1,32 +1,35 @@
 import { exceededMessage, isExhausted, type BudgetStatus, type BudgetSubject } from '../../../lambda/budgets/budget';
-import { DynamoBudgetStore, spendChanges } from '../../../lambda/budgets/dynamodb/budget-store';
-import { DynamoUsageLog } from '../../../lambda/usage/dynamodb/usage-log';
+import { DynamoBudgetStore } from '../../../lambda/budgets/dynamodb/budget-store';
+import { DynamoSpendFold } from '../../../lambda/budgets/dynamodb/spend-fold';
 import type { UsageRow } from '../../../lambda/usage/usage-row';
 import { createTestTables } from '../../support/tables';
 
 /**
  * Period rollover, with the clock in the test's hands: spend recorded at one
  * time is read back at others, on DynamoDB Local through the real adapter.
- * The dates are in the future so DynamoDB Local's TTL sweep leaves the
- * counters alone while the test runs.
+ * The dates are in the future, so the fold's pruning (it keeps recent days
+ * and months) leaves them alone while the test runs.
  */
 const year = new Date().getUTCFullYear() + 2;
 const at = (iso: string) => Date.parse(`${year}-${iso}Z`);
 
 let store: DynamoBudgetStore;
-let usageLog: DynamoUsageLog;
+let spendFold: DynamoSpendFold;
 let tables: Awaited<ReturnType<typeof createTestTables>>;
 beforeAll(async () => {
   tables = await createTestTables();
   store = new DynamoBudgetStore(tables.clients.doc, tables.tables.accounts, tables.tables.rateLimits);
-  usageLog = new DynamoUsageLog(tables.clients.doc, tables.tables.usageLogs, {
-    table: tables.tables.accounts,
-    changes: spendChanges,
-  });
+  spendFold = new DynamoSpendFold(tables.clients.doc, tables.tables.accounts);
 });
 
-/** Spend is added by the row's own write, as in the proxy. */
-const recordRow = (row: UsageRow) => usageLog.write(row);
+/** Spend is added by the fold of the row's stream record, as the stream consumer does; one shard, in order. */
+let position = 0;
+const recordRow = async (row: UsageRow) => {
+  const { failed } = await spendFold.fold([
+    { row, lineage: 'shardId-test', sequence: String(10n ** 20n + BigInt(++position)) },
+  ]);
+  if (failed.length) throw new Error('spend not folded');
+};
 
 let rowCount = 0;
 function row(accountId: string, time: number, costNanos: number, extra: Partial<UsageRow> = {}): UsageRow {
@@ -131,7 +134,7 @@ describe('budget periods roll over in UTC', () => {
     expect(isExhausted((await spentAt(account, at('06-11T09:00:01.000')))[0])).toBe(true);
   });
 
-  it('requester spend is per account and per label; cost 0 adds nothing; counters expire a day after their month', async () => {
+  it('requester spend is per account and per label; cost 0 adds nothing; one item per subject holds its month and day', async () => {
     const first = 'acctreqa';
     const second = 'acctreqb';
     for (const account of [first, second])
@@ -157,12 +160,16 @@ describe('budget periods roll over in UTC', () => {
     ]);
 
     // The token's counters live in its own partition, not the account's.
-    const key = { pk: `ACCOUNT#${first}#T#${first}_tok`, sk: `SPEND#${year}-04` };
-    const { Item: monthCounter } = await tables.clients.doc.send({
+    const key = { pk: `ACCOUNT#${first}#T#${first}_tok`, sk: 'BUDGET' };
+    const { Item: counters } = await tables.clients.doc.send({
       operation: 'GetItem',
       input: { TableName: tables.tables.accounts, Key: key },
     });
-    expect(monthCounter).toMatchObject({ spent_nanos: 2_500, d15: 2_500, expires_at: at('05-02T00:00:00.000') / 1000 });
+    expect(counters).toMatchObject({
+      spent_total_nanos: 2_500,
+      [`m#${year}-04`]: 2_500,
+      [`d#${year}-04-15`]: 2_500,
+    });
   });
 
   it('spend counted before a budget exists is seen once one is set; removing a budget keeps the spend', async () => {

@@ -1,6 +1,5 @@
 import { logCsvStream, nanosAsDecimal } from '../../../lambda/api/log-csv';
 import { DynamoUsageLog } from '../../../lambda/usage/dynamodb/usage-log';
-import { spendChanges } from '../../../lambda/budgets/dynamodb/budget-store';
 import type { UsageRow } from '../../../lambda/usage/usage-row';
 import { csvRows } from '../../support/csv';
 import { createTestTables } from '../../support/tables';
@@ -10,7 +9,7 @@ let destroy: () => void;
 
 beforeAll(async () => {
   const { clients, tables } = await createTestTables();
-  log = new DynamoUsageLog(clients.doc, tables.usageLogs, { table: tables.accounts, changes: spendChanges });
+  log = new DynamoUsageLog(clients.doc, tables.usageLogs);
   destroy = () => clients.raw.destroy();
 });
 afterAll(() => destroy());

@@ -17,10 +17,7 @@ let usageLog: DynamoUsageLog;
 
 beforeAll(async () => {
   tables = await createTestTables();
-  usageLog = new DynamoUsageLog(tables.clients.doc, tables.tables.usageLogs, {
-    table: tables.tables.accounts,
-    changes: () => [],
-  });
+  usageLog = new DynamoUsageLog(tables.clients.doc, tables.tables.usageLogs);
 });
 afterAll(() => tables.clients.raw.destroy());
 

@@ -13,8 +13,9 @@ import {
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { DynamoUsageLog } from '../../../lambda/usage/dynamodb/usage-log';
-import { spendChanges } from '../../../lambda/budgets/dynamodb/budget-store';
 import { DynamoUsageStats } from '../../../lambda/usage/dynamodb/usage-stats';
+import { DynamoBudgetStore } from '../../../lambda/budgets/dynamodb/budget-store';
+import type { BudgetSubject } from '../../../lambda/budgets/budget';
 import type { UsageRow } from '../../../lambda/usage/usage-row';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -97,11 +98,8 @@ beforeAll(async () => {
 });
 afterAll(() => created.clients.raw.destroy());
 
-test('the consumer folds the stream into rollups equal to the rows, and a redelivered or bisected batch changes nothing', async () => {
-  const log = new DynamoUsageLog(created.clients.doc, created.tables.usageLogs, {
-    table: created.tables.accounts,
-    changes: spendChanges,
-  });
+test('the consumer folds the stream into rollups and spend equal to the rows, and a redelivered or bisected batch changes nothing', async () => {
+  const log = new DynamoUsageLog(created.clients.doc, created.tables.usageLogs);
   const rows = Array.from({ length: 12 }, (_, i) => row(i));
   for (const r of rows) await log.write(r);
   // The same row written again (a retry after a lost answer) is a MODIFY, not a new request.
@@ -133,6 +131,17 @@ test('the consumer folds the stream into rollups equal to the rows, and a redeli
     ['', rows.filter((r) => !r.requester).length],
     ['team-x', rows.filter((r) => r.requester).length],
   ]);
+
+  // The same batches fold the budgets' spend, each row once.
+  const budgets = new DynamoBudgetStore(created.clients.doc, created.tables.accounts, created.tables.rateLimits);
+  const spent = async (subject: BudgetSubject) => {
+    await budgets.setBudget(ACCOUNT, subject, { limitNanos: 10 ** 15, period: 'total' }, 'x');
+    return (await budgets.statusOf(ACCOUNT, subject, AT))!.spentNanos;
+  };
+  expect(await spent({ kind: 'token', tokenId: 'tok-1' })).toBe(sum((r) => r.cost_nanos));
+  expect(await spent({ kind: 'requester', requester: 'team-x' })).toBe(
+    rows.filter((r) => r.requester).reduce((total, r) => total + r.cost_nanos, 0),
+  );
 });
 
 test('the bundle writes each batch as Embedded Metric Format lines that follow the specification', () => {

@@ -9,9 +9,10 @@ import { DynamoDBStreamsClient, type GetRecordsCommandOutput } from '@aws-sdk/cl
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spendChanges } from '../../../lambda/budgets/dynamodb/budget-store';
 import { OVERFLOW_VALUE } from '../../../lambda/tags/tags';
+import { MAX_MODELS_PER_DAY, MAX_REQUESTERS_PER_DAY } from '../../../lambda/usage/dynamodb/label-caps';
 import { MAX_TAG_KEYS_PER_DAY, MAX_TAG_VALUES_PER_DAY } from '../../../lambda/usage/dynamodb/tag-values';
+import { OTHER_LABEL } from '../../../lambda/usage/rollups/summary';
 import { rebuildRollups } from '../../../lambda/local/rollup-rebuild';
 import { StreamPoller } from '../../../lambda/local/stream-poller';
 import { DynamoUsageLog } from '../../../lambda/usage/dynamodb/usage-log';
@@ -95,10 +96,7 @@ test('rows whose stream records were trimmed are rebuilt into the rollups from t
     endpoint,
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });
-  const log = new DynamoUsageLog(created.clients.doc, created.tables.usageLogs, {
-    table: created.tables.accounts,
-    changes: spendChanges,
-  });
+  const log = new DynamoUsageLog(created.clients.doc, created.tables.usageLogs);
   const stats = new DynamoUsageStats(created.clients.doc, created.tables.usageStats);
   const trim = { position: false, lostIds: new Set<string>() };
   const poller = () =>
@@ -188,10 +186,7 @@ test('a rebuild counts tags under the same per-day caps as the fold: more tag va
   );
   expect(outcome.failed).toEqual([]);
   // The same rows, for another account, known to the rollups only through a rebuild from the table.
-  const log = new DynamoUsageLog(created.clients.doc, created.tables.usageLogs, {
-    table: created.tables.accounts,
-    changes: spendChanges,
-  });
+  const log = new DynamoUsageLog(created.clients.doc, created.tables.usageLogs);
   for (const r of rebuilt) await log.write(r);
   await rebuildRollups({
     raw: created.clients.raw,
@@ -214,4 +209,49 @@ test('a rebuild counts tags under the same per-day caps as the fold: more tag va
   );
   expect(fromFold.team.search.requests + fromFold.team.ads.requests).toBe(count);
   expect(fromRebuild).toEqual(fromFold);
+});
+
+test('a rebuild counts requesters and models under the same per-day caps as the fold: rebuilt rollups equal folded ones', async () => {
+  const day = Date.parse('2026-11-23T08:00:00Z');
+  const count = MAX_REQUESTERS_PER_DAY + 20;
+  const models = MAX_MODELS_PER_DAY + 10;
+  const labelled = (accountId: string, i: number): UsageRow => ({
+    ...row(i),
+    account_id: accountId,
+    id: `req-label-${accountId}-${String(i).padStart(3, '0')}`,
+    ts: new Date(day + i * 1_000).toISOString(),
+    model: `m${i % models}`,
+    requester: `u${i}`,
+  });
+  const stats = new DynamoUsageStats(created.clients.doc, created.tables.usageStats);
+  const outcome = await stats.fold(
+    Array.from({ length: count }, (_, i) => ({
+      row: labelled('acc-label-fold', i),
+      lineage: 'shard-label',
+      sequence: String(i + 1).padStart(21, '0'),
+    })),
+  );
+  expect(outcome.failed).toEqual([]);
+  const log = new DynamoUsageLog(created.clients.doc, created.tables.usageLogs);
+  for (let i = 0; i < count; i++) await log.write(labelled('acc-label-rebuild', i));
+  await rebuildRollups({
+    raw: created.clients.raw,
+    logsTable: created.tables.usageLogs,
+    statsTable: created.tables.usageStats,
+    since: new Date(day),
+    stats,
+  });
+
+  const summary = (accountId: string) =>
+    stats.summarize(accountId, new Date(day - 3_600_000), new Date(day + 86_400_000));
+  const [fromFold, fromRebuild] = await Promise.all([summary('acc-label-fold'), summary('acc-label-rebuild')]);
+  // The caps held: the requesters and models past them were counted under (other), named nowhere.
+  const named = (list: { requester?: string; model?: string }[]) =>
+    list.map((entry) => entry.requester ?? entry.model).filter((name) => name !== OTHER_LABEL);
+  expect(named(fromFold.by_requester).every((name) => Number(name!.slice(1)) < MAX_REQUESTERS_PER_DAY)).toBe(true);
+  expect(named(fromFold.by_model).every((name) => Number(name!.slice(1)) < MAX_MODELS_PER_DAY)).toBe(true);
+  expect(fromFold.totals.requests).toBe(count);
+  expect(fromRebuild.by_requester).toEqual(fromFold.by_requester);
+  expect(fromRebuild.by_model).toEqual(fromFold.by_model);
+  expect(fromRebuild.totals).toEqual(fromFold.totals);
 });

@@ -1,6 +1,6 @@
 /** Reading usage rows back through the management API (rows are written just after a response ends). */
 import type { ProxyServer } from '../../support/proxy-server';
-import { EVENTUALLY_MS } from '../../support/patience';
+import { eventually, EVENTUALLY_MS } from '../../support/patience';
 
 export type Row = Record<string, unknown> & {
   id: string;
@@ -14,8 +14,6 @@ export type Row = Record<string, unknown> & {
   stream: boolean;
   error?: string;
 };
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Every row of the account, newest first, following `next_cursor` to the end. */
 export async function allRows(proxy: Pick<ProxyServer, 'api'>, token: string, query = ''): Promise<Row[]> {
@@ -42,12 +40,12 @@ export async function waitForRowCount(
   count: number,
   timeoutMs = EVENTUALLY_MS,
 ): Promise<Row[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  const enough = await eventually(async () => {
     const rows = await allRows(proxy, token);
-    if (rows.length >= count || Date.now() > deadline) return rows;
-    await sleep(100);
-  }
+    return rows.length >= count ? rows : undefined;
+  }, timeoutMs);
+  // Out of time: what is there, for the caller's assertion to show.
+  return enough ?? allRows(proxy, token);
 }
 
 /** Polls until the row with this id exists; undefined if it never appears in time. */
@@ -57,16 +55,11 @@ export async function waitForRow(
   id: string,
   timeoutMs = EVENTUALLY_MS,
 ): Promise<Row | undefined> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  return eventually(async () => {
     const response = await proxy.api('/api/logs?limit=500', { token });
-    if (response.status === 200) {
-      const row = ((await response.json()) as { items: Row[] }).items.find((item) => item.id === id);
-      if (row) return row;
-    }
-    if (Date.now() > deadline) return undefined;
-    await sleep(50);
-  }
+    if (response.status !== 200) return undefined;
+    return ((await response.json()) as { items: Row[] }).items.find((item) => item.id === id);
+  }, timeoutMs);
 }
 
 /** Like waitForRow, but fails with a message naming the request. */

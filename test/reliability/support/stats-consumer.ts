@@ -20,10 +20,11 @@ export interface StatsConsumerProcess {
 export async function startStatsConsumer(
   tablePrefix: string,
   dataDir = mkdtempSync(join(tmpdir(), 'stats-consumer-')),
+  env: Record<string, string> = {},
 ): Promise<StatsConsumerProcess> {
   const child = spawn(process.execPath, [join(ROOT, 'dist/local/stats-consumer.mjs')], {
     cwd: ROOT,
-    env: { ...process.env, TABLE_PREFIX: tablePrefix, DATA_DIR: dataDir },
+    env: { ...process.env, TABLE_PREFIX: tablePrefix, DATA_DIR: dataDir, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

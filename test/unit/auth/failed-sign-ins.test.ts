@@ -14,6 +14,15 @@ describe('FailedSignIns', () => {
     expect(delays.slice(FREE_FAILURES)).toEqual([100, 200, 400, 800, 1600, MAX_DELAY_MS, MAX_DELAY_MS, MAX_DELAY_MS]);
   });
 
+  it('a longest hold of 0 holds nothing, however many failures; a lower one caps the doubling', () => {
+    const unheld = new FailedSignIns(() => 0, 0);
+    const capped = new FailedSignIns(() => 0, 300);
+    const delays = (signIns: FailedSignIns) =>
+      Array.from({ length: FREE_FAILURES + 4 }, () => signIns.failed('203.0.113.9').delayMs).slice(FREE_FAILURES);
+    expect(delays(unheld)).toEqual([0, 0, 0, 0]);
+    expect(delays(capped)).toEqual([100, 200, 300, 300]);
+  });
+
   it('counts each source apart', () => {
     const signIns = new FailedSignIns(() => 0);
     for (let i = 0; i < 20; i++) signIns.failed('203.0.113.9');

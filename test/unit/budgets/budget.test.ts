@@ -8,7 +8,7 @@ import {
   type BudgetStatus,
 } from '../../../lambda/budgets/budget';
 import { budgetHeaders } from '../../../lambda/budgets/remaining-header';
-import { dayAttribute, monthOf, resetsAt } from '../../../lambda/budgets/periods';
+import { dayOf, monthOf, resetsAt } from '../../../lambda/budgets/periods';
 
 const at = Date.parse('2027-02-28T23:59:59.999Z');
 const token = { kind: 'token' as const, tokenId: 'acct_tok' };
@@ -23,9 +23,9 @@ describe('budget periods (UTC)', () => {
     );
     expect(resetsAt('total', at)).toBeUndefined();
     expect(monthOf(at)).toBe('2027-02');
-    expect(dayAttribute(at)).toBe('d28');
+    expect(dayOf(at)).toBe('2027-02-28');
     // A non-UTC offset in the clock's reading changes nothing: periods follow the instant.
-    expect(dayAttribute(Date.parse('2027-03-01T01:30:00+02:00'))).toBe('d28');
+    expect(dayOf(Date.parse('2027-03-01T01:30:00+02:00'))).toBe('2027-02-28');
   });
 });
 

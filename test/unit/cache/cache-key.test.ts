@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import {
   CACHE_KEY_VERSION,
@@ -125,24 +123,6 @@ describe('cacheKey', () => {
       }
     });
   }
-
-  it('docs/caching.md lists exactly the ignored fields of each kind', () => {
-    const page = readFileSync(join(__dirname, '../../../docs/caching.md'), 'utf8');
-    const rows: Record<CacheKind, string> = {
-      messages: 'messages (Anthropic)',
-      chat: 'chat completions',
-      responses: 'Responses API',
-      embeddings: 'embeddings',
-      converse: 'Bedrock Converse',
-      invoke: 'Bedrock InvokeModel',
-    };
-    for (const [kind, label] of Object.entries(rows)) {
-      const line = page.split('\n').find((text) => text.trim().startsWith(`| ${label} |`));
-      expect(line).toBeDefined();
-      const documented = [...line!.split('|')[2]!.matchAll(/`([A-Za-z_]+)`/g)].map((m) => m[1]);
-      expect(documented).toEqual(Object.keys(IGNORED_FIELDS[kind as CacheKind]));
-    }
-  });
 });
 
 describe('numbers are keyed by their literal text', () => {
@@ -196,16 +176,6 @@ describe('headers', () => {
       expect(withHeaders({ ...sent, [header]: 'one' })).toBe(withHeaders(sent));
     });
   }
-
-  it('docs/caching.md lists exactly the ignored headers, each with its reason', () => {
-    const page = readFileSync(join(__dirname, '../../../docs/caching.md'), 'utf8');
-    const table = page.slice(page.indexOf('| Header | Why it cannot change the answer |')).split('\n\n')[0]!;
-    const rows = table
-      .split('\n')
-      .slice(2)
-      .map((line) => /^\| `([^`]+)` \| (.+) \|$/.exec(line)!.slice(1, 3));
-    expect(rows).toEqual(Object.keys(IGNORED_HEADERS).map((name) => [name, headerIgnoredBecause(name)]));
-  });
 });
 
 describe('Bedrock: the model is in the path, every body field but the generation settings counts', () => {

@@ -102,10 +102,27 @@ describe('SingleFlight', () => {
     await expect(asFollower(flights.join('k'))).resolves.toEqual({ kind: 'timed-out' });
   });
 
-  it('a follower whose limit passes while the provider streams a long answer to the leader calls it itself, with a whole limit', async () => {
-    const flights = new SingleFlight<Answer>(30);
+  it('a follower while the provider streams a long answer to the leader calls it itself at half its limit, with what is left', async () => {
+    let clock = 0;
+    const flights = new SingleFlight<Answer>(30, undefined, () => clock);
     asLeader(flights.join('k')).answering();
-    await expect(asFollower(flights.join('k'))).resolves.toEqual({ kind: 'forward', timeLeftMs: 30 });
+    const follower = asFollower(flights.join('k'));
+    // Arrived at 0 with a limit of 30: by 15 it has waited half its limit, and calls with the 15 left.
+    clock = 15;
+    await expect(follower).resolves.toEqual({ kind: 'forward', timeLeftMs: 15 });
+  });
+
+  it('a follower whose leader begins its answer late waits half of what is left, then calls with the rest', async () => {
+    let clock = 0;
+    const flights = new SingleFlight<Answer>(40, undefined, () => clock);
+    const leader = asLeader(flights.join('k'));
+    const follower = asFollower(flights.join('k'));
+    // The answer begins at 24, past the follower's half (20): it waits until 32, half of the 16 left.
+    clock = 24;
+    leader.answering();
+    await Promise.resolve();
+    clock = 32;
+    await expect(follower).resolves.toEqual({ kind: 'forward', timeLeftMs: 8 });
   });
 
   it('only the first settle counts', async () => {

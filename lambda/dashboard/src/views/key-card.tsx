@@ -1,3 +1,4 @@
+import { useAction } from '../use-action';
 import { useRef, useState } from 'preact/hooks';
 import { useApi } from '../api-context';
 import { ConfirmButton } from '../components/confirm-button';
@@ -22,8 +23,7 @@ export function KeyCard({ provider, stored, known, signing, onChanged }: Props) 
   const api = useApi();
   const [key, setKey] = useState('');
   const [language, setLanguage] = useState<SnippetLanguage>('typescript');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(undefined);
+  const { busy, error, setError, run } = useAction();
   const [notice, setNotice] = useState('');
   const input = useRef<HTMLInputElement>(null);
   const inputId = `key-${provider.id}`;
@@ -36,34 +36,25 @@ export function KeyCard({ provider, stored, known, signing, onChanged }: Props) 
       setError(new Error(`Paste your ${provider.name} API key first.`));
       return;
     }
-    setBusy(true);
-    setError(undefined);
     setNotice('');
-    try {
+    await run(async () => {
       const saved = await api.saveKey(id, value);
       // The key leaves the page as soon as it is saved; only the server's hint remains.
       setKey('');
       onChanged(id, { provider: id, hint: saved.hint, updated_at: new Date().toISOString() });
       setNotice(stored ? 'Key replaced.' : 'Key saved.');
-    } catch (reason) {
-      setError(reason);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   const remove = async () => {
-    setError(undefined);
     setNotice('');
-    try {
+    await run(async () => {
       await api.deleteKey(id);
       onChanged(id, undefined);
       setNotice('Key deleted.');
       // The delete button disappears with the key; keep keyboard focus in this card.
       input.current?.focus();
-    } catch (reason) {
-      setError(reason);
-    }
+    }, false);
   };
 
   return (

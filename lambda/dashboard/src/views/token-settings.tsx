@@ -1,3 +1,4 @@
+import { useAction } from '../use-action';
 import { useState } from 'preact/hooks';
 import { useApi } from '../api-context';
 import { ErrorMessage } from '../components/error-message';
@@ -66,8 +67,7 @@ function Summary({ token }: { token: TokenInfo }) {
 export function TokenSettings({ token, onChanged }: { token: TokenInfo; onChanged: () => void }) {
   const api = useApi();
   const [editing, setEditing] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(undefined);
+  const { busy, error, setError, run } = useAction();
   const [tagText, setTagText] = useState('');
   const [rateText, setRateText] = useState('');
   const [modelsText, setModelsText] = useState('');
@@ -93,20 +93,13 @@ export function TokenSettings({ token, onChanged }: { token: TokenInfo; onChange
       requests_per_minute: token.limits?.requests_per_minute ?? null,
       models: token.limits?.models ?? null,
     };
-    setBusy(true);
-    setError(undefined);
-    try {
+    await run(async () => {
       if (formatTagList(tags.tags) !== formatTagList(token.tags)) await api.setTokenTags(token.token_id, tags.tags);
       if (JSON.stringify(limits) !== JSON.stringify(before)) await api.setTokenLimits(token.token_id, limits);
       setEditing(false);
-      onChanged();
-    } catch (reason) {
-      // What was saved before the refusal shows once the list reloads; the form stays open with the message.
-      setError(reason);
-      onChanged();
-    } finally {
-      setBusy(false);
-    }
+    });
+    // After a refusal too: what was saved before it shows once the list reloads; the form stays open with the message.
+    onChanged();
   };
 
   if (token.revoked_at) {

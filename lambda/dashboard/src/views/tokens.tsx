@@ -1,3 +1,4 @@
+import { useAction } from '../use-action';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { useApi } from '../api-context';
 import { CopyButton } from '../components/copy-button';
@@ -55,8 +56,7 @@ export function Tokens({ params }: { params: URLSearchParams }) {
     location.hash = hrefFor('tokens', periodToParams(next));
   };
   const [name, setName] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(undefined);
+  const { busy, error, setError, run } = useAction();
   const [created, setCreated] = useState<{ token: CreatedToken; name: string } | null>(null);
 
   const create = async (event: Event) => {
@@ -66,28 +66,19 @@ export function Tokens({ params }: { params: URLSearchParams }) {
       setError(new Error('Give the token a name, for example the app that will use it.'));
       return;
     }
-    setBusy(true);
-    setError(undefined);
-    try {
+    await run(async () => {
       const token = await api.createToken(trimmed);
       setCreated({ token, name: trimmed });
       setName('');
       tokens.reload();
-    } catch (reason) {
-      setError(reason);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   const revoke = async (tokenId: string) => {
-    setError(undefined);
-    try {
+    await run(async () => {
       await api.revokeToken(tokenId);
       tokens.reload();
-    } catch (reason) {
-      setError(reason);
-    }
+    }, false);
   };
 
   return (

@@ -1,3 +1,4 @@
+import { useAction } from '../../use-action';
 import { useState } from 'preact/hooks';
 import { ConfirmButton } from '../../components/confirm-button';
 import { ErrorMessage } from '../../components/error-message';
@@ -17,8 +18,7 @@ interface Props {
 /** A budget shown as a bar, with set / change / remove in place. */
 export function BudgetEditor({ budget, label, testId, onSave, onRemove }: Props) {
   const [editing, setEditing] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(undefined);
+  const { busy, error, setError, run } = useAction();
   const form = useBudgetForm(budget ?? undefined);
 
   const open = () => {
@@ -29,25 +29,14 @@ export function BudgetEditor({ budget, label, testId, onSave, onRemove }: Props)
 
   const save = async (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
+    await run(async () => {
       await onSave(form.input());
       setEditing(false);
-    } catch (reason) {
-      setError(reason);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   const remove = async () => {
-    setError(undefined);
-    try {
-      await onRemove();
-    } catch (reason) {
-      setError(reason);
-    }
+    await run(onRemove, false);
   };
 
   if (editing) {

@@ -1,0 +1,129 @@
+/**
+ * Peak memory of the built Lambda bundle under AWS's runtime interface client (as in
+ * lambda-runtime.test.ts), serving the largest request a function URL accepts: a 6 MB body,
+ * forwarded and answered, its row written. The process's high-water mark of resident memory
+ * (VmHWM, what Lambda's "Max Memory Used" reports) decides the smallest memory setting the
+ * function can have; docs/deploy.md states the figure this prints, and the stack's default
+ * (lib/settings.ts) must leave headroom above it.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createAccount } from '../../lambda/auth/issue';
+import { EnvelopeSealer } from '../../lambda/keys/crypto/envelope';
+import { LocalKeyWrapper } from '../../lambda/keys/crypto/local-key-wrapper';
+import { DynamoAccountStore } from '../../lambda/auth/dynamodb/account-store';
+import { DynamoProviderKeyStore } from '../../lambda/keys/dynamodb/provider-key-store';
+import { MAX_BODY_BYTES } from '../../lambda/http/request';
+import { DEFAULTS } from '../../lib/settings';
+import { startAllFakes, type AllFakes } from '../fakes/start-fakes';
+import { createTestTables } from '../support/tables';
+import { startLambdaInstance, type LambdaInstance } from './support/lambda-instance';
+
+const TASK_ROOT = resolve(__dirname, '../../dist/lambda');
+/** What the runtime, the bundle and a 6 MB request may take of the default memory at most: the rest is headroom. */
+const HEADROOM_SHARE = 0.75;
+
+/** A function URL event (payload format 2.0) as Lambda delivers it. */
+function functionUrlEvent(path: string, headers: Record<string, string>, body: unknown) {
+  return {
+    version: '2.0',
+    routeKey: '$default',
+    rawPath: path,
+    rawQueryString: '',
+    headers: {
+      'content-type': 'application/json',
+      host: 'abc.lambda-url.eu-west-1.on.aws',
+      'x-forwarded-for': '203.0.113.9',
+      ...headers,
+    },
+    requestContext: {
+      accountId: 'anonymous',
+      apiId: 'abc',
+      domainName: 'abc.lambda-url.eu-west-1.on.aws',
+      domainPrefix: 'abc',
+      http: { method: 'POST', path, protocol: 'HTTP/1.1', sourceIp: '203.0.113.9', userAgent: 'test' },
+      requestId: `req-${Math.random().toString(36).slice(2)}`,
+      routeKey: '$default',
+      stage: '$default',
+      time: new Date().toUTCString(),
+      timeEpoch: Date.now(),
+    },
+    body: JSON.stringify(body),
+    isBase64Encoded: false,
+  };
+}
+
+let fakes: AllFakes;
+let dataDir: string;
+let token: string;
+let tables: Awaited<ReturnType<typeof createTestTables>>;
+let instance: LambdaInstance;
+
+beforeAll(async () => {
+  fakes = await startAllFakes();
+  tables = await createTestTables();
+  dataDir = mkdtempSync(join(tmpdir(), 'lambda-memory-'));
+  const accounts = new DynamoAccountStore(tables.clients.doc, tables.tables.accounts, tables.tables.rateLimits);
+  const created = await createAccount(accounts, { name: 'memory', now: new Date() });
+  token = created.token;
+  const sealer = new EnvelopeSealer(LocalKeyWrapper.fromFile(join(dataDir, 'local-master.key')));
+  const secret = await sealer.seal('anthropic-stored-key-memory-1234', {
+    account_id: created.accountId,
+    provider: 'prov-a',
+  });
+  await new DynamoProviderKeyStore(tables.clients.doc, tables.tables.accounts).put(created.accountId, {
+    provider: 'prov-a',
+    secret,
+    hint: '…1234',
+    updatedAt: new Date().toISOString(),
+  });
+  instance = await startLambdaInstance({
+    taskRoot: TASK_ROOT,
+    handler: 'handler.handler',
+    env: {
+      ...process.env,
+      ...fakes.env,
+      DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT,
+      TABLE_PREFIX: tables.prefix,
+      DATA_DIR: dataDir,
+      ADMIN_KEY: 'admin-key-for-the-lambda-memory-test',
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      NODE_OPTIONS: process.env.MEMORY_NODE_OPTIONS ?? '',
+    },
+  });
+});
+
+afterAll(async () => {
+  await instance?.stop();
+  await fakes.close();
+  rmSync(dataDir, { recursive: true, force: true });
+  tables.clients.raw.destroy();
+});
+
+/** The process's peak resident memory so far, in MB (Linux: /proc/<pid>/status, VmHWM). */
+function peakMb(): number {
+  const status = readFileSync(`/proc/${instance.process.pid}/status`, 'utf8');
+  return Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) / 1024;
+}
+
+it(`serves 6 MB requests in under ${HEADROOM_SHARE * 100}% of the default memory (${DEFAULTS.memoryMb} MB), cold start included`, async () => {
+  const request = (text: string, stream: boolean) =>
+    functionUrlEvent(
+      '/api/proxy/v1/messages',
+      { 'x-api-key': token, 'anthropic-version': '2023-06-01', 'x-proxy-user': 'memory-test' },
+      { model: 'claude-sonnet-4-6', max_tokens: 64, stream, messages: [{ role: 'user', content: text }] },
+    );
+  // Just under the function URL's limit once wrapped in the request's JSON.
+  const text = 'a lot of context '.repeat(Math.floor((MAX_BODY_BYTES - 1024) / 17));
+  for (const stream of [false, true, false]) {
+    const { response, error } = await instance.invoke(request(text, stream));
+    expect(error).toBeUndefined();
+    const bytes = Buffer.concat(response!.chunks.map((chunk) => chunk.bytes));
+    expect(bytes.toString('utf8')).toContain('"statusCode":200');
+  }
+  expect(fakes.fakes['prov-a'].requests.length).toBeGreaterThanOrEqual(3);
+  const peak = peakMb();
+  console.log(`peak resident memory of the Lambda process with 6 MB requests: ${peak.toFixed(1)} MB`);
+  expect(peak).toBeLessThanOrEqual(DEFAULTS.memoryMb * HEADROOM_SHARE);
+});
