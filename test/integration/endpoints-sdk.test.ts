@@ -3,13 +3,13 @@
  * Responses API (JSON, stream, and the `responses.stream()` helper), embeddings,
  * model lists, token counting and the beta messages call with its query string.
  * Each against a fake provider serving the fixtures of `test/fixtures/endpoints`,
- * each with its exact row.
+ * each with its exact row. The response cache on the Responses API: endpoints-responses-cache.test.ts.
  */
-import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { randomBytes } from 'node:crypto';
 import { expectedEndpointUsage } from '../fixtures/index';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
+import { RESPONSES_COST, RESPONSES_TEXT, responsesRow, sdkEndpoints } from './support/sdk-endpoints';
 
 let proxy: ProxyServer;
 beforeAll(async () => {
@@ -19,63 +19,7 @@ afterAll(async () => {
   await proxy?.stop();
 });
 
-const requester = (what: string) => `${what}-${randomBytes(4).toString('hex')}`;
-
-async function rowOf(user: string): Promise<Record<string, unknown>> {
-  const rows = await proxy.waitForRows(proxy.account.token, 1, `requester=${encodeURIComponent(user)}`);
-  expect(rows).toHaveLength(1);
-  return rows[0]!;
-}
-
-function openai(
-  user: string,
-  provider = 'prov-b',
-  extra: Record<string, string> = {},
-  apiKey = proxy.account.token,
-): OpenAI {
-  return new OpenAI({
-    baseURL: `${proxy.proxyBase}/${provider}/v1`,
-    apiKey,
-    maxRetries: 0,
-    defaultHeaders: { 'x-proxy-user': user, ...extra },
-  });
-}
-
-function anthropic(user: string): Anthropic {
-  return new Anthropic({
-    baseURL: proxy.proxyBase,
-    apiKey: proxy.account.token,
-    maxRetries: 0,
-    defaultHeaders: { 'x-proxy-user': user },
-  });
-}
-
-/** USD per million tokens of gpt-4.1 in the bundled price file, written out to check it. */
-const GPT_41 = { input: 2, cacheRead: 0.5, output: 8 };
-const RESPONSES = expectedEndpointUsage('openai-responses.json');
-// 116 uncached input tokens, 1920 cached ones at the cache-read rate, 187 output tokens (128 of them reasoning, not added again).
-const RESPONSES_COST =
-  ((RESPONSES.inputTokens - RESPONSES.cacheReadTokens) * GPT_41.input +
-    RESPONSES.cacheReadTokens * GPT_41.cacheRead +
-    RESPONSES.outputTokens * GPT_41.output) /
-  1e6;
-const RESPONSES_TEXT = 'In a peaceful grove beneath a silver moon, a unicorn named Lumina discovered a hidden pool.';
-
-const responsesRow = (user: string, stream: boolean, mode = 'stored') => ({
-  provider: 'prov-b',
-  kind: 'responses',
-  model: 'gpt-4.1-2025-04-14',
-  input_tokens: 2036,
-  output_tokens: 187,
-  cache_read_tokens: 1920,
-  cache_write_tokens: 0,
-  status_code: 200,
-  stream,
-  cached: false,
-  priced: true,
-  requester: user,
-  mode,
-});
+const { requester, rowOf, openai, anthropic } = sdkEndpoints(() => proxy);
 
 describe('Responses API through the openai SDK', () => {
   it('responses.create (JSON): the answer as sent, the row exact to the token and to 1e-9 USD', async () => {
@@ -376,87 +320,6 @@ describe('beta messages and query strings', () => {
     const user = requester('chat');
     await openai(user).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
     expect(await rowOf(user)).toMatchObject({ kind: 'chat', provider: 'prov-b' });
-  });
-});
-
-describe('the response cache on the Responses API', () => {
-  const input = () => `cache me ${randomBytes(6).toString('hex')}`;
-
-  it('a hit is replayed in the form asked (JSON → stream), 0 tokens, saved_usd = the original cost', async () => {
-    const question = input();
-    const first = requester('cache-1');
-    const miss = await openai(first, 'prov-b', { 'x-proxy-cache': 'true' })
-      .responses.create({ model: 'gpt-4.1-2025-04-14', input: question })
-      .withResponse();
-    expect(miss.response.headers.get('x-proxy-cache')).toBe('MISS');
-    await rowOf(first);
-
-    const second = requester('cache-2');
-    const fake = proxy.fakes.fakes['prov-b'];
-    const before = fake.requests.length;
-    const { data: stream, response } = await openai(second, 'prov-b', { 'x-proxy-cache': 'true' })
-      .responses.create({ model: 'gpt-4.1-2025-04-14', input: question, stream: true })
-      .withResponse();
-    expect(response.headers.get('x-proxy-cache')).toBe('HIT');
-    let text = '';
-    for await (const event of stream) if (event.type === 'response.output_text.delta') text += event.delta;
-    expect(text).toBe(RESPONSES_TEXT);
-    expect(fake.requests.length).toBe(before);
-    const row = await rowOf(second);
-    expect(row).toMatchObject({
-      kind: 'responses',
-      cached: true,
-      input_tokens: 0,
-      output_tokens: 0,
-      cost_usd: 0,
-      stream: true,
-    });
-    expect(row.saved_usd).toBeCloseTo(RESPONSES_COST, 9);
-  });
-
-  it('a stored stream is served to a JSON request through responses.stream()… and back as JSON', async () => {
-    const question = input();
-    const first = requester('cache-s1');
-    for await (const _ of await openai(first, 'prov-b', { 'x-proxy-cache': 'true' }).responses.create({
-      model: 'gpt-4.1-2025-04-14',
-      input: question,
-      stream: true,
-    }));
-    await rowOf(first);
-    const second = requester('cache-s2');
-    const { data, response } = await openai(second, 'prov-b', { 'x-proxy-cache': 'true' })
-      .responses.create({ model: 'gpt-4.1-2025-04-14', input: question })
-      .withResponse();
-    expect(response.headers.get('x-proxy-cache')).toBe('HIT');
-    expect(data.output_text).toBe(RESPONSES_TEXT);
-    expect(data.usage?.input_tokens).toBe(2036);
-  });
-
-  it('a chat request and a responses request never share an entry', async () => {
-    const question = input();
-    await openai(requester('ns-1'), 'prov-b', { 'x-proxy-cache': 'true' }).responses.create({
-      model: 'gpt-4o-mini',
-      input: question,
-    });
-    const { response } = await openai(requester('ns-2'), 'prov-b', { 'x-proxy-cache': 'true' })
-      .chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: question }] })
-      .withResponse();
-    expect(response.headers.get('x-proxy-cache')).toBe('MISS');
-  });
-
-  it('a request with previous_response_id is never served from the cache', async () => {
-    const question = input();
-    const body = { model: 'gpt-4.1-2025-04-14', input: question, previous_response_id: 'resp_prior' };
-    const fake = proxy.fakes.fakes['prov-b'];
-    const before = fake.requests.length;
-    await openai(requester('prev-1'), 'prov-b', { 'x-proxy-cache': 'true' }).responses.create(body);
-    const again = requester('prev-2');
-    const { response } = await openai(again, 'prov-b', { 'x-proxy-cache': 'true' })
-      .responses.create(body)
-      .withResponse();
-    expect(response.headers.get('x-proxy-cache')).toBe('BYPASS');
-    expect(fake.requests.length).toBe(before + 2);
-    expect(await rowOf(again)).toMatchObject({ cached: false, input_tokens: 2036 });
   });
 });
 
