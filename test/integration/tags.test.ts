@@ -2,22 +2,30 @@
  * Cost attribution and per-token controls (docs/tags.md), as a user meets them through the
  * official SDKs: tags on rows, the log filters, the CSV column and `by_tag` equal to the rows (cache
  * hits' savings included); refusals in each endpoint's own shape (chat, messages, Responses, Bedrock); a
- * token's own tags win; a tag budget refuses with 402 and no upstream call; a token's rate and
- * model list; and every change to a token applies on a second instance on the very next request.
+ * token's own tags win; a tag budget refuses with 402 and no upstream call. A token's rate and
+ * model list: token-limits.test.ts.
  */
-import Anthropic from '@anthropic-ai/sdk';
-import { AccessDeniedException, ConverseCommand, ValidationException } from '@aws-sdk/client-bedrock-runtime';
+import { ValidationException } from '@aws-sdk/client-bedrock-runtime';
 import OpenAI from 'openai';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { startAllFakes, type AllFakes } from '../fakes/start-fakes';
 import { csvRows } from '../support/csv';
-import { startProxy, type Account, type ProxyServer } from '../support/proxy-server';
+import { startProxy, type ProxyServer } from '../support/proxy-server';
 import { TEST_MODELS } from '../support/sdk-clients';
-import { BEDROCK_MODEL, bedrockClient } from '../support/bedrock';
+import { BEDROCK_MODEL } from '../support/bedrock';
 import { upstreamCalls } from '../reliability/support/requests';
 import { allRows, rowOf, type Row } from '../reliability/support/rows';
 import { eventually } from '../support/patience';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { sdkDocumentClient } from '../reliability/support/dynamo';
+import {
+  caught,
+  chat,
+  converseError,
+  messages,
+  openai,
+  responsesError,
+  twoInstanceAccounts,
+} from './support/tag-clients';
 
 jest.setTimeout(300_000);
 
@@ -38,115 +46,7 @@ afterAll(async () => {
   await fakes?.close();
 });
 
-async function account(name: string): Promise<Account> {
-  const created = await first.createAccount(name);
-  second.secrets.add(created.token);
-  // Pass-through keys would work on both instances; stored keys are sealed with the shared master key.
-  await first.saveKey(created.token, 'prov-a');
-  await first.saveKey(created.token, 'prov-b');
-  return created;
-}
-
-async function appToken(owner: Account, name: string): Promise<Account> {
-  const response = await first.api('/api/tokens', { token: owner.token, body: { name } });
-  const body = (await response.json()) as { token: string; token_id: string };
-  first.secrets.add(body.token);
-  second.secrets.add(body.token);
-  return { accountId: owner.accountId, token: body.token, tokenId: body.token_id };
-}
-
-async function put(
-  owner: Account,
-  path: string,
-  body: unknown,
-): Promise<{ status: number; body: Record<string, unknown> }> {
-  const response = await first.api(path, { method: 'PUT', token: owner.token, body });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-}
-
-const openai = (server: ProxyServer, token: string, headers: Record<string, string> = {}) =>
-  new OpenAI({ baseURL: `${server.proxyBase}/prov-b/v1`, apiKey: token, defaultHeaders: headers, maxRetries: 0 });
-const anthropic = (server: ProxyServer, token: string) =>
-  new Anthropic({ baseURL: server.proxyBase, apiKey: token, maxRetries: 0 });
-
-async function chat(
-  server: ProxyServer,
-  token: string,
-  headers: Record<string, string> = {},
-  stream = false,
-): Promise<string> {
-  const client = openai(server, token, headers);
-  if (stream) {
-    const { data, response } = await client.chat.completions
-      .create({
-        model: TEST_MODELS['prov-b'],
-        max_tokens: 16,
-        messages: [{ role: 'user', content: 'hi' }],
-        stream: true,
-      })
-      .withResponse();
-    for await (const _chunk of data) void _chunk;
-    return response.headers.get('x-proxy-request-id')!;
-  }
-  const { response } = await client.chat.completions
-    .create({ model: TEST_MODELS['prov-b'], max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] })
-    .withResponse();
-  return response.headers.get('x-proxy-request-id')!;
-}
-
-async function messages(
-  server: ProxyServer,
-  token: string,
-  model: string,
-  headers: Record<string, string> = {},
-): Promise<string> {
-  const { response } = await anthropic(server, token)
-    .messages.create({ model, max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }, { headers })
-    .withResponse();
-  return response.headers.get('x-proxy-request-id')!;
-}
-
-/** A Responses API call through the OpenAI SDK: the error it raises, typed by the SDK. */
-async function responsesError(
-  server: ProxyServer,
-  token: string,
-  model: string,
-  headers: Record<string, string> = {},
-): Promise<unknown> {
-  return openai(server, token, headers)
-    .responses.create({ model, input: 'hi' })
-    .then(
-      () => new Error('the call succeeded'),
-      (error: unknown) => error,
-    );
-}
-
-/** A Converse call through the AWS SDK as docs/bedrock.md sets it up: the exception it raises. */
-async function converseError(
-  server: ProxyServer,
-  token: string,
-  model: string,
-  headers: Record<string, string> = {},
-): Promise<unknown> {
-  return bedrockClient(server.proxyBase, token, headers)
-    .send(new ConverseCommand({ modelId: model, messages: [{ role: 'user', content: [{ text: 'hi' }] }] }))
-    .then(
-      () => new Error('the call succeeded'),
-      (error: unknown) => error,
-    );
-}
-
-async function caught(
-  call: () => Promise<unknown>,
-): Promise<InstanceType<typeof OpenAI.APIError> | InstanceType<typeof Anthropic.APIError>> {
-  try {
-    await call();
-  } catch (error) {
-    if (error instanceof OpenAI.APIError || error instanceof Anthropic.APIError) return error;
-    throw error;
-  }
-  throw new Error('the call succeeded');
-}
+const { account, appToken, put } = twoInstanceAccounts(() => ({ first, second }));
 
 interface TagTotals {
   requests: number;
@@ -401,86 +301,5 @@ describe('tag budgets', () => {
       period: 'day',
     });
     expect(item!.spent_total_nanos).toBeGreaterThan(0);
-  });
-});
-
-describe('per-token limits', () => {
-  it('a token limited to 5 a minute gets 429 on the sixth request, on either instance', async () => {
-    const owner = await account('limits-rate');
-    const app = await appToken(owner, 'slow app');
-    expect(await put(owner, `/api/tokens/${app.tokenId}/limits`, { requests_per_minute: 5 })).toEqual({
-      status: 200,
-      body: { token_id: app.tokenId, requests_per_minute: 5, models: null },
-    });
-    // A sliding minute: the sixth request within 60 seconds is refused, wherever the clock minute ends.
-    for (let i = 0; i < 5; i++) await chat(i % 2 ? second : first, app.token);
-    const before = upstreamCalls(first);
-    const refused = await caught(() => chat(second, app.token));
-    expect(refused.status).toBe(429);
-    expect(refused.headers?.get('x-ratelimit-limit')).toBe('5');
-    expect(refused.headers?.get('retry-after')).toBe('63');
-    expect(upstreamCalls(first)).toBe(before);
-    // The owner's own token keeps the default.
-    await chat(first, owner.token);
-    // Raised on one instance, the other admits the very next request.
-    expect((await put(owner, `/api/tokens/${app.tokenId}/limits`, { requests_per_minute: 10 })).status).toBe(200);
-    await chat(second, app.token);
-  });
-
-  it('a token limited to claude-haiku- gets 403 for claude-opus-4-6 (and in the Responses and Bedrock shapes for models off its list), written as a row and never forwarded; model lists and token counting stay allowed', async () => {
-    const owner = await account('limits-models');
-    const app = await appToken(owner, 'haiku app');
-    await chat(second, app.token); // the second instance knows the token before the change
-    expect(
-      await put(owner, `/api/tokens/${app.tokenId}/limits`, { models: ['claude-haiku-', 'gpt-4.1-mini'] }),
-    ).toEqual({
-      status: 200,
-      body: { token_id: app.tokenId, requests_per_minute: null, models: ['claude-haiku-', 'gpt-4.1-mini'] },
-    });
-    const before = upstreamCalls(first);
-    const refused = await caught(() => messages(second, app.token, 'claude-opus-4-6'));
-    expect(refused.status).toBe(403);
-    expect((refused.error as { error: { type: string; message: string } }).error).toEqual({
-      type: 'permission_error',
-      message:
-        'This proxy token may not use model "claude-opus-4-6"; it is limited to models starting with "claude-haiku-", "gpt-4.1-mini".',
-    });
-    const chatRefused = await caught(() => chat(second, app.token));
-    expect(chatRefused.status).toBe(403);
-    expect((chatRefused as InstanceType<typeof OpenAI.APIError>).code).toBe('model_not_allowed');
-    expect((chatRefused as InstanceType<typeof OpenAI.APIError>).param).toBe('model');
-    const responsesRefused = await responsesError(second, app.token, 'gpt-4.1-2025-04-14');
-    expect(responsesRefused).toBeInstanceOf(OpenAI.PermissionDeniedError);
-    expect(responsesRefused).toMatchObject({ status: 403, code: 'model_not_allowed', param: 'model' });
-    expect((responsesRefused as Error).message).toContain('may not use model "gpt-4.1-2025-04-14"');
-    const bedrockRefused = await converseError(second, app.token, BEDROCK_MODEL);
-    expect(bedrockRefused).toBeInstanceOf(AccessDeniedException);
-    expect(bedrockRefused).toMatchObject({ $metadata: { httpStatusCode: 403 } });
-    expect((bedrockRefused as Error).message).toContain(`may not use model "${BEDROCK_MODEL}"`);
-    // A request that names no model could still reach a provider's default one: refused under a list.
-    expect((await caught(() => openai(second, app.token).files.list())).status).toBe(403);
-    expect(upstreamCalls(first)).toBe(before);
-    const row = await rowOf(first, owner.token, refused.headers!.get('x-proxy-request-id')!);
-    expect(row).toMatchObject({ status_code: 403, model: 'claude-opus-4-6', input_tokens: 0, cost_usd: 0 });
-
-    await messages(second, app.token, 'claude-haiku-4-5-20251001');
-    await anthropic(second, app.token).models.list();
-    await anthropic(second, app.token).messages.countTokens({
-      model: 'claude-opus-4-6',
-      messages: [{ role: 'user', content: 'hi' }],
-    });
-    await openai(second, app.token).models.list();
-    expect(upstreamCalls(first)).toBe(before + 4);
-
-    // Lifted on one instance, the other forwards the very next request.
-    expect((await put(owner, `/api/tokens/${app.tokenId}/limits`, {})).status).toBe(200);
-    await messages(second, app.token, 'claude-opus-4-6');
-    const listed = (await (await first.api('/api/tokens', { token: owner.token })).json()) as {
-      tokens: Array<{ token_id: string; limits: unknown }>;
-    };
-    expect(listed.tokens.find((t) => t.token_id === app.tokenId)?.limits).toEqual({
-      requests_per_minute: null,
-      models: null,
-    });
   });
 });
