@@ -1,0 +1,128 @@
+// Period boundaries, what a stats read costs and the /api/stats route over the rollups; the sums over many rows and account isolation: usage-stats.test.ts.
+import type { DocumentClient } from '../../../lambda/store/dynamodb/document-client';
+import { statsRoutes } from '../../../lambda/api/stats-routes';
+import type { Deps } from '../../../lambda/deps';
+import type { IncomingRequest } from '../../../lambda/http/request';
+import { DynamoUsageStats } from '../../../lambda/usage/dynamodb/usage-stats';
+import type { TokenRecord } from '../../../lambda/auth/ports';
+import type { UsageRow } from '../../../lambda/usage/usage-row';
+import type { StatsSummary } from '../../../lambda/usage/usage-stats';
+import { createTestTables } from '../../support/tables';
+
+import { HOUR, DAY, makeRow, addAll, sums, countingQueries } from './support/usage-stats-rows';
+
+let stats: DynamoUsageStats;
+let doc: DocumentClient;
+let table: string;
+let destroy: () => void;
+
+beforeAll(async () => {
+  const { clients, tables } = await createTestTables();
+  doc = clients.doc;
+  table = tables.usageStats;
+  stats = new DynamoUsageStats(doc, table);
+  destroy = () => clients.raw.destroy();
+});
+
+afterAll(() => destroy());
+
+describe('period boundaries', () => {
+  it('includes a row at from and excludes one just before from and one at to', async () => {
+    const from = Date.parse('2026-09-10T13:00:00Z');
+    const to = Date.parse('2026-09-12T15:00:00Z');
+    const edgeRows = [from - 1, from, to - 1, to].map((ts) => makeRow('acc-edges', ts, { cost_nanos: 1_000 }));
+    await addAll(stats, edgeRows);
+    const summary = await stats.summarize('acc-edges', new Date(from), new Date(to));
+    expect(summary.totals).toMatchObject({ requests: 2, cost_nanos: 2_000 });
+    expect(summary.by_day.map((d) => [d.day, d.requests])).toEqual([
+      ['2026-09-10', 1],
+      ['2026-09-11', 0],
+      ['2026-09-12', 1],
+    ]);
+    // Within one hour: from rounds down and to up, and the answer says so.
+    const widened = await stats.summarize('acc-edges', new Date(from + 20 * 60_000), new Date(from + 40 * 60_000));
+    expect([widened.from, widened.to, widened.totals.requests]).toEqual([
+      '2026-09-10T13:00:00.000Z',
+      '2026-09-10T14:00:00.000Z',
+      1,
+    ]);
+  });
+});
+
+describe('read cost', () => {
+  it('reads a 30-day overview from at most (whole days + 46 edge hours) × combinations items, never the rows', async () => {
+    const combos = [
+      { provider: 'prov-a' as const, model: 'fam-opus-4-6', requester: 'alice' },
+      { provider: 'prov-a' as const, model: 'fam-opus-4-6', requester: undefined },
+      { provider: 'prov-c' as const, model: 'fam-2.5-pro', requester: 'bob' },
+    ];
+    const day0 = Date.parse('2026-08-01T00:00:00Z');
+    const busyRows: UsageRow[] = [];
+    for (let day = 0; day < 32; day++) {
+      for (const [i, combo] of combos.entries()) {
+        // Four rows a day in three hours: the two in the same hour share one rollup item.
+        for (const minute of [3 * 60, (10 + i) * 60, 15 * 60, 15 * 60 + 1]) {
+          busyRows.push(makeRow('acc-busy', day0 + day * DAY + minute * 60_000, { ...combo, cost_nanos: 7 }));
+        }
+      }
+    }
+    await addAll(stats, busyRows);
+
+    const counting = countingQueries(doc);
+    const from = new Date(day0 + DAY + 10 * HOUR);
+    const to = new Date(from.getTime() + 30 * DAY);
+    const summary: StatsSummary = await new DynamoUsageStats(counting.doc, table).summarize('acc-busy', from, to);
+
+    const inside = busyRows.filter((r) => r.ts >= summary.from && r.ts < summary.to);
+    expect(summary.totals).toMatchObject(sums(inside));
+    // Per combination: one DAY item for each whole day (2 … 30), the HOUR items of day 1 from 10:00
+    // (hours 10+i and 15) and of day 31 before 10:00 (hour 3).
+    expect(counting.seen.items).toBe((29 + 2 + 1) * combos.length);
+    expect(counting.seen.items).toBeLessThanOrEqual((30 + 46) * combos.length);
+    expect(counting.seen.items).toBeLessThan(inside.length / 3);
+    // One query per key range (whole days, leading hours, trailing hours), each a single page.
+    expect(counting.seen.queries).toBe(3);
+  });
+});
+
+describe('GET /api/stats', () => {
+  const caller = {
+    accountId: 'acc-edges',
+    tokenId: 'tok',
+    scopes: ['manage'],
+    secretHash: '',
+    createdAt: '',
+  } as TokenRecord;
+  // Token names are joined in from the account store; the names themselves are checked through the real server (test/integration/logs-api).
+  const deps = () =>
+    ({
+      usageStats: stats,
+      accounts: { listTokens: async () => [] },
+      now: () => Date.parse('2026-09-13T10:30:00Z'),
+    }) as unknown as Deps;
+  const request = (query: string) =>
+    ({
+      method: 'GET',
+      path: '/api/stats',
+      query: new URLSearchParams(query),
+      headers: {},
+      body: Buffer.alloc(0),
+    }) as unknown as IncomingRequest;
+  const route = statsRoutes.find((r) => r.method === 'GET' && r.path === '/api/stats')!;
+
+  it('needs a manage token and answers the caller’s own account, for the last seven days by default', async () => {
+    expect(route.access).toBe('manage');
+    const response = await route.handle({ deps: deps(), request: request(''), params: {}, caller });
+    expect(response.statusCode).toBe(200);
+    const body = JSON.parse(String(response.body)) as StatsSummary;
+    expect([body.from, body.to]).toEqual(['2026-09-06T10:00:00.000Z', '2026-09-13T11:00:00.000Z']);
+    expect(body.totals.requests).toBe(4);
+    expect(body.by_day).toHaveLength(8);
+  });
+
+  it('answers a malformed period with a 400 naming the field', async () => {
+    await expect(
+      route.handle({ deps: deps(), request: request('from=last-week'), params: {}, caller }),
+    ).rejects.toMatchObject({ status: 400, details: { param: 'from' } });
+  });
+});
