@@ -9,50 +9,16 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createAccount } from '../../lambda/auth/issue';
-import { EnvelopeSealer } from '../../lambda/keys/crypto/envelope';
-import { LocalKeyWrapper } from '../../lambda/keys/crypto/local-key-wrapper';
-import { DynamoAccountStore } from '../../lambda/auth/dynamodb/account-store';
-import { DynamoProviderKeyStore } from '../../lambda/keys/dynamodb/provider-key-store';
 import { MAX_BODY_BYTES } from '../../lambda/http/request';
 import { DEFAULTS } from '../../lib/settings';
 import { startAllFakes, type AllFakes } from '../fakes/start-fakes';
 import { createTestTables } from '../support/tables';
+import { accountWithStoredKey, functionUrlEvent } from './support/lambda-account';
 import { startLambdaInstance, type LambdaInstance } from './support/lambda-instance';
 
 const TASK_ROOT = resolve(__dirname, '../../dist/lambda');
 /** What the runtime, the bundle and a 6 MB request may take of the default memory at most: the rest is headroom. */
 const HEADROOM_SHARE = 0.75;
-
-/** A function URL event (payload format 2.0) as Lambda delivers it. */
-function functionUrlEvent(path: string, headers: Record<string, string>, body: unknown) {
-  return {
-    version: '2.0',
-    routeKey: '$default',
-    rawPath: path,
-    rawQueryString: '',
-    headers: {
-      'content-type': 'application/json',
-      host: 'abc.lambda-url.eu-west-1.on.aws',
-      'x-forwarded-for': '203.0.113.9',
-      ...headers,
-    },
-    requestContext: {
-      accountId: 'anonymous',
-      apiId: 'abc',
-      domainName: 'abc.lambda-url.eu-west-1.on.aws',
-      domainPrefix: 'abc',
-      http: { method: 'POST', path, protocol: 'HTTP/1.1', sourceIp: '203.0.113.9', userAgent: 'test' },
-      requestId: `req-${Math.random().toString(36).slice(2)}`,
-      routeKey: '$default',
-      stage: '$default',
-      time: new Date().toUTCString(),
-      timeEpoch: Date.now(),
-    },
-    body: JSON.stringify(body),
-    isBase64Encoded: false,
-  };
-}
 
 let fakes: AllFakes;
 let dataDir: string;
@@ -64,20 +30,7 @@ beforeAll(async () => {
   fakes = await startAllFakes();
   tables = await createTestTables();
   dataDir = mkdtempSync(join(tmpdir(), 'lambda-memory-'));
-  const accounts = new DynamoAccountStore(tables.clients.doc, tables.tables.accounts, tables.tables.rateLimits);
-  const created = await createAccount(accounts, { name: 'memory', now: new Date() });
-  token = created.token;
-  const sealer = new EnvelopeSealer(LocalKeyWrapper.fromFile(join(dataDir, 'local-master.key')));
-  const secret = await sealer.seal('anthropic-stored-key-memory-1234', {
-    account_id: created.accountId,
-    provider: 'prov-a',
-  });
-  await new DynamoProviderKeyStore(tables.clients.doc, tables.tables.accounts).put(created.accountId, {
-    provider: 'prov-a',
-    secret,
-    hint: '…1234',
-    updatedAt: new Date().toISOString(),
-  });
+  ({ token } = await accountWithStoredKey(tables, dataDir, 'memory', 'anthropic-stored-key-memory-1234'));
   instance = await startLambdaInstance({
     taskRoot: TASK_ROOT,
     handler: 'handler.handler',

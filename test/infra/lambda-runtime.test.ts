@@ -1,16 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createAccount } from '../../lambda/auth/issue';
-import { EnvelopeSealer } from '../../lambda/keys/crypto/envelope';
-import { LocalKeyWrapper } from '../../lambda/keys/crypto/local-key-wrapper';
-import { DynamoAccountStore } from '../../lambda/auth/dynamodb/account-store';
-import { DynamoProviderKeyStore } from '../../lambda/keys/dynamodb/provider-key-store';
 import { rowPartition } from '../../lambda/usage/dynamodb/row-shards';
 import { ROW_WRITE_RESERVE_MS } from '../../lambda/pipeline/forward-upstream';
 import { startAllFakes, type AllFakes } from '../fakes/start-fakes';
 import { createTestTables } from '../support/tables';
 import { startStoreLink, type StoreLink } from './support/store-link';
+import { accountWithStoredKey, functionUrlEvent } from './support/lambda-account';
 import { startLambdaInstance, type LambdaInstance } from './support/lambda-instance';
 import type { Invocation, InvokeOptions } from './support/runtime-api';
 
@@ -20,36 +16,6 @@ import type { Invocation, InvokeOptions } from './support/runtime-api';
  * one instance for the whole file, so its cold start is followed by warm invocations as in Lambda.
  */
 const TASK_ROOT = resolve(__dirname, '../../dist/lambda');
-
-/** A function URL event (payload format 2.0) as Lambda delivers it. */
-function functionUrlEvent(path: string, headers: Record<string, string>, body: unknown) {
-  return {
-    version: '2.0',
-    routeKey: '$default',
-    rawPath: path,
-    rawQueryString: '',
-    headers: {
-      'content-type': 'application/json',
-      host: 'abc.lambda-url.eu-west-1.on.aws',
-      'x-forwarded-for': '203.0.113.9',
-      ...headers,
-    },
-    requestContext: {
-      accountId: 'anonymous',
-      apiId: 'abc',
-      domainName: 'abc.lambda-url.eu-west-1.on.aws',
-      domainPrefix: 'abc',
-      http: { method: 'POST', path, protocol: 'HTTP/1.1', sourceIp: '203.0.113.9', userAgent: 'test' },
-      requestId: `req-${Math.random().toString(36).slice(2)}`,
-      routeKey: '$default',
-      stage: '$default',
-      time: new Date().toUTCString(),
-      timeEpoch: Date.now(),
-    },
-    body: JSON.stringify(body),
-    isBase64Encoded: false,
-  };
-}
 
 let fakes: AllFakes;
 let dataDir: string;
@@ -67,19 +33,8 @@ beforeAll(async () => {
   // caught frozen with the row still unsent.
   store.holdWritesTo(tables.tables.usageLogs, 300);
   dataDir = mkdtempSync(join(tmpdir(), 'lambda-ric-'));
-  const accounts = new DynamoAccountStore(tables.clients.doc, tables.tables.accounts, tables.tables.rateLimits);
-  const created = await createAccount(accounts, { name: 'lambda', now: new Date() });
-  token = created.token;
-  accountId = created.accountId;
   // Stored mode: a key sealed with the same local key the handler will find under DATA_DIR.
-  const sealer = new EnvelopeSealer(LocalKeyWrapper.fromFile(join(dataDir, 'local-master.key')));
-  const secret = await sealer.seal('anthropic-stored-key-123456', { account_id: accountId, provider: 'prov-a' });
-  await new DynamoProviderKeyStore(tables.clients.doc, tables.tables.accounts).put(accountId, {
-    provider: 'prov-a',
-    secret,
-    hint: '…3456',
-    updatedAt: new Date().toISOString(),
-  });
+  ({ token, accountId } = await accountWithStoredKey(tables, dataDir, 'lambda', 'anthropic-stored-key-123456'));
   instance = await startLambdaInstance({
     taskRoot: TASK_ROOT,
     handler: 'handler.handler',
