@@ -5,7 +5,7 @@ import { NotFoundError, ValidationError } from '../errors';
 import { jsonResponse, type ProxyResponse } from '../http/response';
 import { unsafeCharacterIn } from '../plain-text';
 import { nanosToUsd } from '../pricing/price-table';
-import { keyProblem, valueProblem } from '../tags/tags';
+import { keyProblem, OVERFLOW_VALUE, valueProblem } from '../tags/tags';
 import { REQUESTER_MAX_CHARS } from '../usage/usage-row';
 import { jsonBody, parseBody } from './request-body';
 import type { ApiRoute, ManageCall } from './route-types';
@@ -85,6 +85,11 @@ function requesterSubject({ params }: ManageCall): BudgetSubject {
       'requester',
     );
   }
+  if (params.requester === OVERFLOW_VALUE)
+    throw new ValidationError(
+      `requester: the label ${OVERFLOW_VALUE} is reserved, so no request carries it.`,
+      'requester',
+    );
   return { kind: 'requester', requester: params.requester };
 }
 

@@ -1,6 +1,7 @@
 import { TOKEN_PREFIX } from '../auth/proxy-token';
 import { AuthenticationError, ValidationError } from '../errors';
 import type { IncomingRequest } from '../http/request';
+import { OTHER_LABEL } from '../usage/rollups/summary';
 import { isSendableCredential, unsafeCharacterIn } from '../plain-text';
 import { credentialHeaderValues } from './request-secrets';
 import type { ProxyRequest } from './state';
@@ -12,7 +13,8 @@ const NOT_UTF8 = '\ufffd';
  * Bad input refused before anything is read from or written to the store (SECURITY.md, "Hostile
  * input"), in the endpoint's own error shape: a header that is no UTF-8, two different proxy tokens,
  * a caller's key no header can carry upstream, and a model or requester label holding control or
- * bidirectional characters (they would reach rows, the CSV export and the dashboard as they are).
+ * bidirectional characters (they would reach rows, the CSV export and the dashboard as they are) or
+ * naming the stats' `(other)` entry (it would be counted with the values past a day's cap).
  */
 export function refuseAtTheEdge(incoming: IncomingRequest, request: ProxyRequest): void {
   for (const [name, value] of Object.entries(incoming.headers))
@@ -35,7 +37,17 @@ export function refuseAtTheEdge(incoming: IncomingRequest, request: ProxyRequest
       `x-proxy-user: the requester label holds ${requesterProblem}, a control or bidirectional character; send plain text.`,
       'x-proxy-user',
     );
+  if (request.requester === OTHER_LABEL)
+    throw new ValidationError(
+      `x-proxy-user: the label ${OTHER_LABEL} is reserved (the stats count labels past a day's cap under it); choose another.`,
+      'x-proxy-user',
+    );
   const model = request.body?.model;
+  if (model === OTHER_LABEL)
+    throw new ValidationError(
+      `model: ${OTHER_LABEL} is no model id (the stats reserve it for models past a day's cap).`,
+      'model',
+    );
   const modelProblem = typeof model === 'string' && unsafeCharacterIn(model);
   if (modelProblem)
     throw new ValidationError(

@@ -62,9 +62,16 @@ export interface TokenStats extends StatsTotals {
 /** A tag value's figures (docs/tags.md): those of a slice, without latency. */
 export type TagTotals = Omit<StatsTotals, 'latency_avg_ms' | 'latency_p95_ms'>;
 
-/** Set only on the entry that sums the values past a breakdown's cut: how many distinct values it holds. */
+/** Set only on the entry that sums the values past a breakdown's cut. */
 export interface OtherCount {
+  /** How many distinct values it holds that the rollups know by name. */
   other?: number;
+  /**
+   * It also sums rows counted as `(other)` when they were folded, past a day's cap on distinct
+   * labels or rollup items (docs/management-api.md): how many values those were is not known, so
+   * `other` is a lower bound.
+   */
+  past_daily_cap?: true;
 }
 
 /** The answer of `GET /api/stats`. */

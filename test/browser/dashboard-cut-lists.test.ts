@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Browser } from 'playwright-core';
+import { MAX_REQUESTERS_PER_DAY } from '../../lambda/usage/dynamodb/label-caps';
 import { foldDistinctValues } from '../support/many-values';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 import { describeInBrowser, launchBrowser, newTab, screenshot, signIn, type ViewportName } from './browser-harness';
@@ -15,9 +16,10 @@ const MODELS = 150;
 describeInBrowser('lists cut on the Overview', () => {
   let proxy: ProxyServer;
   let browser: Browser;
+  let tablePrefix: string;
 
   beforeAll(async () => {
-    const tablePrefix = `p${randomBytes(4).toString('hex')}-`;
+    tablePrefix = `p${randomBytes(4).toString('hex')}-`;
     [proxy, browser] = await Promise.all([startProxy({ tablePrefix }), launchBrowser()]);
     await foldDistinctValues(tablePrefix, proxy.account.accountId, { requesters: REQUESTERS, models: MODELS });
   });
@@ -51,4 +53,24 @@ describeInBrowser('lists cut on the Overview', () => {
       }
     },
   );
+
+  test('past the day’s cap the lists say their count is a lower bound', async () => {
+    // The day's first 300 requesters are kept by name; the 20 after them are counted under (other) without names.
+    const late = await proxy.createAccount('cut-lists-late');
+    const { context, page } = await newTab(browser, 'laptop');
+    try {
+      await foldDistinctValues(tablePrefix, late.accountId, { requesters: MAX_REQUESTERS_PER_DAY + 20, models: 5 });
+      await signIn(page, proxy.url, late.token);
+      const requesters = page.getByTestId('top-requesters');
+      await expect(requesters.getByTestId('top-requesters-cut').textContent()).resolves.toBe(
+        `10 of more than ${MAX_REQUESTERS_PER_DAY} requesters shown: the others are in the totals, not listed.`,
+      );
+      await expect(requesters.getByTestId('other-values').textContent()).resolves.toBe(
+        `${MAX_REQUESTERS_PER_DAY - 100}+ other requesters (past the daily cap)`,
+      );
+      await screenshot(page, 'overview-cut-lists-past-cap');
+    } finally {
+      await context.close();
+    }
+  });
 });

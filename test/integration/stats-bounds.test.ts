@@ -10,7 +10,11 @@ import { randomBytes } from 'node:crypto';
 import type { StoreCommand } from '../../lambda/store/dynamodb/commands';
 import type { DocumentClient } from '../../lambda/store/dynamodb/document-client';
 import { tableNames } from '../../lambda/tables';
-import { MAX_MODELS_PER_DAY, MAX_REQUESTERS_PER_DAY } from '../../lambda/usage/dynamodb/label-caps';
+import {
+  MAX_COMBINATIONS_PER_DAY,
+  MAX_MODELS_PER_DAY,
+  MAX_REQUESTERS_PER_DAY,
+} from '../../lambda/usage/dynamodb/label-caps';
 import { DynamoUsageStats } from '../../lambda/usage/dynamodb/usage-stats';
 import { MAX_LISTED_VALUES, OTHER_LABEL } from '../../lambda/usage/rollups/summary';
 import type { StatsSummary } from '../../lambda/usage/usage-stats';
@@ -86,15 +90,24 @@ test('the costliest kept requesters are listed by name, and (other) sums exactly
   expect(listed.map((e) => e.requester)).toEqual(byCost.slice(0, MAX_LISTED_VALUES).map((r) => r.requester));
   expect(listed.every((e) => e.other === undefined)).toBe(true);
   const other = answer.body.by_requester[MAX_LISTED_VALUES];
-  // `other` counts the values known by name; those past the day's cap were folded without names.
-  expect(other).toMatchObject({ requester: OTHER_LABEL, other: MAX_REQUESTERS_PER_DAY - MAX_LISTED_VALUES });
+  // `other` counts the values known by name; those past the day's cap were folded without names, and the entry says so.
+  expect(other).toMatchObject({
+    requester: OTHER_LABEL,
+    other: MAX_REQUESTERS_PER_DAY - MAX_LISTED_VALUES,
+    past_daily_cap: true,
+  });
   const listedNames = new Set(listed.map((e) => e.requester));
   expect(sum([other])).toEqual(sum(asEntries(rows.filter((r) => !listedNames.has(r.requester ?? '')))));
 });
 
 test('models past the day’s cap and past the cut are one (other) entry that counts them', () => {
   const other = answer.body.by_model[MAX_LISTED_VALUES];
-  expect(other).toMatchObject({ model: OTHER_LABEL, provider: '', other: MAX_MODELS_PER_DAY - MAX_LISTED_VALUES });
+  expect(other).toMatchObject({
+    model: OTHER_LABEL,
+    provider: '',
+    other: MAX_MODELS_PER_DAY - MAX_LISTED_VALUES,
+    past_daily_cap: true,
+  });
   const listed = new Set(answer.body.by_model.slice(0, MAX_LISTED_VALUES).map((e) => e.model));
   expect(listed.size).toBe(MAX_LISTED_VALUES);
   expect(listed.has(OTHER_LABEL)).toBe(false);
@@ -102,6 +115,27 @@ test('models past the day’s cap and past the cut are one (other) entry that co
   expect(other.requests).toBe(rest.length);
   expect(other.cost_nanos).toBe(rest.reduce((total, r) => total + r.cost_nanos, 0));
 });
+
+test('past the day’s cap on rollup items, rows count under (other) for both labels: every pair of 60 requesters and 60 models reads at most the cap', async () => {
+  const account = await proxy.createAccount('stats-pairs');
+  const pairs = await foldDistinctValues(tablePrefix, account.accountId, { requesters: 60, models: 60, pairs: true });
+  expect(pairs.length).toBeGreaterThan(MAX_COMBINATIONS_PER_DAY);
+  const counted = countingItems(storeClient());
+  const stats = new DynamoUsageStats(counted.doc, tableNames({}, tablePrefix).usageStats);
+  const to = new Date();
+  const summary = await stats.summarize(account.accountId, new Date(to.getTime() - 86_400_000), to);
+  // Each pair is one rollup item until the day's cap; after it, one item per hour sums the rest.
+  const days = new Set(pairs.map((r) => r.ts.slice(0, 10))).size;
+  const hours = new Set(pairs.map((r) => r.ts.slice(0, 13))).size;
+  expect(counted.items).toBeLessThanOrEqual(days * MAX_COMBINATIONS_PER_DAY + hours);
+  expect(counted.items).toBeLessThan(pairs.length);
+  const exact = sum(asEntries(pairs));
+  expect(sum([summary.totals])).toEqual(exact);
+  expect(sum(summary.by_requester)).toEqual(exact);
+  expect(sum(summary.by_model)).toEqual(exact);
+  expect(summary.by_requester.at(-1)).toMatchObject({ requester: OTHER_LABEL, past_daily_cap: true });
+  expect(summary.by_model.at(-1)).toMatchObject({ model: OTHER_LABEL, past_daily_cap: true });
+}, 120_000);
 
 /** The store client, counting the items its queries bring back (the rollup items a summary reads). */
 function countingItems(inner: DocumentClient): { doc: DocumentClient; readonly items: number } {

@@ -166,18 +166,28 @@ describe('finding 6: control and bidirectional characters', () => {
     ],
     ['x-proxy-user', (token: string) => post(token, [`x-proxy-user: ${utf8Bytes('alice\u202eevil')}`])],
     ['x-proxy-user', (token: string) => post(token, [`x-proxy-user: ${utf8Bytes('bob\u2066x')}`])],
-  ])('a %s holding one is refused with 400 in the endpoint’s shape; nothing is sent or stored', async (param, send) => {
-    const account = await proxy.createAccount('edge-controls');
-    const calls = upstreamCalls(proxy);
-    const answer = await send(account.token);
-    expect(answer.status).toBe(400);
-    expect(expectChatError(answer.body).param).toBe(param);
-    expect(upstreamCalls(proxy)).toBe(calls);
-    const logs = (await (await proxy.api('/api/logs', { token: account.token })).json()) as { items: unknown[] };
-    expect(logs.items).toEqual([]);
-  });
+    // The stats' own entry for labels past a day's cap: a caller's label of that name would be counted with them.
+    ['x-proxy-user', (token: string) => post(token, ['x-proxy-user: (other)'])],
+    [
+      'model',
+      (token: string) =>
+        post(token, [], JSON.stringify({ model: '(other)', messages: [{ role: 'user', content: 'x' }] })),
+    ],
+  ])(
+    'a %s holding one, or naming (other), is refused with 400 in the endpoint’s shape; nothing is sent or stored',
+    async (param, send) => {
+      const account = await proxy.createAccount('edge-controls');
+      const calls = upstreamCalls(proxy);
+      const answer = await send(account.token);
+      expect(answer.status).toBe(400);
+      expect(expectChatError(answer.body).param).toBe(param);
+      expect(upstreamCalls(proxy)).toBe(calls);
+      const logs = (await (await proxy.api('/api/logs', { token: account.token })).json()) as { items: unknown[] };
+      expect(logs.items).toEqual([]);
+    },
+  );
 
-  it.each(['\u0000', '\u001b[31m', 'a\u202eb', 'x\u2028y', '\u0085'])(
+  it.each(['\u0000', '\u001b[31m', 'a\u202eb', 'x\u2028y', '\u0085', '(other)'])(
     'a requester budget named %j is refused with 400 and not stored',
     async (requester) => {
       const account = await proxy.createAccount('edge-budget-name');

@@ -12,7 +12,8 @@ export function storeClient(): DocumentClient {
 }
 
 /**
- * Rows of one account, each with its own requester label and one of `models` distinct model ids,
+ * Rows of one account, each with its own requester label and one of `models` distinct model ids
+ * (with `pairs`, one row for each requester and model: `requesters × models` rows),
  * folded into the rollups of the tables under `tablePrefix` exactly as the stream consumer folds
  * them (a local server on those tables then answers `/api/stats` from them). Thousands of rows
  * through the proxy would take minutes; what is tested is what the stats do with the values.
@@ -20,11 +21,13 @@ export function storeClient(): DocumentClient {
 export async function foldDistinctValues(
   tablePrefix: string,
   accountId: string,
-  counts: { requesters: number; models: number },
+  counts: { requesters: number; models: number; pairs?: boolean },
 ): Promise<UsageRow[]> {
   const stats = new DynamoUsageStats(storeClient(), tableNames({}, tablePrefix).usageStats);
   const now = Date.now();
-  const rows = Array.from({ length: counts.requesters }, (_, i): UsageRow => {
+  const length = counts.pairs ? counts.requesters * counts.models : counts.requesters;
+  const requesterOf = (i: number) => (counts.pairs ? Math.floor(i / counts.models) : i);
+  const rows = Array.from({ length }, (_, i): UsageRow => {
     // Distinct costs, so the order (and thus which values are listed) is the same on every read.
     const cost = 1_000 + i * 7;
     return {
@@ -34,7 +37,7 @@ export async function foldDistinctValues(
       provider: 'prov-b',
       kind: 'chat',
       model: `model-${i % counts.models}`,
-      requester: `user-${String(i).padStart(5, '0')}`,
+      requester: `user-${String(requesterOf(i)).padStart(5, '0')}`,
       input_tokens: 10 + (i % 13),
       output_tokens: 3 + (i % 5),
       cache_read_tokens: 0,

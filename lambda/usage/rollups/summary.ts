@@ -1,6 +1,15 @@
 import { nanosToUsd } from '../../pricing/price-table';
 import { catalogEntry } from '../../providers/catalog';
-import type { DayStats, HourStats, ProviderSlice, StatsSummary, StatsTotals, TagTotals } from '../usage-stats';
+import { OVERFLOW_VALUE } from '../../tags/tags';
+import type {
+  DayStats,
+  HourStats,
+  OtherCount,
+  ProviderSlice,
+  StatsSummary,
+  StatsTotals,
+  TagTotals,
+} from '../usage-stats';
 import type { BucketDimensions } from './bucket-keys';
 import { isHourlyPeriod, utcDays, utcHours } from './bucket-keys';
 import { estimatePercentile } from './latency-histogram';
@@ -91,18 +100,23 @@ function compareText(a: string, b: string): number {
  */
 export const MAX_LISTED_VALUES = 100;
 
-/** The name the entry summing the values past `MAX_LISTED_VALUES` carries; its `other` says how many it sums. */
-export const OTHER_LABEL = '(other)';
+/**
+ * The name the entry summing the values past `MAX_LISTED_VALUES` carries; its `other` says how many
+ * it sums. The same name as tag values past their cap, and reserved the same way: no request may
+ * send it as a requester label or model (pipeline/edge-checks.ts).
+ */
+export const OTHER_LABEL = OVERFLOW_VALUE;
 
 /**
  * The first `MAX_LISTED_VALUES` entries of a sorted breakdown, and one entry summing all the rest
  * (`other`: how many distinct values it holds by name), so the entries still add up to the totals.
- * Values the fold already counted as `(other)` (past the day's cap, dynamodb/label-caps.ts) join
- * that entry too; their number is not known, so `other` counts them as none.
+ * Values the fold already counted as `(other)` (past a day's cap, dynamodb/label-caps.ts) join
+ * that entry too; their number is not known, so `other` does not count them and the entry says
+ * `past_daily_cap` instead.
  */
 function listedAndOther<T extends StatsTotals>(
   sorted: readonly { entry: T; rollup: Rollup; folded: boolean }[],
-  otherEntry: (totals: StatsTotals, count: number) => T,
+  otherEntry: (totals: StatsTotals, count: OtherCount) => T,
 ): T[] {
   const named = sorted.filter(({ folded }) => !folded);
   const folded = sorted.filter(({ folded }) => folded);
@@ -110,7 +124,8 @@ function listedAndOther<T extends StatsTotals>(
   const rest = emptyRollup();
   for (const { rollup } of [...named.slice(MAX_LISTED_VALUES), ...folded]) addRollup(rest, rollup);
   const unlisted = Math.max(0, named.length - MAX_LISTED_VALUES);
-  return [...named.slice(0, MAX_LISTED_VALUES).map(({ entry }) => entry), otherEntry(toTotals(rest), unlisted)];
+  const count: OtherCount = { other: unlisted, ...(folded.length > 0 ? { past_daily_cap: true } : {}) };
+  return [...named.slice(0, MAX_LISTED_VALUES).map(({ entry }) => entry), otherEntry(toTotals(rest), count)];
 }
 
 /** Costliest first, then busiest; the name breaks ties so the order never depends on read order. */
@@ -208,7 +223,7 @@ export function assembleSummary(
           folded: model === OTHER_LABEL,
         }))
         .sort(byEntry(byCostThenRequests((e) => `${e.model}\u0000${e.provider}`))),
-      (totals, other) => ({ model: OTHER_LABEL, provider: '', ...totals, other }),
+      (totals, count) => ({ model: OTHER_LABEL, provider: '', ...totals, ...count }),
     ),
     by_requester: listedAndOther(
       [...requesters]
@@ -218,7 +233,7 @@ export function assembleSummary(
           folded: requester === OTHER_LABEL,
         }))
         .sort(byEntry(byCostThenRequests((e) => e.requester))),
-      (totals, other) => ({ requester: OTHER_LABEL, ...totals, other }),
+      (totals, count) => ({ requester: OTHER_LABEL, ...totals, ...count }),
     ),
     by_token: [...tokens]
       .map(([token_id, r]) => ({ token_id, ...toTotals(r) }))

@@ -8,7 +8,7 @@ import type { Stats, Totals } from '../types';
 const TOP = 10;
 
 /** `other`: on the one entry of a breakdown that sums the values past the API's cut, how many it sums. */
-type Ranked = Pick<Totals, 'cost_usd' | 'requests'> & { other?: number };
+type Ranked = Pick<Totals, 'cost_usd' | 'requests'> & { other?: number; past_daily_cap?: true };
 
 function byCostThenRequests(a: Ranked, b: Ranked): number {
   return b.cost_usd - a.cost_usd || b.requests - a.requests;
@@ -50,6 +50,8 @@ export function TopTable<Row extends Ranked>({
   // The API sums the values past its own cut into one entry; it still counts them.
   const distinct = rows.reduce((count, row) => count + (row.other ?? 1), 0);
   const hidden = distinct - top.reduce((count, row) => count + (row.other ?? 1), 0);
+  // Values past a day's cap were summed without their names: how many there are is not known.
+  const pastDailyCap = rows.some((row) => row.past_daily_cap);
   return (
     <section class="card table-card" data-testid={id}>
       {controls ? (
@@ -89,10 +91,11 @@ export function TopTable<Row extends Ranked>({
               })}
             </tbody>
           </table>
-          {hidden > 0 && (
+          {(hidden > 0 || pastDailyCap) && (
             <p class="table-cut" data-testid={`${id}-cut`}>
-              {formatInt(top.length)} of {formatInt(distinct)} {noun} shown: the other {formatInt(hidden)} are in the
-              totals, not listed.
+              {pastDailyCap
+                ? `${formatInt(top.length)} of more than ${formatInt(distinct)} ${noun} shown: the others are in the totals, not listed.`
+                : `${formatInt(top.length)} of ${formatInt(distinct)} ${noun} shown: the other ${formatInt(hidden)} are in the totals, not listed.`}
             </p>
           )}
         </div>
@@ -136,11 +139,20 @@ export const costWithSavings = <R extends Summed>(savedTestId?: string): Column<
   ),
 });
 
-/** The entry that sums the values past the API's cut: no link, since no one value is behind it. */
-function OtherValues({ count, noun }: { count: number; noun: string }) {
+/**
+ * The entry that sums the values past the API's cut: no link, since no one value is behind it.
+ * Values past a day's cap were never counted by name, so then the count is only a lower bound.
+ */
+function OtherValues({ count, noun, pastDailyCap }: { count: number; noun: string; pastDailyCap?: boolean }) {
+  if (!pastDailyCap)
+    return (
+      <span class="muted" data-testid="other-values">
+        {formatInt(count)} other {noun}
+      </span>
+    );
   return (
-    <span class="muted" data-testid="other-values">
-      {formatInt(count)} other {noun}
+    <span class="muted" data-testid="other-values" title={`Past the day's cap, ${noun} are summed without their names`}>
+      {count > 0 ? `${formatInt(count)}+ other ${noun}` : `Other ${noun}`} (past the daily cap)
     </span>
   );
 }
@@ -163,7 +175,7 @@ export function TopModels({ stats }: { stats: Stats }) {
           header: 'Model',
           cell: (row) =>
             row.other !== undefined ? (
-              <OtherValues count={row.other} noun="models" />
+              <OtherValues count={row.other} noun="models" pastDailyCap={row.past_daily_cap} />
             ) : (
               <>
                 <a href={hrefFor('logs', { model: row.model })} class="mono">
@@ -199,7 +211,7 @@ export function TopRequesters({ stats }: { stats: Stats }) {
           header: 'Requester',
           cell: (row) =>
             row.other !== undefined ? (
-              <OtherValues count={row.other} noun="requesters" />
+              <OtherValues count={row.other} noun="requesters" pastDailyCap={row.past_daily_cap} />
             ) : row.requester === '' ? (
               <span class="muted">(none)</span>
             ) : (
