@@ -1,14 +1,18 @@
 /**
- * The tables in docs/ that mirror code, rendered from it: the provider catalogue (docs/providers.md,
- * lambda/providers/catalog.ts), what the cache key leaves out (docs/caching.md, lambda/cache/cache-key.ts)
- * and the settings (docs/operations.md, lambda/config-variables.ts). `npm run docs:tables` writes
- * each between its page's `<!-- generated:NAME:start/end -->` markers; test/unit/doc-tables.test.ts
- * fails when a page and its source disagree. (docs/deploy.md's blocks need a synthesized stack:
+ * The tables in the docs that mirror code, rendered from it: the provider catalogue (docs/providers.md,
+ * lambda/providers/catalog.ts), the README's SDK table and docs/api.md's endpoint table (the catalogue
+ * and its routes), what the cache key leaves out (docs/caching.md, lambda/cache/cache-key.ts) and the
+ * settings (docs/operations.md, lambda/config-variables.ts). `npm run docs:tables` writes each
+ * between its page's `<!-- generated:NAME:start/end -->` markers; test/unit/doc-tables.test.ts fails
+ * when a page and its source disagree. (docs/deploy.md's blocks need a synthesized stack:
  * scripts/deploy-docs.ts.)
  */
 import { IGNORED_FIELDS, IGNORED_HEADERS, headerIgnoredBecause, type CacheKind } from '../lambda/cache/cache-key';
+import { loadConfig } from '../lambda/config';
 import { CONFIG_VARIABLES } from '../lambda/config-variables';
-import { PROVIDER_CATALOG } from '../lambda/providers/catalog';
+import { PROVIDER_CATALOG, type CatalogEntry } from '../lambda/providers/catalog';
+import { providerById, upstreamUrl } from '../lambda/providers/registry';
+import type { EndpointKind } from '../lambda/providers/types';
 
 const code = (text: string) => `\`${text}\``;
 const table = (header: string[], rows: string[][]) =>
@@ -81,12 +85,114 @@ function configurationTable(): string {
   );
 }
 
-/** Every generated block, by page (under docs/) and marker name. */
+const CATALOG: readonly CatalogEntry[] = PROVIDER_CATALOG;
+
+/** A provider's letter: its place in the catalogue (A: the first), as the README and docs/api.md name them. */
+const letterOf = (entry: CatalogEntry) => String.fromCharCode(65 + CATALOG.indexOf(entry));
+
+/** Letters in catalogue order, three or more in a row written as a range: `A–E`, `B, E`, `A, F`. */
+function letters(entries: readonly CatalogEntry[]): string {
+  const places = entries.map((entry) => CATALOG.indexOf(entry)).sort((a, b) => a - b);
+  const runs: number[][] = [];
+  for (const place of places) {
+    const run = runs.at(-1);
+    if (run && run.at(-1) === place - 1) run.push(place);
+    else runs.push([place]);
+  }
+  const letter = (place: number) => String.fromCharCode(65 + place);
+  return runs
+    .flatMap((run) => (run.length >= 3 ? [`${letter(run[0]!)}–${letter(run.at(-1)!)}`] : run.map(letter)))
+    .join(', ');
+}
+
+/** The package a user installs for each dialect's official SDK. */
+const SDK_PACKAGE: Record<CatalogEntry['dialect'], string> = {
+  messages: '@anthropic-ai/sdk',
+  chat: 'openai',
+  'bedrock-runtime': '@aws-sdk/client-bedrock-runtime',
+};
+
+/** What a reader needs beside a provider's base URL in the README. */
+const BASE_URL_NOTE: Partial<Record<string, string>> = {
+  'prov-a': ' (SDK adds `/v1/messages`)',
+  'prov-b': ' (or `…/prov-b`)',
+  bedrock: ' (as `endpoint`; [docs/bedrock.md](docs/bedrock.md))',
+};
+
+/** The README's table: one row per provider, with the client to install, its base URL and what the proxy calls. */
+function sdkTable(): string {
+  const upstreams = loadConfig({}).upstreams;
+  return table(
+    ['Provider', 'Client', '`baseURL`', 'Proxy calls upstream'],
+    PROVIDER_CATALOG.map((entry) => [
+      `${letterOf(entry)}: ${entry.displayName}`,
+      code(SDK_PACKAGE[entry.dialect]),
+      code(`{base}/api/proxy${entry.sdkBasePath}`) + (BASE_URL_NOTE[entry.id] ?? ''),
+      // A path template's `{model}` is shown as written.
+      code(decodeURI(upstreamUrl(providerById(entry.id)!, upstreams[entry.id]!.baseUrl).href)),
+    ]),
+  );
+}
+
+/** Each endpoint kind's paths and what its row records; the providers that offer it come from the catalogue. */
+const ENDPOINT_ROWS: Record<EndpointKind, { path: string; row: string }> = {
+  messages: {
+    path: '`POST /v1/messages`',
+    row: 'tokens and cost from `usage` (stream: `message_start` + `message_delta`)',
+  },
+  chat: { path: '`POST /prov-x/v1/chat/completions`', row: 'tokens and cost from `usage`' },
+  responses: {
+    path: '`POST /prov-x/v1/responses`',
+    row: 'tokens and cost from `usage` (stream: `response.completed`, `.incomplete` or `.failed`); `input_tokens_details.cached_tokens` at the cache-read rate; reasoning tokens are inside `output_tokens`, never added twice',
+  },
+  embeddings: {
+    path: '`POST /prov-x/v1/embeddings`',
+    row: "`input_tokens` = `usage.prompt_tokens`, output 0, priced at the embedding model's rate",
+  },
+  count_tokens: {
+    path: '`POST /v1/messages/count_tokens` (A), `POST /bedrock/model/{modelId}/count-tokens` (F)',
+    row: 'free: 0 tokens, cost 0',
+  },
+  models: { path: '`GET /v1/models` (A), `GET /prov-x/v1/models` (B–E)', row: 'free: 0 tokens, cost 0' },
+  converse: {
+    path: '`POST /bedrock/model/{modelId}/converse` and `/converse-stream`',
+    row: 'from `usage` (stream: the `metadata` event), prompt-cache reads and writes included ([bedrock.md](bedrock.md))',
+  },
+  invoke: {
+    path: '`POST /bedrock/model/{modelId}/invoke` and `/invoke-with-response-stream`',
+    row: "from the model's own body (Anthropic), else Bedrock's token-count headers or invocation metrics ([bedrock.md](bedrock.md))",
+  },
+  other: {
+    path: 'any method, any other path below `/prov-x/` (A: below `/prov-a/` or `/v1/`); Bedrock forwards only its endpoints above, anything else is a `404` ([bedrock.md](bedrock.md#endpoints))',
+    row: "tokens and cost when the answer is JSON with a `usage` in the provider's own shape; otherwise 0 tokens, `priced: false`",
+  },
+};
+
+/** Does the provider forward paths that are none of its endpoints (as kind `other`)? */
+const forwardsOthers = (entry: CatalogEntry) =>
+  providerById(entry.id)!.mounts.some((mount) => !mount.endpointsOnly && !mount.othersRefused);
+
+/** docs/api.md's table: each endpoint kind, its paths, the providers that offer it and what its row records. */
+function endpointsTable(): string {
+  return table(
+    ['`kind`', 'Method and path', 'Providers', 'Row'],
+    (Object.keys(ENDPOINT_ROWS) as EndpointKind[]).map((kind) => {
+      const offeredBy = CATALOG.filter((entry) =>
+        kind === 'other' ? forwardsOthers(entry) : providerById(entry.id)!.endpoints.some((e) => e.kind === kind),
+      );
+      return [code(kind), ENDPOINT_ROWS[kind].path, letters(offeredBy), ENDPOINT_ROWS[kind].row];
+    }),
+  );
+}
+
+/** Every generated block, by page (from the repository's root) and marker name. */
 export function renderDocTables(): Record<string, Record<string, string>> {
   return {
-    'providers.md': { catalog: catalogTable() },
-    'caching.md': { 'ignored-fields': ignoredFieldsTable(), 'ignored-headers': ignoredHeadersTable() },
-    'operations.md': { configuration: configurationTable() },
+    'README.md': { 'sdk-clients': sdkTable() },
+    'docs/api.md': { endpoints: endpointsTable() },
+    'docs/providers.md': { catalog: catalogTable() },
+    'docs/caching.md': { 'ignored-fields': ignoredFieldsTable(), 'ignored-headers': ignoredHeadersTable() },
+    'docs/operations.md': { configuration: configurationTable() },
   };
 }
 
