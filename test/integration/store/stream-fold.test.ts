@@ -122,9 +122,14 @@ describe('folding the usage stream into rollups', () => {
         `${row.ts.slice(0, 10)} ${row.provider} ${row.requester}`,
       ]),
     );
-    // And one per requester label and model the day's capped sets admit (then remembered by the instance).
+    // And one per requester label, model and rollup item (its dimensions) the day's capped sets
+    // admit (then remembered by the instance).
     const admitted = new Set(
-      rows.flatMap(({ row }) => [`model ${row.model}`, ...(row.requester ? [`requester ${row.requester}`] : [])]),
+      rows.flatMap(({ row }) => [
+        `model ${row.model}`,
+        ...(row.requester ? [`requester ${row.requester}`] : []),
+        `item ${row.provider} ${row.model} ${row.requester} ${row.token_id} ${row.kind}`,
+      ]),
     );
     expect(counting.writes).toBe(items.size + admitted.size);
     expect(counting.writes).toBeLessThan(rows.length / 3);

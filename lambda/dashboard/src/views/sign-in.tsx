@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { API_PATHS } from '../../../api/paths';
 import { request, signInMessage } from '../api';
+import { useAction } from '../use-action';
 
 interface Props {
   onSignedIn: (token: string) => void;
@@ -10,8 +11,9 @@ interface Props {
 
 export function SignIn({ onSignedIn, notice }: Props) {
   const [token, setToken] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const { busy, error: failure, setError, run } = useAction();
+  // A problem found before sending is shown as it is; the server's answers get the sign-in wording.
+  const error = typeof failure === 'string' || failure === undefined ? failure : signInMessage(failure);
   const input = useRef<HTMLInputElement>(null);
   useEffect(() => {
     document.title = 'Sign in · AI Usage Proxy';
@@ -26,18 +28,10 @@ export function SignIn({ onSignedIn, notice }: Props) {
       input.current?.focus();
       return;
     }
-    setBusy(true);
-    setError(null);
-    try {
-      // Reading the key list needs the manage scope, so it checks both that the token is valid and that it may sign in.
-      await request(value, 'GET', API_PATHS.keys);
-      onSignedIn(value);
-    } catch (reason) {
-      setError(signInMessage(reason));
-      input.current?.select();
-    } finally {
-      setBusy(false);
-    }
+    // Reading the key list needs the manage scope, so it checks both that the token is valid and that it may sign in.
+    const signedIn = await run(() => request(value, 'GET', API_PATHS.keys).then(() => undefined));
+    if (signedIn) onSignedIn(value);
+    else input.current?.select();
   };
 
   return (

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { useApi } from '../../api-context';
+import { useAction } from '../../use-action';
 import { ConfirmButton } from '../../components/confirm-button';
 import { EmptyState } from '../../components/empty-state';
 import { ErrorMessage } from '../../components/error-message';
@@ -44,8 +45,7 @@ export function ModelPrices() {
     cache_write: '',
   });
   const [pricedAs, setPricedAs] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(undefined);
+  const { busy, error, setError, run } = useAction();
 
   const add = async (event: Event) => {
     event.preventDefault();
@@ -62,19 +62,13 @@ export function ModelPrices() {
             cache_read: asNumber(rates.cache_read),
             cache_write: asNumber(rates.cache_write),
           } as PriceInput);
-    setBusy(true);
-    setError(undefined);
-    try {
+    await run(async () => {
       await api.setPrice(model.trim(), input);
       setModel('');
       setPricedAs('');
       setRates({ input: '', output: '', cache_read: '', cache_write: '' });
       prices.reload();
-    } catch (reason) {
-      setError(reason);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
@@ -187,11 +181,7 @@ export function ModelPrices() {
                       question={`Remove the price of ${price.model}?`}
                       testId="price-remove"
                       onConfirm={async () => {
-                        try {
-                          await api.removePrice(price.model);
-                        } catch (reason) {
-                          setError(reason);
-                        }
+                        await run(() => api.removePrice(price.model), false);
                         prices.reload();
                       }}
                     />

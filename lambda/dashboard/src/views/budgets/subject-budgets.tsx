@@ -2,6 +2,7 @@ import type { ComponentChildren, InputHTMLAttributes } from 'preact';
 import { useState } from 'preact/hooks';
 import type { Api } from '../../api';
 import { useApi } from '../../api-context';
+import { useAction } from '../../use-action';
 import { EmptyState } from '../../components/empty-state';
 import { ErrorMessage } from '../../components/error-message';
 import { SkeletonRows } from '../../components/skeleton';
@@ -49,8 +50,7 @@ interface Props<S> {
 export function SubjectBudgets<S>({ subject, budgets, onChanged, load }: Props<S>) {
   const api = useApi();
   const [text, setText] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(undefined);
+  const { busy, error, setError, run } = useAction();
   const form = useBudgetForm();
   const { name, title, column } = subject;
 
@@ -61,18 +61,12 @@ export function SubjectBudgets<S>({ subject, budgets, onChanged, load }: Props<S
       setError(new Error(subject.hint));
       return;
     }
-    setBusy(true);
-    setError(undefined);
-    try {
+    await run(async () => {
       await subject.save(api, parsed, form.input());
       setText('');
       form.reset();
       onChanged();
-    } catch (reason) {
-      setError(reason);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
