@@ -1,6 +1,5 @@
-import { accountPk } from '../../store/dynamodb/account-partition';
+import { accountPk, itemsUnderPrefix } from '../../store/dynamodb/account-partition';
 import type { DocumentClient } from '../../store/dynamodb/document-client';
-import { allItems } from '../../store/dynamodb/paginate';
 import { normalModelId, type AccountPrice, type TokenRates } from '../account-price';
 import type { AccountPriceStore } from '../ports';
 
@@ -25,19 +24,9 @@ export class DynamoAccountPriceStore implements AccountPriceStore {
     private readonly table: string,
   ) {}
 
-  list(accountId: string): Promise<AccountPrice[]> {
-    return allItems<PriceItem>(
-      (start) =>
-        this.doc.send({
-          operation: 'Query',
-          input: {
-            TableName: this.table,
-            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-            ExpressionAttributeValues: { ':pk': accountPk(accountId), ':prefix': PRICE_PREFIX },
-            ExclusiveStartKey: start,
-          },
-        }) as Promise<{ Items?: PriceItem[]; LastEvaluatedKey?: Record<string, unknown> }>,
-    ).then((items) => items.map(toPrice));
+  async list(accountId: string): Promise<AccountPrice[]> {
+    const items = await itemsUnderPrefix(this.doc, { table: this.table, accountId, prefix: PRICE_PREFIX });
+    return items.map((item) => toPrice(item as PriceItem));
   }
 
   async put(accountId: string, price: AccountPrice): Promise<void> {

@@ -1,8 +1,7 @@
 import { budgetStatus, DEFAULT_ALERT_AT, type Budget, type BudgetStatus, type BudgetSubject } from '../budget';
 import type { BudgetStore } from '../ports';
-import { accountPk } from '../../store/dynamodb/account-partition';
+import { itemsUnderPrefix } from '../../store/dynamodb/account-partition';
 import { BatchedGet } from '../../store/dynamodb/batched-get';
-import { allItems } from '../../store/dynamodb/paginate';
 import { gateBudgetFlag } from '../../auth/dynamodb/gate-item';
 import { cancellationReasons } from '../../store/dynamodb/store-errors';
 import type { DocumentClient } from '../../store/dynamodb/document-client';
@@ -98,20 +97,13 @@ export class DynamoBudgetStore implements BudgetStore {
   }
 
   async listBudgets(accountId: string, kind: BudgetSubject['kind'], at: number): Promise<BudgetStatus[]> {
-    const pk = accountPk(accountId);
-    const items = await allItems((start) =>
-      this.doc.send({
-        operation: 'Query',
-        input: {
-          TableName: this.table,
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-          FilterExpression: 'attribute_exists(limit_nanos)',
-          ExpressionAttributeValues: { ':pk': pk, ':prefix': BUDGET_PREFIX[kind] },
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        },
-      }),
-    );
+    const items = await itemsUnderPrefix(this.doc, {
+      table: this.table,
+      accountId,
+      prefix: BUDGET_PREFIX[kind],
+      filter: { expression: 'attribute_exists(limit_nanos)' },
+      consistentRead: true,
+    });
     const statuses = items.map(async (item) => {
       const subject = subjectOf(item);
       const budget = budgetOf(item);

@@ -1,6 +1,6 @@
 import type { ProviderId } from '../../providers/registry';
 import type { ProviderKeyStore, StoredProviderKey } from '../ports';
-import { accountPk } from '../../store/dynamodb/account-partition';
+import { accountPk, itemsUnderPrefix } from '../../store/dynamodb/account-partition';
 import { BatchedGet } from '../../store/dynamodb/batched-get';
 import type { DocumentClient } from '../../store/dynamodb/document-client';
 
@@ -67,14 +67,7 @@ export class DynamoProviderKeyStore implements ProviderKeyStore {
   }
 
   async list(accountId: string): Promise<StoredProviderKey[]> {
-    const { Items } = await this.doc.send({
-      operation: 'Query',
-      input: {
-        TableName: this.table,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': accountPk(accountId), ':prefix': KEY_PREFIX },
-      },
-    });
-    return (Items ?? []).map((item) => toStored(item as KeyItem));
+    const items = await itemsUnderPrefix(this.doc, { table: this.table, accountId, prefix: KEY_PREFIX });
+    return items.map((item) => toStored(item as KeyItem));
   }
 }
