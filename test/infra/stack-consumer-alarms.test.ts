@@ -5,26 +5,12 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { TABLES, type TableShape } from '../../lambda/tables';
 import { ESM_REQUIRE_BANNER } from '../../lib/constructs/proxy-function';
 import { CONSUMER_MEMORY_MB, STREAM_MAPPING } from '../../lib/constructs/stats-consumer';
-import {
-  actionsOf,
-  policyStatements,
-  roleStatements,
-  single,
-  synthesize,
-  type SynthesizedStack,
-} from './support/synth';
-import { stackResources } from './support/stack-resources';
+import { actionsOf, policyStatements, roleStatements, single } from './support/synth';
+import { defaultStack } from './support/stack-resources';
 
 const SHAPES = Object.values(TABLES) as TableShape[];
 
-// One bundled synthesis for the whole file: bundling is the slow part.
-let synth: SynthesizedStack;
-beforeAll(() => {
-  synth = synthesize();
-});
-afterAll(() => synth?.cleanup());
-
-const { table, fn, consumer, roleOf, alarmTopic, alertTopic } = stackResources(() => synth.template);
+const { stack, table, fn, consumer, roleOf, alarmTopic, alertTopic } = defaultStack();
 
 describe('stats consumer (rollups from the usage-logs stream)', () => {
   it('runs Node 22+ on arm64 with its own small memory and a bounded timeout', () => {
@@ -37,16 +23,19 @@ describe('stats consumer (rollups from the usage-logs stream)', () => {
       [TABLES.usageStats.envVar]: { Ref: table(TABLES.usageStats).logicalId },
       [TABLES.accounts.envVar]: { Ref: table(TABLES.accounts).logicalId },
       ALERT_TOPIC_ARN: { Ref: alertTopic().logicalId },
-      USAGE_EXPORT_BUCKET: { Ref: single(synth.template, 'AWS::S3::Bucket').logicalId },
+      USAGE_EXPORT_BUCKET: { Ref: single(stack.synth.template, 'AWS::S3::Bucket').logicalId },
       KMS_KEY_ID: {
-        'Fn::GetAtt': [synth.stack.getLogicalId(synth.stack.providerKeys.key.node.defaultChild as never), 'Arn'],
+        'Fn::GetAtt': [
+          stack.synth.stack.getLogicalId(stack.synth.stack.providerKeys.key.node.defaultChild as never),
+          'Arn',
+        ],
       },
     });
   });
 
   it('reads the stream in batches, reports failed rows, bisects, retries for a bounded time and sends what it gives up on to a dead-letter queue', () => {
-    const mapping = single(synth.template, 'AWS::Lambda::EventSourceMapping');
-    const queue = single(synth.template, 'AWS::SQS::Queue');
+    const mapping = single(stack.synth.template, 'AWS::Lambda::EventSourceMapping');
+    const queue = single(stack.synth.template, 'AWS::SQS::Queue');
     expect(mapping.Properties).toEqual({
       FunctionName: { Ref: consumer().logicalId },
       EventSourceArn: { 'Fn::GetAtt': [table(TABLES.usageLogs).logicalId, 'StreamArn'] },
@@ -65,7 +54,7 @@ describe('stats consumer (rollups from the usage-logs stream)', () => {
   });
 
   it('may read that one stream, update rollup items, read budgets, write alert items and budget spend, and send to its queue, nothing more', () => {
-    const statements = roleStatements(synth.template, roleOf(consumer()));
+    const statements = roleStatements(stack.synth.template, roleOf(consumer()));
     const dynamo = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
     const streamArn = { 'Fn::GetAtt': [table(TABLES.usageLogs).logicalId, 'StreamArn'] };
     expect(dynamo).toEqual(
@@ -108,7 +97,7 @@ describe('stats consumer (rollups from the usage-logs stream)', () => {
   it('is its own small bundle: no dashboard, no Secrets Manager client (KMS only to open webhook secrets), only Node built-ins imported', () => {
     const code = consumer().Properties.Code as { S3Key: string };
     const bundle = fs.readFileSync(
-      path.join(synth.outdir, `asset.${code.S3Key.replace(/\.zip$/, '')}`, 'index.mjs'),
+      path.join(stack.synth.outdir, `asset.${code.S3Key.replace(/\.zip$/, '')}`, 'index.mjs'),
       'utf8',
     );
     expect(bundle.startsWith(ESM_REQUIRE_BANNER)).toBe(true);
@@ -127,7 +116,7 @@ describe('stats consumer (rollups from the usage-logs stream)', () => {
 describe('alarms', () => {
   it('watch function errors, throttles and p99 duration', () => {
     const fnRef = [{ Name: 'FunctionName', Value: { Ref: fn().logicalId } }];
-    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+    stack.synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       AlarmName: 'dev-ai-usage-proxy-function-errors',
       MetricName: 'Errors',
       Namespace: 'AWS/Lambda',
@@ -135,22 +124,22 @@ describe('alarms', () => {
       Statistic: 'Sum',
       Threshold: 1,
     });
-    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+    stack.synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       AlarmName: 'dev-ai-usage-proxy-function-throttles',
       MetricName: 'Throttles',
       Dimensions: fnRef,
       Threshold: 1,
     });
     // A refused usage row's only copy is its log line: a metric filter counts them.
-    synth.template.hasResourceProperties('AWS::Logs::MetricFilter', {
+    stack.synth.template.hasResourceProperties('AWS::Logs::MetricFilter', {
       FilterPattern: '{ $.message = "usage row spooled" }',
     });
-    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+    stack.synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       AlarmName: 'dev-ai-usage-proxy-spooled-usage-rows',
       Namespace: 'AiUsageProxy',
       Threshold: 1,
     });
-    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+    stack.synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       AlarmName: 'dev-ai-usage-proxy-function-p99-duration',
       MetricName: 'Duration',
       ExtendedStatistic: 'p99',
@@ -170,7 +159,7 @@ describe('alarms', () => {
           Stat: 'Sum',
         }),
       });
-    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+    stack.synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       AlarmName: `dev-ai-usage-proxy-${shape.logicalName}-throttles`,
       Threshold: 1,
       Metrics: Match.arrayWith([
@@ -182,12 +171,12 @@ describe('alarms', () => {
   });
 
   it('watch the stats consumer: repeated failures, and any batch in its dead-letter queue', () => {
-    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+    stack.synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       AlarmName: 'dev-ai-usage-proxy-stats-consumer-errors',
       MetricName: 'Errors',
       Dimensions: [{ Name: 'FunctionName', Value: { Ref: consumer().logicalId } }],
     });
-    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+    stack.synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       AlarmName: 'dev-ai-usage-proxy-stats-dead-letters',
       MetricName: 'ApproximateNumberOfMessagesVisible',
       Namespace: 'AWS/SQS',
@@ -196,7 +185,7 @@ describe('alarms', () => {
   });
 
   it("treat no traffic as fine and notify the stack's alarm topic when they fire and when they clear", () => {
-    const alarms = Object.values(synth.template.findResources('AWS::CloudWatch::Alarm')) as {
+    const alarms = Object.values(stack.synth.template.findResources('AWS::CloudWatch::Alarm')) as {
       Properties: Record<string, unknown>;
     }[];
     // Six in ProxyAlarms, one per table, and the failed-authentications alarm (its own construct).
@@ -211,7 +200,7 @@ describe('alarms', () => {
 
   it("the topic is encrypted with its own rotating key, refuses plain HTTP, and admits only this stage's alarms of this account", () => {
     const topic = alarmTopic();
-    const alarmKey = single(synth.template, 'AWS::KMS::Key', (p) =>
+    const alarmKey = single(stack.synth.template, 'AWS::KMS::Key', (p) =>
       String(p.Description).startsWith('Encrypts the alarm notifications'),
     );
     expect(topic.Properties).toMatchObject({
@@ -219,7 +208,7 @@ describe('alarms', () => {
       KmsMasterKeyId: { 'Fn::GetAtt': [alarmKey.logicalId, 'Arn'] },
     });
     expect(alarmKey.Properties.EnableKeyRotation).toBe(true);
-    const policy = single(synth.template, 'AWS::SNS::TopicPolicy', (p) =>
+    const policy = single(stack.synth.template, 'AWS::SNS::TopicPolicy', (p) =>
       JSON.stringify(p.Topics).includes(topic.logicalId),
     ).Properties.PolicyDocument as {
       Statement: Record<string, unknown>[];
@@ -239,20 +228,20 @@ describe('alarms', () => {
     expect(JSON.stringify(publish.Condition)).toContain(':alarm:dev-ai-usage-proxy-*');
     expect(JSON.stringify(publish.Condition)).toContain('aws:SourceAccount');
     // No e-mail unless one is given.
-    synth.template.resourceCountIs('AWS::SNS::Subscription', 0);
-    synth.template.hasOutput('AlarmTopicArn', { Value: { Ref: topic.logicalId } });
+    stack.synth.template.resourceCountIs('AWS::SNS::Subscription', 0);
+    stack.synth.template.hasOutput('AlarmTopicArn', { Value: { Ref: topic.logicalId } });
   });
 });
 
 describe('budget alert topic (docs/alerts.md)', () => {
   it('is encrypted with its own rotating key, refuses plain HTTP, and only the stream consumer may publish to it', () => {
     const topic = alertTopic();
-    const alertKey = single(synth.template, 'AWS::KMS::Key', (p) =>
+    const alertKey = single(stack.synth.template, 'AWS::KMS::Key', (p) =>
       String(p.Description).startsWith('Encrypts the budget alerts'),
     );
     expect(topic.Properties.KmsMasterKeyId).toEqual({ 'Fn::GetAtt': [alertKey.logicalId, 'Arn'] });
     expect(alertKey.Properties.EnableKeyRotation).toBe(true);
-    const policy = single(synth.template, 'AWS::SNS::TopicPolicy', (p) =>
+    const policy = single(stack.synth.template, 'AWS::SNS::TopicPolicy', (p) =>
       JSON.stringify(p.Topics).includes(topic.logicalId),
     ).Properties.PolicyDocument as { Statement: Record<string, unknown>[] };
     expect(policy.Statement).toEqual(
@@ -260,11 +249,11 @@ describe('budget alert topic (docs/alerts.md)', () => {
         expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
       ]),
     );
-    const publishers = policyStatements(synth.template).filter((s) => actionsOf(s).includes('sns:Publish'));
+    const publishers = policyStatements(stack.synth.template).filter((s) => actionsOf(s).includes('sns:Publish'));
     expect(publishers).toEqual([expect.objectContaining({ Resource: { Ref: topic.logicalId } })]);
-    expect(roleStatements(synth.template, roleOf(consumer()))).toEqual(
+    expect(roleStatements(stack.synth.template, roleOf(consumer()))).toEqual(
       expect.arrayContaining([expect.objectContaining({ Action: 'sns:Publish', Resource: { Ref: topic.logicalId } })]),
     );
-    synth.template.hasOutput('BudgetAlertTopicArn', { Value: { Ref: topic.logicalId } });
+    stack.synth.template.hasOutput('BudgetAlertTopicArn', { Value: { Ref: topic.logicalId } });
   });
 });

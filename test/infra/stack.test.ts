@@ -7,30 +7,16 @@ import { ENCRYPTION_CONTEXT_CONDITION } from '../../lib/constructs/provider-key'
 import { ESM_REQUIRE_BANNER } from '../../lib/constructs/proxy-function';
 import { tableOutputName } from '../../lib/names';
 import { DEFAULTS } from '../../lib/settings';
-import {
-  actionsOf,
-  policyStatements,
-  roleStatements,
-  single,
-  synthesize,
-  type SynthesizedStack,
-} from './support/synth';
-import { stackResources } from './support/stack-resources';
+import { actionsOf, policyStatements, roleStatements, single } from './support/synth';
+import { defaultStack } from './support/stack-resources';
 
 const SHAPES = Object.values(TABLES) as TableShape[];
 
-// One bundled synthesis for the whole file: bundling is the slow part.
-let synth: SynthesizedStack;
-beforeAll(() => {
-  synth = synthesize();
-});
-afterAll(() => synth?.cleanup());
-
-const { table, fn, roleOf, key, secret } = stackResources(() => synth.template);
+const { stack, table, fn, roleOf, key, secret } = defaultStack();
 
 describe('DynamoDB tables, built from lambda/tables.ts', () => {
   it('has exactly one table per shape', () => {
-    synth.template.resourceCountIs('AWS::DynamoDB::Table', SHAPES.length);
+    stack.synth.template.resourceCountIs('AWS::DynamoDB::Table', SHAPES.length);
   });
 
   it.each(SHAPES.map((s) => [s.logicalName, s] as const))('%s: keys, TTL, on-demand billing', (_name, shape) => {
@@ -80,7 +66,7 @@ describe('DynamoDB tables, built from lambda/tables.ts', () => {
   });
 
   it('grants the proxy item-level access on each table by ARN, nothing table-wide or wildcarded (the actions: least-privilege.test.ts)', () => {
-    const dynamo = roleStatements(synth.template, roleOf(fn())).filter((s) =>
+    const dynamo = roleStatements(stack.synth.template, roleOf(fn())).filter((s) =>
       actionsOf(s).some((a) => a.startsWith('dynamodb:')),
     );
     const granted = dynamo.flatMap((s) => (Array.isArray(s.Resource) ? s.Resource : [s.Resource]));
@@ -106,11 +92,13 @@ describe('KMS key for provider keys', () => {
   it('rotates, and outlives the stack like the table holding its ciphertexts', () => {
     expect(key().Properties.EnableKeyRotation).toBe(true);
     expect(key().DeletionPolicy).toBe('Retain');
-    synth.template.hasResourceProperties('AWS::KMS::Alias', { AliasName: 'alias/dev-ai-usage-proxy-provider-keys' });
+    stack.synth.template.hasResourceProperties('AWS::KMS::Alias', {
+      AliasName: 'alias/dev-ai-usage-proxy-provider-keys',
+    });
   });
 
   it('grants exactly Decrypt and GenerateDataKey, on this key, bound to the account/provider encryption context', () => {
-    const kms = roleStatements(synth.template, roleOf(fn())).filter((s) =>
+    const kms = roleStatements(stack.synth.template, roleOf(fn())).filter((s) =>
       actionsOf(s).some((a) => a.startsWith('kms:')),
     );
     const keyArn = { 'Fn::GetAtt': [key().logicalId, 'Arn'] };
@@ -148,7 +136,7 @@ describe('admin key secret', () => {
   });
 
   it('is readable by the function and nothing more', () => {
-    const statements = policyStatements(synth.template).filter((s) =>
+    const statements = policyStatements(stack.synth.template).filter((s) =>
       actionsOf(s).some((a) => a.startsWith('secretsmanager:')),
     );
     expect(statements).toEqual([
@@ -195,7 +183,7 @@ describe('function', () => {
     const logGroupId = (fn().Properties.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup.Ref;
     const logs = {
       logicalId: logGroupId,
-      ...(synth.template.toJSON().Resources[logGroupId] as { Properties: Record<string, unknown> }),
+      ...(stack.synth.template.toJSON().Resources[logGroupId] as { Properties: Record<string, unknown> }),
     };
     expect(logs.Properties.RetentionInDays).toBe(30);
     expect(fn().Properties.LoggingConfig).toEqual({
@@ -207,10 +195,10 @@ describe('function', () => {
   });
 
   it('has a role with no managed policies and no wildcard resources', () => {
-    const role = single(synth.template, 'AWS::IAM::Role', (p) => String(p.Description).endsWith('-function'));
+    const role = single(stack.synth.template, 'AWS::IAM::Role', (p) => String(p.Description).endsWith('-function'));
     expect(role.logicalId).toBe(roleOf(fn()));
     expect(role.Properties.ManagedPolicyArns).toBeUndefined();
-    const statements = roleStatements(synth.template, role.logicalId);
+    const statements = roleStatements(stack.synth.template, role.logicalId);
     expect(statements.length).toBeGreaterThan(0);
     for (const s of statements) {
       expect(JSON.stringify(s.Resource)).not.toContain('*');
@@ -220,7 +208,7 @@ describe('function', () => {
 
   it('is bundled as minified ESM with the SDK and the dashboard inside and a require shim', () => {
     const code = fn().Properties.Code as { S3Key: string };
-    const assetDir = path.join(synth.outdir, `asset.${code.S3Key.replace(/\.zip$/, '')}`);
+    const assetDir = path.join(stack.synth.outdir, `asset.${code.S3Key.replace(/\.zip$/, '')}`);
     expect(fs.readdirSync(assetDir)).toEqual(['index.mjs']);
     const bundle = fs.readFileSync(path.join(assetDir, 'index.mjs'), 'utf8');
     expect(bundle.startsWith(ESM_REQUIRE_BANNER)).toBe(true);
@@ -244,13 +232,13 @@ describe('function', () => {
   });
 
   it('leaves nothing of the bundling step behind in the cloud assembly', () => {
-    expect(fs.readdirSync(synth.outdir).filter((name) => name.includes('dashboard-assets'))).toEqual([]);
+    expect(fs.readdirSync(stack.synth.outdir).filter((name) => name.includes('dashboard-assets'))).toEqual([]);
   });
 });
 
 describe('function URL', () => {
   it('streams responses, leaves auth to the app and CORS to the app, and is served from the live alias', () => {
-    const url = single(synth.template, 'AWS::Lambda::Url');
+    const url = single(stack.synth.template, 'AWS::Lambda::Url');
     expect(url.Properties).toEqual({
       AuthType: 'NONE',
       InvokeMode: 'RESPONSE_STREAM',
@@ -260,28 +248,28 @@ describe('function URL', () => {
   });
 
   it('is invokable by anyone only through the URL', () => {
-    synth.template.hasResourceProperties('AWS::Lambda::Permission', {
+    stack.synth.template.hasResourceProperties('AWS::Lambda::Permission', {
       Action: 'lambda:InvokeFunctionUrl',
       FunctionUrlAuthType: 'NONE',
       Principal: '*',
     });
-    synth.template.hasResourceProperties('AWS::Lambda::Permission', {
+    stack.synth.template.hasResourceProperties('AWS::Lambda::Permission', {
       Action: 'lambda:InvokeFunction',
       InvokedViaFunctionUrl: true,
       Principal: '*',
     });
-    synth.template.resourceCountIs('AWS::Lambda::Permission', 2);
+    stack.synth.template.resourceCountIs('AWS::Lambda::Permission', 2);
   });
 });
 
 describe('outputs', () => {
   it('give the proxy base, the dashboard, the admin secret and every table name', () => {
-    const urlId = single(synth.template, 'AWS::Lambda::Url').logicalId;
+    const urlId = single(stack.synth.template, 'AWS::Lambda::Url').logicalId;
     const functionUrl = { 'Fn::GetAtt': [urlId, 'FunctionUrl'] };
-    synth.template.hasOutput('ProxyBaseUrl', { Value: { 'Fn::Join': ['', [functionUrl, 'api/proxy']] } });
-    synth.template.hasOutput('DashboardUrl', { Value: functionUrl });
-    synth.template.hasOutput('AdminSecretArn', { Value: { Ref: secret().logicalId } });
+    stack.synth.template.hasOutput('ProxyBaseUrl', { Value: { 'Fn::Join': ['', [functionUrl, 'api/proxy']] } });
+    stack.synth.template.hasOutput('DashboardUrl', { Value: functionUrl });
+    stack.synth.template.hasOutput('AdminSecretArn', { Value: { Ref: secret().logicalId } });
     for (const shape of SHAPES)
-      synth.template.hasOutput(tableOutputName(shape.logicalName), { Value: { Ref: table(shape).logicalId } });
+      stack.synth.template.hasOutput(tableOutputName(shape.logicalName), { Value: { Ref: table(shape).logicalId } });
   });
 });

@@ -8,45 +8,19 @@
 import { ValidationException } from '@aws-sdk/client-bedrock-runtime';
 import OpenAI from 'openai';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { startAllFakes, type AllFakes } from '../fakes/start-fakes';
 import { csvRows } from '../support/csv';
-import { startProxy, type ProxyServer } from '../support/proxy-server';
+import type { ProxyServer } from '../support/proxy-server';
 import { TEST_MODELS } from '../support/sdk-clients';
 import { BEDROCK_MODEL } from '../support/bedrock';
 import { upstreamCalls } from '../reliability/support/requests';
 import { allRows, rowOf, type Row } from '../reliability/support/rows';
 import { eventually } from '../support/patience';
 import { sdkDocumentClient } from '../reliability/support/dynamo';
-import {
-  caught,
-  chat,
-  converseError,
-  messages,
-  openai,
-  responsesError,
-  twoInstanceAccounts,
-} from './support/tag-clients';
+import { caught, chat, converseError, messages, openai, responsesError, twoInstances } from './support/tag-clients';
 
 jest.setTimeout(300_000);
 
-let fakes: AllFakes;
-let first: ProxyServer;
-let second: ProxyServer;
-const tablePrefix = `tg${Date.now().toString(36)}-`;
-
-beforeAll(async () => {
-  fakes = await startAllFakes();
-  first = await startProxy({ fakes, tablePrefix });
-  second = await startProxy({ fakes, tablePrefix, sharesKeysWith: first });
-});
-
-afterAll(async () => {
-  await first?.stop();
-  await second?.stop();
-  await fakes?.close();
-});
-
-const { account, appToken, put } = twoInstanceAccounts(() => ({ first, second }));
+const { instances, tablePrefix, account, appToken, put } = twoInstances('tg');
 
 interface TagTotals {
   requests: number;
@@ -83,12 +57,12 @@ describe('tags', () => {
   it("are kept on every row as a map, filter the logs and the CSV, and by_tag equals the rows, a cache hit's savings included", async () => {
     const owner = await account('tags-rows');
     const ids = [
-      await chat(first, owner.token, { 'x-proxy-tags': 'team=search, feature=autocomplete' }),
-      await chat(first, owner.token, { 'x-proxy-tags': 'team=search,feature=ranking' }, true),
-      await messages(second, owner.token, TEST_MODELS['prov-a'], { 'x-proxy-tags': 'team=ads' }),
-      await chat(second, owner.token),
+      await chat(instances.first, owner.token, { 'x-proxy-tags': 'team=search, feature=autocomplete' }),
+      await chat(instances.first, owner.token, { 'x-proxy-tags': 'team=search,feature=ranking' }, true),
+      await messages(instances.second, owner.token, TEST_MODELS['prov-a'], { 'x-proxy-tags': 'team=ads' }),
+      await chat(instances.second, owner.token),
     ];
-    const rows = await Promise.all(ids.map((id) => rowOf(first, owner.token, id)));
+    const rows = await Promise.all(ids.map((id) => rowOf(instances.first, owner.token, id)));
     expect(rows.map((row) => row.tags)).toEqual([
       { team: 'search', feature: 'autocomplete' },
       { team: 'search', feature: 'ranking' },
@@ -108,11 +82,11 @@ describe('tags', () => {
         .withResponse();
       return { id: response.headers.get('x-proxy-request-id')!, cache: response.headers.get('x-proxy-cache') };
     };
-    const miss = await cachedCall(first);
-    const hit = await cachedCall(second);
+    const miss = await cachedCall(instances.first);
+    const hit = await cachedCall(instances.second);
     expect([miss.cache, hit.cache]).toEqual(['MISS', 'HIT']);
-    const missRow = await rowOf(first, owner.token, miss.id);
-    const hitRow = await rowOf(first, owner.token, hit.id);
+    const missRow = await rowOf(instances.first, owner.token, miss.id);
+    const hitRow = await rowOf(instances.first, owner.token, hit.id);
     expect(hitRow).toMatchObject({
       cached: true,
       cost_nanos: 0,
@@ -121,12 +95,14 @@ describe('tags', () => {
     });
     expect(hitRow.saved_nanos).toBeGreaterThan(0);
 
-    const search = await allRows(first, owner.token, 'tag=team=search');
+    const search = await allRows(instances.first, owner.token, 'tag=team=search');
     expect(search.map((row) => row.id).sort()).toEqual([ids[0], ids[1]].sort());
-    const both = await allRows(first, owner.token, 'tag=team=search&tag=feature=ranking');
+    const both = await allRows(instances.first, owner.token, 'tag=team=search&tag=feature=ranking');
     expect(both.map((row) => row.id)).toEqual([ids[1]]);
 
-    const csv = csvRows(await (await first.api('/api/logs.csv?tag=team=search', { token: owner.token })).text());
+    const csv = csvRows(
+      await (await instances.first.api('/api/logs.csv?tag=team=search', { token: owner.token })).text(),
+    );
     const tagsColumn = csv[0].indexOf('tags');
     expect(tagsColumn).toBeGreaterThan(0);
     expect(
@@ -136,10 +112,10 @@ describe('tags', () => {
         .sort(),
     ).toEqual(['feature=autocomplete,team=search', 'feature=ranking,team=search']);
 
-    const all = await allRows(first, owner.token);
+    const all = await allRows(instances.first, owner.token);
     const expected = byTagFromRows(all);
     const stats = await eventually(async () => {
-      const body = (await (await first.api('/api/stats', { token: owner.token })).json()) as {
+      const body = (await (await instances.first.api('/api/stats', { token: owner.token })).json()) as {
         by_tag: Record<string, Record<string, TagTotals>>;
       };
       return body.by_tag.team?.ads?.requests === 3 &&
@@ -169,14 +145,14 @@ describe('tags', () => {
 
   it("a malformed header is a 400 in the endpoint's own shape (chat, messages, Responses, Bedrock) naming the problem, and nothing is forwarded", async () => {
     const owner = await account('tags-bad');
-    const before = upstreamCalls(first);
-    const chatError = await caught(() => chat(first, owner.token, { 'x-proxy-tags': 'Team=search' }));
+    const before = upstreamCalls(instances.first);
+    const chatError = await caught(() => chat(instances.first, owner.token, { 'x-proxy-tags': 'Team=search' }));
     expect(chatError.status).toBe(400);
     expect(chatError.message).toContain('tag key "Team" must be 1 to 40 lowercase letters');
     expect((chatError as InstanceType<typeof OpenAI.APIError>).param).toBe('x-proxy-tags');
     const tooMany = Array.from({ length: 11 }, (_, i) => `k${i}=v`).join(',');
     const messagesError = await caught(() =>
-      messages(first, owner.token, TEST_MODELS['prov-a'], { 'x-proxy-tags': tooMany }),
+      messages(instances.first, owner.token, TEST_MODELS['prov-a'], { 'x-proxy-tags': tooMany }),
     );
     expect(messagesError.status).toBe(400);
     expect((messagesError.error as { error: { type: string; message: string } }).error).toEqual({
@@ -184,20 +160,22 @@ describe('tags', () => {
       message: 'x-proxy-tags: at most 10 tags, got 11.',
     });
     // The Responses API: the OpenAI SDK's typed error; Bedrock: the AWS SDK's ValidationException.
-    const responsesRefusal = await responsesError(first, owner.token, 'gpt-4.1-2025-04-14', {
+    const responsesRefusal = await responsesError(instances.first, owner.token, 'gpt-4.1-2025-04-14', {
       'x-proxy-tags': 'Team=search',
     });
     expect(responsesRefusal).toBeInstanceOf(OpenAI.BadRequestError);
     expect(responsesRefusal).toMatchObject({ status: 400, param: 'x-proxy-tags' });
     expect((responsesRefusal as Error).message).toContain('tag key "Team" must be 1 to 40 lowercase letters');
-    const bedrockRefusal = await converseError(first, owner.token, BEDROCK_MODEL, { 'x-proxy-tags': 'Team=search' });
+    const bedrockRefusal = await converseError(instances.first, owner.token, BEDROCK_MODEL, {
+      'x-proxy-tags': 'Team=search',
+    });
     expect(bedrockRefusal).toBeInstanceOf(ValidationException);
     expect(bedrockRefusal).toMatchObject({ $metadata: { httpStatusCode: 400 } });
     expect((bedrockRefusal as Error).message).toContain('tag key "Team" must be 1 to 40 lowercase letters');
     for (const header of ['team', 'team=', 'team=a,team=b', `team=${'v'.repeat(101)}`, 'team=(other)']) {
-      expect((await caught(() => chat(first, owner.token, { 'x-proxy-tags': header }))).status).toBe(400);
+      expect((await caught(() => chat(instances.first, owner.token, { 'x-proxy-tags': header }))).status).toBe(400);
     }
-    expect(upstreamCalls(first)).toBe(before);
+    expect(upstreamCalls(instances.first)).toBe(before);
   });
 });
 
@@ -209,27 +187,35 @@ describe("a token's own tags", () => {
       status: 200,
       body: { token_id: app.tokenId, tags: { team: 'search' } },
     });
-    const listed = (await (await first.api('/api/tokens', { token: owner.token })).json()) as {
+    const listed = (await (await instances.first.api('/api/tokens', { token: owner.token })).json()) as {
       tokens: Array<{ token_id: string; tags: Record<string, string> }>;
     };
     expect(listed.tokens.find((t) => t.token_id === app.tokenId)?.tags).toEqual({ team: 'search' });
 
     // The second instance has never seen this token: the gate's one call brings its tags.
-    const id = await chat(second, app.token, { 'x-proxy-tags': 'feature=autocomplete' });
-    expect((await rowOf(first, owner.token, id)).tags).toEqual({ team: 'search', feature: 'autocomplete' });
+    const id = await chat(instances.second, app.token, { 'x-proxy-tags': 'feature=autocomplete' });
+    expect((await rowOf(instances.first, owner.token, id)).tags).toEqual({ team: 'search', feature: 'autocomplete' });
 
-    const before = upstreamCalls(first);
-    const refused = await caught(() => chat(second, app.token, { 'x-proxy-tags': 'team=ads' }));
+    const before = upstreamCalls(instances.first);
+    const refused = await caught(() => chat(instances.second, app.token, { 'x-proxy-tags': 'team=ads' }));
     expect(refused.status).toBe(400);
     expect(refused.message).toContain('tag "team" is set by this proxy token');
-    expect(upstreamCalls(first)).toBe(before);
+    expect(upstreamCalls(instances.first)).toBe(before);
 
     // A change applies on the other instance at the very next request.
     expect((await put(owner, `/api/tokens/${app.tokenId}`, { tags: { team: 'ads' } })).status).toBe(200);
-    expect((await rowOf(first, owner.token, await chat(second, app.token))).tags).toEqual({ team: 'ads' });
+    expect((await rowOf(instances.first, owner.token, await chat(instances.second, app.token))).tags).toEqual({
+      team: 'ads',
+    });
     expect((await put(owner, `/api/tokens/${app.tokenId}`, { tags: {} })).status).toBe(200);
     expect(
-      (await rowOf(first, owner.token, await chat(second, app.token, { 'x-proxy-tags': 'team=free' }))).tags,
+      (
+        await rowOf(
+          instances.first,
+          owner.token,
+          await chat(instances.second, app.token, { 'x-proxy-tags': 'team=free' }),
+        )
+      ).tags,
     ).toEqual({ team: 'free' });
   });
 });
@@ -238,48 +224,52 @@ describe('tag budgets', () => {
   it('refuse with 402 once the tag value has spent its limit, with no upstream call, on either instance', async () => {
     const owner = await account('tags-budget');
     // Spend is counted per tag value from its first request: a budget set later starts from it.
-    await rowOf(first, owner.token, await chat(first, owner.token, { 'x-proxy-tags': 'team=ads' }));
+    await rowOf(instances.first, owner.token, await chat(instances.first, owner.token, { 'x-proxy-tags': 'team=ads' }));
     const late = await eventually(async () => {
       const answer = await put(owner, '/api/budgets/tags/team/ads', { limit_usd: 100, period: 'month' });
       return (answer.body.spent_usd as number) > 0 ? answer : undefined;
     });
     expect(late?.status).toBe(200);
-    expect((await first.api('/api/budgets/tags/team/ads', { method: 'DELETE', token: owner.token })).status).toBe(204);
-    expect((await first.api('/api/budgets/tags/team/ads', { method: 'DELETE', token: owner.token })).status).toBe(404);
+    expect(
+      (await instances.first.api('/api/budgets/tags/team/ads', { method: 'DELETE', token: owner.token })).status,
+    ).toBe(204);
+    expect(
+      (await instances.first.api('/api/budgets/tags/team/ads', { method: 'DELETE', token: owner.token })).status,
+    ).toBe(404);
 
     const set = await put(owner, '/api/budgets/tags/team/search', { limit_usd: 0.000001, period: 'day' });
     expect(set).toMatchObject({ status: 200, body: { limit_usd: 0.000001, period: 'day', spent_usd: 0 } });
-    const spent = await chat(first, owner.token, { 'x-proxy-tags': 'team=search' });
-    await rowOf(first, owner.token, spent);
+    const spent = await chat(instances.first, owner.token, { 'x-proxy-tags': 'team=search' });
+    await rowOf(instances.first, owner.token, spent);
     await eventually(async () => {
-      const body = (await (await first.api('/api/budgets', { token: owner.token })).json()) as {
+      const body = (await (await instances.first.api('/api/budgets', { token: owner.token })).json()) as {
         tags: Array<{ key: string; value: string; spent_usd: number }>;
       };
       return body.tags.find((b) => b.key === 'team' && b.value === 'search' && b.spent_usd > 0);
     });
 
-    const before = upstreamCalls(first);
-    const chatRefusal = await caught(() => chat(second, owner.token, { 'x-proxy-tags': 'team=search' }));
+    const before = upstreamCalls(instances.first);
+    const chatRefusal = await caught(() => chat(instances.second, owner.token, { 'x-proxy-tags': 'team=search' }));
     expect(chatRefusal.status).toBe(402);
     expect((chatRefusal as InstanceType<typeof OpenAI.APIError>).code).toBe('budget_exceeded');
     expect(chatRefusal.message).toContain('Budget exceeded: tag team=search has spent');
     const messagesRefusal = await caught(() =>
-      messages(first, owner.token, TEST_MODELS['prov-a'], { 'x-proxy-tags': 'team=search' }),
+      messages(instances.first, owner.token, TEST_MODELS['prov-a'], { 'x-proxy-tags': 'team=search' }),
     );
     expect(messagesRefusal.status).toBe(402);
     expect((messagesRefusal.error as { error: { type: string } }).error.type).toBe('billing_error');
-    expect(upstreamCalls(first)).toBe(before);
+    expect(upstreamCalls(instances.first)).toBe(before);
 
     // Another value of the key is not limited; a token whose own tag is the budgeted one is.
-    await chat(first, owner.token, { 'x-proxy-tags': 'team=ads' });
+    await chat(instances.first, owner.token, { 'x-proxy-tags': 'team=ads' });
     const app = await appToken(owner, 'search app');
     await put(owner, `/api/tokens/${app.tokenId}`, { tags: { team: 'search' } });
-    expect((await caught(() => chat(second, app.token))).status).toBe(402);
-    expect(upstreamCalls(first)).toBe(before + 1);
+    expect((await caught(() => chat(instances.second, app.token))).status).toBe(402);
+    expect(upstreamCalls(instances.first)).toBe(before + 1);
 
     // A refusal's row is written after its answer: wait for the third.
     const refusedRows = await eventually(async () => {
-      const rows = await allRows(first, owner.token, 'tag=team=search&status=error');
+      const rows = await allRows(instances.first, owner.token, 'tag=team=search&status=error');
       return rows.length >= 3 ? rows : undefined;
     });
     expect(refusedRows?.map((row) => row.status_code)).toEqual([402, 402, 402]);

@@ -5,8 +5,6 @@
  */
 import { AccessDeniedException } from '@aws-sdk/client-bedrock-runtime';
 import OpenAI from 'openai';
-import { startAllFakes, type AllFakes } from '../fakes/start-fakes';
-import { startProxy, type ProxyServer } from '../support/proxy-server';
 import { BEDROCK_MODEL } from '../support/bedrock';
 import { upstreamCalls } from '../reliability/support/requests';
 import { rowOf } from '../reliability/support/rows';
@@ -18,29 +16,12 @@ import {
   messages,
   openai,
   responsesError,
-  twoInstanceAccounts,
+  twoInstances,
 } from './support/tag-clients';
 
 jest.setTimeout(300_000);
 
-let fakes: AllFakes;
-let first: ProxyServer;
-let second: ProxyServer;
-const tablePrefix = `tl${Date.now().toString(36)}-`;
-
-beforeAll(async () => {
-  fakes = await startAllFakes();
-  first = await startProxy({ fakes, tablePrefix });
-  second = await startProxy({ fakes, tablePrefix, sharesKeysWith: first });
-});
-
-afterAll(async () => {
-  await first?.stop();
-  await second?.stop();
-  await fakes?.close();
-});
-
-const { account, appToken, put } = twoInstanceAccounts(() => ({ first, second }));
+const { instances, account, appToken, put } = twoInstances('tl');
 
 describe('per-token limits', () => {
   it('a token limited to 5 a minute gets 429 on the sixth request, on either instance', async () => {
@@ -51,69 +32,69 @@ describe('per-token limits', () => {
       body: { token_id: app.tokenId, requests_per_minute: 5, models: null },
     });
     // A sliding minute: the sixth request within 60 seconds is refused, wherever the clock minute ends.
-    for (let i = 0; i < 5; i++) await chat(i % 2 ? second : first, app.token);
-    const before = upstreamCalls(first);
-    const refused = await caught(() => chat(second, app.token));
+    for (let i = 0; i < 5; i++) await chat(i % 2 ? instances.second : instances.first, app.token);
+    const before = upstreamCalls(instances.first);
+    const refused = await caught(() => chat(instances.second, app.token));
     expect(refused.status).toBe(429);
     expect(refused.headers?.get('x-ratelimit-limit')).toBe('5');
     expect(refused.headers?.get('retry-after')).toBe('63');
-    expect(upstreamCalls(first)).toBe(before);
+    expect(upstreamCalls(instances.first)).toBe(before);
     // The owner's own token keeps the default.
-    await chat(first, owner.token);
+    await chat(instances.first, owner.token);
     // Raised on one instance, the other admits the very next request.
     expect((await put(owner, `/api/tokens/${app.tokenId}/limits`, { requests_per_minute: 10 })).status).toBe(200);
-    await chat(second, app.token);
+    await chat(instances.second, app.token);
   });
 
   it('a token limited to claude-haiku- gets 403 for claude-opus-4-6 (and in the Responses and Bedrock shapes for models off its list), written as a row and never forwarded; model lists and token counting stay allowed', async () => {
     const owner = await account('limits-models');
     const app = await appToken(owner, 'haiku app');
-    await chat(second, app.token); // the second instance knows the token before the change
+    await chat(instances.second, app.token); // the second instance knows the token before the change
     expect(
       await put(owner, `/api/tokens/${app.tokenId}/limits`, { models: ['claude-haiku-', 'gpt-4.1-mini'] }),
     ).toEqual({
       status: 200,
       body: { token_id: app.tokenId, requests_per_minute: null, models: ['claude-haiku-', 'gpt-4.1-mini'] },
     });
-    const before = upstreamCalls(first);
-    const refused = await caught(() => messages(second, app.token, 'claude-opus-4-6'));
+    const before = upstreamCalls(instances.first);
+    const refused = await caught(() => messages(instances.second, app.token, 'claude-opus-4-6'));
     expect(refused.status).toBe(403);
     expect((refused.error as { error: { type: string; message: string } }).error).toEqual({
       type: 'permission_error',
       message:
         'This proxy token may not use model "claude-opus-4-6"; it is limited to models starting with "claude-haiku-", "gpt-4.1-mini".',
     });
-    const chatRefused = await caught(() => chat(second, app.token));
+    const chatRefused = await caught(() => chat(instances.second, app.token));
     expect(chatRefused.status).toBe(403);
     expect((chatRefused as InstanceType<typeof OpenAI.APIError>).code).toBe('model_not_allowed');
     expect((chatRefused as InstanceType<typeof OpenAI.APIError>).param).toBe('model');
-    const responsesRefused = await responsesError(second, app.token, 'gpt-4.1-2025-04-14');
+    const responsesRefused = await responsesError(instances.second, app.token, 'gpt-4.1-2025-04-14');
     expect(responsesRefused).toBeInstanceOf(OpenAI.PermissionDeniedError);
     expect(responsesRefused).toMatchObject({ status: 403, code: 'model_not_allowed', param: 'model' });
     expect((responsesRefused as Error).message).toContain('may not use model "gpt-4.1-2025-04-14"');
-    const bedrockRefused = await converseError(second, app.token, BEDROCK_MODEL);
+    const bedrockRefused = await converseError(instances.second, app.token, BEDROCK_MODEL);
     expect(bedrockRefused).toBeInstanceOf(AccessDeniedException);
     expect(bedrockRefused).toMatchObject({ $metadata: { httpStatusCode: 403 } });
     expect((bedrockRefused as Error).message).toContain(`may not use model "${BEDROCK_MODEL}"`);
     // A request that names no model could still reach a provider's default one: refused under a list.
-    expect((await caught(() => openai(second, app.token).files.list())).status).toBe(403);
-    expect(upstreamCalls(first)).toBe(before);
-    const row = await rowOf(first, owner.token, refused.headers!.get('x-proxy-request-id')!);
+    expect((await caught(() => openai(instances.second, app.token).files.list())).status).toBe(403);
+    expect(upstreamCalls(instances.first)).toBe(before);
+    const row = await rowOf(instances.first, owner.token, refused.headers!.get('x-proxy-request-id')!);
     expect(row).toMatchObject({ status_code: 403, model: 'claude-opus-4-6', input_tokens: 0, cost_usd: 0 });
 
-    await messages(second, app.token, 'claude-haiku-4-5-20251001');
-    await anthropic(second, app.token).models.list();
-    await anthropic(second, app.token).messages.countTokens({
+    await messages(instances.second, app.token, 'claude-haiku-4-5-20251001');
+    await anthropic(instances.second, app.token).models.list();
+    await anthropic(instances.second, app.token).messages.countTokens({
       model: 'claude-opus-4-6',
       messages: [{ role: 'user', content: 'hi' }],
     });
-    await openai(second, app.token).models.list();
-    expect(upstreamCalls(first)).toBe(before + 4);
+    await openai(instances.second, app.token).models.list();
+    expect(upstreamCalls(instances.first)).toBe(before + 4);
 
     // Lifted on one instance, the other forwards the very next request.
     expect((await put(owner, `/api/tokens/${app.tokenId}/limits`, {})).status).toBe(200);
-    await messages(second, app.token, 'claude-opus-4-6');
-    const listed = (await (await first.api('/api/tokens', { token: owner.token })).json()) as {
+    await messages(instances.second, app.token, 'claude-opus-4-6');
+    const listed = (await (await instances.first.api('/api/tokens', { token: owner.token })).json()) as {
       tokens: Array<{ token_id: string; limits: unknown }>;
     };
     expect(listed.tokens.find((t) => t.token_id === app.tokenId)?.limits).toEqual({

@@ -1,5 +1,5 @@
 import type { TableShape } from '../../../lambda/tables';
-import { single } from './synth';
+import { single, synthesize, type SynthesizedStack } from './synth';
 
 type Template = Parameters<typeof single>[0];
 
@@ -18,4 +18,17 @@ export function stackResources(template: () => Template) {
     alarmTopic: () => single(template(), 'AWS::SNS::Topic', (p) => p.TopicName === 'dev-ai-usage-proxy-alarms'),
     alertTopic: () => single(template(), 'AWS::SNS::Topic', (p) => p.TopicName === 'dev-ai-usage-proxy-budget-alerts'),
   };
+}
+
+/**
+ * The default stack, synthesized and bundled once for the whole file (bundling is the slow part)
+ * before its tests and cleaned up after them, with the finders above over its template.
+ */
+export function defaultStack() {
+  const stack = {} as { synth: SynthesizedStack };
+  beforeAll(() => {
+    stack.synth = synthesize();
+  });
+  afterAll(() => stack.synth?.cleanup());
+  return { stack, ...stackResources(() => stack.synth.template) };
 }

@@ -1,5 +1,4 @@
 // Period boundaries, what a stats read costs and the /api/stats route over the rollups; the sums over many rows and account isolation: usage-stats.test.ts.
-import type { DocumentClient } from '../../../lambda/store/dynamodb/document-client';
 import { statsRoutes } from '../../../lambda/api/stats-routes';
 import type { Deps } from '../../../lambda/deps';
 import type { IncomingRequest } from '../../../lambda/http/request';
@@ -7,32 +6,18 @@ import { DynamoUsageStats } from '../../../lambda/usage/dynamodb/usage-stats';
 import type { TokenRecord } from '../../../lambda/auth/ports';
 import type { UsageRow } from '../../../lambda/usage/usage-row';
 import type { StatsSummary } from '../../../lambda/usage/usage-stats';
-import { createTestTables } from '../../support/tables';
 
-import { HOUR, DAY, makeRow, addAll, sums, countingQueries } from './support/usage-stats-rows';
+import { HOUR, DAY, makeRow, addAll, sums, countingQueries, statsOnFreshTables } from './support/usage-stats-rows';
 
-let stats: DynamoUsageStats;
-let doc: DocumentClient;
-let table: string;
-let destroy: () => void;
-
-beforeAll(async () => {
-  const { clients, tables } = await createTestTables();
-  doc = clients.doc;
-  table = tables.usageStats;
-  stats = new DynamoUsageStats(doc, table);
-  destroy = () => clients.raw.destroy();
-});
-
-afterAll(() => destroy());
+const store = statsOnFreshTables();
 
 describe('period boundaries', () => {
   it('includes a row at from and excludes one just before from and one at to', async () => {
     const from = Date.parse('2026-09-10T13:00:00Z');
     const to = Date.parse('2026-09-12T15:00:00Z');
     const edgeRows = [from - 1, from, to - 1, to].map((ts) => makeRow('acc-edges', ts, { cost_nanos: 1_000 }));
-    await addAll(stats, edgeRows);
-    const summary = await stats.summarize('acc-edges', new Date(from), new Date(to));
+    await addAll(store.stats, edgeRows);
+    const summary = await store.stats.summarize('acc-edges', new Date(from), new Date(to));
     expect(summary.totals).toMatchObject({ requests: 2, cost_nanos: 2_000 });
     expect(summary.by_day.map((d) => [d.day, d.requests])).toEqual([
       ['2026-09-10', 1],
@@ -40,7 +25,11 @@ describe('period boundaries', () => {
       ['2026-09-12', 1],
     ]);
     // Within one hour: from rounds down and to up, and the answer says so.
-    const widened = await stats.summarize('acc-edges', new Date(from + 20 * 60_000), new Date(from + 40 * 60_000));
+    const widened = await store.stats.summarize(
+      'acc-edges',
+      new Date(from + 20 * 60_000),
+      new Date(from + 40 * 60_000),
+    );
     expect([widened.from, widened.to, widened.totals.requests]).toEqual([
       '2026-09-10T13:00:00.000Z',
       '2026-09-10T14:00:00.000Z',
@@ -66,12 +55,12 @@ describe('read cost', () => {
         }
       }
     }
-    await addAll(stats, busyRows);
+    await addAll(store.stats, busyRows);
 
-    const counting = countingQueries(doc);
+    const counting = countingQueries(store.doc);
     const from = new Date(day0 + DAY + 10 * HOUR);
     const to = new Date(from.getTime() + 30 * DAY);
-    const summary: StatsSummary = await new DynamoUsageStats(counting.doc, table).summarize('acc-busy', from, to);
+    const summary: StatsSummary = await new DynamoUsageStats(counting.doc, store.table).summarize('acc-busy', from, to);
 
     const inside = busyRows.filter((r) => r.ts >= summary.from && r.ts < summary.to);
     expect(summary.totals).toMatchObject(sums(inside));
@@ -96,7 +85,7 @@ describe('GET /api/stats', () => {
   // Token names are joined in from the account store; the names themselves are checked through the real server (test/integration/logs-api).
   const deps = () =>
     ({
-      usageStats: stats,
+      usageStats: store.stats,
       accounts: { listTokens: async () => [] },
       now: () => Date.parse('2026-09-13T10:30:00Z'),
     }) as unknown as Deps;

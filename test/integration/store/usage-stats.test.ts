@@ -1,6 +1,3 @@
-import type { DocumentClient } from '../../../lambda/store/dynamodb/document-client';
-import { DynamoUsageStats } from '../../../lambda/usage/dynamodb/usage-stats';
-import { createTestTables } from '../../support/tables';
 
 import {
   TOKENS,
@@ -11,22 +8,10 @@ import {
   expectP95Close,
   groupBy,
   expectBreakdown,
+  statsOnFreshTables,
 } from './support/usage-stats-rows';
 
-let stats: DynamoUsageStats;
-let doc: DocumentClient;
-let table: string;
-let destroy: () => void;
-
-beforeAll(async () => {
-  const { clients, tables } = await createTestTables();
-  doc = clients.doc;
-  table = tables.usageStats;
-  stats = new DynamoUsageStats(doc, table);
-  destroy = () => clients.raw.destroy();
-});
-
-afterAll(() => destroy());
+const store = statsOnFreshTables();
 
 describe('DynamoUsageStats.summarize over many rows', () => {
   const start = Date.parse('2026-10-25T00:00:00Z');
@@ -34,11 +19,11 @@ describe('DynamoUsageStats.summarize over many rows', () => {
   const rows = generateRows('acc-main', 400, start, end, 42);
 
   beforeAll(async () => {
-    await addAll(stats, rows);
+    await addAll(store.stats, rows);
   });
 
   it('equals the exact sums of the rows in the (hour-widened) period, in total and per day, provider, model and requester', async () => {
-    const summary = await stats.summarize(
+    const summary = await store.stats.summarize(
       'acc-main',
       new Date('2026-10-27T09:20:00Z'),
       new Date('2026-11-03T17:10:00Z'),
@@ -109,7 +94,7 @@ describe('DynamoUsageStats.summarize over many rows', () => {
   });
 
   it('reads a period of up to two days hour by hour: every hour, its providers and tokens exact', async () => {
-    const summary = await stats.summarize(
+    const summary = await store.stats.summarize(
       'acc-main',
       new Date('2026-10-30T05:10:00Z'),
       new Date('2026-11-01T05:00:00Z'),
@@ -144,7 +129,7 @@ describe('DynamoUsageStats.summarize over many rows', () => {
   });
 
   it('reports quiet days inside the period as zeros', async () => {
-    const summary = await stats.summarize(
+    const summary = await store.stats.summarize(
       'acc-main',
       new Date('2026-11-04T00:00:00Z'),
       new Date('2026-11-08T00:00:00Z'),
@@ -167,10 +152,10 @@ describe('DynamoUsageStats.summarize over many rows', () => {
 
 describe('account isolation', () => {
   it('shows one account nothing of another', async () => {
-    await addAll(stats, [
+    await addAll(store.stats, [
       makeRow('acc-other', Date.parse('2026-10-30T12:00:00Z'), { cost_nanos: 5, requester: 'carol' }),
     ]);
-    const fresh = await stats.summarize(
+    const fresh = await store.stats.summarize(
       'acc-fresh',
       new Date('2026-10-20T00:00:00Z'),
       new Date('2026-11-10T00:00:00Z'),
@@ -178,7 +163,7 @@ describe('account isolation', () => {
     expect(fresh.totals).toMatchObject(sums([]));
     expect([fresh.by_provider, fresh.by_model, fresh.by_requester]).toEqual([[], [], []]);
     expect(fresh.by_day.every((d) => d.requests === 0)).toBe(true);
-    const other = await stats.summarize(
+    const other = await store.stats.summarize(
       'acc-other',
       new Date('2026-10-20T00:00:00Z'),
       new Date('2026-11-10T00:00:00Z'),

@@ -1,7 +1,8 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { ConverseCommand } from '@aws-sdk/client-bedrock-runtime';
 import OpenAI from 'openai';
-import type { Account, ProxyServer } from '../../support/proxy-server';
+import { startAllFakes, type AllFakes } from '../../fakes/start-fakes';
+import { startProxy, type Account, type ProxyServer } from '../../support/proxy-server';
 import { TEST_MODELS } from '../../support/sdk-clients';
 import { bedrockClient } from '../../support/bedrock';
 
@@ -34,6 +35,26 @@ export function twoInstanceAccounts(servers: () => { first: ProxyServer; second:
   }
 
   return { account, appToken, put };
+}
+
+/**
+ * Two local servers on the same tables (a second instance, as Lambda runs many), with the fakes
+ * they share; started before the file's tests and stopped after them. `prefix` names the tables.
+ */
+export function twoInstances(prefix: string) {
+  const tablePrefix = `${prefix}${Date.now().toString(36)}-`;
+  const instances = {} as { fakes: AllFakes; first: ProxyServer; second: ProxyServer };
+  beforeAll(async () => {
+    instances.fakes = await startAllFakes();
+    instances.first = await startProxy({ fakes: instances.fakes, tablePrefix });
+    instances.second = await startProxy({ fakes: instances.fakes, tablePrefix, sharesKeysWith: instances.first });
+  });
+  afterAll(async () => {
+    await instances.first?.stop();
+    await instances.second?.stop();
+    await instances.fakes?.close();
+  });
+  return { instances, tablePrefix, ...twoInstanceAccounts(() => instances) };
 }
 
 export const openai = (server: ProxyServer, token: string, headers: Record<string, string> = {}) =>

@@ -3,6 +3,7 @@ import type { ProviderId } from '../../../../lambda/providers/registry';
 import { DynamoUsageStats } from '../../../../lambda/usage/dynamodb/usage-stats';
 import type { UsageRow } from '../../../../lambda/usage/usage-row';
 import type { StatsTotals } from '../../../../lambda/usage/usage-stats';
+import { createTestTables } from '../../../support/tables';
 
 export const HOUR = 3_600_000;
 export const DAY = 24 * HOUR;
@@ -197,4 +198,22 @@ export function countingQueries(doc: DocumentClient) {
     },
   });
   return { doc: counted, seen };
+}
+
+/**
+ * Fresh tables for the file, and the usage stats over them: created before its tests, the client
+ * closed after them. The fields are set once `beforeAll` has run.
+ */
+export function statsOnFreshTables() {
+  const store = {} as { stats: DynamoUsageStats; doc: DocumentClient; table: string };
+  let destroy = () => {};
+  beforeAll(async () => {
+    const { clients, tables } = await createTestTables();
+    store.doc = clients.doc;
+    store.table = tables.usageStats;
+    store.stats = new DynamoUsageStats(store.doc, store.table);
+    destroy = () => clients.raw.destroy();
+  });
+  afterAll(() => destroy());
+  return store;
 }
