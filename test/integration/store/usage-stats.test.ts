@@ -1,4 +1,3 @@
-
 import {
   TOKENS,
   makeRow,
