@@ -1,3 +1,4 @@
+import { InstanceCache } from '../store/instance-cache';
 import type { AccountPrice } from './account-price';
 import type { AccountPriceStore } from './ports';
 
@@ -15,44 +16,25 @@ const MAX_ACCOUNTS = 1_000;
  * gate, in the same round trip. An empty list is kept too: most accounts have none.
  */
 export class CachedAccountPrices implements AccountPriceStore {
-  private readonly entries = new Map<string, { prices: AccountPrice[]; until: number }>();
-  /** Bumped by every change, so a read that started before a change can't keep the old list. */
-  private readonly generations = new Map<string, number>();
+  private readonly cache: InstanceCache<AccountPrice[]>;
 
   constructor(
     private readonly store: AccountPriceStore,
-    private readonly now: () => number,
-    private readonly ttlMs = ACCOUNT_PRICE_CACHE_MS,
-  ) {}
+    now: () => number,
+    ttlMs = ACCOUNT_PRICE_CACHE_MS,
+  ) {
+    this.cache = new InstanceCache(now, ttlMs, MAX_ACCOUNTS);
+  }
 
   list(accountId: string): Promise<AccountPrice[]> {
-    const cached = this.entries.get(accountId);
-    if (cached && cached.until > this.now()) return Promise.resolve(cached.prices);
-    const generation = this.generations.get(accountId) ?? 0;
-    return this.store.list(accountId).then((prices) => {
-      if ((this.generations.get(accountId) ?? 0) === generation) {
-        if (this.entries.size >= MAX_ACCOUNTS) this.entries.clear();
-        this.entries.set(accountId, { prices, until: this.now() + this.ttlMs });
-      }
-      return prices;
-    });
+    return this.cache.read(accountId, () => this.store.list(accountId));
   }
 
-  async put(accountId: string, price: AccountPrice): Promise<void> {
-    this.forget(accountId);
-    await this.store.put(accountId, price);
-    this.forget(accountId);
+  put(accountId: string, price: AccountPrice): Promise<void> {
+    return this.cache.change(accountId, () => this.store.put(accountId, price));
   }
 
-  async delete(accountId: string, model: string): Promise<boolean> {
-    this.forget(accountId);
-    const deleted = await this.store.delete(accountId, model);
-    this.forget(accountId);
-    return deleted;
-  }
-
-  private forget(accountId: string): void {
-    this.entries.delete(accountId);
-    this.generations.set(accountId, (this.generations.get(accountId) ?? 0) + 1);
+  delete(accountId: string, model: string): Promise<boolean> {
+    return this.cache.change(accountId, () => this.store.delete(accountId, model));
   }
 }

@@ -19,7 +19,8 @@ type ReadDeps = Pick<
  * budget or cache in play this is one call: the token gate (token check and rate count, token-gate.ts).
  * The stored key comes from the instance's short cache (a read beside the gate when cold), a
  * named requester's budget and the request's tag budgets are read beside the gate, and so is the
- * cache entry when asked for. The account's own prices come from the instance's short cache too. Each is awaited by the step that needs it; none rejects unawaited.
+ * cache entry when asked for. The account's own prices come from the instance's short cache too.
+ * Each is awaited by the step that needs it; none rejects unawaited.
  */
 export function startStoreReads(
   deps: ReadDeps,
