@@ -7,6 +7,7 @@
 import OpenAI from 'openai';
 import { formatUsd } from '../../lambda/dashboard/src/format';
 import { describeInBrowser, proxyAndBrowser, newTab, openPage, screenshot, signIn } from './browser-harness';
+import { leaveStreamEarly } from '../support/cut-off-stream';
 
 const FINE_TUNED = 'ft:gpt-4o:acme::ui123';
 const USAGE = { inputTokens: 1000, outputTokens: 500, cacheReadTokens: 0, cacheWriteTokens: 0 };
@@ -80,17 +81,7 @@ describeInBrowser('model prices and estimates in the dashboard', () => {
       model: 'gpt-4o-mini',
       messages: [{ role: 'user', content: 'hi' }],
     });
-    world.proxy.fakes.fakes['prov-b'].next({ chunks: 200, chunkIntervalMs: 50, usage: USAGE });
-    const stream = await openai(account.token).chat.completions.create({
-      model: 'gpt-4o-mini',
-      stream: true,
-      messages: [{ role: 'user', content: 'p'.repeat(396) }],
-    });
-    let delivered = '';
-    for await (const chunk of stream) {
-      delivered += chunk.choices[0]?.delta.content ?? '';
-      if (delivered.length >= 20) break; // leaving the loop aborts the request
-    }
+    await leaveStreamEarly(world.proxy.fakes.fakes['prov-b'], openai(account.token), USAGE);
     const rows = await world.proxy.waitForRows(account.token, 2);
     const estimated = rows.find((r) => r.usage_estimated === true)!;
     expect(estimated).toBeDefined();

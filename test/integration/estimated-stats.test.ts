@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
+import { leaveStreamEarly } from '../support/cut-off-stream';
 
 /**
  * Estimates are kept apart in the stats: a cut-off stream's row (`usage_estimated`) counts in the
@@ -27,17 +28,7 @@ it('an aborted stream and a complete answer: the stats say which part is estimat
   proxy.fakes.fakes['prov-b'].next({ usage: USAGE });
   await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
 
-  proxy.fakes.fakes['prov-b'].next({ chunks: 200, chunkIntervalMs: 50, usage: USAGE });
-  const stream = await client.chat.completions.create({
-    model: 'gpt-4o-mini',
-    stream: true,
-    messages: [{ role: 'user', content: 'p'.repeat(396) }],
-  });
-  let delivered = '';
-  for await (const chunk of stream) {
-    delivered += chunk.choices[0]?.delta.content ?? '';
-    if (delivered.length >= 20) break; // leaving the loop aborts the request
-  }
+  await leaveStreamEarly(proxy.fakes.fakes['prov-b'], client, USAGE);
 
   const rows = await proxy.waitForRows(account.token, 2);
   const estimated = rows.find((row) => row.usage_estimated === true)!;
