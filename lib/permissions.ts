@@ -23,6 +23,8 @@ export interface DeclaredGrant {
   usedFor: string;
   /** The partition keys the actions are limited to (`dynamodb:LeadingKeys`, `ForAllValues:StringLike`). */
   leadingKeys?: readonly string[];
+  /** The only attributes the actions may name (`dynamodb:Attributes`, `ForAllValues:StringEquals`). */
+  attributes?: readonly string[];
   /** Only with some context values: which (for the page) and whether these settings have them. */
   when?: { context: string; holds: (settings: DeploySettings) => boolean };
 }
@@ -117,12 +119,14 @@ const OTHER_GRANTS: readonly DeclaredGrant[] = [
 ];
 
 function tableGrantsOf(role: FunctionRole, calls: readonly TableCalls[]): DeclaredGrant[] {
-  return tableGrants(calls).map(({ table: id, actions, leadingKeys }) => ({
+  const listed = (names: readonly string[]) => names.map((k) => `\`${k}\``).join(', ');
+  return tableGrants(calls).map(({ table: id, actions, leadingKeys, attributes }) => ({
     role,
     actions: actions.map((a) => `dynamodb:${a}`),
     resource: (s: ProxyStack) => s.tables.entry(id).table.tableArn,
-    resourceName: `the ${TABLES[id].logicalName} table${leadingKeys ? `, partitions ${leadingKeys.map((k) => `\`${k}\``).join(', ')}` : ''}`,
+    resourceName: `the ${TABLES[id].logicalName} table${leadingKeys ? `, partitions ${listed(leadingKeys)}` : ''}${attributes ? `, attributes ${listed(attributes)} only` : ''}`,
     leadingKeys,
+    attributes,
     usedFor: calls
       .filter((c) => c.table === id && c.actions.some((a) => actions.includes(a)))
       .map((c) => c.purpose)

@@ -2,7 +2,7 @@ import { CfnOutput, Fn, Stack, Token, Validations, type StackProps } from 'aws-c
 import { PolicyStatement, type IRole } from 'aws-cdk-lib/aws-iam';
 import { FunctionUrlAuthType, InvokeMode } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
-import { actionsByTable, PROXY_TABLE_CALLS } from '../lambda/store/table-calls';
+import { PROXY_TABLE_CALLS, tableGrants } from '../lambda/store/table-calls';
 import { AdminSecret } from './constructs/admin-secret';
 import { AlertTopic } from './constructs/alert-topic';
 import { ProxyAlarms } from './constructs/alarms';
@@ -67,9 +67,13 @@ export class ProxyStack extends Stack {
     });
     const { role } = this.proxyFunction;
     // Exactly the actions the code sends, per table: rows are put and read, never updated or deleted.
-    const proxyActions = actionsByTable(PROXY_TABLE_CALLS);
+    const proxyGrants = tableGrants(PROXY_TABLE_CALLS);
     for (const { id: tableId, shape, table } of this.tables.all) {
-      this.proxyFunction.bindTable(table, shape, proxyActions.get(tableId) ?? []);
+      this.proxyFunction.bindTable(
+        table,
+        shape,
+        proxyGrants.filter((grant) => grant.table === tableId),
+      );
     }
     providerKeys.grantEnvelopeUse(role);
     adminSecret.grantRead(role);

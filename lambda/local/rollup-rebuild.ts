@@ -31,7 +31,7 @@ export async function rebuildRollups(options: {
   logsTable: string;
   statsTable: string;
   since: Date;
-  stats: Pick<UsageStats, 'countedValues'>;
+  stats: Pick<UsageStats, 'countedValues' | 'markChanged'>;
 }): Promise<{ rows: number; itemsCompleted: number }> {
   // Day buckets hold whole UTC days: read from the start of the day `since` falls in.
   const from = new Date(
@@ -62,6 +62,7 @@ export async function rebuildRollups(options: {
   );
 
   let itemsCompleted = 0;
+  const completed = new Map<string, string[]>();
   // One delta per rollup item: what all of the table's rows add to it.
   for (const expected of foldRows(counted)) {
     const key = marshall({ account_id: expected.accountId, bucket: expected.bucket });
@@ -86,6 +87,9 @@ export async function rebuildRollups(options: {
       }),
     );
     itemsCompleted++;
+    completed.set(expected.accountId, [...(completed.get(expected.accountId) ?? []), expected.bucket]);
   }
+  // A summary of a past hour or day may have been built without what was just added.
+  for (const [accountId, buckets] of completed) await options.stats.markChanged(accountId, buckets);
   return { rows: rows.length, itemsCompleted };
 }

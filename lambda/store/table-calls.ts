@@ -29,6 +29,11 @@ export interface TableCalls {
    * table are then granted only on these (`dynamodb:LeadingKeys`). Its reads are not limited.
    */
   writesTo?: readonly string[];
+  /**
+   * The only attributes its writes may name, keys included, as IAM `dynamodb:Attributes`: the role's
+   * writes to the table are then granted only on these. Its reads are not limited.
+   */
+  writesAttributes?: readonly string[];
 }
 
 /** The actions that change items: the ones a `writesTo` limits. */
@@ -76,7 +81,15 @@ export const PROXY_TABLE_CALLS: readonly TableCalls[] = [
     actions: ['PutItem', 'GetItem', 'Query'],
     purpose: 'usage rows; one row; the logs API',
   },
-  { code: 'DynamoUsageStats', table: 'usageStats', actions: ['Query'], purpose: 'the stats API reads the rollups' },
+  { code: 'PeriodSummaries', table: 'usageStats', actions: ['Query'], purpose: 'the stats API reads the rollups' },
+  {
+    code: 'PeriodSummaries',
+    table: 'usageStats',
+    actions: ['UpdateItem'],
+    purpose: "a past hour's or day's summary, kept the first time the stats API reads it",
+    // Its own attributes only: the rollups' counts stay the stream consumer's alone.
+    writesAttributes: ['account_id', 'bucket', 'sums', 'stale'],
+  },
   {
     code: 'DynamoTokenGate',
     table: 'rateLimits',
@@ -158,6 +171,12 @@ export const CONSUMER_TABLE_CALLS: readonly TableCalls[] = [
     actions: ['UpdateItem'],
     purpose: 'the tag keys and values, requester labels and models the stats keep per day, each set capped',
   },
+  {
+    code: 'PeriodSummaries',
+    table: 'usageStats',
+    actions: ['UpdateItem'],
+    purpose: "a past hour's or day's summary marked stale when a late row is counted in it",
+  },
 ];
 
 /** The actions per table, sorted, as the stack grants them. */
@@ -171,26 +190,46 @@ export function actionsByTable(calls: readonly TableCalls[]): Map<TableId, Dynam
   return new Map([...byTable].map(([table, set]) => [table, [...set].sort()]));
 }
 
-/** One statement of a role's table grants: actions on a table, writes limited to some partitions when declared. */
+/** One statement of a role's table grants: actions on a table, writes limited to some partitions or attributes when declared. */
 export interface TableGrant {
   table: TableId;
   actions: DynamoAction[];
-  /** `dynamodb:LeadingKeys` patterns (`ForAllValues:StringLike`); absent: the whole table. */
+  /** `dynamodb:LeadingKeys` patterns (`ForAllValues:StringLike`); absent: every partition. */
   leadingKeys?: string[];
+  /** `dynamodb:Attributes` (`ForAllValues:StringEquals`); absent: every attribute. */
+  attributes?: string[];
+}
+
+/** What every one of the calls declares (`undefined` when one does not), merged. */
+function declaredByAll(calls: readonly TableCalls[], field: 'writesTo' | 'writesAttributes'): string[] | undefined {
+  if (calls.some((c) => !c[field])) return undefined;
+  return [...new Set(calls.flatMap((c) => c[field] ?? []))].sort();
 }
 
 /**
  * The statements a role needs for these calls: per table, its actions, except that when every call
- * writing a table declares `writesTo`, the writes get a statement of their own limited to those
- * partitions (the reads stay on the whole table).
+ * writing a table declares `writesTo` (or `writesAttributes`), the writes get a statement of their
+ * own limited to those partitions (or attributes); the reads stay on the whole table.
  */
 export function tableGrants(calls: readonly TableCalls[]): TableGrant[] {
   return [...actionsByTable(calls)].flatMap(([table, actions]): TableGrant[] => {
     const writers = calls.filter((c) => c.table === table && c.actions.some((a) => WRITE_ACTIONS.has(a)));
-    if (writers.length === 0 || writers.some((c) => !c.writesTo)) return [{ table, actions }];
+    const leadingKeys = declaredByAll(writers, 'writesTo');
+    const attributes = declaredByAll(writers, 'writesAttributes');
+    if (writers.length === 0 || (!leadingKeys && !attributes)) return [{ table, actions }];
     const reads = actions.filter((a) => !WRITE_ACTIONS.has(a));
     const writes = actions.filter((a) => WRITE_ACTIONS.has(a));
-    const leadingKeys = [...new Set(writers.flatMap((c) => c.writesTo ?? []))].sort();
-    return [...(reads.length ? [{ table, actions: reads }] : []), { table, actions: writes, leadingKeys }];
+    return [
+      ...(reads.length ? [{ table, actions: reads }] : []),
+      { table, actions: writes, ...(leadingKeys ? { leadingKeys } : {}), ...(attributes ? { attributes } : {}) },
+    ];
   });
+}
+
+/** The IAM condition that limits a grant's writes as declared; undefined when they are not limited. */
+export function grantConditions(grant: TableGrant): Record<string, Record<string, string[]>> | undefined {
+  const conditions: Record<string, Record<string, string[]>> = {};
+  if (grant.leadingKeys) conditions['ForAllValues:StringLike'] = { 'dynamodb:LeadingKeys': grant.leadingKeys };
+  if (grant.attributes) conditions['ForAllValues:StringEquals'] = { 'dynamodb:Attributes': grant.attributes };
+  return Object.keys(conditions).length ? conditions : undefined;
 }

@@ -97,8 +97,13 @@ export interface StatsSummary {
   by_token: TokenStats[];
   /** Per endpoint kind (`chat`, `messages`, `responses`, `embeddings`, `count_tokens`, `models`, `other`). */
   by_kind: (StatsTotals & { kind: string })[];
-  /** Per tag key, per value (values past a key's daily cap under `(other)`): docs/tags.md, "Stats". */
-  by_tag: Record<string, Record<string, TagTotals>>;
+  /**
+   * Per tag key, per value: the 20 costliest keys, each with its 10 costliest values and one `(other)`
+   * value summing the rest, values past a key's daily cap included (docs/tags.md, "Stats").
+   */
+  by_tag: Record<string, Record<string, TagTotals & OtherCount>>;
+  /** How many tag keys of the period `by_tag` leaves out (only its 20 costliest are listed); absent when none. */
+  tag_keys_not_listed?: number;
 }
 
 /** The rows of a batch whose rollups could not be written; they must be delivered again. */
@@ -123,6 +128,8 @@ export interface UsageStats {
    * each row, and what a rebuild of the rollups from the rows must count too.
    */
   countedValues(rows: StreamedRow[]): Promise<StreamedRow[]>;
+  /** Rollup items changed outside a fold (a rebuild from the rows): what was summed of their past hours and days is dropped. */
+  markChanged(accountId: string, buckets: readonly string[]): Promise<void>;
   /** Totals for [from, to), widened to whole UTC hours, and the breakdowns of `GET /api/stats`. */
   summarize(accountId: string, from: Date, to: Date): Promise<StatsSummary>;
 }

@@ -15,7 +15,7 @@ import {
 import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import type { DynamoAction } from '../../lambda/store/table-calls';
+import { grantConditions, type TableGrant } from '../../lambda/store/table-calls';
 import type { TableShape } from '../../lambda/tables';
 
 /** Where the Lambda entry lives, relative to the project root. */
@@ -149,12 +149,17 @@ export class ProxyFunction extends Construct {
    * the item-level actions its code sends there (lambda/store/table-calls.ts): no `Scan`, no
    * `DescribeTable`, no stream reads, which CDK's `grantReadWriteData` would add.
    */
-  bindTable(table: ITable, shape: TableShape, actions: readonly DynamoAction[]): void {
+  bindTable(table: ITable, shape: TableShape, grants: readonly TableGrant[]): void {
     this.fn.addEnvironment(shape.envVar, table.tableName);
-    if (actions.length === 0) return;
-    this.role.addToPrincipalPolicy(
-      new PolicyStatement({ actions: actions.map((a) => `dynamodb:${a}`), resources: [table.tableArn] }),
-    );
+    for (const grant of grants) {
+      this.role.addToPrincipalPolicy(
+        new PolicyStatement({
+          actions: grant.actions.map((a) => `dynamodb:${a}`),
+          resources: [table.tableArn],
+          conditions: grantConditions(grant),
+        }),
+      );
+    }
   }
 }
 

@@ -16,7 +16,7 @@ import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { CONSUMER_TABLE_CALLS, tableGrants } from '../../lambda/store/table-calls';
+import { CONSUMER_TABLE_CALLS, grantConditions, tableGrants } from '../../lambda/store/table-calls';
 import type { TableShape } from '../../lambda/tables';
 import type { AlertTopic } from './alert-topic';
 import type { ProviderKeyEncryption } from './provider-key';
@@ -147,14 +147,14 @@ export class StatsConsumer extends Construct {
     // The actions the fold and the alerts send (lambda/store/table-calls.ts), each on its own table;
     // writes declared to reach only some partitions are granted on those partitions alone.
     const tables = { usageStats: props.usageStats.table, accounts: props.accounts.table } as const;
-    for (const { table: tableId, actions, leadingKeys } of tableGrants(CONSUMER_TABLE_CALLS)) {
-      if (!(tableId in tables))
-        throw new Error(`the stream consumer may use only the rollups and accounts, not ${tableId}`);
+    for (const grant of tableGrants(CONSUMER_TABLE_CALLS)) {
+      if (!(grant.table in tables))
+        throw new Error(`the stream consumer may use only the rollups and accounts, not ${grant.table}`);
       this.role.addToPrincipalPolicy(
         new PolicyStatement({
-          actions: actions.map((a) => `dynamodb:${a}`),
-          resources: [tables[tableId as keyof typeof tables].tableArn],
-          conditions: leadingKeys ? { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': leadingKeys } } : undefined,
+          actions: grant.actions.map((a) => `dynamodb:${a}`),
+          resources: [tables[grant.table as keyof typeof tables].tableArn],
+          conditions: grantConditions(grant),
         }),
       );
     }

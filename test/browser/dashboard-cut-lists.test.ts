@@ -21,7 +21,12 @@ describeInBrowser('lists cut on the Overview', () => {
   beforeAll(async () => {
     tablePrefix = `p${randomBytes(4).toString('hex')}-`;
     [proxy, browser] = await Promise.all([startProxy({ tablePrefix }), launchBrowser()]);
-    await foldDistinctValues(tablePrefix, proxy.account.accountId, { requesters: REQUESTERS, models: MODELS });
+    // Every row also tagged: 25 keys (20 kept a day) of 12 values each.
+    await foldDistinctValues(tablePrefix, proxy.account.accountId, {
+      requesters: REQUESTERS,
+      models: MODELS,
+      tags: { keys: 25, values: 12 },
+    });
   });
 
   afterAll(async () => {
@@ -53,6 +58,23 @@ describeInBrowser('lists cut on the Overview', () => {
       }
     },
   );
+
+  test('Spend by tag shows a key’s costliest values and one line for the rest', async () => {
+    const { context, page } = await newTab(browser, 'laptop');
+    try {
+      await signIn(page, proxy.url, proxy.account.token);
+      const tags = page.getByTestId('spend-by-tag');
+      await expect(tags.getByTestId('spend-by-tag-key').locator('option').count()).resolves.toBe(20);
+      // The API lists 10 of key-0's 12 values by name and sums the two cheapest into (other).
+      await expect(tags.getByTestId('other-values').textContent()).resolves.toBe('2 other values');
+      await expect(tags.getByTestId('spend-by-tag-cut').textContent()).resolves.toBe(
+        '10 of 12 values shown: the other 1 is in the totals, not listed.',
+      );
+      await screenshot(page, 'overview-cut-lists-tags');
+    } finally {
+      await context.close();
+    }
+  });
 
   test('past the day’s cap the lists say their count is a lower bound', async () => {
     // The day's first 300 requesters are kept by name; the 20 after them are counted under (other) without names.

@@ -10,9 +10,10 @@ import type { Role } from 'aws-cdk-lib/aws-iam';
 import { declaredGrants, type FunctionRole } from '../../lib/permissions';
 import { actionsOf, roleStatements, synthesize, type SynthesizedStack } from './support/synth';
 
-/** The partitions a grant is limited to, as the pair names them. */
-const onPartitions = (leadingKeys: readonly string[] | undefined) =>
-  leadingKeys ? ` if every partition key is like ${JSON.stringify(leadingKeys)}` : '';
+/** The partitions and attributes a grant is limited to, as the pair names them. */
+const onPartitions = (leadingKeys: readonly string[] | undefined, attributes?: readonly string[]) =>
+  (leadingKeys ? ` if every partition key is like ${JSON.stringify(leadingKeys)}` : '') +
+  (attributes ? ` if it names only the attributes ${JSON.stringify(attributes)}` : '');
 
 /** `action on resource [if …]`, one string per pair, so extra and missing grants show by name. */
 function templatePairs(synth: SynthesizedStack, role: Role): string[] {
@@ -21,8 +22,11 @@ function templatePairs(synth: SynthesizedStack, role: Role): string[] {
       const { Condition, ...rest } = s as typeof s & { Condition?: Record<string, Record<string, string[]>> };
       // Partition limits are part of the pair; the provider key's encryption-context condition is checked elsewhere.
       const leadingKeys = Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'];
+      const attributes = Condition?.['ForAllValues:StringEquals']?.['dynamodb:Attributes'];
       return (Array.isArray(rest.Resource) ? (rest.Resource as unknown[]) : [rest.Resource]).flatMap((resource) =>
-        actionsOf(s).map((action) => `${action} on ${JSON.stringify(resource)}${onPartitions(leadingKeys)}`),
+        actionsOf(s).map(
+          (action) => `${action} on ${JSON.stringify(resource)}${onPartitions(leadingKeys, attributes)}`,
+        ),
       );
     })
     .sort();
@@ -36,7 +40,9 @@ function declaredPairs(synth: SynthesizedStack, role: FunctionRole): string[] {
       [g.resource(stack)]
         .flat()
         .flatMap((resource) =>
-          g.actions.map((a) => `${a} on ${JSON.stringify(stack.resolve(resource))}${onPartitions(g.leadingKeys)}`),
+          g.actions.map(
+            (a) => `${a} on ${JSON.stringify(stack.resolve(resource))}${onPartitions(g.leadingKeys, g.attributes)}`,
+          ),
         ),
     )
     .sort();

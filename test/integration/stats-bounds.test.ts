@@ -16,7 +16,14 @@ import {
   MAX_REQUESTERS_PER_DAY,
 } from '../../lambda/usage/dynamodb/label-caps';
 import { DynamoUsageStats } from '../../lambda/usage/dynamodb/usage-stats';
-import { MAX_LISTED_VALUES, OTHER_LABEL } from '../../lambda/usage/rollups/summary';
+import { effectivePeriod, periodUnits } from '../../lambda/usage/rollups/bucket-keys';
+import { MAX_TAG_KEYS_PER_DAY, MAX_TAG_VALUES_PER_DAY } from '../../lambda/usage/dynamodb/tag-values';
+import {
+  MAX_LISTED_TAG_KEYS,
+  MAX_LISTED_TAG_VALUES,
+  MAX_LISTED_VALUES,
+  OTHER_LABEL,
+} from '../../lambda/usage/rollups/summary';
 import type { StatsSummary } from '../../lambda/usage/usage-stats';
 import type { UsageRow } from '../../lambda/usage/usage-row';
 import { foldDistinctValues, storeClient } from '../support/many-values';
@@ -24,6 +31,8 @@ import { startProxy, type ProxyServer } from '../support/proxy-server';
 
 const REQUESTERS = 10_000;
 const MODELS = 1_500;
+/** 1,500 of the rows also carry one tag each: 25 keys with 60 values each, past both daily caps. */
+const TAGS = { keys: 25, values: 60 };
 const MAX_ANSWER_BYTES = 200 * 1024;
 
 let proxy: ProxyServer;
@@ -34,7 +43,11 @@ let answer: { bytes: number; body: StatsSummary };
 beforeAll(async () => {
   tablePrefix = `p${randomBytes(4).toString('hex')}-`;
   proxy = await startProxy({ tablePrefix });
-  rows = await foldDistinctValues(tablePrefix, proxy.account.accountId, { requesters: REQUESTERS, models: MODELS });
+  rows = await foldDistinctValues(tablePrefix, proxy.account.accountId, {
+    requesters: REQUESTERS,
+    models: MODELS,
+    tags: TAGS,
+  });
   const response = await proxy.api('/api/stats', { token: proxy.account.token });
   expect(response.status).toBe(200);
   const text = await response.text();
@@ -56,24 +69,44 @@ const asEntries = (list: readonly UsageRow[]) =>
 /** The rows' requesters the fold keeps by name: the first of the day (foldDistinctValues folds the rows in order). */
 const keptRequesters = () => rows.slice(0, MAX_REQUESTERS_PER_DAY);
 
-test('the answer stays under 200 KB with 10,000 distinct requesters and 1,500 models', () => {
+test('the answer stays under 200 KB with 10,000 distinct requesters, 1,500 models and 25 tag keys of 60 values', () => {
   expect(answer.bytes).toBeLessThan(MAX_ANSWER_BYTES);
   expect(answer.body.by_requester).toHaveLength(MAX_LISTED_VALUES + 1);
   expect(answer.body.by_model).toHaveLength(MAX_LISTED_VALUES + 1);
+  // The day kept 20 keys, and 50 values of each; the answer lists each key's 10 costliest and (other).
+  expect(Object.keys(answer.body.by_tag)).toHaveLength(Math.min(MAX_TAG_KEYS_PER_DAY, MAX_LISTED_TAG_KEYS));
+  for (const values of Object.values(answer.body.by_tag)) {
+    expect(Object.keys(values)).toHaveLength(MAX_LISTED_TAG_VALUES + 1);
+    expect(values[OTHER_LABEL]).toMatchObject({
+      other: MAX_TAG_VALUES_PER_DAY - MAX_LISTED_TAG_VALUES,
+      past_daily_cap: true,
+    });
+  }
+});
+
+test("each listed tag key's values add up to the rows that carry it", () => {
+  for (const [key, values] of Object.entries(answer.body.by_tag)) {
+    const carrying = rows.filter((r) => r.tags?.[key] !== undefined);
+    expect(sum(Object.values(values))).toEqual(sum(asEntries(carrying)));
+  }
 });
 
 test('the rollup items a summary reads are bounded by the daily caps, not by the distinct values', async () => {
   const counted = countingItems(storeClient());
   const stats = new DynamoUsageStats(counted.doc, tableNames({}, tablePrefix).usageStats);
   const to = new Date();
-  await stats.summarize(proxy.account.accountId, new Date(to.getTime() - 7 * 86_400_000), to);
+  const from = new Date(to.getTime() - 7 * 86_400_000);
+  await stats.summarize(proxy.account.accountId, from, to);
   // The rows lie within a few minutes: at most two hours (and days). Per hour, one item per kept
   // requester (each with its own model) and, for the rest, one per kept model under `(other)` and one
   // for `(other)` both.
   const hours = new Set(rows.map((r) => r.ts.slice(0, 13))).size;
-  const perHour = MAX_REQUESTERS_PER_DAY + MAX_MODELS_PER_DAY + 1;
+  // Tag rollups: per kept key, one item per kept value and one for (other).
+  const perHour = MAX_REQUESTERS_PER_DAY + MAX_MODELS_PER_DAY + 1 + MAX_TAG_KEYS_PER_DAY * (MAX_TAG_VALUES_PER_DAY + 1);
+  // And one item per past hour or day of the period: its kept sums (usage/dynamodb/period-summaries.ts).
+  const units = periodUnits(effectivePeriod(from, to).from, effectivePeriod(from, to).to).length;
   expect(counted.items).toBeGreaterThan(0);
-  expect(counted.items).toBeLessThanOrEqual(hours * perHour);
+  expect(counted.items).toBeLessThanOrEqual(hours * perHour + units);
   expect(counted.items).toBeLessThan(REQUESTERS);
 });
 
@@ -123,11 +156,13 @@ test('past the day’s cap on rollup items, rows count under (other) for both la
   const counted = countingItems(storeClient());
   const stats = new DynamoUsageStats(counted.doc, tableNames({}, tablePrefix).usageStats);
   const to = new Date();
-  const summary = await stats.summarize(account.accountId, new Date(to.getTime() - 86_400_000), to);
+  const from = new Date(to.getTime() - 86_400_000);
+  const summary = await stats.summarize(account.accountId, from, to);
   // Each pair is one rollup item until the day's cap; after it, one item per hour sums the rest.
   const days = new Set(pairs.map((r) => r.ts.slice(0, 10))).size;
   const hours = new Set(pairs.map((r) => r.ts.slice(0, 13))).size;
-  expect(counted.items).toBeLessThanOrEqual(days * MAX_COMBINATIONS_PER_DAY + hours);
+  const units = periodUnits(effectivePeriod(from, to).from, effectivePeriod(from, to).to).length;
+  expect(counted.items).toBeLessThanOrEqual(days * MAX_COMBINATIONS_PER_DAY + hours + units);
   expect(counted.items).toBeLessThan(pairs.length);
   const exact = sum(asEntries(pairs));
   expect(sum([summary.totals])).toEqual(exact);

@@ -11,6 +11,7 @@ import {
   actionsByTable,
   CONSUMER_TABLE_CALLS,
   PROXY_TABLE_CALLS,
+  tableGrants,
   type DynamoAction,
   type TableCalls,
 } from '../../lambda/store/table-calls';
@@ -150,11 +151,13 @@ test('the stream consumer sends only the actions the stack grants it', async () 
 test('the declarations give the proxy no delete, batch write or update on the usage history, and the consumer writes only rollups, alerts and budget spend', () => {
   const proxyOn = (table: string) =>
     new Set(PROXY_TABLE_CALLS.filter((c) => c.table === table).flatMap((c) => c.actions));
-  for (const table of ['usageLogs', 'usageStats']) {
-    for (const forbidden of ['DeleteItem', 'BatchWriteItem', 'UpdateItem'])
-      expect(proxyOn(table).has(forbidden as DynamoAction)).toBe(false);
-  }
-  expect(proxyOn('usageStats')).toEqual(new Set(['Query']));
+  for (const forbidden of ['DeleteItem', 'BatchWriteItem', 'UpdateItem'])
+    expect(proxyOn('usageLogs').has(forbidden as DynamoAction)).toBe(false);
+  // On the rollups, the proxy reads, and writes only the summaries' own attributes, never a count.
+  expect(tableGrants(PROXY_TABLE_CALLS).filter((g) => g.table === 'usageStats')).toEqual([
+    { table: 'usageStats', actions: ['Query'] },
+    { table: 'usageStats', actions: ['UpdateItem'], attributes: ['account_id', 'bucket', 'stale', 'sums'] },
+  ]);
   expect(new Set(CONSUMER_TABLE_CALLS.flatMap((c) => c.actions.map((action) => `${c.table}:${action}`)))).toEqual(
     new Set([
       'usageStats:UpdateItem',

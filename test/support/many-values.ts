@@ -13,7 +13,8 @@ export function storeClient(): DocumentClient {
 
 /**
  * Rows of one account, each with its own requester label and one of `models` distinct model ids
- * (with `pairs`, one row for each requester and model: `requesters × models` rows),
+ * (with `pairs`, one row for each requester and model: `requesters × models` rows; with `tags`,
+ * the first `keys × values` rows one tag each, every value of every key once),
  * folded into the rollups of the tables under `tablePrefix` exactly as the stream consumer folds
  * them (a local server on those tables then answers `/api/stats` from them). Thousands of rows
  * through the proxy would take minutes; what is tested is what the stats do with the values.
@@ -21,7 +22,7 @@ export function storeClient(): DocumentClient {
 export async function foldDistinctValues(
   tablePrefix: string,
   accountId: string,
-  counts: { requesters: number; models: number; pairs?: boolean },
+  counts: { requesters: number; models: number; pairs?: boolean; tags?: { keys: number; values: number } },
 ): Promise<UsageRow[]> {
   const stats = new DynamoUsageStats(storeClient(), tableNames({}, tablePrefix).usageStats);
   const now = Date.now();
@@ -53,6 +54,13 @@ export async function foldDistinctValues(
       stream: false,
       mode: 'stored',
       token_id: 'tok-many',
+      ...(counts.tags && i < counts.tags.keys * counts.tags.values
+        ? {
+            tags: {
+              [`key-${i % counts.tags.keys}`]: `value-${Math.floor(i / counts.tags.keys) % counts.tags.values}`,
+            },
+          }
+        : {}),
     };
   });
   let position = 0;

@@ -4,9 +4,9 @@ import type { StreamedRow } from '../rollups/fold';
 import { capAnswerId, type CappedSets, type CapQuestion } from './capped-sets';
 
 /** Distinct tag keys the stats keep per account and UTC day (docs/tags.md, "Stats"). */
-export const MAX_TAG_KEYS_PER_DAY = 50;
+export const MAX_TAG_KEYS_PER_DAY = 20;
 /** Distinct values the stats keep per tag key, account and UTC day; the rest count as `(other)`. */
-export const MAX_TAG_VALUES_PER_DAY = 100;
+export const MAX_TAG_VALUES_PER_DAY = 50;
 
 const dayOfRow = (streamed: StreamedRow) => dayOf(Date.parse(streamed.row.ts));
 

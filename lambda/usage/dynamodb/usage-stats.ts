@@ -1,20 +1,13 @@
-import {
-  effectivePeriod,
-  parseBucketKey,
-  parseTagBucketKey,
-  summaryRanges,
-  type KeyRange,
-} from '../rollups/bucket-keys';
+import { effectivePeriod, periodUnits } from '../rollups/bucket-keys';
 import { bucketIncrements, foldRows, type BucketDelta, type StreamedRow } from '../rollups/fold';
-import { rollupFromItem } from '../rollups/rollup';
-import { assembleSummary, type RollupSlice, type TagSlice } from '../rollups/summary';
+import { assembleSummary } from '../rollups/summary';
 import type { FoldOutcome, StatsSummary, UsageStats } from '../usage-stats';
 import type { DocumentClient } from '../../store/dynamodb/document-client';
-import { allItems } from '../../store/dynamodb/paginate';
 import { eachInFlight } from '../../in-flight';
 import { WatermarkedCounters } from '../../store/dynamodb/watermarked-counters';
 import { CappedSets } from './capped-sets';
 import { countedLabels } from './label-caps';
+import { PeriodSummaries } from './period-summaries';
 import { countedTags } from './tag-values';
 
 /** Rollup writes in flight at once per batch. */
@@ -26,8 +19,8 @@ export const watermarkAttribute = (lineage: string) => `seq#${lineage}`;
 /**
  * Hourly and daily rollups in the account's partition (see `usage/rollups/bucket-keys`
  * for the sort keys). One item per bucket and provider/model/requester/token,
- * so a period costs about (whole days + edge hours) × combinations items
- * (hours × combinations up to two days), whatever the number of rows.
+ * and, for each hour and day past, one summary of them (period-summaries.ts): a period reads one
+ * item per past hour or day it holds, and the rollup items of the hour under way.
  *
  * Idempotence: each item keeps, per stream shard, the sequence number of the last row it counted
  * (`seq#<shard>`), and a batch's ADD is conditioned on it (store/dynamodb/watermarked-counters.ts):
@@ -36,13 +29,16 @@ export const watermarkAttribute = (lineage: string) => `seq#${lineage}`;
 export class DynamoUsageStats implements UsageStats {
   private readonly cappedSets: CappedSets;
   private readonly counters: WatermarkedCounters;
+  private readonly summaries: PeriodSummaries;
 
   constructor(
-    private readonly doc: DocumentClient,
+    doc: DocumentClient,
     private readonly table: string,
+    now: () => number = Date.now,
   ) {
     this.cappedSets = new CappedSets(doc, table);
     this.counters = new WatermarkedCounters(doc);
+    this.summaries = new PeriodSummaries(doc, table, now);
   }
 
   async fold(rows: StreamedRow[]): Promise<FoldOutcome> {
@@ -63,7 +59,24 @@ export class DynamoUsageStats implements UsageStats {
         for (const row of delta.rows) failed.add(row);
       }),
     );
+    // After the counts, never before: a summary built in between would miss them (period-summaries.ts).
+    for (const [accountId, accountDeltas] of groupByAccount(deltas)) {
+      await this.summaries
+        .markStale(
+          accountId,
+          accountDeltas.map((delta) => delta.bucket),
+        )
+        .catch((error: unknown) => {
+          this.onFailure?.(accountDeltas[0], error);
+          for (const delta of accountDeltas) for (const row of delta.rows) failed.add(row);
+        });
+    }
     return { failed: [...failed] };
+  }
+
+  /** Rollup items changed outside a fold (a rebuild): the summaries of their past hours and days are stale. */
+  async markChanged(accountId: string, buckets: readonly string[]): Promise<void> {
+    await this.summaries.markStale(accountId, buckets);
   }
 
   async countedValues(rows: StreamedRow[]): Promise<StreamedRow[]> {
@@ -85,39 +98,16 @@ export class DynamoUsageStats implements UsageStats {
 
   async summarize(accountId: string, from: Date, to: Date): Promise<StatsSummary> {
     const period = effectivePeriod(from, to);
-    const pages = await Promise.all(
-      summaryRanges(period.from, period.to).map((range) => this.readRange(accountId, range)),
-    );
-    const slices: RollupSlice[] = [];
-    const tagSlices: TagSlice[] = [];
-    for (const item of pages.flat()) {
-      const bucket = String(item.bucket);
-      // Tag rollups share the key ranges (bucket-keys.ts): the same queries bring them.
-      const tag = parseTagBucketKey(bucket);
-      if (tag) {
-        tagSlices.push({ ...tag, rollup: rollupFromItem(item) });
-        continue;
-      }
-      const { granularity: _granularity, ...dims } = parseBucketKey(bucket);
-      slices.push({ ...dims, rollup: rollupFromItem(item) });
-    }
-    return assembleSummary(period, slices, tagSlices);
+    return assembleSummary(period, await this.summaries.sumsOf(accountId, periodUnits(period.from, period.to)));
   }
+}
 
-  private async readRange(accountId: string, range: KeyRange): Promise<Record<string, unknown>[]> {
-    return allItems((start) =>
-      this.doc.send({
-        operation: 'Query',
-        input: {
-          TableName: this.table,
-          KeyConditionExpression: 'account_id = :account AND #bucket BETWEEN :lower AND :upper',
-          ExpressionAttributeNames: { '#bucket': 'bucket' },
-          ExpressionAttributeValues: { ':account': accountId, ':lower': range.lower, ':upper': range.upper },
-          // The overview should show a request the moment its row is written.
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        },
-      }),
-    );
+function groupByAccount(deltas: readonly BucketDelta[]): Map<string, BucketDelta[]> {
+  const groups = new Map<string, BucketDelta[]>();
+  for (const delta of deltas) {
+    const group = groups.get(delta.accountId);
+    if (group) group.push(delta);
+    else groups.set(delta.accountId, [delta]);
   }
+  return groups;
 }

@@ -4,10 +4,10 @@
  *   H#2026-11-21T13#<provider>#<model>#<requester>#<token id>#<kind>   one UTC hour
  *   D#2026-11-21#<provider>#<model>#<requester>#<token id>#<kind>      one UTC day
  *
- * The time comes first and has a fixed width, so all the buckets of a run of
- * hours (or days) are one contiguous key range: a period is read with at most
- * three `BETWEEN` queries, and no filter. `#` and `%` inside values are
- * percent-escaped, so the key splits back into its parts.
+ * The time comes first and has a fixed width, so all the buckets of an hour (or
+ * a day) are one contiguous key range, read with one `BETWEEN` query and no
+ * filter (`periodUnits`). `#` and `%` inside values are percent-escaped, so the
+ * key splits back into its parts.
  */
 export type Granularity = 'H' | 'D';
 
@@ -153,35 +153,6 @@ export function effectivePeriod(from: Date, to: Date): { from: Date; to: Date } 
   };
 }
 
-// '$' sorts right after '#', so `<prefix>$` is above every key that starts with `<prefix>#`
-// and below the next hour's or day's keys.
-function hourRange(fromMs: number, toMs: number): KeyRange {
-  return { lower: `H#${hourStamp(fromMs)}#`, upper: `H#${hourStamp(toMs - HOUR_MS)}$` };
-}
-
-function dayRange(fromMs: number, toMs: number): KeyRange {
-  return { lower: `D#${dayStamp(fromMs)}#`, upper: `D#${dayStamp(toMs - DAY_MS)}$` };
-}
-
-/**
- * The key ranges that cover a whole-hour period [from, to) exactly once: DAY
- * buckets for the whole UTC days inside it, HOUR buckets for the partial days
- * at either edge (at most 23 hours each). A period with no whole day inside is
- * one run of at most 46 hours.
- */
-export function bucketRanges(from: Date, to: Date): KeyRange[] {
-  const fromMs = from.getTime();
-  const toMs = to.getTime();
-  if (!(fromMs < toMs)) return [];
-  const firstWholeDay = Math.ceil(fromMs / DAY_MS) * DAY_MS;
-  const wholeDaysEnd = Math.floor(toMs / DAY_MS) * DAY_MS;
-  if (firstWholeDay >= wholeDaysEnd) return [hourRange(fromMs, toMs)];
-  const ranges = [dayRange(firstWholeDay, wholeDaysEnd)];
-  if (fromMs < firstWholeDay) ranges.push(hourRange(fromMs, firstWholeDay));
-  if (wholeDaysEnd < toMs) ranges.push(hourRange(wholeDaysEnd, toMs));
-  return ranges;
-}
-
 /** Periods up to this long are read (and charted) hour by hour. */
 export const MAX_HOURLY_SPAN_MS = 2 * DAY_MS;
 
@@ -190,14 +161,70 @@ export function isHourlyPeriod(from: Date, to: Date): boolean {
   return to.getTime() - from.getTime() <= MAX_HOURLY_SPAN_MS;
 }
 
+/** One UTC hour or day of a period, and the key range of its rollup items. */
+export interface PeriodUnit {
+  granularity: Granularity;
+  /** UTC day, `YYYY-MM-DD`. */
+  day: string;
+  /** UTC hour, `YYYY-MM-DDTHH`, of an hour. */
+  hour?: string;
+  startMs: number;
+  endMs: number;
+  /** Its items (tag rollups included): '$' sorts right after '#', so `<prefix>$` is above every key of the unit and below the next one's. */
+  items: KeyRange;
+}
+
+function hourUnit(startMs: number): PeriodUnit {
+  const hour = hourStamp(startMs);
+  return {
+    granularity: 'H',
+    day: dayStamp(startMs),
+    hour,
+    startMs,
+    endMs: startMs + HOUR_MS,
+    items: { lower: `H#${hour}#`, upper: `H#${hour}$` },
+  };
+}
+
+function dayUnit(startMs: number): PeriodUnit {
+  const day = dayStamp(startMs);
+  return { granularity: 'D', day, startMs, endMs: startMs + DAY_MS, items: { lower: `D#${day}#`, upper: `D#${day}$` } };
+}
+
+function hourUnits(fromMs: number, toMs: number): PeriodUnit[] {
+  const units: PeriodUnit[] = [];
+  for (let t = fromMs; t < toMs; t += HOUR_MS) units.push(hourUnit(t));
+  return units;
+}
+
 /**
- * The key ranges a summary reads: one run of HOUR buckets for a period of at
- * most two days (so it can be charted per hour, at most 48 × combinations
- * items), else `bucketRanges`.
+ * The hours and days that cover a whole-hour period [from, to) exactly once, in time order. A period
+ * of at most two days is all hours, so it can be charted per hour. A longer one is its whole UTC
+ * days, and the hours of the partial days at either edge (at most 23 each).
  */
-export function summaryRanges(from: Date, to: Date): KeyRange[] {
-  if (!(from.getTime() < to.getTime())) return [];
-  return isHourlyPeriod(from, to) ? [hourRange(from.getTime(), to.getTime())] : bucketRanges(from, to);
+export function periodUnits(from: Date, to: Date): PeriodUnit[] {
+  const fromMs = from.getTime();
+  const toMs = to.getTime();
+  if (!(fromMs < toMs)) return [];
+  if (isHourlyPeriod(from, to)) return hourUnits(fromMs, toMs);
+  const firstWholeDay = Math.ceil(fromMs / DAY_MS) * DAY_MS;
+  const wholeDaysEnd = Math.floor(toMs / DAY_MS) * DAY_MS;
+  const days: PeriodUnit[] = [];
+  for (let t = firstWholeDay; t < wholeDaysEnd; t += DAY_MS) days.push(dayUnit(t));
+  return [...hourUnits(fromMs, firstWholeDay), ...days, ...hourUnits(wholeDaysEnd, toMs)];
+}
+
+/** When the hour or day a rollup item counts ends (ms): rows of it may still arrive after, though rarely. */
+export function endOfBucket(bucket: string): number {
+  const [granularity, time = ''] = bucket.split('#');
+  return granularity === 'H' ? Date.parse(`${time}:00:00Z`) + HOUR_MS : Date.parse(`${time}T00:00:00Z`) + DAY_MS;
+}
+
+/** The hour or day of a rollup item as a period unit: its granularity and time. */
+export function unitOfBucket(bucket: string): { granularity: Granularity; stamp: string } {
+  const [granularity, stamp = ''] = bucket.split('#');
+  if (granularity !== 'H' && granularity !== 'D') throw new Error(`Not a usage rollup key: ${bucket}`);
+  return { granularity, stamp };
 }
 
 /** Every UTC hour (`YYYY-MM-DDTHH`) of the whole-hour period [from, to), ascending. */

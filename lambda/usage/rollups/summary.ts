@@ -1,5 +1,4 @@
 import { nanosToUsd } from '../../pricing/price-table';
-import { catalogEntry } from '../../providers/catalog';
 import { OVERFLOW_VALUE } from '../../tags/tags';
 import type {
   DayStats,
@@ -10,51 +9,68 @@ import type {
   StatsTotals,
   TagTotals,
 } from '../usage-stats';
-import type { BucketDimensions } from './bucket-keys';
 import { isHourlyPeriod, utcDays, utcHours } from './bucket-keys';
+import { addPackedRollup, DimensionSums, type PackedSums } from './dimension-sums';
 import { estimatePercentile } from './latency-histogram';
 import { addRollup, emptyRollup, type Rollup } from './rollup';
 
-/** Buckets from before kinds were counted held only the provider's main endpoint: chat, or messages. */
-function mainKindOf(provider: string): string {
-  return catalogEntry(provider)?.endpoints[0] ?? 'other';
-}
-
-/** One rollup item read back: which day and dimensions it counts. */
-export interface RollupSlice extends BucketDimensions {
+/** The sums of one hour or day of a period, and which one it is. */
+export interface TimedSums {
   day: string;
-  /** `YYYY-MM-DDTHH`, for an hourly bucket. */
+  /** `YYYY-MM-DDTHH`, for an hour. */
   hour?: string;
-  rollup: Rollup;
-}
-
-/** One tag rollup item read back: which tag value it counts. */
-export interface TagSlice {
-  key: string;
-  value: string;
-  rollup: Rollup;
+  sums: PackedSums;
 }
 
 /** Tag totals: the figures of a slice without latency, which tag buckets do not keep. */
 function toTagTotals(rollup: Rollup): TagTotals {
-  const { latency_avg_ms: _avg, latency_p95_ms: _p95, ...totals } = toTotals(rollup);
-  return totals;
+  return withoutLatency(toTotals(rollup));
 }
 
-/** `by_tag`: key → value → totals, keys and values in sorted order. */
-function byTag(slices: readonly TagSlice[]): Record<string, Record<string, TagTotals>> {
-  const sums = new Map<string, Map<string, Rollup>>();
-  for (const slice of slices) {
-    if (!sums.has(slice.key)) sums.set(slice.key, new Map());
-    addRollup(rollupIn(sums.get(slice.key)!, slice.value), slice.rollup);
-  }
-  const answer: Record<string, Record<string, TagTotals>> = {};
-  for (const key of [...sums.keys()].sort(compareText)) {
-    const values = sums.get(key)!;
+function withoutLatency(totals: StatsTotals): TagTotals {
+  const { latency_avg_ms: _avg, latency_p95_ms: _p95, ...rest } = totals;
+  return rest;
+}
+
+/** Tag keys `by_tag` lists: the costliest, then busiest, of the period (docs/tags.md, "Stats"). */
+export const MAX_LISTED_TAG_KEYS = 20;
+/** Values listed per tag key, costliest first; the rest are summed into one `(other)` value. */
+export const MAX_LISTED_TAG_VALUES = 10;
+
+/**
+ * `by_tag`: key → value → totals for the `MAX_LISTED_TAG_KEYS` costliest keys, each with its
+ * `MAX_LISTED_TAG_VALUES` costliest values and one `(other)` value summing the rest (with `other`,
+ * and `past_daily_cap` when it holds values the fold counted without their names), keys and values
+ * in sorted order; and how many keys were left out.
+ */
+function byTag(sums: ReadonlyMap<string, ReadonlyMap<string, Rollup>>): {
+  byTag: StatsSummary['by_tag'];
+  unlistedKeys: number;
+} {
+  const keys = [...sums].map(([key, values]) => {
+    const total = emptyRollup();
+    for (const rollup of values.values()) addRollup(total, rollup);
+    return { key, ...toTagTotals(total), values };
+  });
+  const listedKeys = keys.sort(byCostThenRequests((k) => k.key)).slice(0, MAX_LISTED_TAG_KEYS);
+  const answer: StatsSummary['by_tag'] = {};
+  for (const { key, values } of listedKeys.sort((a, b) => compareText(a.key, b.key))) {
+    const entries = listedAndOther(
+      [...values]
+        .map(([value, rollup]) => ({
+          entry: { value, ...toTagTotals(rollup) },
+          rollup,
+          folded: value === OTHER_LABEL,
+        }))
+        .sort(byEntry(byCostThenRequests((e) => e.value))),
+      (totals, count) => ({ value: OTHER_LABEL, ...withoutLatency(totals), ...count }),
+      MAX_LISTED_TAG_VALUES,
+    );
     answer[key] = {};
-    for (const value of [...values.keys()].sort(compareText)) answer[key][value] = toTagTotals(values.get(value)!);
+    for (const { value, ...totals } of entries.sort((a, b) => compareText(a.value, b.value)))
+      answer[key][value] = totals;
   }
-  return answer;
+  return { byTag: answer, unlistedKeys: keys.length - listedKeys.length };
 }
 
 /** Sums stay in integer nanos; dollars, the average and the p95 are derived here, once. */
@@ -114,22 +130,23 @@ export const OTHER_LABEL = OVERFLOW_VALUE;
  * that entry too; their number is not known, so `other` does not count them and the entry says
  * `past_daily_cap` instead.
  */
-function listedAndOther<T extends StatsTotals>(
+function listedAndOther<T>(
   sorted: readonly { entry: T; rollup: Rollup; folded: boolean }[],
   otherEntry: (totals: StatsTotals, count: OtherCount) => T,
+  listed = MAX_LISTED_VALUES,
 ): T[] {
   const named = sorted.filter(({ folded }) => !folded);
   const folded = sorted.filter(({ folded }) => folded);
-  if (named.length <= MAX_LISTED_VALUES && folded.length === 0) return named.map(({ entry }) => entry);
+  if (named.length <= listed && folded.length === 0) return named.map(({ entry }) => entry);
   const rest = emptyRollup();
-  for (const { rollup } of [...named.slice(MAX_LISTED_VALUES), ...folded]) addRollup(rest, rollup);
-  const unlisted = Math.max(0, named.length - MAX_LISTED_VALUES);
+  for (const { rollup } of [...named.slice(listed), ...folded]) addRollup(rest, rollup);
+  const unlisted = Math.max(0, named.length - listed);
   const count: OtherCount = { other: unlisted, ...(folded.length > 0 ? { past_daily_cap: true } : {}) };
-  return [...named.slice(0, MAX_LISTED_VALUES).map(({ entry }) => entry), otherEntry(toTotals(rest), count)];
+  return [...named.slice(0, listed).map(({ entry }) => entry), otherEntry(toTotals(rest), count)];
 }
 
 /** Costliest first, then busiest; the name breaks ties so the order never depends on read order. */
-function byCostThenRequests<T extends StatsTotals>(name: (entry: T) => string) {
+function byCostThenRequests<T extends TagTotals>(name: (entry: T) => string) {
   return (a: T, b: T) => b.cost_nanos - a.cost_nanos || b.requests - a.requests || compareText(name(a), name(b));
 }
 
@@ -146,10 +163,11 @@ class TimeBuckets {
     for (const key of keys) this.totals.set(key, emptyRollup());
   }
 
-  add(key: string, provider: string, rollup: Rollup): void {
-    addRollup(rollupIn(this.totals, key), rollup);
+  add(key: string, sums: PackedSums): void {
+    addPackedRollup(rollupIn(this.totals, key), sums.total);
     if (!this.providers.has(key)) this.providers.set(key, new Map());
-    addRollup(rollupIn(this.providers.get(key)!, provider), rollup);
+    const providers = this.providers.get(key)!;
+    for (const [provider, rollup] of sums.providers) addPackedRollup(rollupIn(providers, provider), rollup);
   }
 
   entries(): { key: string; totals: StatsTotals; by_provider: Record<string, ProviderSlice> }[] {
@@ -166,38 +184,21 @@ class TimeBuckets {
 }
 
 /**
- * The `GET /api/stats` answer for the (already whole-hour) period, from the rollup items inside it.
- * A period of at most two days is read from hourly items, so it also gets `by_hour`.
+ * The `GET /api/stats` answer for the (already whole-hour) period, from the sums of the hours and
+ * days that make it up. A period of at most two days is made of hours, so it also gets `by_hour`.
  */
-export function assembleSummary(
-  period: { from: Date; to: Date },
-  slices: readonly RollupSlice[],
-  tagSlices: readonly TagSlice[] = [],
-): StatsSummary {
-  const total = emptyRollup();
+export function assembleSummary(period: { from: Date; to: Date }, parts: readonly TimedSums[]): StatsSummary {
+  const all = new DimensionSums();
   const days = new TimeBuckets(utcDays(period.from, period.to));
   const hourly = isHourlyPeriod(period.from, period.to);
   const hours = new TimeBuckets(hourly ? utcHours(period.from, period.to) : []);
-  const providers = new Map<string, Rollup>();
-  const models = new Map<string, { provider: string; model: string; rollup: Rollup }>();
-  const requesters = new Map<string, Rollup>();
-  const tokens = new Map<string, Rollup>();
-  const kinds = new Map<string, Rollup>();
-
-  for (const slice of slices) {
-    addRollup(total, slice.rollup);
-    days.add(slice.day, slice.provider, slice.rollup);
-    if (hourly && slice.hour) hours.add(slice.hour, slice.provider, slice.rollup);
-    addRollup(rollupIn(providers, slice.provider), slice.rollup);
-    // A model id can be served by two providers; they stay apart.
-    const modelKey = JSON.stringify([slice.provider, slice.model]);
-    if (!models.has(modelKey))
-      models.set(modelKey, { provider: slice.provider, model: slice.model, rollup: emptyRollup() });
-    addRollup(models.get(modelKey)!.rollup, slice.rollup);
-    addRollup(rollupIn(requesters, slice.requester), slice.rollup);
-    addRollup(rollupIn(tokens, slice.token), slice.rollup);
-    addRollup(rollupIn(kinds, slice.kind || mainKindOf(slice.provider)), slice.rollup);
+  for (const part of parts) {
+    all.addPacked(part.sums);
+    days.add(part.day, part.sums);
+    if (hourly && part.hour) hours.add(part.hour, part.sums);
   }
+  const { total, providers, models, requesters, tokens, kinds } = all;
+  const tags = byTag(all.tags);
 
   const byDay: DayStats[] = days
     .entries()
@@ -239,6 +240,7 @@ export function assembleSummary(
       .map(([token_id, r]) => ({ token_id, ...toTotals(r) }))
       .sort(byCostThenRequests((e) => e.token_id)),
     by_kind: [...kinds].map(([kind, r]) => ({ kind, ...toTotals(r) })).sort(byCostThenRequests((e) => e.kind)),
-    by_tag: byTag(tagSlices),
+    by_tag: tags.byTag,
+    ...(tags.unlistedKeys > 0 ? { tag_keys_not_listed: tags.unlistedKeys } : {}),
   };
 }

@@ -57,20 +57,55 @@ describe('read cost', () => {
     }
     await addAll(store.stats, busyRows);
 
-    const counting = countingQueries(store.doc);
     const from = new Date(day0 + DAY + 10 * HOUR);
     const to = new Date(from.getTime() + 30 * DAY);
-    const summary: StatsSummary = await new DynamoUsageStats(counting.doc, store.table).summarize('acc-busy', from, to);
+    const read = async () => {
+      const counting = countingQueries(store.doc);
+      const summary = await new DynamoUsageStats(counting.doc, store.table).summarize('acc-busy', from, to);
+      return { summary, ...counting.seen };
+    };
+    // The period's units: 14 hours of day 1 (10:00 on), 29 whole days, 10 hours of day 31.
+    const units = 14 + 29 + 10;
 
-    const inside = busyRows.filter((r) => r.ts >= summary.from && r.ts < summary.to);
-    expect(summary.totals).toMatchObject(sums(inside));
-    // Per combination: one DAY item for each whole day (2 … 30), the HOUR items of day 1 from 10:00
-    // (hours 10+i and 15) and of day 31 before 10:00 (hour 3).
-    expect(counting.seen.items).toBe((29 + 2 + 1) * combos.length);
-    expect(counting.seen.items).toBeLessThanOrEqual((30 + 46) * combos.length);
-    expect(counting.seen.items).toBeLessThan(inside.length / 3);
-    // One query per key range (whole days, leading hours, trailing hours), each a single page.
-    expect(counting.seen.queries).toBe(3);
+    // The first read sums each past hour and day from its rollup items, and keeps the sums.
+    const first = await read();
+    const inside = busyRows.filter((r) => r.ts >= first.summary.from && r.ts < first.summary.to);
+    expect(first.summary.totals).toMatchObject(sums(inside));
+    // Per combination: one DAY item for each whole day, the HOUR items of day 1 from 10:00
+    // (hours 10+i and 15) and of day 31 before 10:00 (hour 3). And a stale mark for each of those
+    // hours and days: these rows were folded long after their hours ended.
+    const marks = 29 + 4 + 1;
+    expect(first.items).toBe((29 + 2 + 1) * combos.length + marks);
+    expect(first.items).toBeLessThan(inside.length / 2);
+    // One query per run of kept sums (leading hours, days, trailing hours), then one per unit to sum.
+    expect(first.queries).toBe(3 + units);
+
+    // Later reads read one item per hour or day, whatever the number of rollup items in it.
+    const second = await read();
+    expect(second.summary).toEqual(first.summary);
+    expect(second.items).toBe(units);
+    expect(second.queries).toBe(3);
+  });
+
+  it('counts a late row in a past day whose sums were kept: the fold marks them stale, the next read sums that day again', async () => {
+    const day0 = Date.parse('2026-07-01T00:00:00Z');
+    const rows = [0, 1, 2, 3].map((day) => makeRow('acc-late', day0 + day * DAY + 5 * HOUR, { cost_nanos: 10 }));
+    await addAll(store.stats, rows);
+    const from = new Date(day0);
+    const to = new Date(day0 + 4 * DAY);
+    expect((await store.stats.summarize('acc-late', from, to)).totals).toMatchObject({ requests: 4, cost_nanos: 40 });
+
+    // A row of day 2 arrives late (a replayed spool): the kept sums of day 2 no longer hold.
+    await addAll(store.stats, [makeRow('acc-late', day0 + 2 * DAY + 7 * HOUR, { cost_nanos: 5 })]);
+    const counting = countingQueries(store.doc);
+    const after = await new DynamoUsageStats(counting.doc, store.table).summarize('acc-late', from, to);
+    expect(after.totals).toMatchObject({ requests: 5, cost_nanos: 45 });
+    expect(after.by_day.map((d) => d.requests)).toEqual([1, 1, 2, 1]);
+    // One query for the kept sums, one for day 2's rollup items (summed again and kept).
+    expect(counting.seen.queries).toBe(2);
+    const again = countingQueries(store.doc);
+    await new DynamoUsageStats(again.doc, store.table).summarize('acc-late', from, to);
+    expect(again.seen).toMatchObject({ queries: 1, items: 4 });
   });
 });
 

@@ -1,13 +1,15 @@
 import fc from 'fast-check';
 import {
-  bucketRanges,
   dayKey,
+  endOfBucket,
   effectivePeriod,
   escapeSegment,
   hourKey,
   MAX_LABEL_CHARS,
   parseBucketKey,
+  periodUnits,
   unescapeSegment,
+  unitOfBucket,
   utcDays,
   type KeyRange,
 } from '../../../lambda/usage/rollups/bucket-keys';
@@ -113,29 +115,38 @@ describe('effectivePeriod', () => {
   });
 });
 
-describe('bucketRanges', () => {
-  it('reads whole days from DAY buckets and the edges from HOUR buckets', () => {
-    expect(bucketRanges(new Date('2026-11-01T10:00Z'), new Date('2026-11-30T05:00Z'))).toEqual([
-      { lower: 'D#2026-11-02#', upper: 'D#2026-11-29$' },
-      { lower: 'H#2026-11-01T10#', upper: 'H#2026-11-01T23$' },
-      { lower: 'H#2026-11-30T00#', upper: 'H#2026-11-30T04$' },
+describe('periodUnits', () => {
+  const unitsOf = (from: string, to: string) =>
+    periodUnits(new Date(from), new Date(to)).map((u) => `${u.granularity} ${u.hour ?? u.day}`);
+
+  it('covers a period longer than two days with its whole days and the hours of the partial days at either edge', () => {
+    const units = unitsOf('2026-11-01T21:00Z', '2026-11-05T02:00Z');
+    expect(units).toEqual([
+      'H 2026-11-01T21',
+      'H 2026-11-01T22',
+      'H 2026-11-01T23',
+      'D 2026-11-02',
+      'D 2026-11-03',
+      'D 2026-11-04',
+      'H 2026-11-05T00',
+      'H 2026-11-05T01',
     ]);
+    const [first] = periodUnits(new Date('2026-11-01T21:00Z'), new Date('2026-11-05T02:00Z'));
+    expect(first.items).toEqual({ lower: 'H#2026-11-01T21#', upper: 'H#2026-11-01T21$' });
+    expect(periodUnits(new Date('2026-11-01T00:00Z'), new Date('2026-12-01T00:00Z')).map((u) => u.items)[0]).toEqual({
+      lower: 'D#2026-11-01#',
+      upper: 'D#2026-11-01$',
+    });
   });
 
-  it('uses only DAY buckets for a period of whole days', () => {
-    expect(bucketRanges(new Date('2026-11-01T00:00Z'), new Date('2026-12-01T00:00Z'))).toEqual([
-      { lower: 'D#2026-11-01#', upper: 'D#2026-11-30$' },
+  it('covers a period of at most two days hour by hour, across midnight too', () => {
+    expect(unitsOf('2026-11-01T22:00Z', '2026-11-02T01:00Z')).toEqual([
+      'H 2026-11-01T22',
+      'H 2026-11-01T23',
+      'H 2026-11-02T00',
     ]);
-  });
-
-  it('uses one HOUR run when no whole day is inside, even across midnight', () => {
-    expect(bucketRanges(new Date('2026-11-01T22:00Z'), new Date('2026-11-02T03:00Z'))).toEqual([
-      { lower: 'H#2026-11-01T22#', upper: 'H#2026-11-02T02$' },
-    ]);
-    expect(bucketRanges(new Date('2026-11-01T13:00Z'), new Date('2026-11-01T14:00Z'))).toEqual([
-      { lower: 'H#2026-11-01T13#', upper: 'H#2026-11-01T13$' },
-    ]);
-    expect(bucketRanges(new Date('2026-11-01T13:00Z'), new Date('2026-11-01T13:00Z'))).toEqual([]);
+    expect(periodUnits(new Date('2026-11-01T00:00Z'), new Date('2026-11-03T00:00Z'))).toHaveLength(48);
+    expect(unitsOf('2026-11-01T13:00Z', '2026-11-01T13:00Z')).toEqual([]);
   });
 
   it('counts every hour of the period exactly once, and nothing outside it', () => {
@@ -145,8 +156,14 @@ describe('bucketRanges', () => {
       fc.property(fc.integer({ min: 0, max: 24 * 12 }), fc.integer({ min: 1, max: 24 * 12 }), (startHour, hours) => {
         const from = new Date(base + startHour * hour);
         const to = new Date(from.getTime() + hours * hour);
-        const ranges = bucketRanges(from, to);
+        const units = periodUnits(from, to);
+        const ranges = units.map((u) => u.items);
         const wrong: string[] = [];
+        // Units are in time order, each starting where the one before ended.
+        units.forEach((u, i) => {
+          if (u.startMs !== (i === 0 ? from.getTime() : units[i - 1].endMs)) wrong.push(`unit ${i}`);
+        });
+        if (units.at(-1)?.endMs !== to.getTime()) wrong.push('end');
         for (let h = startHour - 30; h < startHour + hours + 30; h++) {
           const t = new Date(base + h * hour);
           const inside = t >= from && t < to;
@@ -154,10 +171,10 @@ describe('bucketRanges', () => {
           const counted = inRanges(ranges, hourKey(t, dims)) + inRanges(ranges, dayKey(t, dims));
           if (inside ? counted !== 1 : inRanges(ranges, hourKey(t, dims)) !== 0) wrong.push(`hour ${t.toISOString()}`);
         }
-        // A day bucket is read only when its whole day is inside.
+        // A day bucket is read only when its whole day is inside a period longer than two days.
         for (let d = -2; d < 15; d++) {
           const dayStart = new Date(base + d * 24 * hour);
-          const whole = dayStart >= from && dayStart.getTime() + 24 * hour <= to.getTime();
+          const whole = hours > 48 && dayStart >= from && dayStart.getTime() + 24 * hour <= to.getTime();
           if (
             inRanges(ranges, dayKey(dayStart, { ...dims, requester: '\u{10FFFF}', token: '\u{10FFFF}' })) !==
             (whole ? 1 : 0)
@@ -167,6 +184,16 @@ describe('bucketRanges', () => {
         expect(wrong).toEqual([]);
       }),
     );
+  });
+});
+
+describe('endOfBucket and unitOfBucket', () => {
+  it('give the hour or day a rollup item counts, and when it ends', () => {
+    expect(endOfBucket(hourKey(at, dims))).toBe(Date.parse('2026-11-21T14:00:00Z'));
+    expect(endOfBucket(dayKey(at, dims))).toBe(Date.parse('2026-11-22T00:00:00Z'));
+    expect(unitOfBucket(hourKey(at, dims))).toEqual({ granularity: 'H', stamp: '2026-11-21T13' });
+    expect(unitOfBucket(dayKey(at, dims))).toEqual({ granularity: 'D', stamp: '2026-11-21' });
+    expect(() => unitOfBucket('CB#2026-11-21')).toThrow();
   });
 });
 

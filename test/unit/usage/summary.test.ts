@@ -1,6 +1,8 @@
 import { latencyBucket } from '../../../lambda/usage/rollups/latency-histogram';
 import { emptyRollup, rollupFromItem, rowIncrements, type Rollup } from '../../../lambda/usage/rollups/rollup';
-import { assembleSummary, type RollupSlice } from '../../../lambda/usage/rollups/summary';
+import type { BucketDimensions } from '../../../lambda/usage/rollups/bucket-keys';
+import { DimensionSums } from '../../../lambda/usage/rollups/dimension-sums';
+import { assembleSummary, MAX_LISTED_TAG_KEYS, MAX_LISTED_TAG_VALUES } from '../../../lambda/usage/rollups/summary';
 import type { UsageRow } from '../../../lambda/usage/usage-row';
 
 function row(overrides: Partial<UsageRow>): UsageRow {
@@ -38,6 +40,25 @@ function rollupOf(...rows: UsageRow[]): Rollup {
     one.latency.forEach((n, i) => (total.latency[i] += n));
   }
   return total;
+}
+
+/** One rollup item read back: which day (and hour) and dimensions it counts. */
+interface RollupSlice extends BucketDimensions {
+  day: string;
+  hour?: string;
+  rollup: Rollup;
+}
+
+/** The summary of the slices, each summed on its own as one hour or day of the period. */
+function summaryOf(of: { from: Date; to: Date }, slices: readonly RollupSlice[]) {
+  return assembleSummary(
+    of,
+    slices.map(({ day, hour, rollup, ...dims }) => {
+      const sums = new DimensionSums();
+      sums.addSlice(dims, rollup);
+      return { day, ...(hour ? { hour } : {}), sums: sums.toPacked() };
+    }),
+  );
 }
 
 function slice(day: string, provider: string, model: string, requester: string, ...rows: UsageRow[]): RollupSlice {
@@ -109,7 +130,7 @@ describe('rowIncrements', () => {
 
 describe('assembleSummary', () => {
   it('lists every day of the period, quiet days as zeros', () => {
-    const summary = assembleSummary(period, [slice('2026-11-21', 'prov-b', 'fam-4o-mini', '', row({ cost_nanos: 7 }))]);
+    const summary = summaryOf(period, [slice('2026-11-21', 'prov-b', 'fam-4o-mini', '', row({ cost_nanos: 7 }))]);
     expect(summary.from).toBe('2026-11-20T00:00:00.000Z');
     expect(summary.to).toBe('2026-11-23T00:00:00.000Z');
     expect(summary.by_day.map((d) => [d.day, d.requests])).toEqual([
@@ -126,7 +147,7 @@ describe('assembleSummary', () => {
     const rows = Array.from({ length: 10 }, (_, i) =>
       row({ id: `r${i}`, cost_nanos: 100_000_000, saved_nanos: 100_000_000 }),
     );
-    const summary = assembleSummary(
+    const summary = summaryOf(
       period,
       rows.map((r) => slice('2026-11-21', 'prov-b', 'fam-4o-mini', '', r)),
     );
@@ -139,7 +160,7 @@ describe('assembleSummary', () => {
   });
 
   it('breaks down by provider, model (per provider) and requester, costliest first, then busiest', () => {
-    const summary = assembleSummary(period, [
+    const summary = summaryOf(period, [
       slice('2026-11-20', 'prov-b', 'shared-model', 'alice', row({ cost_nanos: 10 })),
       slice('2026-11-21', 'prov-d', 'shared-model', 'bob', row({ cost_nanos: 30 })),
       slice('2026-11-21', 'prov-b', 'cheap', '', row({}), row({}), row({})),
@@ -165,7 +186,7 @@ describe('assembleSummary', () => {
   });
 
   it('breaks down by endpoint kind; buckets from before kinds count as the provider’s main endpoint', () => {
-    const summary = assembleSummary(period, [
+    const summary = summaryOf(period, [
       slice('2026-11-20', 'prov-b', 'gpt-4.1', 'alice', row({ kind: 'responses', cost_nanos: 50 })),
       slice(
         '2026-11-20',
@@ -190,14 +211,14 @@ describe('assembleSummary', () => {
 
   it('derives the average and p95 latency from the rollups', () => {
     const rows = [...Array(19).fill(100), 2000].map((ms, i) => row({ id: `r${i}`, latency_ms: ms }));
-    const { totals } = assembleSummary(period, [slice('2026-11-21', 'prov-b', 'm', '', ...rows)]);
+    const { totals } = summaryOf(period, [slice('2026-11-21', 'prov-b', 'm', '', ...rows)]);
     expect(totals.latency_avg_ms).toBe(Math.round((19 * 100 + 2000) / 20));
     expect(totals.latency_p95_ms).toBeGreaterThanOrEqual(85);
     expect(totals.latency_p95_ms).toBeLessThanOrEqual(119);
   });
 
   it('breaks down by proxy token, costliest first, with old token-less buckets as ""', () => {
-    const summary = assembleSummary(period, [
+    const summary = summaryOf(period, [
       slice('2026-11-20', 'prov-b', 'm', '', row({ token_id: 'acc_app1', cost_nanos: 5 })),
       slice('2026-11-21', 'prov-d', 'm', 'bob', row({ token_id: 'acc_app1', cost_nanos: 7 })),
       slice('2026-11-21', 'prov-b', 'm', '', row({ token_id: 'acc_app2', cost_nanos: 20 })),
@@ -211,7 +232,7 @@ describe('assembleSummary', () => {
   });
 
   it('has no hourly series for a period longer than two days', () => {
-    expect(assembleSummary(period, []).by_hour).toEqual([]);
+    expect(summaryOf(period, []).by_hour).toEqual([]);
   });
 
   it('lists every hour of a period of up to two days, quiet hours as zeros, with its providers', () => {
@@ -220,7 +241,7 @@ describe('assembleSummary', () => {
       ...slice(hour.slice(0, 10), provider, 'm', '', ...rows),
       hour,
     });
-    const summary = assembleSummary(short, [
+    const summary = summaryOf(short, [
       hourly('2026-11-21T22', 'prov-b', row({ cost_nanos: 3, latency_ms: 50 })),
       hourly('2026-11-22T01', 'prov-b', row({ cost_nanos: 4 })),
       hourly('2026-11-22T01', 'prov-a', row({ cost_nanos: 6, latency_ms: 300 }), row({ latency_ms: 500 })),
@@ -240,5 +261,50 @@ describe('assembleSummary', () => {
       ['2026-11-21', 1],
       ['2026-11-22', 3],
     ]);
+  });
+});
+
+describe('by_tag', () => {
+  /** One day whose tag rollups hold these keys and values, each value `cost` nanos a row. */
+  function taggedDay(day: string, tags: [key: string, value: string, cost: number][]) {
+    const sums = new DimensionSums();
+    for (const [key, value, cost] of tags) sums.addTag(key, value, rollupOf(row({ cost_nanos: cost })));
+    return { day, sums: sums.toPacked() };
+  }
+
+  it('lists the 10 costliest values of a key and sums the rest into (other), saying how many', () => {
+    const values = Array.from({ length: 14 }, (_, i): [string, string, number] => ['team', `t${i}`, 100 + i]);
+    const { by_tag } = assembleSummary(period, [taggedDay('2026-11-21', values)]);
+    expect(Object.keys(by_tag.team)).toHaveLength(MAX_LISTED_TAG_VALUES + 1);
+    expect(by_tag.team.t13.cost_nanos).toBe(113);
+    expect(by_tag.team.t3).toBeUndefined();
+    expect(by_tag.team['(other)']).toMatchObject({ requests: 4, cost_nanos: 100 + 101 + 102 + 103, other: 4 });
+    expect(by_tag.team['(other)'].past_daily_cap).toBeUndefined();
+  });
+
+  it('adds the values past the day’s cap to (other), which then says its count is a lower bound', () => {
+    const { by_tag } = assembleSummary(period, [
+      taggedDay('2026-11-21', [
+        ['team', 'search', 5],
+        ['team', '(other)', 7],
+      ]),
+    ]);
+    expect(by_tag.team['(other)']).toMatchObject({ requests: 1, cost_nanos: 7, other: 0, past_daily_cap: true });
+    expect(by_tag.team.search.cost_nanos).toBe(5);
+  });
+
+  it('lists the 20 costliest keys of a period longer than a day, and counts the ones left out', () => {
+    const days = Array.from({ length: 3 }, (_, d) =>
+      taggedDay(
+        `2026-11-2${d}`,
+        Array.from({ length: 10 }, (_, k): [string, string, number] => [`k${d}-${k}`, 'v', d * 10 + k]),
+      ),
+    );
+    const summary = assembleSummary(period, days);
+    expect(Object.keys(summary.by_tag)).toHaveLength(MAX_LISTED_TAG_KEYS);
+    expect(summary.tag_keys_not_listed).toBe(10);
+    // Day 0's keys were the cheapest.
+    expect(Object.keys(summary.by_tag).some((key) => key.startsWith('k0-'))).toBe(false);
+    expect(assembleSummary(period, days.slice(0, 2)).tag_keys_not_listed).toBeUndefined();
   });
 });

@@ -95,7 +95,7 @@ export function TopTable<Row extends Ranked>({
             <p class="table-cut" data-testid={`${id}-cut`}>
               {pastDailyCap
                 ? `${formatInt(top.length)} of more than ${formatInt(distinct)} ${noun} shown: the others are in the totals, not listed.`
-                : `${formatInt(top.length)} of ${formatInt(distinct)} ${noun} shown: the other ${formatInt(hidden)} are in the totals, not listed.`}
+                : `${formatInt(top.length)} of ${formatInt(distinct)} ${noun} shown: the other ${formatInt(hidden)} ${hidden === 1 ? 'is' : 'are'} in the totals, not listed.`}
             </p>
           )}
         </div>
@@ -143,7 +143,7 @@ export const costWithSavings = <R extends Summed>(savedTestId?: string): Column<
  * The entry that sums the values past the API's cut: no link, since no one value is behind it.
  * Values past a day's cap were never counted by name, so then the count is only a lower bound.
  */
-function OtherValues({ count, noun, pastDailyCap }: { count: number; noun: string; pastDailyCap?: boolean }) {
+export function OtherValues({ count, noun, pastDailyCap }: { count: number; noun: string; pastDailyCap?: boolean }) {
   if (!pastDailyCap)
     return (
       <span class="muted" data-testid="other-values">

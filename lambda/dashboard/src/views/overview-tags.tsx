@@ -3,9 +3,9 @@ import { EmptyState } from '../components/empty-state';
 import { formatInt } from '../format';
 import { hrefFor } from '../router';
 import type { Stats, TagTotals } from '../types';
-import { costWithSavings, TopTable, tokensInOut } from './overview-tables';
+import { costWithSavings, OtherValues, TopTable, tokensInOut } from './overview-tables';
 
-/** The stats' name for the values past a key's daily cap (docs/tags.md). */
+/** The stats' name for the value that sums the values past the listed ones and past a key's daily cap (docs/tags.md). */
 const OTHER_VALUE = '(other)';
 
 type TagRow = TagTotals & { value: string };
@@ -28,6 +28,11 @@ export function SpendByTag({ stats }: { stats: Stats }) {
             </option>
           ))}
         </select>
+        {stats.tag_keys_not_listed ? (
+          <span class="muted" data-testid="spend-by-tag-keys-not-listed">
+            {formatInt(stats.tag_keys_not_listed)} cheaper keys not listed
+          </span>
+        ) : null}
       </label>
     ) : undefined;
   return (
@@ -59,9 +64,7 @@ export function SpendByTag({ stats }: { stats: Stats }) {
           header: 'Value',
           cell: (row) =>
             row.value === OTHER_VALUE ? (
-              <span class="muted" title="Values past the first 100 of this key in a day">
-                (other values)
-              </span>
+              <OtherValues count={row.other ?? 0} noun="values" pastDailyCap={row.past_daily_cap} />
             ) : (
               <a href={hrefFor('logs', new URLSearchParams([['tag', `${key}=${row.value}`]]))} class="mono">
                 {row.value}

@@ -1,0 +1,191 @@
+import { randomUUID } from 'node:crypto';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { eachInFlight } from '../../in-flight';
+import type { DocumentClient } from '../../store/dynamodb/document-client';
+import { allItems } from '../../store/dynamodb/paginate';
+import {
+  endOfBucket,
+  parseBucketKey,
+  parseTagBucketKey,
+  unitOfBucket,
+  type Granularity,
+  type KeyRange,
+  type PeriodUnit,
+} from '../rollups/bucket-keys';
+import { DimensionSums, type PackedSums } from '../rollups/dimension-sums';
+import { rollupFromItem } from '../rollups/rollup';
+import type { TimedSums } from '../rollups/summary';
+
+/**
+ * An hour or day is sealed this long after it ends: its summary may then be kept. Rows reach the
+ * rollups seconds after their time; one that comes later (a replayed spool, a retried batch) marks
+ * the summary stale. The margin covers the clocks of the instance that reads and the one that folds.
+ */
+export const SEAL_MARGIN_MS = 5 * 60_000;
+
+/** Summaries built at once when a period's first read finds them missing. */
+const BUILDS_IN_FLIGHT = 4;
+
+/**
+ * A stored summary larger than this is not kept (DynamoDB's item limit is 400 KB): that hour or day
+ * is then read from its rollup items each time, as an unsealed one is.
+ */
+export const MAX_STORED_BYTES = 300 * 1024;
+
+/** `SUM#H#2026-11-21T13`, `SUM#D#2026-11-21`: beside the rollup items, outside their key ranges. */
+export const summaryKey = (granularity: Granularity, stamp: string) => `SUM#${granularity}#${stamp}`;
+
+const unitKey = (unit: PeriodUnit) => summaryKey(unit.granularity, unit.hour ?? unit.day);
+
+/**
+ * The sums of a past hour or day, kept as one item once the hour or day is sealed, so a period's
+ * summary reads one item per hour or day instead of every rollup item in it (up to the day's cap
+ * of rollup items per hour or day, label-caps.ts). An item is either a summary (`sums`, gzipped
+ * `DimensionSums`) or a stale mark (`stale`, a fresh id each time), which a fold of a late row
+ * leaves and the next read replaces.
+ *
+ * A read builds a missing summary from the rollup items, and stores it only if the item is still
+ * what it saw before reading them. A fold marks after its rollup writes, so a summary stored is
+ * never missing a row whose fold finished: either the mark came before the read saw the item (and
+ * the items read include the row), or after (and the store is refused).
+ */
+export class PeriodSummaries {
+  constructor(
+    private readonly doc: DocumentClient,
+    private readonly table: string,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The sums of each unit: a sealed one from its summary, stored the first time; the others from their rollup items. */
+  async sumsOf(accountId: string, units: readonly PeriodUnit[]): Promise<TimedSums[]> {
+    const now = this.now();
+    // No row has a time past now (the instances' clocks aside): later units are empty.
+    const present = units.filter((unit) => unit.startMs <= now + SEAL_MARGIN_MS);
+    const sealed = present.filter((unit) => unit.endMs + SEAL_MARGIN_MS <= now);
+    const open = present.filter((unit) => unit.endMs + SEAL_MARGIN_MS > now);
+    const [stored, openSums] = await Promise.all([
+      this.readStored(accountId, sealed),
+      Promise.all(open.map(async (unit) => (await this.sumItems(accountId, unit.items)).toPacked())),
+    ]);
+    const sums = new Map<PeriodUnit, PackedSums>(open.map((unit, i) => [unit, openSums[i]]));
+    await eachInFlight(sealed, BUILDS_IN_FLIGHT, async (unit) => {
+      const item = stored.get(unitKey(unit));
+      sums.set(unit, item?.sums ? unpackStored(item.sums) : await this.build(accountId, unit, item?.stale));
+    });
+    return present.map((unit) => ({ day: unit.day, ...(unit.hour ? { hour: unit.hour } : {}), sums: sums.get(unit)! }));
+  }
+
+  /**
+   * Marks the summaries of the hours and days the rollup items `buckets` count in stale, where
+   * those have ended: a row of theirs was counted after their summary may have been built.
+   */
+  async markStale(accountId: string, buckets: readonly string[]): Promise<void> {
+    const now = this.now();
+    const keys = new Set<string>();
+    for (const bucket of buckets) {
+      if (endOfBucket(bucket) > now) continue;
+      const { granularity, stamp } = unitOfBucket(bucket);
+      keys.add(summaryKey(granularity, stamp));
+    }
+    await eachInFlight([...keys], BUILDS_IN_FLIGHT, (bucket) =>
+      this.doc.send({
+        operation: 'UpdateItem',
+        input: {
+          TableName: this.table,
+          Key: { account_id: accountId, bucket },
+          UpdateExpression: 'SET #stale = :stale REMOVE #sums',
+          ExpressionAttributeNames: { '#stale': 'stale', '#sums': 'sums' },
+          ExpressionAttributeValues: { ':stale': randomUUID() },
+        },
+      }),
+    );
+  }
+
+  /** The stored items of the sealed units, by key: one query per run of consecutive hours or days. */
+  private async readStored(
+    accountId: string,
+    sealed: readonly PeriodUnit[],
+  ): Promise<Map<string, Partial<StoredSummary>>> {
+    const runs: { first: PeriodUnit; last: PeriodUnit }[] = [];
+    for (const unit of sealed) {
+      const run = runs.at(-1);
+      if (run && run.last.granularity === unit.granularity && run.last.endMs === unit.startMs) run.last = unit;
+      else runs.push({ first: unit, last: unit });
+    }
+    const pages = await Promise.all(
+      runs.map(({ first, last }) => this.query(accountId, { lower: unitKey(first), upper: unitKey(last) })),
+    );
+    return new Map(pages.flat().map((item) => [String(item.bucket), item as Partial<StoredSummary>]));
+  }
+
+  /** A sealed unit's sums from its rollup items, stored if nothing changed the summary's item meanwhile. */
+  private async build(accountId: string, unit: PeriodUnit, seenStale: string | undefined): Promise<PackedSums> {
+    const sums = (await this.sumItems(accountId, unit.items)).toPacked();
+    const packed = gzipSync(JSON.stringify(sums));
+    if (packed.byteLength > MAX_STORED_BYTES) return sums;
+    try {
+      await this.doc.send({
+        operation: 'UpdateItem',
+        input: {
+          TableName: this.table,
+          Key: { account_id: accountId, bucket: unitKey(unit) },
+          UpdateExpression: 'SET #sums = :sums REMOVE #stale',
+          ...(seenStale === undefined
+            ? {
+                ConditionExpression: 'attribute_not_exists(#bucket)',
+                ExpressionAttributeNames: { '#sums': 'sums', '#stale': 'stale', '#bucket': 'bucket' },
+                ExpressionAttributeValues: { ':sums': packed },
+              }
+            : {
+                ConditionExpression: '#stale = :seen',
+                ExpressionAttributeNames: { '#sums': 'sums', '#stale': 'stale' },
+                ExpressionAttributeValues: { ':sums': packed, ':seen': seenStale },
+              }),
+        },
+      });
+    } catch (error) {
+      // A fold marked it, or another read stored it, meanwhile: the next read uses theirs.
+      if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+    }
+    return sums;
+  }
+
+  private async sumItems(accountId: string, range: KeyRange): Promise<DimensionSums> {
+    const sums = new DimensionSums();
+    for (const item of await this.query(accountId, range)) {
+      const bucket = String(item.bucket);
+      // Tag rollups share the key ranges (bucket-keys.ts): the same query brings them.
+      const tag = parseTagBucketKey(bucket);
+      if (tag) sums.addTag(tag.key, tag.value, rollupFromItem(item));
+      else sums.addSlice(parseBucketKey(bucket), rollupFromItem(item));
+    }
+    return sums;
+  }
+
+  private query(accountId: string, range: KeyRange): Promise<Record<string, unknown>[]> {
+    return allItems((start) =>
+      this.doc.send({
+        operation: 'Query',
+        input: {
+          TableName: this.table,
+          KeyConditionExpression: 'account_id = :account AND #bucket BETWEEN :lower AND :upper',
+          ExpressionAttributeNames: { '#bucket': 'bucket' },
+          ExpressionAttributeValues: { ':account': accountId, ':lower': range.lower, ':upper': range.upper },
+          // The overview should show a request the moment its row is folded.
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        },
+      }),
+    );
+  }
+}
+
+interface StoredSummary {
+  bucket: string;
+  sums?: Uint8Array;
+  stale?: string;
+}
+
+function unpackStored(stored: Uint8Array): PackedSums {
+  return JSON.parse(gunzipSync(stored).toString('utf8')) as PackedSums;
+}
