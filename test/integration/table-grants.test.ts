@@ -129,6 +129,27 @@ test('the proxy function sends only the actions the stack grants it, on its own 
     'cache:BatchWriteItem',
   ];
   expect([...actions].sort()).toEqual([...granted(PROXY_TABLE_CALLS)].filter((a) => !rare.includes(a)).sort());
+
+  // DynamoDB Local checks no IAM condition: the attributes each of its rollup writes names are checked here.
+  const allowed = tableGrants(PROXY_TABLE_CALLS).find((g) => g.table === 'usageStats' && g.attributes)!.attributes!;
+  const rollupWrites = proxyCalls.calls.filter(
+    (c) => c.operation === 'UpdateItem' && c.tables.includes(proxy.deps.config.tables.usageStats),
+  );
+  expect(rollupWrites.length).toBeGreaterThan(0);
+  for (const { body } of rollupWrites) {
+    const named = [
+      ...Object.keys(body.Key as object),
+      ...Object.values((body.ExpressionAttributeNames ?? {}) as Record<string, string>),
+    ];
+    expect(named.filter((attribute) => !allowed.includes(attribute))).toEqual([]);
+    // Every attribute in its expressions is a placeholder, so the names above are all it touches.
+    const expressions = `${String(body.UpdateExpression)} ${String(body.ConditionExpression ?? '')}`;
+    const bare = expressions
+      .replace(/[#:]\w+/g, '')
+      .match(/[A-Za-z_]\w*/g)
+      ?.filter((word) => !['SET', 'REMOVE', 'OR', 'AND', 'attribute_not_exists'].includes(word));
+    expect(bare ?? []).toEqual([]);
+  }
 });
 
 test('the stream consumer sends only the actions the stack grants it', async () => {
