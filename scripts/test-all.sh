@@ -74,8 +74,26 @@ phase() {
   echo "$name: $((SECONDS - started)) s"
 }
 
+# The type check and the lint each keep one core busy: they run side by side, each into its own log,
+# printed when both are done.
+typecheck_and_lint() {
+  local logs
+  logs=$(mktemp -d)
+  npm run typecheck >"$logs/typecheck" 2>&1 &
+  local typecheck=$!
+  npm run lint >"$logs/lint" 2>&1 &
+  local lint=$!
+  wait "$typecheck"
+  local typecheck_status=$?
+  wait "$lint"
+  local lint_status=$?
+  cat "$logs/typecheck" "$logs/lint"
+  [ "$typecheck_status" -eq 0 ] || echo "npm run typecheck failed"
+  [ "$lint_status" -eq 0 ] || echo "npm run lint failed"
+  [ "$typecheck_status" -eq 0 ] && [ "$lint_status" -eq 0 ]
+}
+
 phase "npm ci" npm ci --no-audit --no-fund --loglevel=error || exit 1
-phase "typecheck" npm run typecheck || exit 1
-phase "lint" npm run lint || exit 1
+phase "typecheck and lint" typecheck_and_lint || exit 1
 phase "waiting for the runtime interface client" wait_for_ric
 npm test
