@@ -184,6 +184,8 @@ function statsFold(doc: DocumentClient, table: string, log: Logger): DynamoUsage
       rows: delta?.rows.length ?? 'all of the batch',
       ...describeError(error),
     });
+  stats.onSumsNotKept = (error) =>
+    log.warn('sums of a past hour or day not kept; the next stats read sums it again', describeError(error));
   return stats;
 }
 

@@ -270,3 +270,19 @@ test('a store that answers but refuses the call as malformed (a bug on our side)
   expect(failed.text).not.toContain('parameter values were invalid');
   expectLoggedOnce(failed.requestId, 500, /ValidationException/);
 });
+
+test('a store that refuses to keep the sums of past hours and days (IAM, throttling) costs /api/stats nothing but a warning', async () => {
+  const fresh = await proxy.createAccount('stats-sums-refused');
+  const disturbedBefore = gate.disturbed;
+  expect(proxy.output()).not.toContain('sums of a past hour or day not kept');
+  gate.disturb(
+    'reject',
+    (call) => callOf('UpdateItem', 'usage-stats', fresh.accountId)(call) && JSON.stringify(call.body).includes('SUM#'),
+    EVERY_ATTEMPT,
+  );
+  const answer = await send('/api/stats', { token: fresh.token });
+  expect(answer.status).toBe(200);
+  expect(JSON.parse(answer.text)).toMatchObject({ totals: { requests: 0 } });
+  expect(gate.disturbed).toBeGreaterThan(disturbedBefore);
+  expect(proxy.output()).toContain('sums of a past hour or day not kept; the next stats read sums it again');
+});

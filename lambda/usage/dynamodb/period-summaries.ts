@@ -54,6 +54,8 @@ export class PeriodSummaries {
     private readonly doc: DocumentClient,
     private readonly table: string,
     private readonly now: () => number = Date.now,
+    /** Told when sums could not be kept (refused, throttled): the read answers anyway, and the next one sums again. */
+    private readonly notKept: (error: unknown) => void = () => {},
   ) {}
 
   /** The sums of each unit: a sealed one from its summary, stored the first time; the others from their rollup items. */
@@ -144,8 +146,9 @@ export class PeriodSummaries {
         },
       });
     } catch (error) {
-      // A fold marked it, or another read stored it, meanwhile: the next read uses theirs.
-      if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+      // A fold marked it, or another read stored it, meanwhile: the next read uses theirs. Any other
+      // failure to keep them costs only speed, never the answer.
+      if ((error as Error).name !== 'ConditionalCheckFailedException') this.notKept(error);
     }
     return sums;
   }

@@ -38,8 +38,11 @@ export class DynamoUsageStats implements UsageStats {
   ) {
     this.cappedSets = new CappedSets(doc, table);
     this.counters = new WatermarkedCounters(doc);
-    this.summaries = new PeriodSummaries(doc, table, now);
+    this.summaries = new PeriodSummaries(doc, table, now, (error) => this.onSumsNotKept?.(error));
   }
+
+  /** Told when a read could not keep the sums of a past hour or day (it answered anyway). */
+  onSumsNotKept?: (error: unknown) => void;
 
   async fold(rows: StreamedRow[]): Promise<FoldOutcome> {
     const failed = new Set<StreamedRow>();

@@ -81,3 +81,24 @@ it('gives each account its own kept sums', async () => {
     expect((await store.stats.summarize('acc-own-3', ...period)).totals.requests).toBe(0);
   }
 });
+
+it('answers even when the sums cannot be kept (a write refused by IAM or throttled), and says so', async () => {
+  await addAll(store.stats, [makeRow('acc-refused', hourStart + 60_000, { cost_nanos: 8 })]);
+  const refused = Object.assign(new Error('not authorized to perform: dynamodb:UpdateItem'), {
+    name: 'AccessDeniedException',
+  });
+  const doc: DocumentClient = {
+    send: async <C extends StoreCommand>(command: C) => {
+      const key = (command.input as { Key?: { bucket?: string } }).Key;
+      if (command.operation === 'UpdateItem' && key?.bucket?.startsWith('SUM#')) throw refused;
+      return store.doc.send(command);
+    },
+  };
+  const stats = new DynamoUsageStats(doc, store.table);
+  const notKept: unknown[] = [];
+  stats.onSumsNotKept = (error) => notKept.push(error);
+  for (let read = 1; read <= 2; read++) {
+    expect((await stats.summarize('acc-refused', ...period)).totals).toMatchObject({ requests: 1, cost_nanos: 8 });
+    expect(notKept).toEqual(Array.from({ length: read }, () => refused));
+  }
+});
