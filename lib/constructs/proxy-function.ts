@@ -151,16 +151,17 @@ export class ProxyFunction extends Construct {
    */
   bindTable(table: ITable, shape: TableShape, grants: readonly TableGrant[]): void {
     this.fn.addEnvironment(shape.envVar, table.tableName);
-    for (const grant of grants) {
-      this.role.addToPrincipalPolicy(
-        new PolicyStatement({
-          actions: grant.actions.map((a) => `dynamodb:${a}`),
-          resources: [table.tableArn],
-          conditions: grantConditions(grant),
-        }),
-      );
-    }
+    for (const grant of grants) this.role.addToPrincipalPolicy(tableGrantStatement(grant, table.tableArn));
   }
+}
+
+/** A role's statement for one of its table grants, with the conditions that limit its writes when declared. */
+export function tableGrantStatement(grant: TableGrant, tableArn: string): PolicyStatement {
+  return new PolicyStatement({
+    actions: grant.actions.map((a) => `dynamodb:${a}`),
+    resources: [tableArn],
+    conditions: grantConditions(grant),
+  });
 }
 
 /**

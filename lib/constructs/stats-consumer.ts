@@ -16,12 +16,12 @@ import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { CONSUMER_TABLE_CALLS, grantConditions, tableGrants } from '../../lambda/store/table-calls';
+import { CONSUMER_TABLE_CALLS, tableGrants } from '../../lambda/store/table-calls';
 import type { TableShape } from '../../lambda/tables';
 import type { AlertTopic } from './alert-topic';
 import type { ProviderKeyEncryption } from './provider-key';
 import type { UsageExport } from './usage-export';
-import { esmBundling } from './proxy-function';
+import { esmBundling, tableGrantStatement } from './proxy-function';
 
 export const CONSUMER_ENTRY = 'lambda/stream-consumer.ts';
 
@@ -150,13 +150,7 @@ export class StatsConsumer extends Construct {
     for (const grant of tableGrants(CONSUMER_TABLE_CALLS)) {
       if (!(grant.table in tables))
         throw new Error(`the stream consumer may use only the rollups and accounts, not ${grant.table}`);
-      this.role.addToPrincipalPolicy(
-        new PolicyStatement({
-          actions: grant.actions.map((a) => `dynamodb:${a}`),
-          resources: [tables[grant.table as keyof typeof tables].tableArn],
-          conditions: grantConditions(grant),
-        }),
-      );
+      this.role.addToPrincipalPolicy(tableGrantStatement(grant, tables[grant.table as keyof typeof tables].tableArn));
     }
     props.alertTopic.grantPublish(this.role);
     props.usageExport.grantExport(this.role);
