@@ -174,8 +174,9 @@ export const CONSUMER_TABLE_CALLS: readonly TableCalls[] = [
   {
     code: 'PeriodSummaries',
     table: 'usageStats',
-    actions: ['UpdateItem'],
-    purpose: "a past hour's or day's summary marked stale when a late row is counted in it",
+    actions: ['Query', 'UpdateItem'],
+    purpose:
+      "an hour's or day's summary kept as it seals, from its rollup items; marked stale when a late row is counted in it",
   },
 ];
 

@@ -53,7 +53,7 @@ describe('stats consumer (rollups from the usage-logs stream)', () => {
     expect(queue.Properties).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 86_400 });
   });
 
-  it('may read that one stream, update rollup items, read budgets, write alert items and budget spend, and send to its queue, nothing more', () => {
+  it('may read that one stream, read and update rollup items, read budgets, write alert items and budget spend, and send to its queue, nothing more', () => {
     const statements = roleStatements(stack.synth.template, roleOf(consumer()));
     const dynamo = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
     const streamArn = { 'Fn::GetAtt': [table(TABLES.usageLogs).logicalId, 'StreamArn'] };
@@ -64,8 +64,9 @@ describe('stats consumer (rollups from the usage-logs stream)', () => {
           Resource: streamArn,
         }),
         expect.objectContaining({ Action: 'dynamodb:ListStreams', Resource: '*' }),
+        // It reads the rollup items too: it keeps each sealed hour's and day's sums from them.
         expect.objectContaining({
-          Action: 'dynamodb:UpdateItem',
+          Action: ['dynamodb:Query', 'dynamodb:UpdateItem'],
           Resource: { 'Fn::GetAtt': [table(TABLES.usageStats).logicalId, 'Arn'] },
         }),
         expect.objectContaining({

@@ -16,6 +16,7 @@ import {
   type TableCalls,
 } from '../../lambda/store/table-calls';
 import { tableNames, type TableId } from '../../lambda/tables';
+import type { UsageRow } from '../../lambda/usage/usage-row';
 import { startStatsConsumer, type StatsConsumerProcess } from '../reliability/support/stats-consumer';
 import { eventually } from '../support/patience';
 import { startInProcessProxy, type InProcessProxy } from '../support/in-process-proxy';
@@ -155,6 +156,11 @@ test('the proxy function sends only the actions the stack grants it, on its own 
 test('the stream consumer sends only the actions the stack grants it', async () => {
   const prefix = proxy.deps.config.tables.accounts.replace(/accounts$/, '');
   expect(tableNames({}, prefix)).toEqual(proxy.deps.config.tables);
+  // A row of an hour long sealed, as a replayed spool brings one: the consumer marks that hour's and
+  // day's kept sums stale, then sums them again from their rollup items and keeps them.
+  const logs = (await (await proxy.api('/api/logs?limit=1', { token: proxy.token })).json()) as { items: UsageRow[] };
+  const late = new Date(Date.now() - 3 * 3_600_000).toISOString();
+  await proxy.deps.usageLog.write({ ...logs.items[0], id: `late-${randomBytes(4).toString('hex')}`, ts: late });
   consumer = await startStatsConsumer(prefix, undefined, { DYNAMODB_ENDPOINT: consumerCalls.endpoint });
   // Folded: the rollups now hold the rows written above.
   const folded = await eventually(async () => {
@@ -164,9 +170,15 @@ test('the stream consumer sends only the actions the stack grants it', async () 
     return (stats.totals?.requests ?? 0) >= 3 ? stats : undefined;
   });
   expect(folded).toBeDefined();
+  // Its last step for the batch with the late row: that hour and day summed again and kept.
+  const kept = await eventually(async () =>
+    consumerCalls.calls.some((call) => call.operation === 'Query') ? true : undefined,
+  );
+  expect(kept).toBe(true);
   const actions = sent(consumerCalls.calls);
   expect([...actions].filter((action) => !granted(CONSUMER_TABLE_CALLS).has(action))).toEqual([]);
   expect(actions).toContain('usageStats:UpdateItem');
+  expect(actions).toContain('usageStats:Query');
 });
 
 test('the declarations give the proxy no delete, batch write or update on the usage history, and the consumer writes only rollups, alerts and budget spend', () => {
@@ -181,6 +193,7 @@ test('the declarations give the proxy no delete, batch write or update on the us
   ]);
   expect(new Set(CONSUMER_TABLE_CALLS.flatMap((c) => c.actions.map((action) => `${c.table}:${action}`)))).toEqual(
     new Set([
+      'usageStats:Query',
       'usageStats:UpdateItem',
       'accounts:GetItem',
       'accounts:BatchGetItem',

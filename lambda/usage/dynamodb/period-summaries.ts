@@ -4,7 +4,6 @@ import { eachInFlight } from '../../in-flight';
 import type { DocumentClient } from '../../store/dynamodb/document-client';
 import { allItems } from '../../store/dynamodb/paginate';
 import {
-  endOfBucket,
   parseBucketKey,
   parseTagBucketKey,
   unitOfBucket,
@@ -26,6 +25,9 @@ export const SEAL_MARGIN_MS = 5 * 60_000;
 /** Summaries built at once when a period's first read finds them missing. */
 const BUILDS_IN_FLIGHT = 4;
 
+/** Accounts whose counted hours and days an instance notes (`keepSealed`); past that it forgets them all. */
+const MAX_ACCOUNTS_NOTED = 10_000;
+
 /**
  * A stored summary larger than this is not kept (DynamoDB's item limit is 400 KB): that hour or day
  * is then read from its rollup items each time, as an unsealed one is.
@@ -37,6 +39,8 @@ export const summaryKey = (granularity: Granularity, stamp: string) => `SUM#${gr
 
 const unitKey = (unit: PeriodUnit) => summaryKey(unit.granularity, unit.hour ?? unit.day);
 
+const isSealed = (unit: PeriodUnit, now: number) => unit.endMs + SEAL_MARGIN_MS <= now;
+
 /**
  * The sums of a past hour or day, kept as one item once the hour or day is sealed, so a period's
  * summary reads one item per hour or day instead of every rollup item in it (up to the day's cap
@@ -44,12 +48,16 @@ const unitKey = (unit: PeriodUnit) => summaryKey(unit.granularity, unit.hour ?? 
  * `DimensionSums`) or a stale mark (`stale`, a fresh id each time), which a fold of a late row
  * leaves and the next read replaces.
  *
- * A read builds a missing summary from the rollup items, and stores it only if the item is still
- * what it saw before reading them. A fold marks after its rollup writes, so a summary stored is
- * never missing a row whose fold finished: either the mark came before the read saw the item (and
- * the items read include the row), or after (and the store is refused).
+ * The fold keeps the sums of the hours and days it counted rows in once they seal (`keepSealed`),
+ * and a read keeps any still missing. A summary is built from the rollup items, and stored only if
+ * its item is still what the builder saw before reading them. A fold marks after its rollup writes,
+ * so a summary stored is never missing a row whose fold finished: either the mark came before the
+ * builder saw the item (and the items read include the row), or after (and the store is refused).
  */
 export class PeriodSummaries {
+  /** Per account, the hours and days this instance counted rows in and has not yet kept the sums of (`keepSealed`). */
+  private readonly counted = new Map<string, Map<string, PeriodUnit>>();
+
   constructor(
     private readonly doc: DocumentClient,
     private readonly table: string,
@@ -63,18 +71,43 @@ export class PeriodSummaries {
     const now = this.now();
     // No row has a time past now (the instances' clocks aside): later units are empty.
     const present = units.filter((unit) => unit.startMs <= now + SEAL_MARGIN_MS);
-    const sealed = present.filter((unit) => unit.endMs + SEAL_MARGIN_MS <= now);
-    const open = present.filter((unit) => unit.endMs + SEAL_MARGIN_MS > now);
-    const [stored, openSums] = await Promise.all([
-      this.readStored(accountId, sealed),
+    const sealed = present.filter((unit) => isSealed(unit, now));
+    const open = present.filter((unit) => !isSealed(unit, now));
+    const [sealedSums, openSums] = await Promise.all([
+      this.sealedSums(accountId, sealed),
       Promise.all(open.map(async (unit) => (await this.sumItems(accountId, unit.items)).toPacked())),
     ]);
-    const sums = new Map<PeriodUnit, PackedSums>(open.map((unit, i) => [unit, openSums[i]]));
-    await eachInFlight(sealed, BUILDS_IN_FLIGHT, async (unit) => {
-      const item = stored.get(unitKey(unit));
-      sums.set(unit, item?.sums ? unpackStored(item.sums) : await this.build(accountId, unit, item?.stale));
-    });
+    const sums = new Map<PeriodUnit, PackedSums>([
+      ...sealedSums,
+      ...open.map((unit, i) => [unit, openSums[i]] as const),
+    ]);
     return present.map((unit) => ({ day: unit.day, ...(unit.hour ? { hour: unit.hour } : {}), sums: sums.get(unit)! }));
+  }
+
+  /**
+   * Notes the hours and days the fold just counted rows of the account in, and keeps the sums of
+   * those noted that have sealed since (hours first, then days). The fold calls it after each batch,
+   * so the first read of a past hour or day of an account still in use finds its sums kept. Those
+   * of its last hour and day before it went quiet are kept at its next batch, or by their first read.
+   */
+  async keepSealed(accountId: string, buckets: readonly string[]): Promise<void> {
+    let noted = this.counted.get(accountId);
+    if (!noted) {
+      if (this.counted.size >= MAX_ACCOUNTS_NOTED) this.counted.clear();
+      this.counted.set(accountId, (noted = new Map()));
+    }
+    for (const bucket of buckets) {
+      const unit = unitOfBucket(bucket);
+      noted.set(unitKey(unit), unit);
+    }
+    const now = this.now();
+    const sealed = [...noted.values()].filter((unit) => isSealed(unit, now));
+    for (const granularity of ['H', 'D'] as const)
+      await this.keepMissing(
+        accountId,
+        sealed.filter((unit) => unit.granularity === granularity),
+      );
+    for (const unit of sealed) noted.delete(unitKey(unit));
   }
 
   /**
@@ -83,12 +116,12 @@ export class PeriodSummaries {
    */
   async markStale(accountId: string, buckets: readonly string[]): Promise<void> {
     const now = this.now();
-    const keys = new Set<string>();
-    for (const bucket of buckets) {
-      if (endOfBucket(bucket) > now) continue;
-      const { granularity, stamp } = unitOfBucket(bucket);
-      keys.add(summaryKey(granularity, stamp));
-    }
+    const keys = new Set(
+      buckets
+        .map(unitOfBucket)
+        .filter((unit) => unit.endMs <= now)
+        .map(unitKey),
+    );
     await eachInFlight([...keys], BUILDS_IN_FLIGHT, (bucket) =>
       this.doc.send({
         operation: 'UpdateItem',
@@ -100,6 +133,31 @@ export class PeriodSummaries {
           ExpressionAttributeValues: { ':stale': randomUUID() },
         },
       }),
+    );
+  }
+
+  /** The sums of sealed units: kept ones unpacked, the others built (and kept). `stored`: their items, when already read. */
+  private async sealedSums(
+    accountId: string,
+    sealed: readonly PeriodUnit[],
+    stored?: Map<string, Partial<StoredSummary>>,
+  ): Promise<Map<PeriodUnit, PackedSums>> {
+    const items = stored ?? (await this.readStored(accountId, sealed));
+    const sums = new Map<PeriodUnit, PackedSums>();
+    await eachInFlight(sealed, BUILDS_IN_FLIGHT, async (unit) => {
+      const item = items.get(unitKey(unit));
+      sums.set(unit, item?.sums ? unpackStored(item.sums) : await this.build(accountId, unit, item?.stale));
+    });
+    return sums;
+  }
+
+  /** Builds and keeps the sums of those sealed units that have none kept. */
+  private async keepMissing(accountId: string, sealed: readonly PeriodUnit[]): Promise<void> {
+    const stored = await this.readStored(accountId, sealed);
+    await this.sealedSums(
+      accountId,
+      sealed.filter((unit) => !stored.get(unitKey(unit))?.sums),
+      stored,
     );
   }
 

@@ -41,7 +41,7 @@ export class DynamoUsageStats implements UsageStats {
     this.summaries = new PeriodSummaries(doc, table, now, (error) => this.onSumsNotKept?.(error));
   }
 
-  /** Told when a read could not keep the sums of a past hour or day (it answered anyway). */
+  /** Told when a read or a fold could not keep the sums of a past hour or day (the read answered anyway). */
   onSumsNotKept?: (error: unknown) => void;
 
   async fold(rows: StreamedRow[]): Promise<FoldOutcome> {
@@ -62,18 +62,20 @@ export class DynamoUsageStats implements UsageStats {
         for (const row of delta.rows) failed.add(row);
       }),
     );
-    // After the counts, never before: a summary built in between would miss them (period-summaries.ts).
-    for (const [accountId, accountDeltas] of groupByAccount(deltas)) {
-      await this.summaries
-        .markStale(
-          accountId,
-          accountDeltas.map((delta) => delta.bucket),
-        )
-        .catch((error: unknown) => {
-          this.onFailure?.(accountDeltas[0], error);
-          for (const delta of accountDeltas) for (const row of delta.rows) failed.add(row);
-        });
-    }
+    await eachInFlight([...groupByAccount(deltas)], WRITES_IN_FLIGHT, async ([accountId, accountDeltas]) => {
+      const buckets = accountDeltas.map((delta) => delta.bucket);
+      try {
+        // After the counts, never before: a summary built in between would miss them (period-summaries.ts).
+        await this.summaries.markStale(accountId, buckets);
+      } catch (error) {
+        this.onFailure?.(accountDeltas[0], error);
+        for (const delta of accountDeltas) for (const row of delta.rows) failed.add(row);
+        return;
+      }
+      // The first read of a past period then finds its hours and days summed. Not keeping them costs
+      // that read time, never a row.
+      await this.summaries.keepSealed(accountId, buckets).catch((error: unknown) => this.onSumsNotKept?.(error));
+    });
     return { failed: [...failed] };
   }
 

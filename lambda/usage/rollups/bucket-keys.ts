@@ -214,17 +214,12 @@ export function periodUnits(from: Date, to: Date): PeriodUnit[] {
   return [...hourUnits(fromMs, firstWholeDay), ...days, ...hourUnits(wholeDaysEnd, toMs)];
 }
 
-/** When the hour or day a rollup item counts ends (ms): rows of it may still arrive after, though rarely. */
-export function endOfBucket(bucket: string): number {
-  const [granularity, time = ''] = bucket.split('#');
-  return granularity === 'H' ? Date.parse(`${time}:00:00Z`) + HOUR_MS : Date.parse(`${time}T00:00:00Z`) + DAY_MS;
-}
-
-/** The hour or day of a rollup item as a period unit: its granularity and time. */
-export function unitOfBucket(bucket: string): { granularity: Granularity; stamp: string } {
+/** The hour or day a rollup item (or tag rollup) counts in. */
+export function unitOfBucket(bucket: string): PeriodUnit {
   const [granularity, stamp = ''] = bucket.split('#');
-  if (granularity !== 'H' && granularity !== 'D') throw new Error(`Not a usage rollup key: ${bucket}`);
-  return { granularity, stamp };
+  if (granularity === 'H') return hourUnit(Date.parse(`${stamp}:00:00Z`));
+  if (granularity === 'D') return dayUnit(Date.parse(`${stamp}T00:00:00Z`));
+  throw new Error(`Not a usage rollup key: ${bucket}`);
 }
 
 /** Every UTC hour (`YYYY-MM-DDTHH`) of the whole-hour period [from, to), ascending. */

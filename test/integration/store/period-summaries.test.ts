@@ -4,19 +4,19 @@ import type { StoreCommand } from '../../../lambda/store/dynamodb/commands';
 import type { DocumentClient } from '../../../lambda/store/dynamodb/document-client';
 import { SEAL_MARGIN_MS } from '../../../lambda/usage/dynamodb/period-summaries';
 import { DynamoUsageStats } from '../../../lambda/usage/dynamodb/usage-stats';
-import { HOUR, addAll, makeRow, statsOnFreshTables } from './support/usage-stats-rows';
+import { DAY, HOUR, addAll, makeRow, statsOnFreshTables } from './support/usage-stats-rows';
 
 const store = statsOnFreshTables();
 
-/** The store client, counting queries and the writes of kept sums, and able to hold those writes back. */
+/** The store client, counting queries and the writes of kept sums (by key), and able to hold those writes back. */
 function watched(inner: DocumentClient, beforeKeeping?: () => Promise<void>) {
-  const seen = { queries: 0, kept: 0 };
+  const seen = { queries: 0, kept: 0, keys: [] as string[] };
   const doc: DocumentClient = {
     send: async <C extends StoreCommand>(command: C) => {
       if (command.operation === 'Query') seen.queries++;
-      const key = (command.input as { Key?: { bucket?: string } }).Key;
-      if (command.operation === 'UpdateItem' && key?.bucket?.startsWith('SUM#')) {
+      if (keepsSums(command)) {
         seen.kept++;
+        seen.keys.push((command.input as { Key: { bucket: string } }).Key.bucket);
         await beforeKeeping?.();
       }
       return inner.send(command);
@@ -25,11 +25,21 @@ function watched(inner: DocumentClient, beforeKeeping?: () => Promise<void>) {
   return { doc, seen };
 }
 
+/** A write of kept sums (not a stale mark). */
+function keepsSums(command: StoreCommand): boolean {
+  const values = (command.input as { ExpressionAttributeValues?: Record<string, unknown> }).ExpressionAttributeValues;
+  return command.operation === 'UpdateItem' && values?.[':sums'] !== undefined;
+}
+
 const hourStart = Date.parse('2026-06-01T10:00:00Z');
 const period = [new Date(hourStart), new Date(hourStart + HOUR)] as const;
+/** Folds as a consumer would during the hour's last minutes: its rows counted, its sums not yet kept. */
+const foldingInTheHour = () => new DynamoUsageStats(store.doc, store.table, () => hourStart + 50 * 60_000);
+/** Folds as a consumer would after the hour ended, before it is sealed: late rows mark it stale. */
+const foldingLate = () => new DynamoUsageStats(store.doc, store.table, () => hourStart + HOUR + 60_000);
 
 it('sums an hour from its rollup items until it is sealed, then keeps its sums and reads only them', async () => {
-  await addAll(store.stats, [makeRow('acc-seal', hourStart + 30 * 60_000, { cost_nanos: 9 })]);
+  await addAll(foldingInTheHour(), [makeRow('acc-seal', hourStart + 30 * 60_000, { cost_nanos: 9 })]);
   const readAt = async (now: number) => {
     const { doc, seen } = watched(store.doc);
     const summary = await new DynamoUsageStats(doc, store.table, () => now).summarize('acc-seal', ...period);
@@ -47,17 +57,17 @@ it('sums an hour from its rollup items until it is sealed, then keeps its sums a
 
 it('never keeps sums that miss a row folded while they were being summed', async () => {
   const account = 'acc-race';
-  await addAll(store.stats, [makeRow(account, hourStart + 5 * 60_000, { cost_nanos: 1 })]);
+  await addAll(foldingInTheHour(), [makeRow(account, hourStart + 5 * 60_000, { cost_nanos: 1 })]);
   expect((await store.stats.summarize(account, ...period)).totals.requests).toBe(1);
 
   // A late row marks the kept sums stale; a read starts summing the hour again, and before it can
   // keep the new sums, another late row is folded.
-  await addAll(store.stats, [makeRow(account, hourStart + 6 * 60_000, { cost_nanos: 10 })]);
+  await addAll(foldingLate(), [makeRow(account, hourStart + 6 * 60_000, { cost_nanos: 10 })]);
   let folded = false;
   const { doc } = watched(store.doc, async () => {
     if (folded) return;
     folded = true;
-    await addAll(store.stats, [makeRow(account, hourStart + 7 * 60_000, { cost_nanos: 100 })]);
+    await addAll(foldingLate(), [makeRow(account, hourStart + 7 * 60_000, { cost_nanos: 100 })]);
   });
   const racing = await new DynamoUsageStats(doc, store.table).summarize(account, ...period);
   expect(folded).toBe(true);
@@ -83,7 +93,7 @@ it('gives each account its own kept sums', async () => {
 });
 
 it('answers even when the sums cannot be kept (a write refused by IAM or throttled), and says so', async () => {
-  await addAll(store.stats, [makeRow('acc-refused', hourStart + 60_000, { cost_nanos: 8 })]);
+  await addAll(foldingInTheHour(), [makeRow('acc-refused', hourStart + 60_000, { cost_nanos: 8 })]);
   const refused = Object.assign(new Error('not authorized to perform: dynamodb:UpdateItem'), {
     name: 'AccessDeniedException',
   });
@@ -101,4 +111,79 @@ it('answers even when the sums cannot be kept (a write refused by IAM or throttl
     expect((await stats.summarize('acc-refused', ...period)).totals).toMatchObject({ requests: 1, cost_nanos: 8 });
     expect(notKept).toEqual(Array.from({ length: read }, () => refused));
   }
+});
+
+it('keeps, at its next batch of the account, the sums of each hour and day the fold counted rows in once sealed: their first read reads only those', async () => {
+  const account = 'acc-fold-keeps';
+  const day = Date.parse('2026-06-01T00:00:00Z');
+  let now = day;
+  const { doc, seen } = watched(store.doc);
+  const folding = new DynamoUsageStats(doc, store.table, () => now);
+  let cost = 1;
+  const foldAt = async (at: number) => {
+    now = at;
+    await addAll(folding, [makeRow(account, at, { cost_nanos: cost })]);
+    cost *= 2;
+  };
+  await foldAt(day + 10 * HOUR);
+  expect(seen.keys).toEqual([]);
+  // Its hour has sealed, its day not yet.
+  await foldAt(day + 11 * HOUR + SEAL_MARGIN_MS);
+  expect(seen.keys).toEqual(['SUM#H#2026-06-01T10']);
+  await foldAt(day + DAY + 3 * HOUR);
+  await foldAt(day + 2 * DAY + 3 * HOUR);
+  await foldAt(day + 3 * DAY + SEAL_MARGIN_MS);
+  expect(seen.keys.sort()).toEqual([
+    'SUM#D#2026-06-01',
+    'SUM#D#2026-06-02',
+    'SUM#D#2026-06-03',
+    'SUM#H#2026-06-01T10',
+    'SUM#H#2026-06-01T11',
+    'SUM#H#2026-06-02T03',
+    'SUM#H#2026-06-03T03',
+  ]);
+
+  // Nobody has read those days yet: the first read of them reads the kept sums alone, in one query.
+  const reader = watched(store.doc);
+  const summary = await new DynamoUsageStats(reader.doc, store.table, () => now).summarize(
+    account,
+    new Date(day),
+    new Date(day + 3 * DAY),
+  );
+  expect(summary.totals).toMatchObject({ requests: 4, cost_nanos: 1 + 2 + 4 + 8 });
+  expect(reader.seen).toMatchObject({ queries: 1, kept: 0 });
+});
+
+it('leaves the last day of an account gone quiet to its first read, which keeps it', async () => {
+  const account = 'acc-quiet';
+  await addAll(foldingInTheHour(), [makeRow(account, hourStart + 20 * 60_000, { cost_nanos: 6 })]);
+  const { doc, seen } = watched(store.doc);
+  const readAt = hourStart + 5 * DAY;
+  const period = [new Date(hourStart - 10 * HOUR), new Date(hourStart + 4 * DAY - 10 * HOUR)] as const;
+  const summary = await new DynamoUsageStats(doc, store.table, () => readAt).summarize(account, ...period);
+  expect(summary.totals).toMatchObject({ requests: 1, cost_nanos: 6 });
+  // Four days, every one of them sealed: each summed once and kept, the one with the row among them.
+  expect(seen.keys.sort()).toEqual(['SUM#D#2026-06-01', 'SUM#D#2026-06-02', 'SUM#D#2026-06-03', 'SUM#D#2026-06-04']);
+});
+
+it('folds every row when the sums cannot be kept, and says so', async () => {
+  const refused = Object.assign(new Error('Throughput exceeds the current capacity'), {
+    name: 'ProvisionedThroughputExceededException',
+  });
+  const doc: DocumentClient = {
+    send: async <C extends StoreCommand>(command: C) => {
+      if (keepsSums(command)) throw refused;
+      return store.doc.send(command);
+    },
+  };
+  const folding = new DynamoUsageStats(doc, store.table, () => hourStart + HOUR + SEAL_MARGIN_MS);
+  const notKept: unknown[] = [];
+  folding.onSumsNotKept = (error) => notKept.push(error);
+  // The row's hour is sealed by the fold's clock: it tries to keep its sums at once.
+  await addAll(folding, [makeRow('acc-fold-refused', hourStart + 60_000, { cost_nanos: 5 })]);
+  expect(notKept).toEqual([refused]);
+  expect((await store.stats.summarize('acc-fold-refused', ...period)).totals).toMatchObject({
+    requests: 1,
+    cost_nanos: 5,
+  });
 });

@@ -1,13 +1,13 @@
 import fc from 'fast-check';
 import {
   dayKey,
-  endOfBucket,
   effectivePeriod,
   escapeSegment,
   hourKey,
   MAX_LABEL_CHARS,
   parseBucketKey,
   periodUnits,
+  tagBucketKeys,
   unescapeSegment,
   unitOfBucket,
   utcDays,
@@ -187,12 +187,26 @@ describe('periodUnits', () => {
   });
 });
 
-describe('endOfBucket and unitOfBucket', () => {
-  it('give the hour or day a rollup item counts, and when it ends', () => {
-    expect(endOfBucket(hourKey(at, dims))).toBe(Date.parse('2026-11-21T14:00:00Z'));
-    expect(endOfBucket(dayKey(at, dims))).toBe(Date.parse('2026-11-22T00:00:00Z'));
-    expect(unitOfBucket(hourKey(at, dims))).toEqual({ granularity: 'H', stamp: '2026-11-21T13' });
-    expect(unitOfBucket(dayKey(at, dims))).toEqual({ granularity: 'D', stamp: '2026-11-21' });
+describe('unitOfBucket', () => {
+  it('gives the hour or day a rollup item counts in, with its key range and when it ends', () => {
+    const tagAt = tagBucketKeys(at, 'team', 'a#b');
+    for (const bucket of [hourKey(at, dims), tagAt[0]])
+      expect(unitOfBucket(bucket)).toEqual({
+        granularity: 'H',
+        day: '2026-11-21',
+        hour: '2026-11-21T13',
+        startMs: Date.parse('2026-11-21T13:00:00Z'),
+        endMs: Date.parse('2026-11-21T14:00:00Z'),
+        items: { lower: 'H#2026-11-21T13#', upper: 'H#2026-11-21T13$' },
+      });
+    for (const bucket of [dayKey(at, dims), tagAt[1]])
+      expect(unitOfBucket(bucket)).toEqual({
+        granularity: 'D',
+        day: '2026-11-21',
+        startMs: Date.parse('2026-11-21T00:00:00Z'),
+        endMs: Date.parse('2026-11-22T00:00:00Z'),
+        items: { lower: 'D#2026-11-21#', upper: 'D#2026-11-21$' },
+      });
     expect(() => unitOfBucket('CB#2026-11-21')).toThrow();
   });
 });
