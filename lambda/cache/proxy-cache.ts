@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { UpstreamTimeoutError } from '../errors';
-import type { Logger } from '../logger';
+import { describeError, type Logger } from '../logger';
 import { CacheFill, type FillContext } from './cache-fill';
 import { cacheStatusHeader, forwardedStatus } from './cache-mode';
 import type { CacheRequest } from './cache-request';
@@ -46,11 +46,15 @@ export class ProxyCache {
 
   /**
    * The stored entry for a `read-write` request, started together with the request's
-   * other store reads so it costs no round trip of its own. A failed read is a miss.
+   * other store reads so it costs no round trip of its own. A failed read is a miss: the
+   * provider answers, as if nothing were cached.
    */
   lookup(request: CacheRequest, now: number): Promise<CachedResponse | undefined> | undefined {
     if (request.mode !== 'read-write' || !request.key) return undefined;
-    return this.deps.store.get(request.key, now).catch(() => undefined);
+    return this.deps.store.get(request.key, now).catch((error: unknown) => {
+      this.deps.log.warn('cache not read; the request goes to the provider', describeError(error));
+      return undefined;
+    });
   }
 
   /**

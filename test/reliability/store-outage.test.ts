@@ -114,6 +114,25 @@ test("a store that refuses the token gate's call as malformed (a bug on our side
   expect((await callProxy(proxy, { provider: 'prov-b', token, prompt: 'the next one' })).status).toBe(200);
 });
 
+test('a cache read the store fails is a miss: the provider answers, the row is written, the log says why', async () => {
+  const before = upstreamCalls(proxy);
+  gate.disturb(
+    'fail',
+    (call) => call.operation === 'Query' && call.tables.some((table) => table.endsWith('cache')),
+    50,
+  );
+  const printed = proxy.output().length;
+  const answered = await callProxy(proxy, { provider: 'prov-b', token, cache: 'true', prompt: 'an unreadable cache' });
+  gate.calm();
+  expect(answered.status).toBe(200);
+  expect(answered.headers.get('x-proxy-cache')).toBe('MISS');
+  expect(upstreamCalls(proxy)).toBe(before + 1);
+  expect((await rowOf(proxy, token, answered.requestId)).status_code).toBe(200);
+  expect(proxy.output().slice(printed)).toMatch(
+    /"message":"cache not read; the request goes to the provider".*"error":"InternalServerError"/,
+  );
+});
+
 test('store unreachable: 503 in the endpoint shape, nothing forwarded, service resumes without a restart', async () => {
   expect((await callProxy(proxy, { provider: 'prov-b', token })).status).toBe(200);
   const printed = proxy.output().length;
