@@ -84,13 +84,8 @@ export class PeriodSummaries {
     return present.map((unit) => ({ day: unit.day, ...(unit.hour ? { hour: unit.hour } : {}), sums: sums.get(unit)! }));
   }
 
-  /**
-   * Notes the hours and days the fold just counted rows of the account in, and keeps the sums of
-   * those noted that have sealed since (hours first, then days). The fold calls it after each batch,
-   * so the first read of a past hour or day of an account still in use finds its sums kept. Those
-   * of its last hour and day before it went quiet are kept at its next batch, or by their first read.
-   */
-  async keepSealed(accountId: string, buckets: readonly string[]): Promise<void> {
+  /** Notes the hours and days the fold just counted rows of the account in: `keepSealed` keeps their sums once sealed. */
+  noteCounted(accountId: string, buckets: readonly string[]): void {
     let noted = this.counted.get(accountId);
     if (!noted) {
       if (this.counted.size >= MAX_ACCOUNTS_NOTED) this.counted.clear();
@@ -100,14 +95,29 @@ export class PeriodSummaries {
       const unit = unitOfBucket(bucket);
       noted.set(unitKey(unit), unit);
     }
+  }
+
+  /**
+   * Keeps the sums of the noted hours and days that have sealed, of every account. The fold calls
+   * it after each batch, whoever's rows it holds, so the first read of a past hour or day finds its
+   * sums kept, an account gone quiet included. Only while no rows at all arrive (or after this
+   * instance ends) is that left to the first read.
+   */
+  async keepSealed(): Promise<void> {
     const now = this.now();
-    const sealed = [...noted.values()].filter((unit) => isSealed(unit, now));
-    for (const granularity of ['H', 'D'] as const)
-      await this.keepMissing(
-        accountId,
-        sealed.filter((unit) => unit.granularity === granularity),
-      );
-    for (const unit of sealed) noted.delete(unitKey(unit));
+    await eachInFlight([...this.counted], BUILDS_IN_FLIGHT, async ([accountId, noted]) => {
+      const sealed = [...noted.values()].filter((unit) => isSealed(unit, now));
+      if (sealed.length === 0) return;
+      try {
+        await this.keepMissing(accountId, sealed);
+      } catch (error) {
+        // Still noted: the next batch tries again.
+        this.notKept(error);
+        return;
+      }
+      for (const unit of sealed) noted.delete(unitKey(unit));
+      if (noted.size === 0) this.counted.delete(accountId);
+    });
   }
 
   /**

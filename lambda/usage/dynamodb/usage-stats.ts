@@ -72,10 +72,11 @@ export class DynamoUsageStats implements UsageStats {
         for (const delta of accountDeltas) for (const row of delta.rows) failed.add(row);
         return;
       }
-      // The first read of a past period then finds its hours and days summed. Not keeping them costs
-      // that read time, never a row.
-      await this.summaries.keepSealed(accountId, buckets).catch((error: unknown) => this.onSumsNotKept?.(error));
+      this.summaries.noteCounted(accountId, buckets);
     });
+    // The first read of a past period then finds its hours and days summed. Not keeping them costs
+    // that read time, never a row.
+    await this.summaries.keepSealed();
     return { failed: [...failed] };
   }
 

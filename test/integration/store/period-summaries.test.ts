@@ -16,7 +16,7 @@ function watched(inner: DocumentClient, beforeKeeping?: () => Promise<void>) {
       if (command.operation === 'Query') seen.queries++;
       if (keepsSums(command)) {
         seen.kept++;
-        seen.keys.push((command.input as { Key: { bucket: string } }).Key.bucket);
+        seen.keys.push((command.input as unknown as { Key: { bucket: string } }).Key.bucket);
         await beforeKeeping?.();
       }
       return inner.send(command);
@@ -154,7 +154,21 @@ it('keeps, at its next batch of the account, the sums of each hour and day the f
   expect(reader.seen).toMatchObject({ queries: 1, kept: 0 });
 });
 
-it('leaves the last day of an account gone quiet to its first read, which keeps it', async () => {
+it("keeps the sums of an account gone quiet at the fold's next batch of anyone's rows", async () => {
+  let now = hourStart + 20 * 60_000;
+  const { doc, seen } = watched(store.doc);
+  const folding = new DynamoUsageStats(doc, store.table, () => now);
+  await addAll(folding, [makeRow('acc-gone-quiet', now, { cost_nanos: 3 })]);
+  now = hourStart + DAY;
+  await addAll(folding, [makeRow('acc-still-busy', now, { cost_nanos: 4 })]);
+  expect(seen.keys.sort()).toEqual(['SUM#D#2026-06-01', 'SUM#H#2026-06-01T10']);
+  const reader = watched(store.doc);
+  const summary = await new DynamoUsageStats(reader.doc, store.table, () => now).summarize('acc-gone-quiet', ...period);
+  expect(summary.totals).toMatchObject({ requests: 1, cost_nanos: 3 });
+  expect(reader.seen).toMatchObject({ queries: 1, kept: 0 });
+});
+
+it('leaves the last day of an account gone quiet to its first read while no rows arrive, and that read keeps it', async () => {
   const account = 'acc-quiet';
   await addAll(foldingInTheHour(), [makeRow(account, hourStart + 20 * 60_000, { cost_nanos: 6 })]);
   const { doc, seen } = watched(store.doc);
