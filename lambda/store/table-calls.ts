@@ -226,11 +226,3 @@ export function tableGrants(calls: readonly TableCalls[]): TableGrant[] {
     ];
   });
 }
-
-/** The IAM condition that limits a grant's writes as declared; undefined when they are not limited. */
-export function grantConditions(grant: TableGrant): Record<string, Record<string, string[]>> | undefined {
-  const conditions: Record<string, Record<string, string[]>> = {};
-  if (grant.leadingKeys) conditions['ForAllValues:StringLike'] = { 'dynamodb:LeadingKeys': grant.leadingKeys };
-  if (grant.attributes) conditions['ForAllValues:StringEquals'] = { 'dynamodb:Attributes': grant.attributes };
-  return Object.keys(conditions).length ? conditions : undefined;
-}

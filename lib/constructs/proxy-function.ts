@@ -15,7 +15,7 @@ import {
 import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { grantConditions, type TableGrant } from '../../lambda/store/table-calls';
+import type { TableGrant } from '../../lambda/store/table-calls';
 import type { TableShape } from '../../lambda/tables';
 
 /** Where the Lambda entry lives, relative to the project root. */
@@ -162,6 +162,14 @@ export function tableGrantStatement(grant: TableGrant, tableArn: string): Policy
     resources: [tableArn],
     conditions: grantConditions(grant),
   });
+}
+
+/** The IAM condition that limits a grant's writes as declared; undefined when they are not limited. */
+function grantConditions(grant: TableGrant): Record<string, Record<string, string[]>> | undefined {
+  const conditions: Record<string, Record<string, string[]>> = {};
+  if (grant.leadingKeys) conditions['ForAllValues:StringLike'] = { 'dynamodb:LeadingKeys': grant.leadingKeys };
+  if (grant.attributes) conditions['ForAllValues:StringEquals'] = { 'dynamodb:Attributes': grant.attributes };
+  return Object.keys(conditions).length ? conditions : undefined;
 }
 
 /**

@@ -1,17 +1,11 @@
 import { catalogEntry } from '../../providers/catalog';
 import type { BucketDimensions } from './bucket-keys';
 import { LATENCY_BUCKET_COUNT } from './latency-histogram';
-import { addRollup, COUNTERS, emptyRollup, type Rollup } from './rollup';
+import { addRollup, COUNTERS, emptyRollup, rollupIn, type Rollup } from './rollup';
 
 /** Buckets from before kinds were counted held only the provider's main endpoint: chat, or messages. */
 function mainKindOf(provider: string): string {
   return catalogEntry(provider)?.endpoints[0] ?? 'other';
-}
-
-function rollupIn<K>(map: Map<K, Rollup>, key: K): Rollup {
-  let rollup = map.get(key);
-  if (!rollup) map.set(key, (rollup = emptyRollup()));
-  return rollup;
 }
 
 /** A model id can be served by two providers; they stay apart. */

@@ -41,6 +41,13 @@ export function emptyRollup(): Rollup {
   return { counts, latency: emptyHistogram() };
 }
 
+/** The rollup under `key`, added empty if there is none yet. */
+export function rollupIn<K>(map: Map<K, Rollup>, key: K): Rollup {
+  let rollup = map.get(key);
+  if (!rollup) map.set(key, (rollup = emptyRollup()));
+  return rollup;
+}
+
 export function addRollup(into: Rollup, from: Rollup): void {
   for (const counter of COUNTERS) into.counts[counter] += from.counts[counter];
   addHistogram(into.latency, from.latency);

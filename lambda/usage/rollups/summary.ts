@@ -12,7 +12,7 @@ import type {
 import { isHourlyPeriod, utcDays, utcHours } from './bucket-keys';
 import { addPackedRollup, DimensionSums, type PackedSums } from './dimension-sums';
 import { estimatePercentile } from './latency-histogram';
-import { addRollup, emptyRollup, type Rollup } from './rollup';
+import { addRollup, emptyRollup, rollupIn, type Rollup } from './rollup';
 
 /** The sums of one hour or day of a period, and which one it is. */
 export interface TimedSums {
@@ -97,12 +97,6 @@ export function toTotals(rollup: Rollup): StatsTotals {
     latency_avg_ms: c.requests ? Math.round(c.latency_sum_ms / c.requests) : 0,
     latency_p95_ms: estimatePercentile(rollup.latency, 0.95),
   };
-}
-
-function rollupIn<K>(map: Map<K, Rollup>, key: K): Rollup {
-  let rollup = map.get(key);
-  if (!rollup) map.set(key, (rollup = emptyRollup()));
-  return rollup;
 }
 
 function compareText(a: string, b: string): number {
