@@ -89,7 +89,7 @@ export class PeriodSummaries {
     let noted = this.counted.get(accountId);
     if (!noted) {
       if (this.counted.size >= MAX_ACCOUNTS_NOTED) this.counted.clear();
-      this.counted.set(accountId, (noted = new Map()));
+      this.counted.set(accountId, (noted = new Map<string, PeriodUnit>()));
     }
     for (const bucket of buckets) {
       const unit = unitOfBucket(bucket);
