@@ -49,6 +49,5 @@ export default {
   ],
   testTimeout: shared.testTimeout,
   maxWorkers: 2,
-  testSequencer: '<rootDir>/test/support/runtime-client-last.cjs',
   reporters: ['default', '<rootDir>/test/support/summary-reporter.cjs'],
 };

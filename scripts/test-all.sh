@@ -35,25 +35,17 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # The runtime interface client compiles its native addon (a minute or more) in the background while
-# the project's own install, type check, lint and suite run. Its outcome goes to a file the two tests
-# that need it wait for (test/infra/support/lambda-instance.ts); jest runs them last.
+# the project's own install, type check and lint run; the suite waits for it just before it starts.
 ric=test/infra/lambda-ric
 ric_pid=""
 if [ -f "$ric/node_modules/aws-lambda-ric/rapid-client.node" ] && [ "$ric/node_modules/.package-lock.json" -nt "$ric/package-lock.json" ]; then
   echo "AWS's Lambda runtime interface client: installed ($ric)"
 else
   echo "installing AWS's Lambda runtime interface client in $ric in the background (compiles a native addon, a minute or more)"
-  export RIC_INSTALL_STATUS="$PWD/$ric/install.status"
-  rm -f "$RIC_INSTALL_STATUS"
   (
     started=$SECONDS
-    if npm ci --prefix "$ric" --no-audit --no-fund --loglevel=error >"$ric/install.log" 2>&1; then
-      echo "installed in $((SECONDS - started)) s" >>"$ric/install.log"
-      echo installed >"$RIC_INSTALL_STATUS"
-    else
-      echo failed >"$RIC_INSTALL_STATUS"
-      exit 1
-    fi
+    npm ci --prefix "$ric" --no-audit --no-fund --loglevel=error >"$ric/install.log" 2>&1 || exit 1
+    echo "installed in $((SECONDS - started)) s" >>"$ric/install.log"
   ) &
   ric_pid=$!
 fi
@@ -103,7 +95,5 @@ typecheck_and_lint() {
 
 phase "npm ci" npm ci --no-audit --no-fund --loglevel=error || exit 1
 phase "typecheck and lint" typecheck_and_lint || exit 1
+phase "waiting for the runtime interface client" wait_for_ric
 npm test
-suite=$?
-wait_for_ric
-exit "$suite"

@@ -6,37 +6,17 @@
  * only, in its own folder (test/infra/lambda-ric, see docs/development.md), not with the project.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startRuntimeApi, type Invocation, type InvokeOptions, type RuntimeApi } from './runtime-api';
-import { eventually, PROCESS_START_MS } from '../../support/patience';
+import { PROCESS_START_MS } from '../../support/patience';
 
 const PROJECT_ROOT = resolve(__dirname, '../../..');
 const RIC_FOLDER = 'test/infra/lambda-ric';
 const RIC_PACKAGE = join(PROJECT_ROOT, RIC_FOLDER, 'node_modules/aws-lambda-ric');
-/** How long a test waits for the background compile of the client: it takes a minute or two on a busy machine. */
-const RIC_INSTALL_MS = 15 * 60_000;
-/** A limit for a hook that starts an instance: the client's compile, then the cold start. */
-export const LAMBDA_START_MS = RIC_INSTALL_MS + PROCESS_START_MS;
 
-/**
- * The client's entry; a clear failure, saying how to install it, when it is not installed. When
- * scripts/test-all.sh is still compiling it in the background (it names the file it will write its
- * outcome to), this waits for that first, so the rest of the suite need not.
- */
-export async function runtimeInterfaceClient(): Promise<string> {
-  const statusFile = process.env.RIC_INSTALL_STATUS;
-  if (statusFile) {
-    const status = await eventually(
-      async () => (existsSync(statusFile) ? readFileSync(statusFile, 'utf8').trim() : undefined),
-      RIC_INSTALL_MS,
-    );
-    if (status !== 'installed')
-      throw new Error(
-        `AWS's Lambda runtime interface client ${status === undefined ? 'was still compiling' : 'failed to install'}: ` +
-          `see ${join(RIC_FOLDER, 'install.log')}`,
-      );
-  }
+/** The client's entry; a clear failure, saying how to install it, when it is not installed. */
+export function runtimeInterfaceClient(): string {
   if (!existsSync(join(RIC_PACKAGE, 'index.mjs')) || !existsSync(join(RIC_PACKAGE, 'rapid-client.node'))) {
     throw new Error(
       `AWS's Lambda runtime interface client is not installed. Run \`npm ci --prefix ${RIC_FOLDER}\` ` +
@@ -68,7 +48,7 @@ export async function startLambdaInstance(options: {
   onFreeze?: () => void;
   onThaw?: () => void;
 }): Promise<LambdaInstance> {
-  const entry = await runtimeInterfaceClient();
+  const entry = runtimeInterfaceClient();
   let child: ChildProcess | undefined;
   let stoppedAtTimeLimit = false;
   // Between invocations Lambda freezes the environment: nothing the function left running goes on.
