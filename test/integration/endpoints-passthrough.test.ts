@@ -8,7 +8,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { startInProcessProxy } from '../support/in-process-proxy';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 import { rawPost, rawRequest, upstreamCalls } from '../reliability/support/requests';
-import { EVENTUALLY_MS } from '../support/patience';
+import { eventually } from '../support/patience';
 
 let proxy: ProxyServer;
 beforeAll(async () => {
@@ -286,15 +286,18 @@ describe('the same rules as chat on every kind', () => {
         }),
       ]);
     };
-    // The spend is added when the row is recorded, just after the response.
-    const deadline = Date.now() + EVENTUALLY_MS;
-    let answers = await refused();
-    while (answers.some((a) => a.status !== 402) && Date.now() < deadline) {
-      await Promise.all(answers.map((a) => a.text()));
-      answers = await refused();
-    }
+    // The spend reaches the budget once the stream consumer has folded the row. Waited for through
+    // the budgets API: retrying the requests instead would spend the token's per-minute limit.
+    const exhausted = await eventually(async () => {
+      const listed = (await (await proxy.api('/api/budgets', { token: proxy.account.token })).json()) as {
+        requesters: { requester: string; spent_usd: number; limit_usd: number }[];
+      };
+      const budget = listed.requesters.find((b) => b.requester === requester);
+      return budget && budget.spent_usd >= budget.limit_usd ? budget : undefined;
+    });
+    expect(exhausted).toBeDefined();
     const before = upstreamCalls(proxy);
-    answers = await refused();
+    const answers = await refused();
     expect(answers.map((a) => a.status)).toEqual([402, 402, 402, 402, 402]);
     expect(((await answers[0]!.json()) as { error: { code: string } }).error.code).toBe('budget_exceeded');
     expect(((await answers[4]!.json()) as { type: string }).type).toBe('error');
