@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Duration, RemovalPolicy, Stage } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import {
   Alias,
   ApplicationLogLevel,
@@ -17,6 +17,7 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { TableGrant } from '../../lambda/store/table-calls';
 import type { TableShape } from '../../lambda/tables';
+import { tableGrantStatement } from './table-grant';
 
 /** Where the Lambda entry lives, relative to the project root. */
 export const HANDLER_ENTRY = 'lambda/handler.ts';
@@ -153,23 +154,6 @@ export class ProxyFunction extends Construct {
     this.fn.addEnvironment(shape.envVar, table.tableName);
     for (const grant of grants) this.role.addToPrincipalPolicy(tableGrantStatement(grant, table.tableArn));
   }
-}
-
-/** A role's statement for one of its table grants, with the conditions that limit its writes when declared. */
-export function tableGrantStatement(grant: TableGrant, tableArn: string): PolicyStatement {
-  return new PolicyStatement({
-    actions: grant.actions.map((a) => `dynamodb:${a}`),
-    resources: [tableArn],
-    conditions: grantConditions(grant),
-  });
-}
-
-/** The IAM condition that limits a grant's writes as declared; undefined when they are not limited. */
-function grantConditions(grant: TableGrant): Record<string, Record<string, string[]>> | undefined {
-  const conditions: Record<string, Record<string, string[]>> = {};
-  if (grant.leadingKeys) conditions['ForAllValues:StringLike'] = { 'dynamodb:LeadingKeys': grant.leadingKeys };
-  if (grant.attributes) conditions['ForAllValues:StringEquals'] = { 'dynamodb:Attributes': grant.attributes };
-  return Object.keys(conditions).length ? conditions : undefined;
 }
 
 /**

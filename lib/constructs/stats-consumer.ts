@@ -21,7 +21,8 @@ import type { TableShape } from '../../lambda/tables';
 import type { AlertTopic } from './alert-topic';
 import type { ProviderKeyEncryption } from './provider-key';
 import type { UsageExport } from './usage-export';
-import { esmBundling, tableGrantStatement } from './proxy-function';
+import { esmBundling } from './proxy-function';
+import { tableGrantStatement } from './table-grant';
 
 export const CONSUMER_ENTRY = 'lambda/stream-consumer.ts';
 

@@ -146,16 +146,12 @@ export class PeriodSummaries {
     );
   }
 
-  /** The sums of sealed units: kept ones unpacked, the others built (and kept). `stored`: their items, when already read. */
-  private async sealedSums(
-    accountId: string,
-    sealed: readonly PeriodUnit[],
-    stored?: Map<string, Partial<StoredSummary>>,
-  ): Promise<Map<PeriodUnit, PackedSums>> {
-    const items = stored ?? (await this.readStored(accountId, sealed));
+  /** The sums of sealed units: kept ones unpacked, the others built (and kept). */
+  private async sealedSums(accountId: string, sealed: readonly PeriodUnit[]): Promise<Map<PeriodUnit, PackedSums>> {
+    const stored = await this.readStored(accountId, sealed);
     const sums = new Map<PeriodUnit, PackedSums>();
     await eachInFlight(sealed, BUILDS_IN_FLIGHT, async (unit) => {
-      const item = items.get(unitKey(unit));
+      const item = stored.get(unitKey(unit));
       sums.set(unit, item?.sums ? unpackStored(item.sums) : await this.build(accountId, unit, item?.stale));
     });
     return sums;
@@ -164,10 +160,9 @@ export class PeriodSummaries {
   /** Builds and keeps the sums of those sealed units that have none kept. */
   private async keepMissing(accountId: string, sealed: readonly PeriodUnit[]): Promise<void> {
     const stored = await this.readStored(accountId, sealed);
-    await this.sealedSums(
-      accountId,
-      sealed.filter((unit) => !stored.get(unitKey(unit))?.sums),
-      stored,
+    const missing = sealed.filter((unit) => !stored.get(unitKey(unit))?.sums);
+    await eachInFlight(missing, BUILDS_IN_FLIGHT, (unit) =>
+      this.build(accountId, unit, stored.get(unitKey(unit))?.stale),
     );
   }
 
