@@ -99,16 +99,18 @@ test("throttling on the account's row shards, many answers in a row: the answer 
     };
     const rows = (await (
       await proxy.api('/api/logs?limit=100&requester=cool', { token: proxy.account.token })
-    ).json()) as { items: Array<{ cost_usd: number }> };
+    ).json()) as { items: Array<{ id: string; cost_usd: number }> };
     return {
       spent: nanos([requesters.find((r) => r.requester === 'cool')!.spent_usd]),
       logged: nanos(rows.items.map((r) => r.cost_usd)),
+      listed: rows.items.some((r) => r.id === answer.requestId),
     };
   };
-  // The spend is folded by the server's stream consumer after the row is stored.
+  // The spend is folded by the server's stream consumer after the row is stored; the requester's
+  // listing must show the row too, or both sides could still be without it.
   await eventually(async () => {
-    const { spent, logged } = await spentAndLogged();
-    return spent === logged ? true : undefined;
+    const { spent, logged, listed } = await spentAndLogged();
+    return listed && spent === logged ? true : undefined;
   });
   const { spent, logged } = await spentAndLogged();
   expect(spent).toBe(logged);
