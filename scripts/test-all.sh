@@ -3,8 +3,8 @@
 #   Java 17 (DynamoDB Local runs on it), Chromium (browser tests) and what AWS's Lambda runtime interface
 #   client builds with (cmake, make, g++, python3, libcurl's headers), through apt-get when missing;
 #   the runtime interface client in its own folder (test/infra/lambda-ric, for the Lambda runtime test
-#   only); the npm dependencies (npm ci, exactly the lock file); then the whole jest suite, with the
-#   type check and the lint beside it.
+#   only); the npm dependencies (npm ci, exactly the lock file); then the type check, the lint and the
+#   whole jest suite.
 # The suite runs on Node 22, the oldest version package.json's engines allows (Middy 7 needs it; Lambda
 # runs 24). On a machine with an older Node, the script re-runs itself under Node 22 from the npm
 # registry's `node` package, so what CI proves is what the README names.
@@ -51,40 +51,28 @@ ric_install() {
   return 1
 }
 
-# The type check and the lint run beside the suite, each into its own log printed after it: the suite
-# leaves about a third of the two cores idle while its tests wait on servers, streams and timers, which
-# the two fill. Each counts as one test in the summary line, so a type or lint error fails the run.
-start_checks() {
-  checks=$(mktemp -d)
-  npm run typecheck >"$checks/typecheck" 2>&1 &
-  typecheck_pid=$!
-  npm run lint >"$checks/lint" 2>&1 &
-  lint_pid=$!
-}
-
-# Prints the checks' logs and the run's last line, "tests: N passed, N failed", with the checks counted.
-finish_checks() {
-  local suite_status=$1 failed_checks=0 name
-  for name in typecheck lint; do
-    local pid_var="${name}_pid"
-    if wait "${!pid_var}"; then
-      echo "npm run $name: passed"
-    else
-      cat "$checks/$name"
-      echo "npm run $name failed"
-      failed_checks=$((failed_checks + 1))
-    fi
-  done
-  local passed="" failed=""
-  read -r passed failed < <(sed -nE 's/^tests: ([0-9]+) passed, ([0-9]+) failed$/\1 \2/p' "$checks/suite" | tail -n 1)
-  echo "tests: $((${passed:-0} + 2 - failed_checks)) passed, $((${failed:-1} + failed_checks)) failed"
-  [ "$suite_status" -eq 0 ] && [ "$failed_checks" -eq 0 ]
+# The type check and the lint each keep one core busy: they run side by side, each into its own log,
+# printed when both are done.
+typecheck_and_lint() {
+  local logs
+  logs=$(mktemp -d)
+  npm run typecheck >"$logs/typecheck" 2>&1 &
+  local typecheck=$!
+  npm run lint >"$logs/lint" 2>&1 &
+  local lint=$!
+  wait "$typecheck"
+  local typecheck_status=$?
+  wait "$lint"
+  local lint_status=$?
+  cat "$logs/typecheck" "$logs/lint"
+  [ "$typecheck_status" -eq 0 ] || echo "npm run typecheck failed"
+  [ "$lint_status" -eq 0 ] || echo "npm run lint failed"
+  [ "$typecheck_status" -eq 0 ] && [ "$lint_status" -eq 0 ]
 }
 
 # The runtime interface client has its own folder: it builds a native addon, which `npm install` of
 # the project must not need (test/infra/lambda-ric/install.sh says how, and why against the system's libcurl).
 phase "AWS's Lambda runtime interface client" ric_install || exit 1
 phase "npm ci" npm ci --no-audit --no-fund --loglevel=error || exit 1
-start_checks
-npm test 2>&1 | tee "$checks/suite"
-finish_checks "${PIPESTATUS[0]}"
+phase "typecheck and lint" typecheck_and_lint || exit 1
+npm test

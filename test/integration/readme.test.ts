@@ -66,17 +66,16 @@ describe('Quick start', () => {
     expect(testAll).toBe('bash scripts/test-all.sh');
     expect(readFileSync(join(ROOT, '.ci/run'), 'utf8')).toContain('bash scripts/test-all.sh');
     const script = readFileSync(join(ROOT, 'scripts/test-all.sh'), 'utf8');
-    expect(script.trimEnd().split('\n').slice(-5)).toEqual([
+    expect(script.trimEnd().split('\n').slice(-4)).toEqual([
       `phase "AWS's Lambda runtime interface client" ric_install || exit 1`,
       'phase "npm ci" npm ci --no-audit --no-fund --loglevel=error || exit 1',
-      'start_checks',
-      'npm test 2>&1 | tee "$checks/suite"',
-      'finish_checks "${PIPESTATUS[0]}"',
+      'phase "typecheck and lint" typecheck_and_lint || exit 1',
+      'npm test',
     ]);
-    // Beside the suite, and the run fails if either fails.
-    expect(script).toContain('npm run typecheck >"$checks/typecheck" 2>&1 &');
-    expect(script).toContain('npm run lint >"$checks/lint" 2>&1 &');
-    expect(script).toContain('[ "$suite_status" -eq 0 ] && [ "$failed_checks" -eq 0 ]');
+    // Side by side, and the run stops if either fails.
+    expect(script).toContain('npm run typecheck >"$logs/typecheck" 2>&1 &');
+    expect(script).toContain('npm run lint >"$logs/lint" 2>&1 &');
+    expect(script).toContain('[ "$typecheck_status" -eq 0 ] && [ "$lint_status" -eq 0 ]');
     // The Lambda runtime test's own install (docs/development.md).
     expect(script).toContain('sh test/infra/lambda-ric/install.sh');
   });

@@ -1,18 +1,14 @@
 // Runs one call through a framework client, as an application would, and prints
 // {"text", "usage"} as JSON. A separate process because these packages are ES
-// modules only, which the test runner's CommonJS mode cannot load.
-import { createAmazonBedrock } from '@ai-sdk/amazon-bedrock';
-import { createAnthropic } from '@ai-sdk/anthropic';
-import { createOpenAI } from '@ai-sdk/openai';
-import { ChatAnthropic } from '@langchain/anthropic';
-import { ChatOpenAI } from '@langchain/openai';
-import { generateText, streamText } from 'ai';
+// modules only, which the test runner's CommonJS mode cannot load. Each scenario
+// imports only its own framework: loading all five took most of a run's CPU.
 
 // `ownKey`: a provider key of the caller's own (pass-through mode), the proxy token then going in x-proxy-token.
 const [scenario, proxyBase, token, requester, ownKey] = process.argv.slice(2);
 const headers = { 'x-proxy-user': requester };
 
 async function vercel(model, stream, prompt) {
+  const { generateText, streamText } = await import('ai');
   if (!stream) {
     const result = await generateText({ model, prompt });
     return { text: result.text, usage: result.usage };
@@ -31,14 +27,17 @@ async function langchain(chat, stream, prompt) {
 }
 
 const scenarios = {
-  'ai-openai': (stream) =>
-    vercel(
+  'ai-openai': async (stream) => {
+    const { createOpenAI } = await import('@ai-sdk/openai');
+    return vercel(
       createOpenAI({ baseURL: `${proxyBase}/prov-b/v1`, apiKey: token, headers })('gpt-4.1-2025-04-14'),
       stream,
       'Tell me a story.',
-    ),
-  'ai-bedrock': (stream) =>
-    vercel(
+    );
+  },
+  'ai-bedrock': async (stream) => {
+    const { createAmazonBedrock } = await import('@ai-sdk/amazon-bedrock');
+    return vercel(
       createAmazonBedrock({
         baseURL: `${proxyBase}/bedrock`,
         apiKey: ownKey ?? token,
@@ -47,15 +46,19 @@ const scenarios = {
       })('us.anthropic.claude-sonnet-4-6'),
       stream,
       'Hello',
-    ),
-  'ai-anthropic': (stream) =>
-    vercel(
+    );
+  },
+  'ai-anthropic': async (stream) => {
+    const { createAnthropic } = await import('@ai-sdk/anthropic');
+    return vercel(
       createAnthropic({ baseURL: `${proxyBase}/v1`, apiKey: token, headers })('claude-sonnet-4-6'),
       stream,
       'Say hello.',
-    ),
-  'lc-openai': (stream) =>
-    langchain(
+    );
+  },
+  'lc-openai': async (stream) => {
+    const { ChatOpenAI } = await import('@langchain/openai');
+    return langchain(
       new ChatOpenAI({
         model: 'gpt-4o-mini',
         apiKey: token,
@@ -64,9 +67,11 @@ const scenarios = {
       }),
       stream,
       'Say hello.',
-    ),
-  'lc-openai-responses': (stream) =>
-    langchain(
+    );
+  },
+  'lc-openai-responses': async (stream) => {
+    const { ChatOpenAI } = await import('@langchain/openai');
+    return langchain(
       new ChatOpenAI({
         model: 'gpt-4.1-2025-04-14',
         apiKey: token,
@@ -76,9 +81,11 @@ const scenarios = {
       }),
       stream,
       'Tell me a story.',
-    ),
-  'lc-anthropic': (stream) =>
-    langchain(
+    );
+  },
+  'lc-anthropic': async (stream) => {
+    const { ChatAnthropic } = await import('@langchain/anthropic');
+    return langchain(
       new ChatAnthropic({
         model: 'claude-sonnet-4-6',
         apiKey: token,
@@ -88,7 +95,8 @@ const scenarios = {
       }),
       stream,
       'Say hello.',
-    ),
+    );
+  },
 };
 
 const [name, mode] = scenario.split(':');
