@@ -52,13 +52,13 @@ ric_install() {
 }
 
 # The type check and the lint each keep one core busy: they run side by side, each into its own log,
-# printed when both are done.
+# printed when both are done. The lint's format check follows the type check, the shorter of the two.
 typecheck_and_lint() {
   local logs
   logs=$(mktemp -d)
-  npm run typecheck >"$logs/typecheck" 2>&1 &
+  { npm run typecheck && npm run lint:format; } >"$logs/typecheck" 2>&1 &
   local typecheck=$!
-  npm run lint >"$logs/lint" 2>&1 &
+  npm run lint:code >"$logs/lint" 2>&1 &
   local lint=$!
   wait "$typecheck"
   local typecheck_status=$?

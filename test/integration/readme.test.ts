@@ -73,8 +73,9 @@ describe('Quick start', () => {
       'npm test',
     ]);
     // Side by side, and the run stops if either fails.
-    expect(script).toContain('npm run typecheck >"$logs/typecheck" 2>&1 &');
-    expect(script).toContain('npm run lint >"$logs/lint" 2>&1 &');
+    expect(script).toContain('{ npm run typecheck && npm run lint:format; } >"$logs/typecheck" 2>&1 &');
+    expect(script).toContain('npm run lint:code >"$logs/lint" 2>&1 &');
+    expect(scripts.lint).toBe('npm run -s lint:code && npm run -s lint:format');
     expect(script).toContain('[ "$typecheck_status" -eq 0 ] && [ "$lint_status" -eq 0 ]');
     // The Lambda runtime test's own install (docs/development.md).
     expect(script).toContain('sh test/infra/lambda-ric/install.sh');
