@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Installs everything the test suite needs on a fresh Debian/Ubuntu machine, then runs every test.
-#   Java 17 (DynamoDB Local runs on it), Chromium (browser tests) and what AWS's Lambda runtime interface
-#   client builds with (cmake, make, g++, python3, libcurl's headers), through apt-get when missing;
+#   Java 17 (DynamoDB Local runs on it), Chromium (browser tests) and the tools that compile AWS's
+#   Lambda runtime interface client (cmake, make, g++, python3), through apt-get when missing;
 #   the runtime interface client in its own folder (test/infra/lambda-ric, for the Lambda runtime test
-#   only); the npm dependencies (npm ci, exactly the lock file); then the type check, the lint and the
-#   whole jest suite.
+#   only: it builds a native addon, which `npm install` of the project must not need); the npm
+#   dependencies (npm ci, exactly the lock file); then the type check, the lint and the whole jest suite.
 # The suite runs on Node 22, the oldest version package.json's engines allows (Middy 7 needs it; Lambda
 # runs 24). On a machine with an older Node, the script re-runs itself under Node 22 from the npm
 # registry's `node` package, so what CI proves is what the README names.
@@ -24,7 +24,6 @@ missing=()
 command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 for tool in cmake make g++ python3; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
-command -v curl-config >/dev/null 2>&1 || missing+=(libcurl4-openssl-dev)
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
@@ -35,6 +34,38 @@ if [ ${#missing[@]} -gt 0 ]; then
   }
 fi
 
+# The runtime interface client compiles its native addon (a minute or more) in the background while
+# the project's own install, type check and lint run; the suite waits for it just before it starts.
+ric=test/infra/lambda-ric
+ric_pid=""
+if [ -f "$ric/node_modules/aws-lambda-ric/rapid-client.node" ] && [ "$ric/node_modules/.package-lock.json" -nt "$ric/package-lock.json" ]; then
+  echo "AWS's Lambda runtime interface client: installed ($ric)"
+else
+  echo "installing AWS's Lambda runtime interface client in $ric in the background (compiles a native addon, a minute or more)"
+  (
+    started=$SECONDS
+    npm ci --prefix "$ric" --no-audit --no-fund --loglevel=error >"$ric/install.log" 2>&1 || exit 1
+    echo "installed in $((SECONDS - started)) s" >>"$ric/install.log"
+  ) &
+  ric_pid=$!
+fi
+
+# Waits for the background install of the runtime interface client; stops the run if it failed.
+wait_for_ric() {
+  [ -n "$ric_pid" ] || return 0
+  if wait "$ric_pid"; then
+    echo "AWS's Lambda runtime interface client: $(tail -n 1 "$ric/install.log")"
+  else
+    tail -n 40 "$ric/install.log"
+    echo "npm ci --prefix $ric failed (full output: $ric/install.log)"
+    exit 1
+  fi
+  ric_pid=""
+}
+# A failure before the suite still waits for the background install, so no compiler outlives the script.
+trap 'wait_for_ric_quietly' EXIT
+wait_for_ric_quietly() { [ -z "$ric_pid" ] || wait "$ric_pid" 2>/dev/null; }
+
 phase() {
   local name=$1
   shift
@@ -43,22 +74,14 @@ phase() {
   echo "$name: $((SECONDS - started)) s"
 }
 
-ric_install() {
-  local log=test/infra/lambda-ric/install.log
-  sh test/infra/lambda-ric/install.sh >"$log" 2>&1 && return 0
-  tail -n 40 "$log"
-  echo "test/infra/lambda-ric/install.sh failed (full output: $log)"
-  return 1
-}
-
 # The type check and the lint each keep one core busy: they run side by side, each into its own log,
-# printed when both are done. The lint's format check follows the type check, the shorter of the two.
+# printed when both are done.
 typecheck_and_lint() {
   local logs
   logs=$(mktemp -d)
-  { npm run typecheck && npm run lint:format; } >"$logs/typecheck" 2>&1 &
+  npm run typecheck >"$logs/typecheck" 2>&1 &
   local typecheck=$!
-  npm run lint:code >"$logs/lint" 2>&1 &
+  npm run lint >"$logs/lint" 2>&1 &
   local lint=$!
   wait "$typecheck"
   local typecheck_status=$?
@@ -70,9 +93,7 @@ typecheck_and_lint() {
   [ "$typecheck_status" -eq 0 ] && [ "$lint_status" -eq 0 ]
 }
 
-# The runtime interface client has its own folder: it builds a native addon, which `npm install` of
-# the project must not need (test/infra/lambda-ric/install.sh says how, and why against the system's libcurl).
-phase "AWS's Lambda runtime interface client" ric_install || exit 1
 phase "npm ci" npm ci --no-audit --no-fund --loglevel=error || exit 1
 phase "typecheck and lint" typecheck_and_lint || exit 1
+phase "waiting for the runtime interface client" wait_for_ric
 npm test

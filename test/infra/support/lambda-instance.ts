@@ -19,8 +19,8 @@ const RIC_PACKAGE = join(PROJECT_ROOT, RIC_FOLDER, 'node_modules/aws-lambda-ric'
 export function runtimeInterfaceClient(): string {
   if (!existsSync(join(RIC_PACKAGE, 'index.mjs')) || !existsSync(join(RIC_PACKAGE, 'rapid-client.node'))) {
     throw new Error(
-      `AWS's Lambda runtime interface client is not installed. Run \`sh ${RIC_FOLDER}/install.sh\` ` +
-        "(it builds a native addon: cmake, make, g++, python3 and libcurl's headers are needed; scripts/test-all.sh installs it with them).",
+      `AWS's Lambda runtime interface client is not installed. Run \`npm ci --prefix ${RIC_FOLDER}\` ` +
+        '(it compiles a native addon: cmake, make, g++ and python3 are needed; scripts/test-all.sh installs it with them).',
     );
   }
   return join(RIC_PACKAGE, 'index.mjs');
