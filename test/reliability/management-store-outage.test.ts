@@ -274,7 +274,9 @@ test('a store that answers but refuses the call as malformed (a bug on our side)
 test('a store that refuses to keep the sums of past hours and days (IAM, throttling) costs /api/stats nothing but a warning', async () => {
   const fresh = await proxy.createAccount('stats-sums-refused');
   const disturbedBefore = gate.disturbed;
-  expect(proxy.output()).not.toContain('sums of a past hour or day not kept');
+  // The stream consumer may have warned already, while the store was down in an earlier test.
+  const warnings = () => proxy.output().split('sums of a past hour or day not kept; the next stats read sums it again');
+  const warnedBefore = warnings().length;
   gate.disturb(
     'reject',
     (call) => callOf('UpdateItem', 'usage-stats', fresh.accountId)(call) && JSON.stringify(call.body).includes('SUM#'),
@@ -284,5 +286,5 @@ test('a store that refuses to keep the sums of past hours and days (IAM, throttl
   expect(answer.status).toBe(200);
   expect(JSON.parse(answer.text)).toMatchObject({ totals: { requests: 0 } });
   expect(gate.disturbed).toBeGreaterThan(disturbedBefore);
-  expect(proxy.output()).toContain('sums of a past hour or day not kept; the next stats read sums it again');
+  expect(warnings().length).toBeGreaterThan(warnedBefore);
 });
