@@ -275,8 +275,9 @@ test('a store that refuses to keep the sums of past hours and days (IAM, throttl
   const fresh = await proxy.createAccount('stats-sums-refused');
   const disturbedBefore = gate.disturbed;
   // The stream consumer may have warned already, while the store was down in an earlier test.
-  const warnings = () => proxy.output().split('sums of a past hour or day not kept; the next stats read sums it again');
-  const warnedBefore = warnings().length;
+  const warningCount = () =>
+    proxy.output().split('sums of a past hour or day not kept; the next stats read sums it again').length - 1;
+  const warnedBefore = warningCount();
   gate.disturb(
     'reject',
     (call) => callOf('UpdateItem', 'usage-stats', fresh.accountId)(call) && JSON.stringify(call.body).includes('SUM#'),
@@ -286,5 +287,5 @@ test('a store that refuses to keep the sums of past hours and days (IAM, throttl
   expect(answer.status).toBe(200);
   expect(JSON.parse(answer.text)).toMatchObject({ totals: { requests: 0 } });
   expect(gate.disturbed).toBeGreaterThan(disturbedBefore);
-  expect(warnings().length).toBeGreaterThan(warnedBefore);
+  expect(warningCount()).toBeGreaterThan(warnedBefore);
 });
