@@ -171,11 +171,18 @@ test('after an outage, a single dropped store connection is still retried (no 50
 
 /** The request ids of the rows in the server's spool (DATA_DIR/row-spool.jsonl, and the file a replay has claimed). */
 function spooledIds(): string[] {
-  const files = ['row-spool.jsonl', 'row-spool.jsonl.replaying']
-    .map((name) => join(proxy.dataDir, name))
-    .filter((file) => existsSync(file));
-  return files
-    .flatMap((file) => readFileSync(file, 'utf8').split('\n').filter(Boolean))
+  // A replay renames and removes these files as it runs: one gone between listing and reading held nothing.
+  const linesOf = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);
+  const read = (file: string) => {
+    try {
+      return linesOf(file);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
+  };
+  return ['row-spool.jsonl', 'row-spool.jsonl.replaying']
+    .flatMap((name) => read(join(proxy.dataDir, name)))
     .map((line) => (JSON.parse(line) as { id: string }).id);
 }
 
@@ -228,6 +235,9 @@ test('a row still refused after every retry is spooled to DATA_DIR and written b
     await waitForOutput(new RegExp(`usage row spooled to disk[^\\n]*"request_id":"${requestId}"`), 2 * EVENTUALLY_MS),
   ).toBe(true);
   expect(spooledIds()).toContain(requestId);
+  // Earlier tests' replays may have logged the same line: only a new one counts.
+  const replaysLogged = () => proxy.output().match(/"message":"spooled usage rows written"/g)?.length ?? 0;
+  const loggedBefore = replaysLogged();
 
   gate.set('up');
   const row = await rowOf(proxy, token, requestId);
@@ -236,8 +246,13 @@ test('a row still refused after every retry is spooled to DATA_DIR and written b
     input_tokens: FIXED_USAGE.inputTokens,
     output_tokens: FIXED_USAGE.outputTokens,
   });
-  expect(await waitForOutput(/"message":"spooled usage rows written"/, EVENTUALLY_MS)).toBe(true);
+  // The replay may still be writing other kept rows after this one: its spool file goes when it ends.
   // Written once, not once per replay: the spool no longer holds it, so no later replay can write it again.
+  const replayEnded = await eventually(
+    async () => (!spooledIds().includes(requestId) && replaysLogged() > loggedBefore ? true : undefined),
+    EVENTUALLY_MS,
+  );
+  expect(replayEnded).toBe(true);
   expect(spooledIds()).not.toContain(requestId);
   expect((await allRows(proxy, token)).filter((r) => r.id === requestId)).toHaveLength(1);
 });
