@@ -51,6 +51,5 @@ export default {
   // Three files at a time, on two cores too: files wait on servers, streams and timers for part of
   // their time (docs/development.md has the measurements).
   maxWorkers: 3,
-  testSequencer: '<rootDir>/test/support/test-order.cjs',
   reporters: ['default', '<rootDir>/test/support/summary-reporter.cjs'],
 };

@@ -34,36 +34,31 @@ if [ ${#missing[@]} -gt 0 ]; then
   }
 fi
 
-# The runtime interface client compiles its native addon (four to five minutes of a 2-core machine) in
-# the background while the project's own install, type check and lint run, and then the suite: jest
-# runs the two files that need it last (test/support/test-order.cjs), and they wait for the process
-# named in $ric/installing.pid to end.
+# The runtime interface client compiles its native addon (a minute or more) in the background while
+# the project's own install, type check and lint run; the suite waits for it just before it starts.
 ric=test/infra/lambda-ric
 ric_pid=""
 if [ -f "$ric/node_modules/aws-lambda-ric/rapid-client.node" ] && [ "$ric/node_modules/.package-lock.json" -nt "$ric/package-lock.json" ]; then
   echo "AWS's Lambda runtime interface client: installed ($ric)"
 else
-  echo "installing AWS's Lambda runtime interface client in $ric in the background (compiles a native addon, minutes)"
+  echo "installing AWS's Lambda runtime interface client in $ric in the background (compiles a native addon, a minute or more)"
   (
-    echo "$BASHPID" >"$ric/installing.pid"
     started=$SECONDS
-    npm ci --prefix "$ric" --no-audit --no-fund --loglevel=error >"$ric/install.log" 2>&1
-    status=$?
-    [ "$status" -ne 0 ] || echo "installed in $((SECONDS - started)) s" >>"$ric/install.log"
-    rm -f "$ric/installing.pid"
-    exit "$status"
+    npm ci --prefix "$ric" --no-audit --no-fund --loglevel=error >"$ric/install.log" 2>&1 || exit 1
+    echo "installed in $((SECONDS - started)) s" >>"$ric/install.log"
   ) &
   ric_pid=$!
 fi
 
-# Reports how the background install of the runtime interface client ended (the suite has waited for it).
-report_ric() {
+# Waits for the background install of the runtime interface client; stops the run if it failed.
+wait_for_ric() {
   [ -n "$ric_pid" ] || return 0
   if wait "$ric_pid"; then
     echo "AWS's Lambda runtime interface client: $(tail -n 1 "$ric/install.log")"
   else
     tail -n 40 "$ric/install.log"
     echo "npm ci --prefix $ric failed (full output: $ric/install.log)"
+    exit 1
   fi
   ric_pid=""
 }
@@ -100,7 +95,5 @@ typecheck_and_lint() {
 
 phase "npm ci" npm ci --no-audit --no-fund --loglevel=error || exit 1
 phase "typecheck and lint" typecheck_and_lint || exit 1
+phase "waiting for the runtime interface client" wait_for_ric
 npm test
-status=$?
-report_ric
-exit "$status"

@@ -14,7 +14,7 @@ import { DEFAULTS } from '../../lib/settings';
 import { startAllFakes, type AllFakes } from '../fakes/start-fakes';
 import { createTestTables } from '../support/tables';
 import { accountWithStoredKey, functionUrlEvent } from './support/lambda-account';
-import { LAMBDA_START_MS, startLambdaInstance, type LambdaInstance } from './support/lambda-instance';
+import { startLambdaInstance, type LambdaInstance } from './support/lambda-instance';
 
 const TASK_ROOT = resolve(__dirname, '../../dist/lambda');
 /** What the runtime, the bundle and a 6 MB request may take of the default memory at most: the rest is headroom. */
@@ -45,7 +45,7 @@ beforeAll(async () => {
       NODE_OPTIONS: process.env.MEMORY_NODE_OPTIONS ?? '',
     },
   });
-}, LAMBDA_START_MS);
+});
 
 afterAll(async () => {
   await instance?.stop();

@@ -7,7 +7,7 @@ import { startAllFakes, type AllFakes } from '../fakes/start-fakes';
 import { createTestTables } from '../support/tables';
 import { startStoreLink, type StoreLink } from './support/store-link';
 import { accountWithStoredKey, functionUrlEvent } from './support/lambda-account';
-import { LAMBDA_START_MS, startLambdaInstance, type LambdaInstance } from './support/lambda-instance';
+import { startLambdaInstance, type LambdaInstance } from './support/lambda-instance';
 import type { Invocation, InvokeOptions } from './support/runtime-api';
 
 /**
@@ -50,7 +50,7 @@ beforeAll(async () => {
     onFreeze: () => store.freeze(),
     onThaw: () => store.thaw(),
   });
-}, LAMBDA_START_MS);
+});
 
 afterAll(async () => {
   await instance?.stop();

@@ -12,12 +12,6 @@ export const EVENTUALLY_MS = 60_000;
 /** A real process starting until it serves: the built server (with its tables), DynamoDB Local on Java. */
 export const PROCESS_START_MS = 180_000;
 
-/**
- * AWS's Lambda runtime interface client compiling in the background while the suite runs (it takes
- * about five minutes of a loaded 2-core machine; scripts/test-all.sh starts it before the project's own install).
- */
-export const RIC_INSTALL_MS = 900_000;
-
 /** Polls `probe` until it returns something other than undefined, or the limit passes (then undefined). */
 export async function eventually<T>(
   probe: () => Promise<T | undefined>,

@@ -6,52 +6,25 @@
  * only, in its own folder (test/infra/lambda-ric, see docs/development.md), not with the project.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startRuntimeApi, type Invocation, type InvokeOptions, type RuntimeApi } from './runtime-api';
-import { eventually, PROCESS_START_MS, RIC_INSTALL_MS } from '../../support/patience';
+import { PROCESS_START_MS } from '../../support/patience';
 
 const PROJECT_ROOT = resolve(__dirname, '../../..');
 const RIC_FOLDER = 'test/infra/lambda-ric';
 const RIC_PACKAGE = join(PROJECT_ROOT, RIC_FOLDER, 'node_modules/aws-lambda-ric');
 
-/**
- * Written by scripts/test-all.sh while it installs the client in the background beside the suite
- * (the files that need it run last, test/support/test-order.cjs): the process doing the install.
- */
-export const INSTALLING_PID_FILE = join(PROJECT_ROOT, RIC_FOLDER, 'installing.pid');
-
-/** Whether an install of the client started by scripts/test-all.sh is still running. */
-function installInProgress(): boolean {
-  if (!existsSync(INSTALLING_PID_FILE)) return false;
-  const pid = Number(readFileSync(INSTALLING_PID_FILE, 'utf8').trim());
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    // Gone: the install ended, or a run that was stopped left the file behind.
-    return false;
-  }
-}
-
-/**
- * The client's entry, once an install in progress has ended; a clear failure, saying how to install
- * it, when it is not installed.
- */
-export async function runtimeInterfaceClient(): Promise<string> {
-  if (installInProgress()) await eventually(async () => (installInProgress() ? undefined : true), RIC_INSTALL_MS);
+/** The client's entry; a clear failure, saying how to install it, when it is not installed. */
+export function runtimeInterfaceClient(): string {
   if (!existsSync(join(RIC_PACKAGE, 'index.mjs')) || !existsSync(join(RIC_PACKAGE, 'rapid-client.node'))) {
     throw new Error(
       `AWS's Lambda runtime interface client is not installed. Run \`npm ci --prefix ${RIC_FOLDER}\` ` +
-        '(it compiles a native addon: cmake, make, g++ and python3 are needed; scripts/test-all.sh installs it with them' +
-        `, and leaves its output in ${RIC_FOLDER}/install.log).`,
+        '(it compiles a native addon: cmake, make, g++ and python3 are needed; scripts/test-all.sh installs it with them).',
     );
   }
   return join(RIC_PACKAGE, 'index.mjs');
 }
-
-/** How long `startLambdaInstance` may take: an install in progress, then the cold start (a hook's time limit). */
-export const LAMBDA_START_MS = RIC_INSTALL_MS + PROCESS_START_MS;
 
 export interface LambdaInstance {
   api: RuntimeApi;
@@ -75,7 +48,7 @@ export async function startLambdaInstance(options: {
   onFreeze?: () => void;
   onThaw?: () => void;
 }): Promise<LambdaInstance> {
-  const entry = await runtimeInterfaceClient();
+  const entry = runtimeInterfaceClient();
   let child: ChildProcess | undefined;
   let stoppedAtTimeLimit = false;
   // Between invocations Lambda freezes the environment: nothing the function left running goes on.
