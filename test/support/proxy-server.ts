@@ -32,6 +32,8 @@ export interface ProxyServer {
   storedKeys: Record<ProviderId, string>;
   /** Everything the server printed (stdout and stderr). */
   output(): string;
+  /** How many times the server has printed `text`: a test waiting for a new line counts before and after. */
+  timesPrinted(text: string): number;
   /** Secrets the suite used; `stop()` fails if the server printed any of them. */
   secrets: Set<string>;
   createAccount(name?: string): Promise<Account>;
@@ -147,6 +149,7 @@ export async function startProxy(options: StartOptions = {}): Promise<ProxyServe
     storedKeys,
     secrets,
     output: () => output,
+    timesPrinted: (text) => output.split(text).length - 1,
     createAccount,
     saveKey,
     api,
