@@ -195,7 +195,7 @@ describeInBrowser('dashboard polish in a browser', () => {
   test.each(['laptop', 'phone'] as ViewportName[])(
     '%s, light and dark: no sideways scroll on any new view; screenshots',
     async (size) => {
-      const { context, page } = await newTab(browser, size, { colorScheme: 'light' });
+      const { context, page } = await newTab(browser, size);
       const problems: string[] = [];
       const inBothSchemes = async (shot: string, check: string, fullPage = true) => {
         for (const scheme of ['light', 'dark'] as const) {
@@ -215,7 +215,6 @@ describeInBrowser('dashboard polish in a browser', () => {
           ['#/tokens?period=30d', 'tokens', 'tokens-spend'],
         ];
         for (const [hash, name, shot] of views) {
-          await page.emulateMedia({ colorScheme: 'light' });
           await visit(page, proxy, hash, name);
           if (hash.includes('/logs/')) await page.locator('[data-testid=log-detail][data-state=ready]').waitFor();
           await inBothSchemes(shot, `wider than the ${size} screen`, !hash.includes('/logs/'));
