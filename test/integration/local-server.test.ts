@@ -12,7 +12,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
-import { PROCESS_START_MS } from '../support/patience';
+import { PROCESS_START_MS, untilPrinted } from '../support/patience';
 
 const ROOT = resolve(__dirname, '../..');
 const SERVER = join(ROOT, 'dist/local/server.mjs');
@@ -67,23 +67,9 @@ function startServer(env: NodeJS.ProcessEnv, args: string[] = []): Running {
   child.stdout.on('data', (c) => (output += String(c)));
   child.stderr.on('data', (c) => (output += String(c)));
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
-  const url = new Promise<string>((done, fail) => {
-    const started = Date.now();
-    const timer = setInterval(() => {
-      const match = /listening on (http:\/\/[\d.:]+)/.exec(output);
-      if (match) {
-        clearInterval(timer);
-        done(match[1]);
-      } else if (Date.now() - started > PROCESS_START_MS) {
-        clearInterval(timer);
-        fail(new Error(`server not listening after ${PROCESS_START_MS / 1000} s:\n${output}`));
-      }
-    }, 50);
-    void exited.then(() => {
-      clearInterval(timer);
-      fail(new Error(`server exited:\n${output}`));
-    });
-  });
+  const url = untilPrinted(child, () => output, /listening on (http:\/\/[\d.:]+)/, 'server').then(
+    ([, found]) => found!,
+  );
   url.catch(() => undefined);
   return {
     output: () => output,

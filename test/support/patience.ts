@@ -1,3 +1,5 @@
+import type { ChildProcess } from 'node:child_process';
+
 /**
  * How long tests wait for what should happen soon. Every wait that uses these polls its condition
  * and returns as soon as it holds, so on a quiet machine a long limit costs nothing. They are long
@@ -24,4 +26,37 @@ export async function eventually<T>(
     if (found !== undefined || Date.now() > deadline) return found;
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
+}
+
+/**
+ * Waits for a child process to print a line matching `pattern` (in `printed()`, what it has printed so
+ * far) and resolves with the match; fails when it exits first or after PROCESS_START_MS. Every way
+ * out clears the timer and the listeners, so a process that refuses to start leaves nothing that
+ * keeps the test's worker alive.
+ */
+export function untilPrinted(
+  child: ChildProcess,
+  printed: () => string,
+  pattern: RegExp,
+  what: string,
+): Promise<RegExpExecArray> {
+  return new Promise((done, fail) => {
+    const settle = (finish: () => void) => {
+      clearTimeout(timer);
+      child.stdout!.off('data', check);
+      child.off('exit', exited);
+      finish();
+    };
+    const check = () => {
+      const match = pattern.exec(printed());
+      if (match) settle(() => done(match));
+    };
+    const exited = (code: number | null) => settle(() => fail(new Error(`${what} exited with ${code}:\n${printed()}`)));
+    const timer = setTimeout(
+      () => settle(() => fail(new Error(`${what} did not start:\n${printed()}`))),
+      PROCESS_START_MS,
+    );
+    child.stdout!.on('data', check);
+    child.once('exit', exited);
+  });
 }

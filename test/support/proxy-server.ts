@@ -4,7 +4,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startAllFakes, type AllFakes, type ProviderId } from '../fakes/start-fakes';
-import { eventually, PROCESS_START_MS } from './patience';
+import { eventually, untilPrinted } from './patience';
 
 const ROOT = resolve(__dirname, '../..');
 const SERVER = join(ROOT, 'dist/local/server.mjs');
@@ -96,18 +96,7 @@ export async function startProxy(options: StartOptions = {}): Promise<ProxyServe
   child.stdout!.on('data', (chunk) => (output += String(chunk)));
   child.stderr!.on('data', (chunk) => (output += String(chunk)));
 
-  const url = await new Promise<string>((done, fail) => {
-    const timer = setTimeout(() => fail(new Error(`proxy did not start:\n${output}`)), PROCESS_START_MS);
-    const check = () => {
-      const match = /listening on (http:\/\/[\d.:]+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        done(match[1]);
-      }
-    };
-    child.stdout!.on('data', check);
-    child.once('exit', (code) => fail(new Error(`proxy exited with ${code}:\n${output}`)));
-  });
+  const [, url] = await untilPrinted(child, () => output, /listening on (http:\/\/[\d.:]+)/, 'proxy');
   // The first-run banner prints one token by design; it is the only one allowed in the output.
   const bannerToken = /proxy token:\s+(sk-proxy-\S+)/.exec(output)?.[1];
 

@@ -57,8 +57,14 @@ export async function startScriptedUpstream(): Promise<ScriptedUpstream> {
       new Promise<void>((resolve) => {
         if (res.destroyed) return resolve();
         sent += Buffer.byteLength(chunk);
-        if (res.write(chunk)) resolve();
-        else res.once('drain', resolve).once('close', resolve);
+        if (res.write(chunk)) return resolve();
+        // Whichever comes first ends the wait and removes the other listener, so a long answer
+        // written under backpressure does not pile up listeners on the response.
+        const done = () => {
+          res.off('drain', done).off('close', done);
+          resolve();
+        };
+        res.once('drain', done).once('close', done);
       });
     try {
       await script.body(write, request);

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { PROCESS_START_MS } from '../../support/patience';
+import { untilPrinted } from '../../support/patience';
 
 const ROOT = resolve(__dirname, '../../..');
 
@@ -54,17 +54,7 @@ export async function spawnServer(env: Record<string, string>, options: SpawnOpt
   child.stdout!.on('data', (chunk) => (output += String(chunk)));
   child.stderr!.on('data', (chunk) => (output += String(chunk)));
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
-  const url = await new Promise<string>((done, fail) => {
-    const timer = setTimeout(() => fail(new Error(`server did not start:\n${output}`)), PROCESS_START_MS);
-    child.stdout!.on('data', () => {
-      const match = /listening on (http:\/\/[\d.:]+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        done(match[1]!);
-      }
-    });
-    void exited.then((code) => fail(new Error(`server exited with ${code}:\n${output}`)));
-  });
+  const [, url] = await untilPrinted(child, () => output, /listening on (http:\/\/[\d.:]+)/, 'server');
   return {
     url,
     adminKey,

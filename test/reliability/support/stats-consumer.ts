@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { PROCESS_START_MS } from '../../support/patience';
+import { untilPrinted } from '../../support/patience';
 
 const ROOT = resolve(__dirname, '../../..');
 
@@ -30,16 +30,7 @@ export async function startStatsConsumer(
   let output = '';
   child.stdout!.on('data', (chunk) => (output += String(chunk)));
   child.stderr!.on('data', (chunk) => (output += String(chunk)));
-  await new Promise<void>((done, fail) => {
-    const timer = setTimeout(() => fail(new Error(`stats consumer did not start:\n${output}`)), PROCESS_START_MS);
-    child.stdout!.on('data', () => {
-      if (output.includes('stats consumer folding')) {
-        clearTimeout(timer);
-        done();
-      }
-    });
-    child.once('exit', (code) => fail(new Error(`stats consumer exited with ${code}:\n${output}`)));
-  });
+  await untilPrinted(child, () => output, /stats consumer folding/, 'stats consumer');
   return {
     child,
     output: () => output,
