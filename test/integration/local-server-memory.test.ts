@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { untilPrinted } from '../support/patience';
 
 const ROOT = resolve(__dirname, '../..');
 const START_SCRIPT = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } })
@@ -71,17 +72,7 @@ describe("npm start's Node flags", () => {
     shell.stderr!.on('data', (chunk) => (output += String(chunk)));
     const exited = new Promise<void>((done) => shell.once('exit', () => done()));
     try {
-      await new Promise<void>((done, fail) => {
-        const timer = setInterval(() => {
-          if (!/listening on http/.test(output)) return;
-          clearInterval(timer);
-          done();
-        }, 50);
-        void exited.then(() => {
-          clearInterval(timer);
-          fail(new Error(`server exited:\n${output}`));
-        });
-      });
+      await untilPrinted(shell, () => output, /listening on http/, 'server');
       const pid = nodeProcessOf(shell.pid!);
       expect(pid).toBeDefined();
       const args = cmdline(pid!);
