@@ -29,10 +29,10 @@ export async function eventually<T>(
 }
 
 /**
- * Waits for a child process to print a line matching `pattern` (in `printed()`, what it has printed so
- * far) and resolves with the match; fails when it exits first or after PROCESS_START_MS. Every way
- * out clears the timer and the listeners, so a process that refuses to start leaves nothing that
- * keeps the test's worker alive.
+ * Waits until what a child process has printed (`printed()`) matches `pattern` and resolves with
+ * the match; fails when the process exits first or after PROCESS_START_MS. Every way out clears the
+ * timer and the listeners, so a process that refuses to start leaves nothing that keeps the test's
+ * worker alive.
  */
 export function untilPrinted(
   child: ChildProcess,
@@ -58,5 +58,7 @@ export function untilPrinted(
     );
     child.stdout!.on('data', check);
     child.once('exit', exited);
+    // It may have printed the line before this wait began.
+    check();
   });
 }
