@@ -19,12 +19,14 @@ interface LockEntry {
   engines?: { node?: string };
   dependencies?: Record<string, string>;
   optionalDependencies?: Record<string, string>;
+  hasInstallScript?: boolean;
 }
 const read = (file: string) => fs.readFileSync(path.join(PROJECT_ROOT, file), 'utf8');
 const lock = JSON.parse(read('package-lock.json')) as { packages: Record<string, LockEntry> };
 const manifest = JSON.parse(read('package.json')) as {
   engines: { node: string };
   dependencies: Record<string, string>;
+  allowScripts: Record<string, boolean>;
 };
 
 /** Node's resolution walk: the nearest node_modules folder above the dependent that holds `name`. */
@@ -93,6 +95,29 @@ describe('package-lock.json', () => {
     },
   );
 
+  it('says for every package with an install script that it does not run (allowScripts), and none is needed', () => {
+    const named = (where: string) => where.slice(where.lastIndexOf('node_modules/') + 'node_modules/'.length);
+    const withScripts = new Set(
+      Object.entries(lock.packages)
+        .filter(([where, e]) => where && e.hasInstallScript)
+        .map(([where]) => named(where)),
+    );
+    expect(Object.keys(manifest.allowScripts).sort()).toEqual([...withScripts].sort());
+    expect(Object.values(manifest.allowScripts).every((allowed) => allowed === false)).toBe(true);
+    // Their scripts fetch or build a native binary when no per-platform build is installed; the lock
+    // carries those builds for every platform (above). Portkey's gateway, the benchmark's contender,
+    // runs patch-package, and it ships no patches to apply.
+    const needed = Object.entries(lock.packages)
+      .filter(([where, e]) => where && e.hasInstallScript)
+      .filter(([where, e]) =>
+        named(where) === '@portkey-ai/gateway'
+          ? fs.existsSync(path.join(PROJECT_ROOT, where, 'patches'))
+          : Object.keys(e.optionalDependencies ?? {}).filter((dep) => resolveInLock(where, dep)?.os).length < 2,
+      )
+      .map(([where]) => where);
+    expect(needed).toEqual([]);
+  });
+
   it('holds no package that needs a newer Node than package.json engines allows (no EBADENGINE)', () => {
     const oldest = semver.minVersion(manifest.engines.node)!.version;
     const tooNew = Object.entries(lock.packages)
@@ -144,6 +169,8 @@ describe('package-lock.json', () => {
         error: undefined,
       });
       if (semver.satisfies(process.version, manifest.engines.node)) expect(run.stderr).not.toContain('EBADENGINE');
+      // npm 11 skips a dependency's install scripts unless allowScripts names it, and lists the skipped ones.
+      expect(run.stderr).not.toContain('install-scripts');
     } finally {
       fs.rmSync(scratch, { recursive: true, force: true });
     }
