@@ -47,13 +47,22 @@ const PLATFORMS = ['linux', 'darwin', 'win32'].flatMap((platform) =>
 const runsOnSomePlatform = (e: LockEntry) =>
   PLATFORMS.some(({ platform, arch }) => (!e.os || e.os.includes(platform)) && (!e.cpu || e.cpu.includes(arch)));
 
+/** The package a lock path installs: `node_modules/a/node_modules/@b/c` installs `@b/c`. */
+const packageName = (where: string) => where.slice(where.lastIndexOf('node_modules/') + 'node_modules/'.length);
+
+/** The per-platform builds among an entry's optional dependencies (those limited to an OS or CPU). */
+const platformBuilds = (where: string, e: LockEntry) =>
+  Object.keys(e.optionalDependencies ?? {})
+    .map((dep) => resolveInLock(where, dep))
+    .filter((b) => b?.os || b?.cpu);
+
 /** Whether npm would install this entry on one of PLATFORMS: it runs there and something installed needs it. */
 function installable(where: string, seen = new Set<string>()): boolean {
   if (!where) return true;
   const entry = lock.packages[where];
   if (!entry || !runsOnSomePlatform(entry) || seen.has(where)) return false;
   seen.add(where);
-  const name = where.slice(where.lastIndexOf('node_modules/') + 'node_modules/'.length);
+  const name = packageName(where);
   return Object.entries(lock.packages).some(
     ([dependent, e]) =>
       (e.dependencies?.[name] || e.optionalDependencies?.[name]) &&
@@ -76,19 +85,17 @@ describe('package-lock.json', () => {
   it.each(PLATFORMS)(
     'has a build for $platform-$arch of every package shipped as per-platform binaries',
     ({ platform, arch }) => {
-      const builds = (where: string, e: LockEntry) =>
-        Object.keys(e.optionalDependencies ?? {})
-          .map((dep) => resolveInLock(where, dep))
-          .filter((b) => b?.os || b?.cpu);
       // A family of per-platform builds (esbuild, swc, jest's resolver), not a single macOS-only extra like fsevents.
-      const native = Object.entries(lock.packages).filter(([where, e]) => builds(where, e).length > 1);
+      const native = Object.entries(lock.packages).filter(([where, e]) => platformBuilds(where, e).length > 1);
       expect(native.map(([where]) => where)).toEqual(
         expect.arrayContaining(['node_modules/@swc/core', 'node_modules/esbuild']),
       );
       const without = native
         .filter(
           ([where, e]) =>
-            !builds(where, e).some((b) => (!b!.os || b!.os.includes(platform)) && (!b!.cpu || b!.cpu.includes(arch))),
+            !platformBuilds(where, e).some(
+              (b) => (!b!.os || b!.os.includes(platform)) && (!b!.cpu || b!.cpu.includes(arch)),
+            ),
         )
         .map(([where]) => where);
       expect(without).toEqual([]);
@@ -96,10 +103,9 @@ describe('package-lock.json', () => {
   );
 
   it('says for every package with an install script that it does not run (allowScripts), and none is needed', () => {
-    const named = (where: string) => where.slice(where.lastIndexOf('node_modules/') + 'node_modules/'.length);
     const scripted = Object.entries(lock.packages).filter(([where, e]) => where && e.hasInstallScript);
     expect(Object.keys(manifest.allowScripts).sort()).toEqual(
-      [...new Set(scripted.map(([where]) => named(where)))].sort(),
+      [...new Set(scripted.map(([where]) => packageName(where)))].sort(),
     );
     expect(Object.values(manifest.allowScripts).every((allowed) => allowed === false)).toBe(true);
     // Their scripts fetch or build a native binary when no per-platform build is installed; the lock
@@ -108,9 +114,9 @@ describe('package-lock.json', () => {
     const installed = (where: string, file: string) => fs.existsSync(path.join(PROJECT_ROOT, where, file));
     const needed = scripted
       .filter(([where, e]) =>
-        named(where) === '@portkey-ai/gateway'
+        packageName(where) === '@portkey-ai/gateway'
           ? !installed(where, 'package.json') || installed(where, 'patches')
-          : Object.keys(e.optionalDependencies ?? {}).filter((dep) => resolveInLock(where, dep)?.os).length < 2,
+          : platformBuilds(where, e).length < 2,
       )
       .map(([where]) => where);
     expect(needed).toEqual([]);
