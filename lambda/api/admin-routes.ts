@@ -4,9 +4,10 @@ import { parseToken } from '../auth/proxy-token';
 import { NotFoundError } from '../errors';
 import { jsonResponse } from '../http/response';
 import type { Scope } from '../auth/ports';
-import { jsonBody, parseBody, tokenName } from './request-body';
+import { jsonBody, parseBody, roleField, tokenName } from './request-body';
 import type { ApiRoute } from './route-types';
 import { API_PATHS } from './paths';
+import { recordAdminChange } from './audit-trail';
 
 const SCOPES_ERROR = 'scopes must be a non-empty array of "proxy" and/or "manage".';
 
@@ -18,9 +19,10 @@ const accountBody = z.object({
   ),
 });
 
-/** `{"name": "…", "scopes": ["proxy", "manage"]}`: both optional; all scopes by default. */
+/** `{"name": "…", "scopes": ["proxy", "manage"], "role": "viewer"}`: all optional; all scopes by default, no role (an admin). */
 const adminTokenBody = z.object({
   name: accountBody.shape.name,
+  role: z.optional(roleField),
   scopes: z.pipe(
     z.optional(
       z.array(z.enum(ALL_SCOPES, { error: SCOPES_ERROR }), { error: SCOPES_ERROR }).check(z.minLength(1, SCOPES_ERROR)),
@@ -39,6 +41,11 @@ export const adminRoutes: ApiRoute[] = [
       const { deps } = call;
       const { name } = parseBody(jsonBody(call), accountBody);
       const created = await createAccount(deps.accounts, { name, now: new Date(deps.now()) });
+      await recordAdminChange(call, created.accountId, {
+        action: 'account.created',
+        target: created.accountId,
+        after: { name: name ?? null, first_token: created.tokenId },
+      });
       return jsonResponse(201, { account_id: created.accountId, token: created.token, token_id: created.tokenId });
     },
   },
@@ -51,12 +58,19 @@ export const adminRoutes: ApiRoute[] = [
       const body = jsonBody(call);
       if (!(await deps.accounts.accountExists(params.accountId)))
         throw new NotFoundError(`No account ${params.accountId}.`);
-      const { name, scopes } = parseBody(body, adminTokenBody);
+      const { name, scopes, role } = parseBody(body, adminTokenBody);
       const issued = await issueToken(deps.accounts, {
         accountId: params.accountId,
         name,
         scopes,
+        role,
+        createdBy: 'admin-key',
         now: new Date(deps.now()),
+      });
+      await recordAdminChange(call, params.accountId, {
+        action: 'token.issued',
+        target: issued.tokenId,
+        after: { name: name ?? null, scopes, role: role ?? null },
       });
       return jsonResponse(201, { token_id: issued.tokenId, token: issued.token });
     },
@@ -65,13 +79,15 @@ export const adminRoutes: ApiRoute[] = [
     method: 'DELETE',
     path: API_PATHS.adminToken,
     access: 'admin',
-    async handle({ deps, params }) {
+    async handle(call) {
+      const { deps, params } = call;
       // Token ids start with their account id, which is all we need to find them.
       const accountId = params.tokenId.split('_')[0];
       const valid = parseToken(`sk-proxy-${params.tokenId}_${'x'.repeat(32)}`);
       if (!valid || !(await deps.accounts.revokeToken(accountId, params.tokenId, new Date(deps.now()).toISOString()))) {
         throw new NotFoundError(`No token ${params.tokenId}.`);
       }
+      await recordAdminChange(call, accountId, { action: 'token.revoked', target: params.tokenId });
       return { statusCode: 204, headers: {}, body: '' };
     },
   },

@@ -13,6 +13,7 @@ import { PROVIDER_IDS } from '../providers/catalog';
 import { jsonBody, parseBody, strictBody } from './request-body';
 import type { ApiCall, ApiRoute, ManageCall } from './route-types';
 import { API_PATHS } from './paths';
+import { recordCallerChange } from './audit-trail';
 
 /** Far above any list price: a larger number is a typo (dollars per token instead of per million). */
 const MAX_PER_MILLION = 100_000;
@@ -92,6 +93,7 @@ export const priceRoutes: ApiRoute[] = [
     method: 'GET',
     path: API_PATHS.prices,
     access: 'manage',
+    role: 'viewer',
     async handle({ deps, caller }) {
       const prices = await deps.accountPrices.list(caller.accountId);
       const sorted = [...prices].sort((a, b) => (a.model < b.model ? -1 : a.model > b.model ? 1 : 0));
@@ -102,6 +104,7 @@ export const priceRoutes: ApiRoute[] = [
     method: 'PUT',
     path: API_PATHS.price,
     access: 'manage',
+    role: 'admin',
     async handle(call) {
       const { deps, caller } = call;
       const model = modelParam(call);
@@ -113,6 +116,13 @@ export const priceRoutes: ApiRoute[] = [
           'model',
         );
       await deps.accountPrices.put(caller.accountId, price);
+      const before = existing.find((p) => p.model === model);
+      await recordCallerChange(call, {
+        action: 'price.set',
+        target: model,
+        before: before ? priceJson(before) : null,
+        after: priceJson(price),
+      });
       return jsonResponse(200, priceJson(price));
     },
   },
@@ -120,10 +130,17 @@ export const priceRoutes: ApiRoute[] = [
     method: 'DELETE',
     path: API_PATHS.price,
     access: 'manage',
+    role: 'admin',
     async handle(call) {
       const model = modelParam(call);
+      const before = (await call.deps.accountPrices.list(call.caller.accountId)).find((p) => p.model === model);
       if (!(await call.deps.accountPrices.delete(call.caller.accountId, model)))
         throw new NotFoundError(`No price for "${model.slice(0, 200)}" in this account.`);
+      await recordCallerChange(call, {
+        action: 'price.removed',
+        target: model,
+        before: before ? priceJson(before) : null,
+      });
       return { statusCode: 204, headers: {}, body: '' };
     },
   },
