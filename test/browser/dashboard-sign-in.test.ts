@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { freePort, startIssuer, type Issuer } from '../support/oidc-issuer';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
@@ -94,7 +95,24 @@ describeInBrowser('signing in to the dashboard with the identity provider', () =
     await open(page, 'integrations');
     await expect(page.getByTestId('key-input-prov-a').count()).resolves.toBe(0);
     await open(page, 'audit');
-    await expect(page.getByTestId('audit-row').count()).resolves.toBeGreaterThan(0);
+    const rows = await page.getByTestId('audit-row').count();
+    expect(rows).toBeGreaterThan(0);
+    // Filtered to one action, then downloaded: the CSV holds what the filter shows, every field of it.
+    await page.getByTestId('audit-action').selectOption('role.mapped');
+    await page.waitForFunction(() => {
+      const shown = [...document.querySelectorAll('[data-testid=audit-row]')];
+      return shown.length === 3 && shown.every((row) => row.getAttribute('data-action') === 'role.mapped');
+    });
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('audit-csv').click()]);
+    const csv = readFileSync((await download.path())!, 'utf8')
+      .trim()
+      .split('\r\n');
+    expect(csv[0]).toBe('at,actor,actor_name,address,action,target,before,after');
+    expect(csv.slice(1).map((line) => line.split(',').slice(4, 6).join(','))).toEqual([
+      'role.mapped,group:proxy-viewers',
+      'role.mapped,group:proxy-members',
+      'role.mapped,group:proxy-admins',
+    ]);
     // Signing out ends the session: the sign-in page is back, and a reload does not restore it.
     await page.getByTestId('signout').click();
     await page.getByTestId('signin-oidc').waitFor();

@@ -122,6 +122,7 @@ export function Audit({ params }: { params: URLSearchParams }) {
         <label>
           Actor
           <input
+            type="text"
             value={filters.actor}
             placeholder="token:… or person:…"
             onChange={(e) => setFilter('actor', e.currentTarget.value)}
@@ -185,12 +186,8 @@ export function Audit({ params }: { params: URLSearchParams }) {
                     <code>{e.action}</code>
                   </td>
                   <td>{e.target}</td>
-                  <td>
-                    <code>{shown(e.before)}</code>
-                  </td>
-                  <td>
-                    <code>{shown(e.after)}</code>
-                  </td>
+                  <td>{e.before !== null && <code>{shown(e.before)}</code>}</td>
+                  <td>{e.after !== null && <code>{shown(e.after)}</code>}</td>
                 </tr>
               ))}
             </tbody>
