@@ -1,5 +1,5 @@
 import { AUDIT_ACTIONS, type AuditAction, type AuditEntry, type AuditQuery } from '../audit/ports';
-import { ValidationError } from '../errors';
+import { ValidationError } from '../base/errors';
 import { jsonResponse } from '../http/response';
 import { isoParam } from './iso-param';
 import { API_PATHS } from './paths';

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { AuditAction, AuditEntry, AuditValue } from '../audit/ports';
-import type { Deps } from '../deps';
+import type { Deps } from '../wiring/deps';
 import type { IncomingRequest } from '../http/request';
-import { describeError } from '../logger';
+import { describeError } from '../base/logger';
 import type { ApiCall, ManageCall } from './route-types';
 
 /** One change as a route describes it: what, to which thing, and the setting before and after (never a secret). */

@@ -1,8 +1,8 @@
 import { hashSecret, parseToken, secretsEqual } from '../auth/proxy-token';
 import { credentialIn, verifyToken } from '../auth/verify';
+import type { Deps } from '../wiring/deps';
+import { AuthenticationError, PermissionError, StoreUnavailableError } from '../base/errors';
 import { roleAllows, tokenActor, type Caller, type Role } from '../auth/roles';
-import type { Deps } from '../deps';
-import { AuthenticationError, PermissionError, StoreUnavailableError } from '../errors';
 import type { IncomingRequest } from '../http/request';
 import { sessionIn, type Session } from '../people/session';
 import { cookieKey } from '../people/signed-cookie';

@@ -1,7 +1,7 @@
-import { NotFoundError, ValidationError } from '../errors';
+import { NotFoundError, ValidationError } from '../base/errors';
 import { jsonResponse } from '../http/response';
 import type { GroupRole } from '../people/ports';
-import { unsafeCharacterIn } from '../plain-text';
+import { unsafeCharacterIn } from '../base/plain-text';
 import { recordAdminChange, recordCallerChange, type Change } from './audit-trail';
 import { API_PATHS } from './paths';
 import { jsonBody, parseBody, roleField, strictBody } from './request-body';

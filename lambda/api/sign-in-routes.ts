@@ -1,6 +1,6 @@
 import { ROLES, type Role } from '../auth/roles';
-import type { Deps } from '../deps';
-import { AuthenticationError, NotFoundError, PermissionError } from '../errors';
+import type { Deps } from '../wiring/deps';
+import { AuthenticationError, NotFoundError, PermissionError } from '../base/errors';
 import type { IncomingRequest } from '../http/request';
 import { jsonResponse, type ProxyResponse } from '../http/response';
 import type { PendingSignIn } from '../people/oidc-client';

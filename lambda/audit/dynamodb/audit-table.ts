@@ -1,4 +1,4 @@
-import { ValidationError } from '../../errors';
+import { ValidationError } from '../../base/errors';
 import type { DocumentClient } from '../../store/dynamodb/document-client';
 import type { AuditEntry, AuditLog, AuditQuery } from '../ports';
 
