@@ -169,7 +169,7 @@ const RESOURCE_NAMES: Record<string, string> = {
   'AWS::Lambda::Url': 'the function URL (response streaming, auth NONE)',
   'AWS::Lambda::Permission': 'permissions letting anyone invoke the alias through the URL only',
   'AWS::Lambda::EventSourceMapping': "the stream consumer's mapping from the usage-logs stream",
-  'AWS::DynamoDB::Table': 'DynamoDB tables: accounts, usage-logs, usage-stats, rate-limits, cache',
+  'AWS::DynamoDB::Table': 'DynamoDB tables: accounts, usage-logs, usage-stats, rate-limits, audit, cache',
   'AWS::KMS::Key': 'KMS keys: provider keys (kept by `cdk destroy`), alarm notifications and budget alerts',
   'AWS::KMS::Alias': "the provider-key KMS key's alias",
   'AWS::SecretsManager::Secret': 'the admin key secret',
