@@ -1,4 +1,7 @@
-import * as oidc from 'openid-client';
+import type * as OpenIdClient from 'openid-client';
+
+/** Loaded at the first sign-in, so an instance that never signs anyone in never evaluates it. */
+const openIdClient = () => import('openid-client');
 
 /** The proxy's client at the issuer: its id and secret. */
 export interface ClientCredentials {
@@ -30,7 +33,7 @@ const BASE_SCOPES = ['openid', 'email', 'profile'];
  * metadata is read once per instance, at the first sign-in.
  */
 export class OidcClient {
-  private configuration?: Promise<oidc.Configuration>;
+  private configuration?: Promise<OpenIdClient.Configuration>;
 
   constructor(
     private readonly settings: { issuer: string; groupsClaim: string },
@@ -38,8 +41,9 @@ export class OidcClient {
     private readonly client: () => Promise<ClientCredentials>,
   ) {}
 
-  private configured(): Promise<oidc.Configuration> {
+  private configured(): Promise<OpenIdClient.Configuration> {
     this.configuration ??= (async () => {
+      const oidc = await openIdClient();
       const { clientId, clientSecret } = await this.client();
       const issuer = new URL(this.settings.issuer);
       // Plain HTTP only for an issuer on this machine (a local one for trying sign-in out).
@@ -57,7 +61,7 @@ export class OidcClient {
 
   /** Where to send the person, and what to keep (sealed, in a cookie) until they return. */
   async start(redirectUri: string): Promise<{ location: string; pending: PendingSignIn }> {
-    const config = await this.configured();
+    const [oidc, config] = await Promise.all([openIdClient(), this.configured()]);
     const pending = { verifier: oidc.randomPKCECodeVerifier(), state: oidc.randomState(), nonce: oidc.randomNonce() };
     const offered = config.serverMetadata().scopes_supported;
     const scopes = [...BASE_SCOPES, ...(offered?.includes('groups') ? ['groups'] : [])];
@@ -74,7 +78,7 @@ export class OidcClient {
 
   /** Exchanges the code the issuer sent back for the person's verified identity and groups. */
   async finish(callbackUrl: URL, pending: PendingSignIn): Promise<SignedInPerson> {
-    const config = await this.configured();
+    const [oidc, config] = await Promise.all([openIdClient(), this.configured()]);
     const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, {
       pkceCodeVerifier: pending.verifier,
       expectedState: pending.state,
