@@ -43,9 +43,9 @@ export class SignInPool extends Construct {
       deletionProtection: true,
     });
     Validations.of(this.pool).acknowledge({
-      id: 'AwsSolutions-COG3',
+      id: 'AwsSolutions-COG8',
       reason:
-        "Cognito's threat protection needs the Plus feature plan, billed per person each month; the pool already requires a second factor and lets nobody sign up, and the proxy's own failed-sign-in alarm watches its login route.",
+        "The Plus feature plan (Cognito's threat protection) is billed per person each month; this pool already requires a second factor, lets nobody sign up alone and holds a team's few people, and an operator can move it to Plus in the console without a redeploy.",
     });
     this.pool.addDomain('Domain', {
       cognitoDomain: { domainPrefix: `${props.namePrefix}${Stack.of(this).account}` },

@@ -52,16 +52,18 @@ describe.each(variants)('cdk-nag AwsSolutions on the %s', (_name, context) => {
   it('acknowledges only the findings reviewed, each with its own specific reason', () => {
     const acks = acknowledgements(synth.stack);
     const prefix = synth.stack.stackName;
-    expect(acks.map((a) => `${a.where}: ${a.rule}`).sort()).toEqual([
-      `${prefix}/Admin/AdminKey: AwsSolutions-SMG4`,
-      `${prefix}/StatsConsumer/DeadLetters: AwsSolutions-SQS3`,
-      `${prefix}/StatsConsumer/Role: AwsSolutions-IAM5[Resource::*]`,
-      `${prefix}/StatsConsumer/Role: AwsSolutions-IAM5[Resource::<${synth.stack.getLogicalId(synth.stack.usageExport.bucket.node.defaultChild as CfnElement)}.Arn>/usage/*]`,
-      `${prefix}/Tables/Cache: AwsSolutions-DDB3`,
-      `${prefix}/Tables/RateLimits: AwsSolutions-DDB3`,
-      `${prefix}/UsageExport/Bucket: AwsSolutions-S1`,
-      ...(synth.stack.signInPool ? [`${prefix}/SignIn/Pool: AwsSolutions-COG3`] : []),
-    ]);
+    expect(acks.map((a) => `${a.where}: ${a.rule}`).sort()).toEqual(
+      [
+        `${prefix}/Admin/AdminKey: AwsSolutions-SMG4`,
+        `${prefix}/StatsConsumer/DeadLetters: AwsSolutions-SQS3`,
+        `${prefix}/StatsConsumer/Role: AwsSolutions-IAM5[Resource::*]`,
+        `${prefix}/StatsConsumer/Role: AwsSolutions-IAM5[Resource::<${synth.stack.getLogicalId(synth.stack.usageExport.bucket.node.defaultChild as CfnElement)}.Arn>/usage/*]`,
+        `${prefix}/Tables/Cache: AwsSolutions-DDB3`,
+        `${prefix}/Tables/RateLimits: AwsSolutions-DDB3`,
+        `${prefix}/UsageExport/Bucket: AwsSolutions-S1`,
+        ...(synth.stack.signInPool ? [`${prefix}/SignIn/Pool: AwsSolutions-COG8`] : []),
+      ].sort(),
+    );
     for (const { reason } of acks) expect(reason.length).toBeGreaterThan(80);
     // Reasons name what they excuse: no copy-pasted boilerplate.
     expect(new Set(acks.map((a) => a.reason)).size).toBe(acks.length);
