@@ -1,6 +1,6 @@
 import { ValidationError } from '../../base/errors';
 import type { DocumentClient } from '../../store/dynamodb/document-client';
-import type { AuditEntry, AuditLog, AuditQuery } from '../ports';
+import type { AuditEntry, AuditLog, AuditQuery, AuditValue } from '../ports';
 
 /** Reads at most this many pages to fill one page of filtered entries. */
 const MAX_PAGES_PER_LIST = 20;
@@ -41,8 +41,8 @@ function toEntry(item: AuditItem): AuditEntry {
     address: item.address,
     action: item.action,
     target: item.target,
-    before: item.before === undefined ? undefined : JSON.parse(item.before),
-    after: item.after === undefined ? undefined : JSON.parse(item.after),
+    before: item.before === undefined ? undefined : (JSON.parse(item.before) as AuditValue),
+    after: item.after === undefined ? undefined : (JSON.parse(item.after) as AuditValue),
   };
 }
 
