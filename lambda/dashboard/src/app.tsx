@@ -63,16 +63,26 @@ export function App() {
       clearToken();
       setCredential(null);
       setCaller(null);
-      setNotice('Your session ended: it expired, or the token was revoked. Sign in again.');
+      setNotice(
+        'token' in credential
+          ? 'Your session ended: the token was revoked or is no longer valid. Sign in with a valid token.'
+          : 'Your session ended: it expired or was signed out. Sign in again.',
+      );
     });
   }, [credential]);
 
-  // The role decides which controls the pages show.
+  // The role decides which controls the pages show: known before the first page is drawn, so no control
+  // appears after the page's data and moves what is already on screen.
   useEffect(() => {
-    if (api && !caller) api.session().then(setCaller, () => undefined);
+    if (api && !caller)
+      api.session().then(setCaller, () => {
+        clearToken();
+        setCredential(null);
+        setNotice('Could not check who is signed in. Sign in again.');
+      });
   }, [api, caller]);
 
-  if (credential === 'checking') return <main class="signin" data-testid="page-checking" />;
+  if (credential === 'checking' || (api && !caller)) return <main class="signin" data-testid="page-checking" />;
   if (!api) {
     return (
       <SignIn
