@@ -24,18 +24,26 @@ export function chatUsageFrom(usage: JsonObject): Usage {
   return { inputTokens, outputTokens: Math.max(completion, fromTotal), cacheReadTokens, cacheWriteTokens: 0 };
 }
 
-/** The event's raw text with its data replaced; every other line (`event:`, `id:`, comments) stays as sent. */
+/**
+ * The event's raw text with its data replaced; every other line (`event:`, `id:`, comments) stays as
+ * sent, and so does each line's ending (a provider that ends its lines with CRLF keeps them).
+ */
 function withDataOf(event: SseEvent, data: string): string {
-  const lines = event.raw.split('\n');
-  const first = lines.findIndex((line) => line.startsWith('data:'));
+  // Split keeping the separators: text, ending, text, ending, …, text.
+  const parts = event.raw.split(/(\r\n|\r|\n)/);
+  const lines: Array<{ text: string; end: string }> = [];
+  for (let i = 0; i < parts.length; i += 2) lines.push({ text: parts[i], end: parts[i + 1] ?? '' });
+  const first = lines.findIndex((line) => line.text.startsWith('data:'));
   if (first < 0) return event.raw;
-  const prefix = lines[first].startsWith('data: ') ? 'data: ' : 'data:';
-  const dataLines = data.split('\n').map((line) => prefix + line);
+  const prefix = lines[first].text.startsWith('data: ') ? 'data: ' : 'data:';
+  const end = lines[first].end || '\n';
   return [
     ...lines.slice(0, first),
-    ...dataLines,
-    ...lines.slice(first + 1).filter((line) => !line.startsWith('data:')),
-  ].join('\n');
+    ...data.split('\n').map((line) => ({ text: prefix + line, end })),
+    ...lines.slice(first + 1).filter((line) => !line.text.startsWith('data:')),
+  ]
+    .map((line) => line.text + line.end)
+    .join('');
 }
 
 export const chatDialect: Dialect = {
@@ -59,6 +67,7 @@ export const chatDialect: Dialect = {
     let usage: Usage | undefined;
     let error: string | undefined;
     let complete = false;
+    let answerEnded = false;
     let delivered = 0;
     return {
       onEvent(event: SseEvent) {
@@ -69,6 +78,8 @@ export const chatDialect: Dialect = {
           return;
         }
         delivered += deliveredChars(data);
+        // A finish reason ends the answer; the usage chunk the proxy asked for may still follow it.
+        answerEnded ||= /"finish_reason"\s*:\s*"/.test(data);
         // Parsing every content chunk would cost CPU per token; only the first
         // chunk (model) and chunks that can carry usage or an error are read.
         if (model !== undefined && !/"usage"\s*:\s*\{|"error"/.test(data)) return;
@@ -80,7 +91,7 @@ export const chatDialect: Dialect = {
         if (chunk.error !== undefined && chunk.error !== null) error = findErrorMessage(chunk) ?? 'stream error';
       },
       outcome(): StreamOutcome {
-        return { model, usage, error, complete, deliveredChars: delivered };
+        return { model, usage, error, complete, answerEnded, deliveredChars: delivered };
       },
     };
   },
