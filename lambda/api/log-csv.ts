@@ -24,6 +24,7 @@ export const CSV_COLUMNS: readonly { name: string; value: (row: UsageRow) => Cel
   { name: 'cost_usd', value: (r) => nanosAsDecimal(r.cost_nanos) },
   { name: 'priced', value: (r) => r.priced },
   { name: 'price_source', value: (r) => r.price_source },
+  { name: 'priced_as', value: (r) => r.priced_as },
   { name: 'saved_usd', value: (r) => nanosAsDecimal(r.saved_nanos) },
   { name: 'latency_ms', value: (r) => r.latency_ms },
   { name: 'status_code', value: (r) => r.status_code },

@@ -25,6 +25,7 @@ export const USAGE_COLUMNS = [
   { name: 'cost_usd', type: 'double' },
   { name: 'priced', type: 'boolean' },
   { name: 'price_source', type: 'string' },
+  { name: 'priced_as', type: 'string' },
   { name: 'usage_estimated', type: 'boolean' },
   { name: 'latency_ms', type: 'int' },
   { name: 'requester', type: 'string' },

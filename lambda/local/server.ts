@@ -58,6 +58,10 @@ async function main(): Promise<void> {
   const readyGate = new Promise<void>((done) => (becomeReady = done));
   const server = createServer((request, response) => void serve(request, response));
   server.keepAliveTimeout = 65_000;
+  // A client that half-closes its side once its request is sent (`socket.end()` right after writing it,
+  // as some scripts and HTTP/1.0 tools do) still gets its answer, then the connection closes. Node's
+  // server otherwise drops such a request unanswered; the flag is its own switch for this (not in its typings).
+  (server as typeof server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
 
   const serve = async (request: IncomingMessage, response: ServerResponse) => {
     const cut = inFlight.begin(response);

@@ -16,6 +16,11 @@ export interface Behaviour {
    * its expected result. On the Responses API route, one of `endpoints/` (`endpoints/openai-responses-failed.sse`).
    */
   fixture?: string;
+  /**
+   * Answer 200 with exactly this JSON body, on any path (an image generation's or an audio model's answer,
+   * a snapshot model id the price data doesn't know), instead of a fixture.
+   */
+  jsonBody?: unknown;
   /** Usage to report instead of the fixture's; `'random'` draws new numbers per request. */
   usage?: Usage | 'random';
   /** Number of content deltas in a stream (and pieces of the answer in JSON). */

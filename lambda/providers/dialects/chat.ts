@@ -1,6 +1,6 @@
 import type { SseEvent } from '../../sse/sse-event';
 import type { Dialect, StreamOutcome } from '../types';
-import { tokenCount, type Usage } from '../usage';
+import { mediaTokens, tokenCount, type Usage } from '../usage';
 import { deliveredChars } from './delivered-text';
 import { findErrorMessage } from './error-text';
 import { asObject, asString, tryParseJson, type JsonObject } from '../../json';
@@ -14,14 +14,50 @@ function usageObject(object: JsonObject | undefined): JsonObject | undefined {
 }
 
 export function chatUsageFrom(usage: JsonObject): Usage {
+  // Image generation and audio transcription answer in the Responses API's names (`input_tokens`, `output_tokens`).
+  if (usage.prompt_tokens === undefined && (usage.input_tokens !== undefined || usage.output_tokens !== undefined))
+    return mediaUsageFrom(usage);
   const inputTokens = tokenCount(usage.prompt_tokens);
   const completion = tokenCount(usage.completion_tokens);
   // Some providers leave reasoning tokens out of completion_tokens but count
   // them in total_tokens; the total then tells the real output.
   const fromTotal = tokenCount(usage.total_tokens) - inputTokens;
-  const cacheReadTokens =
-    tokenCount(asObject(usage.prompt_tokens_details)?.cached_tokens) || tokenCount(usage.prompt_cache_hit_tokens);
-  return { inputTokens, outputTokens: Math.max(completion, fromTotal), cacheReadTokens, cacheWriteTokens: 0 };
+  const inputDetails = asObject(usage.prompt_tokens_details);
+  const cacheReadTokens = tokenCount(inputDetails?.cached_tokens) || tokenCount(usage.prompt_cache_hit_tokens);
+  const media = mediaTokens({
+    audioInput: tokenCount(inputDetails?.audio_tokens),
+    audioOutput: tokenCount(asObject(usage.completion_tokens_details)?.audio_tokens),
+  });
+  return {
+    inputTokens,
+    outputTokens: Math.max(completion, fromTotal),
+    cacheReadTokens,
+    cacheWriteTokens: 0,
+    ...(media ? { media } : {}),
+  };
+}
+
+/**
+ * The usage of an image generation (`/images/generations`, `/images/edits`) or an audio
+ * transcription: input and output tokens with their image and audio parts (`input_tokens_details`,
+ * or `input_token_details` as transcriptions write it).
+ */
+function mediaUsageFrom(usage: JsonObject): Usage {
+  const input = asObject(usage.input_tokens_details) ?? asObject(usage.input_token_details);
+  const output = asObject(usage.output_tokens_details) ?? asObject(usage.output_token_details);
+  const media = mediaTokens({
+    audioInput: tokenCount(input?.audio_tokens),
+    audioOutput: tokenCount(output?.audio_tokens),
+    imageInput: tokenCount(input?.image_tokens),
+    imageOutput: tokenCount(output?.image_tokens),
+  });
+  return {
+    inputTokens: tokenCount(usage.input_tokens),
+    outputTokens: tokenCount(usage.output_tokens),
+    cacheReadTokens: tokenCount(input?.cached_tokens),
+    cacheWriteTokens: 0,
+    ...(media ? { media } : {}),
+  };
 }
 
 /**
