@@ -37,7 +37,7 @@ export interface Behaviour {
   hang?: boolean;
   /** Read the request, then destroy the socket before any header. */
   resetBeforeHeaders?: boolean;
-  /** Destroy the socket after this many events (JSON: after half the body). */
+  /** Destroy the socket after this many events, where the next would come (JSON: after half the body). */
   resetMidStream?: number;
   /**
    * After the last event, keep the connection open without ending the body (the socket lingers, as a

@@ -175,6 +175,35 @@ describe('a client that leaves after the answer ended, before its usage: exact r
     for await (const event of again.data) void event;
   });
 
+  it('the provider breaks off after the finish reason: an estimate, an error saying when the client left, nothing cached', async () => {
+    const client = new OpenAI({
+      baseURL: `${proxy.proxyBase}/prov-b/v1`,
+      apiKey: proxy.account.token,
+      maxRetries: 0,
+      defaultHeaders: cacheOn,
+    });
+    const fake = proxy.fakes.fakes['prov-b'];
+    // One content delta: the role chunk, the delta, the finish chunk; the connection dies a second later, before the usage.
+    fake.next({ chunks: 1, chunkIntervalMs: 1_000, resetMidStream: 3, usage: USAGE });
+    const body = {
+      model: 'gpt-4o-mini',
+      stream: true as const,
+      messages: [{ role: 'user' as const, content: unique() }],
+    };
+    const { data: stream, response } = await client.chat.completions.create(body).withResponse();
+    for await (const chunk of stream) if (chunk.choices[0]?.finish_reason) break;
+    const row = await rowOf(response.headers.get('x-proxy-request-id')!);
+    expect(row).toMatchObject({
+      status_code: 200,
+      usage_estimated: true,
+      error: 'the client left after the answer ended; the provider closed its connection',
+    });
+    fake.next({ chunks: 1, usage: USAGE });
+    const again = await client.chat.completions.create(body).withResponse();
+    expect(again.response.headers.get('x-proxy-cache')).toBe('MISS');
+    for await (const chunk of again.data) void chunk;
+  });
+
   it('a client that leaves before the finish reason is still "client disconnected"', async () => {
     const client = new OpenAI({ baseURL: `${proxy.proxyBase}/prov-b/v1`, apiKey: proxy.account.token, maxRetries: 0 });
     proxy.fakes.fakes['prov-b'].next({ chunks: 6, chunkIntervalMs: 300, usage: USAGE });

@@ -171,6 +171,10 @@ describe('money that would escape a budget', () => {
     expect(error.message).toContain(`proxy token ${account.tokenId}`);
     expect(error.message).toContain('docs/budgets.md, "Requests the proxy cannot price"');
     expect(fake.requests.length).toBe(before);
+    // A request without a body generates nothing to pay for: it is not refused (the fake has no such route).
+    const listed = await rejection(openai(account.token).files.list());
+    expect(listed.status).toBe(405);
+    expect(fake.requests.at(-1)!.path).toBe('/v1/files');
 
     const free = await proxy.createAccount('unpriceable-free');
     await proxy.saveKey(free.token, 'prov-b');
