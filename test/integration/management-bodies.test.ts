@@ -214,6 +214,21 @@ describe('management bodies', () => {
     ).toEqual(refusal(message, param));
   });
 
+  it('budget: the `alerts_at` typo is a 400 saying which fields the body takes', async () => {
+    expect(
+      await send('/api/budgets/requesters/typo', 'PUT', proxy.account.token, {
+        limit_usd: 1,
+        period: 'day',
+        alerts_at: [0.5],
+      }),
+    ).toEqual(
+      refusal(
+        'Unknown field "alerts_at": this body takes "limit_usd", "period" and, if you like, "alert_at".',
+        'alerts_at',
+      ),
+    );
+  });
+
   it.each<[string, string, string, unknown, string]>([
     ['budget', 'PUT', '/api/budgets/requesters/typo', { limit_usd: 1, period: 'day', alerts_at: [0.5] }, 'alerts_at'],
     ['provider key', 'PUT', '/api/keys/prov-d', { key: 'mistral-key-abcd', provider: 'prov-d' }, 'provider'],
