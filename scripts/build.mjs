@@ -46,8 +46,8 @@ const common = {
 };
 
 await Promise.all([
-  build({ ...common, entryPoints: ['lambda/handler.ts'], outfile: 'dist/lambda/handler.mjs', metafile: true }),
-  build({ ...common, entryPoints: ['lambda/stream-consumer.ts'], outfile: 'dist/lambda/stream-consumer.mjs' }),
+  build({ ...common, entryPoints: ['lambda/entry/handler.ts'], outfile: 'dist/lambda/handler.mjs', metafile: true }),
+  build({ ...common, entryPoints: ['lambda/entry/stream-consumer.ts'], outfile: 'dist/lambda/stream-consumer.mjs' }),
   build({
     ...common,
     entryPoints: ['lambda/local/server.ts'],
