@@ -94,6 +94,6 @@ export function unpricedMessage(model: string, status: BudgetStatus): string {
  * spend could not be counted (docs/budgets.md, "Requests the proxy cannot price").
  */
 export function unpriceableMessage(contentType: string | undefined, status: BudgetStatus): string {
-  const what = contentType ? `a "${contentType.split(';')[0]!.trim().slice(0, 100)}" body` : 'a body';
+  const what = contentType ? `a "${contentType.split(';')[0].trim().slice(0, 100)}" body` : 'a body';
   return `This request can't be priced before it is sent: ${what} names no model the proxy reads, and the ${PERIOD_WORDS[status.budget.period]} budget of ${describeSubject(status.subject)} applies to this request: its spend could not be counted. Send requests the proxy can't price (uploads, audio transcriptions) with a proxy token and requester no budget applies to (docs/budgets.md, "Requests the proxy cannot price").`;
 }

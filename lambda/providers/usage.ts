@@ -50,5 +50,5 @@ export interface MediaTokens {
 /** The media counts above 0, or undefined when there are none. */
 export function mediaTokens(counts: MediaTokens): MediaTokens | undefined {
   const kept = Object.fromEntries(Object.entries(counts).filter(([, count]) => tokenCount(count) > 0));
-  return Object.keys(kept).length ? (kept as MediaTokens) : undefined;
+  return Object.keys(kept).length ? kept : undefined;
 }
