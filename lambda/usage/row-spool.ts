@@ -1,6 +1,7 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { describeError, type Logger } from '../logger';
+import { LineCounts, ReplayLock } from './spool-files';
 import type { UsageRow } from './usage-row';
 
 /** Where a row goes when the store refused it after every retry: never dropped silently. */
@@ -38,11 +39,16 @@ export class LogRowSpool implements RowSpool {
  * file meanwhile); a `.replaying` file left by a run that stopped mid-replay is replayed before
  * anything newer; the writer skips rows already stored, so replaying a row twice stores it once.
  * Only when every row is written or handed back to the spool is the claimed file removed.
+ *
+ * Servers sharing one DATA_DIR share the spool: each appends its own refusals, and one at a time
+ * replays (`ReplayLock`), so a row handed back is moved, never copied. The cap counts every row
+ * waiting, the spool's and the claimed file's, whoever wrote them.
  */
 export class FileRowSpool implements RowSpool {
   private timer?: NodeJS.Timeout;
-  /** Rows in the file, counted once at start and then kept up to date (no re-reading per row). */
-  private rows?: number;
+  private readonly lines = new LineCounts();
+  private readonly lock: ReplayLock;
+  private readonly claimed: string;
   private running?: Promise<number>;
   private stopping = false;
 
@@ -50,16 +56,18 @@ export class FileRowSpool implements RowSpool {
     private readonly path: string,
     private readonly log: Logger,
     private readonly maxRows = 100_000,
-  ) {}
+  ) {
+    this.lock = new ReplayLock(`${path}.lock`);
+    this.claimed = `${path}.replaying`;
+  }
 
   async keep(row: UsageRow, error: unknown): Promise<void> {
     mkdirSync(dirname(this.path), { recursive: true });
-    if (this.count() >= this.maxRows) {
+    if (this.waiting() >= this.maxRows) {
       this.log.error('usage row spool is full; row printed instead', { row, ...describeError(error) });
       return;
     }
     appendFileSync(this.path, JSON.stringify(row) + '\n');
-    this.rows = this.count() + 1;
     this.log.warn('usage row spooled to disk; it will be written when the store answers', {
       request_id: row.id,
       ...describeError(error),
@@ -89,14 +97,23 @@ export class FileRowSpool implements RowSpool {
     await this.running;
   }
 
+  /** One pass over the spool, unless another server sharing it is replaying it now. */
   async replay(writeOnce: (row: UsageRow) => Promise<void>): Promise<number> {
-    const claimed = `${this.path}.replaying`;
-    if (!existsSync(claimed)) {
-      if (!existsSync(this.path)) return 0;
-      renameSync(this.path, claimed);
-      this.rows = undefined;
+    if (!existsSync(this.claimed) && !existsSync(this.path)) return 0;
+    if (!this.lock.take()) return 0;
+    try {
+      return await this.replayClaimed(writeOnce);
+    } finally {
+      this.lock.release();
     }
-    const rows = readRows(claimed);
+  }
+
+  private async replayClaimed(writeOnce: (row: UsageRow) => Promise<void>): Promise<number> {
+    if (!existsSync(this.claimed)) {
+      if (!existsSync(this.path)) return 0;
+      renameSync(this.path, this.claimed);
+    }
+    const rows = readRows(this.claimed);
     const left: UsageRow[] = [];
     let written = 0;
     for (const row of rows) {
@@ -110,18 +127,18 @@ export class FileRowSpool implements RowSpool {
       } catch {
         left.push(row);
       }
+      this.lock.refresh();
     }
     // Handed back before the claim is dropped: a stop between the two replays them again, harmlessly.
     if (left.length) appendFileSync(this.path, left.map((row) => JSON.stringify(row) + '\n').join(''));
-    rmSync(claimed);
-    this.rows = undefined;
+    rmSync(this.claimed);
     if (written) this.log.info('spooled usage rows written', { rows: written, left: left.length });
     return written;
   }
 
-  private count(): number {
-    this.rows ??= existsSync(this.path) ? readFileSync(this.path, 'utf8').split('\n').length - 1 : 0;
-    return this.rows;
+  /** Rows kept and not yet written, by every server sharing the spool. */
+  private waiting(): number {
+    return this.lines.count(this.path) + this.lines.count(this.claimed);
   }
 }
 
