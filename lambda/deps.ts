@@ -179,7 +179,7 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
     rowWriter: new RowWriter(usageLog, rowSpool),
     now: Date.now,
     awsCredentials: new RuntimeCredentials(config.awsSigning),
-    failedSignIns: new FailedSignIns(() => deps.now(), config.failedSignInMaxDelayMs),
+    failedSignIns: new FailedSignIns(() => deps.now(), config.failedSignInMaxDelayMs, config.failedSignInsPerMinute),
   };
   return deps;
 }

@@ -1,3 +1,4 @@
+import { admitSignIn } from '../auth/failed-sign-ins';
 import { hashSecret, type ParsedToken } from '../auth/proxy-token';
 import { requestBudgets } from '../budgets/request-budgets';
 import type { Deps } from '../deps';
@@ -11,7 +12,15 @@ const NO_KEY_READ = Promise.resolve(undefined);
 
 type ReadDeps = Pick<
   Deps,
-  'tokenGate' | 'budgets' | 'budgetHints' | 'providerKeys' | 'accountPrices' | 'cache' | 'now' | 'preForwardBudget'
+  | 'tokenGate'
+  | 'budgets'
+  | 'budgetHints'
+  | 'providerKeys'
+  | 'accountPrices'
+  | 'cache'
+  | 'now'
+  | 'preForwardBudget'
+  | 'failedSignIns'
 >;
 
 /**
@@ -82,17 +91,21 @@ function identifiedToken(state: Routed): { credential: string; token: ParsedToke
 
 /**
  * Step 2 (docs/behaviour.md, "Processing order"): the token carries its account id, so its store
- * reads start here, all at once, before any of them is awaited.
+ * reads start here, all at once, before any of them is awaited; unless its address has had too many
+ * wrong credentials checked lately (auth/failed-sign-ins.ts), when it is refused with 429 unchecked.
  */
 export function identify(deps: ReadDeps): Step<Routed, Identified> {
   return {
     name: 'identify',
     run(state) {
       const { credential, token } = identifiedToken(state);
+      // Before any store read: from an address that keeps failing, a token is refused unchecked, at no cost.
+      const signIn = admitSignIn(deps.failedSignIns, state.request.sourceIp);
       const identified = {
         credential,
         token,
         presented: { accountId: token.accountId, tokenId: token.tokenId, secretHash: hashSecret(token.secret) },
+        signIn,
       };
       return new Prefetched(identified, startStoreReads(deps, state, identified));
     },
