@@ -60,7 +60,9 @@ export function startStoreReads(
       'budgets',
     ),
     providerKey:
-      state.mode === 'stored' ? inBudget(deps.providerKeys.get(token.accountId, state.provider.id), 'stored key') : NO_KEY_READ,
+      state.mode === 'stored'
+        ? inBudget(deps.providerKeys.get(token.accountId, state.provider.id), 'stored key')
+        : NO_KEY_READ,
     accountPrices: inBudget(deps.accountPrices.list(token.accountId), 'account prices'),
     cachedResponse: cachedResponse && deps.preForwardBudget(cachedResponse, 'the cache lookup').catch(() => undefined),
   };

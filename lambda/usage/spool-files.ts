@@ -132,7 +132,7 @@ function newlinesIn(path: string, from: number, to: number): number {
   try {
     const buffer = Buffer.alloc(Math.min(1 << 20, to - from));
     let lines = 0;
-    for (let at = from; at < to; ) {
+    for (let at = from; at < to;) {
       const read = readSync(fd, buffer, 0, Math.min(buffer.length, to - at), at);
       if (read === 0) break;
       for (let i = 0; i < read; i++) if (buffer[i] === 0x0a) lines++;

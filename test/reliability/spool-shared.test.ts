@@ -32,7 +32,10 @@ beforeAll(async () => {
   const env = { ...fakes.env, DYNAMODB_ENDPOINT: gate.endpoint };
   first = await spawnServer(env);
   // Same folder, same tables; one stream consumer is enough for the two.
-  second = await spawnServer({ ...env, STATS_CONSUMER: 'off' }, { dataDir: first.dataDir, tablePrefix: first.tablePrefix });
+  second = await spawnServer(
+    { ...env, STATS_CONSUMER: 'off' },
+    { dataDir: first.dataDir, tablePrefix: first.tablePrefix },
+  );
 });
 afterAll(async () => {
   gate?.set('up');

@@ -22,23 +22,26 @@ afterAll(async () => {
 
 test.each([
   ['1e20 prompt tokens', 1e20],
-  ['2^53 + 1 prompt tokens', 9_007_199_254_740_993],
-])('a provider reporting %s: the client gets its answer, the row is written and marked, nothing is spooled', async (_, tokens) => {
-  const fake = proxy.fakes.fakes['prov-b'];
-  fake.next({ usage: { inputTokens: tokens, outputTokens: 8, cacheReadTokens: 0, cacheWriteTokens: 0 } });
-  const answer = await callProxy(proxy, { provider: 'prov-b', token: proxy.account.token, prompt: `${tokens}` });
-  expect(answer.status).toBe(200);
-  // The provider's body reached the client as sent, with the number as it was written.
-  expect(answer.text).toContain(`"prompt_tokens":${BigInt(tokens).toString().slice(0, 10)}`);
+  ['2^53 + 1 prompt tokens', Number('9007199254740993')],
+])(
+  'a provider reporting %s: the client gets its answer, the row is written and marked, nothing is spooled',
+  async (_, tokens) => {
+    const fake = proxy.fakes.fakes['prov-b'];
+    fake.next({ usage: { inputTokens: tokens, outputTokens: 8, cacheReadTokens: 0, cacheWriteTokens: 0 } });
+    const answer = await callProxy(proxy, { provider: 'prov-b', token: proxy.account.token, prompt: `${tokens}` });
+    expect(answer.status).toBe(200);
+    // The provider's body reached the client as sent, with the number as it was written.
+    expect(answer.text).toContain(`"prompt_tokens":${BigInt(tokens).toString().slice(0, 10)}`);
 
-  const row = await rowOf(proxy, proxy.account.token, answer.requestId);
-  expect(row).toMatchObject({
-    status_code: 200,
-    input_tokens: 0,
-    output_tokens: 0,
-    cost_usd: 0,
-    priced: false,
-    error: UNSTORABLE_USAGE,
-  });
-  expect(proxy.output()).not.toContain('usage row spooled');
-});
+    const row = await rowOf(proxy, proxy.account.token, answer.requestId);
+    expect(row).toMatchObject({
+      status_code: 200,
+      input_tokens: 0,
+      output_tokens: 0,
+      cost_usd: 0,
+      priced: false,
+      error: UNSTORABLE_USAGE,
+    });
+    expect(proxy.output()).not.toContain('usage row spooled');
+  },
+);

@@ -163,7 +163,7 @@ describe('buildRow: no credential of the request in any free-text field (SECURIT
 
     it.each([
       ['a count beyond 2^53 - 1 (1e20 tokens, as reported)', 1e20],
-      ['a count of 2^53 + 1 tokens (read as 2^53)', 9_007_199_254_740_993],
+      ['a count of 2^53 + 1 tokens (read as 2^53, as JSON.parse reads it)', Number('9007199254740993')],
       ['a count under 2^53 whose cost is beyond it', 9_100_000_000_000],
     ])('%s: the row is written with 0 tokens and cost 0, unpriced, and says why', (_, inputTokens) => {
       const row = rowFor(inputTokens);
