@@ -83,10 +83,12 @@ test('500 wrong admin keys sent at once from one address: only the allowance is 
     proxy.secrets.add(key);
     return key;
   });
+  const started = performance.now();
   const answers = await Promise.all(keys.map((key) => adminCall(proxy.url, guesser, key)));
+  const minutes = (performance.now() - started) / 60_000;
 
-  expect(countOf(answers, 401)).toBeLessThanOrEqual(CHECKS_PER_MINUTE);
-  expect(countOf(answers, 429)).toBeGreaterThanOrEqual(500 - CHECKS_PER_MINUTE);
+  // The allowance, and what refilled while the 500 were being answered (one every 6 s).
+  expect(countOf(answers, 401)).toBeLessThanOrEqual(CHECKS_PER_MINUTE + Math.ceil(minutes * CHECKS_PER_MINUTE));
   expect(countOf(answers, 401) + countOf(answers, 429)).toBe(500);
   const refused = answers.find((answer) => answer.status === 429)!;
   expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
@@ -106,8 +108,11 @@ test('500 wrong admin keys sent at once from one address: only the allowance is 
  * the rest refused with Lambda's own 429 before the proxy sees them. Each request is passed on from
  * its client's own address, which is what the proxy sees as the caller's (as Lambda's sourceIp).
  */
-async function concurrencyCap(limit: number): Promise<{ url: string; refused(): number; close(): Promise<void> }> {
+async function concurrencyCap(
+  limit: number,
+): Promise<{ url: string; refused(): number; busiest(): number; close(): Promise<void> }> {
   let inside = 0;
+  let busiest = 0;
   let refused = 0;
   const target = new URL(proxy.url);
   const server: Server = createServer((req, res) => {
@@ -119,6 +124,7 @@ async function concurrencyCap(limit: number): Promise<{ url: string; refused(): 
       return;
     }
     inside++;
+    busiest = Math.max(busiest, inside);
     res.once('close', () => inside--);
     const onward = request(
       {
@@ -141,22 +147,31 @@ async function concurrencyCap(limit: number): Promise<{ url: string; refused(): 
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     refused: () => refused,
+    busiest: () => busiest,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
 
 test('about 100 bad tokens a second against a small concurrency: legitimate requests from elsewhere still pass', async () => {
-  const cap = await concurrencyCap(8);
+  // Lambda's default reserved concurrency (deploy.md). Before, 100 guesses a second each held 2 s kept about 200 in flight.
+  const cap = await concurrencyCap(50);
   try {
     const guesser = '127.0.0.4';
     const legitimate = '127.0.0.5';
     const bad: Array<Promise<Answer>> = [];
+    const latencies: number[] = [];
     const good: Answer[] = [];
     let sent = 0;
     // 100 a second (one every 10 ms) for 5 s, while a real client sends one request at a time throughout.
     const flood = new Promise<void>((resolve) => {
       const timer = setInterval(() => {
-        bad.push(chatCall(cap.url, guesser, wrongToken(sent++)));
+        const sentAt = performance.now();
+        bad.push(
+          chatCall(cap.url, guesser, wrongToken(sent++)).then((answer) => {
+            latencies.push(performance.now() - sentAt);
+            return answer;
+          }),
+        );
         if (sent >= 500) {
           clearInterval(timer);
           resolve();
@@ -174,7 +189,14 @@ test('about 100 bad tokens a second against a small concurrency: legitimate requ
     const guesses = await Promise.all(bad);
     const minutes = (performance.now() - started) / 60_000;
 
-    expect(good.map((answer) => answer.status)).toEqual(good.map(() => 200));
+    const statusAndBody = (answer: Answer) =>
+      `${answer.status} ${answer.status === 200 ? '' : answer.body.slice(0, 120)}`;
+    expect(good.map(statusAndBody)).toEqual(good.map(() => '200 '));
+    // What the flood occupied at most, of the function's concurrency.
+    latencies.sort((a, b) => a - b);
+    console.log(
+      `sign-in flood: ${good.length} real requests answered; guesses answered in ${Math.round(latencies[250])} ms (median), ${Math.round(latencies[499])} ms (slowest); at most ${cap.busiest()} requests in flight`,
+    );
     // Every guess was answered, and only the address's allowance (and what refilled meanwhile) was checked.
     expect(countOf(guesses, 401) + countOf(guesses, 429)).toBe(500);
     expect(countOf(guesses, 401)).toBeLessThanOrEqual(CHECKS_PER_MINUTE + Math.ceil(minutes * CHECKS_PER_MINUTE));
