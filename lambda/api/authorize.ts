@@ -15,7 +15,7 @@ const bearer = (request: IncomingRequest) => credentialIn(request.headers.author
 export async function requireAdmin(deps: Deps, request: IncomingRequest): Promise<void> {
   const presented = bearer(request);
   if (!presented) throw new AuthenticationError('Missing admin key: send Authorization: Bearer <admin key>.');
-  const check = admitSignIn(deps.failedSignIns, request.sourceIp);
+  const check = admitSignIn(deps.failedSignIns, request.sourceIp, presented);
   try {
     // The admin secret's store (Secrets Manager in AWS) failing is an outage whatever the error.
     const adminKey = await deps.adminKey().catch((error) => {
@@ -34,7 +34,7 @@ export async function requireManageToken(deps: Deps, request: IncomingRequest): 
     throw new AuthenticationError('Missing token: send Authorization: Bearer <proxy token with the manage scope>.');
   const parsed = parseToken(presented);
   if (!parsed) throw new AuthenticationError('Invalid proxy token.');
-  const check = admitSignIn(deps.failedSignIns, request.sourceIp);
+  const check = admitSignIn(deps.failedSignIns, request.sourceIp, presented);
   try {
     // A store failure here is answered by the router, like one in the route itself.
     const record = await deps.accounts.getToken(parsed.accountId, parsed.tokenId);

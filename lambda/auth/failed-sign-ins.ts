@@ -3,10 +3,12 @@
  * "Failed sign-ins"), for two defences:
  *
  * - The throttle: an address may have `perMinute` credentials checked and found wrong per minute
- *   (at once, then one every 60/`perMinute` s). A check in progress counts against it until it
- *   passes, so guesses sent in parallel are limited as surely as guesses sent in turn. Past it, the
- *   address's next credentials are refused at once with 429, unchecked: refusing costs nothing, so
- *   a flood of guesses holds no Lambda invocation, and guessing is limited, not just slowed.
+ *   (at once, then one every 60/`perMinute` s). Each distinct credential being checked counts
+ *   against it until its check is over, so guesses sent in parallel are limited as surely as
+ *   guesses sent in turn, while one client sending many requests at once with its one credential
+ *   counts once. Past it, the address's next credentials are refused at once with 429, unchecked:
+ *   refusing costs nothing, so a flood of guesses holds no Lambda invocation, and guessing is
+ *   limited, not just slowed.
  * - The hold (the local server only): once an address keeps failing, its failed answers wait a
  *   little. In Lambda a held answer would hold an invocation, so the hold is off there.
  *
@@ -17,6 +19,7 @@
  */
 
 import { SignInThrottledError } from '../errors';
+import { hashSecret } from './proxy-token';
 
 /** Failures a source may make before its failed answers are held. */
 export const FREE_FAILURES = 5;
@@ -42,8 +45,8 @@ interface SourceFailures {
   /** Wrong credentials it may still have checked, as of `allowanceAt`; refills at `perMinute` a minute. */
   allowance: number;
   allowanceAt: number;
-  /** Its credential checks in progress. */
-  checking: number;
+  /** Its credential checks in progress, by credential (a hash of it): each distinct one counts once. */
+  checking: Map<string, number>;
 }
 
 /** A credential check let through: `done` when it has passed or failed (a failure is also counted with `failed`). */
@@ -64,21 +67,25 @@ export class FailedSignIns {
    * Before a credential from `source` is checked: the check, or the seconds until the address may
    * have one checked again when it has used up its allowance.
    */
-  admit(source: string): SignInCheck | { retryAfterSeconds: number } {
+  admit(source: string, credential: string): SignInCheck | { retryAfterSeconds: number } {
     if (this.perMinute === 0) return NO_CHECK;
     const now = this.now();
     const known = this.sources.get(source);
-    if (known) {
-      const left = this.allowanceOf(known, now) - known.checking;
+    const key = hashSecret(credential);
+    if (known && !known.checking.has(key)) {
+      const left = this.allowanceOf(known, now) - known.checking.size;
       if (left < 1) return { retryAfterSeconds: Math.max(1, Math.ceil(((1 - left) * 60) / this.perMinute)) };
     }
     const entry = known ?? this.remember(source, this.fresh(now));
-    entry.checking++;
+    entry.checking.set(key, (entry.checking.get(key) ?? 0) + 1);
     let open = true;
     return {
       done: () => {
-        if (open) entry.checking--;
+        if (!open) return;
         open = false;
+        const left = (entry.checking.get(key) ?? 1) - 1;
+        if (left > 0) entry.checking.set(key, left);
+        else entry.checking.delete(key);
       },
     };
   }
@@ -96,7 +103,7 @@ export class FailedSignIns {
   }
 
   private fresh(now: number): SourceFailures {
-    return { failures: 0, lastAt: now, allowance: this.perMinute, allowanceAt: now, checking: 0 };
+    return { failures: 0, lastAt: now, allowance: this.perMinute, allowanceAt: now, checking: new Map() };
   }
 
   private allowanceOf(entry: SourceFailures, now: number): number {
@@ -117,9 +124,9 @@ export class FailedSignIns {
   }
 }
 
-/** The check of a credential from `source`, or a `SignInThrottledError` (429) when the address has used up its allowance. */
-export function admitSignIn(signIns: FailedSignIns, source: string | undefined): SignInCheck {
-  const admitted = signIns.admit(source ?? 'unknown');
+/** The check of `credential` from `source`, or a `SignInThrottledError` (429) when the address has used up its allowance. */
+export function admitSignIn(signIns: FailedSignIns, source: string | undefined, credential: string): SignInCheck {
+  const admitted = signIns.admit(source ?? 'unknown', credential);
   if ('retryAfterSeconds' in admitted) throw new SignInThrottledError(admitted.retryAfterSeconds);
   return admitted;
 }

@@ -102,7 +102,7 @@ export function identify(deps: ReadDeps): Step<Routed, Identified> {
     run(state) {
       const { credential, token } = identifiedToken(state);
       // Before any store read: from an address that keeps failing, a token is refused unchecked, at no cost.
-      const signIn = admitSignIn(deps.failedSignIns, state.request.sourceIp);
+      const signIn = admitSignIn(deps.failedSignIns, state.request.sourceIp, credential);
       const identified = {
         credential,
         token,

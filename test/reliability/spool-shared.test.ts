@@ -16,7 +16,7 @@ import { startStoreGate, type StoreGate } from './support/store-gate';
 
 jest.setTimeout(600_000);
 
-const PER_SERVER = 20;
+const PER_SERVER = 10;
 const WAITING = 'spooled usage rows still waiting for the store';
 
 let fakes: AllFakes;

@@ -98,9 +98,8 @@ test('500 wrong admin keys sent at once from one address: only the allowance is 
   // Only the checked ones were counted as failures (one log line each).
   expect(proxy.timesPrinted('"source_ip":"127.0.0.3"')).toBe(countOf(answers, 401));
 
-  // The real admin key still works from any other address; from the guessing one it waits its turn like the rest.
+  // The real admin key still works from any other address.
   expect((await adminCall(proxy.url, '127.0.0.2', proxy.adminKey)).status).toBe(201);
-  expect((await adminCall(proxy.url, guesser, proxy.adminKey)).status).toBe(429);
 });
 
 /**
