@@ -18,7 +18,7 @@
  * is forgotten first), and an address forgets its failures once it has been quiet for `WINDOW_MS`.
  */
 
-import { SignInThrottledError } from '../errors';
+import { SignInThrottledError } from '../base/errors';
 import { hashSecret } from './proxy-token';
 
 /** Failures a source may make before its failed answers are held. */

@@ -1,6 +1,6 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { describeError, type Logger } from '../logger';
+import { describeError, type Logger } from '../base/logger';
 import { LineCounts, ReplayLock } from './spool-files';
 import type { UsageRow } from './usage-row';
 
