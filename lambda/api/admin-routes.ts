@@ -4,7 +4,7 @@ import { parseToken } from '../auth/proxy-token';
 import { NotFoundError } from '../base/errors';
 import { jsonResponse } from '../http/response';
 import type { Scope } from '../auth/ports';
-import { jsonBody, parseBody, roleField, tokenName } from './request-body';
+import { jsonBody, parseBody, roleField, strictBody, tokenName } from './request-body';
 import type { ApiRoute } from './route-types';
 import { API_PATHS } from './paths';
 import { recordAdminChange } from './audit-trail';
@@ -12,24 +12,28 @@ import { recordAdminChange } from './audit-trail';
 const SCOPES_ERROR = 'scopes must be a non-empty array of "proxy" and/or "manage".';
 
 /** `{"name": "…"}`: an optional label (null is the same as none). */
-const accountBody = z.object({
-  name: z.pipe(
-    z.nullish(tokenName),
-    z.transform((name) => name ?? undefined),
-  ),
-});
+const accountName = z.pipe(
+  z.nullish(tokenName),
+  z.transform((name) => name ?? undefined),
+);
+const accountBody = strictBody({ name: accountName }, '"name"');
 
 /** `{"name": "…", "scopes": ["proxy", "manage"], "role": "viewer"}`: all optional; all scopes by default, no role (an admin). */
-const adminTokenBody = z.object({
-  name: accountBody.shape.name,
-  role: z.optional(roleField),
-  scopes: z.pipe(
-    z.optional(
-      z.array(z.enum(ALL_SCOPES, { error: SCOPES_ERROR }), { error: SCOPES_ERROR }).check(z.minLength(1, SCOPES_ERROR)),
+const adminTokenBody = strictBody(
+  {
+    name: accountName,
+    role: z.optional(roleField),
+    scopes: z.pipe(
+      z.optional(
+        z
+          .array(z.enum(ALL_SCOPES, { error: SCOPES_ERROR }), { error: SCOPES_ERROR })
+          .check(z.minLength(1, SCOPES_ERROR)),
+      ),
+      z.transform((scopes): Scope[] => (scopes ? [...new Set(scopes)] : [...ALL_SCOPES])),
     ),
-    z.transform((scopes): Scope[] => (scopes ? [...new Set(scopes)] : [...ALL_SCOPES])),
-  ),
-});
+  },
+  '"name", "scopes" and "role"',
+);
 
 /** Admin routes (bearer admin key): accounts and their tokens. */
 export const adminRoutes: ApiRoute[] = [

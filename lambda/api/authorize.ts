@@ -1,8 +1,9 @@
+import { admitSignIn } from '../auth/failed-sign-ins';
 import { hashSecret, parseToken, secretsEqual } from '../auth/proxy-token';
 import { credentialIn, verifyToken } from '../auth/verify';
+import { roleAllows, tokenActor, type Caller, type Role } from '../auth/roles';
 import type { Deps } from '../wiring/deps';
 import { AuthenticationError, PermissionError, StoreUnavailableError } from '../base/errors';
-import { roleAllows, tokenActor, type Caller, type Role } from '../auth/roles';
 import type { IncomingRequest } from '../http/request';
 import { sessionIn, type Session } from '../people/session';
 import { cookieKey } from '../people/signed-cookie';
@@ -16,12 +17,20 @@ async function adminKeyOf(deps: Deps): Promise<string | undefined> {
   });
 }
 
-/** Admin routes: the deployment's admin key, compared in constant time. */
+/**
+ * Admin routes: the deployment's admin key, compared in constant time. Like every credential
+ * check, it is refused unchecked (429) from an address that has had too many wrong ones lately.
+ */
 export async function requireAdmin(deps: Deps, request: IncomingRequest): Promise<void> {
   const presented = bearer(request);
   if (!presented) throw new AuthenticationError('Missing admin key: send Authorization: Bearer <admin key>.');
-  const adminKey = await adminKeyOf(deps);
-  if (!adminKey || !secretsEqual(presented, adminKey)) throw new AuthenticationError('Invalid admin key.');
+  const check = admitSignIn(deps.failedSignIns, request.sourceIp, presented);
+  try {
+    const adminKey = await adminKeyOf(deps);
+    if (!adminKey || !secretsEqual(presented, adminKey)) throw new AuthenticationError('Invalid admin key.');
+  } finally {
+    check.done();
+  }
 }
 
 /** The key that signs and opens session cookies (derived from the admin key; none without one). */
@@ -40,6 +49,21 @@ export async function sessionOf(deps: Deps, request: IncomingRequest): Promise<S
 /** Methods that change nothing, which a session may send without its CSRF token. */
 const SAFE_METHODS = new Set(['GET', 'HEAD']);
 
+/** A person's session as the caller, its CSRF token checked on every state-changing request. */
+async function sessionCaller(deps: Deps, request: IncomingRequest): Promise<Caller> {
+  const session = await sessionOf(deps, request);
+  if (!session)
+    throw new AuthenticationError(
+      'Missing token: send Authorization: Bearer <proxy token with the manage scope>, or sign in.',
+    );
+  if (!SAFE_METHODS.has(request.method)) {
+    const csrf = request.headers['x-csrf-token'];
+    if (!csrf || !secretsEqual(csrf, session.csrf))
+      throw new PermissionError('Missing or wrong x-csrf-token: send the one GET /api/session answers with.');
+  }
+  return { accountId: session.accountId, role: session.role, actor: session.actor, actorName: session.name };
+}
+
 /**
  * Account routes: a live proxy token with the `manage` scope (a token without a role is an admin,
  * as before roles), or a signed-in person's session cookie. A session's state-changing request must
@@ -48,30 +72,23 @@ const SAFE_METHODS = new Set(['GET', 'HEAD']);
  */
 export async function requireCaller(deps: Deps, request: IncomingRequest): Promise<Caller> {
   const presented = bearer(request);
-  if (!presented) {
-    const session = await sessionOf(deps, request);
-    if (!session)
-      throw new AuthenticationError(
-        'Missing token: send Authorization: Bearer <proxy token with the manage scope>, or sign in.',
-      );
-    if (!SAFE_METHODS.has(request.method)) {
-      const csrf = request.headers['x-csrf-token'];
-      if (!csrf || !secretsEqual(csrf, session.csrf))
-        throw new PermissionError('Missing or wrong x-csrf-token: send the one GET /api/session answers with.');
-    }
-    return { accountId: session.accountId, role: session.role, actor: session.actor, actorName: session.name };
-  }
+  if (!presented) return sessionCaller(deps, request);
   const parsed = parseToken(presented);
   if (!parsed) throw new AuthenticationError('Invalid proxy token.');
-  // A store failure here is answered by the router, like one in the route itself.
-  const record = await deps.accounts.getToken(parsed.accountId, parsed.tokenId);
-  const token = verifyToken(hashSecret(parsed.secret), record, 'manage');
-  return {
-    accountId: token.accountId,
-    role: token.role ?? 'admin',
-    actor: tokenActor(token.tokenId),
-    tokenId: token.tokenId,
-  };
+  const check = admitSignIn(deps.failedSignIns, request.sourceIp, presented);
+  try {
+    // A store failure here is answered by the router, like one in the route itself.
+    const record = await deps.accounts.getToken(parsed.accountId, parsed.tokenId);
+    const token = verifyToken(hashSecret(parsed.secret), record, 'manage');
+    return {
+      accountId: token.accountId,
+      role: token.role ?? 'admin',
+      actor: tokenActor(token.tokenId),
+      tokenId: token.tokenId,
+    };
+  } finally {
+    check.done();
+  }
 }
 
 /** What a role may not do, said in the management API's 403 (docs/people.md). */

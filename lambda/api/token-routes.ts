@@ -3,7 +3,7 @@ import * as z from 'zod/mini';
 import { NotFoundError } from '../base/errors';
 import { jsonResponse } from '../http/response';
 import { budgetJson } from './budget-routes';
-import { jsonBody, parseBody, roleField, tokenName } from './request-body';
+import { jsonBody, parseBody, roleField, strictBody, tokenName } from './request-body';
 import { limitsJson, ownTokenId } from './token-settings';
 import { requireRole } from './authorize';
 import type { Scope } from '../auth/ports';
@@ -15,10 +15,7 @@ import { recordCallerChange } from './audit-trail';
  * `{"name": "…", "role": "viewer"}`, both optional: without a role, an app token that can proxy but not
  * manage; with one, a management token of that role (docs/people.md), which only an admin may issue.
  */
-const appTokenBody = z.object({
-  name: z.optional(tokenName),
-  role: z.optional(roleField),
-});
+const appTokenBody = strictBody({ name: z.optional(tokenName), role: z.optional(roleField) }, '"name" and "role"');
 
 /** The caller's own account's tokens: list (never the secret, with each one's budget), create a proxy-only app token, revoke. */
 export const tokenRoutes: ApiRoute[] = [
