@@ -1,5 +1,5 @@
-import type { Logger } from '../logger';
-import type { RetryPolicy } from '../retry';
+import type { Logger } from '../base/logger';
+import type { RetryPolicy } from '../base/retry';
 import { alertFailureMetricLine } from './alert-metrics';
 import type { AlertQueue, AlertState, AlertStore, AlertTopic, DeliveryOutcome, QueuedAlert } from './ports';
 import { postSigned, WebhookError, type WebhookPolicy } from './webhook-delivery';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { subjectsOf, type BudgetSubject } from '../budgets/budget';
 import type { BudgetStore } from '../budgets/ports';
-import { eachInFlight } from '../in-flight';
+import { eachInFlight } from '../base/in-flight';
 import type { UsageRow } from '../usage/usage-row';
 import { alertPayload, reachedAlerts, type BudgetAlert } from './alert';
 import type { AlertQueue, AlertStore } from './ports';

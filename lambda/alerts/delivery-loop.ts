@@ -1,5 +1,5 @@
-import { eachInFlight } from '../in-flight';
-import { describeError, type Logger } from '../logger';
+import { eachInFlight } from '../base/in-flight';
+import { describeError, type Logger } from '../base/logger';
 import type { AlertDelivery } from './alert-delivery';
 import type { DynamoAlertQueue } from './dynamodb/alert-queue';
 

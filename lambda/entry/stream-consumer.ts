@@ -1,17 +1,17 @@
 import { KMSClient } from '@aws-sdk/client-kms';
 import middy from '@middy/core';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import type { QueuedAlert } from './alerts/ports';
-import { SnsAlertTopic } from './alerts/sns-topic';
-import { SqsAlertQueue } from './alerts/sqs-queue';
-import { buildFoldDeps } from './deps';
-import { S3ObjectStore } from './export/s3-object-store';
-import { exportRows } from './export/usage-export';
-import { KmsKeyWrapper } from './keys/crypto/kms-key-wrapper';
-import { describeError } from './logger';
-import { compareSequences, type StreamedRow } from './usage/rollups/fold';
-import { streamedRows } from './usage/dynamodb/stream-records';
-import { usageMetricLines } from './usage/usage-metrics';
+import type { QueuedAlert } from '../alerts/ports';
+import { SnsAlertTopic } from '../alerts/sns-topic';
+import { SqsAlertQueue } from '../alerts/sqs-queue';
+import { buildFoldDeps } from '../wiring/deps';
+import { S3ObjectStore } from '../export/s3-object-store';
+import { exportRows } from '../export/usage-export';
+import { KmsKeyWrapper } from '../keys/crypto/kms-key-wrapper';
+import { describeError } from '../base/logger';
+import { compareSequences, type StreamedRow } from '../usage/rollups/fold';
+import { streamedRows } from '../usage/dynamodb/stream-records';
+import { usageMetricLines } from '../usage/usage-metrics';
 
 const deps = buildFoldDeps(undefined, undefined, {
   alertTopic: (region, topicArn) => new SnsAlertTopic(region, topicArn),
