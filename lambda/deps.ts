@@ -151,7 +151,9 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
     ),
     budgets,
     alerts: new DynamoAlertStore(doc, tables.accounts, webhookSecrets(sealer)),
-    tokenGate: new DynamoTokenGate(doc, tables.rateLimits, config.rateLimitPerMinute, gateSource),
+    tokenGate: new DynamoTokenGate(doc, tables.rateLimits, config.rateLimitPerMinute, gateSource, undefined, () =>
+      deps.now(),
+    ),
     budgetHints: new TokenBudgetHints(),
     usageLog,
     usageStats,

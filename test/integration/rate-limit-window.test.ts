@@ -10,8 +10,8 @@ import { BUCKET_MS, bucketOf, WINDOW_BUCKETS } from '../../lambda/auth/sliding-m
 
 const MINUTE = 60_000;
 const AT_57 = Math.floor(Date.now() / MINUTE) * MINUTE - 3 * MINUTE + 57_000;
-/** When the 3-second bucket of :57 leaves the window (docs/errors-and-limits.md). */
-const LEAVES = (bucketOf(AT_57) + WINDOW_BUCKETS) * BUCKET_MS;
+/** When the 1.5-second bucket of :57 leaves the window (docs/errors-and-limits.md). */
+const LEAVES = (bucketOf(AT_57) + WINDOW_BUCKETS + 1) * BUCKET_MS;
 let clock = AT_57;
 let local: InProcessProxy;
 
@@ -42,7 +42,7 @@ test('a minute boundary does not reset the count: 200 requests within 5 s admit 
     });
     expect(answer.headers.get('x-proxy-ratelimit-limit')).toBe('100');
     // Room grows again when the bucket of the first of them leaves the window.
-    expect(answer.headers.get('x-proxy-ratelimit-reset')).toBe(String(LEAVES / 1000));
+    expect(answer.headers.get('x-proxy-ratelimit-reset')).toBe(String(Math.ceil(LEAVES / 1000)));
   }
   for (let i = 0; i < 100; i++) {
     clock = AT_57 + 4_000 + i * 10;
@@ -57,4 +57,24 @@ test('a minute boundary does not reset the count: 200 requests within 5 s admit 
   clock = LEAVES;
   for (let i = 0; i < 100; i++) expect({ i, status: (await send(token)).status }).toEqual({ i, status: 200 });
   expect((await send(token)).status).toBe(429);
+});
+
+test('Retry-After: 60 as a client meets it: a 429, then the same request 60 s later is admitted', async () => {
+  const token = await local.createAccount('retry-after');
+  const at = AT_57 + 2 * MINUTE;
+  for (let i = 0; i < 100; i++) {
+    clock = at + i * 10;
+    expect({ i, status: (await send(token)).status }).toEqual({ i, status: 200 });
+  }
+  // In the same 1.5-second bucket as the hundred: without the refusal closing it, they would count until it leaves (at + 61.5 s).
+  clock = at + 1_200;
+  const refused = await send(token);
+  expect(refused.status).toBe(429);
+  expect(refused.headers.get('retry-after')).toBe('60');
+  expect(refused.headers.get('x-proxy-ratelimit-reset')).toBe(String(Math.ceil((clock + MINUTE) / 1000)));
+  const refusedAt = clock;
+  clock = refusedAt + MINUTE - 1;
+  expect((await send(token)).status).toBe(429);
+  clock = refusedAt + MINUTE;
+  expect((await send(token)).status).toBe(200);
 });
