@@ -69,7 +69,7 @@ export const writeUnitsOf = (bytes: number) => Math.max(1, Math.ceil(bytes / 102
  */
 export const GATE_ITEM = {
   baseBytes: 320,
-  counterBytes: 30 + (RING_SLOTS - AHEAD_BUCKETS) * 9,
+  counterBytes: 13 + (RING_SLOTS - AHEAD_BUCKETS) * 9,
 };
 
 export const gateItemBytes = () => GATE_ITEM.baseBytes + GATE_ITEM.counterBytes;

@@ -20,7 +20,9 @@ import {
  * - `exact`: `b` is this value (undefined: the item's counters are not set up yet); for a token
  *   idle longer than AHEAD_BUCKETS, it starts the buckets from `b` to `k` at `n`.
  * - `late`: the write lands after bucket `b`, later than its own, began: it is counted in its own
- *   bucket and adds one to the starts of the buckets after it.
+ *   bucket and adds one to the starts of the buckets after it up to `b`. Should the item's newest
+ *   bucket move on meanwhile, the buckets started since do not count it out: it is held against
+ *   them too, which only ever counts more (so a busy item never sends it round again).
  */
 export type CountPath =
   { kind: 'near'; lo: number; fresh: boolean } | { kind: 'exact'; b: number | undefined } | { kind: 'late'; b: number };
@@ -52,7 +54,7 @@ export function guessedPlacement(now: number, seen: number | undefined): Placeme
   return { path: { kind: 'near', lo: k - AHEAD_BUCKETS, fresh: true }, bucket: k, at: now };
 }
 
-/** Whether the item's `b` and `n` are what the path assumes. */
+/** Whether the item's `b` and `n` are what the path assumed when it was placed (a late write placed on an older `b` is placed again). */
 export function pathHolds(path: CountPath, b: number | undefined, n: number, bucket: number): boolean {
   if (path.kind === 'near') return (b !== undefined && b >= path.lo && b <= bucket) || (path.fresh && n === 0);
   return b === path.b;
@@ -71,10 +73,10 @@ export interface CountExpression {
  * the writes to `b`, the ring and `n`/`m`. `closed` adds the alternative that the window's oldest
  * bucket was closed by a final refusal 60 s ago or more (then the count starts at the next bucket).
  */
-export function countExpression(placement: Placement, closed: boolean): CountExpression {
+export function countExpression(placement: Placement, closed: boolean, rebase?: Rebase): CountExpression {
   const { path, bucket: k, at } = placement;
   const o = oldestBucket(at);
-  const values: Record<string, unknown> = { ':one': 1 };
+  const values: Record<string, unknown> = {};
   const conditions: string[] = [];
   const sets: string[] = [];
   const removes: string[] = [];
@@ -99,17 +101,34 @@ export function countExpression(placement: Placement, closed: boolean): CountExp
     // Counters of the earlier layout, if the item has them.
     if (path.b === undefined) removes.push('w');
   } else {
-    conditions.push('b = :b');
+    conditions.push('b >= :b');
     values[':b'] = path.b;
     for (const j of range(k, path.b)) sets.push(`${slotOf(j)} = ${slotOf(j)} + :one`);
   }
 
-  const room = roomCondition(placement, o, closed, values);
-  if (room) conditions.push(room);
   sets.push('last_used_at = :used');
   values[':used'] = new Date(at).toISOString();
-  const update = `SET ${sets.join(', ')} ADD n :one, m :one${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`;
+  let counts = ' ADD n :one, m :one';
+  if (rebase) {
+    // The room was checked on the item read, whose count this write requires unchanged.
+    conditions.push('n = :n');
+    Object.assign(values, { ':n': rebase.n, ':n1': rebase.n + 1, ':m1': rebase.n + 1 - rebase.share });
+    sets.push('n = :n1', 'm = :m1', 'm_limit = :share');
+    removes.push('z');
+    counts = '';
+  } else {
+    const room = roomCondition(placement, o, closed, values);
+    if (room) conditions.push(room);
+  }
+  if (counts || path.kind === 'late') values[':one'] = 1;
+  const update = `SET ${sets.join(', ')}${counts}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`;
   return { update, condition: conditions.join(' AND '), values };
+}
+
+/** A count that also sets the counters for a new share (`m = n - share`), from the item a refusal returned. */
+export interface Rebase {
+  n: number;
+  share: number;
 }
 
 /** Fewer than the share admitted since the oldest bucket began (or the one after it, once closed); none when no admission is that recent. */

@@ -26,7 +26,7 @@ import type { DocumentClient } from '../../store/dynamodb/document-client';
 
 const MEMO_MAX = 10_000;
 /** Store calls one request may make at most (a changed limit, counters to set, a moved bucket, a full shard, a missing gate). */
-const MAX_ATTEMPTS = 5;
+const MAX_ATTEMPTS = 6;
 
 type Item = Record<string, unknown>;
 
@@ -210,32 +210,48 @@ export class DynamoTokenGate implements TokenGate {
   }
 
   /**
-   * Sets a shard's counters for its share (`m = n - share`), from the item a refusal returned,
-   * guarded by the share it was set for; a closing time recorded under the old share is dropped.
-   * Then counts the request.
+   * Sets a shard's counters for its share (`m = n - share`), from the item a refusal returned, and
+   * counts the request in the same write when that item shows room; guarded by the share it was set
+   * for and, when counting, by the count it read. A closing time recorded under the old share is
+   * dropped. Another request changing the item meanwhile makes it ask again.
    */
   private async rebase(ask: Ask, old: Item, attempt: number): Promise<Outcome> {
     const { token, now } = ask;
     const was = typeof old.m_limit === 'number' ? old.m_limit : undefined;
+    const counters = countersOf({ ...old, z: undefined });
+    const placement = placementFor(now, counters.b);
+    const admit = countInWindow(counters, placement.at) < ask.share;
+    const count = admit ? countExpression(placement, false, { n: counters.n, share: ask.share }) : undefined;
     try {
       await this.doc.send({
         operation: 'UpdateItem',
         input: {
           TableName: this.table,
           Key: gateKey(token.tokenId, ask.shard),
-          UpdateExpression: 'SET m = n - :share, m_limit = :share REMOVE z',
-          ConditionExpression: `${this.authentic(ask)} AND ${was === undefined ? 'attribute_not_exists(m_limit)' : 'm_limit = :was'}`,
+          UpdateExpression: count?.update ?? 'SET m = n - :share, m_limit = :share REMOVE z',
+          ConditionExpression: [
+            this.authentic(ask),
+            was === undefined ? 'attribute_not_exists(m_limit)' : 'm_limit = :was',
+            ...(count ? [count.condition] : []),
+          ].join(' AND '),
           ExpressionAttributeValues: {
             ...this.authenticValues(ask),
             ':share': ask.share,
             ...(was === undefined ? {} : { ':was': was }),
+            ...count?.values,
           },
         },
       });
     } catch (error) {
       if ((error as Error).name !== 'ConditionalCheckFailedException' || attempt >= MAX_ATTEMPTS) throw error;
+      return this.count(token, now, attempt + 1, ask.shard);
     }
-    return this.count(token, now, attempt + 1, ask.shard);
+    // The figures from the item read, this request added (buckets it started read as starting before it).
+    const after: Item = admit ? { ...old, n: counters.n + 1, z: undefined } : { ...old, z: undefined };
+    const verdict = this.verdict(admit ? 'admitted' : 'limited', ask, after, placement.at);
+    if (admit && placement.path.kind !== 'late')
+      this.remember(token.tokenId, gateKey(token.tokenId, ask.shard).counter_key, { ...after, b: placement.bucket });
+    return { verdict, shard: ask.shard, attempts: attempt };
   }
 
   /** The condition that the presented token is this item's, unrevoked, with the limit this request assumes. */

@@ -89,7 +89,8 @@ async function longUsed(token: ParsedToken, limit: number): Promise<void> {
   const shards = shardCount(limit);
   const before = bucketOf(MINUTE_START) - 1;
   const ring: Record<string, number> = {};
-  for (let bucket = before - WINDOW_BUCKETS - LATE_BUCKETS; bucket <= before; bucket++) ring[`:${slotOf(bucket)}`] = 1e9;
+  for (let bucket = before - WINDOW_BUCKETS - LATE_BUCKETS; bucket <= before; bucket++)
+    ring[`:${slotOf(bucket)}`] = 1e9;
   const sets = Object.keys(ring).map((value) => `${value.slice(1)} = ${value}`);
   // The slots ahead of the newest bucket are empty, as every write that starts a bucket leaves them.
   const ahead = Array.from({ length: AHEAD_BUCKETS }, (_, i) => slotOf(before + 1 + i));
