@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
-import { ValidationError } from '../errors';
-import { unsafeCharacterIn } from '../plain-text';
+import { ValidationError } from '../base/errors';
+import { unsafeCharacterIn } from '../base/plain-text';
 import type { ApiCall } from './route-types';
 
 /** The JSON body of a management call; a missing body is `{}`, anything but an object is a 400. */
@@ -49,6 +49,12 @@ export function strictBody<Shape extends z.core.$ZodLooseShape>(shape: Shape, fi
         : undefined,
   });
 }
+
+/**
+ * Whether a money amount has at most 6 decimals (a millionth of its unit): amounts are kept as
+ * integers at that precision, and a finer one would be rounded away without a word.
+ */
+export const hasAtMostSixDecimals = (amount: number) => Number(amount.toFixed(6)) === amount;
 
 /** Why `value` may not be kept or shown as it is: a control or bidirectional character in it, named. */
 function unsafeTextMessage(field: string, value: string): string | undefined {

@@ -1,6 +1,6 @@
 import type { UpstreamAnswer } from '../cache/cache-fill';
-import { ServerStoppedError, UpstreamEncodingError } from '../errors';
-import type { Deps } from '../deps';
+import { ServerStoppedError, UpstreamEncodingError } from '../base/errors';
+import type { Deps } from '../wiring/deps';
 import { plainErrorText } from '../providers/dialects/error-text';
 import { upstreamUrl } from '../providers/registry';
 import type { Dialect } from '../providers/types';
@@ -133,6 +133,8 @@ export function forwardUpstream(deps: ForwardDeps) {
         answer.format === 'sse' || answer.format === 'eventstream'
           ? (reason, cut) => dialect.streamErrorEvent(reason, cut)
           : undefined,
+      // A server that is stopping reads nothing more for a client it cut itself.
+      mayReadOn: () => !(context?.clientGone?.reason instanceof ServerStoppedError),
       onEnd: finish,
     });
 

@@ -1,5 +1,5 @@
 /**
- * The stores' client (the AWS SDK's document client behind `send`, with lambda/retry.ts's
+ * The stores' client (the AWS SDK's document client behind `send`, with lambda/base/retry.ts's
  * `storeCall` policy) against a local HTTP server that answers as DynamoDB does: JSON-protocol
  * error bodies (`__type`, `message`), the `Date` header, and a signature refused when its time is
  * more than 5 minutes from the server's. What DynamoDB Local does with the calls is tested in
@@ -8,10 +8,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Socket } from 'node:net';
-import { retryPolicies } from '../../../lambda/retry';
+import { retryPolicies } from '../../../lambda/base/retry';
 import { BatchedGet } from '../../../lambda/store/dynamodb/batched-get';
 import { createDynamoClients } from '../../../lambda/store/dynamodb/client';
 import { sentOnce } from '../../../lambda/store/dynamodb/commands';
+import { ATTEMPT_SILENCE_MS, CALL_DEADLINE_MS, StoreDeadlineError } from '../../../lambda/store/dynamodb/deadlines';
 import { cancellationReasons, conditionFailedItem } from '../../../lambda/store/dynamodb/store-errors';
 import { isStoreOutage } from '../../../lambda/store/dynamodb/store-outage';
 
@@ -121,7 +122,7 @@ const failure = (promise: Promise<unknown>) =>
     (error: unknown) => error,
   );
 
-describe('one retry policy: the SDK makes one attempt, lambda/retry.ts the others', () => {
+describe('one retry policy: the SDK makes one attempt, lambda/base/retry.ts the others', () => {
   it.each(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded'])(
     'retries %s',
     async (type) => {
@@ -285,5 +286,41 @@ describe('the wire', () => {
     const errors = await Promise.all([failure(reads.get({ pk: 'a' })), failure(reads.get({ pk: 'b' }))]);
     expect(errors.map(isStoreOutage)).toEqual([true, true]);
     expect(seen).toHaveLength(attempts);
+  });
+});
+
+describe('deadlines: a store that accepts the call and never answers', () => {
+  /** The request is read, and no answer ever comes (a stalled store). */
+  const silent: Answer = () => undefined;
+  const timed = async (call: Promise<unknown>) => {
+    const started = performance.now();
+    const error = await failure(call);
+    return { error, ms: performance.now() - started };
+  };
+
+  it('a silent attempt is given up and retried; the call ends by its deadline with StoreDeadlineError, an outage', async () => {
+    script = Array.from({ length: 10 }, () => silent);
+    const { error, ms } = await timed(client().send(add()));
+    expect(error).toBeInstanceOf(StoreDeadlineError);
+    expect(isStoreOutage(error)).toBe(true);
+    expect(ms).toBeGreaterThanOrEqual(CALL_DEADLINE_MS - 50);
+    // The timers fire late on a loaded machine, never early; without a deadline the call would wait forever.
+    expect(ms).toBeLessThan(CALL_DEADLINE_MS + 5_000);
+    expect(seen).toHaveLength(Math.ceil(CALL_DEADLINE_MS / ATTEMPT_SILENCE_MS));
+  });
+
+  it('a command its caller retries (sent once) fails as an outage after its one silent attempt, for the caller to retry', async () => {
+    script = [silent];
+    const { error, ms } = await timed(client().send(sentOnce(add())));
+    expect(isStoreOutage(error)).toBe(true);
+    expect(ms).toBeGreaterThanOrEqual(ATTEMPT_SILENCE_MS - 50);
+    expect(ms).toBeLessThan(CALL_DEADLINE_MS);
+    expect(seen).toHaveLength(1);
+  });
+
+  it('one silent attempt, then an answer: the call succeeds on its retry', async () => {
+    script = [silent];
+    await expect(client().send(add())).resolves.toEqual(expect.objectContaining({ Attributes: { n: 1 } }));
+    expect(seen).toHaveLength(2);
   });
 });

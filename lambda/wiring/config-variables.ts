@@ -3,7 +3,7 @@
  * page by scripts/doc-tables.ts, and test/unit/config-doc.test.ts checks that they and the
  * variables the stack sets are every variable `loadConfig` reads. The runtime never imports this.
  */
-import { PROVIDER_CATALOG } from './providers/catalog';
+import { PROVIDER_CATALOG } from '../providers/catalog';
 
 export interface ConfigVariable {
   /** One variable, or several documented together. */
@@ -43,7 +43,13 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
     names: ['FAILED_SIGN_IN_MAX_DELAY_MS'],
     default: '`2000`',
     meaning:
-      "The longest a refused credential's answer is held once its address keeps failing ([below](#failed-sign-ins)); `0` holds none. At most `60000`.",
+      "The longest a refused credential's answer is held once its address keeps failing ([below](#failed-sign-ins)); `0` holds none. At most `60000`. The local server's only: in AWS no answer is held.",
+  },
+  {
+    names: ['FAILED_SIGN_INS_PER_MINUTE'],
+    default: '`10`',
+    meaning:
+      'Wrong credentials an address may have checked per minute; past it its credentials are refused with `429`, unchecked ([below](#failed-sign-ins)). `0` turns this off.',
   },
   {
     names: ['CORS_ALLOWED_ORIGINS'],
