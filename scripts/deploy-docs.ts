@@ -144,7 +144,7 @@ function gateBlock(): string {
   return [
     `The token's gate (\`rate-limits\`, \`TOKEN#<token id>\`, and \`TOKEN#<token id>#<n>\` for its other shards), one update by every proxied request,`,
     `is at most ${kb(gateItemBytes())} whatever the traffic: about ${GATE_ITEM.baseBytes} bytes of the token's copy and ${GATE_ITEM.counterBytes} of rate counters`,
-    '(a count and one number per 3-second bucket of the sliding minute; tags and a model list on the token add their own bytes),',
+    '(a count, the newest bucket and a fixed ring of one number per 1.5-second bucket of the sliding minute; tags and a model list on the token add their own bytes),',
     `so each write is ${GATE_WRITE_UNITS} unit. A token's limit sets how many gate items share its traffic: one per ${SHARD_REQUESTS_PER_MINUTE.toLocaleString('en')} a minute of limit, up to ${MAX_GATE_SHARDS},`,
     'each request writing one at random. A token sending steadily at its limit:',
     '',

@@ -178,7 +178,9 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
     audit: new DynamoAuditLog(doc, tables.audit),
     groupRoles: new DynamoGroupRoles(doc, tables.accounts),
     signIn,
-    tokenGate: new DynamoTokenGate(doc, tables.rateLimits, config.rateLimitPerMinute, gateSource),
+    tokenGate: new DynamoTokenGate(doc, tables.rateLimits, config.rateLimitPerMinute, gateSource, undefined, () =>
+      deps.now(),
+    ),
     budgetHints: new TokenBudgetHints(),
     usageLog,
     usageStats,
