@@ -88,14 +88,17 @@ test("every write of the consumer's alert store lands in a partition its declare
   const writes = counter.calls
     .slice(from)
     .filter((c) => ['TransactWriteItems', 'PutItem', 'UpdateItem'].includes(c.operation));
+  // Per account: the claim with its history entry, the claim marked queued, the deliveries recorded.
   expect(writes.map((c) => c.operation)).toEqual([
     'TransactWriteItems',
     'UpdateItem',
+    'UpdateItem',
     'TransactWriteItems',
+    'UpdateItem',
     'UpdateItem',
   ]);
   const partitions = writes.flatMap((c) => writtenPartitions(c.body));
-  expect(partitions).toHaveLength(6);
+  expect(partitions).toHaveLength(8);
   for (const pk of partitions) expect(patterns.some((p) => p.test(pk))).toBe(true);
   // The account's own partition (tokens, keys, budgets) is never one of them.
   for (const pattern of patterns) expect(pattern.test('ACCOUNT#acc-partitions')).toBe(false);
