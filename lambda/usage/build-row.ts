@@ -140,7 +140,9 @@ function storable(usage: Usage, cost: Cost): boolean {
     usage.cacheReadTokens,
     usage.cacheWriteTokens,
     usage.cacheWrite1hTokens ?? 0,
-    ...Object.values(usage.media ?? {}),
+    ...[usage.media?.audioInput, usage.media?.audioOutput, usage.media?.imageInput, usage.media?.imageOutput].map(
+      (count) => count ?? 0,
+    ),
     ...Object.values(usage.serverToolUse ?? {}),
     cost.nanos,
   ];
