@@ -1,5 +1,13 @@
 import type { UpstreamAnswer } from '../cache/cache-fill';
-import { ServerStoppedError, UpstreamEncodingError } from '../errors';
+import {
+  ServerStoppedError,
+  StoredKeyNotSendableError,
+  StoredKeyUnreadableError,
+  StoreUnavailableError,
+  UpstreamEncodingError,
+  ValidationError,
+} from '../errors';
+import { isSendableCredential } from '../plain-text';
 import type { Deps } from '../deps';
 import { plainErrorText } from '../providers/dialects/error-text';
 import { upstreamUrl } from '../providers/registry';
@@ -10,6 +18,10 @@ import { SseRedactor } from '../streaming/sse-redact';
 import { relayBody, type RelayEnd } from '../streaming/relay';
 import { MAX_ERROR_READ, UsageTap } from '../streaming/usage-tap';
 import { callUpstream, type UpstreamResponse } from '../upstream/call-upstream';
+import { firstAnswer, type AttemptRecord, type TargetCall } from '../upstream/attempts';
+import { FALLBACK_HEADER, targetLabel, type Target } from '../upstream/fallbacks';
+import { setMember } from '../providers/dialects/json-splice';
+import type { Provider } from '../providers/registry';
 import { signAwsRequest } from '../upstream/aws-signing';
 import { bodyDecoding, type BodyDecoding } from '../upstream/content-encoding';
 import { clientResponseHeaders, upstreamRequestHeaders } from '../upstream/headers';
@@ -37,11 +49,11 @@ function invocationDeadline(context: InvocationContext | undefined): { inMs: num
 }
 
 /** What forwarding uses: the upstream settings, the log and the runtime's AWS credentials. */
-export type ForwardDeps = Pick<Deps, 'config' | 'log' | 'awsCredentials'>;
+export type ForwardDeps = Pick<Deps, 'config' | 'log' | 'awsCredentials' | 'providerKeys' | 'sealer'>;
 
-/** The body sent upstream: the client's bytes, unless the proxy must ask for stream usage. */
-function upstreamBody(state: ProxyState): { body: Buffer; addedStreamUsage: boolean } {
-  if (!state.stream || state.provider.streamUsage !== 'when-asked' || !state.body)
+/** The body sent upstream: the client's bytes, unless the proxy must ask this provider for stream usage. */
+function upstreamBody(state: ProxyState, provider: Provider): { body: Buffer; addedStreamUsage: boolean } {
+  if (!state.stream || provider.streamUsage !== 'when-asked' || !state.body)
     return { body: state.request.body, addedStreamUsage: false };
   const { body, added } = state.endpoint.dialect.requestStreamUsage(state.body, state.request.body);
   return { body, addedStreamUsage: added };
@@ -56,16 +68,22 @@ export function forwardUpstream(deps: ForwardDeps) {
   return async function forwardUpstream(state: ProxyState, context?: InvocationContext): Promise<Answer> {
     const { cacheFill } = state;
     const { dialect } = state.endpoint;
-    const { body, addedStreamUsage } = upstreamBody(state);
     const deadline = invocationDeadline(context);
+    const attempts: AttemptRecord[] = [];
 
     // Call: an answer the proxy can read, or a typed error.
-    const { upstream, decoding, signingSecrets } = await callProvider(deps, state, body, context, deadline?.inMs).catch(
-      (error: unknown) => {
-        cacheFill.abandon(error);
-        throw error;
-      },
-    );
+    const { upstream, decoding, signingSecrets, target, addedStreamUsage } = await callProvider(
+      deps,
+      state,
+      context,
+      deadline?.inMs,
+      attempts,
+    ).catch((error: unknown) => {
+      cacheFill.abandon(error);
+      throw error;
+    });
+    // A fallback's answer is another model's: never stored under the key of the model asked for.
+    if (target !== state.failover.targets[0]) cacheFill.abandon();
     // Every credential of this request, whoever owns it, is cut out of whatever the provider sends back (the AWS signature's too, once signed).
     const secrets = searchableSecrets([...requestSecrets(state), ...signingSecrets]);
 
@@ -109,7 +127,16 @@ export function forwardUpstream(deps: ForwardDeps) {
         ok && state.stream && !result.complete
           ? { requestChars: requestTextChars(state.body), deliveredChars: result.deliveredChars ?? 0 }
           : undefined;
-      ended({ status: upstream.status, model: result.model, usage: result.usage, error, cutOff });
+      const byFallback = target !== state.failover.targets[0];
+      ended({
+        status: upstream.status,
+        model: result.model,
+        usage: result.usage,
+        error,
+        cutOff,
+        provider: target.provider.id === state.provider.id ? undefined : target.provider.id,
+        attempts: attempts.length > 1 || byFallback ? attempts : undefined,
+      });
       // Does nothing once a complete answer's commit has started; otherwise nothing is stored and waiting requests go on.
       cacheFill.abandon();
     };
@@ -144,69 +171,143 @@ export function forwardUpstream(deps: ForwardDeps) {
   };
 }
 
+/** What one target's attempt sends: its URL, headers and body, and the credentials a signature added. */
+interface TargetRequest {
+  url: URL;
+  headers: Record<string, string>;
+  body: Buffer;
+  secrets?: string[];
+  addedStreamUsage: boolean;
+}
+
 /**
  * The provider's answer, in a content coding the proxy can decode: a body it cannot decode
- * cannot be checked for credentials, so it is not passed on (a 502).
+ * cannot be checked for credentials, so it is not passed on (a 502). The request goes to each
+ * target of the plan in turn (upstream/attempts.ts) until one answers.
  */
 async function callProvider(
   deps: ForwardDeps,
   state: ProxyState,
-  body: Buffer,
   context: InvocationContext | undefined,
   deadlineMs: number | undefined,
+  attempts: AttemptRecord[],
 ): Promise<{
   upstream: UpstreamResponse;
   decoding: Exclude<BodyDecoding, { kind: 'unsupported' }>;
   signingSecrets: string[];
+  target: Target;
+  addedStreamUsage: boolean;
 }> {
-  const request = await upstreamRequest(deps, state, body);
-  const upstream = await callUpstream({
-    method: state.request.method,
-    url: request.url,
-    headers: request.headers,
-    body,
+  const { targets, firstTokenMs } = state.failover;
+  const requests = new Map<number, TargetRequest>();
+  const calls: TargetCall[] = targets.map((target, index) => ({
+    label: targetLabel(target),
+    send: async ({ timeoutMs, freshConnection }) => {
+      if (!requests.has(index)) requests.set(index, await targetRequest(deps, state, target, index));
+      const request = requests.get(index)!;
+      return callUpstream({
+        method: state.request.method,
+        url: request.url,
+        headers: request.headers,
+        body: request.body,
+        timeoutMs,
+        // A request that waited for an identical one is told of the limit it was held to from its arrival.
+        namedLimitMs: state.cacheFill.timeLimitMs === undefined ? undefined : deps.config.upstreamTimeoutMs,
+        clientGone: context?.clientGone,
+        freshConnection,
+      });
+    },
+  }));
+  const { response: upstream, index } = await firstAnswer({
+    calls,
     // Headers that would come after the deadline would come too late to record anything.
     // A request that first waited for an identical one has only what is left of its own limit.
-    timeoutMs: Math.min(deps.config.upstreamTimeoutMs, state.cacheFill.timeLimitMs ?? Infinity, deadlineMs ?? Infinity),
-    // A request that waited for an identical one is told of the limit it was held to from its arrival.
-    namedLimitMs: state.cacheFill.timeLimitMs === undefined ? undefined : deps.config.upstreamTimeoutMs,
-    clientGone: context?.clientGone,
+    headerTimeoutMs: Math.min(
+      deps.config.upstreamTimeoutMs,
+      state.cacheFill.timeLimitMs ?? Infinity,
+      deadlineMs ?? Infinity,
+    ),
+    firstByteMs: state.stream ? firstTokenMs : undefined,
+    deadlineAt: deadlineMs === undefined ? undefined : performance.now() + deadlineMs,
+    attempts,
   });
+  const request = requests.get(index)!;
   const decoding = bodyDecoding(upstream.headers['content-encoding']);
-  if (decoding.kind !== 'unsupported') return { upstream, decoding, signingSecrets: request.secrets ?? [] };
+  if (decoding.kind !== 'unsupported')
+    return {
+      upstream,
+      decoding,
+      signingSecrets: request.secrets ?? [],
+      target: targets[index],
+      addedStreamUsage: request.addedStreamUsage,
+    };
   upstream.abort();
   throw new UpstreamEncodingError(decoding.coding);
 }
 
 /**
- * The URL and headers sent upstream: the provider key in the dialect's credential header, or, for a
+ * The URL, headers and body sent to one target: the provider key in the dialect's credential header, or, for a
  * provider reached through AWS with no key (docs/bedrock.md), a SigV4 signature made with the runtime's credentials.
+ * A fallback gets the client's body with its own model.
  */
-async function upstreamRequest(
+async function targetRequest(
   deps: ForwardDeps,
   state: ProxyState,
-  body: Buffer,
-): Promise<{ url: URL; headers: Record<string, string>; secrets?: string[] }> {
-  const base = deps.config.upstreams[state.provider.id];
+  target: Target,
+  index: number,
+): Promise<TargetRequest> {
+  const provider = target.provider;
+  const base = deps.config.upstreams[provider.id];
   const proxySecrets = presentedProxyToken(state);
   const url = upstreamUrl(
-    state.provider,
+    provider,
     base.baseUrl,
-    state.upstreamPath,
+    target.upstreamPath,
     queryWithoutSecrets(state.request.rawQuery, proxySecrets),
   );
+  const asked = upstreamBody(state, provider);
+  const body = index === 0 ? asked.body : setMember(asked.body, 'model', JSON.stringify(target.model));
+  const key = provider.id === state.provider.id ? state.upstreamKey : await fallbackKey(deps, state, target);
   const headers = upstreamRequestHeaders(
     state.request.headers,
-    state.endpoint.dialect,
-    state.upstreamKey,
+    target.endpoint.dialect,
+    key,
     body.length > 0,
     proxySecrets,
   );
-  if (state.upstreamKey !== undefined || !base.aws) return { url, headers };
+  const addedStreamUsage = asked.addedStreamUsage;
+  // Another provider's stored key is this request's credential too: cut out of whatever comes back.
+  const secrets = key !== undefined && key !== state.upstreamKey ? [key] : undefined;
+  if (key !== undefined || !base.aws) return { url, headers, body, addedStreamUsage, secrets };
   return {
     url,
+    body,
+    addedStreamUsage,
     ...(await signAwsRequest({ method: state.request.method, url, headers, body }, base.aws, deps.awsCredentials.get)),
   };
+}
+
+/**
+ * The stored key of a fallback on another provider (stored mode only: planFailover refuses another
+ * provider in pass-through mode); none for a provider reached through AWS, which is then signed.
+ */
+async function fallbackKey(deps: ForwardDeps, state: ProxyState, target: Target): Promise<string | undefined> {
+  const { id, displayName } = target.provider;
+  const accountId = state.token.accountId;
+  const stored = await deps.providerKeys.get(accountId, id).catch((error: unknown) => {
+    throw new StoreUnavailableError(error);
+  });
+  if (!stored && target.provider.upstream.aws) return undefined;
+  if (!stored)
+    throw new ValidationError(
+      `${FALLBACK_HEADER}: no ${displayName} key is saved for this account (provider ${id}). Save one on the dashboard's Integrations page or with PUT /api/keys/${id}.`,
+      FALLBACK_HEADER,
+    );
+  const key = await deps.sealer.open(stored.secret, { account_id: accountId, provider: id }).catch((error) => {
+    throw new StoredKeyUnreadableError(id, error);
+  });
+  if (!isSendableCredential(key)) throw new StoredKeyNotSendableError(id);
+  return key;
 }
 
 /** What the answer is; a body in a format the dialect can't read (an audio file, a download) passes through unread. */

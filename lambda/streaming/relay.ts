@@ -1,4 +1,3 @@
-import type { IncomingMessage } from 'node:http';
 import type { Readable, Transform } from 'node:stream';
 import type { StreamCut } from '../providers/types';
 
@@ -19,7 +18,7 @@ export type RelayEnd =
 
 export interface RelayOptions {
   /** The provider's response body, and how to stop the call. */
-  upstream: { body: IncomingMessage; abort(): void };
+  upstream: { body: Readable & { readonly complete: boolean }; abort(): void };
   /** Decodes a compressed body the client gets decoded; otherwise the body's bytes go to the tap as they come. */
   transcoder?: Transform;
   /** Cuts the request's credentials out of the bytes (holding back only a possible secret's start). */
@@ -112,6 +111,8 @@ export function relayBody(options: RelayOptions): void {
     if (safe.length && !tap.write(safe)) source.pause();
   });
   tap.on('drain', () => source.resume());
+  // A body whose first byte was awaited before the relay began is paused: it flows from here.
+  source.resume();
   // The terminal event went to the client: the answer ends there. A provider connection that stays
   // open after it (some do) is read and dropped for a moment, then closed; a client that leaves now leaves a complete answer.
   tap.once('answered', () => {

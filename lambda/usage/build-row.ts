@@ -5,7 +5,7 @@ import { NO_USAGE, type Usage } from '../providers/usage';
 import { redactText } from '../streaming/redact';
 import { estimateCutOff, type CutOff } from './estimate';
 import type { Tags } from '../tags/tags';
-import { requesterLabel, rowLabel, type UsageRow } from './usage-row';
+import { requesterLabel, rowLabel, type UpstreamAttempt, type UsageRow } from './usage-row';
 
 /** How a request ended, as the step that finished it saw it. */
 export interface Completion {
@@ -17,6 +17,10 @@ export interface Completion {
   cached?: { savedNanos: number };
   /** A stream that ended before its terminal event: what it said and delivered, for an estimate. */
   cutOff?: CutOff;
+  /** The provider that answered, when a fallback on another provider did. */
+  provider?: ProviderId;
+  /** Every attempt at a provider, when there was more than one or a fallback answered. */
+  attempts?: UpstreamAttempt[];
 }
 
 /** What the pipeline knows about a request by the time it is recorded. */
@@ -51,9 +55,15 @@ export type Prices = Pick<PriceTable, 'cost' | 'has'>;
  * The pricing hook: what a request cost. Token counting and model lists are
  * free at the provider: cost 0, and that is a known price.
  */
-export function priceOf(facts: RowFacts, model: string, usage: Usage, prices: Prices): Cost {
+export function priceOf(
+  facts: RowFacts,
+  model: string,
+  usage: Usage,
+  prices: Prices,
+  provider: ProviderId = facts.provider,
+): Cost {
   if (facts.billing === 'free') return { nanos: 0, priced: true };
-  return prices.cost(model, usage, { provider: facts.provider, at: facts.receivedAt });
+  return prices.cost(model, usage, { provider, at: facts.receivedAt });
 }
 
 /** The usage row of one request: tokens only for an answered, uncached request; labels cut to bounded lengths. */
@@ -66,13 +76,14 @@ export function buildRow(facts: RowFacts, completion: Completion, prices: Prices
   // Scrubbed before being cut, so no cut can leave a credential's first characters behind.
   const scrub = (text: string) => redactText(text, facts.secrets);
   const model = rowLabel(scrub(fullModel), 1_024) ?? fullModel;
-  const cost = priceOf(facts, fullModel, usage, prices);
+  const provider = completion.provider ?? facts.provider;
+  const cost = priceOf(facts, fullModel, usage, prices, provider);
   const savedNanos = completion.cached?.savedNanos ?? 0;
   return {
     account_id: facts.accountId,
     id: facts.requestId,
     ts: new Date(facts.receivedAt).toISOString(),
-    provider: facts.provider,
+    provider,
     kind: facts.kind,
     model,
     input_tokens: usage.inputTokens,
@@ -96,6 +107,7 @@ export function buildRow(facts: RowFacts, completion: Completion, prices: Prices
     error: rowLabel(completion.error === undefined ? undefined : scrub(completion.error), 2_000),
     mode: facts.mode,
     token_id: facts.tokenId,
+    ...(completion.attempts?.length ? { attempts: completion.attempts.map((attempt) => ({ ...attempt })) } : {}),
   };
 }
 
