@@ -2,6 +2,7 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { tryParseJson } from '../json';
 import { SseDecoder } from '../sse/sse-decoder';
 import type { SseEvent } from '../sse/sse-event';
+import { RelayCut } from './relay';
 
 /** The longest answer text kept for a continuation's prefill: a longer stream that breaks ends with an error instead. */
 export const MAX_PREFILL_CHARS = 1_000_000;
@@ -52,8 +53,8 @@ export class DeliveredText {
  * its leading events without answer text (the second `role` chunk) are dropped, and, for a
  * restart that answers from the beginning (a target that refuses a prefill), the first
  * `skip.length` characters are checked against what was delivered and dropped, the event that
- * straddles the join cut to its new part. A restart that says something else emits `'mismatch'`
- * and passes nothing more: the caller ends the stream with an error.
+ * straddles the join cut to its new part. A restart that says something else passes nothing more
+ * and fails with `failure` as a `RelayCut`: the relay ends the stream with that error.
  */
 export class ChatSplice extends Transform {
   private readonly decoder = new SseDecoder();
@@ -61,7 +62,10 @@ export class ChatSplice extends Transform {
   private joined = false;
   private failed = false;
 
-  constructor(private readonly skip: string) {
+  constructor(
+    private readonly skip: string,
+    private readonly failure = 'the continuation did not follow the answer sent',
+  ) {
     super();
   }
 
@@ -110,7 +114,8 @@ export class ChatSplice extends Transform {
 
   private mismatch(out: string): string {
     this.failed = true;
-    this.emit('mismatch');
+    // After the bytes that did follow: the relay's decoder-error path ends the stream with the message.
+    queueMicrotask(() => this.destroy(new RelayCut(this.failure)));
     return out;
   }
 }

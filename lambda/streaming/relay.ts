@@ -1,4 +1,4 @@
-import type { Readable, Transform } from 'node:stream';
+import type { Duplex, Readable, Transform } from 'node:stream';
 import type { StreamCut } from '../providers/types';
 
 /**
@@ -7,6 +7,9 @@ import type { StreamCut } from '../providers/types';
  */
 const LINGER_AFTER_ANSWER_MS = 1_000;
 
+/** An error a transcoder raises to end the stream with this message (a continuation that cannot be spliced). */
+export class RelayCut extends Error {}
+
 /** How a relayed body ended; reported exactly once. */
 export type RelayEnd =
   /** Every upstream byte reached the tap, or the answer's terminal event did; and the tap ended or closed after it. */
@@ -14,13 +17,15 @@ export type RelayEnd =
   /** The upstream body broke off, went quiet, or could not be decoded. */
   | { kind: 'cut'; reason: string }
   /** The client went away first; the upstream call has been stopped. */
-  | { kind: 'client-gone'; reason: string };
+  | { kind: 'client-gone'; reason: string }
+  /** The body broke off and `handOver` took the stream: the tap is left open for a continuation to write to. */
+  | { kind: 'handed-over'; reason: string; cause: StreamCut };
 
 export interface RelayOptions {
   /** The provider's response body, and how to stop the call. */
   upstream: { body: Readable & { readonly complete: boolean }; abort(): void };
-  /** Decodes a compressed body the client gets decoded; otherwise the body's bytes go to the tap as they come. */
-  transcoder?: Transform;
+  /** Decodes a compressed body the client gets decoded (or splices a continuation); otherwise the body's bytes go to the tap as they come. */
+  transcoder?: Duplex;
   /** Cuts the request's credentials out of the bytes (holding back only a possible secret's start). */
   redactor: { write(chunk: Buffer): Buffer; end(): Buffer };
   /**
@@ -37,6 +42,11 @@ export interface RelayOptions {
   deadline?: { inMs: number; reason: string };
   /** The last bytes of a cut body (a stream's error event in its own format), or undefined: the tap is destroyed instead. */
   closingBytes?: (reason: string, cut: StreamCut) => string | Buffer;
+  /**
+   * Asked when the body breaks off or stalls (not at the deadline): true takes the stream over. Its
+   * last incomplete event is then not passed on, and the tap stays open (a fallback continues it).
+   */
+  handOver?: (reason: string, cause: StreamCut) => boolean;
   /** The one completion handler. */
   onEnd: (end: RelayEnd) => void;
 }
@@ -55,7 +65,7 @@ export interface RelayOptions {
  * the relay done and changes nothing, so `onEnd` runs once.
  */
 export function relayBody(options: RelayOptions): void {
-  const { upstream, transcoder, redactor, tap, stallMs, deadline, closingBytes, onEnd } = options;
+  const { upstream, transcoder, redactor, tap, stallMs, deadline, closingBytes, handOver, onEnd } = options;
   let state: 'flowing' | 'ending' | 'done' = 'flowing';
   let stalled = false;
   let timeUp = false;
@@ -86,8 +96,11 @@ export function relayBody(options: RelayOptions): void {
     if (rest.length && !tap.writableEnded) tap.write(rest);
   };
   /** A stream ends with an error event in its own format, so the client's SDK raises instead of hanging. */
-  const cut = (reason: string, cause: StreamCut) => {
+  const cut = (reason: string, cause: StreamCut, from: 'body' | 'deadline' | 'decoder' = 'body') => {
     if (state !== 'flowing') return;
+    if (from === 'body' && !tap.writableEnded && handOver?.(reason, cause))
+      return settle({ kind: 'handed-over', reason, cause });
+    if (from !== 'decoder') flushRedactor();
     if (closingBytes && !tap.writableEnded) tap.end(closingBytes(reason, cause));
     else tap.destroy(new Error(reason));
     settle({ kind: 'cut', reason });
@@ -134,13 +147,13 @@ export function relayBody(options: RelayOptions): void {
     // The rest of the body is drained, not aborted: an aborted body would end the client's stream before its error event.
     upstream.body.unpipe(transcoder);
     upstream.body.resume();
-    cut(`could not decode the upstream body: ${error.message}`, 'closed');
+    const reason = error instanceof RelayCut ? error.message : `could not decode the upstream body: ${error.message}`;
+    cut(reason, 'closed', 'decoder');
   });
   upstream.body.on('close', () => {
     clearTimeout(stallTimer);
     if (upstream.body.complete || state !== 'flowing') return;
-    flushRedactor();
-    if (timeUp && deadline) cut(deadline.reason, 'stalled');
+    if (timeUp && deadline) cut(deadline.reason, 'stalled', 'deadline');
     else if (stalled) cut(`upstream stalled for more than ${Math.round(stallMs / 1000)} s`, 'stalled');
     else cut('upstream connection closed mid-response', 'closed');
   });

@@ -21,6 +21,11 @@ export interface Completion {
   provider?: ProviderId;
   /** Every attempt at a provider, when there was more than one or a fallback answered. */
   attempts?: UpstreamAttempt[];
+  /**
+   * Streams cut mid-answer and continued on a fallback (docs/fallbacks.md): each billed an estimate
+   * of what it generated, at its own model's price, on top of the answer's exact usage.
+   */
+  continuedFrom?: Array<{ provider: ProviderId; model: string; cutOff: CutOff }>;
 }
 
 /** What the pipeline knows about a request by the time it is recorded. */
@@ -77,7 +82,18 @@ export function buildRow(facts: RowFacts, completion: Completion, prices: Prices
   const scrub = (text: string) => redactText(text, facts.secrets);
   const model = rowLabel(scrub(fullModel), 1_024) ?? fullModel;
   const provider = completion.provider ?? facts.provider;
-  const cost = priceOf(facts, fullModel, usage, prices, provider);
+  const answered = priceOf(facts, fullModel, usage, prices, provider);
+  const cut = counted ? cutStreams(facts, completion, prices) : undefined;
+  const cost = cut
+    ? { ...answered, nanos: answered.nanos + cut.nanos, priced: answered.priced && cut.priced }
+    : answered;
+  const tokens = cut
+    ? {
+        ...usage,
+        inputTokens: usage.inputTokens + cut.inputTokens,
+        outputTokens: usage.outputTokens + cut.outputTokens,
+      }
+    : usage;
   const savedNanos = completion.cached?.savedNanos ?? 0;
   return {
     account_id: facts.accountId,
@@ -86,8 +102,8 @@ export function buildRow(facts: RowFacts, completion: Completion, prices: Prices
     provider,
     kind: facts.kind,
     model,
-    input_tokens: usage.inputTokens,
-    output_tokens: usage.outputTokens,
+    input_tokens: tokens.inputTokens,
+    output_tokens: tokens.outputTokens,
     cache_read_tokens: usage.cacheReadTokens,
     cache_write_tokens: usage.cacheWriteTokens,
     ...(usage.serverToolUse ? { server_tool_use: { ...usage.serverToolUse } } : {}),
@@ -95,7 +111,7 @@ export function buildRow(facts: RowFacts, completion: Completion, prices: Prices
     cost_usd: nanosToUsd(cost.nanos),
     priced: cost.priced || completion.cached !== undefined || !ok,
     price_source: cost.source,
-    ...(estimate?.estimated ? { usage_estimated: true } : {}),
+    ...(estimate?.estimated || cut ? { usage_estimated: true } : {}),
     latency_ms: Math.round(performance.now() - facts.startedAt),
     requester: requesterLabel(facts.requester === undefined ? undefined : scrub(facts.requester)),
     ...(Object.keys(facts.tags).length ? { tags: scrubTags(facts.tags, scrub) } : {}),
@@ -109,6 +125,25 @@ export function buildRow(facts: RowFacts, completion: Completion, prices: Prices
     token_id: facts.tokenId,
     ...(completion.attempts?.length ? { attempts: completion.attempts.map((attempt) => ({ ...attempt })) } : {}),
   };
+}
+
+/** The estimated tokens and cost of the streams a fallback continued, each at its own model's price. */
+function cutStreams(
+  facts: RowFacts,
+  completion: Completion,
+  prices: Prices,
+): { inputTokens: number; outputTokens: number; nanos: number; priced: boolean } | undefined {
+  if (!completion.continuedFrom?.length) return undefined;
+  const sum = { inputTokens: 0, outputTokens: 0, nanos: 0, priced: true };
+  for (const { provider, model, cutOff } of completion.continuedFrom) {
+    const { usage } = estimateCutOff(undefined, cutOff);
+    const cost = priceOf(facts, model, usage, prices, provider);
+    sum.inputTokens += usage.inputTokens;
+    sum.outputTokens += usage.outputTokens;
+    sum.nanos += cost.nanos;
+    sum.priced &&= cost.priced;
+  }
+  return sum;
 }
 
 /** Tags with every credential cut out of their keys and values; the same map when there is none. */

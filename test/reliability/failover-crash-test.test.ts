@@ -54,8 +54,9 @@ async function runScenario(scenario: Scenario, run: string, withFallback: boolea
   fault.reset(run);
   let client: ClientView;
   let sequence: { items: SequenceItem[]; downS: number } | undefined;
-  if (scenario.sequence) {
-    const { count, intervalS, perRequestMaxWallS } = scenario.sequence;
+  const sequenceOf = PROFILE === 'fast' ? (scenario.fastSequence ?? scenario.sequence) : scenario.sequence;
+  if (sequenceOf) {
+    const { count, intervalS, perRequestMaxWallS } = sequenceOf;
     const started = performance.now();
     const items: SequenceItem[] = [];
     for (let i = 0; i < count; i++) {

@@ -49,6 +49,8 @@ export interface Scenario {
   ideal?: 'error';
   maxWallS: number;
   sequence?: { count: number; intervalS: number; perRequestMaxWallS: number };
+  /** The sequence of the catalogue's fast profile. */
+  fastSequence?: { count: number; intervalS: number; perRequestMaxWallS: number };
   checks: Check[];
 }
 
@@ -189,6 +191,7 @@ export const SCENARIOS: Scenario[] = [
     model: 'fb-s15-flap',
     maxWallS: 200,
     sequence: { count: 20, intervalS: 4, perRequestMaxWallS: 30 },
+    fastSequence: { count: 10, intervalS: 1.2, perRequestMaxWallS: 10 },
     checks: [
       { id: 'no_hang', kind: 'seq_no_hang' },
       { id: 'served_during_outage', kind: 'seq_served_during_outage', requiresFallback: true },
