@@ -121,7 +121,8 @@ export function forwardUpstream(deps: ForwardDeps) {
       const target = targets[answering];
       ended({
         status: upstream.status,
-        model: result.model,
+        // The tap read the first stream's model; a continued stream was answered by its last target.
+        model: continuedFrom.length ? target.model : result.model,
         usage: result.usage,
         error,
         cutOff,
