@@ -177,3 +177,28 @@ test('a messages stream cut mid-answer ends with a clean error event, never a tr
   expect(row.attempts).toBeUndefined();
   expect(String(row.error)).toMatch(/closed/);
 });
+
+test('the rate limit counts the client request once, and a fallback answer is never cached for the model asked for', async () => {
+  const fake = proxy.fakes.fakes['prov-b'];
+  const call = () =>
+    callThroughSdk({
+      proxyBase: proxy.proxyBase,
+      provider: 'prov-b',
+      token: proxy.account.token,
+      stream: false,
+      messages: [{ role: 'user', content: 'A question asked twice.' }],
+      headers: { 'x-proxy-fallback': FALLBACK['prov-b'], 'x-proxy-cache': 'true' },
+    });
+  for (let i = 0; i < 3; i++) fake.next({ status: 503 });
+  const servedByFallback = await call();
+  expect(servedByFallback.model).toBe(FALLBACK['prov-b']);
+  expect(servedByFallback.headers.get('x-proxy-cache')).toBe('MISS');
+  const again = await call();
+  // Four attempts upstream for the first request, one for the second: the limit counted two requests.
+  const before = Number(servedByFallback.headers.get('x-ratelimit-remaining'));
+  expect(Number(again.headers.get('x-ratelimit-remaining'))).toBe(before - 1);
+  // Not a hit on the fallback's answer: the model asked for answers the second time.
+  expect(again.headers.get('x-proxy-cache')).toBe('MISS');
+  expect(again.model).toBe(TEST_MODELS['prov-b']);
+  expect(fake.requests).toHaveLength(5);
+});
