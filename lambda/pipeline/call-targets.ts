@@ -1,12 +1,12 @@
-import type { Deps } from '../deps';
+import type { Deps } from '../wiring/deps';
 import {
   StoredKeyNotSendableError,
   StoredKeyUnreadableError,
   StoreUnavailableError,
   UpstreamEncodingError,
   ValidationError,
-} from '../errors';
-import { isSendableCredential } from '../plain-text';
+} from '../base/errors';
+import { isSendableCredential } from '../base/plain-text';
 import { appendToArrayMember, setMember } from '../providers/dialects/json-splice';
 import { upstreamUrl, type Provider } from '../providers/registry';
 import { firstAnswer, type AttemptRecord, type TargetCall } from '../upstream/attempts';

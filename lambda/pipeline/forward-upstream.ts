@@ -1,7 +1,7 @@
 import { Duplex, type Transform } from 'node:stream';
 import type { UpstreamAnswer } from '../cache/cache-fill';
-import { ServerStoppedError } from '../errors';
-import type { Deps } from '../deps';
+import { ServerStoppedError } from '../base/errors';
+import type { Deps } from '../wiring/deps';
 import { plainErrorText } from '../providers/dialects/error-text';
 import type { Dialect, StreamCut } from '../providers/types';
 import { ChatSplice, DeliveredText } from '../streaming/chat-splice';

@@ -1,7 +1,7 @@
 import { modelAllowed, modelRefusal } from '../auth/token-limits';
 import { tightest, unpricedMessage } from '../budgets/budget';
 import { budgetHeaders } from '../budgets/remaining-header';
-import { ModelNotAllowedError, UnpricedModelError, ValidationError } from '../errors';
+import { ModelNotAllowedError, UnpricedModelError, ValidationError } from '../base/errors';
 import { planFailover } from '../upstream/fallbacks';
 import type { Authenticated, Budgeted, FailoverPlanned, Routed, Validated } from './state';
 import type { Step } from './step';

@@ -1,5 +1,5 @@
 import { Transform, type TransformCallback } from 'node:stream';
-import { tryParseJson } from '../json';
+import { tryParseJson } from '../base/json';
 import { SseDecoder } from '../sse/sse-decoder';
 import type { SseEvent } from '../sse/sse-event';
 import { RelayCut } from './relay';

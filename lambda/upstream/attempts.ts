@@ -1,5 +1,5 @@
-import { ProxyError, UpstreamTimeoutError, UpstreamUnreachableError } from '../errors';
-import { retryPolicies, withRetries } from '../retry';
+import { ProxyError, UpstreamTimeoutError, UpstreamUnreachableError } from '../base/errors';
+import { retryPolicies, withRetries } from '../base/retry';
 import type { UpstreamResponse } from './call-upstream';
 import { peekBody } from './peek-body';
 import { retryAfterMs } from './retry-after';

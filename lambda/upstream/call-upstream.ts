@@ -1,7 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Readable } from 'node:stream';
-import { ClientGoneError, ProxyError, UpstreamTimeoutError, UpstreamUnreachableError } from '../errors';
+import { ClientGoneError, ProxyError, UpstreamTimeoutError, UpstreamUnreachableError } from '../base/errors';
 
 /**
  * Kept-alive sockets: after the first request to a provider, no TCP or TLS
