@@ -97,7 +97,8 @@ describe("the row's error", () => {
   });
 
   it('a gateway HTML page becomes its readable text', async () => {
-    proxy.fakes.fakes['prov-b'].next({ nonJsonErrorBody: true, status: 502 });
+    // A 5xx is retried on the same model (docs/fallbacks.md): it persists for all three attempts.
+    for (let i = 0; i < 3; i++) proxy.fakes.fakes['prov-b'].next({ nonJsonErrorBody: true, status: 502 });
     const call = await failingCall('prov-b');
     const [row] = await proxy.rowsFor(proxy.account.token, [call.requestId]);
     expect(row.error).toBe('502 Bad Gateway');
