@@ -161,6 +161,8 @@ export function forwardUpstream(deps: ForwardDeps) {
         stallMs: delivered && more ? state.failover.stallMs : deps.config.upstreamTimeoutMs,
         deadline: deadline && { inMs: Math.max(0, deadlineAt! - performance.now()), reason: deadline.reason },
         closingBytes,
+        // A server that is stopping reads nothing more for a client it cut itself.
+        mayReadOn: () => !(context?.clientGone?.reason instanceof ServerStoppedError),
         handOver: delivered && more ? () => true : undefined,
         onEnd: (end) => (end.kind === 'handed-over' ? void continueStream(end) : finish(end)),
       });
