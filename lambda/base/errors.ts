@@ -115,11 +115,14 @@ export class UnpricedModelError extends RefusalError {
 
 export class UpstreamUnreachableError extends ProxyError {
   /**
-   * `staleSocket`: the connection was a kept-alive one, reset before any byte
-   * of an answer — the provider closed it while idle and never read the request.
+   * `resendable`: refused, or reset at once, before any byte of an answer: the provider cannot have
+   * worked on the request (a kept-alive socket it closed while idle, a restart). A reset that comes
+   * after the provider held the request in silence is not: it may have processed it.
+   * `staleSocket`: the reset came on a kept-alive socket at once, so one resend needs no wait.
    */
   constructor(
     cause: unknown,
+    readonly resendable = false,
     readonly staleSocket = false,
   ) {
     super(502, 'The upstream provider could not be reached.', { cause });

@@ -8,8 +8,8 @@ export interface RetryPolicy {
   attempts: number;
   /** Whether this error leaves the operation safe to send again. */
   mayRetry(error: unknown): boolean;
-  /** Wait before retry number `retry` (1 for the first retry); 0 retries at once. */
-  delayMs(retry: number): number;
+  /** Wait before retry number `retry` (1 for the first retry) after `error`; 0 retries at once. */
+  delayMs(retry: number, error?: unknown): number;
 }
 
 export type Sleep = (ms: number) => Promise<void>;
@@ -26,7 +26,7 @@ export async function withRetries<T>(
       return await operation(attempt);
     } catch (error) {
       if (attempt >= policy.attempts || !policy.mayRetry(error)) throw error;
-      const delay = policy.delayMs(attempt);
+      const delay = policy.delayMs(attempt, error);
       if (delay > 0) await wait(delay);
     }
   }
@@ -78,6 +78,11 @@ export const backoffs = {
    * the waits double from 30 s to SQS's longest message delay, 15 minutes; half of each is fixed.
    */
   alertDelivery: { firstMs: 30_000, factor: 2, capMs: 900_000, floorShare: 0.5 },
+  /**
+   * A provider's 429 or 5xx: the first retry after 0.5 to 1 s, the second 1.5 to 3 s after that, so
+   * no three attempts at one target ever fall within 1.5 s (docs/fallbacks.md).
+   */
+  upstreamAttempt: { firstMs: 1_000, factor: 3, capMs: 3_000, floorShare: 0.5 },
 } satisfies Record<string, Backoff>;
 
 export const retryPolicies = {
@@ -119,9 +124,20 @@ export const retryPolicies = {
     };
   },
   /**
-   * A provider call whose kept-alive socket had been closed while idle: the
-   * request never arrived, so it is sent once more at once on a fresh connection.
-   * No wait, since nothing is overloaded.
+   * One provider target's attempts (upstream/attempts.ts): 3 in all. The wait is the jittered
+   * backoff, or longer when the caller says so for that error (the provider's `Retry-After`), or
+   * none for the first resend after a kept-alive socket the provider had closed while idle.
    */
-  staleUpstreamSocket: (isStale: MayRetry): RetryPolicy => ({ attempts: 2, mayRetry: isStale, delayMs: () => 0 }),
+  upstreamAttempt: (mayRetry: MayRetry, waitFor: (error: unknown) => number | 'at-once'): RetryPolicy => {
+    const backoff = jitteredBackoff(backoffs.upstreamAttempt);
+    return {
+      attempts: 3,
+      mayRetry,
+      delayMs: (retry, error) => {
+        const wait = waitFor(error);
+        if (wait === 'at-once') return retry === 1 ? 0 : backoff(retry);
+        return Math.max(backoff(retry), wait);
+      },
+    };
+  },
 };

@@ -1,26 +1,26 @@
+import { Duplex, type Transform } from 'node:stream';
 import type { UpstreamAnswer } from '../cache/cache-fill';
-import { ServerStoppedError, UpstreamEncodingError } from '../base/errors';
+import { ServerStoppedError } from '../base/errors';
 import type { Deps } from '../wiring/deps';
 import { plainErrorText } from '../providers/dialects/error-text';
-import { upstreamUrl } from '../providers/registry';
-import type { Dialect } from '../providers/types';
+import type { Dialect, StreamCut } from '../providers/types';
+import { ChatSplice, DeliveredText } from '../streaming/chat-splice';
 import { EventStreamRedactor } from '../streaming/event-stream-redact';
 import { SecretRedactor, searchableSecrets } from '../streaming/redact';
 import { SseRedactor } from '../streaming/sse-redact';
 import { relayBody, type RelayEnd } from '../streaming/relay';
-import { MAX_ERROR_READ, UsageTap } from '../streaming/usage-tap';
-import { callUpstream, type UpstreamResponse } from '../upstream/call-upstream';
-import { signAwsRequest } from '../upstream/aws-signing';
-import { bodyDecoding, type BodyDecoding } from '../upstream/content-encoding';
-import { clientResponseHeaders, upstreamRequestHeaders } from '../upstream/headers';
-import { queryWithoutSecrets } from '../upstream/query';
+import { MAX_ERROR_READ, UsageTap, type AnswerCopy } from '../streaming/usage-tap';
+import type { AttemptRecord } from '../upstream/attempts';
+import type { UpstreamResponse } from '../upstream/call-upstream';
+import { clientResponseHeaders } from '../upstream/headers';
+import { requestTextChars } from '../usage/estimate';
+import type { Completion } from '../usage/build-row';
+import { callTargets, type CallDeps, type Sending, type TargetAnswer } from './call-targets';
 import { finishResponse } from './finish-response';
 import type { InvocationContext } from './pipeline';
-import { requestTextChars } from '../usage/estimate';
 import { requestSecrets } from './request-secrets';
 import type { ProxyState } from './state';
 import { Answer } from './step';
-import type { Completion } from '../usage/build-row';
 
 /**
  * How long before Lambda's time limit an answer still running is cut: its row is written in that
@@ -36,57 +36,63 @@ function invocationDeadline(context: InvocationContext | undefined): { inMs: num
   return { inMs: Math.max(0, remaining - ROW_WRITE_RESERVE_MS), reason };
 }
 
-/** What forwarding uses: the upstream settings, the log and the runtime's AWS credentials. */
-export type ForwardDeps = Pick<Deps, 'config' | 'log' | 'awsCredentials'>;
-
-/** The body sent upstream: the client's bytes, unless the proxy must ask for stream usage. */
-function upstreamBody(state: ProxyState): { body: Buffer; addedStreamUsage: boolean } {
-  if (!state.stream || state.provider.streamUsage !== 'when-asked' || !state.body)
-    return { body: state.request.body, addedStreamUsage: false };
-  const { body, added } = state.endpoint.dialect.requestStreamUsage(state.body, state.request.body);
-  return { body, addedStreamUsage: added };
-}
+/** What forwarding uses: the upstream settings, the log, the runtime's AWS credentials, a fallback provider's stored key. */
+export type ForwardDeps = CallDeps & Pick<Deps, 'log'>;
 
 /**
- * Step 10, the handler: call the provider, tap its answer for usage, pipe it back
- * unchanged, and finish once — the row's ending, and the cache fill settled — however the body
- * ends. A call that fails throws; pipeline.ts records it.
+ * Step 10, the handler: call the provider (its fallbacks in turn, call-targets.ts), tap its answer
+ * for usage, pipe it back unchanged, and finish once — the row's ending, and the cache fill
+ * settled — however the body ends. A chat stream cut mid-answer with a fallback left is continued
+ * there (continueStream). A call that fails throws; pipeline.ts records it.
  */
 export function forwardUpstream(deps: ForwardDeps) {
   return async function forwardUpstream(state: ProxyState, context?: InvocationContext): Promise<Answer> {
     const { cacheFill } = state;
     const { dialect } = state.endpoint;
-    const { body, addedStreamUsage } = upstreamBody(state);
+    const { targets } = state.failover;
     const deadline = invocationDeadline(context);
+    const deadlineAt = deadline && performance.now() + deadline.inMs;
+    const attempts: AttemptRecord[] = [];
+    const call = (from: number, sending: Sending) =>
+      callTargets({ deps, state, context, from, sending, deadlineAt, attempts });
 
     // Call: an answer the proxy can read, or a typed error.
-    const { upstream, decoding, signingSecrets } = await callProvider(deps, state, body, context, deadline?.inMs).catch(
-      (error: unknown) => {
-        cacheFill.abandon(error);
-        throw error;
-      },
-    );
-    // Every credential of this request, whoever owns it, is cut out of whatever the provider sends back (the AWS signature's too, once signed).
-    const secrets = searchableSecrets([...requestSecrets(state), ...signingSecrets]);
+    const first = await call(0, { kind: 'request' }).catch((error: unknown) => {
+      cacheFill.abandon(error);
+      throw error;
+    });
+    const { upstream } = first;
+    // A fallback's answer is another model's: never stored under the key of the model asked for.
+    if (first.index !== 0) cacheFill.abandon();
+    // Every credential of this request, whoever owns it, is cut out of whatever the provider sends back (the AWS signature's
+    // and a fallback provider's key too).
+    const secretsOf = (answer: TargetAnswer) => searchableSecrets([...requestSecrets(state), ...answer.secrets]);
 
     // Tap.
     const answer = describeAnswer(upstream, dialect);
     const ok = answer.status >= 200 && answer.status < 300;
-    // Every compressed body is decoded, so the redactor and the usage reader see its real bytes; the client gets them as identity.
-    const transcoder = decoding.kind === 'decode' ? decoding.create() : undefined;
+    // What the client has of a chat stream, for a fallback to continue from if the stream breaks.
+    const delivered =
+      ok && state.stream && answer.format === 'sse' && dialect.name === 'chat' && targets.length > 1
+        ? new DeliveredText()
+        : undefined;
     const tap = new UsageTap({
       dialect,
       format: answer.format,
-      hideAddedUsage: addedStreamUsage,
+      hideAddedUsage: first.addedStreamUsage,
       // An error body reaches the client whole; only its start is kept, for the row's message.
       maxJsonRead: ok ? undefined : MAX_ERROR_READ,
       // Usage the body doesn't carry may come with the headers (Bedrock's token counts).
       headerUsage: dialect.usageFromHeaders?.(upstream.headers),
       // The entry is committed before the client sees the end, so a retry right after always hits.
-      copy: cacheFill.begin(answer),
+      copy: alsoTo(cacheFill.begin(answer), delivered),
     });
 
     // Finish.
+    let answering = first.index;
+    /** Characters the streams before the answering one delivered (a continued stream). */
+    let deliveredBefore = 0;
+    const continuedFrom: NonNullable<Completion['continuedFrom']> = [];
     let ended: (completion: Completion) => void = () => undefined;
     const ending = new Promise<Completion>((resolve) => (ended = resolve));
     const finish = (end: RelayEnd) => {
@@ -107,107 +113,126 @@ export function forwardUpstream(deps: ForwardDeps) {
       // A stream cut before its end is billed what the provider generated: its row carries an estimate.
       const cutOff =
         ok && state.stream && !result.complete
-          ? { requestChars: requestTextChars(state.body), deliveredChars: result.deliveredChars ?? 0 }
+          ? {
+              requestChars: requestTextChars(state.body),
+              deliveredChars: (result.deliveredChars ?? 0) - deliveredBefore,
+            }
           : undefined;
-      ended({ status: upstream.status, model: result.model, usage: result.usage, error, cutOff });
+      const target = targets[answering];
+      ended({
+        status: upstream.status,
+        // The tap read the first stream's model; a continued stream was answered by its last target.
+        model: continuedFrom.length ? target.model : result.model,
+        usage: result.usage,
+        error,
+        cutOff,
+        provider: target.provider.id === state.provider.id ? undefined : target.provider.id,
+        attempts: attempts.length > 1 || answering !== 0 ? attempts : undefined,
+        continuedFrom: continuedFrom.length ? continuedFrom : undefined,
+      });
       // Does nothing once a complete answer's commit has started; otherwise nothing is stored and waiting requests go on.
       cacheFill.abandon();
     };
 
     // Pipe.
-    relayBody({
-      upstream,
-      transcoder,
-      // An AWS event stream is redacted frame by frame, so each frame stays whole and its CRCs valid;
-      // a stream, event by event, so a credential spread over several deltas is found too.
-      redactor:
-        answer.format === 'eventstream'
-          ? new EventStreamRedactor(secrets, (problem) => Buffer.from(dialect.streamErrorEvent(problem, 'closed')))
-          : answer.format === 'sse'
-            ? new SseRedactor(secrets)
-            : new SecretRedactor(secrets),
-      tap,
-      stallMs: deps.config.upstreamTimeoutMs,
-      deadline,
-      closingBytes:
-        answer.format === 'sse' || answer.format === 'eventstream'
-          ? (reason, cut) => dialect.streamErrorEvent(reason, cut)
-          : undefined,
-      // A server that is stopping reads nothing more for a client it cut itself.
-      mayReadOn: () => !(context?.clientGone?.reason instanceof ServerStoppedError),
-      onEnd: finish,
-    });
+    const closingBytes =
+      answer.format === 'sse' || answer.format === 'eventstream'
+        ? (reason: string, cut: StreamCut) => dialect.streamErrorEvent(reason, cut)
+        : undefined;
+    const relay = (from: TargetAnswer, splice?: Transform) => {
+      const secrets = secretsOf(from);
+      const decoder = from.decoding.kind === 'decode' ? from.decoding.create() : undefined;
+      const more = from.index < targets.length - 1;
+      relayBody({
+        upstream: from.upstream,
+        // A compressed continuation is decoded before it is spliced.
+        transcoder:
+          decoder && splice ? Duplex.from({ writable: decoder, readable: decoder.pipe(splice) }) : (decoder ?? splice),
+        // An AWS event stream is redacted frame by frame, so each frame stays whole and its CRCs valid;
+        // a stream, event by event, so a credential spread over several deltas is found too.
+        redactor:
+          answer.format === 'eventstream'
+            ? new EventStreamRedactor(secrets, (problem) => Buffer.from(dialect.streamErrorEvent(problem, 'closed')))
+            : answer.format === 'sse'
+              ? new SseRedactor(secrets)
+              : new SecretRedactor(secrets),
+        tap,
+        // With a fallback left, a silent stream is given up sooner: the fallback continues it.
+        stallMs: delivered && more ? state.failover.stallMs : deps.config.upstreamTimeoutMs,
+        deadline: deadline && { inMs: Math.max(0, deadlineAt! - performance.now()), reason: deadline.reason },
+        closingBytes,
+        // A server that is stopping reads nothing more for a client it cut itself.
+        mayReadOn: () => !(context?.clientGone?.reason instanceof ServerStoppedError),
+        handOver: delivered && more ? () => true : undefined,
+        onEnd: (end) => (end.kind === 'handed-over' ? void continueStream(end) : finish(end)),
+      });
+      return decoder !== undefined;
+    };
 
+    /**
+     * A chat stream broke off after bytes went out: the next target carries on from what was sent
+     * (the assistant's prefill), spliced into the same stream. A target that refuses a prefill
+     * answers from the start instead, and its answer is used only if it begins with what was sent.
+     * Anything else ends the stream with an error in its own format that names the first failure.
+     */
+    async function continueStream(end: { reason: string; cause: StreamCut }): Promise<void> {
+      cacheFill.abandon();
+      const cutAt = tap.result().deliveredChars ?? 0;
+      const fail = (why: string) => {
+        if (!tap.writableEnded) tap.end(dialect.streamErrorEvent(why, end.cause));
+        finish({ kind: 'cut', reason: why });
+      };
+      const couldNot = `${end.reason}; the fallback could not continue the answer`;
+      if (!delivered || delivered.overflowed) return fail(end.reason);
+      const text = delivered.text;
+      try {
+        let next = await call(answering + 1, { kind: 'prefill', text });
+        let splice = new ChatSplice('');
+        if (next.upstream.status >= 400 && next.upstream.status < 500) {
+          next.upstream.abort();
+          next = await call(next.index, { kind: 'restart' });
+          splice = new ChatSplice(text, couldNot);
+        }
+        if (next.upstream.status < 200 || next.upstream.status >= 300) {
+          next.upstream.abort();
+          return fail(couldNot);
+        }
+        if (tap.destroyed) {
+          next.upstream.abort();
+          return finish({ kind: 'client-gone', reason: 'client disconnected' });
+        }
+        const cut = targets[answering];
+        continuedFrom.push({
+          provider: cut.provider.id,
+          model: cut.model,
+          cutOff: { requestChars: requestTextChars(state.body), deliveredChars: cutAt - deliveredBefore },
+        });
+        deliveredBefore = cutAt;
+        answering = next.index;
+        relay(next, splice);
+      } catch {
+        fail(couldNot);
+      }
+    }
+
+    const transcoded = relay(first);
     const headers = {
-      ...clientResponseHeaders(upstream.headers, transcoder !== undefined, secrets),
+      ...clientResponseHeaders(upstream.headers, transcoded, secretsOf(first)),
       ...cacheFill.statusHeader,
     };
     return new Answer(finishResponse(state, { statusCode: upstream.status, headers, body: tap }), ending);
   };
 }
 
-/**
- * The provider's answer, in a content coding the proxy can decode: a body it cannot decode
- * cannot be checked for credentials, so it is not passed on (a 502).
- */
-async function callProvider(
-  deps: ForwardDeps,
-  state: ProxyState,
-  body: Buffer,
-  context: InvocationContext | undefined,
-  deadlineMs: number | undefined,
-): Promise<{
-  upstream: UpstreamResponse;
-  decoding: Exclude<BodyDecoding, { kind: 'unsupported' }>;
-  signingSecrets: string[];
-}> {
-  const request = await upstreamRequest(deps, state, body);
-  const upstream = await callUpstream({
-    method: state.request.method,
-    url: request.url,
-    headers: request.headers,
-    body,
-    // Headers that would come after the deadline would come too late to record anything.
-    // A request that first waited for an identical one has only what is left of its own limit.
-    timeoutMs: Math.min(deps.config.upstreamTimeoutMs, state.cacheFill.timeLimitMs ?? Infinity, deadlineMs ?? Infinity),
-    // A request that waited for an identical one is told of the limit it was held to from its arrival.
-    namedLimitMs: state.cacheFill.timeLimitMs === undefined ? undefined : deps.config.upstreamTimeoutMs,
-    clientGone: context?.clientGone,
-  });
-  const decoding = bodyDecoding(upstream.headers['content-encoding']);
-  if (decoding.kind !== 'unsupported') return { upstream, decoding, signingSecrets: request.secrets ?? [] };
-  upstream.abort();
-  throw new UpstreamEncodingError(decoding.coding);
-}
-
-/**
- * The URL and headers sent upstream: the provider key in the dialect's credential header, or, for a
- * provider reached through AWS with no key (docs/bedrock.md), a SigV4 signature made with the runtime's credentials.
- */
-async function upstreamRequest(
-  deps: ForwardDeps,
-  state: ProxyState,
-  body: Buffer,
-): Promise<{ url: URL; headers: Record<string, string>; secrets?: string[] }> {
-  const base = deps.config.upstreams[state.provider.id];
-  const proxySecrets = presentedProxyToken(state);
-  const url = upstreamUrl(
-    state.provider,
-    base.baseUrl,
-    state.upstreamPath,
-    queryWithoutSecrets(state.request.rawQuery, proxySecrets),
-  );
-  const headers = upstreamRequestHeaders(
-    state.request.headers,
-    state.endpoint.dialect,
-    state.upstreamKey,
-    body.length > 0,
-    proxySecrets,
-  );
-  if (state.upstreamKey !== undefined || !base.aws) return { url, headers };
+/** The tap's copy of the answer, also read for the text delivered so far. */
+function alsoTo(copy: AnswerCopy | undefined, delivered: DeliveredText | undefined): AnswerCopy | undefined {
+  if (!delivered) return copy;
   return {
-    url,
-    ...(await signAwsRequest({ method: state.request.method, url, headers, body }, base.aws, deps.awsCredentials.get)),
+    append(text) {
+      delivered.append(text);
+      copy?.append(text);
+    },
+    finish: (result) => copy?.finish(result) ?? Promise.resolve(),
   };
 }
 
@@ -222,14 +247,6 @@ function describeAnswer(upstream: UpstreamResponse, dialect: Dialect): UpstreamA
         ? 'json'
         : 'opaque';
   return { status: upstream.status, contentType, format };
-}
-
-/** The proxy token as the client presented it, whole and its secret part: no header quoting either goes upstream. */
-function presentedProxyToken(state: ProxyState): Array<string | undefined> {
-  return [
-    state.mode === 'stored' ? state.credential : state.request.headers['x-proxy-token']?.trim(),
-    state.token.secret,
-  ];
 }
 
 /** The provider's message from the start of a JSON error body too large to parse whole. */

@@ -14,6 +14,7 @@ import type { StoredProviderKey } from '../keys/ports';
 import type { AccountPrice } from '../account-prices/account-price';
 import type { Prices } from '../account-prices/priced-for-account';
 import type { Tags, TagsCheck } from '../tags/tags';
+import type { FailoverPlan } from '../upstream/fallbacks';
 
 /*
  * What one request has proved so far. Each step of the pipeline (proxy-handler.ts) takes the
@@ -117,6 +118,11 @@ export interface Budgeted {
   prices: Prices;
 }
 
+/** Step 7b (fallbacks): the targets that may answer this request, primary first, and the limits that move it on. */
+export interface FailoverPlanned {
+  failover: FailoverPlan;
+}
+
 /**
  * Step 8 (resolve the provider key): the key sent upstream; lives only as long as this request.
  * `undefined` for a provider reached through AWS in stored mode with no key saved: the request is
@@ -140,7 +146,15 @@ export type Recordable = Routed &
   Partial<Pick<Budgeted, 'prices'>>;
 
 /** What the cache step (9) relies on. */
-export type Admitted = Routed & Identified & Authenticated & Limited & Validated & ModelAllowed & Budgeted & Keyed;
+export type Admitted = Routed &
+  Identified &
+  Authenticated &
+  Limited &
+  Validated &
+  ModelAllowed &
+  Budgeted &
+  FailoverPlanned &
+  Keyed;
 
 /** Everything the forward step (10) relies on. */
 export type ProxyState = Admitted & CacheConsulted;

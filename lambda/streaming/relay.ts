@@ -1,5 +1,4 @@
-import type { IncomingMessage } from 'node:http';
-import type { Readable, Transform } from 'node:stream';
+import type { Duplex, Readable, Transform } from 'node:stream';
 import type { StreamCut } from '../providers/types';
 
 /**
@@ -15,6 +14,9 @@ const LINGER_AFTER_ANSWER_MS = 1_000;
  */
 export const READ_ON_AFTER_ANSWER_MS = 5_000;
 
+/** An error a transcoder raises to end the stream with this message (a continuation that cannot be spliced). */
+export class RelayCut extends Error {}
+
 /** How a relayed body ended; reported exactly once. */
 export type RelayEnd =
   /** Every upstream byte reached the tap, or the answer's terminal event did; and the tap ended or closed after it. */
@@ -24,13 +26,15 @@ export type RelayEnd =
   /** The client went away first; the upstream call has been stopped. */
   | { kind: 'client-gone'; reason: string }
   /** The client went away after the answer ended, and the provider's usage and terminal event did not follow in time. */
-  | { kind: 'left-after-answer'; reason: string };
+  | { kind: 'left-after-answer'; reason: string }
+  /** The body broke off and `handOver` took the stream: the tap is left open for a continuation to write to. */
+  | { kind: 'handed-over'; reason: string; cause: StreamCut };
 
 export interface RelayOptions {
   /** The provider's response body, and how to stop the call. */
-  upstream: { body: IncomingMessage; abort(): void };
+  upstream: { body: Readable & { readonly complete: boolean }; abort(): void };
   /** Decodes a compressed body the client gets decoded; otherwise the body's bytes go to the tap as they come. */
-  transcoder?: Transform;
+  transcoder?: Duplex;
   /** Cuts the request's credentials out of the bytes (holding back only a possible secret's start). */
   redactor: { write(chunk: Buffer): Buffer; end(): Buffer };
   /**
@@ -57,6 +61,11 @@ export interface RelayOptions {
   closingBytes?: (reason: string, cut: StreamCut) => string | Buffer;
   /** Whether a client that left after the answer ended may still have the provider read (not when the server itself stops). */
   mayReadOn?: () => boolean;
+  /**
+   * Asked when the body breaks off or stalls (not at the deadline): true takes the stream over. Its
+   * last incomplete event is then not passed on, and the tap stays open (a fallback continues it).
+   */
+  handOver?: (reason: string, cause: StreamCut) => boolean;
   /** The one completion handler. */
   onEnd: (end: RelayEnd) => void;
 }
@@ -78,7 +87,7 @@ export interface RelayOptions {
  * the relay done and changes nothing, so `onEnd` runs once.
  */
 export function relayBody(options: RelayOptions): void {
-  const { upstream, transcoder, redactor, tap, stallMs, deadline, closingBytes, mayReadOn, onEnd } = options;
+  const { upstream, transcoder, redactor, tap, stallMs, deadline, closingBytes, mayReadOn, handOver, onEnd } = options;
   let state: 'flowing' | 'ending' | 'reading-on' | 'done' = 'flowing';
   let stalled = false;
   let timeUp = false;
@@ -113,8 +122,11 @@ export function relayBody(options: RelayOptions): void {
     if (rest.length && !tap.writableEnded) tap.write(rest);
   };
   /** A stream ends with an error event in its own format, so the client's SDK raises instead of hanging. */
-  const cut = (reason: string, cause: StreamCut) => {
+  const cut = (reason: string, cause: StreamCut, from: 'body' | 'deadline' | 'decoder' = 'body') => {
     if (state !== 'flowing') return;
+    if (from === 'body' && !tap.writableEnded && handOver?.(reason, cause))
+      return settle({ kind: 'handed-over', reason, cause });
+    if (from !== 'decoder') flushRedactor();
     if (closingBytes && !tap.writableEnded) tap.end(closingBytes(reason, cause));
     else tap.destroy(new Error(reason));
     settle({ kind: 'cut', reason });
@@ -151,6 +163,8 @@ export function relayBody(options: RelayOptions): void {
     if (safe.length && !tap.write(safe)) source.pause();
   });
   tap.on('drain', () => source.resume());
+  // A body whose first byte was awaited before the relay began is paused: it flows from here.
+  source.resume();
   // The terminal event went to the client: the answer ends there. A provider connection that stays
   // open after it (some do) is read and dropped for a moment, then closed; a client that leaves now leaves a complete answer.
   tap.once('answered', () => {
@@ -177,7 +191,8 @@ export function relayBody(options: RelayOptions): void {
     // The rest of the body is drained, not aborted: an aborted body would end the client's stream before its error event.
     upstream.body.unpipe(transcoder);
     upstream.body.resume();
-    cut(`could not decode the upstream body: ${error.message}`, 'closed');
+    const reason = error instanceof RelayCut ? error.message : `could not decode the upstream body: ${error.message}`;
+    cut(reason, 'closed', 'decoder');
   });
   upstream.body.on('close', () => {
     clearTimeout(stallTimer);
@@ -186,8 +201,7 @@ export function relayBody(options: RelayOptions): void {
         timeUp && deadline ? deadline.reason : stalled ? 'the provider stalled' : 'the provider closed its connection',
       );
     if (upstream.body.complete || state !== 'flowing') return;
-    flushRedactor();
-    if (timeUp && deadline) cut(deadline.reason, 'stalled');
+    if (timeUp && deadline) cut(deadline.reason, 'stalled', 'deadline');
     else if (stalled) cut(`upstream stalled for more than ${Math.round(stallMs / 1000)} s`, 'stalled');
     else cut('upstream connection closed mid-response', 'closed');
   });

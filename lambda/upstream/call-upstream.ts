@@ -1,14 +1,14 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { Readable } from 'node:stream';
 import { ClientGoneError, ProxyError, UpstreamTimeoutError, UpstreamUnreachableError } from '../base/errors';
-import { retryPolicies, withRetries } from '../base/retry';
 
 /**
  * Kept-alive sockets: after the first request to a provider, no TCP or TLS
  * handshake on the hot path. An idle socket is dropped by us after 2 s (the
  * agent destroys free sockets on timeout; active requests are not affected),
  * so that most of the time a server's keep-alive timeout cannot close it under
- * a request we just sent; when it does anyway, the request is sent once more.
+ * a request we just sent; when it does anyway, the attempt loop (attempts.ts) sends it once more.
  */
 const FREE_SOCKET_TIMEOUT_MS = 2_000;
 const agentOptions = {
@@ -23,6 +23,15 @@ const httpsAgent = new HttpsAgent(agentOptions);
 
 /** Socket errors that mean the peer closed the connection (as opposed to refusing or never answering). */
 const CLOSED_BY_PEER = new Set(['ECONNRESET', 'EPIPE']);
+/** Errors that mean no connection was made: nothing reached the provider. */
+const NOT_CONNECTED = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND']);
+/**
+ * A connection closed this long after the request went out, with no byte of an answer, was held by
+ * the provider: it read the request and may have worked on it, so it is never sent there again.
+ * A closing of a socket the provider had dropped while idle, or a reset by a restarting server, comes
+ * within milliseconds.
+ */
+export const HELD_REQUEST_MS = 1_000;
 
 export interface UpstreamCall {
   /** POST unless said otherwise; any method reaches a provider's other paths. */
@@ -39,33 +48,31 @@ export interface UpstreamCall {
    * `ProxyError` saying so): the call is stopped (the local server knows; Lambda does not tell).
    */
   clientGone?: AbortSignal;
+  /** A one-off connection, not one from the pool: a resend after a stale socket cannot meet another. */
+  freshConnection?: boolean;
 }
 
 const BODILESS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
 
+/** A provider's response body: the socket's, or one whose start was read ahead (peek-body.ts). */
+export type UpstreamBody = Readable & { readonly complete: boolean };
+
 export interface UpstreamResponse {
   status: number;
   headers: IncomingMessage['headers'];
-  body: IncomingMessage;
+  body: UpstreamBody;
   /** Stops the upstream call (client gone, stream stalled). */
   abort(): void;
 }
 
 /**
- * POSTs to the provider and resolves when its response headers arrive.
- * No headers within the limit → 504; connection refused or reset before headers → 502.
- * A kept-alive socket the provider had closed while it sat idle (reset before
- * any answer byte) never delivered the request, so it is sent once more on a
- * fresh connection.
+ * Sends the request to the provider once and resolves when its response headers arrive.
+ * No headers within the limit → 504; connection refused or reset before headers → 502, saying
+ * whether the request may be sent again (`resendable`): only when the provider cannot have read
+ * and held it. Whether to send again is the attempt loop's decision (attempts.ts).
  */
 export function callUpstream(call: UpstreamCall): Promise<UpstreamResponse> {
-  return withRetries(
-    (attempt) => sendOnce(call, attempt > 1),
-    retryPolicies.staleUpstreamSocket((error) => error instanceof UpstreamUnreachableError && error.staleSocket),
-  );
-}
-
-function sendOnce(call: UpstreamCall, freshConnection: boolean): Promise<UpstreamResponse> {
+  const freshConnection = call.freshConnection ?? false;
   return new Promise((resolve, reject) => {
     // Never start a request for a client that has already left: nothing to abort, nothing to handle.
     if (call.clientGone?.aborted) return reject(whyGone(call.clientGone));
@@ -83,6 +90,9 @@ function sendOnce(call: UpstreamCall, freshConnection: boolean): Promise<Upstrea
     });
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
+    /** When the last byte of the request was handed to the socket. */
+    let sentAt: number | undefined;
+    request.once('finish', () => (sentAt = performance.now()));
     const settle = () => {
       settled = true;
       clearTimeout(timer);
@@ -93,8 +103,11 @@ function sendOnce(call: UpstreamCall, freshConnection: boolean): Promise<Upstrea
     request.on('error', (error: NodeJS.ErrnoException) => {
       if (settled) return;
       settle();
-      const stale = request.reusedSocket && CLOSED_BY_PEER.has(error.code ?? '');
-      reject(new UpstreamUnreachableError(error, stale));
+      const code = error.code ?? '';
+      const heldFor = sentAt === undefined ? 0 : performance.now() - sentAt;
+      const closedAtOnce = CLOSED_BY_PEER.has(code) && heldFor < HELD_REQUEST_MS;
+      const resendable = NOT_CONNECTED.has(code) || closedAtOnce;
+      reject(new UpstreamUnreachableError(error, resendable, closedAtOnce && request.reusedSocket));
     });
     function onClientGone() {
       if (settled) return;

@@ -5,7 +5,7 @@ import { NO_USAGE, type Usage } from '../providers/usage';
 import { redactText } from '../streaming/redact';
 import { estimateCutOff, type CutOff } from './estimate';
 import type { Tags } from '../tags/tags';
-import { requesterLabel, rowLabel, type UsageRow } from './usage-row';
+import { requesterLabel, rowLabel, type UpstreamAttempt, type UsageRow } from './usage-row';
 
 /** How a request ended, as the step that finished it saw it. */
 export interface Completion {
@@ -17,6 +17,15 @@ export interface Completion {
   cached?: { savedNanos: number };
   /** A stream that ended before its terminal event: what it said and delivered, for an estimate. */
   cutOff?: CutOff;
+  /** The provider that answered, when a fallback on another provider did. */
+  provider?: ProviderId;
+  /** Every attempt at a provider, when there was more than one or a fallback answered. */
+  attempts?: UpstreamAttempt[];
+  /**
+   * Streams cut mid-answer and continued on a fallback (docs/fallbacks.md): each billed an estimate
+   * of what it generated, at its own model's price, on top of the answer's exact usage.
+   */
+  continuedFrom?: Array<{ provider: ProviderId; model: string; cutOff: CutOff }>;
 }
 
 /** What the pipeline knows about a request by the time it is recorded. */
@@ -51,9 +60,15 @@ export type Prices = Pick<PriceTable, 'cost' | 'has'>;
  * The pricing hook: what a request cost. Token counting and model lists are
  * free at the provider: cost 0, and that is a known price.
  */
-export function priceOf(facts: RowFacts, model: string, usage: Usage, prices: Prices): Cost {
+export function priceOf(
+  facts: RowFacts,
+  model: string,
+  usage: Usage,
+  prices: Prices,
+  provider: ProviderId = facts.provider,
+): Cost {
   if (facts.billing === 'free') return { nanos: 0, priced: true };
-  return prices.cost(model, usage, { provider: facts.provider, at: facts.receivedAt });
+  return prices.cost(model, usage, { provider, at: facts.receivedAt });
 }
 
 /**
@@ -66,11 +81,12 @@ function costOf(
   answered: string,
   usage: Usage,
   prices: Prices,
+  provider: ProviderId,
 ): { cost: Cost; pricedAs: string | undefined } {
-  const cost = priceOf(facts, answered, usage, prices);
+  const cost = priceOf(facts, answered, usage, prices, provider);
   const requested = facts.requestedModel;
   if (cost.priced || typeof requested !== 'string' || requested === answered) return { cost, pricedAs: undefined };
-  const asRequested = priceOf(facts, requested, usage, prices);
+  const asRequested = priceOf(facts, requested, usage, prices, provider);
   return asRequested.priced ? { cost: asRequested, pricedAs: requested } : { cost, pricedAs: undefined };
 }
 
@@ -79,12 +95,30 @@ export function buildRow(facts: RowFacts, completion: Completion, prices: Prices
   const ok = completion.status < 400;
   const counted = ok && !completion.cached;
   const estimate = counted && completion.cutOff ? estimateCutOff(completion.usage, completion.cutOff) : undefined;
-  const reported = counted ? (estimate?.usage ?? completion.usage ?? NO_USAGE) : NO_USAGE;
+  const answeredUsage = counted ? (estimate?.usage ?? completion.usage ?? NO_USAGE) : NO_USAGE;
+  const provider = completion.provider ?? facts.provider;
+  // A stream continued on a fallback adds its cut predecessors' estimates, each at its own price.
+  const cut = counted ? cutStreams(facts, completion, prices) : undefined;
+  const reported = cut
+    ? {
+        ...answeredUsage,
+        inputTokens: answeredUsage.inputTokens + cut.inputTokens,
+        outputTokens: answeredUsage.outputTokens + cut.outputTokens,
+      }
+    : answeredUsage;
   const fullModel = completion.model ?? (typeof facts.requestedModel === 'string' ? facts.requestedModel : 'unknown');
   // Scrubbed before being cut, so no cut can leave a credential's first characters behind.
   const scrub = (text: string) => redactText(text, facts.secrets);
   const model = rowLabel(scrub(fullModel), 1_024) ?? fullModel;
-  const { cost: reportedCost, pricedAs: reportedAs } = costOf(facts, fullModel, reported, prices);
+  const answeredCost = costOf(facts, fullModel, answeredUsage, prices, provider);
+  const reportedCost: Cost = cut
+    ? {
+        ...answeredCost.cost,
+        nanos: answeredCost.cost.nanos + cut.nanos,
+        priced: answeredCost.cost.priced && cut.priced,
+      }
+    : answeredCost.cost;
+  const reportedAs = answeredCost.pricedAs;
   // A figure a row cannot hold exactly is not stored approximately: the row says so instead (docs/usage-and-pricing.md).
   const malformed = !storable(reported, reportedCost);
   const usage = malformed ? NO_USAGE : reported;
@@ -96,7 +130,7 @@ export function buildRow(facts: RowFacts, completion: Completion, prices: Prices
     account_id: facts.accountId,
     id: facts.requestId,
     ts: new Date(facts.receivedAt).toISOString(),
-    provider: facts.provider,
+    provider,
     kind: facts.kind,
     model,
     input_tokens: usage.inputTokens,
@@ -109,7 +143,7 @@ export function buildRow(facts: RowFacts, completion: Completion, prices: Prices
     priced: !malformed && (cost.priced || completion.cached !== undefined || !ok),
     price_source: cost.source,
     ...(pricedAs === undefined ? {} : { priced_as: rowLabel(scrub(pricedAs), 1_024) }),
-    ...(estimate?.estimated ? { usage_estimated: true } : {}),
+    ...(estimate?.estimated || cut ? { usage_estimated: true } : {}),
     latency_ms: Math.round(performance.now() - facts.startedAt),
     requester: requesterLabel(facts.requester === undefined ? undefined : scrub(facts.requester)),
     ...(Object.keys(facts.tags).length ? { tags: scrubTags(facts.tags, scrub) } : {}),
@@ -121,6 +155,7 @@ export function buildRow(facts: RowFacts, completion: Completion, prices: Prices
     error: rowLabel(error === undefined ? undefined : scrub(error), 2_000),
     mode: facts.mode,
     token_id: facts.tokenId,
+    ...(completion.attempts?.length ? { attempts: completion.attempts.map((attempt) => ({ ...attempt })) } : {}),
   };
 }
 
@@ -147,6 +182,25 @@ function storable(usage: Usage, cost: Cost): boolean {
     cost.nanos,
   ];
   return counts.every((count) => Math.abs(count) <= Number.MAX_SAFE_INTEGER);
+}
+
+/** The estimated tokens and cost of the streams a fallback continued, each at its own model's price. */
+function cutStreams(
+  facts: RowFacts,
+  completion: Completion,
+  prices: Prices,
+): { inputTokens: number; outputTokens: number; nanos: number; priced: boolean } | undefined {
+  if (!completion.continuedFrom?.length) return undefined;
+  const sum = { inputTokens: 0, outputTokens: 0, nanos: 0, priced: true };
+  for (const { provider, model, cutOff } of completion.continuedFrom) {
+    const { usage } = estimateCutOff(undefined, cutOff);
+    const cost = priceOf(facts, model, usage, prices, provider);
+    sum.inputTokens += usage.inputTokens;
+    sum.outputTokens += usage.outputTokens;
+    sum.nanos += cost.nanos;
+    sum.priced &&= cost.priced;
+  }
+  return sum;
 }
 
 /** Tags with every credential cut out of their keys and values; the same map when there is none. */

@@ -54,6 +54,18 @@ export interface UsageRow {
   error?: string;
   mode: 'stored' | 'pass-through';
   token_id: string;
+  /**
+   * Every attempt at a provider when there was more than one, or a fallback answered
+   * (docs/fallbacks.md): the target (`<provider>/<model>`), its status or what happened instead, how long it took.
+   */
+  attempts?: UpstreamAttempt[];
+}
+
+/** One attempt at a provider, as a row records it. */
+export interface UpstreamAttempt {
+  target: string;
+  status: number | 'reset' | 'timeout' | 'no-first-byte';
+  duration_ms: number;
 }
 
 /** Labels are kept readable and rows far below DynamoDB's 400 KB item limit, whatever a client or provider sends. */

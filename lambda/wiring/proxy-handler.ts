@@ -8,6 +8,7 @@ import { enforceModelList } from '../pipeline/enforce-model-list';
 import { enforceRateLimit } from '../pipeline/enforce-rate-limit';
 import { forwardUpstream } from '../pipeline/forward-upstream';
 import { identify } from '../pipeline/identify';
+import { planFallbacks } from '../pipeline/plan-fallbacks';
 import { Pipeline, streamingHandler } from '../pipeline/pipeline';
 import { recordUsage } from '../pipeline/record';
 import { resolveProviderKey } from '../pipeline/resolve-provider-key';
@@ -54,6 +55,7 @@ export function proxyPipeline(deps: Deps) {
     .then(validateBody()) // 5. validate
     .then(enforceModelList()) // 6. the token's model list
     .then(enforceBudget(deps)) // 7. budget
+    .then(planFallbacks()) // 7b. the fallbacks x-proxy-fallback names, held to the same list and prices
     .then(resolveProviderKey(deps)) // 8. resolve the provider key
     .then(serveFromCache(deps)); // 9. cache
 }

@@ -231,7 +231,8 @@ describe('budgets on every proxied path', () => {
   it('an upstream error answer carries the remaining-budget header too; a cache hit adds nothing to the spend', async () => {
     const account = await budgetedAccount('header-everywhere');
     await setBudget(account, `/api/tokens/${account.tokenId}/budget`, { limit_usd: 5, period: 'total' });
-    proxy.fakes.fakes['prov-b'].next({ status: 500 });
+    // A 5xx is retried on the same model (docs/fallbacks.md): it persists for all three attempts.
+    for (let i = 0; i < 3; i++) proxy.fakes.fakes['prov-b'].next({ status: 500 });
     const failed = await callProxy(proxy, { provider: 'prov-b', token: account.token });
     expect(failed.status).toBe(500);
     expect(failed.headers.get('x-proxy-budget-remaining-usd')).toBe('5.000000');

@@ -187,16 +187,19 @@ describe('routing (404/405/413)', () => {
 describe('upstream failures (4xx/5xx passed through, 502, 504)', () => {
   it('passes a provider error through unchanged and logs it with zero tokens and its message', async () => {
     const fake = proxy.fakes.fakes['prov-b'];
+    // A Retry-After longer than the proxy waits for (docs/fallbacks.md): no retry, the 429 goes back as sent.
+    const sentBefore = fake.requests.length;
     fake.next({
       status: 429,
       errorMessage: 'Slow down please',
-      headers: { 'retry-after': '7', 'x-request-id': 'req_upstream_1' },
+      headers: { 'retry-after': '70', 'x-request-id': 'req_upstream_1' },
     });
     const error = await chat(openai(proxy.account.token, { 'x-proxy-user': 'err-test' })).catch((e) => e);
     expect(error).toBeInstanceOf(OpenAI.RateLimitError);
     expect(error.message).toContain('Slow down please');
-    expect(error.headers.get('retry-after')).toBe('7');
+    expect(error.headers.get('retry-after')).toBe('70');
     expect(error.headers.get('x-request-id')).toBe('req_upstream_1');
+    expect(fake.requests.length - sentBefore).toBe(1);
     const [row] = await proxy.rowsFor(proxy.account.token, [error.headers.get('x-proxy-request-id')]);
     expect(row).toMatchObject({
       status_code: 429,

@@ -89,7 +89,9 @@ const cases: Array<[string, ProviderId, number, unknown, string]> = [
 
 describe("the row's error", () => {
   it.each(cases)('%s', async (_title, provider, status, errorBody, expected) => {
-    proxy.fakes.fakes[provider].next({ status, errorBody });
+    // A 429 or 5xx is retried on the same model (docs/fallbacks.md): it persists for all three attempts.
+    const times = status === 429 || status >= 500 ? 3 : 1;
+    for (let i = 0; i < times; i++) proxy.fakes.fakes[provider].next({ status, errorBody });
     const call = await failingCall(provider);
     expect(call.status).toBe(status);
     const [row] = await proxy.rowsFor(proxy.account.token, [call.requestId]);
@@ -97,7 +99,8 @@ describe("the row's error", () => {
   });
 
   it('a gateway HTML page becomes its readable text', async () => {
-    proxy.fakes.fakes['prov-b'].next({ nonJsonErrorBody: true, status: 502 });
+    // A 5xx is retried on the same model (docs/fallbacks.md): it persists for all three attempts.
+    for (let i = 0; i < 3; i++) proxy.fakes.fakes['prov-b'].next({ nonJsonErrorBody: true, status: 502 });
     const call = await failingCall('prov-b');
     const [row] = await proxy.rowsFor(proxy.account.token, [call.requestId]);
     expect(row.error).toBe('502 Bad Gateway');

@@ -67,7 +67,8 @@ describe('GET /api/stats over rows written through the proxy', () => {
       });
       ids.push(result.requestId);
     }
-    proxy.fakes.fakes['prov-d'].next({ status: 500 });
+    // A 5xx is retried on the same model (docs/fallbacks.md): it persists for all three attempts.
+    for (let i = 0; i < 3; i++) proxy.fakes.fakes['prov-d'].next({ status: 500 });
     const failed = await callThroughSdk({
       proxyBase: proxy.proxyBase,
       provider: 'prov-d',

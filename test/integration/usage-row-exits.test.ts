@@ -52,7 +52,8 @@ describe('a row for every way out', () => {
   });
 
   it('an error answer of the provider, passed through', async () => {
-    proxy.fakes.fakes['prov-b'].next({ status: 500, errorMessage: 'the provider broke' });
+    // A 5xx is retried on the same model (docs/fallbacks.md): it persists for all three attempts.
+    for (let i = 0; i < 3; i++) proxy.fakes.fakes['prov-b'].next({ status: 500, errorMessage: 'the provider broke' });
     const answer = await callProxy(proxy, { provider: 'prov-b', token: account.token });
     expect(answer.status).toBe(500);
     const row = { status_code: 500, error: 'the provider broke', input_tokens: 0 };

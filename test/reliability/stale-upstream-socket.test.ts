@@ -2,6 +2,9 @@
  * A provider closes kept-alive connections while they sit idle. When the
  * proxy's request meets such a connection (reset before any answer byte) it is
  * sent once more on a fresh connection: the client gets the answer, one row.
+ * A provider that read the request, held it in silence and then hung up may
+ * have worked on it: that request is never sent to it again (a second send
+ * could be billed twice).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -15,6 +18,9 @@ let proxy: ProxyServer;
 let answered = 0;
 let resetOnReuse = 0;
 let resetAlways = false;
+/** Reads the request, stays silent this long, then hangs up; counts what it saw. */
+let holdThenHangUpMs = 0;
+let held = 0;
 
 /**
  * Answers the first request on each connection (keep-alive, as real providers do)
@@ -27,6 +33,11 @@ function startClosingUpstream(): Promise<Server> {
     socket.served = (socket.served ?? 0) + 1;
     request.resume();
     request.on('end', () => {
+      if (holdThenHangUpMs > 0) {
+        held++;
+        setTimeout(() => socket.destroy(), holdThenHangUpMs);
+        return;
+      }
       if (socket.served! > 1 || resetAlways) {
         resetOnReuse++;
         socket.resetAndDestroy();
@@ -85,13 +96,31 @@ test('ten requests in a row over connections the provider closes: all answered, 
   for (const row of rows) expect(row).toMatchObject({ status_code: 200, input_tokens: 11, output_tokens: 7 });
 });
 
-test('a reset on a fresh connection is not retried again: 502, one attempt more at most', async () => {
+test('a connection reset at once every time: 502 after three attempts at most, never a loop', async () => {
   resetAlways = true;
   const before = resetOnReuse;
   const result = await callProxy(proxy, { provider: 'prov-b', token: proxy.account.token, prompt: 'always reset' });
   resetAlways = false;
   expect(result.status).toBe(502);
-  // The pooled connection (if any) and one fresh one: never a loop.
-  expect(resetOnReuse - before).toBeGreaterThanOrEqual(1);
-  expect(resetOnReuse - before).toBeLessThanOrEqual(2);
+  expect(resetOnReuse - before).toBeGreaterThanOrEqual(2);
+  expect(resetOnReuse - before).toBeLessThanOrEqual(3);
+});
+
+test('a provider that reads the request, stays silent and hangs up gets exactly one attempt', async () => {
+  // A first request leaves a kept-alive connection in the pool, so the held request goes out on a reused socket.
+  expect((await callProxy(proxy, { provider: 'prov-b', token: proxy.account.token, prompt: 'warm' })).status).toBe(200);
+  holdThenHangUpMs = 2_000;
+  held = 0;
+  const result = await callProxy(proxy, {
+    provider: 'prov-b',
+    token: proxy.account.token,
+    prompt: 'held, then hung up',
+    headers: { 'x-proxy-user': 'held-request' },
+  });
+  holdThenHangUpMs = 0;
+  expect(result.status).toBe(502);
+  expect(held).toBe(1);
+  const rows = await proxy.waitForRows(proxy.account.token, 1, 'requester=held-request');
+  expect(rows).toHaveLength(1);
+  expect(rows[0]).toMatchObject({ status_code: 502, input_tokens: 0, output_tokens: 0, cost_usd: 0 });
 });

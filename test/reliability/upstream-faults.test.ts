@@ -275,7 +275,8 @@ describe('slow and odd but valid answers', () => {
 describe('broken answers are passed on as they are, and recorded as such', () => {
   test('a non-JSON (HTML) error body: status and bytes passed through, row with the status and 0 tokens', async () => {
     const expected = await directText('prov-c', requestBody('prov-c'), { nonJsonErrorBody: true, status: 503 });
-    fake('prov-c').next({ nonJsonErrorBody: true, status: 503 });
+    // A 5xx is retried on the same model (docs/fallbacks.md): it persists for all three attempts.
+    for (let i = 0; i < 3; i++) fake('prov-c').next({ nonJsonErrorBody: true, status: 503 });
     const result = await callProxy(proxy, { provider: 'prov-c', token });
     expect(result.status).toBe(503);
     expect(result.headers.get('content-type')).toBe('text/html');
@@ -283,7 +284,7 @@ describe('broken answers are passed on as they are, and recorded as such', () =>
     const row = await rowOf(proxy, token, result.requestId);
     expect(row).toMatchObject({ status_code: 503, input_tokens: 0, output_tokens: 0, cost_usd: 0 });
 
-    fake('prov-c').next({ nonJsonErrorBody: true });
+    for (let i = 0; i < 3; i++) fake('prov-c').next({ nonJsonErrorBody: true });
     const error = await sdkError(() =>
       callThroughSdk({ proxyBase: proxy.proxyBase, provider: 'prov-c', token, stream: false }),
     );

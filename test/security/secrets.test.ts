@@ -103,7 +103,8 @@ test('error answers never echo the credential they refuse', async () => {
   expect((await api('/api/admin/accounts', { method: 'POST', token: `${proxy.adminKey}x`, body: {} })).status).toBe(
     401,
   );
-  proxy.fakes.fakes['prov-d'].next({ status: 500 });
+  // A 5xx is retried on the same model (docs/fallbacks.md): it persists for all three attempts.
+  for (let i = 0; i < 3; i++) proxy.fakes.fakes['prov-d'].next({ status: 500 });
   expect((await proxyCall('prov-d', credentialHeaders('prov-d', token))).status).toBe(500);
 });
 

@@ -146,3 +146,28 @@ function hasMembers(bytes: Buffer, open: number): boolean {
 function splice(bytes: Buffer, from: number, to: number, text: string): Buffer {
   return Buffer.concat([bytes.subarray(0, from), Buffer.from(text, 'utf8'), bytes.subarray(to)]);
 }
+
+/**
+ * Sets `object[key] = json` in the text of a top-level object, touching only those bytes: added when
+ * absent, replaced otherwise (the last one, when a key appears twice).
+ */
+export function setMember(bytes: Buffer, key: string, json: string): Buffer {
+  const open = skipSpace(bytes, 0);
+  const member = objectMembers(bytes, open)
+    .filter((m) => m.key === key)
+    .pop();
+  if (member) return splice(bytes, member.valueStart, member.valueEnd, json);
+  return splice(bytes, open + 1, open + 1, `${JSON.stringify(key)}:${json}${hasMembers(bytes, open) ? ',' : ''}`);
+}
+
+/** Appends `json` to the array `object[key]` of a top-level object; every other byte stays as written. */
+export function appendToArrayMember(bytes: Buffer, key: string, json: string): Buffer {
+  const open = skipSpace(bytes, 0);
+  const member = objectMembers(bytes, open)
+    .filter((m) => m.key === key)
+    .pop();
+  if (!member || bytes[member.valueStart] !== OPEN_BRACKET) throw new Error(`no array ${key}`);
+  const close = member.valueEnd - 1;
+  const empty = skipSpace(bytes, member.valueStart + 1) === close;
+  return splice(bytes, close, close, `${empty ? '' : ','}${json}`);
+}

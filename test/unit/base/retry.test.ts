@@ -164,17 +164,46 @@ describe('retryPolicies', () => {
     expect(total).toBeLessThan(12_100);
   });
 
-  it('staleUpstreamSocket: one more attempt, at once, only for a stale socket', async () => {
+  it('upstreamAttempt: 3 attempts, never three within 1.5 s, Retry-After waited when longer', async () => {
+    const backedOff = await exhaust(
+      retryPolicies.upstreamAttempt(
+        () => true,
+        () => 0,
+      ),
+      new Error('503'),
+    );
+    expect(backedOff.attempts).toBe(3);
+    expectWithin(backedOff.waits, [1_000, 3_000], 0.5);
+    expect(backedOff.waits[0]! + backedOff.waits[1]!).toBeGreaterThanOrEqual(1_500);
+    const told = await exhaust(
+      retryPolicies.upstreamAttempt(
+        () => true,
+        () => 2_000,
+      ),
+      new Error('429'),
+    );
+    expect(told.waits[0]).toBe(2_000);
+    expect(told.waits[1]).toBeGreaterThanOrEqual(2_000);
+    // A kept-alive socket the provider had closed: resent at once, then the second retry still keeps the window.
     const stale = await exhaust(
-      retryPolicies.staleUpstreamSocket(() => true),
+      retryPolicies.upstreamAttempt(
+        () => true,
+        () => 'at-once',
+      ),
       new Error('ECONNRESET'),
     );
-    expect(stale).toEqual({ attempts: 2, waits: [] });
+    expect(stale.attempts).toBe(3);
+    // The first resend waits for nothing (no wait is recorded); the second still keeps the window.
+    expect(stale.waits).toHaveLength(1);
+    expect(stale.waits[0]).toBeGreaterThanOrEqual(1_500);
     expect(
       (
         await exhaust(
-          retryPolicies.staleUpstreamSocket(() => false),
-          new Error('refused'),
+          retryPolicies.upstreamAttempt(
+            () => false,
+            () => 0,
+          ),
+          new Error('400'),
         )
       ).attempts,
     ).toBe(1);

@@ -18,6 +18,7 @@ import { Pipeline, streamingHandler } from '../../../lambda/pipeline/pipeline';
 import { resolveProviderKey } from '../../../lambda/pipeline/resolve-provider-key';
 import { routeRequest } from '../../../lambda/pipeline/route-request';
 import { serveFromCache } from '../../../lambda/pipeline/serve-from-cache';
+import { planFallbacks } from '../../../lambda/pipeline/plan-fallbacks';
 import { identify } from '../../../lambda/pipeline/identify';
 import { validateBody } from '../../../lambda/pipeline/validate-body';
 import { answerErrors } from '../../../lambda/pipeline/answer-errors';
@@ -50,6 +51,7 @@ it('runs the steps in the documented order', () => {
     'validate',
     'model list',
     'budget',
+    'fallbacks',
     'resolve provider key',
     'cache',
   ]);
@@ -75,8 +77,11 @@ it('does not compile a step placed before the step that proves its input', () =>
   // @ts-expect-error the budget is checked only for a model the token may use
   keyed.then(enforceBudget(deps)).then(serveFromCache(deps));
   const budgeted = keyed.then(enforceModelList()).then(enforceBudget(deps));
+  // @ts-expect-error forwarding needs the fallbacks, held to the token's model list and the budget's prices
+  budgeted.then(serveFromCache(deps));
+  const planned = budgeted.then(planFallbacks());
   // @ts-expect-error forwarding needs the cache step's fill, which stores or lets pass the answer
-  streamingHandler({ pipeline: budgeted, outside, handle, answerError, record });
-  const complete = budgeted.then(serveFromCache(deps));
+  streamingHandler({ pipeline: planned, outside, handle, answerError, record });
+  const complete = planned.then(serveFromCache(deps));
   expect(streamingHandler({ pipeline: complete, outside, handle, answerError, record })).toEqual(expect.any(Function));
 });

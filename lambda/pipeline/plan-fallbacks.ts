@@ -1,0 +1,48 @@
+import { modelAllowed, modelRefusal } from '../auth/token-limits';
+import { tightest, unpricedMessage } from '../budgets/budget';
+import { budgetHeaders } from '../budgets/remaining-header';
+import { ModelNotAllowedError, UnpricedModelError, ValidationError } from '../base/errors';
+import { planFailover } from '../upstream/fallbacks';
+import type { Authenticated, Budgeted, FailoverPlanned, Routed, Validated } from './state';
+import type { Step } from './step';
+
+/**
+ * Step 7b: `x-proxy-fallback` read and held to the same rules as the model the request names,
+ * before anything is sent: each fallback must be on the token's model list, and priced when a
+ * budget binds the request (each attempt is then counted at its own target's price).
+ */
+export function planFallbacks(): Step<Routed & Authenticated & Validated & Budgeted, FailoverPlanned> {
+  return {
+    name: 'fallbacks',
+    run(state) {
+      const model = state.body?.model;
+      const planned = planFailover({
+        headers: state.request.headers,
+        mode: state.mode,
+        primary: {
+          provider: state.provider,
+          endpoint: state.endpoint,
+          model: typeof model === 'string' ? model : '',
+          upstreamPath: state.upstreamPath,
+        },
+      });
+      if (!planned.ok) throw new ValidationError(planned.message, planned.param);
+      const { limits } = state.gate.record;
+      const binding = tightest(state.budgets);
+      for (const target of planned.plan.targets.slice(1)) {
+        if (limits && !modelAllowed(limits, target.endpoint.kind, target.model))
+          throw new ModelNotAllowedError(`Fallback: ${modelRefusal(limits, target.model)}`);
+        if (
+          binding &&
+          target.endpoint.dialect.billing === 'tokens' &&
+          !state.prices.has(target.provider.id, target.model)
+        )
+          throw new UnpricedModelError(
+            `Fallback: ${unpricedMessage(target.model, binding)}`,
+            budgetHeaders(state.budgets),
+          );
+      }
+      return { failover: planned.plan };
+    },
+  };
+}

@@ -1,0 +1,114 @@
+import { providerById, type Provider } from '../providers/registry';
+import type { Endpoint, EndpointKind } from '../providers/types';
+
+/** The request header naming the fallbacks, in order (docs/fallbacks.md). Never sent upstream (an `x-proxy-` header). */
+export const FALLBACK_HEADER = 'x-proxy-fallback';
+/** Seconds a stream may take to its first byte before the next target is tried. */
+export const FIRST_TOKEN_HEADER = 'x-proxy-first-token-timeout';
+/** Seconds a started stream may stay silent before it is continued on the next target. */
+export const STALL_HEADER = 'x-proxy-stall-timeout';
+
+/** The limits a request gets when it names fallbacks and no limit of its own. */
+export const DEFAULT_FIRST_TOKEN_MS = 10_000;
+export const DEFAULT_STALL_MS = 10_000;
+/** More would only stretch a failing request's wait. */
+export const MAX_FALLBACKS = 3;
+/** The bounds of a limit a request may set, in seconds. */
+const LIMIT_RANGE_S = { min: 1, max: 300 };
+
+/** Endpoints whose body names the model, so a fallback is the same body with another model. */
+const FALLBACK_KINDS: ReadonlySet<EndpointKind> = new Set(['chat', 'messages', 'responses', 'embeddings']);
+
+/** Where one attempt goes: a provider, the model asked of it, and its endpoint there. */
+export interface Target {
+  provider: Provider;
+  endpoint: Endpoint;
+  model: string;
+  /** The path below the provider's base URL. */
+  upstreamPath: string;
+}
+
+/** The targets a request may be answered by, primary first, and the limits that move it on to the next. */
+export interface FailoverPlan {
+  targets: readonly Target[];
+  firstTokenMs: number;
+  stallMs: number;
+}
+
+export type PlanResult = { ok: true; plan: FailoverPlan } | { ok: false; message: string; param: string };
+
+export interface PlanInput {
+  headers: Record<string, string | undefined>;
+  primary: Target;
+  /** Pass-through requests carry the client's own key, which only its provider may see. */
+  mode: 'stored' | 'pass-through';
+}
+
+/** `<model>` (same provider) or `<provider>/<model>` (another provider with an endpoint of the same kind and wire format). */
+function fallbackTarget(entry: string, input: PlanInput): Target | string {
+  const { primary } = input;
+  const slash = entry.indexOf('/');
+  const named = slash > 0 ? providerById(entry.slice(0, slash)) : undefined;
+  if (!named) return { ...primary, model: entry };
+  const model = entry.slice(slash + 1);
+  if (!model) return `"${entry}" names no model after the provider.`;
+  const endpoint = named.endpoints.find(
+    (candidate) => candidate.kind === primary.endpoint.kind && candidate.dialect.name === primary.endpoint.dialect.name,
+  );
+  if (!endpoint) return `provider ${named.id} has no ${primary.endpoint.kind} endpoint of the same API shape.`;
+  if (named.id !== primary.provider.id && input.mode === 'pass-through')
+    return `"${entry}" is another provider: a request carrying its own provider key (pass-through mode) can only fall back to models of the same provider.`;
+  return { provider: named, endpoint, model, upstreamPath: endpoint.path };
+}
+
+function limitMs(value: string | undefined, fallback: number): number | undefined {
+  if (value === undefined) return fallback;
+  if (!/^\d+(\.\d+)?$/.test(value.trim())) return undefined;
+  const seconds = Number(value);
+  if (seconds < LIMIT_RANGE_S.min || seconds > LIMIT_RANGE_S.max) return undefined;
+  return Math.round(seconds * 1000);
+}
+
+/**
+ * The request's targets from `x-proxy-fallback`, checked before anything is sent: a bad entry
+ * is the client's mistake (400), never a silent skip.
+ */
+export function planFailover(input: PlanInput): PlanResult {
+  const raw = input.headers[FALLBACK_HEADER];
+  const firstTokenMs = limitMs(input.headers[FIRST_TOKEN_HEADER], DEFAULT_FIRST_TOKEN_MS);
+  if (firstTokenMs === undefined)
+    return { ok: false, message: badLimit(FIRST_TOKEN_HEADER), param: FIRST_TOKEN_HEADER };
+  const stallMs = limitMs(input.headers[STALL_HEADER], DEFAULT_STALL_MS);
+  if (stallMs === undefined) return { ok: false, message: badLimit(STALL_HEADER), param: STALL_HEADER };
+  const limits = { firstTokenMs, stallMs };
+  if (raw === undefined || raw.trim() === '') return { ok: true, plan: { targets: [input.primary], ...limits } };
+
+  const refuse = (message: string): PlanResult => ({
+    ok: false,
+    message: `${FALLBACK_HEADER}: ${message}`,
+    param: FALLBACK_HEADER,
+  });
+  if (!FALLBACK_KINDS.has(input.primary.endpoint.kind) || !input.primary.model)
+    return refuse(
+      'fallbacks apply to requests whose body names a model (chat completions, messages, responses, embeddings).',
+    );
+  const entries = raw.split(',').map((entry) => entry.trim());
+  if (entries.some((entry) => entry === '')) return refuse('an entry is empty.');
+  if (entries.length > MAX_FALLBACKS) return refuse(`at most ${MAX_FALLBACKS} fallbacks.`);
+  const targets: Target[] = [input.primary];
+  for (const entry of entries) {
+    const target = fallbackTarget(entry, input);
+    if (typeof target === 'string') return refuse(target);
+    targets.push(target);
+  }
+  return { ok: true, plan: { targets, ...limits } };
+}
+
+function badLimit(header: string): string {
+  return `${header} must be a number of seconds from ${LIMIT_RANGE_S.min} to ${LIMIT_RANGE_S.max}.`;
+}
+
+/** How a target is named in a row's attempts and in logs. */
+export function targetLabel(target: Pick<Target, 'provider' | 'model'>): string {
+  return `${target.provider.id}/${target.model}`;
+}

@@ -1,0 +1,204 @@
+/**
+ * Fallbacks through the official SDKs (docs/fallbacks.md): a model answering 503 is retried, then
+ * the model `x-proxy-fallback` names answers; a chat stream cut mid-answer is continued on the
+ * fallback and reaches the client as one well-formed stream; a messages stream that cannot be
+ * continued ends with a clean error event. Each request leaves one exact usage row.
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { startProxy, type ProxyServer } from '../support/proxy-server';
+import { callThroughSdk, expectedCostUsd, TEST_MODELS } from '../support/sdk-clients';
+
+/** A model the fakes answer for, priced like the test model (its catalogue family). */
+const FALLBACK: Record<'prov-a' | 'prov-b', string> = {
+  'prov-a': 'claude-sonnet-4-5',
+  'prov-b': 'gpt-4o-mini',
+};
+
+let proxy: ProxyServer;
+
+beforeAll(async () => {
+  proxy = await startProxy();
+});
+afterAll(async () => {
+  await proxy?.stop();
+});
+beforeEach(() => proxy.fakes.reset());
+
+describe.each(['prov-a', 'prov-b'] as const)('%s', (provider: 'prov-a' | 'prov-b') => {
+  it.each([false, true])('503 on every attempt at the model: the fallback answers (stream: %s)', async (stream) => {
+    const fake = proxy.fakes.fakes[provider];
+    for (let i = 0; i < 3; i++) fake.next({ status: 503 });
+    const result = await callThroughSdk({
+      proxyBase: proxy.proxyBase,
+      provider,
+      token: proxy.account.token,
+      stream,
+      headers: { 'x-proxy-fallback': FALLBACK[provider] },
+    });
+    // The client sees the model that answered, as that provider named it.
+    expect(result.model).toBe(FALLBACK[provider]);
+    expect(fake.requests.map((request) => (request.json as { model: string }).model)).toEqual([
+      TEST_MODELS[provider],
+      TEST_MODELS[provider],
+      TEST_MODELS[provider],
+      FALLBACK[provider],
+    ]);
+    // The header itself never goes upstream.
+    for (const request of fake.requests) expect(request.headers['x-proxy-fallback']).toBeUndefined();
+
+    const [row] = await proxy.rowsFor(proxy.account.token, [result.requestId]);
+    const sent = fake.requests[3].response.usage!;
+    expect(row).toMatchObject({
+      status_code: 200,
+      provider,
+      model: FALLBACK[provider],
+      input_tokens: sent.inputTokens,
+      output_tokens: sent.outputTokens,
+    });
+    expect(row.usage_estimated).toBeUndefined();
+    // Failed attempts without output cost nothing: the row costs the answer alone.
+    expect(row.cost_usd).toBeCloseTo(expectedCostUsd(provider, sent), 9);
+    const attempts = row.attempts as Array<{ target: string; status: number; duration_ms: number }>;
+    expect(attempts.map(({ target, status }) => ({ target, status }))).toEqual([
+      { target: `${provider}/${TEST_MODELS[provider]}`, status: 503 },
+      { target: `${provider}/${TEST_MODELS[provider]}`, status: 503 },
+      { target: `${provider}/${TEST_MODELS[provider]}`, status: 503 },
+      { target: `${provider}/${FALLBACK[provider]}`, status: 200 },
+    ]);
+    for (const attempt of attempts) expect(attempt.duration_ms).toBeGreaterThanOrEqual(0);
+  });
+
+  it('a 400 goes back as the provider sent it, with no retry and no fallback', async () => {
+    const fake = proxy.fakes.fakes[provider];
+    fake.next({ status: 400, errorMessage: 'a field the provider refuses' });
+    await expect(
+      callThroughSdk({
+        proxyBase: proxy.proxyBase,
+        provider,
+        token: proxy.account.token,
+        stream: false,
+        headers: { 'x-proxy-fallback': FALLBACK[provider] },
+      }),
+    ).rejects.toMatchObject({ status: 400, message: expect.stringContaining('a field the provider refuses') });
+    expect(fake.requests).toHaveLength(1);
+  });
+});
+
+test('a chat stream cut mid-answer is continued on the fallback: one well-formed stream, one exact row', async () => {
+  const fake = proxy.fakes.fakes['prov-b'];
+  fake.next({ resetMidStream: 3 });
+  const client = new OpenAI({
+    baseURL: `${proxy.proxyBase}/prov-b/v1`,
+    apiKey: proxy.account.token,
+    maxRetries: 0,
+    defaultHeaders: { 'x-proxy-fallback': FALLBACK['prov-b'] },
+  });
+  const { data, response } = await client.chat.completions
+    .create({
+      model: TEST_MODELS['prov-b'],
+      messages: [{ role: 'user', content: 'Say hello.' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    })
+    .withResponse();
+  let text = '';
+  let usage: OpenAI.CompletionUsage | undefined | null;
+  const models = new Set<string>();
+  for await (const chunk of data) {
+    models.add(chunk.model);
+    text += chunk.choices[0]?.delta?.content ?? '';
+    usage = chunk.usage ?? usage;
+  }
+  expect(fake.requests).toHaveLength(2);
+  const [cut, continuation] = fake.requests;
+  // The fallback was sent what the client already had, as the assistant's prefill.
+  const messages = (continuation.json as { messages: Array<{ role: string; content: string }> }).messages;
+  const prefill = messages[messages.length - 1];
+  expect(prefill.role).toBe('assistant');
+  expect(prefill.content.length).toBeGreaterThan(0);
+  expect((continuation.json as { model: string }).model).toBe(FALLBACK['prov-b']);
+  // The client got the first part, then the continuation, in one stream that ended normally.
+  expect(text.startsWith(prefill.content)).toBe(true);
+  expect(text.length).toBeGreaterThan(prefill.content.length);
+  expect(models).toEqual(new Set([TEST_MODELS['prov-b'], FALLBACK['prov-b']]));
+  expect(usage?.completion_tokens).toBe(continuation.response.usage!.outputTokens);
+
+  const [row] = await proxy.rowsFor(proxy.account.token, [response.headers.get('x-proxy-request-id')!]);
+  const sent = continuation.response.usage!;
+  // The cut stream's output is an estimate (4 characters a token), added to the fallback's exact usage.
+  const cutOutput = Math.ceil(prefill.content.length / 4);
+  const cutInput = Math.ceil('userSay hello.'.length / 4);
+  expect(row).toMatchObject({
+    status_code: 200,
+    model: FALLBACK['prov-b'],
+    usage_estimated: true,
+    input_tokens: sent.inputTokens + cutInput,
+    output_tokens: sent.outputTokens + cutOutput,
+  });
+  expect(row.error).toBeUndefined();
+  expect(row.cost_usd).toBeCloseTo(
+    expectedCostUsd('prov-b', sent) +
+      expectedCostUsd('prov-b', {
+        inputTokens: cutInput,
+        outputTokens: cutOutput,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+      }),
+    9,
+  );
+  expect(cut.response.completed).toBe(false);
+});
+
+test('a messages stream cut mid-answer ends with a clean error event, never a truncated success', async () => {
+  const fake = proxy.fakes.fakes['prov-a'];
+  fake.next({ resetMidStream: 3 });
+  const client = new Anthropic({
+    baseURL: proxy.proxyBase,
+    apiKey: proxy.account.token,
+    maxRetries: 0,
+    defaultHeaders: { 'x-proxy-fallback': FALLBACK['prov-a'] },
+  });
+  const { data, response } = await client.messages
+    .create({
+      model: TEST_MODELS['prov-a'],
+      max_tokens: 64,
+      messages: [{ role: 'user', content: 'Say hello.' }],
+      stream: true,
+    })
+    .withResponse();
+  await expect(
+    (async () => {
+      for await (const event of data) void event;
+    })(),
+  ).rejects.toThrow(/closed/);
+  const [row] = await proxy.rowsFor(proxy.account.token, [response.headers.get('x-proxy-request-id')!]);
+  expect(row).toMatchObject({ status_code: 200, model: TEST_MODELS['prov-a'] });
+  expect(row.attempts).toBeUndefined();
+  expect(String(row.error)).toMatch(/closed/);
+});
+
+test('the rate limit counts the client request once, and a fallback answer is never cached for the model asked for', async () => {
+  const fake = proxy.fakes.fakes['prov-b'];
+  const call = () =>
+    callThroughSdk({
+      proxyBase: proxy.proxyBase,
+      provider: 'prov-b',
+      token: proxy.account.token,
+      stream: false,
+      messages: [{ role: 'user', content: 'A question asked twice.' }],
+      headers: { 'x-proxy-fallback': FALLBACK['prov-b'], 'x-proxy-cache': 'true' },
+    });
+  for (let i = 0; i < 3; i++) fake.next({ status: 503 });
+  const servedByFallback = await call();
+  expect(servedByFallback.model).toBe(FALLBACK['prov-b']);
+  expect(servedByFallback.headers.get('x-proxy-cache')).toBe('MISS');
+  const again = await call();
+  // Four attempts upstream for the first request, one for the second: the limit counted two requests.
+  const before = Number(servedByFallback.headers.get('x-ratelimit-remaining'));
+  expect(Number(again.headers.get('x-ratelimit-remaining'))).toBe(before - 1);
+  // Not a hit on the fallback's answer: the model asked for answers the second time.
+  expect(again.headers.get('x-proxy-cache')).toBe('MISS');
+  expect(again.model).toBe(TEST_MODELS['prov-b']);
+  expect(fake.requests).toHaveLength(5);
+});
