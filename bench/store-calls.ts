@@ -38,12 +38,16 @@ const window = Array.from({ length: 21 }, (_, i) => 9_000_000 + i);
 window.forEach((bucket, i) => (names[`#b${i}`] = String(bucket)));
 const room = window.map((_, i) => `(attribute_not_exists(#w.#b${i}) OR m < #w.#b${i})`).join(' AND ');
 
+/** 50 gate items, one per token, so no item takes every write. */
+const GATES = 50;
+const gateKey = (n: number) => `gate#ab-${n % GATES}#0`;
+
 function gateInput(n: number) {
   return {
-    TableName: tables.tokens,
-    Key: { pk: `token#ab-${n % 50}`, sk: 'gate#0' },
+    TableName: tables.rateLimits,
+    Key: { counter_key: gateKey(n) },
     UpdateExpression: 'SET last_used_at = :used, #w.#b20 = if_not_exists(#w.#b20, n) ADD n :one, m :one',
-    ConditionExpression: `attribute_not_exists(revoked_at) AND attribute_not_exists(requests_per_minute) AND ${room}`,
+    ConditionExpression: `secret_hash = :hash AND attribute_not_exists(revoked_at) AND attribute_not_exists(requests_per_minute) AND m_limit = :share AND ${room}`,
     ExpressionAttributeNames: names,
     ExpressionAttributeValues: { ...values, ':used': new Date().toISOString() },
     ReturnValues: 'ALL_NEW' as const,
@@ -94,6 +98,17 @@ async function main() {
   const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
   const { raw, doc } = createDynamoClients({ region: REGION, endpoint: store.endpoint });
   await ensureTables(raw, tables);
+  // The gates: authentication's copy, the shard's share, and every bucket of the window far from
+  // full, so every call passes its condition (a refused one would measure the error path instead).
+  const roomyWindow = Object.fromEntries(window.map((bucket) => [String(bucket), 1e12]));
+  for (let n = 0; n < GATES; n++)
+    await doc.send({
+      operation: 'PutItem',
+      input: {
+        TableName: tables.rateLimits,
+        Item: { counter_key: gateKey(n), secret_hash: values[':hash'], m_limit: 100, n: 0, m: 0, w: roomyWindow },
+      },
+    });
 
   const url = new URL(store.endpoint);
   const agent = new Agent({ keepAlive: true, maxSockets: 8 });
@@ -137,15 +152,15 @@ async function main() {
   const variants: Record<string, (n: number) => Promise<unknown>> = {
     document: async (n) => {
       await doc.send({ operation: 'UpdateItem', input: gateInput(n) });
-      await doc.send({ operation: 'PutItem', input: { TableName: tables.usage, Item: rowItem(n) } });
+      await doc.send({ operation: 'PutItem', input: { TableName: tables.usageLogs, Item: rowItem(n) } });
     },
     'low-level': async (n) => {
       await raw.send(new UpdateItemCommand(marshalledGate(n)));
-      await raw.send(new PutItemCommand({ TableName: tables.usage, Item: marshall(rowItem(n)) }));
+      await raw.send(new PutItemCommand({ TableName: tables.usageLogs, Item: marshall(rowItem(n)) }));
     },
     'signed JSON': async (n) => {
       await signedJson('UpdateItem', marshalledGate(n));
-      await signedJson('PutItem', { TableName: tables.usage, Item: marshall(rowItem(n)) });
+      await signedJson('PutItem', { TableName: tables.usageLogs, Item: marshall(rowItem(n)) });
     },
   };
   const order = Object.keys(variants);
