@@ -103,6 +103,7 @@ export class ProxyStack extends Stack {
     this.statsConsumer = new StatsConsumer(this, 'StatsConsumer', {
       projectRoot: props.projectRoot,
       functionName: `${prefix}stats-consumer`,
+      windowSeconds: settings.consumerWindowSeconds,
       logRetention: settings.functionLogRetention,
       usageLogs: this.tables.entry('usageLogs'),
       usageStats: this.tables.entry('usageStats'),

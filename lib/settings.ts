@@ -21,8 +21,14 @@ export interface DeploySettings {
   reservedConcurrency?: number;
   /** Keeps this many instances initialised (billed while idle) on the `live` alias the URL serves. */
   provisionedConcurrency?: number;
-  /** Usage rows expire after this many days (DynamoDB TTL on `expires_at`); unset keeps them forever. */
+  /** Usage rows expire after this many days (DynamoDB TTL on `expires_at`); undefined (`none`) keeps them forever. */
   logRetentionDays?: number;
+  /**
+   * The stream consumer's batching window: rows are folded into rollups and budgets' spend, and
+   * exported, at most this many seconds after they are written. A longer window makes fewer,
+   * fuller batches (cheaper) and lets a budget's spend lag further behind (docs/deploy.md, "Cost").
+   */
+  consumerWindowSeconds: number;
   /** CloudWatch retention of the function's own logs. */
   functionLogRetention: RetentionDays;
   memoryMb: number;
@@ -110,6 +116,14 @@ export const DEFAULTS = {
   /** Two years: this month can be compared with the same month of the year before, and the one before that. */
   usageExportDays: 731,
   /**
+   * Usage rows (the logs API's, one per request) are kept 90 days in DynamoDB: the rollups, the
+   * budgets' spend and the export (`usageExportDays`) keep everything older, so the table, and its
+   * point-in-time recovery, stop growing with the months.
+   */
+  logRetentionDays: 90,
+  /** One minute: six times fewer consumer batches than 10 s, for a budget's spend up to a minute behind. */
+  consumerWindowSeconds: 60,
+  /**
    * Managed instances: 32 requests at once per execution environment (2 GB, one vCPU). At the 6 MB
    * body limit each request holds about two copies of its body: 32 of them fit in 2 GB beside
    * the runtime, and their CPU (a few ms each) is far from the vCPU's.
@@ -123,6 +137,9 @@ export const DEFAULTS = {
   /** Lambda Managed Instances gives each execution environment at least 2 GB. */
   managedInstancesMemoryMb: 2048,
 } as const;
+
+/** The context value that keeps usage rows forever. */
+export const KEEP_FOREVER = 'none';
 
 /** The context value that turns the reserved-concurrency cap off. */
 export const NO_RESERVED_CONCURRENCY = 'none';
@@ -174,7 +191,12 @@ export function readSettings(node: ContextReader): DeploySettings {
     corsAllowedOrigins: readOrigins(node, 'corsAllowedOrigins'),
     reservedConcurrency,
     provisionedConcurrency,
-    logRetentionDays: readInteger(node, 'logRetentionDays', 1, 36_500),
+    logRetentionDays:
+      readString(node, 'logRetentionDays') === KEEP_FOREVER
+        ? undefined
+        : (readInteger(node, 'logRetentionDays', 1, 36_500, ` or "${KEEP_FOREVER}"`) ?? DEFAULTS.logRetentionDays),
+    // Lambda's limit for a stream's batching window is 300 s.
+    consumerWindowSeconds: readInteger(node, 'consumerWindowSeconds', 0, 300) ?? DEFAULTS.consumerWindowSeconds,
     functionLogRetention: retentionDays,
     memoryMb: managedInstances
       ? (readInteger(node, 'memoryMb', DEFAULTS.managedInstancesMemoryMb, 32_768) ?? DEFAULTS.managedInstancesMemoryMb)
@@ -208,8 +230,7 @@ function readManagedInstances(node: ContextReader): ManagedInstancesSettings | u
   if (subnetIds && !subnetIds.every((id) => /^subnet-[0-9a-f]{8,17}$/.test(id)))
     throw new Error('context "managedInstancesSubnetIds" must list subnet ids, such as subnet-0123456789abcdef0');
   return {
-    concurrency:
-      readInteger(node, 'managedInstancesConcurrency', 1, 1_600) ?? DEFAULTS.managedInstancesConcurrency,
+    concurrency: readInteger(node, 'managedInstancesConcurrency', 1, 1_600) ?? DEFAULTS.managedInstancesConcurrency,
     maxVcpus: readInteger(node, 'managedInstancesMaxVcpus', 12, 15_000) ?? DEFAULTS.managedInstancesMaxVcpus,
     vpc: vpcId && subnetIds ? { vpcId, subnetIds } : undefined,
   };

@@ -64,7 +64,10 @@ export class ManagedInstances extends Construct {
         // DynamoDB without the NAT gateway (free, and no per-GB NAT charge on every store call).
         gatewayEndpoints: { DynamoDB: { service: GatewayVpcEndpointAwsService.DYNAMODB } },
         flowLogs: {
-          rejected: { destination: FlowLogDestination.toCloudWatchLogs(flowLogs), trafficType: FlowLogTrafficType.REJECT },
+          rejected: {
+            destination: FlowLogDestination.toCloudWatchLogs(flowLogs),
+            trafficType: FlowLogTrafficType.REJECT,
+          },
         },
         // Its default security group is used by nothing here; restricting it would add a custom-resource function.
         restrictDefaultSecurityGroup: false,

@@ -87,6 +87,8 @@ it(`serves 6 MB requests in under ${HEADROOM_SHARE * 100}% of the memory setting
   console.log(`peak after each request: ${peaks.join(', ')} MB`);
   expect(fakes.fakes['prov-a'].requests.length).toBeGreaterThanOrEqual(3);
   const peak = peakMb();
-  console.log(`peak resident memory of the Lambda process with 6 MB requests at ${MEMORY_MB} MB: ${peak.toFixed(1)} MB`);
+  console.log(
+    `peak resident memory of the Lambda process with 6 MB requests at ${MEMORY_MB} MB: ${peak.toFixed(1)} MB`,
+  );
   expect(peak).toBeLessThanOrEqual(MEMORY_MB * HEADROOM_SHARE);
 });

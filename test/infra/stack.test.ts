@@ -169,7 +169,7 @@ describe('function', () => {
     const env = (fn().Properties.Environment as { Variables: Record<string, unknown> }).Variables;
     expect(env).toMatchObject({ CORS_ALLOWED_ORIGINS: '', UPSTREAM_TIMEOUT_MS: '30000', RATE_LIMIT_PER_MINUTE: '100' });
     expect(Number(env.UPSTREAM_TIMEOUT_MS) / 1000).toBeLessThan(Number(fn().Properties.Timeout) / 10);
-    expect(env.LOG_RETENTION_DAYS).toBeUndefined();
+    expect(env.LOG_RETENTION_DAYS).toBe(String(DEFAULTS.logRetentionDays));
     expect(env.NODE_OPTIONS).toBeUndefined();
     // Large blocks in mappings of their own, returned when freed (docs/deploy.md, "Memory").
     expect(env).toMatchObject(ALLOCATOR_ENVIRONMENT);
