@@ -5,7 +5,7 @@
  */
 import * as errors from '../../lambda/errors';
 
-const errorClasses = Object.entries(errors).filter(
+const errorClasses = Object.entries(errors as Record<string, unknown>).filter(
   (entry): entry is [string, new (...args: never[]) => Error] =>
     typeof entry[1] === 'function' && entry[1].prototype instanceof Error,
 );
