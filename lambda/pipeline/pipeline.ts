@@ -1,7 +1,7 @@
 import middy, { type Request } from '@middy/core';
 import type { APIGatewayProxyEventV2, Context as LambdaContext } from 'aws-lambda';
-import { BackgroundWork } from '../background-work';
-import { RefusalError, SharedForwardFailure } from '../errors';
+import { BackgroundWork } from '../base/background-work';
+import { RefusalError, SharedForwardFailure } from '../base/errors';
 import type { ProxyResponse } from '../http/response';
 import { CollectAfterLarge } from './collect-after-large';
 import { failedForwardEnding, isRecordable, refusalEnding, type Ending } from './record';
