@@ -8,7 +8,7 @@ import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, totalmem, type } from 'node:os';
 import { join } from 'node:path';
 import { startDynamoDbLocal } from '../lambda/local/dynamodb-local';
-import { tableNames } from '../lambda/tables';
+import { tableNames } from '../lambda/store/tables';
 import { DEFAULTS } from '../lib/settings';
 import { coldImports } from './cold-import';
 import { cpuQuota, type CpuQuota } from './cpu-quota';

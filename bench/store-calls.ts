@@ -23,7 +23,7 @@ import { loadavg } from 'node:os';
 import { startDynamoDbLocal } from '../lambda/local/dynamodb-local';
 import { createDynamoClients } from '../lambda/store/dynamodb/client';
 import { ensureTables } from '../lambda/store/dynamodb/create-tables';
-import { tableNames } from '../lambda/tables';
+import { tableNames } from '../lambda/store/tables';
 import { NodeSha256 } from '../lambda/upstream/aws-signing';
 import { median } from './stats';
 

@@ -42,7 +42,7 @@ const common = {
   minify: process.env.BUILD_MINIFY !== '0',
   // No keepNames: it wraps every function of every dependency in a naming call, and the AWS SDK
   // creates closures on each store call, so it cost CPU on every request (docs/decisions.md). The
-  // names the logs show are set explicitly instead (lambda/errors.ts), as the CDK bundling does.
+  // names the logs show are set explicitly instead (lambda/base/errors.ts), as the CDK bundling does.
   keepNames: false,
   sourcemap: false,
   legalComments: 'none',

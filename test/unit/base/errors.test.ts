@@ -3,7 +3,7 @@
  * must not come from its class's own name, which minifying changes: each class of errors.ts is
  * named by its prototype, set in errors.ts, and every one of them must be there.
  */
-import * as errors from '../../lambda/errors';
+import * as errors from '../../../lambda/base/errors';
 
 const errorClasses = Object.entries(errors as Record<string, unknown>).filter(
   (entry): entry is [string, new (...args: never[]) => Error] =>
