@@ -249,6 +249,7 @@ const NAMED = {
   MethodNotAllowedError,
   PayloadTooLargeError,
   RateLimitedError,
+  SignInThrottledError,
   BudgetExceededError,
   UnpricedModelError,
   UpstreamUnreachableError,
