@@ -7,7 +7,7 @@
  */
 import { CONSUMER_MEMORY_MB, STREAM_MAPPING } from './constructs/stats-consumer';
 import { DEFAULTS } from './settings';
-import { shardCount, WINDOW_BUCKETS } from '../lambda/auth/sliding-minute';
+import { AHEAD_BUCKETS, RING_SLOTS, shardCount } from '../lambda/auth/sliding-minute';
 
 /** eu-west-1 list prices (2026), no free tier. */
 export const PRICES = {
@@ -63,13 +63,13 @@ export const writeUnitsOf = (bytes: number) => Math.max(1, Math.ceil(bytes / 102
  * writes: a fixed part (the key, a copy of what authentication needs, last use, the budget flag
  * and the per-token limit, for a token without tags or a model list, which add their own bytes),
  * and the rate counters (lambda/auth/sliding-minute.ts): the count, its offset by the limit, the
- * limit it is offset by, and one number per 3-second bucket of the window, at their largest (every
- * bucket recorded, counts of a billion). Their size does not follow the traffic. Measured on
- * DynamoDB Local by test/integration/store/gate-item-size.test.ts.
+ * limit it is offset by, the newest bucket, and the ring's slots but the empty ones ahead, at their
+ * largest (counts of a billion). Their size does not follow the traffic. Measured on DynamoDB Local
+ * by test/integration/store/gate-item-size.test.ts.
  */
 export const GATE_ITEM = {
   baseBytes: 320,
-  counterBytes: 15 + WINDOW_BUCKETS * 15,
+  counterBytes: 13 + (RING_SLOTS - AHEAD_BUCKETS) * 9,
 };
 
 export const gateItemBytes = () => GATE_ITEM.baseBytes + GATE_ITEM.counterBytes;

@@ -53,6 +53,22 @@ const OTHER_GRANTS: readonly DeclaredGrant[] = [
   },
   {
     role: 'proxy',
+    actions: ['cognito-idp:DescribeUserPoolClient', 'cognito-idp:ListUserPoolClients'],
+    resource: (s) => s.signInPool!.pool.userPoolArn,
+    resourceName: 'the sign-in user pool',
+    usedFor: "read its app client's id and secret at the first sign-in (docs/people.md)",
+    when: { context: '`-c cognitoSignIn=true`', holds: (settings) => settings.signIn?.kind === 'cognito' },
+  },
+  {
+    role: 'proxy',
+    actions: ['secretsmanager:GetSecretValue'],
+    resource: (s) => (s.settings.signIn?.kind === 'oidc' ? s.settings.signIn.clientSecretArn : []),
+    resourceName: 'the `oidcClientSecretArn` secret',
+    usedFor: "read the identity provider's client secret at the first sign-in (docs/people.md)",
+    when: { context: '`-c oidcIssuer=…`', holds: (settings) => settings.signIn?.kind === 'oidc' },
+  },
+  {
+    role: 'proxy',
     actions: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'],
     resource: (s) => bedrockGrantArns(s.settings, s.account),
     resourceName: 'the `bedrockModelArns` models and inference profiles',

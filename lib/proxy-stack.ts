@@ -12,6 +12,7 @@ import { ProviderKeyEncryption } from './constructs/provider-key';
 import { ProxyFunction } from './constructs/proxy-function';
 import { StatsConsumer } from './constructs/stats-consumer';
 import { ProxyTables } from './constructs/tables';
+import { SignInPool } from './constructs/sign-in-pool';
 import { UsageDashboard } from './constructs/usage-dashboard';
 import { UsageExport } from './constructs/usage-export';
 import { namePrefix, tableOutputName } from './names';
@@ -36,6 +37,8 @@ export class ProxyStack extends Stack {
   readonly usageExport: UsageExport;
   /** Set with `-c managedInstances=true`. */
   readonly managedInstances?: ManagedInstances;
+  /** `-c cognitoSignIn=true`: the user pool people sign in with (docs/people.md). */
+  readonly signInPool?: SignInPool;
 
   constructor(scope: Construct, id: string, props: ProxyStackProps) {
     super(scope, id, props);
@@ -123,6 +126,8 @@ export class ProxyStack extends Stack {
       invokeMode: InvokeMode.RESPONSE_STREAM,
     });
 
+    this.signInPool = configureSignIn(this, settings, url.url, prefix);
+
     this.alarms = new ProxyAlarms(this, 'Alarms', {
       namePrefix: prefix,
       fn: this.proxyFunction.fn,
@@ -178,6 +183,41 @@ export class ProxyStack extends Stack {
       });
     }
   }
+}
+
+/**
+ * Sign-in to the dashboard (docs/people.md): the stack's own Cognito user pool, whose app client the
+ * function reads from Cognito (the client names the URL, so the function cannot name the client), or
+ * the team's issuer, its client secret read from Secrets Manager. Each grant is exactly what it reads.
+ */
+function configureSignIn(
+  stack: ProxyStack,
+  settings: DeploySettings,
+  functionUrl: string,
+  prefix: string,
+): SignInPool | undefined {
+  const { fn, role } = stack.proxyFunction;
+  if (settings.signIn?.kind === 'cognito') {
+    const signIn = new SignInPool(stack, 'SignIn', { namePrefix: prefix, functionUrl });
+    fn.addEnvironment('OIDC_COGNITO_USER_POOL_ID', signIn.pool.userPoolId);
+    role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['cognito-idp:DescribeUserPoolClient', 'cognito-idp:ListUserPoolClients'],
+        resources: [signIn.pool.userPoolArn],
+      }),
+    );
+    return signIn;
+  }
+  if (settings.signIn?.kind === 'oidc') {
+    fn.addEnvironment('OIDC_ISSUER', settings.signIn.issuer);
+    fn.addEnvironment('OIDC_CLIENT_ID', settings.signIn.clientId);
+    fn.addEnvironment('OIDC_CLIENT_SECRET_ARN', settings.signIn.clientSecretArn);
+    if (settings.signIn.groupsClaim) fn.addEnvironment('OIDC_GROUPS_CLAIM', settings.signIn.groupsClaim);
+    role.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [settings.signIn.clientSecretArn] }),
+    );
+  }
+  return undefined;
 }
 
 /**

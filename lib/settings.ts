@@ -58,6 +58,14 @@ export interface DeploySettings {
    */
   bedrockAccess?: { modelArns: string[] };
   /**
+   * Sign-in to the dashboard (docs/people.md): `-c cognitoSignIn=true` creates a Cognito user pool for
+   * it; `-c oidcIssuer=… -c oidcClientId=… -c oidcClientSecretArn=…` names the team's own issuer, its
+   * client secret in Secrets Manager (`-c oidcGroupsClaim=…`, default `groups`).
+   */
+  signIn?:
+    | { kind: 'cognito' }
+    | { kind: 'oidc'; issuer: string; clientId: string; clientSecretArn: string; groupsClaim?: string };
+  /**
    * `-c managedInstances=true`: the proxy function runs on Lambda Managed Instances, many requests
    * per execution environment on EC2 capacity the stack's capacity provider manages (docs/deploy.md,
    * "Managed instances"), instead of one request per Lambda instance.
@@ -211,6 +219,7 @@ export function readSettings(node: ContextReader): DeploySettings {
     usageExportDays: readInteger(node, 'usageExportDays', 1, 36_500) ?? DEFAULTS.usageExportDays,
     bedrockRegion,
     bedrockAccess: readBedrock(node),
+    signIn: readSignIn(node),
     managedInstances,
   };
 }
@@ -234,6 +243,38 @@ function readManagedInstances(node: ContextReader): ManagedInstancesSettings | u
     maxVcpus: readInteger(node, 'managedInstancesMaxVcpus', 12, 15_000) ?? DEFAULTS.managedInstancesMaxVcpus,
     vpc: vpcId && subnetIds ? { vpcId, subnetIds } : undefined,
   };
+}
+
+function readSignIn(node: ContextReader): DeploySettings['signIn'] {
+  const cognito: unknown = node.tryGetContext('cognitoSignIn');
+  const issuer = readString(node, 'oidcIssuer');
+  const clientId = readString(node, 'oidcClientId');
+  const clientSecretArn = readString(node, 'oidcClientSecretArn');
+  const groupsClaim = readString(node, 'oidcGroupsClaim');
+  const withCognito = cognito === true || cognito === 'true';
+  if (
+    cognito !== undefined &&
+    cognito !== null &&
+    cognito !== '' &&
+    cognito !== false &&
+    cognito !== 'false' &&
+    !withCognito
+  )
+    throw new Error('context "cognitoSignIn" must be true or false');
+  if (withCognito) {
+    if (issuer || clientId || clientSecretArn)
+      throw new Error('context "cognitoSignIn" and "oidcIssuer" exclude each other: sign-in has one issuer');
+    return { kind: 'cognito' };
+  }
+  if (!issuer && !clientId && !clientSecretArn) return undefined;
+  if (!issuer || !/^https:\/\/\S+$/.test(issuer))
+    throw new Error('context "oidcIssuer" must be the issuer\'s https:// URL');
+  if (!clientId) throw new Error('context "oidcClientId" is required with "oidcIssuer"');
+  if (!clientSecretArn || !/^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:\S+$/.test(clientSecretArn))
+    throw new Error(
+      'context "oidcClientSecretArn" must be the ARN of the Secrets Manager secret holding the client secret',
+    );
+  return { kind: 'oidc', issuer, clientId, clientSecretArn, groupsClaim };
 }
 
 /** A number of instances, the default when unset, or none at all when `none` is given. */

@@ -158,7 +158,7 @@ function gateBlock(): string {
   return [
     `The token's gate (\`rate-limits\`, \`TOKEN#<token id>\`, and \`TOKEN#<token id>#<n>\` for its other shards), one update by every proxied request,`,
     `is at most ${kb(gateItemBytes())} whatever the traffic: about ${GATE_ITEM.baseBytes} bytes of the token's copy and ${GATE_ITEM.counterBytes} of rate counters`,
-    '(a count and one number per 3-second bucket of the sliding minute; tags and a model list on the token add their own bytes),',
+    '(a count, the newest bucket and a fixed ring of one number per 1.5-second bucket of the sliding minute; tags and a model list on the token add their own bytes),',
     `so each write is ${GATE_WRITE_UNITS} unit. A token's limit sets how many gate items share its traffic: one per ${SHARD_REQUESTS_PER_MINUTE.toLocaleString('en')} a minute of limit, up to ${MAX_GATE_SHARDS},`,
     'each request writing one at random. A token sending steadily at its limit:',
     '',
@@ -183,7 +183,7 @@ const RESOURCE_NAMES: Record<string, string> = {
   'AWS::Lambda::Url': 'the function URL (response streaming, auth NONE)',
   'AWS::Lambda::Permission': 'permissions letting anyone invoke the alias through the URL only',
   'AWS::Lambda::EventSourceMapping': "the stream consumer's mappings from the usage-logs stream and the alert queue",
-  'AWS::DynamoDB::Table': 'DynamoDB tables: accounts, usage-logs, usage-stats, rate-limits, cache',
+  'AWS::DynamoDB::Table': 'DynamoDB tables: accounts, usage-logs, usage-stats, rate-limits, audit, cache',
   'AWS::KMS::Key': 'KMS keys: provider keys (kept by `cdk destroy`), alarm notifications and budget alerts',
   'AWS::KMS::Alias': "the provider-key KMS key's alias",
   'AWS::SecretsManager::Secret': 'the admin key secret',

@@ -4,9 +4,10 @@ import { parseToken } from '../auth/proxy-token';
 import { NotFoundError } from '../base/errors';
 import { jsonResponse } from '../http/response';
 import type { Scope } from '../auth/ports';
-import { jsonBody, parseBody, strictBody, tokenName } from './request-body';
+import { jsonBody, parseBody, roleField, strictBody, tokenName } from './request-body';
 import type { ApiRoute } from './route-types';
 import { API_PATHS } from './paths';
+import { recordAdminChange } from './audit-trail';
 
 const SCOPES_ERROR = 'scopes must be a non-empty array of "proxy" and/or "manage".';
 
@@ -17,10 +18,11 @@ const accountName = z.pipe(
 );
 const accountBody = strictBody({ name: accountName }, '"name"');
 
-/** `{"name": "…", "scopes": ["proxy", "manage"]}`: both optional; all scopes by default. */
+/** `{"name": "…", "scopes": ["proxy", "manage"], "role": "viewer"}`: all optional; all scopes by default, no role (an admin). */
 const adminTokenBody = strictBody(
   {
     name: accountName,
+    role: z.optional(roleField),
     scopes: z.pipe(
       z.optional(
         z
@@ -30,7 +32,7 @@ const adminTokenBody = strictBody(
       z.transform((scopes): Scope[] => (scopes ? [...new Set(scopes)] : [...ALL_SCOPES])),
     ),
   },
-  '"name" and "scopes"',
+  '"name", "scopes" and "role"',
 );
 
 /** Admin routes (bearer admin key): accounts and their tokens. */
@@ -43,6 +45,11 @@ export const adminRoutes: ApiRoute[] = [
       const { deps } = call;
       const { name } = parseBody(jsonBody(call), accountBody);
       const created = await createAccount(deps.accounts, { name, now: new Date(deps.now()) });
+      await recordAdminChange(call, created.accountId, {
+        action: 'account.created',
+        target: created.accountId,
+        after: { name: name ?? null, first_token: created.tokenId },
+      });
       return jsonResponse(201, { account_id: created.accountId, token: created.token, token_id: created.tokenId });
     },
   },
@@ -55,12 +62,19 @@ export const adminRoutes: ApiRoute[] = [
       const body = jsonBody(call);
       if (!(await deps.accounts.accountExists(params.accountId)))
         throw new NotFoundError(`No account ${params.accountId}.`);
-      const { name, scopes } = parseBody(body, adminTokenBody);
+      const { name, scopes, role } = parseBody(body, adminTokenBody);
       const issued = await issueToken(deps.accounts, {
         accountId: params.accountId,
         name,
         scopes,
+        role,
+        createdBy: 'admin-key',
         now: new Date(deps.now()),
+      });
+      await recordAdminChange(call, params.accountId, {
+        action: 'token.issued',
+        target: issued.tokenId,
+        after: { name: name ?? null, scopes, role: role ?? null },
       });
       return jsonResponse(201, { token_id: issued.tokenId, token: issued.token });
     },
@@ -69,13 +83,15 @@ export const adminRoutes: ApiRoute[] = [
     method: 'DELETE',
     path: API_PATHS.adminToken,
     access: 'admin',
-    async handle({ deps, params }) {
+    async handle(call) {
+      const { deps, params } = call;
       // Token ids start with their account id, which is all we need to find them.
       const accountId = params.tokenId.split('_')[0];
       const valid = parseToken(`sk-proxy-${params.tokenId}_${'x'.repeat(32)}`);
       if (!valid || !(await deps.accounts.revokeToken(accountId, params.tokenId, new Date(deps.now()).toISOString()))) {
         throw new NotFoundError(`No token ${params.tokenId}.`);
       }
+      await recordAdminChange(call, accountId, { action: 'token.revoked', target: params.tokenId });
       return { statusCode: 204, headers: {}, body: '' };
     },
   },

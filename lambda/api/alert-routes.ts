@@ -7,6 +7,7 @@ import { jsonResponse } from '../http/response';
 import { jsonBody, parseBody, plainText, strictBody } from './request-body';
 import { API_PATHS } from './paths';
 import type { ApiRoute } from './route-types';
+import { recordCallerChange } from './audit-trail';
 
 const URL_ERROR = 'url must be an absolute https:// URL.';
 const webhookBody = strictBody({ url: z.string({ error: URL_ERROR }).check(plainText('url')) }, '"url"');
@@ -31,6 +32,9 @@ function maskedWebhook(webhook: AlertWebhook) {
   };
 }
 
+/** A webhook as the audit log keeps it: its masked URL alone, never its signing secret. */
+const webhookSetting = (webhook: AlertWebhook | undefined) => (webhook ? { url: maskedWebhook(webhook).url } : null);
+
 /** An alert as `GET /api/alerts` lists it: its payload (docs/alerts.md), when it was sent and what became of it. */
 export type SentAlertJson = ReturnType<typeof alertJson>;
 
@@ -49,6 +53,7 @@ export const alertRoutes: ApiRoute[] = [
     method: 'PUT',
     path: API_PATHS.alertWebhook,
     access: 'manage',
+    role: 'admin',
     async handle(call) {
       const { deps, caller } = call;
       const { url } = parseBody(jsonBody(call), webhookBody);
@@ -57,7 +62,14 @@ export const alertRoutes: ApiRoute[] = [
       // A new secret with every PUT: shown in this answer only.
       const secret = randomBytes(32).toString('base64url');
       const webhook = { url, secret, updatedAt: new Date(deps.now()).toISOString() };
+      const before = await deps.alerts.webhook(caller.accountId);
       await deps.alerts.setWebhook(caller.accountId, webhook);
+      await recordCallerChange(call, {
+        action: 'webhook.set',
+        target: 'alert webhook',
+        before: webhookSetting(before),
+        after: webhookSetting(webhook),
+      });
       return jsonResponse(200, { url, secret, updated_at: webhook.updatedAt });
     },
   },
@@ -65,6 +77,7 @@ export const alertRoutes: ApiRoute[] = [
     method: 'GET',
     path: API_PATHS.alertWebhook,
     access: 'manage',
+    role: 'viewer',
     async handle({ deps, caller }) {
       const webhook = await deps.alerts.webhook(caller.accountId);
       if (!webhook) throw new NotFoundError('This account has no alert webhook.');
@@ -75,9 +88,17 @@ export const alertRoutes: ApiRoute[] = [
     method: 'DELETE',
     path: API_PATHS.alertWebhook,
     access: 'manage',
-    async handle({ deps, caller }) {
+    role: 'admin',
+    async handle(call) {
+      const { deps, caller } = call;
+      const before = await deps.alerts.webhook(caller.accountId);
       if (!(await deps.alerts.removeWebhook(caller.accountId)))
         throw new NotFoundError('This account has no alert webhook.');
+      await recordCallerChange(call, {
+        action: 'webhook.removed',
+        target: 'alert webhook',
+        before: webhookSetting(before),
+      });
       return { statusCode: 204, headers: {}, body: '' };
     },
   },
@@ -85,6 +106,7 @@ export const alertRoutes: ApiRoute[] = [
     method: 'GET',
     path: API_PATHS.alerts,
     access: 'manage',
+    role: 'viewer',
     async handle({ deps, caller }) {
       const alerts = await deps.alerts.recent(caller.accountId, RECENT_ALERTS);
       return jsonResponse(200, { alerts: alerts.map(alertJson) });

@@ -10,6 +10,7 @@ import { REQUESTER_MAX_CHARS } from '../usage/usage-row';
 import { hasAtMostSixDecimals, jsonBody, parseBody, strictBody } from './request-body';
 import type { ApiRoute, ManageCall } from './route-types';
 import { API_PATHS } from './paths';
+import { recordCallerChange } from './audit-trail';
 
 /** Limits above this would no longer be exact in nano-dollars as JavaScript numbers. */
 const MAX_LIMIT_USD = 1_000_000;
@@ -107,20 +108,44 @@ function tagSubject({ params }: ManageCall): BudgetSubject {
   return { kind: 'tag', key: params.key, value: params.value };
 }
 
+/** A budget's subject as the audit log names it: `token:<id>`, `requester:<label>` or `tag:<key>=<value>`. */
+function subjectName(subject: BudgetSubject): string {
+  if (subject.kind === 'token') return `token:${subject.tokenId}`;
+  if (subject.kind === 'requester') return `requester:${subject.requester}`;
+  return `tag:${subject.key}=${subject.value}`;
+}
+
+/** A budget's setting, without its spend, as the audit log keeps it. */
+const budgetSetting = (status: BudgetStatus | undefined) =>
+  status ? { limit_usd: budgetJson(status).limit_usd, period: status.budget.period } : null;
+
 async function putBudget(call: ManageCall, subject: BudgetSubject): Promise<ProxyResponse> {
   const { deps, caller } = call;
   const budget = parseBudget(jsonBody(call));
   const now = deps.now();
+  const before = await deps.budgets.statusOf(caller.accountId, subject, now);
   await deps.budgets.setBudget(caller.accountId, subject, budget, new Date(now).toISOString());
   const status = await deps.budgets.statusOf(caller.accountId, subject, now);
   // Only a DELETE racing this PUT can leave nothing to show.
   if (!status) throw new NotFoundError('The budget was removed while it was being set.');
+  await recordCallerChange(call, {
+    action: 'budget.set',
+    target: subjectName(subject),
+    before: budgetSetting(before),
+    after: budgetSetting(status),
+  });
   return jsonResponse(200, budgetJson(status));
 }
 
 async function deleteBudget(call: ManageCall, subject: BudgetSubject, what: string): Promise<ProxyResponse> {
+  const before = await call.deps.budgets.statusOf(call.caller.accountId, subject, call.deps.now());
   if (!(await call.deps.budgets.removeBudget(call.caller.accountId, subject)))
     throw new NotFoundError(`${what} has no budget.`);
+  await recordCallerChange(call, {
+    action: 'budget.removed',
+    target: subjectName(subject),
+    before: budgetSetting(before),
+  });
   return { statusCode: 204, headers: {}, body: '' };
 }
 
@@ -130,42 +155,49 @@ export const budgetRoutes: ApiRoute[] = [
     method: 'PUT',
     path: API_PATHS.tokenBudget,
     access: 'manage',
+    role: 'admin',
     handle: async (call) => putBudget(call, await tokenSubject(call)),
   },
   {
     method: 'DELETE',
     path: API_PATHS.tokenBudget,
     access: 'manage',
+    role: 'admin',
     handle: async (call) => deleteBudget(call, await tokenSubject(call), `Token ${call.params.tokenId}`),
   },
   {
     method: 'PUT',
     path: API_PATHS.requesterBudget,
     access: 'manage',
+    role: 'admin',
     handle: (call) => putBudget(call, requesterSubject(call)),
   },
   {
     method: 'DELETE',
     path: API_PATHS.requesterBudget,
     access: 'manage',
+    role: 'admin',
     handle: (call) => deleteBudget(call, requesterSubject(call), 'This requester'),
   },
   {
     method: 'PUT',
     path: API_PATHS.tagBudget,
     access: 'manage',
+    role: 'admin',
     handle: (call) => putBudget(call, tagSubject(call)),
   },
   {
     method: 'DELETE',
     path: API_PATHS.tagBudget,
     access: 'manage',
+    role: 'admin',
     handle: (call) => deleteBudget(call, tagSubject(call), 'This tag value'),
   },
   {
     method: 'GET',
     path: API_PATHS.budgets,
     access: 'manage',
+    role: 'viewer',
     async handle({ deps, caller }) {
       const now = deps.now();
       const [requesterStatuses, tagStatuses] = await Promise.all([

@@ -6,6 +6,7 @@ import { catalogEntry, PROVIDER_IDS, type ProviderId } from '../providers/catalo
 import { jsonBody, parseBody, strictBody } from './request-body';
 import type { ApiRoute } from './route-types';
 import { API_PATHS } from './paths';
+import { recordCallerChange } from './audit-trail';
 
 const KEY_ERROR = 'key must be the provider API key as a string.';
 const UNSENDABLE_KEY =
@@ -42,17 +43,26 @@ export const keyRoutes: ApiRoute[] = [
     method: 'PUT',
     path: API_PATHS.key,
     access: 'manage',
+    role: 'admin',
     async handle(call) {
       const { deps, params, caller } = call;
       const provider = providerParam(params.provider);
       const { key } = parseBody(jsonBody(call), providerKeyBody);
       const secret = await deps.sealer.seal(key, { account_id: caller.accountId, provider });
       const hint = hintOf(key);
+      const before = await deps.providerKeys.get(caller.accountId, provider);
       await deps.providerKeys.put(caller.accountId, {
         provider,
         secret,
         hint,
         updatedAt: new Date(deps.now()).toISOString(),
+      });
+      // The key's last four characters only, as the API shows it: never the key.
+      await recordCallerChange(call, {
+        action: 'key.saved',
+        target: provider,
+        before: before ? { hint: before.hint } : null,
+        after: { hint },
       });
       return jsonResponse(200, { provider, hint });
     },
@@ -61,6 +71,7 @@ export const keyRoutes: ApiRoute[] = [
     method: 'GET',
     path: API_PATHS.keys,
     access: 'manage',
+    role: 'viewer',
     async handle({ deps, caller }) {
       const keys = await deps.providerKeys.list(caller.accountId);
       return jsonResponse(200, {
@@ -74,8 +85,14 @@ export const keyRoutes: ApiRoute[] = [
     method: 'DELETE',
     path: API_PATHS.key,
     access: 'manage',
-    async handle({ deps, params, caller }) {
-      await deps.providerKeys.delete(caller.accountId, providerParam(params.provider));
+    role: 'admin',
+    async handle(call) {
+      const { deps, params, caller } = call;
+      const provider = providerParam(params.provider);
+      const before = await deps.providerKeys.get(caller.accountId, provider);
+      await deps.providerKeys.delete(caller.accountId, provider);
+      if (before)
+        await recordCallerChange(call, { action: 'key.removed', target: provider, before: { hint: before.hint } });
       return { statusCode: 204, headers: {}, body: '' };
     },
   },

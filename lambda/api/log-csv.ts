@@ -1,11 +1,10 @@
 import { Readable } from 'node:stream';
 import { formatTags } from '../tags/tags';
 import type { LogQuery, UsageLog, UsageRow } from '../usage/usage-row';
+import { csvCell, type Cell } from './csv-cell';
 
 /** Rows fetched per store read while exporting: memory stays at one page, however long the period. */
 const EXPORT_PAGE_SIZE = 500;
-
-type Cell = string | number | boolean | undefined;
 
 /** The CSV columns, in order (documented in docs/management-api.md, "CSV export"). */
 export const CSV_COLUMNS: readonly { name: string; value: (row: UsageRow) => Cell }[] = [
@@ -53,18 +52,6 @@ export function nanosAsDecimal(nanos: number | undefined): string {
     .padStart(9, '0')
     .replace(/0+$/, '');
   return `${sign}${Math.floor(abs / 1e9)}${fraction ? `.${fraction}` : ''}`;
-}
-
-/**
- * RFC 4180 quoting. Text that a spreadsheet would run as a formula (starting
- * with = + - @ or a tab/CR) gets a leading apostrophe: model names, requester
- * labels and error messages come from callers and providers.
- */
-export function csvCell(value: Cell): string {
-  if (value === undefined) return '';
-  if (typeof value !== 'string') return String(value);
-  const text = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
 export function csvLine(row: UsageRow): string {

@@ -74,6 +74,7 @@ export const logRoutes: ApiRoute[] = [
     method: 'GET',
     path: API_PATHS.logs,
     access: 'manage',
+    role: 'viewer',
     async handle({ deps, request, caller }) {
       const page = await deps.usageLog.query(caller.accountId, readLogQuery(request.query));
       return jsonResponse(200, { items: page.items, next_cursor: page.nextCursor });
@@ -84,6 +85,7 @@ export const logRoutes: ApiRoute[] = [
     method: 'GET',
     path: API_PATHS.logsCsv,
     access: 'manage',
+    role: 'viewer',
     async handle({ deps, request, caller }) {
       const { limit: _limit, cursor: _cursor, ...filters } = readLogQuery(request.query);
       return {
@@ -101,6 +103,7 @@ export const logRoutes: ApiRoute[] = [
     method: 'GET',
     path: API_PATHS.logRow,
     access: 'manage',
+    role: 'viewer',
     async handle({ deps, params, caller }) {
       // Looked up in the caller's own account only: another account's id is simply not found.
       const row = await deps.usageLog.find(caller.accountId, params.id);

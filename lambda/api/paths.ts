@@ -25,6 +25,15 @@ export const API_PATHS = {
   price: '/api/prices/:model',
   alerts: '/api/alerts',
   alertWebhook: '/api/alerts/webhook',
+  audit: '/api/audit',
+  session: '/api/session',
+  signInConfig: '/api/auth/config',
+  signIn: '/api/auth/login',
+  signInCallback: '/api/auth/callback',
+  signOut: '/api/auth/logout',
+  groupRoles: '/api/roles',
+  groupRole: '/api/roles/:group',
+  adminGroupRole: '/api/admin/accounts/:accountId/roles/:group',
 } as const;
 
 /** A path pattern of the management API, with `:name` segments. */

@@ -14,6 +14,7 @@ import { PROVIDER_IDS } from '../providers/catalog';
 import { hasAtMostSixDecimals, jsonBody, parseBody, strictBody } from './request-body';
 import type { ApiCall, ApiRoute, ManageCall } from './route-types';
 import { API_PATHS } from './paths';
+import { recordCallerChange } from './audit-trail';
 
 /** Far above any list price: a larger number is a typo (dollars per token instead of per million). */
 const MAX_PER_MILLION = 100_000;
@@ -104,6 +105,7 @@ export const priceRoutes: ApiRoute[] = [
     method: 'GET',
     path: API_PATHS.prices,
     access: 'manage',
+    role: 'viewer',
     async handle({ deps, caller }) {
       const prices = await deps.accountPrices.list(caller.accountId);
       const sorted = [...prices].sort((a, b) => (a.model < b.model ? -1 : a.model > b.model ? 1 : 0));
@@ -114,16 +116,24 @@ export const priceRoutes: ApiRoute[] = [
     method: 'PUT',
     path: API_PATHS.price,
     access: 'manage',
+    role: 'admin',
     async handle(call) {
       const { deps, caller } = call;
       const model = modelParam(call);
       const price = parsePrice(call, model);
+      const before = (await deps.accountPrices.list(caller.accountId)).find((p) => p.model === model);
       // The cap is checked by the store in the write itself: a list read first could be stale, or race another instance.
       if ((await deps.accountPrices.put(caller.accountId, price)) === 'full')
         throw new ValidationError(
           `This account already has ${MAX_ACCOUNT_PRICES} prices, the most it keeps: delete one, or price several models with one pattern (ft:gpt-4o:acme:*).`,
           'model',
         );
+      await recordCallerChange(call, {
+        action: 'price.set',
+        target: model,
+        before: before ? priceJson(before) : null,
+        after: priceJson(price),
+      });
       return jsonResponse(200, priceJson(price));
     },
   },
@@ -131,10 +141,17 @@ export const priceRoutes: ApiRoute[] = [
     method: 'DELETE',
     path: API_PATHS.price,
     access: 'manage',
+    role: 'admin',
     async handle(call) {
       const model = modelParam(call);
+      const before = (await call.deps.accountPrices.list(call.caller.accountId)).find((p) => p.model === model);
       if (!(await call.deps.accountPrices.delete(call.caller.accountId, model)))
         throw new NotFoundError(`No price for "${model.slice(0, 200)}" in this account.`);
+      await recordCallerChange(call, {
+        action: 'price.removed',
+        target: model,
+        before: before ? priceJson(before) : null,
+      });
       return { statusCode: 204, headers: {}, body: '' };
     },
   },

@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { ValidationError } from '../base/errors';
 import { unsafeCharacterIn } from '../base/plain-text';
+import { ROLES } from '../auth/roles';
 import type { ApiCall } from './route-types';
 
 /** The JSON body of a management call; a missing body is `{}`, anything but an object is a 400. */
@@ -81,3 +82,8 @@ export const plainText = (field: string) =>
 /** A token's or account's label: a string of at most 200 characters, plain text. */
 const NAME_ERROR = 'name must be a string of at most 200 characters.';
 export const tokenName = z.string({ error: NAME_ERROR }).check(z.maxLength(200, NAME_ERROR), plainText('name'));
+
+const ROLE_ERROR = `role must be one of ${ROLES.map((role) => `"${role}"`).join(', ')}.`;
+
+/** A role in an account (docs/people.md). */
+export const roleField = z.enum(ROLES, { error: ROLE_ERROR });

@@ -1,7 +1,7 @@
 import type { Deps } from '../wiring/deps';
 import type { IncomingRequest } from '../http/request';
 import type { ProxyResponse } from '../http/response';
-import type { TokenRecord } from '../auth/ports';
+import type { Caller, Role } from '../auth/roles';
 import type { ApiPath } from './paths';
 
 export interface ApiCall {
@@ -10,9 +10,9 @@ export interface ApiCall {
   params: Record<string, string>;
 }
 
-/** A call to a `manage` route: the signed-in token, to which every read and write is scoped. */
+/** A call to a `manage` route: the token or person signed in, to whose account every read and write is scoped. */
 export interface ManageCall extends ApiCall {
-  caller: TokenRecord;
+  caller: Caller;
 }
 
 /** What a route's handler gives back: its response, now or later. */
@@ -24,7 +24,10 @@ interface RoutePattern {
   path: ApiPath;
 }
 
-/** A route; a `manage` route's handler receives the caller, checked before it runs. */
+/**
+ * A route; a `manage` route's handler receives the caller, checked before it runs, and names the
+ * least role that may call it (docs/people.md): the router refuses any other with a 403.
+ */
 export type ApiRoute =
   | (RoutePattern & { access: 'public' | 'admin'; handle(call: ApiCall): RouteResponse })
-  | (RoutePattern & { access: 'manage'; handle(call: ManageCall): RouteResponse });
+  | (RoutePattern & { access: 'manage'; role: Role; handle(call: ManageCall): RouteResponse });

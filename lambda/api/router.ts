@@ -4,8 +4,11 @@ import type { IncomingRequest } from '../http/request';
 import type { ProxyResponse } from '../http/response';
 import { adminRoutes } from './admin-routes';
 import { alertRoutes } from './alert-routes';
+import { auditRoutes } from './audit-routes';
+import { groupRoleRoutes } from './group-role-routes';
+import { signInRoutes } from './sign-in-routes';
 import { budgetRoutes } from './budget-routes';
-import { requireAdmin, requireManageToken } from './authorize';
+import { requireAdmin, requireCaller, requireRole } from './authorize';
 import { healthRoutes } from './health-routes';
 import { keyRoutes } from './key-routes';
 import { logRoutes } from './log-routes';
@@ -27,6 +30,9 @@ export const API_ROUTES: readonly ApiRoute[] = [
   ...budgetRoutes,
   ...priceRoutes,
   ...alertRoutes,
+  ...auditRoutes,
+  ...signInRoutes,
+  ...groupRoleRoutes,
 ];
 
 /** A broken percent-encoding matches no route (a 404), rather than throwing. */
@@ -65,8 +71,11 @@ async function answerRoute(
   request: IncomingRequest,
   params: Record<string, string>,
 ): Promise<ProxyResponse> {
-  if (route.access === 'manage')
-    return route.handle({ deps, request, params, caller: await requireManageToken(deps, request) });
+  if (route.access === 'manage') {
+    const caller = await requireCaller(deps, request);
+    requireRole(caller, route.role);
+    return route.handle({ deps, request, params, caller });
+  }
   if (route.access === 'admin') await requireAdmin(deps, request);
   return route.handle({ deps, request, params });
 }

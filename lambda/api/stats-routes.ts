@@ -30,6 +30,7 @@ export const statsRoutes: ApiRoute[] = [
     method: 'GET',
     path: API_PATHS.stats,
     access: 'manage',
+    role: 'viewer',
     async handle({ deps, request, caller }) {
       const { from, to } = readStatsPeriod(request.query, new Date(deps.now()));
       // The answer's from/to are the effective period: rollups are hourly, so the ends move to whole UTC hours.

@@ -3,13 +3,19 @@ import * as z from 'zod/mini';
 import { NotFoundError } from '../base/errors';
 import { jsonResponse } from '../http/response';
 import { budgetJson } from './budget-routes';
-import { jsonBody, parseBody, strictBody, tokenName } from './request-body';
-import { limitsJson } from './token-settings';
+import { jsonBody, parseBody, roleField, strictBody, tokenName } from './request-body';
+import { limitsJson, ownTokenId } from './token-settings';
+import { requireRole } from './authorize';
+import type { Scope } from '../auth/ports';
 import type { ApiRoute } from './route-types';
 import { API_PATHS } from './paths';
+import { recordCallerChange } from './audit-trail';
 
-/** `{"name": "…"}`, optional. */
-const appTokenBody = strictBody({ name: z.optional(tokenName) }, '"name"');
+/**
+ * `{"name": "…", "role": "viewer"}`, both optional: without a role, an app token that can proxy but not
+ * manage; with one, a management token of that role (docs/people.md), which only an admin may issue.
+ */
+const appTokenBody = strictBody({ name: z.optional(tokenName), role: z.optional(roleField) }, '"name" and "role"');
 
 /** The caller's own account's tokens: list (never the secret, with each one's budget), create a proxy-only app token, revoke. */
 export const tokenRoutes: ApiRoute[] = [
@@ -17,6 +23,7 @@ export const tokenRoutes: ApiRoute[] = [
     method: 'GET',
     path: API_PATHS.tokens,
     access: 'manage',
+    role: 'viewer',
     async handle({ deps, caller }) {
       const [tokens, budgets] = await Promise.all([
         deps.accounts.listTokens(caller.accountId),
@@ -43,6 +50,8 @@ export const tokenRoutes: ApiRoute[] = [
             budget: budget ? budgetJson(budget) : null,
             tags: t.tags ?? {},
             limits: limitsJson(t.limits),
+            role: t.scopes.includes('manage') ? (t.role ?? 'admin') : null,
+            created_by: t.createdBy ?? null,
           };
         }),
       });
@@ -52,30 +61,40 @@ export const tokenRoutes: ApiRoute[] = [
     method: 'POST',
     path: API_PATHS.tokens,
     access: 'manage',
+    role: 'member',
     async handle(call) {
-      const { name } = parseBody(jsonBody(call), appTokenBody);
+      const { name, role } = parseBody(jsonBody(call), appTokenBody);
+      if (role) requireRole(call.caller, 'admin');
+      const scopes: Scope[] = role ? ['manage'] : ['proxy'];
       const issued = await issueToken(call.deps.accounts, {
         accountId: call.caller.accountId,
         name,
-        scopes: ['proxy'],
+        scopes,
+        role,
+        createdBy: call.caller.actor,
         now: new Date(call.deps.now()),
       });
-      return jsonResponse(201, { token_id: issued.tokenId, token: issued.token, scopes: ['proxy'] });
+      await recordCallerChange(call, {
+        action: 'token.issued',
+        target: issued.tokenId,
+        after: { name: name ?? null, scopes, role: role ?? null },
+      });
+      return jsonResponse(201, { token_id: issued.tokenId, token: issued.token, scopes, ...(role ? { role } : {}) });
     },
   },
   {
     method: 'DELETE',
     path: API_PATHS.token,
     access: 'manage',
-    async handle({ deps, params, caller }) {
-      const accountId = caller.accountId;
+    role: 'member',
+    async handle(call) {
+      const { deps, caller } = call;
       // A token id of another account is "not found" here, never revoked.
-      if (
-        !params.tokenId.startsWith(`${accountId}_`) ||
-        !(await deps.accounts.revokeToken(accountId, params.tokenId, new Date(deps.now()).toISOString()))
-      ) {
-        throw new NotFoundError(`No token ${params.tokenId} in this account.`);
+      const tokenId = await ownTokenId(call);
+      if (!(await deps.accounts.revokeToken(caller.accountId, tokenId, new Date(deps.now()).toISOString()))) {
+        throw new NotFoundError(`No token ${tokenId} in this account.`);
       }
+      await recordCallerChange(call, { action: 'token.revoked', target: tokenId });
       return { statusCode: 204, headers: {}, body: '' };
     },
   },

@@ -6,12 +6,13 @@ import {
   MIN_REQUESTS_PER_MINUTE,
   type TokenLimits,
 } from '../auth/token-limits';
-import { NotFoundError } from '../base/errors';
+import { NotFoundError, PermissionError } from '../base/errors';
 import { jsonResponse } from '../http/response';
 import { checkTagMap, type Tags } from '../tags/tags';
 import { jsonBody, parseBody, plainText, strictBody } from './request-body';
 import type { ApiRoute, ManageCall } from './route-types';
 import { API_PATHS } from './paths';
+import { recordCallerChange } from './audit-trail';
 
 /** `{"tags": {"team": "search"}}`: the token's own tags, replacing any it had; `{}` removes them. */
 const tagsBody = strictBody(
@@ -80,10 +81,19 @@ export function limitsJson(limits: TokenLimits | undefined) {
   return { requests_per_minute: limits?.requestsPerMinute ?? null, models: limits?.models ?? null };
 }
 
-function ownTokenId({ params, caller }: ManageCall): string {
-  // A token id of another account is "not found" here, exactly like one that doesn't exist.
+/**
+ * The token a call names, in the caller's account. A token id of another account is "not found",
+ * exactly like one that doesn't exist; a member may change only the tokens it issued (docs/people.md).
+ */
+export async function ownTokenId({ deps, params, caller }: ManageCall): Promise<string> {
   if (!params.tokenId.startsWith(`${caller.accountId}_`))
     throw new NotFoundError(`No token ${params.tokenId} in this account.`);
+  if (caller.role === 'member') {
+    const token = await deps.accounts.getToken(caller.accountId, params.tokenId);
+    if (!token) throw new NotFoundError(`No token ${params.tokenId} in this account.`);
+    if (token.createdBy !== caller.actor)
+      throw new PermissionError('A member may only change the tokens it issued itself; this needs the admin role.');
+  }
   return params.tokenId;
 }
 
@@ -93,11 +103,19 @@ export const tokenSettingRoutes: ApiRoute[] = [
     method: 'PUT',
     path: API_PATHS.token,
     access: 'manage',
+    role: 'member',
     async handle(call) {
-      const tokenId = ownTokenId(call);
+      const tokenId = await ownTokenId(call);
       const tags = parseTokenTags(jsonBody(call));
+      const before = await call.deps.accounts.getToken(call.caller.accountId, tokenId);
       if (!(await call.deps.accounts.updateToken(call.caller.accountId, tokenId, { tags })))
         throw new NotFoundError(`No token ${tokenId} in this account.`);
+      await recordCallerChange(call, {
+        action: 'token.tags',
+        target: tokenId,
+        before: before?.tags ?? {},
+        after: tags,
+      });
       return jsonResponse(200, { token_id: tokenId, tags });
     },
   },
@@ -105,11 +123,19 @@ export const tokenSettingRoutes: ApiRoute[] = [
     method: 'PUT',
     path: API_PATHS.tokenLimits,
     access: 'manage',
+    role: 'member',
     async handle(call) {
-      const tokenId = ownTokenId(call);
+      const tokenId = await ownTokenId(call);
       const limits = parseLimits(jsonBody(call));
+      const before = await call.deps.accounts.getToken(call.caller.accountId, tokenId);
       if (!(await call.deps.accounts.updateToken(call.caller.accountId, tokenId, { limits })))
         throw new NotFoundError(`No token ${tokenId} in this account.`);
+      await recordCallerChange(call, {
+        action: 'token.limits',
+        target: tokenId,
+        before: limitsJson(before?.limits),
+        after: limitsJson(limits),
+      });
       return jsonResponse(200, { token_id: tokenId, ...limitsJson(limits) });
     },
   },

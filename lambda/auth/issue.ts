@@ -1,4 +1,5 @@
 import type { AccountStore, Scope } from './ports';
+import type { Role } from './roles';
 import { hashSecret, newAccountId, newToken } from './proxy-token';
 
 export const ALL_SCOPES: readonly Scope[] = ['proxy', 'manage'];
@@ -6,7 +7,7 @@ export const ALL_SCOPES: readonly Scope[] = ['proxy', 'manage'];
 /** Issues a token; only its hash is stored, so the returned token is the one chance to see it. */
 export async function issueToken(
   accounts: AccountStore,
-  input: { accountId: string; name?: string; scopes: Scope[]; now: Date },
+  input: { accountId: string; name?: string; scopes: Scope[]; now: Date; role?: Role; createdBy?: string },
 ): Promise<{ tokenId: string; token: string }> {
   const { token, parsed } = newToken(input.accountId);
   await accounts.putToken({
@@ -16,6 +17,8 @@ export async function issueToken(
     scopes: input.scopes,
     secretHash: hashSecret(parsed.secret),
     createdAt: input.now.toISOString(),
+    role: input.role,
+    createdBy: input.createdBy,
   });
   return { tokenId: parsed.tokenId, token };
 }

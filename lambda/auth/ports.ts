@@ -5,6 +5,7 @@
  */
 
 import type { Tags } from '../tags/tags';
+import type { Role } from './roles';
 
 export type Scope = 'proxy' | 'manage';
 
@@ -22,6 +23,13 @@ export interface TokenRecord {
   /** The token's own tags, added to every row it makes (docs/tags.md). */
   tags?: Tags;
   limits?: TokenLimits;
+  /**
+   * What a `manage` token may do in its account (docs/people.md). Absent on tokens issued without one,
+   * which keep today's behaviour: `admin`.
+   */
+  role?: Role;
+  /** Who issued the token (`token:<id>` or `person:<subject>`), so a member can manage the tokens it issued. */
+  createdBy?: string;
 }
 
 /** A token's own controls (docs/tags.md, "Per-token limits"; the rules are in token-limits.ts). */

@@ -3,71 +3,103 @@
  * whose number does not follow the traffic.
  *
  * Time is cut into buckets of BUCKET_MS. A gate item holds `n`, the admissions it has counted
- * ever, and for each bucket of the window that saw an admission the value `n` had when that bucket
- * began (`w.<bucket>`). The admissions inside the window are then `n` minus the value of the
- * oldest bucket recorded in it. A request at bucket `k` is admitted when fewer than the limit were
- * admitted in buckets `k - 20` … `k` (the 21 buckets that overlap the 60 s before it), so no
- * 60-second span ever holds more than the limit; a token that sends at a steady rate below
- * 60/63 of its limit is never refused (the window it is held to is at most 63 s long).
+ * ever, `b`, the newest bucket any admission was stamped in, and a ring of RING_SLOTS numbers
+ * (`r0` …): the slot of bucket `j` (`j mod RING_SLOTS`) holds `C(j)`, the value `n` had when `j`
+ * began, i.e. the admissions stamped before `j`. A request stamped at `t`, in bucket `k`, is
+ * admitted when fewer than the limit were admitted since bucket `k - WINDOW_BUCKETS` began (60 s
+ * before `k` began), so no 60-second span ever holds more than the limit; the span checked is at
+ * most 61.5 s long, so a token sending steadily under 60/61.5 of its limit (97.5 %) is never
+ * refused, and at 95 % its requests may reach the store up to 1.6 s out of step with each other.
+ *
+ * A request is counted in the bucket of its own time, even when its write lands after a later
+ * bucket began (it then adds one to the later buckets' starts), so a slow write is never held
+ * against the window for longer than its own time says.
  *
  * A condition cannot subtract, so the item also keeps `m = n - limit` (`m_limit` says which limit):
- * "fewer than the limit since bucket j began" is `m < w.j`, one comparison per bucket.
+ * "fewer than the limit since bucket `o` began" is `m < C(o)`, one comparison.
+ *
+ * A refusal that no later request of its bucket can undo (`isFinal`) records its time as `z`:
+ * every admission of that bucket happened by `z`, so from `z + 60 s` on the bucket no longer
+ * counts, and `Retry-After: 60` holds exactly (docs/errors-and-limits.md).
  */
 export const WINDOW_MS = 60_000;
-export const BUCKET_MS = 3_000;
-/** Buckets a request is checked against: its own and the 20 before it. */
-export const WINDOW_BUCKETS = WINDOW_MS / BUCKET_MS + 1;
-
-/** The longest a request counted against a refused one stays counted: its bucket and the 20 after it (63 s). */
-export const WHOLE_WINDOW_SECONDS = (WINDOW_BUCKETS * BUCKET_MS) / 1000;
+export const BUCKET_MS = 1_500;
+/** How many buckets back the oldest bucket a request is checked against lies: 60 s. */
+export const WINDOW_BUCKETS = WINDOW_MS / BUCKET_MS;
+/** How many buckets behind the newest a slow write is still counted in its own bucket (beyond, in the oldest it can). */
+export const LATE_BUCKETS = 2;
+/** Empty slots kept ahead of the newest bucket, so a write up to this many buckets later starts its bucket without knowing `b` exactly. */
+export const AHEAD_BUCKETS = 6;
+/** The ring: the window's buckets, the late ones before it, and the empty ones ahead. */
+export const RING_SLOTS = WINDOW_BUCKETS + LATE_BUCKETS + AHEAD_BUCKETS + 1;
+/** `Retry-After` of a 429: the requests a refusal was counted against have all left the window by then. */
+export const RETRY_AFTER_SECONDS = WINDOW_MS / 1000;
 
 export const bucketOf = (now: number) => Math.floor(now / BUCKET_MS);
-
-/** The buckets whose admissions count against a request at `now`, oldest first. */
-export function windowBuckets(now: number): number[] {
-  const current = bucketOf(now);
-  return Array.from({ length: WINDOW_BUCKETS }, (_, i) => current - WINDOW_BUCKETS + 1 + i);
-}
+export const bucketStart = (bucket: number) => bucket * BUCKET_MS;
+/** The ring slot attribute of a bucket. */
+export const slotOf = (bucket: number) => `r${((bucket % RING_SLOTS) + RING_SLOTS) % RING_SLOTS}`;
+/** The oldest bucket whose admissions count against a request at `now`. */
+export const oldestBucket = (now: number) => bucketOf(now) - WINDOW_BUCKETS;
 
 /** The window's counters as a gate item holds them. */
 export interface WindowCounters {
   /** Admissions counted ever. */
   n: number;
-  /** Per bucket with an admission: `n` when it began. */
-  starts: Map<number, number>;
+  /** The newest bucket an admission was stamped in; undefined for an item not set up yet. */
+  b?: number;
+  /** Ring slot attribute → its value. */
+  slots: Map<string, number>;
+  /** When a final refusal closed its bucket (epoch ms), if one did. */
+  z?: number;
 }
 
 export function countersOf(item: Record<string, unknown>): WindowCounters {
   const n = typeof item.n === 'number' ? item.n : 0;
-  const starts = new Map<number, number>();
-  const w = item.w;
-  if (w && typeof w === 'object')
-    for (const [bucket, start] of Object.entries(w as Record<string, unknown>))
-      if (/^\d+$/.test(bucket) && typeof start === 'number') starts.set(Number(bucket), start);
-  return { n, starts };
+  const slots = new Map<string, number>();
+  for (let slot = 0; slot < RING_SLOTS; slot++) {
+    const value = item[`r${slot}`];
+    if (typeof value === 'number') slots.set(`r${slot}`, value);
+  }
+  return {
+    n,
+    b: typeof item.b === 'number' ? item.b : undefined,
+    slots,
+    z: typeof item.z === 'number' ? item.z : undefined,
+  };
 }
 
-/** The oldest bucket of the window that saw an admission, if any. */
-function oldestInWindow(counters: WindowCounters, now: number): number | undefined {
-  return windowBuckets(now).find((bucket) => counters.starts.has(bucket));
+/** `C(bucket)`: admissions stamped before it began, for a bucket the ring still holds. */
+export function startOf(counters: WindowCounters, bucket: number): number {
+  const { b, n } = counters;
+  if (b === undefined || bucket > b) return n;
+  return counters.slots.get(slotOf(bucket)) ?? 0;
+}
+
+/** Whether the window's oldest bucket no longer counts at `now`: a final refusal closed it 60 s ago or more. */
+export function oldestClosed(counters: WindowCounters, now: number): boolean {
+  const { z } = counters;
+  return z !== undefined && z >= bucketStart(oldestBucket(now)) && z <= now - WINDOW_MS;
 }
 
 /** Admissions counted in the window of a request at `now`. */
 export function countInWindow(counters: WindowCounters, now: number): number {
-  const oldest = oldestInWindow(counters, now);
-  return oldest === undefined ? 0 : counters.n - counters.starts.get(oldest)!;
-}
-
-/** Recorded buckets that no request at `now` or later checks: the next write removes them. */
-export function bucketsBefore(counters: WindowCounters, now: number): number[] {
-  const first = windowBuckets(now)[0];
-  return [...counters.starts.keys()].filter((bucket) => bucket < first);
+  const oldest = oldestBucket(now) + (oldestClosed(counters, now) ? 1 : 0);
+  return counters.n - startOf(counters, oldest);
 }
 
 /**
- * The `x-ratelimit-*` figures after a decision: what is left of the window ending now, and the
- * epoch second at which its oldest recorded bucket stops being checked (when room grows again;
- * now, for an empty window).
+ * Whether a refusal at `now` holds for the rest of its bucket whatever the time: the window is
+ * full even without its oldest bucket, which is the only one that may leave within the bucket.
+ */
+export function isFinal(share: number, counters: WindowCounters, now: number): boolean {
+  return counters.n - startOf(counters, oldestBucket(now) + 1) >= share;
+}
+
+/**
+ * The `x-proxy-ratelimit-*` figures after a decision: what is left of the window ending now, and
+ * the epoch second at which its oldest bucket with an admission stops counting (when room grows
+ * again; now, for an empty window).
  */
 export function windowFigures(
   limit: number,
@@ -75,8 +107,16 @@ export function windowFigures(
   now: number,
 ): { counted: number; remaining: number; resetAt: number } {
   const counted = countInWindow(counters, now);
-  const oldest = oldestInWindow(counters, now);
-  const resetMs = oldest === undefined ? now : (oldest + WINDOW_BUCKETS) * BUCKET_MS;
+  let resetMs = now;
+  const first = oldestBucket(now) + (oldestClosed(counters, now) ? 1 : 0);
+  for (let bucket = first; counters.b !== undefined && bucket <= counters.b; bucket++) {
+    if (startOf(counters, bucket + 1) > startOf(counters, bucket)) {
+      const leaves = bucketStart(bucket + WINDOW_BUCKETS + 1);
+      const closedAt = counters.z !== undefined && bucketOf(counters.z) === bucket ? counters.z + WINDOW_MS : leaves;
+      resetMs = Math.min(leaves, closedAt);
+      break;
+    }
+  }
   return { counted, remaining: Math.max(0, limit - counted), resetAt: Math.ceil(resetMs / 1000) };
 }
 

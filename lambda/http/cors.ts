@@ -32,6 +32,10 @@ const EXPOSED_HEADERS = [
   'x-proxy-request-id',
   'x-proxy-version',
   'x-proxy-cache',
+  'x-proxy-ratelimit-limit',
+  'x-proxy-ratelimit-remaining',
+  'x-proxy-ratelimit-reset',
+  // The provider's own, passed through as sent.
   'x-ratelimit-limit',
   'x-ratelimit-remaining',
   'x-ratelimit-reset',

@@ -61,6 +61,8 @@ export function fromFunctionUrlEvent(event: APIGatewayProxyEventV2): IncomingReq
   const receivedAt = Date.now();
   const headers: Record<string, string | undefined> = {};
   for (const [name, value] of Object.entries(event.headers ?? {})) headers[name.toLowerCase()] = value;
+  // A function URL hands the cookies apart from the headers: they are read as one header, as sent.
+  if (event.cookies?.length) headers.cookie = event.cookies.join('; ');
   const raw = event.body ?? '';
   return {
     id: newRequestId(receivedAt),

@@ -6,6 +6,8 @@ export interface ProxyResponse {
   statusCode: number;
   headers: Record<string, string>;
   body: string | Readable;
+  /** `Set-Cookie` values: the function URL's prelude carries them apart from the headers. */
+  cookies?: string[];
 }
 
 /** Headers every response carries, whatever produced it. */

@@ -1,4 +1,4 @@
-import { WHOLE_WINDOW_SECONDS } from '../auth/sliding-minute';
+import { RETRY_AFTER_SECONDS } from '../auth/sliding-minute';
 import { RateLimitedError } from '../base/errors';
 import { rateLimitHeaders, type Authenticated, type Limited } from './state';
 import type { Step } from './step';
@@ -9,7 +9,7 @@ export function enforceRateLimit(): Step<Authenticated, Limited> {
     name: 'rate limit',
     run({ gate }) {
       if (gate.kind === 'limited')
-        throw new RateLimitedError(gate.rateLimit.limit, rateLimitHeaders(gate.rateLimit), WHOLE_WINDOW_SECONDS);
+        throw new RateLimitedError(gate.rateLimit.limit, rateLimitHeaders(gate.rateLimit), RETRY_AFTER_SECONDS);
       return { rateLimit: gate.rateLimit };
     },
   };

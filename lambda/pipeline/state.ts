@@ -148,11 +148,15 @@ export type ProxyState = Admitted & CacheConsulted;
 /** What an answer's headers may draw on, whichever step it leaves from. */
 export type Answering = Received & Partial<Limited & Budgeted>;
 
+/**
+ * The proxy's own rate-limit state, under its own names: the provider's `x-ratelimit-*` headers
+ * describe the provider's limits on the provider key and reach the client as sent.
+ */
 export function rateLimitHeaders(decision: RateLimitDecision | undefined): Record<string, string> {
   if (!decision) return {};
   return {
-    'x-ratelimit-limit': String(decision.limit),
-    'x-ratelimit-remaining': String(decision.remaining),
-    'x-ratelimit-reset': String(decision.resetAt),
+    'x-proxy-ratelimit-limit': String(decision.limit),
+    'x-proxy-ratelimit-remaining': String(decision.remaining),
+    'x-proxy-ratelimit-reset': String(decision.resetAt),
   };
 }

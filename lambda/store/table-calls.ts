@@ -115,6 +115,19 @@ export const PROXY_TABLE_CALLS: readonly TableCalls[] = [
     purpose: "a token's budget flag on its gate item",
   },
   {
+    code: 'DynamoGroupRoles',
+    table: 'accounts',
+    actions: ['GetItem', 'PutItem', 'DeleteItem', 'Query'],
+    purpose: "sign-in's group roles: set and remove (in one transaction each), list, find a person's",
+  },
+  {
+    code: 'DynamoAuditLog',
+    table: 'audit',
+    // No UpdateItem, DeleteItem or BatchWriteItem: the role can add entries, never change or remove one.
+    actions: ['PutItem', 'Query'],
+    purpose: 'the audit log: append an entry for each management change; list them',
+  },
+  {
     code: 'CacheTable',
     table: 'cache',
     actions: ['PutItem', 'Query', 'BatchWriteItem'],

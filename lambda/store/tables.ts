@@ -60,6 +60,17 @@ export const TABLES = {
     ttlAttribute: 'expires_at',
     durable: false,
   },
+  /**
+   * The audit log (docs/people.md): one entry per management change, one partition per account,
+   * newest last (`at_id` = ISO time + random id). Only ever appended to.
+   */
+  audit: {
+    logicalName: 'audit',
+    envVar: 'TABLE_AUDIT',
+    partitionKey: 'account_id',
+    sortKey: { name: 'at_id', type: 'S' },
+    durable: true,
+  },
   /** Cached responses, split into ordered parts to stay under DynamoDB's 400 KB item limit. */
   cache: {
     logicalName: 'cache',

@@ -3,6 +3,8 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { AwsAdapters } from './deps';
 import { KmsKeyWrapper } from '../keys/crypto/kms-key-wrapper';
 import { secretReader } from '../auth/secrets-manager';
+import { CognitoIdentityProviderClient } from '@aws-sdk/client-cognito-identity-provider';
+import { cognitoAppClient } from '../people/cognito-app-client';
 
 /**
  * The adapters only AWS has: KMS wraps the provider keys' data keys, Secrets Manager holds the admin
@@ -12,4 +14,5 @@ import { secretReader } from '../auth/secrets-manager';
 export const awsAdapters: AwsAdapters = {
   keyWrapper: (region, keyId) => new KmsKeyWrapper(new KMSClient({ region }), keyId),
   secretReader: (region, secretId) => secretReader(new SecretsManagerClient({ region }), secretId),
+  cognitoAppClient: (region, userPoolId) => cognitoAppClient(new CognitoIdentityProviderClient({ region }), userPoolId),
 };

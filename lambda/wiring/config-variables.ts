@@ -30,6 +30,17 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
     meaning: 'Bearer key of the admin API. In AWS it is in Secrets Manager (`ADMIN_SECRET_ARN`).',
   },
   {
+    names: ['OIDC_ISSUER', 'OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET'],
+    default: 'unset',
+    meaning:
+      'Sign-in to the dashboard with this OpenID Connect issuer and client (docs/people.md). In AWS the secret is in Secrets Manager (`OIDC_CLIENT_SECRET_ARN`).',
+  },
+  {
+    names: ['OIDC_GROUPS_CLAIM'],
+    default: '`groups`',
+    meaning: "The claim listing a person's groups, each mapped to a role in an account (`cognito:groups` for Cognito).",
+  },
+  {
     names: ['UPSTREAM_TIMEOUT_MS'],
     default: '`30000`',
     meaning: "Time for the upstream's headers, and the longest pause inside a stream.",
@@ -124,4 +135,6 @@ export const SET_BY_THE_PLATFORM: readonly string[] = [
   'ALERT_TOPIC_ARN',
   'ALERT_QUEUE_URL',
   'USAGE_EXPORT_BUCKET',
+  'OIDC_CLIENT_SECRET_ARN',
+  'OIDC_COGNITO_USER_POOL_ID',
 ];

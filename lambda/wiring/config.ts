@@ -39,6 +39,12 @@ const EnvSchema = z.object({
     z.string().check(z.regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'expected an S3 bucket name')),
   ),
   ALERT_TOPIC_ARN: z.optional(z.string().check(z.regex(/^arn:aws[\w-]*:sns:/, 'expected an SNS topic ARN'))),
+  OIDC_ISSUER: z.optional(z.url({ protocol: /^https?$/, error: 'expected the issuer URL' })),
+  OIDC_CLIENT_ID: z.optional(z.string()),
+  OIDC_CLIENT_SECRET: z.optional(z.string()),
+  OIDC_CLIENT_SECRET_ARN: z.optional(z.string()),
+  OIDC_GROUPS_CLAIM: z.optional(z.string()),
+  OIDC_COGNITO_USER_POOL_ID: z.optional(z.string().check(z.regex(/^[\w-]+_[0-9a-zA-Z]+$/, 'expected a user pool id'))),
   ALERT_QUEUE_URL: z.optional(z.url()),
   ALERT_RETRY_FIRST_SECONDS: z.optional(
     z.string().check(
@@ -101,11 +107,49 @@ export interface Config {
   /** Set in AWS: the stack's bucket the stream consumer exports usage rows to, for Athena (docs/alerts.md). */
   usageExportBucket?: string;
   tables: ReturnType<typeof tableNames>;
+  /** Sign-in with an OpenID Connect issuer (docs/people.md), when one is named. */
+  oidc?: OidcSettings;
   /** Each provider's upstream base URL (no trailing slash), from its `UPSTREAM_BASE_URL_…` variable or the default. */
   upstreams: Record<ProviderId, UpstreamBase>;
 }
 
 export type AwsSigningSource = 'aws-role' | 'local-credential-chain';
+
+export interface OidcSettings {
+  issuer: string;
+  clientId?: string;
+  /** The client secret as given (the local server), or the Secrets Manager secret that holds it (AWS). */
+  clientSecret?: string;
+  clientSecretArn?: string;
+  /** The stack's own Cognito user pool: its one app client's id and secret are read from Cognito itself. */
+  cognitoUserPoolId?: string;
+  /** The ID token or userinfo claim listing the person's groups. */
+  groupsClaim: string;
+}
+
+/** The sign-in settings, all or none: an issuer without its client is a mistake to stop at. */
+function oidcSettings(e: z.infer<typeof EnvSchema>, region: string): OidcSettings | undefined {
+  if (e.OIDC_COGNITO_USER_POOL_ID) {
+    const pool = e.OIDC_COGNITO_USER_POOL_ID;
+    return {
+      issuer: `https://cognito-idp.${pool.split('_')[0] || region}.amazonaws.com/${pool}`,
+      cognitoUserPoolId: pool,
+      groupsClaim: e.OIDC_GROUPS_CLAIM || 'cognito:groups',
+    };
+  }
+  if (!e.OIDC_ISSUER && !e.OIDC_CLIENT_ID) return undefined;
+  if (!e.OIDC_ISSUER || !e.OIDC_CLIENT_ID || !(e.OIDC_CLIENT_SECRET || e.OIDC_CLIENT_SECRET_ARN))
+    throw new Error(
+      'Invalid configuration: OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET (or OIDC_CLIENT_SECRET_ARN) go together',
+    );
+  return {
+    issuer: e.OIDC_ISSUER,
+    clientId: e.OIDC_CLIENT_ID,
+    clientSecret: e.OIDC_CLIENT_SECRET,
+    clientSecretArn: e.OIDC_CLIENT_SECRET_ARN,
+    groupsClaim: e.OIDC_GROUPS_CLAIM || 'groups',
+  };
+}
 
 export interface UpstreamBase {
   baseUrl: string;
@@ -157,6 +201,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     usageExportBucket: e.USAGE_EXPORT_BUCKET || undefined,
     awsSigning: e.AWS_LAMBDA_FUNCTION_NAME ? 'aws-role' : 'local-credential-chain',
     tables: tableNames(env),
+    oidc: oidcSettings(e, e.AWS_REGION || 'eu-west-1'),
     upstreams: upstreamBases(given, e.AWS_REGION || 'eu-west-1'),
   };
 }

@@ -44,6 +44,11 @@ import { RuntimeCredentials } from '../upstream/runtime-credentials';
 import { DynamoAlertStore } from '../alerts/dynamodb/alert-store';
 import type { AlertQueue, AlertStore, AlertTopic, WebhookSecretSealer } from '../alerts/ports';
 import { BudgetAlerts } from '../alerts/budget-alerts';
+import type { AuditLog } from '../audit/ports';
+import { DynamoAuditLog } from '../audit/dynamodb/audit-table';
+import { OidcClient, type ClientCredentials } from '../people/oidc-client';
+import type { GroupRoleStore } from '../people/ports';
+import { DynamoGroupRoles } from '../people/dynamodb/group-roles';
 import { AlertDelivery } from '../alerts/alert-delivery';
 import { DynamoAlertQueue } from '../alerts/dynamodb/alert-queue';
 import { AlertDeliveryLoop } from '../alerts/delivery-loop';
@@ -58,6 +63,12 @@ export interface Deps {
   budgets: BudgetStore;
   /** Budget alerts' history and each account's webhook (docs/alerts.md); alerts are sent by the stream consumer. */
   alerts: AlertStore;
+  /** Every management change, appended (docs/people.md). */
+  audit: AuditLog;
+  /** Which identity-provider group holds which role in which account (docs/people.md). */
+  groupRoles: GroupRoleStore;
+  /** Sign-in with the OpenID Connect issuer, when one is configured. */
+  signIn?: OidcClient;
   /** The proxy path's one call before forwarding: token check and rate count together. */
   tokenGate: TokenGate;
   budgetHints: TokenBudgetHints;
@@ -91,6 +102,8 @@ export interface Deps {
 export interface AwsAdapters {
   keyWrapper(region: string, keyId: string): KeyWrapper;
   secretReader(region: string, secretId: string): () => Promise<string | undefined>;
+  /** The stack's Cognito user pool's app client (docs/people.md). */
+  cognitoAppClient(region: string, userPoolId: string): () => Promise<ClientCredentials>;
 }
 
 export interface DepsOptions {
@@ -137,6 +150,7 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
   const readSecret = config.adminSecretArn
     ? aws('ADMIN_SECRET_ARN').secretReader(config.region, config.adminSecretArn)
     : undefined;
+  const signIn = config.oidc && new OidcClient(config.oidc, oidcClientSource(config.oidc, config.region, aws));
   const rowSpool = config.kmsKeyId
     ? new LogRowSpool(log)
     : new FileRowSpool(join(config.dataDir, 'row-spool.jsonl'), log);
@@ -161,7 +175,12 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
     ),
     budgets,
     alerts: new DynamoAlertStore(doc, tables.accounts, webhookSecrets(sealer)),
-    tokenGate: new DynamoTokenGate(doc, tables.rateLimits, config.rateLimitPerMinute, gateSource),
+    audit: new DynamoAuditLog(doc, tables.audit),
+    groupRoles: new DynamoGroupRoles(doc, tables.accounts),
+    signIn,
+    tokenGate: new DynamoTokenGate(doc, tables.rateLimits, config.rateLimitPerMinute, gateSource, undefined, () =>
+      deps.now(),
+    ),
     budgetHints: new TokenBudgetHints(),
     usageLog,
     usageStats,
@@ -186,6 +205,24 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
     failedSignIns: new FailedSignIns(() => deps.now(), config.failedSignInMaxDelayMs, config.failedSignInsPerMinute),
   };
   return deps;
+}
+
+/** Where the sign-in's client id and secret come from: Cognito or Secrets Manager (AWS), or the environment (local). */
+function oidcClientSource(
+  oidc: NonNullable<Config['oidc']>,
+  region: string,
+  aws: (variable: string) => AwsAdapters,
+): () => Promise<ClientCredentials> {
+  if (oidc.cognitoUserPoolId) return aws('OIDC_COGNITO_USER_POOL_ID').cognitoAppClient(region, oidc.cognitoUserPoolId);
+  const readSecret = oidc.clientSecretArn
+    ? aws('OIDC_CLIENT_SECRET_ARN').secretReader(region, oidc.clientSecretArn)
+    : async () => oidc.clientSecret;
+  const clientId = oidc.clientId ?? '';
+  return async () => {
+    const clientSecret = await readSecret();
+    if (!clientSecret) throw new Error('The OpenID Connect client secret is empty');
+    return { clientId, clientSecret };
+  };
 }
 
 function statsFold(doc: DocumentClient, table: string, log: Logger): DynamoUsageStats {

@@ -61,6 +61,15 @@ const variants: [string, Record<string, unknown>][] = [
     },
   ],
   ['stage with Bedrock on the default ARNs', { enableBedrock: 'true' }],
+  ['stage with a Cognito user pool to sign in with', { cognitoSignIn: 'true' }],
+  [
+    'stage signing in with its own issuer',
+    {
+      oidcIssuer: 'https://login.example.com',
+      oidcClientId: 'proxy',
+      oidcClientSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:proxy-oidc-AbCdEf',
+    },
+  ],
   ['stage with Bedrock in another region', { enableBedrock: 'true', bedrockRegion: 'us-east-1' }],
   [
     'stage with Bedrock on listed ARNs',
@@ -124,5 +133,16 @@ describe.each(variants)('least privilege on the %s', (_name, context) => {
       expect(onTable.length).toBeGreaterThan(0);
       expect(onTable.filter((a) => /DeleteItem|BatchWriteItem|UpdateItem/.test(a))).toEqual([]);
     }
+  });
+
+  it('lets the proxy only append to the audit log and read it: no role can change or delete an entry', () => {
+    const { stack } = synth;
+    const arn = JSON.stringify(stack.resolve(stack.tables.entry('audit').table.tableArn));
+    const actionsOn = (role: Role) =>
+      templatePairs(synth, role)
+        .filter((p) => p.includes(` on ${arn}`))
+        .map((p) => p.split(' on ')[0]);
+    expect(actionsOn(stack.proxyFunction.role)).toEqual(['dynamodb:PutItem', 'dynamodb:Query']);
+    expect(actionsOn(stack.statsConsumer.role)).toEqual([]);
   });
 });

@@ -31,6 +31,7 @@ const variants: [string, Record<string, unknown>][] = [
     'stage with its own alarm topic, an e-mail subscription and no concurrency cap',
     { stage: 'ops', alarmEmail: 'ops@example.com', reservedConcurrency: 'none', provisionedConcurrency: 1 },
   ],
+  ['stage with a Cognito user pool to sign in with', { stage: 'team', cognitoSignIn: 'true' }],
 ];
 
 describe.each(variants)('cdk-nag AwsSolutions on the %s', (_name, context) => {
@@ -51,18 +52,51 @@ describe.each(variants)('cdk-nag AwsSolutions on the %s', (_name, context) => {
   it('acknowledges only the findings reviewed, each with its own specific reason', () => {
     const acks = acknowledgements(synth.stack);
     const prefix = synth.stack.stackName;
-    expect(acks.map((a) => `${a.where}: ${a.rule}`).sort()).toEqual([
-      `${prefix}/Admin/AdminKey: AwsSolutions-SMG4`,
-      `${prefix}/StatsConsumer/AlertDeadLetters: AwsSolutions-SQS3`,
-      `${prefix}/StatsConsumer/DeadLetters: AwsSolutions-SQS3`,
-      `${prefix}/StatsConsumer/Role: AwsSolutions-IAM5[Resource::*]`,
-      `${prefix}/StatsConsumer/Role: AwsSolutions-IAM5[Resource::<${synth.stack.getLogicalId(synth.stack.usageExport.bucket.node.defaultChild as CfnElement)}.Arn>/usage/*]`,
-      `${prefix}/Tables/Cache: AwsSolutions-DDB3`,
-      `${prefix}/Tables/RateLimits: AwsSolutions-DDB3`,
-      `${prefix}/UsageExport/Bucket: AwsSolutions-S1`,
-    ]);
+    expect(acks.map((a) => `${a.where}: ${a.rule}`).sort()).toEqual(
+      [
+        `${prefix}/Admin/AdminKey: AwsSolutions-SMG4`,
+        `${prefix}/StatsConsumer/AlertDeadLetters: AwsSolutions-SQS3`,
+        `${prefix}/StatsConsumer/DeadLetters: AwsSolutions-SQS3`,
+        `${prefix}/StatsConsumer/Role: AwsSolutions-IAM5[Resource::*]`,
+        `${prefix}/StatsConsumer/Role: AwsSolutions-IAM5[Resource::<${synth.stack.getLogicalId(synth.stack.usageExport.bucket.node.defaultChild as CfnElement)}.Arn>/usage/*]`,
+        `${prefix}/Tables/Cache: AwsSolutions-DDB3`,
+        `${prefix}/Tables/RateLimits: AwsSolutions-DDB3`,
+        `${prefix}/UsageExport/Bucket: AwsSolutions-S1`,
+        ...(synth.stack.signInPool ? [`${prefix}/SignIn/Pool: AwsSolutions-COG8`] : []),
+      ].sort(),
+    );
     for (const { reason } of acks) expect(reason.length).toBeGreaterThan(80);
     // Reasons name what they excuse: no copy-pasted boilerplate.
     expect(new Set(acks.map((a) => a.reason)).size).toBe(acks.length);
+  });
+});
+
+describe('the Cognito sign-in option (docs/people.md)', () => {
+  let synth: SynthesizedStack;
+  beforeAll(() => {
+    synth = synthesize({ cognitoSignIn: 'true' }, { bundle: false });
+  });
+  afterAll(() => synth?.cleanup());
+
+  it('creates a user pool nobody signs up to alone, with a second factor, its groups, and an app client calling back to the function URL', () => {
+    synth.template.resourceCountIs('AWS::Cognito::UserPool', 1);
+    synth.template.hasResourceProperties('AWS::Cognito::UserPool', {
+      AdminCreateUserConfig: { AllowAdminCreateUserOnly: true },
+      MfaConfiguration: 'ON',
+    });
+    synth.template.resourceCountIs('AWS::Cognito::UserPoolGroup', 3);
+    const clients = Object.values(synth.template.findResources('AWS::Cognito::UserPoolClient')) as {
+      Properties: { GenerateSecret: boolean; AllowedOAuthFlows: string[]; CallbackURLs: unknown[] };
+    }[];
+    expect(clients).toHaveLength(1);
+    expect(clients[0].Properties).toMatchObject({ GenerateSecret: true, AllowedOAuthFlows: ['code'] });
+    expect(JSON.stringify(clients[0].Properties.CallbackURLs)).toContain('api/auth/callback');
+    const fn = synth.stack.proxyFunction.fn.node.defaultChild as CfnElement;
+    const env = (
+      synth.template.toJSON().Resources[synth.stack.getLogicalId(fn)] as {
+        Properties: { Environment: { Variables: Record<string, unknown> } };
+      }
+    ).Properties.Environment.Variables;
+    expect(env.OIDC_COGNITO_USER_POOL_ID).toBeDefined();
   });
 });

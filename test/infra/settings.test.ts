@@ -90,4 +90,26 @@ describe('readSettings', () => {
       readSettings(context({ provisionedConcurrency: '60', reservedConcurrency: 'none' })).provisionedConcurrency,
     ).toBe(60);
   });
+
+  it('reads the sign-in: a Cognito pool, or an issuer with its client and secret, never half of one', () => {
+    expect(readSettings(context({ cognitoSignIn: 'true' })).signIn).toEqual({ kind: 'cognito' });
+    const secret = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:proxy-oidc-AbCdEf';
+    expect(
+      readSettings(
+        context({ oidcIssuer: 'https://login.example.com', oidcClientId: 'proxy', oidcClientSecretArn: secret }),
+      ).signIn,
+    ).toEqual({ kind: 'oidc', issuer: 'https://login.example.com', clientId: 'proxy', clientSecretArn: secret });
+    expect(() => readSettings(context({ oidcIssuer: 'https://login.example.com' }))).toThrow(/oidcClientId/);
+    expect(() =>
+      readSettings(context({ oidcIssuer: 'http://login.example.com', oidcClientId: 'p', oidcClientSecretArn: secret })),
+    ).toThrow(/https/);
+    expect(() =>
+      readSettings(
+        context({ oidcIssuer: 'https://login.example.com', oidcClientId: 'p', oidcClientSecretArn: 'secret' }),
+      ),
+    ).toThrow(/oidcClientSecretArn/);
+    expect(() => readSettings(context({ cognitoSignIn: 'true', oidcIssuer: 'https://login.example.com' }))).toThrow(
+      /exclude each other/,
+    );
+  });
 });

@@ -233,7 +233,7 @@ describe('the rate limit covers every kind', () => {
       const before = upstreamCalls(limited);
       const over = await fetch(`${limited.proxyBase}/v1/models`, { headers: headersA });
       expect(over.status).toBe(429);
-      expect(over.headers.get('retry-after')).toBe('63');
+      expect(over.headers.get('retry-after')).toBe('60');
       expect(await over.json()).toMatchObject({ type: 'error', error: { type: 'rate_limit_error' } });
       expect(upstreamCalls(limited)).toBe(before);
     } finally {

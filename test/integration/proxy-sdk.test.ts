@@ -87,7 +87,7 @@ describe.each(PROVIDERS)('%s through its official SDK', (provider) => {
       expect(result.text.length).toBeGreaterThan(0);
       expect(result.model).toBe(TEST_MODELS[provider]);
       expect(result.requestId).toMatch(/^[0-9a-z]+-[0-9a-f]{16}$/);
-      expect(result.headers.get('x-ratelimit-limit')).toBe('100');
+      expect(result.headers.get('x-proxy-ratelimit-limit')).toBe('100');
 
       // What reached the provider: its own key in its own header, nothing of the proxy's.
       const upstream = fake.requests[before];

@@ -7,6 +7,7 @@
  * are read in that same one batched call beside the gate, sent with it. A token's changed limit
  * costs the first request after the change one more gate call, that once.
  */
+import { AHEAD_BUCKETS } from '../../lambda/auth/sliding-minute';
 import { startAllFakes, type AllFakes } from '../fakes/start-fakes';
 import { EVENTUALLY_MS } from '../support/patience';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
@@ -101,6 +102,26 @@ describe.each<[Mode, boolean]>([
       expect(isRowWrite(after[0]!)).toBe(true);
     }
   });
+});
+
+test('the gate call is small (docs/decisions.md): no attribute names, six conditions, one ring slot checked, well under 1 KB', async () => {
+  for (let i = 0; i < 2; i++) await callsOf('stored', false, `warm gate ${i}`);
+  const gateCalls: StoreCall[] = [];
+  for (let i = 0; i < 6; i++) gateCalls.push((await callsOf('stored', false, `gate size ${i}`)).before[0]!);
+  const bodies = gateCalls.map((call) => call.body as Record<string, string | undefined>);
+  const bytes = bodies.map((body) => Buffer.byteLength(JSON.stringify(body)));
+  console.log(`gate UpdateItem bytes: ${bytes.join(', ')}; condition: ${bodies[0]!.ConditionExpression}`);
+  for (const [i, body] of bodies.entries()) {
+    expect(gateCalls[i]!.operation).toBe('UpdateItem');
+    expect(body.ExpressionAttributeNames).toBeUndefined();
+    // The token's copy (3), its share (1), where the item's newest bucket is (1), room since the oldest bucket (1).
+    const conditions = body.ConditionExpression!.replace(/BETWEEN (\S+) AND/g, 'BETWEEN $1 TO').split(' AND ');
+    expect(conditions).toHaveLength(6);
+    // One slot read; a write starts at most the buckets since the newest it knew of and empties as many ahead.
+    expect(body.ConditionExpression!.match(/\br\d+\b/g)).toHaveLength(1);
+    expect(new Set(body.UpdateExpression!.match(/\br\d+\b/g)).size).toBeLessThanOrEqual(2 * AHEAD_BUCKETS);
+    expect(bytes[i]).toBeLessThan(1024);
+  }
 });
 
 test("a request naming its requester reads that requester's budget before forwarding: two calls before, one after", async () => {

@@ -96,6 +96,7 @@ test('the proxy function sends only the actions the stack grants it, on its own 
   const key = `prov-b-key-${randomBytes(8).toString('hex')}`;
   proxy.secrets.add(key);
   await ok('/api/keys/prov-b', { token, method: 'PUT', body: { key } });
+  await ok('/api/roles/grant-viewers', { token, method: 'PUT', body: { role: 'viewer' } });
 
   // The proxy path: a stored key, a tagged and budgeted app token, a named requester, the cache.
   const call = (headers: Record<string, string>, appToken = token) =>
@@ -106,7 +107,16 @@ test('the proxy function sends only the actions the stack grants it, on its own 
   await proxy.settled();
 
   // Reads: every list and the row.
-  for (const path of ['/api/keys', '/api/tokens', '/api/budgets', '/api/alerts', '/api/alerts/webhook', '/api/stats'])
+  for (const path of [
+    '/api/keys',
+    '/api/tokens',
+    '/api/budgets',
+    '/api/alerts',
+    '/api/alerts/webhook',
+    '/api/stats',
+    '/api/roles',
+    '/api/audit',
+  ])
     await ok(path, { token });
   await ok('/api/logs', { token });
   await ok('/api/logs.csv', { token });
@@ -117,6 +127,7 @@ test('the proxy function sends only the actions the stack grants it, on its own 
   await ok('/api/budgets/requesters/intern', { token, method: 'DELETE' });
   await ok('/api/budgets/tags/team/search', { token, method: 'DELETE' });
   await ok('/api/alerts/webhook', { token, method: 'DELETE' });
+  await ok('/api/roles/grant-viewers', { token, method: 'DELETE' });
   await ok(`/api/tokens/${app.token_id}`, { token, method: 'DELETE' });
   await proxy.settled();
 

@@ -36,8 +36,8 @@ describe('per-token limits', () => {
     const before = upstreamCalls(instances.first);
     const refused = await caught(() => chat(instances.second, app.token));
     expect(refused.status).toBe(429);
-    expect(refused.headers?.get('x-ratelimit-limit')).toBe('5');
-    expect(refused.headers?.get('retry-after')).toBe('63');
+    expect(refused.headers?.get('x-proxy-ratelimit-limit')).toBe('5');
+    expect(refused.headers?.get('retry-after')).toBe('60');
     expect(upstreamCalls(instances.first)).toBe(before);
     // The owner's own token keeps the default.
     await chat(instances.first, owner.token);

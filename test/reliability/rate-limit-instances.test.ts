@@ -32,13 +32,13 @@ afterAll(async () => {
 
 function expectRateLimited(result: CallResult, style: 'messages' | 'chat'): void {
   expect(result.status).toBe(429);
-  expect(result.headers.get('retry-after')).toBe('63');
-  expect(result.headers.get('x-ratelimit-remaining')).toBe('0');
+  expect(result.headers.get('retry-after')).toBe('60');
+  expect(result.headers.get('x-proxy-ratelimit-remaining')).toBe('0');
   if (style === 'messages') expect(expectMessagesError(result.text).type).toBe('rate_limit_error');
   else expect(expectChatError(result.text)).toMatchObject({ type: 'rate_limit_error', code: 'rate_limit_exceeded' });
 }
 
-test('150 requests for one token split across two instances: exactly 100 admitted, 50 refused with Retry-After: 63', async () => {
+test('150 requests for one token split across two instances: exactly 100 admitted, 50 refused with Retry-After: 60', async () => {
   // The account is made on the first instance only; the second knows it through the shared tables.
   const account = { token: await first.createAccount('shared-budget') };
   const ownKey = 'client-own-key-for-rate-limit-0001';
@@ -79,7 +79,7 @@ test('the 101st request on one instance makes both official SDKs raise RateLimit
     callProxy(first, { provider: index % 2 ? 'prov-a' : 'prov-b', token: account.token, prompt: `n${index}` }),
   );
   expect(results.map((r) => r.status)).toEqual(Array(LIMIT).fill(200));
-  expect(results.at(-1)!.headers.get('x-ratelimit-limit')).toBe(String(LIMIT));
+  expect(results.at(-1)!.headers.get('x-proxy-ratelimit-limit')).toBe(String(LIMIT));
 
   const anthropic = new Anthropic({ baseURL: first.proxyBase, apiKey: account.token, maxRetries: 0 });
   const anthropicError = await anthropic.messages
@@ -90,7 +90,7 @@ test('the 101st request on one instance makes both official SDKs raise RateLimit
     );
   expect(anthropicError).toBeInstanceOf(Anthropic.RateLimitError);
   expect((anthropicError as InstanceType<typeof Anthropic.RateLimitError>).status).toBe(429);
-  expect((anthropicError as InstanceType<typeof Anthropic.RateLimitError>).headers.get('retry-after')).toBe('63');
+  expect((anthropicError as InstanceType<typeof Anthropic.RateLimitError>).headers.get('retry-after')).toBe('60');
 
   const openai = new OpenAI({ baseURL: `${first.proxyBase}/prov-b/v1`, apiKey: account.token, maxRetries: 0 });
   const openaiError = await openai.chat.completions
@@ -100,7 +100,7 @@ test('the 101st request on one instance makes both official SDKs raise RateLimit
       (error: unknown) => error,
     );
   expect(openaiError).toBeInstanceOf(OpenAI.RateLimitError);
-  expect((openaiError as InstanceType<typeof OpenAI.RateLimitError>).headers.get('retry-after')).toBe('63');
+  expect((openaiError as InstanceType<typeof OpenAI.RateLimitError>).headers.get('retry-after')).toBe('60');
   expect((openaiError as InstanceType<typeof OpenAI.RateLimitError>).code).toBe('rate_limit_exceeded');
 });
 

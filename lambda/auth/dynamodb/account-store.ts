@@ -1,5 +1,6 @@
 import { tagsFrom } from '../../tags/tags';
 import type { AccountStore, Scope, TokenRecord, TokenUpdate } from '../ports';
+import { isRole, type Role } from '../roles';
 import { accountPk, itemsUnderPrefix } from '../../store/dynamodb/account-partition';
 import { BatchedGet } from '../../store/dynamodb/batched-get';
 import { idempotencyToken } from '../../store/dynamodb/idempotency-token';
@@ -37,6 +38,8 @@ interface TokenItem {
   created_at: string;
   revoked_at?: string;
   tags?: unknown;
+  role?: Role;
+  created_by?: string;
 }
 
 function toRecord(accountId: string, item: TokenItem): TokenRecord {
@@ -50,6 +53,8 @@ function toRecord(accountId: string, item: TokenItem): TokenRecord {
     revokedAt: item.revoked_at,
     tags: tagsFrom(item.tags),
     limits: limitsFrom(item as unknown as Record<string, unknown>),
+    role: isRole(item.role) ? item.role : undefined,
+    createdBy: item.created_by,
   };
 }
 
@@ -108,6 +113,8 @@ export class DynamoAccountStore implements AccountStore {
       scopes: token.scopes,
       secret_hash: token.secretHash,
       created_at: token.createdAt,
+      role: token.role,
+      created_by: token.createdBy,
       ...settingsOf(token),
     };
     await this.doc.send({

@@ -1,13 +1,14 @@
 import { tagsFrom } from '../../tags/tags';
 import type { PresentedToken, Scope, TokenLimits, TokenRecord, TokenUpdate } from '../ports';
 import { MAX_GATE_SHARDS, shardCount, shareOf } from '../sliding-minute';
+import { freshRing } from './gate-count';
 
 /**
  * A proxy token's gate: one item in the rate-limits table per shard (sliding-minute.ts; one shard
  * unless the token's limit is high), each holding a copy of what authentication needs (account,
  * secret hash, scopes, revocation), the token's own tags and limits (docs/tags.md), whether the
  * token has a budget, when it last passed (`last_used_at`), and the rate counters of its share of
- * the limit: `n`, `m`, `m_limit` and the map `w` (sliding-minute.ts). Its size does not depend on
+ * the limit: `n`, `m`, `m_limit`, `b`, `z` and the ring `r0` … (sliding-minute.ts). Its size does not depend on
  * the traffic: a few hundred bytes, one write unit.
  *
  * The accounts table stays the source of truth. Every change to what the copy holds writes the
@@ -97,10 +98,10 @@ export function gateSettings(table: string, tokenId: string, update: TokenUpdate
   return everyShard(tokenId).map((Key) => ({ TableName: table, Key, ...settingsUpdate(update, true) }));
 }
 
-/** The rate counters of a shard that has counted nothing yet, for its share of `limit`. */
-export function freshCounters(limit: number, shard: number, perShard?: number): Record<string, unknown> {
+/** The rate counters of a shard that has counted nothing yet, set up at `now`, for its share of `limit`. */
+export function freshCounters(limit: number, shard: number, now: number, perShard?: number): Record<string, unknown> {
   const share = shareOf(limit, shardCount(limit, perShard), shard);
-  return { n: 0, m: -share, m_limit: share, w: {} };
+  return { n: 0, m: -share, m_limit: share, ...freshRing(now) };
 }
 
 /**
@@ -110,11 +111,12 @@ export function freshCounters(limit: number, shard: number, perShard?: number): 
  */
 export function gateOfNewToken(record: TokenRecord, defaultLimit?: number): Record<string, unknown>[] {
   const limit = record.limits?.requestsPerMinute ?? defaultLimit;
+  const created = Date.parse(record.createdAt);
   return Array.from({ length: limit === undefined ? 1 : shardCount(limit) }, (_, shard) => ({
     ...gateKey(record.tokenId, shard),
     ...copyOf(record),
     token_budget: false,
-    ...(limit === undefined ? { n: 0, w: {} } : freshCounters(limit, shard)),
+    ...(limit === undefined ? { n: 0, ...freshRing(created) } : freshCounters(limit, shard, created)),
   }));
 }
 

@@ -16,6 +16,8 @@ import type {
   Tags,
   TokenInfo,
   TokenLimits,
+  AuditPage,
+  SessionInfo,
 } from './types';
 import type { ManagementErrorBody } from '../../api/error-shape';
 import { API_PATHS, pathTo, type ApiUrlPath } from '../../api/paths';
@@ -62,9 +64,26 @@ async function errorFrom(response: Response): Promise<ApiError> {
   return new ApiError(response.status, message);
 }
 
-export async function request<T>(token: string | null, method: string, path: RoutedPath, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = { accept: 'application/json' };
-  if (token) headers.authorization = `Bearer ${token}`;
+/**
+ * How the dashboard proves who it is: a proxy token in a bearer header, or a person's session cookie
+ * (sent by the browser itself) with its CSRF token in `x-csrf-token` on every change (docs/people.md).
+ */
+export type Credential = { token: string } | { csrf: string | null };
+
+function credentialHeaders(credential: Credential | string | null, method: string): Record<string, string> {
+  if (typeof credential === 'string') return { authorization: `Bearer ${credential}` };
+  if (!credential) return {};
+  if ('token' in credential) return { authorization: `Bearer ${credential.token}` };
+  return credential.csrf && method !== 'GET' ? { 'x-csrf-token': credential.csrf } : {};
+}
+
+export async function request<T>(
+  credential: Credential | string | null,
+  method: string,
+  path: RoutedPath,
+  body?: unknown,
+): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json', ...credentialHeaders(credential, method) };
   if (body !== undefined) headers['content-type'] = 'application/json';
   let response: Response;
   try {
@@ -82,11 +101,11 @@ export async function request<T>(token: string | null, method: string, path: Rou
   return (await response.json()) as T;
 }
 
-/** The management API, bound to one signed-in token. */
-export function createApi(token: string, onUnauthorized: (error: ApiError) => void) {
+/** The management API, bound to one signed-in token or session. */
+export function createApi(credential: Credential, onUnauthorized: (error: ApiError) => void) {
   async function call<T>(method: string, path: RoutedPath, body?: unknown): Promise<T> {
     try {
-      return await request<T>(token, method, path, body);
+      return await request<T>(credential, method, path, body);
     } catch (error) {
       // A token revoked while the dashboard is open ends the session instead of failing page by page.
       if (error instanceof ApiError && error.status === 401) onUnauthorized(error);
@@ -105,7 +124,7 @@ export function createApi(token: string, onUnauthorized: (error: ApiError) => vo
       let response: Response;
       try {
         response = await fetch(withQuery(API_PATHS.logsCsv, query), {
-          headers: { authorization: `Bearer ${token}` },
+          headers: credentialHeaders(credential, 'GET'),
           cache: 'no-store',
         });
       } catch {
@@ -143,10 +162,27 @@ export function createApi(token: string, onUnauthorized: (error: ApiError) => vo
     setPrice: (model: string, price: PriceInput) =>
       call<AccountPrice>('PUT', pathTo(API_PATHS.price, { model }), price),
     removePrice: (model: string) => call<void>('DELETE', pathTo(API_PATHS.price, { model })),
+    session: () => call<SessionInfo>('GET', API_PATHS.session),
+    audit: (query: Query) => call<AuditPage>('GET', withQuery(API_PATHS.audit, query)),
   };
 }
 
 export type Api = ReturnType<typeof createApi>;
+
+/** The session a sign-in cookie carries, if the browser has one; null otherwise. */
+export async function cookieSession(): Promise<SessionInfo | null> {
+  return request<SessionInfo>({ csrf: null }, 'GET', API_PATHS.session).catch(() => null);
+}
+
+/** Whether the proxy offers sign-in with an identity provider. */
+export async function signInOptions(): Promise<{ oidc: boolean }> {
+  return request<{ oidc: boolean }>(null, 'GET', API_PATHS.signInConfig).catch(() => ({ oidc: false }));
+}
+
+/** Ends a person's session: the server clears its cookie. */
+export async function endSession(): Promise<void> {
+  await request<void>(null, 'POST', API_PATHS.signOut).catch(() => undefined);
+}
 
 export function health(): Promise<Health> {
   return request<Health>(null, 'GET', API_PATHS.health);

@@ -1,9 +1,12 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { createApi, health } from './api';
+import { cookieSession, createApi, endSession, health, type Credential } from './api';
 import { ApiContext } from './api-context';
+import { CallerContext } from './caller';
 import { Layout } from './components/layout';
 import { useHashRoute, type Route } from './router';
 import { clearToken, loadToken, saveToken } from './session';
+import type { SessionInfo } from './types';
+import { Audit } from './views/audit';
 import { Integrations } from './views/integrations';
 import { Logs } from './views/logs';
 import { Overview } from './views/overview';
@@ -18,14 +21,23 @@ function Page({ route }: { route: Route }) {
       return <Integrations />;
     case 'tokens':
       return <Tokens params={route.params} />;
+    case 'audit':
+      return <Audit params={route.params} />;
     default:
       return <Overview params={route.params} />;
   }
 }
 
+/** A token kept in the tab, or the session cookie the identity provider's sign-in left (checked at start). */
+function initialCredential(): Credential | null | 'checking' {
+  const token = loadToken();
+  return token ? { token } : 'checking';
+}
+
 export function App() {
   const route = useHashRoute();
-  const [token, setToken] = useState<string | null>(loadToken);
+  const [credential, setCredential] = useState<Credential | null | 'checking'>(initialCredential);
+  const [caller, setCaller] = useState<SessionInfo | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [version, setVersion] = useState<string | undefined>(undefined);
 
@@ -36,15 +48,41 @@ export function App() {
     );
   }, []);
 
-  const api = useMemo(() => {
-    if (!token) return null;
-    return createApi(token, () => {
-      clearToken();
-      setToken(null);
-      setNotice('Your session ended: the token was revoked or is no longer valid. Sign in with a valid token.');
+  // Back from the identity provider (or reloaded): the cookie's session, with its CSRF token, if there is one.
+  useEffect(() => {
+    if (credential !== 'checking') return;
+    void cookieSession().then((session) => {
+      setCaller(session);
+      setCredential(session ? { csrf: session.csrf_token } : null);
     });
-  }, [token]);
+  }, [credential]);
 
+  const api = useMemo(() => {
+    if (!credential || credential === 'checking') return null;
+    return createApi(credential, () => {
+      clearToken();
+      setCredential(null);
+      setCaller(null);
+      setNotice(
+        'token' in credential
+          ? 'Your session ended: the token was revoked or is no longer valid. Sign in with a valid token.'
+          : 'Your session ended: it expired or was signed out. Sign in again.',
+      );
+    });
+  }, [credential]);
+
+  // The role decides which controls the pages show: known before the first page is drawn, so no control
+  // appears after the page's data and moves what is already on screen.
+  useEffect(() => {
+    if (api && !caller)
+      api.session().then(setCaller, () => {
+        clearToken();
+        setCredential(null);
+        setNotice('Could not check who is signed in. Sign in again.');
+      });
+  }, [api, caller]);
+
+  if (credential === 'checking' || (api && !caller)) return <main class="signin" data-testid="page-checking" />;
   if (!api) {
     return (
       <SignIn
@@ -52,7 +90,8 @@ export function App() {
         onSignedIn={(value) => {
           saveToken(value);
           setNotice(null);
-          setToken(value);
+          setCaller(null);
+          setCredential({ token: value });
         }}
       />
     );
@@ -60,17 +99,22 @@ export function App() {
 
   return (
     <ApiContext.Provider value={api}>
-      <Layout
-        route={route.name}
-        version={version}
-        onSignOut={() => {
-          clearToken();
-          setNotice('You are signed out.');
-          setToken(null);
-        }}
-      >
-        <Page key={route.name} route={route} />
-      </Layout>
+      <CallerContext.Provider value={caller}>
+        <Layout
+          route={route.name}
+          version={version}
+          caller={caller}
+          onSignOut={() => {
+            clearToken();
+            if (credential && !('token' in credential)) void endSession();
+            setNotice('You are signed out.');
+            setCaller(null);
+            setCredential(null);
+          }}
+        >
+          <Page key={route.name} route={route} />
+        </Layout>
+      </CallerContext.Provider>
     </ApiContext.Provider>
   );
 }

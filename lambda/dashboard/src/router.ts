@@ -1,12 +1,13 @@
 import { useEffect, useState } from 'preact/hooks';
 
-export type RouteName = 'overview' | 'logs' | 'integrations' | 'tokens';
+export type RouteName = 'overview' | 'logs' | 'integrations' | 'tokens' | 'audit';
 
 export const ROUTES: readonly { name: RouteName; label: string }[] = [
   { name: 'overview', label: 'Overview' },
   { name: 'logs', label: 'Logs' },
   { name: 'integrations', label: 'Integrations' },
   { name: 'tokens', label: 'Tokens' },
+  { name: 'audit', label: 'Audit' },
 ];
 
 export interface Route {

@@ -2,6 +2,8 @@
 
 // The server's own types, imported as types only: nothing of the server ends up in the bundle.
 import type { SentAlertJson } from '../../api/alert-routes';
+import type { AuditEntryJson } from '../../api/audit-routes';
+import type { SessionJson } from '../../api/sign-in-routes';
 import type { BudgetJson } from '../../api/budget-routes';
 import type { PriceInput, PriceJson } from '../../api/price-routes';
 import type { ProviderId } from '../../providers/catalog';
@@ -40,6 +42,17 @@ export type { ProviderSlice };
 export type Stats = StatsSummary;
 export type TagTotals = Stats['by_tag'][string][string];
 
+/** Who is signed in (`GET /api/session`). */
+export type SessionInfo = SessionJson;
+export type Role = SessionJson['role'];
+
+/** One audit-log entry (docs/people.md). */
+export type AuditEntry = AuditEntryJson;
+export interface AuditPage {
+  items: AuditEntry[];
+  next_cursor: string | null;
+}
+
 export interface TokenInfo {
   token_id: string;
   name: string;
@@ -53,6 +66,10 @@ export interface TokenInfo {
   /** The token's own tags, added to every row it makes (docs/tags.md). */
   tags?: Tags;
   limits?: TokenLimits;
+  /** A management token's role; null for a proxy-only token. */
+  role?: Role | null;
+  /** Who issued it: `token:<id>` or `person:<subject>`. */
+  created_by?: string | null;
 }
 
 /** Tags as `key → value`, as rows, tokens and stats carry them. */

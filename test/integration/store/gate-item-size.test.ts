@@ -1,7 +1,7 @@
 /**
  * The token gate's item, written by every proxied request, holds a copy of what authentication
  * needs and the rate counters of its share of the limit (lambda/auth/sliding-minute.ts): a count
- * and one number per 3-second bucket of the window, so its size does not follow the traffic.
+ * and a fixed ring of one number per 1.5-second bucket, so its size does not follow the traffic.
  * DynamoDB bills a write by the larger of the item's sizes before and after it, one write unit per
  * started KB. Measured here on DynamoDB Local, whose consumed capacity is DynamoDB's billing rule:
  * a long-used token with every bucket of its window recorded, at the default and at the highest
@@ -13,7 +13,17 @@ import { issueToken } from '../../../lambda/auth/issue';
 import { DynamoAccountStore } from '../../../lambda/auth/dynamodb/account-store';
 import { DynamoTokenGate } from '../../../lambda/auth/dynamodb/token-gate';
 import { gateKey, type GateSource } from '../../../lambda/auth/dynamodb/gate-item';
-import { BUCKET_MS, shardCount, shareOf, WINDOW_BUCKETS } from '../../../lambda/auth/sliding-minute';
+import {
+  AHEAD_BUCKETS,
+  BUCKET_MS,
+  bucketOf,
+  LATE_BUCKETS,
+  RING_SLOTS,
+  shardCount,
+  shareOf,
+  slotOf,
+  WINDOW_BUCKETS,
+} from '../../../lambda/auth/sliding-minute';
 import { MAX_REQUESTS_PER_MINUTE } from '../../../lambda/auth/token-limits';
 import type { DocumentClient } from '../../../lambda/store/dynamodb/document-client';
 import type { StoreCommand } from '../../../lambda/store/dynamodb/commands';
@@ -74,9 +84,16 @@ async function issued(requestsPerMinute?: number): Promise<ParsedToken> {
   return parseToken(token)!;
 }
 
-/** The counters of every shard of a token's gate set as a long-used token's are: a billion admissions counted. */
+/** The counters of every shard of a token's gate set as a long-used token's are: a billion admissions counted, its whole ring set. */
 async function longUsed(token: ParsedToken, limit: number): Promise<void> {
   const shards = shardCount(limit);
+  const before = bucketOf(MINUTE_START) - 1;
+  const ring: Record<string, number> = {};
+  for (let bucket = before - WINDOW_BUCKETS - LATE_BUCKETS; bucket <= before; bucket++)
+    ring[`:${slotOf(bucket)}`] = 1e9;
+  const sets = Object.keys(ring).map((value) => `${value.slice(1)} = ${value}`);
+  // The slots ahead of the newest bucket are empty, as every write that starts a bucket leaves them.
+  const ahead = Array.from({ length: AHEAD_BUCKETS }, (_, i) => slotOf(before + 1 + i));
   for (let shard = 0; shard < shards; shard++) {
     const share = shareOf(limit, shards, shard);
     await tables.clients.doc.send({
@@ -84,8 +101,8 @@ async function longUsed(token: ParsedToken, limit: number): Promise<void> {
       input: {
         TableName: tables.tables.rateLimits,
         Key: gateKey(token.tokenId, shard),
-        UpdateExpression: 'SET n = :n, m = :m, m_limit = :share, w = :w',
-        ExpressionAttributeValues: { ':n': 1e9, ':m': 1e9 - share, ':share': share, ':w': {} },
+        UpdateExpression: `SET n = :n, m = :m, m_limit = :share, b = :b, ${sets.join(', ')} REMOVE ${ahead.join(', ')}`,
+        ExpressionAttributeValues: { ':n': 1e9, ':m': 1e9 - share, ':share': share, ':b': before, ...ring },
       },
     });
   }
@@ -100,11 +117,10 @@ for (const limit of [DEFAULTS.rateLimitPerMinute, MAX_REQUESTS_PER_MINUTE]) {
     for (let i = 0; i < (shards > 1 ? 100 : 1); i++) await gate.admit(token, MINUTE_START - 10 * MINUTE + i);
     await longUsed(token, limit);
     gate.units.length = 0;
-    // Requests in every bucket of the window, enough that some shard sees every bucket: each request
-    // picks a shard at random, so with 8 a shard per bucket one misses a bucket about once in 5,000
-    // (the default limit's one item sees them all with 3, under its 100 a minute).
-    const perBucket = shards > 1 ? 8 * shards : 3;
-    for (let bucket = 0; bucket < WINDOW_BUCKETS; bucket++)
+    // Requests in every bucket of the window (each shard's ring is set whichever buckets it sees:
+    // a write that starts a bucket starts those between too).
+    const perBucket = shards > 1 ? 2 * shards : 2;
+    for (let bucket = 0; bucket <= WINDOW_BUCKETS; bucket++)
       for (let i = 0; i < perBucket; i++)
         expect((await gate.admit(token, MINUTE_START + bucket * BUCKET_MS + i)).kind).toBe('admitted');
     const items = await Promise.all(
@@ -121,8 +137,9 @@ for (const limit of [DEFAULTS.rateLimitPerMinute, MAX_REQUESTS_PER_MINUTE]) {
     );
     const largest = Math.max(...items.map((item) => itemSize(item)));
     console.log(`limit ${limit}: ${shards} shards, largest gate item ${largest} bytes`);
-    // Every bucket of the window recorded on the largest item.
-    expect(Math.max(...items.map((item) => Object.keys(item.w?.M ?? {}).length))).toBe(WINDOW_BUCKETS);
+    // Every slot of the ring set on the largest item, but the empty ones kept ahead of its newest bucket.
+    const slots = (item: Record<string, unknown>) => Object.keys(item).filter((name) => /^r\d+$/.test(name)).length;
+    expect(Math.max(...items.map(slots))).toBe(RING_SLOTS - AHEAD_BUCKETS);
     // lib/cost-model.ts states the largest size (docs/deploy.md renders it): at most that, within 5%; DynamoDB charged 1 unit a write.
     expect(largest).toBeLessThanOrEqual(gateItemBytes());
     expect(largest).toBeGreaterThanOrEqual(gateItemBytes() * 0.95);

@@ -14,7 +14,8 @@ import type { DocumentClient } from '../../../lambda/store/dynamodb/document-cli
 import type { StoreCommand } from '../../../lambda/store/dynamodb/commands';
 import type { GateVerdict } from '../../../lambda/auth/ports';
 import { createTestTables } from '../../support/tables';
-import { BUCKET_MS, bucketOf, WINDOW_BUCKETS } from '../../../lambda/auth/sliding-minute';
+import { BUCKET_MS, bucketOf, RING_SLOTS, WINDOW_BUCKETS } from '../../../lambda/auth/sliding-minute';
+import { seededRandom } from '../../fakes/behaviour';
 
 let tables: Awaited<ReturnType<typeof createTestTables>>;
 let accounts: DynamoAccountStore;
@@ -42,9 +43,16 @@ const source: GateSource = async (token, at) => {
   return record && { record, tokenBudget: budget !== undefined };
 };
 
-/** One instance's gate; tokens are presented as a request presents them (the secret's hash). */
+/** One instance's gate, its clock held at `now`; tokens are presented as a request presents them (the secret's hash). */
 function gate(sent: string[] = []): { admit(token: ParsedToken, at: number): Promise<GateVerdict> } {
-  const instance = new DynamoTokenGate(countingClient(sent), tables.tables.rateLimits, LIMIT, source);
+  const instance = new DynamoTokenGate(
+    countingClient(sent),
+    tables.tables.rateLimits,
+    LIMIT,
+    source,
+    undefined,
+    () => now,
+  );
   return {
     admit: (token, at) =>
       instance.admit({ accountId: token.accountId, tokenId: token.tokenId, secretHash: hashSecret(token.secret) }, at),
@@ -57,6 +65,22 @@ async function issued(): Promise<ParsedToken> {
   const { token } = await issueToken(accounts, { accountId, scopes: ['proxy'], now: new Date(now) });
   return parseToken(token)!;
 }
+
+/** What a gate item holds besides its counters: its key, the token's copy, its flags and last use. */
+const COPY = new Set([
+  'counter_key',
+  'account_id',
+  'token_id',
+  'secret_hash',
+  'scopes',
+  'created_at',
+  'token_budget',
+  'last_used_at',
+  'revoked_at',
+  'tags',
+  'requests_per_minute',
+  'models',
+]);
 
 async function gateItem(tokenId: string): Promise<Record<string, unknown> | undefined> {
   const { Item } = await tables.clients.doc.send({
@@ -87,7 +111,8 @@ test('a real token is checked and counted in one UpdateItem, and the count reach
   const [first, second] = [gate(sent), gate(sent)];
   const verdicts: GateVerdict[] = [];
   for (let i = 0; i < LIMIT + 2; i++) verdicts.push(await (i % 2 ? second : first).admit(token, now));
-  expect(sent).toEqual(Array(LIMIT + 2).fill('UpdateItem'));
+  // One call each, and one more, once: the first refusal that fills the bucket for good records its time (Retry-After: 60).
+  expect(sent).toEqual(Array(LIMIT + 3).fill('UpdateItem'));
   expect(verdicts.map((v) => v.kind)).toEqual([...Array(LIMIT).fill('admitted'), 'limited', 'limited']);
   const admitted = verdicts[0] as Extract<GateVerdict, { kind: 'admitted' | 'limited' }>;
   expect(admitted.record).toMatchObject({
@@ -96,13 +121,21 @@ test('a real token is checked and counted in one UpdateItem, and the count reach
     scopes: ['proxy'],
     secretHash: hashSecret(token.secret),
   });
-  // Room grows again when the bucket of the oldest request counted leaves the window (sliding-minute.ts).
-  const leaves = (bucketOf(now) + WINDOW_BUCKETS) * BUCKET_MS;
-  expect(admitted.rateLimit).toEqual({ allowed: true, limit: LIMIT, remaining: LIMIT - 1, resetAt: leaves / 1000 });
-  expect(verdicts[LIMIT]).toMatchObject({ kind: 'limited', rateLimit: { allowed: false, remaining: 0 } });
-  expect((await first.admit(token, leaves - 1)).kind).toBe('limited');
-  // Once their bucket has left the window, they no longer count.
-  expect(await first.admit(token, leaves)).toMatchObject({
+  // Room grows again when the bucket of the oldest request counted leaves the window (sliding-minute.ts)…
+  const leaves = (bucketOf(now) + WINDOW_BUCKETS + 1) * BUCKET_MS;
+  expect(admitted.rateLimit).toEqual({
+    allowed: true,
+    limit: LIMIT,
+    remaining: LIMIT - 1,
+    resetAt: Math.ceil(leaves / 1000),
+  });
+  // …or, once a refusal has closed that bucket, 60 s after the refusal: Retry-After: 60.
+  expect(verdicts[LIMIT]).toMatchObject({
+    kind: 'limited',
+    rateLimit: { allowed: false, remaining: 0, resetAt: Math.ceil((now + MINUTE) / 1000) },
+  });
+  expect((await first.admit(token, now + MINUTE - 1)).kind).toBe('limited');
+  expect(await first.admit(token, now + MINUTE)).toMatchObject({
     kind: 'admitted',
     rateLimit: { remaining: LIMIT - 1 },
   });
@@ -211,17 +244,20 @@ describe('a token with no gate yet (issued before gates, or the table was recrea
   });
 });
 
-test("minutes a token was idle after leave no buckets behind: the gate item keeps only the window's", async () => {
+test('the gate item is bounded by construction: whatever the instances, buckets and pauses, it holds its ring and a few counters', async () => {
   const token = await issued();
-  const instance = gate();
-  await instance.admit(token, now);
-  await instance.admit(token, now + MINUTE);
-  // Five idle minutes: buckets out of the window are removed once seen.
-  await instance.admit(token, now + 7 * MINUTE);
-  await instance.admit(token, now + 7 * MINUTE);
+  const instances = Array.from({ length: 12 }, () => gate());
+  const random = seededRandom(12);
+  let at = now;
+  for (let i = 0; i < 120; i++) {
+    at += random() < 0.2 ? Math.floor(random() * 3 * MINUTE) : Math.floor(random() * 2_000);
+    await instances[Math.floor(random() * instances.length)]!.admit(token, at);
+  }
   const item = (await gateItem(token.tokenId))!;
-  expect(Object.keys(item.w as object)).toEqual([String(bucketOf(now + 7 * MINUTE))]);
-  expect(Object.keys(item).filter((name) => /^[aw]\d+$/.test(name))).toEqual([]);
+  const counters = Object.keys(item).filter((name) => !COPY.has(name));
+  expect(counters.every((name) => /^(n|m|m_limit|b|z|r\d+)$/.test(name))).toBe(true);
+  expect(counters.filter((name) => /^r\d+$/.test(name)).length).toBeLessThanOrEqual(RING_SLOTS);
+  expect(Object.keys(item).length).toBeLessThanOrEqual(COPY.size + 5 + RING_SLOTS);
 });
 
 test('"last used" is written by the gate call itself, for admitted requests only, and listed with the token', async () => {

@@ -3,7 +3,7 @@ import { statsRoutes } from '../../../lambda/api/stats-routes';
 import type { Deps } from '../../../lambda/wiring/deps';
 import type { IncomingRequest } from '../../../lambda/http/request';
 import { DynamoUsageStats } from '../../../lambda/usage/dynamodb/usage-stats';
-import type { TokenRecord } from '../../../lambda/auth/ports';
+import type { Caller } from '../../../lambda/auth/roles';
 import type { UsageRow } from '../../../lambda/usage/usage-row';
 import type { StatsSummary } from '../../../lambda/usage/usage-stats';
 
@@ -106,13 +106,7 @@ describe('read cost', () => {
 });
 
 describe('GET /api/stats', () => {
-  const caller = {
-    accountId: 'acc-edges',
-    tokenId: 'tok',
-    scopes: ['manage'],
-    secretHash: '',
-    createdAt: '',
-  } as TokenRecord;
+  const caller: Caller = { accountId: 'acc-edges', tokenId: 'tok', role: 'viewer', actor: 'token:tok' };
   // Token names are joined in from the account store; the names themselves are checked through the real server (test/integration/logs-api).
   const deps = () =>
     ({

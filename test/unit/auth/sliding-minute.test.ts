@@ -1,74 +1,102 @@
 /**
- * The arithmetic of the bucketed sliding minute (lambda/auth/sliding-minute.ts): which buckets a
- * request is checked against, the count and figures a gate item's counters give, and how a limit
- * is split over gate items. The store's side is tested on DynamoDB Local in
- * test/integration/store/sliding-minute.test.ts.
+ * The arithmetic of the bucketed sliding minute (lambda/auth/sliding-minute.ts): which bucket a
+ * request is checked from, the count and figures a gate item's counters give, when a refusal
+ * closes its bucket, and how a limit is split over gate items. The store's side is tested on
+ * DynamoDB Local in test/integration/store/sliding-minute.test.ts.
  */
 import {
   BUCKET_MS,
   bucketOf,
-  bucketsBefore,
   countInWindow,
   countersOf,
+  isFinal,
   MAX_GATE_SHARDS,
+  oldestBucket,
+  oldestClosed,
+  RING_SLOTS,
   shardCount,
   shareOf,
+  slotOf,
   WINDOW_BUCKETS,
-  windowBuckets,
   windowFigures,
 } from '../../../lambda/auth/sliding-minute';
 
 const T = Date.UTC(2026, 0, 5, 10, 0);
+const k = bucketOf(T);
 
-test('a request is checked against its own bucket and the 20 before it: every bucket that overlaps the 60 s before it', () => {
-  const at = T + 1_500;
-  const buckets = windowBuckets(at);
-  expect(buckets).toHaveLength(WINDOW_BUCKETS);
-  expect(WINDOW_BUCKETS).toBe(21);
-  expect(buckets.at(-1)).toBe(bucketOf(at));
-  // The oldest bucket overlaps (at - 60 s, at]; the one before it ends at or before at - 60 s.
-  expect((buckets[0]! + 1) * BUCKET_MS).toBeGreaterThan(at - 60_000);
-  expect(buckets[0]! * BUCKET_MS).toBeLessThanOrEqual(at - 60_000);
+/** An item with 4 admissions in bucket k-2, 1 in k-1 and 5 in k: its live slots (k-42 … k) hold each bucket's start. */
+const item = (extra: Record<string, unknown> = {}) => {
+  const slots: Record<string, number> = {};
+  for (let bucket = k - 42; bucket <= k - 2; bucket++) slots[slotOf(bucket)] = 0;
+  return { n: 10, b: k, ...slots, [slotOf(k - 1)]: 4, [slotOf(k)]: 5, ...extra };
+};
+
+test('a request is checked from the bucket 60 s before its own began: the span is 60 to 61.5 s', () => {
+  expect(BUCKET_MS).toBe(1_500);
+  expect(WINDOW_BUCKETS * BUCKET_MS).toBe(60_000);
+  expect(oldestBucket(T + 1_499)).toBe(k - 40);
+  expect(T - 60_000 - oldestBucket(T) * BUCKET_MS).toBe(0);
+  expect(T + 1_499 - 60_000 - oldestBucket(T + 1_499) * BUCKET_MS).toBe(1_499);
 });
 
-test('the count in the window is the count now less the count when its oldest recorded bucket began', () => {
-  const k = bucketOf(T);
-  const item = { n: 130, w: { [String(k - 25)]: 10, [String(k - 20)]: 40, [String(k - 3)]: 100, [String(k)]: 125 } };
-  const counters = countersOf(item);
-  expect(countInWindow(counters, T)).toBe(90);
-  // One bucket later, bucket k - 20 has left: counted from k - 3.
-  expect(countInWindow(counters, T + BUCKET_MS)).toBe(30);
-  expect(bucketsBefore(counters, T)).toEqual([k - 25]);
-  expect(countInWindow(countersOf({ n: 5, w: {} }), T)).toBe(0);
+test('the ring has one slot per bucket it must keep, each named by its bucket modulo its size', () => {
+  expect(RING_SLOTS).toBe(40 + 2 + 6 + 1);
+  expect(slotOf(k)).toBe(`r${k % RING_SLOTS}`);
+  expect(slotOf(k + RING_SLOTS)).toBe(slotOf(k));
+  expect(new Set(Array.from({ length: RING_SLOTS }, (_, i) => slotOf(k + i))).size).toBe(RING_SLOTS);
 });
 
-test('the figures: remaining room and the second the oldest recorded bucket leaves the window', () => {
-  const k = bucketOf(T);
-  const counters = countersOf({ n: 50, w: { [String(k - 4)]: 0 } });
-  expect(windowFigures(100, counters, T)).toEqual({
-    counted: 50,
-    remaining: 50,
-    resetAt: ((k - 4 + WINDOW_BUCKETS) * BUCKET_MS) / 1000,
+test('the count in the window is the count now less the count when its oldest bucket began', () => {
+  const counters = countersOf(item());
+  // 40 buckets on, k-2 is the oldest: everything since it counts.
+  expect(countInWindow(counters, (k + 38) * BUCKET_MS)).toBe(10);
+  expect(countInWindow(counters, (k + 39) * BUCKET_MS)).toBe(6);
+  expect(countInWindow(counters, (k + 40) * BUCKET_MS)).toBe(5);
+  // Buckets after the newest started at n: nothing counted once the newest has left.
+  expect(countInWindow(counters, (k + 41) * BUCKET_MS)).toBe(0);
+  // A late write at k-2 counts everything since its own oldest bucket, later ones included.
+  expect(countInWindow(counters, (k - 2) * BUCKET_MS)).toBe(10);
+});
+
+test('a refusal is final when the window is full without its oldest bucket; its time closes that bucket 60 s later', () => {
+  const counters = countersOf(item());
+  const at = (k + 38) * BUCKET_MS + 200;
+  expect(isFinal(6, counters, at)).toBe(true);
+  expect(isFinal(7, counters, at)).toBe(false);
+  const closedAt = (k - 2) * BUCKET_MS + 700;
+  const closed = countersOf(item({ z: closedAt }));
+  // The oldest bucket is k-2 from k+38 on; it stops counting when its closing time is 60 s old.
+  expect(oldestClosed(closed, closedAt + 60_000 - 1)).toBe(false);
+  expect(countInWindow(closed, closedAt + 60_000 - 1)).toBe(10);
+  expect(oldestClosed(closed, closedAt + 60_000)).toBe(true);
+  expect(countInWindow(closed, closedAt + 60_000)).toBe(6);
+});
+
+test('the figures: remaining room and the second the oldest bucket with an admission stops counting', () => {
+  const counters = countersOf(item());
+  const at = (k + 10) * BUCKET_MS;
+  expect(windowFigures(25, counters, at)).toEqual({
+    counted: 10,
+    remaining: 15,
+    resetAt: Math.ceil(((k - 2 + WINDOW_BUCKETS + 1) * BUCKET_MS) / 1000),
   });
-  // An empty window: all of the limit, and room "now".
-  expect(windowFigures(100, countersOf({}), T + 400)).toEqual({
+  // A closed bucket stops counting 60 s after its closing time, before its bucket ends.
+  const closedAt = (k - 2) * BUCKET_MS + 300;
+  expect(windowFigures(25, countersOf(item({ z: closedAt })), at).resetAt).toBe(Math.ceil((closedAt + 60_000) / 1000));
+  // An empty window: room now.
+  expect(windowFigures(25, countersOf({ n: 3, b: k }), (k + 50) * BUCKET_MS)).toEqual({
     counted: 0,
-    remaining: 100,
-    resetAt: (T + 1_000) / 1000,
+    remaining: 25,
+    resetAt: Math.ceil(((k + 50) * BUCKET_MS) / 1000),
   });
 });
 
 test('a limit is split into one gate item per 15,000 a minute, up to 8, whose shares add up to it', () => {
-  expect([1, 100, 15_000, 15_001, 60_000, 120_000, 10_000_000].map((limit) => shardCount(limit))).toEqual([
-    1,
-    1,
-    1,
-    2,
-    4,
-    8,
-    MAX_GATE_SHARDS,
-  ]);
-  for (const limit of [1, 7, 15_001, 60_000, 99_999, 120_000]) {
+  expect(shardCount(100)).toBe(1);
+  expect(shardCount(15_000)).toBe(1);
+  expect(shardCount(15_001)).toBe(2);
+  expect(shardCount(120_000)).toBe(MAX_GATE_SHARDS);
+  for (const limit of [1, 7, 15_001, 59_999, 120_000]) {
     const shards = shardCount(limit);
     const shares = Array.from({ length: shards }, (_, shard) => shareOf(limit, shards, shard));
     expect(shares.reduce((sum, share) => sum + share, 0)).toBe(limit);

@@ -58,6 +58,9 @@ describe('CORS response headers', () => {
     expect(exposed).toEqual(
       expect.arrayContaining([
         'x-proxy-request-id',
+        'x-proxy-ratelimit-limit',
+        'x-proxy-ratelimit-remaining',
+        'x-proxy-ratelimit-reset',
         'x-ratelimit-limit',
         'x-ratelimit-remaining',
         'x-ratelimit-reset',

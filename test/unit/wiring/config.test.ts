@@ -326,3 +326,24 @@ describe('the upstream variables in docs/api.md', () => {
     );
   });
 });
+
+describe('sign-in settings (docs/people.md)', () => {
+  it('takes an issuer with its client id and secret together, or none of them', () => {
+    expect(loadConfig({}).oidc).toBeUndefined();
+    expect(
+      loadConfig({ OIDC_ISSUER: 'http://127.0.0.1:9090', OIDC_CLIENT_ID: 'c', OIDC_CLIENT_SECRET: 's' }).oidc,
+    ).toEqual({ issuer: 'http://127.0.0.1:9090', clientId: 'c', clientSecret: 's', groupsClaim: 'groups' });
+    expect(() => loadConfig({ OIDC_ISSUER: 'http://127.0.0.1:9090' })).toThrow(/go together/);
+    expect(() => loadConfig({ OIDC_ISSUER: 'not a url', OIDC_CLIENT_ID: 'c', OIDC_CLIENT_SECRET: 's' })).toThrow(
+      /OIDC_ISSUER/,
+    );
+  });
+
+  it("reads the stack's Cognito user pool as its issuer, with Cognito's groups claim", () => {
+    expect(loadConfig({ OIDC_COGNITO_USER_POOL_ID: 'eu-west-1_AbC123' }).oidc).toEqual({
+      issuer: 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_AbC123',
+      cognitoUserPoolId: 'eu-west-1_AbC123',
+      groupsClaim: 'cognito:groups',
+    });
+  });
+});

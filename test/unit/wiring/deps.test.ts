@@ -52,6 +52,10 @@ test("with the AWS adapters, the provider keys' data keys are wrapped by the KMS
       built.push(['secrets', region, secretId]);
       return async () => 'admin-key-from-the-secret';
     },
+    cognitoAppClient: (region, userPoolId) => {
+      built.push(['cognito', region, userPoolId]);
+      return async () => ({ clientId: 'client', clientSecret: 'secret' });
+    },
   };
   const deps = buildDeps(config({ KMS_KEY_ID: 'alias/proxy', ADMIN_SECRET_ARN: SECRET_ARN }), undefined, { aws });
   expect(built).toEqual([

@@ -2,15 +2,18 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
 import { hrefFor, ROUTES, type RouteName } from '../router';
 import { useThemeChoice } from '../theme';
+import type { SessionInfo } from '../types';
 
 interface Props {
   route: RouteName;
   version: string | undefined;
+  /** Who is signed in, once known: shown beside Sign out. */
+  caller: SessionInfo | null;
   onSignOut: () => void;
   children: ComponentChildren;
 }
 
-export function Layout({ route, version, onSignOut, children }: Props) {
+export function Layout({ route, version, caller, onSignOut, children }: Props) {
   const main = useRef<HTMLElement>(null);
   const firstRender = useRef(true);
   const theme = useThemeChoice();
@@ -55,6 +58,11 @@ export function Layout({ route, version, onSignOut, children }: Props) {
         >
           {theme.label}
         </button>
+        {caller && (
+          <span class="muted caller" data-testid="caller" data-role={caller.role}>
+            {caller.actor_name ?? caller.actor} · {caller.role}
+          </span>
+        )}
         <button type="button" class="button button-small button-quiet" onClick={onSignOut} data-testid="signout">
           Sign out
         </button>

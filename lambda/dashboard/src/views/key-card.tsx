@@ -1,6 +1,7 @@
 import { useAction } from '../use-action';
 import { useRef, useState } from 'preact/hooks';
 import { useApi } from '../api-context';
+import { Allowed } from '../caller';
 import { ConfirmButton } from '../components/confirm-button';
 import { ErrorMessage } from '../components/error-message';
 import { formatDateTime } from '../format';
@@ -83,34 +84,36 @@ export function KeyCard({ provider, stored, known, signing, onChanged }: Props) 
           <>No key saved yet.</>
         )}
       </p>
-      <form class="key-form" onSubmit={(event) => void save(event)}>
-        <label for={inputId}>{stored ? `Replace the ${provider.name} API key` : `${provider.name} API key`}</label>
-        <div class="key-form-row">
-          <input
-            id={inputId}
-            ref={input}
-            type="password"
-            value={key}
-            autoComplete="off"
-            spellcheck={false}
-            placeholder={stored ? 'Paste a new key to replace the saved one' : 'Paste the key'}
-            data-testid={`key-input-${id}`}
-            onInput={(e) => setKey(e.currentTarget.value)}
-          />
-          <button type="submit" class="button button-primary" disabled={busy} data-testid={`key-save-${id}`}>
-            {busy ? 'Saving…' : stored ? 'Replace key' : 'Save key'}
-          </button>
-          {stored && (
-            <ConfirmButton
-              label="Delete key"
-              confirmLabel="Delete"
-              question={`Delete the ${provider.name} key?`}
-              testId={`key-delete-${id}`}
-              onConfirm={remove}
+      <Allowed role="admin">
+        <form class="key-form" onSubmit={(event) => void save(event)}>
+          <label for={inputId}>{stored ? `Replace the ${provider.name} API key` : `${provider.name} API key`}</label>
+          <div class="key-form-row">
+            <input
+              id={inputId}
+              ref={input}
+              type="password"
+              value={key}
+              autoComplete="off"
+              spellcheck={false}
+              placeholder={stored ? 'Paste a new key to replace the saved one' : 'Paste the key'}
+              data-testid={`key-input-${id}`}
+              onInput={(e) => setKey(e.currentTarget.value)}
             />
-          )}
-        </div>
-      </form>
+            <button type="submit" class="button button-primary" disabled={busy} data-testid={`key-save-${id}`}>
+              {busy ? 'Saving…' : stored ? 'Replace key' : 'Save key'}
+            </button>
+            {stored && (
+              <ConfirmButton
+                label="Delete key"
+                confirmLabel="Delete"
+                question={`Delete the ${provider.name} key?`}
+                testId={`key-delete-${id}`}
+                onConfirm={remove}
+              />
+            )}
+          </div>
+        </form>
+      </Allowed>
       <p class="notice-ok" aria-live="polite" data-testid={`key-notice-${id}`}>
         {notice}
       </p>

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { API_PATHS } from '../../../api/paths';
-import { request, signInMessage } from '../api';
+import { request, signInMessage, signInOptions } from '../api';
 import { useAction } from '../use-action';
 
 interface Props {
@@ -15,6 +15,10 @@ export function SignIn({ onSignedIn, notice }: Props) {
   // A problem found before sending is shown as it is; the server's answers get the sign-in wording.
   const error = typeof failure === 'string' || failure === undefined ? failure : signInMessage(failure);
   const input = useRef<HTMLInputElement>(null);
+  const [oidc, setOidc] = useState(false);
+  useEffect(() => {
+    void signInOptions().then((options) => setOidc(options.oidc));
+  }, []);
   useEffect(() => {
     document.title = 'Sign in · AI Usage Proxy';
     input.current?.focus();
@@ -42,6 +46,14 @@ export function SignIn({ onSignedIn, notice }: Props) {
           Sign in with a proxy token that has the manage scope. The first one is printed when the server starts for the
           first time.
         </p>
+        {oidc && (
+          <>
+            <a class="button button-primary button-block" href={API_PATHS.signIn} data-testid="signin-oidc">
+              Sign in with your identity provider
+            </a>
+            <p class="hint">Or, for automation and tokens with the manage scope:</p>
+          </>
+        )}
         {notice && !error && (
           <p class="notice notice-info" role="status" data-testid="signin-notice">
             {notice}

@@ -1,3 +1,4 @@
+import { useActor, useAllowed } from '../caller';
 import { useApi } from '../api-context';
 import { ConfirmButton } from '../components/confirm-button';
 import { formatCost, formatDateTime, formatInt } from '../format';
@@ -56,6 +57,11 @@ function Spend({ usage, loaded }: { usage: TokenTotals | undefined; loaded: bool
 
 export function TokenTable({ tokens, onRevoke, onBudgetChanged, spend }: Props) {
   const rows = [...tokens].sort(newestActiveFirst);
+  // An admin changes any token; a member only those it issued (docs/people.md).
+  const admin = useAllowed('admin');
+  const member = useAllowed('member');
+  const actor = useActor();
+  const mayChange = (token: TokenInfo) => admin || (member && token.created_by === actor);
   return (
     <div class="table-scroll" tabIndex={0} role="region" aria-label="Tokens">
       <table class="table token-table" data-testid="tokens-table">
@@ -108,7 +114,7 @@ export function TokenTable({ tokens, onRevoke, onBudgetChanged, spend }: Props) 
                 <TokenBudget token={token} onChanged={onBudgetChanged} />
               </td>
               <td data-label="Tags & limits" class="token-settings">
-                <TokenSettings token={token} onChanged={onBudgetChanged} />
+                {mayChange(token) && <TokenSettings token={token} onChanged={onBudgetChanged} />}
               </td>
               <td data-label="Status">
                 {token.revoked_at ? (
@@ -116,17 +122,19 @@ export function TokenTable({ tokens, onRevoke, onBudgetChanged, spend }: Props) 
                     Revoked {formatDateTime(token.revoked_at)}
                   </span>
                 ) : (
-                  <ConfirmButton
-                    label="Revoke"
-                    confirmLabel="Revoke now"
-                    question={
-                      token.current
-                        ? 'You are signed in with this token: revoking it signs you out.'
-                        : 'Apps using it stop working at once.'
-                    }
-                    testId="token-revoke"
-                    onConfirm={() => onRevoke(token.token_id)}
-                  />
+                  mayChange(token) && (
+                    <ConfirmButton
+                      label="Revoke"
+                      confirmLabel="Revoke now"
+                      question={
+                        token.current
+                          ? 'You are signed in with this token: revoking it signs you out.'
+                          : 'Apps using it stop working at once.'
+                      }
+                      testId="token-revoke"
+                      onConfirm={() => onRevoke(token.token_id)}
+                    />
+                  )
                 )}
               </td>
             </tr>

@@ -1,3 +1,4 @@
+import { Allowed } from '../caller';
 import { useAction } from '../use-action';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { useApi } from '../api-context';
@@ -90,32 +91,34 @@ export function Tokens({ params }: { params: URLSearchParams }) {
       <div class="page-head">
         <h1 tabIndex={-1}>Tokens</h1>
       </div>
-      <section class="card">
-        <h2 class="card-title">Create an app token</h2>
-        <p class="muted token-intro">
-          Give each app its own token so you can see its usage and revoke it alone. App tokens can send proxy requests
-          only; they cannot sign in here.
-        </p>
-        <form class="inline-form" onSubmit={(event) => void create(event)}>
-          <label for="token-name">Name</label>
-          <div class="key-form-row">
-            <input
-              id="token-name"
-              type="text"
-              value={name}
-              maxLength={200}
-              autoComplete="off"
-              placeholder="e.g. support-bot"
-              data-testid="token-name"
-              onInput={(e) => setName(e.currentTarget.value)}
-            />
-            <button type="submit" class="button button-primary" disabled={busy} data-testid="token-create">
-              {busy ? 'Creating…' : 'Create token'}
-            </button>
-          </div>
-        </form>
-        <ErrorMessage error={error} testId="tokens-error" />
-      </section>
+      <Allowed role="member">
+        <section class="card">
+          <h2 class="card-title">Create an app token</h2>
+          <p class="muted token-intro">
+            Give each app its own token so you can see its usage and revoke it alone. App tokens can send proxy requests
+            only; they cannot sign in here.
+          </p>
+          <form class="inline-form" onSubmit={(event) => void create(event)}>
+            <label for="token-name">Name</label>
+            <div class="key-form-row">
+              <input
+                id="token-name"
+                type="text"
+                value={name}
+                maxLength={200}
+                autoComplete="off"
+                placeholder="e.g. support-bot"
+                data-testid="token-name"
+                onInput={(e) => setName(e.currentTarget.value)}
+              />
+              <button type="submit" class="button button-primary" disabled={busy} data-testid="token-create">
+                {busy ? 'Creating…' : 'Create token'}
+              </button>
+            </div>
+          </form>
+          <ErrorMessage error={error} testId="tokens-error" />
+        </section>
+      </Allowed>
       {created && <CreatedTokenNotice created={created.token} name={created.name} onDone={() => setCreated(null)} />}
       <ErrorMessage error={tokens.error} testId="tokens-load-error" onRetry={tokens.reload} />
       <section class="card table-card">

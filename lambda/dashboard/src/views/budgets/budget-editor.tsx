@@ -1,3 +1,4 @@
+import { Allowed } from '../../caller';
 import { useAction } from '../../use-action';
 import { useState } from 'preact/hooks';
 import { ConfirmButton } from '../../components/confirm-button';
@@ -87,20 +88,22 @@ export function BudgetEditor({ budget, label, testId, onSave, onRemove }: Props)
           No budget
         </span>
       )}
-      <span class="budget-actions">
-        <button type="button" class="button button-small" onClick={open} data-testid={`${testId}-edit`}>
-          {budget ? 'Change' : 'Set budget'}
-        </button>
-        {budget && (
-          <ConfirmButton
-            label="Remove"
-            confirmLabel="Remove budget"
-            question="Spending is no longer limited."
-            testId={`${testId}-remove`}
-            onConfirm={remove}
-          />
-        )}
-      </span>
+      <Allowed role="admin">
+        <span class="budget-actions">
+          <button type="button" class="button button-small" onClick={open} data-testid={`${testId}-edit`}>
+            {budget ? 'Change' : 'Set budget'}
+          </button>
+          {budget && (
+            <ConfirmButton
+              label="Remove"
+              confirmLabel="Remove budget"
+              question="Spending is no longer limited."
+              testId={`${testId}-remove`}
+              onConfirm={remove}
+            />
+          )}
+        </span>
+      </Allowed>
       <ErrorMessage error={error} testId={`${testId}-error`} />
     </div>
   );

@@ -1,3 +1,4 @@
+import { Allowed } from '../../caller';
 import { useState } from 'preact/hooks';
 import { useApi } from '../../api-context';
 import { useAction } from '../../use-action';
@@ -82,73 +83,80 @@ export function ModelPrices() {
         a price here overrides the built-in one for this account. A pattern ending in <code>*</code> prices every id
         that starts with it; an exact id wins over a pattern, a longer pattern over a shorter one.
       </p>
-      <form class="budget-form budget-add" onSubmit={(event) => void add(event)} data-testid="price-add">
-        <span class="budget-field">
-          <label for="price-new-model">Model or pattern</label>
-          <input
-            id="price-new-model"
-            type="text"
-            value={model}
-            autoComplete="off"
-            autoCapitalize="off"
-            spellcheck={false}
-            placeholder="e.g. ft:gpt-4o:acme:*"
-            data-testid="price-new-model"
-            onInput={(e) => setModel(e.currentTarget.value)}
-          />
-        </span>
-        <span class="budget-field">
-          <label for="price-new-way">Priced</label>
-          <select
-            id="price-new-way"
-            value={way}
-            data-testid="price-new-way"
-            onChange={(e) => setWay(e.currentTarget.value as Way)}
-          >
-            <option value="tokens">per token</option>
-            <option value="as">as a listed model</option>
-          </select>
-        </span>
-        {way === 'as' ? (
+      <Allowed role="admin">
+        <form class="budget-form budget-add" onSubmit={(event) => void add(event)} data-testid="price-add">
           <span class="budget-field">
-            <label for="price-new-as">Listed model</label>
+            <label for="price-new-model">Model or pattern</label>
             <input
-              id="price-new-as"
+              id="price-new-model"
               type="text"
-              value={pricedAs}
+              value={model}
               autoComplete="off"
-              placeholder="e.g. gpt-4o"
-              data-testid="price-new-as"
-              onInput={(e) => setPricedAs(e.currentTarget.value)}
+              autoCapitalize="off"
+              spellcheck={false}
+              placeholder="e.g. ft:gpt-4o:acme:*"
+              data-testid="price-new-model"
+              onInput={(e) => setModel(e.currentTarget.value)}
             />
           </span>
-        ) : (
-          RATE_FIELDS.map(([field, label]) => (
-            <span class="budget-field price-rate" key={field}>
-              <label for={`price-new-${field}`}>{label} $/1M</label>
+          <span class="budget-field">
+            <label for="price-new-way">Priced</label>
+            <select
+              id="price-new-way"
+              value={way}
+              data-testid="price-new-way"
+              onChange={(e) => setWay(e.currentTarget.value as Way)}
+            >
+              <option value="tokens">per token</option>
+              <option value="as">as a listed model</option>
+            </select>
+          </span>
+          {way === 'as' ? (
+            <span class="budget-field">
+              <label for="price-new-as">Listed model</label>
               <input
-                id={`price-new-${field}`}
-                type="number"
-                min="0"
-                step="any"
-                inputMode="decimal"
-                value={rates[field]}
-                placeholder={field.startsWith('cache') ? 'optional' : ''}
-                data-testid={`price-new-${field}`}
-                onInput={(e) => {
-                  const value = e.currentTarget.value;
-                  setRates((current) => ({ ...current, [field]: value }));
-                }}
+                id="price-new-as"
+                type="text"
+                value={pricedAs}
+                autoComplete="off"
+                placeholder="e.g. gpt-4o"
+                data-testid="price-new-as"
+                onInput={(e) => setPricedAs(e.currentTarget.value)}
               />
             </span>
-          ))
-        )}
-        <span class="budget-actions">
-          <button type="submit" class="button button-primary button-small" disabled={busy} data-testid="price-new-save">
-            {busy ? 'Saving…' : 'Set price'}
-          </button>
-        </span>
-      </form>
+          ) : (
+            RATE_FIELDS.map(([field, label]) => (
+              <span class="budget-field price-rate" key={field}>
+                <label for={`price-new-${field}`}>{label} $/1M</label>
+                <input
+                  id={`price-new-${field}`}
+                  type="number"
+                  min="0"
+                  step="any"
+                  inputMode="decimal"
+                  value={rates[field]}
+                  placeholder={field.startsWith('cache') ? 'optional' : ''}
+                  data-testid={`price-new-${field}`}
+                  onInput={(e) => {
+                    const value = e.currentTarget.value;
+                    setRates((current) => ({ ...current, [field]: value }));
+                  }}
+                />
+              </span>
+            ))
+          )}
+          <span class="budget-actions">
+            <button
+              type="submit"
+              class="button button-primary button-small"
+              disabled={busy}
+              data-testid="price-new-save"
+            >
+              {busy ? 'Saving…' : 'Set price'}
+            </button>
+          </span>
+        </form>
+      </Allowed>
       <ErrorMessage error={error} testId="price-new-error" />
       <ErrorMessage error={prices.error} testId="prices-load-error" onRetry={prices.reload} />
       {!prices.data ? (
@@ -175,16 +183,18 @@ export function ModelPrices() {
                   </td>
                   <td data-label="Price">{describe(price)}</td>
                   <td data-label="Actions">
-                    <ConfirmButton
-                      label="Remove"
-                      confirmLabel="Remove price"
-                      question={`Remove the price of ${price.model}?`}
-                      testId="price-remove"
-                      onConfirm={async () => {
-                        await run(() => api.removePrice(price.model), false);
-                        prices.reload();
-                      }}
-                    />
+                    <Allowed role="admin">
+                      <ConfirmButton
+                        label="Remove"
+                        confirmLabel="Remove price"
+                        question={`Remove the price of ${price.model}?`}
+                        testId="price-remove"
+                        onConfirm={async () => {
+                          await run(() => api.removePrice(price.model), false);
+                          prices.reload();
+                        }}
+                      />
+                    </Allowed>
                   </td>
                 </tr>
               ))}

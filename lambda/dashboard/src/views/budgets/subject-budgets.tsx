@@ -1,3 +1,4 @@
+import { Allowed } from '../../caller';
 import type { ComponentChildren, InputHTMLAttributes } from 'preact';
 import { useState } from 'preact/hooks';
 import type { Api } from '../../api';
@@ -75,40 +76,42 @@ export function SubjectBudgets<S>({ subject, budgets, onChanged, load }: Props<S
         {title}
       </h2>
       <p class="muted token-intro">{subject.intro}</p>
-      <form class="budget-form budget-add" onSubmit={(event) => void add(event)} data-testid={`${name}-budget-add`}>
-        <span class="budget-field">
-          <label for={`${name}-budget-new-${name}`}>{column}</label>
-          <input
-            id={`${name}-budget-new-${name}`}
-            type="text"
-            value={text}
-            autoComplete="off"
-            {...subject.inputAttributes}
-            placeholder={subject.placeholder}
-            data-testid={`${name}-budget-new-${name}`}
-            onInput={(e) => setText(e.currentTarget.value)}
+      <Allowed role="admin">
+        <form class="budget-form budget-add" onSubmit={(event) => void add(event)} data-testid={`${name}-budget-add`}>
+          <span class="budget-field">
+            <label for={`${name}-budget-new-${name}`}>{column}</label>
+            <input
+              id={`${name}-budget-new-${name}`}
+              type="text"
+              value={text}
+              autoComplete="off"
+              {...subject.inputAttributes}
+              placeholder={subject.placeholder}
+              data-testid={`${name}-budget-new-${name}`}
+              onInput={(e) => setText(e.currentTarget.value)}
+            />
+          </span>
+          <BudgetFields
+            idPrefix={`${name}-budget-new`}
+            amount={form.amount}
+            period={form.period}
+            onAmount={form.setAmount}
+            onPeriod={form.setPeriod}
+            alertAt={form.alertAt}
+            onAlertAt={form.setAlertAt}
           />
-        </span>
-        <BudgetFields
-          idPrefix={`${name}-budget-new`}
-          amount={form.amount}
-          period={form.period}
-          onAmount={form.setAmount}
-          onPeriod={form.setPeriod}
-          alertAt={form.alertAt}
-          onAlertAt={form.setAlertAt}
-        />
-        <span class="budget-actions">
-          <button
-            type="submit"
-            class="button button-primary button-small"
-            disabled={busy}
-            data-testid={`${name}-budget-new-save`}
-          >
-            {busy ? 'Saving…' : 'Add budget'}
-          </button>
-        </span>
-      </form>
+          <span class="budget-actions">
+            <button
+              type="submit"
+              class="button button-primary button-small"
+              disabled={busy}
+              data-testid={`${name}-budget-new-save`}
+            >
+              {busy ? 'Saving…' : 'Add budget'}
+            </button>
+          </span>
+        </form>
+      </Allowed>
       <ErrorMessage error={error} testId={`${name}-budget-new-error`} />
       {load && <ErrorMessage error={load.error} testId={`${name}-budgets-load-error`} onRetry={load.onRetry} />}
       {!budgets ? (

@@ -1,0 +1,120 @@
+import { ValidationError } from '../../base/errors';
+import type { DocumentClient } from '../../store/dynamodb/document-client';
+import type { AuditEntry, AuditLog, AuditQuery, AuditValue } from '../ports';
+
+/** Reads at most this many pages to fill one page of filtered entries. */
+const MAX_PAGES_PER_LIST = 20;
+
+const SORT_KEY = /^\d{4}-\d\d-\d\dT[\d:.]+Z#[0-9a-f]{16}$/;
+
+/** Cursors carry only the sort key; the account always comes from the caller. */
+const encodeCursor = (atId: string) => Buffer.from(atId, 'utf8').toString('base64url');
+
+/** The sort key a cursor carries; anything else is a 400 naming it. */
+function decodeCursor(cursor: string): string {
+  const atId = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (!SORT_KEY.test(atId)) throw new ValidationError('cursor must be a next_cursor of an earlier answer.', 'cursor');
+  return atId;
+}
+
+interface AuditItem {
+  account_id: string;
+  at_id: string;
+  actor: string;
+  actor_name?: string;
+  address?: string;
+  action: AuditEntry['action'];
+  target: string;
+  /** JSON text, so any shape of setting is kept exactly as it was. */
+  before?: string;
+  after?: string;
+}
+
+function toEntry(item: AuditItem): AuditEntry {
+  const [at, id] = item.at_id.split('#');
+  return {
+    accountId: item.account_id,
+    id,
+    at,
+    actor: item.actor,
+    actorName: item.actor_name,
+    address: item.address,
+    action: item.action,
+    target: item.target,
+    before: item.before === undefined ? undefined : (JSON.parse(item.before) as AuditValue),
+    after: item.after === undefined ? undefined : (JSON.parse(item.after) as AuditValue),
+  };
+}
+
+/**
+ * One partition per account, sorted by time and id (`at_id`), so newest first is one reverse Query.
+ * Entries are only ever put, each on a key no other entry has: the function's role holds PutItem and
+ * Query on this table and nothing else (lib/permissions.ts), so it can neither change nor delete one.
+ */
+export class DynamoAuditLog implements AuditLog {
+  constructor(
+    private readonly doc: DocumentClient,
+    private readonly table: string,
+  ) {}
+
+  async append(entry: AuditEntry): Promise<void> {
+    const item: AuditItem = {
+      account_id: entry.accountId,
+      at_id: `${entry.at}#${entry.id}`,
+      actor: entry.actor,
+      actor_name: entry.actorName,
+      address: entry.address,
+      action: entry.action,
+      target: entry.target,
+      before: entry.before === undefined ? undefined : JSON.stringify(entry.before),
+      after: entry.after === undefined ? undefined : JSON.stringify(entry.after),
+    };
+    // A put that would replace an entry fails instead: the log is append-only in the code as in the role.
+    await this.doc.send({
+      operation: 'PutItem',
+      input: { TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(at_id)' },
+    });
+  }
+
+  async list(accountId: string, query: AuditQuery): Promise<{ items: AuditEntry[]; nextCursor: string | null }> {
+    const filters: string[] = [];
+    const names: Record<string, string> = {};
+    const values: Record<string, unknown> = {
+      ':account': accountId,
+      ':from': query.from ?? '0000',
+      ':to': query.to ?? '9999',
+    };
+    if (query.actor) {
+      filters.push('actor = :actor');
+      values[':actor'] = query.actor;
+    }
+    if (query.action) {
+      filters.push('#action = :action');
+      names['#action'] = 'action';
+      values[':action'] = query.action;
+    }
+    const cursor = query.cursor ? decodeCursor(query.cursor) : undefined;
+    const items: AuditEntry[] = [];
+    let start: Record<string, unknown> | undefined = cursor ? { account_id: accountId, at_id: cursor } : undefined;
+    for (let page = 0; page < MAX_PAGES_PER_LIST && items.length < query.limit; page++) {
+      const result = await this.doc.send({
+        operation: 'Query',
+        input: {
+          TableName: this.table,
+          KeyConditionExpression: 'account_id = :account AND at_id BETWEEN :from AND :to',
+          ...(filters.length ? { FilterExpression: filters.join(' AND ') } : {}),
+          ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
+          ExpressionAttributeValues: values,
+          ScanIndexForward: false,
+          Limit: query.limit - items.length,
+          ExclusiveStartKey: start,
+        },
+      });
+      for (const item of (result.Items ?? []) as AuditItem[]) items.push(toEntry(item));
+      start = result.LastEvaluatedKey;
+      if (!start) break;
+    }
+    // The last key read, not the last entry kept: a filter may have passed over entries after it.
+    return { items, nextCursor: start ? encodeCursor(String(start.at_id)) : null };
+  }
+}
