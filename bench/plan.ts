@@ -3,6 +3,8 @@
  * BENCH_QUICK=1 keeps every phase but shrinks the counts, to try the harness in a few minutes;
  * its results say so and are written to bench/out/, never over the committed ones.
  */
+import { DEFAULTS } from '../lib/settings';
+
 export const QUICK = process.env.BENCH_QUICK === '1';
 
 export type ContenderId = 'direct' | 'pipe' | 'stored' | 'manyTokens' | 'passThrough' | 'portkey' | 'cacheHit';
@@ -17,7 +19,7 @@ export const LABELS: Record<ContenderId, string> = {
   cacheHit: 'this proxy, cache hit',
 };
 
-export type PhaseId = 'c1' | 'c16' | 'c64' | 'stream' | 'cache';
+export type PhaseId = 'c1' | 'c1quota' | 'c16' | 'c64' | 'stream' | 'cache';
 
 export interface Phase {
   id: PhaseId;
@@ -30,6 +32,8 @@ export interface Phase {
   /** Each client waits this long after every answer before its next request. */
   pauseMs?: number;
   stream?: boolean;
+  /** The proxy's process is held to Lambda's CPU share at the default memory for its slots (cpu-quota.ts). */
+  lambdaShare?: boolean;
 }
 
 const MAIN: ContenderId[] = ['direct', 'pipe', 'stored', 'passThrough', 'portkey'];
@@ -39,6 +43,8 @@ const scale = (full: number, quick: number) => (QUICK ? quick : full);
 
 export const ROUNDS = scale(5, 2);
 export const COLD_IMPORTS_PER_ROUND = scale(3, 1);
+/** Store round trips measured per round (one at a time). */
+export const STORE_ROUND_TRIPS = scale(200, 50);
 
 export const PHASES: Phase[] = [
   {
@@ -48,6 +54,15 @@ export const PHASES: Phase[] = [
     concurrency: 1,
     count: scale(120, 20),
     pauseMs: 20,
+  },
+  {
+    id: 'c1quota',
+    title: `c=1 paced, the proxy held to Lambda's CPU share at ${DEFAULTS.memoryMb} MB (a cgroup CPU quota)`,
+    contenders: ['direct', 'stored'],
+    concurrency: 1,
+    count: scale(120, 20),
+    pauseMs: 20,
+    lambdaShare: true,
   },
   {
     id: 'c16',
@@ -130,6 +145,8 @@ export interface Round {
   peakRssMb: Record<string, number>;
   /** Fresh Node processes importing the Lambda bundle: import time of each, ms. */
   coldImportMs: number[];
+  /** The store's own round trip (store-round-trip.ts), measured once per round between the phases. */
+  storeRoundTripMs?: { p50: number; p90: number; calls: number };
 }
 
 export interface Results {
@@ -144,6 +161,8 @@ export interface Results {
   upstream: typeof UPSTREAM;
   phases: Phase[];
   lambdaBundleBytes: number;
+  /** The Lambda-share quota the c1quota phase ran under, or why it could not run. */
+  lambdaShare?: { memoryMb: number; quotaUs: number; periodUs: number } | { unavailable: string };
   /** 1, 5 and 15-minute load averages (os.loadavg) at the run's start and end; `machine.cores` is what they compare with. */
   loadStart?: number[];
   loadEnd?: number[];

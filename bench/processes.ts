@@ -96,6 +96,8 @@ async function startChild(
 }
 
 export interface Proxy extends Child {
+  /** Its tables' prefix: the store round trip is measured on one of them. */
+  tablePrefix: string;
   token: string;
   /** More tokens of the same account, for traffic that arrives from many callers. */
   tokens: string[];
@@ -108,6 +110,7 @@ export const MANY_TOKENS = 32;
 export async function startProxy(upstream: string, dynamoEndpoint: string): Promise<Proxy> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-proxy-'));
   const adminKey = `bench-admin-${randomBytes(16).toString('hex')}`;
+  const tablePrefix = `bench${randomBytes(4).toString('hex')}-`;
   const child = await startChild(
     'proxy',
     [...startFlags(), SERVER_BUNDLE],
@@ -116,7 +119,7 @@ export async function startProxy(upstream: string, dynamoEndpoint: string): Prom
       HOST: '127.0.0.1',
       DATA_DIR: dataDir,
       ADMIN_KEY: adminKey,
-      TABLE_PREFIX: `bench${randomBytes(4).toString('hex')}-`,
+      TABLE_PREFIX: tablePrefix,
       DYNAMODB_ENDPOINT: dynamoEndpoint,
       RATE_LIMIT_PER_MINUTE: '1000000000',
       // In AWS another function folds the usage stream into rollups: the measured process serves requests only.
@@ -142,6 +145,7 @@ export async function startProxy(upstream: string, dynamoEndpoint: string): Prom
     tokens.push(String((await api('/api/tokens', 'POST', token, { name: `service-${i}` })).token));
   return {
     ...child,
+    tablePrefix,
     token,
     tokens,
     stop: () => child.stop().then(() => rmSync(dataDir, { recursive: true, force: true })),
@@ -151,7 +155,8 @@ export async function startProxy(upstream: string, dynamoEndpoint: string): Prom
 export function startPipe(upstream: string): Promise<Child> {
   return startChild(
     'pipe',
-    [join(ROOT, 'bench', 'pipe.ts')],
+    // The same Node flags as the proxy's: each contender's heap is sized alike.
+    [...startFlags(), join(ROOT, 'bench', 'pipe.ts')],
     { TARGET: upstream, PORT: '0' },
     /listening on (http:\/\/[\d.:]+)/,
   );
@@ -161,7 +166,7 @@ export async function startPortkey(): Promise<Child> {
   const port = await freePort();
   return startChild(
     'portkey',
-    ['--import', PORTKEY_PRELOAD, PORTKEY_ENTRY, `--port=${port}`, '--headless'],
+    [...startFlags(), '--import', PORTKEY_PRELOAD, PORTKEY_ENTRY, `--port=${port}`, '--headless'],
     {},
     /Ready for connections/,
     `http://127.0.0.1:${port}`,

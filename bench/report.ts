@@ -27,15 +27,28 @@ const added =
     return own === undefined || base === undefined ? undefined : own - base;
   };
 
+/**
+ * A p99 is shown only from a slot of at least this many answers: from fewer it is one of the few
+ * slowest answers, which says little (a slot of 120 has one answer above its p99).
+ */
+export const MIN_P99_SAMPLES = 400;
+/** Only answers enough for a p99 give one; fewer give none rather than their slowest few. */
+const p99Of = (slot: Slot, pick: (slot: Slot) => number) => (slot.answered >= MIN_P99_SAMPLES ? pick(slot) : undefined);
+
 const P50 = col('p50 ms', (s) => s.p50);
-const P99 = col('p99 ms', (s) => s.p99);
+const P90 = col('p90 ms', (s) => s.p90);
+const P99 = col('p99 ms', (s) => p99Of(s, (slot) => slot.p99));
 const ADDED_P50 = col(
   'added p50 ms',
   added((s) => s.p50),
 );
+const ADDED_P90 = col(
+  'added p90 ms',
+  added((s) => s.p90),
+);
 const ADDED_P99 = col(
   'added p99 ms',
-  added((s) => s.p99),
+  added((s) => p99Of(s, (slot) => slot.p99)),
 );
 const CPU = col('CPU ms/request', (s) => s.cpuMsPerRequest, 3);
 const DYNAMO_CPU = col('DynamoDB Local CPU ms/request', (s) => s.dynamoCpuMsPerRequest, 3);
@@ -48,7 +61,7 @@ const ADDED_FIRST_BYTE = col(
 );
 const ADDED_FIRST_BYTE_P99 = col(
   'added first byte p99 ms',
-  added((s) => s.firstByteP99),
+  added((s) => p99Of(s, (slot) => slot.firstByteP99)),
 );
 const LAG_P50 = col('event lag p50 ms', (s) => s.lagP50);
 const LAG_P99 = col('event lag p99 ms', (s) => s.lagP99);
@@ -57,9 +70,10 @@ const GAP_MAX = col('event gap max ms', (s) => s.gapMax);
 
 /** The columns of each phase's table, and those also given as ratios to Portkey and to the pipe. */
 const TABLES: Record<PhaseId, { columns: Column[]; ratios: Column[] }> = {
-  c1: { columns: [P50, P99, ADDED_P50, ADDED_P99, CPU, DYNAMO_CPU, ERRORS], ratios: [ADDED_P50, ADDED_P99, CPU] },
+  c1: { columns: [P50, P90, ADDED_P50, ADDED_P90, CPU, DYNAMO_CPU, ERRORS], ratios: [ADDED_P50, ADDED_P90, CPU] },
+  c1quota: { columns: [P50, P90, ADDED_P50, ADDED_P90, CPU, DYNAMO_CPU, ERRORS], ratios: [] },
   c16: { columns: [P50, P99, ADDED_P50, ADDED_P99, RPS, CPU, DYNAMO_CPU, ERRORS], ratios: [ADDED_P50, ADDED_P99, CPU] },
-  c64: { columns: [RPS, P50, P99, CPU, DYNAMO_CPU, ERRORS], ratios: [RPS, CPU] },
+  c64: { columns: [RPS, P50, P90, P99, CPU, DYNAMO_CPU, ERRORS], ratios: [RPS, CPU] },
   stream: {
     columns: [
       FIRST_BYTE,
@@ -75,7 +89,7 @@ const TABLES: Record<PhaseId, { columns: Column[]; ratios: Column[] }> = {
     ],
     ratios: [ADDED_FIRST_BYTE, LAG_P99, CPU],
   },
-  cache: { columns: [P50, P99, CPU, DYNAMO_CPU, ERRORS], ratios: [] },
+  cache: { columns: [P50, P90, CPU, DYNAMO_CPU, ERRORS], ratios: [] },
 };
 
 const fixed = (value: number, digits: number) => (Number.isFinite(value) ? value.toFixed(digits) : '–');
@@ -99,11 +113,17 @@ function valuesOf(rounds: Round[], phase: PhaseId, id: ContenderId, column: Colu
   });
 }
 
-/** Per round, the contender's figure divided by the baseline's of the same round (none when the baseline is not above 0). */
+/**
+ * The smallest divisor a ratio is taken over: below it (a pipe's added 0.8 ms, a CPU figure of one
+ * or two clock ticks per slot) the ratio would magnify the divisor's own noise, not compare anything.
+ */
+export const MIN_DIVISOR = 2;
+
+/** Per round, the contender's figure divided by the baseline's of the same round (none when the baseline is below `MIN_DIVISOR`). */
 function ratiosOf(rounds: Round[], phase: PhaseId, id: ContenderId, baseline: ContenderId, column: Column): number[] {
   const own = valuesOf(rounds, phase, id, column);
   const base = valuesOf(rounds, phase, baseline, column);
-  return own.map((value, i) => (base[i]! > 0 ? value / base[i]! : Number.NaN));
+  return own.map((value, i) => (base[i]! >= MIN_DIVISOR ? value / base[i]! : Number.NaN));
 }
 
 /** The ratios' median and range, and the rounds that gave none (their divisor was 0 or below), named rather than dropped. */
@@ -111,7 +131,7 @@ function ratioCell(rounds: Round[], phase: PhaseId, id: ContenderId, baseline: C
   const base = valuesOf(rounds, phase, baseline, column);
   const own = valuesOf(rounds, phase, id, column);
   const without = rounds.flatMap((round, i) =>
-    Number.isFinite(base[i]!) && Number.isFinite(own[i]!) && !(base[i]! > 0)
+    Number.isFinite(base[i]!) && Number.isFinite(own[i]!) && !(base[i]! >= MIN_DIVISOR)
       ? [`round ${round.index} (divisor ${fixed(base[i]!, 2)})`]
       : [],
   );
@@ -200,6 +220,34 @@ export function renderResults(results: Results): string {
     table(['round', 'start (UTC)', 'load at start', 'load at end', 'order'], roundRows),
     '',
     ...results.phases.flatMap((_, index) => [phaseSection(results, index), '']),
+    '## The store round trip',
+    '',
+    `One \`GetItem\` at a time from the orchestrator to DynamoDB Local, measured once per round apart from every contender (${rounds[0]?.storeRoundTripMs?.calls ?? 0} calls a round): a proxied request waits for two such round trips.`,
+    '',
+    table(
+      ['p50 ms: median over rounds (range)', 'p90 ms: median over rounds (range)'],
+      [
+        [
+          spread(
+            rounds.map((r) => r.storeRoundTripMs?.p50 ?? Number.NaN),
+            2,
+          ),
+          spread(
+            rounds.map((r) => r.storeRoundTripMs?.p90 ?? Number.NaN),
+            2,
+          ),
+        ],
+      ],
+    ),
+    '',
+    results.lambdaShare === undefined
+      ? ''
+      : 'unavailable' in results.lambdaShare
+        ? `The Lambda-share phase was not run: ${results.lambdaShare.unavailable}.`
+        : `The Lambda-share phase held the proxy's process to ${results.lambdaShare.quotaUs} µs of CPU per ${results.lambdaShare.periodUs} µs (Lambda's share of a core at ${results.lambdaShare.memoryMb} MB), DynamoDB Local and the provider stand-in outside the quota.`,
+    '',
+    `A p99 is given only from slots of at least ${MIN_P99_SAMPLES} answers, and a ratio only over a divisor of at least ${MIN_DIVISOR}.`,
+    '',
     '## Peak resident memory',
     '',
     'Highest resident set size since the process started (VmHWM), read at the end of each round, MB.',

@@ -8,7 +8,11 @@ import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, totalmem, type } from 'node:os';
 import { join } from 'node:path';
 import { startDynamoDbLocal } from '../lambda/local/dynamodb-local';
+import { tableNames } from '../lambda/store/tables';
+import { DEFAULTS } from '../lib/settings';
 import { coldImports } from './cold-import';
+import { cpuQuota, type CpuQuota } from './cpu-quota';
+import { storeRoundTrip } from './store-round-trip';
 import type { LoadJob, LoadResult } from './load';
 import {
   COLD_IMPORTS_PER_ROUND,
@@ -16,6 +20,7 @@ import {
   PHASES,
   QUICK,
   ROUNDS,
+  STORE_ROUND_TRIPS,
   UPSTREAM,
   type ContenderId,
   type Phase,
@@ -108,20 +113,34 @@ function slotFigures(phase: Phase, result: LoadResult, cpu: number | undefined, 
   };
 }
 
-async function runSlot(load: Load, phase: Phase, contender: Contender, dynamoPid: number): Promise<Slot> {
+async function runSlot(
+  load: Load,
+  phase: Phase,
+  contender: Contender,
+  dynamoPid: number,
+  quota?: CpuQuota,
+): Promise<Slot> {
   const request = contender.request(phase.stream === true);
+  // The Lambda-share phase holds the contender's process to the quota for its slot only.
+  const held = phase.lambdaShare && quota && contender.pid !== undefined ? contender.pid : undefined;
+  if (held !== undefined) quota!.hold(held);
   const cpuBefore = contender.pid === undefined ? 0 : cpuMs(contender.pid);
   const dynamoBefore = cpuMs(dynamoPid);
-  const result = await load.run({
-    ...request,
-    concurrency: phase.concurrency,
-    count: phase.count,
-    ...(phase.durationS ? { durationMs: phase.durationS * 1000 } : {}),
-    ...(phase.pauseMs ? { pauseMs: phase.pauseMs } : {}),
-    stream: phase.stream === true,
-  });
-  // The usage rows of the last answers are written after them: let them land inside the slot they belong to.
-  await sleep(300);
+  let result: LoadResult;
+  try {
+    result = await load.run({
+      ...request,
+      concurrency: phase.concurrency,
+      count: phase.count,
+      ...(phase.durationS ? { durationMs: phase.durationS * 1000 } : {}),
+      ...(phase.pauseMs ? { pauseMs: phase.pauseMs } : {}),
+      stream: phase.stream === true,
+    });
+    // The usage rows of the last answers are written after them: let them land inside the slot they belong to.
+    await sleep(300);
+  } finally {
+    if (held !== undefined) quota!.release(held);
+  }
   const cpu = contender.pid === undefined ? undefined : cpuMs(contender.pid) - cpuBefore;
   return slotFigures(phase, result, cpu, cpuMs(dynamoPid) - dynamoBefore);
 }
@@ -221,6 +240,11 @@ async function main(): Promise<void> {
     },
   };
   const processes = { proxy: proxy.pid, pipe: pipe.pid, portkey: portkey.pid, dynamodbLocal: dynamoPid };
+  // Lambda's CPU share at the default memory, for the phase that needs it; skipped where the machine has no cgroup for it.
+  const share = cpuQuota(DEFAULTS.memoryMb);
+  const quota = 'unavailable' in share ? undefined : share;
+  if (!quota) log(`! the Lambda-share phase is skipped: ${(share as { unavailable: string }).unavailable}`);
+  const phases = PHASES.filter((phase) => !phase.lambdaShare || quota);
   const rounds: Round[] = [];
   try {
     await primeCache(load, contenders.cacheHit.request(false));
@@ -240,10 +264,10 @@ async function main(): Promise<void> {
         coldImportMs: [],
       };
       log(`round ${round.index} of ${ROUNDS} (load ${round.loadStart.map((value) => value.toFixed(2)).join(' ')})`);
-      for (const phase of PHASES) {
+      for (const phase of phases) {
         const slots: Partial<Record<ContenderId, Slot>> = {};
         for (const id of order.filter((candidate) => phase.contenders.includes(candidate))) {
-          const slot = await runSlot(load, phase, contenders[id], dynamoPid);
+          const slot = await runSlot(load, phase, contenders[id], dynamoPid, quota);
           slots[id] = slot;
           const cpu = slot.cpuMsPerRequest === undefined ? '' : `, CPU ${slot.cpuMsPerRequest.toFixed(2)} ms/request`;
           log(
@@ -252,6 +276,14 @@ async function main(): Promise<void> {
         }
         round.phases[phase.id] = slots;
       }
+      round.storeRoundTripMs = await storeRoundTrip(
+        dynamo.endpoint,
+        tableNames({}, proxy.tablePrefix).accounts,
+        STORE_ROUND_TRIPS,
+      );
+      log(
+        `  store round trip: p50 ${round.storeRoundTripMs.p50.toFixed(2)} ms, p90 ${round.storeRoundTripMs.p90.toFixed(2)} ms`,
+      );
       round.coldImportMs = (await coldImports(LAMBDA_BUNDLE, COLD_IMPORTS_PER_ROUND)).map(round3);
       log(`  cold import of the Lambda bundle: ${round.coldImportMs.map((ms) => ms.toFixed(0)).join(', ')} ms`);
       for (const [name, pid] of Object.entries(processes)) round.peakRssMb[name] = round3(peakRssMb(pid));
@@ -263,6 +295,7 @@ async function main(): Promise<void> {
     await Promise.all([proxy.stop(), pipe.stop(), portkey.stop()]);
     await dynamo.stop();
     await upstream.close();
+    quota?.remove();
   }
   const results: Results = {
     quick: QUICK,
@@ -278,8 +311,9 @@ async function main(): Promise<void> {
       os: `${type()} ${release()}`,
     },
     upstream: UPSTREAM,
-    phases: PHASES,
+    phases,
     lambdaBundleBytes: statSync(LAMBDA_BUNDLE).size,
+    lambdaShare: quota ? { memoryMb: quota.memoryMb, quotaUs: quota.quotaUs, periodUs: quota.periodUs } : share,
     loadStart,
     loadEnd: loadavg(),
     rounds,

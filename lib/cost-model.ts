@@ -109,6 +109,8 @@ export interface CostInputs {
   coldStartInitMs: number;
   /** Traffic per month, which decides how many rows the stream consumer finds per batch. */
   monthlyRequests: number;
+  /** The stream consumer's batching window (`consumerWindowSeconds`): its batches gather this long at most. */
+  batchingWindowSeconds: number;
   /** Billed time of one stream-consumer batch (a few conditional writes in parallel). */
   consumerMsPerBatch: number;
   /** Rollup writes per batch: the hour and the day, when the batch's rows share a token and model. */
@@ -134,12 +136,15 @@ export const ASSUMED: CostInputs = {
   memoryMb: DEFAULTS.memoryMb,
   upstreamSeconds: 3,
   storeWaitMs: 15,
-  cpuMsPerRequest: 3.5,
+  // One request at a time, as a Lambda instance serves them: the committed benchmark's c=1 figure
+  // for a stored-key request (bench/RESULTS.md), not the c=64 one of a process kept busy.
+  cpuMsPerRequest: 9.4,
   writeUnitsPerRequest: GATE_WRITE_UNITS + ROW_WRITE_UNITS,
   readUnitsPerRequest: 0,
   coldStartsPerMillion: 1_000,
   coldStartInitMs: 300,
   monthlyRequests: ASSUMED_MONTHLY_REQUESTS,
+  batchingWindowSeconds: DEFAULTS.consumerWindowSeconds,
   consumerMsPerBatch: 50,
   rollupWritesPerBatch: 2,
   spendWritesPerBatch: 1,
@@ -185,7 +190,7 @@ export function costPerMillion(inputs: CostInputs = ASSUMED): Cost {
     1,
     Math.min(
       STREAM_MAPPING.batchSize,
-      (inputs.monthlyRequests / SECONDS_PER_MONTH) * STREAM_MAPPING.maxBatchingWindow.toSeconds(),
+      (inputs.monthlyRequests / SECONDS_PER_MONTH) * Math.max(1, inputs.batchingWindowSeconds),
     ),
   );
   const consumerBatch =
@@ -232,5 +237,68 @@ export function costPerMillion(inputs: CostInputs = ASSUMED): Cost {
     exportWorstCaseUsdPerMillion: (million * inputs.exportObjectsPerBatch * PRICES.s3PutPer1000) / 1000,
     lines,
     usdPerMillion: lines.reduce((sum, line) => sum + line.usdPerMillion, 0),
+  };
+}
+
+/**
+ * Lambda Managed Instances (`-c managedInstances=true`, docs/deploy.md, "Managed instances"): EC2
+ * instances billed by the hour whether busy or not, plus Lambda's management fee on their price,
+ * plus the requests; the VPC's NAT gateway by the hour and by the GB it carries. The instance is an
+ * assumption to check against the EC2 price list: a c7g.large (2 vCPUs, 4 GB: two execution
+ * environments of one vCPU and 2 GB), eu-west-1, on demand.
+ */
+export const MANAGED_PRICES = {
+  instancePerHour: 0.0792,
+  instanceVcpus: 2,
+  managementFeeShare: 0.15,
+  /** Lambda keeps at least three instances, one per Availability Zone, whatever the traffic. */
+  minInstances: 3,
+  natGatewayPerHour: 0.048,
+  natPerGb: 0.048,
+} as const;
+
+/** What a request moves through the NAT gateway (its request and answer to the provider): a few KB of chat. */
+export const NAT_BYTES_PER_REQUEST = 8 * 1024;
+
+export interface ManagedCost {
+  requestsPerSecond: number;
+  /** Requests in flight at once: the rate times the answer time. */
+  concurrent: number;
+  instances: number;
+  /** Per million requests: instances with the fee, the NAT gateway, the requests, and the store and consumer lines of the standard model. */
+  usdPerMillion: number;
+  /** The standard function's cost at the same traffic (consumer batches fill as they would). */
+  standardUsdPerMillion: number;
+}
+
+const HOURS_PER_MONTH = SECONDS_PER_MONTH / 3600;
+
+/** Managed instances at a steady rate, beside the standard function at the same traffic. */
+export function managedInstancesCost(
+  requestsPerSecond: number,
+  concurrencyPerEnvironment: number,
+  inputs: CostInputs = ASSUMED,
+): ManagedCost {
+  const monthlyRequests = requestsPerSecond * SECONDS_PER_MONTH;
+  const standard = costPerMillion({ ...inputs, monthlyRequests });
+  const concurrent = requestsPerSecond * (inputs.upstreamSeconds + inputs.storeWaitMs / 1000);
+  // One execution environment per vCPU; each serves `concurrencyPerEnvironment` requests at once,
+  // and its CPU (cpuMsPerRequest each) is far from full at any of these rates.
+  const environments = Math.ceil(concurrent / concurrencyPerEnvironment);
+  const instances = Math.max(MANAGED_PRICES.minInstances, Math.ceil(environments / MANAGED_PRICES.instanceVcpus));
+  const monthly =
+    instances * MANAGED_PRICES.instancePerHour * (1 + MANAGED_PRICES.managementFeeShare) * HOURS_PER_MONTH +
+    MANAGED_PRICES.natGatewayPerHour * HOURS_PER_MONTH +
+    ((monthlyRequests * NAT_BYTES_PER_REQUEST) / 1e9) * MANAGED_PRICES.natPerGb;
+  // Everything but the function's own lines is the same: the store, the consumer, the export.
+  const shared = standard.lines
+    .filter((line) => !line.item.startsWith('Lambda duration') && !line.item.startsWith('Lambda cold-start'))
+    .reduce((sum, line) => sum + line.usdPerMillion, 0);
+  return {
+    requestsPerSecond,
+    concurrent,
+    instances,
+    usdPerMillion: (monthly / monthlyRequests) * 1e6 + shared,
+    standardUsdPerMillion: standard.usdPerMillion,
   };
 }

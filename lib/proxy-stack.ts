@@ -7,6 +7,7 @@ import { AdminSecret } from './constructs/admin-secret';
 import { AlertTopic } from './constructs/alert-topic';
 import { ProxyAlarms } from './constructs/alarms';
 import { FailedSignInAlarm } from './constructs/failed-sign-in-alarm';
+import { ManagedInstances } from './constructs/managed-instances';
 import { ProviderKeyEncryption } from './constructs/provider-key';
 import { ProxyFunction } from './constructs/proxy-function';
 import { StatsConsumer } from './constructs/stats-consumer';
@@ -34,6 +35,8 @@ export class ProxyStack extends Stack {
   readonly alertTopic: AlertTopic;
   readonly usageDashboard: UsageDashboard;
   readonly usageExport: UsageExport;
+  /** Set with `-c managedInstances=true`. */
+  readonly managedInstances?: ManagedInstances;
   /** `-c cognitoSignIn=true`: the user pool people sign in with (docs/people.md). */
   readonly signInPool?: SignInPool;
 
@@ -68,6 +71,14 @@ export class ProxyStack extends Stack {
         ...(settings.logRetentionDays ? { LOG_RETENTION_DAYS: String(settings.logRetentionDays) } : {}),
       },
     });
+    if (settings.managedInstances) {
+      this.managedInstances = new ManagedInstances(this, 'ManagedInstances', {
+        namePrefix: prefix,
+        settings: settings.managedInstances,
+        logRetention: settings.functionLogRetention,
+      });
+      this.managedInstances.addFunction(this.proxyFunction.fn, settings.managedInstances.concurrency);
+    }
     const { role } = this.proxyFunction;
     // Exactly the actions the code sends, per table: rows are put and read, never updated or deleted.
     const proxyGrants = tableGrants(PROXY_TABLE_CALLS);
@@ -95,6 +106,7 @@ export class ProxyStack extends Stack {
     this.statsConsumer = new StatsConsumer(this, 'StatsConsumer', {
       projectRoot: props.projectRoot,
       functionName: `${prefix}stats-consumer`,
+      windowSeconds: settings.consumerWindowSeconds,
       logRetention: settings.functionLogRetention,
       usageLogs: this.tables.entry('usageLogs'),
       usageStats: this.tables.entry('usageStats'),

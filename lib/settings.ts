@@ -21,8 +21,14 @@ export interface DeploySettings {
   reservedConcurrency?: number;
   /** Keeps this many instances initialised (billed while idle) on the `live` alias the URL serves. */
   provisionedConcurrency?: number;
-  /** Usage rows expire after this many days (DynamoDB TTL on `expires_at`); unset keeps them forever. */
+  /** Usage rows expire after this many days (DynamoDB TTL on `expires_at`); undefined (`none`) keeps them forever. */
   logRetentionDays?: number;
+  /**
+   * The stream consumer's batching window: rows are folded into rollups and budgets' spend, and
+   * exported, at most this many seconds after they are written. A longer window makes fewer,
+   * fuller batches (cheaper) and lets a budget's spend lag further behind (docs/deploy.md, "Cost").
+   */
+  consumerWindowSeconds: number;
   /** CloudWatch retention of the function's own logs. */
   functionLogRetention: RetentionDays;
   memoryMb: number;
@@ -59,6 +65,24 @@ export interface DeploySettings {
   signIn?:
     | { kind: 'cognito' }
     | { kind: 'oidc'; issuer: string; clientId: string; clientSecretArn: string; groupsClaim?: string };
+  /**
+   * `-c managedInstances=true`: the proxy function runs on Lambda Managed Instances, many requests
+   * per execution environment on EC2 capacity the stack's capacity provider manages (docs/deploy.md,
+   * "Managed instances"), instead of one request per Lambda instance.
+   */
+  managedInstances?: ManagedInstancesSettings;
+}
+
+export interface ManagedInstancesSettings {
+  /** Requests one execution environment serves at once (`-c managedInstancesConcurrency`). */
+  concurrency: number;
+  /** The most vCPUs the capacity provider scales to, all environments together: the cost ceiling (`-c managedInstancesMaxVcpus`). */
+  maxVcpus: number;
+  /**
+   * An existing VPC (`-c managedInstancesVpcId`) and its private subnets (`-c managedInstancesSubnetIds`),
+   * which must already route to the providers' APIs and to DynamoDB; unset, the stack creates one.
+   */
+  vpc?: { vpcId: string; subnetIds: string[] };
 }
 
 /**
@@ -84,18 +108,46 @@ export const DEFAULTS = {
   stage: 'dev',
   region: 'eu-west-1',
   functionLogRetentionDays: 30,
-  memoryMb: 256,
+  /**
+   * A request at the 6 MB body limit peaks near 126 MB under the runtime interface client with
+   * Lambda's heap flags (test/infra/lambda-memory.test.ts keeps it under 75% of this).
+   */
+  memoryMb: 192,
   upstreamTimeoutMs: 30_000,
   rateLimitPerMinute: 100,
   /**
    * 50 instances serve about 50 requests at once: at a 3 s provider answer, ~16 requests a second,
-   * over a million a day. At 256 MB, 50 busy instances cost about $0.60 an hour, which bounds what
+   * over a million a day. At 192 MB, 50 busy instances cost about $0.45 an hour, which bounds what
    * a flood can spend; it leaves 950 of a default 1,000-instance account pool to everything else.
    */
   reservedConcurrency: 50,
   /** Two years: this month can be compared with the same month of the year before, and the one before that. */
   usageExportDays: 731,
+  /**
+   * Usage rows (the logs API's, one per request) are kept 90 days in DynamoDB: the rollups, the
+   * budgets' spend and the export (`usageExportDays`) keep everything older, so the table, and its
+   * point-in-time recovery, stop growing with the months.
+   */
+  logRetentionDays: 90,
+  /** One minute: six times fewer consumer batches than 10 s, for a budget's spend up to a minute behind. */
+  consumerWindowSeconds: 60,
+  /**
+   * Managed instances: 32 requests at once per execution environment (2 GB, one vCPU). At the 6 MB
+   * body limit each request holds about two copies of its body: 32 of them fit in 2 GB beside
+   * the runtime, and their CPU (a few ms each) is far from the vCPU's.
+   */
+  managedInstancesConcurrency: 32,
+  /**
+   * The smallest ceiling Lambda accepts: twelve environments of one vCPU, 384 requests at once
+   * (about 128 a second at a 3 s answer), and the most the stack can spend on instances.
+   */
+  managedInstancesMaxVcpus: 12,
+  /** Lambda Managed Instances gives each execution environment at least 2 GB. */
+  managedInstancesMemoryMb: 2048,
 } as const;
+
+/** The context value that keeps usage rows forever. */
+export const KEEP_FOREVER = 'none';
 
 /** The context value that turns the reserved-concurrency cap off. */
 export const NO_RESERVED_CONCURRENCY = 'none';
@@ -124,8 +176,13 @@ export function readSettings(node: ContextReader): DeploySettings {
     );
   }
 
-  const reservedConcurrency = readReservedConcurrency(node);
+  const managedInstances = readManagedInstances(node);
+  const reservedConcurrency = managedInstances ? undefined : readReservedConcurrency(node);
   const provisionedConcurrency = readInteger(node, 'provisionedConcurrency', 1, 10_000);
+  if (managedInstances && provisionedConcurrency !== undefined)
+    throw new Error(
+      'context "provisionedConcurrency" does not apply with "managedInstances": the capacity provider keeps its instances running',
+    );
   if (
     reservedConcurrency !== undefined &&
     provisionedConcurrency !== undefined &&
@@ -142,9 +199,16 @@ export function readSettings(node: ContextReader): DeploySettings {
     corsAllowedOrigins: readOrigins(node, 'corsAllowedOrigins'),
     reservedConcurrency,
     provisionedConcurrency,
-    logRetentionDays: readInteger(node, 'logRetentionDays', 1, 36_500),
+    logRetentionDays:
+      readString(node, 'logRetentionDays') === KEEP_FOREVER
+        ? undefined
+        : (readInteger(node, 'logRetentionDays', 1, 36_500, ` or "${KEEP_FOREVER}"`) ?? DEFAULTS.logRetentionDays),
+    // Lambda's limit for a stream's batching window is 300 s.
+    consumerWindowSeconds: readInteger(node, 'consumerWindowSeconds', 0, 300) ?? DEFAULTS.consumerWindowSeconds,
     functionLogRetention: retentionDays,
-    memoryMb: readInteger(node, 'memoryMb', 128, 10_240) ?? DEFAULTS.memoryMb,
+    memoryMb: managedInstances
+      ? (readInteger(node, 'memoryMb', DEFAULTS.managedInstancesMemoryMb, 32_768) ?? DEFAULTS.managedInstancesMemoryMb)
+      : (readInteger(node, 'memoryMb', 128, 10_240) ?? DEFAULTS.memoryMb),
     upstreamTimeoutMs: readInteger(node, 'upstreamTimeoutMs', 1_000, 120_000) ?? DEFAULTS.upstreamTimeoutMs,
     rateLimitPerMinute: readInteger(node, 'rateLimitPerMinute', 1, 1_000_000) ?? DEFAULTS.rateLimitPerMinute,
     alarmTopicArn: readArn(node, 'alarmTopicArn'),
@@ -156,6 +220,28 @@ export function readSettings(node: ContextReader): DeploySettings {
     bedrockRegion,
     bedrockAccess: readBedrock(node),
     signIn: readSignIn(node),
+    managedInstances,
+  };
+}
+
+function readManagedInstances(node: ContextReader): ManagedInstancesSettings | undefined {
+  const enabled: unknown = node.tryGetContext('managedInstances');
+  if (enabled === undefined || enabled === null || enabled === false || enabled === 'false' || enabled === '')
+    return undefined;
+  if (enabled !== true && enabled !== 'true') throw new Error('context "managedInstances" must be true or false');
+  const vpcId = readString(node, 'managedInstancesVpcId');
+  const subnets = readString(node, 'managedInstancesSubnetIds');
+  if ((vpcId === undefined) !== (subnets === undefined))
+    throw new Error('context "managedInstancesVpcId" and "managedInstancesSubnetIds" are given together, or neither');
+  if (vpcId !== undefined && !/^vpc-[0-9a-f]{8,17}$/.test(vpcId))
+    throw new Error(`context "managedInstancesVpcId": "${vpcId}" is not a VPC id`);
+  const subnetIds = subnets?.split(',').map((id) => id.trim());
+  if (subnetIds && !subnetIds.every((id) => /^subnet-[0-9a-f]{8,17}$/.test(id)))
+    throw new Error('context "managedInstancesSubnetIds" must list subnet ids, such as subnet-0123456789abcdef0');
+  return {
+    concurrency: readInteger(node, 'managedInstancesConcurrency', 1, 1_600) ?? DEFAULTS.managedInstancesConcurrency,
+    maxVcpus: readInteger(node, 'managedInstancesMaxVcpus', 12, 15_000) ?? DEFAULTS.managedInstancesMaxVcpus,
+    vpc: vpcId && subnetIds ? { vpcId, subnetIds } : undefined,
   };
 }
 

@@ -40,10 +40,10 @@ const common = {
   target: 'node20',
   // BUILD_MINIFY=0 keeps function names, for profiling.
   minify: process.env.BUILD_MINIFY !== '0',
-  // Error class names reach the logs (and `ProxyError` subclasses name themselves): keep them readable.
-  // Its cost on the request path was measured: about 11 closures named per request (a property
-  // definition each), a few microseconds, far below what the store calls cost.
-  keepNames: true,
+  // No keepNames: it wraps every function of every dependency in a naming call, and the AWS SDK
+  // creates closures on each store call, so it cost CPU on every request (docs/decisions.md). The
+  // names the logs show are set explicitly instead (lambda/base/errors.ts), as the CDK bundling does.
+  keepNames: false,
   sourcemap: false,
   legalComments: 'none',
   mainFields: ['module', 'main'],

@@ -5,11 +5,13 @@
  * test/infra/deploy-docs.test.ts fails when the page and the sources disagree.
  */
 import { Template } from 'aws-cdk-lib/assertions';
-import { STREAM_MAPPING } from '../lib/constructs/stats-consumer';
 import {
   ASSUMED,
   athenaQueryUsd,
   costPerMillion,
+  managedInstancesCost,
+  MANAGED_PRICES,
+  NAT_BYTES_PER_REQUEST,
   EXPORT_BYTES_PER_ROW,
   GATE_ITEM,
   GATE_WRITE_UNITS,
@@ -96,11 +98,11 @@ function costBlock(stack: ProxyStack): string {
     '|---|--:|',
     `| provider answer time | ${a.upstreamSeconds} s |`,
     `| the proxy's store waits per request (gate call, row put) | ${a.storeWaitMs} ms |`,
-    `| the proxy's CPU per request on a full vCPU | ${a.cpuMsPerRequest} ms |`,
+    `| the proxy's CPU per request on a full vCPU, one request at a time (the benchmark's c=1 figure) | ${a.cpuMsPerRequest} ms |`,
     `| DynamoDB write units per request (the token's gate ${GATE_WRITE_UNITS}: its item is at most ${kb(gateItemBytes())} at any rate; the row's put ${ROW_WRITE_UNITS}; its spend is folded by the consumer, below) | ${a.writeUnitsPerRequest} |`,
     `| DynamoDB read units per request (provider key cached, no budget) | ${a.readUnitsPerRequest} |`,
     `| cold starts per million requests, init time each | ${a.coldStartsPerMillion.toLocaleString('en')}, ${a.coldStartInitMs} ms |`,
-    `| traffic (fills a consumer batch with ${cost.rowsPerConsumerBatch.toFixed(1)} rows in its ${STREAM_MAPPING.maxBatchingWindow.toSeconds()} s window) | ${a.monthlyRequests.toLocaleString('en')} requests a month |`,
+    `| traffic (fills a consumer batch with ${cost.rowsPerConsumerBatch.toFixed(1)} rows in its ${a.batchingWindowSeconds} s window) | ${a.monthlyRequests.toLocaleString('en')} requests a month |`,
     `| consumer batch: billed time, rollup writes, spend writes (the token's) | ${a.consumerMsPerBatch} ms, ${a.rollupWritesPerBatch}, ${a.spendWritesPerBatch} |`,
     '',
     `At ${a.memoryMb} MB (the default), ${cost.billedMsPerRequest.toFixed(0)} ms billed per request:`,
@@ -112,15 +114,27 @@ function costBlock(stack: ProxyStack): string {
     '',
     '| memory | billed per request | per million requests |',
     '|---|--:|--:|',
-    ...[128, 256, 512, 1024].map((memoryMb) => {
+    ...[128, 192, 256, 512, 1024].map((memoryMb) => {
       const at = costPerMillion({ ...ASSUMED, memoryMb });
       return `| ${memoryMb} MB${memoryMb === a.memoryMb ? ' (default)' : ''} | ${at.billedMsPerRequest.toFixed(0)} ms | ${usd(at.usdPerMillion)} |`;
     }),
     '',
     `The consumer's worst case, each row alone in a batch: ${usd(cost.consumerWorstCaseUsdPerMillion)}, and ${usd(cost.exportWorstCaseUsdPerMillion)} of export PUTs. A requester label or a tag adds ${SUBJECT_WRITES_PER_BATCH} spend write per consumer batch, whatever the rows in it: ${usd(((1e6 / cost.rowsPerConsumerBatch) * SUBJECT_WRITES_PER_BATCH * PRICES.dynamoPerMillionWriteUnits) / 1e6)} per million at this traffic. ` +
       `The gate's write is ${GATE_WRITE_UNITS} unit whatever the token's rate (see *Partition ceilings*), up to the highest per-token limit of ${MAX_REQUESTS_PER_MINUTE.toLocaleString('en')} a minute. ` +
-      `Stored rows take about ${ROW_GB_PER_MILLION} GB per million: ${usd(ROW_GB_PER_MILLION * (PRICES.dynamoStoragePerGbMonth + PRICES.dynamoPitrPerGbMonth))} per million rows per month with point-in-time recovery, until \`logRetentionDays\` expires them. ` +
+      `Stored rows take about ${ROW_GB_PER_MILLION} GB per million: ${usd(ROW_GB_PER_MILLION * (PRICES.dynamoStoragePerGbMonth + PRICES.dynamoPitrPerGbMonth))} per million rows per month with point-in-time recovery, until \`logRetentionDays\` (${DEFAULTS.logRetentionDays} days by default) expires them: at this traffic the table holds about ${Math.round(((a.monthlyRequests / 1e6) * ROW_GB_PER_MILLION * DEFAULTS.logRetentionDays) / 30)} GB, ${usd(((a.monthlyRequests / 1e6) * ROW_GB_PER_MILLION * DEFAULTS.logRetentionDays * (PRICES.dynamoStoragePerGbMonth + PRICES.dynamoPitrPerGbMonth)) / 30)} a month, instead of growing by ${usd((a.monthlyRequests / 1e6) * ROW_GB_PER_MILLION * (PRICES.dynamoStoragePerGbMonth + PRICES.dynamoPitrPerGbMonth))} a month, every month. ` +
       `Exported rows take about ${EXPORT_BYTES_PER_ROW} bytes each, gzipped, until \`usageExportDays\` expires them; an Athena named query over a month of a million rows scans about ${Math.round((EXPORT_BYTES_PER_ROW * 1e6) / 1e6)} MB: $${athenaQueryUsd(1e6).toFixed(4)}, over a year of them $${athenaQueryUsd(12e6).toFixed(4)}.`,
+    '',
+    `The consumer's batching window (\`consumerWindowSeconds\`) trades these per-batch lines against how far behind a budget's spend may be: a batch is folded at most one window after its rows were written, so a budget can be overshot by what its subject spends in that time ([budgets.md](budgets.md)). At this traffic:`,
+    '',
+    '| `consumerWindowSeconds` | rows per batch | consumer, alert checks, metrics and export PUTs per million | total per million | spend up to |',
+    '|--:|--:|--:|--:|--:|',
+    ...[10, 30, 60, 120, 300].map((window) => {
+      const at = costPerMillion({ ...ASSUMED, batchingWindowSeconds: window });
+      const perBatch = at.lines
+        .filter((line) => /^(Stream consumer|Usage metrics|Usage export \(S3 PUTs)/.test(line.item))
+        .reduce((sum, line) => sum + line.usdPerMillion, 0);
+      return `| ${window} s${window === DEFAULTS.consumerWindowSeconds ? ' (default)' : ''} | ${at.rowsPerConsumerBatch.toFixed(1)} | ${usd(perBatch)} | ${usd(at.usdPerMillion)} | ${window} s behind |`;
+    }),
     '',
     `Fixed monthly costs on top, whatever the traffic: ${keys} KMS keys (${usd(keys * PRICES.kmsKeyPerMonth)}, up to ${usd(keys * 3 * PRICES.kmsKeyPerMonth)} in the years their rotations are billed), ` +
       `the admin secret (${usd(PRICES.secretPerMonth)}) and ${alarms.length} alarms reading ${alarmMetrics} metrics (${usd(alarmMetrics * PRICES.alarmMetricPerMonth)}): ${usd(fixed)} a month.`,
@@ -218,6 +232,29 @@ function inventory(stack: ProxyStack): string {
   ].join('\n');
 }
 
+/** Managed instances priced at steady rates beside the standard function (lib/cost-model.ts). */
+function managedBlock(): string {
+  const concurrency = DEFAULTS.managedInstancesConcurrency;
+  const m = MANAGED_PRICES;
+  const breakEven = Array.from({ length: 200 }, (_, i) => i + 1).find(
+    (rate) =>
+      managedInstancesCost(rate, concurrency).usdPerMillion <
+      managedInstancesCost(rate, concurrency).standardUsdPerMillion,
+  );
+  return [
+    `Priced with the assumptions of *Cost* and: a c7g.large instance (2 vCPUs, 4 GB) at $${m.instancePerHour} an hour on demand (an assumption: check the EC2 price list), Lambda's management fee of ${m.managementFeeShare * 100}% on it, at least ${m.minInstances} instances, ${concurrency} requests at once per execution environment, one NAT gateway at $${m.natGatewayPerHour} an hour and $${m.natPerGb} per GB, ${NAT_BYTES_PER_REQUEST / 1024} KB through it per request.`,
+    '',
+    '| steady rate | requests a month | in flight | instances | managed instances, per million | standard Lambda, per million |',
+    '|--:|--:|--:|--:|--:|--:|',
+    ...[10, 50].map((rate) => {
+      const at = managedInstancesCost(rate, concurrency);
+      return `| ${rate} a second | ${((rate * 30 * 86_400) / 1e6).toFixed(1)} million | ${Math.round(at.concurrent)} | ${at.instances} | ${usd(at.usdPerMillion)} | ${usd(at.standardUsdPerMillion)} |`;
+    }),
+    '',
+    `Managed instances cost the same every hour, busy or idle: below about ${breakEven} requests a second steady, the standard function is cheaper; above, managed instances are.`,
+  ].join('\n');
+}
+
 /** The list prices the model uses. */
 function priceTable(): string {
   const p = PRICES;
@@ -245,6 +282,7 @@ export function renderDeployFacts(stack: ProxyStack): Facts {
     alarms: alarmTable(stack),
     prices: priceTable(),
     cost: costBlock(stack),
+    managed: managedBlock(),
     gate: gateBlock(),
   };
 }

@@ -10,7 +10,6 @@ export class ProxyError extends Error {
     readonly details: { param?: string; code?: string; headers?: Record<string, string>; cause?: unknown } = {},
   ) {
     super(message, { cause: details.cause });
-    this.name = new.target.name;
   }
 }
 
@@ -235,3 +234,37 @@ export class SharedForwardFailure extends Error {
     super(failure.message);
   }
 }
+
+/**
+ * Each error class's `name` (what the logs and stack traces show), from its name here: the
+ * bundles are minified without esbuild's `keepNames` (scripts/build.mjs), so a class's own name
+ * does not survive bundling, while these keys do.
+ */
+const NAMED = {
+  ProxyError,
+  AuthenticationError,
+  PermissionError,
+  RefusalError,
+  ModelNotAllowedError,
+  ValidationError,
+  UnsupportedMediaTypeError,
+  NotFoundError,
+  MethodNotAllowedError,
+  PayloadTooLargeError,
+  RateLimitedError,
+  SignInThrottledError,
+  BudgetExceededError,
+  UnpricedModelError,
+  UpstreamUnreachableError,
+  UpstreamTimeoutError,
+  UpstreamEncodingError,
+  ClientGoneError,
+  ServerStoppedError,
+  StoredKeyUnreadableError,
+  StoredKeyNotSendableError,
+  AwsCredentialsUnavailableError,
+  StoreUnavailableError,
+  SharedForwardFailure,
+};
+for (const [name, type] of Object.entries(NAMED))
+  Object.defineProperty(type.prototype, 'name', { value: name, writable: true, configurable: true });

@@ -15,6 +15,11 @@ export interface IncomingRequest {
   /** Lower-cased names; repeated headers comma-joined, as function URLs deliver them. */
   headers: Record<string, string | undefined>;
   body: Buffer;
+  /**
+   * The body as the event's own text, when it came as text (not base64): the pipeline reads the
+   * JSON from it rather than from a copy decoded out of `body` (docs/deploy.md, "Memory").
+   */
+  bodyText?: string;
   /** The caller's address as the function URL saw it; failed sign-ins are counted per address. */
   sourceIp?: string;
   /** Wall-clock arrival (epoch ms) and a monotonic start for latency. */
@@ -67,6 +72,7 @@ export function fromFunctionUrlEvent(event: APIGatewayProxyEventV2): IncomingReq
     rawQuery: event.rawQueryString ?? '',
     headers,
     body: event.isBase64Encoded ? Buffer.from(raw, 'base64') : Buffer.from(raw, 'utf8'),
+    bodyText: event.isBase64Encoded ? undefined : raw,
     sourceIp: event.requestContext?.http?.sourceIp,
     receivedAt,
     startedAt: performance.now(),

@@ -1,10 +1,11 @@
 import middy, { type Request } from '@middy/core';
-import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';
 import type { APIGatewayProxyEventV2, Context as LambdaContext } from 'aws-lambda';
 import { BackgroundWork } from '../base/background-work';
 import { RefusalError, SharedForwardFailure } from '../base/errors';
 import type { ProxyResponse } from '../http/response';
+import { CollectAfterLarge } from './collect-after-large';
 import { failedForwardEnding, isRecordable, refusalEnding, type Ending } from './record';
+import { streamResponse } from './response-stream';
 import type { Answering, Received, Recordable, StoreReads } from './state';
 import { Answer, Prefetched, type Step } from './step';
 
@@ -65,11 +66,19 @@ export interface HandlerParts<S extends Received> {
   answerError: (state: Answering | undefined, error: unknown) => ProxyResponse | Promise<ProxyResponse>;
   /** Writes the request's usage row once its ending is known (record.ts); called from one place, `recordEnding`. */
   record: (state: Recordable, ending: Ending) => void;
+  /** The collection after a large request (collect-after-large.ts); a test passes its own. */
+  collector?: CollectAfterLarge;
 }
 
 /** The request's after-response work, once its event was decoded (the context is Middy's, the state's fields on it). */
 function workOf(context: object): BackgroundWork | undefined {
   return 'work' in context && context.work instanceof BackgroundWork ? context.work : undefined;
+}
+
+/** The size of the request's body, once its event was decoded. */
+function bodyBytesOf(context: object): number {
+  const { request } = context as Partial<Received>;
+  return request?.body instanceof Buffer ? request.body.length : 0;
 }
 
 /**
@@ -89,6 +98,7 @@ export function streamingHandler<S extends Recordable>({
   handle,
   answerError,
   record,
+  collector = new CollectAfterLarge(),
 }: HandlerParts<S>) {
   const recorded = new WeakSet<object>();
   function recordEnding(state: object, ending: Ending | undefined): void {
@@ -98,9 +108,16 @@ export function streamingHandler<S extends Recordable>({
   }
 
   const handler = middy<APIGatewayProxyEventV2, ProxyResponse, Error, ProxyContext<S>, StoreReads>({
-    executionMode: executionModeStreamifyResponse,
+    executionMode: streamResponse,
+    requestStart: () => collector.started(),
     // Only this invocation's own rows: concurrent requests (local server) don't wait for each other.
-    requestEnd: async (request) => workOf(request.context)?.drain(),
+    requestEnd: async (request) => {
+      try {
+        await workOf(request.context)?.drain();
+      } finally {
+        collector.ended(bodyBytesOf(request.context));
+      }
+    },
   });
   handler.use({
     before: async function receive(request: MiddyRequest<S>) {

@@ -42,7 +42,9 @@ export function readProxyRequest(incoming: IncomingRequest, route: Route): Proxy
   const readsBody =
     dialect.requestBody === 'json' ||
     (/json/i.test(incoming.headers['content-type'] ?? '') && incoming.body.length <= MAX_PARSED_BYTES);
-  const parsed = readsBody ? tryParseJson(incoming.body.toString('utf8')) : undefined;
+  // One text of the body at most (none when the event brought it as text), read by the parser and the cache key alike.
+  const text = readsBody ? (incoming.bodyText ?? incoming.body.toString('utf8')) : undefined;
+  const parsed = text === undefined ? undefined : tryParseJson(text);
   const body = asObject(parsed);
   const bodyCheck = judgeBody(dialect, parsed);
 
@@ -66,7 +68,7 @@ export function readProxyRequest(incoming: IncomingRequest, route: Route): Proxy
       provider: provider.id,
       dialect,
       body: bodyCheck.ok ? body : undefined,
-      bodyText: parsed === undefined ? undefined : incoming.body.toString('utf8'),
+      bodyText: parsed === undefined ? undefined : text,
       // What the provider will be sent, less the credential the proxy sets: a header that reaches it can change its answer.
       forwardedHeaders: upstreamRequestHeaders(incoming.headers, dialect, undefined, incoming.body.length > 0, [
         tokenText,

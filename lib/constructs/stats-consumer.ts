@@ -29,8 +29,9 @@ export const CONSUMER_ENTRY = 'lambda/entry/stream-consumer.ts';
 /**
  * How the usage-logs stream reaches the fold (docs/deploy.md explains each figure):
  * - a batch is up to 1,000 rows (~1 MB of images, far under the 6 MB invocation limit) or whatever
- *   arrived in 10 s: each rollup item costs one write per batch, so waiting 10 s turns many rows
- *   into one write each for the hour and the day, for the price of stats lagging rows by ~10 s;
+ *   arrived in the batching window (`consumerWindowSeconds`, 60 s by default): each rollup item
+ *   costs one write per batch, so waiting turns many rows into one write each for the hour and
+ *   the day, for the price of stats and spend lagging rows by up to the window;
  * - a failed batch is retried, split in halves (bisect) to isolate a poison record, and resumed
  *   from the first row the fold reports as failed (ReportBatchItemFailures); rows counted already
  *   are skipped by the fold's per-shard watermarks, so retries never count twice;
@@ -41,7 +42,6 @@ export const CONSUMER_ENTRY = 'lambda/entry/stream-consumer.ts';
  */
 export const STREAM_MAPPING = {
   batchSize: 1_000,
-  maxBatchingWindow: Duration.seconds(10),
   retryAttempts: 10,
   maxRecordAge: Duration.hours(24),
   tumblingWindow: Duration.minutes(15),
@@ -66,6 +66,8 @@ export const CONSUMER_MEMORY_MB = 128;
 
 export interface StatsConsumerProps {
   projectRoot: string;
+  /** The stream's batching window (`consumerWindowSeconds`). */
+  windowSeconds: number;
   functionName: string;
   logRetention: RetentionDays;
   usageLogs: { table: ITable; shape: TableShape };
@@ -204,7 +206,7 @@ export class StatsConsumer extends Construct {
       eventSourceArn: streamArn,
       startingPosition: StartingPosition.TRIM_HORIZON,
       batchSize: STREAM_MAPPING.batchSize,
-      maxBatchingWindow: STREAM_MAPPING.maxBatchingWindow,
+      maxBatchingWindow: Duration.seconds(props.windowSeconds),
       bisectBatchOnError: true,
       reportBatchItemFailures: true,
       retryAttempts: STREAM_MAPPING.retryAttempts,

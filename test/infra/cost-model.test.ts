@@ -7,6 +7,9 @@ import {
   ASSUMED,
   athenaQueryUsd,
   costPerMillion,
+  MANAGED_PRICES,
+  managedInstancesCost,
+  NAT_BYTES_PER_REQUEST,
   EXPORT_BYTES_PER_ROW,
   FULL_VCPU_MB,
   GATE_ITEM,
@@ -29,7 +32,7 @@ it('prices the stated assumptions as a hand calculation does', () => {
   expect(a.memoryMb).toBe(DEFAULTS.memoryMb);
   const billedMs = a.upstreamSeconds * 1000 + a.storeWaitMs + a.cpuMsPerRequest * (FULL_VCPU_MB / a.memoryMb);
   const duration = (a.memoryMb / 1024) * (billedMs / 1000) * 1e6 * PRICES.lambdaArmPerGbSecond;
-  const rowsPerBatch = (a.monthlyRequests / (30 * 86_400)) * STREAM_MAPPING.maxBatchingWindow.toSeconds();
+  const rowsPerBatch = (a.monthlyRequests / (30 * 86_400)) * a.batchingWindowSeconds;
   const perBatch =
     PRICES.lambdaPerMillionRequests / 1e6 +
     (128 / 1024) * (a.consumerMsPerBatch / 1000) * PRICES.lambdaArmPerGbSecond +
@@ -112,4 +115,45 @@ it('writes at most 3 units a request in all for a busy token with a stored key, 
   // A quiet month puts few rows in each batch: the consumer's writes weigh more per request, never more than its batches.
   const quiet = costPerMillion(profile);
   expect(allWriteUnitsPerRequest(quiet)).toBeCloseTo(2 + 7 / quiet.rowsPerConsumerBatch, 9);
+});
+
+it('prices the default stack, at its default memory (which holds a 6 MB request: lambda-memory.test.ts), at most $10 per million at a 3 s answer', () => {
+  expect(ASSUMED.memoryMb).toBe(DEFAULTS.memoryMb);
+  expect(ASSUMED.batchingWindowSeconds).toBe(DEFAULTS.consumerWindowSeconds);
+  expect(costPerMillion(ASSUMED).usdPerMillion).toBeLessThanOrEqual(10);
+});
+
+it("trades the consumer's per-batch lines against the window: a longer one is cheaper, never below the full batch", () => {
+  const perBatch = (window: number) =>
+    costPerMillion({ ...ASSUMED, batchingWindowSeconds: window })
+      .lines.filter((l) => /^(Stream consumer|Usage metrics|Usage export \(S3 PUTs)/.test(l.item))
+      .reduce((sum, l) => sum + l.usdPerMillion, 0);
+  expect(perBatch(60)).toBeLessThan(perBatch(10));
+  expect(perBatch(300)).toBeLessThan(perBatch(60));
+  // Six times the window, six times the rows per batch at this traffic: a sixth of the per-batch cost.
+  expect(perBatch(60)).toBeCloseTo(perBatch(10) / 6, 6);
+});
+
+it('prices managed instances at a steady rate as a hand calculation does, beside the standard function', () => {
+  const hours = (30 * 86_400) / 3600;
+  for (const rate of [10, 50]) {
+    const monthly = rate * 30 * 86_400;
+    const at = managedInstancesCost(rate, DEFAULTS.managedInstancesConcurrency);
+    const inFlight = rate * (ASSUMED.upstreamSeconds + ASSUMED.storeWaitMs / 1000);
+    const instances = Math.max(3, Math.ceil(Math.ceil(inFlight / DEFAULTS.managedInstancesConcurrency) / 2));
+    expect(at.instances).toBe(instances);
+    const standard = costPerMillion({ ...ASSUMED, monthlyRequests: monthly });
+    const functionLines = line(standard, 'Lambda duration') + line(standard, 'Lambda cold-start');
+    const fixed =
+      instances * MANAGED_PRICES.instancePerHour * 1.15 * hours +
+      MANAGED_PRICES.natGatewayPerHour * hours +
+      ((monthly * NAT_BYTES_PER_REQUEST) / 1e9) * MANAGED_PRICES.natPerGb;
+    expect(at.usdPerMillion).toBeCloseTo((fixed / monthly) * 1e6 + standard.usdPerMillion - functionLines, 6);
+    expect(at.standardUsdPerMillion).toBeCloseTo(standard.usdPerMillion, 9);
+  }
+  // Idle instances are paid for: the standard function is cheaper at 10 a second, managed instances at 50.
+  const slow = managedInstancesCost(10, DEFAULTS.managedInstancesConcurrency);
+  const busy = managedInstancesCost(50, DEFAULTS.managedInstancesConcurrency);
+  expect(slow.usdPerMillion).toBeGreaterThan(slow.standardUsdPerMillion);
+  expect(busy.usdPerMillion).toBeLessThan(busy.standardUsdPerMillion);
 });

@@ -11,7 +11,8 @@ describe('readSettings', () => {
       corsAllowedOrigins: [],
       reservedConcurrency: 50,
       provisionedConcurrency: undefined,
-      logRetentionDays: undefined,
+      logRetentionDays: DEFAULTS.logRetentionDays,
+      consumerWindowSeconds: DEFAULTS.consumerWindowSeconds,
       functionLogRetention: RetentionDays.ONE_MONTH,
       memoryMb: DEFAULTS.memoryMb,
       upstreamTimeoutMs: 30_000,
@@ -21,6 +22,18 @@ describe('readSettings', () => {
       bedrockRegion: 'eu-west-1',
       usageExportDays: DEFAULTS.usageExportDays,
     });
+  });
+
+  it('keeps usage rows 90 days unless told a number of days, or none (forever)', () => {
+    expect(DEFAULTS.logRetentionDays).toBe(90);
+    expect(readSettings(context({ logRetentionDays: '400' })).logRetentionDays).toBe(400);
+    expect(readSettings(context({ logRetentionDays: 'none' })).logRetentionDays).toBeUndefined();
+    expect(() => readSettings(context({ logRetentionDays: 'forever' }))).toThrow('"logRetentionDays"');
+  });
+
+  it("sets the stream consumer's batching window within Lambda's limit of 300 s", () => {
+    expect(readSettings(context({ consumerWindowSeconds: '10' })).consumerWindowSeconds).toBe(10);
+    expect(() => readSettings(context({ consumerWindowSeconds: '301' }))).toThrow('"consumerWindowSeconds"');
   });
 
   it("calls Bedrock in the stack's region unless bedrockRegion names another", () => {

@@ -5,6 +5,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { TABLES, type TableShape } from '../../lambda/store/tables';
 import { ESM_REQUIRE_BANNER } from '../../lib/constructs/proxy-function';
 import { ALERT_QUEUE_MAPPING, CONSUMER_MEMORY_MB, STREAM_MAPPING } from '../../lib/constructs/stats-consumer';
+import { DEFAULTS } from '../../lib/settings';
 import { actionsOf, policyStatements, roleStatements, single } from './support/synth';
 import { defaultStack } from './support/stack-resources';
 
@@ -52,7 +53,7 @@ describe('stats consumer (rollups from the usage-logs stream)', () => {
       EventSourceArn: { 'Fn::GetAtt': [table(TABLES.usageLogs).logicalId, 'StreamArn'] },
       StartingPosition: 'TRIM_HORIZON',
       BatchSize: STREAM_MAPPING.batchSize,
-      MaximumBatchingWindowInSeconds: STREAM_MAPPING.maxBatchingWindow.toSeconds(),
+      MaximumBatchingWindowInSeconds: DEFAULTS.consumerWindowSeconds,
       BisectBatchOnFunctionError: true,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       MaximumRetryAttempts: STREAM_MAPPING.retryAttempts,

@@ -4,7 +4,7 @@ import { PROVIDER_CATALOG } from '../../lambda/providers/catalog';
 import { TABLES, type TableShape } from '../../lambda/store/tables';
 import { ADMIN_KEY_LENGTH } from '../../lib/constructs/admin-secret';
 import { ENCRYPTION_CONTEXT_CONDITION } from '../../lib/constructs/provider-key';
-import { ESM_REQUIRE_BANNER } from '../../lib/constructs/proxy-function';
+import { ALLOCATOR_ENVIRONMENT, ESM_REQUIRE_BANNER } from '../../lib/constructs/proxy-function';
 import { tableOutputName } from '../../lib/names';
 import { DEFAULTS } from '../../lib/settings';
 import { actionsOf, policyStatements, roleStatements, single } from './support/synth';
@@ -158,7 +158,7 @@ describe('function', () => {
     const p = fn().Properties;
     expect(Number(String(p.Runtime).match(/^nodejs(\d+)\.x$/)?.[1])).toBeGreaterThanOrEqual(22);
     expect(p.Architectures).toEqual(['arm64']);
-    expect(p.MemorySize).toBe(256);
+    expect(p.MemorySize).toBe(DEFAULTS.memoryMb);
     expect(p.Timeout).toBe(900);
     expect(p.Handler).toBe('index.handler');
     // A cap by default (docs/deploy.md, "Concurrency cap and timeout").
@@ -169,8 +169,10 @@ describe('function', () => {
     const env = (fn().Properties.Environment as { Variables: Record<string, unknown> }).Variables;
     expect(env).toMatchObject({ CORS_ALLOWED_ORIGINS: '', UPSTREAM_TIMEOUT_MS: '30000', RATE_LIMIT_PER_MINUTE: '100' });
     expect(Number(env.UPSTREAM_TIMEOUT_MS) / 1000).toBeLessThan(Number(fn().Properties.Timeout) / 10);
-    expect(env.LOG_RETENTION_DAYS).toBeUndefined();
+    expect(env.LOG_RETENTION_DAYS).toBe(String(DEFAULTS.logRetentionDays));
     expect(env.NODE_OPTIONS).toBeUndefined();
+    // Large blocks in mappings of their own, returned when freed (docs/deploy.md, "Memory").
+    expect(env).toMatchObject(ALLOCATOR_ENVIRONMENT);
     expect(env.ADMIN_KEY).toBeUndefined();
   });
 

@@ -14,7 +14,6 @@
 import { buildFoldDeps, buildLocalStoreClients } from '../../lambda/wiring/deps';
 import { localStreamPoller } from '../../lambda/local/stats-consumer';
 import type { StreamPoller } from '../../lambda/local/stream-poller';
-import { STREAM_MAPPING } from '../../lib/constructs/stats-consumer';
 import { parseToken } from '../../lambda/auth/proxy-token';
 import { startInProcessProxy, type InProcessProxy } from '../support/in-process-proxy';
 import { callProxy, type CallResult } from './support/requests';
@@ -42,12 +41,8 @@ beforeAll(async () => {
   instances.push(await startInProcessProxy({ env }));
   while (instances.length < INSTANCES) instances.push(await startInProcessProxy({ env, sameStoreAs: instances[0] }));
   const config = instances[0]!.deps.config;
-  // Read as the consumer Lambda's mapping gathers a batch: at most once per batching window.
-  consumer = localStreamPoller(
-    buildFoldDeps(config, quiet),
-    buildLocalStoreClients(config),
-    STREAM_MAPPING.maxBatchingWindow.toMilliseconds(),
-  );
+  // Read as the consumer Lambda's mapping gathers a batch: at most once per batching window (a stack's shortest advised, 10 s).
+  consumer = localStreamPoller(buildFoldDeps(config, quiet), buildLocalStoreClients(config), 10_000);
   consumer.start();
 });
 

@@ -26,6 +26,21 @@ export function runtimeInterfaceClient(): string {
   return join(RIC_PACKAGE, 'index.mjs');
 }
 
+/**
+ * The Node flags Lambda's Node.js runtime starts a function with (its bootstrap script): the
+ * garbage collector exposed to the function, and the heap sized from the memory setting, a tenth
+ * of it for the young generation (two semi-spaces), the rest for the old one.
+ */
+export function lambdaNodeFlags(memoryMb: number): string[] {
+  const newSpaceMb = Math.floor(memoryMb / 10);
+  return [
+    '--expose-gc',
+    '--max-http-header-size=81920',
+    `--max-semi-space-size=${Math.floor(newSpaceMb / 2)}`,
+    `--max-old-space-size=${memoryMb - newSpaceMb}`,
+  ];
+}
+
 export interface LambdaInstance {
   api: RuntimeApi;
   process: ChildProcess;
@@ -44,6 +59,8 @@ export async function startLambdaInstance(options: {
   taskRoot: string;
   handler: string;
   env: NodeJS.ProcessEnv;
+  /** The function's memory setting: the runtime's heap flags follow it (`lambdaNodeFlags`). Default 1024. */
+  memoryMb?: number;
   /** Called as the instance is frozen and thawed (e.g. to stall its network with it). */
   onFreeze?: () => void;
   onThaw?: () => void;
@@ -67,7 +84,8 @@ export async function startLambdaInstance(options: {
       child?.kill('SIGKILL');
     },
   });
-  child = spawn(process.execPath, [entry], {
+  const memoryMb = options.memoryMb ?? 1024;
+  child = spawn(process.execPath, [...lambdaNodeFlags(memoryMb), entry], {
     cwd: options.taskRoot,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {
@@ -77,7 +95,7 @@ export async function startLambdaInstance(options: {
       _HANDLER: options.handler,
       AWS_LAMBDA_FUNCTION_NAME: 'ai-usage-proxy-function',
       AWS_LAMBDA_FUNCTION_VERSION: '1',
-      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '1024',
+      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(memoryMb),
       AWS_LAMBDA_LOG_GROUP_NAME: '/aws/lambda/ai-usage-proxy-function',
       AWS_LAMBDA_LOG_STREAM_NAME: '2026/01/01/[1]0123456789abcdef',
       // The stack's function logs in JSON (lib/constructs/proxy-function.ts).
