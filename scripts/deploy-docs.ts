@@ -1,6 +1,6 @@
 /**
  * The facts docs/deploy.md states about the stack, rendered from their one source: the permissions
- * from lib/permissions.ts, the alarms from the synthesized template, the cost from
+ * from lib/permissions.ts (where each grant's reason stays), the alarms from the synthesized template, the cost from
  * lib/cost-model.ts. `npm run docs:deploy` writes them between the page's markers;
  * test/infra/deploy-docs.test.ts fails when the page and the sources disagree.
  */
@@ -32,13 +32,15 @@ export type Facts = Record<string, string>;
 
 const code = (name: string) => `\`${name}\``;
 
+/** Each role's grants, one line per resource: the actions, and the settings a grant exists only with. */
 function permissionsTable(stack: ProxyStack): string {
-  const rows = declaredGrants(stack.settings, true).map((g) => {
-    const service = g.actions[0].split(':')[0];
-    const actions = g.actions.map((a) => (a.startsWith(`${service}:`) ? a.slice(service.length + 1) : a));
-    return `| ${g.role} | ${g.resourceName} | ${service}: ${actions.map(code).join(', ')} | ${g.usedFor}${g.when ? `; only with ${g.when.context}` : ''} |`;
-  });
-  return ['| role | resource | actions | used for |', '|---|---|---|---|', ...rows].join('\n');
+  return declaredGrants(stack.settings, true)
+    .map((g) => {
+      const service = g.actions[0].split(':')[0];
+      const actions = g.actions.map((a) => (a.startsWith(`${service}:`) ? a.slice(service.length + 1) : a));
+      return `- ${g.role}, ${g.resourceName}${g.when ? ` (only with ${g.when.context})` : ''}: ${service} ${actions.map(code).join(', ')}`;
+    })
+    .join('\n');
 }
 
 interface AlarmProperties {
@@ -142,22 +144,19 @@ function gateBlock(): string {
     [MAX_REQUESTS_PER_MINUTE, 'the highest per-token limit'],
   ];
   return [
-    `The token's gate (\`rate-limits\`, \`TOKEN#<token id>\`, and \`TOKEN#<token id>#<n>\` for its other shards), one update by every proxied request,`,
-    `is at most ${kb(gateItemBytes())} whatever the traffic: about ${GATE_ITEM.baseBytes} bytes of the token's copy and ${GATE_ITEM.counterBytes} of rate counters`,
-    '(a count and one number per 3-second bucket of the sliding minute; tags and a model list on the token add their own bytes),',
-    `so each write is ${GATE_WRITE_UNITS} unit. A token's limit sets how many gate items share its traffic: one per ${SHARD_REQUESTS_PER_MINUTE.toLocaleString('en')} a minute of limit, up to ${MAX_GATE_SHARDS},`,
-    'each request writing one at random. A token sending steadily at its limit:',
+    `**The token's gate** (\`rate-limits\`, \`TOKEN#<token id>\` and \`TOKEN#<token id>#<n>\`) is at most ${kb(gateItemBytes())} at any rate`,
+    `(about ${GATE_ITEM.baseBytes} bytes of the token's copy, ${GATE_ITEM.counterBytes} of counters), so each write is ${GATE_WRITE_UNITS} unit; a token has one gate item`,
+    `per ${SHARD_REQUESTS_PER_MINUTE.toLocaleString('en')} a minute of its limit, up to ${MAX_GATE_SHARDS}, each request writing one at random. At a steady rate at the limit:`,
     '',
-    '| requests a minute | gate items | write units per request | write units a second on the busiest gate partition |',
-    '|--:|--:|--:|--:|',
+    '| requests a minute | gate items | write units a second on the busiest |',
+    '|--:|--:|--:|',
     ...rates.map(
       ([rate, what]) =>
-        `| ${rate.toLocaleString('en')} (${what}) | ${shardCount(rate)} | ${GATE_WRITE_UNITS} | ${perSecond(gatePartitionLoad(rate))} |`,
+        `| ${rate.toLocaleString('en')} (${what}) | ${shardCount(rate)} | ${perSecond(gatePartitionLoad(rate))} |`,
     ),
     '',
-    `So **one token's gate takes at most ${perSecond(gatePartitionLoad(MAX_REQUESTS_PER_MINUTE))} write units a second on one partition**, at the highest limit (${MAX_REQUESTS_PER_MINUTE.toLocaleString('en')} a minute,`,
-    `${(MAX_REQUESTS_PER_MINUTE / 60).toLocaleString('en')} a second): under half of the ${PARTITION_WRITE_UNITS_PER_SECOND.toLocaleString('en')} DynamoDB allows.`,
-    '`test/integration/store/gate-item-size.test.ts` measures the item and the units DynamoDB charges for its write at the default and the highest limit.',
+    `So one token's gate takes at most ${perSecond(gatePartitionLoad(MAX_REQUESTS_PER_MINUTE))} of the ${PARTITION_WRITE_UNITS_PER_SECOND.toLocaleString('en')} write units a second a partition allows`,
+    '(`test/integration/store/gate-item-size.test.ts` measures the item and its write).',
   ].join('\n');
 }
 
@@ -170,16 +169,16 @@ const RESOURCE_NAMES: Record<string, string> = {
   'AWS::Lambda::Permission': 'permissions letting anyone invoke the alias through the URL only',
   'AWS::Lambda::EventSourceMapping': "the stream consumer's mapping from the usage-logs stream",
   'AWS::DynamoDB::Table': 'DynamoDB tables: accounts, usage-logs, usage-stats, rate-limits, cache',
-  'AWS::KMS::Key': 'KMS keys: provider keys (kept by `cdk destroy`), alarm notifications and budget alerts',
+  'AWS::KMS::Key': 'KMS keys: provider keys, alarm notifications, budget alerts',
   'AWS::KMS::Alias': "the provider-key KMS key's alias",
   'AWS::SecretsManager::Secret': 'the admin key secret',
   'AWS::Logs::LogGroup': 'log groups, one per function',
   'AWS::Logs::MetricFilter': 'metric filters counting spooled usage rows and failed authentications',
   'AWS::IAM::Role': 'IAM roles, one per function',
-  'AWS::IAM::Policy': 'IAM policies, one per role (*Permissions*)',
+  'AWS::IAM::Policy': 'IAM policies, one per role ([Permissions](#permissions))',
   'AWS::SQS::Queue': "the stream consumer's dead-letter queue",
   'AWS::SQS::QueuePolicy': 'its policy refusing plain HTTP',
-  'AWS::CloudWatch::Alarm': 'CloudWatch alarms (*Operations*)',
+  'AWS::CloudWatch::Alarm': 'CloudWatch alarms ([Operations](#operations))',
   'AWS::SNS::Topic': 'SNS topics: the alarm topic and the budget-alert topic ([alerts.md](alerts.md))',
   'AWS::SNS::TopicPolicy': "their policies: HTTPS only; the alarm topic's also admits this stage's alarms",
   'AWS::SNS::Subscription': 'the `alarmEmail` and `alertEmail` subscriptions',
@@ -207,15 +206,9 @@ function inventory(stack: ProxyStack): string {
   const rows = [...byType].map(([type, { count, kept }]) => {
     const name = RESOURCE_NAMES[type];
     if (!name) throw new Error(`docs/deploy.md does not describe ${type}: add it to RESOURCE_NAMES`);
-    return `| ${count} | ${name} | \`${type}\` | ${kept ? `${kept} kept` : ''} |`;
+    return `- ${count} \`${type}\`: ${name}${kept ? ` (${kept} kept by \`cdk destroy\`)` : ''}`;
   });
-  return [
-    `The default stage's template holds ${resources.length} resources:`,
-    '',
-    '| count | what | type | after `cdk destroy` |',
-    '|--:|---|---|---|',
-    ...rows,
-  ].join('\n');
+  return [`The default stage's template holds ${resources.length} resources:`, '', ...rows].join('\n');
 }
 
 /** The list prices the model uses. */
