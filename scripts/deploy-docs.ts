@@ -65,15 +65,9 @@ function alarmTable(stack: ProxyStack): string {
       const period = p.Period ?? p.Metrics?.find((m) => m.MetricStat)?.MetricStat?.Period ?? 0;
       const window = `${(period * p.EvaluationPeriods) / 60} min`;
       const unit = p.MetricName === 'Duration' ? ' ms' : '';
-      return `| \`${p.AlarmName.replace(prefix, '')}\` | ≥ ${p.Threshold}${unit} over ${window} | ${p.AlarmDescription} |`;
+      return `- \`${p.AlarmName.replace(prefix, '')}\` (≥ ${p.Threshold}${unit} over ${window}): ${p.AlarmDescription}`;
     });
-  return [
-    `${rows.length} alarms (\`<stage>-ai-usage-proxy-\` + name):`,
-    '',
-    '| alarm | fires at | meaning |',
-    '|---|---|---|',
-    ...rows,
-  ].join('\n');
+  return [`${rows.length} alarms (\`<stage>-ai-usage-proxy-\` + name):`, '', ...rows].join('\n');
 }
 
 const usd = (value: number) => `$${value.toFixed(2)}`;
@@ -99,7 +93,7 @@ function costBlock(stack: ProxyStack): string {
     `| provider answer time | ${a.upstreamSeconds} s |`,
     `| the proxy's store waits per request (gate call, row put) | ${a.storeWaitMs} ms |`,
     `| the proxy's CPU per request on a full vCPU | ${a.cpuMsPerRequest} ms |`,
-    `| DynamoDB write units per request (the token's gate ${GATE_WRITE_UNITS}: its item is at most ${kb(gateItemBytes())} at any rate; the row's put ${ROW_WRITE_UNITS}; its spend is folded by the consumer, below) | ${a.writeUnitsPerRequest} |`,
+    `| DynamoDB write units per request (the gate ${GATE_WRITE_UNITS}, the row ${ROW_WRITE_UNITS}; spend is folded by the consumer) | ${a.writeUnitsPerRequest} |`,
     `| DynamoDB read units per request (provider key cached, no budget) | ${a.readUnitsPerRequest} |`,
     `| cold starts per million requests, init time each | ${a.coldStartsPerMillion.toLocaleString('en')}, ${a.coldStartInitMs} ms |`,
     `| traffic (fills a consumer batch with ${cost.rowsPerConsumerBatch.toFixed(1)} rows in its ${STREAM_MAPPING.maxBatchingWindow.toSeconds()} s window) | ${a.monthlyRequests.toLocaleString('en')} requests a month |`,
@@ -120,7 +114,6 @@ function costBlock(stack: ProxyStack): string {
     }),
     '',
     `The consumer's worst case, each row alone in a batch: ${usd(cost.consumerWorstCaseUsdPerMillion)}, and ${usd(cost.exportWorstCaseUsdPerMillion)} of export PUTs. A requester label or a tag adds ${SUBJECT_WRITES_PER_BATCH} spend write per consumer batch, whatever the rows in it: ${usd(((1e6 / cost.rowsPerConsumerBatch) * SUBJECT_WRITES_PER_BATCH * PRICES.dynamoPerMillionWriteUnits) / 1e6)} per million at this traffic. ` +
-      `The gate's write is ${GATE_WRITE_UNITS} unit whatever the token's rate (see *Partition ceilings*), up to the highest per-token limit of ${MAX_REQUESTS_PER_MINUTE.toLocaleString('en')} a minute. ` +
       `Stored rows take about ${ROW_GB_PER_MILLION} GB per million: ${usd(ROW_GB_PER_MILLION * (PRICES.dynamoStoragePerGbMonth + PRICES.dynamoPitrPerGbMonth))} per million rows per month with point-in-time recovery, until \`logRetentionDays\` expires them. ` +
       `Exported rows take about ${EXPORT_BYTES_PER_ROW} bytes each, gzipped, until \`usageExportDays\` expires them; an Athena named query over a month of a million rows scans about ${Math.round((EXPORT_BYTES_PER_ROW * 1e6) / 1e6)} MB: $${athenaQueryUsd(1e6).toFixed(4)}, over a year of them $${athenaQueryUsd(12e6).toFixed(4)}.`,
     '',
