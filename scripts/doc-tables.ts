@@ -2,14 +2,14 @@
  * The tables in the docs that mirror code, rendered from it: the provider catalogue (docs/providers.md,
  * lambda/providers/catalog.ts), the README's SDK table and docs/api.md's endpoint table (the catalogue
  * and its routes), what the cache key leaves out (docs/caching.md, lambda/cache/cache-key.ts) and the
- * settings (docs/operations.md, lambda/config-variables.ts). `npm run docs:tables` writes each
+ * settings (docs/operations.md, lambda/wiring/config-variables.ts). `npm run docs:tables` writes each
  * between its page's `<!-- generated:NAME:start/end -->` markers; test/unit/doc-tables.test.ts fails
  * when a page and its source disagree. (docs/deploy.md's blocks need a synthesized stack:
  * scripts/deploy-docs.ts.)
  */
 import { IGNORED_FIELDS, IGNORED_HEADERS, headerIgnoredBecause, type CacheKind } from '../lambda/cache/cache-key';
-import { loadConfig } from '../lambda/config';
-import { CONFIG_VARIABLES } from '../lambda/config-variables';
+import { loadConfig } from '../lambda/wiring/config';
+import { CONFIG_VARIABLES } from '../lambda/wiring/config-variables';
 import { PROVIDER_CATALOG, type CatalogEntry } from '../lambda/providers/catalog';
 import { providerById, upstreamUrl } from '../lambda/providers/registry';
 import type { EndpointKind } from '../lambda/providers/types';

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { subjectsOf, type BudgetSubject } from '../budgets/budget';
 import type { BudgetStore } from '../budgets/ports';
-import { eachInFlight } from '../in-flight';
-import { describeError, type Logger } from '../logger';
-import { retryPolicies, withRetries, type Sleep } from '../retry';
+import { eachInFlight } from '../base/in-flight';
+import { describeError, type Logger } from '../base/logger';
+import { retryPolicies, withRetries, type Sleep } from '../base/retry';
 import type { UsageRow } from '../usage/usage-row';
 import { alertPayload, reachedAlerts, type AlertPayload, type BudgetAlert } from './alert';
 import type { AlertStore, AlertTopic, AlertWebhook, DeliveryOutcome } from './ports';

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { ALL_SCOPES, createAccount, issueToken } from '../auth/issue';
 import { parseToken } from '../auth/proxy-token';
-import { NotFoundError } from '../errors';
+import { NotFoundError } from '../base/errors';
 import { jsonResponse } from '../http/response';
 import type { Scope } from '../auth/ports';
 import { jsonBody, parseBody, tokenName } from './request-body';

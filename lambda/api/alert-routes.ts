@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as z from 'zod/mini';
 import type { AlertWebhook, SentAlert } from '../alerts/ports';
 import { webhookUrlProblem } from '../alerts/webhook-delivery';
-import { NotFoundError, ValidationError } from '../errors';
+import { NotFoundError, ValidationError } from '../base/errors';
 import { jsonResponse } from '../http/response';
 import { jsonBody, parseBody, plainText, strictBody } from './request-body';
 import { API_PATHS } from './paths';

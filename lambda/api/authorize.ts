@@ -1,7 +1,7 @@
 import { hashSecret, parseToken, secretsEqual } from '../auth/proxy-token';
 import { credentialIn, verifyToken } from '../auth/verify';
-import type { Deps } from '../deps';
-import { AuthenticationError, StoreUnavailableError } from '../errors';
+import type { Deps } from '../wiring/deps';
+import { AuthenticationError, StoreUnavailableError } from '../base/errors';
 import type { IncomingRequest } from '../http/request';
 import type { TokenRecord } from '../auth/ports';
 

@@ -1,9 +1,9 @@
 import * as z from 'zod/mini';
 import { DEFAULT_ALERT_AT, type Budget, type BudgetStatus, type BudgetSubject } from '../budgets/budget';
 import { BUDGET_PERIODS, type BudgetPeriod } from '../budgets/periods';
-import { NotFoundError, ValidationError } from '../errors';
+import { NotFoundError, ValidationError } from '../base/errors';
 import { jsonResponse, type ProxyResponse } from '../http/response';
-import { unsafeCharacterIn } from '../plain-text';
+import { unsafeCharacterIn } from '../base/plain-text';
 import { nanosToUsd } from '../pricing/price-table';
 import { keyProblem, OVERFLOW_VALUE, valueProblem } from '../tags/tags';
 import { REQUESTER_MAX_CHARS } from '../usage/usage-row';

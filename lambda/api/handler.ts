@@ -1,5 +1,5 @@
-import type { Deps } from '../deps';
-import { PayloadTooLargeError } from '../errors';
+import type { Deps } from '../wiring/deps';
+import { PayloadTooLargeError } from '../base/errors';
 import { MAX_BODY_BYTES, type IncomingRequest } from '../http/request';
 import type { ProxyResponse } from '../http/response';
 import { routeApi } from './router';

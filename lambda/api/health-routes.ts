@@ -1,5 +1,5 @@
 import { jsonResponse } from '../http/response';
-import { VERSION } from '../version';
+import { VERSION } from '../base/version';
 import type { ApiRoute } from './route-types';
 import { API_PATHS } from './paths';
 

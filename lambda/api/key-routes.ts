@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
-import { NotFoundError } from '../errors';
+import { NotFoundError } from '../base/errors';
 import { jsonResponse } from '../http/response';
-import { isSendableCredential } from '../plain-text';
+import { isSendableCredential } from '../base/plain-text';
 import { catalogEntry, PROVIDER_IDS, type ProviderId } from '../providers/catalog';
 import { jsonBody, parseBody } from './request-body';
 import type { ApiRoute } from './route-types';

@@ -1,7 +1,7 @@
-import { NotFoundError, ValidationError } from '../errors';
+import { NotFoundError, ValidationError } from '../base/errors';
 import { jsonResponse } from '../http/response';
 import { ENDPOINT_KINDS, type EndpointKind } from '../providers/types';
-import { withUnsafeEscaped } from '../plain-text';
+import { withUnsafeEscaped } from '../base/plain-text';
 import { keyProblem, valueProblem, type Tags } from '../tags/tags';
 import type { LogQuery } from '../usage/usage-row';
 import { logCsvStream } from './log-csv';

@@ -6,9 +6,9 @@ import {
   patternProblem,
   type AccountPrice,
 } from '../account-prices/account-price';
-import { NotFoundError, ValidationError } from '../errors';
+import { NotFoundError, ValidationError } from '../base/errors';
 import { jsonResponse } from '../http/response';
-import { unsafeCharacterIn } from '../plain-text';
+import { unsafeCharacterIn } from '../base/plain-text';
 import { PROVIDER_IDS } from '../providers/catalog';
 import { jsonBody, parseBody, strictBody } from './request-body';
 import type { ApiCall, ApiRoute, ManageCall } from './route-types';

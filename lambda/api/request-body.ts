@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
-import { ValidationError } from '../errors';
-import { unsafeCharacterIn } from '../plain-text';
+import { ValidationError } from '../base/errors';
+import { unsafeCharacterIn } from '../base/plain-text';
 import type { ApiCall } from './route-types';
 
 /** The JSON body of a management call; a missing body is `{}`, anything but an object is a 400. */

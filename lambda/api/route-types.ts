@@ -1,4 +1,4 @@
-import type { Deps } from '../deps';
+import type { Deps } from '../wiring/deps';
 import type { IncomingRequest } from '../http/request';
 import type { ProxyResponse } from '../http/response';
 import type { TokenRecord } from '../auth/ports';

@@ -1,5 +1,5 @@
-import type { Deps } from '../deps';
-import { MethodNotAllowedError, NotFoundError, StoreUnavailableError } from '../errors';
+import type { Deps } from '../wiring/deps';
+import { MethodNotAllowedError, NotFoundError, StoreUnavailableError } from '../base/errors';
 import type { IncomingRequest } from '../http/request';
 import type { ProxyResponse } from '../http/response';
 import { adminRoutes } from './admin-routes';
@@ -55,7 +55,7 @@ function match(pattern: string, path: string): Record<string, string> | undefine
 }
 
 /**
- * Errors are typed (`lambda/errors.ts`) and answered in the API's own shape (error-shape.ts). A store
+ * Errors are typed (`lambda/base/errors.ts`) and answered in the API's own shape (error-shape.ts). A store
  * outage, during the caller's check or the route's own work, is a 503 with `Retry-After`
  * (docs/errors-and-limits.md); anything else untyped stays a 500.
  */

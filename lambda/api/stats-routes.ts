@@ -1,4 +1,4 @@
-import { ValidationError } from '../errors';
+import { ValidationError } from '../base/errors';
 import { jsonResponse } from '../http/response';
 import { DAY_MS } from '../usage/rollups/bucket-keys';
 import { isoParam } from './iso-param';

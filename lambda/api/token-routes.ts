@@ -1,6 +1,6 @@
 import { issueToken } from '../auth/issue';
 import * as z from 'zod/mini';
-import { NotFoundError } from '../errors';
+import { NotFoundError } from '../base/errors';
 import { jsonResponse } from '../http/response';
 import { budgetJson } from './budget-routes';
 import { jsonBody, parseBody, tokenName } from './request-body';

@@ -6,7 +6,7 @@ import {
   MIN_REQUESTS_PER_MINUTE,
   type TokenLimits,
 } from '../auth/token-limits';
-import { NotFoundError } from '../errors';
+import { NotFoundError } from '../base/errors';
 import { jsonResponse } from '../http/response';
 import { checkTagMap, type Tags } from '../tags/tags';
 import { jsonBody, parseBody, plainText, strictBody } from './request-body';

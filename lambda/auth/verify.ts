@@ -1,4 +1,4 @@
-import { AuthenticationError, PermissionError } from '../errors';
+import { AuthenticationError, PermissionError } from '../base/errors';
 import type { Scope, TokenRecord } from './ports';
 import { secretsEqual } from './proxy-token';
 

@@ -3,7 +3,7 @@ import type { TokenBudgetHints } from './budget-hints';
 import type { GateVerdict, PresentedToken } from '../auth/ports';
 import type { BudgetStore } from './ports';
 import type { Tags } from '../tags/tags';
-import { quiet } from '../quiet';
+import { quiet } from '../base/quiet';
 
 const tagId = (key: string, value: string) => `${key}\u0000${value}`;
 

@@ -1,5 +1,5 @@
-import { UpstreamTimeoutError, UpstreamUnreachableError } from '../errors';
-import { describeError, type Logger } from '../logger';
+import { UpstreamTimeoutError, UpstreamUnreachableError } from '../base/errors';
+import { describeError, type Logger } from '../base/logger';
 import { NO_USAGE, type Usage } from '../providers/usage';
 import { cacheStatusHeader, type CacheStatus } from './cache-mode';
 import { isCacheableStatus, type CachedResponse, type CachedResponseMeta, type CacheWriter } from './response-cache';

@@ -1,5 +1,5 @@
 import { createHash, createHmac } from 'node:crypto';
-import { asObject } from '../json';
+import { asObject } from '../base/json';
 import type { CacheKind } from '../providers/types';
 import { JsonNumber, parseExactJson } from './exact-json';
 

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
-import { UpstreamTimeoutError } from '../errors';
-import { describeError, type Logger } from '../logger';
+import { UpstreamTimeoutError } from '../base/errors';
+import { describeError, type Logger } from '../base/logger';
 import { CacheFill, type FillContext } from './cache-fill';
 import { cacheStatusHeader, forwardedStatus } from './cache-mode';
 import type { CacheRequest } from './cache-request';

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { asObject, tryParseJson } from '../json';
+import { asObject, tryParseJson } from '../base/json';
 import type { CacheKind, Dialect } from '../providers/types';
 import { SseDecoder } from '../sse/sse-decoder';
 import type { SseEvent } from '../sse/sse-event';

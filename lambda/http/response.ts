@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { VERSION } from '../version';
+import { VERSION } from '../base/version';
 
 /** What middy's streaming mode writes: a status/headers prelude, then the body. */
 export interface ProxyResponse {

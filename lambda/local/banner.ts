@@ -1,7 +1,7 @@
-import type { Config } from '../config';
+import type { Config } from '../wiring/config';
 import { PROVIDER_CATALOG } from '../providers/catalog';
 import { PROVIDERS, upstreamUrl } from '../providers/registry';
-import { VERSION } from '../version';
+import { VERSION } from '../base/version';
 import type { FirstAccount } from './first-run';
 
 interface BannerInput {

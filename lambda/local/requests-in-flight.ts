@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { ServerStoppedError } from '../errors';
+import { ServerStoppedError } from '../base/errors';
 
 /**
  * The requests the local server is answering, for a bounded shutdown: once stopping, every

@@ -1,10 +1,10 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { loadConfig, type Config } from '../config';
-import { buildDeps, buildFoldDeps, buildLocalStoreClients, type Deps } from '../deps';
-import { describeError, jsonLogger } from '../logger';
-import { createProxyHandler } from '../proxy-handler';
+import { loadConfig, type Config } from '../wiring/config';
+import { buildDeps, buildFoldDeps, buildLocalStoreClients, type Deps } from '../wiring/deps';
+import { describeError, jsonLogger } from '../base/logger';
+import { createProxyHandler } from '../wiring/proxy-handler';
 import { ensureTables } from '../store/dynamodb/create-tables';
 import { bannerLines } from './banner';
 import { JavaMissingError, startDynamoDbLocal } from './dynamodb-local';

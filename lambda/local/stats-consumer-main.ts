@@ -1,4 +1,4 @@
-import { describeError, jsonLogger } from '../logger';
+import { describeError, jsonLogger } from '../base/logger';
 import { localStreamPoller } from './stats-consumer';
 
 /** `node dist/local/stats-consumer.mjs`: folds the usage stream until stopped (SIGINT/SIGTERM). */

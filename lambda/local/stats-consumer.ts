@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildFoldDeps, buildLocalStoreClients } from '../deps';
+import { buildFoldDeps, buildLocalStoreClients } from '../wiring/deps';
 import { keepDataPrivate } from './data-dir';
 import { rebuildRollups } from './rollup-rebuild';
 import { StreamPoller } from './stream-poller';

@@ -7,7 +7,7 @@ import {
   type Shard,
 } from '@aws-sdk/client-dynamodb-streams';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { describeError, type Logger } from '../logger';
+import { describeError, type Logger } from '../base/logger';
 import { compareSequences } from '../usage/rollups/fold';
 import { streamedRows, type UsageStreamRecord } from '../usage/dynamodb/stream-records';
 import type { UsageStats } from '../usage/usage-stats';

@@ -1,7 +1,7 @@
 import { FAILED_SIGN_IN_MESSAGE, type FailedSignIns } from '../auth/failed-sign-ins';
-import { AuthenticationError, ProxyError, StoreUnavailableError } from '../errors';
+import { AuthenticationError, ProxyError, StoreUnavailableError } from '../base/errors';
 import type { ProxyResponse } from '../http/response';
-import { describeError, type Logger } from '../logger';
+import { describeError, type Logger } from '../base/logger';
 import { chatDialect } from '../providers/dialects/chat';
 import type { Dialect } from '../providers/types';
 import { redactText } from '../streaming/redact';

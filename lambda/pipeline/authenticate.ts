@@ -1,5 +1,5 @@
 import { verifyToken } from '../auth/verify';
-import { AuthenticationError, StoreUnavailableError } from '../errors';
+import { AuthenticationError, StoreUnavailableError } from '../base/errors';
 import type { Authenticated, Identified } from './state';
 import type { Step } from './step';
 

@@ -1,8 +1,8 @@
 import { TOKEN_PREFIX } from '../auth/proxy-token';
-import { AuthenticationError, ValidationError } from '../errors';
+import { AuthenticationError, ValidationError } from '../base/errors';
 import type { IncomingRequest } from '../http/request';
 import { OTHER_LABEL } from '../usage/rollups/summary';
-import { isSendableCredential, unsafeCharacterIn } from '../plain-text';
+import { isSendableCredential, unsafeCharacterIn } from '../base/plain-text';
 import { credentialHeaderValues } from './request-secrets';
 import type { ProxyRequest } from './state';
 

@@ -1,7 +1,7 @@
 import { exceededMessage, isExhausted, tightest, unpricedMessage } from '../budgets/budget';
 import { budgetHeaders } from '../budgets/remaining-header';
-import { BudgetExceededError, StoreUnavailableError, UnpricedModelError } from '../errors';
-import type { Deps } from '../deps';
+import { BudgetExceededError, StoreUnavailableError, UnpricedModelError } from '../base/errors';
+import type { Deps } from '../wiring/deps';
 import { pricesForAccount } from '../account-prices/priced-for-account';
 import type { Budgeted, Identified, Routed, Validated } from './state';
 import type { Step } from './step';

@@ -1,5 +1,5 @@
 import { modelAllowed, modelRefusal } from '../auth/token-limits';
-import { ModelNotAllowedError } from '../errors';
+import { ModelNotAllowedError } from '../base/errors';
 import type { Authenticated, Identified, ModelAllowed, Routed, Validated } from './state';
 import type { Step } from './step';
 

@@ -1,5 +1,5 @@
 import { WHOLE_WINDOW_SECONDS } from '../auth/sliding-minute';
-import { RateLimitedError } from '../errors';
+import { RateLimitedError } from '../base/errors';
 import { rateLimitHeaders, type Authenticated, type Limited } from './state';
 import type { Step } from './step';
 

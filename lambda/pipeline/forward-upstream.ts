@@ -1,6 +1,6 @@
 import type { UpstreamAnswer } from '../cache/cache-fill';
-import { ServerStoppedError, UpstreamEncodingError } from '../errors';
-import type { Deps } from '../deps';
+import { ServerStoppedError, UpstreamEncodingError } from '../base/errors';
+import type { Deps } from '../wiring/deps';
 import { plainErrorText } from '../providers/dialects/error-text';
 import { upstreamUrl } from '../providers/registry';
 import type { Dialect } from '../providers/types';

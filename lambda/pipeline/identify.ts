@@ -1,8 +1,8 @@
 import { hashSecret, type ParsedToken } from '../auth/proxy-token';
 import { requestBudgets } from '../budgets/request-budgets';
-import type { Deps } from '../deps';
-import { AuthenticationError } from '../errors';
-import { quiet } from '../quiet';
+import type { Deps } from '../wiring/deps';
+import { AuthenticationError } from '../base/errors';
+import { quiet } from '../base/quiet';
 import { requesterLabel } from '../usage/usage-row';
 import type { Identified, Routed, StoreReads } from './state';
 import { Prefetched, type Step } from './step';

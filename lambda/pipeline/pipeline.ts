@@ -1,8 +1,8 @@
 import middy, { type Request } from '@middy/core';
 import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';
 import type { APIGatewayProxyEventV2, Context as LambdaContext } from 'aws-lambda';
-import { BackgroundWork } from '../background-work';
-import { RefusalError, SharedForwardFailure } from '../errors';
+import { BackgroundWork } from '../base/background-work';
+import { RefusalError, SharedForwardFailure } from '../base/errors';
 import type { ProxyResponse } from '../http/response';
 import { failedForwardEnding, isRecordable, refusalEnding, type Ending } from './record';
 import type { Answering, Received, Recordable, StoreReads } from './state';

@@ -2,7 +2,7 @@ import { parseToken, TOKEN_PREFIX } from '../auth/proxy-token';
 import { credentialIn } from '../auth/verify';
 import { readCacheRequest } from '../cache/cache-request';
 import type { IncomingRequest } from '../http/request';
-import { asObject, tryParseJson } from '../json';
+import { asObject, tryParseJson } from '../base/json';
 import type { Provider, Route } from '../providers/registry';
 import type { CredentialHeader, Dialect, ValidationResult } from '../providers/types';
 import { parseTagHeader, TAG_HEADER } from '../tags/tags';

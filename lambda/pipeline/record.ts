@@ -1,6 +1,6 @@
 import type { ParsedToken } from '../auth/proxy-token';
-import type { Deps } from '../deps';
-import { ProxyError, RefusalError } from '../errors';
+import type { Deps } from '../wiring/deps';
+import { ProxyError, RefusalError } from '../base/errors';
 import { buildRow, type Completion, type RowFacts } from '../usage/build-row';
 import type { UsageRow } from '../usage/usage-row';
 import { requestSecrets } from './request-secrets';

@@ -1,6 +1,11 @@
-import type { Deps } from '../deps';
-import { StoredKeyNotSendableError, StoredKeyUnreadableError, StoreUnavailableError, ValidationError } from '../errors';
-import { isSendableCredential } from '../plain-text';
+import type { Deps } from '../wiring/deps';
+import {
+  StoredKeyNotSendableError,
+  StoredKeyUnreadableError,
+  StoreUnavailableError,
+  ValidationError,
+} from '../base/errors';
+import { isSendableCredential } from '../base/plain-text';
 import type { Identified, Keyed, Routed } from './state';
 import type { Step } from './step';
 

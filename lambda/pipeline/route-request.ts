@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import type { BackgroundWork } from '../background-work';
-import { MethodNotAllowedError, NotFoundError, PayloadTooLargeError } from '../errors';
+import type { BackgroundWork } from '../base/background-work';
+import { MethodNotAllowedError, NotFoundError, PayloadTooLargeError } from '../base/errors';
 import { corsHeaders, preflightHeaders } from '../http/cors';
 import { fromFunctionUrlEvent, MAX_BODY_BYTES, type IncomingRequest } from '../http/request';
 import type { ProxyResponse } from '../http/response';

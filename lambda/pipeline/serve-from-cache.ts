@@ -1,7 +1,7 @@
 import { replayRequestFor } from '../cache/replay';
-import type { Deps } from '../deps';
+import type { Deps } from '../wiring/deps';
 import type { Completion } from '../usage/build-row';
-import { SharedForwardFailure } from '../errors';
+import { SharedForwardFailure } from '../base/errors';
 import { finishResponse } from './finish-response';
 import type { Admitted, CacheConsulted } from './state';
 import { Answer, type Step } from './step';

@@ -1,5 +1,5 @@
 import type { ParsedToken } from '../auth/proxy-token';
-import type { BackgroundWork } from '../background-work';
+import type { BackgroundWork } from '../base/background-work';
 import type { BudgetStatus } from '../budgets/budget';
 import type { CacheFill } from '../cache/cache-fill';
 import type { CacheRequest } from '../cache/cache-request';

@@ -1,5 +1,5 @@
 import { cacheHeaderProblem } from '../cache/cache-request';
-import { UnsupportedMediaTypeError, ValidationError } from '../errors';
+import { UnsupportedMediaTypeError, ValidationError } from '../base/errors';
 import { joinTags, TAG_HEADER, type Tags } from '../tags/tags';
 import type { Authenticated, Routed, Validated } from './state';
 import type { Step } from './step';

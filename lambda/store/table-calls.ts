@@ -1,4 +1,4 @@
-import type { TableId } from '../tables';
+import type { TableId } from './tables';
 import { accountPk } from './dynamodb/account-partition';
 
 /**

@@ -4,7 +4,7 @@ import {
   withPayload,
   type EventStreamMessage,
 } from '../eventstream/event-stream-decoder';
-import { asObject, tryParseJson } from '../json';
+import { asObject, tryParseJson } from '../base/json';
 import { redactText, searchableSecrets, SecretRedactor } from './redact';
 import { applyLeaves, documentLeaves, SplitSecretGuard, type JoinedPiece } from './split-secrets';
 

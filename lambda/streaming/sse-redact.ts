@@ -1,4 +1,4 @@
-import { tryParseJson } from '../json';
+import { tryParseJson } from '../base/json';
 import { SseDecoder } from '../sse/sse-decoder';
 import { searchableSecrets, SecretRedactor } from './redact';
 import { applyLeaves, documentLeaves, SplitSecretGuard, type JoinedPiece } from './split-secrets';

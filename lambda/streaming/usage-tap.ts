@@ -2,7 +2,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { Transform, type TransformCallback } from 'node:stream';
 import type { Dialect, StreamOutcome } from '../providers/types';
 import type { Usage } from '../providers/usage';
-import { tryParseJson } from '../json';
+import { tryParseJson } from '../base/json';
 import { SseDecoder } from '../sse/sse-decoder';
 import { EventStreamDecoder } from '../eventstream/event-stream-decoder';
 

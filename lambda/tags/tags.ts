@@ -3,7 +3,7 @@
  * token carries for every request it makes. Every row keeps them as a map; logs filter by them,
  * stats roll them up and budgets may be set per tag value.
  */
-import { withUnsafeEscaped } from '../plain-text';
+import { withUnsafeEscaped } from '../base/plain-text';
 
 export type Tags = Record<string, string>;
 

@@ -1,6 +1,6 @@
 import { SignatureV4 } from '@smithy/signature-v4';
 import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
-import { AwsCredentialsUnavailableError } from '../errors';
+import { AwsCredentialsUnavailableError } from '../base/errors';
 
 export interface AwsCredentials {
   accessKeyId: string;

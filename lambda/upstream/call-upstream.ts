@@ -1,7 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { ClientGoneError, ProxyError, UpstreamTimeoutError, UpstreamUnreachableError } from '../errors';
-import { retryPolicies, withRetries } from '../retry';
+import { ClientGoneError, ProxyError, UpstreamTimeoutError, UpstreamUnreachableError } from '../base/errors';
+import { retryPolicies, withRetries } from '../base/retry';
 
 /**
  * Kept-alive sockets: after the first request to a provider, no TCP or TLS

@@ -1,5 +1,5 @@
 import { fromNodeProviderChain } from '@aws-sdk/credential-providers';
-import type { AwsSigningSource } from '../config';
+import type { AwsSigningSource } from '../wiring/config';
 import type { AwsCredentialSource } from './aws-signing';
 
 /** What the last look for signing credentials found: none made yet (nothing signed), credentials, or none. */

@@ -1,6 +1,6 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { describeError, type Logger } from '../logger';
+import { describeError, type Logger } from '../base/logger';
 import type { UsageRow } from './usage-row';
 
 /** Where a row goes when the store refused it after every retry: never dropped silently. */

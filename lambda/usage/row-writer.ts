@@ -1,4 +1,4 @@
-import { retryPolicies, withRetries } from '../retry';
+import { retryPolicies, withRetries } from '../base/retry';
 import type { RowSpool } from './row-spool';
 import type { UsageLog, UsageRow } from './usage-row';
 

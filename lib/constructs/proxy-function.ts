@@ -16,11 +16,11 @@ import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { TableGrant } from '../../lambda/store/table-calls';
-import type { TableShape } from '../../lambda/tables';
+import type { TableShape } from '../../lambda/store/tables';
 import { tableGrantStatement } from './table-grant';
 
 /** Where the Lambda entry lives, relative to the project root. */
-export const HANDLER_ENTRY = 'lambda/handler.ts';
+export const HANDLER_ENTRY = 'lambda/entry/handler.ts';
 
 /**
  * Lambda's hard maximum. The function spends its time waiting on the provider: the app already
@@ -41,7 +41,7 @@ export const LIVE_ALIAS = 'live';
 export const ESM_REQUIRE_BANNER =
   "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);";
 
-/** The module the dashboard's built files come from (lambda/virtual-modules.d.ts). */
+/** The module the dashboard's built files come from (lambda/http/virtual-modules.d.ts). */
 export const DASHBOARD_ASSETS_MODULE = 'virtual:dashboard-assets';
 
 export interface ProxyFunctionProps {

@@ -17,14 +17,14 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { CONSUMER_TABLE_CALLS, tableGrants } from '../../lambda/store/table-calls';
-import type { TableShape } from '../../lambda/tables';
+import type { TableShape } from '../../lambda/store/tables';
 import type { AlertTopic } from './alert-topic';
 import type { ProviderKeyEncryption } from './provider-key';
 import type { UsageExport } from './usage-export';
 import { esmBundling } from './proxy-function';
 import { tableGrantStatement } from './table-grant';
 
-export const CONSUMER_ENTRY = 'lambda/stream-consumer.ts';
+export const CONSUMER_ENTRY = 'lambda/entry/stream-consumer.ts';
 
 /**
  * How the usage-logs stream reaches the fold (docs/deploy.md explains each figure):

@@ -2,7 +2,7 @@ import { RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, StreamViewType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
 import { pascalCase } from '../names';
-import { TABLES, type TableId, type TableShape } from '../../lambda/tables';
+import { TABLES, type TableId, type TableShape } from '../../lambda/store/tables';
 
 export interface ProxyTable {
   id: TableId;
@@ -12,7 +12,7 @@ export interface ProxyTable {
 
 /**
  * Every table the runtime uses, built from the same shapes the local server creates its tables
- * from (lambda/tables.ts), so keys and TTL attributes can't drift between the two.
+ * from (lambda/store/tables.ts), so keys and TTL attributes can't drift between the two.
  */
 export class ProxyTables extends Construct {
   readonly all: ProxyTable[];

@@ -2,7 +2,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Match } from 'aws-cdk-lib/assertions';
-import { TABLES, type TableShape } from '../../lambda/tables';
+import { TABLES, type TableShape } from '../../lambda/store/tables';
 import { ESM_REQUIRE_BANNER } from '../../lib/constructs/proxy-function';
 import { CONSUMER_MEMORY_MB, STREAM_MAPPING } from '../../lib/constructs/stats-consumer';
 import { actionsOf, policyStatements, roleStatements, single } from './support/synth';

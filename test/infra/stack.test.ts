@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PROVIDER_CATALOG } from '../../lambda/providers/catalog';
-import { TABLES, type TableShape } from '../../lambda/tables';
+import { TABLES, type TableShape } from '../../lambda/store/tables';
 import { ADMIN_KEY_LENGTH } from '../../lib/constructs/admin-secret';
 import { ENCRYPTION_CONTEXT_CONDITION } from '../../lib/constructs/provider-key';
 import { ESM_REQUIRE_BANNER } from '../../lib/constructs/proxy-function';
@@ -14,7 +14,7 @@ const SHAPES = Object.values(TABLES) as TableShape[];
 
 const { stack, table, fn, roleOf, key, secret } = defaultStack();
 
-describe('DynamoDB tables, built from lambda/tables.ts', () => {
+describe('DynamoDB tables, built from lambda/store/tables.ts', () => {
   it('has exactly one table per shape', () => {
     stack.synth.template.resourceCountIs('AWS::DynamoDB::Table', SHAPES.length);
   });

@@ -1,4 +1,4 @@
-import { TABLES } from '../../lambda/tables';
+import { TABLES } from '../../lambda/store/tables';
 import { single, synthesize, type SynthesizedStack } from './support/synth';
 
 const TOPIC = 'arn:aws:sns:eu-west-1:123456789012:ops-alerts';

@@ -1,6 +1,6 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
-import { tableNames } from '../../lambda/tables';
+import { tableNames } from '../../lambda/store/tables';
 import { sdkDocumentClient } from '../reliability/support/dynamo';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 

@@ -5,7 +5,7 @@
  */
 import { DescribeTimeToLiveCommand, DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { randomBytes } from 'node:crypto';
-import { tableNames } from '../../lambda/tables';
+import { tableNames } from '../../lambda/store/tables';
 import { rowPartition } from '../../lambda/usage/dynamodb/row-shards';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 

@@ -9,8 +9,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { loadConfig } from '../../lambda/config';
-import { buildDeps } from '../../lambda/deps';
+import { loadConfig } from '../../lambda/wiring/config';
+import { buildDeps } from '../../lambda/wiring/deps';
 import { startAllFakes, type AllFakes } from '../fakes/start-fakes';
 import { createTestTables } from '../support/tables';
 import { EVENTUALLY_MS, eventually } from '../support/patience';
@@ -150,12 +150,14 @@ describe('importing the handler factory', () => {
         return loaded;
       };
 
-      const factory = importWatchingSecrets<typeof import('../../lambda/proxy-handler')>('../../lambda/proxy-handler');
+      const factory = importWatchingSecrets<typeof import('../../lambda/wiring/proxy-handler')>(
+        '../../lambda/wiring/proxy-handler',
+      );
       expect(Object.keys(factory.module).sort()).toEqual(['createProxyHandler', 'proxyPipeline']);
       expect(factory.reads).not.toHaveBeenCalled();
 
       // The entry builds its dependencies and starts reading the admin secret at once (cold start).
-      const entry = importWatchingSecrets<typeof import('../../lambda/handler')>('../../lambda/handler');
+      const entry = importWatchingSecrets<typeof import('../../lambda/entry/handler')>('../../lambda/entry/handler');
       expect(typeof entry.module.handler).toBe('function');
       expect(entry.reads).toHaveBeenCalledTimes(1);
       await eventually(() => Promise.resolve(secrets.calls.length > 0 ? true : undefined), EVENTUALLY_MS, 10);
@@ -169,12 +171,12 @@ describe('importing the handler factory', () => {
     process.env.RATE_LIMIT_PER_MINUTE = 'many';
     expect(() =>
       jest.isolateModules(() => {
-        jest.requireActual('../../lambda/proxy-handler');
+        jest.requireActual('../../lambda/wiring/proxy-handler');
       }),
     ).not.toThrow();
     expect(() =>
       jest.isolateModules(() => {
-        jest.requireActual('../../lambda/handler');
+        jest.requireActual('../../lambda/entry/handler');
       }),
     ).toThrow(/Invalid configuration: RATE_LIMIT_PER_MINUTE/);
   });
@@ -182,8 +184,9 @@ describe('importing the handler factory', () => {
 
 describe('createProxyHandler with injected dependencies', () => {
   it('serves the management API and a proxied request from the dependencies it was given, and records the row', async () => {
-    const { createProxyHandler } =
-      jest.requireActual<typeof import('../../lambda/proxy-handler')>('../../lambda/proxy-handler');
+    const { createProxyHandler } = jest.requireActual<typeof import('../../lambda/wiring/proxy-handler')>(
+      '../../lambda/wiring/proxy-handler',
+    );
     // No ADMIN_KEY anywhere in the configuration: the admin key comes only from the injected source.
     const config = loadConfig({
       ...fakes.env,
@@ -246,8 +249,9 @@ describe('createProxyHandler with injected dependencies', () => {
 
 describe('the path as received', () => {
   it("the router checks the event's rawPath, not the platform's decoded path: a dot segment is a 404, never forwarded", async () => {
-    const { createProxyHandler } =
-      jest.requireActual<typeof import('../../lambda/proxy-handler')>('../../lambda/proxy-handler');
+    const { createProxyHandler } = jest.requireActual<typeof import('../../lambda/wiring/proxy-handler')>(
+      '../../lambda/wiring/proxy-handler',
+    );
     const config = loadConfig({
       ...fakes.env,
       DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT,
@@ -320,8 +324,9 @@ describe('identical requests in flight at once', () => {
 
   /** A handler built by `createProxyHandler` over dependencies built with these options. */
   function handlerWith(options: Parameters<typeof buildDeps>[2]): StreamingHandler {
-    const { createProxyHandler } =
-      jest.requireActual<typeof import('../../lambda/proxy-handler')>('../../lambda/proxy-handler');
+    const { createProxyHandler } = jest.requireActual<typeof import('../../lambda/wiring/proxy-handler')>(
+      '../../lambda/wiring/proxy-handler',
+    );
     const config = loadConfig({
       ...fakes.env,
       DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT,
@@ -337,9 +342,9 @@ describe('identical requests in flight at once', () => {
   it('the Lambda entry keeps no flights: each request calls the provider (an instance serves one at a time anyway)', async () => {
     // The entry as the runtime loads it, configured through its environment.
     Object.assign(process.env, { ...fakes.env, TABLE_PREFIX: tables.prefix, DATA_DIR: dataDir, ADMIN_KEY: adminKey });
-    let entry: typeof import('../../lambda/handler') | undefined;
+    let entry: typeof import('../../lambda/entry/handler') | undefined;
     jest.isolateModules(() => {
-      entry = jest.requireActual<typeof import('../../lambda/handler')>('../../lambda/handler');
+      entry = jest.requireActual<typeof import('../../lambda/entry/handler')>('../../lambda/entry/handler');
     });
     expect(await upstreamCallsForThreeIdentical(entry!.handler as unknown as StreamingHandler)).toBe(3);
   });

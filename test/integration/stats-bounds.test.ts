@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import type { StoreCommand } from '../../lambda/store/dynamodb/commands';
 import type { DocumentClient } from '../../lambda/store/dynamodb/document-client';
-import { tableNames } from '../../lambda/tables';
+import { tableNames } from '../../lambda/store/tables';
 import {
   MAX_COMBINATIONS_PER_DAY,
   MAX_MODELS_PER_DAY,

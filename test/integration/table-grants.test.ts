@@ -15,7 +15,7 @@ import {
   type DynamoAction,
   type TableCalls,
 } from '../../lambda/store/table-calls';
-import { tableNames, type TableId } from '../../lambda/tables';
+import { tableNames, type TableId } from '../../lambda/store/tables';
 import type { UsageRow } from '../../lambda/usage/usage-row';
 import { startStatsConsumer, type StatsConsumerProcess } from '../reliability/support/stats-consumer';
 import { eventually } from '../support/patience';

@@ -10,8 +10,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../../lambda/config';
-import { buildFoldDeps, buildLocalStoreClients } from '../../lambda/deps';
+import { loadConfig } from '../../lambda/wiring/config';
+import { buildFoldDeps, buildLocalStoreClients } from '../../lambda/wiring/deps';
 import { localStreamPoller } from '../../lambda/local/stats-consumer';
 import type { StreamPoller } from '../../lambda/local/stream-poller';
 import { startAllFakes, type AllFakes } from '../fakes/start-fakes';

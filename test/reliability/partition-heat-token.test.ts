@@ -11,7 +11,7 @@
  * token, the requester and the tag one write per consumer batch each; at most 3 write units a
  * request in all, rollups included.
  */
-import { buildFoldDeps, buildLocalStoreClients } from '../../lambda/deps';
+import { buildFoldDeps, buildLocalStoreClients } from '../../lambda/wiring/deps';
 import { localStreamPoller } from '../../lambda/local/stats-consumer';
 import type { StreamPoller } from '../../lambda/local/stream-poller';
 import { STREAM_MAPPING } from '../../lib/constructs/stats-consumer';

@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { retryPolicies } from '../../lambda/retry';
+import { retryPolicies } from '../../lambda/base/retry';
 import { startProxy, type Account, type ProxyServer } from '../support/proxy-server';
 import { EVENTUALLY_MS, eventually } from '../support/patience';
 import { expectedCostUsd } from '../support/sdk-clients';

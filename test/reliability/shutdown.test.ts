@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { startDynamoDbLocal } from '../../lambda/local/dynamodb-local';
-import { tableNames } from '../../lambda/tables';
+import { tableNames } from '../../lambda/store/tables';
 import { rowPartitions } from '../../lambda/usage/dynamodb/row-shards';
 import { startAllFakes, type AllFakes } from '../fakes/start-fakes';
 import { sdkDocumentClient } from './support/dynamo';

@@ -59,7 +59,7 @@ const scrubbed = (requestId: string) => ({
 });
 
 test('Lambda: the spooled row in the log line carries [redacted] where the client put the proxy token and its secret part', async () => {
-  // Lambda's spool (lambda/deps.ts picks it where KMS holds the keys), over a store that refuses every row.
+  // Lambda's spool (lambda/wiring/deps.ts picks it where KMS holds the keys), over a store that refuses every row.
   proxy.deps.rowWriter = new RowWriter(absent, new LogRowSpool(proxy.deps.log));
   const requestId = await refusedRow();
   const line = proxy.logged.find(

@@ -9,7 +9,7 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { newRequestId } from '../../lambda/http/request';
-import { tableNames } from '../../lambda/tables';
+import { tableNames } from '../../lambda/store/tables';
 import type { UsageRow } from '../../lambda/usage/usage-row';
 import { rowPartitions } from '../../lambda/usage/dynamodb/row-shards';
 import { startAllFakes, type AllFakes } from '../fakes/start-fakes';

@@ -5,7 +5,7 @@
  * was sealed for.
  */
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { tableNames } from '../../lambda/tables';
+import { tableNames } from '../../lambda/store/tables';
 import type { ProviderId } from '../fakes/start-fakes';
 import { startProxy, type Account, type ProxyServer } from '../support/proxy-server';
 import { callProxy, expectManagementError, expectEndpointError, upstreamCalls } from '../reliability/support/requests';

@@ -1,6 +1,6 @@
 import { createDynamoClients } from '../../lambda/store/dynamodb/client';
 import type { DocumentClient } from '../../lambda/store/dynamodb/document-client';
-import { tableNames } from '../../lambda/tables';
+import { tableNames } from '../../lambda/store/tables';
 import { DynamoUsageStats } from '../../lambda/usage/dynamodb/usage-stats';
 import type { UsageRow } from '../../lambda/usage/usage-row';
 

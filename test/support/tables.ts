@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createDynamoClients, type DynamoClients } from '../../lambda/store/dynamodb/client';
 import { ensureTables } from '../../lambda/store/dynamodb/create-tables';
-import { tableNames } from '../../lambda/tables';
+import { tableNames } from '../../lambda/store/tables';
 
 /** Fresh, uniquely prefixed tables on the run's DynamoDB Local, for store-level tests. */
 export async function createTestTables(): Promise<{

@@ -4,10 +4,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CHECKED_VARIABLES } from '../../lambda/config';
-import { CONFIG_VARIABLES, SET_BY_THE_PLATFORM } from '../../lambda/config-variables';
+import { CHECKED_VARIABLES } from '../../lambda/wiring/config';
+import { CONFIG_VARIABLES, SET_BY_THE_PLATFORM } from '../../lambda/wiring/config-variables';
 import { PROVIDER_CATALOG } from '../../lambda/providers/catalog';
-import { TABLES } from '../../lambda/tables';
+import { TABLES } from '../../lambda/store/tables';
 import { blockIn, renderDocTables, withBlocks } from '../../scripts/doc-tables';
 
 const page = (name: string) => readFileSync(join(__dirname, '../..', name), 'utf8');

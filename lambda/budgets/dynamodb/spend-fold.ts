@@ -5,7 +5,7 @@ import type { StreamedRow } from '../../usage/rollups/fold';
 import type { FoldOutcome } from '../../usage/usage-stats';
 import type { DocumentClient } from '../../store/dynamodb/document-client';
 import { WatermarkedCounters } from '../../store/dynamodb/watermarked-counters';
-import { eachInFlight } from '../../in-flight';
+import { eachInFlight } from '../../base/in-flight';
 import { dayAttribute, monthAttribute, subjectKey, TOTAL_ATTRIBUTE, whole } from './subject-item';
 
 /** Subject writes in flight at once per batch. */

@@ -1,5 +1,5 @@
 import { encodeEventStreamMessage, type EventStreamMessage } from '../../eventstream/event-stream-decoder';
-import { asObject, asString, tryParseJson, type JsonObject } from '../../json';
+import { asObject, asString, tryParseJson, type JsonObject } from '../../base/json';
 
 /*
  * Converts between Bedrock Converse's two answer forms, for cache hits served in the other form

@@ -1,5 +1,5 @@
 import { encodeEventStreamMessage, type EventStreamMessage } from '../../eventstream/event-stream-decoder';
-import { asObject, asString, tryParseJson, type JsonObject } from '../../json';
+import { asObject, asString, tryParseJson, type JsonObject } from '../../base/json';
 import { SseDecoder } from '../../sse/sse-decoder';
 import type { SseEvent } from '../../sse/sse-event';
 import { assembleMessagesResponse, synthesizeMessagesEvents } from './messages';

@@ -1,5 +1,5 @@
 import type { SseEvent } from '../../sse/sse-event';
-import { asObject, asString, tryParseJson, type JsonObject } from '../../json';
+import { asObject, asString, tryParseJson, type JsonObject } from '../../base/json';
 
 /*
  * Converts between the Messages API's two answer forms, for cache hits served in

@@ -3,7 +3,7 @@ import type { Dialect, StreamOutcome } from '../types';
 import { tokenCount, type Usage } from '../usage';
 import { deliveredChars } from './delivered-text';
 import { findErrorMessage } from './error-text';
-import { asObject, asString, tryParseJson, type JsonObject } from '../../json';
+import { asObject, asString, tryParseJson, type JsonObject } from '../../base/json';
 import { setNestedMember, withoutMember } from './json-splice';
 import { openAiErrorBody } from './openai-errors';
 import { chatBodySchema, validateWith } from './validation';

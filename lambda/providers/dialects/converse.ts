@@ -1,4 +1,4 @@
-import { asObject, tryParseJson, type JsonObject } from '../../json';
+import { asObject, tryParseJson, type JsonObject } from '../../base/json';
 import { encodeEventStreamMessage } from '../../eventstream/event-stream-decoder';
 import type { Dialect, StreamEvent, StreamOutcome } from '../types';
 import { tokenCount, type Usage } from '../usage';

@@ -1,7 +1,7 @@
 import type { Dialect } from '../types';
 import { NO_USAGE } from '../usage';
 import { chatDialect, chatUsageFrom } from './chat';
-import { asObject, asString } from '../../json';
+import { asObject, asString } from '../../base/json';
 import { embeddingsBodySchema, validateWith } from './validation';
 
 /**

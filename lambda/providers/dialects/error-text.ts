@@ -1,4 +1,4 @@
-import { asObject } from '../../json';
+import { asObject } from '../../base/json';
 
 /** Longer texts are cut by the row anyway; this only bounds the work on a huge error body. */
 const MAX_TEXT = 4_000;

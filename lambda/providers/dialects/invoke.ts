@@ -1,4 +1,4 @@
-import { asObject, asString, tryParseJson, type JsonObject } from '../../json';
+import { asObject, asString, tryParseJson, type JsonObject } from '../../base/json';
 import type { Dialect, StreamOutcome } from '../types';
 import { tokenCount, type Usage } from '../usage';
 import { bedrockUsageFromHeaders } from './bedrock-headers';

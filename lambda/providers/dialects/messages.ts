@@ -3,7 +3,7 @@ import type { Dialect, NativeError, StreamOutcome } from '../types';
 import { callCounts, tokenCount, type Usage } from '../usage';
 import { deliveredChars } from './delivered-text';
 import { findErrorMessage } from './error-text';
-import { asObject, asString, tryParseJson, type JsonObject } from '../../json';
+import { asObject, asString, tryParseJson, type JsonObject } from '../../base/json';
 import { messagesBodySchema, validateWith } from './validation';
 
 /** Error types of the messages API, by the status the proxy answers with. */

@@ -2,7 +2,7 @@ import type { SseEvent } from '../../sse/sse-event';
 import type { Dialect, StreamOutcome } from '../types';
 import { tokenCount, type Usage } from '../usage';
 import { findErrorMessage } from './error-text';
-import { asObject, asString, tryParseJson, type JsonObject } from '../../json';
+import { asObject, asString, tryParseJson, type JsonObject } from '../../base/json';
 import { openAiErrorBody } from './openai-errors';
 import { validateResponsesBody } from './validation';
 

@@ -35,7 +35,7 @@ const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
  * The one DynamoDB client of a process. It signs with the SDK's SigV4; in AWS its credentials come
  * from the SDK's default chain (in Lambda the function role's, from the runtime's environment).
  * Connections are kept alive between calls, so a warm instance's store call reuses its socket.
- * The SDK makes one attempt per call: the retries are lambda/retry.ts's (document-client.ts), so
+ * The SDK makes one attempt per call: the retries are lambda/base/retry.ts's (document-client.ts), so
  * they never nest. `maxAttempts: 1` says so, and the retry step hands the call straight through
  * (`SEND_ONCE`): the SDK's own strategy would still run on every call, and rewrap an error that is
  * not an `Error` of its own realm (a socket's, under a test runner's sandbox) into one without its

@@ -6,7 +6,7 @@ import {
   type DynamoDBClient,
   type TableDescription,
 } from '@aws-sdk/client-dynamodb';
-import { TABLES, type TableId, type TableShape } from '../../tables';
+import { TABLES, type TableId, type TableShape } from '../tables';
 
 /** Creates any missing table (local runs only; in AWS the CDK stack owns the tables). */
 export async function ensureTables(client: DynamoDBClient, names: Record<TableId, string>): Promise<void> {

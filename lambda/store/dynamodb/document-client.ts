@@ -10,7 +10,7 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { retryPolicies, withRetries, type RetryPolicy } from '../../retry';
+import { retryPolicies, withRetries, type RetryPolicy } from '../../base/retry';
 import type { OperationName, OutputOf, StoreCommand } from './commands';
 import { mayRetryStoreCall } from './store-outage';
 
@@ -35,7 +35,7 @@ const COMMANDS: { readonly [Name in OperationName]: new (input: never) => object
  * The stores' client: `@aws-sdk/lib-dynamodb`'s document client (marshalling, SigV4, the
  * credential chain, the kept-alive connections of its `DynamoDBClient`) behind the small `send`
  * the stores call. The SDK makes one attempt per send (`maxAttempts: 1`, client.ts); the retries
- * are the `storeCall` policy of lambda/retry.ts, applied here once, or the caller's own for a
+ * are the `storeCall` policy of lambda/base/retry.ts, applied here once, or the caller's own for a
  * command marked `sentOnce`.
  */
 export class SdkDocumentClient implements DocumentClient {

@@ -1,4 +1,4 @@
-import { retryPolicies, withRetries } from '../../retry';
+import { retryPolicies, withRetries } from '../../base/retry';
 import { UnprocessedError } from './store-errors';
 import { mayRetryStoreCall } from './store-outage';
 

@@ -1,4 +1,4 @@
-import { eachInFlight } from '../../in-flight';
+import { eachInFlight } from '../../base/in-flight';
 import { conditionFailedItem } from '../../store/dynamodb/store-errors';
 import type { DocumentClient } from '../../store/dynamodb/document-client';
 

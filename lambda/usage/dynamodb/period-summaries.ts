@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { eachInFlight } from '../../in-flight';
+import { eachInFlight } from '../../base/in-flight';
 import type { DocumentClient } from '../../store/dynamodb/document-client';
 import { allItems } from '../../store/dynamodb/paginate';
 import {

@@ -1,4 +1,4 @@
-import { ValidationError } from '../../errors';
+import { ValidationError } from '../../base/errors';
 import { requestIdTime } from '../../http/request';
 import { pages, type PageKey } from '../../store/dynamodb/paginate';
 import { mergeShards } from './merged-shards';

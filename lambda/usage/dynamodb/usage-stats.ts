@@ -3,7 +3,7 @@ import { bucketIncrements, foldRows, type BucketDelta, type StreamedRow } from '
 import { assembleSummary } from '../rollups/summary';
 import type { FoldOutcome, StatsSummary, UsageStats } from '../usage-stats';
 import type { DocumentClient } from '../../store/dynamodb/document-client';
-import { eachInFlight } from '../../in-flight';
+import { eachInFlight } from '../../base/in-flight';
 import { WatermarkedCounters } from '../../store/dynamodb/watermarked-counters';
 import { CappedSets } from './capped-sets';
 import { countedLabels } from './label-caps';

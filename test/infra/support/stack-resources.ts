@@ -1,4 +1,4 @@
-import type { TableShape } from '../../../lambda/tables';
+import type { TableShape } from '../../../lambda/store/tables';
 import { single, synthesize, type SynthesizedStack } from './synth';
 
 type Template = Parameters<typeof single>[0];

@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { alertPayload, type BudgetAlert } from '../../../lambda/alerts/alert';
-import { webhookSecrets } from '../../../lambda/deps';
+import { webhookSecrets } from '../../../lambda/wiring/deps';
 import { EnvelopeSealer } from '../../../lambda/keys/crypto/envelope';
 import { LocalKeyWrapper } from '../../../lambda/keys/crypto/local-key-wrapper';
 import { DynamoAlertStore } from '../../../lambda/alerts/dynamodb/alert-store';

@@ -1,5 +1,5 @@
 import { DescribeTableCommand, DescribeTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
-import { TABLES, type TableId } from '../../../lambda/tables';
+import { TABLES, type TableId } from '../../../lambda/store/tables';
 import { createTestTables } from '../../support/tables';
 
 describe('local table creation', () => {

@@ -6,7 +6,7 @@ import type { StoreCommand } from '../../../lambda/store/dynamodb/commands';
 import { DynamoBudgetStore } from '../../../lambda/budgets/dynamodb/budget-store';
 import { DynamoSpendFold } from '../../../lambda/budgets/dynamodb/spend-fold';
 import { StreamPoller } from '../../../lambda/local/stream-poller';
-import type { Logger } from '../../../lambda/logger';
+import type { Logger } from '../../../lambda/base/logger';
 import { DynamoUsageLog } from '../../../lambda/usage/dynamodb/usage-log';
 import { DynamoUsageStats } from '../../../lambda/usage/dynamodb/usage-stats';
 import { rowPartitions } from '../../../lambda/usage/dynamodb/row-shards';

@@ -1,6 +1,6 @@
 // Period boundaries, what a stats read costs and the /api/stats route over the rollups; the sums over many rows and account isolation: usage-stats.test.ts.
 import { statsRoutes } from '../../../lambda/api/stats-routes';
-import type { Deps } from '../../../lambda/deps';
+import type { Deps } from '../../../lambda/wiring/deps';
 import type { IncomingRequest } from '../../../lambda/http/request';
 import { DynamoUsageStats } from '../../../lambda/usage/dynamodb/usage-stats';
 import type { TokenRecord } from '../../../lambda/auth/ports';

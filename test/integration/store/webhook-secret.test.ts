@@ -6,7 +6,7 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { DynamoAlertStore } from '../../../lambda/alerts/dynamodb/alert-store';
-import { webhookSecrets } from '../../../lambda/deps';
+import { webhookSecrets } from '../../../lambda/wiring/deps';
 import { EnvelopeSealer } from '../../../lambda/keys/crypto/envelope';
 import { LocalKeyWrapper } from '../../../lambda/keys/crypto/local-key-wrapper';
 import { signature } from '../../../lambda/alerts/webhook-delivery';

@@ -5,7 +5,7 @@
  * when it asked for it (the token gate does), else the attributes it names (the counters written
  * in transactions are small items), at least one unit.
  */
-import { TABLES, type TableId } from '../../../lambda/tables';
+import { TABLES, type TableId } from '../../../lambda/store/tables';
 import type { StoreCall } from './store-gate';
 
 type Wire = Record<string, unknown>;

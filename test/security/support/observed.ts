@@ -4,7 +4,7 @@
  * the DynamoDB tables (items rendered to text, binary attributes included).
  */
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { tableNames } from '../../../lambda/tables';
+import { tableNames } from '../../../lambda/store/tables';
 import { sdkDocumentClient } from '../../reliability/support/dynamo';
 
 export class Observed {

@@ -1,5 +1,5 @@
 import { readLogQuery } from '../../../lambda/api/log-routes';
-import { ValidationError } from '../../../lambda/errors';
+import { ValidationError } from '../../../lambda/base/errors';
 
 /** `/api/logs` reads `from` and `to` with the same strictness as `/api/stats`. */
 describe('readLogQuery times', () => {

@@ -1,5 +1,5 @@
 import { readStatsPeriod } from '../../../lambda/api/stats-routes';
-import { ValidationError } from '../../../lambda/errors';
+import { ValidationError } from '../../../lambda/base/errors';
 
 const now = new Date('2026-11-21T13:37:00.000Z');
 const read = (query: string) => readStatsPeriod(new URLSearchParams(query), now);

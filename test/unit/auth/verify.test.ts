@@ -1,7 +1,7 @@
 import type { Scope, TokenRecord } from '../../../lambda/auth/ports';
 import { hashSecret } from '../../../lambda/auth/proxy-token';
 import { credentialIn, verifyToken } from '../../../lambda/auth/verify';
-import { AuthenticationError, PermissionError } from '../../../lambda/errors';
+import { AuthenticationError, PermissionError } from '../../../lambda/base/errors';
 
 /** The one token check, used by the proxy (pipeline/authenticate.ts) and the management API (api/authorize.ts). */
 const SECRET = 'AbCdEfGhIjKlMnOpQrStUvWxYz012345';

@@ -1,4 +1,4 @@
-import { UpstreamTimeoutError } from '../../../lambda/errors';
+import { UpstreamTimeoutError } from '../../../lambda/base/errors';
 import {
   SingleFlight,
   type Flight,

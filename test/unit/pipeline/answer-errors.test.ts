@@ -5,9 +5,9 @@
  */
 import { FailedSignIns } from '../../../lambda/auth/failed-sign-ins';
 import type { ProxyResponse } from '../../../lambda/http/response';
-import { BackgroundWork } from '../../../lambda/background-work';
-import { ProxyError } from '../../../lambda/errors';
-import type { Logger } from '../../../lambda/logger';
+import { BackgroundWork } from '../../../lambda/base/background-work';
+import { ProxyError } from '../../../lambda/base/errors';
+import type { Logger } from '../../../lambda/base/logger';
 import { answerErrors } from '../../../lambda/pipeline/answer-errors';
 import type { Answering } from '../../../lambda/pipeline/state';
 import { chatDialect } from '../../../lambda/providers/dialects/chat';

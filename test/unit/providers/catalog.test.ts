@@ -6,7 +6,7 @@
  */
 import type * as CatalogModule from '../../../lambda/providers/catalog';
 import type { CatalogEntry } from '../../../lambda/providers/catalog';
-import { loadConfig } from '../../../lambda/config';
+import { loadConfig } from '../../../lambda/wiring/config';
 import { PROVIDERS as DASHBOARD_PROVIDERS } from '../../../lambda/dashboard/src/providers';
 import { bannerLines } from '../../../lambda/local/banner';
 import { PROVIDER_CATALOG } from '../../../lambda/providers/catalog';
@@ -116,7 +116,7 @@ type Readers = {
   keyRoutes: typeof import('../../../lambda/api/key-routes');
   prices: typeof import('../../../lambda/pricing/load-prices');
   banner: typeof import('../../../lambda/local/banner');
-  config: typeof import('../../../lambda/config');
+  config: typeof import('../../../lambda/wiring/config');
 };
 
 /** Every reader of the catalog, imported afresh over `catalog` (a module registry of their own). */
@@ -130,7 +130,7 @@ async function readersOver(catalog: typeof CatalogModule): Promise<Readers> {
       keyRoutes: await import('../../../lambda/api/key-routes'),
       prices: await import('../../../lambda/pricing/load-prices'),
       banner: await import('../../../lambda/local/banner'),
-      config: await import('../../../lambda/config'),
+      config: await import('../../../lambda/wiring/config'),
     };
   });
   return readers!;

@@ -5,7 +5,7 @@
  * forwarded as `other` under the rules of every provider's other paths.
  */
 import fc from 'fast-check';
-import { loadConfig } from '../../../lambda/config';
+import { loadConfig } from '../../../lambda/wiring/config';
 import { providerById, resolveProxyPath, upstreamUrl } from '../../../lambda/providers/registry';
 
 const ARN = 'arn:aws:bedrock:eu-west-1:123456789012:inference-profile/eu.anthropic.claude-sonnet-4-6';

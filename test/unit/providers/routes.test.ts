@@ -4,7 +4,7 @@
  * the provider's configured base URL.
  */
 import fc from 'fast-check';
-import { loadConfig } from '../../../lambda/config';
+import { loadConfig } from '../../../lambda/wiring/config';
 import { endpointPaths, providerById, resolveProxyPath, upstreamUrl } from '../../../lambda/providers/registry';
 import { isSafeSubPath } from '../../../lambda/providers/routes';
 

@@ -1,5 +1,5 @@
 /**
- * The stores' client (the AWS SDK's document client behind `send`, with lambda/retry.ts's
+ * The stores' client (the AWS SDK's document client behind `send`, with lambda/base/retry.ts's
  * `storeCall` policy) against a local HTTP server that answers as DynamoDB does: JSON-protocol
  * error bodies (`__type`, `message`), the `Date` header, and a signature refused when its time is
  * more than 5 minutes from the server's. What DynamoDB Local does with the calls is tested in
@@ -8,7 +8,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Socket } from 'node:net';
-import { retryPolicies } from '../../../lambda/retry';
+import { retryPolicies } from '../../../lambda/base/retry';
 import { BatchedGet } from '../../../lambda/store/dynamodb/batched-get';
 import { createDynamoClients } from '../../../lambda/store/dynamodb/client';
 import { sentOnce } from '../../../lambda/store/dynamodb/commands';
@@ -121,7 +121,7 @@ const failure = (promise: Promise<unknown>) =>
     (error: unknown) => error,
   );
 
-describe('one retry policy: the SDK makes one attempt, lambda/retry.ts the others', () => {
+describe('one retry policy: the SDK makes one attempt, lambda/base/retry.ts the others', () => {
   it.each(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded'])(
     'retries %s',
     async (type) => {

@@ -7,10 +7,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../../lambda/config';
-import { buildDeps, type AwsAdapters } from '../../lambda/deps';
-import { LocalKeyWrapper } from '../../lambda/keys/crypto/local-key-wrapper';
-import type { EncryptionContext } from '../../lambda/keys/ports';
+import { loadConfig } from '../../../lambda/wiring/config';
+import { buildDeps, type AwsAdapters } from '../../../lambda/wiring/deps';
+import { LocalKeyWrapper } from '../../../lambda/keys/crypto/local-key-wrapper';
+import type { EncryptionContext } from '../../../lambda/keys/ports';
 
 const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:admin';
 const CONTEXT: EncryptionContext = { account_id: 'acct0000000000001', provider: 'prov-b' };

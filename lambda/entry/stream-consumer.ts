@@ -1,15 +1,15 @@
 import { KMSClient } from '@aws-sdk/client-kms';
 import middy from '@middy/core';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
-import { SnsAlertTopic } from './alerts/sns-topic';
-import { buildFoldDeps } from './deps';
-import { S3ObjectStore } from './export/s3-object-store';
-import { exportRows } from './export/usage-export';
-import { KmsKeyWrapper } from './keys/crypto/kms-key-wrapper';
-import { describeError } from './logger';
-import { compareSequences, type StreamedRow } from './usage/rollups/fold';
-import { streamedRows } from './usage/dynamodb/stream-records';
-import { usageMetricLines } from './usage/usage-metrics';
+import { SnsAlertTopic } from '../alerts/sns-topic';
+import { buildFoldDeps } from '../wiring/deps';
+import { S3ObjectStore } from '../export/s3-object-store';
+import { exportRows } from '../export/usage-export';
+import { KmsKeyWrapper } from '../keys/crypto/kms-key-wrapper';
+import { describeError } from '../base/logger';
+import { compareSequences, type StreamedRow } from '../usage/rollups/fold';
+import { streamedRows } from '../usage/dynamodb/stream-records';
+import { usageMetricLines } from '../usage/usage-metrics';
 
 const deps = buildFoldDeps(undefined, undefined, {
   alertTopic: (region, topicArn) => new SnsAlertTopic(region, topicArn),

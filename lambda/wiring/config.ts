@@ -1,8 +1,8 @@
 import * as z from 'zod/mini';
-import { PROVIDER_CATALOG, type CatalogEntry, type ProviderId } from './providers/catalog';
-import { PROVIDER_KEY_CACHE_MS } from './keys/cached-provider-keys';
-import { MAX_DELAY_MS } from './auth/failed-sign-ins';
-import { tableNames } from './tables';
+import { PROVIDER_CATALOG, type CatalogEntry, type ProviderId } from '../providers/catalog';
+import { PROVIDER_KEY_CACHE_MS } from '../keys/cached-provider-keys';
+import { MAX_DELAY_MS } from '../auth/failed-sign-ins';
+import { tableNames } from '../store/tables';
 
 /** Environment variables are strings; every one is optional and has a documented default. */
 const EnvSchema = z.object({

@@ -1,8 +1,8 @@
 import { KMSClient } from '@aws-sdk/client-kms';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { AwsAdapters } from './deps';
-import { KmsKeyWrapper } from './keys/crypto/kms-key-wrapper';
-import { secretReader } from './auth/secrets-manager';
+import { KmsKeyWrapper } from '../keys/crypto/kms-key-wrapper';
+import { secretReader } from '../auth/secrets-manager';
 
 /**
  * The adapters only AWS has: KMS wraps the provider keys' data keys, Secrets Manager holds the admin

@@ -3,7 +3,7 @@
  * page by scripts/doc-tables.ts, and test/unit/config-doc.test.ts checks that they and the
  * variables the stack sets are every variable `loadConfig` reads. The runtime never imports this.
  */
-import { PROVIDER_CATALOG } from './providers/catalog';
+import { PROVIDER_CATALOG } from '../providers/catalog';
 
 export interface ConfigVariable {
   /** One variable, or several documented together. */

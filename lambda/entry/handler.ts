@@ -1,8 +1,8 @@
-import { awsAdapters } from './aws-adapters';
-import { loadConfig } from './config';
-import { buildDeps } from './deps';
-import { jsonLogger } from './logger';
-import { createProxyHandler } from './proxy-handler';
+import { awsAdapters } from '../wiring/aws-adapters';
+import { loadConfig } from '../wiring/config';
+import { buildDeps } from '../wiring/deps';
+import { jsonLogger } from '../base/logger';
+import { createProxyHandler } from '../wiring/proxy-handler';
 
 /*
  * The Lambda entry: the runtime loads this module once per instance, so the clients are built

@@ -1,15 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadConfig } from '../../lambda/config';
-import { bannerLines } from '../../lambda/local/banner';
-import { PROVIDER_CATALOG } from '../../lambda/providers/catalog';
+import { loadConfig } from '../../../lambda/wiring/config';
+import { bannerLines } from '../../../lambda/local/banner';
+import { PROVIDER_CATALOG } from '../../../lambda/providers/catalog';
 import {
   PROVIDERS,
   providerById,
   providerByRoute,
   upstreamUrl,
   type ProviderId,
-} from '../../lambda/providers/registry';
+} from '../../../lambda/providers/registry';
 
 describe('loadConfig', () => {
   it('has the documented defaults for an empty environment', () => {
@@ -250,7 +250,7 @@ describe('provider registry', () => {
  * override with its path template as written.
  */
 describe('the upstream variables in docs/api.md', () => {
-  const doc = (name: string) => readFileSync(join(__dirname, '../../docs', name), 'utf8');
+  const doc = (name: string) => readFileSync(join(__dirname, '../../../docs', name), 'utf8');
   const section = (text: string, heading: string) => {
     const from = text.indexOf(`\n## ${heading}\n`);
     expect(from).toBeGreaterThan(-1);

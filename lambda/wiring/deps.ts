@@ -1,48 +1,48 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { join } from 'node:path';
-import { BackgroundWork } from './background-work';
-import { ProxyCache } from './cache/proxy-cache';
-import type { CachedResponse } from './cache/response-cache';
-import { FailedSignIns } from './auth/failed-sign-ins';
-import { SingleFlight } from './cache/single-flight';
+import { BackgroundWork } from '../base/background-work';
+import { ProxyCache } from '../cache/proxy-cache';
+import type { CachedResponse } from '../cache/response-cache';
+import { FailedSignIns } from '../auth/failed-sign-ins';
+import { SingleFlight } from '../cache/single-flight';
 import { loadConfig, type Config } from './config';
-import { describeError, jsonLogger, type Logger } from './logger';
-import { loadPriceTable } from './pricing/load-prices';
-import type { PriceTable } from './pricing/price-table';
-import { adminKeySource } from './auth/admin-key';
-import { EnvelopeSealer, type KeyWrapper } from './keys/crypto/envelope';
-import { LocalKeyWrapper } from './keys/crypto/local-key-wrapper';
-import { textSealer } from './keys/crypto/sealed-text';
-import { DynamoAccountStore } from './auth/dynamodb/account-store';
-import { DynamoBudgetStore } from './budgets/dynamodb/budget-store';
-import { DynamoSpendFold } from './budgets/dynamodb/spend-fold';
-import { BatchedGet } from './store/dynamodb/batched-get';
-import { DynamoResponseCache } from './cache/dynamodb/cache-store';
-import { createDocumentClient, createDynamoClients } from './store/dynamodb/client';
-import type { DocumentClient } from './store/dynamodb/document-client';
-import { DynamoProviderKeyStore } from './keys/dynamodb/provider-key-store';
-import { DynamoTokenGate } from './auth/dynamodb/token-gate';
-import type { GateSource } from './auth/dynamodb/gate-item';
-import { isStoreOutage } from './store/dynamodb/store-outage';
-import { DynamoUsageLog } from './usage/dynamodb/usage-log';
-import { DynamoUsageStats } from './usage/dynamodb/usage-stats';
-import { CachedProviderKeys } from './keys/cached-provider-keys';
-import { CachedAccountPrices } from './account-prices/cached-account-prices';
-import { DynamoAccountPriceStore } from './account-prices/dynamodb/account-price-store';
-import type { AccountPriceStore } from './account-prices/ports';
-import type { AccountStore, TokenGate } from './auth/ports';
-import type { ProviderKeyStore, SecretSealer } from './keys/ports';
-import type { BudgetStore, SpendFold } from './budgets/ports';
-import { TokenBudgetHints } from './budgets/budget-hints';
-import { FileRowSpool, LogRowSpool, type RowSpool } from './usage/row-spool';
-import { RowWriter } from './usage/row-writer';
-import type { UsageStats } from './usage/usage-stats';
-import type { UsageLog } from './usage/usage-row';
-import { RuntimeCredentials } from './upstream/runtime-credentials';
-import { DynamoAlertStore } from './alerts/dynamodb/alert-store';
-import type { AlertStore, AlertTopic, WebhookSecretSealer } from './alerts/ports';
-import { BudgetAlerts } from './alerts/budget-alerts';
+import { describeError, jsonLogger, type Logger } from '../base/logger';
+import { loadPriceTable } from '../pricing/load-prices';
+import type { PriceTable } from '../pricing/price-table';
+import { adminKeySource } from '../auth/admin-key';
+import { EnvelopeSealer, type KeyWrapper } from '../keys/crypto/envelope';
+import { LocalKeyWrapper } from '../keys/crypto/local-key-wrapper';
+import { textSealer } from '../keys/crypto/sealed-text';
+import { DynamoAccountStore } from '../auth/dynamodb/account-store';
+import { DynamoBudgetStore } from '../budgets/dynamodb/budget-store';
+import { DynamoSpendFold } from '../budgets/dynamodb/spend-fold';
+import { BatchedGet } from '../store/dynamodb/batched-get';
+import { DynamoResponseCache } from '../cache/dynamodb/cache-store';
+import { createDocumentClient, createDynamoClients } from '../store/dynamodb/client';
+import type { DocumentClient } from '../store/dynamodb/document-client';
+import { DynamoProviderKeyStore } from '../keys/dynamodb/provider-key-store';
+import { DynamoTokenGate } from '../auth/dynamodb/token-gate';
+import type { GateSource } from '../auth/dynamodb/gate-item';
+import { isStoreOutage } from '../store/dynamodb/store-outage';
+import { DynamoUsageLog } from '../usage/dynamodb/usage-log';
+import { DynamoUsageStats } from '../usage/dynamodb/usage-stats';
+import { CachedProviderKeys } from '../keys/cached-provider-keys';
+import { CachedAccountPrices } from '../account-prices/cached-account-prices';
+import { DynamoAccountPriceStore } from '../account-prices/dynamodb/account-price-store';
+import type { AccountPriceStore } from '../account-prices/ports';
+import type { AccountStore, TokenGate } from '../auth/ports';
+import type { ProviderKeyStore, SecretSealer } from '../keys/ports';
+import type { BudgetStore, SpendFold } from '../budgets/ports';
+import { TokenBudgetHints } from '../budgets/budget-hints';
+import { FileRowSpool, LogRowSpool, type RowSpool } from '../usage/row-spool';
+import { RowWriter } from '../usage/row-writer';
+import type { UsageStats } from '../usage/usage-stats';
+import type { UsageLog } from '../usage/usage-row';
+import { RuntimeCredentials } from '../upstream/runtime-credentials';
+import { DynamoAlertStore } from '../alerts/dynamodb/alert-store';
+import type { AlertStore, AlertTopic, WebhookSecretSealer } from '../alerts/ports';
+import { BudgetAlerts } from '../alerts/budget-alerts';
 
 /** Everything the pipeline and the API use, built once per process. */
 export interface Deps {
@@ -77,7 +77,7 @@ export interface Deps {
   failedSignIns: FailedSignIns;
 }
 
-/** Adapters to services only AWS has, given by the Lambda entry (lambda/aws-adapters.ts). */
+/** Adapters to services only AWS has, given by the Lambda entry (lambda/wiring/aws-adapters.ts). */
 export interface AwsAdapters {
   keyWrapper(region: string, keyId: string): KeyWrapper;
   secretReader(region: string, secretId: string): () => Promise<string | undefined>;

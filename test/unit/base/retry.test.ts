@@ -1,5 +1,5 @@
-import { backoffs, jitteredBackoff, retryPolicies, withRetries, type RetryPolicy } from '../../lambda/retry';
-import { sendUntilProcessed, UnprocessedError } from '../../lambda/store/dynamodb/unprocessed';
+import { backoffs, jitteredBackoff, retryPolicies, withRetries, type RetryPolicy } from '../../../lambda/base/retry';
+import { sendUntilProcessed, UnprocessedError } from '../../../lambda/store/dynamodb/unprocessed';
 
 /** Records the waits instead of sleeping, so no test depends on the clock. */
 function recordingSleep() {

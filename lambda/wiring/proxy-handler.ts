@@ -1,19 +1,19 @@
-import { managementErrors } from './api/error-shape';
-import { createApiHandler } from './api/handler';
+import { managementErrors } from '../api/error-shape';
+import { createApiHandler } from '../api/handler';
 import type { Deps } from './deps';
-import { answerErrors } from './pipeline/answer-errors';
-import { authenticate } from './pipeline/authenticate';
-import { enforceBudget } from './pipeline/enforce-budget';
-import { enforceModelList } from './pipeline/enforce-model-list';
-import { enforceRateLimit } from './pipeline/enforce-rate-limit';
-import { forwardUpstream } from './pipeline/forward-upstream';
-import { identify } from './pipeline/identify';
-import { Pipeline, streamingHandler } from './pipeline/pipeline';
-import { recordUsage } from './pipeline/record';
-import { resolveProviderKey } from './pipeline/resolve-provider-key';
-import { answerOutsideProxy, receiveRequest, routeRequest } from './pipeline/route-request';
-import { serveFromCache } from './pipeline/serve-from-cache';
-import { validateBody } from './pipeline/validate-body';
+import { answerErrors } from '../pipeline/answer-errors';
+import { authenticate } from '../pipeline/authenticate';
+import { enforceBudget } from '../pipeline/enforce-budget';
+import { enforceModelList } from '../pipeline/enforce-model-list';
+import { enforceRateLimit } from '../pipeline/enforce-rate-limit';
+import { forwardUpstream } from '../pipeline/forward-upstream';
+import { identify } from '../pipeline/identify';
+import { Pipeline, streamingHandler } from '../pipeline/pipeline';
+import { recordUsage } from '../pipeline/record';
+import { resolveProviderKey } from '../pipeline/resolve-provider-key';
+import { answerOutsideProxy, receiveRequest, routeRequest } from '../pipeline/route-request';
+import { serveFromCache } from '../pipeline/serve-from-cache';
+import { validateBody } from '../pipeline/validate-body';
 
 /**
  * The proxy as a Middy handler in response-streaming mode, over the dependencies it is given
