@@ -21,15 +21,25 @@ const lock = JSON.parse(read('package-lock.json')) as {
   packages: Record<string, { version?: string; dev?: boolean; hasInstallScript?: boolean }>;
 };
 
-/** `npm ci --dry-run` in a fresh folder holding only these files: its exit status, what it adds and what it warns. */
+/** The files a folder's own install scripts run (`preinstall`: `node scripts/check-node.mjs`), which npm ci runs in a dry run too. */
+function installScriptFiles(folder: string): string[] {
+  const { scripts = {} } = JSON.parse(read(path.join(folder, 'package.json'))) as { scripts?: Record<string, string> };
+  return ['preinstall', 'install', 'postinstall', 'prepare'].flatMap((hook) =>
+    [...(scripts[hook] ?? '').matchAll(/\b(scripts\/[\w./-]+)/g)].map((m) => m[1]!),
+  );
+}
+
+/** `npm ci --dry-run` in a fresh folder holding only these files: its exit status, what it adds and what it warns (at npm's default log level). */
 async function dryRun(
   folder: string,
   extra: string[] = [],
 ): Promise<{ status: number | null; stderr: string; added: string[] }> {
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'ai-usage-proxy-ci-'));
   try {
-    for (const file of ['package.json', 'package-lock.json'])
+    for (const file of ['package.json', 'package-lock.json', ...installScriptFiles(folder)]) {
+      fs.mkdirSync(path.dirname(path.join(scratch, file)), { recursive: true });
       fs.copyFileSync(path.join(PROJECT_ROOT, folder, file), path.join(scratch, file));
+    }
     const child = spawn('npm', ['ci', '--dry-run', '--no-audit', '--no-fund', ...extra], { cwd: scratch });
     let stdout = '';
     let stderr = '';
