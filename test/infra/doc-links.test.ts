@@ -1,13 +1,14 @@
 /**
  * What the README, SECURITY.md and docs/ name exists: every relative link reaches a file and every
- * anchor a heading of its page; every repository path, npm script, management route and stack
- * option they name is one the project has, and every management route is documented. Nothing here
+ * anchor a heading of its page; every repository path, npm script, management route, stack option
+ * and proxy setting they name is one the project has, and every management route is documented. Nothing here
  * pins wording: moving a section, a file or a route cannot leave a page describing one that is gone.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import semver from 'semver';
 import { API_ROUTES } from '../../lambda/api/router';
+import { CONFIG_VARIABLES, SET_BY_THE_PLATFORM } from '../../lambda/wiring/config-variables';
 import { readSettings } from '../../lib/settings';
 
 const ROOT = resolve(__dirname, '../..');
@@ -117,6 +118,19 @@ test('every stack option a page passes with -c is one the stack reads', () => {
       .filter((key) => !read.has(key))
       .map((key) => `${page}: ${key}`),
   );
+  expect(unknown).toEqual([]);
+});
+
+test('every proxy setting a page names is one the proxy reads', () => {
+  const settings = new Set([...CONFIG_VARIABLES.flatMap((v) => v.names), ...SET_BY_THE_PLATFORM]);
+  // The proxy's own variables by their prefixes; other names on the pages are the reader's shell or AWS's.
+  const own =
+    /^(?:UPSTREAM|RATE|PROVIDER_KEY|FAILED|ALERT|STATS|LOG|DATA|DYNAMODB|CORS|PRICING|BEDROCK|TABLE|ADMIN)_[A-Z0-9_]+$/;
+  const named = ALL.flatMap(([page, text]) =>
+    [...text.matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((m) => [page, m[1]!] as const).filter(([, name]) => own.test(name)),
+  );
+  expect(named.length).toBeGreaterThan(10);
+  const unknown = named.filter(([, name]) => !settings.has(name)).map(([page, name]) => `${page}: ${name}`);
   expect(unknown).toEqual([]);
 });
 
