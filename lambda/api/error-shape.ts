@@ -17,6 +17,7 @@ export const MANAGEMENT_ERROR_CODES = {
   404: 'not_found',
   405: 'method_not_allowed',
   413: 'body_too_large',
+  429: 'rate_limited',
   500: 'internal_error',
   503: 'store_unavailable',
 } as const;

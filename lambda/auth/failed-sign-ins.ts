@@ -1,12 +1,25 @@
 /**
- * Failed authentications, counted per source address on this instance, and the short delay a
- * source's failed answers are held for once it keeps failing (docs/operations.md, "Failed
- * sign-ins"). Only failures wait: a correct credential from the same address is answered at once,
- * so guessing is slowed and the real key is never locked out.
+ * Failed authentications, counted per source address on this instance (docs/operations.md,
+ * "Failed sign-ins"), for two defences:
+ *
+ * - The throttle: an address may have `perMinute` credentials checked and found wrong per minute
+ *   (at once, then one every 60/`perMinute` s). Each distinct credential being checked counts
+ *   against it until its check is over, so guesses sent in parallel are limited as surely as
+ *   guesses sent in turn, while one client sending many requests at once with its one credential
+ *   counts once. Past it, the address's next credentials are refused at once with 429, unchecked:
+ *   refusing costs nothing, so a flood of guesses holds no Lambda invocation, and guessing is
+ *   limited, not just slowed.
+ * - The hold (the local server only): once an address keeps failing, its failed answers wait a
+ *   little. In Lambda a held answer would hold an invocation, so the hold is off there.
+ *
+ * A correct credential is never held, and frees its check at once.
  *
  * Memory is bounded: at most `MAX_SOURCES` addresses are remembered (the least recently failing
  * is forgotten first), and an address forgets its failures once it has been quiet for `WINDOW_MS`.
  */
+
+import { SignInThrottledError } from '../base/errors';
+import { hashSecret } from './proxy-token';
 
 /** Failures a source may make before its failed answers are held. */
 export const FREE_FAILURES = 5;
@@ -23,9 +36,22 @@ export const MAX_SOURCES = 10_000;
 /** The message of the log line each failure writes: the CloudWatch metric filter counts it. */
 export const FAILED_SIGN_IN_MESSAGE = 'authentication failed';
 
+/** Wrong credentials an address may have checked per minute by default (`FAILED_SIGN_INS_PER_MINUTE`; 0 turns the throttle off). */
+export const CHECKS_PER_MINUTE = 10;
+
 interface SourceFailures {
   failures: number;
   lastAt: number;
+  /** Wrong credentials it may still have checked, as of `allowanceAt`; refills at `perMinute` a minute. */
+  allowance: number;
+  allowanceAt: number;
+  /** Its credential checks in progress, by credential (a hash of it): each distinct one counts once. */
+  checking: Map<string, number>;
+}
+
+/** A credential check let through: `done` when it has passed or failed (a failure is also counted with `failed`). */
+export interface SignInCheck {
+  done(): void;
 }
 
 export class FailedSignIns {
@@ -34,18 +60,62 @@ export class FailedSignIns {
   constructor(
     private readonly now: () => number = Date.now,
     private readonly maxDelayMs = MAX_DELAY_MS,
+    private readonly perMinute = CHECKS_PER_MINUTE,
   ) {}
+
+  /**
+   * Before a credential from `source` is checked: the check, or the seconds until the address may
+   * have one checked again when it has used up its allowance.
+   */
+  admit(source: string, credential: string): SignInCheck | { retryAfterSeconds: number } {
+    if (this.perMinute === 0) return NO_CHECK;
+    const now = this.now();
+    const known = this.sources.get(source);
+    const key = hashSecret(credential);
+    if (known && !known.checking.has(key)) {
+      const left = this.allowanceOf(known, now) - known.checking.size;
+      if (left < 1) return { retryAfterSeconds: Math.max(1, Math.ceil(((1 - left) * 60) / this.perMinute)) };
+    }
+    const entry = known ?? this.remember(source, this.fresh(now));
+    entry.checking.set(key, (entry.checking.get(key) ?? 0) + 1);
+    let open = true;
+    return {
+      done: () => {
+        if (!open) return;
+        open = false;
+        const left = (entry.checking.get(key) ?? 1) - 1;
+        if (left > 0) entry.checking.set(key, left);
+        else entry.checking.delete(key);
+      },
+    };
+  }
 
   /** Counts a failure from `source`: how many it has made lately, and how long to hold this answer. */
   failed(source: string): { failures: number; delayMs: number } {
     const now = this.now();
     const known = this.sources.get(source);
     const failures = known && now - known.lastAt < WINDOW_MS ? known.failures + 1 : 1;
-    // Re-inserted, so the map's order is least recently failing first.
-    this.sources.delete(source);
-    this.sources.set(source, { failures, lastAt: now });
-    if (this.sources.size > MAX_SOURCES) this.sources.delete(this.sources.keys().next().value!);
+    // Changed in place: a check in progress holds this entry.
+    const entry = known ?? this.fresh(now);
+    Object.assign(entry, { failures, lastAt: now, allowance: this.allowanceOf(entry, now) - 1, allowanceAt: now });
+    this.remember(source, entry);
     return { failures, delayMs: delayAfter(failures, this.maxDelayMs) };
+  }
+
+  private fresh(now: number): SourceFailures {
+    return { failures: 0, lastAt: now, allowance: this.perMinute, allowanceAt: now, checking: new Map() };
+  }
+
+  private allowanceOf(entry: SourceFailures, now: number): number {
+    return Math.min(this.perMinute, entry.allowance + ((now - entry.allowanceAt) * this.perMinute) / 60_000);
+  }
+
+  /** (Re-)inserted, so the map's order is least recently failing first; the oldest goes past `MAX_SOURCES`. */
+  private remember(source: string, entry: SourceFailures): SourceFailures {
+    this.sources.delete(source);
+    this.sources.set(source, entry);
+    if (this.sources.size > MAX_SOURCES) this.sources.delete(this.sources.keys().next().value!);
+    return entry;
   }
 
   /** Sources remembered. */
@@ -53,6 +123,15 @@ export class FailedSignIns {
     return this.sources.size;
   }
 }
+
+/** The check of `credential` from `source`, or a `SignInThrottledError` (429) when the address has used up its allowance. */
+export function admitSignIn(signIns: FailedSignIns, source: string | undefined, credential: string): SignInCheck {
+  const admitted = signIns.admit(source ?? 'unknown', credential);
+  if ('retryAfterSeconds' in admitted) throw new SignInThrottledError(admitted.retryAfterSeconds);
+  return admitted;
+}
+
+const NO_CHECK: SignInCheck = { done: () => undefined };
 
 export function delayAfter(failures: number, maxDelayMs = MAX_DELAY_MS): number {
   if (failures <= FREE_FAILURES) return 0;

@@ -20,6 +20,20 @@ export class AuthenticationError extends ProxyError {
   }
 }
 
+/**
+ * Too many wrong credentials from one address lately: this one is refused without being checked
+ * (docs/operations.md, "Failed sign-ins"), whether it is right or wrong.
+ */
+export class SignInThrottledError extends ProxyError {
+  constructor(retryAfterSeconds: number) {
+    super(
+      429,
+      `Too many failed sign-ins from this address: credentials from it are not checked for ${retryAfterSeconds} seconds.`,
+      { headers: { 'retry-after': String(retryAfterSeconds) } },
+    );
+  }
+}
+
 export class PermissionError extends ProxyError {
   constructor(message: string) {
     super(403, message);

@@ -63,11 +63,18 @@ const START_LIMIT_MS = 150_000;
  */
 const JVM_FLAGS = ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC'];
 
+export interface RunningDynamoDbLocal {
+  endpoint: string;
+  /** The id of the process group that holds DynamoDB Local (its guard and Java): a signal to `-group` reaches both. */
+  group: number;
+  stop(): Promise<void>;
+}
+
 /**
  * Starts AWS's DynamoDB Local on a free loopback port, keeping its data under
  * `dataDir` (or in memory when none is given), and resolves once it answers.
  */
-export async function startDynamoDbLocal(dataDir?: string): Promise<{ endpoint: string; stop(): Promise<void> }> {
+export async function startDynamoDbLocal(dataDir?: string): Promise<RunningDynamoDbLocal> {
   if (spawnSync('java', ['-version'], { stdio: 'ignore' }).error) throw new JavaMissingError();
   let storage = ['-inMemory'];
   if (dataDir) {
@@ -105,6 +112,7 @@ export async function startDynamoDbLocal(dataDir?: string): Promise<{ endpoint: 
       await fetch(endpoint, { method: 'POST' });
       return {
         endpoint,
+        group: child.pid!,
         stop: () =>
           new Promise((done) => {
             if (child.exitCode !== null || child.signalCode !== null) return done();

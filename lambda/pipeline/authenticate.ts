@@ -8,13 +8,18 @@ export function authenticate(): Step<Identified, Authenticated> {
   return {
     name: 'authenticate',
     async run(state, reads) {
-      const gate = await reads.gate.catch((error) => {
-        throw new StoreUnavailableError(error);
-      });
-      // The gate counted nothing for a refused token; the secret is checked here too, whatever the store said.
-      verifyToken(state.presented.secretHash, gate.record, 'proxy');
-      if (gate.kind === 'refused') throw new AuthenticationError('Invalid proxy token.');
-      return { gate };
+      try {
+        const gate = await reads.gate.catch((error) => {
+          throw new StoreUnavailableError(error);
+        });
+        // The gate counted nothing for a refused token; the secret is checked here too, whatever the store said.
+        verifyToken(state.presented.secretHash, gate.record, 'proxy');
+        if (gate.kind === 'refused') throw new AuthenticationError('Invalid proxy token.');
+        return { gate };
+      } finally {
+        // Passed or refused (a refusal is counted where it is answered), the check is over.
+        state.signIn.done();
+      }
     },
   };
 }

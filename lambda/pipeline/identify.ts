@@ -1,3 +1,4 @@
+import { admitSignIn } from '../auth/failed-sign-ins';
 import { hashSecret, type ParsedToken } from '../auth/proxy-token';
 import { requestBudgets } from '../budgets/request-budgets';
 import type { Deps } from '../wiring/deps';
@@ -11,7 +12,15 @@ const NO_KEY_READ = Promise.resolve(undefined);
 
 type ReadDeps = Pick<
   Deps,
-  'tokenGate' | 'budgets' | 'budgetHints' | 'providerKeys' | 'accountPrices' | 'cache' | 'now'
+  | 'tokenGate'
+  | 'budgets'
+  | 'budgetHints'
+  | 'providerKeys'
+  | 'accountPrices'
+  | 'cache'
+  | 'now'
+  | 'preForwardBudget'
+  | 'failedSignIns'
 >;
 
 /**
@@ -20,7 +29,9 @@ type ReadDeps = Pick<
  * The stored key comes from the instance's short cache (a read beside the gate when cold), a
  * named requester's budget and the request's tag budgets are read beside the gate, and so is the
  * cache entry when asked for. The account's own prices come from the instance's short cache too.
- * Each is awaited by the step that needs it; none rejects unawaited.
+ * Each is awaited by the step that needs it; none rejects unawaited. All are held to one budget
+ * (`preForwardBudget`): a read not done by then fails as the store being unavailable (a 503,
+ * `Retry-After: 1`), except the cache lookup, which like any failed cache read makes the request a miss.
  */
 export function startStoreReads(
   deps: ReadDeps,
@@ -29,24 +40,31 @@ export function startStoreReads(
 ): StoreReads {
   const { token, presented } = identified;
   const now = deps.now();
-  const gate = quiet(deps.tokenGate.admit(presented, now));
+  // Every read starts now, so one budget from here bounds them all, those that wait on another included.
+  const inBudget = <T>(read: Promise<T>, what: string) =>
+    quiet(deps.preForwardBudget(read, `the request's ${what} read`));
+  const gate = deps.tokenGate.admit(presented, now);
+  const cachedResponse = deps.cache.lookup(state.cache, now);
   return {
-    gate,
+    gate: inBudget(gate, 'token gate'),
     // Tags a malformed header named are not read: the request is refused in step 5.
-    budgets: quiet(
+    budgets: inBudget(
       requestBudgets(
         deps,
         presented,
         requesterLabel(state.requester),
         state.requestTags.ok ? state.requestTags.tags : {},
-        gate,
+        quiet(gate),
         now,
       ),
+      'budgets',
     ),
     providerKey:
-      state.mode === 'stored' ? quiet(deps.providerKeys.get(token.accountId, state.provider.id)) : NO_KEY_READ,
-    accountPrices: quiet(deps.accountPrices.list(token.accountId)),
-    cachedResponse: deps.cache.lookup(state.cache, now),
+      state.mode === 'stored'
+        ? inBudget(deps.providerKeys.get(token.accountId, state.provider.id), 'stored key')
+        : NO_KEY_READ,
+    accountPrices: inBudget(deps.accountPrices.list(token.accountId), 'account prices'),
+    cachedResponse: cachedResponse && deps.preForwardBudget(cachedResponse, 'the cache lookup').catch(() => undefined),
   };
 }
 
@@ -75,17 +93,21 @@ function identifiedToken(state: Routed): { credential: string; token: ParsedToke
 
 /**
  * Step 2 (docs/behaviour.md, "Processing order"): the token carries its account id, so its store
- * reads start here, all at once, before any of them is awaited.
+ * reads start here, all at once, before any of them is awaited; unless its address has had too many
+ * wrong credentials checked lately (auth/failed-sign-ins.ts), when it is refused with 429 unchecked.
  */
 export function identify(deps: ReadDeps): Step<Routed, Identified> {
   return {
     name: 'identify',
     run(state) {
       const { credential, token } = identifiedToken(state);
+      // Before any store read: from an address that keeps failing, a token is refused unchecked, at no cost.
+      const signIn = admitSignIn(deps.failedSignIns, state.request.sourceIp, credential);
       const identified = {
         credential,
         token,
         presented: { accountId: token.accountId, tokenId: token.tokenId, secretHash: hashSecret(token.secret) },
+        signIn,
       };
       return new Prefetched(identified, startStoreReads(deps, state, identified));
     },

@@ -1,3 +1,4 @@
+import type { SignInCheck } from '../auth/failed-sign-ins';
 import type { ParsedToken } from '../auth/proxy-token';
 import type { BackgroundWork } from '../base/background-work';
 import type { BudgetStatus } from '../budgets/budget';
@@ -79,6 +80,8 @@ export interface Identified {
   token: ParsedToken;
   /** The token as presented, its secret hashed once for the gate and the check in step 3. */
   presented: PresentedToken;
+  /** The failed-sign-in throttle's place for this check, freed once step 3 has passed or refused the token. */
+  signIn: SignInCheck;
 }
 
 /** Step 3 (authenticate): the token is real, unrevoked and may proxy. */

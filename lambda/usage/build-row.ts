@@ -61,12 +61,17 @@ export function buildRow(facts: RowFacts, completion: Completion, prices: Prices
   const ok = completion.status < 400;
   const counted = ok && !completion.cached;
   const estimate = counted && completion.cutOff ? estimateCutOff(completion.usage, completion.cutOff) : undefined;
-  const usage = counted ? (estimate?.usage ?? completion.usage ?? NO_USAGE) : NO_USAGE;
+  const reported = counted ? (estimate?.usage ?? completion.usage ?? NO_USAGE) : NO_USAGE;
   const fullModel = completion.model ?? (typeof facts.requestedModel === 'string' ? facts.requestedModel : 'unknown');
   // Scrubbed before being cut, so no cut can leave a credential's first characters behind.
   const scrub = (text: string) => redactText(text, facts.secrets);
   const model = rowLabel(scrub(fullModel), 1_024) ?? fullModel;
-  const cost = priceOf(facts, fullModel, usage, prices);
+  const reportedCost = priceOf(facts, fullModel, reported, prices);
+  // A figure a row cannot hold exactly is not stored approximately: the row says so instead (docs/usage-and-pricing.md).
+  const malformed = !storable(reported, reportedCost);
+  const usage = malformed ? NO_USAGE : reported;
+  const cost: Cost = malformed ? { nanos: 0, priced: false } : reportedCost;
+  const error = malformed ? UNSTORABLE_USAGE : completion.error;
   const savedNanos = completion.cached?.savedNanos ?? 0;
   return {
     account_id: facts.accountId,
@@ -82,7 +87,7 @@ export function buildRow(facts: RowFacts, completion: Completion, prices: Prices
     ...(usage.serverToolUse ? { server_tool_use: { ...usage.serverToolUse } } : {}),
     cost_nanos: cost.nanos,
     cost_usd: nanosToUsd(cost.nanos),
-    priced: cost.priced || completion.cached !== undefined || !ok,
+    priced: !malformed && (cost.priced || completion.cached !== undefined || !ok),
     price_source: cost.source,
     ...(estimate?.estimated ? { usage_estimated: true } : {}),
     latency_ms: Math.round(performance.now() - facts.startedAt),
@@ -93,10 +98,32 @@ export function buildRow(facts: RowFacts, completion: Completion, prices: Prices
     saved_nanos: savedNanos,
     saved_usd: nanosToUsd(savedNanos),
     stream: facts.stream,
-    error: rowLabel(completion.error === undefined ? undefined : scrub(completion.error), 2_000),
+    error: rowLabel(error === undefined ? undefined : scrub(error), 2_000),
     mode: facts.mode,
     token_id: facts.tokenId,
   };
+}
+
+/**
+ * What a row says when the provider reported usage it cannot hold exactly: a count, or a cost in
+ * nano-dollars, beyond 2^53 − 1 (9,007,199,254,740,991), which a JSON number (and the row's readers)
+ * no longer represents exactly. No real answer comes near it: such a report is malformed.
+ */
+export const UNSTORABLE_USAGE =
+  'The provider reported usage beyond 2^53 - 1 (a token count, or a cost in nano-dollars): not recorded, tokens and cost kept at 0.';
+
+/** Whether every count of the usage and its cost are integers a row holds exactly. */
+function storable(usage: Usage, cost: Cost): boolean {
+  const counts = [
+    usage.inputTokens,
+    usage.outputTokens,
+    usage.cacheReadTokens,
+    usage.cacheWriteTokens,
+    usage.cacheWrite1hTokens ?? 0,
+    ...Object.values(usage.serverToolUse ?? {}),
+    cost.nanos,
+  ];
+  return counts.every((count) => Math.abs(count) <= Number.MAX_SAFE_INTEGER);
 }
 
 /** Tags with every credential cut out of their keys and values; the same map when there is none. */

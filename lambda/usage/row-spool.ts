@@ -1,6 +1,7 @@
-import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { describeError, type Logger } from '../base/logger';
+import { LineCounts, ReplayLock } from './spool-files';
 import type { UsageRow } from './usage-row';
 
 /** Where a row goes when the store refused it after every retry: never dropped silently. */
@@ -35,14 +36,20 @@ export class LogRowSpool implements RowSpool {
  * DATA_DIR and writes them back when the store answers again.
  *
  * Replay is crash-safe: the file is first renamed to `….replaying` (new refusals go to a new
- * file meanwhile); a `.replaying` file left by a run that stopped mid-replay is replayed before
- * anything newer; the writer skips rows already stored, so replaying a row twice stores it once.
- * Only when every row is written or handed back to the spool is the claimed file removed.
+ * file meanwhile); the rows the store still refuses, or a stop leaves unwritten, stay in that
+ * claimed file, which the next pass (or the next start) replays before anything newer; the writer
+ * skips rows already stored, so replaying a row twice stores it once. The claimed file is removed
+ * once every row in it is written.
+ *
+ * Servers sharing one DATA_DIR share the spool: each appends its own refusals, and one at a time
+ * replays (`ReplayLock`), so no row is ever claimed, or written back to disk, twice. The cap counts every row
+ * waiting, the spool's and the claimed file's, whoever wrote them.
  */
 export class FileRowSpool implements RowSpool {
   private timer?: NodeJS.Timeout;
-  /** Rows in the file, counted once at start and then kept up to date (no re-reading per row). */
-  private rows?: number;
+  private readonly lines = new LineCounts();
+  private readonly lock: ReplayLock;
+  private readonly claimed: string;
   private running?: Promise<number>;
   private stopping = false;
 
@@ -50,16 +57,18 @@ export class FileRowSpool implements RowSpool {
     private readonly path: string,
     private readonly log: Logger,
     private readonly maxRows = 100_000,
-  ) {}
+  ) {
+    this.lock = new ReplayLock(`${path}.lock`);
+    this.claimed = `${path}.replaying`;
+  }
 
   async keep(row: UsageRow, error: unknown): Promise<void> {
     mkdirSync(dirname(this.path), { recursive: true });
-    if (this.count() >= this.maxRows) {
+    if (this.waiting() >= this.maxRows) {
       this.log.error('usage row spool is full; row printed instead', { row, ...describeError(error) });
       return;
     }
     appendFileSync(this.path, JSON.stringify(row) + '\n');
-    this.rows = this.count() + 1;
     this.log.warn('usage row spooled to disk; it will be written when the store answers', {
       request_id: row.id,
       ...describeError(error),
@@ -82,48 +91,75 @@ export class FileRowSpool implements RowSpool {
     this.timer.unref();
   }
 
-  /** Suspends replaying: the row being written finishes, the rest go back to the spool for the next start. */
+  /** Suspends replaying: the row being written finishes, the rest stay claimed for the next start. */
   async stop(): Promise<void> {
     this.stopping = true;
     if (this.timer) clearInterval(this.timer);
     await this.running;
   }
 
+  /** One pass over the spool, unless another server sharing it is replaying it now. */
   async replay(writeOnce: (row: UsageRow) => Promise<void>): Promise<number> {
-    const claimed = `${this.path}.replaying`;
-    if (!existsSync(claimed)) {
-      if (!existsSync(this.path)) return 0;
-      renameSync(this.path, claimed);
-      this.rows = undefined;
+    if (!existsSync(this.claimed) && !existsSync(this.path)) return 0;
+    if (!this.lock.take()) return 0;
+    try {
+      return await this.replayClaimed(writeOnce);
+    } finally {
+      this.lock.release();
     }
-    const rows = readRows(claimed);
-    const left: UsageRow[] = [];
+  }
+
+  /**
+   * Writes the claimed rows, claiming the spool's when none are (a claim left by an earlier run
+   * goes first). Rows the store still refuses stay claimed for the next pass: the claimed file is
+   * replaced by one holding only them, so a row is on disk once at every moment.
+   */
+  private async replayClaimed(writeOnce: (row: UsageRow) => Promise<void>): Promise<number> {
     let written = 0;
-    for (const row of rows) {
-      if (this.stopping) {
-        left.push(row);
+    while (!this.stopping) {
+      if (!existsSync(this.claimed)) {
+        if (!existsSync(this.path)) break;
+        renameSync(this.path, this.claimed);
+      }
+      const rows = readRows(this.claimed);
+      const left: UsageRow[] = [];
+      for (const row of rows) {
+        if (this.stopping) {
+          left.push(row);
+          continue;
+        }
+        try {
+          await writeOnce(row);
+          written++;
+        } catch {
+          left.push(row);
+        }
+        this.lock.refresh();
+      }
+      if (!left.length) {
+        rmSync(this.claimed);
         continue;
       }
-      try {
-        await writeOnce(row);
-        written++;
-      } catch {
-        left.push(row);
+      if (left.length < rows.length) {
+        const next = `${this.claimed}.next`;
+        writeFileSync(next, left.map((row) => JSON.stringify(row) + '\n').join(''));
+        renameSync(next, this.claimed);
       }
+      if (!this.stopping) this.log.info(WAITING_MESSAGE, { rows: left.length });
+      break;
     }
-    // Handed back before the claim is dropped: a stop between the two replays them again, harmlessly.
-    if (left.length) appendFileSync(this.path, left.map((row) => JSON.stringify(row) + '\n').join(''));
-    rmSync(claimed);
-    this.rows = undefined;
-    if (written) this.log.info('spooled usage rows written', { rows: written, left: left.length });
+    if (written) this.log.info('spooled usage rows written', { rows: written });
     return written;
   }
 
-  private count(): number {
-    this.rows ??= existsSync(this.path) ? readFileSync(this.path, 'utf8').split('\n').length - 1 : 0;
-    return this.rows;
+  /** Rows kept and not yet written, by every server sharing the spool. */
+  private waiting(): number {
+    return this.lines.count(this.path) + this.lines.count(this.claimed);
   }
 }
+
+/** Printed after a pass the store refused, so an operator sees the spool waiting (and a test can count the passes). */
+export const WAITING_MESSAGE = 'spooled usage rows still waiting for the store';
 
 /** The rows of a spool file; a line torn by a crash mid-append is skipped. */
 function readRows(path: string): UsageRow[] {

@@ -43,7 +43,13 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
     names: ['FAILED_SIGN_IN_MAX_DELAY_MS'],
     default: '`2000`',
     meaning:
-      "The longest a refused credential's answer is held once its address keeps failing ([below](#failed-sign-ins)); `0` holds none. At most `60000`.",
+      "The longest a refused credential's answer is held once its address keeps failing ([below](#failed-sign-ins)); `0` holds none. At most `60000`. The local server's only: in AWS no answer is held.",
+  },
+  {
+    names: ['FAILED_SIGN_INS_PER_MINUTE'],
+    default: '`10`',
+    meaning:
+      'Wrong credentials an address may have checked per minute; past it its credentials are refused with `429`, unchecked ([below](#failed-sign-ins)). `0` turns this off.',
   },
   {
     names: ['CORS_ALLOWED_ORIGINS'],

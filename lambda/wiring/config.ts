@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { PROVIDER_CATALOG, type CatalogEntry, type ProviderId } from '../providers/catalog';
 import { PROVIDER_KEY_CACHE_MS } from '../keys/cached-provider-keys';
-import { MAX_DELAY_MS } from '../auth/failed-sign-ins';
+import { CHECKS_PER_MINUTE, MAX_DELAY_MS } from '../auth/failed-sign-ins';
 import { tableNames } from '../store/tables';
 
 /** Environment variables are strings; every one is optional and has a documented default. */
@@ -29,6 +29,7 @@ const EnvSchema = z.object({
       z.refine((ms) => Number(ms) <= 60_000, 'expected at most 60000 milliseconds'),
     ),
   ),
+  FAILED_SIGN_INS_PER_MINUTE: z.optional(z.string().check(z.regex(/^\d+$/, 'expected a number of sign-ins'))),
   CORS_ALLOWED_ORIGINS: z.optional(z.string()),
   PRICING_FILE: z.optional(z.string()),
   LOG_RETENTION_DAYS: z.optional(z.string().check(z.regex(/^\d+$/, 'expected a number of days'))),
@@ -65,6 +66,8 @@ export interface Config {
   rateLimitPerMinute: number;
   /** The longest a failed sign-in's answer is held (docs/operations.md, "Failed sign-ins"); 0 holds none. */
   failedSignInMaxDelayMs: number;
+  /** Wrong credentials an address may have checked per minute before its credentials are refused unchecked; 0: no limit. */
+  failedSignInsPerMinute: number;
   corsAllowedOrigins: string[];
   pricingFile?: string;
   logRetentionDays?: number;
@@ -125,7 +128,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     kmsKeyId: e.KMS_KEY_ID || undefined,
     upstreamTimeoutMs: Number(e.UPSTREAM_TIMEOUT_MS ?? 30_000),
     rateLimitPerMinute: Number(e.RATE_LIMIT_PER_MINUTE ?? 100),
-    failedSignInMaxDelayMs: Number(e.FAILED_SIGN_IN_MAX_DELAY_MS ?? MAX_DELAY_MS),
+    // In Lambda a held answer would hold an invocation (and a slot of its reserved concurrency): no hold there.
+    failedSignInMaxDelayMs: e.AWS_LAMBDA_FUNCTION_NAME ? 0 : Number(e.FAILED_SIGN_IN_MAX_DELAY_MS ?? MAX_DELAY_MS),
+    failedSignInsPerMinute: Number(e.FAILED_SIGN_INS_PER_MINUTE ?? CHECKS_PER_MINUTE),
     corsAllowedOrigins: (e.CORS_ALLOWED_ORIGINS ?? '')
       .split(',')
       .map((s) => s.trim())

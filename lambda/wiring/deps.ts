@@ -19,12 +19,13 @@ import { DynamoBudgetStore } from '../budgets/dynamodb/budget-store';
 import { DynamoSpendFold } from '../budgets/dynamodb/spend-fold';
 import { BatchedGet } from '../store/dynamodb/batched-get';
 import { DynamoResponseCache } from '../cache/dynamodb/cache-store';
-import { createDocumentClient, createDynamoClients } from '../store/dynamodb/client';
+import { createAdministrationClient, createDocumentClient, storeRequestHandler } from '../store/dynamodb/client';
 import type { DocumentClient } from '../store/dynamodb/document-client';
 import { DynamoProviderKeyStore } from '../keys/dynamodb/provider-key-store';
 import { DynamoTokenGate } from '../auth/dynamodb/token-gate';
 import type { GateSource } from '../auth/dynamodb/gate-item';
 import { isStoreOutage } from '../store/dynamodb/store-outage';
+import { byDeadline, PRE_FORWARD_BUDGET_MS } from '../store/dynamodb/deadlines';
 import { DynamoUsageLog } from '../usage/dynamodb/usage-log';
 import { DynamoUsageStats } from '../usage/dynamodb/usage-stats';
 import { CachedProviderKeys } from '../keys/cached-provider-keys';
@@ -66,6 +67,11 @@ export interface Deps {
   adminKey: () => Promise<string | undefined>;
   /** Whether a store error means the store is unavailable for now (not a refusal or a bug), as the adapter in use tells it. */
   isStoreOutage: (error: unknown) => boolean;
+  /**
+   * A proxied request's store read, held to the request's budget for store work before forwarding:
+   * past it the read fails as an outage would (docs/failure-modes.md, "The store").
+   */
+  preForwardBudget: <T>(read: Promise<T>, what: string) => Promise<T>;
   background: BackgroundWork;
   rowSpool: RowSpool;
   rowWriter: RowWriter;
@@ -167,12 +173,13 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
     accountPrices: new CachedAccountPrices(new DynamoAccountPriceStore(doc, tables.accounts), () => deps.now()),
     adminKey: adminKeySource({ key: config.adminKey, readSecret }),
     isStoreOutage,
+    preForwardBudget: (read, what) => byDeadline(read, PRE_FORWARD_BUDGET_MS, what),
     background: new BackgroundWork(),
     rowSpool,
     rowWriter: new RowWriter(usageLog, rowSpool),
     now: Date.now,
     awsCredentials: new RuntimeCredentials(config.awsSigning),
-    failedSignIns: new FailedSignIns(() => deps.now(), config.failedSignInMaxDelayMs),
+    failedSignIns: new FailedSignIns(() => deps.now(), config.failedSignInMaxDelayMs, config.failedSignInsPerMinute),
   };
   return deps;
 }
@@ -269,7 +276,14 @@ export function buildLocalStoreClients(config: Config): { tables: DynamoDBClient
   // DynamoDB Local accepts any credentials; elsewhere the SDK's default chain finds them.
   const credentials = local ? { accessKeyId: 'local', secretAccessKey: 'local' } : undefined;
   return {
-    tables: createDynamoClients({ region: config.region, endpoint: config.dynamoEndpoint }).raw,
-    streams: new DynamoDBStreamsClient({ region: config.region, endpoint: config.dynamoEndpoint, credentials }),
+    tables: createAdministrationClient({ region: config.region, endpoint: config.dynamoEndpoint }),
+    // A stalled store fails the poller's read instead of holding it: its next round, a second later, is the retry.
+    streams: new DynamoDBStreamsClient({
+      region: config.region,
+      endpoint: config.dynamoEndpoint,
+      credentials,
+      maxAttempts: 1,
+      requestHandler: storeRequestHandler(),
+    }),
   };
 }

@@ -1,6 +1,6 @@
 /**
  * Spooled rows survive a stop in the middle of their replay: SIGTERM suspends the replay and
- * hands the rest back to the spool; SIGKILL leaves the claimed `.replaying` file, which the next
+ * leaves the rest in the claimed `.replaying` file, holding only them; SIGKILL leaves the claimed `.replaying` file, which the next
  * start replays first. Either way every row ends up in the table exactly once, and the rollups
  * count it once (after SIGKILL, at most the one row being written at that instant can miss its
  * rollup; none is counted twice).
@@ -172,12 +172,12 @@ async function replayToTheEnd(
   return { ids, requests: counted?.['prov-b'] ?? -1, server };
 }
 
-test('SIGTERM during the replay: the rest goes back to the spool, the next start writes every row exactly once', async () => {
+test('SIGTERM during the replay: the rest stays claimed, the next start writes every row exactly once', async () => {
   const spool = await spooledDataDir();
   try {
     const before = await stopMidReplay(spool, 'SIGTERM');
-    expect(existsSync(join(spool.dataDir, 'row-spool.jsonl.replaying'))).toBe(false);
-    const left = readFileSync(join(spool.dataDir, 'row-spool.jsonl'), 'utf8').split('\n').filter(Boolean);
+    expect(existsSync(join(spool.dataDir, 'row-spool.jsonl'))).toBe(false);
+    const left = readFileSync(join(spool.dataDir, 'row-spool.jsonl.replaying'), 'utf8').split('\n').filter(Boolean);
     expect(left).toHaveLength(ROWS - before);
 
     const { ids, requests, server } = await replayToTheEnd(spool);

@@ -59,10 +59,10 @@ export interface StartOptions {
 }
 
 /**
- * Tests send many wrong credentials from 127.0.0.1 on purpose; held answers would only make them
- * slow. test/security/failed-sign-ins.test.ts unsets this to prove the default hold.
+ * Tests send many wrong credentials from 127.0.0.1 on purpose; held or throttled answers would only
+ * make them slow or refused. test/security/failed-sign-ins.test.ts unsets these to prove the defaults.
  */
-export const NO_SIGN_IN_HOLD = { FAILED_SIGN_IN_MAX_DELAY_MS: '0' };
+export const NO_SIGN_IN_HOLD = { FAILED_SIGN_IN_MAX_DELAY_MS: '0', FAILED_SIGN_INS_PER_MINUTE: '0' };
 
 const PROVIDERS: ProviderId[] = ['prov-a', 'prov-b', 'prov-c', 'prov-d', 'prov-e'];
 

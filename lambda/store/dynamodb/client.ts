@@ -2,6 +2,7 @@ import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynam
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
+import { ATTEMPT_SILENCE_MS } from './deadlines';
 import { SdkDocumentClient, type DocumentClient } from './document-client';
 
 export interface DynamoClients {
@@ -19,14 +20,18 @@ interface ClientOptions {
 
 /** A connection DynamoDB does not accept within this is given up (and the call retried). */
 const CONNECT_TIMEOUT_MS = 3_000;
-/** A call whose connection stays silent this long is given up: DynamoDB answers in milliseconds. */
-const SILENCE_TIMEOUT_MS = 5_000;
 
 /** The SDK's retry step, doing nothing but the one attempt. */
 const SEND_ONCE: Extract<DynamoDBClientConfig['retryStrategy'], { retry: unknown }> = {
   mode: 'standard',
   retry: (next, args) => next(args),
 };
+
+/**
+ * Creating a table, on a busy machine's DynamoDB Local, may keep its connection silent for longer
+ * than any request's store call would: the administration client (never on the request path) waits this long.
+ */
+const ADMINISTRATION_SILENCE_MS = 60_000;
 
 /** DynamoDB Local checks signatures' form, not their keys. */
 const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
@@ -41,20 +46,31 @@ const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
  * not an `Error` of its own realm (a socket's, under a test runner's sandbox) into one without its
  * `code`.
  */
-export function createDynamoClient(options: ClientOptions): DynamoDBClient {
-  const agentOptions = { keepAlive: true, maxSockets: 256 };
+export function createDynamoClient(options: ClientOptions, silenceMs = ATTEMPT_SILENCE_MS): DynamoDBClient {
   return new DynamoDBClient({
     region: options.region,
     endpoint: options.endpoint,
     credentials: options.endpoint ? LOCAL_CREDENTIALS : undefined,
     maxAttempts: 1,
     retryStrategy: SEND_ONCE,
-    requestHandler: new NodeHttpHandler({
-      httpAgent: new HttpAgent(agentOptions),
-      httpsAgent: new HttpsAgent(agentOptions),
-      connectionTimeout: CONNECT_TIMEOUT_MS,
-      requestTimeout: SILENCE_TIMEOUT_MS,
-    }),
+    requestHandler: storeRequestHandler(silenceMs),
+  });
+}
+
+/**
+ * The HTTP handler of every client of the store (tables and, locally, streams). A silent
+ * connection throws (`throwOnRequestTimeout`): without it the SDK only logs a warning and waits on,
+ * so a stalled store would hold every caller for as long as it stays stalled. Each call's own
+ * deadline, retries included, is the document client's (document-client.ts).
+ */
+export function storeRequestHandler(silenceMs = ATTEMPT_SILENCE_MS): NodeHttpHandler {
+  const agentOptions = { keepAlive: true, maxSockets: 256 };
+  return new NodeHttpHandler({
+    httpAgent: new HttpAgent(agentOptions),
+    httpsAgent: new HttpsAgent(agentOptions),
+    connectionTimeout: CONNECT_TIMEOUT_MS,
+    requestTimeout: silenceMs,
+    throwOnRequestTimeout: true,
   });
 }
 
@@ -63,8 +79,13 @@ export function createDocumentClient(options: ClientOptions): DocumentClient {
   return new SdkDocumentClient(createDynamoClient(options));
 }
 
-/** Both, over one SDK client: for the local server's table set-up and for tests. */
+/** Both, over one SDK client: for tests. */
 export function createDynamoClients(options: ClientOptions): DynamoClients {
   const raw = createDynamoClient(options);
   return { raw, doc: new SdkDocumentClient(raw) };
+}
+
+/** The client that creates and describes tables (the local server's set-up), patient with a busy store. */
+export function createAdministrationClient(options: ClientOptions): DynamoDBClient {
+  return createDynamoClient(options, ADMINISTRATION_SILENCE_MS);
 }

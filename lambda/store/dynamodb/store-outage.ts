@@ -1,4 +1,5 @@
 import { DynamoDBServiceException } from '@aws-sdk/client-dynamodb';
+import { StoreDeadlineError } from './deadlines';
 import { cancellationReasons, UnprocessedError } from './store-errors';
 
 /** DynamoDB's answers for "not now": throttling, and conflicts with a transaction in flight. */
@@ -40,12 +41,12 @@ function answered(error: unknown): AnswerError | undefined {
 
 /**
  * Whether an error thrown by a DynamoDB adapter means the store is unavailable for now
- * (throttled, failing with 5xx, unreachable, not answering) after the client's retries, as
+ * (throttled, failing with 5xx, unreachable, not answering, past its deadline) after the client's retries, as
  * opposed to a refusal of what was asked (a failed condition, a malformed request) or a bug in the
  * caller, which stays a 500.
  */
 export function isStoreOutage(error: unknown): boolean {
-  if (error instanceof UnprocessedError) return true;
+  if (error instanceof UnprocessedError || error instanceof StoreDeadlineError) return true;
   const answer = answered(error);
   if (answer) {
     if (BUSY_TYPES.has(answer.name) || (answer.$metadata?.httpStatusCode ?? 0) >= 500) return true;
@@ -67,6 +68,8 @@ export function isStoreOutage(error: unknown): boolean {
  * condition or carry a `ClientRequestToken`, and the token gate's count errs on the safe side.
  */
 export function mayRetryStoreCall(error: unknown): boolean {
+  // A call past its deadline is over: the caller is told at once.
+  if (error instanceof StoreDeadlineError) return false;
   const metadata = (error as { $metadata?: { clockSkewCorrected?: boolean } } | undefined)?.$metadata;
   return isStoreOutage(error) || metadata?.clockSkewCorrected === true;
 }

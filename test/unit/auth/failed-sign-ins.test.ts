@@ -1,4 +1,5 @@
 import {
+  CHECKS_PER_MINUTE,
   FailedSignIns,
   FREE_FAILURES,
   MAX_DELAY_MS,
@@ -48,5 +49,62 @@ describe('FailedSignIns', () => {
     // The first addresses are gone; the one that kept failing is still counted.
     expect(signIns.failed('10.0.0.1').failures).toBe(1);
     expect(signIns.failed('busy').failures).toBeGreaterThan(10);
+  });
+
+  describe('the throttle', () => {
+    const source = '203.0.113.9';
+    const checked = (admitted: ReturnType<FailedSignIns['admit']>) => {
+      if ('retryAfterSeconds' in admitted) throw new Error(`refused for ${admitted.retryAfterSeconds} s`);
+      return admitted;
+    };
+
+    it('counts distinct credentials being checked: of many guesses sent at once, only the allowance is checked', () => {
+      const signIns = new FailedSignIns(() => 0);
+      const answers = Array.from({ length: 50 }, (_, i) => signIns.admit(source, `guess-${i}`));
+      expect(answers.filter((answer) => 'done' in answer)).toHaveLength(CHECKS_PER_MINUTE);
+      expect(answers.at(-1)).toEqual({ retryAfterSeconds: 6 });
+    });
+
+    it('one client sending its one credential many times at once counts once', () => {
+      const signIns = new FailedSignIns(() => 0);
+      const checks = Array.from({ length: 500 }, () => checked(signIns.admit(source, 'the-real-key')));
+      expect(checks).toHaveLength(500);
+      checks.forEach((check) => check.done());
+    });
+
+    it('a correct credential frees its check; a wrong one uses it up, refilled at the allowance per minute', () => {
+      let now = 0;
+      const signIns = new FailedSignIns(() => now);
+      for (let i = 0; i < 100; i++) checked(signIns.admit(source, `right-${i}`)).done();
+      for (let i = 0; i < CHECKS_PER_MINUTE; i++) {
+        checked(signIns.admit(source, `wrong-${i}`)).done();
+        signIns.failed(source);
+      }
+      // Refused unchecked, right or wrong; other addresses are not affected.
+      expect(signIns.admit(source, 'wrong-again')).toEqual({ retryAfterSeconds: 6 });
+      expect(signIns.admit(source, 'right-0')).toEqual({ retryAfterSeconds: 6 });
+      expect('done' in signIns.admit('198.51.100.7', 'wrong-0')).toBe(true);
+      now += 60_000 / CHECKS_PER_MINUTE;
+      checked(signIns.admit(source, 'one-more')).done();
+      signIns.failed(source);
+      expect('retryAfterSeconds' in signIns.admit(source, 'and-another')).toBe(true);
+    });
+
+    it('done twice frees one check only', () => {
+      const signIns = new FailedSignIns(() => 0, undefined, 2);
+      const first = checked(signIns.admit(source, 'a'));
+      checked(signIns.admit(source, 'a'));
+      checked(signIns.admit(source, 'b'));
+      first.done();
+      first.done();
+      // "a" is still being checked once, "b" once: a third credential finds no room.
+      expect('retryAfterSeconds' in signIns.admit(source, 'c')).toBe(true);
+    });
+
+    it('a limit of 0 checks every credential', () => {
+      const signIns = new FailedSignIns(() => 0, 0, 0);
+      for (let i = 0; i < 100; i++) signIns.failed(source);
+      expect('done' in signIns.admit(source, 'any')).toBe(true);
+    });
   });
 });

@@ -12,6 +12,7 @@ import { retryPolicies } from '../../../lambda/base/retry';
 import { BatchedGet } from '../../../lambda/store/dynamodb/batched-get';
 import { createDynamoClients } from '../../../lambda/store/dynamodb/client';
 import { sentOnce } from '../../../lambda/store/dynamodb/commands';
+import { ATTEMPT_SILENCE_MS, CALL_DEADLINE_MS, StoreDeadlineError } from '../../../lambda/store/dynamodb/deadlines';
 import { cancellationReasons, conditionFailedItem } from '../../../lambda/store/dynamodb/store-errors';
 import { isStoreOutage } from '../../../lambda/store/dynamodb/store-outage';
 
@@ -285,5 +286,41 @@ describe('the wire', () => {
     const errors = await Promise.all([failure(reads.get({ pk: 'a' })), failure(reads.get({ pk: 'b' }))]);
     expect(errors.map(isStoreOutage)).toEqual([true, true]);
     expect(seen).toHaveLength(attempts);
+  });
+});
+
+describe('deadlines: a store that accepts the call and never answers', () => {
+  /** The request is read, and no answer ever comes (a stalled store). */
+  const silent: Answer = () => undefined;
+  const timed = async (call: Promise<unknown>) => {
+    const started = performance.now();
+    const error = await failure(call);
+    return { error, ms: performance.now() - started };
+  };
+
+  it('a silent attempt is given up and retried; the call ends by its deadline with StoreDeadlineError, an outage', async () => {
+    script = Array.from({ length: 10 }, () => silent);
+    const { error, ms } = await timed(client().send(add()));
+    expect(error).toBeInstanceOf(StoreDeadlineError);
+    expect(isStoreOutage(error)).toBe(true);
+    expect(ms).toBeGreaterThanOrEqual(CALL_DEADLINE_MS - 50);
+    // The timers fire late on a loaded machine, never early; without a deadline the call would wait forever.
+    expect(ms).toBeLessThan(CALL_DEADLINE_MS + 5_000);
+    expect(seen).toHaveLength(Math.ceil(CALL_DEADLINE_MS / ATTEMPT_SILENCE_MS));
+  });
+
+  it('a command its caller retries (sent once) fails as an outage after its one silent attempt, for the caller to retry', async () => {
+    script = [silent];
+    const { error, ms } = await timed(client().send(sentOnce(add())));
+    expect(isStoreOutage(error)).toBe(true);
+    expect(ms).toBeGreaterThanOrEqual(ATTEMPT_SILENCE_MS - 50);
+    expect(ms).toBeLessThan(CALL_DEADLINE_MS);
+    expect(seen).toHaveLength(1);
+  });
+
+  it('one silent attempt, then an answer: the call succeeds on its retry', async () => {
+    script = [silent];
+    await expect(client().send(add())).resolves.toEqual(expect.objectContaining({ Attributes: { n: 1 } }));
+    expect(seen).toHaveLength(2);
   });
 });

@@ -1,7 +1,7 @@
 import { loadPriceTable } from '../../../lambda/pricing/load-prices';
 import type { Usage } from '../../../lambda/providers/usage';
 import { searchableSecrets } from '../../../lambda/streaming/redact';
-import { buildRow, type RowFacts } from '../../../lambda/usage/build-row';
+import { buildRow, UNSTORABLE_USAGE, type RowFacts } from '../../../lambda/usage/build-row';
 import { REQUESTER_MAX_CHARS } from '../../../lambda/usage/usage-row';
 
 const prices = loadPriceTable();
@@ -146,5 +146,36 @@ describe('buildRow: no credential of the request in any free-text field (SECURIT
     const row = buildRow(facts({ secrets, tags }), { status: 500, error: 'upstream failed' }, prices);
     expect(row.tags).toBe(tags);
     expect(row).toMatchObject({ requester: 'alice', error: 'upstream failed', model: 'claude-haiku-4-5-20251001' });
+  });
+
+  describe('numbers a row cannot hold exactly (beyond 2^53 - 1) are not stored approximately', () => {
+    const reported = (inputTokens: number): Usage => ({ ...usage, inputTokens, outputTokens: 0 });
+    const rowFor = (inputTokens: number) =>
+      buildRow(facts(), { status: 200, model: 'claude-haiku-4-5-20251001', usage: reported(inputTokens) }, prices);
+
+    it('a cost up to 2^53 - 1 nano-dollars is kept to the nano-dollar (claude-haiku-4-5: 1,000 nano-dollars an input token)', () => {
+      const row = rowFor(9_000_000_000_000);
+      expect(row.input_tokens).toBe(9_000_000_000_000);
+      expect(BigInt(row.cost_nanos)).toBe(9_000_000_000_000n * 1_000n);
+      expect(row.error).toBeUndefined();
+      expect(row.priced).toBe(true);
+    });
+
+    it.each([
+      ['a count beyond 2^53 - 1 (1e20 tokens, as reported)', 1e20],
+      ['a count of 2^53 + 1 tokens (read as 2^53, as JSON.parse reads it)', Number('9007199254740993')],
+      ['a count under 2^53 whose cost is beyond it', 9_100_000_000_000],
+    ])('%s: the row is written with 0 tokens and cost 0, unpriced, and says why', (_, inputTokens) => {
+      const row = rowFor(inputTokens);
+      expect(row).toMatchObject({
+        status_code: 200,
+        input_tokens: 0,
+        output_tokens: 0,
+        cost_nanos: 0,
+        cost_usd: 0,
+        priced: false,
+        error: UNSTORABLE_USAGE,
+      });
+    });
   });
 });
