@@ -27,13 +27,20 @@ const PROVIDERS = PROVIDER_CATALOG.map((provider) => provider.prices.catalog);
  */
 const TOOL_UNITS = ['web_searches', 'code_executions', 'storage_searches', 'social_searches'];
 
-/** Prices the proxy's usage rows can carry: tokens, and tool calls; other units (audio, images) are left out. */
+/**
+ * Prices the proxy's usage rows can carry: tokens (audio and image tokens among them), and tool calls;
+ * other units (audio hours, cached audio and image reads) are left out.
+ */
 const KEPT_PRICES = [
   'input_mtok',
   'output_mtok',
   'cache_read_mtok',
   'cache_write_mtok',
   'cache_write_1h_mtok',
+  'input_audio_mtok',
+  'output_audio_mtok',
+  'input_image_mtok',
+  'output_image_mtok',
   ...TOOL_UNITS.map((unit) => `${unit}_kcount`),
 ];
 

@@ -19,8 +19,15 @@ export type AccountPrice = {
 
 /** The most prices one account keeps: its list is read whole, so its size stays bounded. */
 export const MAX_ACCOUNT_PRICES = 200;
-/** The longest model id or pattern a price is kept for (a Bedrock ARN is about 100 characters). */
-export const MAX_PATTERN_CHARS = 512;
+/**
+ * The longest model id or pattern a price is kept for, in UTF-8 bytes (a Bedrock ARN is about 100): it
+ * is part of the price's sort key, which DynamoDB limits to 1,024 bytes, not characters (512 × "模"
+ * is 1,536 bytes).
+ */
+export const MAX_PATTERN_BYTES = 512;
+
+/** A text's length as DynamoDB counts a key: its UTF-8 bytes. */
+export const utf8Bytes = (text: string) => Buffer.byteLength(text, 'utf8');
 
 /** How an id and a pattern are compared: without regard to case or surrounding space, as the built-in prices are. */
 export function normalModelId(model: string): string {

@@ -1,6 +1,6 @@
 import { InstanceCache } from '../store/instance-cache';
 import type { AccountPrice } from './account-price';
-import type { AccountPriceStore } from './ports';
+import type { AccountPriceStore, PutPriceOutcome } from './ports';
 
 /**
  * How long an instance keeps an account's prices: a change made through another instance (another
@@ -30,7 +30,7 @@ export class CachedAccountPrices implements AccountPriceStore {
     return this.cache.read(accountId, () => this.store.list(accountId));
   }
 
-  put(accountId: string, price: AccountPrice): Promise<void> {
+  put(accountId: string, price: AccountPrice): Promise<PutPriceOutcome> {
     return this.cache.change(accountId, () => this.store.put(accountId, price));
   }
 

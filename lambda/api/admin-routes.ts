@@ -4,30 +4,34 @@ import { parseToken } from '../auth/proxy-token';
 import { NotFoundError } from '../base/errors';
 import { jsonResponse } from '../http/response';
 import type { Scope } from '../auth/ports';
-import { jsonBody, parseBody, tokenName } from './request-body';
+import { jsonBody, parseBody, strictBody, tokenName } from './request-body';
 import type { ApiRoute } from './route-types';
 import { API_PATHS } from './paths';
 
 const SCOPES_ERROR = 'scopes must be a non-empty array of "proxy" and/or "manage".';
 
 /** `{"name": "…"}`: an optional label (null is the same as none). */
-const accountBody = z.object({
-  name: z.pipe(
-    z.nullish(tokenName),
-    z.transform((name) => name ?? undefined),
-  ),
-});
+const accountName = z.pipe(
+  z.nullish(tokenName),
+  z.transform((name) => name ?? undefined),
+);
+const accountBody = strictBody({ name: accountName }, '"name"');
 
 /** `{"name": "…", "scopes": ["proxy", "manage"]}`: both optional; all scopes by default. */
-const adminTokenBody = z.object({
-  name: accountBody.shape.name,
-  scopes: z.pipe(
-    z.optional(
-      z.array(z.enum(ALL_SCOPES, { error: SCOPES_ERROR }), { error: SCOPES_ERROR }).check(z.minLength(1, SCOPES_ERROR)),
+const adminTokenBody = strictBody(
+  {
+    name: accountName,
+    scopes: z.pipe(
+      z.optional(
+        z
+          .array(z.enum(ALL_SCOPES, { error: SCOPES_ERROR }), { error: SCOPES_ERROR })
+          .check(z.minLength(1, SCOPES_ERROR)),
+      ),
+      z.transform((scopes): Scope[] => (scopes ? [...new Set(scopes)] : [...ALL_SCOPES])),
     ),
-    z.transform((scopes): Scope[] => (scopes ? [...new Set(scopes)] : [...ALL_SCOPES])),
-  ),
-});
+  },
+  '"name" and "scopes"',
+);
 
 /** Admin routes (bearer admin key): accounts and their tokens. */
 export const adminRoutes: ApiRoute[] = [

@@ -7,7 +7,7 @@ import { unsafeCharacterIn } from '../base/plain-text';
 import { nanosToUsd } from '../pricing/price-table';
 import { keyProblem, OVERFLOW_VALUE, valueProblem } from '../tags/tags';
 import { REQUESTER_MAX_CHARS } from '../usage/usage-row';
-import { jsonBody, parseBody } from './request-body';
+import { hasAtMostSixDecimals, jsonBody, parseBody, strictBody } from './request-body';
 import type { ApiRoute, ManageCall } from './route-types';
 import { API_PATHS } from './paths';
 
@@ -22,21 +22,26 @@ const ALERT_AT_ERROR =
  * `{"limit_usd": 25, "period": "month", "alert_at"?: [0.8, 1]}`: a positive dollar amount with at most 6 decimals,
  * a period, and the fractions of the limit at which an alert is sent (docs/alerts.md); `[]` sends none.
  */
-const budgetBody = z.object({
-  limit_usd: z.number({ error: LIMIT_ERROR }).check(
-    z.positive(LIMIT_ERROR),
-    z.lte(MAX_LIMIT_USD, LIMIT_ERROR),
-    z.refine((limit) => Number(limit.toFixed(6)) === limit, 'limit_usd can have at most 6 decimal places.'),
-  ),
-  period: z.enum(BUDGET_PERIODS, { error: 'period must be "day", "month" or "total" (UTC calendar periods).' }),
-  alert_at: z.optional(
-    z
-      .array(z.number({ error: ALERT_AT_ERROR }).check(z.positive(ALERT_AT_ERROR), z.lte(1, ALERT_AT_ERROR)), {
-        error: ALERT_AT_ERROR,
-      })
-      .check(z.maxLength(10, ALERT_AT_ERROR)),
-  ),
-});
+const budgetBody = strictBody(
+  {
+    limit_usd: z
+      .number({ error: LIMIT_ERROR })
+      .check(
+        z.positive(LIMIT_ERROR),
+        z.lte(MAX_LIMIT_USD, LIMIT_ERROR),
+        z.refine(hasAtMostSixDecimals, 'limit_usd can have at most 6 decimal places.'),
+      ),
+    period: z.enum(BUDGET_PERIODS, { error: 'period must be "day", "month" or "total" (UTC calendar periods).' }),
+    alert_at: z.optional(
+      z
+        .array(z.number({ error: ALERT_AT_ERROR }).check(z.positive(ALERT_AT_ERROR), z.lte(1, ALERT_AT_ERROR)), {
+          error: ALERT_AT_ERROR,
+        })
+        .check(z.maxLength(10, ALERT_AT_ERROR)),
+    ),
+  },
+  '"limit_usd", "period" and, if you like, "alert_at"',
+);
 
 export function parseBudget(body: Record<string, unknown>): Budget {
   const { limit_usd: limit, period, alert_at: alertAt = DEFAULT_ALERT_AT } = parseBody(body, budgetBody);

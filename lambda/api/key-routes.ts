@@ -3,7 +3,7 @@ import { NotFoundError } from '../base/errors';
 import { jsonResponse } from '../http/response';
 import { isSendableCredential } from '../base/plain-text';
 import { catalogEntry, PROVIDER_IDS, type ProviderId } from '../providers/catalog';
-import { jsonBody, parseBody } from './request-body';
+import { jsonBody, parseBody, strictBody } from './request-body';
 import type { ApiRoute } from './route-types';
 import { API_PATHS } from './paths';
 
@@ -12,17 +12,20 @@ const UNSENDABLE_KEY =
   'key must be visible ASCII characters only (what an HTTP header carries): no spaces inside, line breaks, NUL or non-ASCII characters.';
 
 /** `{"key": "…"}`: the provider key, stored without surrounding whitespace. */
-const providerKeyBody = z.object({
-  key: z.pipe(
-    z.string({ error: KEY_ERROR }).check(
-      z.maxLength(4096, KEY_ERROR),
-      z.refine((key) => key.trim().length >= 8, KEY_ERROR),
-      // Saved as it is, a key no header can carry would break every request of the provider.
-      z.refine((key) => isSendableCredential(key.trim()), UNSENDABLE_KEY),
+const providerKeyBody = strictBody(
+  {
+    key: z.pipe(
+      z.string({ error: KEY_ERROR }).check(
+        z.maxLength(4096, KEY_ERROR),
+        z.refine((key) => key.trim().length >= 8, KEY_ERROR),
+        // Saved as it is, a key no header can carry would break every request of the provider.
+        z.refine((key) => isSendableCredential(key.trim()), UNSENDABLE_KEY),
+      ),
+      z.transform((key) => key.trim()),
     ),
-    z.transform((key) => key.trim()),
-  ),
-});
+  },
+  '"key"',
+);
 
 function providerParam(value: string): ProviderId {
   const provider = catalogEntry(value);

@@ -35,6 +35,8 @@ export const CSV_COLUMNS: readonly { name: string; value: (row: UsageRow) => Cel
   // Added after `tags`, so the columns before it keep their places: `web_search_requests=3`, `;`-separated.
   { name: 'server_tool_use', value: (r) => formatCounts(r.server_tool_use) },
   { name: 'usage_estimated', value: (r) => r.usage_estimated === true },
+  // Added last too: the model whose price was charged when the answer's model had none.
+  { name: 'priced_as', value: (r) => r.priced_as },
 ];
 
 function formatCounts(counts: Record<string, number> | undefined): string | undefined {

@@ -1,27 +1,35 @@
 import * as z from 'zod/mini';
 import {
   MAX_ACCOUNT_PRICES,
-  MAX_PATTERN_CHARS,
+  MAX_PATTERN_BYTES,
   normalModelId,
   patternProblem,
+  utf8Bytes,
   type AccountPrice,
 } from '../account-prices/account-price';
 import { NotFoundError, ValidationError } from '../base/errors';
 import { jsonResponse } from '../http/response';
 import { unsafeCharacterIn } from '../base/plain-text';
 import { PROVIDER_IDS } from '../providers/catalog';
-import { jsonBody, parseBody, strictBody } from './request-body';
+import { hasAtMostSixDecimals, jsonBody, parseBody, strictBody } from './request-body';
 import type { ApiCall, ApiRoute, ManageCall } from './route-types';
 import { API_PATHS } from './paths';
 
 /** Far above any list price: a larger number is a typo (dollars per token instead of per million). */
 const MAX_PER_MILLION = 100_000;
 const rateError = (field: string) =>
-  `${field} must be a price in USD per million tokens: a number from 0 to ${MAX_PER_MILLION}.`;
+  `${field} must be a price in USD per million tokens: a number from 0 to ${MAX_PER_MILLION}, with at most 6 decimals.`;
+/** Rates are kept in pico-dollars per token: 6 decimals of a dollar per million tokens, and no finer. */
 const perMillion = (field: string) =>
-  z.number({ error: rateError(field) }).check(z.gte(0, rateError(field)), z.lte(MAX_PER_MILLION, rateError(field)));
+  z
+    .number({ error: rateError(field) })
+    .check(
+      z.gte(0, rateError(field)),
+      z.lte(MAX_PER_MILLION, rateError(field)),
+      z.refine(hasAtMostSixDecimals, `${field} can have at most 6 decimal places (USD per million tokens).`),
+    );
 
-const PRICED_AS_ERROR = `priced_as must be the id of a model the built-in prices know (e.g. "gpt-4o"), at most ${MAX_PATTERN_CHARS} characters.`;
+const PRICED_AS_ERROR = `priced_as must be the id of a model the built-in prices know (e.g. "gpt-4o"), at most ${MAX_PATTERN_BYTES} bytes in UTF-8.`;
 
 /** `{"input": 2.5, "output": 10, "cache_read"?: 1.25, "cache_write"?: 3}` or `{"priced_as": "gpt-4o"}`. */
 const priceBody = strictBody(
@@ -33,7 +41,7 @@ const priceBody = strictBody(
     priced_as: z.optional(
       z.string({ error: PRICED_AS_ERROR }).check(
         z.minLength(1, PRICED_AS_ERROR),
-        z.maxLength(MAX_PATTERN_CHARS, PRICED_AS_ERROR),
+        z.refine((text) => utf8Bytes(text) <= MAX_PATTERN_BYTES, PRICED_AS_ERROR),
         z.refine((text) => unsafeCharacterIn(text) === undefined, PRICED_AS_ERROR),
       ),
     ),
@@ -44,8 +52,12 @@ const priceBody = strictBody(
 /** The model id or pattern of the path: plain text, one trailing `*` at most. */
 function modelParam({ params }: ApiCall): string {
   const model = params.model.trim();
-  if (!model || model.length > MAX_PATTERN_CHARS)
-    throw new ValidationError(`model must be a model id or pattern of 1 to ${MAX_PATTERN_CHARS} characters.`, 'model');
+  // Counted as the store keys it: lower-cased, in UTF-8 bytes.
+  if (!model || utf8Bytes(normalModelId(model)) > MAX_PATTERN_BYTES)
+    throw new ValidationError(
+      `model must be a model id or pattern of 1 to ${MAX_PATTERN_BYTES} bytes in UTF-8 (${MAX_PATTERN_BYTES} ASCII characters; fewer of other scripts).`,
+      'model',
+    );
   const unsafe = unsafeCharacterIn(model);
   if (unsafe) throw new ValidationError(`model holds ${unsafe}, a control or bidirectional character.`, 'model');
   const problem = patternProblem(model);
@@ -106,13 +118,12 @@ export const priceRoutes: ApiRoute[] = [
       const { deps, caller } = call;
       const model = modelParam(call);
       const price = parsePrice(call, model);
-      const existing = await deps.accountPrices.list(caller.accountId);
-      if (existing.length >= MAX_ACCOUNT_PRICES && !existing.some((p) => p.model === model))
+      // The cap is checked by the store in the write itself: a list read first could be stale, or race another instance.
+      if ((await deps.accountPrices.put(caller.accountId, price)) === 'full')
         throw new ValidationError(
           `This account already has ${MAX_ACCOUNT_PRICES} prices, the most it keeps: delete one, or price several models with one pattern (ft:gpt-4o:acme:*).`,
           'model',
         );
-      await deps.accountPrices.put(caller.accountId, price);
       return jsonResponse(200, priceJson(price));
     },
   },

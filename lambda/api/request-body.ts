@@ -50,6 +50,12 @@ export function strictBody<Shape extends z.core.$ZodLooseShape>(shape: Shape, fi
   });
 }
 
+/**
+ * Whether a money amount has at most 6 decimals (a millionth of its unit): amounts are kept as
+ * integers at that precision, and a finer one would be rounded away without a word.
+ */
+export const hasAtMostSixDecimals = (amount: number) => Number(amount.toFixed(6)) === amount;
+
 /** Why `value` may not be kept or shown as it is: a control or bidirectional character in it, named. */
 function unsafeTextMessage(field: string, value: string): string | undefined {
   const unsafe = unsafeCharacterIn(value);

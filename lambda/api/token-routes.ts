@@ -3,13 +3,13 @@ import * as z from 'zod/mini';
 import { NotFoundError } from '../base/errors';
 import { jsonResponse } from '../http/response';
 import { budgetJson } from './budget-routes';
-import { jsonBody, parseBody, tokenName } from './request-body';
+import { jsonBody, parseBody, strictBody, tokenName } from './request-body';
 import { limitsJson } from './token-settings';
 import type { ApiRoute } from './route-types';
 import { API_PATHS } from './paths';
 
 /** `{"name": "…"}`, optional. */
-const appTokenBody = z.object({ name: z.optional(tokenName) });
+const appTokenBody = strictBody({ name: z.optional(tokenName) }, '"name"');
 
 /** The caller's own account's tokens: list (never the secret, with each one's budget), create a proxy-only app token, revoke. */
 export const tokenRoutes: ApiRoute[] = [

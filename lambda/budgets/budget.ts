@@ -87,3 +87,13 @@ export function exceededMessage(status: BudgetStatus): string {
 export function unpricedMessage(model: string, status: BudgetStatus): string {
   return `Model "${model.slice(0, 200)}" has no price, and the ${PERIOD_WORDS[status.budget.period]} budget of ${describeSubject(status.subject)} applies to this request: its spend could not be counted. Price it for this account with PUT /api/prices/${encodeURIComponent(model.slice(0, 200))} (or in Model prices on the dashboard's Tokens page; docs/usage-and-pricing.md, "Account prices"), give it a price in PRICING_FILE, or use a priced model.`;
 }
+
+/**
+ * A request whose body names no model (an upload such as a multipart audio transcription, any body that
+ * is not JSON) can't be priced before it is forwarded, so while a budget applies it is refused: its
+ * spend could not be counted (docs/budgets.md, "Requests the proxy cannot price").
+ */
+export function unpriceableMessage(contentType: string | undefined, status: BudgetStatus): string {
+  const what = contentType ? `a "${contentType.split(';')[0].trim().slice(0, 100)}" body` : 'a body';
+  return `This request can't be priced before it is sent: ${what} names no model the proxy reads, and the ${PERIOD_WORDS[status.budget.period]} budget of ${describeSubject(status.subject)} applies to this request: its spend could not be counted. Send requests the proxy can't price (uploads, audio transcriptions) with a proxy token and requester no budget applies to (docs/budgets.md, "Requests the proxy cannot price").`;
+}

@@ -150,9 +150,10 @@ export function ignoredBecause(kind: CacheKind, field: string): string | undefin
  * Bumped whenever what goes into the key changes meaning: entries written under another
  * version never match again (they expire by their TTL). v3: the whole body but the ignored
  * fields, the path's model, and a keyed hash of a pass-through key. v4: also the headers that
- * reach the provider but the ignored ones, `store`, and numbers as the body writes them.
+ * reach the provider but the ignored ones, `store`, and numbers as the body writes them. v5: also the
+ * query string the provider receives.
  */
-export const CACHE_KEY_VERSION = 'v4';
+export const CACHE_KEY_VERSION = 'v5';
 
 export interface CacheKeyInput {
   accountId: string;
@@ -167,6 +168,12 @@ export interface CacheKeyInput {
   bodyText?: string;
   /** The request headers that reach the provider (the credential excepted: see `passThroughKey`). */
   headers?: Readonly<Record<string, string>>;
+  /**
+   * The query string the provider receives, as sent (a proxy token quoted in it already removed): a
+   * parameter such as Anthropic's `beta=true` or Azure's `api-version` can change the answer, and the
+   * proxy knows none that can't, so every byte of it is in the key.
+   */
+  query?: string;
   /** The model named in the path, for providers whose model sits there rather than in the body. */
   model?: string;
   /** Pass-through mode: the caller's own provider key. A hit requires the same key. */
@@ -191,8 +198,8 @@ function credentialHash(accountId: string, provider: string, key: string): strin
 }
 
 /**
- * The entry a request may hit: SHA-256 (hex) of the canonical JSON of the keyed body, the
- * path's model and a pass-through key's hash. The account, the provider, the endpoint kind and
+ * The entry a request may hit: SHA-256 (hex) of the canonical JSON of the keyed body, the keyed
+ * headers, the query string, the path's model and a pass-through key's hash. The account, the provider, the endpoint kind and
  * the key version prefix the hash, so one account never sees another's entries and a chat
  * request never meets a Responses one; they are URI-encoded so a `#` inside an id can't forge
  * another namespace.
@@ -204,6 +211,7 @@ export function cacheKey({
   body,
   bodyText,
   headers,
+  query,
   model,
   passThroughKey,
 }: CacheKeyInput): string {
@@ -211,6 +219,8 @@ export function cacheKey({
   const material = {
     body: keyedFields(kind, exactBody ?? body),
     headers: headers && keyedHeaders(headers),
+    // No query and an empty one (`…/messages?`) send the provider the same request.
+    query: query || undefined,
     path_model: model,
     credential: passThroughKey === undefined ? undefined : credentialHash(accountId, provider, passThroughKey),
   };

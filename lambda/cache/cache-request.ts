@@ -28,6 +28,8 @@ export interface CacheRequestInput {
   bodyText?: string;
   /** The headers that will reach the provider (its credential aside): each is in the key unless on the ignore list. */
   forwardedHeaders?: Readonly<Record<string, string>>;
+  /** The query string that will reach the provider (a proxy token quoted in it removed): all of it is in the key. */
+  forwardedQuery?: string;
   /** The model the path names, for providers whose model sits there. */
   model?: string;
   /** Pass-through mode: the caller's own provider key (a hit requires the same one). */
@@ -47,6 +49,7 @@ export function readCacheRequest({
   body,
   bodyText,
   forwardedHeaders,
+  forwardedQuery,
   model,
   passThroughKey,
 }: CacheRequestInput): CacheRequest {
@@ -65,6 +68,7 @@ export function readCacheRequest({
           body,
           bodyText,
           headers: forwardedHeaders,
+          query: forwardedQuery,
           model,
           passThroughKey,
         })

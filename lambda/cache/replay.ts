@@ -62,10 +62,11 @@ export interface ReplayRequest {
   dialect: Dialect;
   /** The request asked for `stream: true`. */
   stream: boolean;
-  /** Take out of each event what asking for stream usage added, for a client that didn't ask (the proxy did). */
+  /**
+   * Take out of each event what asking for stream usage adds: for a client that didn't ask, of a
+   * provider that sends stream usage only when asked (Mistral and Groq always send it).
+   */
   hideAddedUsage: boolean;
-  /** The request asked for stream usage (`stream_options.include_usage`). */
-  clientAskedForUsage?: boolean;
 }
 
 function decodeAll(text: string): SseEvent[] {
@@ -94,9 +95,11 @@ export function replayCached(
   const events = decodeAll(
     entry.format === 'sse' ? entry.body : formReplay(request.dialect).synthesize(JSON.parse(entry.body)).join(''),
   );
-  // A stream made from a JSON answer carries a usage-only event only for a client that asked for one, whatever the provider.
-  const hide = entry.format === 'json' ? !request.clientAskedForUsage : request.hideAddedUsage;
-  const sent = events.map((event) => (hide ? request.dialect.withoutAddedUsage(event) : event.raw)).filter(Boolean);
+  // A stream made from a JSON answer carries its usage as the provider's own stream would: always for a
+  // provider that always sends it, only to a client that asked for it otherwise.
+  const sent = events
+    .map((event) => (request.hideAddedUsage ? request.dialect.withoutAddedUsage(event) : event.raw))
+    .filter(Boolean);
   // One event per chunk, as a provider sends them, so the client's stream handling is exercised for real.
   return {
     contentType: entry.format === 'sse' ? entry.contentType : 'text/event-stream; charset=utf-8',
@@ -153,10 +156,5 @@ export function replayRequestFor({
 }): ReplayRequest {
   // A client that didn't ask for stream usage never saw the usage-only event the proxy asked for.
   const clientAskedForUsage = asObject(body?.stream_options)?.include_usage === true;
-  return {
-    dialect,
-    stream,
-    hideAddedUsage: streamUsage === 'when-asked' && !clientAskedForUsage,
-    clientAskedForUsage,
-  };
+  return { dialect, stream, hideAddedUsage: streamUsage === 'when-asked' && !clientAskedForUsage };
 }

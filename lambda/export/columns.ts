@@ -37,6 +37,8 @@ export const USAGE_COLUMNS = [
   { name: 'error', type: 'string' },
   { name: 'mode', type: 'string' },
   { name: 'token_id', type: 'string' },
+  // Added after the others, so an existing table's columns keep their places.
+  { name: 'priced_as', type: 'string' },
 ] as const satisfies readonly { name: keyof UsageRow; type: ColumnType }[];
 
 /** The partition column: the UTC day of the row's `ts`, as `dt=YYYY-MM-DD/` in the object's key. */

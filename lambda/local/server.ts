@@ -4,7 +4,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { loadConfig, type Config } from '../wiring/config';
 import { buildDeps, buildFoldDeps, buildLocalStoreClients, type Deps } from '../wiring/deps';
 import { describeError, jsonLogger } from '../base/logger';
-import { createProxyHandler } from '../wiring/proxy-handler';
+import { createProxyHandler, PROXY_BASE } from '../wiring/proxy-handler';
 import { ensureTables } from '../store/dynamodb/create-tables';
 import { bannerLines } from './banner';
 import { JavaMissingError, startDynamoDbLocal } from './dynamodb-local';
@@ -58,9 +58,15 @@ async function main(): Promise<void> {
   const readyGate = new Promise<void>((done) => (becomeReady = done));
   const server = createServer((request, response) => void serve(request, response));
   server.keepAliveTimeout = 65_000;
+  // A client that half-closes its side once its request is sent (`socket.end()` right after writing it,
+  // as some scripts and HTTP/1.0 tools do) still gets its answer from the management API and the
+  // dashboard, then the connection closes. Node's server otherwise drops such a request unanswered;
+  // the flag is its own switch for this (not in its typings). Proxied requests: see `leaveOnHalfClose`.
+  (server as typeof server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
 
   const serve = async (request: IncomingMessage, response: ServerResponse) => {
     const cut = inFlight.begin(response);
+    const stopWatching = leaveOnHalfClose(request, response);
     try {
       await readyGate;
       const { handler } = ready!;
@@ -88,6 +94,7 @@ async function main(): Promise<void> {
           .end('{"error":{"message":"Internal error","type":"server_error"}}');
       else response.destroy();
     } finally {
+      stopWatching();
       inFlight.end(response);
     }
   };
@@ -191,3 +198,20 @@ main().catch(async (error) => {
   dataDirAtStart?.undo();
   process.exit(1);
 });
+
+/**
+ * A proxied request whose client half-closes its side is taken as a client that left, as before
+ * half-open connections were allowed: at the socket a client that gave up (an SDK's abort) can't be
+ * told from one that only has no more to send, and a proxy that waited to find out would keep paying
+ * for the provider's tokens (nginx aborts its upstream call the same way). Returns the unsubscribe.
+ */
+function leaveOnHalfClose(request: IncomingMessage, response: ServerResponse): () => void {
+  if (!request.url?.startsWith(`${PROXY_BASE}/`)) return () => undefined;
+  const leave = () => response.destroy();
+  if (request.socket.readableEnded) {
+    leave();
+    return () => undefined;
+  }
+  request.socket.once('end', leave);
+  return () => request.socket.off('end', leave);
+}

@@ -1,4 +1,4 @@
-import { exceededMessage, isExhausted, tightest, unpricedMessage } from '../budgets/budget';
+import { exceededMessage, isExhausted, tightest, unpriceableMessage, unpricedMessage } from '../budgets/budget';
 import { budgetHeaders } from '../budgets/remaining-header';
 import { BudgetExceededError, StoreUnavailableError, UnpricedModelError } from '../base/errors';
 import type { Deps } from '../wiring/deps';
@@ -10,8 +10,8 @@ import type { Step } from './step';
  * Step 7: spend limits, before anything is sent upstream or served from the cache: a
  * token or requester whose budget is used up for its period gets a 402 in the
  * endpoint's own error shape, and the refusal is logged as a row (pipeline.ts). So does a request under a
- * budget whose model has no price, neither the account's own nor a built-in one: it would spend
- * nothing against the budget. The spend and the account's prices were read with the token (no
+ * budget whose model has no price, neither the account's own nor a built-in one, and one whose body
+ * names no model at all (an upload): either would spend nothing against the budget. The spend and the account's prices were read with the token (no
  * store call of their own); a failed read fails closed.
  */
 export function enforceBudget(deps: Pick<Deps, 'prices'>): Step<Routed & Identified & Validated, Budgeted> {
@@ -30,9 +30,14 @@ export function enforceBudget(deps: Pick<Deps, 'prices'>): Step<Routed & Identif
       }
       const binding = tightest(budgets);
       const model = state.pathModel ?? state.body?.model;
-      if (binding && typeof model === 'string' && state.endpoint.dialect.billing === 'tokens') {
-        if (!prices.has(state.provider.id, model)) {
+      if (binding && state.endpoint.dialect.billing === 'tokens') {
+        if (typeof model === 'string' && !prices.has(state.provider.id, model)) {
           throw new UnpricedModelError(unpricedMessage(model, binding), budgetHeaders(budgets));
+        }
+        // A request without a body (a GET of a file or batch) generates nothing to pay for.
+        if (typeof model !== 'string' && state.request.body.length > 0) {
+          const message = unpriceableMessage(state.request.headers['content-type'], binding);
+          throw new UnpricedModelError(message, budgetHeaders(budgets));
         }
       }
       return { budgets, prices };

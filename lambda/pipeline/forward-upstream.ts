@@ -133,6 +133,8 @@ export function forwardUpstream(deps: ForwardDeps) {
         answer.format === 'sse' || answer.format === 'eventstream'
           ? (reason, cut) => dialect.streamErrorEvent(reason, cut)
           : undefined,
+      // A server that is stopping reads nothing more for a client it cut itself.
+      mayReadOn: () => !(context?.clientGone?.reason instanceof ServerStoppedError),
       onEnd: finish,
     });
 

@@ -7,6 +7,7 @@ import type { Provider, Route } from '../providers/registry';
 import type { CredentialHeader, Dialect, ValidationResult } from '../providers/types';
 import { parseTagHeader, TAG_HEADER } from '../tags/tags';
 import { upstreamRequestHeaders } from '../upstream/headers';
+import { queryWithoutSecrets } from '../upstream/query';
 import type { ProxyRequest } from './state';
 
 /** Larger bodies of unknown format (uploads) are not parsed for their model. */
@@ -71,6 +72,8 @@ export function readProxyRequest(incoming: IncomingRequest, route: Route): Proxy
         tokenText,
         token?.secret,
       ]),
+      // What the provider will be sent after the path: a query parameter can change its answer as a header can.
+      forwardedQuery: queryWithoutSecrets(incoming.rawQuery, [tokenText, token?.secret]),
       model: route.model,
       passThroughKey: stored ? undefined : credential,
     }),

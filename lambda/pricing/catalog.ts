@@ -10,6 +10,11 @@ export interface PriceFields {
   cache_read_mtok?: PerMillion;
   cache_write_mtok?: PerMillion;
   cache_write_1h_mtok?: PerMillion;
+  /** Audio and image tokens, where the model prices them apart from text. */
+  input_audio_mtok?: PerMillion;
+  output_audio_mtok?: PerMillion;
+  input_image_mtok?: PerMillion;
+  output_image_mtok?: PerMillion;
   /** Server-side tool calls, USD per thousand: `web_searches_kcount` and the like. */
   [perThousandCalls: `${string}_kcount`]: number | undefined;
 }
@@ -38,6 +43,10 @@ export function ratesFromFields(fields: PriceFields): ModelRates {
     cacheRead: rate(fields.cache_read_mtok),
     cacheWrite: rate(fields.cache_write_mtok),
     cacheWrite1h: rate(fields.cache_write_1h_mtok),
+    audioInput: rate(fields.input_audio_mtok),
+    audioOutput: rate(fields.output_audio_mtok),
+    imageInput: rate(fields.input_image_mtok),
+    imageOutput: rate(fields.output_image_mtok),
   };
   const perCall: Record<string, number> = {};
   for (const [key, price] of Object.entries(fields))

@@ -23,6 +23,11 @@ export interface ModelRates {
   /** Cache writes; for Anthropic, the 5-minute ones (and the 1-hour ones too when `cacheWrite1h` is missing). */
   cacheWrite?: Rate;
   cacheWrite1h?: Rate;
+  /** Audio and image tokens of the input and output, where the model prices them apart from text. */
+  audioInput?: Rate;
+  audioOutput?: Rate;
+  imageInput?: Rate;
+  imageOutput?: Rate;
   /** Server-side tool calls, in pico-dollars per call, by the price data's unit (`web_searches`). */
   perCall?: Readonly<Record<string, number>>;
 }
@@ -61,24 +66,44 @@ function rateAt(rate: Rate, inputTokens: number): bigint {
   return BigInt(pico);
 }
 
+/** Of `total` tokens, the `part` that has its own rate (none without one), never more than the total. */
+const carved = (rate: Rate | undefined, part: number | undefined, total: number) =>
+  rate ? Math.min(part ?? 0, Math.max(0, total)) : 0;
+
 /**
  * The cost of one request in pico-dollars, exact. Each token is priced once, at
  * the most specific rate the model has: cache reads and writes are carved out of
  * the input tokens only where they have their own rate, 1-hour writes out of the
- * cache writes likewise. Each server-side tool call the model has a price for is added at that
- * price; a call without one (Anthropic's web fetches are free) costs nothing.
+ * cache writes likewise, and audio and image tokens out of the input and output the same way
+ * (genai-prices' `input_audio_mtok`, `input_image_mtok`, …). Each server-side tool call the model
+ * has a price for is added at that price; a call without one (Anthropic's web fetches are free) costs nothing.
  */
 export function costPico(rates: ModelRates, usage: Usage, toolCounters: ToolCounters = {}): bigint {
   const input = usage.inputTokens;
   const cacheRead = rates.cacheRead ? usage.cacheReadTokens : 0;
   const cacheWrite = rates.cacheWrite ? usage.cacheWriteTokens : 0;
   const cacheWrite1h = rates.cacheWrite && rates.cacheWrite1h ? Math.min(usage.cacheWrite1hTokens ?? 0, cacheWrite) : 0;
+  const media = usage.media ?? {};
+  let uncachedInput = Math.max(0, input - cacheRead - cacheWrite);
+  const audioInput = carved(rates.audioInput, media.audioInput, uncachedInput);
+  uncachedInput -= audioInput;
+  const imageInput = carved(rates.imageInput, media.imageInput, uncachedInput);
+  uncachedInput -= imageInput;
+  let output = usage.outputTokens;
+  const audioOutput = carved(rates.audioOutput, media.audioOutput, output);
+  output -= audioOutput;
+  const imageOutput = carved(rates.imageOutput, media.imageOutput, output);
+  output -= imageOutput;
   const parts: Array<[Rate | undefined, number]> = [
-    [rates.input, Math.max(0, input - cacheRead - cacheWrite)],
+    [rates.input, uncachedInput],
+    [rates.audioInput, audioInput],
+    [rates.imageInput, imageInput],
     [rates.cacheRead, cacheRead],
     [rates.cacheWrite, cacheWrite - cacheWrite1h],
     [rates.cacheWrite1h, cacheWrite1h],
-    [rates.output, usage.outputTokens],
+    [rates.output, output],
+    [rates.audioOutput, audioOutput],
+    [rates.imageOutput, imageOutput],
   ];
   let pico = 0n;
   for (const [rate, tokens] of parts) if (rate && tokens > 0) pico += BigInt(tokens) * rateAt(rate, input);

@@ -31,6 +31,11 @@ export interface StreamOutcome {
   error?: string;
   /** The dialect's terminal event was seen (the stream was not cut off). */
   complete: boolean;
+  /**
+   * The answer itself has ended (chat's `finish_reason`, Anthropic's `message_delta`, Converse's
+   * `messageStop`): what may still follow is its usage and the terminal event.
+   */
+  answerEnded?: boolean;
   /** Characters of output text the stream delivered, for an estimate when it was cut off before its usage. */
   deliveredChars?: number;
 }

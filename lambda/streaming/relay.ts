@@ -8,6 +8,13 @@ import type { StreamCut } from '../providers/types';
  */
 const LINGER_AFTER_ANSWER_MS = 1_000;
 
+/**
+ * How long the provider's stream is still read once a client left after the answer ended but before
+ * its usage and terminal event (a client that stops at `finish_reason`): long enough for the usage
+ * chunk that follows the answer at once, short enough to hold no one up.
+ */
+export const READ_ON_AFTER_ANSWER_MS = 5_000;
+
 /** How a relayed body ended; reported exactly once. */
 export type RelayEnd =
   /** Every upstream byte reached the tap, or the answer's terminal event did; and the tap ended or closed after it. */
@@ -15,7 +22,9 @@ export type RelayEnd =
   /** The upstream body broke off, went quiet, or could not be decoded. */
   | { kind: 'cut'; reason: string }
   /** The client went away first; the upstream call has been stopped. */
-  | { kind: 'client-gone'; reason: string };
+  | { kind: 'client-gone'; reason: string }
+  /** The client went away after the answer ended, and the provider's usage and terminal event did not follow in time. */
+  | { kind: 'left-after-answer'; reason: string };
 
 export interface RelayOptions {
   /** The provider's response body, and how to stop the call. */
@@ -28,7 +37,15 @@ export interface RelayOptions {
    * Where the bytes go: the client reads from it. A tap that knows the answer's terminal event says
    * `answered` once it has passed it on (and emits `'answered'`): the answer is then complete.
    */
-  tap: Transform & { readonly answered?: boolean };
+  tap: Transform & {
+    readonly answered?: boolean;
+    /** The answer has ended, though its usage and terminal event may not have come yet. */
+    readonly answerEnded?: boolean;
+    /** Reads what the provider still sends after the client left; true once the terminal event was read. */
+    readAfterClientLeft?(chunk: Buffer): boolean;
+    /** Settles what reading on found (the cache's copy), before the relay reports the answer complete. */
+    finishAfterClientLeft?(): Promise<void>;
+  };
   /** A body silent for longer than this is cut. */
   stallMs: number;
   /**
@@ -38,6 +55,8 @@ export interface RelayOptions {
   deadline?: { inMs: number; reason: string };
   /** The last bytes of a cut body (a stream's error event in its own format), or undefined: the tap is destroyed instead. */
   closingBytes?: (reason: string, cut: StreamCut) => string | Buffer;
+  /** Whether a client that left after the answer ended may still have the provider read (not when the server itself stops). */
+  mayReadOn?: () => boolean;
   /** The one completion handler. */
   onEnd: (end: RelayEnd) => void;
 }
@@ -51,13 +70,16 @@ export interface RelayOptions {
  *   flowing ─body breaks off / stalls / can't be decoded ─────▶ done (cut)
  *   flowing, ending ─the deadline passes ────────────────────▶ done (cut)
  *   flowing, ending ─tap closes before its end (client left) ─▶ done (client-gone)
+ *   flowing ─tap closes after the answer ended, before its terminal event ▶ reading-on
+ *   reading-on ─terminal event read (and the cache's copy settled) ─────▶ done (complete)
+ *   reading-on ─none within READ_ON_AFTER_ANSWER_MS, body breaks off ───▶ done (left-after-answer)
  *
  * Whatever happens later (the upstream socket closing, the tap's own close) finds
  * the relay done and changes nothing, so `onEnd` runs once.
  */
 export function relayBody(options: RelayOptions): void {
-  const { upstream, transcoder, redactor, tap, stallMs, deadline, closingBytes, onEnd } = options;
-  let state: 'flowing' | 'ending' | 'done' = 'flowing';
+  const { upstream, transcoder, redactor, tap, stallMs, deadline, closingBytes, mayReadOn, onEnd } = options;
+  let state: 'flowing' | 'ending' | 'reading-on' | 'done' = 'flowing';
   let stalled = false;
   let timeUp = false;
   const source: Readable = transcoder ? upstream.body.pipe(transcoder) : upstream.body;
@@ -66,7 +88,7 @@ export function relayBody(options: RelayOptions): void {
   // one still draining to a slow client is cut there.
   const deadlineTimer = deadline
     ? setTimeout(() => {
-        if (state === 'flowing') {
+        if (state === 'flowing' || state === 'reading-on') {
           timeUp = true;
           upstream.abort();
         } else if (state === 'ending') {
@@ -76,12 +98,16 @@ export function relayBody(options: RelayOptions): void {
       }, deadline.inMs)
     : undefined;
 
+  let readOnTimer: NodeJS.Timeout | undefined;
   const settle = (end: RelayEnd) => {
     if (state === 'done') return;
     state = 'done';
     clearTimeout(deadlineTimer);
+    clearTimeout(readOnTimer);
     onEnd(end);
   };
+  const leftAfterAnswer = (why: string) =>
+    settle({ kind: 'left-after-answer', reason: `the client left after the answer ended; ${why}` });
   const flushRedactor = () => {
     const rest = redactor.end();
     if (rest.length && !tap.writableEnded) tap.write(rest);
@@ -106,7 +132,20 @@ export function relayBody(options: RelayOptions): void {
   // listener keeps a cut that comes before that pipe is attached from ending the process.
   tap.on('error', () => undefined);
 
+  // The client left after the answer ended: what the provider still sends is read, not passed on.
+  let terminalRead = false;
+  const readOn = (chunk: Buffer) => {
+    if (terminalRead || !tap.readAfterClientLeft?.(chunk)) return;
+    terminalRead = true;
+    clearTimeout(readOnTimer);
+    const linger = setTimeout(() => upstream.abort(), LINGER_AFTER_ANSWER_MS);
+    upstream.body.once('close', () => clearTimeout(linger));
+    const done = () => settle({ kind: 'complete' });
+    void (tap.finishAfterClientLeft?.() ?? Promise.resolve()).then(done, done);
+  };
+
   source.on('data', (chunk: Buffer) => {
+    if (state === 'reading-on') return readOn(redactor.write(chunk));
     if (tap.answered) return;
     const safe = redactor.write(chunk);
     if (safe.length && !tap.write(safe)) source.pause();
@@ -124,6 +163,11 @@ export function relayBody(options: RelayOptions): void {
     upstream.body.once('close', () => clearTimeout(linger));
   });
   source.on('end', () => {
+    if (state === 'reading-on') {
+      readOn(redactor.end());
+      if (!terminalRead) leftAfterAnswer('the provider ended its stream without its terminal event');
+      return;
+    }
     if (state !== 'flowing') return;
     state = 'ending';
     flushRedactor();
@@ -137,6 +181,10 @@ export function relayBody(options: RelayOptions): void {
   });
   upstream.body.on('close', () => {
     clearTimeout(stallTimer);
+    if (state === 'reading-on' && !upstream.body.complete && !terminalRead)
+      return leftAfterAnswer(
+        timeUp && deadline ? deadline.reason : stalled ? 'the provider stalled' : 'the provider closed its connection',
+      );
     if (upstream.body.complete || state !== 'flowing') return;
     flushRedactor();
     if (timeUp && deadline) cut(deadline.reason, 'stalled');
@@ -147,6 +195,17 @@ export function relayBody(options: RelayOptions): void {
   tap.on('close', () => {
     if (state === 'done') return;
     if (tap.answered) return settle({ kind: 'complete' });
+    if (state === 'flowing' && tap.answerEnded && (mayReadOn?.() ?? true)) {
+      // The answer is whole, but its usage (which the proxy may have asked for itself) and terminal event are
+      // still on the way: read them for the row's exact usage and the cache, for a bounded time.
+      state = 'reading-on';
+      readOnTimer = setTimeout(() => {
+        upstream.abort();
+        leftAfterAnswer(`the provider's usage did not follow within ${READ_ON_AFTER_ANSWER_MS / 1000} s`);
+      }, READ_ON_AFTER_ANSWER_MS);
+      source.resume();
+      return;
+    }
     // The client went away: stop paying for tokens nobody will read.
     upstream.abort();
     settle({ kind: 'client-gone', reason: 'client disconnected' });

@@ -98,6 +98,28 @@ export class UsageTap extends Transform {
     this.options.copy.finish(this.result()).then(passOn, passOn);
   }
 
+  /** The answer itself has ended (a stream's finish or stop reason); its usage and terminal event may still be on the way. */
+  get answerEnded(): boolean {
+    return this.isStream() && this.reader.outcome().answerEnded === true;
+  }
+
+  /**
+   * The client left after the answer ended: the rest of the provider's stream is read for its usage
+   * and for the cache's copy, with nothing passed on. True once the terminal event has been read.
+   */
+  readAfterClientLeft(chunk: Buffer): boolean {
+    if (this.terminalPassed) return true;
+    this.bytes += chunk.length;
+    this.readChunk(chunk);
+    this.terminalPassed = this.reader.outcome().complete;
+    return this.terminalPassed;
+  }
+
+  /** Commits the cache's copy of an answer whose terminal event was read after the client left. */
+  async finishAfterClientLeft(): Promise<void> {
+    if (this.terminalPassed) await this.options.copy?.finish(this.result());
+  }
+
   private isStream(): boolean {
     return this.options.format === 'sse' || this.options.format === 'eventstream';
   }

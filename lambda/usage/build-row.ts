@@ -56,6 +56,24 @@ export function priceOf(facts: RowFacts, model: string, usage: Usage, prices: Pr
   return prices.cost(model, usage, { provider: facts.provider, at: facts.receivedAt });
 }
 
+/**
+ * The cost, and the model it was priced as when that is not the answer's: a provider that answers
+ * with a model id no price knows (a snapshot, a custom deployment) for a request whose model has a
+ * price is charged at the requested model's price, so a budget never lets such an answer through free.
+ */
+function costOf(
+  facts: RowFacts,
+  answered: string,
+  usage: Usage,
+  prices: Prices,
+): { cost: Cost; pricedAs: string | undefined } {
+  const cost = priceOf(facts, answered, usage, prices);
+  const requested = facts.requestedModel;
+  if (cost.priced || typeof requested !== 'string' || requested === answered) return { cost, pricedAs: undefined };
+  const asRequested = priceOf(facts, requested, usage, prices);
+  return asRequested.priced ? { cost: asRequested, pricedAs: requested } : { cost, pricedAs: undefined };
+}
+
 /** The usage row of one request: tokens only for an answered, uncached request; labels cut to bounded lengths. */
 export function buildRow(facts: RowFacts, completion: Completion, prices: Prices): UsageRow {
   const ok = completion.status < 400;
@@ -66,11 +84,12 @@ export function buildRow(facts: RowFacts, completion: Completion, prices: Prices
   // Scrubbed before being cut, so no cut can leave a credential's first characters behind.
   const scrub = (text: string) => redactText(text, facts.secrets);
   const model = rowLabel(scrub(fullModel), 1_024) ?? fullModel;
-  const reportedCost = priceOf(facts, fullModel, reported, prices);
+  const { cost: reportedCost, pricedAs: reportedAs } = costOf(facts, fullModel, reported, prices);
   // A figure a row cannot hold exactly is not stored approximately: the row says so instead (docs/usage-and-pricing.md).
   const malformed = !storable(reported, reportedCost);
   const usage = malformed ? NO_USAGE : reported;
   const cost: Cost = malformed ? { nanos: 0, priced: false } : reportedCost;
+  const pricedAs = malformed ? undefined : reportedAs;
   const error = malformed ? UNSTORABLE_USAGE : completion.error;
   const savedNanos = completion.cached?.savedNanos ?? 0;
   return {
@@ -89,6 +108,7 @@ export function buildRow(facts: RowFacts, completion: Completion, prices: Prices
     cost_usd: nanosToUsd(cost.nanos),
     priced: !malformed && (cost.priced || completion.cached !== undefined || !ok),
     price_source: cost.source,
+    ...(pricedAs === undefined ? {} : { priced_as: rowLabel(scrub(pricedAs), 1_024) }),
     ...(estimate?.estimated ? { usage_estimated: true } : {}),
     latency_ms: Math.round(performance.now() - facts.startedAt),
     requester: requesterLabel(facts.requester === undefined ? undefined : scrub(facts.requester)),

@@ -32,6 +32,11 @@ export interface UsageRow {
   /** Where the price came from: `genai-prices@<version>` (built in) or `PRICING_FILE`; absent when the model has no price. */
   price_source?: string;
   /**
+   * The model whose price was charged when it is not `model`: the answer named a model without a price
+   * (`gpt-4o-mini-custom-snapshot-zz`), so the requested one's (`gpt-4o-mini`) applied. Absent otherwise.
+   */
+  priced_as?: string;
+  /**
    * The stream was cut off before the provider reported all of its usage: its tokens (and so its cost)
    * are partly estimated (docs/usage-and-pricing.md, "Cut-off streams"); absent for exact figures.
    */

@@ -15,6 +15,9 @@ import { answerOutsideProxy, receiveRequest, routeRequest } from '../pipeline/ro
 import { serveFromCache } from '../pipeline/serve-from-cache';
 import { validateBody } from '../pipeline/validate-body';
 
+/** Where the proxied paths start (the rest is the management API and the dashboard), for the local server. */
+export { PROXY_BASE } from '../pipeline/route-request';
+
 /**
  * The proxy as a Middy handler in response-streaming mode, over the dependencies it is given
  * (the Lambda entry's, the local server's, a test's). Importing this module builds nothing.

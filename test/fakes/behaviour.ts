@@ -16,6 +16,11 @@ export interface Behaviour {
    * its expected result. On the Responses API route, one of `endpoints/` (`endpoints/openai-responses-failed.sse`).
    */
   fixture?: string;
+  /**
+   * Answer 200 with exactly this JSON body, on any path (an image generation's or an audio model's answer,
+   * a snapshot model id the price data doesn't know), instead of a fixture.
+   */
+  jsonBody?: unknown;
   /** Usage to report instead of the fixture's; `'random'` draws new numbers per request. */
   usage?: Usage | 'random';
   /** Number of content deltas in a stream (and pieces of the answer in JSON). */
@@ -32,7 +37,7 @@ export interface Behaviour {
   hang?: boolean;
   /** Read the request, then destroy the socket before any header. */
   resetBeforeHeaders?: boolean;
-  /** Destroy the socket after this many events (JSON: after half the body). */
+  /** Destroy the socket after this many events, where the next would come (JSON: after half the body). */
   resetMidStream?: number;
   /**
    * After the last event, keep the connection open without ending the body (the socket lingers, as a

@@ -39,6 +39,8 @@ export interface BedrockRequest {
   method: string;
   /** The path as it arrived (the model id still encoded). */
   rawPath: string;
+  /** The query string as it arrived, without `?` (empty when none). */
+  rawQuery: string;
   /** The model id, decoded. */
   model: string;
   operation: string;
@@ -260,6 +262,7 @@ export async function startFakeBedrock(options: { region?: string } = {}): Promi
       const recorded: BedrockRequest = {
         method: req.method ?? '',
         rawPath,
+        rawQuery: rawUrl.includes('?') ? rawUrl.slice(rawUrl.indexOf('?') + 1) : '',
         model: route ? decodeURIComponent(route[1]!) : otherRoute?.[1] ? decodeURIComponent(otherRoute[1]) : '',
         operation: route?.[2] ?? otherRoute?.[2] ?? otherRoute?.[3] ?? '',
         headers: req.headers,

@@ -131,6 +131,14 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       ...timing,
     });
 
+    if (behaviour.jsonBody !== undefined)
+      return {
+        status: 200,
+        headers: { ...headers, 'content-type': 'application/json', ...behaviour.headers },
+        events: [Buffer.from(JSON.stringify(behaviour.jsonBody))],
+        stream: false,
+        ...timing,
+      };
     const extra = findExtraRoute(style, basePath, req.method ?? '', req.url ?? '');
     const echo = isEchoPath(basePath, req.url ?? '');
     if (!extra && !echo) {

@@ -82,10 +82,12 @@ export async function writeResponse(res: ServerResponse, plan: WritePlan, destro
   }
 
   for (let i = 0; i < events.length; i++) {
-    if (resetAfter === i) return destroySocket();
+    if (resetAfter === 0) return destroySocket();
     if (i === 0 && plan.firstEventDelayMs) await sleep(plan.firstEventDelayMs);
     if (i === 0 && plan.firstEventWhen) await plan.firstEventWhen.catch(() => undefined);
     if (i > 0 && plan.chunkIntervalMs) await sleep(plan.chunkIntervalMs);
+    // The connection dies where the next event would have come, after the interval when there is one.
+    if (i > 0 && resetAfter === i) return destroySocket();
     if (i === 1 && plan.streamUntil && (await keepStreaming(res, plan.streamUntil)) === 'reset') return destroySocket();
     if (res.destroyed) return;
     await write(res, events[i]!);

@@ -1,7 +1,7 @@
 /**
  * What the provider receives besides the body's values is part of the cache key too (docs/caching.md,
  * "The key" and "Headers"), through the official SDKs against the fakes: a header that reaches the
- * provider, Responses' `store`, and a number as the body writes it. Each case is a question the
+ * provider, the query string, Responses' `store`, and a number as the body writes it. Each case is a question the
  * provider could answer differently (or refuse), so the second request goes upstream, as sent.
  */
 import Anthropic from '@anthropic-ai/sdk';
@@ -206,5 +206,85 @@ describe('Bedrock InvokeModel: guardrail and trace headers are part of the quest
     expect(upstream['x-amzn-bedrock-trace']).toBe('ENABLED');
     await client.send(guarded);
     expect(seen).toEqual(['MISS', 'HIT', 'MISS', 'HIT']);
+  });
+});
+
+describe('the query string is part of the question: the second of each pair is a MISS the provider answers', () => {
+  it("Anthropic: `/v1/messages?beta=true` (what earlier SDKs' beta client sends), then the same body without it", async () => {
+    const anthropic = new Anthropic({
+      baseURL: proxy.proxyBase,
+      apiKey: proxy.account.token,
+      maxRetries: 0,
+      defaultHeaders: cacheOn,
+    });
+    const fake = proxy.fakes.fakes['prov-a'];
+    const body = {
+      model: 'claude-sonnet-4-6',
+      max_tokens: 64,
+      messages: [{ role: 'user' as const, content: unique() }],
+    };
+    const asBeta = () => anthropic.messages.create(body, { query: { beta: 'true' } }).withResponse();
+    expect((await asBeta()).response.headers.get('x-proxy-cache')).toBe('MISS');
+    expect(fake.requests.at(-1)!.path).toBe('/v1/messages?beta=true');
+    const calls = fake.requests.length;
+    const plain = await anthropic.messages.create(body).withResponse();
+    expect(plain.response.headers.get('x-proxy-cache')).toBe('MISS');
+    expect(fake.requests.length).toBe(calls + 1);
+    expect(fake.requests.at(-1)!.path).toBe('/v1/messages');
+    expect((await asBeta()).response.headers.get('x-proxy-cache')).toBe('HIT');
+  });
+
+  it.each([
+    ['`?x=1`, then `?x=2`', { x: '1' }, { x: '2' }],
+    ['no query, then `?api-version=2024-10-21`', undefined, { 'api-version': '2024-10-21' }],
+  ] as const)('OpenAI: %s', async (_, first, second) => {
+    const openai = new OpenAI({
+      baseURL: `${proxy.proxyBase}/prov-b/v1`,
+      apiKey: proxy.account.token,
+      maxRetries: 0,
+      defaultHeaders: cacheOn,
+    });
+    const fake = proxy.fakes.fakes['prov-b'];
+    const body = { model: 'gpt-4o-mini', messages: [{ role: 'user' as const, content: unique() }] };
+    const ask = (query: Record<string, string> | undefined) =>
+      openai.chat.completions.create(body, { query }).withResponse();
+    expect((await ask(first)).response.headers.get('x-proxy-cache')).toBe('MISS');
+    expect((await ask(first)).response.headers.get('x-proxy-cache')).toBe('HIT');
+    const calls = fake.requests.length;
+    const other = await ask(second);
+    expect(other.response.headers.get('x-proxy-cache')).toBe('MISS');
+    expect(fake.requests.length).toBe(calls + 1);
+    expect(fake.requests.at(-1)!.path).toBe(`/v1/chat/completions?${new URLSearchParams(second).toString()}`);
+    expect((await ask(second)).response.headers.get('x-proxy-cache')).toBe('HIT');
+  });
+
+  it('Bedrock InvokeModel: `?x=1`, then no query', async () => {
+    const client = bedrockClient(proxy.proxyBase, proxy.account.token, cacheOn);
+    let query: Record<string, string> = {};
+    client.middlewareStack.add(
+      (next) => (args) => {
+        (args.request as { query: Record<string, string> }).query = { ...query };
+        return next(args);
+      },
+      { step: 'build', name: 'testQuery' },
+    );
+    const command = new InvokeModelCommand({
+      modelId: BEDROCK_MODEL,
+      body: JSON.stringify({
+        anthropic_version: 'bedrock-2023-05-31',
+        max_tokens: 100,
+        messages: [{ role: 'user', content: unique() }],
+      }),
+    });
+    query = { x: '1' };
+    await client.send(command);
+    expect(proxy.fakes.bedrock.requests.at(-1)!.rawQuery).toBe('x=1');
+    const calls = proxy.fakes.bedrock.requests.length;
+    await client.send(command);
+    expect(proxy.fakes.bedrock.requests.length).toBe(calls);
+    query = {};
+    await client.send(command);
+    expect(proxy.fakes.bedrock.requests.length).toBe(calls + 1);
+    expect(proxy.fakes.bedrock.requests.at(-1)!.rawQuery).toBe('');
   });
 });

@@ -5,6 +5,8 @@ import { startProxy, type ProxyServer } from '../support/proxy-server';
 import { callThroughSdk, expectedCostUsd } from '../support/sdk-clients';
 
 const PROVIDERS: ProviderId[] = ['prov-a', 'prov-b', 'prov-c', 'prov-d', 'prov-e'];
+/** The chat-completions providers whose streams report usage unasked. */
+const ALWAYS_STREAM_USAGE: ProviderId[] = ['prov-d', 'prov-e'];
 
 let proxy: ProxyServer;
 beforeAll(async () => {
@@ -57,6 +59,10 @@ describe.each(PROVIDERS)('%s cache hits through the official SDK', (provider) =>
       expect(hit.text).toBe(first.text);
       expect(hit.model).toBe(first.model);
       expect(fake.requests.length).toBe(callsAfterMiss);
+      // A stream carries usage as the provider's own would: always for those that always send it
+      // (Mistral, Groq), only when asked otherwise (this request didn't ask).
+      if (hitAsStream && provider !== 'prov-a')
+        expect(hit.usage).toEqual(ALWAYS_STREAM_USAGE.includes(provider) ? first.usage : undefined);
 
       const hitRow = await rowFor(hit.requestId);
       expect(hitRow).toMatchObject({

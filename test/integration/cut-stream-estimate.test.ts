@@ -104,3 +104,114 @@ describe('an aborted stream is recorded with an estimate of what the provider bi
     expect(row).not.toHaveProperty('usage_estimated');
   });
 });
+
+describe('a client that leaves after the answer ended, before its usage: exact row, answer cached', () => {
+  const USAGE = { inputTokens: 5_000, outputTokens: 40, cacheReadTokens: 0, cacheWriteTokens: 0 };
+  const cacheOn = { 'x-proxy-cache': 'true' };
+  const unique = () => `leave after the answer ${Math.random().toString(36).slice(2)}`;
+
+  it('OpenAI SDK stops reading at finish_reason: the usage chunk the proxy asked for is still read', async () => {
+    const client = new OpenAI({
+      baseURL: `${proxy.proxyBase}/prov-b/v1`,
+      apiKey: proxy.account.token,
+      maxRetries: 0,
+      defaultHeaders: cacheOn,
+    });
+    const fake = proxy.fakes.fakes['prov-b'];
+    // Each event 300 ms after the last: the usage chunk comes well after the client has gone.
+    fake.next({ chunks: 3, chunkIntervalMs: 300, usage: USAGE });
+    const body = {
+      model: 'gpt-4o-mini',
+      stream: true as const,
+      messages: [{ role: 'user' as const, content: unique() }],
+    };
+    const { data: stream, response } = await client.chat.completions.create(body).withResponse();
+    let finished = false;
+    for await (const chunk of stream) {
+      if (chunk.choices[0]?.finish_reason) {
+        finished = true;
+        break; // leaving the loop aborts the request, before the usage chunk and [DONE]
+      }
+    }
+    expect(finished).toBe(true);
+    const row = await rowOf(response.headers.get('x-proxy-request-id')!);
+    expect(row).toMatchObject({ status_code: 200, input_tokens: 5_000, output_tokens: 40, priced: true });
+    expect(row.error).toBeUndefined();
+    expect(row.usage_estimated).toBeUndefined();
+    // The upstream body was read to its end, and the complete answer is a hit.
+    expect(fake.requests.at(-1)!.response).toMatchObject({ completed: true, aborted: false });
+    const calls = fake.requests.length;
+    const again = await client.chat.completions.create(body).withResponse();
+    expect(again.response.headers.get('x-proxy-cache')).toBe('HIT');
+    let text = '';
+    for await (const chunk of again.data) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text.length).toBeGreaterThan(0);
+    expect(fake.requests.length).toBe(calls);
+  });
+
+  it('Anthropic SDK stops reading after message_delta: exact usage, no "client disconnected", cached', async () => {
+    const client = new Anthropic({
+      baseURL: proxy.proxyBase,
+      apiKey: proxy.account.token,
+      maxRetries: 0,
+      defaultHeaders: cacheOn,
+    });
+    const fake = proxy.fakes.fakes['prov-a'];
+    fake.next({ chunks: 3, chunkIntervalMs: 300, usage: USAGE });
+    const body = {
+      model: 'claude-sonnet-4-6',
+      max_tokens: 64,
+      stream: true as const,
+      messages: [{ role: 'user' as const, content: unique() }],
+    };
+    const { data: stream, response } = await client.messages.create(body).withResponse();
+    for await (const event of stream) if (event.type === 'message_delta') break;
+    const row = await rowOf(response.headers.get('x-proxy-request-id')!);
+    expect(row).toMatchObject({ status_code: 200, input_tokens: 5_000, output_tokens: 40, priced: true });
+    expect(row.error).toBeUndefined();
+    expect(row.usage_estimated).toBeUndefined();
+    const again = await client.messages.create(body).withResponse();
+    expect(again.response.headers.get('x-proxy-cache')).toBe('HIT');
+    for await (const event of again.data) void event;
+  });
+
+  it('the provider breaks off after the finish reason: an estimate, an error saying when the client left, nothing cached', async () => {
+    const client = new OpenAI({
+      baseURL: `${proxy.proxyBase}/prov-b/v1`,
+      apiKey: proxy.account.token,
+      maxRetries: 0,
+      defaultHeaders: cacheOn,
+    });
+    const fake = proxy.fakes.fakes['prov-b'];
+    // One content delta: the role chunk, the delta, the finish chunk; the connection dies a second later, before the usage.
+    fake.next({ chunks: 1, chunkIntervalMs: 1_000, resetMidStream: 3, usage: USAGE });
+    const body = {
+      model: 'gpt-4o-mini',
+      stream: true as const,
+      messages: [{ role: 'user' as const, content: unique() }],
+    };
+    const { data: stream, response } = await client.chat.completions.create(body).withResponse();
+    for await (const chunk of stream) if (chunk.choices[0]?.finish_reason) break;
+    const row = await rowOf(response.headers.get('x-proxy-request-id')!);
+    expect(row).toMatchObject({
+      status_code: 200,
+      usage_estimated: true,
+      error: 'the client left after the answer ended; the provider closed its connection',
+    });
+    fake.next({ chunks: 1, usage: USAGE });
+    const again = await client.chat.completions.create(body).withResponse();
+    expect(again.response.headers.get('x-proxy-cache')).toBe('MISS');
+    for await (const chunk of again.data) void chunk;
+  });
+
+  it('a client that leaves before the finish reason is still "client disconnected"', async () => {
+    const client = new OpenAI({ baseURL: `${proxy.proxyBase}/prov-b/v1`, apiKey: proxy.account.token, maxRetries: 0 });
+    proxy.fakes.fakes['prov-b'].next({ chunks: 6, chunkIntervalMs: 300, usage: USAGE });
+    const { data: stream, response } = await client.chat.completions
+      .create({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: unique() }] })
+      .withResponse();
+    for await (const chunk of stream) if (chunk.choices[0]?.delta.content) break;
+    const row = await rowOf(response.headers.get('x-proxy-request-id')!);
+    expect(row).toMatchObject({ status_code: 200, error: 'client disconnected', usage_estimated: true });
+  });
+});

@@ -153,6 +153,7 @@ describe('GET /api/logs.csv', () => {
       'tags',
       'server_tool_use',
       'usage_estimated',
+      'priced_as',
     ]);
     const items = (await json<{ items: Row[] }>('/api/logs?limit=500')).body.items;
     expect(lines).toHaveLength(items.length);

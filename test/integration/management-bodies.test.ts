@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 
 /**
@@ -211,5 +212,110 @@ describe('management bodies', () => {
     expect(
       await send(`/api/budgets/tags/${path}`, 'PUT', proxy.account.token, { limit_usd: 1, period: 'day' }),
     ).toEqual(refusal(message, param));
+  });
+
+  it('budget: the `alerts_at` typo is a 400 saying which fields the body takes', async () => {
+    expect(
+      await send('/api/budgets/requesters/typo', 'PUT', proxy.account.token, {
+        limit_usd: 1,
+        period: 'day',
+        alerts_at: [0.5],
+      }),
+    ).toEqual(
+      refusal(
+        'Unknown field "alerts_at": this body takes "limit_usd", "period" and, if you like, "alert_at".',
+        'alerts_at',
+      ),
+    );
+  });
+
+  it.each<[string, string, string, unknown, string]>([
+    ['budget', 'PUT', '/api/budgets/requesters/typo', { limit_usd: 1, period: 'day', alerts_at: [0.5] }, 'alerts_at'],
+    ['provider key', 'PUT', '/api/keys/prov-d', { key: 'mistral-key-abcd', provider: 'prov-d' }, 'provider'],
+    ['app token', 'POST', '/api/tokens', { name: 'ci', scope: ['proxy'] }, 'scope'],
+    ['price', 'PUT', '/api/prices/house-model', { input: 1, output: 2, cache_reads: 1 }, 'cache_reads'],
+  ])('%s: an unknown field is a 400 naming it, and nothing is stored', async (_label, method, path, body, field) => {
+    const account = await proxy.createAccount(`bodies-unknown-${field}`);
+    const answer = await send(path, method, account.token, body);
+    expect(answer.status).toBe(400);
+    expect(answer.body).toMatchObject({ error: { code: 'invalid_request', field } });
+    expect((answer.body!.error as { message: string }).message).toMatch(
+      new RegExp(`^Unknown field "${field}": this body takes `),
+    );
+    const budgets = (await (await proxy.api('/api/budgets', { token: account.token })).json()) as Record<
+      string,
+      unknown[]
+    >;
+    expect(Object.values(budgets).flat()).toEqual([]);
+    const keys = (await (await proxy.api('/api/keys', { token: account.token })).json()) as { keys: unknown[] };
+    expect(keys.keys).toEqual([]);
+  });
+
+  it.each<[string, string, unknown, string]>([
+    ['new account', '/api/admin/accounts', { name: 'acme', plan: 'pro' }, 'plan'],
+    ['admin token', `/api/admin/accounts/{account}/tokens`, { name: 'ops', scope: ['manage'] }, 'scope'],
+  ])('%s: an unknown field is a 400 naming it', async (_label, path, body, field) => {
+    const answer = await send(path.replace('{account}', proxy.account.accountId), 'POST', proxy.adminKey, body);
+    expect(answer.status).toBe(400);
+    expect(answer.body).toMatchObject({ error: { code: 'invalid_request', field } });
+  });
+
+  it('price: the model id is limited in UTF-8 bytes, as the store keys it (512 ASCII characters, 170 of "模")', async () => {
+    const account = await proxy.createAccount('bodies-price-bytes');
+    const put = (model: string) =>
+      send(`/api/prices/${encodeURIComponent(model)}`, 'PUT', account.token, { input: 1, output: 2 });
+    expect((await put('模'.repeat(170))).status).toBe(200);
+    expect((await put('m'.repeat(512))).status).toBe(200);
+    const tooLong = await put('模'.repeat(171));
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.body).toMatchObject({ error: { field: 'model' } });
+    expect((tooLong.body!.error as { message: string }).message).toContain('512 bytes in UTF-8');
+    // The case the store used to fail on with a 500: 512 characters that are 1,536 bytes.
+    expect((await put('模'.repeat(512))).status).toBe(400);
+    expect((await put('m'.repeat(513))).status).toBe(400);
+  });
+
+  it('price: the cap of 200 holds when new prices arrive at once (checked in the write, not on a list read before it)', async () => {
+    const account = await proxy.createAccount('bodies-price-cap');
+    const put = (model: string) => send(`/api/prices/${model}`, 'PUT', account.token, { input: 1, output: 2 });
+    for (let start = 0; start < 195; start += 15)
+      await Promise.all(
+        Array.from({ length: Math.min(15, 195 - start) }, (_, i) => put(`model-${start + i}`)).map(async (done) =>
+          expect((await done).status).toBe(200),
+        ),
+      );
+    // 20 new models at once for the last 5 places: exactly 5 are stored.
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => put(`late-${i}`)));
+    expect(answers.filter((answer) => answer.status === 200)).toHaveLength(5);
+    const refused = answers.filter((answer) => answer.status === 400);
+    expect(refused).toHaveLength(15);
+    expect(refused[0]!.body).toMatchObject({ error: { field: 'model' } });
+    const listed = (await (await proxy.api('/api/prices', { token: account.token })).json()) as { prices: unknown[] };
+    expect(listed.prices).toHaveLength(200);
+    // At the cap, an existing price can still be changed, and a deleted one makes room for one more.
+    expect((await put('model-0')).status).toBe(200);
+    expect((await send('/api/prices/model-1', 'DELETE', account.token, undefined)).status).toBe(204);
+    expect((await put('one-more')).status).toBe(200);
+    expect((await put('one-too-many')).status).toBe(400);
+  });
+});
+
+describe('the local server', () => {
+  it('answers a client that half-closes its side right after a complete request', async () => {
+    const { hostname, port } = new URL(proxy.url);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () => {
+        socket.write(
+          `GET /api/tokens HTTP/1.1\r\nHost: ${hostname}:${port}\r\nAuthorization: Bearer ${proxy.account.token}\r\n\r\n`,
+        );
+        socket.end(); // no more to send: the request is complete
+      });
+      let received = '';
+      socket.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
+      socket.on('close', () => resolve(received));
+      socket.on('error', reject);
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(answer).toContain(`"token_id":"${proxy.account.tokenId}"`);
   });
 });

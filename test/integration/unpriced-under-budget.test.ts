@@ -150,3 +150,135 @@ describe('a model without a price under a budget', () => {
     expect(spent).toBe(0.005);
   });
 });
+
+/** The request's row, once written. */
+const rowOf = async (token: string, requestId: string | null) => (await proxy.rowsFor(token, [requestId!]))[0]!;
+
+describe('money that would escape a budget', () => {
+  it('a multipart audio transcription under a budget: 402 with the documented hint, nothing sent; without one it is sent', async () => {
+    const account = await budgeted('unpriceable-upload', 50);
+    const fake = proxy.fakes.fakes['prov-b'];
+    const before = fake.requests.length;
+    const upload = () =>
+      openai(account.token).audio.transcriptions.create({
+        file: new File([Buffer.alloc(2048, 1)], 'speech.wav', { type: 'audio/wav' }),
+        model: 'whisper-1',
+      });
+    const error = await rejection(upload());
+    expect(error.status).toBe(402);
+    expect(error.code).toBe('model_not_priced');
+    expect(error.message).toContain(`can't be priced before it is sent: a "multipart/form-data" body`);
+    expect(error.message).toContain(`proxy token ${account.tokenId}`);
+    expect(error.message).toContain('docs/budgets.md, "Requests the proxy cannot price"');
+    expect(fake.requests.length).toBe(before);
+    // A request without a body generates nothing to pay for: it is not refused (the fake has no such route).
+    const listed = await rejection(openai(account.token).files.list());
+    expect(listed.status).toBe(405);
+    expect(fake.requests.at(-1)!.path).toBe('/v1/files');
+
+    const free = await proxy.createAccount('unpriceable-free');
+    await proxy.saveKey(free.token, 'prov-b');
+    fake.next({ jsonBody: { text: 'hello' } });
+    const sent = await openai(free.token).audio.transcriptions.create({
+      file: new File([Buffer.alloc(2048, 1)], 'speech.wav', { type: 'audio/wav' }),
+      model: 'whisper-1',
+    });
+    expect(sent.text).toBe('hello');
+    expect(fake.requests.at(-1)!.path).toBe('/v1/audio/transcriptions');
+  });
+
+  it("an answer naming a model no price knows is charged at the requested model's price, and the row says so", async () => {
+    const account = await budgeted('snapshot-model', 10);
+    proxy.fakes.fakes['prov-b'].next({
+      jsonBody: {
+        id: 'chatcmpl-snapshot',
+        object: 'chat.completion',
+        created: 1_764_000_000,
+        model: 'gpt-4o-mini-custom-snapshot-zz',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 1000, completion_tokens: 500, total_tokens: 1500 },
+      },
+    });
+    const { response } = await openai(account.token).chat.completions.create(chat('gpt-4o-mini')).withResponse();
+    const row = await rowOf(account.token, response.headers.get('x-proxy-request-id'));
+    // gpt-4o-mini: 1,000 in at $0.15/M and 500 out at $0.60/M.
+    expect(row).toMatchObject({
+      model: 'gpt-4o-mini-custom-snapshot-zz',
+      priced: true,
+      priced_as: 'gpt-4o-mini',
+      cost_nanos: 450_000,
+    });
+  });
+
+  it('audio tokens at the audio rates (gpt-audio: $32/M in, $64/M out), text tokens at the text rates', async () => {
+    const account = await budgeted('audio-tokens', 10);
+    proxy.fakes.fakes['prov-b'].next({
+      jsonBody: {
+        id: 'chatcmpl-audio',
+        object: 'chat.completion',
+        created: 1_764_000_000,
+        model: 'gpt-audio-2025-08-28',
+        choices: [{ index: 0, message: { role: 'assistant', content: null }, finish_reason: 'stop' }],
+        usage: {
+          prompt_tokens: 1000,
+          completion_tokens: 500,
+          total_tokens: 1500,
+          prompt_tokens_details: { cached_tokens: 0, audio_tokens: 800, text_tokens: 200 },
+          completion_tokens_details: { audio_tokens: 400, text_tokens: 100, reasoning_tokens: 0 },
+        },
+      },
+    });
+    const { response } = await openai(account.token).chat.completions.create(chat('gpt-audio')).withResponse();
+    const row = await rowOf(account.token, response.headers.get('x-proxy-request-id'));
+    // 200 text in at $2.50/M, 800 audio in at $32/M, 100 text out at $10/M, 400 audio out at $64/M: $0.0527.
+    expect(row).toMatchObject({ input_tokens: 1000, output_tokens: 500, priced: true, cost_nanos: 52_700_000 });
+  });
+
+  it('image generation: text and image input tokens at their own rates, the image output at its rate', async () => {
+    const account = await budgeted('image-tokens', 10);
+    proxy.fakes.fakes['prov-b'].next({
+      jsonBody: {
+        created: 1_764_000_000,
+        data: [{ b64_json: Buffer.from('not really a png').toString('base64') }],
+        usage: {
+          total_tokens: 4210,
+          input_tokens: 50,
+          output_tokens: 4160,
+          input_tokens_details: { text_tokens: 10, image_tokens: 40 },
+        },
+      },
+    });
+    const { response } = await openai(account.token)
+      .images.generate({ model: 'gpt-image-1', prompt: 'a lighthouse at dawn' })
+      .withResponse();
+    const row = await rowOf(account.token, response.headers.get('x-proxy-request-id'));
+    // gpt-image-1: 10 text in at $5/M, 40 image in at $10/M, 4,160 image out at $40/M: $0.16685.
+    expect(row).toMatchObject({
+      model: 'gpt-image-1',
+      kind: 'other',
+      input_tokens: 50,
+      output_tokens: 4160,
+      priced: true,
+      cost_nanos: 166_850_000,
+    });
+  });
+
+  it('a custom price with more than 6 decimals is a 400 naming the field, and nothing is stored', async () => {
+    const account = await proxy.createAccount('seven-decimals');
+    const response = await proxy.api('/api/prices/house-model', {
+      method: 'PUT',
+      token: account.token,
+      body: { input: 0.0000004, output: 1 },
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      error: {
+        code: 'invalid_request',
+        message: 'input can have at most 6 decimal places (USD per million tokens).',
+        field: 'input',
+      },
+    });
+    const listed = (await (await proxy.api('/api/prices', { token: account.token })).json()) as { prices: unknown[] };
+    expect(listed.prices).toEqual([]);
+  });
+});

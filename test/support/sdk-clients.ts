@@ -36,6 +36,8 @@ export interface CallOptions {
 export interface CallResult {
   text: string;
   model: string;
+  /** Chat completions: the token counts the answer reported (a stream's from its chunks); undefined when it reported none. */
+  usage?: { prompt_tokens: number; completion_tokens: number };
   requestId: string;
   headers: Headers;
 }
@@ -93,13 +95,16 @@ export async function callThroughSdk(options: CallOptions): Promise<CallResult> 
       .withResponse();
     let text = '';
     let seenModel = '';
+    let usage: CallResult['usage'];
     for await (const chunk of data) {
       seenModel ||= chunk.model;
       text += chunk.choices[0]?.delta?.content ?? '';
+      if (chunk.usage) usage = tokenCounts(chunk.usage);
     }
     return {
       text,
       model: seenModel,
+      usage,
       requestId: response.headers.get('x-proxy-request-id')!,
       headers: response.headers,
     };
@@ -108,10 +113,16 @@ export async function callThroughSdk(options: CallOptions): Promise<CallResult> 
   return {
     text: data.choices[0]?.message?.content ?? '',
     model: data.model,
+    usage: data.usage && tokenCounts(data.usage),
     requestId: response.headers.get('x-proxy-request-id')!,
     headers: response.headers,
   };
 }
+
+const tokenCounts = ({ prompt_tokens, completion_tokens }: OpenAI.CompletionUsage) => ({
+  prompt_tokens,
+  completion_tokens,
+});
 
 /** Expected cost in USD of a usage under TEST_PRICES (input includes cache reads and writes). */
 export function expectedCostUsd(

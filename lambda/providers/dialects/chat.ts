@@ -1,6 +1,6 @@
 import type { SseEvent } from '../../sse/sse-event';
 import type { Dialect, StreamOutcome } from '../types';
-import { tokenCount, type Usage } from '../usage';
+import { mediaTokens, tokenCount, type Usage } from '../usage';
 import { deliveredChars } from './delivered-text';
 import { findErrorMessage } from './error-text';
 import { asObject, asString, tryParseJson, type JsonObject } from '../../base/json';
@@ -14,28 +14,72 @@ function usageObject(object: JsonObject | undefined): JsonObject | undefined {
 }
 
 export function chatUsageFrom(usage: JsonObject): Usage {
+  // Image generation and audio transcription answer in the Responses API's names (`input_tokens`, `output_tokens`).
+  if (usage.prompt_tokens === undefined && (usage.input_tokens !== undefined || usage.output_tokens !== undefined))
+    return mediaUsageFrom(usage);
   const inputTokens = tokenCount(usage.prompt_tokens);
   const completion = tokenCount(usage.completion_tokens);
   // Some providers leave reasoning tokens out of completion_tokens but count
   // them in total_tokens; the total then tells the real output.
   const fromTotal = tokenCount(usage.total_tokens) - inputTokens;
-  const cacheReadTokens =
-    tokenCount(asObject(usage.prompt_tokens_details)?.cached_tokens) || tokenCount(usage.prompt_cache_hit_tokens);
-  return { inputTokens, outputTokens: Math.max(completion, fromTotal), cacheReadTokens, cacheWriteTokens: 0 };
+  const inputDetails = asObject(usage.prompt_tokens_details);
+  const cacheReadTokens = tokenCount(inputDetails?.cached_tokens) || tokenCount(usage.prompt_cache_hit_tokens);
+  const media = mediaTokens({
+    audioInput: tokenCount(inputDetails?.audio_tokens),
+    audioOutput: tokenCount(asObject(usage.completion_tokens_details)?.audio_tokens),
+  });
+  return {
+    inputTokens,
+    outputTokens: Math.max(completion, fromTotal),
+    cacheReadTokens,
+    cacheWriteTokens: 0,
+    ...(media ? { media } : {}),
+  };
 }
 
-/** The event's raw text with its data replaced; every other line (`event:`, `id:`, comments) stays as sent. */
+/**
+ * The usage of an image generation (`/images/generations`, `/images/edits`) or an audio
+ * transcription: input and output tokens with their image and audio parts (`input_tokens_details`,
+ * or `input_token_details` as transcriptions write it).
+ */
+function mediaUsageFrom(usage: JsonObject): Usage {
+  const input = asObject(usage.input_tokens_details) ?? asObject(usage.input_token_details);
+  const output = asObject(usage.output_tokens_details) ?? asObject(usage.output_token_details);
+  const media = mediaTokens({
+    audioInput: tokenCount(input?.audio_tokens),
+    audioOutput: tokenCount(output?.audio_tokens),
+    imageInput: tokenCount(input?.image_tokens),
+    imageOutput: tokenCount(output?.image_tokens),
+  });
+  return {
+    inputTokens: tokenCount(usage.input_tokens),
+    outputTokens: tokenCount(usage.output_tokens),
+    cacheReadTokens: tokenCount(input?.cached_tokens),
+    cacheWriteTokens: 0,
+    ...(media ? { media } : {}),
+  };
+}
+
+/**
+ * The event's raw text with its data replaced; every other line (`event:`, `id:`, comments) stays as
+ * sent, and so does each line's ending (a provider that ends its lines with CRLF keeps them).
+ */
 function withDataOf(event: SseEvent, data: string): string {
-  const lines = event.raw.split('\n');
-  const first = lines.findIndex((line) => line.startsWith('data:'));
+  // Split keeping the separators: text, ending, text, ending, …, text.
+  const parts = event.raw.split(/(\r\n|\r|\n)/);
+  const lines: Array<{ text: string; end: string }> = [];
+  for (let i = 0; i < parts.length; i += 2) lines.push({ text: parts[i], end: parts[i + 1] ?? '' });
+  const first = lines.findIndex((line) => line.text.startsWith('data:'));
   if (first < 0) return event.raw;
-  const prefix = lines[first].startsWith('data: ') ? 'data: ' : 'data:';
-  const dataLines = data.split('\n').map((line) => prefix + line);
+  const prefix = lines[first].text.startsWith('data: ') ? 'data: ' : 'data:';
+  const end = lines[first].end || '\n';
   return [
     ...lines.slice(0, first),
-    ...dataLines,
-    ...lines.slice(first + 1).filter((line) => !line.startsWith('data:')),
-  ].join('\n');
+    ...data.split('\n').map((line) => ({ text: prefix + line, end })),
+    ...lines.slice(first + 1).filter((line) => !line.text.startsWith('data:')),
+  ]
+    .map((line) => line.text + line.end)
+    .join('');
 }
 
 export const chatDialect: Dialect = {
@@ -59,6 +103,7 @@ export const chatDialect: Dialect = {
     let usage: Usage | undefined;
     let error: string | undefined;
     let complete = false;
+    let answerEnded = false;
     let delivered = 0;
     return {
       onEvent(event: SseEvent) {
@@ -69,6 +114,8 @@ export const chatDialect: Dialect = {
           return;
         }
         delivered += deliveredChars(data);
+        // A finish reason ends the answer; the usage chunk the proxy asked for may still follow it.
+        answerEnded ||= /"finish_reason"\s*:\s*"/.test(data);
         // Parsing every content chunk would cost CPU per token; only the first
         // chunk (model) and chunks that can carry usage or an error are read.
         if (model !== undefined && !/"usage"\s*:\s*\{|"error"/.test(data)) return;
@@ -80,7 +127,7 @@ export const chatDialect: Dialect = {
         if (chunk.error !== undefined && chunk.error !== null) error = findErrorMessage(chunk) ?? 'stream error';
       },
       outcome(): StreamOutcome {
-        return { model, usage, error, complete, deliveredChars: delivered };
+        return { model, usage, error, complete, answerEnded, deliveredChars: delivered };
       },
     };
   },

@@ -65,16 +65,19 @@ export const converseDialect: Dialect = {
     let usage: Usage | undefined;
     let error: string | undefined;
     let complete = false;
+    let answerEnded = false;
     return {
       onEvent(event) {
         if (event.exception) error = streamExceptionMessage(event);
+        // The stop reason ends the answer; the usage comes after it, in `metadata`.
+        else if (event.event === 'messageStop') answerEnded = true;
         else if (event.event === 'metadata') {
           const fields = asObject(asObject(tryParseJson(event.data))?.usage);
           if (fields) usage = converseUsage(fields);
           complete = true;
         }
       },
-      outcome: (): StreamOutcome => ({ usage, error, complete: complete && !error }),
+      outcome: (): StreamOutcome => ({ usage, error, complete: complete && !error, answerEnded }),
     };
   },
 

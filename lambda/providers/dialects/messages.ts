@@ -71,6 +71,7 @@ export const messagesDialect: Dialect = {
     let usageFields: JsonObject | undefined;
     let error: string | undefined;
     let complete = false;
+    let answerEnded = false;
     let delivered = 0;
     return {
       onEvent(event: SseEvent) {
@@ -89,6 +90,8 @@ export const messagesDialect: Dialect = {
           case 'message_delta': {
             const usage = asObject(asObject(tryParseJson(event.data))?.usage);
             if (usage) usageFields = { ...usageFields, ...withoutNulls(usage) };
+            // The stop reason ends the answer; only `message_stop` follows.
+            answerEnded = true;
             break;
           }
           case 'message_stop':
@@ -100,7 +103,14 @@ export const messagesDialect: Dialect = {
         }
       },
       outcome(): StreamOutcome {
-        return { model, usage: usageFields && usageFrom(usageFields), error, complete, deliveredChars: delivered };
+        return {
+          model,
+          usage: usageFields && usageFrom(usageFields),
+          error,
+          complete,
+          answerEnded,
+          deliveredChars: delivered,
+        };
       },
     };
   },

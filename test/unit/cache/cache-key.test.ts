@@ -51,10 +51,23 @@ describe('cacheKey', () => {
     const v3 = `acc-1#prov-b#chat.v3#${createHash('sha256')
       .update(canonicalJson({ body: { model: 'fam-4o-mini', messages } }))
       .digest('hex')}`;
-    expect(CACHE_KEY_VERSION).toBe('v4');
+    const v4 = `acc-1#prov-b#chat.v4#${createHash('sha256')
+      .update(canonicalJson({ body: { model: 'fam-4o-mini', messages } }))
+      .digest('hex')}`;
+    expect(CACHE_KEY_VERSION).toBe('v5');
+    expect(cacheKey(chat)).not.toBe(v4);
     expect(cacheKey(chat)).not.toBe(v1);
     expect(cacheKey(chat)).not.toBe(v2);
     expect(cacheKey(chat)).not.toBe(v3);
+  });
+
+  it('holds the query string the provider receives, byte for byte; none and an empty one are the same request', () => {
+    const keys = ['beta=true', 'x=1', 'x=2', 'api-version=2024-10-21', 'x=1&y=2', 'y=2&x=1', 'x=%31'].map((query) =>
+      cacheKey({ ...chat, query }),
+    );
+    expect(new Set([...keys, cacheKey(chat)]).size).toBe(keys.length + 1);
+    expect(cacheKey({ ...chat, query: '' })).toBe(cacheKey(chat));
+    expect(cacheKey({ ...chat, query: 'x=1' })).toBe(cacheKey({ ...chat, query: 'x=1' }));
   });
 
   it('ignores key order inside the body', () => {

@@ -121,7 +121,6 @@ describe('replayCached', () => {
         dialect,
         stream: true,
         hideAddedUsage: false,
-        clientAskedForUsage: true,
       })!;
       expect(contentType).toBe('text/event-stream; charset=utf-8');
       const text = (await chunksOf(body)).join('');

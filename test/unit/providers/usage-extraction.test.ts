@@ -170,6 +170,7 @@ describe('stream readers beyond the fixtures', () => {
       usage: { inputTokens: 115, outputTokens: 30, cacheReadTokens: 100, cacheWriteTokens: 5 },
       error: undefined,
       complete: true,
+      answerEnded: true,
       deliveredChars: 0,
     });
   });
@@ -190,6 +191,7 @@ describe('stream readers beyond the fixtures', () => {
       usage: { inputTokens: 7, outputTokens: 3, cacheReadTokens: 0, cacheWriteTokens: 0 },
       error: undefined,
       complete: true,
+      answerEnded: false,
       deliveredChars: 1,
     });
   });
@@ -211,7 +213,31 @@ describe('stream readers beyond the fixtures', () => {
         { id: 'c', model: 'm', choices: [{ index: 0, delta: { content: '{"usage":{"prompt_tokens":999}} "error"' } }] },
       ]) + 'data: [DONE]\n\n',
     );
-    expect(outcome).toEqual({ model: 'm', usage: undefined, error: undefined, complete: true, deliveredChars: 46 });
+    expect(outcome).toEqual({
+      model: 'm',
+      usage: undefined,
+      error: undefined,
+      complete: true,
+      answerEnded: false,
+      deliveredChars: 46,
+    });
+  });
+
+  it("the answer has ended at chat's finish reason and Anthropic's message_delta, before the usage and the terminal event", () => {
+    const base = { id: 'c', object: 'chat.completion.chunk', model: 'gpt-4o-mini' };
+    const content = sse([{ ...base, choices: [{ index: 0, delta: { content: '"finish_reason":"stop"' } }] }]);
+    expect(read(chatDialect, content).answerEnded).toBe(false);
+    const finished = content + sse([{ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }]);
+    expect(read(chatDialect, finished)).toMatchObject({ answerEnded: true, complete: false, usage: undefined });
+    const started = messagesSse([
+      { type: 'message_start', message: { model: 'claude-sonnet-4-6' } } as { type: string },
+    ]);
+    expect(read(messagesDialect, started).answerEnded).toBe(false);
+    const delta = messagesSse([
+      { type: 'message_start', message: { model: 'claude-sonnet-4-6' } } as { type: string },
+      { type: 'message_delta', usage: { output_tokens: 3 } } as { type: string },
+    ]);
+    expect(read(messagesDialect, delta)).toMatchObject({ answerEnded: true, complete: false });
   });
 
   it('token counts: absent, null, negative, fractional and non-numbers are coerced safely', () => {

@@ -218,3 +218,70 @@ describe('after the terminal event went to the client (a usage tap that knows it
     expect(ends).toEqual([{ kind: 'complete' }]);
   });
 });
+
+describe('a client that leaves after the answer ended, before its usage and terminal event', () => {
+  const chatTap = () => new UsageTap({ dialect: chatDialect, format: 'sse', hideAddedUsage: false });
+  const FINISHED = 'data: {"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n';
+  const USAGE = 'data: {"model":"m","choices":[],"usage":{"prompt_tokens":5000,"completion_tokens":40}}\n\n';
+
+  /** Relays what `serve` sends, and closes the client's side once the finish reason has reached it. */
+  async function leaveAtFinish(serve: (response: ServerResponse, clientLeft: Promise<void>) => void) {
+    let left!: () => void;
+    const clientLeft = new Promise<void>((resolve) => (left = resolve));
+    let tap!: UsageTap;
+    const relayed = await relay((response) => serve(response, clientLeft), { tap: () => (tap = chatTap()) });
+    let text = '';
+    await new Promise<void>((resolve) =>
+      relayed.tap.on('data', (chunk: Buffer) => {
+        text += chunk.toString('utf8');
+        if (text.includes('"finish_reason":"stop"')) resolve();
+      }),
+    );
+    relayed.tap.destroy();
+    // The relay hears of it on the tap's close, in a later turn.
+    await new Promise((resolve) => setImmediate(resolve));
+    left();
+    return { ...relayed, usageTap: tap };
+  }
+
+  it('the usage and [DONE] that follow are read, nothing passed on: complete, with the exact usage', async () => {
+    const { ends, usageTap, upstreamDone } = await leaveAtFinish((response, clientLeft) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.write(FINISHED);
+      void clientLeft.then(() => response.end(`${USAGE}data: [DONE]\n\n`));
+    });
+    await upstreamDone;
+    expect(ends).toEqual([{ kind: 'complete' }]);
+    expect(usageTap.result()).toMatchObject({ complete: true, usage: { inputTokens: 5000, outputTokens: 40 } });
+  });
+
+  it('a provider that goes quiet: after 5 s the call is stopped and the end says the client left after the answer', async () => {
+    const { ends, upstreamDone } = await leaveAtFinish((response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.write(FINISHED);
+    });
+    await upstreamClosed;
+    await upstreamDone;
+    expect(ends).toEqual([
+      {
+        kind: 'left-after-answer',
+        reason: "the client left after the answer ended; the provider's usage did not follow within 5 s",
+      },
+    ]);
+  }, 20_000);
+
+  it('a client that leaves before the finish reason stops the call at once: client-gone', async () => {
+    const { ends, tap, upstreamDone } = await relay(
+      (response) => {
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        response.write('data: {"model":"m","choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n');
+      },
+      { tap: chatTap },
+    );
+    await new Promise<void>((resolve) => tap.once('data', () => resolve()));
+    tap.destroy();
+    await upstreamClosed;
+    await upstreamDone;
+    expect(ends).toEqual([{ kind: 'client-gone', reason: 'client disconnected' }]);
+  });
+});

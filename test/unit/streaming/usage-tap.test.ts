@@ -7,7 +7,7 @@ import { UsageTap, type TapOptions, type TapResult } from '../../../lambda/strea
 import { chatDialect } from '../../../lambda/providers/dialects/chat';
 import { messagesDialect } from '../../../lambda/providers/dialects/messages';
 import { expectedUsage, fixtureEvents, fixtureNames, fixtureText, isStreamFixture } from '../../fixtures';
-import { oneBytePieces, randomCuts, seededRandom, toCrlf, withUnicode } from '../../support/fragments';
+import { oneBytePieces, randomCuts, seededRandom, toCr, toCrlf, withUnicode } from '../../support/fragments';
 
 function dialectOf(name: string): Dialect {
   return providerById(name.split('/')[0])!.dialect;
@@ -129,6 +129,18 @@ describe('UsageTap taking out what the stream usage the proxy asked for added', 
         });
         expect(output.toString('utf8')).toBe(expected);
         // What is taken out is still read: the row gets the usage the client doesn't see.
+        expect(summary(result)).toEqual(wanted(name));
+      }
+    },
+  );
+
+  it.each(Object.keys(unasked).flatMap((name) => [[name, 'CRLF', toCrlf] as const, [name, 'CR', toCr] as const]))(
+    '%s with %s line endings: what is taken out leaves every line ending as the provider sent it',
+    async (name, _, ending) => {
+      const input = Buffer.from(ending(fixtureText(name)), 'utf8');
+      for (const pieces of [[input], ...SEEDS.map((seed) => randomCuts(input, seededRandom(seed)))]) {
+        const { output, result } = await runTap(pieces, { dialect: chatDialect, format: 'sse', hideAddedUsage: true });
+        expect(output.toString('utf8')).toBe(ending(unasked[name]!()));
         expect(summary(result)).toEqual(wanted(name));
       }
     },
