@@ -82,6 +82,26 @@ const OTHER_GRANTS: readonly DeclaredGrant[] = [
   },
   {
     role: 'stats consumer',
+    actions: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
+    resource: (s) => s.statsConsumer.alertQueue.queueArn,
+    resourceName: 'the alert queue',
+    usedFor: "each claimed budget alert's delivery attempts (docs/alerts.md)",
+  },
+  {
+    role: 'stats consumer',
+    actions: [
+      'sqs:ChangeMessageVisibility',
+      'sqs:DeleteMessage',
+      'sqs:GetQueueAttributes',
+      'sqs:GetQueueUrl',
+      'sqs:ReceiveMessage',
+    ],
+    resource: (s) => s.statsConsumer.alertQueue.queueArn,
+    resourceName: 'the alert queue',
+    usedFor: "the queue's event source mapping hands the function the alerts to deliver",
+  },
+  {
+    role: 'stats consumer',
     actions: ['sns:Publish'],
     resource: (s) => s.alertTopic.topic.topicArn,
     resourceName: 'the budget-alert topic (or `alertTopicArn`)',

@@ -1,10 +1,7 @@
 import type { Usage } from '../providers/usage';
-import type { Cost, PriceContext, PriceTable } from '../pricing/price-table';
+import { ACCOUNT_PRICE_SOURCE, type Cost, type PriceContext, type PriceTable } from '../pricing/price-table';
 import { costPico, picoPerToken, picoToNanos, type ModelRates, type Rate } from '../pricing/rates';
 import { findAccountPrice, type AccountPrice, type TokenRates } from './account-price';
-
-/** What a row's `price_source` says for a price the account set itself (its own rates, or "priced as"). */
-export const ACCOUNT_PRICE_SOURCE = 'custom';
 
 /** What pricing a request needs: whether its model has a price, and what its usage cost. */
 export type Prices = Pick<PriceTable, 'cost' | 'has'>;

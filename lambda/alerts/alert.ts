@@ -20,6 +20,8 @@ export interface BudgetAlert {
   period: BudgetPeriod;
   /** Epoch ms the period started; undefined for a `total` budget. */
   periodStart?: number;
+  /** A token subject's name, for the text (a person reads a name, not an id); absent when it has none. */
+  tokenName?: string;
 }
 
 /** The alerts a budget's spend calls for: one per fraction of `alert_at` its spend has reached. */
@@ -62,10 +64,16 @@ export function subjectJson(subject: BudgetSubject): SubjectJson {
 
 const percent = (fraction: number) => `${Math.round(fraction * 1000) / 10}%`;
 
+/** The budget's subject as a person knows it: a token by its name, never its id; a requester or tag by its label. */
+function subjectText(alert: BudgetAlert): string {
+  if (alert.subject.kind !== 'token') return describeSubject(alert.subject);
+  return alert.tokenName ? `proxy token "${alert.tokenName.slice(0, 200)}"` : 'an unnamed proxy token';
+}
+
 /** One line a person reads in a chat channel or an e-mail subject. */
 export function alertText(alert: BudgetAlert): string {
   return (
-    `Budget alert: ${describeSubject(alert.subject)} has spent $${formatUsd(alert.spentNanos)} ` +
+    `Budget alert: ${subjectText(alert)} has spent $${formatUsd(alert.spentNanos)} ` +
     `of its ${PERIOD_WORDS[alert.period]} budget of $${formatUsd(alert.limitNanos)} ` +
     `(${percent(alert.spentNanos / alert.limitNanos)}; alert at ${percent(alert.threshold)}).`
   );
@@ -73,6 +81,8 @@ export function alertText(alert: BudgetAlert): string {
 
 /** The JSON a webhook receives, and the SNS message (docs/alerts.md, "Webhook payload"). */
 export interface AlertPayload {
+  /** Stable across every delivery of this alert: a receiver drops an id it has already seen. */
+  id: string;
   type: 'budget.threshold';
   text: string;
   account_id: string;
@@ -85,8 +95,9 @@ export interface AlertPayload {
   period_start: string | null;
 }
 
-export function alertPayload(alert: BudgetAlert): AlertPayload {
+export function alertPayload(alert: BudgetAlert, id: string): AlertPayload {
   return {
+    id,
     type: 'budget.threshold',
     text: alertText(alert),
     account_id: alert.accountId,

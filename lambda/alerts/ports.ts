@@ -25,22 +25,60 @@ export interface DeliveryOutcome {
   problem?: string;
 }
 
+/** `pending` until every target has it (`delivered`) or its last attempt failed (`failed`). */
+export type AlertState = 'pending' | 'delivered' | 'failed';
+
 /** An alert as the account's history keeps it. */
 export interface SentAlert {
   id: string;
   sentAt: string;
   payload: AlertPayload;
   deliveries: DeliveryOutcome[];
+  state: AlertState;
+}
+
+/** An alert's claim as stored: its id and history entry, and whether its delivery was queued yet. */
+export interface AlertClaim {
+  id: string;
+  sentAt: string;
+  queued: boolean;
+}
+
+/** One delivery attempt waiting in the queue: which alert (its history entry), which attempt. */
+export interface QueuedAlert {
+  accountId: string;
+  alertId: string;
+  sentAt: string;
+  /** 1 for the first attempt. */
+  attempt: number;
+}
+
+/**
+ * Where claimed alerts wait for delivery, off the fold's path (docs/alerts.md): SQS in AWS, an
+ * item per message in the accounts table on a local server (alerts/dynamodb/alert-queue.ts).
+ */
+export interface AlertQueue {
+  enqueue(message: QueuedAlert, delayMs: number): Promise<void>;
 }
 
 /** The alerts' storage (docs/alerts.md): each alert's claim, the account's recent alerts and its webhook. */
 export interface AlertStore {
   /**
-   * Claims the alert for this sender: true for exactly one caller per budget, fraction and period,
-   * whatever the concurrency; the claim and the history entry are written together.
+   * Claims the alert: written once per budget, fraction and period, whatever the concurrency, with
+   * its history entry. Answers the claim as stored: this caller's, or the one written before it.
    */
-  claim(alert: BudgetAlert, id: string, sentAt: string, payload: AlertPayload): Promise<boolean>;
-  recordDeliveries(accountId: string, id: string, sentAt: string, deliveries: DeliveryOutcome[]): Promise<void>;
+  claim(alert: BudgetAlert, id: string, sentAt: string, payload: AlertPayload): Promise<AlertClaim>;
+  /** The claim's delivery is in the queue: later batches leave it alone. */
+  markQueued(alert: BudgetAlert): Promise<void>;
+  /** One alert of the history, read fresh; undefined once expired. */
+  sent(accountId: string, id: string, sentAt: string): Promise<SentAlert | undefined>;
+  recordDeliveries(
+    accountId: string,
+    id: string,
+    sentAt: string,
+    deliveries: DeliveryOutcome[],
+    state: AlertState,
+  ): Promise<void>;
   /** The account's most recent alerts, newest first. */
   recent(accountId: string, limit: number): Promise<SentAlert[]>;
   webhook(accountId: string): Promise<AlertWebhook | undefined>;

@@ -13,8 +13,12 @@ export class SnsAlertTopic implements AlertTopic {
   constructor(
     region: string,
     private readonly topicArn: string,
+    /** Tests point it at a stand-in on 127.0.0.1. */
+    endpoint?: string,
   ) {
-    this.client = new SNSClient({ region });
+    // One attempt per call: the alert queue retries a failed delivery (retry.ts, `alertDelivery`),
+    // so the SDK's own three tries would multiply its attempts.
+    this.client = new SNSClient({ region, maxAttempts: 1, endpoint });
   }
 
   async publish(payload: AlertPayload): Promise<void> {

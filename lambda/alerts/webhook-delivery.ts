@@ -9,9 +9,14 @@ import { isPublicAddress } from './address-rules';
 export const WEBHOOK_TIMEOUT_MS = 5_000;
 export const SIGNATURE_HEADER = 'x-proxy-signature';
 
-/** `sha256=<hex>`: the HMAC-SHA256 of the exact body bytes under the account's webhook secret. */
-export function signature(body: string, secret: string): string {
-  return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+/**
+ * `t=<unix seconds>,v1=<hex>`: the HMAC-SHA256, under the account's webhook secret, of the time,
+ * a dot and the exact body bytes (as Stripe signs). The time is signed so a receiver refuses a
+ * post replayed outside its tolerance window (docs/alerts.md, "Checking the signature").
+ */
+export function signature(body: string, secret: string, unixSeconds: number): string {
+  const mac = createHmac('sha256', secret).update(`${unixSeconds}.`).update(body).digest('hex');
+  return `t=${unixSeconds},v1=${mac}`;
 }
 
 /** Why a delivery failed; `retryable` when sending again may succeed (network, 429, 5xx). */
@@ -61,8 +66,14 @@ export function publicOnlyLookup(allowPrivate: boolean): LookupFunction {
   };
 }
 
-/** Posts the signed JSON once: no redirects followed, nothing read of the answer but its status. */
-export function postSigned(url: string, body: string, secret: string, policy: WebhookPolicy): Promise<number> {
+/** Posts the signed JSON once, signed at `now`: no redirects followed, nothing read of the answer but its status. */
+export function postSigned(
+  url: string,
+  body: string,
+  secret: string,
+  policy: WebhookPolicy,
+  now: number = Date.now(),
+): Promise<number> {
   const problem = webhookUrlProblem(url, policy);
   if (problem) return Promise.reject(new WebhookError(problem, false));
   const target = new URL(url);
@@ -72,7 +83,7 @@ export function postSigned(url: string, body: string, secret: string, policy: We
       'content-type': 'application/json',
       'content-length': Buffer.byteLength(body),
       'user-agent': 'ai-usage-proxy-alerts',
-      [SIGNATURE_HEADER]: signature(body, secret),
+      [SIGNATURE_HEADER]: signature(body, secret, Math.floor(now / 1000)),
     },
     lookup: publicOnlyLookup(policy.allowPrivate),
     signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS),

@@ -35,9 +35,11 @@ function maskedWebhook(webhook: AlertWebhook) {
 export type SentAlertJson = ReturnType<typeof alertJson>;
 
 const alertJson = (alert: SentAlert) => ({
+  ...alert.payload,
   id: alert.id,
   sent_at: alert.sentAt,
-  ...alert.payload,
+  /** `pending` while deliveries are tried, `delivered`, or `failed` once the last attempt failed. */
+  state: alert.state,
   deliveries: alert.deliveries,
 });
 

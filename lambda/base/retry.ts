@@ -73,8 +73,11 @@ export const backoffs = {
    * before the row is spooled.
    */
   rowWrite: { firstMs: 100, factor: 4, capMs: 5_000, floorShare: 0.5 },
-  /** An alert's webhook post, from the stream consumer: nobody waits, a receiver may be restarting. */
-  alertDelivery: { firstMs: 500, factor: 4, capMs: 8_000, floorShare: 0.5 },
+  /**
+   * A queued alert's next delivery attempt (docs/alerts.md): a receiver may be down for hours, so
+   * the waits double from 30 s to SQS's longest message delay, 15 minutes; half of each is fixed.
+   */
+  alertDelivery: { firstMs: 30_000, factor: 2, capMs: 900_000, floorShare: 0.5 },
 } satisfies Record<string, Backoff>;
 
 export const retryPolicies = {
@@ -98,12 +101,23 @@ export const retryPolicies = {
   }),
   /** A usage row put: idempotent (keyed by the row's id), so every error is retried. */
   rowWrite: (): RetryPolicy => ({ attempts: 6, mayRetry: () => true, delayMs: jitteredBackoff(backoffs.rowWrite) }),
-  /** An alert sent to a webhook or the topic: 4 attempts over about 5 to 10 s, only for errors that may pass. */
-  alertDelivery: (mayRetry: MayRetry): RetryPolicy => ({
-    attempts: 4,
-    mayRetry,
-    delayMs: jitteredBackoff(backoffs.alertDelivery),
-  }),
+  /**
+   * An alert sent to a webhook or the topic, one attempt per queued message (the SNS client's own
+   * retries are off): 24 attempts, the last 2.4 to 4.8 hours after the first, only for errors that
+   * may pass. `firstMs` shortens the first wait (ALERT_RETRY_FIRST_SECONDS; the others scale with it).
+   */
+  alertDelivery: (mayRetry: MayRetry, firstMs = backoffs.alertDelivery.firstMs): RetryPolicy => {
+    const scale = firstMs / backoffs.alertDelivery.firstMs;
+    return {
+      attempts: 24,
+      mayRetry,
+      delayMs: jitteredBackoff({
+        ...backoffs.alertDelivery,
+        firstMs,
+        capMs: Math.min(backoffs.alertDelivery.capMs, backoffs.alertDelivery.capMs * scale),
+      }),
+    };
+  },
   /**
    * A provider call whose kept-alive socket had been closed while idle: the
    * request never arrived, so it is sent once more at once on a fresh connection.

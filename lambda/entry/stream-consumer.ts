@@ -1,7 +1,9 @@
 import { KMSClient } from '@aws-sdk/client-kms';
 import middy from '@middy/core';
-import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import type { DynamoDBBatchResponse, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { QueuedAlert } from '../alerts/ports';
 import { SnsAlertTopic } from '../alerts/sns-topic';
+import { SqsAlertQueue } from '../alerts/sqs-queue';
 import { buildFoldDeps } from '../wiring/deps';
 import { S3ObjectStore } from '../export/s3-object-store';
 import { exportRows } from '../export/usage-export';
@@ -13,6 +15,7 @@ import { usageMetricLines } from '../usage/usage-metrics';
 
 const deps = buildFoldDeps(undefined, undefined, {
   alertTopic: (region, topicArn) => new SnsAlertTopic(region, topicArn),
+  alertQueue: (region, queueUrl) => new SqsAlertQueue(region, queueUrl),
   keyWrapper: (region, keyId) => new KmsKeyWrapper(new KMSClient({ region }), keyId),
 });
 const exportStore = deps.config.usageExportBucket
@@ -27,35 +30,41 @@ const exportStore = deps.config.usageExportBucket
 type UsageStreamEvent = DynamoDBStreamEvent & { shardId?: string };
 
 /**
- * The second Lambda: folds each batch of the usage-logs stream into the
- * hourly and daily rollups, one ADD per rollup item per batch, and into the
- * spend of each row's token, requester and tags, one ADD per subject per batch
- * (see docs/deploy.md for the event source mapping). Rows whose rollups or
- * spend could not be written are reported from the earliest one, so Lambda
- * delivers them (and the rows after them) again; rows already counted are
- * skipped by the folds.
- * Then the budget alerts the batch's spend calls for are sent (docs/alerts.md); if they could not be
- * checked, the whole batch is delivered again: alerts already sent are claimed, so none repeats.
+ * The second Lambda, invoked by two event sources: the usage-logs stream (its batches folded) and
+ * the alert queue (its messages delivered, alert-delivery.ts). The event says which.
+ */
+export const handler = middy(async function consume(
+  event: UsageStreamEvent | SQSEvent,
+): Promise<(DynamoDBBatchResponse | SQSBatchResponse) & { state?: object }> {
+  if (event.Records[0]?.eventSource === 'aws:sqs') return deliverAlerts(event as SQSEvent);
+  return foldUsageStream(event);
+});
+
+/**
+ * Folds a batch of the usage-logs stream into the hourly and daily rollups, one ADD per rollup
+ * item per batch, and into the spend of each row's token, requester and tags, one ADD per subject
+ * per batch (see docs/deploy.md for the event source mapping). Rows whose rollups or spend could
+ * not be written are reported from the earliest one, so Lambda delivers them (and the rows after
+ * them) again; rows already counted are skipped by the folds.
+ * Then the budget alerts the batch's spend calls for are claimed and queued (docs/alerts.md); if
+ * that failed, the whole batch is delivered again: alerts already queued are not queued twice.
  * Last, the rows Lambda will not deliver again (those before the earliest reported) are exported to
  * the usage bucket for Athena; if that fails, the whole batch is delivered again, and the fold and
  * the alerts skip what they did already.
  */
-export const handler = middy(async function foldUsageStream(
-  event: UsageStreamEvent,
-): Promise<DynamoDBBatchResponse & { state: object }> {
+async function foldUsageStream(event: UsageStreamEvent): Promise<DynamoDBBatchResponse & { state: object }> {
   const rows = streamedRows(event.Records, event.shardId ?? 'stream');
-  // CloudWatch metrics as log lines (docs/alerts.md): written before the fold, so a batch delivered again may count twice in them, never zero times.
-  for (const line of usageMetricLines(
-    rows.map(({ row }) => row),
-    Date.now(),
-  ))
-    process.stdout.write(`${line}\n`);
   const [stats, spend] = await Promise.all([deps.usageStats.fold(rows), deps.spendFold.fold(rows)]);
+  // CloudWatch metrics as log lines (docs/alerts.md, "Metrics"): only for the rows this fold counted
+  // first, so a batch delivered again counts each row once.
+  const counted = new Set((stats.counted ?? []).map(({ row }) => row.id));
+  for (const line of usageMetricLines(rows.filter(({ row }) => counted.has(row.id)).map(({ row }) => row)))
+    process.stdout.write(`${line}\n`);
   // After the spend fold: the alerts read the spend it just added.
   const alerted = await deps.budgetAlerts.check(rows.map(({ row }) => row)).then(
     () => true,
     (error: unknown) => {
-      deps.log.warn('budget alerts not checked; the batch will be delivered again', describeError(error));
+      deps.log.warn('budget alerts not queued; the batch will be delivered again', describeError(error));
       return false;
     },
   );
@@ -65,7 +74,23 @@ export const handler = middy(async function foldUsageStream(
   const exported = await exportDone(done);
   const resumeAt = exported ? earliest : rows.sort((a, b) => compareSequences(a.sequence, b.sequence))[0];
   return { batchItemFailures: resumeAt ? [{ itemIdentifier: resumeAt.sequence }] : [], state: {} };
-});
+}
+
+/** One attempt per queued alert, in parallel; a message whose store work failed comes again (SQS). */
+async function deliverAlerts(event: SQSEvent): Promise<SQSBatchResponse> {
+  const failures = await Promise.all(
+    event.Records.map((record) =>
+      deps.alertDelivery.deliver(JSON.parse(record.body) as QueuedAlert).then(
+        () => [],
+        (error: unknown) => {
+          deps.log.warn('budget alert delivery not recorded; the message will come again', describeError(error));
+          return [{ itemIdentifier: record.messageId }];
+        },
+      ),
+    ),
+  );
+  return { batchItemFailures: failures.flat() };
+}
 
 /** Exports the rows done with (docs/alerts.md, "Usage in Athena"); false when they must come again. */
 async function exportDone(rows: readonly StreamedRow[]): Promise<boolean> {

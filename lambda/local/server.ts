@@ -147,9 +147,13 @@ async function main(): Promise<void> {
   const handler = createProxyHandler(deps) as unknown as StreamingHandler;
   deps.rowSpool.startReplay((row) => deps.rowWriter.writeOnce(row));
   // The rollups come from the usage-logs stream, as in AWS; here this process reads it about once a second.
+  const foldDeps = buildFoldDeps(running, deps.log);
   statsPoller = running.statsConsumer
-    ? localStreamPoller({ ...buildFoldDeps(running, deps.log), usageStats: deps.usageStats }, stores)
+    ? localStreamPoller({ ...foldDeps, usageStats: deps.usageStats }, stores)
     : undefined;
+  // Queued budget alerts are sent by a loop of their own (SQS invokes the consumer in AWS), whoever folds the stream.
+  alertLoop = foldDeps.localAlertLoop;
+  alertLoop?.start();
   // Whatever the stream holds is folded (and, after a trimmed position, the rollups completed
   // from the usage-logs table) before the first request, so the overview starts whole.
   await statsPoller?.catchUp();
@@ -167,6 +171,7 @@ async function main(): Promise<void> {
 }
 
 let statsPoller: StreamPoller | undefined;
+let alertLoop: { start(): void; stop(): Promise<void> } | undefined;
 
 /** Tables exist, and (with the local key) this instance can open the keys already in the store. */
 async function prepareStore(config: Config, tables: DynamoDBClient): Promise<void> {
@@ -184,6 +189,8 @@ async function stopServing(deps: Deps, deadline: number): Promise<void> {
   await deps.rowSpool.stop();
   // The rows just written are folded into the rollups before the store goes away (within the same deadline).
   if (statsPoller) await Promise.race([statsPoller.stop(), sleep(deadline - Date.now())]);
+  // An attempt under way finishes or its message comes again after its lease: none is lost.
+  if (alertLoop) await Promise.race([alertLoop.stop(), sleep(deadline - Date.now())]);
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));

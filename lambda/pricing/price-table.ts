@@ -4,6 +4,8 @@ import { costPico, picoToNanos, ratesAt, type PricePeriod, type ToolCounters } f
 
 /** What a row's `price_source` says for prices from `PRICING_FILE`. */
 export const PRICING_FILE_SOURCE = 'PRICING_FILE';
+/** What a row's `price_source` says for a price an account set itself (account-prices/). */
+export const ACCOUNT_PRICE_SOURCE = 'custom';
 
 /** One model's prices from `PRICING_FILE`. */
 export interface OverrideEntry {

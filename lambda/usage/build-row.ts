@@ -140,6 +140,7 @@ function storable(usage: Usage, cost: Cost): boolean {
     usage.cacheReadTokens,
     usage.cacheWriteTokens,
     usage.cacheWrite1hTokens ?? 0,
+    ...Object.values(usage.media ?? {}),
     ...Object.values(usage.serverToolUse ?? {}),
     cost.nanos,
   ];

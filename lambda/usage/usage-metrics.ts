@@ -1,3 +1,4 @@
+import { ACCOUNT_PRICE_SOURCE } from '../pricing/price-table';
 import type { UsageRow } from './usage-row';
 
 /** The CloudWatch namespace of the proxy's metrics (docs/alerts.md, "Metrics"). */
@@ -23,20 +24,29 @@ const MAX_VALUES = 100;
 const MODEL_CHARS = 64;
 
 /**
- * The model dimension, bounded: a priced model is one of the price table's, a finite set; any
- * other name a client or provider sends is counted as `(unpriced)`, so no request creates a metric.
+ * The model dimension, bounded: a model the built-in prices or `PRICING_FILE` price is one of a
+ * finite set the operator controls; a model an account priced itself is named by the tenant, so it
+ * is counted as `(account-priced)`; any other name is `(unpriced)`. No request creates a metric.
  */
-const modelDimension = (row: UsageRow) => (row.priced ? row.model.slice(0, MODEL_CHARS) : '(unpriced)');
+function modelDimension(row: UsageRow): string {
+  if (!row.priced) return '(unpriced)';
+  return row.price_source === ACCOUNT_PRICE_SOURCE ? '(account-priced)' : row.model.slice(0, MODEL_CHARS);
+}
+
+/** Metrics are kept per minute: a row counts in the minute of its own time. */
+const MINUTE_MS = 60_000;
+const minuteOf = (row: UsageRow) => Math.floor(Date.parse(row.ts) / MINUTE_MS) * MINUTE_MS;
 
 /**
- * CloudWatch Embedded Metric Format lines for a batch of usage rows: CloudWatch Logs turns each
- * into metrics without an API call. One line per provider and model per 100 rows; the latency of
- * each row is one value of `LatencyMs`, so CloudWatch's percentiles are exact.
+ * CloudWatch Embedded Metric Format lines for usage rows the fold has just counted (once each over
+ * every delivery of a batch): CloudWatch Logs turns each into metrics without an API call. One line
+ * per provider, model and minute of the rows' own time (`Timestamp`: that minute) per 100 rows; the
+ * latency of each row is one value of `LatencyMs`, so CloudWatch's percentiles are exact.
  */
-export function usageMetricLines(rows: readonly UsageRow[], now: number): string[] {
+export function usageMetricLines(rows: readonly UsageRow[]): string[] {
   const groups = new Map<string, UsageRow[]>();
   for (const row of rows) {
-    const key = `${row.provider}\u0000${modelDimension(row)}`;
+    const key = `${row.provider}\u0000${modelDimension(row)}\u0000${minuteOf(row)}`;
     const group = groups.get(key) ?? [];
     group.push(row);
     groups.set(key, group);
@@ -58,7 +68,7 @@ export function usageMetricLines(rows: readonly UsageRow[], now: number): string
       lines.push(
         JSON.stringify({
           _aws: {
-            Timestamp: now,
+            Timestamp: minuteOf(chunk[0]),
             CloudWatchMetrics: [
               {
                 Namespace: METRICS_NAMESPACE,

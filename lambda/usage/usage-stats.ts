@@ -109,6 +109,12 @@ export interface StatsSummary {
 /** The rows of a batch whose rollups could not be written; they must be delivered again. */
 export interface FoldOutcome {
   failed: StreamedRow[];
+  /**
+   * The rows this fold counted for the first time, by their hour's total (the first rollup item a
+   * row adds to): over every delivery of a row, it is here exactly once. The usage metrics are
+   * written for these.
+   */
+  counted?: StreamedRow[];
 }
 
 /**

@@ -103,6 +103,12 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
     meaning:
       '`true`: alert webhooks may reach private and loopback addresses, over `http://` too; for local use and tests ([alerts.md](alerts.md#webhook-safety)).',
   },
+  {
+    names: ['ALERT_RETRY_FIRST_SECONDS'],
+    default: '`30`',
+    meaning:
+      'The wait before a failed alert delivery is tried again; each later wait doubles, up to 30 times this (15 minutes by default), over 24 attempts ([alerts.md](alerts.md#budget-alerts)). At most `30`; shorter for tests.',
+  },
 ];
 
 /**
@@ -116,5 +122,6 @@ export const SET_BY_THE_PLATFORM: readonly string[] = [
   'ADMIN_SECRET_ARN',
   'KMS_KEY_ID',
   'ALERT_TOPIC_ARN',
+  'ALERT_QUEUE_URL',
   'USAGE_EXPORT_BUCKET',
 ];

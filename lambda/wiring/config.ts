@@ -39,6 +39,13 @@ const EnvSchema = z.object({
     z.string().check(z.regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'expected an S3 bucket name')),
   ),
   ALERT_TOPIC_ARN: z.optional(z.string().check(z.regex(/^arn:aws[\w-]*:sns:/, 'expected an SNS topic ARN'))),
+  ALERT_QUEUE_URL: z.optional(z.url()),
+  ALERT_RETRY_FIRST_SECONDS: z.optional(
+    z.string().check(
+      z.regex(/^[1-9]\d*$/, 'expected a positive number of seconds'),
+      z.refine((s) => Number(s) <= 30, 'expected at most 30 seconds'),
+    ),
+  ),
   PROVIDER_KEY_CACHE_SECONDS: z.optional(
     z.string().check(
       z.regex(/^\d+$/, 'expected a number of seconds'),
@@ -87,6 +94,10 @@ export interface Config {
   awsSigning: AwsSigningSource;
   /** Set in AWS: the stack's SNS topic every budget alert is published to. */
   alertTopicArn?: string;
+  /** Set in AWS: the SQS queue alerts wait in for delivery; a local server queues them in the accounts table. */
+  alertQueueUrl?: string;
+  /** The wait before an alert's first retry; the later waits scale with it (retry.ts, `alertDelivery`). */
+  alertRetryFirstMs: number;
   /** Set in AWS: the stack's bucket the stream consumer exports usage rows to, for Athena (docs/alerts.md). */
   usageExportBucket?: string;
   tables: ReturnType<typeof tableNames>;
@@ -141,6 +152,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     providerKeyCacheMs: Number(e.PROVIDER_KEY_CACHE_SECONDS ?? PROVIDER_KEY_CACHE_MS / 1000) * 1000,
     alertWebhookAllowPrivate: e.ALERT_WEBHOOK_ALLOW_PRIVATE === 'true',
     alertTopicArn: e.ALERT_TOPIC_ARN || undefined,
+    alertQueueUrl: e.ALERT_QUEUE_URL || undefined,
+    alertRetryFirstMs: Number(e.ALERT_RETRY_FIRST_SECONDS ?? 30) * 1000,
     usageExportBucket: e.USAGE_EXPORT_BUCKET || undefined,
     awsSigning: e.AWS_LAMBDA_FUNCTION_NAME ? 'aws-role' : 'local-credential-chain',
     tables: tableNames(env),

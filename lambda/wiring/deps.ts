@@ -42,8 +42,12 @@ import type { UsageStats } from '../usage/usage-stats';
 import type { UsageLog } from '../usage/usage-row';
 import { RuntimeCredentials } from '../upstream/runtime-credentials';
 import { DynamoAlertStore } from '../alerts/dynamodb/alert-store';
-import type { AlertStore, AlertTopic, WebhookSecretSealer } from '../alerts/ports';
+import type { AlertQueue, AlertStore, AlertTopic, WebhookSecretSealer } from '../alerts/ports';
 import { BudgetAlerts } from '../alerts/budget-alerts';
+import { AlertDelivery } from '../alerts/alert-delivery';
+import { DynamoAlertQueue } from '../alerts/dynamodb/alert-queue';
+import { AlertDeliveryLoop } from '../alerts/delivery-loop';
+import { retryPolicies } from '../base/retry';
 
 /** Everything the pipeline and the API use, built once per process. */
 export interface Deps {
@@ -202,7 +206,12 @@ export interface FoldDeps {
   usageStats: UsageStats;
   /** The budgets' spend, folded before the alerts are checked, so they read it. */
   spendFold: SpendFold;
+  /** Finds and queues the alerts a batch's spend calls for. */
   budgetAlerts: BudgetAlerts;
+  /** Sends a queued alert, away from the fold (the queue's own invocations in AWS, a loop of the local server). */
+  alertDelivery: AlertDelivery;
+  /** The local server's sender of queued alerts (not started); undefined in AWS, where SQS invokes the function. */
+  localAlertLoop?: AlertDeliveryLoop;
 }
 
 function spendFold(doc: DocumentClient, table: string, log: Logger): DynamoSpendFold {
@@ -212,9 +221,10 @@ function spendFold(doc: DocumentClient, table: string, log: Logger): DynamoSpend
   return fold;
 }
 
-/** The Lambda entry's AWS-only adapters for the stream consumer: SNS for alerts, KMS for the webhook secrets. */
+/** The Lambda entry's AWS-only adapters for the stream consumer: SNS and SQS for alerts, KMS for the webhook secrets. */
 export interface FoldAdapters {
   alertTopic?: (region: string, topicArn: string) => AlertTopic;
+  alertQueue?: (region: string, queueUrl: string) => AlertQueue;
   keyWrapper?: (region: string, keyId: string) => KeyWrapper;
 }
 
@@ -242,6 +252,32 @@ export function buildFoldDeps(
           : LocalKeyWrapper.fromFile(join(config.dataDir, 'local-master.key')),
       ),
     ));
+  const store = new DynamoAlertStore(doc, config.tables.accounts, {
+    seal: (accountId, secret) => secrets().seal(accountId, secret),
+    open: (accountId, sealed) => secrets().open(accountId, sealed),
+  });
+  const localAlertQueue =
+    config.alertQueueUrl && adapters.alertQueue ? undefined : new DynamoAlertQueue(doc, config.tables.accounts);
+  const queue = localAlertQueue ?? adapters.alertQueue!(config.region, config.alertQueueUrl!);
+  const accounts = new DynamoAccountStore(
+    doc,
+    config.tables.accounts,
+    config.tables.rateLimits,
+    new BatchedGet(doc, config.tables.accounts, ['pk', 'sk']),
+  );
+  const alertDelivery = new AlertDelivery({
+    store,
+    queue,
+    topic:
+      config.alertTopicArn && adapters.alertTopic
+        ? adapters.alertTopic(config.region, config.alertTopicArn)
+        : undefined,
+    webhookPolicy: { allowPrivate: config.alertWebhookAllowPrivate },
+    policy: (mayRetry) => retryPolicies.alertDelivery(mayRetry, config.alertRetryFirstMs),
+    log,
+    writeMetric: (line) => process.stdout.write(`${line}\n`),
+    now: Date.now,
+  });
   return {
     config,
     log,
@@ -249,18 +285,13 @@ export function buildFoldDeps(
     spendFold: spendFold(doc, config.tables.accounts, log),
     budgetAlerts: new BudgetAlerts({
       budgets: new DynamoBudgetStore(doc, config.tables.accounts, config.tables.rateLimits),
-      store: new DynamoAlertStore(doc, config.tables.accounts, {
-        seal: (accountId, secret) => secrets().seal(accountId, secret),
-        open: (accountId, sealed) => secrets().open(accountId, sealed),
-      }),
-      topic:
-        config.alertTopicArn && adapters.alertTopic
-          ? adapters.alertTopic(config.region, config.alertTopicArn)
-          : undefined,
-      webhookPolicy: { allowPrivate: config.alertWebhookAllowPrivate },
-      log,
+      store,
+      queue,
+      tokenName: async (accountId, tokenId) => (await accounts.getToken(accountId, tokenId))?.name,
       now: Date.now,
     }),
+    alertDelivery,
+    localAlertLoop: localAlertQueue && new AlertDeliveryLoop(localAlertQueue, alertDelivery, log),
   };
 }
 

@@ -11,7 +11,7 @@ import {
   StartingPosition,
   SystemLogLevel,
 } from 'aws-cdk-lib/aws-lambda';
-import { SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
@@ -48,6 +48,19 @@ export const STREAM_MAPPING = {
   parallelizationFactor: 1,
 } as const;
 
+/**
+ * How the alert queue reaches the function (docs/alerts.md): up to 10 alerts per invocation, sent
+ * in parallel, each failed one reported alone (partial batch responses). A message is hidden for 6
+ * minutes while an invocation has it (six times the function's timeout, as AWS advises for SQS
+ * sources); one whose invocation failed 5 times (not a failed delivery: those are queued again with
+ * their next attempt) moves to the alert dead-letter queue.
+ */
+export const ALERT_QUEUE_MAPPING = {
+  batchSize: 10,
+  visibilityTimeout: Duration.minutes(6),
+  maxReceiveCount: 5,
+} as const;
+
 /** Memory of the consumer: it holds one batch and makes a few writes; CPU per batch is milliseconds. */
 export const CONSUMER_MEMORY_MB = 128;
 
@@ -79,6 +92,9 @@ export class StatsConsumer extends Construct {
   readonly logGroup: LogGroup;
   readonly deadLetters: Queue;
   readonly mapping: EventSourceMapping;
+  /** Claimed budget alerts waiting for delivery, apart from the fold. */
+  readonly alertQueue: Queue;
+  readonly alertDeadLetters: Queue;
 
   constructor(scope: Construct, id: string, props: StatsConsumerProps) {
     super(scope, id);
@@ -104,9 +120,29 @@ export class StatsConsumer extends Construct {
         'This queue is itself the dead-letter destination of the usage-stream mapping: it receives the positions of stream batches the rollup fold gave up on, for an operator to replay; nothing consumes it, so it needs no dead-letter queue of its own.',
     });
 
+    this.alertDeadLetters = new Queue(this, 'AlertDeadLetters', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    Validations.of(this.alertDeadLetters).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason:
+        'This queue is itself the dead-letter destination of the alert queue: it keeps alert messages whose invocations kept failing, for an operator to look at; nothing consumes it.',
+    });
+    this.alertQueue = new Queue(this, 'AlertQueue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: ALERT_QUEUE_MAPPING.visibilityTimeout,
+      // An alert's attempts span at most about 5 hours, each attempt a new message.
+      retentionPeriod: Duration.days(1),
+      deadLetterQueue: { queue: this.alertDeadLetters, maxReceiveCount: ALERT_QUEUE_MAPPING.maxReceiveCount },
+    });
+
     this.fn = new NodejsFunction(this, 'Function', {
       functionName: props.functionName,
-      description: 'Folds the usage-logs stream into the hourly and daily usage rollups and sends budget alerts',
+      description:
+        'Folds the usage-logs stream into the hourly and daily usage rollups, queues budget alerts and sends them',
       entry: path.join(props.projectRoot, CONSUMER_ENTRY),
       handler: 'handler',
       projectRoot: props.projectRoot,
@@ -125,6 +161,7 @@ export class StatsConsumer extends Construct {
         [props.usageStats.shape.envVar]: props.usageStats.table.tableName,
         [props.accounts.shape.envVar]: props.accounts.table.tableName,
         ALERT_TOPIC_ARN: props.alertTopic.topic.topicArn,
+        ALERT_QUEUE_URL: this.alertQueue.queueUrl,
         USAGE_EXPORT_BUCKET: props.usageExport.bucket.bucketName,
         KMS_KEY_ID: props.providerKeys.key.keyArn,
       },
@@ -177,6 +214,14 @@ export class StatsConsumer extends Construct {
       onFailure: new SqsDlq(this.deadLetters),
     });
     this.deadLetters.grantSendMessages(this.role);
+    // The fold queues each claimed alert; the queue invokes this function with them (its own event source).
+    this.alertQueue.grantSendMessages(this.role);
+    this.fn.addEventSource(
+      new SqsEventSource(this.alertQueue, {
+        batchSize: ALERT_QUEUE_MAPPING.batchSize,
+        reportBatchItemFailures: true,
+      }),
+    );
     // The mapping reads the stream with the function's role: it must exist first.
     this.mapping.node.addDependency(this.role);
   }

@@ -53,6 +53,7 @@ describe.each(variants)('cdk-nag AwsSolutions on the %s', (_name, context) => {
     const prefix = synth.stack.stackName;
     expect(acks.map((a) => `${a.where}: ${a.rule}`).sort()).toEqual([
       `${prefix}/Admin/AdminKey: AwsSolutions-SMG4`,
+      `${prefix}/StatsConsumer/AlertDeadLetters: AwsSolutions-SQS3`,
       `${prefix}/StatsConsumer/DeadLetters: AwsSolutions-SQS3`,
       `${prefix}/StatsConsumer/Role: AwsSolutions-IAM5[Resource::*]`,
       `${prefix}/StatsConsumer/Role: AwsSolutions-IAM5[Resource::<${synth.stack.getLogicalId(synth.stack.usageExport.bucket.node.defaultChild as CfnElement)}.Arn>/usage/*]`,

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { Match } from 'aws-cdk-lib/assertions';
 import { TABLES, type TableShape } from '../../lambda/store/tables';
 import { ESM_REQUIRE_BANNER } from '../../lib/constructs/proxy-function';
-import { CONSUMER_MEMORY_MB, STREAM_MAPPING } from '../../lib/constructs/stats-consumer';
+import { ALERT_QUEUE_MAPPING, CONSUMER_MEMORY_MB, STREAM_MAPPING } from '../../lib/constructs/stats-consumer';
 import { actionsOf, policyStatements, roleStatements, single } from './support/synth';
 import { defaultStack } from './support/stack-resources';
 
@@ -23,6 +23,9 @@ describe('stats consumer (rollups from the usage-logs stream)', () => {
       [TABLES.usageStats.envVar]: { Ref: table(TABLES.usageStats).logicalId },
       [TABLES.accounts.envVar]: { Ref: table(TABLES.accounts).logicalId },
       ALERT_TOPIC_ARN: { Ref: alertTopic().logicalId },
+      ALERT_QUEUE_URL: {
+        Ref: stack.synth.stack.getLogicalId(stack.synth.stack.statsConsumer.alertQueue.node.defaultChild as never),
+      },
       USAGE_EXPORT_BUCKET: { Ref: single(stack.synth.template, 'AWS::S3::Bucket').logicalId },
       KMS_KEY_ID: {
         'Fn::GetAtt': [
@@ -34,8 +37,16 @@ describe('stats consumer (rollups from the usage-logs stream)', () => {
   });
 
   it('reads the stream in batches, reports failed rows, bisects, retries for a bounded time and sends what it gives up on to a dead-letter queue', () => {
-    const mapping = single(stack.synth.template, 'AWS::Lambda::EventSourceMapping');
-    const queue = single(stack.synth.template, 'AWS::SQS::Queue');
+    const logicalId = (queue: { node: { defaultChild?: unknown } }) =>
+      stack.synth.stack.getLogicalId(queue.node.defaultChild as never);
+    const deadLetters = logicalId(stack.synth.stack.statsConsumer.deadLetters);
+    const mapping = single(stack.synth.template, 'AWS::Lambda::EventSourceMapping', (p) => 'StartingPosition' in p);
+    const queue = {
+      logicalId: deadLetters,
+      Properties: (stack.synth.template.findResources('AWS::SQS::Queue') as Record<string, { Properties: object }>)[
+        deadLetters
+      ].Properties,
+    };
     expect(mapping.Properties).toEqual({
       FunctionName: { Ref: consumer().logicalId },
       EventSourceArn: { 'Fn::GetAtt': [table(TABLES.usageLogs).logicalId, 'StreamArn'] },
@@ -51,6 +62,37 @@ describe('stats consumer (rollups from the usage-logs stream)', () => {
       DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [queue.logicalId, 'Arn'] } } },
     });
     expect(queue.Properties).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 86_400 });
+  });
+
+  it('delivers budget alerts from its own queue: partial batch responses, a dead-letter queue after 5 failed invocations, encrypted and TLS-only', () => {
+    const alertQueue = stack.synth.stack.statsConsumer.alertQueue;
+    const queueId = stack.synth.stack.getLogicalId(alertQueue.node.defaultChild as never);
+    const deadId = stack.synth.stack.getLogicalId(
+      stack.synth.stack.statsConsumer.alertDeadLetters.node.defaultChild as never,
+    );
+    const mapping = single(stack.synth.template, 'AWS::Lambda::EventSourceMapping', (p) => !('StartingPosition' in p));
+    expect(mapping.Properties).toEqual({
+      FunctionName: { Ref: consumer().logicalId },
+      EventSourceArn: { 'Fn::GetAtt': [queueId, 'Arn'] },
+      BatchSize: ALERT_QUEUE_MAPPING.batchSize,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    const queues = stack.synth.template.findResources('AWS::SQS::Queue') as Record<string, { Properties: object }>;
+    expect(queues[queueId].Properties).toMatchObject({
+      SqsManagedSseEnabled: true,
+      VisibilityTimeout: ALERT_QUEUE_MAPPING.visibilityTimeout.toSeconds(),
+      RedrivePolicy: {
+        deadLetterTargetArn: { 'Fn::GetAtt': [deadId, 'Arn'] },
+        maxReceiveCount: ALERT_QUEUE_MAPPING.maxReceiveCount,
+      },
+    });
+    expect(queues[deadId].Properties).toMatchObject({ SqsManagedSseEnabled: true });
+    // Both refuse plain HTTP.
+    const policies = Object.values(stack.synth.template.findResources('AWS::SQS::QueuePolicy')).map((r) =>
+      JSON.stringify(r),
+    );
+    for (const id of [queueId, deadId])
+      expect(policies.some((p) => p.includes(id) && p.includes('aws:SecureTransport'))).toBe(true);
   });
 
   it('may read that one stream, read and update rollup items, read budgets, write alert items and budget spend, and send to its queue, nothing more', () => {

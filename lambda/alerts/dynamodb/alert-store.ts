@@ -1,9 +1,17 @@
 import { alertKey, type AlertPayload, type BudgetAlert } from '../alert';
-import type { AlertStore, AlertWebhook, DeliveryOutcome, SentAlert, WebhookSecretSealer } from '../ports';
+import type {
+  AlertClaim,
+  AlertState,
+  AlertStore,
+  AlertWebhook,
+  DeliveryOutcome,
+  SentAlert,
+  WebhookSecretSealer,
+} from '../ports';
 import { resetsAt } from '../../budgets/periods';
 import { accountPk } from '../../store/dynamodb/account-partition';
 import { idempotencyToken } from '../../store/dynamodb/idempotency-token';
-import { cancellationReasons } from '../../store/dynamodb/store-errors';
+import { cancellationReasons, cancelledItem } from '../../store/dynamodb/store-errors';
 import type { DocumentClient } from '../../store/dynamodb/document-client';
 
 /** How long an account's alert history keeps an alert. */
@@ -15,9 +23,10 @@ const DAY_SECONDS = 86_400;
  * (away from the account's items, which every request reads):
  *
  * - `CLAIM#<alert key>`: written once per budget, fraction and period, on the condition that it
- *   does not exist yet; it expires a day after its period ends (a `total` budget's never does);
+ *   does not exist yet, naming the alert's id and history entry; `queued` once its delivery is in
+ *   the queue; it expires a day after its period ends (a `total` budget's never does);
  * - `SENT#<ISO time>#<id>`: the history the dashboard lists, written in the same transaction as
- *   the claim, with what became of each delivery; it expires after 90 days.
+ *   the claim, with its state and what became of each delivery; it expires after 90 days.
  *
  * The webhook is one item of the account's partition, `ALERT_WEBHOOK`; its signing secret is kept
  * sealed (`sealed_secret`), never as plain text.
@@ -25,6 +34,19 @@ const DAY_SECONDS = 86_400;
 const alertsPk = (accountId: string) => `${accountPk(accountId)}#ALERTS`;
 const webhookKey = (accountId: string) => ({ pk: accountPk(accountId), sk: 'ALERT_WEBHOOK' });
 const sentSk = (sentAt: string, id: string) => `SENT#${sentAt}#${id}`;
+const claimKey = (alert: BudgetAlert) => ({ pk: alertsPk(alert.accountId), sk: `CLAIM#${alertKey(alert)}` });
+
+function sentAlert(item: Record<string, unknown>): SentAlert {
+  const deliveries = JSON.parse(typeof item.deliveries === 'string' ? item.deliveries : '[]') as DeliveryOutcome[];
+  return {
+    id: String(item.id),
+    sentAt: String(item.sent_at),
+    payload: JSON.parse(String(item.payload)) as SentAlert['payload'],
+    deliveries,
+    // Entries written before alerts had a state were delivered or given up on when written.
+    state: (item.state as AlertState | undefined) ?? (deliveries.every((d) => d.delivered) ? 'delivered' : 'failed'),
+  };
+}
 
 export class DynamoAlertStore implements AlertStore {
   constructor(
@@ -33,7 +55,7 @@ export class DynamoAlertStore implements AlertStore {
     private readonly secrets: WebhookSecretSealer,
   ) {}
 
-  async claim(alert: BudgetAlert, id: string, sentAt: string, payload: AlertPayload): Promise<boolean> {
+  async claim(alert: BudgetAlert, id: string, sentAt: string, payload: AlertPayload): Promise<AlertClaim> {
     const sentSeconds = Math.floor(Date.parse(sentAt) / 1000);
     const periodEnd = alert.periodStart === undefined ? undefined : resetsAt(alert.period, alert.periodStart);
     const claimExpiry = periodEnd === undefined ? {} : { expires_at: Math.floor(periodEnd / 1000) + DAY_SECONDS };
@@ -45,9 +67,10 @@ export class DynamoAlertStore implements AlertStore {
             {
               Put: {
                 TableName: this.table,
-                Item: { pk: alertsPk(alert.accountId), sk: `CLAIM#${alertKey(alert)}`, id, ...claimExpiry },
-                // The one condition that makes an alert single: whoever writes the claim first sends it.
+                Item: { ...claimKey(alert), id, sent_at: sentAt, ...claimExpiry },
+                // The one condition that makes an alert single: whoever writes the claim first queues it.
                 ConditionExpression: 'attribute_not_exists(pk)',
+                ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
               },
             },
             {
@@ -60,6 +83,7 @@ export class DynamoAlertStore implements AlertStore {
                   sent_at: sentAt,
                   payload: JSON.stringify(payload),
                   deliveries: '[]',
+                  state: 'pending' satisfies AlertState,
                   expires_at: sentSeconds + HISTORY_DAYS * DAY_SECONDS,
                 },
               },
@@ -69,21 +93,63 @@ export class DynamoAlertStore implements AlertStore {
           ClientRequestToken: idempotencyToken(id),
         },
       });
-      return true;
+      return { id, sentAt, queued: false };
     } catch (error) {
-      if (cancellationReasons(error)?.[0] === 'ConditionalCheckFailed') return false;
-      throw error;
+      if (cancellationReasons(error)?.[0] !== 'ConditionalCheckFailed') throw error;
+      const stored = (await this.storedClaim(error, alert)) ?? {};
+      // A claim written before deliveries were queued (no `sent_at`) was sent when it was written.
+      const queued = stored.queued === true || typeof stored.sent_at !== 'string';
+      return { id: String(stored.id), sentAt: String(stored.sent_at), queued };
     }
   }
 
-  async recordDeliveries(accountId: string, id: string, sentAt: string, deliveries: DeliveryOutcome[]): Promise<void> {
+  /** The claim that was there first: from the refused write's answer, or read when the store gave none. */
+  private async storedClaim(error: unknown, alert: BudgetAlert): Promise<Record<string, unknown> | undefined> {
+    const item = cancelledItem(error, 0);
+    if (item) return item;
+    const { Item } = await this.doc.send({
+      operation: 'GetItem',
+      input: { TableName: this.table, Key: claimKey(alert), ConsistentRead: true },
+    });
+    return Item;
+  }
+
+  async markQueued(alert: BudgetAlert): Promise<void> {
+    await this.doc.send({
+      operation: 'UpdateItem',
+      input: {
+        TableName: this.table,
+        Key: claimKey(alert),
+        UpdateExpression: 'SET queued = :queued',
+        ExpressionAttributeValues: { ':queued': true },
+      },
+    });
+  }
+
+  async sent(accountId: string, id: string, sentAt: string): Promise<SentAlert | undefined> {
+    const { Item } = await this.doc.send({
+      operation: 'GetItem',
+      input: { TableName: this.table, Key: { pk: alertsPk(accountId), sk: sentSk(sentAt, id) }, ConsistentRead: true },
+    });
+    if (!Item || (typeof Item.expires_at === 'number' && Item.expires_at < Date.now() / 1000)) return undefined;
+    return sentAlert(Item);
+  }
+
+  async recordDeliveries(
+    accountId: string,
+    id: string,
+    sentAt: string,
+    deliveries: DeliveryOutcome[],
+    state: AlertState,
+  ): Promise<void> {
     await this.doc.send({
       operation: 'UpdateItem',
       input: {
         TableName: this.table,
         Key: { pk: alertsPk(accountId), sk: sentSk(sentAt, id) },
-        UpdateExpression: 'SET deliveries = :deliveries',
-        ExpressionAttributeValues: { ':deliveries': JSON.stringify(deliveries) },
+        UpdateExpression: 'SET deliveries = :deliveries, #state = :state',
+        ExpressionAttributeNames: { '#state': 'state' },
+        ExpressionAttributeValues: { ':deliveries': JSON.stringify(deliveries), ':state': state },
       },
     });
   }
@@ -100,12 +166,7 @@ export class DynamoAlertStore implements AlertStore {
         Limit: limit,
       },
     });
-    return Items.filter((item) => !(typeof item.expires_at === 'number' && item.expires_at < now)).map((item) => ({
-      id: String(item.id),
-      sentAt: String(item.sent_at),
-      payload: JSON.parse(String(item.payload)) as AlertPayload,
-      deliveries: JSON.parse(String(item.deliveries ?? '[]')) as DeliveryOutcome[],
-    }));
+    return Items.filter((item) => !(typeof item.expires_at === 'number' && item.expires_at < now)).map(sentAlert);
   }
 
   async webhook(accountId: string): Promise<AlertWebhook | undefined> {

@@ -16,6 +16,13 @@ export function cancellationReasons(error: unknown): string[] | undefined {
   return (error.CancellationReasons ?? []).map((reason) => reason.Code ?? 'None');
 }
 
+/** The item a cancelled transaction's action `index` found, when it asked for it (`ReturnValuesOnConditionCheckFailure`). */
+export function cancelledItem(error: unknown, index: number): Record<string, unknown> | undefined {
+  if (!(error instanceof TransactionCanceledException)) return undefined;
+  const item = error.CancellationReasons?.[index]?.Item;
+  return item ? unmarshall(item) : undefined;
+}
+
 /** A batch call still left some keys or items unprocessed after its last attempt. */
 export class UnprocessedError extends Error {
   constructor(

@@ -34,6 +34,8 @@ export interface WatermarkedAddition<T extends Sequenced> {
   stamp?: string;
   /** Answer with the item as written (returned values cost no write units). */
   returnItem?: boolean;
+  /** Told which rows this call counted (none that a redelivery had counted before). */
+  onCounted?: (rows: readonly T[]) => void;
 }
 
 /**
@@ -90,6 +92,7 @@ export class WatermarkedCounters {
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           },
         });
+        addition.onCounted?.(pending);
         return written.Attributes;
       } catch (error) {
         if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;

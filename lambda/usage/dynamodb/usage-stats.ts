@@ -1,5 +1,5 @@
 import { effectivePeriod, periodUnits } from '../rollups/bucket-keys';
-import { bucketIncrements, foldRows, type BucketDelta, type StreamedRow } from '../rollups/fold';
+import { bucketIncrements, bucketsOf, foldRows, type BucketDelta, type StreamedRow } from '../rollups/fold';
 import { assembleSummary } from '../rollups/summary';
 import type { FoldOutcome, StatsSummary, UsageStats } from '../usage-stats';
 import type { DocumentClient } from '../../store/dynamodb/document-client';
@@ -46,6 +46,7 @@ export class DynamoUsageStats implements UsageStats {
 
   async fold(rows: StreamedRow[]): Promise<FoldOutcome> {
     const failed = new Set<StreamedRow>();
+    const firstCounted = new Set<StreamedRow>();
     let counted: StreamedRow[];
     try {
       counted = await this.countedValues(rows);
@@ -57,7 +58,9 @@ export class DynamoUsageStats implements UsageStats {
     // An account's rollup items share one partition: a few writes at a time stay far below its
     // write limit, and a large batch does not flood the store.
     await eachInFlight(deltas, WRITES_IN_FLIGHT, (delta) =>
-      this.apply(delta).catch((error: unknown) => {
+      this.apply(delta, (counted) => {
+        for (const streamed of counted) if (bucketsOf(streamed.row)[0] === delta.bucket) firstCounted.add(streamed);
+      }).catch((error: unknown) => {
         this.onFailure?.(delta, error);
         for (const row of delta.rows) failed.add(row);
       }),
@@ -77,7 +80,7 @@ export class DynamoUsageStats implements UsageStats {
     // The first read of a past period then finds its hours and days summed. Not keeping them costs
     // that read time, never a row.
     await this.summaries.keepSealed();
-    return { failed: [...failed] };
+    return { failed: [...failed], counted: [...firstCounted] };
   }
 
   /** Rollup items changed outside a fold (a rebuild): the summaries of their past hours and days are stale. */
@@ -92,8 +95,9 @@ export class DynamoUsageStats implements UsageStats {
   /** Told about each bucket write given up on (its rows are reported as failed); no delta when the capped sets could not be read. */
   onFailure?: (delta: BucketDelta | undefined, error: unknown) => void;
 
-  private async apply(delta: BucketDelta): Promise<void> {
+  private async apply(delta: BucketDelta, onCounted: (rows: readonly StreamedRow[]) => void): Promise<void> {
     await this.counters.add({
+      onCounted,
       table: this.table,
       key: { account_id: delta.accountId, bucket: delta.bucket },
       watermark: watermarkAttribute(delta.lineage),

@@ -75,8 +75,13 @@ test("every write of the consumer's alert store lands in a partition its declare
       periodStart: Date.parse('2026-11-01T00:00:00Z'),
     };
     const sentAt = new Date().toISOString();
-    expect(await store.claim(alert, `alert-${accountId}`, sentAt, alertPayload(alert))).toBe(true);
-    await store.recordDeliveries(accountId, `alert-${accountId}`, sentAt, []);
+    expect(await store.claim(alert, `alert-${accountId}`, sentAt, alertPayload(alert, `alert-${accountId}`))).toEqual({
+      id: `alert-${accountId}`,
+      sentAt,
+      queued: false,
+    });
+    await store.markQueued(alert);
+    await store.recordDeliveries(accountId, `alert-${accountId}`, sentAt, [], 'delivered');
     await store.webhook(accountId);
   }
 

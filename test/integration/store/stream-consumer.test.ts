@@ -144,9 +144,17 @@ test('the consumer folds the stream into rollups and spend equal to the rows, an
   );
 });
 
-test('the bundle writes each batch as Embedded Metric Format lines that follow the specification', () => {
+test('the bundle writes Embedded Metric Format lines for each row once, over all four deliveries, at the row’s own minute', () => {
   expect(metricLines.length).toBeGreaterThan(0);
   for (const line of metricLines) expect(emfProblems(line)).toEqual([]);
-  const providers = new Set(metricLines.map((line) => (JSON.parse(line) as { Provider: string }).Provider));
-  expect([...providers].sort()).toEqual(['prov-a', 'prov-c']);
+  const docs = metricLines.map(
+    (line) => JSON.parse(line) as { Provider: string; Requests: number; _aws: { Timestamp: number } },
+  );
+  expect([...new Set(docs.map((d) => d.Provider))].sort()).toEqual(['prov-a', 'prov-c']);
+  // The batch was delivered whole, again whole, then bisected: the rows counted once, as the rollups did.
+  expect(docs.reduce((total, d) => total + d.Requests, 0)).toBe(12);
+  // Each row sits in its own minute (AT + i minutes): each line carries that minute, not the time of writing.
+  expect(docs.map((d) => d._aws.Timestamp).sort((a, b) => a - b)).toEqual(
+    Array.from({ length: 12 }, (_, i) => AT + i * 60_000),
+  );
 });

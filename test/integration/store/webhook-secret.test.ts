@@ -44,7 +44,9 @@ test('the stored webhook holds the secret sealed, not as text; it opens for its 
   const webhook = await store.webhook('acc-sealed');
   expect(webhook?.secret).toBe(secret);
   const body = '{"type":"budget.threshold"}';
-  expect(signature(body, webhook!.secret)).toBe(`sha256=${createHmac('sha256', secret).update(body).digest('hex')}`);
+  expect(signature(body, webhook!.secret, 1_800_000_000)).toBe(
+    `t=1800000000,v1=${createHmac('sha256', secret).update(`1800000000.${body}`).digest('hex')}`,
+  );
 
   // The same sealed item copied to another account does not open there.
   await created.clients.doc.send({

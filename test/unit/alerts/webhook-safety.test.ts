@@ -20,17 +20,15 @@ test.each([
   '::ffff:127.0.0.1',
   '::ffff:a9fe:a9fe',
   '[::1]',
+  '::ffff:8.8.8.8',
   'not-an-address',
 ])('%s is not a public address', (address) => {
   expect(isPublicAddress(address)).toBe(false);
 });
 
-test.each(['93.184.215.14', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8'])(
-  '%s is a public address',
-  (address) => {
-    expect(isPublicAddress(address)).toBe(true);
-  },
-);
+test.each(['93.184.215.14', '8.8.8.8', '2606:4700:4700::1111'])('%s is a public address', (address) => {
+  expect(isPublicAddress(address)).toBe(true);
+});
 
 test.each([
   ['http://hooks.example.com/x', 'https://'],

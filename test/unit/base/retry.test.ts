@@ -219,3 +219,28 @@ describe('sendUntilProcessed (BatchGet/BatchWrite leftovers)', () => {
     expect(calls).toBe(1);
   });
 });
+
+test('an alert is tried 24 times, its last attempt 2.4 to 4.8 hours after the first, no wait over SQS’s 15 minutes; the first wait scales the rest', () => {
+  for (const draw of [0, 0.999999]) {
+    const random = jest.spyOn(Math, 'random').mockReturnValue(draw);
+    try {
+      const policy = retryPolicies.alertDelivery(() => true);
+      const waits = Array.from({ length: policy.attempts - 1 }, (_, i) => policy.delayMs(i + 1));
+      expect(policy.attempts).toBe(24);
+      expect(Math.max(...waits)).toBeLessThanOrEqual(900_000);
+      const hours = waits.reduce((a, b) => a + b, 0) / 3_600_000;
+      expect(hours).toBeGreaterThanOrEqual(2.35);
+      expect(hours).toBeLessThanOrEqual(4.8);
+    } finally {
+      random.mockRestore();
+    }
+  }
+  const random = jest.spyOn(Math, 'random').mockReturnValue(0.999999);
+  try {
+    const quick = retryPolicies.alertDelivery(() => true, 1_000);
+    expect(Math.round(quick.delayMs(1))).toBe(1_000);
+    expect(Math.round(quick.delayMs(23))).toBe(30_000);
+  } finally {
+    random.mockRestore();
+  }
+});

@@ -60,7 +60,7 @@ test('every line of a batch is valid EMF, by provider and model, summing request
     row({ provider: 'prov-a', model: 'claude-sonnet-4-6', cost_nanos: 9_000, latency_ms: 900 }),
     row({ model: 'made-up-model-from-a-client', priced: false, cost_nanos: 0 }),
   ];
-  const lines = usageMetricLines(rows, Date.UTC(2026, 10, 28));
+  const lines = usageMetricLines(rows);
   for (const line of lines) expect(emfProblems(line)).toEqual([]);
   const docs = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
   const mini = docs.find((d) => d.Model === 'gpt-4o-mini')!;
@@ -79,11 +79,29 @@ test('every line of a batch is valid EMF, by provider and model, summing request
 });
 
 test('more than 100 rows of one model are split so no metric holds more than 100 values', () => {
-  const lines = usageMetricLines(
-    Array.from({ length: 250 }, (_, i) => row({ latency_ms: i })),
-    1,
-  );
+  const lines = usageMetricLines(Array.from({ length: 250 }, (_, i) => row({ latency_ms: i })));
   expect(lines).toHaveLength(3);
   for (const line of lines) expect(emfProblems(line)).toEqual([]);
   expect(lines.map((line) => (JSON.parse(line) as { Requests: number }).Requests)).toEqual([100, 100, 50]);
+});
+
+test("each line carries its rows' own minute, not the time it is written", () => {
+  const lines = usageMetricLines([
+    row({ ts: '2026-11-28T01:00:59.999Z' }),
+    row({ ts: '2026-11-28T01:00:00.000Z' }),
+    row({ ts: '2026-11-28T01:07:30.000Z' }),
+  ]);
+  for (const line of lines) expect(emfProblems(line)).toEqual([]);
+  const docs = lines.map((line) => JSON.parse(line) as { _aws: { Timestamp: number }; Requests: number });
+  expect(docs.map((d) => [new Date(d._aws.Timestamp).toISOString(), d.Requests])).toEqual([
+    ['2026-11-28T01:00:00.000Z', 2],
+    ['2026-11-28T01:07:00.000Z', 1],
+  ]);
+});
+
+test('models an account priced itself share one dimension value, whatever ids the tenant chose', () => {
+  const rows = Array.from({ length: 40 }, (_, i) => row({ model: `tenant-model-${i}`, price_source: 'custom' }));
+  rows.push(row({ model: 'gpt-4o-mini', price_source: 'PRICING_FILE' }));
+  const models = usageMetricLines(rows).map((line) => (JSON.parse(line) as { Model: string }).Model);
+  expect(models.sort()).toEqual(['(account-priced)', 'gpt-4o-mini']);
 });

@@ -113,6 +113,20 @@ describe('loadConfig', () => {
     expect(loadConfig({ FAILED_SIGN_IN_MAX_DELAY_MS: '500' }).failedSignInMaxDelayMs).toBe(500);
   });
 
+  it('in Lambda no failed sign-in is held, whatever FAILED_SIGN_IN_MAX_DELAY_MS says: a held answer would hold an invocation', () => {
+    expect(loadConfig({ AWS_LAMBDA_FUNCTION_NAME: 'proxy' }).failedSignInMaxDelayMs).toBe(0);
+    expect(
+      loadConfig({ AWS_LAMBDA_FUNCTION_NAME: 'proxy', FAILED_SIGN_IN_MAX_DELAY_MS: '2000' }).failedSignInMaxDelayMs,
+    ).toBe(0);
+  });
+
+  it('FAILED_SIGN_INS_PER_MINUTE: 10 by default, 0 turns the throttle off, anything else but a count is refused', () => {
+    expect(loadConfig({}).failedSignInsPerMinute).toBe(10);
+    expect(loadConfig({ FAILED_SIGN_INS_PER_MINUTE: '0' }).failedSignInsPerMinute).toBe(0);
+    expect(loadConfig({ FAILED_SIGN_INS_PER_MINUTE: '30' }).failedSignInsPerMinute).toBe(30);
+    expect(() => loadConfig({ FAILED_SIGN_INS_PER_MINUTE: 'ten' })).toThrow(/FAILED_SIGN_INS_PER_MINUTE/);
+  });
+
   it("signs AWS requests with the function's role in Lambda (AWS_LAMBDA_FUNCTION_NAME set), else with the machine's credential chain", () => {
     expect(loadConfig({}).awsSigning).toBe('local-credential-chain');
     expect(loadConfig({ AWS_LAMBDA_FUNCTION_NAME: 'ai-usage-proxy-function' }).awsSigning).toBe('aws-role');

@@ -6,16 +6,26 @@ import { formatDateTime } from '../../format';
 import type { SentAlert } from '../../types';
 import { useAsync } from '../../use-async';
 
-/** Where an alert went: "webhook ✓", or "webhook failed (answered 500) after 4 tries". */
+/** What became of an alert: still being tried, or given up on (docs/alerts.md, "Budget alerts"). */
+const STATE_PREFIX: Record<SentAlert['state'], string> = {
+  pending: 'Trying again: ',
+  delivered: '',
+  failed: 'Failed, given up: ',
+};
+
+/** Where an alert went: "webhook ✓", or "Failed, given up: webhook failed (answered 500) after 24 tries". */
 function deliveryText(alert: SentAlert): string {
-  if (alert.deliveries.length === 0) return 'no webhook or topic set';
-  return alert.deliveries
-    .map((d) =>
-      d.delivered
-        ? `${d.target} ✓`
-        : `${d.target} failed${d.problem ? ` (${d.problem})` : ''} after ${d.attempts} ${d.attempts === 1 ? 'try' : 'tries'}`,
-    )
-    .join(', ');
+  if (alert.deliveries.length === 0) return alert.state === 'pending' ? 'Queued' : 'no webhook or topic set';
+  return (
+    STATE_PREFIX[alert.state] +
+    alert.deliveries
+      .map((d) =>
+        d.delivered
+          ? `${d.target} ✓`
+          : `${d.target} failed${d.problem ? ` (${d.problem})` : ''} after ${d.attempts} ${d.attempts === 1 ? 'try' : 'tries'}`,
+      )
+      .join(', ')
+  );
 }
 
 /** The account's most recent budget alerts (docs/alerts.md), newest first. */
@@ -48,7 +58,12 @@ export function RecentAlerts() {
             </thead>
             <tbody>
               {alerts.data.alerts.map((alert) => (
-                <tr key={alert.id} data-testid="recent-alert-row" data-threshold={alert.threshold}>
+                <tr
+                  key={alert.id}
+                  data-testid="recent-alert-row"
+                  data-threshold={alert.threshold}
+                  data-state={alert.state}
+                >
                   <td class="nowrap">{formatDateTime(alert.sent_at)}</td>
                   <td class="break">{alert.text}</td>
                   <td>{deliveryText(alert)}</td>
