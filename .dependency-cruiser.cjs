@@ -1,6 +1,5 @@
-// Which folder of lambda/ may import which: the rule set is the list in docs/architecture.md
-// ("Dependencies between folders"). `npm run lint` runs it over the product's folders; a change to that
-// list is a change here.
+// Which folder of lambda/ may import which: this list is the reference, which docs/architecture.md
+// ("Dependencies between folders") summarises. `npm run lint` runs it over the product's folders.
 /** Each folder and the other folders of lambda/ it may import. */
 const ALLOWED = {
   base: [],

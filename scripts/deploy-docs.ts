@@ -1,6 +1,6 @@
 /**
  * The facts docs/deploy.md states about the stack, rendered from their one source: the permissions
- * from lib/permissions.ts, the alarms from the synthesized template, the cost from
+ * from lib/permissions.ts (where each grant's reason stays), the alarms from the synthesized template, the cost from
  * lib/cost-model.ts. `npm run docs:deploy` writes them between the page's markers;
  * test/infra/deploy-docs.test.ts fails when the page and the sources disagree.
  */
@@ -34,13 +34,15 @@ export type Facts = Record<string, string>;
 
 const code = (name: string) => `\`${name}\``;
 
+/** Each role's grants, one line per resource: the actions, and the settings a grant exists only with. */
 function permissionsTable(stack: ProxyStack): string {
-  const rows = declaredGrants(stack.settings, true).map((g) => {
-    const service = g.actions[0].split(':')[0];
-    const actions = g.actions.map((a) => (a.startsWith(`${service}:`) ? a.slice(service.length + 1) : a));
-    return `| ${g.role} | ${g.resourceName} | ${service}: ${actions.map(code).join(', ')} | ${g.usedFor}${g.when ? `; only with ${g.when.context}` : ''} |`;
-  });
-  return ['| role | resource | actions | used for |', '|---|---|---|---|', ...rows].join('\n');
+  return declaredGrants(stack.settings, true)
+    .map((g) => {
+      const service = g.actions[0].split(':')[0];
+      const actions = g.actions.map((a) => (a.startsWith(`${service}:`) ? a.slice(service.length + 1) : a));
+      return `- ${g.role}, ${g.resourceName}${g.when ? ` (only with ${g.when.context})` : ''}: ${service} ${actions.map(code).join(', ')}`;
+    })
+    .join('\n');
 }
 
 interface AlarmProperties {
@@ -65,15 +67,9 @@ function alarmTable(stack: ProxyStack): string {
       const period = p.Period ?? p.Metrics?.find((m) => m.MetricStat)?.MetricStat?.Period ?? 0;
       const window = `${(period * p.EvaluationPeriods) / 60} min`;
       const unit = p.MetricName === 'Duration' ? ' ms' : '';
-      return `| \`${p.AlarmName.replace(prefix, '')}\` | ≥ ${p.Threshold}${unit} over ${window} | ${p.AlarmDescription} |`;
+      return `- \`${p.AlarmName.replace(prefix, '')}\` (≥ ${p.Threshold}${unit} over ${window}): ${p.AlarmDescription}`;
     });
-  return [
-    `${rows.length} alarms (\`<stage>-ai-usage-proxy-\` + name):`,
-    '',
-    '| alarm | fires at | meaning |',
-    '|---|---|---|',
-    ...rows,
-  ].join('\n');
+  return [`${rows.length} alarms (\`<stage>-ai-usage-proxy-\` + name):`, '', ...rows].join('\n');
 }
 
 const usd = (value: number) => `$${value.toFixed(2)}`;
@@ -98,8 +94,8 @@ function costBlock(stack: ProxyStack): string {
     '|---|--:|',
     `| provider answer time | ${a.upstreamSeconds} s |`,
     `| the proxy's store waits per request (gate call, row put) | ${a.storeWaitMs} ms |`,
-    `| the proxy's CPU per request on a full vCPU, one request at a time (the benchmark's c=1 figure) | ${a.cpuMsPerRequest} ms |`,
-    `| DynamoDB write units per request (the token's gate ${GATE_WRITE_UNITS}: its item is at most ${kb(gateItemBytes())} at any rate; the row's put ${ROW_WRITE_UNITS}; its spend is folded by the consumer, below) | ${a.writeUnitsPerRequest} |`,
+    `| the proxy's CPU per request on a full vCPU, one request at a time (the benchmark's c=1) | ${a.cpuMsPerRequest} ms |`,
+    `| DynamoDB write units per request (the gate ${GATE_WRITE_UNITS}, the row ${ROW_WRITE_UNITS}; spend is folded by the consumer) | ${a.writeUnitsPerRequest} |`,
     `| DynamoDB read units per request (provider key cached, no budget) | ${a.readUnitsPerRequest} |`,
     `| cold starts per million requests, init time each | ${a.coldStartsPerMillion.toLocaleString('en')}, ${a.coldStartInitMs} ms |`,
     `| traffic (fills a consumer batch with ${cost.rowsPerConsumerBatch.toFixed(1)} rows in its ${a.batchingWindowSeconds} s window) | ${a.monthlyRequests.toLocaleString('en')} requests a month |`,
@@ -120,8 +116,7 @@ function costBlock(stack: ProxyStack): string {
     }),
     '',
     `The consumer's worst case, each row alone in a batch: ${usd(cost.consumerWorstCaseUsdPerMillion)}, and ${usd(cost.exportWorstCaseUsdPerMillion)} of export PUTs. A requester label or a tag adds ${SUBJECT_WRITES_PER_BATCH} spend write per consumer batch, whatever the rows in it: ${usd(((1e6 / cost.rowsPerConsumerBatch) * SUBJECT_WRITES_PER_BATCH * PRICES.dynamoPerMillionWriteUnits) / 1e6)} per million at this traffic. ` +
-      `The gate's write is ${GATE_WRITE_UNITS} unit whatever the token's rate (see *Partition ceilings*), up to the highest per-token limit of ${MAX_REQUESTS_PER_MINUTE.toLocaleString('en')} a minute. ` +
-      `Stored rows take about ${ROW_GB_PER_MILLION} GB per million: ${usd(ROW_GB_PER_MILLION * (PRICES.dynamoStoragePerGbMonth + PRICES.dynamoPitrPerGbMonth))} per million rows per month with point-in-time recovery, until \`logRetentionDays\` (${DEFAULTS.logRetentionDays} days by default) expires them: at this traffic the table holds about ${Math.round(((a.monthlyRequests / 1e6) * ROW_GB_PER_MILLION * DEFAULTS.logRetentionDays) / 30)} GB, ${usd(((a.monthlyRequests / 1e6) * ROW_GB_PER_MILLION * DEFAULTS.logRetentionDays * (PRICES.dynamoStoragePerGbMonth + PRICES.dynamoPitrPerGbMonth)) / 30)} a month, instead of growing by ${usd((a.monthlyRequests / 1e6) * ROW_GB_PER_MILLION * (PRICES.dynamoStoragePerGbMonth + PRICES.dynamoPitrPerGbMonth))} a month, every month. ` +
+      `Stored rows take about ${ROW_GB_PER_MILLION} GB per million: ${usd(ROW_GB_PER_MILLION * (PRICES.dynamoStoragePerGbMonth + PRICES.dynamoPitrPerGbMonth))} per million rows per month with point-in-time recovery, until \`logRetentionDays\` (${DEFAULTS.logRetentionDays} days by default) expires them: at this traffic about ${Math.round(((a.monthlyRequests / 1e6) * ROW_GB_PER_MILLION * DEFAULTS.logRetentionDays) / 30)} GB, ${usd(((a.monthlyRequests / 1e6) * ROW_GB_PER_MILLION * DEFAULTS.logRetentionDays * (PRICES.dynamoStoragePerGbMonth + PRICES.dynamoPitrPerGbMonth)) / 30)} a month. ` +
       `Exported rows take about ${EXPORT_BYTES_PER_ROW} bytes each, gzipped, until \`usageExportDays\` expires them; an Athena named query over a month of a million rows scans about ${Math.round((EXPORT_BYTES_PER_ROW * 1e6) / 1e6)} MB: $${athenaQueryUsd(1e6).toFixed(4)}, over a year of them $${athenaQueryUsd(12e6).toFixed(4)}.`,
     '',
     `The consumer's batching window (\`consumerWindowSeconds\`) trades these per-batch lines against how far behind a budget's spend may be: a batch is folded at most one window after its rows were written, so a budget can be overshot by what its subject spends in that time ([budgets.md](budgets.md)). At this traffic:`,
@@ -156,22 +151,19 @@ function gateBlock(): string {
     [MAX_REQUESTS_PER_MINUTE, 'the highest per-token limit'],
   ];
   return [
-    `The token's gate (\`rate-limits\`, \`TOKEN#<token id>\`, and \`TOKEN#<token id>#<n>\` for its other shards), one update by every proxied request,`,
-    `is at most ${kb(gateItemBytes())} whatever the traffic: about ${GATE_ITEM.baseBytes} bytes of the token's copy and ${GATE_ITEM.counterBytes} of rate counters`,
-    '(a count, the newest bucket and a fixed ring of one number per 1.5-second bucket of the sliding minute; tags and a model list on the token add their own bytes),',
-    `so each write is ${GATE_WRITE_UNITS} unit. A token's limit sets how many gate items share its traffic: one per ${SHARD_REQUESTS_PER_MINUTE.toLocaleString('en')} a minute of limit, up to ${MAX_GATE_SHARDS},`,
-    'each request writing one at random. A token sending steadily at its limit:',
+    `**The token's gate** (\`rate-limits\`, \`TOKEN#<token id>\` and \`TOKEN#<token id>#<n>\`) is at most ${kb(gateItemBytes())} at any rate`,
+    `(about ${GATE_ITEM.baseBytes} bytes of the token's copy, ${GATE_ITEM.counterBytes} of counters: a count, the newest bucket, a ring of 1.5-second buckets), so each write is ${GATE_WRITE_UNITS} unit; a token has one gate item`,
+    `per ${SHARD_REQUESTS_PER_MINUTE.toLocaleString('en')} a minute of its limit, up to ${MAX_GATE_SHARDS}, each request writing one at random. At a steady rate at the limit:`,
     '',
-    '| requests a minute | gate items | write units per request | write units a second on the busiest gate partition |',
-    '|--:|--:|--:|--:|',
+    '| requests a minute | gate items | write units a second on the busiest |',
+    '|--:|--:|--:|',
     ...rates.map(
       ([rate, what]) =>
-        `| ${rate.toLocaleString('en')} (${what}) | ${shardCount(rate)} | ${GATE_WRITE_UNITS} | ${perSecond(gatePartitionLoad(rate))} |`,
+        `| ${rate.toLocaleString('en')} (${what}) | ${shardCount(rate)} | ${perSecond(gatePartitionLoad(rate))} |`,
     ),
     '',
-    `So **one token's gate takes at most ${perSecond(gatePartitionLoad(MAX_REQUESTS_PER_MINUTE))} write units a second on one partition**, at the highest limit (${MAX_REQUESTS_PER_MINUTE.toLocaleString('en')} a minute,`,
-    `${(MAX_REQUESTS_PER_MINUTE / 60).toLocaleString('en')} a second): under half of the ${PARTITION_WRITE_UNITS_PER_SECOND.toLocaleString('en')} DynamoDB allows.`,
-    '`test/integration/store/gate-item-size.test.ts` measures the item and the units DynamoDB charges for its write at the default and the highest limit.',
+    `So one token's gate takes at most ${perSecond(gatePartitionLoad(MAX_REQUESTS_PER_MINUTE))} of the ${PARTITION_WRITE_UNITS_PER_SECOND.toLocaleString('en')} write units a second a partition allows`,
+    '(`test/integration/store/gate-item-size.test.ts` measures the item and its write).',
   ].join('\n');
 }
 
@@ -184,16 +176,16 @@ const RESOURCE_NAMES: Record<string, string> = {
   'AWS::Lambda::Permission': 'permissions letting anyone invoke the alias through the URL only',
   'AWS::Lambda::EventSourceMapping': "the stream consumer's mappings from the usage-logs stream and the alert queue",
   'AWS::DynamoDB::Table': 'DynamoDB tables: accounts, usage-logs, usage-stats, rate-limits, audit, cache',
-  'AWS::KMS::Key': 'KMS keys: provider keys (kept by `cdk destroy`), alarm notifications and budget alerts',
+  'AWS::KMS::Key': 'KMS keys: provider keys, alarm notifications, budget alerts',
   'AWS::KMS::Alias': "the provider-key KMS key's alias",
   'AWS::SecretsManager::Secret': 'the admin key secret',
   'AWS::Logs::LogGroup': 'log groups, one per function',
   'AWS::Logs::MetricFilter': 'metric filters counting spooled usage rows and failed authentications',
   'AWS::IAM::Role': 'IAM roles, one per function',
-  'AWS::IAM::Policy': 'IAM policies, one per role (*Permissions*)',
+  'AWS::IAM::Policy': 'IAM policies, one per role ([Permissions](#permissions))',
   'AWS::SQS::Queue': "the stream consumer's dead-letter queue, the alert queue and its dead-letter queue",
   'AWS::SQS::QueuePolicy': 'their policies refusing plain HTTP',
-  'AWS::CloudWatch::Alarm': 'CloudWatch alarms (*Operations*)',
+  'AWS::CloudWatch::Alarm': 'CloudWatch alarms ([Operations](#operations))',
   'AWS::SNS::Topic': 'SNS topics: the alarm topic and the budget-alert topic ([alerts.md](alerts.md))',
   'AWS::SNS::TopicPolicy': "their policies: HTTPS only; the alarm topic's also admits this stage's alarms",
   'AWS::SNS::Subscription': 'the `alarmEmail` and `alertEmail` subscriptions',
@@ -221,15 +213,9 @@ function inventory(stack: ProxyStack): string {
   const rows = [...byType].map(([type, { count, kept }]) => {
     const name = RESOURCE_NAMES[type];
     if (!name) throw new Error(`docs/deploy.md does not describe ${type}: add it to RESOURCE_NAMES`);
-    return `| ${count} | ${name} | \`${type}\` | ${kept ? `${kept} kept` : ''} |`;
+    return `- ${count} \`${type}\`: ${name}${kept ? ` (${kept} kept by \`cdk destroy\`)` : ''}`;
   });
-  return [
-    `The default stage's template holds ${resources.length} resources:`,
-    '',
-    '| count | what | type | after `cdk destroy` |',
-    '|--:|---|---|---|',
-    ...rows,
-  ].join('\n');
+  return [`The default stage's template holds ${resources.length} resources:`, '', ...rows].join('\n');
 }
 
 /** Managed instances priced at steady rates beside the standard function (lib/cost-model.ts). */

@@ -71,17 +71,23 @@ function ignoredFieldsTable(): string {
   );
 }
 
+/** The headers left out of the key, those that share a reason on one row. */
 function ignoredHeadersTable(): string {
+  const byReason = new Map<string, string[]>();
+  for (const name of Object.keys(IGNORED_HEADERS)) {
+    const reason = headerIgnoredBecause(name)!;
+    byReason.set(reason, [...(byReason.get(reason) ?? []), code(name)]);
+  }
   return table(
-    ['Header', 'Why it cannot change the answer'],
-    Object.keys(IGNORED_HEADERS).map((name) => [code(name), headerIgnoredBecause(name)!]),
+    ['Headers', 'Why they cannot change the answer'],
+    [...byReason].map(([reason, names]) => [names.join(', '), reason]),
   );
 }
 
+/** The settings, one line each: the variables, their default, what they mean. */
 function configurationTable(): string {
-  return table(
-    ['Variable', 'Default', 'Meaning'],
-    CONFIG_VARIABLES.map((v) => [v.names.map(code).join(', '), v.default, v.meaning]),
+  return CONFIG_VARIABLES.map((v) => `- ${v.names.map(code).join(', ')} (default ${v.default}): ${v.meaning}`).join(
+    '\n',
   );
 }
 
