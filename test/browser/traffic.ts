@@ -29,7 +29,9 @@ export async function sendTraffic(proxy: ProxyServer, token: string): Promise<Se
   await callThroughSdk({ ...base, provider: 'prov-a', stream: true, headers: { 'x-proxy-user': 'bob' } });
   await callThroughSdk({ ...base, provider: 'prov-c', stream: false });
 
-  proxy.fakes.fakes['prov-e'].next({ status: 429, errorMessage: PROVIDER_ERROR });
+  // The proxy retries a 429 up to three attempts (docs/fallbacks.md): the provider throttles all three.
+  for (let attempt = 0; attempt < 3; attempt++)
+    proxy.fakes.fakes['prov-e'].next({ status: 429, errorMessage: PROVIDER_ERROR });
   await callThroughSdk({ ...base, provider: 'prov-e', stream: false, headers: { 'x-proxy-user': 'bob' } }).then(
     () => {
       throw new Error('the scripted provider error did not reach the client');

@@ -231,11 +231,13 @@ describe('pass-through mode: the caller’s own Bedrock API key', () => {
 describe('errors', () => {
   it('Bedrock’s own error passes through as the SDK’s typed exception; the row keeps its message', async () => {
     const user = requester('throttled');
-    proxy.fakes.bedrock.next({
-      status: 429,
-      errorType: 'ThrottlingException',
-      errorMessage: 'Too many requests, please wait before trying again.',
-    });
+    // The proxy tries a throttled target three times (docs/fallbacks.md): Bedrock throttles all three.
+    for (let attempt = 0; attempt < 3; attempt++)
+      proxy.fakes.bedrock.next({
+        status: 429,
+        errorType: 'ThrottlingException',
+        errorMessage: 'Too many requests, please wait before trying again.',
+      });
     const error = await bedrock(user)
       .send(new ConverseCommand({ modelId: MODEL, messages }))
       .catch((e: unknown) => e);

@@ -153,7 +153,7 @@ describe('importing the handler factory', () => {
       const factory = importWatchingSecrets<typeof import('../../lambda/wiring/proxy-handler')>(
         '../../lambda/wiring/proxy-handler',
       );
-      expect(Object.keys(factory.module).sort()).toEqual(['createProxyHandler', 'proxyPipeline']);
+      expect(Object.keys(factory.module).sort()).toEqual(['PROXY_BASE', 'createProxyHandler', 'proxyPipeline']);
       expect(factory.reads).not.toHaveBeenCalled();
 
       // The entry builds its dependencies and starts reading the admin secret at once (cold start).
