@@ -195,8 +195,8 @@ test('the rate limit counts the client request once, and a fallback answer is ne
   expect(servedByFallback.headers.get('x-proxy-cache')).toBe('MISS');
   const again = await call();
   // Four attempts upstream for the first request, one for the second: the limit counted two requests.
-  const before = Number(servedByFallback.headers.get('x-ratelimit-remaining'));
-  expect(Number(again.headers.get('x-ratelimit-remaining'))).toBe(before - 1);
+  const before = Number(servedByFallback.headers.get('x-proxy-ratelimit-remaining'));
+  expect(Number(again.headers.get('x-proxy-ratelimit-remaining'))).toBe(before - 1);
   // Not a hit on the fallback's answer: the model asked for answers the second time.
   expect(again.headers.get('x-proxy-cache')).toBe('MISS');
   expect(again.model).toBe(TEST_MODELS['prov-b']);
