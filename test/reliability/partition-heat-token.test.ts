@@ -128,10 +128,13 @@ test(`${REQUESTS} priced requests of one token at ${LIMIT.toLocaleString('en')} 
   expect(gates.filter((p) => perRequest(p.units) > 0.5).map((p) => `${p.partition}: ${perRequest(p.units)}`)).toEqual(
     [],
   );
-  // One write a request, plus at most one more per instance and item: each instance's first request on an
-  // item may have to set its counters for the new limit (which instances meet which item first is random).
+  // One write a request, plus at most one more per instance and item (each instance's first request on an
+  // item may have to set its counters for the new limit), plus the refused first attempts of writes that
+  // met a bucket another instance had just started: DynamoDB bills a failed condition, and at this rate
+  // they measured 0.35 to 0.6 of a unit a request (docs/decisions.md, "The gate's write").
   const settingWrites = INSTANCES * gates.length;
-  expect(gates.reduce((sum, p) => sum + p.units, 0)).toBeLessThanOrEqual(REQUESTS + settingWrites);
+  const raceRetries = REQUESTS * 0.75;
+  expect(gates.reduce((sum, p) => sum + p.units, 0)).toBeLessThanOrEqual(REQUESTS + settingWrites + raceRetries);
 
   // The rows: 1 unit each (a put under 1 KB), over the account's 8 shards, none over 0.5 a request.
   const rowPartitions = heat.filter((p) => p.table === 'usageLogs');
