@@ -67,6 +67,8 @@ export interface ReplayRequest {
    * provider that sends stream usage only when asked (Mistral and Groq always send it).
    */
   hideAddedUsage: boolean;
+  /** The request asked for stream usage (`stream_options.include_usage`). */
+  clientAskedForUsage: boolean;
 }
 
 function decodeAll(text: string): SseEvent[] {
@@ -95,11 +97,11 @@ export function replayCached(
   const events = decodeAll(
     entry.format === 'sse' ? entry.body : formReplay(request.dialect).synthesize(JSON.parse(entry.body)).join(''),
   );
-  // A stream made from a JSON answer carries its usage as the provider's own stream would: always for a
-  // provider that always sends it, only to a client that asked for it otherwise.
-  const sent = events
-    .map((event) => (request.hideAddedUsage ? request.dialect.withoutAddedUsage(event) : event.raw))
-    .filter(Boolean);
+  // A stream made from a JSON answer carries its usage in a usage-only chunk, so only to a client that
+  // asked for one: providers that always send stream usage (Mistral, Groq) put it on their last choice
+  // chunk, and a chunk without a choice would break clients that read choices[0] of every chunk.
+  const hide = entry.format === 'json' ? !request.clientAskedForUsage : request.hideAddedUsage;
+  const sent = events.map((event) => (hide ? request.dialect.withoutAddedUsage(event) : event.raw)).filter(Boolean);
   // One event per chunk, as a provider sends them, so the client's stream handling is exercised for real.
   return {
     contentType: entry.format === 'sse' ? entry.contentType : 'text/event-stream; charset=utf-8',
@@ -156,5 +158,5 @@ export function replayRequestFor({
 }): ReplayRequest {
   // A client that didn't ask for stream usage never saw the usage-only event the proxy asked for.
   const clientAskedForUsage = asObject(body?.stream_options)?.include_usage === true;
-  return { dialect, stream, hideAddedUsage: streamUsage === 'when-asked' && !clientAskedForUsage };
+  return { dialect, stream, clientAskedForUsage, hideAddedUsage: streamUsage === 'when-asked' && !clientAskedForUsage };
 }

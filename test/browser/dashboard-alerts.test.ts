@@ -42,8 +42,11 @@ describeInBrowser('budget alerts in the dashboard', () => {
       const listed = await eventually(async () => {
         await page.reload();
         await page.getByTestId('recent-alerts').waitFor();
-        const count = await page.getByTestId('recent-alert-row').count();
-        return count === 2 ? count : undefined;
+        // Delivery runs beside the fold (docs/alerts.md): a row reads Queued until its delivery is done.
+        const states = await page
+          .getByTestId('recent-alert-row')
+          .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-state')));
+        return states.length === 2 && states.every((state) => state === 'delivered') ? states.length : undefined;
       });
       expect(listed).toBe(2);
       const texts = await page.getByTestId('recent-alert-row').allTextContents();

@@ -30,7 +30,12 @@ const ANSWER = JSON.stringify({
   choices: [{ index: 0, message: { role: 'assistant', content: 'Hello there' }, finish_reason: 'stop' }],
   usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 },
 });
-const JSON_REPLAY: ReplayRequest = { dialect: chatDialect, stream: false, hideAddedUsage: false };
+const JSON_REPLAY: ReplayRequest = {
+  dialect: chatDialect,
+  stream: false,
+  hideAddedUsage: false,
+  clientAskedForUsage: true,
+};
 
 let clients: DynamoClients;
 let store: DynamoResponseCache;

@@ -61,7 +61,7 @@ describe('management API errors', () => {
     const created = await proxy.api('/api/tokens', {
       method: 'POST',
       token: proxy.account.token,
-      body: { name: 'proxy only', scopes: ['proxy'] },
+      body: { name: 'proxy only' },
     });
     const { token } = (await created.json()) as { token: string };
     const forbidden = await proxy.api('/api/keys', { token });

@@ -297,6 +297,7 @@ describe('replayCached for Bedrock entries', () => {
     dialect,
     stream,
     hideAddedUsage: false,
+    clientAskedForUsage: true,
   });
   const read = async (body: Readable) => {
     const parts: Buffer[] = [];

@@ -68,6 +68,7 @@ describe('replayCached', () => {
       dialect: dialectOf(name),
       stream: true,
       hideAddedUsage: false,
+      clientAskedForUsage: true,
     })!;
     expect(contentType).toBe('text/event-stream');
     const chunks = await chunksOf(body);
@@ -83,6 +84,7 @@ describe('replayCached', () => {
         dialect: dialectOf(name),
         stream: true,
         hideAddedUsage: true,
+        clientAskedForUsage: false,
       })!;
       expect((await chunksOf(body)).join('')).toBe(fixtureText(`${provider}/text-no-usage.sse`));
     },
@@ -96,6 +98,7 @@ describe('replayCached', () => {
         dialect,
         stream: false,
         hideAddedUsage: false,
+        clientAskedForUsage: true,
       })!;
       expect(contentType).toBe('application/json');
       const read = dialect.readResponse(JSON.parse((await chunksOf(body)).join('')));
@@ -108,6 +111,7 @@ describe('replayCached', () => {
       dialect: dialectOf(name),
       stream: false,
       hideAddedUsage: false,
+      clientAskedForUsage: true,
     })!;
     expect(contentType).toBe('application/json');
     expect((await chunksOf(body)).join('')).toBe(fixtureText(name));
@@ -121,6 +125,7 @@ describe('replayCached', () => {
         dialect,
         stream: true,
         hideAddedUsage: false,
+        clientAskedForUsage: true,
       })!;
       expect(contentType).toBe('text/event-stream; charset=utf-8');
       const text = (await chunksOf(body)).join('');
