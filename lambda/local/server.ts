@@ -151,8 +151,9 @@ async function main(): Promise<void> {
   statsPoller = running.statsConsumer
     ? localStreamPoller({ ...foldDeps, usageStats: deps.usageStats }, stores)
     : undefined;
-  // Queued budget alerts are sent by a loop of their own (SQS invokes the consumer in AWS), whoever folds the stream.
-  alertLoop = foldDeps.localAlertLoop;
+  // Queued budget alerts are sent by a loop of their own (SQS invokes the consumer in AWS), in the
+  // process that folds the stream: with STATS_CONSUMER=off, the separate consumer sends them.
+  alertLoop = running.statsConsumer ? foldDeps.localAlertLoop : undefined;
   alertLoop?.start();
   // Whatever the stream holds is folded (and, after a trimmed position, the rollups completed
   // from the usage-logs table) before the first request, so the overview starts whole.

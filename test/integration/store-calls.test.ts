@@ -81,9 +81,7 @@ async function callsOf(
   await response.text();
   expect(response.status).toBe(200);
   await counter.waitFor(from, isRowWrite, EVENTUALLY_MS);
-  // The local server's alert loop polls its queue on its own schedule (in AWS, SQS invokes the consumer,
-  // not the function serving requests): its reads are not the request's.
-  const calls = counter.calls.slice(from).filter((call) => !JSON.stringify(call.body).includes('"ALERT_QUEUE"'));
+  const calls = counter.calls.slice(from);
   return { before: calls.filter((call) => call.mark === seen), after: calls.filter((call) => call.mark > seen) };
 }
 
@@ -198,10 +196,7 @@ describe('tagged requests', () => {
       for (let i = 0; i < 2; i++) {
         const { before, after } = await callsOf('stored', false, `counted tags ${i}`, { tags }, 2);
         expect(before).toHaveLength(2);
-        // A gate write that met a bucket another write had just started is sent again (docs/decisions.md,
-        // "The gate's write"): a second wave may only be that rate-limits write.
-        const gateRetry = before.some((call) => call.tables.every((table) => table.endsWith('rate-limits')));
-        expect({ oneWave: inOneWave(before) || gateRetry, before }).toMatchObject({ oneWave: true });
+        expect({ oneWave: inOneWave(before), before }).toMatchObject({ oneWave: true });
         expect(before.some(isRowWrite)).toBe(false);
         expect(after).toHaveLength(1);
         expect(isRowWrite(after[0]!)).toBe(true);
@@ -236,10 +231,7 @@ describe('tagged requests', () => {
       for (let i = 0; i < 3; i++) {
         const { before, after } = await callsOf(mode, stream, `counted tagged token ${i}`, extra, 2);
         expect(before).toHaveLength(2);
-        // A gate write that met a bucket another write had just started is sent again (docs/decisions.md,
-        // "The gate's write"): a second wave may only be that rate-limits write.
-        const gateRetry = before.some((call) => call.tables.every((table) => table.endsWith('rate-limits')));
-        expect({ oneWave: inOneWave(before) || gateRetry, before }).toMatchObject({ oneWave: true });
+        expect({ oneWave: inOneWave(before), before }).toMatchObject({ oneWave: true });
         expect(before.some(isRowWrite)).toBe(false);
         // The row alone, one put: its spend is folded later by the stream consumer.
         expect(after).toHaveLength(1);

@@ -16,6 +16,7 @@ import { emfProblems } from '../support/emf-specification';
 import { eventually } from '../support/patience';
 import { startProxy, type Account, type ProxyServer } from '../support/proxy-server';
 import { callProxy } from './support/requests';
+import { startStatsConsumer } from './support/stats-consumer';
 import { waitForRowCount } from './support/rows';
 
 jest.setTimeout(600_000);
@@ -345,4 +346,33 @@ test('a receiver that refuses an alert leaves it failed: a WARN line, a metric l
     .find((line) => line.includes('"AlertDeliveriesFailed"'));
   expect(metric).toBeDefined();
   expect(emfProblems(metric!)).toEqual([]);
+});
+
+test('with STATS_CONSUMER=off, the separate consumer that folds the stream sends the budget alerts', async () => {
+  const tablePrefix = `asc${Date.now().toString(36)}-`;
+  const env = { ALERT_WEBHOOK_ALLOW_PRIVATE: 'true', ALERT_RETRY_FIRST_SECONDS: '1' };
+  const server = await startProxy({ fakes, tablePrefix, env: { ...env, STATS_CONSUMER: 'off' } });
+  // Its DATA_DIR is the server's: the local key there opens the account's webhook secret.
+  const consumer = await startStatsConsumer(tablePrefix, server.dataDir, env);
+  try {
+    const { receiver: hook, url } = await receiver({ status: 204 });
+    const account = await server.createAccount('alerts-consumer');
+    await server.saveKey(account.token, 'prov-b');
+    const set = await server.api('/api/alerts/webhook', { method: 'PUT', token: account.token, body: { url } });
+    expect(set.status).toBe(200);
+    server.secrets.add(((await set.json()) as { secret: string }).secret);
+    const put = await server.api(`/api/tokens/${account.tokenId}/budget`, {
+      method: 'PUT',
+      token: account.token,
+      body: { limit_usd: 0.000001, period: 'day', alert_at: [1] },
+    });
+    expect(put.status).toBe(200);
+    expect((await callProxy(server, { provider: 'prov-b', token: account.token, prompt: 'past it' })).status).toBe(200);
+    const posted = await eventually(async () => (hook.posts.length > 0 ? hook.posts : undefined));
+    expect(posted).toHaveLength(1);
+    expect(consumer.output()).not.toContain('did not start');
+  } finally {
+    await consumer.kill();
+    await server.stop();
+  }
 });
