@@ -2,7 +2,7 @@ import type { AlertQueue, QueuedAlert } from '../ports';
 import type { DocumentClient } from '../../store/dynamodb/document-client';
 
 /** The partition of the accounts table holding a local server's queued alert deliveries. */
-const QUEUE_PK = 'ALERT_QUEUE';
+export const LOCAL_ALERT_QUEUE_PK = 'ALERT_QUEUE';
 const messageSk = (message: QueuedAlert) => `MSG#${message.alertId}#${message.attempt}`;
 
 /** A message taken for delivery: done with it, it is removed. */
@@ -30,7 +30,7 @@ export class DynamoAlertQueue implements AlertQueue {
       operation: 'PutItem',
       input: {
         TableName: this.table,
-        Item: { pk: QUEUE_PK, sk: messageSk(message), message: JSON.stringify(message), due_at: this.now() + delayMs },
+        Item: { pk: LOCAL_ALERT_QUEUE_PK, sk: messageSk(message), message: JSON.stringify(message), due_at: this.now() + delayMs },
       },
     });
   }
@@ -43,7 +43,7 @@ export class DynamoAlertQueue implements AlertQueue {
       input: {
         TableName: this.table,
         KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': QUEUE_PK },
+        ExpressionAttributeValues: { ':pk': LOCAL_ALERT_QUEUE_PK },
         ConsistentRead: true,
       },
     });
@@ -54,7 +54,7 @@ export class DynamoAlertQueue implements AlertQueue {
     ).slice(0, limit);
     const taken: TakenAlert[] = [];
     for (const item of due) {
-      const key = { pk: QUEUE_PK, sk: String(item.sk) };
+      const key = { pk: LOCAL_ALERT_QUEUE_PK, sk: String(item.sk) };
       try {
         await this.doc.send({
           operation: 'UpdateItem',
