@@ -93,13 +93,13 @@ function costBlock(stack: ProxyStack): string {
     '| assumption | value |',
     '|---|--:|',
     `| provider answer time | ${a.upstreamSeconds} s |`,
-    `| the proxy's store waits per request (gate call, row put) | ${a.storeWaitMs} ms |`,
-    `| the proxy's CPU per request on a full vCPU, one request at a time (the benchmark's c=1) | ${a.cpuMsPerRequest} ms |`,
-    `| DynamoDB write units per request (the gate ${GATE_WRITE_UNITS}, the row ${ROW_WRITE_UNITS}; spend is folded by the consumer) | ${a.writeUnitsPerRequest} |`,
-    `| DynamoDB read units per request (provider key cached, no budget) | ${a.readUnitsPerRequest} |`,
-    `| cold starts per million requests, init time each | ${a.coldStartsPerMillion.toLocaleString('en')}, ${a.coldStartInitMs} ms |`,
-    `| traffic (fills a consumer batch with ${cost.rowsPerConsumerBatch.toFixed(1)} rows in its ${a.batchingWindowSeconds} s window) | ${a.monthlyRequests.toLocaleString('en')} requests a month |`,
-    `| consumer batch: billed time, rollup writes, spend writes (the token's) | ${a.consumerMsPerBatch} ms, ${a.rollupWritesPerBatch}, ${a.spendWritesPerBatch} |`,
+    `| store waits per request (gate call, row put) | ${a.storeWaitMs} ms |`,
+    `| CPU per request on a full vCPU (the benchmark's c=1) | ${a.cpuMsPerRequest} ms |`,
+    `| write units per request (gate ${GATE_WRITE_UNITS}, row ${ROW_WRITE_UNITS}; the consumer folds spend) | ${a.writeUnitsPerRequest} |`,
+    `| read units per request (key cached, no budget) | ${a.readUnitsPerRequest} |`,
+    `| cold starts per million, init each | ${a.coldStartsPerMillion.toLocaleString('en')}, ${a.coldStartInitMs} ms |`,
+    `| traffic (${cost.rowsPerConsumerBatch.toFixed(1)} rows per ${a.batchingWindowSeconds} s consumer batch) | ${a.monthlyRequests.toLocaleString('en')} requests a month |`,
+    `| consumer batch: billed time, rollup writes, spend writes (token's) | ${a.consumerMsPerBatch} ms, ${a.rollupWritesPerBatch}, ${a.spendWritesPerBatch} |`,
     '',
     `At ${a.memoryMb} MB (the default), ${cost.billedMsPerRequest.toFixed(0)} ms billed per request:`,
     '',
@@ -115,11 +115,11 @@ function costBlock(stack: ProxyStack): string {
       return `| ${memoryMb} MB${memoryMb === a.memoryMb ? ' (default)' : ''} | ${at.billedMsPerRequest.toFixed(0)} ms | ${usd(at.usdPerMillion)} |`;
     }),
     '',
-    `The consumer's worst case, each row alone in a batch: ${usd(cost.consumerWorstCaseUsdPerMillion)}, and ${usd(cost.exportWorstCaseUsdPerMillion)} of export PUTs. A requester label or a tag adds ${SUBJECT_WRITES_PER_BATCH} spend write per consumer batch, whatever the rows in it: ${usd(((1e6 / cost.rowsPerConsumerBatch) * SUBJECT_WRITES_PER_BATCH * PRICES.dynamoPerMillionWriteUnits) / 1e6)} per million at this traffic. ` +
-      `Stored rows take about ${ROW_GB_PER_MILLION} GB per million: ${usd(ROW_GB_PER_MILLION * (PRICES.dynamoStoragePerGbMonth + PRICES.dynamoPitrPerGbMonth))} per million rows per month with point-in-time recovery, until \`logRetentionDays\` (${DEFAULTS.logRetentionDays} days by default) expires them: at this traffic about ${Math.round(((a.monthlyRequests / 1e6) * ROW_GB_PER_MILLION * DEFAULTS.logRetentionDays) / 30)} GB, ${usd(((a.monthlyRequests / 1e6) * ROW_GB_PER_MILLION * DEFAULTS.logRetentionDays * (PRICES.dynamoStoragePerGbMonth + PRICES.dynamoPitrPerGbMonth)) / 30)} a month. ` +
-      `Exported rows take about ${EXPORT_BYTES_PER_ROW} bytes each, gzipped, until \`usageExportDays\` expires them; an Athena named query over a month of a million rows scans about ${Math.round((EXPORT_BYTES_PER_ROW * 1e6) / 1e6)} MB: $${athenaQueryUsd(1e6).toFixed(4)}, over a year of them $${athenaQueryUsd(12e6).toFixed(4)}.`,
+    `The consumer's worst case, each row alone in a batch: ${usd(cost.consumerWorstCaseUsdPerMillion)}, and ${usd(cost.exportWorstCaseUsdPerMillion)} of export PUTs. A requester label or tag adds ${SUBJECT_WRITES_PER_BATCH} spend write per batch: ${usd(((1e6 / cost.rowsPerConsumerBatch) * SUBJECT_WRITES_PER_BATCH * PRICES.dynamoPerMillionWriteUnits) / 1e6)} per million at this traffic. ` +
+      `Stored rows take about ${ROW_GB_PER_MILLION} GB per million: ${usd(ROW_GB_PER_MILLION * (PRICES.dynamoStoragePerGbMonth + PRICES.dynamoPitrPerGbMonth))} per million rows a month with point-in-time recovery, until \`logRetentionDays\` (${DEFAULTS.logRetentionDays} days by default) expires them: at this traffic about ${Math.round(((a.monthlyRequests / 1e6) * ROW_GB_PER_MILLION * DEFAULTS.logRetentionDays) / 30)} GB, ${usd(((a.monthlyRequests / 1e6) * ROW_GB_PER_MILLION * DEFAULTS.logRetentionDays * (PRICES.dynamoStoragePerGbMonth + PRICES.dynamoPitrPerGbMonth)) / 30)} a month. ` +
+      `Exported rows take about ${EXPORT_BYTES_PER_ROW} bytes each, gzipped, until \`usageExportDays\` expires them; a named query over a month of a million rows scans about ${Math.round((EXPORT_BYTES_PER_ROW * 1e6) / 1e6)} MB: $${athenaQueryUsd(1e6).toFixed(4)}, over a year of them $${athenaQueryUsd(12e6).toFixed(4)}.`,
     '',
-    `The consumer's batching window (\`consumerWindowSeconds\`) trades these per-batch lines against how far behind a budget's spend may be: a batch is folded at most one window after its rows were written, so a budget can be overshot by what its subject spends in that time ([budgets.md](budgets.md)). At this traffic:`,
+    `\`consumerWindowSeconds\` trades these per-batch lines against how far a budget's spend may lag ([budgets.md](budgets.md)). At this traffic:`,
     '',
     '| `consumerWindowSeconds` | rows per batch | consumer, alert checks, metrics and export PUTs per million | total per million | spend up to |',
     '|--:|--:|--:|--:|--:|',
@@ -131,7 +131,7 @@ function costBlock(stack: ProxyStack): string {
       return `| ${window} s${window === DEFAULTS.consumerWindowSeconds ? ' (default)' : ''} | ${at.rowsPerConsumerBatch.toFixed(1)} | ${usd(perBatch)} | ${usd(at.usdPerMillion)} | ${window} s behind |`;
     }),
     '',
-    `Fixed monthly costs on top, whatever the traffic: ${keys} KMS keys (${usd(keys * PRICES.kmsKeyPerMonth)}, up to ${usd(keys * 3 * PRICES.kmsKeyPerMonth)} in the years their rotations are billed), ` +
+    `Fixed monthly costs on top: ${keys} KMS keys (${usd(keys * PRICES.kmsKeyPerMonth)}, up to ${usd(keys * 3 * PRICES.kmsKeyPerMonth)} in the years their rotations are billed), ` +
       `the admin secret (${usd(PRICES.secretPerMonth)}) and ${alarms.length} alarms reading ${alarmMetrics} metrics (${usd(alarmMetrics * PRICES.alarmMetricPerMonth)}): ${usd(fixed)} a month.`,
   ].join('\n');
 }
@@ -169,33 +169,33 @@ function gateBlock(): string {
 
 /** What each resource type of the template is, in the page's words; a type missing here fails the rendering. */
 const RESOURCE_NAMES: Record<string, string> = {
-  'AWS::Lambda::Function': 'Lambda functions: the proxy (URL, API, dashboard) and the stream consumer',
-  'AWS::Lambda::Version': "the proxy's published version (replaced on each deploy that changes the function)",
+  'AWS::Lambda::Function': 'the proxy (URL, API, dashboard) and the stream consumer',
+  'AWS::Lambda::Version': "the proxy's published version (new on each deploy changing it)",
   'AWS::Lambda::Alias': 'the `live` alias the URL serves',
   'AWS::Lambda::Url': 'the function URL (response streaming, auth NONE)',
-  'AWS::Lambda::Permission': 'permissions letting anyone invoke the alias through the URL only',
-  'AWS::Lambda::EventSourceMapping': "the stream consumer's mappings from the usage-logs stream and the alert queue",
-  'AWS::DynamoDB::Table': 'DynamoDB tables: accounts, usage-logs, usage-stats, rate-limits, audit, cache',
-  'AWS::KMS::Key': 'KMS keys: provider keys, alarm notifications, budget alerts',
+  'AWS::Lambda::Permission': 'anyone may invoke the alias, through the URL only',
+  'AWS::Lambda::EventSourceMapping': "the consumer's: the usage-logs stream, the alert queue",
+  'AWS::DynamoDB::Table': 'accounts, usage-logs, usage-stats, rate-limits, audit, cache',
+  'AWS::KMS::Key': 'provider keys, alarm notifications, budget alerts',
   'AWS::KMS::Alias': "the provider-key KMS key's alias",
   'AWS::SecretsManager::Secret': 'the admin key secret',
-  'AWS::Logs::LogGroup': 'log groups, one per function',
-  'AWS::Logs::MetricFilter': 'metric filters counting spooled usage rows and failed authentications',
-  'AWS::IAM::Role': 'IAM roles, one per function',
-  'AWS::IAM::Policy': 'IAM policies, one per role ([Permissions](#permissions))',
-  'AWS::SQS::Queue': "the stream consumer's dead-letter queue, the alert queue and its dead-letter queue",
-  'AWS::SQS::QueuePolicy': 'their policies refusing plain HTTP',
-  'AWS::CloudWatch::Alarm': 'CloudWatch alarms ([Operations](#operations))',
-  'AWS::SNS::Topic': 'SNS topics: the alarm topic and the budget-alert topic ([alerts.md](alerts.md))',
-  'AWS::SNS::TopicPolicy': "their policies: HTTPS only; the alarm topic's also admits this stage's alarms",
+  'AWS::Logs::LogGroup': 'one per function',
+  'AWS::Logs::MetricFilter': 'counting spooled rows and failed authentications',
+  'AWS::IAM::Role': 'one per function',
+  'AWS::IAM::Policy': 'one per role ([Permissions](#permissions))',
+  'AWS::SQS::Queue': "the consumer's dead-letter queue, the alert queue and its dead-letter queue",
+  'AWS::SQS::QueuePolicy': 'refusing plain HTTP',
+  'AWS::CloudWatch::Alarm': '[Operations](#operations)',
+  'AWS::SNS::Topic': 'alarms, budget alerts ([alerts.md](alerts.md))',
+  'AWS::SNS::TopicPolicy': "HTTPS only; the alarm topic's also admits this stage's alarms",
   'AWS::SNS::Subscription': 'the `alarmEmail` and `alertEmail` subscriptions',
   'AWS::CloudWatch::Dashboard': 'the usage dashboard ([alerts.md](alerts.md#metrics))',
-  'AWS::S3::Bucket': 'the usage export bucket ([alerts.md](alerts.md#usage-in-athena))',
-  'AWS::S3::BucketPolicy': 'its policy refusing plain HTTP',
-  'AWS::Glue::Database': 'the Glue database of the exported usage',
-  'AWS::Glue::Table': 'its `usage_rows` table (the day projected, no partitions to add)',
-  'AWS::Athena::WorkGroup': 'the Athena workgroup for the usage queries',
-  'AWS::Athena::NamedQuery': 'named queries: spend per month by tag, model and requester',
+  'AWS::S3::Bucket': 'the usage export ([alerts.md](alerts.md#usage-in-athena))',
+  'AWS::S3::BucketPolicy': 'refusing plain HTTP',
+  'AWS::Glue::Database': 'the exported usage',
+  'AWS::Glue::Table': '`usage_rows` (the day projected, no partitions to add)',
+  'AWS::Athena::WorkGroup': 'for the usage queries',
+  'AWS::Athena::NamedQuery': 'spend per month by tag, model and requester',
 };
 
 /** Every resource of the template, counted by type, and whether `cdk destroy` keeps it. */
@@ -228,7 +228,7 @@ function managedBlock(): string {
       managedInstancesCost(rate, concurrency).standardUsdPerMillion,
   );
   return [
-    `Priced with the assumptions of *Cost* and: a c7g.large instance (2 vCPUs, 4 GB) at $${m.instancePerHour} an hour on demand (an assumption: check the EC2 price list), Lambda's management fee of ${m.managementFeeShare * 100}% on it, at least ${m.minInstances} instances, ${concurrency} requests at once per execution environment, one NAT gateway at $${m.natGatewayPerHour} an hour and $${m.natPerGb} per GB, ${NAT_BYTES_PER_REQUEST / 1024} KB through it per request.`,
+    `*Cost*'s assumptions plus: a c7g.large instance (2 vCPUs, 4 GB) at $${m.instancePerHour} an hour on demand (an assumption: check the EC2 price list), Lambda's management fee of ${m.managementFeeShare * 100}% on it, at least ${m.minInstances} instances, ${concurrency} requests at once per execution environment, one NAT gateway at $${m.natGatewayPerHour} an hour and $${m.natPerGb} per GB, ${NAT_BYTES_PER_REQUEST / 1024} KB through it per request.`,
     '',
     '| steady rate | requests a month | in flight | instances | managed instances, per million | standard Lambda, per million |',
     '|--:|--:|--:|--:|--:|--:|',
@@ -237,7 +237,7 @@ function managedBlock(): string {
       return `| ${rate} a second | ${((rate * 30 * 86_400) / 1e6).toFixed(1)} million | ${Math.round(at.concurrent)} | ${at.instances} | ${usd(at.usdPerMillion)} | ${usd(at.standardUsdPerMillion)} |`;
     }),
     '',
-    `Managed instances cost the same every hour, busy or idle: below about ${breakEven} requests a second steady, the standard function is cheaper; above, managed instances are.`,
+    `Managed instances cost the same busy or idle: below about ${breakEven} requests a second steady, the standard function is cheaper.`,
   ].join('\n');
 }
 
