@@ -1,3 +1,6 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import { once } from 'node:events';
 import { freePort, startIssuer, type Issuer } from '../support/oidc-issuer';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 import { SignInClient } from '../support/sign-in-client';
@@ -5,11 +8,12 @@ import { SignInClient } from '../support/sign-in-client';
 let issuer: Issuer;
 let proxy: ProxyServer;
 let host: string;
+const tablePrefix = `p${randomBytes(4).toString('hex')}-`;
 
 beforeAll(async () => {
   const port = await freePort();
   issuer = await startIssuer(port);
-  proxy = await startProxy({ env: issuer.proxyEnv });
+  proxy = await startProxy({ env: issuer.proxyEnv, tablePrefix });
   host = new URL(proxy.url).host;
   proxy.secrets.add(issuer.clientSecret);
   // The admin key maps the first group; the account's admins can map the others.
@@ -168,5 +172,59 @@ describe('sign-in with an OpenID Connect issuer', () => {
     expect(await (await fetch(`${proxy.url}/api/auth/config`)).json()).toEqual({ oidc: true });
     const session = await (await proxy.api('/api/session', { token: proxy.account.token })).json();
     expect(session).toMatchObject({ role: 'admin', signed_in_with: 'token', csrf_token: null });
+  });
+
+  it('ends every session when the admin key is replaced: the same cookie opens on the same key only', async () => {
+    const { client } = await signedIn('alice');
+    const cookie = `proxy_session=${client.cookie(host, 'proxy_session')!}`;
+    const sessionOn = async (server: ProxyServer) =>
+      (await fetch(`${server.url}/api/session`, { headers: { cookie } })).status;
+    // Instances on the same tables and master key: one with the same admin key, one with a new one.
+    const same = await startProxy({
+      fakes: proxy.fakes,
+      tablePrefix,
+      sharesKeysWith: proxy,
+      env: { ADMIN_KEY: proxy.adminKey },
+    });
+    const replaced = await startProxy({ fakes: proxy.fakes, tablePrefix, sharesKeysWith: proxy });
+    try {
+      expect(await sessionOn(same)).toBe(200);
+      expect(await sessionOn(replaced)).toBe(401);
+    } finally {
+      await Promise.all([same.stop(), replaced.stop()]);
+    }
+  });
+});
+
+describe('a plain-HTTP issuer', () => {
+  let plain: Server;
+  let asked = 0;
+  beforeAll(async () => {
+    // Any answer would do: the proxy must not ask. 127.0.0.2 is on this machine but is not one of the
+    // three loopback names a plain-HTTP issuer may have (127.0.0.1, localhost, [::1]).
+    plain = createServer((_, response) => {
+      asked += 1;
+      response.writeHead(404).end();
+    }).listen(0, '127.0.0.2');
+    await once(plain, 'listening');
+  });
+  afterAll(() => plain?.close());
+
+  it('is refused before any request unless it is on 127.0.0.1, localhost or [::1]', async () => {
+    const { port } = plain.address() as { port: number };
+    const elsewhere = await startProxy({
+      fakes: proxy.fakes,
+      env: { ...issuer.proxyEnv, PORT: '0', OIDC_ISSUER: `http://127.0.0.2:${port}` },
+    });
+    try {
+      const login = await fetch(`${elsewhere.url}/api/auth/login`, { redirect: 'manual' });
+      expect(login.status).toBeGreaterThanOrEqual(500);
+      expect(login.headers.get('location')).toBeNull();
+      expect(asked).toBe(0);
+    } finally {
+      await elsewhere.stop();
+    }
+    // The same kind of issuer on 127.0.0.1 is used over plain HTTP (the sign-ins above).
+    expect(new URL(issuer.url).protocol).toBe('http:');
   });
 });

@@ -75,7 +75,7 @@ export async function startProxy(options: StartOptions = {}): Promise<ProxyServe
   const dataDir = mkdtempSync(join(tmpdir(), 'proxy-data-'));
   if (options.sharesKeysWith)
     copyFileSync(join(options.sharesKeysWith.dataDir, 'local-master.key'), join(dataDir, 'local-master.key'));
-  const adminKey = `admin-test-${randomBytes(16).toString('hex')}`;
+  const adminKey = options.env?.ADMIN_KEY ?? `admin-test-${randomBytes(16).toString('hex')}`;
   const child: ChildProcess = spawn(process.execPath, [SERVER], {
     cwd: ROOT,
     env: {
