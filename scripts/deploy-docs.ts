@@ -115,23 +115,23 @@ function costBlock(stack: ProxyStack): string {
       return `| ${memoryMb} MB${memoryMb === a.memoryMb ? ' (default)' : ''} | ${at.billedMsPerRequest.toFixed(0)} ms | ${usd(at.usdPerMillion)} |`;
     }),
     '',
-    `The consumer's worst case, each row alone in a batch: ${usd(cost.consumerWorstCaseUsdPerMillion)}, and ${usd(cost.exportWorstCaseUsdPerMillion)} of export PUTs. A requester label or tag adds ${SUBJECT_WRITES_PER_BATCH} spend write per batch: ${usd(((1e6 / cost.rowsPerConsumerBatch) * SUBJECT_WRITES_PER_BATCH * PRICES.dynamoPerMillionWriteUnits) / 1e6)} per million at this traffic. ` +
-      `Stored rows take about ${ROW_GB_PER_MILLION} GB per million: ${usd(ROW_GB_PER_MILLION * (PRICES.dynamoStoragePerGbMonth + PRICES.dynamoPitrPerGbMonth))} per million rows a month with point-in-time recovery, until \`logRetentionDays\` (${DEFAULTS.logRetentionDays} days by default) expires them: at this traffic about ${Math.round(((a.monthlyRequests / 1e6) * ROW_GB_PER_MILLION * DEFAULTS.logRetentionDays) / 30)} GB, ${usd(((a.monthlyRequests / 1e6) * ROW_GB_PER_MILLION * DEFAULTS.logRetentionDays * (PRICES.dynamoStoragePerGbMonth + PRICES.dynamoPitrPerGbMonth)) / 30)} a month. ` +
-      `Exported rows take about ${EXPORT_BYTES_PER_ROW} bytes each, gzipped, until \`usageExportDays\` expires them; a named query over a month of a million rows scans about ${Math.round((EXPORT_BYTES_PER_ROW * 1e6) / 1e6)} MB: $${athenaQueryUsd(1e6).toFixed(4)}, over a year of them $${athenaQueryUsd(12e6).toFixed(4)}.`,
+    `Worst case, each row alone in a batch: consumer ${usd(cost.consumerWorstCaseUsdPerMillion)}, export PUTs ${usd(cost.exportWorstCaseUsdPerMillion)}. Each requester label or tag: ${SUBJECT_WRITES_PER_BATCH} more spend write per batch (${usd(((1e6 / cost.rowsPerConsumerBatch) * SUBJECT_WRITES_PER_BATCH * PRICES.dynamoPerMillionWriteUnits) / 1e6)} per million). ` +
+      `Stored rows: about ${ROW_GB_PER_MILLION} GB per million, ${usd(ROW_GB_PER_MILLION * (PRICES.dynamoStoragePerGbMonth + PRICES.dynamoPitrPerGbMonth))} per million rows a month with point-in-time recovery until \`logRetentionDays\` expires them: about ${Math.round(((a.monthlyRequests / 1e6) * ROW_GB_PER_MILLION * DEFAULTS.logRetentionDays) / 30)} GB, ${usd(((a.monthlyRequests / 1e6) * ROW_GB_PER_MILLION * DEFAULTS.logRetentionDays * (PRICES.dynamoStoragePerGbMonth + PRICES.dynamoPitrPerGbMonth)) / 30)} a month. ` +
+      `Exported rows: about ${EXPORT_BYTES_PER_ROW} bytes each gzipped, until \`usageExportDays\`; a named query over a month of a million rows scans about ${Math.round((EXPORT_BYTES_PER_ROW * 1e6) / 1e6)} MB ($${athenaQueryUsd(1e6).toFixed(4)}), over a year $${athenaQueryUsd(12e6).toFixed(4)}.`,
     '',
-    `\`consumerWindowSeconds\` trades these per-batch lines against how far a budget's spend may lag ([budgets.md](budgets.md)). At this traffic:`,
+    `\`consumerWindowSeconds\` trades the per-batch lines against how far spend may lag: up to the window ([budgets.md](budgets.md)):`,
     '',
-    '| `consumerWindowSeconds` | rows per batch | consumer, alert checks, metrics and export PUTs per million | total per million | spend up to |',
-    '|--:|--:|--:|--:|--:|',
+    '| `consumerWindowSeconds` | rows per batch | per-batch lines, per million | total per million |',
+    '|--:|--:|--:|--:|',
     ...[10, 30, 60, 120, 300].map((window) => {
       const at = costPerMillion({ ...ASSUMED, batchingWindowSeconds: window });
       const perBatch = at.lines
         .filter((line) => /^(Stream consumer|Usage metrics|Usage export \(S3 PUTs)/.test(line.item))
         .reduce((sum, line) => sum + line.usdPerMillion, 0);
-      return `| ${window} s${window === DEFAULTS.consumerWindowSeconds ? ' (default)' : ''} | ${at.rowsPerConsumerBatch.toFixed(1)} | ${usd(perBatch)} | ${usd(at.usdPerMillion)} | ${window} s behind |`;
+      return `| ${window} s${window === DEFAULTS.consumerWindowSeconds ? ' (default)' : ''} | ${at.rowsPerConsumerBatch.toFixed(1)} | ${usd(perBatch)} | ${usd(at.usdPerMillion)} |`;
     }),
     '',
-    `Fixed monthly costs on top: ${keys} KMS keys (${usd(keys * PRICES.kmsKeyPerMonth)}, up to ${usd(keys * 3 * PRICES.kmsKeyPerMonth)} in the years their rotations are billed), ` +
+    `Fixed monthly: ${keys} KMS keys (${usd(keys * PRICES.kmsKeyPerMonth)}, up to ${usd(keys * 3 * PRICES.kmsKeyPerMonth)} in years their rotations are billed), ` +
       `the admin secret (${usd(PRICES.secretPerMonth)}) and ${alarms.length} alarms reading ${alarmMetrics} metrics (${usd(alarmMetrics * PRICES.alarmMetricPerMonth)}): ${usd(fixed)} a month.`,
   ].join('\n');
 }
@@ -151,9 +151,9 @@ function gateBlock(): string {
     [MAX_REQUESTS_PER_MINUTE, 'the highest per-token limit'],
   ];
   return [
-    `**The token's gate** (\`rate-limits\`, \`TOKEN#<token id>\` and \`TOKEN#<token id>#<n>\`) is at most ${kb(gateItemBytes())} at any rate`,
-    `(about ${GATE_ITEM.baseBytes} bytes of the token's copy, ${GATE_ITEM.counterBytes} of counters: a count, the newest bucket, a ring of 1.5-second buckets), so each write is ${GATE_WRITE_UNITS} unit; a token has one gate item`,
-    `per ${SHARD_REQUESTS_PER_MINUTE.toLocaleString('en')} a minute of its limit, up to ${MAX_GATE_SHARDS}, each request writing one at random. At a steady rate at the limit:`,
+    `**The token's gate** (\`rate-limits\`, \`TOKEN#<token id>\` and \`TOKEN#<token id>#<n>\`): at most ${kb(gateItemBytes())}`,
+    `(about ${GATE_ITEM.baseBytes} bytes of the token's copy, ${GATE_ITEM.counterBytes} of counters), so each write is ${GATE_WRITE_UNITS} unit; one gate item`,
+    `per ${SHARD_REQUESTS_PER_MINUTE.toLocaleString('en')} a minute of the token's limit, up to ${MAX_GATE_SHARDS}, each request writing one at random. At a steady rate at the limit:`,
     '',
     '| requests a minute | gate items | write units a second on the busiest |',
     '|--:|--:|--:|',
@@ -162,7 +162,7 @@ function gateBlock(): string {
         `| ${rate.toLocaleString('en')} (${what}) | ${shardCount(rate)} | ${perSecond(gatePartitionLoad(rate))} |`,
     ),
     '',
-    `So one token's gate takes at most ${perSecond(gatePartitionLoad(MAX_REQUESTS_PER_MINUTE))} of the ${PARTITION_WRITE_UNITS_PER_SECOND.toLocaleString('en')} write units a second a partition allows`,
+    `So a token's gate takes at most ${perSecond(gatePartitionLoad(MAX_REQUESTS_PER_MINUTE))} of a partition's ${PARTITION_WRITE_UNITS_PER_SECOND.toLocaleString('en')} write units a second`,
     '(`test/integration/store/gate-item-size.test.ts` measures the item and its write).',
   ].join('\n');
 }
@@ -228,7 +228,7 @@ function managedBlock(): string {
       managedInstancesCost(rate, concurrency).standardUsdPerMillion,
   );
   return [
-    `*Cost*'s assumptions plus: a c7g.large instance (2 vCPUs, 4 GB) at $${m.instancePerHour} an hour on demand (an assumption: check the EC2 price list), Lambda's management fee of ${m.managementFeeShare * 100}% on it, at least ${m.minInstances} instances, ${concurrency} requests at once per execution environment, one NAT gateway at $${m.natGatewayPerHour} an hour and $${m.natPerGb} per GB, ${NAT_BYTES_PER_REQUEST / 1024} KB through it per request.`,
+    `*Cost*'s assumptions plus: c7g.large instances (2 vCPUs, 4 GB) at $${m.instancePerHour} an hour on demand (check the EC2 price list), Lambda's ${m.managementFeeShare * 100}% management fee on them, at least ${m.minInstances}, ${concurrency} requests at once per environment, one NAT gateway at $${m.natGatewayPerHour} an hour and $${m.natPerGb} per GB, ${NAT_BYTES_PER_REQUEST / 1024} KB through it per request.`,
     '',
     '| steady rate | requests a month | in flight | instances | managed instances, per million | standard Lambda, per million |',
     '|--:|--:|--:|--:|--:|--:|',
