@@ -36,13 +36,17 @@ const code = (name: string) => `\`${name}\``;
 
 /** Each role's grants, one line per resource: the actions, and the settings a grant exists only with. */
 function permissionsTable(stack: ProxyStack): string {
-  return declaredGrants(stack.settings, true)
-    .map((g) => {
-      const service = g.actions[0].split(':')[0];
-      const actions = g.actions.map((a) => (a.startsWith(`${service}:`) ? a.slice(service.length + 1) : a));
-      return `- ${g.role}, ${g.resourceName}${g.when ? ` (only with ${g.when.context})` : ''}: ${service} ${actions.map(code).join(', ')}`;
-    })
-    .join('\n');
+  const lines: string[] = [];
+  let role = '';
+  for (const g of declaredGrants(stack.settings, true)) {
+    if (g.role !== role) lines.push(`${lines.length ? '\n' : ''}**${(role = g.role)}**:\n`);
+    const service = g.actions[0].split(':')[0];
+    const actions = g.actions.map((a) => (a.startsWith(`${service}:`) ? a.slice(service.length + 1) : a));
+    lines.push(
+      `- ${g.resourceName}${g.when ? ` (only with ${g.when.context})` : ''}: ${service} ${actions.map(code).join(', ')}`,
+    );
+  }
+  return lines.join('\n');
 }
 
 interface AlarmProperties {
@@ -61,15 +65,20 @@ function alarmTable(stack: ProxyStack): string {
     Resources: Record<string, { Type: string; Properties: AlarmProperties }>;
   };
   const prefix = namePrefix(stack.settings.stage);
-  const rows = Object.values(template.Resources)
-    .filter((r) => r.Type === 'AWS::CloudWatch::Alarm')
-    .map(({ Properties: p }) => {
-      const period = p.Period ?? p.Metrics?.find((m) => m.MetricStat)?.MetricStat?.Period ?? 0;
-      const window = `${(period * p.EvaluationPeriods) / 60} min`;
-      const unit = p.MetricName === 'Duration' ? ' ms' : '';
-      return `- \`${p.AlarmName.replace(prefix, '')}\` (≥ ${p.Threshold}${unit} over ${window}): ${p.AlarmDescription}`;
-    });
-  return [`${rows.length} alarms (\`<stage>-ai-usage-proxy-\` + name):`, '', ...rows].join('\n');
+  const alarms = Object.values(template.Resources).filter((r) => r.Type === 'AWS::CloudWatch::Alarm');
+  // Alarms alike but for their table (one per table) share a line.
+  const TABLE = /^DynamoDB throttled requests on the (\S+) table\.$/;
+  const groups = new Map<string, string[]>();
+  for (const { Properties: p } of alarms) {
+    const period = p.Period ?? p.Metrics?.find((m) => m.MetricStat)?.MetricStat?.Period ?? 0;
+    const window = `${(period * p.EvaluationPeriods) / 60} min`;
+    const unit = p.MetricName === 'Duration' ? ' ms' : '';
+    const meaning = TABLE.test(p.AlarmDescription) ? 'DynamoDB throttled requests on its table.' : p.AlarmDescription;
+    const key = `(≥ ${p.Threshold}${unit} over ${window}): ${meaning}`;
+    groups.set(key, [...(groups.get(key) ?? []), `\`${p.AlarmName.replace(prefix, '')}\``]);
+  }
+  const rows = [...groups].map(([key, names]) => `- ${names.join(', ')} ${key}`);
+  return [`${alarms.length} alarms (\`<stage>-ai-usage-proxy-\` + name):`, '', ...rows].join('\n');
 }
 
 const usd = (value: number) => `$${value.toFixed(2)}`;

@@ -55,9 +55,9 @@ const KIND_LABELS: Record<CacheKind, { label: string; note?: string }> = {
   embeddings: { label: 'embeddings' },
   converse: {
     label: 'Bedrock Converse',
-    note: 'the model is in the path, and in the key; inferenceConfig stays in the key, since its stop sequences shape the answer',
+    note: 'the model is keyed from the path; `inferenceConfig` stays keyed: its stop sequences shape the answer',
   },
-  invoke: { label: 'Bedrock InvokeModel', note: 'the model is in the path, and in the key' },
+  invoke: { label: 'Bedrock InvokeModel', note: 'the model is keyed from the path' },
 };
 
 function ignoredFieldsTable(): string {
