@@ -179,7 +179,7 @@ function gateBlock(): string {
 /** What each resource type of the template is, in the page's words; a type missing here fails the rendering. */
 const RESOURCE_NAMES: Record<string, string> = {
   'AWS::Lambda::Function': 'the proxy (URL, API, dashboard) and the stream consumer',
-  'AWS::Lambda::Version': "the proxy's published version (new on each deploy changing it)",
+  'AWS::Lambda::Version': "the proxy's published version",
   'AWS::Lambda::Alias': 'the `live` alias the URL serves',
   'AWS::Lambda::Url': 'the function URL (response streaming, auth NONE)',
   'AWS::Lambda::Permission': 'anyone may invoke the alias, through the URL only',
@@ -202,7 +202,7 @@ const RESOURCE_NAMES: Record<string, string> = {
   'AWS::S3::Bucket': 'the usage export ([alerts.md](alerts.md#usage-in-athena))',
   'AWS::S3::BucketPolicy': 'refusing plain HTTP',
   'AWS::Glue::Database': 'the exported usage',
-  'AWS::Glue::Table': '`usage_rows` (the day projected, no partitions to add)',
+  'AWS::Glue::Table': '`usage_rows`',
   'AWS::Athena::WorkGroup': 'for the usage queries',
   'AWS::Athena::NamedQuery': 'spend per month by tag, model and requester',
 };
@@ -254,18 +254,16 @@ function managedBlock(): string {
 function priceTable(): string {
   const p = PRICES;
   return [
-    '| item | list price used |',
-    '|---|---|',
-    `| Lambda arm64 compute, requests | $${p.lambdaArmPerGbSecond} per GB-second, ${usd(p.lambdaPerMillionRequests)} per million |`,
-    `| DynamoDB on-demand writes / reads | $${p.dynamoPerMillionWriteUnits} per million write units / $${p.dynamoPerMillionReadUnits} per million read units |`,
-    `| DynamoDB storage / point-in-time recovery | $${p.dynamoStoragePerGbMonth} / $${p.dynamoPitrPerGbMonth} per GB-month |`,
-    `| KMS | ${usd(p.kmsKeyPerMonth)} per key-month (+${usd(p.kmsKeyPerMonth)} for each of the first two yearly rotations), ${usd(p.kmsPer10kRequests)} per 10,000 requests |`,
-    `| Secrets Manager | ${usd(p.secretPerMonth)} per secret-month, ${usd(p.secretsPer10kCalls)} per 10,000 API calls |`,
-    `| CloudWatch Logs ingestion, alarms | ${usd(p.logsIngestionPerGb)} per GB, ${usd(p.alarmMetricPerMonth)} per alarm metric-month |`,
-    `| Data transfer out to the internet | ${usd(p.dataOutPerGb)} per GB |`,
-    `| S3 Standard PUTs, storage | $${p.s3PutPer1000} per 1,000, $${p.s3StoragePerGbMonth} per GB-month |`,
-    `| Athena | ${usd(p.athenaPerTbScanned)} per TB scanned, at least 10 MB a query |`,
-    '| Glue Data Catalog | free up to a million objects and a million requests a month (the stack adds 2 objects) |',
+    `- Lambda arm64 compute, requests: $${p.lambdaArmPerGbSecond} per GB-second, ${usd(p.lambdaPerMillionRequests)} per million`,
+    `- DynamoDB on-demand writes / reads: $${p.dynamoPerMillionWriteUnits} per million write units / $${p.dynamoPerMillionReadUnits} per million read units`,
+    `- DynamoDB storage / point-in-time recovery: $${p.dynamoStoragePerGbMonth} / $${p.dynamoPitrPerGbMonth} per GB-month`,
+    `- KMS: ${usd(p.kmsKeyPerMonth)} per key-month (+${usd(p.kmsKeyPerMonth)} for each of the first two yearly rotations), ${usd(p.kmsPer10kRequests)} per 10,000 requests`,
+    `- Secrets Manager: ${usd(p.secretPerMonth)} per secret-month, ${usd(p.secretsPer10kCalls)} per 10,000 API calls`,
+    `- CloudWatch Logs ingestion, alarms: ${usd(p.logsIngestionPerGb)} per GB, ${usd(p.alarmMetricPerMonth)} per alarm metric-month`,
+    `- Data transfer out to the internet: ${usd(p.dataOutPerGb)} per GB`,
+    `- S3 Standard PUTs, storage: $${p.s3PutPer1000} per 1,000, $${p.s3StoragePerGbMonth} per GB-month`,
+    `- Athena: ${usd(p.athenaPerTbScanned)} per TB scanned, at least 10 MB a query`,
+    '- Glue Data Catalog: free up to a million objects and a million requests a month (the stack adds 2 objects)',
   ].join('\n');
 }
 
