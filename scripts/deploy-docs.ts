@@ -36,13 +36,17 @@ const code = (name: string) => `\`${name}\``;
 
 /** Each role's grants, one line per resource: the actions, and the settings a grant exists only with. */
 function permissionsTable(stack: ProxyStack): string {
-  return declaredGrants(stack.settings, true)
-    .map((g) => {
-      const service = g.actions[0].split(':')[0];
-      const actions = g.actions.map((a) => (a.startsWith(`${service}:`) ? a.slice(service.length + 1) : a));
-      return `- ${g.role}, ${g.resourceName}${g.when ? ` (only with ${g.when.context})` : ''}: ${service} ${actions.map(code).join(', ')}`;
-    })
-    .join('\n');
+  const lines: string[] = [];
+  let role = '';
+  for (const g of declaredGrants(stack.settings, true)) {
+    if (g.role !== role) lines.push(`${lines.length ? '\n' : ''}**${(role = g.role)}**:\n`);
+    const service = g.actions[0].split(':')[0];
+    const actions = g.actions.map((a) => (a.startsWith(`${service}:`) ? a.slice(service.length + 1) : a));
+    lines.push(
+      `- ${g.resourceName}${g.when ? ` (only with ${g.when.context})` : ''}: ${service} ${actions.map(code).join(', ')}`,
+    );
+  }
+  return lines.join('\n');
 }
 
 interface AlarmProperties {
@@ -61,15 +65,20 @@ function alarmTable(stack: ProxyStack): string {
     Resources: Record<string, { Type: string; Properties: AlarmProperties }>;
   };
   const prefix = namePrefix(stack.settings.stage);
-  const rows = Object.values(template.Resources)
-    .filter((r) => r.Type === 'AWS::CloudWatch::Alarm')
-    .map(({ Properties: p }) => {
-      const period = p.Period ?? p.Metrics?.find((m) => m.MetricStat)?.MetricStat?.Period ?? 0;
-      const window = `${(period * p.EvaluationPeriods) / 60} min`;
-      const unit = p.MetricName === 'Duration' ? ' ms' : '';
-      return `- \`${p.AlarmName.replace(prefix, '')}\` (≥ ${p.Threshold}${unit} over ${window}): ${p.AlarmDescription}`;
-    });
-  return [`${rows.length} alarms (\`<stage>-ai-usage-proxy-\` + name):`, '', ...rows].join('\n');
+  const alarms = Object.values(template.Resources).filter((r) => r.Type === 'AWS::CloudWatch::Alarm');
+  // Alarms alike but for their table (one per table) share a line.
+  const TABLE = /^DynamoDB throttled requests on the (\S+) table\.$/;
+  const groups = new Map<string, string[]>();
+  for (const { Properties: p } of alarms) {
+    const period = p.Period ?? p.Metrics?.find((m) => m.MetricStat)?.MetricStat?.Period ?? 0;
+    const window = `${(period * p.EvaluationPeriods) / 60} min`;
+    const unit = p.MetricName === 'Duration' ? ' ms' : '';
+    const meaning = TABLE.test(p.AlarmDescription) ? 'DynamoDB throttled requests on its table.' : p.AlarmDescription;
+    const key = `(≥ ${p.Threshold}${unit} over ${window}): ${meaning}`;
+    groups.set(key, [...(groups.get(key) ?? []), `\`${p.AlarmName.replace(prefix, '')}\``]);
+  }
+  const rows = [...groups].map(([key, names]) => `- ${names.join(', ')} ${key}`);
+  return [`${alarms.length} alarms (\`<stage>-ai-usage-proxy-\` + name):`, '', ...rows].join('\n');
 }
 
 const usd = (value: number) => `$${value.toFixed(2)}`;
@@ -115,23 +124,23 @@ function costBlock(stack: ProxyStack): string {
       return `| ${memoryMb} MB${memoryMb === a.memoryMb ? ' (default)' : ''} | ${at.billedMsPerRequest.toFixed(0)} ms | ${usd(at.usdPerMillion)} |`;
     }),
     '',
-    `The consumer's worst case, each row alone in a batch: ${usd(cost.consumerWorstCaseUsdPerMillion)}, and ${usd(cost.exportWorstCaseUsdPerMillion)} of export PUTs. A requester label or tag adds ${SUBJECT_WRITES_PER_BATCH} spend write per batch: ${usd(((1e6 / cost.rowsPerConsumerBatch) * SUBJECT_WRITES_PER_BATCH * PRICES.dynamoPerMillionWriteUnits) / 1e6)} per million at this traffic. ` +
-      `Stored rows take about ${ROW_GB_PER_MILLION} GB per million: ${usd(ROW_GB_PER_MILLION * (PRICES.dynamoStoragePerGbMonth + PRICES.dynamoPitrPerGbMonth))} per million rows a month with point-in-time recovery, until \`logRetentionDays\` (${DEFAULTS.logRetentionDays} days by default) expires them: at this traffic about ${Math.round(((a.monthlyRequests / 1e6) * ROW_GB_PER_MILLION * DEFAULTS.logRetentionDays) / 30)} GB, ${usd(((a.monthlyRequests / 1e6) * ROW_GB_PER_MILLION * DEFAULTS.logRetentionDays * (PRICES.dynamoStoragePerGbMonth + PRICES.dynamoPitrPerGbMonth)) / 30)} a month. ` +
-      `Exported rows take about ${EXPORT_BYTES_PER_ROW} bytes each, gzipped, until \`usageExportDays\` expires them; a named query over a month of a million rows scans about ${Math.round((EXPORT_BYTES_PER_ROW * 1e6) / 1e6)} MB: $${athenaQueryUsd(1e6).toFixed(4)}, over a year of them $${athenaQueryUsd(12e6).toFixed(4)}.`,
+    `Worst case, each row alone in a batch: consumer ${usd(cost.consumerWorstCaseUsdPerMillion)}, export PUTs ${usd(cost.exportWorstCaseUsdPerMillion)}. Each requester label or tag: ${SUBJECT_WRITES_PER_BATCH} more spend write per batch (${usd(((1e6 / cost.rowsPerConsumerBatch) * SUBJECT_WRITES_PER_BATCH * PRICES.dynamoPerMillionWriteUnits) / 1e6)} per million). ` +
+      `Stored rows: about ${ROW_GB_PER_MILLION} GB per million, ${usd(ROW_GB_PER_MILLION * (PRICES.dynamoStoragePerGbMonth + PRICES.dynamoPitrPerGbMonth))} per million rows a month with point-in-time recovery until \`logRetentionDays\` expires them: about ${Math.round(((a.monthlyRequests / 1e6) * ROW_GB_PER_MILLION * DEFAULTS.logRetentionDays) / 30)} GB, ${usd(((a.monthlyRequests / 1e6) * ROW_GB_PER_MILLION * DEFAULTS.logRetentionDays * (PRICES.dynamoStoragePerGbMonth + PRICES.dynamoPitrPerGbMonth)) / 30)} a month. ` +
+      `Exported rows: about ${EXPORT_BYTES_PER_ROW} bytes each gzipped, until \`usageExportDays\`; a named query over a month of a million rows scans about ${Math.round((EXPORT_BYTES_PER_ROW * 1e6) / 1e6)} MB ($${athenaQueryUsd(1e6).toFixed(4)}), over a year $${athenaQueryUsd(12e6).toFixed(4)}.`,
     '',
-    `\`consumerWindowSeconds\` trades these per-batch lines against how far a budget's spend may lag ([budgets.md](budgets.md)). At this traffic:`,
+    `\`consumerWindowSeconds\` trades the per-batch lines against how far spend may lag: up to the window ([budgets.md](budgets.md)):`,
     '',
-    '| `consumerWindowSeconds` | rows per batch | consumer, alert checks, metrics and export PUTs per million | total per million | spend up to |',
-    '|--:|--:|--:|--:|--:|',
+    '| `consumerWindowSeconds` | rows per batch | per-batch lines, per million | total per million |',
+    '|--:|--:|--:|--:|',
     ...[10, 30, 60, 120, 300].map((window) => {
       const at = costPerMillion({ ...ASSUMED, batchingWindowSeconds: window });
       const perBatch = at.lines
         .filter((line) => /^(Stream consumer|Usage metrics|Usage export \(S3 PUTs)/.test(line.item))
         .reduce((sum, line) => sum + line.usdPerMillion, 0);
-      return `| ${window} s${window === DEFAULTS.consumerWindowSeconds ? ' (default)' : ''} | ${at.rowsPerConsumerBatch.toFixed(1)} | ${usd(perBatch)} | ${usd(at.usdPerMillion)} | ${window} s behind |`;
+      return `| ${window} s${window === DEFAULTS.consumerWindowSeconds ? ' (default)' : ''} | ${at.rowsPerConsumerBatch.toFixed(1)} | ${usd(perBatch)} | ${usd(at.usdPerMillion)} |`;
     }),
     '',
-    `Fixed monthly costs on top: ${keys} KMS keys (${usd(keys * PRICES.kmsKeyPerMonth)}, up to ${usd(keys * 3 * PRICES.kmsKeyPerMonth)} in the years their rotations are billed), ` +
+    `Fixed monthly: ${keys} KMS keys (${usd(keys * PRICES.kmsKeyPerMonth)}, up to ${usd(keys * 3 * PRICES.kmsKeyPerMonth)} in years their rotations are billed), ` +
       `the admin secret (${usd(PRICES.secretPerMonth)}) and ${alarms.length} alarms reading ${alarmMetrics} metrics (${usd(alarmMetrics * PRICES.alarmMetricPerMonth)}): ${usd(fixed)} a month.`,
   ].join('\n');
 }
@@ -151,9 +160,9 @@ function gateBlock(): string {
     [MAX_REQUESTS_PER_MINUTE, 'the highest per-token limit'],
   ];
   return [
-    `**The token's gate** (\`rate-limits\`, \`TOKEN#<token id>\` and \`TOKEN#<token id>#<n>\`) is at most ${kb(gateItemBytes())} at any rate`,
-    `(about ${GATE_ITEM.baseBytes} bytes of the token's copy, ${GATE_ITEM.counterBytes} of counters: a count, the newest bucket, a ring of 1.5-second buckets), so each write is ${GATE_WRITE_UNITS} unit; a token has one gate item`,
-    `per ${SHARD_REQUESTS_PER_MINUTE.toLocaleString('en')} a minute of its limit, up to ${MAX_GATE_SHARDS}, each request writing one at random. At a steady rate at the limit:`,
+    `**The token's gate** (\`rate-limits\`, \`TOKEN#<token id>\` and \`TOKEN#<token id>#<n>\`): at most ${kb(gateItemBytes())}`,
+    `(about ${GATE_ITEM.baseBytes} bytes of the token's copy, ${GATE_ITEM.counterBytes} of counters), so each write is ${GATE_WRITE_UNITS} unit; one gate item`,
+    `per ${SHARD_REQUESTS_PER_MINUTE.toLocaleString('en')} a minute of the token's limit, up to ${MAX_GATE_SHARDS}, each request writing one at random. At a steady rate at the limit:`,
     '',
     '| requests a minute | gate items | write units a second on the busiest |',
     '|--:|--:|--:|',
@@ -162,7 +171,7 @@ function gateBlock(): string {
         `| ${rate.toLocaleString('en')} (${what}) | ${shardCount(rate)} | ${perSecond(gatePartitionLoad(rate))} |`,
     ),
     '',
-    `So one token's gate takes at most ${perSecond(gatePartitionLoad(MAX_REQUESTS_PER_MINUTE))} of the ${PARTITION_WRITE_UNITS_PER_SECOND.toLocaleString('en')} write units a second a partition allows`,
+    `So a token's gate takes at most ${perSecond(gatePartitionLoad(MAX_REQUESTS_PER_MINUTE))} of a partition's ${PARTITION_WRITE_UNITS_PER_SECOND.toLocaleString('en')} write units a second`,
     '(`test/integration/store/gate-item-size.test.ts` measures the item and its write).',
   ].join('\n');
 }
@@ -170,7 +179,7 @@ function gateBlock(): string {
 /** What each resource type of the template is, in the page's words; a type missing here fails the rendering. */
 const RESOURCE_NAMES: Record<string, string> = {
   'AWS::Lambda::Function': 'the proxy (URL, API, dashboard) and the stream consumer',
-  'AWS::Lambda::Version': "the proxy's published version (new on each deploy changing it)",
+  'AWS::Lambda::Version': "the proxy's published version",
   'AWS::Lambda::Alias': 'the `live` alias the URL serves',
   'AWS::Lambda::Url': 'the function URL (response streaming, auth NONE)',
   'AWS::Lambda::Permission': 'anyone may invoke the alias, through the URL only',
@@ -193,7 +202,7 @@ const RESOURCE_NAMES: Record<string, string> = {
   'AWS::S3::Bucket': 'the usage export ([alerts.md](alerts.md#usage-in-athena))',
   'AWS::S3::BucketPolicy': 'refusing plain HTTP',
   'AWS::Glue::Database': 'the exported usage',
-  'AWS::Glue::Table': '`usage_rows` (the day projected, no partitions to add)',
+  'AWS::Glue::Table': '`usage_rows`',
   'AWS::Athena::WorkGroup': 'for the usage queries',
   'AWS::Athena::NamedQuery': 'spend per month by tag, model and requester',
 };
@@ -228,7 +237,7 @@ function managedBlock(): string {
       managedInstancesCost(rate, concurrency).standardUsdPerMillion,
   );
   return [
-    `*Cost*'s assumptions plus: a c7g.large instance (2 vCPUs, 4 GB) at $${m.instancePerHour} an hour on demand (an assumption: check the EC2 price list), Lambda's management fee of ${m.managementFeeShare * 100}% on it, at least ${m.minInstances} instances, ${concurrency} requests at once per execution environment, one NAT gateway at $${m.natGatewayPerHour} an hour and $${m.natPerGb} per GB, ${NAT_BYTES_PER_REQUEST / 1024} KB through it per request.`,
+    `*Cost*'s assumptions plus: c7g.large instances (2 vCPUs, 4 GB) at $${m.instancePerHour} an hour on demand (check the EC2 price list), Lambda's ${m.managementFeeShare * 100}% management fee on them, at least ${m.minInstances}, ${concurrency} requests at once per environment, one NAT gateway at $${m.natGatewayPerHour} an hour and $${m.natPerGb} per GB, ${NAT_BYTES_PER_REQUEST / 1024} KB through it per request.`,
     '',
     '| steady rate | requests a month | in flight | instances | managed instances, per million | standard Lambda, per million |',
     '|--:|--:|--:|--:|--:|--:|',
@@ -245,18 +254,16 @@ function managedBlock(): string {
 function priceTable(): string {
   const p = PRICES;
   return [
-    '| item | list price used |',
-    '|---|---|',
-    `| Lambda arm64 compute, requests | $${p.lambdaArmPerGbSecond} per GB-second, ${usd(p.lambdaPerMillionRequests)} per million |`,
-    `| DynamoDB on-demand writes / reads | $${p.dynamoPerMillionWriteUnits} per million write units / $${p.dynamoPerMillionReadUnits} per million read units |`,
-    `| DynamoDB storage / point-in-time recovery | $${p.dynamoStoragePerGbMonth} / $${p.dynamoPitrPerGbMonth} per GB-month |`,
-    `| KMS | ${usd(p.kmsKeyPerMonth)} per key-month (+${usd(p.kmsKeyPerMonth)} for each of the first two yearly rotations), ${usd(p.kmsPer10kRequests)} per 10,000 requests |`,
-    `| Secrets Manager | ${usd(p.secretPerMonth)} per secret-month, ${usd(p.secretsPer10kCalls)} per 10,000 API calls |`,
-    `| CloudWatch Logs ingestion, alarms | ${usd(p.logsIngestionPerGb)} per GB, ${usd(p.alarmMetricPerMonth)} per alarm metric-month |`,
-    `| Data transfer out to the internet | ${usd(p.dataOutPerGb)} per GB |`,
-    `| S3 Standard PUTs, storage | $${p.s3PutPer1000} per 1,000, $${p.s3StoragePerGbMonth} per GB-month |`,
-    `| Athena | ${usd(p.athenaPerTbScanned)} per TB scanned, at least 10 MB a query |`,
-    '| Glue Data Catalog | free up to a million objects and a million requests a month (the stack adds 2 objects) |',
+    `- Lambda arm64 compute, requests: $${p.lambdaArmPerGbSecond} per GB-second, ${usd(p.lambdaPerMillionRequests)} per million`,
+    `- DynamoDB on-demand writes / reads: $${p.dynamoPerMillionWriteUnits} per million write units / $${p.dynamoPerMillionReadUnits} per million read units`,
+    `- DynamoDB storage / point-in-time recovery: $${p.dynamoStoragePerGbMonth} / $${p.dynamoPitrPerGbMonth} per GB-month`,
+    `- KMS: ${usd(p.kmsKeyPerMonth)} per key-month (+${usd(p.kmsKeyPerMonth)} for each of the first two yearly rotations), ${usd(p.kmsPer10kRequests)} per 10,000 requests`,
+    `- Secrets Manager: ${usd(p.secretPerMonth)} per secret-month, ${usd(p.secretsPer10kCalls)} per 10,000 API calls`,
+    `- CloudWatch Logs ingestion, alarms: ${usd(p.logsIngestionPerGb)} per GB, ${usd(p.alarmMetricPerMonth)} per alarm metric-month`,
+    `- Data transfer out to the internet: ${usd(p.dataOutPerGb)} per GB`,
+    `- S3 Standard PUTs, storage: $${p.s3PutPer1000} per 1,000, $${p.s3StoragePerGbMonth} per GB-month`,
+    `- Athena: ${usd(p.athenaPerTbScanned)} per TB scanned, at least 10 MB a query`,
+    '- Glue Data Catalog: free up to a million objects and a million requests a month (the stack adds 2 objects)',
   ].join('\n');
 }
 

@@ -55,9 +55,9 @@ const KIND_LABELS: Record<CacheKind, { label: string; note?: string }> = {
   embeddings: { label: 'embeddings' },
   converse: {
     label: 'Bedrock Converse',
-    note: 'the model is in the path, and in the key; inferenceConfig stays in the key, since its stop sequences shape the answer',
+    note: 'the model is keyed from the path; `inferenceConfig` stays keyed: its stop sequences shape the answer',
   },
-  invoke: { label: 'Bedrock InvokeModel', note: 'the model is in the path, and in the key' },
+  invoke: { label: 'Bedrock InvokeModel', note: 'the model is keyed from the path' },
 };
 
 function ignoredFieldsTable(): string {
@@ -144,12 +144,12 @@ function sdkTable(): string {
 const ENDPOINT_ROWS: Record<EndpointKind, { path: string; row: string }> = {
   messages: {
     path: '`POST /v1/messages`',
-    row: 'tokens and cost from `usage` (stream: `message_start` + `message_delta`)',
+    row: 'from `usage` (stream: `message_start` + `message_delta`)',
   },
-  chat: { path: '`POST /prov-x/v1/chat/completions`', row: 'tokens and cost from `usage`' },
+  chat: { path: '`POST /prov-x/v1/chat/completions`', row: 'from `usage`' },
   responses: {
     path: '`POST /prov-x/v1/responses`',
-    row: 'tokens and cost from `usage` (stream: `response.completed`, `.incomplete` or `.failed`); `input_tokens_details.cached_tokens` at the cache-read rate; reasoning tokens are inside `output_tokens`, never added twice',
+    row: 'from `usage` (stream: `response.completed`, `.incomplete` or `.failed`); `input_tokens_details.cached_tokens` at the cache-read rate',
   },
   embeddings: {
     path: '`POST /prov-x/v1/embeddings`',
@@ -162,15 +162,15 @@ const ENDPOINT_ROWS: Record<EndpointKind, { path: string; row: string }> = {
   models: { path: '`GET /v1/models` (A), `GET /prov-x/v1/models` (B–E)', row: 'free: 0 tokens, cost 0' },
   converse: {
     path: '`POST /bedrock/model/{modelId}/converse` and `/converse-stream`',
-    row: 'from `usage` (stream: the `metadata` event), prompt-cache reads and writes included ([bedrock.md](bedrock.md))',
+    row: '[bedrock.md](bedrock.md#endpoints)',
   },
   invoke: {
     path: '`POST /bedrock/model/{modelId}/invoke` and `/invoke-with-response-stream`',
-    row: "from the model's own body (Anthropic), else Bedrock's token-count headers or invocation metrics ([bedrock.md](bedrock.md))",
+    row: '[bedrock.md](bedrock.md#endpoints)',
   },
   other: {
-    path: 'any method, any other path below `/prov-x/` (A: below `/prov-a/` or `/v1/`); Bedrock forwards only its endpoints above, anything else is a `404` ([bedrock.md](bedrock.md#endpoints))',
-    row: "tokens and cost when the answer is JSON with a `usage` in the provider's own shape; otherwise 0 tokens, `priced: false`",
+    path: 'any method, any other path below `/prov-x/` (A: below `/prov-a/` or `/v1/`); not Bedrock ([bedrock.md](bedrock.md#endpoints))',
+    row: "from a JSON answer's `usage` in the provider's own shape; otherwise 0 tokens, `priced: false`",
   },
 };
 

@@ -31,12 +31,12 @@ const REASONS = {
  * in `*` stands for every header that starts with what comes before it.
  */
 const HEADER_REASONS = {
-  telemetry: 'telemetry: the client library, its version, its platform, its retry count and timeout',
-  call_id: "a new id on every call (the SDK's invocation id, a retry attempt, an idempotency key)",
-  tracing: 'tracing context, new on every call',
-  lifetime: 'read by the proxy as the lifetime of the entry this request stores',
+  telemetry: 'telemetry: the client library, its version, platform, retry count and timeout',
+  call_id: 'a new id on every call',
+  tracing: 'tracing context',
+  lifetime: 'the lifetime of the entry this request stores',
   metadata: 'tags the provider keeps with the request (as the body field `requestMetadata`)',
-  service_tier: 'which capacity tier (price and latency) serves the request (as `service_tier`, `performanceConfig`)',
+  service_tier: 'the capacity tier serving it (as `service_tier`, `performanceConfig`)',
 } as const;
 
 export const IGNORED_HEADERS: Readonly<Record<string, keyof typeof HEADER_REASONS>> = {

@@ -54,13 +54,12 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
     names: ['FAILED_SIGN_IN_MAX_DELAY_MS'],
     default: '`2000`',
     meaning:
-      "The longest a refused credential's answer is held once its address keeps failing ([below](#failed-sign-ins)); `0` holds none. At most `60000`. The local server's only: in AWS no answer is held.",
+      "The longest hold of a refused credential's answer ([below](#failed-sign-ins)); `0` holds none. At most `60000`. Local server only.",
   },
   {
     names: ['FAILED_SIGN_INS_PER_MINUTE'],
     default: '`10`',
-    meaning:
-      'Wrong credentials an address may have checked per minute; past it its credentials are refused with `429`, unchecked ([below](#failed-sign-ins)). `0` turns this off.',
+    meaning: 'Wrong credentials checked per address and minute ([below](#failed-sign-ins)); `0` turns this off.',
   },
   {
     names: ['CORS_ALLOWED_ORIGINS'],
@@ -76,7 +75,7 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
     names: PROVIDER_CATALOG.map((entry) => entry.upstream.envVar),
     default: 'the providers',
     meaning:
-      'Replace an upstream (any OpenAI-compatible server for B–E): A and Bedrock without a path, B–E with `/v1` ([api.md](api.md#custom-upstreams)). A value that is not an http(s) URL stops the start with a message naming the variable.',
+      'Replace an upstream ([api.md](api.md#custom-upstreams)). A value that is not an http(s) URL stops the start, naming the variable.',
   },
   {
     names: PROVIDER_CATALOG.flatMap((entry): string[] =>
@@ -100,13 +99,13 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
     names: ['PROVIDER_KEY_CACHE_SECONDS'],
     default: '`30`',
     meaning:
-      'How long an instance keeps a stored provider key it read: a key changed or removed through another instance (another Lambda instance, or another local server on the same store) reaches this one within this time; `0` to read it on every request. At most `300`.',
+      'How long an instance keeps a stored provider key it read, so a key changed through another instance (or local server on the same store) reaches it within this time; `0` reads it on every request. At most `300`.',
   },
   {
     names: ['STATS_CONSUMER'],
     default: '`on`',
     meaning:
-      '`off`: this server does not fold the usage stream into the rollups; run `node dist/local/stats-consumer.mjs` (same `TABLE_PREFIX` and `DYNAMODB_ENDPOINT`) as the separate consumer instead, as the consumer Lambda is in AWS.',
+      '`off`: this server does not fold the usage stream; run `node dist/local/stats-consumer.mjs` (same `TABLE_PREFIX` and `DYNAMODB_ENDPOINT`) as the separate consumer, as in AWS.',
   },
   {
     names: ['ALERT_WEBHOOK_ALLOW_PRIVATE'],
@@ -118,7 +117,7 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
     names: ['ALERT_RETRY_FIRST_SECONDS'],
     default: '`30`',
     meaning:
-      'The wait before a failed alert delivery is tried again; each later wait doubles, up to 30 times this (15 minutes by default), over 24 attempts ([alerts.md](alerts.md#budget-alerts)). At most `30`; shorter for tests.',
+      'The first wait before a failed alert delivery is retried; each later wait doubles, up to 30 times this (15 minutes by default), over 24 attempts. At most `30`.',
   },
 ];
 
