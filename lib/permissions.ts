@@ -78,9 +78,9 @@ const OTHER_GRANTS: readonly DeclaredGrant[] = [
   {
     role: 'stats consumer',
     actions: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
-    resource: (s) => s.tables.entry('usageLogs').table.tableStreamArn!,
-    resourceName: "the usage-logs table's stream",
-    usedFor: "the event source mapping reads the stream with the function's role",
+    resource: (s) => [s.tables.entry('usageLogs').table.tableStreamArn!, s.tables.entry('audit').table.tableStreamArn!],
+    resourceName: "the usage-logs and audit tables' streams",
+    usedFor: "the event source mappings read the streams with the function's role",
   },
   {
     role: 'stats consumer',
@@ -144,6 +144,13 @@ const OTHER_GRANTS: readonly DeclaredGrant[] = [
     resource: (s) => s.usageExport.usageObjectsArn,
     resourceName: "the export bucket's `usage/` objects",
     usedFor: 'the usage rows exported for Athena (docs/alerts.md)',
+  },
+  {
+    role: 'stats consumer',
+    actions: ['s3:PutObject'],
+    resource: (s) => s.usageExport.auditObjectsArn,
+    resourceName: "the export bucket's `audit/` objects",
+    usedFor: 'the audit entries exported for Athena (docs/people.md)',
   },
   {
     role: 'stats consumer',

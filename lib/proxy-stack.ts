@@ -111,6 +111,7 @@ export class ProxyStack extends Stack {
       usageLogs: this.tables.entry('usageLogs'),
       usageStats: this.tables.entry('usageStats'),
       accounts: this.tables.entry('accounts'),
+      audit: this.tables.entry('audit'),
       alertTopic: this.alertTopic,
       usageExport: this.usageExport,
       providerKeys,

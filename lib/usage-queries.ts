@@ -10,6 +10,8 @@ export type SqlEngine = 'athena' | 'duckdb';
 
 /** The Glue table's name, and the view's in DuckDB. */
 export const USAGE_TABLE = 'usage_rows';
+/** The Glue table over the exported audit entries (docs/people.md, "The audit log"). */
+export const AUDIT_TABLE = 'audit_entries';
 
 /** `CROSS JOIN` a row with one row per tag, as columns `tag_key` and `tag_value`. */
 export const TAG_PAIRS: Record<SqlEngine, string> = {

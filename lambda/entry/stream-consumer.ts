@@ -6,7 +6,9 @@ import { SnsAlertTopic } from '../alerts/sns-topic';
 import { SqsAlertQueue } from '../alerts/sqs-queue';
 import { buildFoldDeps } from '../wiring/deps';
 import { S3ObjectStore } from '../export/s3-object-store';
+import { exportAuditEntries } from '../export/audit-export';
 import { exportRows } from '../export/usage-export';
+import { streamedAuditEntries } from '../audit/dynamodb/audit-stream';
 import { KmsKeyWrapper } from '../keys/crypto/kms-key-wrapper';
 import { describeError } from '../base/logger';
 import { compareSequences, type StreamedRow } from '../usage/rollups/fold';
@@ -30,13 +32,16 @@ const exportStore = deps.config.usageExportBucket
 type UsageStreamEvent = DynamoDBStreamEvent & { shardId?: string };
 
 /**
- * The second Lambda, invoked by two event sources: the usage-logs stream (its batches folded) and
- * the alert queue (its messages delivered, alert-delivery.ts). The event says which.
+ * The second Lambda, invoked by three event sources: the usage-logs stream (its batches folded), the
+ * alert queue (its messages delivered, alert-delivery.ts) and the audit table's stream (its entries
+ * exported). The event says which.
  */
 export const handler = middy(async function consume(
   event: UsageStreamEvent | SQSEvent,
 ): Promise<(DynamoDBBatchResponse | SQSBatchResponse) & { state?: object }> {
   if (event.Records[0]?.eventSource === 'aws:sqs') return deliverAlerts(event as SQSEvent);
+  if (streamTable(event.Records[0]?.eventSourceARN) === deps.config.tables.audit)
+    return exportAuditStream(event);
   return foldUsageStream(event);
 });
 
@@ -90,6 +95,25 @@ async function deliverAlerts(event: SQSEvent): Promise<SQSBatchResponse> {
     ),
   );
   return { batchItemFailures: failures.flat() };
+}
+
+/** The table a stream record's source ARN names (`arn:…:table/<name>/stream/<time>`). */
+const streamTable = (arn: string | undefined) => arn && /:table\/([^/]+)\/stream\//.exec(arn)?.[1];
+
+/**
+ * Exports a batch of the audit table's stream beside the usage rows (docs/people.md, "The audit
+ * log"); if that fails, the whole batch is delivered again and writes the same objects.
+ */
+async function exportAuditStream(event: UsageStreamEvent): Promise<DynamoDBBatchResponse> {
+  const entries = streamedAuditEntries(event.Records, event.shardId ?? 'stream');
+  if (!exportStore || entries.length === 0) return { batchItemFailures: [] };
+  return exportAuditEntries(exportStore, entries).then(
+    () => ({ batchItemFailures: [] }),
+    (error: unknown) => {
+      deps.log.warn('audit entries not exported; the batch will be delivered again', describeError(error));
+      return { batchItemFailures: [{ itemIdentifier: entries[0].sequence }] };
+    },
+  );
 }
 
 /** Exports the rows done with (docs/alerts.md, "Usage in Athena"); false when they must come again. */

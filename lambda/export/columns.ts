@@ -1,3 +1,4 @@
+import type { AuditEntry } from '../audit/ports';
 import type { UsageRow } from '../usage/usage-row';
 
 /** A column's type as Glue (Hive) names it; the local query test maps each to DuckDB's. */
@@ -49,4 +50,39 @@ export function exportedRecord(row: UsageRow): Record<string, unknown> {
   const record: Record<string, unknown> = {};
   for (const { name } of USAGE_COLUMNS) if (row[name] !== undefined) record[name] = row[name];
   return record;
+}
+
+/**
+ * The columns of an exported audit entry (docs/people.md, "The audit log"), as `GET /api/audit` names
+ * them, with the account. `before` and `after` are the settings' JSON text: a setting has any shape.
+ */
+export const AUDIT_COLUMNS = [
+  { name: 'account_id', type: 'string' },
+  { name: 'id', type: 'string' },
+  { name: 'at', type: 'string' },
+  { name: 'actor', type: 'string' },
+  { name: 'actor_name', type: 'string' },
+  { name: 'address', type: 'string' },
+  { name: 'action', type: 'string' },
+  { name: 'target', type: 'string' },
+  { name: 'before', type: 'string' },
+  { name: 'after', type: 'string' },
+] as const satisfies readonly { name: string; type: ColumnType }[];
+
+/** An audit entry as one exported record: its columns, absent ones left out (they read as NULL). */
+export function exportedAuditRecord(entry: AuditEntry): Record<string, unknown> {
+  const json = (value: AuditEntry['before']) => (value === undefined ? undefined : JSON.stringify(value));
+  const record: Record<string, string | undefined> = {
+    account_id: entry.accountId,
+    id: entry.id,
+    at: entry.at,
+    actor: entry.actor,
+    actor_name: entry.actorName,
+    address: entry.address,
+    action: entry.action,
+    target: entry.target,
+    before: json(entry.before),
+    after: json(entry.after),
+  };
+  return Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined));
 }

@@ -12,7 +12,7 @@ export interface TableShape {
   ttlAttribute?: string;
   /** Holds data that can't be rebuilt (accounts, keys, usage). */
   durable: boolean;
-  /** A change stream carrying each new item, read by the rollup fold. */
+  /** A change stream carrying each new item, read by the stream consumer (the rollup fold, the exports). */
   stream?: 'NEW_IMAGE';
 }
 
@@ -62,7 +62,8 @@ export const TABLES = {
   },
   /**
    * The audit log (docs/people.md): one entry per management change, one partition per account,
-   * newest last (`at_id` = ISO time + random id). Only ever appended to.
+   * newest last (`at_id` = ISO time + random id). Only ever appended to; its stream carries each
+   * entry to the S3 export.
    */
   audit: {
     logicalName: 'audit',
@@ -70,6 +71,7 @@ export const TABLES = {
     partitionKey: 'account_id',
     sortKey: { name: 'at_id', type: 'S' },
     durable: true,
+    stream: 'NEW_IMAGE',
   },
   /** Cached responses, split into ordered parts to stay under DynamoDB's 400 KB item limit. */
   cache: {

@@ -48,6 +48,9 @@ export const STREAM_MAPPING = {
   parallelizationFactor: 1,
 } as const;
 
+/** The audit stream's batches: entries are few; one object per day and batch. */
+export const AUDIT_STREAM_MAPPING = { batchSize: 100 } as const;
+
 /**
  * How the alert queue reaches the function (docs/alerts.md): up to 10 alerts per invocation, sent
  * in parallel, each failed one reported alone (partial batch responses). A message is hidden for 6
@@ -75,7 +78,9 @@ export interface StatsConsumerProps {
   /** Budgets are read and alerts claimed here (docs/alerts.md). */
   accounts: { table: ITable; shape: TableShape };
   alertTopic: AlertTopic;
-  /** Where the rows are exported for Athena (docs/alerts.md). */
+  /** Its stream carries each audit entry to the export (docs/people.md). */
+  audit: { table: ITable; shape: TableShape };
+  /** Where the rows and audit entries are exported for Athena (docs/alerts.md). */
   usageExport: UsageExport;
   /** The key the webhook signing secrets are sealed with: the consumer opens them to sign alerts. */
   providerKeys: ProviderKeyEncryption;
@@ -94,6 +99,7 @@ export class StatsConsumer extends Construct {
   readonly logGroup: LogGroup;
   readonly deadLetters: Queue;
   readonly mapping: EventSourceMapping;
+  readonly auditMapping: EventSourceMapping;
   /** Claimed budget alerts waiting for delivery, apart from the fold. */
   readonly alertQueue: Queue;
   readonly alertDeadLetters: Queue;
@@ -102,6 +108,8 @@ export class StatsConsumer extends Construct {
     super(scope, id);
     const streamArn = props.usageLogs.table.tableStreamArn;
     if (!streamArn) throw new Error('the usage-logs table has no stream');
+    const auditStreamArn = props.audit.table.tableStreamArn;
+    if (!auditStreamArn) throw new Error('the audit table has no stream');
 
     this.logGroup = new LogGroup(this, 'Logs', { retention: props.logRetention, removalPolicy: RemovalPolicy.DESTROY });
     this.role = new Role(this, 'Role', {
@@ -162,6 +170,7 @@ export class StatsConsumer extends Construct {
       environment: {
         [props.usageStats.shape.envVar]: props.usageStats.table.tableName,
         [props.accounts.shape.envVar]: props.accounts.table.tableName,
+        [props.audit.shape.envVar]: props.audit.table.tableName,
         ALERT_TOPIC_ARN: props.alertTopic.topic.topicArn,
         ALERT_QUEUE_URL: this.alertQueue.queueUrl,
         USAGE_EXPORT_BUCKET: props.usageExport.bucket.bucketName,
@@ -170,19 +179,19 @@ export class StatsConsumer extends Construct {
       bundling: esmBundling(props.projectRoot),
     });
 
-    // Reading the stream: the three per-stream actions on this stream alone. ListStreams has no
+    // Reading the streams: the three per-stream actions on these two streams alone. ListStreams has no
     // resource-level permission, so it is granted on "*" (it lists stream ARNs, never data).
     this.role.addToPrincipalPolicy(
       new PolicyStatement({
         actions: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
-        resources: [streamArn],
+        resources: [streamArn, auditStreamArn],
       }),
     );
     this.role.addToPrincipalPolicy(new PolicyStatement({ actions: ['dynamodb:ListStreams'], resources: ['*'] }));
     Validations.of(this.role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:
-        'dynamodb:ListStreams supports no resource-level permission, so Lambda\'s event source mapping can only be allowed it on "*"; it returns stream ARNs and no data, and every data read (GetRecords) is limited to the usage-logs stream.',
+        'dynamodb:ListStreams supports no resource-level permission, so Lambda\'s event source mapping can only be allowed it on "*"; it returns stream ARNs and no data, and every data read (GetRecords) is limited to the usage-logs and audit streams.',
     });
     // The actions the fold and the alerts send (lambda/store/table-calls.ts), each on its own table;
     // writes declared to reach only some partitions are granted on those partitions alone.
@@ -200,6 +209,11 @@ export class StatsConsumer extends Construct {
       reason:
         'The usage export writes one object per day and batch, named by its stream position, under the usage/ prefix of its own bucket: PutObject alone, on that prefix alone.',
     });
+    Validations.of(this.role).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${Stack.of(this).getLogicalId(props.usageExport.bucket.node.defaultChild as CfnElement)}.Arn>/audit/*]`,
+      reason:
+        'The audit export writes one object per day and batch, named by its stream position, under the audit/ prefix of the export bucket: PutObject alone, on that prefix alone.',
+    });
 
     this.mapping = new EventSourceMapping(this, 'Mapping', {
       target: this.fn,
@@ -215,6 +229,18 @@ export class StatsConsumer extends Construct {
       tumblingWindow: STREAM_MAPPING.tumblingWindow,
       onFailure: new SqsDlq(this.deadLetters),
     });
+    // Each audit entry, exported beside the usage rows: a batch whose export failed comes again whole.
+    this.auditMapping = new EventSourceMapping(this, 'AuditMapping', {
+      target: this.fn,
+      eventSourceArn: auditStreamArn,
+      startingPosition: StartingPosition.TRIM_HORIZON,
+      batchSize: AUDIT_STREAM_MAPPING.batchSize,
+      maxBatchingWindow: Duration.seconds(props.windowSeconds),
+      reportBatchItemFailures: true,
+      retryAttempts: STREAM_MAPPING.retryAttempts,
+      maxRecordAge: STREAM_MAPPING.maxRecordAge,
+      onFailure: new SqsDlq(this.deadLetters),
+    });
     this.deadLetters.grantSendMessages(this.role);
     // The fold queues each claimed alert; the queue invokes this function with them (its own event source).
     this.alertQueue.grantSendMessages(this.role);
@@ -226,5 +252,6 @@ export class StatsConsumer extends Construct {
     );
     // The mapping reads the stream with the function's role: it must exist first.
     this.mapping.node.addDependency(this.role);
+    this.auditMapping.node.addDependency(this.role);
   }
 }

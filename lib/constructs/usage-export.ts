@@ -4,9 +4,12 @@ import { CfnDatabase, CfnTable } from 'aws-cdk-lib/aws-glue';
 import { PolicyStatement, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import { DAY_PARTITION, USAGE_COLUMNS } from '../../lambda/export/columns';
+import { AUDIT_COLUMNS, DAY_PARTITION, USAGE_COLUMNS, type ColumnType } from '../../lambda/export/columns';
+import { AUDIT_PREFIX } from '../../lambda/export/audit-export';
 import { USAGE_PREFIX } from '../../lambda/export/usage-export';
-import { querySql, USAGE_QUERIES, USAGE_TABLE } from '../usage-queries';
+import { AUDIT_TABLE, querySql, USAGE_QUERIES, USAGE_TABLE } from '../usage-queries';
+
+type Column = { name: string; type: ColumnType };
 
 /** Where the workgroup writes query results, in the same bucket; they expire after a week. */
 export const RESULTS_PREFIX = 'athena-results/';
@@ -23,15 +26,17 @@ export interface UsageExportProps {
 }
 
 /**
- * The usage rows in S3 for Athena (docs/alerts.md, "Usage in Athena"): the bucket the stream
- * consumer writes one gzipped JSON Lines object per day and batch to, the Glue table over it (the
- * row's columns, the day projected as `dt`, so no partition is ever added), a workgroup whose
- * results land in the same bucket, and the named queries of lib/usage-queries.ts.
+ * The usage rows and audit entries in S3 for Athena (docs/alerts.md, "Usage in Athena"): the bucket
+ * the stream consumer writes one gzipped JSON Lines object per day and batch to, under `usage/` and
+ * `audit/`, a Glue table over each (its columns, the day projected as `dt`, so no partition is ever
+ * added), a workgroup whose results land in the same bucket, and the named queries of
+ * lib/usage-queries.ts. Audit entries have no expiry rule: the log is kept.
  */
 export class UsageExport extends Construct {
   readonly bucket: Bucket;
   readonly database: CfnDatabase;
   readonly table: CfnTable;
+  readonly auditTable: CfnTable;
   readonly workGroup: CfnWorkGroup;
   readonly namedQueries: CfnNamedQuery[];
 
@@ -64,37 +69,54 @@ export class UsageExport extends Construct {
       catalogId,
       databaseInput: { name: databaseName, description: 'Usage rows of the AI usage proxy, exported daily' },
     });
-    const location = `s3://${this.bucket.bucketName}/${USAGE_PREFIX}`;
-    this.table = new CfnTable(this, 'Table', {
-      catalogId,
-      databaseName,
-      tableInput: {
-        name: USAGE_TABLE,
-        description: 'One row per proxied request (docs/usage-and-pricing.md), partitioned by UTC day',
-        tableType: 'EXTERNAL_TABLE',
-        parameters: {
-          classification: 'json',
-          compressionType: 'gzip',
-          // Partition projection: Athena computes the day folders, so none is ever registered.
-          'projection.enabled': 'true',
-          [`projection.${DAY_PARTITION}.type`]: 'date',
-          [`projection.${DAY_PARTITION}.format`]: 'yyyy-MM-dd',
-          [`projection.${DAY_PARTITION}.range`]: `${FIRST_EXPORT_DAY},NOW`,
-          [`projection.${DAY_PARTITION}.interval`]: '1',
-          [`projection.${DAY_PARTITION}.interval.unit`]: 'DAYS',
-          'storage.location.template': `${location}${DAY_PARTITION}=\${${DAY_PARTITION}}/`,
+    const dailyTable = (id: string, name: string, description: string, prefix: string, columns: readonly Column[]) => {
+      const location = `s3://${this.bucket.bucketName}/${prefix}`;
+      const table = new CfnTable(this, id, {
+        catalogId,
+        databaseName,
+        tableInput: {
+          name,
+          description,
+          tableType: 'EXTERNAL_TABLE',
+          parameters: {
+            classification: 'json',
+            compressionType: 'gzip',
+            // Partition projection: Athena computes the day folders, so none is ever registered.
+            'projection.enabled': 'true',
+            [`projection.${DAY_PARTITION}.type`]: 'date',
+            [`projection.${DAY_PARTITION}.format`]: 'yyyy-MM-dd',
+            [`projection.${DAY_PARTITION}.range`]: `${FIRST_EXPORT_DAY},NOW`,
+            [`projection.${DAY_PARTITION}.interval`]: '1',
+            [`projection.${DAY_PARTITION}.interval.unit`]: 'DAYS',
+            'storage.location.template': `${location}${DAY_PARTITION}=\${${DAY_PARTITION}}/`,
+          },
+          partitionKeys: [{ name: DAY_PARTITION, type: 'string' }],
+          storageDescriptor: {
+            location,
+            columns: columns.map(({ name, type }) => ({ name, type })),
+            inputFormat: 'org.apache.hadoop.mapred.TextInputFormat',
+            outputFormat: 'org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat',
+            serdeInfo: { serializationLibrary: 'org.openx.data.jsonserde.JsonSerDe' },
+          },
         },
-        partitionKeys: [{ name: DAY_PARTITION, type: 'string' }],
-        storageDescriptor: {
-          location,
-          columns: USAGE_COLUMNS.map(({ name, type }) => ({ name, type })),
-          inputFormat: 'org.apache.hadoop.mapred.TextInputFormat',
-          outputFormat: 'org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat',
-          serdeInfo: { serializationLibrary: 'org.openx.data.jsonserde.JsonSerDe' },
-        },
-      },
-    });
-    this.table.addResourceDependency(this.database);
+      });
+      table.addResourceDependency(this.database);
+      return table;
+    };
+    this.table = dailyTable(
+      'Table',
+      USAGE_TABLE,
+      'One row per proxied request (docs/usage-and-pricing.md), partitioned by UTC day',
+      USAGE_PREFIX,
+      USAGE_COLUMNS,
+    );
+    this.auditTable = dailyTable(
+      'AuditTable',
+      AUDIT_TABLE,
+      'One entry per management change (docs/people.md), partitioned by UTC day',
+      AUDIT_PREFIX,
+      AUDIT_COLUMNS,
+    );
 
     this.workGroup = new CfnWorkGroup(this, 'WorkGroup', {
       name: `${props.namePrefix}usage`,
@@ -128,9 +150,14 @@ export class UsageExport extends Construct {
     return this.bucket.arnForObjects(`${USAGE_PREFIX}*`);
   }
 
+  /** The audit entries' keys, which the consumer writes beside the usage rows. */
+  get auditObjectsArn(): string {
+    return this.bucket.arnForObjects(`${AUDIT_PREFIX}*`);
+  }
+
   grantExport(grantee: IGrantable): void {
     grantee.grantPrincipal.addToPrincipalPolicy(
-      new PolicyStatement({ actions: ['s3:PutObject'], resources: [this.usageObjectsArn] }),
+      new PolicyStatement({ actions: ['s3:PutObject'], resources: [this.usageObjectsArn, this.auditObjectsArn] }),
     );
   }
 }

@@ -59,6 +59,7 @@ describe.each(variants)('cdk-nag AwsSolutions on the %s', (_name, context) => {
         `${prefix}/StatsConsumer/DeadLetters: AwsSolutions-SQS3`,
         `${prefix}/StatsConsumer/Role: AwsSolutions-IAM5[Resource::*]`,
         `${prefix}/StatsConsumer/Role: AwsSolutions-IAM5[Resource::<${synth.stack.getLogicalId(synth.stack.usageExport.bucket.node.defaultChild as CfnElement)}.Arn>/usage/*]`,
+        `${prefix}/StatsConsumer/Role: AwsSolutions-IAM5[Resource::<${synth.stack.getLogicalId(synth.stack.usageExport.bucket.node.defaultChild as CfnElement)}.Arn>/audit/*]`,
         `${prefix}/Tables/Cache: AwsSolutions-DDB3`,
         `${prefix}/Tables/RateLimits: AwsSolutions-DDB3`,
         `${prefix}/UsageExport/Bucket: AwsSolutions-S1`,

@@ -4,7 +4,12 @@ import * as path from 'node:path';
 import { Match } from 'aws-cdk-lib/assertions';
 import { TABLES, type TableShape } from '../../lambda/store/tables';
 import { ESM_REQUIRE_BANNER } from '../../lib/constructs/proxy-function';
-import { ALERT_QUEUE_MAPPING, CONSUMER_MEMORY_MB, STREAM_MAPPING } from '../../lib/constructs/stats-consumer';
+import {
+  ALERT_QUEUE_MAPPING,
+  AUDIT_STREAM_MAPPING,
+  CONSUMER_MEMORY_MB,
+  STREAM_MAPPING,
+} from '../../lib/constructs/stats-consumer';
 import { DEFAULTS } from '../../lib/settings';
 import { actionsOf, policyStatements, roleStatements, single } from './support/synth';
 import { defaultStack } from './support/stack-resources';
@@ -12,6 +17,8 @@ import { defaultStack } from './support/stack-resources';
 const SHAPES = Object.values(TABLES) as TableShape[];
 
 const { stack, table, fn, consumer, roleOf, alarmTopic, alertTopic } = defaultStack();
+/** A table's stream, as the template refers to it. */
+const streamOf = (shape: TableShape) => ({ 'Fn::GetAtt': [table(shape).logicalId, 'StreamArn'] });
 
 describe('stats consumer (rollups from the usage-logs stream)', () => {
   it('runs Node 22+ on arm64 with its own small memory and a bounded timeout', () => {
@@ -23,6 +30,7 @@ describe('stats consumer (rollups from the usage-logs stream)', () => {
     expect((p.Environment as { Variables: Record<string, unknown> }).Variables).toEqual({
       [TABLES.usageStats.envVar]: { Ref: table(TABLES.usageStats).logicalId },
       [TABLES.accounts.envVar]: { Ref: table(TABLES.accounts).logicalId },
+      [TABLES.audit.envVar]: { Ref: table(TABLES.audit).logicalId },
       ALERT_TOPIC_ARN: { Ref: alertTopic().logicalId },
       ALERT_QUEUE_URL: {
         Ref: stack.synth.stack.getLogicalId(stack.synth.stack.statsConsumer.alertQueue.node.defaultChild as never),
@@ -41,7 +49,11 @@ describe('stats consumer (rollups from the usage-logs stream)', () => {
     const logicalId = (queue: { node: { defaultChild?: unknown } }) =>
       stack.synth.stack.getLogicalId(queue.node.defaultChild as never);
     const deadLetters = logicalId(stack.synth.stack.statsConsumer.deadLetters);
-    const mapping = single(stack.synth.template, 'AWS::Lambda::EventSourceMapping', (p) => 'StartingPosition' in p);
+    const mapping = single(
+      stack.synth.template,
+      'AWS::Lambda::EventSourceMapping',
+      (p) => JSON.stringify(p.EventSourceArn) === JSON.stringify(streamOf(TABLES.usageLogs)),
+    );
     const queue = {
       logicalId: deadLetters,
       Properties: (stack.synth.template.findResources('AWS::SQS::Queue') as Record<string, { Properties: object }>)[
@@ -50,7 +62,7 @@ describe('stats consumer (rollups from the usage-logs stream)', () => {
     };
     expect(mapping.Properties).toEqual({
       FunctionName: { Ref: consumer().logicalId },
-      EventSourceArn: { 'Fn::GetAtt': [table(TABLES.usageLogs).logicalId, 'StreamArn'] },
+      EventSourceArn: streamOf(TABLES.usageLogs),
       StartingPosition: 'TRIM_HORIZON',
       BatchSize: STREAM_MAPPING.batchSize,
       MaximumBatchingWindowInSeconds: DEFAULTS.consumerWindowSeconds,
@@ -63,6 +75,28 @@ describe('stats consumer (rollups from the usage-logs stream)', () => {
       DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [queue.logicalId, 'Arn'] } } },
     });
     expect(queue.Properties).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 86_400 });
+  });
+
+  it('exports the audit stream: whole batches again on failure, for a bounded time, then to the same dead-letter queue', () => {
+    const deadLetters = stack.synth.stack.getLogicalId(
+      stack.synth.stack.statsConsumer.deadLetters.node.defaultChild as never,
+    );
+    const mapping = single(
+      stack.synth.template,
+      'AWS::Lambda::EventSourceMapping',
+      (p) => JSON.stringify(p.EventSourceArn) === JSON.stringify(streamOf(TABLES.audit)),
+    );
+    expect(mapping.Properties).toEqual({
+      FunctionName: { Ref: consumer().logicalId },
+      EventSourceArn: streamOf(TABLES.audit),
+      StartingPosition: 'TRIM_HORIZON',
+      BatchSize: AUDIT_STREAM_MAPPING.batchSize,
+      MaximumBatchingWindowInSeconds: DEFAULTS.consumerWindowSeconds,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      MaximumRetryAttempts: STREAM_MAPPING.retryAttempts,
+      MaximumRecordAgeInSeconds: STREAM_MAPPING.maxRecordAge.toSeconds(),
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [deadLetters, 'Arn'] } } },
+    });
   });
 
   it('delivers budget alerts from its own queue: partial batch responses, a dead-letter queue after 5 failed invocations, encrypted and TLS-only', () => {
@@ -96,15 +130,14 @@ describe('stats consumer (rollups from the usage-logs stream)', () => {
       expect(policies.some((p) => p.includes(id) && p.includes('aws:SecureTransport'))).toBe(true);
   });
 
-  it('may read that one stream, read and update rollup items, read budgets, write alert items and budget spend, and send to its queue, nothing more', () => {
+  it('may read the usage and audit streams, read and update rollup items, read budgets, write alert items and budget spend, and send to its queue, nothing more', () => {
     const statements = roleStatements(stack.synth.template, roleOf(consumer()));
     const dynamo = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
-    const streamArn = { 'Fn::GetAtt': [table(TABLES.usageLogs).logicalId, 'StreamArn'] };
     expect(dynamo).toEqual(
       expect.arrayContaining([
         expect.objectContaining({
           Action: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
-          Resource: streamArn,
+          Resource: [streamOf(TABLES.audit), streamOf(TABLES.usageLogs)],
         }),
         expect.objectContaining({ Action: 'dynamodb:ListStreams', Resource: '*' }),
         // It reads the rollup items too: it keeps each sealed hour's and day's sums from them.
@@ -129,13 +162,15 @@ describe('stats consumer (rollups from the usage-logs stream)', () => {
       ]),
     );
     expect(dynamo).toHaveLength(5);
-    // The only "*": ListStreams, which has no resource-level permission, and the export's objects under usage/.
+    // The only "*": ListStreams, which has no resource-level permission, and the export's objects under
+    // usage/ and audit/.
+    const puts = statements.filter((s) => s.Action === 's3:PutObject');
+    expect(puts).toHaveLength(1);
+    const prefixes = (puts[0]!.Resource as unknown[]).map((r) => JSON.stringify(r).match(/\/(\w+)\/\*"\]\]\}$/)?.[1]);
+    expect(prefixes.sort()).toEqual(['audit', 'usage']);
     for (const s of statements)
       if (JSON.stringify(s.Resource).includes('*'))
-        expect(
-          s.Action === 'dynamodb:ListStreams' ||
-            (s.Action === 's3:PutObject' && JSON.stringify(s.Resource).endsWith('/usage/*"]]}')),
-        ).toBe(true);
+        expect(s.Action === 'dynamodb:ListStreams' || s.Action === 's3:PutObject').toBe(true);
   });
 
   it('is its own small bundle: no dashboard, no Secrets Manager client (KMS only to open webhook secrets), only Node built-ins imported', () => {

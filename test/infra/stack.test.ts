@@ -80,12 +80,12 @@ describe('DynamoDB tables, built from lambda/store/tables.ts', () => {
         expect(action).toMatch(/^dynamodb:(GetItem|BatchGetItem|Query|PutItem|UpdateItem|DeleteItem|BatchWriteItem)$/);
   });
 
-  it('streams new usage rows (NEW_IMAGE) and no other table', () => {
+  it('streams new usage rows and audit entries (NEW_IMAGE) and no other table', () => {
     for (const shape of SHAPES)
       expect(table(shape).Properties.StreamSpecification).toEqual(
         shape.stream ? { StreamViewType: shape.stream } : undefined,
       );
-    expect(SHAPES.filter((shape) => shape.stream).map((shape) => shape.logicalName)).toEqual(['usage-logs']);
+    expect(SHAPES.filter((shape) => shape.stream).map((shape) => shape.logicalName)).toEqual(['usage-logs', 'audit']);
   });
 });
 

@@ -4,10 +4,10 @@
  * the day projected, the workgroup and the named queries whose text is lib/usage-queries.ts's, and
  * the consumer told where to write.
  */
-import { USAGE_COLUMNS } from '../../lambda/export/columns';
+import { AUDIT_COLUMNS, USAGE_COLUMNS } from '../../lambda/export/columns';
 import { RESULTS_DAYS } from '../../lib/constructs/usage-export';
 import { DEFAULTS } from '../../lib/settings';
-import { querySql, USAGE_QUERIES, USAGE_TABLE } from '../../lib/usage-queries';
+import { AUDIT_TABLE, querySql, USAGE_QUERIES, USAGE_TABLE } from '../../lib/usage-queries';
 import { single, synthesize, type SynthesizedStack } from './support/synth';
 
 let plain: SynthesizedStack;
@@ -74,7 +74,11 @@ test('the Glue table has the exported columns, typed, JSON read by the OpenX Ser
   expect(single(prod.template, 'AWS::Glue::Database').Properties.DatabaseInput).toMatchObject({
     Name: 'prod_ai_usage_proxy_usage',
   });
-  const table = single(plain.template, 'AWS::Glue::Table');
+  const table = single(
+    plain.template,
+    'AWS::Glue::Table',
+    (p) => (p.TableInput as { Name: string }).Name === USAGE_TABLE,
+  );
   const input = table.Properties.TableInput as {
     Name: string;
     PartitionKeys: unknown[];
@@ -98,6 +102,27 @@ test('the Glue table has the exported columns, typed, JSON read by the OpenX Ser
   expect(resolved(plain, input.StorageDescriptor.Location)).toContain(bucketRef);
   expect(resolved(plain, input.StorageDescriptor.Location)).toContain('/usage/');
   expect(resolved(plain, input.Parameters['storage.location.template'])).toContain('/usage/dt=${dt}/');
+});
+
+test('the audit entries have their own Glue table over audit/, the day projected as dt, and no expiry rule', () => {
+  const table = single(
+    plain.template,
+    'AWS::Glue::Table',
+    (p) => (p.TableInput as { Name: string }).Name === AUDIT_TABLE,
+  );
+  const input = table.Properties.TableInput as {
+    Parameters: Record<string, string>;
+    PartitionKeys: unknown[];
+    StorageDescriptor: { Columns: unknown[]; Location: unknown };
+  };
+  expect(table.Properties.DatabaseName).toBe('dev_ai_usage_proxy_usage');
+  expect(input.StorageDescriptor.Columns).toEqual(AUDIT_COLUMNS.map(({ name, type }) => ({ Name: name, Type: type })));
+  expect(input.PartitionKeys).toEqual([{ Name: 'dt', Type: 'string' }]);
+  expect(resolved(plain, input.StorageDescriptor.Location)).toContain('/audit/');
+  expect(resolved(plain, input.Parameters['storage.location.template'])).toContain('/audit/dt=${dt}/');
+  const rules = (bucketOf(plain).Properties.LifecycleConfiguration as { Rules: { Prefix?: string }[] }).Rules;
+  // Every expiry rule names a prefix, and none covers audit/.
+  for (const rule of rules) expect(rule.Prefix === undefined || !'audit/'.startsWith(rule.Prefix)).toBe(true);
 });
 
 test('the workgroup encrypts its results in the bucket, enforces that and caps what a query scans', () => {

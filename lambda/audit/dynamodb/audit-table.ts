@@ -17,7 +17,8 @@ function decodeCursor(cursor: string): string {
   return atId;
 }
 
-interface AuditItem {
+/** An entry as stored: the audit table's item. */
+export interface AuditItem {
   account_id: string;
   at_id: string;
   actor: string;
@@ -30,7 +31,8 @@ interface AuditItem {
   after?: string;
 }
 
-function toEntry(item: AuditItem): AuditEntry {
+/** The entry an audit item holds. */
+export function toEntry(item: AuditItem): AuditEntry {
   const [at, id] = item.at_id.split('#');
   return {
     accountId: item.account_id,

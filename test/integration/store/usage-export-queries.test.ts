@@ -16,7 +16,7 @@ import type { UsageRow } from '../../../lambda/usage/usage-row';
 import { querySql, TAG_PAIRS, USAGE_QUERIES, USAGE_TABLE } from '../../../lib/usage-queries';
 import { startFakeS3, type FakeS3 } from '../../fakes/fake-s3';
 import { createTestTables } from '../../support/tables';
-import { invokeConsumerBundle, usageStreamEvent, type ConsumerEvent } from './support/consumer-bundle';
+import { invokeConsumerBundle, streamEvent, type ConsumerEvent } from './support/consumer-bundle';
 
 const BUCKET = 'usage-export-test';
 const DUCKDB_TYPES: Record<ColumnType, string> = {
@@ -100,7 +100,7 @@ beforeAll(async () => {
   s3 = await startFakeS3(root);
   const log = new DynamoUsageLog(created.clients.doc, created.tables.usageLogs);
   for (const r of rows) await log.write(r);
-  event = await usageStreamEvent(created.clients.raw, created.tables.usageLogs);
+  event = await streamEvent(created.clients.raw, created.tables.usageLogs);
 });
 afterAll(async () => {
   duck?.closeSync();

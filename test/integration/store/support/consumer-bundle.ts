@@ -41,8 +41,11 @@ export async function invokeConsumerBundle(
     .map((line) => JSON.parse(line) as ConsumerAnswer);
 }
 
-/** Every record of the table's stream so far, from its first shard. */
-export async function usageStreamEvent(raw: DynamoDBClient, tableName: string): Promise<ConsumerEvent> {
+/**
+ * Every record of the table's stream so far, from its first shard, each naming the stream it came
+ * from (`eventSourceARN`) as Lambda's event source mapping adds it.
+ */
+export async function streamEvent(raw: DynamoDBClient, tableName: string): Promise<ConsumerEvent> {
   const streams = new DynamoDBStreamsClient({
     region: 'eu-west-1',
     endpoint: process.env.DYNAMODB_ENDPOINT,
@@ -57,7 +60,8 @@ export async function usageStreamEvent(raw: DynamoDBClient, tableName: string): 
       new GetShardIteratorCommand({ StreamArn, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON' }),
     );
     const { Records } = await streams.send(new GetRecordsCommand({ ShardIterator }));
-    return { Records: Records as DynamoDBStreamEvent['Records'], shardId };
+    const records = (Records ?? []).map((record) => ({ ...record, eventSourceARN: StreamArn }));
+    return { Records: records as DynamoDBStreamEvent['Records'], shardId };
   } finally {
     streams.destroy();
   }
