@@ -19,7 +19,7 @@ const ALLOWED = {
   budgets: ['auth', 'usage', 'tags', 'store'],
   cache: ['providers', 'sse', 'eventstream', 'store'],
   alerts: ['budgets', 'usage', 'store'],
-  export: ['usage'],
+  export: ['usage', 'audit'],
   audit: ['store'],
   people: ['auth', 'store'],
   api: [
