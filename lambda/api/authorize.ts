@@ -40,7 +40,7 @@ export async function sessionKey(deps: Deps): Promise<Buffer | undefined> {
 }
 
 /** The signed-in person's session, when the request carries a genuine, current one. */
-export async function sessionOf(deps: Deps, request: IncomingRequest): Promise<Session | undefined> {
+async function sessionOf(deps: Deps, request: IncomingRequest): Promise<Session | undefined> {
   if (!request.headers.cookie) return undefined;
   const key = await sessionKey(deps);
   return key && sessionIn(key, request.headers.cookie, deps.now());
@@ -49,8 +49,17 @@ export async function sessionOf(deps: Deps, request: IncomingRequest): Promise<S
 /** Methods that change nothing, which a session may send without its CSRF token. */
 const SAFE_METHODS = new Set(['GET', 'HEAD']);
 
+/**
+ * The caller of an account route, and for a signed-in person the session it was read from: the
+ * cookie is opened once a request, and a route that shows the session (`GET /api/session`) takes it from here.
+ */
+export interface CheckedCaller {
+  caller: Caller;
+  session?: Session;
+}
+
 /** A person's session as the caller, its CSRF token checked on every state-changing request. */
-async function sessionCaller(deps: Deps, request: IncomingRequest): Promise<Caller> {
+async function sessionCaller(deps: Deps, request: IncomingRequest): Promise<CheckedCaller> {
   const session = await sessionOf(deps, request);
   if (!session)
     throw new AuthenticationError(
@@ -61,7 +70,10 @@ async function sessionCaller(deps: Deps, request: IncomingRequest): Promise<Call
     if (!csrf || !secretsEqual(csrf, session.csrf))
       throw new PermissionError('Missing or wrong x-csrf-token: send the one GET /api/session answers with.');
   }
-  return { accountId: session.accountId, role: session.role, actor: session.actor, actorName: session.name };
+  return {
+    caller: { accountId: session.accountId, role: session.role, actor: session.actor, actorName: session.name },
+    session,
+  };
 }
 
 /**
@@ -70,7 +82,7 @@ async function sessionCaller(deps: Deps, request: IncomingRequest): Promise<Call
  * also send the session's CSRF token in `x-csrf-token`: a page on another site can make the browser
  * send the cookie, but cannot read the token nor set the header (docs/people.md).
  */
-export async function requireCaller(deps: Deps, request: IncomingRequest): Promise<Caller> {
+export async function requireCaller(deps: Deps, request: IncomingRequest): Promise<CheckedCaller> {
   const presented = bearer(request);
   if (!presented) return sessionCaller(deps, request);
   const parsed = parseToken(presented);
@@ -81,10 +93,12 @@ export async function requireCaller(deps: Deps, request: IncomingRequest): Promi
     const record = await deps.accounts.getToken(parsed.accountId, parsed.tokenId);
     const token = verifyToken(hashSecret(parsed.secret), record, 'manage');
     return {
-      accountId: token.accountId,
-      role: token.role ?? 'admin',
-      actor: tokenActor(token.tokenId),
-      tokenId: token.tokenId,
+      caller: {
+        accountId: token.accountId,
+        role: token.role ?? 'admin',
+        actor: tokenActor(token.tokenId),
+        tokenId: token.tokenId,
+      },
     };
   } finally {
     check.done();

@@ -6,7 +6,7 @@ import { jsonResponse, type ProxyResponse } from '../http/response';
 import type { PendingSignIn } from '../people/oidc-client';
 import { endedSessionCookie, newSession, sessionCookie } from '../people/session';
 import { cookieIn, cookieKey, openCookieValue, sealCookieValue, setCookie } from '../people/signed-cookie';
-import { sessionKey, sessionOf } from './authorize';
+import { sessionKey } from './authorize';
 import { API_PATHS } from './paths';
 import type { ApiRoute } from './route-types';
 
@@ -135,8 +135,7 @@ export const signInRoutes: ApiRoute[] = [
     path: API_PATHS.session,
     access: 'manage',
     role: 'viewer',
-    async handle({ deps, request, caller }) {
-      const session = caller.tokenId ? undefined : await sessionOf(deps, request);
+    handle({ caller, session }) {
       const body: SessionJson = {
         account_id: caller.accountId,
         role: caller.role,
