@@ -6,7 +6,7 @@ import type { Deps } from '../wiring/deps';
 import { AuthenticationError, PermissionError, StoreUnavailableError } from '../base/errors';
 import type { IncomingRequest } from '../http/request';
 import { sessionIn, type Session } from '../people/session';
-import { cookieKey } from '../people/signed-cookie';
+import { cookieKey, type CookiePurpose } from '../people/signed-cookie';
 
 const bearer = (request: IncomingRequest) => credentialIn(request.headers.authorization, 'Bearer');
 
@@ -33,16 +33,19 @@ export async function requireAdmin(deps: Deps, request: IncomingRequest): Promis
   }
 }
 
-/** The key that signs and opens session cookies (derived from the admin key; none without one). */
-export async function sessionKey(deps: Deps): Promise<Buffer | undefined> {
+/**
+ * The key that signs and opens one kind of cookie, a session's or a sign-in's in progress (derived
+ * from the admin key, a key of its own for each; none without one).
+ */
+export async function cookieKeyOf(deps: Deps, purpose: CookiePurpose): Promise<Buffer | undefined> {
   const adminKey = await adminKeyOf(deps);
-  return adminKey ? cookieKey(adminKey, 'session') : undefined;
+  return adminKey ? cookieKey(adminKey, purpose) : undefined;
 }
 
 /** The signed-in person's session, when the request carries a genuine, current one. */
 async function sessionOf(deps: Deps, request: IncomingRequest): Promise<Session | undefined> {
   if (!request.headers.cookie) return undefined;
-  const key = await sessionKey(deps);
+  const key = await cookieKeyOf(deps, 'session');
   return key && sessionIn(key, request.headers.cookie, deps.now());
 }
 
