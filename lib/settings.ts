@@ -225,10 +225,7 @@ export function readSettings(node: ContextReader): DeploySettings {
 }
 
 function readManagedInstances(node: ContextReader): ManagedInstancesSettings | undefined {
-  const enabled: unknown = node.tryGetContext('managedInstances');
-  if (enabled === undefined || enabled === null || enabled === false || enabled === 'false' || enabled === '')
-    return undefined;
-  if (enabled !== true && enabled !== 'true') throw new Error('context "managedInstances" must be true or false');
+  if (!readFlag(node, 'managedInstances')) return undefined;
   const vpcId = readString(node, 'managedInstancesVpcId');
   const subnets = readString(node, 'managedInstancesSubnetIds');
   if ((vpcId === undefined) !== (subnets === undefined))
@@ -246,22 +243,11 @@ function readManagedInstances(node: ContextReader): ManagedInstancesSettings | u
 }
 
 function readSignIn(node: ContextReader): DeploySettings['signIn'] {
-  const cognito: unknown = node.tryGetContext('cognitoSignIn');
   const issuer = readString(node, 'oidcIssuer');
   const clientId = readString(node, 'oidcClientId');
   const clientSecretArn = readString(node, 'oidcClientSecretArn');
   const groupsClaim = readString(node, 'oidcGroupsClaim');
-  const withCognito = cognito === true || cognito === 'true';
-  if (
-    cognito !== undefined &&
-    cognito !== null &&
-    cognito !== '' &&
-    cognito !== false &&
-    cognito !== 'false' &&
-    !withCognito
-  )
-    throw new Error('context "cognitoSignIn" must be true or false');
-  if (withCognito) {
+  if (readFlag(node, 'cognitoSignIn')) {
     if (issuer || clientId || clientSecretArn)
       throw new Error('context "cognitoSignIn" and "oidcIssuer" exclude each other: sign-in has one issuer');
     return { kind: 'cognito' };
@@ -295,10 +281,7 @@ function readEmail(node: ContextReader, key: string): string | undefined {
 }
 
 function readBedrock(node: ContextReader): DeploySettings['bedrockAccess'] {
-  const enabled: unknown = node.tryGetContext('enableBedrock');
-  if (enabled === undefined || enabled === null || enabled === false || enabled === 'false' || enabled === '')
-    return undefined;
-  if (enabled !== true && enabled !== 'true') throw new Error('context "enableBedrock" must be true or false');
+  if (!readFlag(node, 'enableBedrock')) return undefined;
   const listed: unknown = node.tryGetContext('bedrockModelArns');
   const arns = Array.isArray(listed)
     ? listed
@@ -321,6 +304,14 @@ function readBedrock(node: ContextReader): DeploySettings['bedrockAccess'] {
     );
   }
   return { modelArns };
+}
+
+/** A switch: true (or "true") turns it on; unset, false (or "false") leaves it off; anything else is refused as a typo. */
+function readFlag(node: ContextReader, key: string): boolean {
+  const value: unknown = node.tryGetContext(key);
+  if (value === true || value === 'true') return true;
+  if (value === undefined || value === null || value === false || value === 'false' || value === '') return false;
+  throw new Error(`context "${key}" must be true or false`);
 }
 
 function readString(node: ContextReader, key: string): string | undefined {

@@ -13,12 +13,10 @@ export class SnsAlertTopic implements AlertTopic {
   constructor(
     region: string,
     private readonly topicArn: string,
-    /** Tests point it at a stand-in on 127.0.0.1. */
-    endpoint?: string,
   ) {
     // One attempt per call: the alert queue retries a failed delivery (retry.ts, `alertDelivery`),
     // so the SDK's own three tries would multiply its attempts.
-    this.client = new SNSClient({ region, maxAttempts: 1, endpoint });
+    this.client = new SNSClient({ region, maxAttempts: 1 });
   }
 
   async publish(payload: AlertPayload): Promise<void> {

@@ -6,7 +6,7 @@ import type { Deps } from '../wiring/deps';
 import { AuthenticationError, PermissionError, StoreUnavailableError } from '../base/errors';
 import type { IncomingRequest } from '../http/request';
 import { sessionIn, type Session } from '../people/session';
-import { cookieKey } from '../people/signed-cookie';
+import { cookieKey, type CookiePurpose } from '../people/signed-cookie';
 
 const bearer = (request: IncomingRequest) => credentialIn(request.headers.authorization, 'Bearer');
 
@@ -33,24 +33,36 @@ export async function requireAdmin(deps: Deps, request: IncomingRequest): Promis
   }
 }
 
-/** The key that signs and opens session cookies (derived from the admin key; none without one). */
-export async function sessionKey(deps: Deps): Promise<Buffer | undefined> {
+/**
+ * The key that signs and opens one kind of cookie, a session's or a sign-in's in progress (derived
+ * from the admin key, a key of its own for each; none without one).
+ */
+export async function cookieKeyOf(deps: Deps, purpose: CookiePurpose): Promise<Buffer | undefined> {
   const adminKey = await adminKeyOf(deps);
-  return adminKey ? cookieKey(adminKey, 'session') : undefined;
+  return adminKey ? cookieKey(adminKey, purpose) : undefined;
 }
 
 /** The signed-in person's session, when the request carries a genuine, current one. */
-export async function sessionOf(deps: Deps, request: IncomingRequest): Promise<Session | undefined> {
+async function sessionOf(deps: Deps, request: IncomingRequest): Promise<Session | undefined> {
   if (!request.headers.cookie) return undefined;
-  const key = await sessionKey(deps);
+  const key = await cookieKeyOf(deps, 'session');
   return key && sessionIn(key, request.headers.cookie, deps.now());
 }
 
 /** Methods that change nothing, which a session may send without its CSRF token. */
 const SAFE_METHODS = new Set(['GET', 'HEAD']);
 
+/**
+ * The caller of an account route, and for a signed-in person the session it was read from: the
+ * cookie is opened once a request, and a route that shows the session (`GET /api/session`) takes it from here.
+ */
+export interface CheckedCaller {
+  caller: Caller;
+  session?: Session;
+}
+
 /** A person's session as the caller, its CSRF token checked on every state-changing request. */
-async function sessionCaller(deps: Deps, request: IncomingRequest): Promise<Caller> {
+async function sessionCaller(deps: Deps, request: IncomingRequest): Promise<CheckedCaller> {
   const session = await sessionOf(deps, request);
   if (!session)
     throw new AuthenticationError(
@@ -61,7 +73,10 @@ async function sessionCaller(deps: Deps, request: IncomingRequest): Promise<Call
     if (!csrf || !secretsEqual(csrf, session.csrf))
       throw new PermissionError('Missing or wrong x-csrf-token: send the one GET /api/session answers with.');
   }
-  return { accountId: session.accountId, role: session.role, actor: session.actor, actorName: session.name };
+  return {
+    caller: { accountId: session.accountId, role: session.role, actor: session.actor, actorName: session.name },
+    session,
+  };
 }
 
 /**
@@ -70,7 +85,7 @@ async function sessionCaller(deps: Deps, request: IncomingRequest): Promise<Call
  * also send the session's CSRF token in `x-csrf-token`: a page on another site can make the browser
  * send the cookie, but cannot read the token nor set the header (docs/people.md).
  */
-export async function requireCaller(deps: Deps, request: IncomingRequest): Promise<Caller> {
+export async function requireCaller(deps: Deps, request: IncomingRequest): Promise<CheckedCaller> {
   const presented = bearer(request);
   if (!presented) return sessionCaller(deps, request);
   const parsed = parseToken(presented);
@@ -81,10 +96,12 @@ export async function requireCaller(deps: Deps, request: IncomingRequest): Promi
     const record = await deps.accounts.getToken(parsed.accountId, parsed.tokenId);
     const token = verifyToken(hashSecret(parsed.secret), record, 'manage');
     return {
-      accountId: token.accountId,
-      role: token.role ?? 'admin',
-      actor: tokenActor(token.tokenId),
-      tokenId: token.tokenId,
+      caller: {
+        accountId: token.accountId,
+        role: token.role ?? 'admin',
+        actor: tokenActor(token.tokenId),
+        tokenId: token.tokenId,
+      },
     };
   } finally {
     check.done();

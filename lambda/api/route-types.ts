@@ -2,6 +2,7 @@ import type { Deps } from '../wiring/deps';
 import type { IncomingRequest } from '../http/request';
 import type { ProxyResponse } from '../http/response';
 import type { Caller, Role } from '../auth/roles';
+import type { Session } from '../people/session';
 import type { ApiPath } from './paths';
 
 export interface ApiCall {
@@ -13,6 +14,8 @@ export interface ApiCall {
 /** A call to a `manage` route: the token or person signed in, to whose account every read and write is scoped. */
 export interface ManageCall extends ApiCall {
   caller: Caller;
+  /** A signed-in person's session, as the caller's check opened it; absent for a token. */
+  session?: Session;
 }
 
 /** What a route's handler gives back: its response, now or later. */

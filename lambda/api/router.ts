@@ -72,9 +72,9 @@ async function answerRoute(
   params: Record<string, string>,
 ): Promise<ProxyResponse> {
   if (route.access === 'manage') {
-    const caller = await requireCaller(deps, request);
+    const { caller, session } = await requireCaller(deps, request);
     requireRole(caller, route.role);
-    return route.handle({ deps, request, params, caller });
+    return route.handle({ deps, request, params, caller, session });
   }
   if (route.access === 'admin') await requireAdmin(deps, request);
   return route.handle({ deps, request, params });

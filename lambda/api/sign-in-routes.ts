@@ -5,8 +5,8 @@ import type { IncomingRequest } from '../http/request';
 import { jsonResponse, type ProxyResponse } from '../http/response';
 import type { PendingSignIn } from '../people/oidc-client';
 import { endedSessionCookie, newSession, sessionCookie } from '../people/session';
-import { cookieIn, cookieKey, openCookieValue, sealCookieValue, setCookie } from '../people/signed-cookie';
-import { sessionKey, sessionOf } from './authorize';
+import { cookieIn, openCookieValue, sealCookieValue, setCookie, type CookiePurpose } from '../people/signed-cookie';
+import { cookieKeyOf } from './authorize';
 import { API_PATHS } from './paths';
 import type { ApiRoute } from './route-types';
 
@@ -26,10 +26,11 @@ function configuredSignIn(deps: Deps) {
   return deps.signIn;
 }
 
-async function signInKey(deps: Deps): Promise<Buffer> {
-  const adminKey = await deps.adminKey();
-  if (!adminKey) throw new NotFoundError('Sign-in needs the admin key to be set.');
-  return cookieKey(adminKey, 'sign-in');
+/** The key for one of sign-in's cookies: sign-in signs none without the admin key. */
+async function signInCookieKey(deps: Deps, purpose: CookiePurpose): Promise<Buffer> {
+  const key = await cookieKeyOf(deps, purpose);
+  if (!key) throw new NotFoundError('Sign-in needs the admin key to be set.');
+  return key;
 }
 
 /** The callback address the issuer knows this proxy by: HTTPS in AWS; the local server serves plain HTTP. */
@@ -89,7 +90,7 @@ export const signInRoutes: ApiRoute[] = [
       const { location, pending } = await configuredSignIn(deps).start(callbackUrl(deps, request));
       const account = request.query.get('account') || undefined;
       const value: PendingCookie = { ...pending, account, exp: Math.floor(deps.now() / 1000) + SIGN_IN_SECONDS };
-      const cookie = setCookie(SIGN_IN_COOKIE, sealCookieValue(await signInKey(deps), value), {
+      const cookie = setCookie(SIGN_IN_COOKIE, sealCookieValue(await signInCookieKey(deps, 'sign-in'), value), {
         path: API_PATHS.signInCallback,
         maxAgeSeconds: SIGN_IN_SECONDS,
       });
@@ -103,7 +104,8 @@ export const signInRoutes: ApiRoute[] = [
     async handle({ deps, request }) {
       const signIn = configuredSignIn(deps);
       const sealed = cookieIn(request.headers.cookie, SIGN_IN_COOKIE);
-      const pending = sealed && openCookieValue<PendingCookie>(await signInKey(deps), sealed, deps.now());
+      const pending =
+        sealed && openCookieValue<PendingCookie>(await signInCookieKey(deps, 'sign-in'), sealed, deps.now());
       if (!pending) throw new AuthenticationError('This sign-in expired or was started elsewhere: sign in again.');
       const person = await signIn
         .finish(new URL(`${callbackUrl(deps, request)}?${request.rawQuery}`), pending)
@@ -112,8 +114,7 @@ export const signInRoutes: ApiRoute[] = [
           throw new AuthenticationError('The identity provider did not confirm this sign-in: sign in again.');
         });
       const { accountId, role } = await roleOf(deps, person.groups, pending.account);
-      const key = await sessionKey(deps);
-      if (!key) throw new NotFoundError('Sign-in needs the admin key to be set.');
+      const key = await signInCookieKey(deps, 'session');
       const session = newSession({ accountId, role, actor: `person:${person.subject}`, name: person.name }, deps.now());
       deps.log.info('signed in', { account_id: accountId, role, actor: session.actor });
       return redirect('/', sessionCookie(key, session));
@@ -135,8 +136,7 @@ export const signInRoutes: ApiRoute[] = [
     path: API_PATHS.session,
     access: 'manage',
     role: 'viewer',
-    async handle({ deps, request, caller }) {
-      const session = caller.tokenId ? undefined : await sessionOf(deps, request);
+    handle({ caller, session }) {
       const body: SessionJson = {
         account_id: caller.accountId,
         role: caller.role,

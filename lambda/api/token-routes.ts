@@ -4,7 +4,7 @@ import { NotFoundError } from '../base/errors';
 import { jsonResponse } from '../http/response';
 import { budgetJson } from './budget-routes';
 import { jsonBody, parseBody, roleField, strictBody, tokenName } from './request-body';
-import { limitsJson, ownTokenId } from './token-settings';
+import { limitsJson, ownToken } from './token-settings';
 import { requireRole } from './authorize';
 import type { Scope } from '../auth/ports';
 import type { ApiRoute } from './route-types';
@@ -90,7 +90,7 @@ export const tokenRoutes: ApiRoute[] = [
     async handle(call) {
       const { deps, caller } = call;
       // A token id of another account is "not found" here, never revoked.
-      const tokenId = await ownTokenId(call);
+      const { tokenId } = await ownToken(call);
       if (!(await deps.accounts.revokeToken(caller.accountId, tokenId, new Date(deps.now()).toISOString()))) {
         throw new NotFoundError(`No token ${tokenId} in this account.`);
       }

@@ -6,6 +6,7 @@ import {
   MIN_REQUESTS_PER_MINUTE,
   type TokenLimits,
 } from '../auth/token-limits';
+import type { TokenRecord } from '../auth/ports';
 import { NotFoundError, PermissionError } from '../base/errors';
 import { jsonResponse } from '../http/response';
 import { checkTagMap, type Tags } from '../tags/tags';
@@ -84,17 +85,22 @@ export function limitsJson(limits: TokenLimits | undefined) {
 /**
  * The token a call names, in the caller's account. A token id of another account is "not found",
  * exactly like one that doesn't exist; a member may change only the tokens it issued (docs/people.md).
+ * The token is read once, when a member calls or the caller asks for it (`read`: a settings change
+ * records what it replaces); `token` is that read, undefined when there was none or no such token.
  */
-export async function ownTokenId({ deps, params, caller }: ManageCall): Promise<string> {
-  if (!params.tokenId.startsWith(`${caller.accountId}_`))
-    throw new NotFoundError(`No token ${params.tokenId} in this account.`);
+export async function ownToken(
+  { deps, params, caller }: ManageCall,
+  { read = false } = {},
+): Promise<{ tokenId: string; token?: TokenRecord }> {
+  const { tokenId } = params;
+  if (!tokenId.startsWith(`${caller.accountId}_`)) throw new NotFoundError(`No token ${tokenId} in this account.`);
+  const token = read || caller.role === 'member' ? await deps.accounts.getToken(caller.accountId, tokenId) : undefined;
   if (caller.role === 'member') {
-    const token = await deps.accounts.getToken(caller.accountId, params.tokenId);
-    if (!token) throw new NotFoundError(`No token ${params.tokenId} in this account.`);
+    if (!token) throw new NotFoundError(`No token ${tokenId} in this account.`);
     if (token.createdBy !== caller.actor)
       throw new PermissionError('A member may only change the tokens it issued itself; this needs the admin role.');
   }
-  return params.tokenId;
+  return { tokenId, token };
 }
 
 /** A token's own tags and limits (docs/tags.md). Each change is written to the token and its gate at once. */
@@ -105,9 +111,8 @@ export const tokenSettingRoutes: ApiRoute[] = [
     access: 'manage',
     role: 'member',
     async handle(call) {
-      const tokenId = await ownTokenId(call);
+      const { tokenId, token: before } = await ownToken(call, { read: true });
       const tags = parseTokenTags(jsonBody(call));
-      const before = await call.deps.accounts.getToken(call.caller.accountId, tokenId);
       if (!(await call.deps.accounts.updateToken(call.caller.accountId, tokenId, { tags })))
         throw new NotFoundError(`No token ${tokenId} in this account.`);
       await recordCallerChange(call, {
@@ -125,9 +130,8 @@ export const tokenSettingRoutes: ApiRoute[] = [
     access: 'manage',
     role: 'member',
     async handle(call) {
-      const tokenId = await ownTokenId(call);
+      const { tokenId, token: before } = await ownToken(call, { read: true });
       const limits = parseLimits(jsonBody(call));
-      const before = await call.deps.accounts.getToken(call.caller.accountId, tokenId);
       if (!(await call.deps.accounts.updateToken(call.caller.accountId, tokenId, { limits })))
         throw new NotFoundError(`No token ${tokenId} in this account.`);
       await recordCallerChange(call, {

@@ -104,6 +104,11 @@ export const retryPolicies = {
     mayRetry,
     delayMs: jitteredBackoff(backoffs.unprocessedItems),
   }),
+  /**
+   * A conditional write that met another writer's change to what it was conditioned on: read again
+   * and write again at once (no store is failing, so no wait helps), 5 attempts in all.
+   */
+  changedMeanwhile: (mayRetry: MayRetry): RetryPolicy => ({ attempts: 5, mayRetry, delayMs: () => 0 }),
   /** A usage row put: idempotent (keyed by the row's id), so every error is retried. */
   rowWrite: (): RetryPolicy => ({ attempts: 6, mayRetry: () => true, delayMs: jitteredBackoff(backoffs.rowWrite) }),
   /**

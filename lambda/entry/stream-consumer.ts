@@ -1,25 +1,18 @@
-import { KMSClient } from '@aws-sdk/client-kms';
 import middy from '@middy/core';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { QueuedAlert } from '../alerts/ports';
-import { SnsAlertTopic } from '../alerts/sns-topic';
-import { SqsAlertQueue } from '../alerts/sqs-queue';
 import { buildFoldDeps } from '../wiring/deps';
+import { foldAdapters } from '../wiring/aws-adapters';
 import { S3ObjectStore } from '../export/s3-object-store';
 import { exportAuditEntries } from '../export/audit-export';
 import { exportRows } from '../export/usage-export';
 import { streamedAuditEntries } from '../audit/dynamodb/audit-stream';
-import { KmsKeyWrapper } from '../keys/crypto/kms-key-wrapper';
 import { describeError } from '../base/logger';
 import { compareSequences, type StreamedRow } from '../usage/rollups/fold';
 import { streamedRows } from '../usage/dynamodb/stream-records';
 import { usageMetricLines } from '../usage/usage-metrics';
 
-const deps = buildFoldDeps(undefined, undefined, {
-  alertTopic: (region, topicArn) => new SnsAlertTopic(region, topicArn),
-  alertQueue: (region, queueUrl) => new SqsAlertQueue(region, queueUrl),
-  keyWrapper: (region, keyId) => new KmsKeyWrapper(new KMSClient({ region }), keyId),
-});
+const deps = buildFoldDeps(undefined, undefined, foldAdapters);
 const exportStore = deps.config.usageExportBucket
   ? new S3ObjectStore(deps.config.region, deps.config.usageExportBucket)
   : undefined;
@@ -40,8 +33,7 @@ export const handler = middy(async function consume(
   event: UsageStreamEvent | SQSEvent,
 ): Promise<(DynamoDBBatchResponse | SQSBatchResponse) & { state?: object }> {
   if (event.Records[0]?.eventSource === 'aws:sqs') return deliverAlerts(event as SQSEvent);
-  if (streamTable(event.Records[0]?.eventSourceARN) === deps.config.tables.audit)
-    return exportAuditStream(event);
+  if (streamTable(event.Records[0]?.eventSourceARN) === deps.config.tables.audit) return exportAuditStream(event);
   return foldUsageStream(event);
 });
 

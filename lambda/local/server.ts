@@ -147,13 +147,14 @@ async function main(): Promise<void> {
   const handler = createProxyHandler(deps) as unknown as StreamingHandler;
   deps.rowSpool.startReplay((row) => deps.rowWriter.writeOnce(row));
   // The rollups come from the usage-logs stream, as in AWS; here this process reads it about once a second.
-  const foldDeps = buildFoldDeps(running, deps.log);
-  statsPoller = running.statsConsumer
-    ? localStreamPoller({ ...foldDeps, usageStats: deps.usageStats }, stores)
-    : undefined;
   // Queued budget alerts are sent by a loop of their own (SQS invokes the consumer in AWS), in the
-  // process that folds the stream: with STATS_CONSUMER=off, the separate consumer sends them.
-  alertLoop = running.statsConsumer ? foldDeps.localAlertLoop : undefined;
+  // process that folds the stream: with STATS_CONSUMER=off, the separate consumer does both, and
+  // this process builds nothing of the fold.
+  if (running.statsConsumer) {
+    const foldDeps = buildFoldDeps(running, deps.log);
+    statsPoller = localStreamPoller({ ...foldDeps, usageStats: deps.usageStats }, stores);
+    alertLoop = foldDeps.localAlertLoop;
+  }
   alertLoop?.start();
   // Whatever the stream holds is folded (and, after a trimmed position, the rollups completed
   // from the usage-logs table) before the first request, so the overview starts whole.

@@ -27,8 +27,11 @@ export function openCookieValue<T extends { exp: number }>(key: Buffer, sealed: 
 
 const mac = (key: Buffer, payload: string) => createHmac('sha256', key).update(payload).digest('base64url');
 
+/** The kinds of cookie the proxy signs: a person's session, and a sign-in in progress. */
+export type CookiePurpose = 'session' | 'sign-in';
+
 /** A key of its own for each use of the admin key, so a cookie of one kind never opens as another. */
-export const cookieKey = (adminKey: string, purpose: 'session' | 'sign-in') =>
+export const cookieKey = (adminKey: string, purpose: CookiePurpose) =>
   createHmac('sha256', adminKey).update(`ai-usage-proxy ${purpose} cookie`).digest();
 
 /** One cookie's value from a `Cookie` header; the first of that name wins. */

@@ -1,12 +1,6 @@
 import type { Deps } from '../wiring/deps';
-import {
-  StoredKeyNotSendableError,
-  StoredKeyUnreadableError,
-  StoreUnavailableError,
-  UpstreamEncodingError,
-  ValidationError,
-} from '../base/errors';
-import { isSendableCredential } from '../base/plain-text';
+import { UpstreamEncodingError, ValidationError } from '../base/errors';
+import { openStoredKey } from '../keys/open-stored-key';
 import { appendToArrayMember, setMember } from '../providers/dialects/json-splice';
 import { upstreamUrl, type Provider } from '../providers/registry';
 import { firstAnswer, type AttemptRecord, type TargetCall } from '../upstream/attempts';
@@ -172,20 +166,17 @@ async function targetRequest(options: CallTargets, target: Target, index: number
 async function fallbackKey(deps: CallDeps, state: ProxyState, target: Target): Promise<string | undefined> {
   const { id, displayName } = target.provider;
   const accountId = state.token.accountId;
-  const stored = await deps.providerKeys.get(accountId, id).catch((error: unknown) => {
-    throw new StoreUnavailableError(error);
-  });
-  if (!stored && target.provider.upstream.aws) return undefined;
-  if (!stored)
-    throw new ValidationError(
-      `${FALLBACK_HEADER}: no ${displayName} key is saved for this account (provider ${id}). Save one on the dashboard's Integrations page or with PUT /api/keys/${id}.`,
-      FALLBACK_HEADER,
-    );
-  const key = await deps.sealer.open(stored.secret, { account_id: accountId, provider: id }).catch((error) => {
-    throw new StoredKeyUnreadableError(id, error);
-  });
-  if (!isSendableCredential(key)) throw new StoredKeyNotSendableError(id);
-  return key;
+  return openStoredKey(
+    deps.sealer,
+    deps.providerKeys.get(accountId, id),
+    accountId,
+    target.provider,
+    () =>
+      new ValidationError(
+        `${FALLBACK_HEADER}: no ${displayName} key is saved for this account (provider ${id}). Save one on the dashboard's Integrations page or with PUT /api/keys/${id}.`,
+        FALLBACK_HEADER,
+      ),
+  );
 }
 
 /** The proxy token as the client presented it, whole and its secret part: no header quoting either goes upstream. */

@@ -1,8 +1,9 @@
-import { exceededMessage, isExhausted, tightest, unpriceableMessage, unpricedMessage } from '../budgets/budget';
+import { exceededMessage, isExhausted, tightest, unpriceableMessage } from '../budgets/budget';
 import { budgetHeaders } from '../budgets/remaining-header';
 import { BudgetExceededError, StoreUnavailableError, UnpricedModelError } from '../base/errors';
 import type { Deps } from '../wiring/deps';
 import { pricesForAccount } from '../account-prices/priced-for-account';
+import { budgetNeedingPrice, requirePriced } from './priced-under-budget';
 import type { Budgeted, Identified, Routed, Validated } from './state';
 import type { Step } from './step';
 
@@ -28,14 +29,13 @@ export function enforceBudget(deps: Pick<Deps, 'prices'>): Step<Routed & Identif
       if (exhausted) {
         throw new BudgetExceededError(exceededMessage(exhausted), budgetHeaders(budgets));
       }
-      const binding = tightest(budgets);
       const model = state.pathModel ?? state.body?.model;
-      if (binding && state.endpoint.dialect.billing === 'tokens') {
-        if (typeof model === 'string' && !prices.has(state.provider.id, model)) {
-          throw new UnpricedModelError(unpricedMessage(model, binding), budgetHeaders(budgets));
-        }
-        // A request without a body (a GET of a file or batch) generates nothing to pay for.
-        if (typeof model !== 'string' && state.request.body.length > 0) {
+      if (typeof model === 'string') {
+        requirePriced(budgets, prices, { provider: state.provider, endpoint: state.endpoint, model });
+      } else if (state.request.body.length > 0) {
+        // A body that names no model can't be priced (a request without one, a GET of a file or batch, generates nothing to pay for).
+        const binding = budgetNeedingPrice(budgets, state.endpoint);
+        if (binding) {
           const message = unpriceableMessage(state.request.headers['content-type'], binding);
           throw new UnpricedModelError(message, budgetHeaders(budgets));
         }

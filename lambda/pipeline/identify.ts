@@ -41,8 +41,8 @@ export function startStoreReads(
   const { token, presented } = identified;
   const now = deps.now();
   // Every read starts now, so one budget from here bounds them all, those that wait on another included.
-  const inBudget = <T>(read: Promise<T>, what: string) =>
-    quiet(deps.preForwardBudget(read, `the request's ${what} read`));
+  const budget = deps.preForwardBudget();
+  const inBudget = <T>(read: Promise<T>, what: string) => quiet(budget.bound(read, `the request's ${what} read`));
   const gate = deps.tokenGate.admit(presented, now);
   const cachedResponse = deps.cache.lookup(state.cache, now);
   return {
@@ -64,7 +64,7 @@ export function startStoreReads(
         ? inBudget(deps.providerKeys.get(token.accountId, state.provider.id), 'stored key')
         : NO_KEY_READ,
     accountPrices: inBudget(deps.accountPrices.list(token.accountId), 'account prices'),
-    cachedResponse: cachedResponse && deps.preForwardBudget(cachedResponse, 'the cache lookup').catch(() => undefined),
+    cachedResponse: cachedResponse && budget.bound(cachedResponse, 'the cache lookup').catch(() => undefined),
   };
 }
 

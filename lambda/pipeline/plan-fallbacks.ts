@@ -1,8 +1,7 @@
 import { modelAllowed, modelRefusal } from '../auth/token-limits';
-import { tightest, unpricedMessage } from '../budgets/budget';
-import { budgetHeaders } from '../budgets/remaining-header';
-import { ModelNotAllowedError, UnpricedModelError, ValidationError } from '../base/errors';
+import { ModelNotAllowedError, ValidationError } from '../base/errors';
 import { planFailover } from '../upstream/fallbacks';
+import { requirePriced } from './priced-under-budget';
 import type { Authenticated, Budgeted, FailoverPlanned, Routed, Validated } from './state';
 import type { Step } from './step';
 
@@ -28,19 +27,10 @@ export function planFallbacks(): Step<Routed & Authenticated & Validated & Budge
       });
       if (!planned.ok) throw new ValidationError(planned.message, planned.param);
       const { limits } = state.gate.record;
-      const binding = tightest(state.budgets);
       for (const target of planned.plan.targets.slice(1)) {
         if (limits && !modelAllowed(limits, target.endpoint.kind, target.model))
           throw new ModelNotAllowedError(`Fallback: ${modelRefusal(limits, target.model)}`);
-        if (
-          binding &&
-          target.endpoint.dialect.billing === 'tokens' &&
-          !state.prices.has(target.provider.id, target.model)
-        )
-          throw new UnpricedModelError(
-            `Fallback: ${unpricedMessage(target.model, binding)}`,
-            budgetHeaders(state.budgets),
-          );
+        requirePriced(state.budgets, state.prices, target, 'Fallback: ');
       }
       return { failover: planned.plan };
     },

@@ -1,18 +1,32 @@
 import { KMSClient } from '@aws-sdk/client-kms';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import type { AwsAdapters } from './deps';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import type { AwsAdapters, FoldAdapters } from './deps';
+import { SnsAlertTopic } from '../alerts/sns-topic';
+import { SqsAlertQueue } from '../alerts/sqs-queue';
 import { KmsKeyWrapper } from '../keys/crypto/kms-key-wrapper';
 import { secretReader } from '../auth/secrets-manager';
 import { CognitoIdentityProviderClient } from '@aws-sdk/client-cognito-identity-provider';
 import { cognitoAppClient } from '../people/cognito-app-client';
 
+/** KMS wraps the data keys of the provider keys the proxy seals, and of the webhook secrets the consumer opens. */
+const kmsKeyWrapper = (region: string, keyId: string) => new KmsKeyWrapper(new KMSClient({ region }), keyId);
+
 /**
  * The adapters only AWS has: KMS wraps the provider keys' data keys, Secrets Manager holds the admin
- * key. Only the Lambda entry imports this module, so the local server, which keeps its key in a file
- * and its admin key in ADMIN_KEY or its data dir, never loads either SDK client.
+ * key. Only the Lambda entries import this module, so the local server, which keeps its key in a file
+ * and its admin key in ADMIN_KEY or its data dir, never loads either SDK client (nor SNS's or SQS's).
+ * Each entry's bundle keeps only the adapters it uses.
  */
 export const awsAdapters: AwsAdapters = {
-  keyWrapper: (region, keyId) => new KmsKeyWrapper(new KMSClient({ region }), keyId),
+  keyWrapper: kmsKeyWrapper,
   secretReader: (region, secretId) => secretReader(new SecretsManagerClient({ region }), secretId),
   cognitoAppClient: (region, userPoolId) => cognitoAppClient(new CognitoIdentityProviderClient({ region }), userPoolId),
+};
+
+/** The stream consumer's: SNS and SQS for budget alerts, and KMS as the proxy's, for the webhook secrets it sealed. */
+export const foldAdapters: FoldAdapters = {
+  alertTopic: (region, topicArn) => new SnsAlertTopic(region, topicArn),
+  alertQueue: (region, queueUrl) => new SqsAlertQueue(new SQSClient({ region }), queueUrl),
+  keyWrapper: kmsKeyWrapper,
 };

@@ -25,7 +25,7 @@ import { DynamoProviderKeyStore } from '../keys/dynamodb/provider-key-store';
 import { DynamoTokenGate } from '../auth/dynamodb/token-gate';
 import type { GateSource } from '../auth/dynamodb/gate-item';
 import { isStoreOutage } from '../store/dynamodb/store-outage';
-import { byDeadline, PRE_FORWARD_BUDGET_MS } from '../store/dynamodb/deadlines';
+import { PRE_FORWARD_BUDGET_MS, sharedDeadline, type SharedDeadline } from '../store/dynamodb/deadlines';
 import { DynamoUsageLog } from '../usage/dynamodb/usage-log';
 import { DynamoUsageStats } from '../usage/dynamodb/usage-stats';
 import { CachedProviderKeys } from '../keys/cached-provider-keys';
@@ -83,10 +83,10 @@ export interface Deps {
   /** Whether a store error means the store is unavailable for now (not a refusal or a bug), as the adapter in use tells it. */
   isStoreOutage: (error: unknown) => boolean;
   /**
-   * A proxied request's store read, held to the request's budget for store work before forwarding:
-   * past it the read fails as an outage would (docs/failure-modes.md, "The store").
+   * A proxied request's budget for store work before forwarding, started anew for each request and
+   * shared by its reads: past it a read fails as an outage would (docs/failure-modes.md, "The store").
    */
-  preForwardBudget: <T>(read: Promise<T>, what: string) => Promise<T>;
+  preForwardBudget: () => SharedDeadline;
   background: BackgroundWork;
   rowSpool: RowSpool;
   rowWriter: RowWriter;
@@ -196,7 +196,7 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
     accountPrices: new CachedAccountPrices(new DynamoAccountPriceStore(doc, tables.accounts), () => deps.now()),
     adminKey: adminKeySource({ key: config.adminKey, readSecret }),
     isStoreOutage,
-    preForwardBudget: (read, what) => byDeadline(read, PRE_FORWARD_BUDGET_MS, what),
+    preForwardBudget: () => sharedDeadline(PRE_FORWARD_BUDGET_MS),
     background: new BackgroundWork(),
     rowSpool,
     rowWriter: new RowWriter(usageLog, rowSpool),

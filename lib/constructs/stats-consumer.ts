@@ -14,7 +14,7 @@ import {
 import { SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Queue, QueueEncryption, type QueueProps } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { CONSUMER_TABLE_CALLS, tableGrants } from '../../lambda/store/table-calls';
 import type { TableShape } from '../../lambda/store/tables';
@@ -87,6 +87,25 @@ export interface StatsConsumerProps {
 }
 
 /**
+ * One of the consumer's queues, like every queue of the stack encrypted with SQS's own key and
+ * reached over TLS only. A dead-letter destination says why it has no dead-letter queue of its own
+ * (`deadLetterDestination`, acknowledged to the checks that would ask for one).
+ */
+function consumerQueue(
+  scope: Construct,
+  id: string,
+  {
+    deadLetterDestination,
+    ...props
+  }: Pick<QueueProps, 'retentionPeriod' | 'visibilityTimeout' | 'deadLetterQueue'> & { deadLetterDestination?: string },
+): Queue {
+  const queue = new Queue(scope, id, { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, ...props });
+  if (deadLetterDestination)
+    Validations.of(queue).acknowledge({ id: 'AwsSolutions-SQS3', reason: deadLetterDestination });
+  return queue;
+}
+
+/**
  * The second function: folds the usage-logs stream into the hourly and daily rollups and sends the
  * budget alerts the rows call for, and exports the rows for Athena, off the request path. Its role can
  * read that one stream, update rollup items, read budgets and write alert items (nothing else of
@@ -118,31 +137,19 @@ export class StatsConsumer extends Construct {
     });
     this.logGroup.grantWrite(this.role);
 
-    this.deadLetters = new Queue(this, 'DeadLetters', {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
+    this.deadLetters = consumerQueue(this, 'DeadLetters', {
       // As long as SQS keeps anything: time for an operator to notice the alarm and replay.
       retentionPeriod: Duration.days(14),
-    });
-    Validations.of(this.deadLetters).acknowledge({
-      id: 'AwsSolutions-SQS3',
-      reason:
+      deadLetterDestination:
         'This queue is itself the dead-letter destination of the usage-stream mapping: it receives the positions of stream batches the rollup fold gave up on, for an operator to replay; nothing consumes it, so it needs no dead-letter queue of its own.',
     });
 
-    this.alertDeadLetters = new Queue(this, 'AlertDeadLetters', {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
+    this.alertDeadLetters = consumerQueue(this, 'AlertDeadLetters', {
       retentionPeriod: Duration.days(14),
-    });
-    Validations.of(this.alertDeadLetters).acknowledge({
-      id: 'AwsSolutions-SQS3',
-      reason:
+      deadLetterDestination:
         'This queue is itself the dead-letter destination of the alert queue: it keeps alert messages whose invocations kept failing, for an operator to look at; nothing consumes it.',
     });
-    this.alertQueue = new Queue(this, 'AlertQueue', {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
+    this.alertQueue = consumerQueue(this, 'AlertQueue', {
       visibilityTimeout: ALERT_QUEUE_MAPPING.visibilityTimeout,
       // An alert's attempts span at most about 5 hours, each attempt a new message.
       retentionPeriod: Duration.days(1),

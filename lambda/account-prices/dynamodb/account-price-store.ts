@@ -1,3 +1,4 @@
+import { retryPolicies, withRetries } from '../../base/retry';
 import { accountPk, itemsUnderPrefix } from '../../store/dynamodb/account-partition';
 import type { DocumentClient } from '../../store/dynamodb/document-client';
 import { cancellationReasons } from '../../store/dynamodb/store-errors';
@@ -11,8 +12,13 @@ const PRICE_PREFIX = 'PRICE#';
  * once can't pass it together. (Its sort key does not start with `PRICE#`: the list never reads it.)
  */
 const COUNT_SK = 'PRICE_COUNT';
-/** A put that meets a change of the same account (a price or the count changed in between) is tried again. */
-const MAX_ATTEMPTS = 5;
+/**
+ * A put that met a change of the same account (a price or the count changed in between): thrown only
+ * to be tried again (`retryPolicies.changedMeanwhile`), and past the last attempt reported as such.
+ */
+class PricesChangedMeanwhile extends Error {}
+
+const PUT_POLICY = retryPolicies.changedMeanwhile((error) => error instanceof PricesChangedMeanwhile);
 
 interface PriceItem {
   model: string;
@@ -49,11 +55,17 @@ export class DynamoAccountPriceStore implements AccountPriceStore {
       ...(price.priced_as !== undefined ? { priced_as: price.priced_as } : { rates: price.rates }),
       updated_at: price.updated_at,
     };
-    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    const attempt = async () => {
       const outcome = await this.putOnce(accountId, item);
-      if (outcome !== 'changed meanwhile') return outcome;
-    }
-    throw new Error(`the prices of account ${accountId} kept changing during ${MAX_ATTEMPTS} attempts to set one`);
+      if (outcome === 'changed meanwhile') throw new PricesChangedMeanwhile();
+      return outcome;
+    };
+    return withRetries(attempt, PUT_POLICY).catch((error: unknown) => {
+      if (!(error instanceof PricesChangedMeanwhile)) throw error;
+      throw new Error(
+        `the prices of account ${accountId} kept changing during ${PUT_POLICY.attempts} attempts to set one`,
+      );
+    });
   }
 
   /** Replaces an existing price, or adds a new one with the count, under the cap. */

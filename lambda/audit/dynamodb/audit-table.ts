@@ -1,21 +1,16 @@
-import { ValidationError } from '../../base/errors';
 import type { DocumentClient } from '../../store/dynamodb/document-client';
+import { pages, type PageKey } from '../../store/dynamodb/paginate';
+import { sortKeyCursor } from '../../store/dynamodb/sort-key-cursor';
 import type { AuditEntry, AuditLog, AuditQuery, AuditValue } from '../ports';
 
 /** Reads at most this many pages to fill one page of filtered entries. */
 const MAX_PAGES_PER_LIST = 20;
 
-const SORT_KEY = /^\d{4}-\d\d-\d\dT[\d:.]+Z#[0-9a-f]{16}$/;
-
-/** Cursors carry only the sort key; the account always comes from the caller. */
-const encodeCursor = (atId: string) => Buffer.from(atId, 'utf8').toString('base64url');
-
-/** The sort key a cursor carries; anything else is a 400 naming it. */
-function decodeCursor(cursor: string): string {
-  const atId = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!SORT_KEY.test(atId)) throw new ValidationError('cursor must be a next_cursor of an earlier answer.', 'cursor');
-  return atId;
-}
+/** A cursor carries an entry's `at_id`: its time and 16 hex digits of id. */
+const cursors = sortKeyCursor(
+  /^\d{4}-\d\d-\d\dT[\d:.]+Z#[0-9a-f]{16}$/,
+  'cursor must be a next_cursor of an earlier answer.',
+);
 
 /** An entry as stored: the audit table's item. */
 export interface AuditItem {
@@ -95,28 +90,33 @@ export class DynamoAuditLog implements AuditLog {
       names['#action'] = 'action';
       values[':action'] = query.action;
     }
-    const cursor = query.cursor ? decodeCursor(query.cursor) : undefined;
+    const cursor = query.cursor ? cursors.decode(query.cursor) : undefined;
     const items: AuditEntry[] = [];
-    let start: Record<string, unknown> | undefined = cursor ? { account_id: accountId, at_id: cursor } : undefined;
-    for (let page = 0; page < MAX_PAGES_PER_LIST && items.length < query.limit; page++) {
-      const result = await this.doc.send({
-        operation: 'Query',
-        input: {
-          TableName: this.table,
-          KeyConditionExpression: 'account_id = :account AND at_id BETWEEN :from AND :to',
-          ...(filters.length ? { FilterExpression: filters.join(' AND ') } : {}),
-          ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
-          ExpressionAttributeValues: values,
-          ScanIndexForward: false,
-          Limit: query.limit - items.length,
-          ExclusiveStartKey: start,
-        },
-      });
-      for (const item of (result.Items ?? []) as AuditItem[]) items.push(toEntry(item));
-      start = result.LastEvaluatedKey;
-      if (!start) break;
+    let resumeAt: PageKey | undefined;
+    let read = 0;
+    const entryPages = pages(
+      (start) =>
+        this.doc.send({
+          operation: 'Query',
+          input: {
+            TableName: this.table,
+            KeyConditionExpression: 'account_id = :account AND at_id BETWEEN :from AND :to',
+            ...(filters.length ? { FilterExpression: filters.join(' AND ') } : {}),
+            ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
+            ExpressionAttributeValues: values,
+            ScanIndexForward: false,
+            Limit: query.limit - items.length,
+            ExclusiveStartKey: start,
+          },
+        }),
+      cursor ? { account_id: accountId, at_id: cursor } : undefined,
+    );
+    for await (const page of entryPages) {
+      for (const item of page.items as AuditItem[]) items.push(toEntry(item));
+      resumeAt = page.lastKey;
+      if (++read >= MAX_PAGES_PER_LIST || items.length >= query.limit) break;
     }
     // The last key read, not the last entry kept: a filter may have passed over entries after it.
-    return { items, nextCursor: start ? encodeCursor(String(start.at_id)) : null };
+    return { items, nextCursor: resumeAt ? cursors.encode(String(resumeAt.at_id)) : null };
   }
 }

@@ -97,6 +97,14 @@ export function objectMembers(bytes: Buffer, open: number): MemberSpan[] {
 }
 
 /**
+ * The member `key` of the object whose `{` is at `open`: the last, when the key appears twice (the
+ * one JSON parsers keep, and so the one an edit must change).
+ */
+function lastMember(bytes: Buffer, open: number, key: string): MemberSpan | undefined {
+  return objectMembers(bytes, open).findLast((m) => m.key === key);
+}
+
+/**
  * Sets `object[key][inner] = json` in the text of a top-level object, touching
  * only those bytes: `key` is added when absent, replaced when it is not an
  * object, and `inner` is added to or replaced inside it otherwise. When a key
@@ -104,16 +112,12 @@ export function objectMembers(bytes: Buffer, open: number): MemberSpan[] {
  */
 export function setNestedMember(bytes: Buffer, key: string, inner: string, json: string): Buffer {
   const open = skipSpace(bytes, 0);
-  const member = objectMembers(bytes, open)
-    .filter((m) => m.key === key)
-    .pop();
+  const member = lastMember(bytes, open, key);
   const pair = `${JSON.stringify(inner)}:${json}`;
   if (!member)
     return splice(bytes, open + 1, open + 1, `${JSON.stringify(key)}:{${pair}}${hasMembers(bytes, open) ? ',' : ''}`);
   if (bytes[member.valueStart] !== OPEN_BRACE) return splice(bytes, member.valueStart, member.valueEnd, `{${pair}}`);
-  const existing = objectMembers(bytes, member.valueStart)
-    .filter((m) => m.key === inner)
-    .pop();
+  const existing = lastMember(bytes, member.valueStart, inner);
   if (existing) return splice(bytes, existing.valueStart, existing.valueEnd, json);
   const innerOpen = member.valueStart;
   return splice(bytes, innerOpen + 1, innerOpen + 1, `${pair}${hasMembers(bytes, innerOpen) ? ',' : ''}`);
@@ -153,9 +157,7 @@ function splice(bytes: Buffer, from: number, to: number, text: string): Buffer {
  */
 export function setMember(bytes: Buffer, key: string, json: string): Buffer {
   const open = skipSpace(bytes, 0);
-  const member = objectMembers(bytes, open)
-    .filter((m) => m.key === key)
-    .pop();
+  const member = lastMember(bytes, open, key);
   if (member) return splice(bytes, member.valueStart, member.valueEnd, json);
   return splice(bytes, open + 1, open + 1, `${JSON.stringify(key)}:${json}${hasMembers(bytes, open) ? ',' : ''}`);
 }
@@ -163,9 +165,7 @@ export function setMember(bytes: Buffer, key: string, json: string): Buffer {
 /** Appends `json` to the array `object[key]` of a top-level object; every other byte stays as written. */
 export function appendToArrayMember(bytes: Buffer, key: string, json: string): Buffer {
   const open = skipSpace(bytes, 0);
-  const member = objectMembers(bytes, open)
-    .filter((m) => m.key === key)
-    .pop();
+  const member = lastMember(bytes, open, key);
   if (!member || bytes[member.valueStart] !== OPEN_BRACKET) throw new Error(`no array ${key}`);
   const close = member.valueEnd - 1;
   const empty = skipSpace(bytes, member.valueStart + 1) === close;

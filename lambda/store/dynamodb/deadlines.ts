@@ -28,16 +28,46 @@ export class StoreDeadlineError extends Error {
   }
 }
 
+/** One deadline that several calls started together are held to (`sharedDeadline`). */
+export interface SharedDeadline {
+  /** `work`, or a `StoreDeadlineError` naming `what` once the shared deadline has passed. */
+  bound<T>(work: Promise<T>, what: string): Promise<T>;
+}
+
 /**
- * `work`, or a `StoreDeadlineError` once `ms` have passed. The work itself goes on, bounded by its
- * own call deadline; its later failure is ignored here (whoever started it handles it).
+ * One deadline, `ms` from now, for every call bound to it: one timer rather than one per call, since
+ * they share a start and a budget. The timer runs only while some bound work is unsettled (work bound
+ * after that gets what is left of the budget). The work itself goes on past the deadline, bounded by
+ * its own call deadline; its later failure is ignored here (whoever started it handles it).
  */
-export function byDeadline<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+export function sharedDeadline(ms: number): SharedDeadline {
+  const end = Date.now() + ms;
+  const unsettled = new Set<() => void>();
   let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, fail) => {
-    timer = setTimeout(() => fail(new StoreDeadlineError(what, ms)), ms);
-    // A deadline never keeps a process (or a Lambda invocation) alive by itself.
-    timer.unref();
-  });
-  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
+  const expire = () => {
+    timer = undefined;
+    for (const fail of unsettled) fail();
+    unsettled.clear();
+  };
+  return {
+    bound<T>(work: Promise<T>, what: string): Promise<T> {
+      return new Promise<T>((resolve, reject) => {
+        const fail = () => reject(new StoreDeadlineError(what, ms));
+        unsettled.add(fail);
+        if (!timer) {
+          timer = setTimeout(expire, Math.max(0, end - Date.now()));
+          // A deadline never keeps a process (or a Lambda invocation) alive by itself.
+          timer.unref();
+        }
+        const settle = () => {
+          unsettled.delete(fail);
+          if (unsettled.size === 0 && timer) {
+            clearTimeout(timer);
+            timer = undefined;
+          }
+        };
+        work.finally(settle).then(resolve, reject);
+      });
+    },
+  };
 }

@@ -1,6 +1,6 @@
-import { ValidationError } from '../../base/errors';
 import { requestIdTime } from '../../http/request';
 import { pages, type PageKey } from '../../store/dynamodb/paginate';
+import { sortKeyCursor } from '../../store/dynamodb/sort-key-cursor';
 import { mergeShards } from './merged-shards';
 import { rowPartition, rowPartitions } from './row-shards';
 import type { LogQuery, UsageLog, UsageRow } from '../usage-row';
@@ -9,15 +9,11 @@ import { sentOnce } from '../../store/dynamodb/commands';
 
 const MAX_PAGES_PER_QUERY = 20;
 
-/** Cursors carry only the sort key; the account always comes from the caller's token. */
-function encodeCursor(tsId: string): string {
-  return Buffer.from(tsId, 'utf8').toString('base64url');
-}
-
-function decodeCursor(cursor: string): string | undefined {
-  const tsId = Buffer.from(cursor, 'base64url').toString('utf8');
-  return /^\d{4}-\d\d-\d\dT[\d:.]+Z#[\w-]+$/.test(tsId) ? tsId : undefined;
-}
+/** A cursor carries a row's `ts_id`: its time and request id. */
+const cursors = sortKeyCursor(
+  /^\d{4}-\d\d-\d\dT[\d:.]+Z#[\w-]+$/,
+  'cursor: not a cursor this endpoint returned; pass next_cursor exactly as given.',
+);
 
 /**
  * Rows in a few partitions per account (row-shards.ts), each sorted by `ts_id` (ISO time +
@@ -102,13 +98,7 @@ export class DynamoUsageLog implements UsageLog {
       filters.push(query.status === 'error' ? '#status >= :errorFrom' : '#status < :errorFrom');
     }
 
-    const startTsId = query.cursor ? decodeCursor(query.cursor) : undefined;
-    // A cursor this API never returned must not silently restart at page one.
-    if (query.cursor && !startTsId)
-      throw new ValidationError(
-        'cursor: not a cursor this endpoint returned; pass next_cursor exactly as given.',
-        'cursor',
-      );
+    const startTsId = query.cursor ? cursors.decode(query.cursor) : undefined;
     // DynamoDB applies Limit before the filter, so each shard keeps reading until the page is full.
     const shardPages = (partition: string) =>
       pages(
@@ -136,7 +126,7 @@ export class DynamoUsageLog implements UsageLog {
     );
     return {
       items: merged.items.map((item) => publicRow(item as unknown as UsageRow)),
-      nextCursor: merged.resumeAt ? encodeCursor(merged.resumeAt) : null,
+      nextCursor: merged.resumeAt ? cursors.encode(merged.resumeAt) : null,
     };
   }
 }
