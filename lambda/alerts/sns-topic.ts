@@ -1,23 +1,16 @@
-import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
+import { PublishCommand, type SNSClient } from '@aws-sdk/client-sns';
 import type { AlertPayload } from './alert';
 import type { AlertTopic } from './ports';
 
 /**
- * The stack's alert topic (SNS): an e-mail subscriber reads the line first, then the JSON a program
- * would read. Imported by the stream consumer's Lambda entry only, so the local server never loads
- * the SNS client.
+ * The stack's alert topic (SNS), on the client the composition root builds (wiring/aws-adapters.ts):
+ * an e-mail subscriber reads the line first, then the JSON a program would read.
  */
 export class SnsAlertTopic implements AlertTopic {
-  private readonly client: SNSClient;
-
   constructor(
-    region: string,
+    private readonly client: SNSClient,
     private readonly topicArn: string,
-  ) {
-    // One attempt per call: the alert queue retries a failed delivery (retry.ts, `alertDelivery`),
-    // so the SDK's own three tries would multiply its attempts.
-    this.client = new SNSClient({ region, maxAttempts: 1 });
-  }
+  ) {}
 
   async publish(payload: AlertPayload): Promise<void> {
     await this.client.send(

@@ -3,7 +3,6 @@ import type { DynamoDBBatchResponse, DynamoDBStreamEvent, SQSBatchResponse, SQSE
 import type { QueuedAlert } from '../alerts/ports';
 import { buildFoldDeps } from '../wiring/deps';
 import { foldAdapters } from '../wiring/aws-adapters';
-import { S3ObjectStore } from '../export/s3-object-store';
 import { exportAuditEntries } from '../export/audit-export';
 import { exportRows } from '../export/usage-export';
 import { streamedAuditEntries } from '../audit/dynamodb/audit-stream';
@@ -14,7 +13,7 @@ import { usageMetricLines } from '../usage/usage-metrics';
 
 const deps = buildFoldDeps(undefined, undefined, foldAdapters);
 const exportStore = deps.config.usageExportBucket
-  ? new S3ObjectStore(deps.config.region, deps.config.usageExportBucket)
+  ? foldAdapters.exportStore!(deps.config.region, deps.config.usageExportBucket)
   : undefined;
 
 /**

@@ -1,19 +1,15 @@
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { ObjectStore } from './ports';
 
 /**
- * The stack's export bucket. Imported by the stream consumer's Lambda entry only, so the local
- * server never loads the S3 client. The bucket encrypts every object itself (docs/alerts.md).
+ * The stack's export bucket, on the client the composition root builds (wiring/aws-adapters.ts, which
+ * the local server never loads). The bucket encrypts every object itself (docs/alerts.md).
  */
 export class S3ObjectStore implements ObjectStore {
-  private readonly client: S3Client;
-
   constructor(
-    region: string,
+    private readonly client: S3Client,
     private readonly bucket: string,
-  ) {
-    this.client = new S3Client({ region });
-  }
+  ) {}
 
   async put(key: string, body: Uint8Array): Promise<void> {
     await this.client.send(

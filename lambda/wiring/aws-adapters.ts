@@ -1,9 +1,12 @@
 import { KMSClient } from '@aws-sdk/client-kms';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { S3Client } from '@aws-sdk/client-s3';
+import { SNSClient } from '@aws-sdk/client-sns';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { AwsAdapters, FoldAdapters } from './deps';
 import { SnsAlertTopic } from '../alerts/sns-topic';
 import { SqsAlertQueue } from '../alerts/sqs-queue';
+import { S3ObjectStore } from '../export/s3-object-store';
 import { KmsKeyWrapper } from '../keys/crypto/kms-key-wrapper';
 import { secretReader } from '../auth/secrets-manager';
 import { CognitoIdentityProviderClient } from '@aws-sdk/client-cognito-identity-provider';
@@ -26,7 +29,10 @@ export const awsAdapters: AwsAdapters = {
 
 /** The stream consumer's: SNS and SQS for budget alerts, and KMS as the proxy's, for the webhook secrets it sealed. */
 export const foldAdapters: FoldAdapters = {
-  alertTopic: (region, topicArn) => new SnsAlertTopic(region, topicArn),
+  // One attempt per call: the alert queue retries a failed delivery (retry.ts, `alertDelivery`), so
+  // the SDK's own three tries would multiply its attempts.
+  alertTopic: (region, topicArn) => new SnsAlertTopic(new SNSClient({ region, maxAttempts: 1 }), topicArn),
   alertQueue: (region, queueUrl) => new SqsAlertQueue(new SQSClient({ region }), queueUrl),
   keyWrapper: kmsKeyWrapper,
+  exportStore: (region, bucket) => new S3ObjectStore(new S3Client({ region }), bucket),
 };

@@ -1,3 +1,4 @@
+import type { ObjectStore } from '../export/ports';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { join } from 'node:path';
@@ -258,11 +259,15 @@ function spendFold(doc: DocumentClient, table: string, log: Logger): DynamoSpend
   return fold;
 }
 
-/** The Lambda entry's AWS-only adapters for the stream consumer: SNS and SQS for alerts, KMS for the webhook secrets. */
+/**
+ * The Lambda entry's AWS-only adapters for the stream consumer: SNS and SQS for alerts, KMS for the
+ * webhook secrets, S3 for the export bucket.
+ */
 export interface FoldAdapters {
   alertTopic?: (region: string, topicArn: string) => AlertTopic;
   alertQueue?: (region: string, queueUrl: string) => AlertQueue;
   keyWrapper?: (region: string, keyId: string) => KeyWrapper;
+  exportStore?: (region: string, bucket: string) => ObjectStore;
 }
 
 /**

@@ -30,7 +30,12 @@ export class DynamoAlertQueue implements AlertQueue {
       operation: 'PutItem',
       input: {
         TableName: this.table,
-        Item: { pk: LOCAL_ALERT_QUEUE_PK, sk: messageSk(message), message: JSON.stringify(message), due_at: this.now() + delayMs },
+        Item: {
+          pk: LOCAL_ALERT_QUEUE_PK,
+          sk: messageSk(message),
+          message: JSON.stringify(message),
+          due_at: this.now() + delayMs,
+        },
       },
     });
   }
