@@ -4,7 +4,7 @@
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { startProxy, type ProxyServer, type StartOptions } from '../support/proxy-server';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -136,11 +136,15 @@ export async function openPage(page: Page, name: 'overview' | 'logs' | 'integrat
 }
 
 /** The whole page by default; `fullPage: false` for what is on screen (an open panel over the page). */
-export async function screenshot(page: Page, name: string, { fullPage = true } = {}): Promise<string> {
+/**
+ * With `SCREENSHOTS=1`, saves a page (whole, by default) or one element to look at by eye; nothing
+ * compares them, so a run without the variable takes none.
+ */
+export async function screenshot(target: Page | Locator, name: string, { fullPage = true } = {}): Promise<void> {
+  if (!process.env.SCREENSHOTS) return;
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   const path = join(SCREENSHOT_DIR, `${name}.png`);
-  await page.screenshot({ path, fullPage });
-  return path;
+  await ('goto' in target ? target.screenshot({ path, fullPage }) : target.screenshot({ path }));
 }
 
 /** True when the page is wider than the window: something does not fit a phone. */

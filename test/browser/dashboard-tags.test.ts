@@ -4,7 +4,6 @@
  * limits and tag budgets on the Tokens page: dashboard-token-controls.test.ts.
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { formatUsd } from '../../lambda/dashboard/src/format';
 import { callProxy } from '../reliability/support/requests';
@@ -13,7 +12,6 @@ import { eventually } from '../support/patience';
 import type { Account, ProxyServer } from '../support/proxy-server';
 import {
   describeInBrowser,
-  SCREENSHOT_DIR,
   newTab,
   openPage,
   overflowsHorizontally,
@@ -271,7 +269,7 @@ describeInBrowser('tags in the dashboard', () => {
       ).resolves.toBe(0);
       await card.scrollIntoViewIfNeeded();
       await screenshot(page, `tags-overview-${size}`);
-      await card.screenshot({ path: join(SCREENSHOT_DIR, `tags-overview-card-${size}.png`) });
+      await screenshot(card, `tags-overview-card-${size}`);
       expect(await overflowsHorizontally(page)).toBe(false);
 
       // A value links to its logs.

@@ -2,12 +2,10 @@
  * Per-token controls in the browser (docs/tags.md), at laptop and phone widths: a token's tags and
  * limits edited on Tokens (and then applied by the proxy), and tag budgets.
  */
-import { join } from 'node:path';
 import { callProxy } from '../reliability/support/requests';
 import { eventually } from '../support/patience';
 import {
   describeInBrowser,
-  SCREENSHOT_DIR,
   newTab,
   openPage,
   overflowsHorizontally,
@@ -165,9 +163,7 @@ describeInBrowser("a token's tags, limits and tag budgets in the dashboard", () 
         );
         await row(tagged.tokenId).scrollIntoViewIfNeeded();
         await screenshot(page, `tags-tokens-${size}`);
-        await page
-          .getByTestId('tokens-table')
-          .screenshot({ path: join(SCREENSHOT_DIR, `tags-tokens-table-${size}.png`) });
+        await screenshot(page.getByTestId('tokens-table'), `tags-tokens-table-${size}`);
         expect(await overflowsHorizontally(page)).toBe(false);
 
         // Clearing the fields lifts the limits.
@@ -244,7 +240,7 @@ describeInBrowser("a token's tags, limits and tag budgets in the dashboard", () 
         await expect(section.getByTestId('tag-budget-bar').getAttribute('data-level')).resolves.toBe('over');
         await section.scrollIntoViewIfNeeded();
         await screenshot(page, `tags-budgets-${size}`);
-        await section.screenshot({ path: join(SCREENSHOT_DIR, `tags-budgets-section-${size}.png`) });
+        await screenshot(section, `tags-budgets-section-${size}`);
         expect(await overflowsHorizontally(page)).toBe(false);
 
         await section.getByTestId('tag-budget-remove').click();
