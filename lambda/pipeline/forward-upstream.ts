@@ -10,7 +10,7 @@ import { SecretRedactor, searchableSecrets } from '../streaming/redact';
 import { SseRedactor } from '../streaming/sse-redact';
 import { relayBody, type RelayEnd } from '../streaming/relay';
 import { MAX_ERROR_READ, UsageTap, type AnswerCopy } from '../streaming/usage-tap';
-import type { AttemptRecord } from '../upstream/attempts';
+import { noteFailedAttempts, type AttemptRecord } from '../upstream/attempts';
 import type { UpstreamResponse } from '../upstream/call-upstream';
 import { clientResponseHeaders } from '../upstream/headers';
 import { requestTextChars } from '../usage/estimate';
@@ -59,6 +59,8 @@ export function forwardUpstream(deps: ForwardDeps) {
     // Call: an answer the proxy can read, or a typed error.
     const first = await call(0, { kind: 'request' }).catch((error: unknown) => {
       cacheFill.abandon(error);
+      // Every target failed without an answer: the row lists what was tried.
+      noteFailedAttempts(error, attempts);
       throw error;
     });
     const { upstream } = first;

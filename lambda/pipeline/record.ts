@@ -1,3 +1,4 @@
+import { failedAttemptsOf } from '../upstream/attempts';
 import type { ParsedToken } from '../auth/proxy-token';
 import type { Deps } from '../wiring/deps';
 import { ProxyError, RefusalError } from '../base/errors';
@@ -42,9 +43,11 @@ export function refusalEnding(error: RefusalError): Completion {
 
 /** The row of a request whose forwarding failed: a typed error's status, anything else a bad gateway. */
 export function failedForwardEnding(error: unknown): Completion {
+  const attempts = failedAttemptsOf(error);
   return {
     status: error instanceof ProxyError ? error.status : 502,
     error: error instanceof Error ? error.message : String(error),
+    ...(attempts ? { attempts: [...attempts] } : {}),
   };
 }
 

@@ -20,6 +20,18 @@ export interface AttemptRecord {
   duration_ms: number;
 }
 
+/** The attempts behind a call that failed on every target, kept with its error for the row. */
+const attemptsOfFailure = new WeakMap<object, readonly AttemptRecord[]>();
+
+/** Notes the attempts behind an error thrown once every target failed (only when there was more than one). */
+export function noteFailedAttempts(error: unknown, attempts: readonly AttemptRecord[]): void {
+  if (attempts.length > 1 && typeof error === 'object' && error !== null) attemptsOfFailure.set(error, attempts);
+}
+
+/** The attempts noted with an error, for the row of the request it ended. */
+export const failedAttemptsOf = (error: unknown): readonly AttemptRecord[] | undefined =>
+  typeof error === 'object' && error !== null ? attemptsOfFailure.get(error) : undefined;
+
 /** One target the loop may send to. */
 export interface TargetCall {
   label: string;

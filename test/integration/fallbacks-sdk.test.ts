@@ -69,6 +69,32 @@ describe.each(['prov-a', 'prov-b'] as const)('%s', (provider: 'prov-a' | 'prov-b
     for (const attempt of attempts) expect(attempt.duration_ms).toBeGreaterThanOrEqual(0);
   });
 
+  it('every target hangs up without an answer: 502, and the row lists every attempt', async () => {
+    const fake = proxy.fakes.fakes[provider];
+    for (let i = 0; i < 6; i++) fake.next({ resetBeforeHeaders: true });
+    const error = (await callThroughSdk({
+      proxyBase: proxy.proxyBase,
+      provider,
+      token: proxy.account.token,
+      stream: false,
+      headers: { 'x-proxy-fallback': FALLBACK[provider] },
+    }).catch((e: unknown) => e)) as { status: number; headers: Headers | Record<string, string> };
+    expect(error.status).toBe(502);
+    const requestId =
+      error.headers instanceof Headers ? error.headers.get('x-proxy-request-id') : error.headers['x-proxy-request-id'];
+    const [row] = await proxy.rowsFor(proxy.account.token, [requestId!]);
+    expect(row.status_code).toBe(502);
+    // As many attempts as requests the provider read, in order, each on its own target.
+    const attempts = row.attempts as Array<{ target: string; status: unknown }>;
+    expect(attempts.map(({ target }) => target)).toEqual(
+      fake.requests.map((request) => `${provider}/${(request.json as { model: string }).model}`),
+    );
+    expect(new Set(attempts.map(({ target }) => target))).toEqual(
+      new Set([`${provider}/${TEST_MODELS[provider]}`, `${provider}/${FALLBACK[provider]}`]),
+    );
+    for (const attempt of attempts) expect(attempt.status).toBe('reset');
+  });
+
   it('a 400 goes back as the provider sent it, with no retry and no fallback', async () => {
     const fake = proxy.fakes.fakes[provider];
     fake.next({ status: 400, errorMessage: 'a field the provider refuses' });
