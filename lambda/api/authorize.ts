@@ -25,11 +25,13 @@ export async function requireAdmin(deps: Deps, request: IncomingRequest): Promis
   const presented = bearer(request);
   if (!presented) throw new AuthenticationError('Missing admin key: send Authorization: Bearer <admin key>.');
   const check = admitSignIn(deps.failedSignIns, request.sourceIp, presented);
+  let passed = false;
   try {
     const adminKey = await adminKeyOf(deps);
     if (!adminKey || !secretsEqual(presented, adminKey)) throw new AuthenticationError('Invalid admin key.');
+    passed = true;
   } finally {
-    check.done();
+    check.done(passed);
   }
 }
 
@@ -91,10 +93,12 @@ export async function requireCaller(deps: Deps, request: IncomingRequest): Promi
   const parsed = parseToken(presented);
   if (!parsed) throw new AuthenticationError('Invalid proxy token.');
   const check = admitSignIn(deps.failedSignIns, request.sourceIp, presented);
+  let passed = false;
   try {
     // A store failure here is answered by the router, like one in the route itself.
     const record = await deps.accounts.getToken(parsed.accountId, parsed.tokenId);
     const token = verifyToken(hashSecret(parsed.secret), record, 'manage');
+    passed = true;
     return {
       caller: {
         accountId: token.accountId,
@@ -104,7 +108,7 @@ export async function requireCaller(deps: Deps, request: IncomingRequest): Promi
       },
     };
   } finally {
-    check.done();
+    check.done(passed);
   }
 }
 

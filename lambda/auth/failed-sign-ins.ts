@@ -12,10 +12,16 @@
  * - The hold (the local server only): once an address keeps failing, its failed answers wait a
  *   little. In Lambda a held answer would hold an invocation, so the hold is off there.
  *
- * A correct credential is never held, and frees its check at once.
+ * A correct credential is never held, and frees its check at once. Once it has passed, it is not
+ * counted nor refused again (while it keeps passing): many callers behind one address (a NAT, an
+ * app serving its users with their own tokens) each with its own credential use none of that
+ * address's allowance, which only guesses spend. Only their very first uses, if more than the
+ * allowance are in flight at once from one address, can be refused (docs/operations.md).
  *
  * Memory is bounded: at most `MAX_SOURCES` addresses are remembered (the least recently failing
- * is forgotten first), and an address forgets its failures once it has been quiet for `WINDOW_MS`.
+ * is forgotten first), and an address forgets its failures once it has been quiet for `WINDOW_MS`;
+ * at most `MAX_PASSED` credentials are remembered as passed (hashes, the least recently used
+ * forgotten first).
  */
 
 import { SignInThrottledError } from '../base/errors';
@@ -32,6 +38,8 @@ export const MAX_DELAY_MS = 2_000;
 /** A source quiet for this long starts again from zero. */
 export const WINDOW_MS = 5 * 60_000;
 export const MAX_SOURCES = 10_000;
+/** Credentials remembered as having passed their check. */
+export const MAX_PASSED = 4_096;
 
 /** The message of the log line each failure writes: the CloudWatch metric filter counts it. */
 export const FAILED_SIGN_IN_MESSAGE = 'authentication failed';
@@ -49,13 +57,18 @@ interface SourceFailures {
   checking: Map<string, number>;
 }
 
-/** A credential check let through: `done` when it has passed or failed (a failure is also counted with `failed`). */
+/**
+ * A credential check let through: `done` when it is over, with whether the credential passed (a
+ * failure is also counted with `failed`).
+ */
 export interface SignInCheck {
-  done(): void;
+  done(passed?: boolean): void;
 }
 
 export class FailedSignIns {
   private readonly sources = new Map<string, SourceFailures>();
+  /** Hashes of credentials that passed their last check, least recently used first. */
+  private readonly passed = new Map<string, true>();
 
   constructor(
     private readonly now: () => number = Date.now,
@@ -72,6 +85,7 @@ export class FailedSignIns {
     const now = this.now();
     const known = this.sources.get(source);
     const key = hashSecret(credential);
+    if (this.passed.has(key)) return { done: (passed) => this.notePassed(key, passed === true) };
     if (known && !known.checking.has(key)) {
       const left = this.allowanceOf(known, now) - known.checking.size;
       if (left < 1) return { retryAfterSeconds: Math.max(1, Math.ceil(((1 - left) * 60) / this.perMinute)) };
@@ -80,14 +94,23 @@ export class FailedSignIns {
     entry.checking.set(key, (entry.checking.get(key) ?? 0) + 1);
     let open = true;
     return {
-      done: () => {
+      done: (passed) => {
         if (!open) return;
         open = false;
         const left = (entry.checking.get(key) ?? 1) - 1;
         if (left > 0) entry.checking.set(key, left);
         else entry.checking.delete(key);
+        if (passed) this.notePassed(key, true);
       },
     };
+  }
+
+  /** Remembers a credential that passed (most recently used last); forgets one that did not. */
+  private notePassed(key: string, passed: boolean): void {
+    this.passed.delete(key);
+    if (!passed) return;
+    this.passed.set(key, true);
+    if (this.passed.size > MAX_PASSED) this.passed.delete(this.passed.keys().next().value!);
   }
 
   /** Counts a failure from `source`: how many it has made lately, and how long to hold this answer. */

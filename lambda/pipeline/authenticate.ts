@@ -8,6 +8,7 @@ export function authenticate(): Step<Identified, Authenticated> {
   return {
     name: 'authenticate',
     async run(state, reads) {
+      let passed = false;
       try {
         const gate = await reads.gate.catch((error) => {
           throw new StoreUnavailableError(error);
@@ -15,10 +16,11 @@ export function authenticate(): Step<Identified, Authenticated> {
         // The gate counted nothing for a refused token; the secret is checked here too, whatever the store said.
         verifyToken(state.presented.secretHash, gate.record, 'proxy');
         if (gate.kind === 'refused') throw new AuthenticationError('Invalid proxy token.');
+        passed = true;
         return { gate };
       } finally {
         // Passed or refused (a refusal is counted where it is answered), the check is over.
-        state.signIn.done();
+        state.signIn.done(passed);
       }
     },
   };

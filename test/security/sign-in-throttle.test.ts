@@ -203,3 +203,30 @@ test('about 100 bad tokens a second against a small concurrency: legitimate requ
     await cap.close();
   }
 });
+
+test('many callers behind one address, each with its own token: once each has passed, none is refused, even while guesses from that address are', async () => {
+  const office = '127.0.0.6';
+  const tokens: string[] = [];
+  for (let i = 0; i < 24; i++) {
+    const issued = await proxy.api('/api/tokens', { token: proxy.account.token, body: { name: `service-${i}` } });
+    const { token } = (await issued.json()) as { token: string };
+    proxy.secrets.add(token);
+    tokens.push(token);
+  }
+  // First uses, a few at a time (within the allowance of credentials in check at once).
+  for (let i = 0; i < tokens.length; i += 5) {
+    const first = await Promise.all(tokens.slice(i, i + 5).map((token) => chatCall(proxy.url, office, token)));
+    expect(first.map((answer) => answer.status)).toEqual(first.map(() => 200));
+  }
+  // Then all at once, twice over: more distinct credentials in check than the allowance, none refused.
+  const together = await Promise.all([...tokens, ...tokens].map((token) => chatCall(proxy.url, office, token)));
+  expect(together.map((answer) => answer.status)).toEqual(together.map(() => 200));
+  // Guesses from the same address use up its allowance and are refused...
+  const guesses = await Promise.all(
+    Array.from({ length: 3 * CHECKS_PER_MINUTE }, (_, i) => chatCall(proxy.url, office, wrongToken(10_000 + i))),
+  );
+  expect(countOf(guesses, 429)).toBeGreaterThan(0);
+  // ...while the tokens that passed still do.
+  const after = await Promise.all(tokens.map((token) => chatCall(proxy.url, office, token)));
+  expect(after.map((answer) => answer.status)).toEqual(after.map(() => 200));
+});

@@ -3,6 +3,7 @@ import {
   FailedSignIns,
   FREE_FAILURES,
   MAX_DELAY_MS,
+  MAX_PASSED,
   MAX_SOURCES,
   WINDOW_MS,
 } from '../../../lambda/auth/failed-sign-ins';
@@ -88,6 +89,38 @@ describe('FailedSignIns', () => {
       checked(signIns.admit(source, 'one-more')).done();
       signIns.failed(source);
       expect('retryAfterSeconds' in signIns.admit(source, 'and-another')).toBe(true);
+    });
+
+    it('credentials that passed are neither counted nor refused: many callers behind one address, each with its own', () => {
+      const signIns = new FailedSignIns(() => 0);
+      const tokens = Array.from({ length: 32 }, (_, i) => `token-${i}`);
+      // Their first uses, a few at a time, pass.
+      for (const token of tokens) checked(signIns.admit(source, token)).done(true);
+      // Then all at once, twice over: none is refused, and guesses still find only the allowance.
+      const checks = [...tokens, ...tokens].map((token) => checked(signIns.admit(source, token)));
+      const guesses = Array.from({ length: 50 }, (_, i) => signIns.admit(source, `guess-${i}`));
+      expect(guesses.filter((answer) => 'done' in answer)).toHaveLength(CHECKS_PER_MINUTE);
+      for (const check of checks) check.done(true);
+      // With the address's allowance used up by wrong guesses, a credential that passed is still checked.
+      for (let i = 0; i < CHECKS_PER_MINUTE; i++) signIns.failed(source);
+      expect('retryAfterSeconds' in signIns.admit(source, 'guess-new')).toBe(true);
+      expect('done' in signIns.admit(source, 'token-0')).toBe(true);
+    });
+
+    it('a credential that no longer passes (revoked) is counted again; at most MAX_PASSED are remembered', () => {
+      const signIns = new FailedSignIns(() => 0, undefined, 1);
+      checked(signIns.admit(source, 'revoked-later')).done(true);
+      checked(signIns.admit(source, 'revoked-later')).done(false);
+      const held = checked(signIns.admit(source, 'other'));
+      expect('retryAfterSeconds' in signIns.admit(source, 'revoked-later')).toBe(true);
+      held.done(true);
+      // Past MAX_PASSED, the least recently used is forgotten first.
+      const many = new FailedSignIns(() => 0, undefined, 1);
+      for (let i = 0; i <= MAX_PASSED; i++) checked(many.admit(`192.0.2.${i % 200}`, `t-${i}`)).done(true);
+      const busy = checked(many.admit(source, 'unknown'));
+      expect('done' in many.admit(source, `t-${MAX_PASSED}`)).toBe(true);
+      expect('retryAfterSeconds' in many.admit(source, 't-0')).toBe(true);
+      busy.done();
     });
 
     it('done twice frees one check only', () => {
