@@ -4,13 +4,6 @@
  * mapping delivers them), delivered again whole and bisected as Lambda does
  * after an error: the rollups equal the rows, once.
  */
-import {
-  DynamoDBStreamsClient,
-  DescribeStreamCommand,
-  GetRecordsCommand,
-  GetShardIteratorCommand,
-} from '@aws-sdk/client-dynamodb-streams';
-import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { DynamoUsageLog } from '../../../lambda/usage/dynamodb/usage-log';
 import { DynamoUsageStats } from '../../../lambda/usage/dynamodb/usage-stats';
@@ -21,6 +14,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { createTestTables } from '../../support/tables';
 import { emfProblems } from '../../support/emf-specification';
+import { streamEvent } from './support/consumer-bundle';
 
 type Answer = { batchItemFailures: Array<{ itemIdentifier: string }> };
 
@@ -71,28 +65,6 @@ function row(i: number): UsageRow {
   };
 }
 
-async function streamEvent(): Promise<DynamoDBStreamEvent & { shardId: string }> {
-  const endpoint = process.env.DYNAMODB_ENDPOINT!;
-  const streams = new DynamoDBStreamsClient({
-    region: 'eu-west-1',
-    endpoint,
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
-  const { Table } = await created.clients.raw.send(new DescribeTableCommand({ TableName: created.tables.usageLogs }));
-  const { StreamDescription } = await streams.send(new DescribeStreamCommand({ StreamArn: Table!.LatestStreamArn }));
-  const shardId = StreamDescription!.Shards![0]!.ShardId!;
-  const { ShardIterator } = await streams.send(
-    new GetShardIteratorCommand({
-      StreamArn: Table!.LatestStreamArn,
-      ShardId: shardId,
-      ShardIteratorType: 'TRIM_HORIZON',
-    }),
-  );
-  const { Records } = await streams.send(new GetRecordsCommand({ ShardIterator }));
-  streams.destroy();
-  return { Records: Records as DynamoDBStreamEvent['Records'], shardId };
-}
-
 beforeAll(async () => {
   created = await createTestTables();
 });
@@ -105,7 +77,7 @@ test('the consumer folds the stream into rollups and spend equal to the rows, an
   // The same row written again (a retry after a lost answer) is a MODIFY, not a new request.
   await log.write(rows[0]!);
 
-  const event = await streamEvent();
+  const event = await streamEvent(created.clients.raw, created.tables.usageLogs);
   expect(event.Records.filter((r) => r.eventName === 'INSERT')).toHaveLength(rows.length);
   // Delivered, delivered again whole, then as the two halves bisect-on-error would make.
   const half = Math.floor(event.Records.length / 2);
