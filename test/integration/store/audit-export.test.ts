@@ -4,10 +4,9 @@
  * stream; its S3 client writes to a stand-in on 127.0.0.1; DuckDB reads the objects with the Glue
  * table's columns. Delivered again or split, a batch leaves each entry in exactly one object.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { DynamoAuditLog } from '../../../lambda/audit/dynamodb/audit-table';
 import type { AuditEntry } from '../../../lambda/audit/ports';
@@ -15,7 +14,13 @@ import { AUDIT_COLUMNS } from '../../../lambda/export/columns';
 import { AUDIT_TABLE } from '../../../lib/usage-queries';
 import { startFakeS3, type FakeS3 } from '../../fakes/fake-s3';
 import { createTestTables } from '../../support/tables';
-import { invokeConsumerBundle, streamEvent, type ConsumerEvent } from './support/consumer-bundle';
+import {
+  exportedObjects,
+  exportEnv,
+  refusedThenRedelivered,
+  streamEvent,
+  type ConsumerEvent,
+} from './support/consumer-bundle';
 
 const BUCKET = 'audit-export-test';
 
@@ -38,31 +43,8 @@ let s3: FakeS3;
 let root: string;
 let event: ConsumerEvent;
 
-const consumerEnv = () => ({
-  TABLE_PREFIX: created.prefix,
-  USAGE_EXPORT_BUCKET: BUCKET,
-  AWS_ENDPOINT_URL_S3: s3.endpoint,
-  AWS_ACCESS_KEY_ID: 'local',
-  AWS_SECRET_ACCESS_KEY: 'local',
-  AWS_REGION: 'eu-west-1',
-});
-
-/** Every exported audit object's records, by key. */
-function exported(): Map<string, Record<string, unknown>[]> {
-  const prefix = join(root, BUCKET, 'audit');
-  const objects = new Map<string, Record<string, unknown>[]>();
-  for (const day of readdirSync(prefix))
-    for (const name of readdirSync(join(prefix, day)))
-      objects.set(
-        `audit/${day}/${name}`,
-        gunzipSync(readFileSync(join(prefix, day, name)))
-          .toString('utf8')
-          .trim()
-          .split('\n')
-          .map((line) => JSON.parse(line) as Record<string, unknown>),
-      );
-  return objects;
-}
+const consumerEnv = () => exportEnv(created.prefix, BUCKET, s3);
+const exported = () => exportedObjects(root, BUCKET, 'audit');
 
 beforeAll(async () => {
   created = await createTestTables();
@@ -79,23 +61,10 @@ afterAll(async () => {
 });
 
 test('a batch S3 refuses is reported from its first entry and exported whole when delivered again', async () => {
-  s3.failNext(1_000);
-  const [refused] = await invokeConsumerBundle([event], consumerEnv());
-  s3.failNext(0);
-  expect(refused!.batchItemFailures).toEqual([{ itemIdentifier: event.Records[0]!.dynamodb!.SequenceNumber }]);
-  expect(s3.puts).toEqual([]);
-
-  const half = Math.floor(event.Records.length / 2);
-  const answers = await invokeConsumerBundle(
-    [
-      event,
-      event,
-      { ...event, Records: event.Records.slice(0, half) },
-      { ...event, Records: event.Records.slice(half) },
-    ],
-    consumerEnv(),
-  );
-  expect(answers.map((answer) => answer.batchItemFailures)).toEqual([[], [], [], []]);
+  const { refused, putsWhenRefused, again } = await refusedThenRedelivered(event, consumerEnv(), s3);
+  expect(refused.batchItemFailures).toEqual([{ itemIdentifier: event.Records[0]!.dynamodb!.SequenceNumber }]);
+  expect(putsWhenRefused).toBe(0);
+  expect(again.map((answer) => answer.batchItemFailures)).toEqual([[], [], [], []]);
   // The audit stream is exported, not folded: no rollup, no usage object.
   expect(s3.puts.every((put) => put.key.startsWith('audit/'))).toBe(true);
 });

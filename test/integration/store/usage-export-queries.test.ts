@@ -5,10 +5,9 @@
  * each object on disk; DuckDB then runs the named queries' own text over those files, and each sum
  * equals the rows'. Delivered again or bisected, a batch leaves each row in exactly one object.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { USAGE_COLUMNS, type ColumnType } from '../../../lambda/export/columns';
 import { DynamoUsageLog } from '../../../lambda/usage/dynamodb/usage-log';
@@ -16,7 +15,13 @@ import type { UsageRow } from '../../../lambda/usage/usage-row';
 import { querySql, TAG_PAIRS, USAGE_QUERIES, USAGE_TABLE } from '../../../lib/usage-queries';
 import { startFakeS3, type FakeS3 } from '../../fakes/fake-s3';
 import { createTestTables } from '../../support/tables';
-import { invokeConsumerBundle, streamEvent, type ConsumerEvent } from './support/consumer-bundle';
+import {
+  exportedObjects,
+  exportEnv,
+  refusedThenRedelivered,
+  streamEvent,
+  type ConsumerEvent,
+} from './support/consumer-bundle';
 
 const BUCKET = 'usage-export-test';
 const DUCKDB_TYPES: Record<ColumnType, string> = {
@@ -67,32 +72,9 @@ let root: string;
 let event: ConsumerEvent;
 let duck: DuckDBConnection;
 
-const consumerEnv = () => ({
-  TABLE_PREFIX: created.prefix,
-  USAGE_EXPORT_BUCKET: BUCKET,
-  AWS_ENDPOINT_URL_S3: s3.endpoint,
-  AWS_ACCESS_KEY_ID: 'local',
-  AWS_SECRET_ACCESS_KEY: 'local',
-  AWS_REGION: 'eu-west-1',
-});
-
+const consumerEnv = () => exportEnv(created.prefix, BUCKET, s3);
 /** Every exported object's rows, by key. */
-function exported(): Map<string, Record<string, unknown>[]> {
-  const prefix = join(root, BUCKET, 'usage');
-  const objects = new Map<string, Record<string, unknown>[]>();
-  for (const day of readdirSync(prefix))
-    for (const name of readdirSync(join(prefix, day))) {
-      const lines = gunzipSync(readFileSync(join(prefix, day, name)))
-        .toString('utf8')
-        .trim()
-        .split('\n');
-      objects.set(
-        `usage/${day}/${name}`,
-        lines.map((line) => JSON.parse(line) as Record<string, unknown>),
-      );
-    }
-  return objects;
-}
+const exported = () => exportedObjects(root, BUCKET, 'usage');
 
 beforeAll(async () => {
   created = await createTestTables();
@@ -110,24 +92,10 @@ afterAll(async () => {
 });
 
 test('a batch S3 refuses is reported from its first row and exported whole when delivered again', async () => {
-  // More 503s than the SDK's three attempts for each object: the PUTs fail, so Lambda must deliver the batch again.
-  s3.failNext(1_000);
-  const [refused] = await invokeConsumerBundle([event], consumerEnv());
-  s3.failNext(0);
-  expect(refused!.batchItemFailures).toEqual([{ itemIdentifier: event.Records[0]!.dynamodb!.SequenceNumber }]);
-  expect(s3.puts).toEqual([]);
-
-  const half = Math.floor(event.Records.length / 2);
-  const answers = await invokeConsumerBundle(
-    [
-      event,
-      event,
-      { ...event, Records: event.Records.slice(0, half) },
-      { ...event, Records: event.Records.slice(half) },
-    ],
-    consumerEnv(),
-  );
-  expect(answers.map((answer) => answer.batchItemFailures)).toEqual([[], [], [], []]);
+  const { refused, putsWhenRefused, again } = await refusedThenRedelivered(event, consumerEnv(), s3);
+  expect(refused.batchItemFailures).toEqual([{ itemIdentifier: event.Records[0]!.dynamodb!.SequenceNumber }]);
+  expect(putsWhenRefused).toBe(0);
+  expect(again.map((answer) => answer.batchItemFailures)).toEqual([[], [], [], []]);
 });
 
 test('each row is in exactly one object, under its UTC day, with its columns and nothing of the stored item', () => {
