@@ -36,6 +36,9 @@ export const CSV_COLUMNS: readonly { name: string; value: (row: UsageRow) => Cel
   { name: 'usage_estimated', value: (r) => r.usage_estimated === true },
   // Added last too: the model whose price was charged when the answer's model had none.
   { name: 'priced_as', value: (r) => r.priced_as },
+  // The stored key that served (docs/fallbacks.md, "Key pools"): its label and last four characters.
+  { name: 'key_label', value: (r) => r.key_label },
+  { name: 'key_hint', value: (r) => r.key_hint },
 ];
 
 function formatCounts(counts: Record<string, number> | undefined): string | undefined {

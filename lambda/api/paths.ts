@@ -10,6 +10,7 @@ export const API_PATHS = {
   adminToken: '/api/admin/tokens/:tokenId',
   keys: '/api/keys',
   key: '/api/keys/:provider',
+  labelledKey: '/api/keys/:provider/:label',
   logs: '/api/logs',
   logsCsv: '/api/logs.csv',
   logRow: '/api/logs/:id',

@@ -83,6 +83,11 @@ export const backoffs = {
    * no three attempts at one target ever fall within 1.5 s (docs/fallbacks.md).
    */
   upstreamAttempt: { firstMs: 1_000, factor: 3, capMs: 3_000, floorShare: 0.5 },
+  /**
+   * How long a pooled key that answered 429 without `Retry-After` rests (docs/fallbacks.md, "Key
+   * pools"): 5 to 10 s, doubling with each 429 in a row, at most 5 minutes.
+   */
+  keyCoolDown: { firstMs: 10_000, factor: 2, capMs: 300_000, floorShare: 0.5 },
 } satisfies Record<string, Backoff>;
 
 export const retryPolicies = {

@@ -40,6 +40,8 @@ export const USAGE_COLUMNS = [
   { name: 'token_id', type: 'string' },
   // Added after the others, so an existing table's columns keep their places.
   { name: 'priced_as', type: 'string' },
+  { name: 'key_label', type: 'string' },
+  { name: 'key_hint', type: 'string' },
 ] as const satisfies readonly { name: keyof UsageRow; type: ColumnType }[];
 
 /** The partition column: the UTC day of the row's `ts`, as `dt=YYYY-MM-DD/` in the object's key. */

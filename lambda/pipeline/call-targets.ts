@@ -1,6 +1,7 @@
 import type { Deps } from '../wiring/deps';
 import { UpstreamEncodingError, ValidationError } from '../base/errors';
-import { openStoredKey } from '../keys/open-stored-key';
+import { KeyRotation } from '../keys/key-rotation';
+import { openPool, type OpenedKey } from '../keys/open-pool';
 import { appendToArrayMember, setMember } from '../providers/dialects/json-splice';
 import { upstreamUrl, type Provider } from '../providers/registry';
 import { firstAnswer, type AttemptRecord, type TargetCall } from '../upstream/attempts';
@@ -14,7 +15,10 @@ import type { InvocationContext } from './pipeline';
 import type { ProxyState } from './state';
 
 /** What calling the provider uses: the upstream settings, the runtime's AWS credentials, a fallback provider's stored key. */
-export type CallDeps = Pick<Deps, 'config' | 'awsCredentials' | 'providerKeys' | 'sealer'>;
+export type CallDeps = Pick<
+  Deps,
+  'config' | 'awsCredentials' | 'providerKeys' | 'sealer' | 'keyHealth' | 'now' | 'log'
+>;
 
 /** How the request is sent: as the client wrote it, or continuing an answer a cut stream had begun. */
 export type Sending =
@@ -46,15 +50,22 @@ export interface TargetAnswer {
   /** Index of the answering target in the plan. */
   index: number;
   addedStreamUsage: boolean;
+  /** The stored key that got this answer, as rows name it. */
+  key?: { label: string; hint: string };
 }
 
-/** What one target's attempt sends: its URL, headers and body, and the credentials it carries beyond the request's own. */
+/**
+ * What one target's attempts send: its URL and body, and the keys its headers carry (a pool of
+ * stored keys, or the caller's own key, or none: signed with the runtime's AWS credentials).
+ */
 interface TargetRequest {
   url: URL;
-  headers: Record<string, string>;
   body: Buffer;
-  secrets?: string[];
   addedStreamUsage: boolean;
+  /** A pool of stored keys, one chosen per attempt; or the headers of every attempt (the caller's own key, or signed). */
+  keys: { pool: KeyRotation } | { headers: Record<string, string> };
+  /** The credentials it carries beyond the request's own (a fallback provider's keys). */
+  secrets?: string[];
 }
 
 /**
@@ -66,24 +77,37 @@ export async function callTargets(options: CallTargets): Promise<TargetAnswer> {
   const { deps, state, context, from, deadlineAt } = options;
   const targets = state.failover.targets.slice(from);
   const requests = new Map<number, TargetRequest>();
-  const calls: TargetCall[] = targets.map((target, offset) => ({
-    label: targetLabel(target),
-    send: async ({ timeoutMs, freshConnection }) => {
-      if (!requests.has(offset)) requests.set(offset, await targetRequest(options, target, from + offset));
-      const request = requests.get(offset)!;
-      return callUpstream({
-        method: state.request.method,
-        url: request.url,
-        headers: request.headers,
-        body: request.body,
-        timeoutMs,
-        // A request that waited for an identical one is told of the limit it was held to from its arrival.
-        namedLimitMs: state.cacheFill.timeLimitMs === undefined ? undefined : deps.config.upstreamTimeoutMs,
-        clientGone: context?.clientGone,
-        freshConnection,
-      });
-    },
-  }));
+  const calls: TargetCall[] = targets.map((target, offset) => {
+    let pool: KeyRotation | undefined;
+    return {
+      label: targetLabel(target),
+      keys: {
+        get lastLabel() {
+          return pool?.last?.label;
+        },
+        answered: (status, retryAfterMs) => pool?.answered(status, retryAfterMs) ?? false,
+      },
+      send: async ({ timeoutMs, freshConnection }) => {
+        if (!requests.has(offset)) requests.set(offset, await targetRequest(options, target, from + offset));
+        const request = requests.get(offset)!;
+        if ('pool' in request.keys) pool = request.keys.pool;
+        return callUpstream({
+          method: state.request.method,
+          url: request.url,
+          headers:
+            'pool' in request.keys
+              ? keyHeaders(options, target, request.keys.pool.next().key, request.body)
+              : request.keys.headers,
+          body: request.body,
+          timeoutMs,
+          // A request that waited for an identical one is told of the limit it was held to from its arrival.
+          namedLimitMs: state.cacheFill.timeLimitMs === undefined ? undefined : deps.config.upstreamTimeoutMs,
+          clientGone: context?.clientGone,
+          freshConnection,
+        });
+      },
+    };
+  });
   const left = deadlineAt === undefined ? Infinity : deadlineAt - performance.now();
   const { response: upstream, index } = await firstAnswer({
     calls,
@@ -99,6 +123,7 @@ export async function callTargets(options: CallTargets): Promise<TargetAnswer> {
   });
   const request = requests.get(index)!;
   const decoding = bodyDecoding(upstream.headers['content-encoding']);
+  const served = 'pool' in request.keys ? request.keys.pool.last : undefined;
   if (decoding.kind !== 'unsupported')
     return {
       upstream,
@@ -106,6 +131,7 @@ export async function callTargets(options: CallTargets): Promise<TargetAnswer> {
       secrets: request.secrets ?? [],
       index: from + index,
       addedStreamUsage: request.addedStreamUsage,
+      ...(served ? { key: { label: served.label, hint: served.hint } } : {}),
     };
   upstream.abort();
   throw new UpstreamEncodingError(decoding.coding);
@@ -120,55 +146,82 @@ function upstreamBody(state: ProxyState, provider: Provider): { body: Buffer; ad
 }
 
 /**
- * The URL, headers and body sent to one target: the provider key in the dialect's credential header, or, for a
- * provider reached through AWS with no key (docs/bedrock.md), a SigV4 signature made with the runtime's credentials.
- * A fallback gets the client's body with its own model; a continuation, the answer so far as the last message.
+ * The URL, body and keys of one target. A fallback gets the client's body with its own model; a
+ * continuation, the answer so far as the last message. Stored mode sends the target provider's pool
+ * of keys (the request's own provider's was opened in step 8), one key per attempt.
  */
 async function targetRequest(options: CallTargets, target: Target, index: number): Promise<TargetRequest> {
   const { deps, state, sending } = options;
   const provider = target.provider;
   const base = deps.config.upstreams[provider.id];
-  const proxySecrets = presentedProxyToken(state);
   const url = upstreamUrl(
     provider,
     base.baseUrl,
     target.upstreamPath,
-    queryWithoutSecrets(state.request.rawQuery, proxySecrets),
+    queryWithoutSecrets(state.request.rawQuery, presentedProxyToken(state)),
   );
   const asked = upstreamBody(state, provider);
   let body = index === 0 ? asked.body : setMember(asked.body, 'model', JSON.stringify(target.model));
   if (sending.kind === 'prefill')
     body = appendToArrayMember(body, 'messages', JSON.stringify({ role: 'assistant', content: sending.text }));
-  const key = provider.id === state.provider.id ? state.upstreamKey : await fallbackKey(deps, state, target);
-  const headers = upstreamRequestHeaders(
+  const addedStreamUsage = asked.addedStreamUsage;
+  if (state.mode === 'pass-through')
+    return { url, body, addedStreamUsage, keys: { headers: keyHeaders(options, target, state.upstreamKey, body) } };
+  const own = provider.id === state.provider.id;
+  const keys = own ? state.keyPool : await fallbackPool(deps, state, target);
+  if (keys.length === 0) {
+    // No key saved for a provider reached through AWS (docs/bedrock.md): signed with the runtime's credentials.
+    const headers = keyHeaders(options, target, undefined, body);
+    if (!base.aws) return { url, body, addedStreamUsage, keys: { headers } };
+    const signed = await signAwsRequest(
+      { method: state.request.method, url, headers, body },
+      base.aws,
+      deps.awsCredentials.get,
+    );
+    return { url, body, addedStreamUsage, keys: { headers: signed.headers }, secrets: signed.secrets };
+  }
+  const accountId = state.token.accountId;
+  const pool = new KeyRotation(keys, deps.keyHealth, accountId, deps.now, (key, mark) =>
+    // Off the request's path, like its row: other instances read the mark with their pool.
+    state.work.add(
+      deps.providerKeys
+        .mark(accountId, key, mark)
+        .catch((error: unknown) =>
+          deps.log.warn('a key mark was not stored', { request_id: state.request.id, error: String(error) }),
+        ),
+    ),
+  );
+  // Another provider's stored keys are this request's credentials too: cut out of whatever comes back.
+  return { url, body, addedStreamUsage, keys: { pool }, ...(own ? {} : { secrets: keys.map((k) => k.key) }) };
+}
+
+/** An attempt's headers: the client's, less the proxy's own, with `key` in the dialect's credential header. */
+function keyHeaders(
+  options: CallTargets,
+  target: Target,
+  key: string | undefined,
+  body: Buffer,
+): Record<string, string> {
+  const { state } = options;
+  return upstreamRequestHeaders(
     state.request.headers,
     target.endpoint.dialect,
     key,
     body.length > 0,
-    proxySecrets,
+    presentedProxyToken(state),
   );
-  const addedStreamUsage = asked.addedStreamUsage;
-  // Another provider's stored key is this request's credential too: cut out of whatever comes back.
-  const secrets = key !== undefined && key !== state.upstreamKey ? [key] : undefined;
-  if (key !== undefined || !base.aws) return { url, headers, body, addedStreamUsage, secrets };
-  return {
-    url,
-    body,
-    addedStreamUsage,
-    ...(await signAwsRequest({ method: state.request.method, url, headers, body }, base.aws, deps.awsCredentials.get)),
-  };
 }
 
 /**
- * The stored key of a fallback on another provider (stored mode only: planFailover refuses another
+ * The stored keys of a fallback on another provider (stored mode only: planFailover refuses another
  * provider in pass-through mode); none for a provider reached through AWS, which is then signed.
  */
-async function fallbackKey(deps: CallDeps, state: ProxyState, target: Target): Promise<string | undefined> {
+function fallbackPool(deps: CallDeps, state: ProxyState, target: Target): Promise<OpenedKey[]> {
   const { id, displayName } = target.provider;
   const accountId = state.token.accountId;
-  return openStoredKey(
+  return openPool(
     deps.sealer,
-    deps.providerKeys.get(accountId, id),
+    deps.providerKeys.pool(accountId, id),
     accountId,
     target.provider,
     () =>

@@ -92,6 +92,8 @@ export function forwardUpstream(deps: ForwardDeps) {
 
     // Finish.
     let answering = first.index;
+    /** The stored key that served the answer (a continued stream's last one). */
+    let servedBy = first.key;
     /** Characters the streams before the answering one delivered (a continued stream). */
     let deliveredBefore = 0;
     const continuedFrom: NonNullable<Completion['continuedFrom']> = [];
@@ -130,6 +132,7 @@ export function forwardUpstream(deps: ForwardDeps) {
         cutOff,
         provider: target.provider.id === state.provider.id ? undefined : target.provider.id,
         attempts: attempts.length > 1 || answering !== 0 ? attempts : undefined,
+        key: servedBy,
         continuedFrom: continuedFrom.length ? continuedFrom : undefined,
       });
       // Does nothing once a complete answer's commit has started; otherwise nothing is stored and waiting requests go on.
@@ -211,6 +214,7 @@ export function forwardUpstream(deps: ForwardDeps) {
         });
         deliveredBefore = cutAt;
         answering = next.index;
+        servedBy = next.key;
         relay(next, splice);
       } catch {
         fail(couldNot);

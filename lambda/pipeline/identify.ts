@@ -8,7 +8,7 @@ import { requesterLabel } from '../usage/usage-row';
 import type { Identified, Routed, StoreReads } from './state';
 import { Prefetched, type Step } from './step';
 
-const NO_KEY_READ = Promise.resolve(undefined);
+const NO_KEY_READ = Promise.resolve([]);
 
 type ReadDeps = Pick<
   Deps,
@@ -59,9 +59,9 @@ export function startStoreReads(
       ),
       'budgets',
     ),
-    providerKey:
+    keyPool:
       state.mode === 'stored'
-        ? inBudget(deps.providerKeys.get(token.accountId, state.provider.id), 'stored key')
+        ? inBudget(deps.providerKeys.pool(token.accountId, state.provider.id), 'stored key')
         : NO_KEY_READ,
     accountPrices: inBudget(deps.accountPrices.list(token.accountId), 'account prices'),
     cachedResponse: cachedResponse && budget.bound(cachedResponse, 'the cache lookup').catch(() => undefined),

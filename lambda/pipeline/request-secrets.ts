@@ -17,16 +17,19 @@ export interface SecretSources {
   credential?: string;
   token?: { secret: string };
   upstreamKey?: string;
+  /** Every key of the provider's pool, once opened: any of them may be sent. */
+  keyPool?: readonly { key: string }[];
 }
 
 /**
  * Every credential of a request, whoever owns it (SECURITY.md, "What is scrubbed where"): each
  * credential header as sent and without its scheme, the proxy token whole and its secret part, and
- * the stored provider key once resolved. Read from the request itself too, so an answer given before
+ * every stored key of the provider's pool once resolved. Read from the request itself too, so an answer given before
  * the credential was identified (a malformed token, two keys) is scrubbed as well.
  */
 export function requestSecrets(state: SecretSources): string[] {
   const found: Array<string | undefined> = [state.credential, state.token?.secret, state.upstreamKey];
+  for (const { key } of state.keyPool ?? []) found.push(key);
   for (const { value, bare } of credentialHeaderValues(state.request.headers))
     found.push(value, bare, parseToken(bare)?.secret);
   return searchableSecrets(found);

@@ -11,6 +11,7 @@ import type { RouteResult } from '../providers/routes';
 import type { Dialect, Endpoint, ValidationResult } from '../providers/types';
 import type { GateVerdict, PresentedToken, RateLimitDecision } from '../auth/ports';
 import type { StoredProviderKey } from '../keys/ports';
+import type { OpenedKey } from '../keys/open-pool';
 import type { AccountPrice } from '../account-prices/account-price';
 import type { Prices } from '../account-prices/priced-for-account';
 import type { Tags, TagsCheck } from '../tags/tags';
@@ -68,8 +69,8 @@ export type StoreReads = {
   gate: Promise<GateVerdict>;
   /** The token's budget (when its gate says it has one), the named requester's and the tags', with their spend. */
   budgets: Promise<BudgetStatus[]>;
-  /** Stored mode only; pass-through mode sends the caller's own key. */
-  providerKey: Promise<StoredProviderKey | undefined>;
+  /** Stored mode only: the provider's pool of keys; pass-through mode sends the caller's own key. */
+  keyPool: Promise<StoredProviderKey[]>;
   /** The account's own prices, from the instance's short cache (a read beside the gate when cold). */
   accountPrices: Promise<AccountPrice[]>;
   cachedResponse?: Promise<CachedResponse | undefined>;
@@ -124,12 +125,14 @@ export interface FailoverPlanned {
 }
 
 /**
- * Step 8 (resolve the provider key): the key sent upstream; lives only as long as this request.
- * `undefined` for a provider reached through AWS in stored mode with no key saved: the request is
- * signed with the runtime's own AWS credentials instead (docs/bedrock.md).
+ * Step 8 (resolve the provider key): the keys sent upstream; they live only as long as this request.
+ * Pass-through mode: the caller's own key. Stored mode: the provider's pool, opened (each attempt
+ * sends one, docs/fallbacks.md, "Key pools"); empty for a provider reached through AWS with no key
+ * saved: the request is signed with the runtime's own AWS credentials instead (docs/bedrock.md).
  */
 export interface Keyed {
   upstreamKey: string | undefined;
+  keyPool: OpenedKey[];
 }
 
 /** Step 9 (cache), for a request it doesn't answer: takes the provider's answer (stores it, or lets it pass). */

@@ -49,7 +49,7 @@ export const PROXY_TABLE_CALLS: readonly TableCalls[] = [
     code: 'BatchedGet',
     table: 'accounts',
     actions: ['GetItem', 'BatchGetItem'],
-    purpose: 'token, provider-key and budget reads, batched within a tick',
+    purpose: 'token and budget reads, batched within a tick',
   },
   {
     code: 'DynamoAccountStore',
@@ -60,8 +60,8 @@ export const PROXY_TABLE_CALLS: readonly TableCalls[] = [
   {
     code: 'DynamoProviderKeyStore',
     table: 'accounts',
-    actions: ['PutItem', 'DeleteItem', 'Query'],
-    purpose: 'stored provider keys: save, delete, list',
+    actions: ['PutItem', 'DeleteItem', 'Query', 'UpdateItem'],
+    purpose: "stored provider keys: save, delete, list, read a provider's pool; a key's cool-down or failure",
   },
   {
     code: 'DynamoBudgetStore',

@@ -18,6 +18,8 @@ export interface AttemptRecord {
   /** The provider's status, or what happened instead: `reset`, `timeout`, `no-first-byte`. */
   status: number | 'reset' | 'timeout' | 'no-first-byte';
   duration_ms: number;
+  /** The label of the stored key it sent (docs/fallbacks.md, "Key pools"); absent for the caller's own key or AWS signing. */
+  key?: string;
 }
 
 /** The attempts behind a call that failed on every target, kept with its error for the row. */
@@ -32,11 +34,21 @@ export function noteFailedAttempts(error: unknown, attempts: readonly AttemptRec
 export const failedAttemptsOf = (error: unknown): readonly AttemptRecord[] | undefined =>
   typeof error === 'object' && error !== null ? attemptsOfFailure.get(error) : undefined;
 
+/** A target's pool of stored keys, as the loop sees it (keys/key-rotation.ts). */
+export interface TargetKeys {
+  /** The label of the key the last `send` used. */
+  readonly lastLabel: string | undefined;
+  /** The provider's status for that key: true when it was set aside and another key may be tried at once. */
+  answered(status: number, retryAfterMs: number | undefined): boolean;
+}
+
 /** One target the loop may send to. */
 export interface TargetCall {
   label: string;
   /** Sends the request once. */
   send(options: { timeoutMs: number; freshConnection: boolean }): Promise<UpstreamResponse>;
+  /** Stored mode: the keys the target's attempts choose from. */
+  keys?: TargetKeys;
 }
 
 export interface AttemptOptions {
@@ -74,6 +86,12 @@ class RetriableAnswer extends Error {
   }
 }
 
+/** The key that got this answer was set aside and another is usable: the same target is tried again at once with it. */
+class AnotherKey extends Error {}
+
+/** Answers that set a pooled key aside (docs/fallbacks.md, "Key pools"). */
+const SETS_KEY_ASIDE = new Set([401, 403, 429]);
+
 /** An answer that sends the request on to the next target without a retry (the prompt does not fit this model). */
 class MovesOn extends Error {
   constructor(readonly response: UpstreamResponse) {
@@ -110,7 +128,21 @@ export async function firstAnswer(options: AttemptOptions): Promise<Answered> {
   throw new Error('no target to send to');
 }
 
-function attemptTarget(options: AttemptOptions, call: TargetCall, last: boolean): Promise<UpstreamResponse> {
+/**
+ * One target's attempts: the retry loop on one key, started again at once on another key of the
+ * target's pool when the provider set the one it used aside (each key at most once per request).
+ */
+async function attemptTarget(options: AttemptOptions, call: TargetCall, last: boolean): Promise<UpstreamResponse> {
+  for (;;) {
+    try {
+      return await attemptWithKey(options, call, last);
+    } catch (error) {
+      if (!(error instanceof AnotherKey)) throw error;
+    }
+  }
+}
+
+function attemptWithKey(options: AttemptOptions, call: TargetCall, last: boolean): Promise<UpstreamResponse> {
   let previous: UpstreamResponse | undefined;
   let staleBefore = false;
   const firstByteMs = last ? undefined : options.firstByteMs;
@@ -120,8 +152,11 @@ function attemptTarget(options: AttemptOptions, call: TargetCall, last: boolean)
       previous?.abort();
       previous = undefined;
       const started = performance.now();
-      const record = (status: AttemptRecord['status']) =>
-        options.attempts.push({ target: call.label, status, duration_ms: Math.round(performance.now() - started) });
+      const record = (status: AttemptRecord['status']) => {
+        const key = call.keys?.lastLabel;
+        const duration_ms = Math.round(performance.now() - started);
+        options.attempts.push({ target: call.label, status, duration_ms, ...(key === undefined ? {} : { key }) });
+      };
       const timeoutMs = Math.max(1, Math.min(options.headerTimeoutMs, firstByteMs ?? Infinity, timeLeft()));
       let response: UpstreamResponse;
       try {
@@ -137,12 +172,18 @@ function attemptTarget(options: AttemptOptions, call: TargetCall, last: boolean)
       if (status >= 200 && status < 300) {
         if (firstByteMs !== undefined) await firstByte(response, firstByteMs - (performance.now() - started), record);
         record(status);
+        call.keys?.answered(status, undefined);
         return response;
       }
       record(status);
+      const retryAfter = retryAfterMs(response.headers['retry-after']);
+      if (SETS_KEY_ASIDE.has(status) && call.keys?.answered(status, retryAfter) && timeLeft() > 0) {
+        response.abort();
+        throw new AnotherKey();
+      }
       if (RETRIED_STATUSES.has(status)) {
         previous = response;
-        throw new RetriableAnswer(response, retryAfterMs(response.headers['retry-after']) ?? 0);
+        throw new RetriableAnswer(response, retryAfter ?? 0);
       }
       if (last || status !== 400) return response;
       const peeked = await peekBody(response);

@@ -21,6 +21,8 @@ export interface Completion {
   provider?: ProviderId;
   /** Every attempt at a provider, when there was more than one or a fallback answered. */
   attempts?: UpstreamAttempt[];
+  /** The stored key that served the answer (docs/fallbacks.md, "Key pools"). */
+  key?: { label: string; hint: string };
   /**
    * Streams cut mid-answer and continued on a fallback (docs/fallbacks.md): each billed an estimate
    * of what it generated, at its own model's price, on top of the answer's exact usage.
@@ -156,6 +158,7 @@ export function buildRow(facts: RowFacts, completion: Completion, prices: Prices
     mode: facts.mode,
     token_id: facts.tokenId,
     ...(completion.attempts?.length ? { attempts: completion.attempts.map((attempt) => ({ ...attempt })) } : {}),
+    ...(completion.key ? { key_label: completion.key.label, key_hint: completion.key.hint } : {}),
   };
 }
 

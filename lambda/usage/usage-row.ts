@@ -59,6 +59,10 @@ export interface UsageRow {
    * (docs/fallbacks.md): the target (`<provider>/<model>`), its status or what happened instead, how long it took.
    */
   attempts?: UpstreamAttempt[];
+  /** The label of the stored key that served the answer (docs/fallbacks.md, "Key pools"); absent in pass-through mode. */
+  key_label?: string;
+  /** Its last four characters, as `GET /api/keys` shows them. */
+  key_hint?: string;
 }
 
 /** One attempt at a provider, as a row records it. */
@@ -66,6 +70,8 @@ export interface UpstreamAttempt {
   target: string;
   status: number | 'reset' | 'timeout' | 'no-first-byte';
   duration_ms: number;
+  /** The label of the stored key it sent. */
+  key?: string;
 }
 
 /** Labels are kept readable and rows far below DynamoDB's 400 KB item limit, whatever a client or provider sends. */

@@ -30,6 +30,7 @@ import { PRE_FORWARD_BUDGET_MS, sharedDeadline, type SharedDeadline } from '../s
 import { DynamoUsageLog } from '../usage/dynamodb/usage-log';
 import { DynamoUsageStats } from '../usage/dynamodb/usage-stats';
 import { CachedProviderKeys } from '../keys/cached-provider-keys';
+import { KeyHealth } from '../keys/key-health';
 import { CachedAccountPrices } from '../account-prices/cached-account-prices';
 import { DynamoAccountPriceStore } from '../account-prices/dynamodb/account-price-store';
 import type { AccountPriceStore } from '../account-prices/ports';
@@ -61,6 +62,8 @@ export interface Deps {
   log: Logger;
   accounts: AccountStore;
   providerKeys: ProviderKeyStore;
+  /** This instance's view of its pooled keys' cool-downs and failures (docs/fallbacks.md, "Key pools"). */
+  keyHealth: KeyHealth;
   budgets: BudgetStore;
   /** Budget alerts' history and each account's webhook (docs/alerts.md); alerts are sent by the stream consumer. */
   alerts: AlertStore;
@@ -170,10 +173,11 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
     log,
     accounts,
     providerKeys: new CachedProviderKeys(
-      new DynamoProviderKeyStore(doc, tables.accounts, accountReads),
+      new DynamoProviderKeyStore(doc, tables.accounts),
       () => deps.now(),
       config.providerKeyCacheMs,
     ),
+    keyHealth: new KeyHealth(() => deps.now()),
     budgets,
     alerts: new DynamoAlertStore(doc, tables.accounts, webhookSecrets(sealer)),
     audit: new DynamoAuditLog(doc, tables.audit),

@@ -88,6 +88,7 @@ describe('finding 2: provider keys', () => {
     const secret = await sealer.seal('sk-prov-d-bad\r\nkey-123', { account_id: account.accountId, provider: 'prov-d' });
     await new DynamoProviderKeyStore(tables.clients.doc, tables.tables.accounts).put(account.accountId, {
       provider: 'prov-d',
+      label: 'default',
       secret,
       hint: '…-123',
       updatedAt: new Date().toISOString(),

@@ -52,6 +52,7 @@ export async function accountWithStoredKey(
   const secret = await sealer.seal(key, { account_id: created.accountId, provider: 'prov-a' });
   await new DynamoProviderKeyStore(tables.clients.doc, tables.tables.accounts).put(created.accountId, {
     provider: 'prov-a',
+    label: 'default',
     secret,
     hint: `…${key.slice(-4)}`,
     updatedAt: new Date().toISOString(),

@@ -28,7 +28,7 @@ function instance(readAnswersLateMs = 0): CachedProviderKeys {
     send: ((command: StoreCommand) => {
       sent.push(command.operation);
       const answer = doc.send(command as never);
-      return command.operation === 'GetItem' && readAnswersLateMs ? answer.then(late) : answer;
+      return command.operation === 'Query' && readAnswersLateMs ? answer.then(late) : answer;
     }) as DocumentClient['send'],
   };
   return new CachedProviderKeys(new DynamoProviderKeyStore(counting, tables.tables.accounts), () => clock);
@@ -36,6 +36,7 @@ function instance(readAnswersLateMs = 0): CachedProviderKeys {
 
 const key = (hint: string): StoredProviderKey => ({
   provider: 'prov-b',
+  label: 'default',
   secret: { ciphertext: Buffer.from(hint), iv: Buffer.alloc(12), wrappedKey: Buffer.from('w'), keyRef: 'local:test' },
   hint,
   updatedAt: new Date(clock).toISOString(),
@@ -46,36 +47,36 @@ test('a warm read makes no store call; the entry is read again once its time is 
   const a = instance();
   await a.put(accountId, key('1111'));
   sent.length = 0;
-  expect((await a.get(accountId, 'prov-b'))?.hint).toBe('1111');
-  expect((await a.get(accountId, 'prov-b'))?.hint).toBe('1111');
-  expect(sent).toEqual(['GetItem']);
+  expect((await a.pool(accountId, 'prov-b'))[0]?.hint).toBe('1111');
+  expect((await a.pool(accountId, 'prov-b'))[0]?.hint).toBe('1111');
+  expect(sent).toEqual(['Query']);
   clock += PROVIDER_KEY_CACHE_MS;
-  await a.get(accountId, 'prov-b');
-  expect(sent).toEqual(['GetItem', 'GetItem']);
+  await a.pool(accountId, 'prov-b');
+  expect(sent).toEqual(['Query', 'Query']);
 });
 
 test('a change through the same instance applies at once; through another one, within the cache time', async () => {
   const accountId = newAccountId();
   const [a, b] = [instance(), instance()];
   await a.put(accountId, key('1111'));
-  expect((await b.get(accountId, 'prov-b'))?.hint).toBe('1111');
+  expect((await b.pool(accountId, 'prov-b'))[0]?.hint).toBe('1111');
   await a.put(accountId, key('2222'));
-  expect((await a.get(accountId, 'prov-b'))?.hint).toBe('2222');
-  expect((await b.get(accountId, 'prov-b'))?.hint).toBe('1111');
+  expect((await a.pool(accountId, 'prov-b'))[0]?.hint).toBe('2222');
+  expect((await b.pool(accountId, 'prov-b'))[0]?.hint).toBe('1111');
   clock += PROVIDER_KEY_CACHE_MS - 1;
-  expect((await b.get(accountId, 'prov-b'))?.hint).toBe('1111');
+  expect((await b.pool(accountId, 'prov-b'))[0]?.hint).toBe('1111');
   clock += 1;
-  expect((await b.get(accountId, 'prov-b'))?.hint).toBe('2222');
-  expect(await a.delete(accountId, 'prov-b')).toBe(true);
-  expect(await a.get(accountId, 'prov-b')).toBeUndefined();
+  expect((await b.pool(accountId, 'prov-b'))[0]?.hint).toBe('2222');
+  expect(await a.delete(accountId, 'prov-b', 'default')).toBe(true);
+  expect(await a.pool(accountId, 'prov-b')).toEqual([]);
 });
 
 test('a missing key is not remembered: one saved after a "no key" answer is used at once', async () => {
   const accountId = newAccountId();
   const [a, b] = [instance(), instance()];
-  expect(await b.get(accountId, 'prov-b')).toBeUndefined();
+  expect(await b.pool(accountId, 'prov-b')).toEqual([]);
   await a.put(accountId, key('3333'));
-  expect((await b.get(accountId, 'prov-b'))?.hint).toBe('3333');
+  expect((await b.pool(accountId, 'prov-b'))[0]?.hint).toBe('3333');
 });
 
 test('a read whose answer comes after a change through this instance does not keep the old key', async () => {
@@ -83,10 +84,10 @@ test('a read whose answer comes after a change through this instance does not ke
   const a = instance(300);
   await a.put(accountId, key('4444'));
   clock += PROVIDER_KEY_CACHE_MS;
-  const reading = a.get(accountId, 'prov-b');
+  const reading = a.pool(accountId, 'prov-b');
   await a.put(accountId, key('5555'));
   await reading;
   sent.length = 0;
-  expect((await a.get(accountId, 'prov-b'))?.hint).toBe('5555');
-  expect(sent).toEqual(['GetItem']);
+  expect((await a.pool(accountId, 'prov-b'))[0]?.hint).toBe('5555');
+  expect(sent).toEqual(['Query']);
 });
