@@ -1,7 +1,8 @@
 /**
  * The hot path's store calls, counted between the local server and DynamoDB Local: once warm, a
  * request with a stored key or a pass-through request makes one store call before it is forwarded
- * (the token gate) and one after the provider has answered (its usage row), JSON or stream alike.
+ * (the token gate) and one after the provider has answered (its usage row), JSON or stream alike,
+ * with one stored key or a pool of healthy ones.
  * A request naming its requester adds one read (that requester's budget) before forwarding.
  * Tags (docs/tags.md) add no round trip: however many a request and its token carry, their budgets
  * are read in that same one batched call beside the gate, sent with it. A token's changed limit
@@ -102,6 +103,25 @@ describe.each<[Mode, boolean]>([
       expect(isRowWrite(after[0]!)).toBe(true);
     }
   });
+});
+
+test('a pool of healthy keys adds no store call: one before forwarding (the gate), one after (the row)', async () => {
+  const backup = `sk-backup-${'0123456789'.repeat(2)}`;
+  proxy.secrets.add(backup);
+  const saved = await proxy.api('/api/keys/prov-b/backup', {
+    method: 'PUT',
+    token: proxy.account.token,
+    body: { key: backup },
+  });
+  expect(saved.status).toBe(200);
+  for (let i = 0; i < 2; i++) await callsOf('stored', false, `warm pool ${i}`);
+  for (const stream of [false, true]) {
+    const { before, after } = await callsOf('stored', stream, `counted pool ${String(stream)}`);
+    expect(before).toHaveLength(1);
+    expect(isRowWrite(before[0]!)).toBe(false);
+    expect(after).toHaveLength(1);
+    expect(isRowWrite(after[0]!)).toBe(true);
+  }
 });
 
 test('the gate call is small (docs/decisions.md): no attribute names, six conditions, one ring slot checked, well under 1 KB', async () => {
