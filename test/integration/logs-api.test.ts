@@ -154,6 +154,8 @@ describe('GET /api/logs.csv', () => {
       'server_tool_use',
       'usage_estimated',
       'priced_as',
+      'key_label',
+      'key_hint',
     ]);
     const items = (await json<{ items: Row[] }>('/api/logs?limit=500')).body.items;
     expect(lines).toHaveLength(items.length);
