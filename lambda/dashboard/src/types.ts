@@ -24,8 +24,13 @@ export interface Signing {
 
 export interface StoredKey {
   provider: ProviderId;
+  /** Its label in the provider's pool; `default` for the key the Integrations card saves. */
+  label: string;
   hint: string;
   updated_at: string;
+  /** What the provider last said of it (docs/fallbacks.md, "Key pools"). */
+  state?: 'ok' | 'cooling' | 'failing';
+  cooling_until?: string;
 }
 
 /** A row as `/api/logs` returns it (storage-only attributes left out). */

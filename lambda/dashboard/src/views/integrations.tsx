@@ -12,9 +12,11 @@ import { KeyCard } from './key-card';
 export function Integrations() {
   const api = useApi();
   const keys = useAsync(() => api.keys(), []);
+  // The card saves and replaces each provider's `default` key; the others of its pool are listed with their state.
   const [byProvider, setByProvider] = useState<Map<string, StoredKey>>(new Map());
   useEffect(() => {
-    if (keys.data) setByProvider(new Map(keys.data.keys.map((k) => [k.provider, k])));
+    if (keys.data)
+      setByProvider(new Map(keys.data.keys.filter((k) => k.label === 'default').map((k) => [k.provider, k])));
   }, [keys.data]);
   const known = keys.data !== undefined;
   const base = proxyBase();
@@ -61,6 +63,7 @@ export function Integrations() {
             key={provider.id}
             provider={provider}
             stored={byProvider.get(provider.id)}
+            pool={keys.data?.keys.filter((k) => k.provider === provider.id) ?? []}
             known={known}
             signing={keys.data?.signing}
             onChanged={onChanged}

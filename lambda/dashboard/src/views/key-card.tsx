@@ -13,6 +13,8 @@ import { snippet, SNIPPET_LANGUAGES, type SnippetLanguage } from '../snippets';
 interface Props {
   provider: ProviderInfo;
   stored: StoredKey | undefined;
+  /** Every key of the provider's pool as the page loaded it, with its state. */
+  pool: StoredKey[];
   /** False while the list of saved keys is still loading: the status line keeps its height. */
   known: boolean;
   /** Where the proxy's own AWS signing credentials come from (for a provider reached through AWS). */
@@ -20,7 +22,7 @@ interface Props {
   onChanged: (provider: string, key: StoredKey | undefined) => void;
 }
 
-export function KeyCard({ provider, stored, known, signing, onChanged }: Props) {
+export function KeyCard({ provider, stored, pool, known, signing, onChanged }: Props) {
   const api = useApi();
   const [key, setKey] = useState('');
   const [language, setLanguage] = useState<SnippetLanguage>('typescript');
@@ -42,7 +44,7 @@ export function KeyCard({ provider, stored, known, signing, onChanged }: Props) 
       const saved = await api.saveKey(id, value);
       // The key leaves the page as soon as it is saved; only the server's hint remains.
       setKey('');
-      onChanged(id, { provider: id, hint: saved.hint, updated_at: new Date().toISOString() });
+      onChanged(id, { provider: id, label: 'default', hint: saved.hint, updated_at: new Date().toISOString() });
       setNotice(stored ? 'Key replaced.' : 'Key saved.');
     });
   };
@@ -84,6 +86,7 @@ export function KeyCard({ provider, stored, known, signing, onChanged }: Props) 
           <>No key saved yet.</>
         )}
       </p>
+      <KeyPool id={id} pool={pool} />
       <Allowed role="admin">
         <form class="key-form" onSubmit={(event) => void save(event)}>
           <label for={inputId}>{stored ? `Replace the ${provider.name} API key` : `${provider.name} API key`}</label>
@@ -152,6 +155,32 @@ export function KeyCard({ provider, stored, known, signing, onChanged }: Props) 
         />
       </details>
     </section>
+  );
+}
+
+/**
+ * The provider's pool when it has more than one key or a key the provider set aside: each key's
+ * label, last characters and state (docs/fallbacks.md, "Key pools"), as the page loaded them.
+ */
+function KeyPool({ id, pool }: { id: string; pool: StoredKey[] }) {
+  if (pool.length < 2 && pool.every((k) => (k.state ?? 'ok') === 'ok')) return null;
+  return (
+    <ul class="key-pool" data-testid={`key-pool-${id}`}>
+      {pool.map((k) => (
+        <li key={k.label} data-testid={`key-pool-${id}-${k.label}`}>
+          {k.label} <code>{k.hint}</code>{' '}
+          <span
+            class={`badge ${k.state === 'failing' ? 'badge-failing' : k.state === 'cooling' ? 'badge-estimated' : 'badge-ok'}`}
+          >
+            {k.state === 'failing'
+              ? 'failing'
+              : k.state === 'cooling' && k.cooling_until
+                ? `cooling down until ${formatDateTime(k.cooling_until)}`
+                : 'ok'}
+          </span>
+        </li>
+      ))}
+    </ul>
   );
 }
 
