@@ -24,6 +24,7 @@ const ALLOWED = {
   people: ['auth', 'store'],
   api: [
     'auth',
+    'keys',
     'budgets',
     'alerts',
     'audit',
