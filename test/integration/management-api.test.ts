@@ -27,7 +27,9 @@ describe('management API', () => {
     const listed = await proxy.api('/api/keys', { token: account.token });
     const text = await listed.text();
     expect(text).not.toContain(key);
-    expect(JSON.parse(text).keys).toEqual([{ provider: 'prov-c', hint: '…9876', updated_at: expect.any(String) }]);
+    expect(JSON.parse(text).keys).toEqual([
+      { provider: 'prov-c', label: 'default', hint: '…9876', updated_at: expect.any(String), state: 'ok' },
+    ]);
     expect(
       (await proxy.api('/api/keys/prov-x', { method: 'PUT', token: account.token, body: { key: 'whatever-123456' } }))
         .status,

@@ -160,7 +160,9 @@ describe("one account never reaches another's data", () => {
     const bKeys = JSON.parse((await api('/api/keys', b.token)).text) as {
       keys: Array<{ provider: string; hint: string }>;
     };
-    expect(bKeys.keys).toEqual([{ provider: 'prov-b', hint: `…${bKey.slice(-4)}`, updated_at: expect.any(String) }]);
+    expect(bKeys.keys).toEqual([
+      { provider: 'prov-b', label: 'default', hint: `…${bKey.slice(-4)}`, updated_at: expect.any(String), state: 'ok' },
+    ]);
 
     const bTokens = JSON.parse((await api('/api/tokens', b.token)).text) as { tokens: Array<{ token_id: string }> };
     expect(bTokens.tokens.every((t) => t.token_id.startsWith(`${b.accountId}_`))).toBe(true);

@@ -3,7 +3,7 @@
  * provider key, the caller's own key (pass-through) and the proxy token — in
  * every byte the provider sends back: JSON error bodies and error events inside
  * streams, in both API styles, even when the provider splits a key across two
- * writes. The row's `error` and every table are free of them too.
+ * writes, and every key of a pool. The row's `error` and every table are free of them too.
  */
 import { createHash } from 'node:crypto';
 import type { ProviderId } from '../fakes/start-fakes';
@@ -23,6 +23,8 @@ const ownKey = (provider: ProviderId) =>
 
 let upstream: ScriptedUpstream;
 let proxy: ProxyServer;
+/** The keys of the pool test's account. */
+const poolKeys: string[] = [];
 
 beforeAll(async () => {
   upstream = await startScriptedUpstream();
@@ -168,12 +170,51 @@ describe.each(['stored', 'pass-through'] as const)('%s mode', (mode) => {
   });
 });
 
+test('a pool: every key of it is cut out of what the provider sends back, the row too', async () => {
+  const account = await proxy.createAccount('redacted pool');
+  const first = await proxy.saveKey(account.token, 'prov-b');
+  const second = `prov-b-pool-key-${createHash('sha256').update('second').digest('hex').slice(0, 24)}`;
+  proxy.secrets.add(second);
+  poolKeys.push(first, second);
+  const saved = await proxy.api('/api/keys/prov-b/backup', {
+    method: 'PUT',
+    token: account.token,
+    body: { key: second },
+  });
+  expect(saved.status).toBe(200);
+  // The first key is throttled; the second key's answer quotes both.
+  upstream.next({
+    status: 429,
+    contentType: 'application/json',
+    headers: { 'retry-after': '60' },
+    body: (write) => write(`{"error":{"message":"slow down ${first}"}}`),
+  });
+  upstream.next({
+    status: 400,
+    contentType: 'application/json',
+    body: (write) =>
+      write(
+        `{"error":{"message":"keys ${first} and ${second}","type":"invalid_request_error","param":null,"code":null}}`,
+      ),
+  });
+  const result = await callProxy(proxy, { provider: 'prov-b', token: account.token, prompt: 'redact a pool' });
+  expect(result.status).toBe(400);
+  expect(result.text.split('[redacted]').length - 1).toBe(2);
+  const row = await rowOf(proxy, account.token, result.requestId);
+  expect(row.error).toContain('[redacted]');
+  for (const secret of [first, second]) {
+    expect(result.text.includes(secret) ? secret.slice(0, 10) : 'absent').toBe('absent');
+    expect(JSON.stringify(row).includes(secret) ? secret.slice(0, 10) : 'absent').toBe('absent');
+  }
+});
+
 test('no credential of these requests is in any table', async () => {
   const tables = await tableText(TABLE_PREFIX);
   const everything = Object.values(tables).flat().join('\n');
   expect(everything).toContain('[redacted]');
   for (const secret of [
     ...Object.values(proxy.storedKeys),
+    ...poolKeys,
     ownKey('prov-a'),
     ownKey('prov-b'),
     proxy.account.token,
