@@ -83,7 +83,8 @@ export class KeyHealth {
         until: this.now() + Math.min(MAX_COOL_DOWN_MS, retryAfterMs ?? this.coolDown(streak)),
       };
     else {
-      if (before && status < 400) this.notes.delete(id);
+      // An answer ends a run of 429s; a key marked failing stays so until saved again.
+      if (same?.mark.state === 'cooling' && status < 400) this.notes.delete(id);
       return undefined;
     }
     if (this.notes.size >= MAX_NOTES) this.notes.clear();
