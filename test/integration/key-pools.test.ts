@@ -11,6 +11,7 @@ import type { Account } from '../support/proxy-server';
 import { startProxy, fakeProviderKey, type ProxyServer } from '../support/proxy-server';
 import { callThroughSdk, expectedCostUsd, TEST_MODELS } from '../support/sdk-clients';
 import { eventually } from '../support/patience';
+import { csvRows } from '../support/csv';
 import type { RecordedRequest } from '../fakes/behaviour';
 
 type Pooled = 'prov-a' | 'prov-b';
@@ -165,6 +166,14 @@ test("every key resting: the provider's last 429 goes back as sent, with its Ret
   const [row] = await proxy.rowsFor(account.token, [error.headers.get('x-proxy-request-id')!]);
   expect(row).toMatchObject({ status_code: 429, cost_usd: 0, key_label: 'backup' });
   expect((row.attempts as Array<{ key: string }>).map(({ key }) => key)).toEqual(['default', 'backup']);
+
+  // The CSV export names the key too.
+  const [header, ...lines] = csvRows(await (await proxy.api('/api/logs.csv', { token: account.token })).text());
+  const line = lines.find((cells) => cells[header.indexOf('id')] === row.id)!;
+  expect([line[header.indexOf('key_label')], line[header.indexOf('key_hint')]]).toEqual([
+    'backup',
+    `…${second.slice(-4)}`,
+  ]);
 });
 
 describe('the management API', () => {
