@@ -17,8 +17,8 @@ const MAX_KEYS_PER_BATCH = 100;
 /**
  * Strongly consistent point reads of one table, coalesced: every read asked
  * for in the same tick goes out as one BatchGetItem. A proxy request's budget
- * items and a cold stored key (same table, all known from the token) thus cost
- * one store call, and concurrent requests share calls too. A lone read stays a GetItem.
+ * items (same table, all known from the token) thus cost one store call, and
+ * concurrent requests share calls too. A lone read stays a GetItem.
  */
 export class BatchedGet {
   private queue: Waiter[] = [];
