@@ -1,7 +1,7 @@
 import type { Deps } from '../wiring/deps';
 import { UpstreamEncodingError, ValidationError } from '../base/errors';
 import { openStoredKey } from '../keys/open-stored-key';
-import { appendToArrayMember, setMember } from '../providers/dialects/json-splice';
+import { setMember } from '../providers/dialects/json-splice';
 import { upstreamUrl, type Provider } from '../providers/registry';
 import { firstAnswer, type AttemptRecord, type TargetCall } from '../upstream/attempts';
 import { signAwsRequest } from '../upstream/aws-signing';
@@ -19,8 +19,8 @@ export type CallDeps = Pick<Deps, 'config' | 'awsCredentials' | 'providerKeys' |
 /** How the request is sent: as the client wrote it, or continuing an answer a cut stream had begun. */
 export type Sending =
   | { kind: 'request' }
-  /** The answer so far as the assistant's prefill: the target carries on from it. */
-  | { kind: 'prefill'; text: string }
+  /** The answer so far as the assistant's prefill (`edit` puts it in the body): the target carries on from it. */
+  | { kind: 'prefill'; edit: (body: Buffer) => Buffer }
   /** The client's request again, for a target that refuses a prefill: it answers from the start. */
   | { kind: 'restart' };
 
@@ -137,8 +137,7 @@ async function targetRequest(options: CallTargets, target: Target, index: number
   );
   const asked = upstreamBody(state, provider);
   let body = index === 0 ? asked.body : setMember(asked.body, 'model', JSON.stringify(target.model));
-  if (sending.kind === 'prefill')
-    body = appendToArrayMember(body, 'messages', JSON.stringify({ role: 'assistant', content: sending.text }));
+  if (sending.kind === 'prefill') body = sending.edit(body);
   const key = provider.id === state.provider.id ? state.upstreamKey : await fallbackKey(deps, state, target);
   const headers = upstreamRequestHeaders(
     state.request.headers,
