@@ -136,7 +136,9 @@ async function targetRequest(options: CallTargets, target: Target, index: number
     queryWithoutSecrets(state.request.rawQuery, proxySecrets),
   );
   const asked = upstreamBody(state, provider);
-  let body = index === 0 ? asked.body : setMember(asked.body, 'model', JSON.stringify(target.model));
+  // A model named in the path (Bedrock) is in the target's path already.
+  const modelInBody = index !== 0 && !target.endpoint.path.includes('{model}');
+  let body = modelInBody ? setMember(asked.body, 'model', JSON.stringify(target.model)) : asked.body;
   if (sending.kind === 'prefill') body = sending.edit(body);
   const key = provider.id === state.provider.id ? state.upstreamKey : await fallbackKey(deps, state, target);
   const headers = upstreamRequestHeaders(

@@ -122,8 +122,9 @@ export function forwardUpstream(deps: ForwardDeps) {
       const target = targets[answering];
       ended({
         status: upstream.status,
-        // The tap read the first stream's model; a continued stream was answered by its last target.
-        model: continuedFrom.length ? target.model : result.model,
+        // The tap read the first stream's model; a continued stream was answered by its last target,
+        // and an answer that names no model (Bedrock's) by the target it came from.
+        model: continuedFrom.length ? target.model : (result.model ?? (answering !== 0 ? target.model : undefined)),
         usage: result.usage,
         error,
         cutOff,

@@ -16,8 +16,25 @@ export const MAX_FALLBACKS = 3;
 /** The bounds of a limit a request may set, in seconds. */
 const LIMIT_RANGE_S = { min: 1, max: 300 };
 
-/** Endpoints whose body names the model, so a fallback is the same body with another model. */
-const FALLBACK_KINDS: ReadonlySet<EndpointKind> = new Set(['chat', 'messages', 'responses', 'embeddings']);
+/** Endpoints that name a model (in the body, or Bedrock's path), so a fallback is the same request with another model. */
+const FALLBACK_KINDS: ReadonlySet<EndpointKind> = new Set([
+  'chat',
+  'messages',
+  'responses',
+  'embeddings',
+  'converse',
+  'invoke',
+]);
+
+/** The segment of an endpoint's path that names the model (Bedrock's `/model/{model}/…`). */
+const MODEL_SEGMENT = '{model}';
+
+/** The path a target's request goes to: the endpoint's own, with the model in it where its path names one. */
+function pathFor(endpoint: Endpoint, model: string, asked: string): string {
+  return endpoint.path.includes(MODEL_SEGMENT)
+    ? endpoint.path.replace(MODEL_SEGMENT, encodeURIComponent(model))
+    : asked;
+}
 
 /** Where one attempt goes: a provider, the model asked of it, and its endpoint there. */
 export interface Target {
@@ -49,16 +66,19 @@ function fallbackTarget(entry: string, input: PlanInput): Target | string {
   const { primary } = input;
   const slash = entry.indexOf('/');
   const named = slash > 0 ? providerById(entry.slice(0, slash)) : undefined;
-  if (!named) return { ...primary, model: entry };
+  if (!named) return { ...primary, model: entry, upstreamPath: pathFor(primary.endpoint, entry, primary.upstreamPath) };
   const model = entry.slice(slash + 1);
   if (!model) return `"${entry}" names no model after the provider.`;
   const endpoint = named.endpoints.find(
-    (candidate) => candidate.kind === primary.endpoint.kind && candidate.dialect.name === primary.endpoint.dialect.name,
+    (candidate) =>
+      candidate.kind === primary.endpoint.kind &&
+      candidate.dialect.name === primary.endpoint.dialect.name &&
+      Boolean(candidate.streams) === Boolean(primary.endpoint.streams),
   );
   if (!endpoint) return `provider ${named.id} has no ${primary.endpoint.kind} endpoint of the same API shape.`;
   if (named.id !== primary.provider.id && input.mode === 'pass-through')
     return `"${entry}" is another provider: a request carrying its own provider key (pass-through mode) can only fall back to models of the same provider.`;
-  return { provider: named, endpoint, model, upstreamPath: endpoint.path };
+  return { provider: named, endpoint, model, upstreamPath: pathFor(endpoint, model, endpoint.path) };
 }
 
 function limitMs(value: string | undefined, fallback: number): number | undefined {
@@ -90,7 +110,7 @@ export function planFailover(input: PlanInput): PlanResult {
   });
   if (!FALLBACK_KINDS.has(input.primary.endpoint.kind) || !input.primary.model)
     return refuse(
-      'fallbacks apply to requests whose body names a model (chat completions, messages, responses, embeddings).',
+      'fallbacks apply to requests that name a model (chat completions, messages, responses, embeddings, Bedrock).',
     );
   const entries = raw.split(',').map((entry) => entry.trim());
   if (entries.some((entry) => entry === '')) return refuse('an entry is empty.');
