@@ -1,4 +1,5 @@
 import { providerById, type Provider } from '../providers/registry';
+import { isModelId } from '../providers/routes';
 import type { Endpoint, EndpointKind } from '../providers/types';
 
 /** The request header naming the fallbacks, in order (docs/fallbacks.md). Never sent upstream (an `x-proxy-` header). */
@@ -29,11 +30,15 @@ const FALLBACK_KINDS: ReadonlySet<EndpointKind> = new Set([
 /** The segment of an endpoint's path that names the model (Bedrock's `/model/{model}/…`). */
 const MODEL_SEGMENT = '{model}';
 
-/** The path a target's request goes to: the endpoint's own, with the model in it where its path names one. */
-function pathFor(endpoint: Endpoint, model: string, asked: string): string {
-  return endpoint.path.includes(MODEL_SEGMENT)
-    ? endpoint.path.replace(MODEL_SEGMENT, encodeURIComponent(model))
-    : asked;
+/**
+ * The target with the model in its path where the endpoint's path names one (Bedrock), checked as
+ * the route checks the model asked for: the path keeps its shape, so it reaches the same operation.
+ */
+function pathTarget(target: Target): Target | string {
+  const { endpoint, model } = target;
+  if (!endpoint.path.includes(MODEL_SEGMENT)) return target;
+  if (!isModelId(model)) return `"${model}" is not a model id.`;
+  return { ...target, upstreamPath: endpoint.path.replace(MODEL_SEGMENT, encodeURIComponent(model)) };
 }
 
 /** Where one attempt goes: a provider, the model asked of it, and its endpoint there. */
@@ -66,7 +71,7 @@ function fallbackTarget(entry: string, input: PlanInput): Target | string {
   const { primary } = input;
   const slash = entry.indexOf('/');
   const named = slash > 0 ? providerById(entry.slice(0, slash)) : undefined;
-  if (!named) return { ...primary, model: entry, upstreamPath: pathFor(primary.endpoint, entry, primary.upstreamPath) };
+  if (!named) return pathTarget({ ...primary, model: entry });
   const model = entry.slice(slash + 1);
   if (!model) return `"${entry}" names no model after the provider.`;
   const endpoint = named.endpoints.find(
@@ -78,7 +83,7 @@ function fallbackTarget(entry: string, input: PlanInput): Target | string {
   if (!endpoint) return `provider ${named.id} has no ${primary.endpoint.kind} endpoint of the same API shape.`;
   if (named.id !== primary.provider.id && input.mode === 'pass-through')
     return `"${entry}" is another provider: a request carrying its own provider key (pass-through mode) can only fall back to models of the same provider.`;
-  return { provider: named, endpoint, model, upstreamPath: pathFor(endpoint, model, endpoint.path) };
+  return pathTarget({ provider: named, endpoint, model, upstreamPath: endpoint.path });
 }
 
 function limitMs(value: string | undefined, fallback: number): number | undefined {

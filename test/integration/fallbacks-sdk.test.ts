@@ -269,7 +269,10 @@ test.each([
     const fake = proxy.fakes.fakes['prov-a'];
     arrange();
     const stream = anthropicWithFallback().messages.stream(askAnthropic);
-    const failure = await stream.finalMessage().catch((error: unknown) => error as Error);
+    const failure = await stream.finalMessage().then(
+      () => new Error('the stream ended as a success'),
+      (error: unknown) => error as Error,
+    );
     expect(failure).toBeInstanceOf(Anthropic.APIError);
     // The SDK raises the stream's own error event: the first failure, never the prefill's 400.
     expect(failure.message).toMatch(/upstream connection closed mid-response/);
