@@ -311,6 +311,28 @@ test('the rate limit counts the client request once, and a fallback answer is ne
   expect(fake.requests).toHaveLength(5);
 });
 
+test('a Responses stream cut mid-answer is not continued: it ends with the API’s error event', async () => {
+  const fake = proxy.fakes.fakes['prov-b'];
+  fake.next({ resetMidStream: 4 });
+  const client = new OpenAI({
+    baseURL: `${proxy.proxyBase}/prov-b/v1`,
+    apiKey: proxy.account.token,
+    maxRetries: 0,
+    defaultHeaders: { 'x-proxy-fallback': FALLBACK['prov-b'] },
+  });
+  const { data, response } = await client.responses
+    .create({ model: 'gpt-4.1-2025-04-14', input: 'Say hello.', stream: true })
+    .withResponse();
+  const events: OpenAI.Responses.ResponseStreamEvent[] = [];
+  for await (const event of data) events.push(event);
+  // The SDK hands the error event on as the stream's last; nothing says the answer completed.
+  expect(events.map((event) => event.type)).not.toContain('response.completed');
+  expect(events.at(-1)).toMatchObject({ type: 'error', message: expect.stringMatching(/closed mid-response/) });
+  expect(fake.requests).toHaveLength(1);
+  const [row] = await proxy.rowsFor(proxy.account.token, [response.headers.get('x-proxy-request-id')!]);
+  expect(String(row.error)).toMatch(/closed mid-response/);
+});
+
 describe('Bedrock streams cut mid-answer, continued on another inference profile', () => {
   const FALLBACK_PROFILE = 'eu.anthropic.claude-sonnet-4-6';
   /** What the fallback reports, apart from the fake's default: its usage is told from the cut stream's. */
