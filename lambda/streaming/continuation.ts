@@ -62,10 +62,10 @@ export class JoinTransform extends Transform {
     try {
       step(out);
     } catch (error) {
-      if (!(error instanceof NotAContinuation)) throw error;
       this.failed = true;
+      const why = error instanceof NotAContinuation ? error.message : `it could not be read: ${String(error)}`;
       // After the bytes that did fit: the relay's decoder-error path ends the stream with the message.
-      queueMicrotask(() => this.destroy(new RelayCut(`${this.failure} (${error.message})`)));
+      queueMicrotask(() => this.destroy(new RelayCut(`${this.failure} (${why})`)));
     }
     done(
       null,
