@@ -247,6 +247,26 @@ test('a messages stream cut mid-answer is continued on the fallback: one well-fo
   expect(cut.response.completed).toBe(false);
 });
 
+test('a messages stream that stalls mid-answer is continued on the fallback once the stall limit passes', async () => {
+  const fake = proxy.fakes.fakes['prov-a'];
+  fake.next({ stallAfter: 5 });
+  const client = new Anthropic({
+    baseURL: proxy.proxyBase,
+    apiKey: proxy.account.token,
+    maxRetries: 0,
+    defaultHeaders: { 'x-proxy-fallback': FALLBACK['prov-a'], 'x-proxy-stall-timeout': '1' },
+  });
+  const message = await client.messages.stream(askAnthropic).finalMessage();
+  const whole = 'Sure! A proxy sits between your app and the provider, and it counts every token on the way back.';
+  expect(message.content).toEqual([expect.objectContaining({ type: 'text', text: `Sure! A proxy${whole}` })]);
+  expect((fake.requests[1]!.json as { messages: unknown[] }).messages.at(-1)).toEqual({
+    role: 'assistant',
+    content: 'Sure! A proxy',
+  });
+  // The stalled stream's connection is closed, not left to run on.
+  await fake.waitForAborted(1);
+});
+
 test.each([
   [
     'cut inside a tool_use block',
