@@ -105,6 +105,14 @@ describe('messagesContinuer', () => {
     const nothing = messagesContinuer(asked);
     nothing.append(events[0]!);
     expect(nothing.prefill(body()).equals(body())).toBe(true);
+    // Cut before even message_start reached the client: the continuation's is the one it gets.
+    const before = messagesContinuer(asked);
+    const { out: whole } = await through(before.splice('cut'), fixtureText('prov-a/text.sse'));
+    expect(parse(whole).map((event) => event.type)).toEqual(
+      parse(fixtureText('prov-a/text.sse'))
+        .map((event) => event.type)
+        .filter((type) => type !== 'ping'),
+    );
   });
 
   it('a tool call or thinking cut short, a request that already ends with the assistant, an ended answer: not continued', () => {
