@@ -7,7 +7,7 @@ import { firstAnswer, type AttemptRecord, type TargetCall } from '../upstream/at
 import { signAwsRequest } from '../upstream/aws-signing';
 import { callUpstream, type UpstreamResponse } from '../upstream/call-upstream';
 import { bodyDecoding, type BodyDecoding } from '../upstream/content-encoding';
-import { FALLBACK_HEADER, targetLabel, type Target } from '../upstream/fallbacks';
+import { FALLBACK_HEADER, modelInPath, targetLabel, type Target } from '../upstream/fallbacks';
 import { upstreamRequestHeaders } from '../upstream/headers';
 import { queryWithoutSecrets } from '../upstream/query';
 import type { InvocationContext } from './pipeline';
@@ -137,7 +137,7 @@ async function targetRequest(options: CallTargets, target: Target, index: number
   );
   const asked = upstreamBody(state, provider);
   // A model named in the path (Bedrock) is in the target's path already.
-  const modelInBody = index !== 0 && !target.endpoint.path.includes('{model}');
+  const modelInBody = index !== 0 && !modelInPath(target.endpoint);
   let body = modelInBody ? setMember(asked.body, 'model', JSON.stringify(target.model)) : asked.body;
   if (sending.kind === 'prefill') body = sending.edit(body);
   const key = provider.id === state.provider.id ? state.upstreamKey : await fallbackKey(deps, state, target);

@@ -30,13 +30,16 @@ const FALLBACK_KINDS: ReadonlySet<EndpointKind> = new Set([
 /** The segment of an endpoint's path that names the model (Bedrock's `/model/{model}/…`). */
 const MODEL_SEGMENT = '{model}';
 
+/** The endpoint names the model in its path (Bedrock), not in the body. */
+export const modelInPath = (endpoint: Endpoint) => endpoint.path.includes(MODEL_SEGMENT);
+
 /**
  * The target with the model in its path where the endpoint's path names one (Bedrock), checked as
  * the route checks the model asked for: the path keeps its shape, so it reaches the same operation.
  */
 function pathTarget(target: Target): Target | string {
   const { endpoint, model } = target;
-  if (!endpoint.path.includes(MODEL_SEGMENT)) return target;
+  if (!modelInPath(endpoint)) return target;
   if (!isModelId(model)) return `"${model}" is not a model id.`;
   return { ...target, upstreamPath: endpoint.path.replace(MODEL_SEGMENT, encodeURIComponent(model)) };
 }

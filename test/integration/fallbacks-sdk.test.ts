@@ -5,7 +5,11 @@
  * cannot be continued ends with a clean error event. Each request leaves one exact usage row.
  */
 import Anthropic from '@anthropic-ai/sdk';
-import { ConverseStreamCommand, InvokeModelWithResponseStreamCommand } from '@aws-sdk/client-bedrock-runtime';
+import {
+  ConverseCommand,
+  ConverseStreamCommand,
+  InvokeModelWithResponseStreamCommand,
+} from '@aws-sdk/client-bedrock-runtime';
 import OpenAI from 'openai';
 import { BEDROCK_TEXT } from '../fakes/fake-bedrock';
 import { BEDROCK_MODEL, bedrockClient, rowOfRequester, uniqueRequester } from '../support/bedrock';
@@ -381,6 +385,27 @@ describe('Bedrock streams cut mid-answer, continued on another inference profile
     const fake = proxy.fakes.bedrock;
     expect(fake.requests.map((request) => request.model)).toEqual([BEDROCK_MODEL, FALLBACK_PROFILE]);
   }
+
+  it('Converse answering 503 on every attempt: the fallback profile answers, on its own path', async () => {
+    const fake = proxy.fakes.bedrock;
+    fake.reset();
+    for (let i = 0; i < 3; i++) fake.next({ status: 503, errorType: 'ServiceUnavailableException' });
+    fake.next({ usage: CONTINUATION });
+    const user = uniqueRequester('converse-fallback');
+    const answer = await bedrock(user).send(
+      new ConverseCommand({ modelId: BEDROCK_MODEL, messages: [{ role: 'user', content: [{ text: 'Hello' }] }] }),
+    );
+    expect(answer.output?.message?.content?.[0]?.text).toBe(BEDROCK_TEXT.join(''));
+    expect(fake.requests.map((request) => request.rawPath)).toEqual([
+      ...Array<string>(3).fill(`/model/${BEDROCK_MODEL}/converse`),
+      `/model/${FALLBACK_PROFILE}/converse`,
+    ]);
+    // The body goes as the client wrote it: Converse names its model in the path only.
+    expect(fake.requests[3]!.body.equals(fake.requests[0]!.body)).toBe(true);
+    const row = await rowOfRequester(proxy, user);
+    expect(row).toMatchObject({ status_code: 200, model: FALLBACK_PROFILE, input_tokens: 40, output_tokens: 30 });
+    expect(row.usage_estimated).toBeUndefined();
+  });
 
   it('ConverseStream: one stream of valid frames, the text once, one messageStop and one metadata', async () => {
     const fake = proxy.fakes.bedrock;
