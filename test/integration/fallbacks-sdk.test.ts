@@ -479,21 +479,39 @@ describe('Bedrock streams cut mid-answer, continued on another inference profile
     await expectContinuedRow(user, 'bedrock-2023-05-31userHello', delivered);
   });
 
-  it('a ConverseStream cut inside a tool call: the exception the SDK raises, no continuation sent', async () => {
-    const fake = proxy.fakes.bedrock;
-    fake.reset();
-    fake.next({ toolUse: true, cutAfterFrames: 3 });
-    const user = uniqueRequester('converse-tool-cut');
-    const answer = await bedrock(user).send(
-      new ConverseStreamCommand({ modelId: BEDROCK_MODEL, messages: [{ role: 'user', content: [{ text: 'Hello' }] }] }),
-    );
-    await expect(
-      (async () => {
+  it.each([
+    ['cut inside a tool call', [{ toolUse: true, cutAfterFrames: 3 }], /toolUse block cannot be continued/, 1],
+    [
+      'whose prefill the fallback refuses',
+      [{ cutAfterFrames: 3 }, { status: 400, errorType: 'ValidationException', errorMessage: 'No prefill here.' }],
+      /the fallback could not continue the answer/,
+      2,
+    ],
+  ] as const)(
+    'a ConverseStream %s: the exception the SDK raises names the first failure',
+    async (_, script, why, sent) => {
+      const fake = proxy.fakes.bedrock;
+      fake.reset();
+      for (const behaviour of script) fake.next(behaviour);
+      const user = uniqueRequester('converse-not-continued');
+      const answer = await bedrock(user).send(
+        new ConverseStreamCommand({
+          modelId: BEDROCK_MODEL,
+          messages: [{ role: 'user', content: [{ text: 'Hello' }] }],
+        }),
+      );
+      const failure = await (async () => {
         for await (const event of answer.stream!) void event;
-      })(),
-    ).rejects.toThrow(/toolUse block cannot be continued/);
-    expect(fake.requests).toHaveLength(1);
-    const row = await rowOfRequester(proxy, user);
-    expect(String(row.error)).toMatch(/toolUse block/);
-  });
+      })().then(
+        () => new Error('the stream ended as a success'),
+        (error: unknown) => error as Error,
+      );
+      expect(failure.message).toMatch(/upstream connection closed mid-response/);
+      expect(failure.message).toMatch(why);
+      expect(failure.message).not.toMatch(/No prefill here/);
+      expect(fake.requests).toHaveLength(sent);
+      const row = await rowOfRequester(proxy, user);
+      expect(String(row.error)).toMatch(why);
+    },
+  );
 });
