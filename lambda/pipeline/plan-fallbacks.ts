@@ -14,7 +14,7 @@ export function planFallbacks(): Step<Routed & Authenticated & Validated & Budge
   return {
     name: 'fallbacks',
     run(state) {
-      const model = state.body?.model;
+      const model = state.pathModel ?? state.body?.model;
       const planned = planFailover({
         headers: state.request.headers,
         mode: state.mode,
