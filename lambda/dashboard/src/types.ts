@@ -16,6 +16,20 @@ export type { ProviderId };
 export type AccountPrice = PriceJson;
 export type { PriceInput };
 
+/** One model's default fallbacks, in order (docs/fallbacks.md, "Defaults"). */
+export interface FallbackDefault {
+  provider: string;
+  model: string;
+  fallbacks: string[];
+}
+
+/** The account's default fallbacks and limits (seconds; null: the default). */
+export interface FallbackSettings {
+  fallbacks: FallbackDefault[];
+  first_token_timeout: number | null;
+  stall_timeout: number | null;
+}
+
 /** Where the proxy's AWS signing credentials come from, and what its last look for them found (docs/bedrock.md). */
 export interface Signing {
   source: 'aws-role' | 'local-credential-chain';
