@@ -64,6 +64,47 @@ describeInBrowser('default fallbacks in the dashboard', () => {
     }
   });
 
+  test("a token's own defaults are edited in its row, refused with the server's message, and win over the account's", async () => {
+    const account = await world.proxy.createAccount('token-fallbacks-ui');
+    await world.proxy.saveKey(account.token, 'prov-b');
+    const issued = (await (
+      await world.proxy.api('/api/tokens', { token: account.token, body: { name: 'app' } })
+    ).json()) as { token: string; token_id: string };
+    world.proxy.secrets.add(issued.token);
+    const set = await world.proxy.api(`/api/fallbacks/prov-b/${TEST_MODELS['prov-b']}`, {
+      method: 'PUT',
+      token: account.token,
+      body: { fallbacks: ['gpt-4o-mini'] },
+    });
+    expect(set.status).toBe(200);
+    const { context, page } = await newTab(world.browser);
+    try {
+      await signIn(page, world.proxy.url, account.token);
+      await openPage(page, 'tokens');
+      const row = page.locator(`[data-testid=token-row][data-token-id="${issued.token_id}"]`);
+      await row.getByTestId('token-settings-edit').click();
+      const field = row.getByTestId('token-settings-fallbacks');
+      await field.fill(`prov-b/${TEST_MODELS['prov-b']}: prov-a/claude-sonnet-4-5`);
+      await row.getByTestId('token-settings-save').click();
+      await expect(row.getByTestId('token-settings-error').textContent()).resolves.toContain('same API shape');
+      await field.fill(`prov-b/${TEST_MODELS['prov-b']}: gpt-4.1-mini`);
+      await row.getByTestId('token-settings-save').click();
+      await row.getByTestId('token-fallbacks').waitFor();
+      await expect(row.getByTestId('token-fallbacks').textContent()).resolves.toContain('gpt-4.1-mini');
+
+      for (let i = 0; i < 3; i++) world.proxy.fakes.fakes['prov-b'].next({ status: 503 });
+      const served = await callThroughSdk({
+        proxyBase: world.proxy.proxyBase,
+        provider: 'prov-b',
+        token: issued.token,
+        stream: false,
+      });
+      expect(served.model).toBe('gpt-4.1-mini');
+    } finally {
+      await context.close();
+    }
+  });
+
   test('a viewer sees the defaults but no form to change them', async () => {
     const account = await world.proxy.createAccount('fallbacks-viewer');
     const set = await world.proxy.api('/api/fallbacks/prov-b/gpt-4o', {

@@ -147,6 +147,10 @@ export function createApi(credential: Credential, onUnauthorized: (error: ApiErr
     /** Values that are not numbers are sent as typed, so the server's message names the field. */
     setTokenLimits: (tokenId: string, limits: { requests_per_minute: unknown; models: string[] | null }) =>
       call<TokenLimits & { token_id: string }>('PUT', pathTo(API_PATHS.tokenLimits, { tokenId }), limits),
+    setTokenFallbacks: (tokenId: string, fallbacks: FallbackDefault[]) =>
+      call<{ token_id: string; fallbacks: FallbackDefault[] }>('PUT', pathTo(API_PATHS.tokenFallbacks, { tokenId }), {
+        fallbacks,
+      }),
     revokeToken: (tokenId: string) => call<void>('DELETE', pathTo(API_PATHS.token, { tokenId })),
     setTokenBudget: (tokenId: string, budget: BudgetInput) =>
       call<Budget>('PUT', pathTo(API_PATHS.tokenBudget, { tokenId }), budget),

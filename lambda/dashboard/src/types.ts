@@ -80,6 +80,8 @@ export interface TokenInfo {
   /** The token's own tags, added to every row it makes (docs/tags.md). */
   tags?: Tags;
   limits?: TokenLimits;
+  /** Its own default fallbacks per model (docs/fallbacks.md, "Defaults"). */
+  fallbacks?: FallbackDefault[];
   /** A management token's role; null for a proxy-only token. */
   role?: Role | null;
   /** Who issued it: `token:<id>` or `person:<subject>`. */
