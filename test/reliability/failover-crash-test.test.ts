@@ -2,8 +2,8 @@
  * The failover crash test, after the public catalogue of failoverbench (scenarios/catalogue.yaml,
  * methodology v0.1): sixteen faults injected by a fake OpenAI-compatible provider on provider B,
  * each scored pass / partial / safe / fail from what the client got and what the provider saw.
- * Run twice at once through one local server, the runs' logs kept apart: with `x-proxy-fallback`
- * naming the catalogue's fallback model, and without any fallback.
+ * Every scenario runs at once through one local server, twice (with `x-proxy-fallback` naming the
+ * catalogue's fallback model, and without any fallback), each under its own run so the logs stay apart.
  *
  * At the catalogue's full timings (the published profile) by default; FAILOVER_PROFILE=fast
  * shortens the waits for a quick local look.
@@ -92,10 +92,9 @@ async function runScenario(scenario: Scenario, run: string, withFallback: boolea
   });
 }
 
-async function runAll(run: string, withFallback: boolean): Promise<Scored[]> {
-  const scored: Scored[] = [];
-  for (const scenario of SCENARIOS) scored.push(await runScenario(scenario, run, withFallback));
-  return scored;
+/** Every scenario at once, each under its own run so the provider keeps its log, counts and clock apart. */
+function runAll(run: string, withFallback: boolean): Promise<Scored[]> {
+  return Promise.all(SCENARIOS.map((scenario) => runScenario(scenario, `${run}:${scenario.id}`, withFallback)));
 }
 
 function card(title: string, scored: Scored[]): string {

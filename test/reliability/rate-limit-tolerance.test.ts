@@ -58,47 +58,54 @@ function busiestMinute(times: number[]): number {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
-test(`a client at 95 % of a limit of ${LIMIT} a minute, round-robin over three instances for over two minutes, is never refused`, async () => {
-  const token = await instances[0]!.createAccount('steady-95');
-  const spacing = MINUTE / (LIMIT * 0.95);
-  const statuses: number[] = [];
-  const inFlight: Promise<void>[] = [];
-  let lastSent = -Infinity;
-  const start = Date.now();
-  // Sent on a steady schedule without waiting for answers, and never closer together than the spacing (a late send does not catch up).
-  for (let i = 0; Date.now() - start < 130_000; i++) {
-    await sleep(Math.max(start + i * spacing, lastSent + spacing) - Date.now());
-    lastSent = Date.now();
-    inFlight.push(
-      callProxy(instances[i % 3]!, { provider: 'prov-b', token, prompt: `steady ${i}` }).then((result) => {
-        statuses.push(result.status);
+// The two clients run at the same time, each with its own account and token: the wall clock is the cost.
+test.concurrent(
+  `a client at 95 % of a limit of ${LIMIT} a minute, round-robin over three instances for over two minutes, is never refused`,
+  async () => {
+    const token = await instances[0]!.createAccount('steady-95');
+    const spacing = MINUTE / (LIMIT * 0.95);
+    const statuses: number[] = [];
+    const inFlight: Promise<void>[] = [];
+    let lastSent = -Infinity;
+    const start = Date.now();
+    // Sent on a steady schedule without waiting for answers, and never closer together than the spacing (a late send does not catch up).
+    for (let i = 0; Date.now() - start < 130_000; i++) {
+      await sleep(Math.max(start + i * spacing, lastSent + spacing) - Date.now());
+      lastSent = Date.now();
+      inFlight.push(
+        callProxy(instances[i % 3]!, { provider: 'prov-b', token, prompt: `steady ${i}` }).then((result) => {
+          statuses.push(result.status);
+        }),
+      );
+    }
+    await Promise.all(inFlight);
+    expect(statuses.length).toBeGreaterThan(120);
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
+    const times = admittedAt.get(tokenIdOf(token))!;
+    expect(times).toHaveLength(statuses.length);
+  },
+);
+
+test.concurrent(
+  `a client sending as fast as it can over three instances gets at most ${LIMIT} admitted in any 60 s`,
+  async () => {
+    const token = await instances[0]!.createAccount('greedy');
+    const statuses: number[] = [];
+    const start = Date.now();
+    // Six senders, two per instance, each sending its next request when the last is answered, for 75 s.
+    await Promise.all(
+      Array.from({ length: 6 }, async (_, sender) => {
+        for (let i = 0; Date.now() - start < 75_000; i++) {
+          const result = await callProxy(instances[sender % 3]!, { provider: 'prov-b', token, prompt: `greedy ${i}` });
+          statuses.push(result.status);
+        }
       }),
     );
-  }
-  await Promise.all(inFlight);
-  expect(statuses.length).toBeGreaterThan(120);
-  expect(statuses.filter((status) => status !== 200)).toEqual([]);
-  const times = admittedAt.get(tokenIdOf(token))!;
-  expect(times).toHaveLength(statuses.length);
-});
-
-test(`a client sending as fast as it can over three instances gets at most ${LIMIT} admitted in any 60 s`, async () => {
-  const token = await instances[0]!.createAccount('greedy');
-  const statuses: number[] = [];
-  const start = Date.now();
-  // Six senders, two per instance, each sending its next request when the last is answered, for 75 s.
-  await Promise.all(
-    Array.from({ length: 6 }, async (_, sender) => {
-      for (let i = 0; Date.now() - start < 75_000; i++) {
-        const result = await callProxy(instances[sender % 3]!, { provider: 'prov-b', token, prompt: `greedy ${i}` });
-        statuses.push(result.status);
-      }
-    }),
-  );
-  const times = admittedAt.get(tokenIdOf(token))!;
-  expect(statuses.filter((status) => status === 429).length).toBeGreaterThan(LIMIT);
-  expect(statuses.filter((status) => status === 200)).toHaveLength(times.length);
-  // The first minute's worth and then some, as the window slides.
-  expect(times.length).toBeGreaterThan(LIMIT);
-  expect(busiestMinute(times)).toBeLessThanOrEqual(LIMIT);
-});
+    const times = admittedAt.get(tokenIdOf(token))!;
+    expect(statuses.filter((status) => status === 429).length).toBeGreaterThan(LIMIT);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(times.length);
+    // The first minute's worth and then some, as the window slides.
+    expect(times.length).toBeGreaterThan(LIMIT);
+    expect(busiestMinute(times)).toBeLessThanOrEqual(LIMIT);
+  },
+);
