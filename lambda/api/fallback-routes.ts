@@ -65,11 +65,13 @@ function checkedModel(raw: string): string {
 }
 
 /** One model's defaults, checked as the proxy will use them: a 400 for what could never be. */
-function checkedDefaults(provider: string, model: string, fallbacks: string[]): [string, string[]] {
+function checkedDefaults(provider: string, rawModel: string, fallbacks: string[]): [string, string[]] {
+  refuseUnsafeText('provider', provider);
+  const model = checkedModel(rawModel);
   const entries = fallbacks.map((entry) => entry.trim());
   const problem = defaultsProblem(provider, entries);
   if (problem) throw new ValidationError(`fallbacks for ${defaultsKey(provider, model)}: ${problem}`, 'fallbacks');
-  return [defaultsKey(provider, checkedModel(model)), entries];
+  return [defaultsKey(provider, model), entries];
 }
 
 const seconds = (ms: number | undefined) => (ms === undefined ? null : ms / 1000);

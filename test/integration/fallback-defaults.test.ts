@@ -185,6 +185,12 @@ describe('the management API', () => {
     ['/api/fallbacks/prov-b/gpt-4o', { fallbacks: ['a', 'b', 'c', 'd'] }, 'fallbacks', /1 to 3/],
     ['/api/fallbacks/prov-b/gpt-4o', { fallbacks: [] }, 'fallbacks', /1 to 3/],
     ['/api/fallbacks/prov-b/gpt-4o', { fallbacks: ['a'], fallback: ['a'] }, 'fallback', /Unknown field/],
+    [
+      `/api/fallbacks/prov-b/${encodeURIComponent('gpt-4o\u202e')}`,
+      { fallbacks: ['gpt-4o-mini'] },
+      'model',
+      /bidirectional/,
+    ],
     ['/api/fallback-limits', { first_token_timeout: 0 }, 'first_token_timeout', /1 to 300/],
     ['/api/fallback-limits', { stall_timeout: '5' }, 'stall_timeout', /1 to 300/],
     [
