@@ -8,7 +8,7 @@ import type { Step } from './step';
 
 /**
  * Step 7b: the fallbacks `x-proxy-fallback` names, or else the token's or the account's defaults for
- * the body's model (the token's ride on its gate record, the account's come from the instance's short
+ * the model asked for (the token's ride on its gate record, the account's come from the instance's short
  * cache: no read of their own), held to the same rules as the model the request names before anything
  * is sent: each fallback must be on the token's model list, and priced when a budget binds the request
  * (each attempt is then counted at its own target's price).
@@ -20,7 +20,8 @@ export function planFallbacks(): Step<Routed & Authenticated & Validated & Budge
       const account = await reads.accountSettings.catch((error: unknown) => {
         throw new StoreUnavailableError(error);
       });
-      const model = typeof state.body?.model === 'string' ? state.body.model : '';
+      const asked = state.pathModel ?? state.body?.model;
+      const model = typeof asked === 'string' ? asked : '';
       const key = defaultsKey(state.provider.id, model);
       const { limits, fallbacks: tokenDefaults } = state.gate.record;
       const planned = planFailover({

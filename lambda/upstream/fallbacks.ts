@@ -1,4 +1,5 @@
 import { providerById, type Provider } from '../providers/registry';
+import { isModelId } from '../providers/routes';
 import type { Endpoint, EndpointKind } from '../providers/types';
 
 /** The request header naming the fallbacks, in order (docs/fallbacks.md). Never sent upstream (an `x-proxy-` header). */
@@ -19,8 +20,32 @@ export const MAX_FALLBACKS = 3;
 /** The bounds of a limit a request may set, in seconds. */
 const LIMIT_RANGE_S = { min: 1, max: 300 };
 
-/** Endpoints whose body names the model, so a fallback is the same body with another model. */
-const FALLBACK_KINDS: ReadonlySet<EndpointKind> = new Set(['chat', 'messages', 'responses', 'embeddings']);
+/** Endpoints that name a model (in the body, or Bedrock's path), so a fallback is the same request with another model. */
+const FALLBACK_KINDS: ReadonlySet<EndpointKind> = new Set([
+  'chat',
+  'messages',
+  'responses',
+  'embeddings',
+  'converse',
+  'invoke',
+]);
+
+/** The segment of an endpoint's path that names the model (Bedrock's `/model/{model}/…`). */
+const MODEL_SEGMENT = '{model}';
+
+/** The endpoint names the model in its path (Bedrock), not in the body. */
+export const modelInPath = (endpoint: Endpoint) => endpoint.path.includes(MODEL_SEGMENT);
+
+/**
+ * The target with the model in its path where the endpoint's path names one (Bedrock), checked as
+ * the route checks the model asked for: the path keeps its shape, so it reaches the same operation.
+ */
+function pathTarget(target: Target): Target | string {
+  const { endpoint, model } = target;
+  if (!modelInPath(endpoint)) return target;
+  if (!isModelId(model)) return `"${model}" is not a model id.`;
+  return { ...target, upstreamPath: endpoint.path.replace(MODEL_SEGMENT, encodeURIComponent(model)) };
+}
 
 /** Where one attempt goes: a provider, the model asked of it, and its endpoint there. */
 export interface Target {
@@ -80,16 +105,19 @@ function fallbackTarget(entry: string, input: PlanInput): Target | string {
   const { primary } = input;
   const slash = entry.indexOf('/');
   const named = slash > 0 ? providerById(entry.slice(0, slash)) : undefined;
-  if (!named) return { ...primary, model: entry };
+  if (!named) return pathTarget({ ...primary, model: entry });
   const model = entry.slice(slash + 1);
   if (!model) return `"${entry}" names no model after the provider.`;
   const endpoint = named.endpoints.find(
-    (candidate) => candidate.kind === primary.endpoint.kind && candidate.dialect.name === primary.endpoint.dialect.name,
+    (candidate) =>
+      candidate.kind === primary.endpoint.kind &&
+      candidate.dialect.name === primary.endpoint.dialect.name &&
+      Boolean(candidate.streams) === Boolean(primary.endpoint.streams),
   );
   if (!endpoint) return `provider ${named.id} has no ${primary.endpoint.kind} endpoint of the same API shape.`;
   if (named.id !== primary.provider.id && input.mode === 'pass-through')
     return `"${entry}" is another provider: a request carrying its own provider key (pass-through mode) can only fall back to models of the same provider.`;
-  return { provider: named, endpoint, model, upstreamPath: endpoint.path };
+  return pathTarget({ provider: named, endpoint, model, upstreamPath: endpoint.path });
 }
 
 function limitMs(value: string | undefined, fallback: number): number | undefined {
@@ -129,7 +157,7 @@ export function planFailover(input: PlanInput): PlanResult {
     // Defaults are for the requests that can fall back; only a header asking for the impossible is refused.
     if (chosen.fromHeader)
       return refuse(
-        'fallbacks apply to requests whose body names a model (chat completions, messages, responses, embeddings).',
+        'fallbacks apply to requests that name a model (chat completions, messages, responses, embeddings, Bedrock).',
       );
     return alone;
   }
