@@ -15,6 +15,7 @@ const ALLOWED = {
   auth: ['store', 'tags'],
   keys: ['providers', 'store'],
   'account-prices': ['pricing', 'providers', 'store'],
+  'account-settings': ['auth', 'upstream', 'store'],
   usage: ['providers', 'pricing', 'tags', 'http', 'store', 'streaming'],
   budgets: ['auth', 'usage', 'tags', 'store'],
   cache: ['providers', 'sse', 'eventstream', 'store'],
@@ -34,6 +35,7 @@ const ALLOWED = {
     'providers',
     'pricing',
     'account-prices',
+    'account-settings',
     'http',
   ],
   pipeline: [
@@ -42,6 +44,7 @@ const ALLOWED = {
     'cache',
     'keys',
     'account-prices',
+    'account-settings',
     'usage',
     'tags',
     'providers',
