@@ -9,7 +9,6 @@ import { join } from 'node:path';
 import { FULL_VCPU_MB } from '../lib/cost-model';
 
 const CPU_ROOT = '/sys/fs/cgroup/cpu';
-const PERIOD_US = 100_000;
 
 export interface CpuQuota {
   memoryMb: number;
@@ -23,17 +22,17 @@ export interface CpuQuota {
 }
 
 /** The quota of one period that Lambda's share at this memory is. */
-export const lambdaShareQuotaUs = (memoryMb: number) =>
-  Math.round((Math.min(memoryMb, FULL_VCPU_MB) / FULL_VCPU_MB) * PERIOD_US);
+export const lambdaShareQuotaUs = (memoryMb: number, periodUs: number) =>
+  Math.round((Math.min(memoryMb, FULL_VCPU_MB) / FULL_VCPU_MB) * periodUs);
 
-export function cpuQuota(memoryMb: number): CpuQuota | { unavailable: string } {
+export function cpuQuota(memoryMb: number, periodUs: number): CpuQuota | { unavailable: string } {
   if (!existsSync(join(CPU_ROOT, 'cpu.cfs_quota_us')))
     return { unavailable: `no cgroup v1 cpu hierarchy at ${CPU_ROOT}` };
-  const group = join(CPU_ROOT, `bench-lambda-share-${process.pid}`);
-  const quotaUs = lambdaShareQuotaUs(memoryMb);
+  const group = join(CPU_ROOT, `bench-lambda-share-${process.pid}-${periodUs}`);
+  const quotaUs = lambdaShareQuotaUs(memoryMb, periodUs);
   try {
     mkdirSync(group);
-    writeFileSync(join(group, 'cpu.cfs_period_us'), String(PERIOD_US));
+    writeFileSync(join(group, 'cpu.cfs_period_us'), String(periodUs));
     writeFileSync(join(group, 'cpu.cfs_quota_us'), String(quotaUs));
   } catch (error) {
     return { unavailable: `cannot create a cpu cgroup: ${(error as Error).message}` };
@@ -41,7 +40,7 @@ export function cpuQuota(memoryMb: number): CpuQuota | { unavailable: string } {
   return {
     memoryMb,
     quotaUs,
-    periodUs: PERIOD_US,
+    periodUs,
     hold: (pid) => writeFileSync(join(group, 'cgroup.procs'), String(pid)),
     release: (pid) => writeFileSync(join(CPU_ROOT, 'cgroup.procs'), String(pid)),
     remove: () => rmdirSync(group),

@@ -19,7 +19,7 @@ export const LABELS: Record<ContenderId, string> = {
   cacheHit: 'this proxy, cache hit',
 };
 
-export type PhaseId = 'c1' | 'c1quota' | 'c16' | 'c64' | 'stream' | 'cache';
+export type PhaseId = 'c1' | 'c1quota' | 'c1quotaRested' | 'c1quotaSlice20' | 'c16' | 'c64' | 'stream' | 'cache';
 
 export interface Phase {
   id: PhaseId;
@@ -32,8 +32,11 @@ export interface Phase {
   /** Each client waits this long after every answer before its next request. */
   pauseMs?: number;
   stream?: boolean;
-  /** The proxy's process is held to Lambda's CPU share at the default memory for its slots (cpu-quota.ts). */
-  lambdaShare?: boolean;
+  /**
+   * The proxy's process is held to Lambda's CPU share at the default memory for its slots
+   * (cpu-quota.ts), the share given per period of this length.
+   */
+  lambdaShare?: { periodMs: number };
 }
 
 const MAIN: ContenderId[] = ['direct', 'pipe', 'stored', 'passThrough', 'portkey'];
@@ -57,12 +60,30 @@ export const PHASES: Phase[] = [
   },
   {
     id: 'c1quota',
-    title: `c=1 paced, the proxy held to Lambda's CPU share at ${DEFAULTS.memoryMb} MB (a cgroup CPU quota)`,
+    title: `c=1 paced, the proxy held to Lambda's CPU share at ${DEFAULTS.memoryMb} MB (a cgroup CPU quota): answers 20 ms apart ask more CPU a second than the share gives`,
     contenders: ['direct', 'stored'],
     concurrency: 1,
     count: scale(120, 20),
     pauseMs: 20,
-    lambdaShare: true,
+    lambdaShare: { periodMs: 100 },
+  },
+  {
+    id: 'c1quotaRested',
+    title: `c=1, the same share, each request after a full period of rest (as an instance sees requests when answers take seconds)`,
+    contenders: ['direct', 'stored'],
+    concurrency: 1,
+    count: scale(80, 20),
+    pauseMs: 100,
+    lambdaShare: { periodMs: 100 },
+  },
+  {
+    id: 'c1quotaSlice20',
+    title: `c=1, the same share given per 20 ms period (the slice reported for Lambda by public measurements), each request after rest`,
+    contenders: ['direct', 'stored'],
+    concurrency: 1,
+    count: scale(80, 20),
+    pauseMs: 100,
+    lambdaShare: { periodMs: 20 },
   },
   {
     id: 'c16',
@@ -149,6 +170,13 @@ export interface Round {
   storeRoundTripMs?: { p50: number; p90: number; calls: number };
 }
 
+/** One CPU quota a Lambda-share phase ran under. */
+export interface LambdaShare {
+  memoryMb: number;
+  quotaUs: number;
+  periodUs: number;
+}
+
 export interface Results {
   quick: boolean;
   commit: string;
@@ -162,7 +190,7 @@ export interface Results {
   phases: Phase[];
   lambdaBundleBytes: number;
   /** The Lambda-share quota the c1quota phase ran under, or why it could not run. */
-  lambdaShare?: { memoryMb: number; quotaUs: number; periodUs: number } | { unavailable: string };
+  lambdaShare?: LambdaShare[] | LambdaShare | { unavailable: string };
   /** 1, 5 and 15-minute load averages (os.loadavg) at the run's start and end; `machine.cores` is what they compare with. */
   loadStart?: number[];
   loadEnd?: number[];

@@ -72,6 +72,8 @@ const GAP_MAX = col('event gap max ms', (s) => s.gapMax);
 const TABLES: Record<PhaseId, { columns: Column[]; ratios: Column[] }> = {
   c1: { columns: [P50, P90, ADDED_P50, ADDED_P90, CPU, DYNAMO_CPU, ERRORS], ratios: [ADDED_P50, ADDED_P90, CPU] },
   c1quota: { columns: [P50, P90, ADDED_P50, ADDED_P90, CPU, DYNAMO_CPU, ERRORS], ratios: [] },
+  c1quotaRested: { columns: [P50, P90, ADDED_P50, ADDED_P90, CPU, DYNAMO_CPU, ERRORS], ratios: [] },
+  c1quotaSlice20: { columns: [P50, P90, ADDED_P50, ADDED_P90, CPU, DYNAMO_CPU, ERRORS], ratios: [] },
   c16: { columns: [P50, P99, ADDED_P50, ADDED_P99, RPS, CPU, DYNAMO_CPU, ERRORS], ratios: [ADDED_P50, ADDED_P99, CPU] },
   c64: { columns: [RPS, P50, P90, P99, CPU, DYNAMO_CPU, ERRORS], ratios: [RPS, CPU] },
   stream: {
@@ -184,6 +186,15 @@ function phaseSection(results: Results, phaseIndex: number): string {
   return lines.join('\n');
 }
 
+/** What the Lambda-share phases held the proxy to, or why they did not run. */
+function lambdaShareNote(share: Results['lambdaShare']): string {
+  if (share === undefined) return '';
+  if ('unavailable' in share) return `The Lambda-share phases were not run: ${share.unavailable}.`;
+  const quotas = Array.isArray(share) ? share : [share];
+  const held = quotas.map((quota) => `${quota.quotaUs} µs of CPU per ${quota.periodUs} µs`).join(', or ');
+  return `The Lambda-share phases held the proxy's process to ${held} (Lambda's share of a core at ${quotas[0]?.memoryMb} MB), DynamoDB Local and the provider stand-in outside the quota.`;
+}
+
 export function renderResults(results: Results): string {
   const { rounds } = results;
   const load = (values: number[]) => values.map((value) => value.toFixed(2)).join(' / ');
@@ -240,11 +251,7 @@ export function renderResults(results: Results): string {
       ],
     ),
     '',
-    results.lambdaShare === undefined
-      ? ''
-      : 'unavailable' in results.lambdaShare
-        ? `The Lambda-share phase was not run: ${results.lambdaShare.unavailable}.`
-        : `The Lambda-share phase held the proxy's process to ${results.lambdaShare.quotaUs} µs of CPU per ${results.lambdaShare.periodUs} µs (Lambda's share of a core at ${results.lambdaShare.memoryMb} MB), DynamoDB Local and the provider stand-in outside the quota.`,
+    lambdaShareNote(results.lambdaShare),
     '',
     `A p99 is given only from slots of at least ${MIN_P99_SAMPLES} answers, and a ratio only over a divisor of at least ${MIN_DIVISOR}.`,
     '',

@@ -118,11 +118,12 @@ async function runSlot(
   phase: Phase,
   contender: Contender,
   dynamoPid: number,
-  quota?: CpuQuota,
+  quotas: ReadonlyMap<number, CpuQuota>,
 ): Promise<Slot> {
   const request = contender.request(phase.stream === true);
-  // The Lambda-share phase holds the contender's process to the quota for its slot only.
-  const held = phase.lambdaShare && quota && contender.pid !== undefined ? contender.pid : undefined;
+  // A Lambda-share phase holds the contender's process to its quota for its slot only.
+  const quota = phase.lambdaShare ? quotas.get(phase.lambdaShare.periodMs * 1000) : undefined;
+  const held = quota && contender.pid !== undefined ? contender.pid : undefined;
   if (held !== undefined) quota!.hold(held);
   const cpuBefore = contender.pid === undefined ? 0 : cpuMs(contender.pid);
   const dynamoBefore = cpuMs(dynamoPid);
@@ -240,11 +241,16 @@ async function main(): Promise<void> {
     },
   };
   const processes = { proxy: proxy.pid, pipe: pipe.pid, portkey: portkey.pid, dynamodbLocal: dynamoPid };
-  // Lambda's CPU share at the default memory, for the phase that needs it; skipped where the machine has no cgroup for it.
-  const share = cpuQuota(DEFAULTS.memoryMb);
-  const quota = 'unavailable' in share ? undefined : share;
-  if (!quota) log(`! the Lambda-share phase is skipped: ${(share as { unavailable: string }).unavailable}`);
-  const phases = PHASES.filter((phase) => !phase.lambdaShare || quota);
+  // Lambda's CPU share at the default memory, one quota per period a phase asks for; skipped where the machine has no cgroup for it.
+  const quotas = new Map<number, CpuQuota>();
+  let unavailable: string | undefined;
+  for (const periodMs of new Set(PHASES.flatMap((phase) => (phase.lambdaShare ? [phase.lambdaShare.periodMs] : [])))) {
+    const share = cpuQuota(DEFAULTS.memoryMb, periodMs * 1000);
+    if ('unavailable' in share) unavailable = share.unavailable;
+    else quotas.set(share.periodUs, share);
+  }
+  if (unavailable) log(`! the Lambda-share phases are skipped: ${unavailable}`);
+  const phases = PHASES.filter((phase) => !phase.lambdaShare || quotas.has(phase.lambdaShare.periodMs * 1000));
   const rounds: Round[] = [];
   try {
     await primeCache(load, contenders.cacheHit.request(false));
@@ -267,7 +273,7 @@ async function main(): Promise<void> {
       for (const phase of phases) {
         const slots: Partial<Record<ContenderId, Slot>> = {};
         for (const id of order.filter((candidate) => phase.contenders.includes(candidate))) {
-          const slot = await runSlot(load, phase, contenders[id], dynamoPid, quota);
+          const slot = await runSlot(load, phase, contenders[id], dynamoPid, quotas);
           slots[id] = slot;
           const cpu = slot.cpuMsPerRequest === undefined ? '' : `, CPU ${slot.cpuMsPerRequest.toFixed(2)} ms/request`;
           log(
@@ -295,7 +301,7 @@ async function main(): Promise<void> {
     await Promise.all([proxy.stop(), pipe.stop(), portkey.stop()]);
     await dynamo.stop();
     await upstream.close();
-    quota?.remove();
+    for (const quota of quotas.values()) quota.remove();
   }
   const results: Results = {
     quick: QUICK,
@@ -313,7 +319,9 @@ async function main(): Promise<void> {
     upstream: UPSTREAM,
     phases,
     lambdaBundleBytes: statSync(LAMBDA_BUNDLE).size,
-    lambdaShare: quota ? { memoryMb: quota.memoryMb, quotaUs: quota.quotaUs, periodUs: quota.periodUs } : share,
+    lambdaShare: unavailable
+      ? { unavailable }
+      : [...quotas.values()].map(({ memoryMb, quotaUs, periodUs }) => ({ memoryMb, quotaUs, periodUs })),
     loadStart,
     loadEnd: loadavg(),
     rounds,

@@ -53,7 +53,7 @@ beforeAll(async () => {
   expect(response.status).toBe(200);
   const text = await response.text();
   answer = { bytes: Buffer.byteLength(text), body: JSON.parse(text) as StatsSummary };
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await proxy?.stop();
@@ -172,7 +172,7 @@ test('past the day’s cap on rollup items, rows count under (other) for both la
   expect(sum(summary.by_model)).toEqual(exact);
   expect(summary.by_requester.at(-1)).toMatchObject({ requester: OTHER_LABEL, past_daily_cap: true });
   expect(summary.by_model.at(-1)).toMatchObject({ model: OTHER_LABEL, past_daily_cap: true });
-}, 120_000);
+}, 300_000);
 
 /** The store client, counting the items its queries bring back (the rollup items a summary reads). */
 function countingItems(inner: DocumentClient): { doc: DocumentClient; readonly items: number } {
