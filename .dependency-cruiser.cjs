@@ -15,6 +15,7 @@ const ALLOWED = {
   auth: ['store', 'tags'],
   keys: ['providers', 'store'],
   'account-prices': ['pricing', 'providers', 'store'],
+  'account-settings': ['auth', 'upstream', 'store'],
   usage: ['providers', 'pricing', 'tags', 'http', 'store', 'streaming'],
   budgets: ['auth', 'usage', 'tags', 'store'],
   cache: ['providers', 'sse', 'eventstream', 'store'],
@@ -33,6 +34,7 @@ const ALLOWED = {
     'providers',
     'pricing',
     'account-prices',
+    'account-settings',
     'http',
   ],
   pipeline: [
@@ -41,6 +43,7 @@ const ALLOWED = {
     'cache',
     'keys',
     'account-prices',
+    'account-settings',
     'usage',
     'tags',
     'providers',

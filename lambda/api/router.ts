@@ -13,6 +13,7 @@ import { healthRoutes } from './health-routes';
 import { keyRoutes } from './key-routes';
 import { logRoutes } from './log-routes';
 import { priceRoutes } from './price-routes';
+import { fallbackRoutes } from './fallback-routes';
 import type { ApiRoute } from './route-types';
 import { statsRoutes } from './stats-routes';
 import { tokenRoutes } from './token-routes';
@@ -29,6 +30,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   ...tokenSettingRoutes,
   ...budgetRoutes,
   ...priceRoutes,
+  ...fallbackRoutes,
   ...alertRoutes,
   ...auditRoutes,
   ...signInRoutes,

@@ -5,6 +5,7 @@ import { jsonResponse } from '../http/response';
 import { budgetJson } from './budget-routes';
 import { jsonBody, parseBody, roleField, strictBody, tokenName } from './request-body';
 import { limitsJson, ownToken } from './token-settings';
+import { defaultsJson } from '../account-settings/failover-settings';
 import { requireRole } from './authorize';
 import type { Scope } from '../auth/ports';
 import type { ApiRoute } from './route-types';
@@ -50,6 +51,7 @@ export const tokenRoutes: ApiRoute[] = [
             budget: budget ? budgetJson(budget) : null,
             tags: t.tags ?? {},
             limits: limitsJson(t.limits),
+            fallbacks: defaultsJson(t.fallbacks),
             role: t.scopes.includes('manage') ? (t.role ?? 'admin') : null,
             created_by: t.createdBy ?? null,
           };

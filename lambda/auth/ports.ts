@@ -23,6 +23,8 @@ export interface TokenRecord {
   /** The token's own tags, added to every row it makes (docs/tags.md). */
   tags?: Tags;
   limits?: TokenLimits;
+  /** Its default fallbacks per model (docs/fallbacks.md), on its gate item like its limits. */
+  fallbacks?: FallbackDefaults;
   /**
    * What a `manage` token may do in its account (docs/people.md). Absent on tokens issued without one,
    * which keep today's behaviour: `admin`.
@@ -40,8 +42,14 @@ export interface TokenLimits {
   models?: string[];
 }
 
-/** One change to a token's settings: its tags, or its limits (each replaces what it had). */
-export type TokenUpdate = { tags: Tags } | { limits: TokenLimits };
+/**
+ * Default fallbacks per model, keyed `<provider>/<model>` (the body's model on that provider), each an
+ * ordered list in the syntax of the `x-proxy-fallback` header (docs/fallbacks.md).
+ */
+export type FallbackDefaults = Record<string, string[]>;
+
+/** One change to a token's settings: its tags, its limits or its default fallbacks (each replaces what it had). */
+export type TokenUpdate = { tags: Tags } | { limits: TokenLimits } | { fallbacks: FallbackDefaults };
 
 export interface AccountStore {
   createAccount(input: { accountId: string; name?: string; createdAt: string }): Promise<void>;

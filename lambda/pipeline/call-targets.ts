@@ -1,13 +1,13 @@
 import type { Deps } from '../wiring/deps';
 import { UpstreamEncodingError, ValidationError } from '../base/errors';
 import { openStoredKey } from '../keys/open-stored-key';
-import { appendToArrayMember, setMember } from '../providers/dialects/json-splice';
+import { setMember } from '../providers/dialects/json-splice';
 import { upstreamUrl, type Provider } from '../providers/registry';
 import { firstAnswer, type AttemptRecord, type TargetCall } from '../upstream/attempts';
 import { signAwsRequest } from '../upstream/aws-signing';
 import { callUpstream, type UpstreamResponse } from '../upstream/call-upstream';
 import { bodyDecoding, type BodyDecoding } from '../upstream/content-encoding';
-import { FALLBACK_HEADER, targetLabel, type Target } from '../upstream/fallbacks';
+import { FALLBACK_HEADER, modelInPath, targetLabel, type Target } from '../upstream/fallbacks';
 import { upstreamRequestHeaders } from '../upstream/headers';
 import { queryWithoutSecrets } from '../upstream/query';
 import type { InvocationContext } from './pipeline';
@@ -19,8 +19,8 @@ export type CallDeps = Pick<Deps, 'config' | 'awsCredentials' | 'providerKeys' |
 /** How the request is sent: as the client wrote it, or continuing an answer a cut stream had begun. */
 export type Sending =
   | { kind: 'request' }
-  /** The answer so far as the assistant's prefill: the target carries on from it. */
-  | { kind: 'prefill'; text: string }
+  /** The answer so far as the assistant's prefill (`edit` puts it in the body): the target carries on from it. */
+  | { kind: 'prefill'; edit: (body: Buffer) => Buffer }
   /** The client's request again, for a target that refuses a prefill: it answers from the start. */
   | { kind: 'restart' };
 
@@ -136,9 +136,10 @@ async function targetRequest(options: CallTargets, target: Target, index: number
     queryWithoutSecrets(state.request.rawQuery, proxySecrets),
   );
   const asked = upstreamBody(state, provider);
-  let body = index === 0 ? asked.body : setMember(asked.body, 'model', JSON.stringify(target.model));
-  if (sending.kind === 'prefill')
-    body = appendToArrayMember(body, 'messages', JSON.stringify({ role: 'assistant', content: sending.text }));
+  // A model named in the path (Bedrock) is in the target's path already.
+  const modelInBody = index !== 0 && !modelInPath(target.endpoint);
+  let body = modelInBody ? setMember(asked.body, 'model', JSON.stringify(target.model)) : asked.body;
+  if (sending.kind === 'prefill') body = sending.edit(body);
   const key = provider.id === state.provider.id ? state.upstreamKey : await fallbackKey(deps, state, target);
   const headers = upstreamRequestHeaders(
     state.request.headers,

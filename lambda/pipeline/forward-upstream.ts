@@ -4,7 +4,8 @@ import { ServerStoppedError } from '../base/errors';
 import type { Deps } from '../wiring/deps';
 import { plainErrorText } from '../providers/dialects/error-text';
 import type { Dialect, StreamCut } from '../providers/types';
-import { ChatSplice, DeliveredText } from '../streaming/chat-splice';
+import type { Continuer } from '../streaming/continuation';
+import { continuerFor } from '../streaming/continuers';
 import { EventStreamRedactor } from '../streaming/event-stream-redact';
 import { SecretRedactor, searchableSecrets } from '../streaming/redact';
 import { SseRedactor } from '../streaming/sse-redact';
@@ -42,7 +43,7 @@ export type ForwardDeps = CallDeps & Pick<Deps, 'log'>;
 /**
  * Step 10, the handler: call the provider (its fallbacks in turn, call-targets.ts), tap its answer
  * for usage, pipe it back unchanged, and finish once — the row's ending, and the cache fill
- * settled — however the body ends. A chat stream cut mid-answer with a fallback left is continued
+ * settled — however the body ends. A stream cut mid-answer with a fallback left is continued
  * there (continueStream). A call that fails throws; pipeline.ts records it.
  */
 export function forwardUpstream(deps: ForwardDeps) {
@@ -73,11 +74,9 @@ export function forwardUpstream(deps: ForwardDeps) {
     // Tap.
     const answer = describeAnswer(upstream, dialect);
     const ok = answer.status >= 200 && answer.status < 300;
-    // What the client has of a chat stream, for a fallback to continue from if the stream breaks.
-    const delivered =
-      ok && state.stream && answer.format === 'sse' && dialect.name === 'chat' && targets.length > 1
-        ? new DeliveredText()
-        : undefined;
+    // What the client has of the stream, for a fallback to continue from if the stream breaks.
+    const continuer =
+      ok && state.stream && targets.length > 1 ? continuerFor(dialect.name, answer.format, state.body) : undefined;
     const tap = new UsageTap({
       dialect,
       format: answer.format,
@@ -87,7 +86,7 @@ export function forwardUpstream(deps: ForwardDeps) {
       // Usage the body doesn't carry may come with the headers (Bedrock's token counts).
       headerUsage: dialect.usageFromHeaders?.(upstream.headers),
       // The entry is committed before the client sees the end, so a retry right after always hits.
-      copy: alsoTo(cacheFill.begin(answer), delivered),
+      copy: alsoTo(cacheFill.begin(answer), continuer),
     });
 
     // Finish.
@@ -123,8 +122,9 @@ export function forwardUpstream(deps: ForwardDeps) {
       const target = targets[answering];
       ended({
         status: upstream.status,
-        // The tap read the first stream's model; a continued stream was answered by its last target.
-        model: continuedFrom.length ? target.model : result.model,
+        // The tap read the first stream's model; a continued stream was answered by its last target,
+        // and an answer that names no model (Bedrock's) by the target it came from.
+        model: continuedFrom.length ? target.model : (result.model ?? (answering !== 0 ? target.model : undefined)),
         usage: result.usage,
         error,
         cutOff,
@@ -160,20 +160,20 @@ export function forwardUpstream(deps: ForwardDeps) {
               : new SecretRedactor(secrets),
         tap,
         // With a fallback left, a silent stream is given up sooner: the fallback continues it.
-        stallMs: delivered && more ? state.failover.stallMs : deps.config.upstreamTimeoutMs,
+        stallMs: continuer && more ? state.failover.stallMs : deps.config.upstreamTimeoutMs,
         deadline: deadline && { inMs: Math.max(0, deadlineAt! - performance.now()), reason: deadline.reason },
         closingBytes,
         // A server that is stopping reads nothing more for a client it cut itself.
         mayReadOn: () => !(context?.clientGone?.reason instanceof ServerStoppedError),
-        handOver: delivered && more ? () => true : undefined,
+        handOver: continuer && more ? () => true : undefined,
         onEnd: (end) => (end.kind === 'handed-over' ? void continueStream(end) : finish(end)),
       });
       return decoder !== undefined;
     };
 
     /**
-     * A chat stream broke off after bytes went out: the next target carries on from what was sent
-     * (the assistant's prefill), spliced into the same stream. A target that refuses a prefill
+     * A stream broke off after bytes went out: the next target carries on from what was sent
+     * (the assistant's prefill), spliced into the same stream. A chat target that refuses a prefill
      * answers from the start instead, and its answer is used only if it begins with what was sent.
      * Anything else ends the stream with an error in its own format that names the first failure.
      */
@@ -185,15 +185,17 @@ export function forwardUpstream(deps: ForwardDeps) {
         finish({ kind: 'cut', reason: why });
       };
       const couldNot = `${end.reason}; the fallback could not continue the answer`;
-      if (!delivered || delivered.overflowed) return fail(end.reason);
-      const text = delivered.text;
+      const unsound = continuer?.unsound();
+      if (!continuer || unsound) return fail(unsound ? `${end.reason}; ${unsound}` : end.reason);
       try {
-        let next = await call(answering + 1, { kind: 'prefill', text });
-        let splice = new ChatSplice('');
+        // What the client has now is what the continuation must follow.
+        let splice = continuer.splice(couldNot);
+        let next = await call(answering + 1, { kind: 'prefill', edit: (body) => continuer.prefill(body) });
         if (next.upstream.status >= 400 && next.upstream.status < 500) {
           next.upstream.abort();
+          if (!continuer.restart) return fail(couldNot);
+          splice = continuer.restart(couldNot);
           next = await call(next.index, { kind: 'restart' });
-          splice = new ChatSplice(text, couldNot);
         }
         if (next.upstream.status < 200 || next.upstream.status >= 300) {
           next.upstream.abort();
@@ -226,12 +228,12 @@ export function forwardUpstream(deps: ForwardDeps) {
   };
 }
 
-/** The tap's copy of the answer, also read for the text delivered so far. */
-function alsoTo(copy: AnswerCopy | undefined, delivered: DeliveredText | undefined): AnswerCopy | undefined {
-  if (!delivered) return copy;
+/** The tap's copy of the answer, also read for what the client has so far. */
+function alsoTo(copy: AnswerCopy | undefined, continuer: Continuer | undefined): AnswerCopy | undefined {
+  if (!continuer) return copy;
   return {
     append(text) {
-      delivered.append(text);
+      continuer.append(text);
       copy?.append(text);
     },
     finish: (result) => copy?.finish(result) ?? Promise.resolve(),

@@ -17,6 +17,7 @@ type ReadDeps = Pick<
   | 'budgetHints'
   | 'providerKeys'
   | 'accountPrices'
+  | 'accountSettings'
   | 'cache'
   | 'now'
   | 'preForwardBudget'
@@ -28,7 +29,7 @@ type ReadDeps = Pick<
  * budget or cache in play this is one call: the token gate (token check and rate count, token-gate.ts).
  * The stored key comes from the instance's short cache (a read beside the gate when cold), a
  * named requester's budget and the request's tag budgets are read beside the gate, and so is the
- * cache entry when asked for. The account's own prices come from the instance's short cache too.
+ * cache entry when asked for. The account's own prices and failover settings come from the instance's short cache too.
  * Each is awaited by the step that needs it; none rejects unawaited. All are held to one budget
  * (`preForwardBudget`): a read not done by then fails as the store being unavailable (a 503,
  * `Retry-After: 1`), except the cache lookup, which like any failed cache read makes the request a miss.
@@ -64,6 +65,7 @@ export function startStoreReads(
         ? inBudget(deps.providerKeys.get(token.accountId, state.provider.id), 'stored key')
         : NO_KEY_READ,
     accountPrices: inBudget(deps.accountPrices.list(token.accountId), 'account prices'),
+    accountSettings: inBudget(deps.accountSettings.get(token.accountId), 'account settings'),
     cachedResponse: cachedResponse && budget.bound(cachedResponse, 'the cache lookup').catch(() => undefined),
   };
 }

@@ -15,6 +15,7 @@ import type { AccountPrice } from '../account-prices/account-price';
 import type { Prices } from '../account-prices/priced-for-account';
 import type { Tags, TagsCheck } from '../tags/tags';
 import type { FailoverPlan } from '../upstream/fallbacks';
+import type { AccountFailover } from '../account-settings/failover-settings';
 
 /*
  * What one request has proved so far. Each step of the pipeline (proxy-handler.ts) takes the
@@ -72,6 +73,8 @@ export type StoreReads = {
   providerKey: Promise<StoredProviderKey | undefined>;
   /** The account's own prices, from the instance's short cache (a read beside the gate when cold). */
   accountPrices: Promise<AccountPrice[]>;
+  /** The account's default fallbacks and limits, from the instance's short cache likewise. */
+  accountSettings: Promise<AccountFailover>;
   cachedResponse?: Promise<CachedResponse | undefined>;
 };
 

@@ -56,9 +56,12 @@ function modelOf(segment: string): string | undefined {
   } catch {
     return undefined;
   }
-  if (!MODEL_ID.test(model) || model.split('/').some((part) => part === '' || part === '.' || part === '..'))
-    return undefined;
-  return model;
+  return isModelId(model) ? model : undefined;
+}
+
+/** A model id fit for a path's `{model}` segment: no `.`/`..` part, nothing that would change the path's shape once encoded. */
+export function isModelId(model: string): boolean {
+  return MODEL_ID.test(model) && !model.split('/').some((part) => part === '' || part === '.' || part === '..');
 }
 
 /**

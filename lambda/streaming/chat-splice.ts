@@ -1,11 +1,10 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import { tryParseJson } from '../base/json';
+import { appendToArrayMember } from '../providers/dialects/json-splice';
 import { SseDecoder } from '../sse/sse-decoder';
 import type { SseEvent } from '../sse/sse-event';
+import { MAX_PREFILL_CHARS, type Continuer } from './continuation';
 import { RelayCut } from './relay';
-
-/** The longest answer text kept for a continuation's prefill: a longer stream that breaks ends with an error instead. */
-export const MAX_PREFILL_CHARS = 1_000_000;
 
 type Chunk = { choices?: Array<{ delta?: { content?: unknown; role?: unknown } }> };
 
@@ -46,6 +45,23 @@ export class DeliveredText {
   get text(): string {
     return this.parts.join('');
   }
+}
+
+/**
+ * Continues a chat-completions stream on another target: the answer so far as the assistant's
+ * message (sent as it is: the API takes no prefill, a model may still carry it on), or, for a target
+ * that refuses it, the answer from the start checked against what was sent.
+ */
+export function chatContinuer(): Continuer {
+  const delivered = new DeliveredText();
+  return {
+    append: (text) => delivered.append(text),
+    unsound: () => (delivered.overflowed ? `more than ${MAX_PREFILL_CHARS} characters of answer` : undefined),
+    prefill: (body) =>
+      appendToArrayMember(body, 'messages', JSON.stringify({ role: 'assistant', content: delivered.text })),
+    splice: () => new ChatSplice(''),
+    restart: (failure) => new ChatSplice(delivered.text, failure),
+  };
 }
 
 /**

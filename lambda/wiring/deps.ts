@@ -33,6 +33,9 @@ import { CachedProviderKeys } from '../keys/cached-provider-keys';
 import { CachedAccountPrices } from '../account-prices/cached-account-prices';
 import { DynamoAccountPriceStore } from '../account-prices/dynamodb/account-price-store';
 import type { AccountPriceStore } from '../account-prices/ports';
+import { CachedAccountSettings } from '../account-settings/cached-account-settings';
+import { DynamoAccountSettingsStore } from '../account-settings/dynamodb/account-settings-store';
+import type { AccountSettingsStore } from '../account-settings/ports';
 import type { AccountStore, TokenGate } from '../auth/ports';
 import type { ProviderKeyStore, SecretSealer } from '../keys/ports';
 import type { BudgetStore, SpendFold } from '../budgets/ports';
@@ -80,6 +83,8 @@ export interface Deps {
   prices: PriceTable;
   /** Each account's own prices (docs/usage-and-pricing.md, "Account prices"), kept per instance for a short while. */
   accountPrices: AccountPriceStore;
+  /** Each account's default fallbacks and limits (docs/fallbacks.md), kept per instance for a short while. */
+  accountSettings: AccountSettingsStore;
   adminKey: () => Promise<string | undefined>;
   /** Whether a store error means the store is unavailable for now (not a refusal or a bug), as the adapter in use tells it. */
   isStoreOutage: (error: unknown) => boolean;
@@ -195,6 +200,7 @@ export function buildDeps(config: Config = loadConfig(), log: Logger = jsonLogge
     sealer,
     prices: loadPriceTable(config.pricingFile),
     accountPrices: new CachedAccountPrices(new DynamoAccountPriceStore(doc, tables.accounts), () => deps.now()),
+    accountSettings: new CachedAccountSettings(new DynamoAccountSettingsStore(doc, tables.accounts), () => deps.now()),
     adminKey: adminKeySource({ key: config.adminKey, readSecret }),
     isStoreOutage,
     preForwardBudget: () => sharedDeadline(PRE_FORWARD_BUDGET_MS),

@@ -39,6 +39,8 @@ export interface Behaviour {
   resetBeforeHeaders?: boolean;
   /** Destroy the socket after this many events, where the next would come (JSON: after half the body). */
   resetMidStream?: number;
+  /** Send this many events of a stream, then nothing more, the connection left open until the client leaves. */
+  stallAfter?: number;
   /**
    * After the last event, keep the connection open without ending the body (the socket lingers, as a
    * provider's may after its terminal event) until the client goes away. The response counts as

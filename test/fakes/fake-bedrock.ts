@@ -33,6 +33,10 @@ export interface BedrockBehaviour {
   holdOpen?: boolean;
   /** A stream that ends with this exception after its first events; with `thenEnd`, the stream's remaining frames follow it. */
   streamException?: { type: string; message: string; thenEnd?: boolean };
+  /** A stream whose connection is destroyed after this many frames, where the next would come. */
+  cutAfterFrames?: number;
+  /** ConverseStream answers with a tool call (a `toolUse` block) instead of text. */
+  toolUse?: boolean;
 }
 
 export interface BedrockRequest {
@@ -157,7 +161,24 @@ function metrics(u: BedrockUsage, withCache: boolean) {
 }
 
 /** The frames of each streaming operation, usage as configured. */
-function streamFrames(operation: string, model: string, u: BedrockUsage): Buffer[] {
+function streamFrames(operation: string, model: string, u: BedrockUsage, toolUse = false): Buffer[] {
+  if (operation === 'converse-stream' && toolUse) {
+    const toolUseId = 'tooluse_kZJMlvQmRJ6eAyJE5GIl7Q';
+    return [
+      eventFrame('messageStart', { p: padding(), role: 'assistant' }),
+      eventFrame('contentBlockStart', {
+        contentBlockIndex: 0,
+        p: padding(),
+        start: { toolUse: { name: 'lookup_order', toolUseId } },
+      }),
+      ...['{"order_id":', ' "A-10442"}'].map((input) =>
+        eventFrame('contentBlockDelta', { contentBlockIndex: 0, delta: { toolUse: { input } }, p: padding() }),
+      ),
+      eventFrame('contentBlockStop', { contentBlockIndex: 0, p: padding() }),
+      eventFrame('messageStop', { p: padding(), stopReason: 'tool_use' }),
+      eventFrame('metadata', { metrics: { latencyMs: 412 }, p: padding(), usage: converseUsage(u) }),
+    ];
+  }
   if (operation === 'converse-stream') {
     return [
       eventFrame('messageStart', { p: padding(), role: 'assistant' }),
@@ -274,10 +295,16 @@ export async function startFakeBedrock(options: { region?: string } = {}): Promi
         response: { status: 0, headers: {}, body: Buffer.alloc(0) },
       };
       requests.push(recorded);
-      const send = (status: number, headers: Record<string, string>, parts: Buffer[], holdOpen = false) => {
+      const send = (
+        status: number,
+        headers: Record<string, string>,
+        parts: Buffer[],
+        holdOpen = false,
+        cut = false,
+      ) => {
         const all = { 'x-amzn-requestid': randomBytes(16).toString('hex'), ...headers };
         recorded.response = { status, headers: all, body: Buffer.concat(parts) };
-        writeParts(res, status, all, parts, holdOpen);
+        writeParts(res, status, all, parts, holdOpen, cut);
       };
       const fail = (status: number, type: string, message: string) =>
         send(
@@ -319,7 +346,8 @@ export async function startFakeBedrock(options: { region?: string } = {}): Promi
         };
         return send(200, headers, [Buffer.from(JSON.stringify(jsonBody(operation, model, usage)))]);
       }
-      let frames = streamFrames(operation, model, usage);
+      let frames = streamFrames(operation, model, usage, behaviour.toolUse);
+      if (behaviour.cutAfterFrames !== undefined) frames = frames.slice(0, behaviour.cutAfterFrames);
       if (behaviour.streamException)
         frames = [
           ...frames.slice(0, 2),
@@ -336,6 +364,7 @@ export async function startFakeBedrock(options: { region?: string } = {}): Promi
         { 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-bedrock-content-type': 'application/json' },
         parts,
         behaviour.holdOpen,
+        behaviour.cutAfterFrames !== undefined,
       );
     });
   });
@@ -370,17 +399,22 @@ function otherAnswer(method: string, operation: string, region: string): unknown
   return { invocationArn: `arn:aws:bedrock:${region}:123456789012:async-invoke/${randomBytes(6).toString('hex')}` };
 }
 
-/** Writes the parts one by one, each after the previous has been flushed, so they leave as separate chunks; `holdOpen` never ends the body. */
+/**
+ * Writes the parts one by one, each after the previous has been flushed, so they leave as separate
+ * chunks; `holdOpen` never ends the body, `cut` destroys the connection instead of ending it.
+ */
 function writeParts(
   res: ServerResponse,
   status: number,
   headers: Record<string, string>,
   parts: Buffer[],
   holdOpen: boolean,
+  cut: boolean,
 ): void {
   res.writeHead(status, headers);
   let i = 0;
   const more = () => {
+    if (i >= parts.length && cut) return void res.socket?.destroy();
     if (i >= parts.length) return void (holdOpen || res.end());
     res.write(parts[i++], () => setImmediate(more));
   };

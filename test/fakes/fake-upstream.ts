@@ -119,6 +119,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       firstEventDelayMs: behaviour.firstEventDelayMs,
       firstEventWhen: behaviour.firstEventWhen,
       resetMidStream: behaviour.resetMidStream,
+      stallAfter: behaviour.stallAfter,
       dripBytesPerSecond: behaviour.dripBytesPerSecond,
       holdOpen: behaviour.holdOpen,
       streamUntil: behaviour.streamUntil,

@@ -12,6 +12,8 @@ export interface WritePlan {
   firstEventDelayMs?: number;
   firstEventWhen?: Promise<unknown>;
   resetMidStream?: number;
+  /** Send this many events, then nothing more, the connection left open (a stream that stalls). */
+  stallAfter?: number;
   dripBytesPerSecond?: number;
   /** Never end the body: every event is written, then the connection stays open until the client leaves. */
   holdOpen?: boolean;
@@ -51,6 +53,7 @@ export async function writeResponse(res: ServerResponse, plan: WritePlan, destro
     plan.firstEventDelayMs ||
     plan.firstEventWhen ||
     plan.resetMidStream !== undefined ||
+    plan.stallAfter !== undefined ||
     plan.dripBytesPerSecond ||
     plan.holdOpen ||
     plan.streamUntil;
@@ -88,6 +91,7 @@ export async function writeResponse(res: ServerResponse, plan: WritePlan, destro
     if (i > 0 && plan.chunkIntervalMs) await sleep(plan.chunkIntervalMs);
     // The connection dies where the next event would have come, after the interval when there is one.
     if (i > 0 && resetAfter === i) return destroySocket();
+    if (i > 0 && plan.stallAfter === i) return;
     if (i === 1 && plan.streamUntil && (await keepStreaming(res, plan.streamUntil)) === 'reset') return destroySocket();
     if (res.destroyed) return;
     await write(res, events[i]!);

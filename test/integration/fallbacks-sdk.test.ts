@@ -1,11 +1,18 @@
 /**
  * Fallbacks through the official SDKs (docs/fallbacks.md): a model answering 503 is retried, then
  * the model `x-proxy-fallback` names answers; a chat stream cut mid-answer is continued on the
- * fallback and reaches the client as one well-formed stream; a messages stream that cannot be
- * continued ends with a clean error event. Each request leaves one exact usage row.
+ * fallback and reaches the client as one well-formed stream, and so is a messages stream; one that
+ * cannot be continued ends with a clean error event. Each request leaves one exact usage row.
  */
 import Anthropic from '@anthropic-ai/sdk';
+import {
+  ConverseCommand,
+  ConverseStreamCommand,
+  InvokeModelWithResponseStreamCommand,
+} from '@aws-sdk/client-bedrock-runtime';
 import OpenAI from 'openai';
+import { BEDROCK_TEXT } from '../fakes/fake-bedrock';
+import { BEDROCK_MODEL, bedrockClient, rowOfRequester, uniqueRequester } from '../support/bedrock';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
 import { callThroughSdk, expectedCostUsd, TEST_MODELS } from '../support/sdk-clients';
 
@@ -176,33 +183,132 @@ test('a chat stream cut mid-answer is continued on the fallback: one well-formed
   expect(cut.response.completed).toBe(false);
 });
 
-test('a messages stream cut mid-answer ends with a clean error event, never a truncated success', async () => {
-  const fake = proxy.fakes.fakes['prov-a'];
-  fake.next({ resetMidStream: 3 });
-  const client = new Anthropic({
+/** An Anthropic client through the proxy with `x-proxy-fallback` set. */
+const anthropicWithFallback = () =>
+  new Anthropic({
     baseURL: proxy.proxyBase,
     apiKey: proxy.account.token,
     maxRetries: 0,
     defaultHeaders: { 'x-proxy-fallback': FALLBACK['prov-a'] },
   });
-  const { data, response } = await client.messages
-    .create({
-      model: TEST_MODELS['prov-a'],
-      max_tokens: 64,
-      messages: [{ role: 'user', content: 'Say hello.' }],
-      stream: true,
-    })
-    .withResponse();
-  await expect(
-    (async () => {
-      for await (const event of data) void event;
-    })(),
-  ).rejects.toThrow(/closed/);
+const askAnthropic = {
+  model: TEST_MODELS['prov-a'],
+  max_tokens: 64,
+  messages: [{ role: 'user' as const, content: 'Say hello.' }],
+};
+
+test('a messages stream cut mid-answer is continued on the fallback: one well-formed message, one exact row', async () => {
+  const fake = proxy.fakes.fakes['prov-a'];
+  // Cut after message_start, the text block's start, a ping and two text deltas.
+  fake.next({ resetMidStream: 5 });
+  fake.next({ usage: { inputTokens: 40, outputTokens: 30, cacheReadTokens: 0, cacheWriteTokens: 0 } });
+  const stream = anthropicWithFallback().messages.stream(askAnthropic);
+  const types: string[] = [];
+  stream.on('streamEvent', (event) => types.push(event.type));
+  const message = await stream.finalMessage();
+  const { response } = await stream.withResponse();
+
+  expect(fake.requests).toHaveLength(2);
+  const [cut, continuation] = fake.requests;
+  const sent = continuation.json as { model: string; messages: Array<{ role: string; content: string }> };
+  // The fallback was sent what the client had, as Anthropic's prefill: the last message, the assistant's.
+  expect(sent.model).toBe(FALLBACK['prov-a']);
+  expect(sent.messages.at(-1)).toEqual({ role: 'assistant', content: 'Sure! A proxy' });
+  // The SDK's message: the prefix, then the continuation, once, in one text block.
+  expect(message.content).toHaveLength(1);
+  const whole = 'Sure! A proxy sits between your app and the provider, and it counts every token on the way back.';
+  expect(message.content[0]).toMatchObject({ type: 'text', text: `Sure! A proxy${whole}` });
+  expect(types.filter((type) => type === 'message_start')).toHaveLength(1);
+  expect(types.filter((type) => type === 'message_delta')).toHaveLength(1);
+  expect(types.filter((type) => type === 'message_stop')).toHaveLength(1);
+  expect(message.stop_reason).toBe('end_turn');
+  // The client's usage is the continuation's, as the fallback reported it.
+  expect(message.usage).toMatchObject({ input_tokens: 40, output_tokens: 30 });
+
   const [row] = await proxy.rowsFor(proxy.account.token, [response.headers.get('x-proxy-request-id')!]);
-  expect(row).toMatchObject({ status_code: 200, model: TEST_MODELS['prov-a'] });
-  expect(row.attempts).toBeUndefined();
-  expect(String(row.error)).toMatch(/closed/);
+  const used = continuation.response.usage!;
+  // The cut stream's output is an estimate (4 characters a token), added to the fallback's exact usage.
+  const cutOutput = Math.ceil('Sure! A proxy'.length / 4);
+  const cutInput = Math.ceil('userSay hello.'.length / 4);
+  expect(row).toMatchObject({
+    status_code: 200,
+    model: FALLBACK['prov-a'],
+    usage_estimated: true,
+    input_tokens: used.inputTokens + cutInput,
+    output_tokens: used.outputTokens + cutOutput,
+  });
+  expect(row.error).toBeUndefined();
+  expect(row.cost_usd).toBeCloseTo(
+    expectedCostUsd('prov-a', used) +
+      expectedCostUsd('prov-a', {
+        inputTokens: cutInput,
+        outputTokens: cutOutput,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+      }),
+    9,
+  );
+  expect(cut.response.completed).toBe(false);
 });
+
+test('a messages stream that stalls mid-answer is continued on the fallback once the stall limit passes', async () => {
+  const fake = proxy.fakes.fakes['prov-a'];
+  fake.next({ stallAfter: 5 });
+  const client = new Anthropic({
+    baseURL: proxy.proxyBase,
+    apiKey: proxy.account.token,
+    maxRetries: 0,
+    defaultHeaders: { 'x-proxy-fallback': FALLBACK['prov-a'], 'x-proxy-stall-timeout': '1' },
+  });
+  const message = await client.messages.stream(askAnthropic).finalMessage();
+  const whole = 'Sure! A proxy sits between your app and the provider, and it counts every token on the way back.';
+  expect(message.content).toEqual([expect.objectContaining({ type: 'text', text: `Sure! A proxy${whole}` })]);
+  expect((fake.requests[1]!.json as { messages: unknown[] }).messages.at(-1)).toEqual({
+    role: 'assistant',
+    content: 'Sure! A proxy',
+  });
+  // The stalled stream's connection is closed, not left to run on.
+  await fake.waitForAborted(1);
+});
+
+test.each([
+  [
+    'cut inside a tool_use block',
+    () => proxy.fakes.fakes['prov-a'].next({ fixture: 'prov-a/tool-use.sse', resetMidStream: 4 }),
+    /tool_use block/,
+    1,
+  ],
+  [
+    'whose prefill the fallback refuses',
+    () =>
+      proxy.fakes.fakes['prov-a']
+        .next({ resetMidStream: 5 })
+        .next({ status: 400, errorMessage: 'This model does not support assistant message prefill.' }),
+    /the fallback could not continue the answer/,
+    2,
+  ],
+] as const)(
+  'a messages stream %s ends with a clean error event, never a truncated success',
+  async (_, arrange, why, requests) => {
+    const fake = proxy.fakes.fakes['prov-a'];
+    arrange();
+    const stream = anthropicWithFallback().messages.stream(askAnthropic);
+    const failure = await stream.finalMessage().then(
+      () => new Error('the stream ended as a success'),
+      (error: unknown) => error as Error,
+    );
+    expect(failure).toBeInstanceOf(Anthropic.APIError);
+    // The SDK raises the stream's own error event: the first failure, never the prefill's 400.
+    expect(failure.message).toMatch(/upstream connection closed mid-response/);
+    expect(failure.message).toMatch(why);
+    expect(failure.message).not.toMatch(/does not support/);
+    expect(fake.requests).toHaveLength(requests);
+    const { response } = await stream.withResponse();
+    const [row] = await proxy.rowsFor(proxy.account.token, [response.headers.get('x-proxy-request-id')!]);
+    expect(row).toMatchObject({ status_code: 200, model: TEST_MODELS['prov-a'] });
+    expect(String(row.error)).toMatch(why);
+  },
+);
 
 test('the rate limit counts the client request once, and a fallback answer is never cached for the model asked for', async () => {
   const fake = proxy.fakes.fakes['prov-b'];
@@ -227,4 +333,185 @@ test('the rate limit counts the client request once, and a fallback answer is ne
   expect(again.headers.get('x-proxy-cache')).toBe('MISS');
   expect(again.model).toBe(TEST_MODELS['prov-b']);
   expect(fake.requests).toHaveLength(5);
+});
+
+test('a Responses stream cut mid-answer is not continued: it ends with the API’s error event', async () => {
+  const fake = proxy.fakes.fakes['prov-b'];
+  fake.next({ resetMidStream: 4 });
+  const client = new OpenAI({
+    baseURL: `${proxy.proxyBase}/prov-b/v1`,
+    apiKey: proxy.account.token,
+    maxRetries: 0,
+    defaultHeaders: { 'x-proxy-fallback': FALLBACK['prov-b'] },
+  });
+  const { data, response } = await client.responses
+    .create({ model: 'gpt-4.1-2025-04-14', input: 'Say hello.', stream: true })
+    .withResponse();
+  const events: OpenAI.Responses.ResponseStreamEvent[] = [];
+  for await (const event of data) events.push(event);
+  // The SDK hands the error event on as the stream's last; nothing says the answer completed.
+  expect(events.map((event) => event.type)).not.toContain('response.completed');
+  expect(events.at(-1)).toMatchObject({ type: 'error', message: expect.stringMatching(/closed mid-response/) });
+  expect(fake.requests).toHaveLength(1);
+  const [row] = await proxy.rowsFor(proxy.account.token, [response.headers.get('x-proxy-request-id')!]);
+  expect(String(row.error)).toMatch(/closed mid-response/);
+});
+
+describe('Bedrock streams cut mid-answer, continued on another inference profile', () => {
+  const FALLBACK_PROFILE = 'eu.anthropic.claude-sonnet-4-6';
+  /** What the fallback reports, apart from the fake's default: its usage is told from the cut stream's. */
+  const CONTINUATION = { input: 40, output: 30, cacheRead: 0, cacheWrite: 0 };
+  /** USD per million tokens of both profiles (the regional Claude Sonnet 4.6 price in the bundled genai-prices data). */
+  const PRICE = { input: 3.3, output: 16.5 };
+  const bedrock = (user: string) =>
+    bedrockClient(proxy.proxyBase, proxy.account.token, { 'x-proxy-user': user, 'x-proxy-fallback': FALLBACK_PROFILE });
+
+  /** The row: the continuation's exact usage plus the cut stream's estimate, both at the profile's price. */
+  async function expectContinuedRow(user: string, requestText: string, delivered: string): Promise<void> {
+    const row = await rowOfRequester(proxy, user);
+    const cutInput = Math.ceil(requestText.length / 4);
+    const cutOutput = Math.ceil(delivered.length / 4);
+    expect(row).toMatchObject({
+      status_code: 200,
+      model: FALLBACK_PROFILE,
+      usage_estimated: true,
+      input_tokens: CONTINUATION.input + cutInput,
+      output_tokens: CONTINUATION.output + cutOutput,
+    });
+    expect(row.error).toBeUndefined();
+    const nanos =
+      ((CONTINUATION.input + cutInput) * PRICE.input + (CONTINUATION.output + cutOutput) * PRICE.output) * 1e3;
+    expect(row.cost_nanos).toBe(Math.round(nanos));
+    const fake = proxy.fakes.bedrock;
+    expect(fake.requests.map((request) => request.model)).toEqual([BEDROCK_MODEL, FALLBACK_PROFILE]);
+  }
+
+  it('Converse answering 503 on every attempt: the fallback profile answers, on its own path', async () => {
+    const fake = proxy.fakes.bedrock;
+    fake.reset();
+    for (let i = 0; i < 3; i++) fake.next({ status: 503, errorType: 'ServiceUnavailableException' });
+    fake.next({ usage: CONTINUATION });
+    const user = uniqueRequester('converse-fallback');
+    const answer = await bedrock(user).send(
+      new ConverseCommand({ modelId: BEDROCK_MODEL, messages: [{ role: 'user', content: [{ text: 'Hello' }] }] }),
+    );
+    expect(answer.output?.message?.content?.[0]?.text).toBe(BEDROCK_TEXT.join(''));
+    expect(fake.requests.map((request) => request.rawPath)).toEqual([
+      ...Array<string>(3).fill(`/model/${BEDROCK_MODEL}/converse`),
+      `/model/${FALLBACK_PROFILE}/converse`,
+    ]);
+    // The body goes as the client wrote it: Converse names its model in the path only.
+    expect(fake.requests[3]!.body.equals(fake.requests[0]!.body)).toBe(true);
+    const row = await rowOfRequester(proxy, user);
+    expect(row).toMatchObject({ status_code: 200, model: FALLBACK_PROFILE, input_tokens: 40, output_tokens: 30 });
+    expect(row.usage_estimated).toBeUndefined();
+  });
+
+  it('ConverseStream: one stream of valid frames, the text once, one messageStop and one metadata', async () => {
+    const fake = proxy.fakes.bedrock;
+    fake.reset();
+    fake.next({ cutAfterFrames: 3 });
+    fake.next({ usage: CONTINUATION });
+    const user = uniqueRequester('converse-continued');
+    const answer = await bedrock(user).send(
+      new ConverseStreamCommand({ modelId: BEDROCK_MODEL, messages: [{ role: 'user', content: [{ text: 'Hello' }] }] }),
+    );
+    let text = '';
+    const kinds: string[] = [];
+    for await (const event of answer.stream!) {
+      kinds.push(...Object.keys(event).filter((key) => key !== '$unknown'));
+      if (event.contentBlockDelta) {
+        expect(event.contentBlockDelta.contentBlockIndex).toBe(0);
+        text += event.contentBlockDelta.delta?.text ?? '';
+      }
+      if (event.metadata) expect(event.metadata.usage).toMatchObject({ inputTokens: 40, outputTokens: 30 });
+    }
+    const delivered = BEDROCK_TEXT.slice(0, 2).join('');
+    expect(text).toBe(delivered + BEDROCK_TEXT.join(''));
+    expect(kinds.filter((kind) => kind === 'messageStart')).toHaveLength(1);
+    expect(kinds.filter((kind) => kind === 'messageStop')).toHaveLength(1);
+    expect(kinds.filter((kind) => kind === 'metadata')).toHaveLength(1);
+    // The fallback was sent the answer so far as Converse's assistant message, on its own path.
+    const continuation = fake.requests[1]!;
+    expect(continuation.rawPath).toBe(`/model/${FALLBACK_PROFILE}/converse-stream`);
+    expect((continuation.json as { messages: unknown[] }).messages.at(-1)).toEqual({
+      role: 'assistant',
+      content: [{ text: delivered }],
+    });
+    await expectContinuedRow(user, 'userHello', delivered);
+  });
+
+  it('InvokeModelWithResponseStream (Anthropic body): one message, its chunks re-encoded, the text once', async () => {
+    const fake = proxy.fakes.bedrock;
+    fake.reset();
+    // message_start, the text block's start and two text deltas.
+    fake.next({ cutAfterFrames: 4 });
+    fake.next({ usage: CONTINUATION });
+    const user = uniqueRequester('invoke-continued');
+    const body = {
+      anthropic_version: 'bedrock-2023-05-31',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: 'Hello' }],
+    };
+    const answer = await bedrock(user).send(
+      new InvokeModelWithResponseStreamCommand({ modelId: BEDROCK_MODEL, body: JSON.stringify(body) }),
+    );
+    const events: Array<{ type: string; index?: number; delta?: { text?: string }; usage?: unknown }> = [];
+    for await (const part of answer.body!)
+      if (part.chunk?.bytes)
+        events.push(JSON.parse(Buffer.from(part.chunk.bytes).toString('utf8')) as (typeof events)[0]);
+    const delivered = BEDROCK_TEXT.slice(0, 2).join('');
+    const text = events
+      .map((event) => (event.type === 'content_block_delta' ? (event.delta?.text ?? '') : ''))
+      .join('');
+    expect(text).toBe(delivered + BEDROCK_TEXT.join(''));
+    for (const type of ['message_start', 'content_block_start', 'message_delta', 'message_stop'])
+      expect(events.filter((event) => event.type === type)).toHaveLength(1);
+    for (const event of events) if ('index' in event) expect(event.index).toBe(0);
+    expect(events.find((event) => event.type === 'message_delta')!.usage).toMatchObject({
+      input_tokens: 40,
+      output_tokens: 30,
+    });
+    expect((fake.requests[1]!.json as { messages: unknown[] }).messages.at(-1)).toEqual({
+      role: 'assistant',
+      content: delivered,
+    });
+    await expectContinuedRow(user, 'bedrock-2023-05-31userHello', delivered);
+  });
+
+  it.each([
+    ['cut inside a tool call', [{ toolUse: true, cutAfterFrames: 3 }], /toolUse block cannot be continued/, 1],
+    [
+      'whose prefill the fallback refuses',
+      [{ cutAfterFrames: 3 }, { status: 400, errorType: 'ValidationException', errorMessage: 'No prefill here.' }],
+      /the fallback could not continue the answer/,
+      2,
+    ],
+  ] as const)(
+    'a ConverseStream %s: the exception the SDK raises names the first failure',
+    async (_, script, why, sent) => {
+      const fake = proxy.fakes.bedrock;
+      fake.reset();
+      for (const behaviour of script) fake.next(behaviour);
+      const user = uniqueRequester('converse-not-continued');
+      const answer = await bedrock(user).send(
+        new ConverseStreamCommand({
+          modelId: BEDROCK_MODEL,
+          messages: [{ role: 'user', content: [{ text: 'Hello' }] }],
+        }),
+      );
+      const failure = await (async () => {
+        for await (const event of answer.stream!) void event;
+      })().then(
+        () => new Error('the stream ended as a success'),
+        (error: unknown) => error as Error,
+      );
+      expect(failure.message).toMatch(/upstream connection closed mid-response/);
+      expect(failure.message).toMatch(why);
+      expect(failure.message).not.toMatch(/No prefill here/);
+      expect(fake.requests).toHaveLength(sent);
+      const row = await rowOfRequester(proxy, user);
+      expect(String(row.error)).toMatch(why);
+    },
+  );
 });

@@ -179,6 +179,32 @@ test("a token's limit changed: the instance's first request after it makes a sec
   expect(next.before.map(isGate)).toEqual([true]);
 });
 
+test("default fallbacks cost no store call: the account's are kept by the instance, the token's come with its gate (docs/fallbacks.md)", async () => {
+  const manage = async (method: string, path: string, body?: unknown) => {
+    const response = await proxy.api(path, { method, token: proxy.account.token, body });
+    expect(response.status).toBeLessThan(300);
+    return (await response.json()) as Record<string, unknown>;
+  };
+  await manage('PUT', '/api/fallbacks/prov-b/gpt-4o-mini', { fallbacks: ['gpt-4.1-mini'] });
+  await manage('PUT', '/api/fallback-limits', { first_token_timeout: 20 });
+  const created = await manage('POST', '/api/tokens', { name: 'with defaults' });
+  const token = created.token as string;
+  proxy.secrets.add(token);
+  const fallbacks = [{ provider: 'prov-b', model: 'gpt-4o-mini', fallbacks: ['gpt-4.1'] }];
+  await manage('PUT', `/api/tokens/${created.token_id as string}/fallbacks`, { fallbacks });
+  for (let i = 0; i < 2; i++) await callsOf('stored', true, `warm defaults ${i}`, { token });
+  for (let i = 0; i < 2; i++) {
+    const { before, after } = await callsOf('stored', true, `counted defaults ${i}`, { token });
+    expect(before).toHaveLength(1);
+    expect(after).toHaveLength(1);
+  }
+  const removed = await proxy.api('/api/fallbacks/prov-b/gpt-4o-mini', {
+    method: 'DELETE',
+    token: proxy.account.token,
+  });
+  expect(removed.status).toBe(204);
+});
+
 describe('tagged requests', () => {
   async function manage(method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
     const response = await proxy.api(path, { method, token: proxy.account.token, body });

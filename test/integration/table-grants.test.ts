@@ -105,6 +105,10 @@ test('the proxy function sends only the actions the stack grants it, on its own 
   proxy.secrets.add(key);
   await ok('/api/keys/prov-b', { token, method: 'PUT', body: { key } });
   await ok('/api/roles/grant-viewers', { token, method: 'PUT', body: { role: 'viewer' } });
+  await ok('/api/fallbacks/prov-b/gpt-4o', { token, method: 'PUT', body: { fallbacks: ['gpt-4o-mini'] } });
+  await ok('/api/fallback-limits', { token, method: 'PUT', body: { first_token_timeout: 5 } });
+  const fallbacks = [{ provider: 'prov-b', model: 'gpt-4o', fallbacks: ['gpt-4.1'] }];
+  await ok(`/api/tokens/${app.token_id}/fallbacks`, { token, method: 'PUT', body: { fallbacks } });
 
   // The proxy path: a stored key, a tagged and budgeted app token, a named requester, the cache.
   const call = (headers: Record<string, string>, appToken = token) =>
@@ -124,6 +128,7 @@ test('the proxy function sends only the actions the stack grants it, on its own 
     '/api/stats',
     '/api/roles',
     '/api/audit',
+    '/api/fallbacks',
   ])
     await ok(path, { token });
   await ok('/api/logs', { token });
@@ -136,6 +141,7 @@ test('the proxy function sends only the actions the stack grants it, on its own 
   await ok('/api/budgets/tags/team/search', { token, method: 'DELETE' });
   await ok('/api/alerts/webhook', { token, method: 'DELETE' });
   await ok('/api/roles/grant-viewers', { token, method: 'DELETE' });
+  await ok('/api/fallbacks/prov-b/gpt-4o', { token, method: 'DELETE' });
   await ok(`/api/tokens/${app.token_id}`, { token, method: 'DELETE' });
   await proxy.settled();
 

@@ -9,6 +9,7 @@ import {
   gateKey,
   gateOfNewToken,
   gateRevocation,
+  fallbacksFrom,
   gateSettings,
   limitsFrom,
   settingsOf,
@@ -53,6 +54,7 @@ function toRecord(accountId: string, item: TokenItem): TokenRecord {
     revokedAt: item.revoked_at,
     tags: tagsFrom(item.tags),
     limits: limitsFrom(item as unknown as Record<string, unknown>),
+    fallbacks: fallbacksFrom(item as unknown as Record<string, unknown>),
     role: isRole(item.role) ? item.role : undefined,
     createdBy: item.created_by,
   };

@@ -1,5 +1,5 @@
 import { tagsFrom } from '../../tags/tags';
-import type { PresentedToken, Scope, TokenLimits, TokenRecord, TokenUpdate } from '../ports';
+import type { FallbackDefaults, PresentedToken, Scope, TokenLimits, TokenRecord, TokenUpdate } from '../ports';
 import { MAX_GATE_SHARDS, shardCount, shareOf } from '../sliding-minute';
 import { freshRing } from './gate-count';
 
@@ -45,17 +45,37 @@ export function limitsFrom(item: Record<string, unknown>): TokenLimits {
   return limits;
 }
 
-/** The token's tags and limits as both its token item and its gate hold them; an absent one is no setting. */
-export function settingsOf(record: Pick<TokenRecord, 'tags' | 'limits'>): Record<string, unknown> {
+/** Default fallbacks as the token item and its gate store them (the API checked them). */
+export function fallbacksFrom(item: Record<string, unknown>): FallbackDefaults | undefined {
+  const map = item.fallbacks;
+  if (!map || typeof map !== 'object' || Array.isArray(map)) return undefined;
+  const entries = Object.entries(map).filter(
+    (entry): entry is [string, string[]] =>
+      Array.isArray(entry[1]) && entry[1].every((fallback) => typeof fallback === 'string'),
+  );
+  return entries.length ? Object.fromEntries(entries) : undefined;
+}
+
+/** The token's tags, limits and default fallbacks as both its token item and its gate hold them; an absent one is no setting. */
+export function settingsOf(record: Pick<TokenRecord, 'tags' | 'limits' | 'fallbacks'>): Record<string, unknown> {
   const settings: Record<string, unknown> = {};
   if (record.tags && Object.keys(record.tags).length) settings.tags = record.tags;
   if (record.limits?.requestsPerMinute !== undefined) settings.requests_per_minute = record.limits.requestsPerMinute;
   if (record.limits?.models) settings.models = record.limits.models;
+  if (record.fallbacks && Object.keys(record.fallbacks).length) settings.fallbacks = record.fallbacks;
   return settings;
 }
 
+type UpdateKind = 'tags' | 'limits' | 'fallbacks';
+const kindOf = (update: TokenUpdate): UpdateKind =>
+  'tags' in update ? 'tags' : 'limits' in update ? 'limits' : 'fallbacks';
+
 /** The attributes one token update sets (present) or removes (absent). */
-const UPDATED: Record<'tags' | 'limits', string[]> = { tags: ['tags'], limits: ['requests_per_minute', 'models'] };
+const UPDATED: Record<UpdateKind, string[]> = {
+  tags: ['tags'],
+  limits: ['requests_per_minute', 'models'],
+  fallbacks: ['fallbacks'],
+};
 
 /**
  * The update expression of a token setting change, the same on the token item and on its gate;
@@ -70,12 +90,12 @@ export function settingsUpdate(
   ExpressionAttributeNames: Record<string, string>;
   ExpressionAttributeValues?: Record<string, unknown>;
 } {
-  const settings = settingsOf('tags' in update ? { tags: update.tags } : { limits: update.limits });
+  const settings = settingsOf(update);
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = {};
   const sets: string[] = [];
   const removes: string[] = gate && 'limits' in update ? ['m_limit'] : [];
-  UPDATED['tags' in update ? 'tags' : 'limits'].forEach((attribute, i) => {
+  UPDATED[kindOf(update)].forEach((attribute, i) => {
     names[`#s${i}`] = attribute;
     if (settings[attribute] === undefined) removes.push(`#s${i}`);
     else {
@@ -150,6 +170,7 @@ export function recordOf(item: Record<string, unknown>): TokenRecord {
     revokedAt: typeof item.revoked_at === 'string' ? item.revoked_at : undefined,
     tags: tagsFrom(item.tags),
     limits: limitsFrom(item),
+    fallbacks: fallbacksFrom(item),
   };
 }
 

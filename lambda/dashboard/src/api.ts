@@ -1,5 +1,7 @@
 import type {
   AccountPrice,
+  FallbackSettings,
+  FallbackDefault,
   PriceInput,
   Budget,
   BudgetInput,
@@ -145,6 +147,10 @@ export function createApi(credential: Credential, onUnauthorized: (error: ApiErr
     /** Values that are not numbers are sent as typed, so the server's message names the field. */
     setTokenLimits: (tokenId: string, limits: { requests_per_minute: unknown; models: string[] | null }) =>
       call<TokenLimits & { token_id: string }>('PUT', pathTo(API_PATHS.tokenLimits, { tokenId }), limits),
+    setTokenFallbacks: (tokenId: string, fallbacks: FallbackDefault[]) =>
+      call<{ token_id: string; fallbacks: FallbackDefault[] }>('PUT', pathTo(API_PATHS.tokenFallbacks, { tokenId }), {
+        fallbacks,
+      }),
     revokeToken: (tokenId: string) => call<void>('DELETE', pathTo(API_PATHS.token, { tokenId })),
     setTokenBudget: (tokenId: string, budget: BudgetInput) =>
       call<Budget>('PUT', pathTo(API_PATHS.tokenBudget, { tokenId }), budget),
@@ -162,6 +168,13 @@ export function createApi(credential: Credential, onUnauthorized: (error: ApiErr
     setPrice: (model: string, price: PriceInput) =>
       call<AccountPrice>('PUT', pathTo(API_PATHS.price, { model }), price),
     removePrice: (model: string) => call<void>('DELETE', pathTo(API_PATHS.price, { model })),
+    fallbackSettings: () => call<FallbackSettings>('GET', API_PATHS.fallbacks),
+    setFallbacks: (provider: string, model: string, fallbacks: string[]) =>
+      call<FallbackDefault>('PUT', pathTo(API_PATHS.fallback, { provider, model }), { fallbacks }),
+    removeFallbacks: (provider: string, model: string) =>
+      call<void>('DELETE', pathTo(API_PATHS.fallback, { provider, model })),
+    setFallbackLimits: (limits: { first_token_timeout: unknown; stall_timeout: unknown }) =>
+      call<Omit<FallbackSettings, 'fallbacks'>>('PUT', API_PATHS.fallbackLimits, limits),
     session: () => call<SessionInfo>('GET', API_PATHS.session),
     audit: (query: Query) => call<AuditPage>('GET', withQuery(API_PATHS.audit, query)),
   };

@@ -16,6 +16,20 @@ export type { ProviderId };
 export type AccountPrice = PriceJson;
 export type { PriceInput };
 
+/** One model's default fallbacks, in order (docs/fallbacks.md, "Defaults"). */
+export interface FallbackDefault {
+  provider: string;
+  model: string;
+  fallbacks: string[];
+}
+
+/** The account's default fallbacks and limits (seconds; null: the default). */
+export interface FallbackSettings {
+  fallbacks: FallbackDefault[];
+  first_token_timeout: number | null;
+  stall_timeout: number | null;
+}
+
 /** Where the proxy's AWS signing credentials come from, and what its last look for them found (docs/bedrock.md). */
 export interface Signing {
   source: 'aws-role' | 'local-credential-chain';
@@ -66,6 +80,8 @@ export interface TokenInfo {
   /** The token's own tags, added to every row it makes (docs/tags.md). */
   tags?: Tags;
   limits?: TokenLimits;
+  /** Its own default fallbacks per model (docs/fallbacks.md, "Defaults"). */
+  fallbacks?: FallbackDefault[];
   /** A management token's role; null for a proxy-only token. */
   role?: Role | null;
   /** Who issued it: `token:<id>` or `person:<subject>`. */

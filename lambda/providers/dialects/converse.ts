@@ -5,6 +5,7 @@ import { tokenCount, type Usage } from '../usage';
 import { awsErrorBody, awsErrorHeaders } from './aws-errors';
 import { findErrorMessage } from './error-text';
 import { bedrockUsageFromHeaders } from './bedrock-headers';
+import { deliveredChars } from './delivered-text';
 import { validateWith } from './validation';
 import * as z from 'zod/mini';
 
@@ -66,9 +67,11 @@ export const converseDialect: Dialect = {
     let error: string | undefined;
     let complete = false;
     let answerEnded = false;
+    let delivered = 0;
     return {
       onEvent(event) {
         if (event.exception) error = streamExceptionMessage(event);
+        else if (event.event === 'contentBlockDelta') delivered += deliveredChars(event.data);
         // The stop reason ends the answer; the usage comes after it, in `metadata`.
         else if (event.event === 'messageStop') answerEnded = true;
         else if (event.event === 'metadata') {
@@ -77,7 +80,13 @@ export const converseDialect: Dialect = {
           complete = true;
         }
       },
-      outcome: (): StreamOutcome => ({ usage, error, complete: complete && !error, answerEnded }),
+      outcome: (): StreamOutcome => ({
+        usage,
+        error,
+        complete: complete && !error,
+        answerEnded,
+        deliveredChars: delivered,
+      }),
     };
   },
 

@@ -73,6 +73,7 @@ export const invokeDialect: Dialect = {
           usage: own.usage ?? metrics,
           error: error ?? own.error,
           complete: (metrics !== undefined || own.complete) && !error && !own.error,
+          deliveredChars: own.deliveredChars,
         };
       },
     };

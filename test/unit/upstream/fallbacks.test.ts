@@ -72,6 +72,24 @@ describe('planFailover (x-proxy-fallback)', () => {
       ).toMatchObject({ ok: false, param: 'x-proxy-first-token-timeout' });
   });
 
+  it('Bedrock: another model id, inference profile or ARN, on its own path, on the endpoint asked for', () => {
+    const provider = providerById('bedrock')!;
+    const endpoint = provider.endpoints.find((candidate) => candidate.path === '/model/{model}/converse-stream')!;
+    const model = 'us.anthropic.claude-sonnet-4-6';
+    const arn = 'arn:aws:bedrock:eu-west-1:123456789012:inference-profile/eu.anthropic.claude-sonnet-4-6';
+    const planned = planFailover({
+      headers: { 'x-proxy-fallback': `eu.anthropic.claude-sonnet-4-6, bedrock/${arn}` },
+      primary: { provider, endpoint, model, upstreamPath: `/model/${model}/converse-stream` },
+      mode: 'stored',
+    });
+    if (!planned.ok) throw new Error(planned.message);
+    expect(planned.plan.targets.map((t) => t.upstreamPath)).toEqual([
+      `/model/${model}/converse-stream`,
+      '/model/eu.anthropic.claude-sonnet-4-6/converse-stream',
+      `/model/${encodeURIComponent(arn)}/converse-stream`,
+    ]);
+  });
+
   it('refuses fallbacks where the body names no model', () => {
     const planned = planFailover({
       headers: { 'x-proxy-fallback': 'x' },

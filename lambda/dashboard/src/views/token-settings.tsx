@@ -5,6 +5,7 @@ import { ErrorMessage } from '../components/error-message';
 import { formatInt } from '../format';
 import { formatTagList, parseTagList, sortedTags } from '../tags';
 import type { TokenInfo } from '../types';
+import { formatDefaults, parseDefaults } from '../fallback-text';
 
 /** `claude-haiku-, gpt-4.1-mini` → the list; blank → no list (any model). */
 function parseModels(text: string): string[] | null {
@@ -55,6 +56,11 @@ function Summary({ token }: { token: TokenInfo }) {
           </>
         )}
       </span>
+      {token.fallbacks?.length ? (
+        <span class="settings-summary break" data-testid="token-fallbacks" data-value={formatDefaults(token.fallbacks)}>
+          Fallbacks: <span class="mono">{formatDefaults(token.fallbacks)}</span>
+        </span>
+      ) : null}
     </>
   );
 }
@@ -71,12 +77,14 @@ export function TokenSettings({ token, onChanged }: { token: TokenInfo; onChange
   const [tagText, setTagText] = useState('');
   const [rateText, setRateText] = useState('');
   const [modelsText, setModelsText] = useState('');
+  const [fallbacksText, setFallbacksText] = useState('');
   const id = `token-settings-${token.token_id}`;
 
   const open = () => {
     setTagText(formatTagList(token.tags));
     setRateText(token.limits?.requests_per_minute == null ? '' : String(token.limits.requests_per_minute));
     setModelsText(token.limits?.models?.join(', ') ?? '');
+    setFallbacksText(formatDefaults(token.fallbacks));
     setError(undefined);
     setEditing(true);
   };
@@ -88,6 +96,11 @@ export function TokenSettings({ token, onChanged }: { token: TokenInfo; onChange
       setError(new Error(tags.message));
       return;
     }
+    const fallbacks = parseDefaults(fallbacksText);
+    if (typeof fallbacks === 'string') {
+      setError(new Error(fallbacks));
+      return;
+    }
     const limits = { requests_per_minute: parseRate(rateText), models: parseModels(modelsText) };
     const before = {
       requests_per_minute: token.limits?.requests_per_minute ?? null,
@@ -96,6 +109,8 @@ export function TokenSettings({ token, onChanged }: { token: TokenInfo; onChange
     await run(async () => {
       if (formatTagList(tags.tags) !== formatTagList(token.tags)) await api.setTokenTags(token.token_id, tags.tags);
       if (JSON.stringify(limits) !== JSON.stringify(before)) await api.setTokenLimits(token.token_id, limits);
+      if (formatDefaults(fallbacks) !== formatDefaults(token.fallbacks))
+        await api.setTokenFallbacks(token.token_id, fallbacks);
       setEditing(false);
     });
     // After a refusal too: what was saved before it shows once the list reloads; the form stays open with the message.
@@ -147,6 +162,16 @@ export function TokenSettings({ token, onChanged }: { token: TokenInfo; onChange
           testId="token-settings-models"
           hint="Model ids or prefixes, comma-separated (claude-haiku-); blank for any."
           onInput={setModelsText}
+        />
+        <SettingsField
+          id={`${id}-fallbacks`}
+          label="Default fallbacks"
+          value={fallbacksText}
+          placeholder="Account's"
+          literal
+          testId="token-settings-fallbacks"
+          hint="provider/model: fallback, fallback; … (prov-b/gpt-4o: gpt-4o-mini); win over the account's."
+          onInput={setFallbacksText}
         />
         <span class="budget-actions">
           <button

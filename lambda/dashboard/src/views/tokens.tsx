@@ -12,6 +12,7 @@ import { useAsync } from '../use-async';
 import { RecentAlerts } from './budgets/recent-alerts';
 import { RequesterBudgets } from './budgets/requester-budgets';
 import { ModelPrices } from './budgets/model-prices';
+import { DefaultFallbacks } from './default-fallbacks';
 import { PeriodPicker } from './period-picker';
 import { TokenTable } from './token-table';
 
@@ -141,6 +142,7 @@ export function Tokens({ params }: { params: URLSearchParams }) {
       {/* Below the token list, shown once the list is in: the list growing must not push it down the screen. */}
       {tokens.data && <RequesterBudgets />}
       {tokens.data && <ModelPrices />}
+      {tokens.data && <DefaultFallbacks />}
       {tokens.data && <RecentAlerts />}
     </div>
   );
