@@ -4,7 +4,7 @@
  * rebuilds. Run on a copy of the sources, so the suite's own bundles are left alone.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -20,9 +20,13 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(copy, { recursive: true, force: true }));
 
-/** The build as npm start runs it; what it printed. */
-function buildIfChanged(): string {
-  const run = spawnSync(process.execPath, ['scripts/build.mjs', '--if-changed'], { cwd: copy, encoding: 'utf8' });
+/** The build as npm start runs it (`env` added to the environment); what it printed. */
+function buildIfChanged(env: Record<string, string> = {}): string {
+  const run = spawnSync(process.execPath, ['scripts/build.mjs', '--if-changed'], {
+    cwd: copy,
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+  });
   expect(run.stderr).toBe('');
   expect(run.status).toBe(0);
   return run.stdout;
@@ -48,4 +52,18 @@ test('an edited source, a new file under lambda/ and a new install each build ag
     change();
     expect(buildIfChanged()).toMatch(/^built dist\/lambda\/handler\.mjs/);
   }
+});
+
+test('a build with source maps (BUILD_SOURCEMAP=1, npm run coverage) is its own build: the next normal one has none', () => {
+  const bundle = () => readFileSync(join(copy, 'dist/local/server.mjs'), 'utf8');
+  buildIfChanged({ BUILD_SOURCEMAP: '0' });
+  expect(buildIfChanged({ BUILD_SOURCEMAP: '1' })).toMatch(/^built dist\/lambda\/handler\.mjs/);
+  expect(bundle()).toMatch(/\/\/# sourceMappingURL=server\.mjs\.map\s*$/);
+  const map = JSON.parse(readFileSync(join(copy, 'dist/local/server.mjs.map'), 'utf8'));
+  expect(map.sources).toContain('../../lambda/local/server.ts');
+  expect(map.sourcesContent).toBeUndefined();
+  expect(buildIfChanged({ BUILD_SOURCEMAP: '1' })).toBe('dist/ is current: nothing to build\n');
+
+  expect(buildIfChanged({ BUILD_SOURCEMAP: '0' })).toMatch(/^built dist\/lambda\/handler\.mjs/);
+  expect(bundle()).not.toContain('sourceMappingURL');
 });
