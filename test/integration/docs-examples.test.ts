@@ -66,3 +66,21 @@ test('docs/budgets.md: setting a token budget and a requester budget with curl, 
     expect.objectContaining({ requester: 'intern-script', limit_usd: 2.5, period: 'day' }),
   ]);
 });
+
+test("docs/fallbacks.md: an account's default fallbacks set with curl, as shown", async () => {
+  const { commands } = shellExample('docs/fallbacks.md');
+  expect(commands).toHaveLength(1);
+  const account = await proxy.createAccount('fallbacks-example');
+  const set = await curl(commands[0]!, { BASE: proxy.url, MANAGE_TOKEN: account.token });
+  expect(set.status).toBe('200');
+  const listed = (await (await proxy.api('/api/fallbacks', { token: account.token })).json()) as {
+    fallbacks: unknown[];
+  };
+  expect(listed.fallbacks).toEqual([
+    expect.objectContaining({
+      provider: 'prov-b',
+      model: 'gpt-4o',
+      fallbacks: ['gpt-4o-mini', 'prov-d/mistral-small-latest'],
+    }),
+  ]);
+});
