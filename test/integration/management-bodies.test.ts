@@ -106,7 +106,7 @@ describe('management bodies', () => {
     const account = await proxy.createAccount('bodies-key');
     expect(await send('/api/keys/prov-d', 'PUT', account.token, { key: '  mistral-key-wxyz  ' })).toEqual({
       status: 200,
-      body: { provider: 'prov-d', hint: '…wxyz' },
+      body: { provider: 'prov-d', label: 'default', hint: '…wxyz' },
     });
   });
 

@@ -5,6 +5,7 @@
  * the stream consumer's fold.
  */
 import { createHash } from 'node:crypto';
+import { LOCAL_ALERT_QUEUE_PK } from '../../lambda/alerts/dynamodb/alert-queue';
 import { startProxy, type Account, type ProxyServer } from '../support/proxy-server';
 import { callProxy, expectChatError, expectMessagesError, upstreamCalls } from './support/requests';
 import { rowOf } from './support/rows';
@@ -160,6 +161,8 @@ test('budgets add no round trip: with the key cached, the token gate and one Bat
   const isPollerCall = (call: StoreCall) =>
     /^(GetRecords|GetShardIterator|DescribeStream|ListStreams)$/.test(call.operation) ||
     call.tables.some((table) => table.endsWith('usage-stats')) ||
+    // The local alert loop's poll of its queue, once a second.
+    (call.operation === 'Query' && JSON.stringify(call.body).includes(`"${LOCAL_ALERT_QUEUE_PK}"`)) ||
     (call.operation === 'UpdateItem' &&
       call.tables.some((table) => table.endsWith('accounts')) &&
       JSON.stringify(call.body).includes('"#w"')) ||
