@@ -5,6 +5,7 @@
  * restarted halfway. LOAD_REQUESTS (default 600) and LOAD_CONCURRENCY
  * (default 64) size the run; `npm run test:load` runs 10,000.
  */
+import { startDynamoDbLocal, type RunningDynamoDbLocal } from '../../lambda/local/dynamodb-local';
 import { seededRandom } from '../fakes/behaviour';
 import { startAllFakes, type AllFakes, type ProviderId } from '../fakes/start-fakes';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
@@ -48,17 +49,27 @@ function plan(count: number): Planned[] {
 let fakes: AllFakes;
 let proxy: ProxyServer;
 let consumer: StatsConsumerProcess | undefined;
+let store: RunningDynamoDbLocal;
 const tablePrefix = `load${Date.now().toString(36)}-`;
 const passThroughKeys = PROVIDERS.map(
   (provider) => `${provider}-client-own-key-${Math.random().toString(36).slice(2)}`,
 );
 
 beforeAll(async () => {
+  // A DynamoDB Local of this file's own. The run's shared one also serves the other workers' files,
+  // and one of them creating its tables there can hold every call for seconds: this file's requests
+  // would be refused by the proxy's store deadline for another file's work.
+  store = await startDynamoDbLocal();
+  const onStore = { DYNAMODB_ENDPOINT: store.endpoint };
   fakes = await startAllFakes({ behaviour: { usage: 'random' }, seed: 4242 });
   // The per-token limit is not under test here; every request must reach the pipeline's end.
   // The rollups are folded by a separate consumer process (as by the consumer Lambda in AWS), so it can be killed mid-run.
-  proxy = await startProxy({ fakes, tablePrefix, env: { RATE_LIMIT_PER_MINUTE: '10000000', STATS_CONSUMER: 'off' } });
-  consumer = await startStatsConsumer(tablePrefix);
+  proxy = await startProxy({
+    fakes,
+    tablePrefix,
+    env: { ...onStore, RATE_LIMIT_PER_MINUTE: '10000000', STATS_CONSUMER: 'off' },
+  });
+  consumer = await startStatsConsumer(tablePrefix, undefined, onStore);
   for (const key of passThroughKeys) proxy.secrets.add(key);
   fakes.reset();
 });
@@ -67,6 +78,7 @@ afterAll(async () => {
   await consumer?.kill();
   await proxy?.stop();
   await fakes?.close();
+  await store?.stop();
 });
 
 test(`${REQUESTS} mixed requests at concurrency ${CONCURRENCY}: no proxy-caused error, one row each, every token accounted for`, async () => {
@@ -81,7 +93,7 @@ test(`${REQUESTS} mixed requests at concurrency ${CONCURRENCY}: no proxy-caused 
         .kill()
         .then(() => new Promise((resolve) => setTimeout(resolve, 500)))
         .then(async () => {
-          consumer = await startStatsConsumer(tablePrefix);
+          consumer = await startStatsConsumer(tablePrefix, undefined, { DYNAMODB_ENDPOINT: store.endpoint });
         });
     }
     return callProxy(proxy, {
