@@ -27,12 +27,15 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(copy, { recursive: true, force: true }));
 
-/** The build as npm start runs it (`env` added to the environment); what it printed. */
+/**
+ * The build as npm start runs it (`env` added to the environment); what it printed. Minified and
+ * without maps unless `env` says otherwise, whatever the suite runs under (npm run coverage sets both).
+ */
 function buildIfChanged(env: Record<string, string> = {}): string {
   const run = spawnSync(process.execPath, ['scripts/build.mjs', '--if-changed'], {
     cwd: copy,
     encoding: 'utf8',
-    env: { ...process.env, BUILD_SOURCEMAP: '0', ...env },
+    env: { ...process.env, BUILD_SOURCEMAP: '0', BUILD_MINIFY: '1', ...env },
   });
   expect(run.stderr).toBe('');
   expect(run.status).toBe(0);
