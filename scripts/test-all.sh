@@ -36,14 +36,17 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # The runtime interface client compiles its native addon (a minute or more) in the background while
-# the project's own install, type check and lint run; the suite waits for it just before it starts.
+# the project's own install, the type check, the lint and the suite run. Only the two tests that run it
+# wait for it: they wait while the marker file `installing` exists (test/infra/support/lambda-instance.ts).
 ric=test/infra/lambda-ric
 ric_pid=""
 if [ -f "$ric/node_modules/aws-lambda-ric/rapid-client.node" ] && [ "$ric/node_modules/.package-lock.json" -nt "$ric/package-lock.json" ]; then
   echo "AWS's Lambda runtime interface client: installed ($ric)"
 else
   echo "installing AWS's Lambda runtime interface client in $ric in the background (compiles a native addon, a minute or more)"
+  touch "$ric/installing"
   (
+    trap 'rm -f "$ric/installing"' EXIT
     started=$SECONDS
     npm ci --prefix "$ric" --no-audit --no-fund --loglevel=error >"$ric/install.log" 2>&1 || exit 1
     echo "installed in $((SECONDS - started)) s" >>"$ric/install.log"
@@ -51,7 +54,7 @@ else
   ric_pid=$!
 fi
 
-# Waits for the background install of the runtime interface client; stops the run if it failed.
+# Waits for the background install of the runtime interface client; fails if it failed.
 wait_for_ric() {
   [ -n "$ric_pid" ] || return 0
   if wait "$ric_pid"; then
@@ -59,7 +62,8 @@ wait_for_ric() {
   else
     tail -n 40 "$ric/install.log"
     echo "npm ci --prefix $ric failed (full output: $ric/install.log)"
-    exit 1
+    ric_pid=""
+    return 1
   fi
   ric_pid=""
 }
@@ -99,9 +103,9 @@ phase "npm ci" npm ci --no-audit --no-fund --loglevel=error || exit 1
 checks_log=$(mktemp)
 phase "typecheck and lint" typecheck_and_lint >"$checks_log" 2>&1 &
 checks=$!
-phase "waiting for the runtime interface client" wait_for_ric
 npm test
 tests_status=$?
+phase "waiting for the runtime interface client" wait_for_ric || tests_status=1
 wait "$checks"
 checks_status=$?
 cat "$checks_log"

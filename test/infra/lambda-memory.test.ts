@@ -17,7 +17,12 @@ import { DEFAULTS } from '../../lib/settings';
 import { startAllFakes, type AllFakes } from '../fakes/start-fakes';
 import { createTestTables } from '../support/tables';
 import { accountWithStoredKey, functionUrlEvent } from './support/lambda-account';
-import { startLambdaInstance, type LambdaInstance } from './support/lambda-instance';
+import {
+  RIC_INSTALL_MS,
+  runtimeInterfaceClientInstalled,
+  startLambdaInstance,
+  type LambdaInstance,
+} from './support/lambda-instance';
 
 const TASK_ROOT = resolve(__dirname, '../../dist/lambda');
 /** What the runtime, the bundle and a 6 MB request may take of the default memory at most: the rest is headroom. */
@@ -29,6 +34,9 @@ let dataDir: string;
 let token: string;
 let tables: Awaited<ReturnType<typeof createTestTables>>;
 let instance: LambdaInstance;
+
+// scripts/test-all.sh may still be compiling the runtime interface client.
+beforeAll(runtimeInterfaceClientInstalled, RIC_INSTALL_MS);
 
 beforeAll(async () => {
   fakes = await startAllFakes();

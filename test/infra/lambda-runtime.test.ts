@@ -7,7 +7,12 @@ import { startAllFakes, type AllFakes } from '../fakes/start-fakes';
 import { createTestTables } from '../support/tables';
 import { startStoreLink, type StoreLink } from './support/store-link';
 import { accountWithStoredKey, functionUrlEvent } from './support/lambda-account';
-import { startLambdaInstance, type LambdaInstance } from './support/lambda-instance';
+import {
+  RIC_INSTALL_MS,
+  runtimeInterfaceClientInstalled,
+  startLambdaInstance,
+  type LambdaInstance,
+} from './support/lambda-instance';
 import type { Invocation, InvokeOptions } from './support/runtime-api';
 
 /**
@@ -24,6 +29,9 @@ let accountId: string;
 let tables: Awaited<ReturnType<typeof createTestTables>>;
 let store: StoreLink;
 let instance: LambdaInstance;
+
+// scripts/test-all.sh may still be compiling the runtime interface client.
+beforeAll(runtimeInterfaceClientInstalled, RIC_INSTALL_MS);
 
 beforeAll(async () => {
   fakes = await startAllFakes();

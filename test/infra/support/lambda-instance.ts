@@ -9,11 +9,24 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startRuntimeApi, type Invocation, type InvokeOptions, type RuntimeApi } from './runtime-api';
-import { PROCESS_START_MS } from '../../support/patience';
+import { PROCESS_START_MS, eventually } from '../../support/patience';
 
 const PROJECT_ROOT = resolve(__dirname, '../../..');
 const RIC_FOLDER = 'test/infra/lambda-ric';
 const RIC_PACKAGE = join(PROJECT_ROOT, RIC_FOLDER, 'node_modules/aws-lambda-ric');
+
+/**
+ * How long a test waits for scripts/test-all.sh's background install of the client: a compile of a
+ * few minutes, slower beside the rest of the suite.
+ */
+export const RIC_INSTALL_MS = 900_000;
+/** The file scripts/test-all.sh keeps while it installs the client. */
+const INSTALLING_MARKER = join(PROJECT_ROOT, RIC_FOLDER, 'installing');
+
+/** Resolves once no background install of the client is under way (a hook's work: give it RIC_INSTALL_MS). */
+export async function runtimeInterfaceClientInstalled(): Promise<void> {
+  await eventually(async () => (existsSync(INSTALLING_MARKER) ? undefined : true), RIC_INSTALL_MS, 1_000);
+}
 
 /** The client's entry; a clear failure, saying how to install it, when it is not installed. */
 export function runtimeInterfaceClient(): string {
