@@ -4,7 +4,7 @@ import { KeyRotation } from '../keys/key-rotation';
 import { openPool, type OpenedKey } from '../keys/open-pool';
 import { setMember } from '../providers/dialects/json-splice';
 import { upstreamUrl, type Provider } from '../providers/registry';
-import { firstAnswer, type AttemptRecord, type TargetCall } from '../upstream/attempts';
+import { firstAnswer, type AttemptRecord, type TargetCall, type TargetKeys } from '../upstream/attempts';
 import { signAwsRequest } from '../upstream/aws-signing';
 import { callUpstream, type UpstreamResponse } from '../upstream/call-upstream';
 import { bodyDecoding, type BodyDecoding } from '../upstream/content-encoding';
@@ -74,40 +74,10 @@ interface TargetRequest {
  * target of the plan from `from` on, in turn (upstream/attempts.ts), until one answers.
  */
 export async function callTargets(options: CallTargets): Promise<TargetAnswer> {
-  const { deps, state, context, from, deadlineAt } = options;
-  const targets = state.failover.targets.slice(from);
-  const requests = new Map<number, TargetRequest>();
-  const calls: TargetCall[] = targets.map((target, offset) => {
-    let pool: KeyRotation | undefined;
-    return {
-      label: targetLabel(target),
-      keys: {
-        get lastLabel() {
-          return pool?.last?.label;
-        },
-        answered: (status, retryAfterMs) => pool?.answered(status, retryAfterMs) ?? false,
-      },
-      send: async ({ timeoutMs, freshConnection }) => {
-        if (!requests.has(offset)) requests.set(offset, await targetRequest(options, target, from + offset));
-        const request = requests.get(offset)!;
-        if ('pool' in request.keys) pool = request.keys.pool;
-        return callUpstream({
-          method: state.request.method,
-          url: request.url,
-          headers:
-            'pool' in request.keys
-              ? keyHeaders(options, target, request.keys.pool.next().key, request.body)
-              : request.keys.headers,
-          body: request.body,
-          timeoutMs,
-          // A request that waited for an identical one is told of the limit it was held to from its arrival.
-          namedLimitMs: state.cacheFill.timeLimitMs === undefined ? undefined : deps.config.upstreamTimeoutMs,
-          clientGone: context?.clientGone,
-          freshConnection,
-        });
-      },
-    };
-  });
+  const { deps, state, from, deadlineAt } = options;
+  const calls = state.failover.targets
+    .slice(from)
+    .map((target, offset) => new TargetAttempts(options, target, from + offset));
   const left = deadlineAt === undefined ? Infinity : deadlineAt - performance.now();
   const { response: upstream, index } = await firstAnswer({
     calls,
@@ -121,7 +91,7 @@ export async function callTargets(options: CallTargets): Promise<TargetAnswer> {
     deadlineAt,
     attempts: options.attempts,
   });
-  const request = requests.get(index)!;
+  const request = calls[index].request!;
   const decoding = bodyDecoding(upstream.headers['content-encoding']);
   const served = 'pool' in request.keys ? request.keys.pool.last : undefined;
   if (decoding.kind !== 'unsupported')
@@ -135,6 +105,55 @@ export async function callTargets(options: CallTargets): Promise<TargetAnswer> {
     };
   upstream.abort();
   throw new UpstreamEncodingError(decoding.coding);
+}
+
+/**
+ * One target's attempts (upstream/attempts.ts): its URL, body and keys are made on its first attempt
+ * (a target never tried costs nothing, not even its pool's read); each attempt sends with the next
+ * key of the pool, and the pool hears how that key fared.
+ */
+class TargetAttempts implements TargetCall, TargetKeys {
+  readonly label: string;
+  readonly keys: TargetKeys = this;
+  /** What every attempt sends, once the first has made it. */
+  request: TargetRequest | undefined;
+
+  constructor(
+    private readonly options: CallTargets,
+    private readonly target: Target,
+    private readonly index: number,
+  ) {
+    this.label = targetLabel(target);
+  }
+
+  private get pool(): KeyRotation | undefined {
+    return this.request && 'pool' in this.request.keys ? this.request.keys.pool : undefined;
+  }
+
+  get lastLabel(): string | undefined {
+    return this.pool?.last?.label;
+  }
+
+  answered(status: number, retryAfterMs: number | undefined): boolean {
+    return this.pool?.answered(status, retryAfterMs) ?? false;
+  }
+
+  async send({ timeoutMs, freshConnection }: { timeoutMs: number; freshConnection: boolean }) {
+    const { deps, state, context } = this.options;
+    this.request ??= await targetRequest(this.options, this.target, this.index);
+    const { url, body, keys } = this.request;
+    return callUpstream({
+      method: state.request.method,
+      url,
+      headers: 'pool' in keys ? keyHeaders(state, this.target, keys.pool.next().key, body) : keys.headers,
+      body,
+      timeoutMs,
+      // A request that waited for an identical one is told of the limit it was held to from its arrival.
+      namedLimitMs: state.cacheFill.timeLimitMs === undefined ? undefined : deps.config.upstreamTimeoutMs,
+      clientGone: context?.clientGone,
+      freshConnection,
+    });
+  }
 }
 
 /** The body sent upstream: the client's bytes, unless the proxy must ask this provider for stream usage. */
@@ -167,12 +186,12 @@ async function targetRequest(options: CallTargets, target: Target, index: number
   if (sending.kind === 'prefill') body = sending.edit(body);
   const addedStreamUsage = asked.addedStreamUsage;
   if (state.mode === 'pass-through')
-    return { url, body, addedStreamUsage, keys: { headers: keyHeaders(options, target, state.upstreamKey, body) } };
+    return { url, body, addedStreamUsage, keys: { headers: keyHeaders(state, target, state.upstreamKey, body) } };
   const own = provider.id === state.provider.id;
   const keys = own ? state.keyPool : await fallbackPool(deps, state, target);
   if (keys.length === 0) {
     // No key saved for a provider reached through AWS (docs/bedrock.md): signed with the runtime's credentials.
-    const headers = keyHeaders(options, target, undefined, body);
+    const headers = keyHeaders(state, target, undefined, body);
     if (!base.aws) return { url, body, addedStreamUsage, keys: { headers } };
     const signed = await signAwsRequest(
       { method: state.request.method, url, headers, body },
@@ -197,13 +216,7 @@ async function targetRequest(options: CallTargets, target: Target, index: number
 }
 
 /** An attempt's headers: the client's, less the proxy's own, with `key` in the dialect's credential header. */
-function keyHeaders(
-  options: CallTargets,
-  target: Target,
-  key: string | undefined,
-  body: Buffer,
-): Record<string, string> {
-  const { state } = options;
+function keyHeaders(state: ProxyState, target: Target, key: string | undefined, body: Buffer): Record<string, string> {
   return upstreamRequestHeaders(
     state.request.headers,
     target.endpoint.dialect,

@@ -56,8 +56,9 @@ async function dryRun(
 /** The packages whose install scripts would fetch or build a native binary: each ships per-platform builds instead. */
 const NATIVE = Object.keys(manifest.allowScripts).filter((name) => name !== '@portkey-ai/gateway');
 
+// The dry runs are npm's own processes and independent of each other: they run at once.
 describe('npm ci on the project', () => {
-  it('accepts the lock as it stands, without EBADENGINE or a list of skipped install scripts', async () => {
+  it.concurrent('accepts the lock as it stands, without EBADENGINE or a list of skipped install scripts', async () => {
     const run = await dryRun('.');
     expect({ status: run.status, error: /npm error.*/.exec(run.stderr)?.[0] }).toEqual({ status: 0, error: undefined });
     if (semver.satisfies(process.version, manifest.engines.node)) expect(run.stderr).not.toContain('EBADENGINE');
@@ -65,7 +66,7 @@ describe('npm ci on the project', () => {
     expect(run.stderr).not.toContain('install-scripts');
   });
 
-  it.each([
+  it.concurrent.each([
     ['darwin', 'arm64'],
     ['win32', 'x64'],
     ['linux', 'arm64'],
@@ -104,7 +105,7 @@ describe('npm ci on the project', () => {
 });
 
 describe("test/infra/lambda-ric (AWS's Lambda runtime interface client, for the Lambda runtime test)", () => {
-  it('is not a dependency of the project, pins one exact version, and npm ci accepts its lock', async () => {
+  it.concurrent('is not a dependency of the project, pins one exact version, and npm ci accepts its lock', async () => {
     expect(Object.keys(lock.packages).filter((where) => where.endsWith('node_modules/aws-lambda-ric'))).toEqual([]);
     const ric = JSON.parse(read('test/infra/lambda-ric/package.json')) as { dependencies: Record<string, string> };
     const pinned = ric.dependencies['aws-lambda-ric']!;

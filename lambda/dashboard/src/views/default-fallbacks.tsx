@@ -8,6 +8,7 @@ import { ErrorMessage } from '../components/error-message';
 import { SkeletonRows } from '../components/skeleton';
 import { PROVIDERS, providerName } from '../providers';
 import { useAsync } from '../use-async';
+import { SaveButton, TextField } from '../components/form-fields';
 
 /** `gpt-4o-mini, prov-d/mistral-small-latest` → the list, in order. */
 const parseList = (text: string) =>
@@ -88,43 +89,28 @@ export function DefaultFallbacks() {
               ))}
             </select>
           </span>
-          <span class="budget-field">
-            <label for="fallback-new-model">Model</label>
-            <input
-              id="fallback-new-model"
-              type="text"
-              value={model}
-              autoComplete="off"
-              autoCapitalize="off"
-              spellcheck={false}
-              placeholder="e.g. gpt-4o"
-              data-testid="fallback-new-model"
-              onInput={(e) => setModel(e.currentTarget.value)}
-            />
-          </span>
-          <span class="budget-field">
-            <label for="fallback-new-list">Fallbacks, in order</label>
-            <input
-              id="fallback-new-list"
-              type="text"
-              value={list}
-              autoComplete="off"
-              autoCapitalize="off"
-              spellcheck={false}
-              placeholder="gpt-4o-mini, prov-d/mistral-small-latest"
-              data-testid="fallback-new-list"
-              onInput={(e) => setList(e.currentTarget.value)}
-            />
-          </span>
+          <TextField
+            id="fallback-new-model"
+            label="Model"
+            value={model}
+            placeholder="e.g. gpt-4o"
+            literal
+            testId="fallback-new-model"
+            onInput={setModel}
+          />
+          <TextField
+            id="fallback-new-list"
+            label="Fallbacks, in order"
+            value={list}
+            placeholder="gpt-4o-mini, prov-d/mistral-small-latest"
+            literal
+            testId="fallback-new-list"
+            onInput={setList}
+          />
           <span class="budget-actions">
-            <button
-              type="submit"
-              class="button button-primary button-small"
-              disabled={busy}
-              data-testid="fallback-new-save"
-            >
-              {busy ? 'Saving…' : 'Set fallbacks'}
-            </button>
+            <SaveButton busy={busy} testId="fallback-new-save">
+              Set fallbacks
+            </SaveButton>
           </span>
         </form>
       </Allowed>
@@ -210,14 +196,9 @@ export function DefaultFallbacks() {
                 />
               </span>
               <span class="budget-actions">
-                <button
-                  type="submit"
-                  class="button button-primary button-small"
-                  disabled={busy}
-                  data-testid="fallback-limits-save"
-                >
-                  {busy ? 'Saving…' : 'Save limits'}
-                </button>
+                <SaveButton busy={busy} testId="fallback-limits-save">
+                  Save limits
+                </SaveButton>
                 <button type="button" class="button button-small" onClick={() => setLimits(undefined)}>
                   Cancel
                 </button>

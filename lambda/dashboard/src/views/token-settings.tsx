@@ -6,6 +6,7 @@ import { formatInt } from '../format';
 import { formatTagList, parseTagList, sortedTags } from '../tags';
 import type { TokenInfo } from '../types';
 import { formatDefaults, parseDefaults } from '../fallback-text';
+import { SaveButton, TextField } from '../components/form-fields';
 
 /** `claude-haiku-, gpt-4.1-mini` → the list; blank → no list (any model). */
 function parseModels(text: string): string[] | null {
@@ -133,7 +134,7 @@ export function TokenSettings({ token, onChanged }: { token: TokenInfo; onChange
         aria-label={`Tags and limits of token “${label}”`}
         data-testid="token-settings-form"
       >
-        <SettingsField
+        <TextField
           id={`${id}-tags`}
           label="Tags"
           value={tagText}
@@ -143,7 +144,7 @@ export function TokenSettings({ token, onChanged }: { token: TokenInfo; onChange
           hint="key=value, comma-separated; added to every request of this token."
           onInput={setTagText}
         />
-        <SettingsField
+        <TextField
           id={`${id}-rate`}
           label="Requests a minute"
           inputMode="numeric"
@@ -153,7 +154,7 @@ export function TokenSettings({ token, onChanged }: { token: TokenInfo; onChange
           hint="1 to 120,000; blank for the default."
           onInput={setRateText}
         />
-        <SettingsField
+        <TextField
           id={`${id}-models`}
           label="Allowed models"
           value={modelsText}
@@ -163,7 +164,7 @@ export function TokenSettings({ token, onChanged }: { token: TokenInfo; onChange
           hint="Model ids or prefixes, comma-separated (claude-haiku-); blank for any."
           onInput={setModelsText}
         />
-        <SettingsField
+        <TextField
           id={`${id}-fallbacks`}
           label="Default fallbacks"
           value={fallbacksText}
@@ -174,14 +175,9 @@ export function TokenSettings({ token, onChanged }: { token: TokenInfo; onChange
           onInput={setFallbacksText}
         />
         <span class="budget-actions">
-          <button
-            type="submit"
-            class="button button-primary button-small"
-            disabled={busy}
-            data-testid="token-settings-save"
-          >
-            {busy ? 'Saving…' : 'Save'}
-          </button>
+          <SaveButton busy={busy} testId="token-settings-save">
+            Save
+          </SaveButton>
           <button
             type="button"
             class="button button-small"
@@ -202,40 +198,5 @@ export function TokenSettings({ token, onChanged }: { token: TokenInfo; onChange
         Edit
       </button>
     </div>
-  );
-}
-
-interface FieldProps {
-  id: string;
-  label: string;
-  value: string;
-  placeholder: string;
-  hint: string;
-  testId: string;
-  onInput: (value: string) => void;
-  /** Typed as written (tags, model ids): no auto-capitalising, no spell check. */
-  literal?: boolean;
-  inputMode?: 'numeric';
-}
-
-/** One labelled text field of the form, with its hint below. */
-function SettingsField({ id, label, value, placeholder, hint, testId, onInput, literal, inputMode }: FieldProps) {
-  return (
-    <span class="budget-field">
-      <label for={id}>{label}</label>
-      <input
-        id={id}
-        type="text"
-        inputMode={inputMode}
-        value={value}
-        placeholder={placeholder}
-        autoComplete="off"
-        autoCapitalize={literal ? 'off' : undefined}
-        spellcheck={literal ? false : undefined}
-        data-testid={testId}
-        onInput={(e) => onInput(e.currentTarget.value)}
-      />
-      <span class="hint">{hint}</span>
-    </span>
   );
 }

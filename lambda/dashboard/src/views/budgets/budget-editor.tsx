@@ -6,6 +6,7 @@ import { ErrorMessage } from '../../components/error-message';
 import type { Budget, BudgetInput } from '../../types';
 import { BudgetBar } from './budget-bar';
 import { BudgetFields, useBudgetForm } from './budget-form';
+import { SaveButton } from '../../components/form-fields';
 
 interface Props {
   budget: Budget | null | undefined;
@@ -58,14 +59,9 @@ export function BudgetEditor({ budget, label, testId, onSave, onRemove }: Props)
           onAlertAt={form.setAlertAt}
         />
         <span class="budget-actions">
-          <button
-            type="submit"
-            class="button button-primary button-small"
-            disabled={busy}
-            data-testid={`${testId}-save`}
-          >
-            {busy ? 'Saving…' : 'Save'}
-          </button>
+          <SaveButton busy={busy} testId={`${testId}-save`}>
+            Save
+          </SaveButton>
           <button
             type="button"
             class="button button-small"

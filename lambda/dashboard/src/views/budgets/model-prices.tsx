@@ -8,6 +8,7 @@ import { ErrorMessage } from '../../components/error-message';
 import { SkeletonRows } from '../../components/skeleton';
 import type { AccountPrice, PriceInput } from '../../types';
 import { useAsync } from '../../use-async';
+import { SaveButton } from '../../components/form-fields';
 
 type Way = 'tokens' | 'as';
 const RATE_FIELDS = [
@@ -146,14 +147,9 @@ export function ModelPrices() {
             ))
           )}
           <span class="budget-actions">
-            <button
-              type="submit"
-              class="button button-primary button-small"
-              disabled={busy}
-              data-testid="price-new-save"
-            >
-              {busy ? 'Saving…' : 'Set price'}
-            </button>
+            <SaveButton busy={busy} testId="price-new-save">
+              Set price
+            </SaveButton>
           </span>
         </form>
       </Allowed>

@@ -10,6 +10,7 @@ import { SkeletonRows } from '../../components/skeleton';
 import type { Budget, BudgetInput } from '../../types';
 import { BudgetEditor } from './budget-editor';
 import { BudgetFields, useBudgetForm } from './budget-form';
+import { SaveButton } from '../../components/form-fields';
 
 /** What one kind of account-wide budget (per requester, per tag) differs in: its subject, how it is typed, shown and saved. */
 export interface BudgetSubject<S> {
@@ -101,14 +102,9 @@ export function SubjectBudgets<S>({ subject, budgets, onChanged, load }: Props<S
             onAlertAt={form.setAlertAt}
           />
           <span class="budget-actions">
-            <button
-              type="submit"
-              class="button button-primary button-small"
-              disabled={busy}
-              data-testid={`${name}-budget-new-save`}
-            >
-              {busy ? 'Saving…' : 'Add budget'}
-            </button>
+            <SaveButton busy={busy} testId={`${name}-budget-new-save`}>
+              Add budget
+            </SaveButton>
           </span>
         </form>
       </Allowed>
