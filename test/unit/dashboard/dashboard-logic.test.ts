@@ -1,11 +1,11 @@
 /** The dashboard's pure parts (no browser): money display, periods, chart series, and its copy of the provider list. */
-import { formatCost, formatPercent, formatUsd } from '../../lambda/dashboard/src/format';
-import { periodFromParams, periodRange, utcDaysBetween } from '../../lambda/dashboard/src/period';
-import { PROVIDERS } from '../../lambda/dashboard/src/providers';
-import type { LogRow, ProviderSlice, Stats, Totals } from '../../lambda/dashboard/src/types';
-import { mergeRefreshed } from '../../lambda/dashboard/src/views/log-pages';
-import { timeSeries } from '../../lambda/dashboard/src/views/overview-charts';
-import { PROVIDERS as REGISTRY } from '../../lambda/providers/registry';
+import { formatCost, formatPercent, formatUsd } from '../../../lambda/dashboard/src/format';
+import { periodFromParams, periodRange, utcDaysBetween } from '../../../lambda/dashboard/src/period';
+import { PROVIDERS } from '../../../lambda/dashboard/src/providers';
+import type { LogRow, ProviderSlice, Stats, Totals } from '../../../lambda/dashboard/src/types';
+import { mergeRefreshed } from '../../../lambda/dashboard/src/views/log-pages';
+import { timeSeries } from '../../../lambda/dashboard/src/views/overview-charts';
+import { PROVIDERS as REGISTRY } from '../../../lambda/providers/registry';
 
 describe('formatUsd', () => {
   test.each([
