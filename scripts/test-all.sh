@@ -40,6 +40,7 @@ fi
 # wait for it: they wait while the marker file `installing` exists (test/infra/support/lambda-instance.ts).
 ric=test/infra/lambda-ric
 ric_pid=""
+rm -f "$ric/installing" # left by a run that was stopped mid-install
 if [ -f "$ric/node_modules/aws-lambda-ric/rapid-client.node" ] && [ "$ric/node_modules/.package-lock.json" -nt "$ric/package-lock.json" ]; then
   echo "AWS's Lambda runtime interface client: installed ($ric)"
 else
