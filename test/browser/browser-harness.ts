@@ -36,11 +36,22 @@ export function describeInBrowser(name: string, body: () => void): void {
   (availability === 'present' ? describe : describe.skip)(name, body);
 }
 
-/** A local server and a browser for the tests of one `describe`, stopped after them. */
-export function proxyAndBrowser(options?: StartOptions): { proxy: ProxyServer; browser: Browser } {
-  const world = {} as { proxy: ProxyServer; browser: Browser };
+/** What a journey's tests share: one local server and one Chromium, both filled in by `beforeAll`. */
+export interface BrowserWorld {
+  proxy: ProxyServer;
+  browser: Browser;
+}
+
+/**
+ * A local server and a browser for the tests of one `describe` (a journey: every topic of a file
+ * shares them, each in its own account where its data must not meet another's), stopped after them.
+ * `options` may be computed first (a server whose environment names another server's address).
+ */
+export function proxyAndBrowser(options?: StartOptions | (() => Promise<StartOptions>)): BrowserWorld {
+  const world = {} as BrowserWorld;
   beforeAll(async () => {
-    [world.proxy, world.browser] = await Promise.all([startProxy(options), launchBrowser()]);
+    const startOptions = typeof options === 'function' ? await options() : options;
+    [world.proxy, world.browser] = await Promise.all([startProxy(startOptions), launchBrowser()]);
   });
   afterAll(async () => {
     await world.browser?.close();
@@ -135,10 +146,10 @@ export async function openPage(page: Page, name: 'overview' | 'logs' | 'integrat
   await page.locator(`[data-testid=page-${name}][data-state=ready]`).waitFor();
 }
 
-/** The whole page by default; `fullPage: false` for what is on screen (an open panel over the page). */
 /**
- * With `SCREENSHOTS=1`, saves a page (whole, by default) or one element to look at by eye; nothing
- * compares them, so a run without the variable takes none.
+ * With `SCREENSHOTS=1`, saves a page (whole, by default; `fullPage: false` for what is on screen, such
+ * as an open panel) or one element to look at by eye; nothing compares them, so a run without the
+ * variable takes none.
  */
 export async function screenshot(target: Page | Locator, name: string, { fullPage = true } = {}): Promise<void> {
   if (!process.env.SCREENSHOTS) return;

@@ -1,14 +1,12 @@
 /**
- * What the dashboard-depth browser tests share: the browser check, a local server with traffic from
- * two tokens, and small page helpers.
+ * What the reading journey's topics share: a local server with traffic from two tokens, and small
+ * page helpers.
  */
-import type { Browser, Page } from 'playwright-core';
-import { startProxy, type ProxyServer } from '../support/proxy-server';
+import type { Page } from 'playwright-core';
+import type { ProxyServer } from '../support/proxy-server';
 import { callThroughSdk } from '../support/sdk-clients';
 import { eventually } from '../support/patience';
-import { launchBrowser } from './browser-harness';
-
-export { describeInBrowser } from './browser-harness';
+import { proxyAndBrowser, type BrowserWorld } from './browser-harness';
 import { sendTraffic, type SentTraffic } from './traffic';
 
 /** Polls until `check` holds, for counts that grow as requests arrive; out of time, the last count (for the assertion to show). */
@@ -43,34 +41,39 @@ export function rgb(page: Page, selector: string, property: 'backgroundColor' | 
     .evaluate((element, prop) => getComputedStyle(element)[prop], property);
 }
 
-export interface DepthWorld {
-  proxy: ProxyServer;
-  browser: Browser;
+export interface DepthWorld extends BrowserWorld {
   token: string;
   traffic: SentTraffic;
   appToken: { token: string; token_id: string };
   appRequestId: string;
 }
 
-/** A server with the usual traffic, a second token ("support-bot") and one request made with it. */
-export async function startDepthWorld(): Promise<DepthWorld> {
-  const [proxy, browser] = await Promise.all([startProxy(), launchBrowser()]);
-  const token = proxy.account.token;
-  const traffic = await sendTraffic(proxy, token);
-  const appToken = (await (await proxy.api('/api/tokens', { token, body: { name: 'support-bot' } })).json()) as {
-    token: string;
-    token_id: string;
-  };
-  proxy.secrets.add(appToken.token);
-  const appRequestId = (
-    await callThroughSdk({
-      proxyBase: proxy.proxyBase,
-      token: appToken.token,
-      provider: 'prov-a',
-      stream: false,
-      headers: { 'x-proxy-user': 'dana' },
-    })
-  ).requestId;
-  await proxy.waitForRows(token, traffic.rows + 1);
-  return { proxy, browser, token, traffic, appToken, appRequestId };
+/**
+ * A server with the usual traffic, a second token ("support-bot") and one request made with it:
+ * `traffic.rows + 1` rows in the suite's account. Filled in by `beforeAll`.
+ */
+export function depthWorld(): DepthWorld {
+  const world = proxyAndBrowser() as DepthWorld;
+  beforeAll(async () => {
+    const { proxy } = world;
+    const token = proxy.account.token;
+    const traffic = await sendTraffic(proxy, token);
+    const appToken = (await (await proxy.api('/api/tokens', { token, body: { name: 'support-bot' } })).json()) as {
+      token: string;
+      token_id: string;
+    };
+    proxy.secrets.add(appToken.token);
+    const appRequestId = (
+      await callThroughSdk({
+        proxyBase: proxy.proxyBase,
+        token: appToken.token,
+        provider: 'prov-a',
+        stream: false,
+        headers: { 'x-proxy-user': 'dana' },
+      })
+    ).requestId;
+    await proxy.waitForRows(token, traffic.rows + 1);
+    Object.assign(world, { token, traffic, appToken, appRequestId });
+  });
+  return world;
 }

@@ -1,7 +1,7 @@
 /**
  * A browser's part of sign-in, over plain HTTP: follows redirects by hand, keeps each host's
  * cookies, and fills in the issuer's own login form. The Chromium test walks the same pages for real
- * (test/browser/dashboard-sign-in.test.ts).
+ * (test/browser/sign-in.ts).
  */
 export class SignInClient {
   /** Cookies per host:port, by name (paths are not told apart: every cookie of the host is sent). */

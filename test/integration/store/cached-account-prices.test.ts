@@ -8,8 +8,7 @@ import { newAccountId } from '../../../lambda/auth/proxy-token';
 import type { AccountPrice } from '../../../lambda/account-prices/account-price';
 import { ACCOUNT_PRICE_CACHE_MS, CachedAccountPrices } from '../../../lambda/account-prices/cached-account-prices';
 import { DynamoAccountPriceStore } from '../../../lambda/account-prices/dynamodb/account-price-store';
-import type { DocumentClient } from '../../../lambda/store/dynamodb/document-client';
-import type { StoreCommand } from '../../../lambda/store/dynamodb/commands';
+import { notingClient } from '../../support/noting-client';
 import { createTestTables } from '../../support/tables';
 
 let tables: Awaited<ReturnType<typeof createTestTables>>;
@@ -22,13 +21,7 @@ beforeAll(async () => {
 afterAll(() => tables.clients.raw.destroy());
 
 function instance(): CachedAccountPrices {
-  const doc = tables.clients.doc;
-  const counting: DocumentClient = {
-    send: ((command: StoreCommand) => {
-      sent.push(command.operation);
-      return doc.send(command as never);
-    }) as DocumentClient['send'],
-  };
+  const counting = notingClient(tables.clients.doc, sent);
   return new CachedAccountPrices(new DynamoAccountPriceStore(counting, tables.tables.accounts), () => clock);
 }
 

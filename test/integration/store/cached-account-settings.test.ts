@@ -11,8 +11,7 @@ import {
 } from '../../../lambda/account-settings/cached-account-settings';
 import { DynamoAccountSettingsStore } from '../../../lambda/account-settings/dynamodb/account-settings-store';
 import type { AccountFailover } from '../../../lambda/account-settings/failover-settings';
-import type { DocumentClient } from '../../../lambda/store/dynamodb/document-client';
-import type { StoreCommand } from '../../../lambda/store/dynamodb/commands';
+import { notingClient } from '../../support/noting-client';
 import { createTestTables } from '../../support/tables';
 
 let tables: Awaited<ReturnType<typeof createTestTables>>;
@@ -25,13 +24,7 @@ beforeAll(async () => {
 afterAll(() => tables.clients.raw.destroy());
 
 function instance(): CachedAccountSettings {
-  const doc = tables.clients.doc;
-  const counting: DocumentClient = {
-    send: ((command: StoreCommand) => {
-      sent.push(command.operation);
-      return doc.send(command as never);
-    }) as DocumentClient['send'],
-  };
+  const counting = notingClient(tables.clients.doc, sent);
   return new CachedAccountSettings(new DynamoAccountSettingsStore(counting, tables.tables.accounts), () => clock);
 }
 

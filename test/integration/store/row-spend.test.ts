@@ -11,6 +11,7 @@ import { DynamoUsageLog } from '../../../lambda/usage/dynamodb/usage-log';
 import { DynamoUsageStats } from '../../../lambda/usage/dynamodb/usage-stats';
 import { rowPartitions } from '../../../lambda/usage/dynamodb/row-shards';
 import type { UsageRow } from '../../../lambda/usage/usage-row';
+import { notingClient } from '../../support/noting-client';
 import { createTestTables } from '../../support/tables';
 
 /**
@@ -185,12 +186,7 @@ test('the usage log writes a row alone, one put; the consumer writes each subjec
   const account = 'acct-shared';
   const sent: string[] = [];
   // The real client, with each command it sends noted.
-  const noting = {
-    send: ((command: StoreCommand) => {
-      sent.push(command.operation);
-      return tables.clients.doc.send(command as never);
-    }) as typeof tables.clients.doc.send,
-  };
+  const noting = notingClient(tables.clients.doc, sent);
   const log = new DynamoUsageLog(noting, tables.tables.usageLogs);
   const rows = Array.from({ length: 25 }, (_, i) => row(account, 1_000 + i, 'ana'));
   await Promise.all(rows.map((r) => log.write(r)));

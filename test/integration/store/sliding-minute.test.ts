@@ -12,10 +12,9 @@ import { DynamoAccountStore } from '../../../lambda/auth/dynamodb/account-store'
 import { DynamoTokenGate } from '../../../lambda/auth/dynamodb/token-gate';
 import { gateKey, type GateSource } from '../../../lambda/auth/dynamodb/gate-item';
 import type { GateVerdict } from '../../../lambda/auth/ports';
-import type { DocumentClient } from '../../../lambda/store/dynamodb/document-client';
-import type { StoreCommand } from '../../../lambda/store/dynamodb/commands';
 import { seededRandom } from '../../fakes/behaviour';
 import { BUCKET_MS, bucketOf, LATE_BUCKETS, WINDOW_BUCKETS } from '../../../lambda/auth/sliding-minute';
+import { notingClient } from '../../support/noting-client';
 import { createTestTables } from '../../support/tables';
 
 let tables: Awaited<ReturnType<typeof createTestTables>>;
@@ -34,13 +33,7 @@ type Gate = { admit(token: ParsedToken, at: number): Promise<GateVerdict>; calls
 /** A gate whose clock, read after a refusal's answer, says `clock()` (the proxy's own clock, held by the test). */
 function gate(limit: number, shardSize?: number, clock?: () => number): Gate {
   const calls: string[] = [];
-  const doc = tables.clients.doc;
-  const counting: DocumentClient = {
-    send: ((command: StoreCommand) => (
-      calls.push(command.operation),
-      doc.send(command as never)
-    )) as DocumentClient['send'],
-  };
+  const counting = notingClient(tables.clients.doc, calls);
   const instance = new DynamoTokenGate(counting, tables.tables.rateLimits, limit, source, shardSize, clock);
   return {
     calls,

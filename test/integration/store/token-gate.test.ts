@@ -10,9 +10,8 @@ import { accountPk } from '../../../lambda/store/dynamodb/account-partition';
 import { DynamoBudgetStore } from '../../../lambda/budgets/dynamodb/budget-store';
 import { DynamoTokenGate } from '../../../lambda/auth/dynamodb/token-gate';
 import { gateKey, type GateSource } from '../../../lambda/auth/dynamodb/gate-item';
-import type { DocumentClient } from '../../../lambda/store/dynamodb/document-client';
-import type { StoreCommand } from '../../../lambda/store/dynamodb/commands';
 import type { GateVerdict } from '../../../lambda/auth/ports';
+import { notingClient } from '../../support/noting-client';
 import { createTestTables } from '../../support/tables';
 import { BUCKET_MS, bucketOf, RING_SLOTS, WINDOW_BUCKETS } from '../../../lambda/auth/sliding-minute';
 import { seededRandom } from '../../fakes/behaviour';
@@ -25,15 +24,7 @@ const MINUTE = 60_000;
 const now = Math.floor(Date.now() / MINUTE) * MINUTE + 1_000;
 
 /** The real client, with every operation it sends noted. */
-function countingClient(sent: string[]): DocumentClient {
-  const doc = tables.clients.doc;
-  return {
-    send: ((command: StoreCommand) => (
-      sent.push(command.operation),
-      doc.send(command as never)
-    )) as DocumentClient['send'],
-  };
-}
+const countingClient = (sent: string[]) => notingClient(tables.clients.doc, sent);
 
 const source: GateSource = async (token, at) => {
   const [record, budget] = await Promise.all([

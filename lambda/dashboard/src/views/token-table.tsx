@@ -107,7 +107,7 @@ export function TokenTable({ tokens, onRevoke, onBudgetChanged, spend }: Props) 
               <td data-label="Last used">
                 {token.last_used_at ? formatDateTime(token.last_used_at) : <span class="muted">never</span>}
               </td>
-              <td data-label="Spend" class="num" data-testid="token-spend">
+              <td data-label="Spend" class="num spend-cell" data-testid="token-spend">
                 <Spend usage={spend?.get(token.token_id)} loaded={spend !== undefined} />
               </td>
               <td data-label="Budget">
