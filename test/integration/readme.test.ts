@@ -82,7 +82,8 @@ describe('the quick-start curl lines', () => {
     }
   });
 
-  test.each([0, 1])('README curl line %i works against the local server as written', async (index) => {
+  // Both at once: independent calls, each its own curl process.
+  test.concurrent.each([0, 1])('README curl line %i works against the local server as written', async (index) => {
     const command = readmeCurlCommands()[index]!.replaceAll(README_BASE, proxy.url);
     // Asynchronously: the fake providers answer from this process.
     const result = await run('bash', ['-c', `${command} -w '\\n%{http_code}'`], {
@@ -153,7 +154,8 @@ describe('the SDK examples', () => {
     if (scratch && existsSync(scratch)) rmSync(scratch, { recursive: true, force: true });
   });
 
-  test.each(expected.map((e, i) => [e.calls, i] as const))(
+  // All four at once (each its own process, account and row): the same runs, in the time of the slowest.
+  test.concurrent.each(expected.map((e, i) => [e.calls, i] as const))(
     'the %s example runs as written and leaves its row',
     async (_calls, index) => {
       // A fresh account per example, so the example's row is the only one.

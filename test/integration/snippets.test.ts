@@ -40,7 +40,8 @@ afterAll(async () => {
 });
 
 describe.each(PROVIDERS.map((p) => [p.name, p] as const))('%s snippets', (_name, provider) => {
-  test.each(['stored', 'pass-through'] as const)(
+  // A provider's two curl runs and its SDK run at once: each its own process, read back by its own request id or account.
+  test.concurrent.each(['stored', 'pass-through'] as const)(
     'the %s curl snippet, pasted into a shell, gets an answer and a row',
     async (mode) => {
       const code = snippet(provider, 'curl', mode, proxy.proxyBase)
@@ -67,24 +68,27 @@ describe.each(PROVIDERS.map((p) => [p.name, p] as const))('%s snippets', (_name,
     },
   );
 
-  test('the stored-key TypeScript snippet, run by Node with the SDK, gets an answer and a row with its tags', async () => {
-    const account = await proxy.createAccount(`snippet-ts-${provider.id}`);
-    // A provider reached through AWS needs no saved key: the proxy signs with its AWS credentials (the fake's).
-    if (provider.sdk !== 'aws') await proxy.saveKey(account.token, provider.id as ProviderId);
-    const code = snippet(provider, 'typescript', 'stored', proxy.proxyBase).replaceAll(
-      TOKEN_PLACEHOLDER,
-      account.token,
-    );
-    // The snippet is plain JavaScript with imports (no TypeScript-only syntax); run from the repository so the SDKs resolve.
-    await run(process.execPath, ['--input-type=module', '-e', code], {
-      cwd: join(__dirname, '../..'),
-      encoding: 'utf8',
-    }).catch((error: { stderr?: string; message: string }) => {
-      throw new Error(`${error.message}\n${error.stderr ?? ''}`);
-    });
-    const [row] = await proxy.waitForRows(account.token, 1);
-    expect(row).toMatchObject({ provider: provider.id, mode: 'stored', status_code: 200, tags: SNIPPET_TAGS });
-  });
+  test.concurrent(
+    'the stored-key TypeScript snippet, run by Node with the SDK, gets an answer and a row with its tags',
+    async () => {
+      const account = await proxy.createAccount(`snippet-ts-${provider.id}`);
+      // A provider reached through AWS needs no saved key: the proxy signs with its AWS credentials (the fake's).
+      if (provider.sdk !== 'aws') await proxy.saveKey(account.token, provider.id as ProviderId);
+      const code = snippet(provider, 'typescript', 'stored', proxy.proxyBase).replaceAll(
+        TOKEN_PLACEHOLDER,
+        account.token,
+      );
+      // The snippet is plain JavaScript with imports (no TypeScript-only syntax); run from the repository so the SDKs resolve.
+      await run(process.execPath, ['--input-type=module', '-e', code], {
+        cwd: join(__dirname, '../..'),
+        encoding: 'utf8',
+      }).catch((error: { stderr?: string; message: string }) => {
+        throw new Error(`${error.message}\n${error.stderr ?? ''}`);
+      });
+      const [row] = await proxy.waitForRows(account.token, 1);
+      expect(row).toMatchObject({ provider: provider.id, mode: 'stored', status_code: 200, tags: SNIPPET_TAGS });
+    },
+  );
 
   const pythonTest = hasPython()
     ? test.each(['stored', 'pass-through'] as const)
