@@ -1,25 +1,29 @@
 /**
- * CPU of the request path's two store calls in this process, three ways (docs/decisions.md,
- * "The hot store calls through the document client"):
+ * CPU of the request path's two store calls in this process, four ways (docs/decisions.md,
+ * "DynamoDB through the AWS SDK"):
  *
- * - document: the stores' client (lambda/store/dynamodb/document-client.ts), items as plain
- *   objects marshalled by `@aws-sdk/lib-dynamodb` on every call;
- * - low-level: the same `DynamoDBClient`, the input already in DynamoDB's attribute-value form
- *   (what skipping the document client's marshalling would save);
+ * - stores' client: lambda/store/dynamodb/document-client.ts as the stores use it: single-item
+ *   calls as the SDK's own commands, items marshalled by `@aws-sdk/util-dynamodb`, each
+ *   operation's middleware resolved once (`cacheMiddleware`);
+ * - document commands: `@aws-sdk/lib-dynamodb`'s, with a deadline's abort signal on each call (what
+ *   the stores sent before): the middleware is resolved on every call;
+ * - SDK commands per call: the SDK's own commands, input marshalled ahead, middleware resolved on every call;
  * - signed JSON: one SigV4-signed POST (`@smithy/signature-v4`) over a kept-alive connection, no
  *   SDK middleware at all: a floor for what any client could cost.
  *
  * The calls are the token gate's UpdateItem, in the shape lambda/auth/dynamodb/token-gate.ts sends
- * (a window of 21 bucket conditions), and the usage row's PutItem (about 1 KB). Each variant runs
- * `CALLS` gate-and-row pairs per batch; the batches are interleaved (the order rotated each round),
- * and the CPU of each batch is `process.cpuUsage()` around it. DynamoDB Local runs in its own
- * process, so its CPU is not counted. Run: `npx tsx bench/store-calls.ts` (Node 22).
+ * for a token this instance has not seen yet (gate-count.ts; the widest of its usual shapes), and the usage row's PutItem (about
+ * 1 KB). Each variant runs `CALLS` gate-and-row pairs per batch; the batches are interleaved (the
+ * order rotated each round), and the CPU of each batch is `process.cpuUsage()` around it. DynamoDB
+ * Local runs in its own process, so its CPU is not counted. Run: `npx tsx bench/store-calls.ts` (Node 22).
  */
 import { PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { Agent, request } from 'node:http';
 import { loadavg } from 'node:os';
+import { countExpression, freshRing, guessedPlacement } from '../lambda/auth/dynamodb/gate-count';
 import { startDynamoDbLocal } from '../lambda/local/dynamodb-local';
 import { createDynamoClients } from '../lambda/store/dynamodb/client';
 import { ensureTables } from '../lambda/store/dynamodb/create-tables';
@@ -32,25 +36,24 @@ const CALLS = Number(process.env.CALLS ?? 200);
 const REGION = 'eu-west-1';
 
 const tables = tableNames({}, 'ab-');
-const names: Record<string, string> = { '#w': 'w' };
-const values: Record<string, unknown> = { ':hash': 'a'.repeat(64), ':share': 100, ':one': 1 };
-const window = Array.from({ length: 21 }, (_, i) => 9_000_000 + i);
-window.forEach((bucket, i) => (names[`#b${i}`] = String(bucket)));
-const room = window.map((_, i) => `(attribute_not_exists(#w.#b${i}) OR m < #w.#b${i})`).join(' AND ');
+const SECRET_HASH = 'a'.repeat(64);
+const SHARE = 100;
 
 /** 50 gate items, one per token, so no item takes every write. */
 const GATES = 50;
 const gateKey = (n: number) => `gate#ab-${n % GATES}#0`;
 
 function gateInput(n: number) {
+  const now = Date.now();
+  const count = countExpression(guessedPlacement(now, undefined), false);
   return {
     TableName: tables.rateLimits,
     Key: { counter_key: gateKey(n) },
-    UpdateExpression: 'SET last_used_at = :used, #w.#b20 = if_not_exists(#w.#b20, n) ADD n :one, m :one',
-    ConditionExpression: `secret_hash = :hash AND attribute_not_exists(revoked_at) AND attribute_not_exists(requests_per_minute) AND m_limit = :share AND ${room}`,
-    ExpressionAttributeNames: names,
-    ExpressionAttributeValues: { ...values, ':used': new Date().toISOString() },
+    UpdateExpression: count.update,
+    ConditionExpression: `secret_hash = :hash AND attribute_not_exists(revoked_at) AND attribute_not_exists(requests_per_minute) AND m_limit = :share AND ${count.condition}`,
+    ExpressionAttributeValues: { ':hash': SECRET_HASH, ':share': SHARE, ...count.values },
     ReturnValues: 'ALL_NEW' as const,
+    ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
   };
 }
 
@@ -98,17 +101,28 @@ async function main() {
   const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
   const { raw, doc } = createDynamoClients({ region: REGION, endpoint: store.endpoint });
   await ensureTables(raw, tables);
-  // The gates: authentication's copy, the shard's share, and every bucket of the window far from
-  // full, so every call passes its condition (a refused one would measure the error path instead).
-  const roomyWindow = Object.fromEntries(window.map((bucket) => [String(bucket), 1e12]));
+  // The gates: authentication's copy, the shard's share, and a window whose count stays far below
+  // the share (m is the count less the share), so every call passes its condition (a refused one
+  // would measure the error path instead).
   for (let n = 0; n < GATES; n++)
     await doc.send({
       operation: 'PutItem',
       input: {
         TableName: tables.rateLimits,
-        Item: { counter_key: gateKey(n), secret_hash: values[':hash'], m_limit: 100, n: 0, m: 0, w: roomyWindow },
+        Item: {
+          counter_key: gateKey(n),
+          secret_hash: SECRET_HASH,
+          m_limit: SHARE,
+          n: 0,
+          m: -1e12,
+          ...freshRing(Date.now()),
+        },
       },
     });
+  const documents = DynamoDBDocumentClient.from(raw, {
+    marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true },
+  });
+  const deadline = () => ({ abortSignal: AbortSignal.timeout(10_000) });
 
   const url = new URL(store.endpoint);
   const agent = new Agent({ keepAlive: true, maxSockets: 8 });
@@ -150,11 +164,15 @@ async function main() {
   }
 
   const variants: Record<string, (n: number) => Promise<unknown>> = {
-    document: async (n) => {
+    "stores' client": async (n) => {
       await doc.send({ operation: 'UpdateItem', input: gateInput(n) });
       await doc.send({ operation: 'PutItem', input: { TableName: tables.usageLogs, Item: rowItem(n) } });
     },
-    'low-level': async (n) => {
+    'document commands': async (n) => {
+      await documents.send(new UpdateCommand(gateInput(n)), deadline());
+      await documents.send(new PutCommand({ TableName: tables.usageLogs, Item: rowItem(n) }), deadline());
+    },
+    'SDK commands per call': async (n) => {
       await raw.send(new UpdateItemCommand(marshalledGate(n)));
       await raw.send(new PutItemCommand({ TableName: tables.usageLogs, Item: marshall(rowItem(n)) }));
     },

@@ -2,8 +2,9 @@ import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynam
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
+import { VERSION } from '../../base/version';
 import { ATTEMPT_SILENCE_MS } from './deadlines';
-import { SdkDocumentClient, type DocumentClient } from './document-client';
+import { SdkDocumentClient, type DocumentClient, type StoreSdkClients } from './document-client';
 
 export interface DynamoClients {
   /** The SDK client, for table administration (creating local tables). Never on the request path. */
@@ -21,9 +22,12 @@ interface ClientOptions {
 /** A connection DynamoDB does not accept within this is given up (and the call retried). */
 const CONNECT_TIMEOUT_MS = 3_000;
 
-/** The SDK's retry step, doing nothing but the one attempt. */
+/**
+ * The SDK's retry step, doing nothing but the one attempt. It names no mode: the SDK adds a named
+ * mode to the call's context for the user agent, and a handler resolved once (`cacheMiddleware`)
+ * shares its context between calls, so the header would grow by one entry a call.
+ */
 const SEND_ONCE: Extract<DynamoDBClientConfig['retryStrategy'], { retry: unknown }> = {
-  mode: 'standard',
   retry: (next, args) => next(args),
 };
 
@@ -32,6 +36,9 @@ const SEND_ONCE: Extract<DynamoDBClientConfig['retryStrategy'], { retry: unknown
  * than any request's store call would: the administration client (never on the request path) waits this long.
  */
 const ADMINISTRATION_SILENCE_MS = 60_000;
+
+/** What the single-item calls name themselves in DynamoDB's logs (CloudTrail's `userAgent`). */
+const USER_AGENT = `ai-usage-proxy/${VERSION} aws-sdk-js`;
 
 /** DynamoDB Local checks signatures' form, not their keys. */
 const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
@@ -46,15 +53,39 @@ const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
  * not an `Error` of its own realm (a socket's, under a test runner's sandbox) into one without its
  * `code`.
  */
-export function createDynamoClient(options: ClientOptions, silenceMs = ATTEMPT_SILENCE_MS): DynamoDBClient {
+export function createDynamoClient(
+  options: ClientOptions,
+  silenceMs = ATTEMPT_SILENCE_MS,
+  shared: Pick<DynamoDBClientConfig, 'requestHandler' | 'cacheMiddleware'> = {},
+): DynamoDBClient {
   return new DynamoDBClient({
     region: options.region,
     endpoint: options.endpoint,
     credentials: options.endpoint ? LOCAL_CREDENTIALS : undefined,
     maxAttempts: 1,
     retryStrategy: SEND_ONCE,
-    requestHandler: storeRequestHandler(silenceMs),
+    requestHandler: shared.requestHandler ?? storeRequestHandler(silenceMs),
+    cacheMiddleware: shared.cacheMiddleware,
   });
+}
+
+/**
+ * The document client's two SDK clients (document-client.ts), over `documents`' connections: one
+ * resolving each operation's middleware once, for single-item calls, and `documents` for the rest.
+ */
+export function storeSdkClients(options: ClientOptions, documents: DynamoDBClient): StoreSdkClients {
+  const requestHandler = documents.config.requestHandler;
+  const items = createDynamoClient(options, undefined, { requestHandler, cacheMiddleware: true });
+  // The SDK composes its user agent on every call; this one is the same each time, so it is set once.
+  items.middlewareStack.remove('getUserAgentMiddleware');
+  items.middlewareStack.add(
+    (next) => (args) => {
+      (args.request as { headers: Record<string, string> }).headers['user-agent'] = USER_AGENT;
+      return next(args);
+    },
+    { step: 'build', name: 'fixedUserAgent' },
+  );
+  return { documents, items };
 }
 
 /**
@@ -76,13 +107,13 @@ export function storeRequestHandler(silenceMs = ATTEMPT_SILENCE_MS): NodeHttpHan
 
 /** The stores' client: all the request path needs. */
 export function createDocumentClient(options: ClientOptions): DocumentClient {
-  return new SdkDocumentClient(createDynamoClient(options));
+  return new SdkDocumentClient(storeSdkClients(options, createDynamoClient(options)));
 }
 
 /** Both, over one SDK client: for tests. */
 export function createDynamoClients(options: ClientOptions): DynamoClients {
   const raw = createDynamoClient(options);
-  return { raw, doc: new SdkDocumentClient(raw) };
+  return { raw, doc: new SdkDocumentClient(storeSdkClients(options, raw)) };
 }
 
 /** The client that creates and describes tables (the local server's set-up), patient with a busy store. */

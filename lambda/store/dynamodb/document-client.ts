@@ -1,18 +1,22 @@
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  DeleteItemCommand,
+  GetItemCommand,
+  PutItemCommand,
+  UpdateItemCommand,
+  type AttributeValue,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   BatchWriteCommand,
-  DeleteCommand,
   DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
   QueryCommand,
   TransactWriteCommand,
-  UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { marshall, unmarshall, type marshallOptions } from '@aws-sdk/util-dynamodb';
 import { retryPolicies, withRetries, type RetryPolicy } from '../../base/retry';
 import type { OperationName, OutputOf, StoreCommand } from './commands';
-import { CALL_DEADLINE_MS, StoreDeadlineError } from './deadlines';
+import { CALL_DEADLINE_MS, sharedDeadline, StoreDeadlineError } from './deadlines';
 import { mayRetryStoreCall } from './store-outage';
 
 /** What the stores need of a DynamoDB client: the commands of `commands.ts` (plain data), each with its own result type. */
@@ -20,48 +24,116 @@ export interface DocumentClient {
   send<C extends StoreCommand>(command: C): Promise<OutputOf<C>>;
 }
 
-/** The SDK's document command for each operation. */
-const COMMANDS: { readonly [Name in OperationName]: new (input: never) => object } = {
-  GetItem: GetCommand,
-  PutItem: PutCommand,
-  UpdateItem: UpdateCommand,
-  DeleteItem: DeleteCommand,
+/** The two SDK clients the stores' calls go through, over one pool of connections (client.ts). */
+export interface StoreSdkClients {
+  /** Single-item calls, each operation's middleware resolved once (`cacheMiddleware`). */
+  items: DynamoDBClient;
+  /** The others, through `@aws-sdk/lib-dynamodb`'s document commands. */
+  documents: DynamoDBClient;
+}
+
+type CommandClass = new (input: never) => object;
+
+/** The single-item operations, sent as the SDK's own commands with their items marshalled here. */
+const ITEM_COMMANDS: Partial<Record<OperationName, CommandClass>> = {
+  GetItem: GetItemCommand,
+  PutItem: PutItemCommand,
+  UpdateItem: UpdateItemCommand,
+  DeleteItem: DeleteItemCommand,
+};
+
+/** The document command of each other operation. */
+const DOCUMENT_COMMANDS: Partial<Record<OperationName, CommandClass>> = {
   Query: QueryCommand,
   BatchGetItem: BatchGetCommand,
   BatchWriteItem: BatchWriteCommand,
   TransactWriteItems: TransactWriteCommand,
 };
 
+/** Optional fields left undefined are dropped; class instances are stored as their fields. */
+const MARSHALL: marshallOptions = { removeUndefinedValues: true, convertClassInstanceToMap: true };
+
+type Items<Value> = { [Field in 'Key' | 'Item' | 'ExpressionAttributeValues' | 'Attributes']?: Record<string, Value> };
+
+/** A single-item input with its items in DynamoDB's attribute-value form, as a document command would send it. */
+function marshallItems(input: Items<unknown>): object {
+  const { Key, Item, ExpressionAttributeValues } = input;
+  return {
+    ...input,
+    ...(Key && { Key: marshall(Key, MARSHALL) }),
+    ...(Item && { Item: marshall(Item, MARSHALL) }),
+    ...(ExpressionAttributeValues && { ExpressionAttributeValues: marshall(ExpressionAttributeValues, MARSHALL) }),
+  };
+}
+
+/** A single-item answer with its items as plain objects. */
+function unmarshallItems(output: Items<AttributeValue>): object {
+  const { Item, Attributes } = output;
+  return {
+    ...output,
+    ...(Item && { Item: unmarshall(Item) }),
+    ...(Attributes && { Attributes: unmarshall(Attributes) }),
+  };
+}
+
 /**
- * The stores' client: `@aws-sdk/lib-dynamodb`'s document client (marshalling, SigV4, the
- * credential chain, the kept-alive connections of its `DynamoDBClient`) behind the small `send`
- * the stores call. The SDK makes one attempt per send (`maxAttempts: 1`, client.ts); the retries
- * are the `storeCall` policy of lambda/base/retry.ts, applied here once, or the caller's own for a
- * command marked `sentOnce`. Every call, its retries included, ends by its deadline
- * (`CALL_DEADLINE_MS`): the attempt in flight is aborted and the call throws `StoreDeadlineError`,
- * which the outage test counts as the store being unavailable.
+ * The stores' client, behind the small `send` the stores call: the SDK's DynamoDB clients
+ * (SigV4, the credential chain, kept-alive connections), items as plain objects.
+ *
+ * - Single-item calls (the request path's token gate and usage row among them) are the SDK's own
+ *   commands, their items marshalled here by `@aws-sdk/util-dynamodb`, sent through a client that
+ *   resolves each operation's middleware once (`cacheMiddleware`) rather than on every call. Such a
+ *   handler takes no per-call options, so its deadline is a race: at it the call throws, and the
+ *   attempt in flight runs out on its own silence timeout (client.ts).
+ * - The rest are `@aws-sdk/lib-dynamodb`'s document commands, whose handlers cannot be reused (each
+ *   holds its own command's input); the attempt in flight is aborted at the deadline.
+ *
+ * The SDK makes one attempt per send (`maxAttempts: 1`, client.ts); the retries are the
+ * `storeCall` policy of lambda/base/retry.ts, applied here once, or the caller's own for a command
+ * marked `sentOnce`. Every call, its retries included, ends by its deadline (`CALL_DEADLINE_MS`)
+ * with `StoreDeadlineError`, which the outage test counts as the store being unavailable.
  */
 export class SdkDocumentClient implements DocumentClient {
+  private readonly items: DynamoDBClient;
   private readonly documents: DynamoDBDocumentClient;
   private readonly retries: RetryPolicy = retryPolicies.storeCall(mayRetryStoreCall);
 
   constructor(
-    client: DynamoDBClient,
+    clients: StoreSdkClients,
     private readonly deadlineMs = CALL_DEADLINE_MS,
   ) {
-    this.documents = DynamoDBDocumentClient.from(client, {
-      // Optional fields left undefined are dropped; class instances are stored as their fields.
-      marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true },
-    });
+    this.items = clients.items;
+    // A copy: the document commands set their defaults on the options object they are given.
+    this.documents = DynamoDBDocumentClient.from(clients.documents, { marshallOptions: { ...MARSHALL } });
   }
 
-  async send<C extends StoreCommand>(command: C): Promise<OutputOf<C>> {
-    const Command = COMMANDS[command.operation];
+  send<C extends StoreCommand>(command: C): Promise<OutputOf<C>> {
+    const ItemCommand = ITEM_COMMANDS[command.operation];
+    return ItemCommand ? this.sendItem(command, ItemCommand) : this.sendDocument(command);
+  }
+
+  private sendItem<C extends StoreCommand>(command: C, ItemCommand: CommandClass): Promise<OutputOf<C>> {
+    const what = `DynamoDB ${command.operation}`;
+    const input = marshallItems(command.input as Items<unknown>) as never;
+    const endsAt = Date.now() + this.deadlineMs;
+    const sendOnce = async () => {
+      // Past the deadline no attempt starts.
+      if (Date.now() >= endsAt) throw new StoreDeadlineError(what, this.deadlineMs);
+      const output = await this.items.send(new ItemCommand(input) as never);
+      return unmarshallItems(output as Items<AttributeValue>) as OutputOf<C>;
+    };
+    const work = command.sentOnce ? sendOnce() : withRetries(sendOnce, this.retries);
+    return sharedDeadline(this.deadlineMs).bound(work, what);
+  }
+
+  private async sendDocument<C extends StoreCommand>(command: C): Promise<OutputOf<C>> {
+    const DocumentCommand = DOCUMENT_COMMANDS[command.operation]!;
+    const what = `DynamoDB ${command.operation}`;
     const abortSignal = AbortSignal.timeout(this.deadlineMs);
     const sendOnce = () => {
       // Past the deadline no attempt starts; the one in flight was aborted with it.
-      if (abortSignal.aborted) throw new StoreDeadlineError(`DynamoDB ${command.operation}`, this.deadlineMs);
-      return this.documents.send(new Command(command.input as never) as never, {
+      if (abortSignal.aborted) throw new StoreDeadlineError(what, this.deadlineMs);
+      return this.documents.send(new DocumentCommand(command.input as never) as never, {
         abortSignal,
       }) as unknown as Promise<OutputOf<C>>;
     };
@@ -69,7 +141,7 @@ export class SdkDocumentClient implements DocumentClient {
       return await (command.sentOnce ? sendOnce() : withRetries(sendOnce, this.retries));
     } catch (error) {
       if (abortSignal.aborted && !(error instanceof StoreDeadlineError))
-        throw new StoreDeadlineError(`DynamoDB ${command.operation}`, this.deadlineMs, error);
+        throw new StoreDeadlineError(what, this.deadlineMs, error);
       throw error;
     }
   }

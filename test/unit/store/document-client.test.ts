@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import type { Socket } from 'node:net';
 import { retryPolicies } from '../../../lambda/base/retry';
 import { BatchedGet } from '../../../lambda/store/dynamodb/batched-get';
-import { createDynamoClient, createDynamoClients } from '../../../lambda/store/dynamodb/client';
+import { createDynamoClient, createDynamoClients, storeSdkClients } from '../../../lambda/store/dynamodb/client';
 import { sentOnce } from '../../../lambda/store/dynamodb/commands';
 import { ATTEMPT_SILENCE_MS, CALL_DEADLINE_MS, StoreDeadlineError } from '../../../lambda/store/dynamodb/deadlines';
 import { SdkDocumentClient } from '../../../lambda/store/dynamodb/document-client';
@@ -22,6 +22,7 @@ interface Seen {
   amzDate: string;
   authorization: string;
   target: string;
+  userAgent: string;
   socket: Socket;
 }
 
@@ -77,6 +78,7 @@ beforeAll(async () => {
         amzDate: String(request.headers['x-amz-date']),
         authorization: String(request.headers.authorization),
         target: String(request.headers['x-amz-target']),
+        userAgent: String(request.headers['user-agent']),
         socket: request.socket,
       });
       const serverNow = Date.now() + serverOffsetMs;
@@ -250,6 +252,13 @@ describe('the wire', () => {
     expect(new Set(seen.map((s) => s.socket)).size).toBe(1);
   });
 
+  it('a single-item call resolved once sends the same headers on its hundredth call as on its first', async () => {
+    const doc = client();
+    for (let i = 0; i < 100; i++) await doc.send(add());
+    expect(new Set(seen.map((call) => call.userAgent)).size).toBe(1);
+    expect(seen[0].userAgent).toMatch(/^ai-usage-proxy\/\S+ aws-sdk-js$/);
+  });
+
   it('marshalls items (binaries in base64, undefined fields dropped) and unmarshalls answers', async () => {
     script = [json({ Item: { pk: { S: 'a' }, big: { N: '12345678901234567890' }, data: { B: 'AQID' } } })];
     const doc = client();
@@ -261,6 +270,33 @@ describe('the wire', () => {
       input: { TableName: 't', Item: { pk: 'a', data: Buffer.from([1, 2, 3]), gone: undefined } },
     });
     expect(seen[1].body).toEqual({ TableName: 't', Item: { pk: { S: 'a' }, data: { B: 'AQID' } } });
+  });
+
+  it('single-item and document calls marshall alike, whichever ran first: a class instance is stored as its fields', async () => {
+    class Record {
+      constructor(
+        readonly pk: string,
+        readonly n: number,
+      ) {}
+    }
+    script = [json({ Items: [] }), json({}), json({ Items: [] }), json({})];
+    const doc = client();
+    const query = {
+      TableName: 't',
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': new Record('a', 1) },
+    };
+    for (let i = 0; i < 2; i++) {
+      await doc.send({ operation: 'Query', input: query });
+      await doc.send({ operation: 'PutItem', input: { TableName: 't', Item: new Record('a', 1) } });
+    }
+    const recordAttribute = { M: { pk: { S: 'a' }, n: { N: '1' } } };
+    expect(seen.map((call) => call.body)).toEqual([
+      { ...query, ExpressionAttributeValues: { ':pk': recordAttribute } },
+      { TableName: 't', Item: recordAttribute.M },
+      { ...query, ExpressionAttributeValues: { ':pk': recordAttribute } },
+      { TableName: 't', Item: recordAttribute.M },
+    ]);
   });
 
   it('BatchedGet asks again only for the keys DynamoDB left unprocessed (the unprocessedItems policy)', async () => {
@@ -301,7 +337,7 @@ describe('deadlines: a store that accepts the call and never answers', () => {
   function deadlineClient() {
     const raw = createDynamoClient({ region: 'eu-west-1', endpoint }, SILENCE_MS);
     clients.push({ raw });
-    return new SdkDocumentClient(raw, DEADLINE_MS);
+    return new SdkDocumentClient(storeSdkClients({ region: 'eu-west-1', endpoint }, raw), DEADLINE_MS);
   }
   /** The request is read, and no answer ever comes (a stalled store). */
   const silent: Answer = () => undefined;
