@@ -44,12 +44,21 @@ rm -f "$ric/installing" # left by a run that was stopped mid-install
 if [ -f "$ric/node_modules/aws-lambda-ric/rapid-client.node" ] && [ "$ric/node_modules/.package-lock.json" -nt "$ric/package-lock.json" ]; then
   echo "AWS's Lambda runtime interface client: installed ($ric)"
 else
-  echo "installing AWS's Lambda runtime interface client in $ric in the background (compiles a native addon, a minute or more)"
+  echo "installing AWS's Lambda runtime interface client in $ric in the background (from the cache, or compiling a native addon: a minute or more)"
   touch "$ric/installing"
+  # A build is kept in the user's cache folder, keyed by the lock file, Node's module ABI and the
+  # machine, as node-gyp keeps Node's headers: a later run on this machine restores it.
+  ric_cache="${XDG_CACHE_HOME:-$HOME/.cache}/ai-usage-proxy"
+  ric_archive="$ric_cache/lambda-ric-$(sha256sum "$ric/package-lock.json" | cut -c1-16)-abi$(node -p process.versions.modules)-$(uname -m).tar.gz"
   (
     trap 'rm -f "$ric/installing"' EXIT
     started=$SECONDS
+    if [ -f "$ric_archive" ] && tar -xzmf "$ric_archive" -C "$ric" 2>/dev/null && [ -f "$ric/node_modules/aws-lambda-ric/rapid-client.node" ]; then
+      echo "restored from $ric_archive in $((SECONDS - started)) s" >"$ric/install.log"
+      exit 0
+    fi
     npm ci --prefix "$ric" --no-audit --no-fund --loglevel=error >"$ric/install.log" 2>&1 || exit 1
+    mkdir -p "$ric_cache" && tar -czf "$ric_archive.$$" -C "$ric" node_modules && mv "$ric_archive.$$" "$ric_archive" || rm -f "$ric_archive.$$"
     echo "installed in $((SECONDS - started)) s" >>"$ric/install.log"
   ) &
   ric_pid=$!
