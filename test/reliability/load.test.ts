@@ -85,7 +85,11 @@ async function warmUp(): Promise<void> {
   const other = await proxy.createAccount('warm-up');
   for (const provider of PROVIDERS) await proxy.saveKey(other.token, provider);
   const results = await runPool(48, 8, (index) =>
-    callProxy(proxy, { provider: PROVIDERS[index % PROVIDERS.length]!, token: other.token, prompt: `warm-up ${index}` }),
+    callProxy(proxy, {
+      provider: PROVIDERS[index % PROVIDERS.length]!,
+      token: other.token,
+      prompt: `warm-up ${index}`,
+    }),
   );
   expect(results.filter((result) => result.status !== 200).map((result) => result.status)).toEqual([]);
 }
