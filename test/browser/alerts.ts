@@ -5,7 +5,7 @@
 import type { Account } from '../support/proxy-server';
 import { callProxy } from '../reliability/support/requests';
 import { eventually } from '../support/patience';
-import { newTab, openPage, screenshot, signIn, type BrowserWorld } from './browser-harness';
+import { screenshot, type BrowserWorld, openSignedIn } from './browser-harness';
 
 export const alertsTests = (world: BrowserWorld) =>
   describe('budget alerts in the dashboard', () => {
@@ -19,52 +19,46 @@ export const alertsTests = (world: BrowserWorld) =>
     test('a token budget alerting at 50 % and 100 % is set on the form, and its alert is listed once reached', async () => {
       const account = await world.proxy.createAccount('alerts-ui');
       await world.proxy.saveKey(account.token, 'prov-b');
-      const { context, page } = await newTab(world.browser);
-      try {
-        await signIn(page, world.proxy.url, account.token);
-        await openPage(page, 'tokens');
-        await page.getByTestId('recent-alerts-empty').waitFor();
-        const row = page.locator(`[data-testid=token-row][data-token-id="${account.tokenId}"]`);
-        await row.getByTestId('token-budget-edit').click();
-        await expect(row.getByTestId('token-budget-alert-at').inputValue()).resolves.toBe('80, 100');
-        await row.getByTestId('token-budget-limit').fill('0.000001');
-        await row.getByTestId('token-budget-alert-at').fill('150');
-        await row.getByTestId('token-budget-save').click();
-        await expect(row.getByTestId('token-budget-error').textContent()).resolves.toContain('alert_at');
-        await row.getByTestId('token-budget-alert-at').fill('50, 100');
-        await row.getByTestId('token-budget-save').click();
-        await row.getByTestId('token-budget-bar').waitFor();
-        expect(await alertAt(account)).toEqual([0.5, 1]);
+      const page = await openSignedIn(world, account.token, 'tokens');
+      await page.getByTestId('recent-alerts-empty').waitFor();
+      const row = page.locator(`[data-testid=token-row][data-token-id="${account.tokenId}"]`);
+      await row.getByTestId('token-budget-edit').click();
+      await expect(row.getByTestId('token-budget-alert-at').inputValue()).resolves.toBe('80, 100');
+      await row.getByTestId('token-budget-limit').fill('0.000001');
+      await row.getByTestId('token-budget-alert-at').fill('150');
+      await row.getByTestId('token-budget-save').click();
+      await expect(row.getByTestId('token-budget-error').textContent()).resolves.toContain('alert_at');
+      await row.getByTestId('token-budget-alert-at').fill('50, 100');
+      await row.getByTestId('token-budget-save').click();
+      await row.getByTestId('token-budget-bar').waitFor();
+      expect(await alertAt(account)).toEqual([0.5, 1]);
 
-        // One request spends past the whole limit: both fractions are reached.
-        expect((await callProxy(world.proxy, { provider: 'prov-b', token: account.token })).status).toBe(200);
-        const listed = await eventually(async () => {
-          await page.reload();
-          await page.getByTestId('recent-alerts').waitFor();
-          // Delivery runs beside the fold (docs/alerts.md): a row reads Queued until its delivery is done.
-          const states = await page
-            .getByTestId('recent-alert-row')
-            .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-state')));
-          return states.length === 2 && states.every((state) => state === 'delivered') ? states.length : undefined;
-        });
-        expect(listed).toBe(2);
-        const texts = await page.getByTestId('recent-alert-row').allTextContents();
-        for (const text of texts) {
-          // The text names the token by its name (this one has none), never by its id.
-          expect(text).toContain('proxy token');
-          expect(text).not.toContain(account.tokenId);
-          expect(text).toContain('no webhook or topic set');
-        }
+      // One request spends past the whole limit: both fractions are reached.
+      expect((await callProxy(world.proxy, { provider: 'prov-b', token: account.token })).status).toBe(200);
+      const listed = await eventually(async () => {
+        await page.reload();
+        await page.getByTestId('recent-alerts').waitFor();
+        // Delivery runs beside the fold (docs/alerts.md): a row reads Queued until its delivery is done.
         const states = await page
           .getByTestId('recent-alert-row')
           .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-state')));
-        expect(states).toEqual(['delivered', 'delivered']);
-        expect(texts.join('\n')).toContain('alert at 50%');
-        expect(texts.join('\n')).toContain('alert at 100%');
-        await page.getByTestId('recent-alerts').scrollIntoViewIfNeeded();
-        await screenshot(page, 'budget-alerts-recent');
-      } finally {
-        await context.close();
+        return states.length === 2 && states.every((state) => state === 'delivered') ? states.length : undefined;
+      });
+      expect(listed).toBe(2);
+      const texts = await page.getByTestId('recent-alert-row').allTextContents();
+      for (const text of texts) {
+        // The text names the token by its name (this one has none), never by its id.
+        expect(text).toContain('proxy token');
+        expect(text).not.toContain(account.tokenId);
+        expect(text).toContain('no webhook or topic set');
       }
+      const states = await page
+        .getByTestId('recent-alert-row')
+        .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-state')));
+      expect(states).toEqual(['delivered', 'delivered']);
+      expect(texts.join('\n')).toContain('alert at 50%');
+      expect(texts.join('\n')).toContain('alert at 100%');
+      await page.getByTestId('recent-alerts').scrollIntoViewIfNeeded();
+      await screenshot(page, 'budget-alerts-recent');
     });
   });

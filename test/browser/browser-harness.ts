@@ -5,6 +5,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { STORAGE_KEY as SESSION_KEY } from '../../lambda/dashboard/src/session';
 import { startProxy, type ProxyServer, type StartOptions } from '../support/proxy-server';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -36,10 +37,12 @@ export function describeInBrowser(name: string, body: () => void): void {
   (availability === 'present' ? describe : describe.skip)(name, body);
 }
 
-/** What a journey's tests share: one local server and one Chromium, both filled in by `beforeAll`. */
+/** What a journey's tests share: one local server, one Chromium and one tab, filled in by `beforeAll`. */
 export interface BrowserWorld {
   proxy: ProxyServer;
   browser: Browser;
+  /** The tab tests take turns on (`openSignedIn`): a context of its own costs a test more than its page. */
+  tab: Page;
 }
 
 /**
@@ -52,6 +55,7 @@ export function proxyAndBrowser(options?: StartOptions | (() => Promise<StartOpt
   beforeAll(async () => {
     const startOptions = typeof options === 'function' ? await options() : options;
     [world.proxy, world.browser] = await Promise.all([startProxy(startOptions), launchBrowser()]);
+    world.tab = (await newTab(world.browser)).page;
   });
   afterAll(async () => {
     await world.browser?.close();
@@ -140,8 +144,38 @@ export async function signIn(page: Page, baseUrl: string, token: string): Promis
   await page.locator('[data-testid=page-overview][data-state=ready]').waitFor();
 }
 
+export type PageName = 'overview' | 'logs' | 'integrations' | 'tokens';
+
+/**
+ * The journey's tab, ready for a test: `size` wide, in the light scheme, signed in with `token` as
+ * the sign-in form leaves it (in sessionStorage), on a small document of the server's origin, so
+ * the next navigation loads the dashboard from scratch: nothing of the previous test's page is left
+ * but the storage. The sign-in form itself is tested on tabs of their own.
+ */
+export async function signedInTab(world: BrowserWorld, token: string, size: ViewportName = 'laptop'): Promise<Page> {
+  const page = world.tab;
+  await page.setViewportSize(VIEWPORTS[size]);
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.goto(`${world.proxy.url}/api/health`);
+  await page.evaluate(([key, value]) => sessionStorage.setItem(key, value), [SESSION_KEY, token]);
+  return page;
+}
+
+/** `signedInTab`, then the dashboard loaded on `#/name` (and `query`), once its data is on screen. */
+export async function openSignedIn(
+  world: BrowserWorld,
+  token: string,
+  name: PageName,
+  { size = 'laptop', query = '' }: { size?: ViewportName; query?: string } = {},
+): Promise<Page> {
+  const page = await signedInTab(world, token, size);
+  await page.goto(`${world.proxy.url}/#/${name}${query}`);
+  await page.locator(`[data-testid=page-${name}][data-state=ready]`).waitFor();
+  return page;
+}
+
 /** Navigates by clicking the menu, as a user would, and waits until the page's data is on screen. */
-export async function openPage(page: Page, name: 'overview' | 'logs' | 'integrations' | 'tokens'): Promise<void> {
+export async function openPage(page: Page, name: PageName): Promise<void> {
   await page.getByTestId(`nav-${name}`).click();
   await page.locator(`[data-testid=page-${name}][data-state=ready]`).waitFor();
 }

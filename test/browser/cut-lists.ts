@@ -7,7 +7,7 @@
 import { MAX_REQUESTERS_PER_DAY } from '../../lambda/usage/dynamodb/label-caps';
 import { foldDistinctValues } from '../support/many-values';
 import type { Account } from '../support/proxy-server';
-import { newTab, screenshot, signIn, type BrowserWorld, type ViewportName } from './browser-harness';
+import { screenshot, type BrowserWorld, type ViewportName, openSignedIn } from './browser-harness';
 
 /** Past the API's 100, under the day's caps: each distinct value is one row, so the table's figures are known. */
 const REQUESTERS = 120;
@@ -39,62 +39,47 @@ export const cutListsTests = (world: BrowserWorld, tablePrefix: string) =>
     test.each<ViewportName>(['laptop', 'phone'])(
       'Top requesters and Top models say how many are not listed (%s)',
       async (size) => {
-        const { context, page } = await newTab(world.browser, size);
-        try {
-          await signIn(page, world.proxy.url, cut.token);
-          const requesters = page.getByTestId('top-requesters');
-          // 100 by name and one entry for the other 20, the costliest: nine named rows and that one are
-          // shown, so 91 of the named are not.
-          await expect(requesters.getByTestId('top-requesters-cut').textContent()).resolves.toBe(
-            `10 of ${REQUESTERS} requesters shown: the other 91 are in the totals, not listed.`,
-          );
-          await expect(requesters.getByTestId('other-values').textContent()).resolves.toBe(
-            `${REQUESTERS - 100} other requesters`,
-          );
-          await expect(requesters.getByTestId('top-requester-row').count()).resolves.toBe(10);
-          const models = page.getByTestId('top-models');
-          await expect(models.getByTestId('top-models-cut').textContent()).resolves.toBe(
-            `10 of ${MODELS} models shown: the other 91 are in the totals, not listed.`,
-          );
-          await expect(models.getByTestId('other-values').textContent()).resolves.toBe(`${MODELS - 100} other models`);
-          await screenshot(page, `overview-cut-lists-${size}`);
-        } finally {
-          await context.close();
-        }
+        const page = await openSignedIn(world, cut.token, 'overview', { size });
+        const requesters = page.getByTestId('top-requesters');
+        // 100 by name and one entry for the other 20, the costliest: nine named rows and that one are
+        // shown, so 91 of the named are not.
+        await expect(requesters.getByTestId('top-requesters-cut').textContent()).resolves.toBe(
+          `10 of ${REQUESTERS} requesters shown: the other 91 are in the totals, not listed.`,
+        );
+        await expect(requesters.getByTestId('other-values').textContent()).resolves.toBe(
+          `${REQUESTERS - 100} other requesters`,
+        );
+        await expect(requesters.getByTestId('top-requester-row').count()).resolves.toBe(10);
+        const models = page.getByTestId('top-models');
+        await expect(models.getByTestId('top-models-cut').textContent()).resolves.toBe(
+          `10 of ${MODELS} models shown: the other 91 are in the totals, not listed.`,
+        );
+        await expect(models.getByTestId('other-values').textContent()).resolves.toBe(`${MODELS - 100} other models`);
+        await screenshot(page, `overview-cut-lists-${size}`);
       },
     );
 
     test('Spend by tag shows a key’s costliest values and one line for the rest', async () => {
-      const { context, page } = await newTab(world.browser, 'laptop');
-      try {
-        await signIn(page, world.proxy.url, pastCap.token);
-        const tags = page.getByTestId('spend-by-tag');
-        await expect(tags.getByTestId('spend-by-tag-key').locator('option').count()).resolves.toBe(20);
-        // The API lists 10 of key-0's 12 values by name and sums the two cheapest into (other).
-        await expect(tags.getByTestId('other-values').textContent()).resolves.toBe('2 other values');
-        await expect(tags.getByTestId('spend-by-tag-cut').textContent()).resolves.toBe(
-          '10 of 12 values shown: the other 1 is in the totals, not listed.',
-        );
-        await screenshot(page, 'overview-cut-lists-tags');
-      } finally {
-        await context.close();
-      }
+      const page = await openSignedIn(world, pastCap.token, 'overview');
+      const tags = page.getByTestId('spend-by-tag');
+      await expect(tags.getByTestId('spend-by-tag-key').locator('option').count()).resolves.toBe(20);
+      // The API lists 10 of key-0's 12 values by name and sums the two cheapest into (other).
+      await expect(tags.getByTestId('other-values').textContent()).resolves.toBe('2 other values');
+      await expect(tags.getByTestId('spend-by-tag-cut').textContent()).resolves.toBe(
+        '10 of 12 values shown: the other 1 is in the totals, not listed.',
+      );
+      await screenshot(page, 'overview-cut-lists-tags');
     });
 
     test('past the day’s cap the lists say their count is a lower bound', async () => {
-      const { context, page } = await newTab(world.browser, 'laptop');
-      try {
-        await signIn(page, world.proxy.url, pastCap.token);
-        const requesters = page.getByTestId('top-requesters');
-        await expect(requesters.getByTestId('top-requesters-cut').textContent()).resolves.toBe(
-          `10 of more than ${MAX_REQUESTERS_PER_DAY} requesters shown: the others are in the totals, not listed.`,
-        );
-        await expect(requesters.getByTestId('other-values').textContent()).resolves.toBe(
-          `${MAX_REQUESTERS_PER_DAY - 100}+ other requesters (past the daily cap)`,
-        );
-        await screenshot(page, 'overview-cut-lists-past-cap');
-      } finally {
-        await context.close();
-      }
+      const page = await openSignedIn(world, pastCap.token, 'overview');
+      const requesters = page.getByTestId('top-requesters');
+      await expect(requesters.getByTestId('top-requesters-cut').textContent()).resolves.toBe(
+        `10 of more than ${MAX_REQUESTERS_PER_DAY} requesters shown: the others are in the totals, not listed.`,
+      );
+      await expect(requesters.getByTestId('other-values').textContent()).resolves.toBe(
+        `${MAX_REQUESTERS_PER_DAY - 100}+ other requesters (past the daily cap)`,
+      );
+      await screenshot(page, 'overview-cut-lists-past-cap');
     });
   });

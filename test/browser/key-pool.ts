@@ -5,7 +5,7 @@
 import { fakeProviderKey } from '../support/proxy-server';
 import { eventually } from '../support/patience';
 import { callThroughSdk } from '../support/sdk-clients';
-import { newTab, openPage, signIn, type BrowserWorld } from './browser-harness';
+import { type BrowserWorld, openSignedIn } from './browser-harness';
 
 export const keyPoolTests = (world: BrowserWorld) =>
   describe('a key pool on Integrations', () => {
@@ -30,22 +30,16 @@ export const keyPoolTests = (world: BrowserWorld) =>
       });
       expect(marked).toBe(true);
 
-      const { context, page } = await newTab(world.browser);
-      try {
-        await signIn(page, proxy.url, account.token);
-        await openPage(page, 'integrations');
-        await page.locator('[data-testid=page-integrations][data-state=ready]').waitFor();
-        await expect(page.getByTestId('key-pool-prov-b-default').textContent()).resolves.toBe(
-          `default …${first.slice(-4)} failing`,
-        );
-        await expect(page.getByTestId('key-pool-prov-b-backup').textContent()).resolves.toBe(
-          `backup …${second.slice(-4)} ok`,
-        );
-        const html = await page.content();
-        expect(html).not.toContain(first);
-        expect(html).not.toContain(second);
-      } finally {
-        await context.close();
-      }
+      const page = await openSignedIn(world, account.token, 'integrations');
+      await page.locator('[data-testid=page-integrations][data-state=ready]').waitFor();
+      await expect(page.getByTestId('key-pool-prov-b-default').textContent()).resolves.toBe(
+        `default …${first.slice(-4)} failing`,
+      );
+      await expect(page.getByTestId('key-pool-prov-b-backup').textContent()).resolves.toBe(
+        `backup …${second.slice(-4)} ok`,
+      );
+      const html = await page.content();
+      expect(html).not.toContain(first);
+      expect(html).not.toContain(second);
     });
   });

@@ -3,7 +3,7 @@
  * real local server: a chat completion, an embeddings call and a model list.
  */
 import type { Account } from '../support/proxy-server';
-import { newTab, openPage, overflowsHorizontally, signIn, type BrowserWorld } from './browser-harness';
+import { overflowsHorizontally, type BrowserWorld, openSignedIn } from './browser-harness';
 
 export const kindsTests = (world: BrowserWorld) =>
   describe('Logs page: endpoint kinds', () => {
@@ -34,28 +34,22 @@ export const kindsTests = (world: BrowserWorld) =>
     });
 
     test('each row shows its kind; the Endpoint filter asks /api/logs for that kind only', async () => {
-      const { context, page } = await newTab(world.browser);
-      try {
-        await signIn(page, world.proxy.url, account.token);
-        await openPage(page, 'logs');
-        await page.locator('[data-testid=page-logs][data-state=ready]').waitFor();
-        const shown = await page.getByTestId('log-kind').allTextContents();
-        expect(shown.map((text) => text.trim())).toEqual(['models', 'embeddings', 'chat']);
+      const page = await openSignedIn(world, account.token, 'logs');
+      await page.locator('[data-testid=page-logs][data-state=ready]').waitFor();
+      const shown = await page.getByTestId('log-kind').allTextContents();
+      expect(shown.map((text) => text.trim())).toEqual(['models', 'embeddings', 'chat']);
 
-        await page.getByTestId('logs-filter-kind').selectOption('embeddings');
-        await Promise.all([
-          page.waitForResponse((r) => r.url().includes('/api/logs') && r.url().includes('kind=embeddings')),
-          page.getByTestId('logs-apply').click(),
-        ]);
-        await page.locator('[data-testid=page-logs][data-state=ready]').waitFor();
-        expect(page.url()).toContain('kind=embeddings');
-        const kinds = await page
-          .getByTestId('log-row')
-          .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-kind')));
-        expect(kinds).toEqual(['embeddings']);
-        expect(await overflowsHorizontally(page)).toBe(false);
-      } finally {
-        await context.close();
-      }
+      await page.getByTestId('logs-filter-kind').selectOption('embeddings');
+      await Promise.all([
+        page.waitForResponse((r) => r.url().includes('/api/logs') && r.url().includes('kind=embeddings')),
+        page.getByTestId('logs-apply').click(),
+      ]);
+      await page.locator('[data-testid=page-logs][data-state=ready]').waitFor();
+      expect(page.url()).toContain('kind=embeddings');
+      const kinds = await page
+        .getByTestId('log-row')
+        .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-kind')));
+      expect(kinds).toEqual(['embeddings']);
+      expect(await overflowsHorizontally(page)).toBe(false);
     });
   });

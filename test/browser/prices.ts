@@ -6,7 +6,7 @@
  */
 import OpenAI from 'openai';
 import { formatUsd } from '../../lambda/dashboard/src/format';
-import { newTab, openPage, screenshot, signIn, type BrowserWorld } from './browser-harness';
+import { openPage, screenshot, type BrowserWorld, openSignedIn } from './browser-harness';
 import { leaveStreamEarly } from '../support/cut-off-stream';
 
 const FINE_TUNED = 'ft:gpt-4o:acme::ui123';
@@ -26,53 +26,45 @@ export const pricesTests = (world: BrowserWorld) =>
         body: { limit_usd: 10, period: 'month' },
       });
       expect(budget.status).toBe(200);
-      const { context, page } = await newTab(world.browser);
-      try {
-        await signIn(page, world.proxy.url, account.token);
-        await openPage(page, 'tokens');
-        const card = page.getByTestId('model-prices');
-        await card.getByTestId('prices-empty').waitFor();
+      const page = await openSignedIn(world, account.token, 'tokens');
+      const card = page.getByTestId('model-prices');
+      await card.getByTestId('prices-empty').waitFor();
 
-        // Priced as a model the price list doesn't know: the server's refusal, next to the form.
-        await card.getByTestId('price-new-model').fill('ft:gpt-4o:acme:*');
-        await card.getByTestId('price-new-way').selectOption('as');
-        await card.getByTestId('price-new-as').fill('no-such-model-anywhere');
-        await card.getByTestId('price-new-save').click();
-        await expect(card.getByTestId('price-new-error').textContent()).resolves.toContain('priced_as');
+      // Priced as a model the price list doesn't know: the server's refusal, next to the form.
+      await card.getByTestId('price-new-model').fill('ft:gpt-4o:acme:*');
+      await card.getByTestId('price-new-way').selectOption('as');
+      await card.getByTestId('price-new-as').fill('no-such-model-anywhere');
+      await card.getByTestId('price-new-save').click();
+      await expect(card.getByTestId('price-new-error').textContent()).resolves.toContain('priced_as');
 
-        await card.getByTestId('price-new-way').selectOption('tokens');
-        await card.getByTestId('price-new-input').fill('2');
-        await card.getByTestId('price-new-output').fill('6');
-        await card.getByTestId('price-new-save').click();
-        const row = card.locator('[data-testid=price-row][data-model="ft:gpt-4o:acme:*"]');
-        await row.waitFor();
-        await expect(row.textContent()).resolves.toContain('input $2 · output $6 per 1M tokens');
-        await screenshot(page, 'prices-card');
-        const listed = (await (await world.proxy.api('/api/prices', { token: account.token })).json()) as {
-          prices: unknown[];
-        };
-        expect(listed.prices).toEqual([expect.objectContaining({ model: 'ft:gpt-4o:acme:*', input: 2, output: 6 })]);
+      await card.getByTestId('price-new-way').selectOption('tokens');
+      await card.getByTestId('price-new-input').fill('2');
+      await card.getByTestId('price-new-output').fill('6');
+      await card.getByTestId('price-new-save').click();
+      const row = card.locator('[data-testid=price-row][data-model="ft:gpt-4o:acme:*"]');
+      await row.waitFor();
+      await expect(row.textContent()).resolves.toContain('input $2 · output $6 per 1M tokens');
+      await screenshot(page, 'prices-card');
+      const listed = (await (await world.proxy.api('/api/prices', { token: account.token })).json()) as {
+        prices: unknown[];
+      };
+      expect(listed.prices).toEqual([expect.objectContaining({ model: 'ft:gpt-4o:acme:*', input: 2, output: 6 })]);
 
-        // The budget no longer refuses the fine-tuned model: it is charged at the account's price.
-        world.proxy.fakes.fakes['prov-b'].next({ usage: USAGE });
-        const answer = await openai(account.token)
-          .chat.completions.create({ model: FINE_TUNED, messages: [{ role: 'user', content: 'hi' }] })
-          .withResponse();
-        const [charged] = await world.proxy.rowsFor(account.token, [
-          answer.response.headers.get('x-proxy-request-id')!,
-        ]);
-        expect(charged).toMatchObject({ status_code: 200, price_source: 'custom', cost_nanos: 5_000_000 });
+      // The budget no longer refuses the fine-tuned model: it is charged at the account's price.
+      world.proxy.fakes.fakes['prov-b'].next({ usage: USAGE });
+      const answer = await openai(account.token)
+        .chat.completions.create({ model: FINE_TUNED, messages: [{ role: 'user', content: 'hi' }] })
+        .withResponse();
+      const [charged] = await world.proxy.rowsFor(account.token, [answer.response.headers.get('x-proxy-request-id')!]);
+      expect(charged).toMatchObject({ status_code: 200, price_source: 'custom', cost_nanos: 5_000_000 });
 
-        await row.getByTestId('price-remove').click();
-        await row.getByTestId('price-remove-confirm').click();
-        await card.getByTestId('prices-empty').waitFor();
-        const after = (await (await world.proxy.api('/api/prices', { token: account.token })).json()) as {
-          prices: unknown[];
-        };
-        expect(after.prices).toEqual([]);
-      } finally {
-        await context.close();
-      }
+      await row.getByTestId('price-remove').click();
+      await row.getByTestId('price-remove-confirm').click();
+      await card.getByTestId('prices-empty').waitFor();
+      const after = (await (await world.proxy.api('/api/prices', { token: account.token })).json()) as {
+        prices: unknown[];
+      };
+      expect(after.prices).toEqual([]);
     });
 
     test('a cut-off stream is marked as an estimate in the logs and in the Overview cost', async () => {
@@ -88,23 +80,17 @@ export const pricesTests = (world: BrowserWorld) =>
       const estimated = rows.find((r) => r.usage_estimated === true)!;
       expect(estimated).toBeDefined();
 
-      const { context, page } = await newTab(world.browser);
-      try {
-        await signIn(page, world.proxy.url, account.token);
-        await openPage(page, 'logs');
-        const marked = page.locator(`[data-testid=log-row][data-id="${estimated.id as string}"]`);
-        await marked.getByTestId('badge-estimated').waitFor();
-        await expect(page.getByTestId('badge-estimated').count()).resolves.toBe(1);
-        await screenshot(page, 'logs-estimated');
+      const page = await openSignedIn(world, account.token, 'logs');
+      const marked = page.locator(`[data-testid=log-row][data-id="${estimated.id as string}"]`);
+      await marked.getByTestId('badge-estimated').waitFor();
+      await expect(page.getByTestId('badge-estimated').count()).resolves.toBe(1);
+      await screenshot(page, 'logs-estimated');
 
-        await openPage(page, 'overview');
-        const note = page.getByTestId('card-cost').getByTestId('cost-estimated');
-        await note.waitFor();
-        const usd = formatUsd((estimated.cost_nanos as number) / 1e9);
-        await expect(note.textContent()).resolves.toBe(`${usd} of it estimated (1 cut-off stream)`);
-        await screenshot(page, 'overview-estimated');
-      } finally {
-        await context.close();
-      }
+      await openPage(page, 'overview');
+      const note = page.getByTestId('card-cost').getByTestId('cost-estimated');
+      await note.waitFor();
+      const usd = formatUsd((estimated.cost_nanos as number) / 1e9);
+      await expect(note.textContent()).resolves.toBe(`${usd} of it estimated (1 cut-off stream)`);
+      await screenshot(page, 'overview-estimated');
     });
   });

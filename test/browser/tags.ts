@@ -11,14 +11,12 @@ import { csvRows } from '../support/csv';
 import { eventually } from '../support/patience';
 import type { Account, ProxyServer } from '../support/proxy-server';
 import {
-  newTab,
-  openPage,
   overflowsHorizontally,
   screenshot,
-  signIn,
   VIEWPORTS,
   type ViewportName,
   type BrowserWorld,
+  openSignedIn,
 } from './browser-harness';
 
 interface Row {
@@ -125,159 +123,146 @@ export const tagsTests = (world: BrowserWorld) =>
         const searchAutocomplete = await rows(world.proxy, account, 'tag=team%3Dsearch&tag=feature%3Dautocomplete');
         expect([all.length, search.length, searchAutocomplete.length]).toEqual([5, 3, 2]);
 
-        const { context, page } = await newTab(world.browser, size);
-        try {
-          await signIn(page, world.proxy.url, account.token);
-          await openPage(page, 'logs');
-          await waitForShown(page, all);
+        const page = await openSignedIn(world, account.token, 'logs', { size });
+        await waitForShown(page, all);
 
-          await addTagFilter(page, size, 'team=search');
-          await waitForShown(page, search);
-          expect(new URL(page.url()).hash).toBe('#/logs?tag=team%3Dsearch');
+        await addTagFilter(page, size, 'team=search');
+        await waitForShown(page, search);
+        expect(new URL(page.url()).hash).toBe('#/logs?tag=team%3Dsearch');
 
-          // A second tag: a row must carry both.
-          await addTagFilter(page, size, 'feature=autocomplete');
-          await waitForShown(page, searchAutocomplete);
-          expect(new URL(page.url()).hash).toBe('#/logs?tag=team%3Dsearch&tag=feature%3Dautocomplete');
-          if (size === 'phone')
-            await expect(page.getByTestId('logs-filters-toggle').textContent()).resolves.toContain('2 active');
-          await screenshot(page, `tags-logs-filtered-${size}`);
-          expect(await overflowsHorizontally(page)).toBe(false);
+        // A second tag: a row must carry both.
+        await addTagFilter(page, size, 'feature=autocomplete');
+        await waitForShown(page, searchAutocomplete);
+        expect(new URL(page.url()).hash).toBe('#/logs?tag=team%3Dsearch&tag=feature%3Dautocomplete');
+        if (size === 'phone')
+          await expect(page.getByTestId('logs-filters-toggle').textContent()).resolves.toContain('2 active');
+        await screenshot(page, `tags-logs-filtered-${size}`);
+        expect(await overflowsHorizontally(page)).toBe(false);
 
-          // Download CSV exports the same rows, with their tags.
-          const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('logs-csv').click()]);
-          const [header, ...lines] = csvRows(readFileSync((await download.path())!, 'utf8'));
-          const exported = lines.map((line) => Object.fromEntries(header!.map((name, i) => [name, line[i]])));
-          expect(exported.map((r) => r.id).sort()).toEqual(searchAutocomplete.map((r) => r.id).sort());
-          expect(new Set(exported.map((r) => r.tags))).toEqual(new Set(['feature=autocomplete,team=search']));
+        // Download CSV exports the same rows, with their tags.
+        const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('logs-csv').click()]);
+        const [header, ...lines] = csvRows(readFileSync((await download.path())!, 'utf8'));
+        const exported = lines.map((line) => Object.fromEntries(header!.map((name, i) => [name, line[i]])));
+        expect(exported.map((r) => r.id).sort()).toEqual(searchAutocomplete.map((r) => r.id).sort());
+        expect(new Set(exported.map((r) => r.tags))).toEqual(new Set(['feature=autocomplete,team=search']));
 
-          await page.reload();
-          await logsReady(page);
-          await waitForShown(page, searchAutocomplete);
-          await openFilters(page, size);
-          await expect(
-            page
-              .locator('[data-testid=logs-filter-tag-chip]')
-              .evaluateAll((els) => els.map((el) => el.getAttribute('data-tag'))),
-          ).resolves.toEqual(['team=search', 'feature=autocomplete']);
-          await screenshot(page, `tags-logs-filters-open-${size}`);
-          expect(await overflowsHorizontally(page)).toBe(false);
+        await page.reload();
+        await logsReady(page);
+        await waitForShown(page, searchAutocomplete);
+        await openFilters(page, size);
+        await expect(
+          page
+            .locator('[data-testid=logs-filter-tag-chip]')
+            .evaluateAll((els) => els.map((el) => el.getAttribute('data-tag'))),
+        ).resolves.toEqual(['team=search', 'feature=autocomplete']);
+        await screenshot(page, `tags-logs-filters-open-${size}`);
+        expect(await overflowsHorizontally(page)).toBe(false);
 
-          await page.goBack();
-          await logsReady(page);
-          await waitForShown(page, search);
+        await page.goBack();
+        await logsReady(page);
+        await waitForShown(page, search);
 
-          // The detail panel lists the row's tags.
-          const tagged = searchAutocomplete[0]!;
-          await page.locator(`[data-testid=log-row][data-id="${tagged.id}"]`).click();
-          await page.locator('[data-testid=log-detail][data-state=ready]').waitFor();
-          await expect(
-            page
-              .locator('[data-testid=log-detail-tag]')
-              .evaluateAll((els) => els.map((el) => el.getAttribute('data-tag'))),
-          ).resolves.toEqual(['feature=autocomplete', 'team=search']);
-          await screenshot(page, `tags-log-detail-${size}`, { fullPage: false });
-          expect(await overflowsHorizontally(page)).toBe(false);
-          // A tag in the details opens the logs that carry it.
-          await page.locator('[data-testid=log-detail-tag][data-tag="feature=autocomplete"] a').click();
-          await page.locator('[data-testid=log-detail]').waitFor({ state: 'detached' });
-          await logsReady(page);
-          await waitForShown(page, searchAutocomplete);
+        // The detail panel lists the row's tags.
+        const tagged = searchAutocomplete[0]!;
+        await page.locator(`[data-testid=log-row][data-id="${tagged.id}"]`).click();
+        await page.locator('[data-testid=log-detail][data-state=ready]').waitFor();
+        await expect(
+          page
+            .locator('[data-testid=log-detail-tag]')
+            .evaluateAll((els) => els.map((el) => el.getAttribute('data-tag'))),
+        ).resolves.toEqual(['feature=autocomplete', 'team=search']);
+        await screenshot(page, `tags-log-detail-${size}`, { fullPage: false });
+        expect(await overflowsHorizontally(page)).toBe(false);
+        // A tag in the details opens the logs that carry it.
+        await page.locator('[data-testid=log-detail-tag][data-tag="feature=autocomplete"] a').click();
+        await page.locator('[data-testid=log-detail]').waitFor({ state: 'detached' });
+        await logsReady(page);
+        await waitForShown(page, searchAutocomplete);
 
-          // A malformed tag is refused by the API, whose message is shown.
-          await openFilters(page, size);
-          await page.getByTestId('logs-clear').click();
-          await logsReady(page);
-          await openFilters(page, size);
-          await page.getByTestId('logs-filter-tag').fill('Team=search');
-          await page.getByTestId('logs-apply').click();
-          await page.locator('[data-testid=page-logs][data-state=error]').waitFor();
-          await expect(page.getByTestId('logs-error').textContent()).resolves.toContain(
-            'tag key "Team" must be 1 to 40 lowercase letters',
-          );
-          // A field without key=value is caught before it is sent.
-          await openFilters(page, size);
-          await page.getByTestId('logs-filter-tag').fill('team');
-          await page.getByTestId('logs-filter-tag-add').click();
-          await expect(page.getByTestId('logs-filter-tag-error').textContent()).resolves.toBe(
-            'Write a tag as key=value, for example team=search.',
-          );
-        } finally {
-          await context.close();
-        }
+        // A malformed tag is refused by the API, whose message is shown.
+        await openFilters(page, size);
+        await page.getByTestId('logs-clear').click();
+        await logsReady(page);
+        await openFilters(page, size);
+        await page.getByTestId('logs-filter-tag').fill('Team=search');
+        await page.getByTestId('logs-apply').click();
+        await page.locator('[data-testid=page-logs][data-state=error]').waitFor();
+        await expect(page.getByTestId('logs-error').textContent()).resolves.toContain(
+          'tag key "Team" must be 1 to 40 lowercase letters',
+        );
+        // A field without key=value is caught before it is sent.
+        await openFilters(page, size);
+        await page.getByTestId('logs-filter-tag').fill('team');
+        await page.getByTestId('logs-filter-tag-add').click();
+        await expect(page.getByTestId('logs-filter-tag-error').textContent()).resolves.toBe(
+          'Write a tag as key=value, for example team=search.',
+        );
       },
     );
 
     test.each(SIZES)('Spend by tag on the Overview equals the rows, per value of the chosen key (%s)', async (size) => {
       const account = await taggedAccount(`tags-overview-${size}`);
-      const { context, page } = await newTab(world.browser, size);
-      try {
-        await signIn(page, world.proxy.url, account.token);
-        const card = page.getByTestId('spend-by-tag');
-        await card.getByTestId('spend-by-tag-row').first().waitFor();
-        // Keys in alphabetical order: "feature" first.
-        await expect(card.getByTestId('spend-by-tag-key').inputValue()).resolves.toBe('feature');
-        await card.getByTestId('spend-by-tag-key').selectOption('team');
-        await card.locator('[data-testid=spend-by-tag-row][data-value=ads]').waitFor();
+      const page = await openSignedIn(world, account.token, 'overview', { size });
+      const card = page.getByTestId('spend-by-tag');
+      await card.getByTestId('spend-by-tag-row').first().waitFor();
+      // Keys in alphabetical order: "feature" first.
+      await expect(card.getByTestId('spend-by-tag-key').inputValue()).resolves.toBe('feature');
+      await card.getByTestId('spend-by-tag-key').selectOption('team');
+      await card.locator('[data-testid=spend-by-tag-row][data-value=ads]').waitFor();
 
-        for (const value of ['search', 'ads']) {
-          const expected = await rows(world.proxy, account, `tag=team%3D${value}`);
-          const row = card.locator(`[data-testid=spend-by-tag-row][data-value="${value}"]`);
-          const figures = await row.evaluate((el) => ({
-            requests: Number(el.getAttribute('data-requests')),
-            input: Number(el.getAttribute('data-input-tokens')),
-            output: Number(el.getAttribute('data-output-tokens')),
-            cost: Number(el.getAttribute('data-cost-nanos')),
-            saved: Number(el.getAttribute('data-saved-nanos')),
-          }));
-          const sum = (pick: (r: Row) => number) => expected.reduce((total, r) => total + pick(r), 0);
-          expect(figures).toEqual({
-            requests: expected.length,
-            input: sum((r) => r.input_tokens),
-            output: sum((r) => r.output_tokens),
-            cost: sum((r) => r.cost_nanos),
-            saved: sum((r) => r.saved_nanos ?? 0),
-          });
-          // What is on screen: null for a hidden cell.
-          const cells = await row
-            .locator('td')
-            .evaluateAll((tds) =>
-              tds.map((td) =>
-                td.checkVisibility() ? (td as HTMLElement).innerText.replace(/\s+/g, ' ').trim() : null,
-              ),
-            );
-          expect(cells[0]).toBe(value);
-          // On a phone the tokens go under the requests, in place of their own column.
-          if (size === 'laptop')
-            expect(cells.slice(1, 3)).toEqual([String(expected.length), `${figures.input} / ${figures.output}`]);
-          else
-            expect(cells.slice(1, 3)).toEqual([`${expected.length} ${figures.input} in / ${figures.output} out`, null]);
-          expect(cells[3]!.startsWith(formatUsd(figures.cost / 1e9))).toBe(true);
-        }
-        // The cache hit of team=search saved money; ads saved none.
-        await expect(
-          card.locator('[data-testid=spend-by-tag-row][data-value=search]').getAttribute('data-saved-nanos'),
-        ).resolves.not.toBe('0');
-        await expect(
-          card
-            .locator('[data-testid=spend-by-tag-row][data-value=search]')
-            .getByTestId('spend-by-tag-saved')
-            .textContent(),
-        ).resolves.toMatch(/^saved \$0\.0000\d+$/);
-        await expect(
-          card.locator('[data-testid=spend-by-tag-row][data-value=ads]').getByTestId('spend-by-tag-saved').count(),
-        ).resolves.toBe(0);
-        await card.scrollIntoViewIfNeeded();
-        await screenshot(page, `tags-overview-${size}`);
-        await screenshot(card, `tags-overview-card-${size}`);
-        expect(await overflowsHorizontally(page)).toBe(false);
-
-        // A value links to its logs.
-        await card.locator('[data-testid=spend-by-tag-row][data-value=ads] a').click();
-        await logsReady(page);
-        await waitForShown(page, await rows(world.proxy, account, 'tag=team%3Dads'));
-      } finally {
-        await context.close();
+      for (const value of ['search', 'ads']) {
+        const expected = await rows(world.proxy, account, `tag=team%3D${value}`);
+        const row = card.locator(`[data-testid=spend-by-tag-row][data-value="${value}"]`);
+        const figures = await row.evaluate((el) => ({
+          requests: Number(el.getAttribute('data-requests')),
+          input: Number(el.getAttribute('data-input-tokens')),
+          output: Number(el.getAttribute('data-output-tokens')),
+          cost: Number(el.getAttribute('data-cost-nanos')),
+          saved: Number(el.getAttribute('data-saved-nanos')),
+        }));
+        const sum = (pick: (r: Row) => number) => expected.reduce((total, r) => total + pick(r), 0);
+        expect(figures).toEqual({
+          requests: expected.length,
+          input: sum((r) => r.input_tokens),
+          output: sum((r) => r.output_tokens),
+          cost: sum((r) => r.cost_nanos),
+          saved: sum((r) => r.saved_nanos ?? 0),
+        });
+        // What is on screen: null for a hidden cell.
+        const cells = await row
+          .locator('td')
+          .evaluateAll((tds) =>
+            tds.map((td) => (td.checkVisibility() ? (td as HTMLElement).innerText.replace(/\s+/g, ' ').trim() : null)),
+          );
+        expect(cells[0]).toBe(value);
+        // On a phone the tokens go under the requests, in place of their own column.
+        if (size === 'laptop')
+          expect(cells.slice(1, 3)).toEqual([String(expected.length), `${figures.input} / ${figures.output}`]);
+        else
+          expect(cells.slice(1, 3)).toEqual([`${expected.length} ${figures.input} in / ${figures.output} out`, null]);
+        expect(cells[3]!.startsWith(formatUsd(figures.cost / 1e9))).toBe(true);
       }
+      // The cache hit of team=search saved money; ads saved none.
+      await expect(
+        card.locator('[data-testid=spend-by-tag-row][data-value=search]').getAttribute('data-saved-nanos'),
+      ).resolves.not.toBe('0');
+      await expect(
+        card
+          .locator('[data-testid=spend-by-tag-row][data-value=search]')
+          .getByTestId('spend-by-tag-saved')
+          .textContent(),
+      ).resolves.toMatch(/^saved \$0\.0000\d+$/);
+      await expect(
+        card.locator('[data-testid=spend-by-tag-row][data-value=ads]').getByTestId('spend-by-tag-saved').count(),
+      ).resolves.toBe(0);
+      await card.scrollIntoViewIfNeeded();
+      await screenshot(page, `tags-overview-${size}`);
+      await screenshot(card, `tags-overview-card-${size}`);
+      expect(await overflowsHorizontally(page)).toBe(false);
+
+      // A value links to its logs.
+      await card.locator('[data-testid=spend-by-tag-row][data-value=ads] a').click();
+      await logsReady(page);
+      await waitForShown(page, await rows(world.proxy, account, 'tag=team%3Dads'));
     });
   });

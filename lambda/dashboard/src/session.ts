@@ -2,7 +2,7 @@
  * The signed-in token lives in sessionStorage: it survives a reload but not closing the tab,
  * and it never appears in a URL (where it would end up in history and server logs).
  */
-const STORAGE_KEY = 'proxy-dashboard-token';
+export const STORAGE_KEY = 'proxy-dashboard-token';
 
 export function loadToken(): string | null {
   try {
