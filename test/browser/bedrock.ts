@@ -25,6 +25,7 @@ import {
   type ViewportName,
   openSignedIn,
   signedInTab,
+  loadRoute,
 } from './browser-harness';
 
 const USER = 'bedrock-team';
@@ -103,8 +104,7 @@ export const bedrockTests = (world: BrowserWorld) =>
       async (size) => {
         const page = await signedInTab(world, account.token, size);
         const statsAnswer = page.waitForResponse((r) => r.url().includes('/api/stats'));
-        await page.goto(`${world.proxy.url}/#/overview`);
-        await page.locator('[data-testid=page-overview][data-state=ready]').waitFor();
+        await loadRoute(page, world.proxy.url, 'overview');
         const stats = (await (await statsAnswer).json()) as Stats;
         const model = stats.by_model.find((row) => row.model === MODEL)!;
         expect(model).toMatchObject({

@@ -147,21 +147,39 @@ export async function signIn(page: Page, baseUrl: string, token: string): Promis
 export type PageName = 'overview' | 'logs' | 'integrations' | 'tokens';
 
 /**
- * The journey's tab, ready for a test: `size` wide, in the light scheme, signed in with `token` as
- * the sign-in form leaves it (in sessionStorage), on a small document of the server's origin, so
- * the next navigation loads the dashboard from scratch: nothing of the previous test's page is left
- * but the storage. The sign-in form itself is tested on tabs of their own.
+ * The journey's tab, ready for a test as a new one would be: `size` wide, in the light scheme, its
+ * storage empty, on a small document of the server's origin, so the next navigation loads the
+ * dashboard from scratch and nothing of the previous test's page is left.
  */
-export async function signedInTab(world: BrowserWorld, token: string, size: ViewportName = 'laptop'): Promise<Page> {
+export async function freshTab(world: BrowserWorld, size: ViewportName = 'laptop'): Promise<Page> {
   const page = world.tab;
   await page.setViewportSize(VIEWPORTS[size]);
   await page.emulateMedia({ colorScheme: 'light' });
   await page.goto(`${world.proxy.url}/api/health`);
+  await page.evaluate(() => {
+    sessionStorage.clear();
+    localStorage.clear();
+  });
+  return page;
+}
+
+/**
+ * `freshTab`, signed in with `token` as the sign-in form leaves it (in sessionStorage): a test whose
+ * subject is not the sign-in skips the form and the Overview it lands on (the form has tests of its own).
+ */
+export async function signedInTab(world: BrowserWorld, token: string, size: ViewportName = 'laptop'): Promise<Page> {
+  const page = await freshTab(world, size);
   await page.evaluate(([key, value]) => sessionStorage.setItem(key, value), [SESSION_KEY, token]);
   return page;
 }
 
-/** `signedInTab`, then the dashboard loaded on `#/name` (and `query`), once its data is on screen. */
+/** Goes to `#/name` (and `query`) and waits until the page's data is on screen. */
+export async function loadRoute(page: Page, baseUrl: string, name: PageName, query = ''): Promise<void> {
+  await page.goto(`${baseUrl}/#/${name}${query}`);
+  await page.locator(`[data-testid=page-${name}][data-state=ready]`).waitFor();
+}
+
+/** `signedInTab`, then the dashboard loaded on `#/name` (and `query`) with its data on screen. */
 export async function openSignedIn(
   world: BrowserWorld,
   token: string,
@@ -169,8 +187,7 @@ export async function openSignedIn(
   { size = 'laptop', query = '' }: { size?: ViewportName; query?: string } = {},
 ): Promise<Page> {
   const page = await signedInTab(world, token, size);
-  await page.goto(`${world.proxy.url}/#/${name}${query}`);
-  await page.locator(`[data-testid=page-${name}][data-state=ready]`).waitFor();
+  await loadRoute(page, world.proxy.url, name, query);
   return page;
 }
 
