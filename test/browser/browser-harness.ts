@@ -75,11 +75,6 @@ export function launchBrowser(): Promise<Browser> {
       '--disable-component-update',
       '--disable-sync',
       '--no-first-run',
-      // Work a headless test never looks at: subpixel text, a separate GPU process (there is no GPU),
-      // and the loading placeholders' shimmer, redrawn every frame while data loads.
-      '--disable-lcd-text',
-      '--in-process-gpu',
-      '--force-prefers-reduced-motion',
     ],
   });
 }
