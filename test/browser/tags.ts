@@ -91,7 +91,8 @@ export const tagsTests = (world: BrowserWorld) =>
             return JSON.stringify(shown) === JSON.stringify(want);
           },
           ids,
-          { timeout: 15_000 },
+          // Every 100 ms, not every frame: a callback per frame keeps the renderer making frames while nothing changes.
+          { timeout: 15_000, polling: 100 },
         )
         .catch(async () => {
           // Say what is on screen instead of only "timeout".
