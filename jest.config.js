@@ -51,5 +51,7 @@ export default {
   // Three files at a time, on two cores too: files wait on servers, streams and timers for part of
   // their time (docs/development.md has the measurements).
   maxWorkers: 3,
+  // The longest files first, also on a fresh clone (test/support/longest-first.cjs).
+  testSequencer: '<rootDir>/test/support/longest-first.cjs',
   reporters: ['default', '<rootDir>/test/support/summary-reporter.cjs'],
 };

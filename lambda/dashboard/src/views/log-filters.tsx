@@ -144,36 +144,20 @@ export function LogFilters({ value, onApply, models, tokens, tagSuggestions }: P
         {open ? 'Hide filters' : 'Filters'}
         {active > 0 && <span class="badge">{active} active</span>}
       </button>
-      <label class="field">
-        <span>Provider</span>
-        <select
-          value={draft.provider}
-          data-testid="logs-filter-provider"
-          onChange={(e) => set('provider', e.currentTarget.value)}
-        >
-          <option value="">All providers</option>
-          {PROVIDERS.map((p) => (
-            <option key={p.id} value={p.id}>
-              {p.name}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label class="field">
-        <span>Endpoint</span>
-        <select
-          value={draft.kind}
-          data-testid="logs-filter-kind"
-          onChange={(e) => set('kind', e.currentTarget.value as LogFilterValues['kind'])}
-        >
-          <option value="">All endpoints</option>
-          {ENDPOINT_KINDS.map((kind) => (
-            <option key={kind} value={kind}>
-              {kind}
-            </option>
-          ))}
-        </select>
-      </label>
+      <ChoiceField
+        label="Provider"
+        testId="logs-filter-provider"
+        value={draft.provider}
+        onChoose={(v) => set('provider', v)}
+        choices={[['', 'All providers'], ...PROVIDERS.map((p): Choice => [p.id, p.name])]}
+      />
+      <ChoiceField
+        label="Endpoint"
+        testId="logs-filter-kind"
+        value={draft.kind}
+        onChoose={(v) => set('kind', v as LogFilterValues['kind'])}
+        choices={[['', 'All endpoints'], ...ENDPOINT_KINDS.map((kind): Choice => [kind, kind])]}
+      />
       <label class="field">
         <span>Model starts with</span>
         <input
@@ -204,49 +188,42 @@ export function LogFilters({ value, onApply, models, tokens, tagSuggestions }: P
           onInput={(e) => set('requester', e.currentTarget.value)}
         />
       </label>
-      <label class="field">
-        <span>Token</span>
-        <select
-          value={draft.token_id}
-          data-testid="logs-filter-token"
-          onChange={(e) => set('token_id', e.currentTarget.value)}
-        >
-          <option value="">Any token</option>
-          {tokens.map((t) => (
-            <option key={t.token_id} value={t.token_id}>
-              {t.name || t.token_id}
-              {t.revoked_at ? ' (revoked)' : ''}
-            </option>
-          ))}
-          {draft.token_id && !tokens.some((t) => t.token_id === draft.token_id) && (
-            <option value={draft.token_id}>{draft.token_id}</option>
-          )}
-        </select>
-      </label>
-      <label class="field">
-        <span>Status</span>
-        <select
-          value={draft.status}
-          data-testid="logs-filter-status"
-          onChange={(e) => set('status', e.currentTarget.value as LogFilterValues['status'])}
-        >
-          <option value="">Any status</option>
-          <option value="ok">OK</option>
-          <option value="error">Error</option>
-        </select>
-      </label>
-      <label class="field">
-        <span>Cache</span>
-        <select
-          value={draft.cached}
-          data-testid="logs-filter-cached"
-          onChange={(e) => set('cached', e.currentTarget.value as LogFilterValues['cached'])}
-        >
-          <option value="">Cached or not</option>
-          <option value="true">Cached only</option>
-          <option value="false">Not cached</option>
-        </select>
-      </label>
+      <ChoiceField
+        label="Token"
+        testId="logs-filter-token"
+        value={draft.token_id}
+        onChoose={(v) => set('token_id', v)}
+        choices={[
+          ['', 'Any token'],
+          ...tokens.map((t): Choice => [t.token_id, `${t.name || t.token_id}${t.revoked_at ? ' (revoked)' : ''}`]),
+          // A token in the link that is not listed (another account's, or gone) still shows as chosen.
+          ...(draft.token_id && !tokens.some((t) => t.token_id === draft.token_id)
+            ? [[draft.token_id, draft.token_id] as Choice]
+            : []),
+        ]}
+      />
+      <ChoiceField
+        label="Status"
+        testId="logs-filter-status"
+        value={draft.status}
+        onChoose={(v) => set('status', v as LogFilterValues['status'])}
+        choices={[
+          ['', 'Any status'],
+          ['ok', 'OK'],
+          ['error', 'Error'],
+        ]}
+      />
+      <ChoiceField
+        label="Cache"
+        testId="logs-filter-cached"
+        value={draft.cached}
+        onChoose={(v) => set('cached', v as LogFilterValues['cached'])}
+        choices={[
+          ['', 'Cached or not'],
+          ['true', 'Cached only'],
+          ['false', 'Not cached'],
+        ]}
+      />
       <label class="field">
         <span>From</span>
         <input
@@ -299,5 +276,30 @@ export function LogFilters({ value, onApply, models, tokens, tagSuggestions }: P
         </button>
       </div>
     </form>
+  );
+}
+
+/** An option's value and what it shows. */
+type Choice = readonly [value: string, label: string];
+
+/** One filter chosen from a list; the first choice is the "any" one. */
+function ChoiceField(props: {
+  label: string;
+  testId: string;
+  value: string;
+  onChoose: (value: string) => void;
+  choices: readonly Choice[];
+}) {
+  return (
+    <label class="field">
+      <span>{props.label}</span>
+      <select value={props.value} data-testid={props.testId} onChange={(e) => props.onChoose(e.currentTarget.value)}>
+        {props.choices.map(([value, label]) => (
+          <option key={value} value={value}>
+            {label}
+          </option>
+        ))}
+      </select>
+    </label>
   );
 }
