@@ -23,8 +23,9 @@ import type { UsageStats } from '../usage/usage-stats';
  * Local only: it scans the usage-logs table, which no role in AWS may do (the consumer Lambda
  * has a dead-letter queue instead, docs/failure-modes.md).
  *
- * A row counts under the tags and labels the fold would count (`stats.countedValues`, the per-day
- * caps of docs/tags.md and of requesters and models), asked in the order the rows were written, as the stream delivers them.
+ * A row counts under the tags and labels the fold would count (`stats.countedValues`: the per-day
+ * caps of that same stats object, usage/dynamodb/daily-caps.ts), asked in the order the rows were
+ * written, as the stream delivers them.
  */
 export async function rebuildRollups(options: {
   raw: DynamoDBClient;

@@ -2,22 +2,18 @@
  * `/api/stats` stays small, and its reads bounded, whatever the number of distinct requester labels
  * and models: any app token can send any `x-proxy-user` and any model id, and each used to add
  * rollup items to the account's overview (5,000 labels made it 3.46 MB). The fold keeps the first
- * 300 requesters and 200 models per day by name and counts later ones under `(other)`; the answer
- * lists 100 of each and sums the rest into one `(other)` entry, so the totals stay the exact sums of
- * the rows.
+ * requesters and models of a day by name, up to its caps, and counts later ones under `(other)`; the
+ * answer lists 100 of each and sums the rest into one `(other)` entry, so the totals stay the exact
+ * sums of the rows. The rows are folded under small caps (test/support/small-caps.ts), each still
+ * above what the answer lists, so crossing them takes hundreds of rows, not thousands; the local
+ * server only reads what was folded.
  */
 import { randomBytes } from 'node:crypto';
 import type { StoreCommand } from '../../lambda/store/dynamodb/commands';
 import type { DocumentClient } from '../../lambda/store/dynamodb/document-client';
 import { tableNames } from '../../lambda/store/tables';
-import {
-  MAX_COMBINATIONS_PER_DAY,
-  MAX_MODELS_PER_DAY,
-  MAX_REQUESTERS_PER_DAY,
-} from '../../lambda/usage/dynamodb/label-caps';
 import { DynamoUsageStats } from '../../lambda/usage/dynamodb/usage-stats';
 import { effectivePeriod, periodUnits } from '../../lambda/usage/rollups/bucket-keys';
-import { MAX_TAG_KEYS_PER_DAY, MAX_TAG_VALUES_PER_DAY } from '../../lambda/usage/dynamodb/tag-values';
 import {
   MAX_LISTED_TAG_KEYS,
   MAX_LISTED_TAG_VALUES,
@@ -28,12 +24,13 @@ import type { StatsSummary } from '../../lambda/usage/usage-stats';
 import type { UsageRow } from '../../lambda/usage/usage-row';
 import { foldDistinctValues, storeClient } from '../support/many-values';
 import { startProxy, type ProxyServer } from '../support/proxy-server';
+import { SMALL_DAILY_CAPS as CAPS } from '../support/small-caps';
 
-/** Five times the daily cap on requester labels and twice the one on models: past the caps, more rows add no items. */
-const REQUESTERS = 1_500;
-const MODELS = 400;
-/** 1,500 of the rows also carry one tag each: 25 keys with 60 values each, past both daily caps. */
-const TAGS = { keys: 25, values: 60 };
+/** Five times the daily cap on requester labels and three times the one on models: past the caps, more rows add no items. */
+const REQUESTERS = 5 * CAPS.requesters;
+const MODELS = 3 * CAPS.models;
+/** Every row also carries one tag: 25 keys with 24 values each, past both daily caps. */
+const TAGS = { keys: 25, values: 24 };
 const MAX_ANSWER_BYTES = 200 * 1024;
 
 let proxy: ProxyServer;
@@ -48,6 +45,7 @@ beforeAll(async () => {
     requesters: REQUESTERS,
     models: MODELS,
     tags: TAGS,
+    caps: CAPS,
   });
   const response = await proxy.api('/api/stats', { token: proxy.account.token });
   expect(response.status).toBe(200);
@@ -68,18 +66,19 @@ const asEntries = (list: readonly UsageRow[]) =>
   list.map((r) => ({ requests: 1, cost_nanos: r.cost_nanos, input_tokens: r.input_tokens }));
 
 /** The rows' requesters the fold keeps by name: the first of the day (foldDistinctValues folds the rows in order). */
-const keptRequesters = () => rows.slice(0, MAX_REQUESTERS_PER_DAY);
+const keptRequesters = () => rows.slice(0, CAPS.requesters);
 
-test('the answer stays under 200 KB with 1,500 distinct requesters, 400 models and 25 tag keys of 60 values', () => {
+test(`the answer stays under 200 KB with ${REQUESTERS} distinct requesters, ${MODELS} models and ${TAGS.keys} tag keys of ${TAGS.values} values`, () => {
   expect(answer.bytes).toBeLessThan(MAX_ANSWER_BYTES);
   expect(answer.body.by_requester).toHaveLength(MAX_LISTED_VALUES + 1);
   expect(answer.body.by_model).toHaveLength(MAX_LISTED_VALUES + 1);
-  // The day kept 20 keys, and 50 values of each; the answer lists each key's 10 costliest and (other).
-  expect(Object.keys(answer.body.by_tag)).toHaveLength(Math.min(MAX_TAG_KEYS_PER_DAY, MAX_LISTED_TAG_KEYS));
+  // The day kept 21 keys, and 15 values of each; the answer lists the 20 costliest keys, each with its
+  // 10 costliest values and (other).
+  expect(Object.keys(answer.body.by_tag)).toHaveLength(Math.min(CAPS.tagKeys, MAX_LISTED_TAG_KEYS));
   for (const values of Object.values(answer.body.by_tag)) {
     expect(Object.keys(values)).toHaveLength(MAX_LISTED_TAG_VALUES + 1);
     expect(values[OTHER_LABEL]).toMatchObject({
-      other: MAX_TAG_VALUES_PER_DAY - MAX_LISTED_TAG_VALUES,
+      other: CAPS.tagValues - MAX_LISTED_TAG_VALUES,
       past_daily_cap: true,
     });
   }
@@ -103,7 +102,7 @@ test('the rollup items a summary reads are bounded by the daily caps, not by the
   // for `(other)` both.
   const hours = new Set(rows.map((r) => r.ts.slice(0, 13))).size;
   // Tag rollups: per kept key, one item per kept value and one for (other).
-  const perHour = MAX_REQUESTERS_PER_DAY + MAX_MODELS_PER_DAY + 1 + MAX_TAG_KEYS_PER_DAY * (MAX_TAG_VALUES_PER_DAY + 1);
+  const perHour = CAPS.requesters + CAPS.models + 1 + CAPS.tagKeys * (CAPS.tagValues + 1);
   // And one item per past hour or day of the period: its kept sums (usage/dynamodb/period-summaries.ts).
   const units = periodUnits(effectivePeriod(from, to).from, effectivePeriod(from, to).to).length;
   expect(counted.items).toBeGreaterThan(0);
@@ -128,7 +127,7 @@ test('the costliest kept requesters are listed by name, and (other) sums exactly
   // `other` counts the values known by name; those past the day's cap were folded without names, and the entry says so.
   expect(other).toMatchObject({
     requester: OTHER_LABEL,
-    other: MAX_REQUESTERS_PER_DAY - MAX_LISTED_VALUES,
+    other: CAPS.requesters - MAX_LISTED_VALUES,
     past_daily_cap: true,
   });
   const listedNames = new Set(listed.map((e) => e.requester));
@@ -140,7 +139,7 @@ test('models past the day’s cap and past the cut are one (other) entry that co
   expect(other).toMatchObject({
     model: OTHER_LABEL,
     provider: '',
-    other: MAX_MODELS_PER_DAY - MAX_LISTED_VALUES,
+    other: CAPS.models - MAX_LISTED_VALUES,
     past_daily_cap: true,
   });
   const listed = new Set(answer.body.by_model.slice(0, MAX_LISTED_VALUES).map((e) => e.model));
@@ -151,10 +150,15 @@ test('models past the day’s cap and past the cut are one (other) entry that co
   expect(other.cost_nanos).toBe(rest.reduce((total, r) => total + r.cost_nanos, 0));
 });
 
-test('past the day’s cap on rollup items, rows count under (other) for both labels: every pair of 33 requesters and 33 models reads at most the cap', async () => {
+test('past the day’s cap on rollup items, rows count under (other) for both labels: every pair of 17 requesters and 17 models reads at most the cap', async () => {
   const account = await proxy.createAccount('stats-pairs');
-  const pairs = await foldDistinctValues(tablePrefix, account.accountId, { requesters: 33, models: 33, pairs: true });
-  expect(pairs.length).toBeGreaterThan(MAX_COMBINATIONS_PER_DAY);
+  const pairs = await foldDistinctValues(tablePrefix, account.accountId, {
+    requesters: 17,
+    models: 17,
+    pairs: true,
+    caps: CAPS,
+  });
+  expect(pairs.length).toBeGreaterThan(CAPS.combinations);
   const counted = countingItems(storeClient());
   const stats = new DynamoUsageStats(counted.doc, tableNames({}, tablePrefix).usageStats);
   const to = new Date();
@@ -164,7 +168,7 @@ test('past the day’s cap on rollup items, rows count under (other) for both la
   const days = new Set(pairs.map((r) => r.ts.slice(0, 10))).size;
   const hours = new Set(pairs.map((r) => r.ts.slice(0, 13))).size;
   const units = periodUnits(effectivePeriod(from, to).from, effectivePeriod(from, to).to).length;
-  expect(counted.items).toBeLessThanOrEqual(days * MAX_COMBINATIONS_PER_DAY + hours + units);
+  expect(counted.items).toBeLessThanOrEqual(days * CAPS.combinations + hours + units);
   expect(counted.items).toBeLessThan(pairs.length);
   const exact = sum(asEntries(pairs));
   expect(sum([summary.totals])).toEqual(exact);

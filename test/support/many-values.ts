@@ -1,6 +1,7 @@
 import { createDynamoClients } from '../../lambda/store/dynamodb/client';
 import type { DocumentClient } from '../../lambda/store/dynamodb/document-client';
 import { tableNames } from '../../lambda/store/tables';
+import type { DailyCaps } from '../../lambda/usage/dynamodb/daily-caps';
 import { DynamoUsageStats } from '../../lambda/usage/dynamodb/usage-stats';
 import type { UsageRow } from '../../lambda/usage/usage-row';
 
@@ -16,15 +17,24 @@ export function storeClient(): DocumentClient {
  * (with `pairs`, one row for each requester and model: `requesters × models` rows; with `tags`,
  * the first `keys × values` rows one tag each, every value of every key once),
  * folded into the rollups of the tables under `tablePrefix` exactly as the stream consumer folds
- * them (a local server on those tables then answers `/api/stats` from them). Thousands of rows
- * through the proxy would take minutes; what is tested is what the stats do with the values.
+ * them (a local server on those tables then answers `/api/stats` from them), under `caps` when
+ * given (the product's otherwise). Thousands of rows through the proxy would take minutes; what is
+ * tested is what the stats do with the values.
  */
 export async function foldDistinctValues(
   tablePrefix: string,
   accountId: string,
-  counts: { requesters: number; models: number; pairs?: boolean; tags?: { keys: number; values: number } },
+  counts: {
+    requesters: number;
+    models: number;
+    pairs?: boolean;
+    tags?: { keys: number; values: number };
+    caps?: DailyCaps;
+  },
 ): Promise<UsageRow[]> {
-  const stats = new DynamoUsageStats(storeClient(), tableNames({}, tablePrefix).usageStats);
+  const stats = new DynamoUsageStats(storeClient(), tableNames({}, tablePrefix).usageStats, Date.now, {
+    caps: counts.caps,
+  });
   const now = Date.now();
   const length = counts.pairs ? counts.requesters * counts.models : counts.requesters;
   const requesterOf = (i: number) => (counts.pairs ? Math.floor(i / counts.models) : i);

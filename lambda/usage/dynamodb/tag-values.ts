@@ -2,38 +2,34 @@ import { OVERFLOW_VALUE, type Tags } from '../../tags/tags';
 import { dayOf } from '../rollups/bucket-keys';
 import type { StreamedRow } from '../rollups/fold';
 import { capAnswerId, type CappedSets, type CapQuestion } from './capped-sets';
-
-/** Distinct tag keys the stats keep per account and UTC day (docs/tags.md, "Stats"). */
-export const MAX_TAG_KEYS_PER_DAY = 20;
-/** Distinct values the stats keep per tag key, account and UTC day; the rest count as `(other)`. */
-export const MAX_TAG_VALUES_PER_DAY = 50;
+import type { DailyCaps } from './daily-caps';
 
 const dayOfRow = (streamed: StreamedRow) => dayOf(Date.parse(streamed.row.ts));
 
 /**
  * Which tags of a row the stats count. Tag values are the customer's: a request id sent as a tag
  * would otherwise add two rollup items per row. Per account and UTC day, the first
- * `MAX_TAG_KEYS_PER_DAY` keys and, per key, the first `MAX_TAG_VALUES_PER_DAY` values are kept;
+ * `caps.tagKeys` keys and, per key, the first `caps.tagValues` values are kept (daily-caps.ts);
  * a later value is counted under `(other)`, and a later key is left out of the stats (rows keep
  * every tag, and the log filters find them).
  *
  * What was kept is recorded in the rollups table (`TK#<day>` and `TV#<day>#<key>`, a capped set
  * each, capped-sets.ts).
  */
-export async function countedTags(sets: CappedSets, rows: StreamedRow[]): Promise<StreamedRow[]> {
+export async function countedTags(sets: CappedSets, rows: StreamedRow[], caps: DailyCaps): Promise<StreamedRow[]> {
   const tagged = rows.filter((streamed) => Object.keys(streamed.row.tags ?? {}).length > 0);
   if (tagged.length === 0) return rows;
   const keyQuestion = (s: StreamedRow, key: string): CapQuestion => ({
     accountId: s.row.account_id,
     set: `TK#${dayOfRow(s)}`,
     member: key,
-    cap: MAX_TAG_KEYS_PER_DAY,
+    cap: caps.tagKeys,
   });
   const valueQuestion = (s: StreamedRow, key: string, value: string): CapQuestion => ({
     accountId: s.row.account_id,
     set: `TV#${dayOfRow(s)}#${key}`,
     member: value,
-    cap: MAX_TAG_VALUES_PER_DAY,
+    cap: caps.tagValues,
   });
   // Each distinct question once, keys before their values: one hot set item takes its
   // conditional ADDs one after another anyway.

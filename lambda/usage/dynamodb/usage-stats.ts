@@ -6,6 +6,7 @@ import type { DocumentClient } from '../../store/dynamodb/document-client';
 import { eachInFlight } from '../../base/in-flight';
 import { WatermarkedCounters } from '../../store/dynamodb/watermarked-counters';
 import { CappedSets } from './capped-sets';
+import { DAILY_CAPS, type DailyCaps } from './daily-caps';
 import { countedLabels } from './label-caps';
 import { PeriodSummaries } from './period-summaries';
 import { countedTags } from './tag-values';
@@ -27,6 +28,8 @@ export const watermarkAttribute = (lineage: string) => `seq#${lineage}`;
  * a redelivered, split or overlapping batch, or a second consumer, never counts a row twice.
  */
 export class DynamoUsageStats implements UsageStats {
+  /** The per-day caps its fold and `countedValues` apply (daily-caps.ts). */
+  readonly caps: DailyCaps;
   private readonly cappedSets: CappedSets;
   private readonly counters: WatermarkedCounters;
   private readonly summaries: PeriodSummaries;
@@ -35,7 +38,15 @@ export class DynamoUsageStats implements UsageStats {
     doc: DocumentClient,
     private readonly table: string,
     now: () => number = Date.now,
+    options: {
+      /**
+       * How many distinct names a day keeps; the product's own unless given. Tests fold past
+       * smaller ones with fewer rows; every caller in the runtime leaves it out.
+       */
+      caps?: DailyCaps;
+    } = {},
   ) {
+    this.caps = options.caps ?? DAILY_CAPS;
     this.cappedSets = new CappedSets(doc, table);
     this.counters = new WatermarkedCounters(doc);
     this.summaries = new PeriodSummaries(doc, table, now, (error) => this.onSumsNotKept?.(error));
@@ -89,7 +100,7 @@ export class DynamoUsageStats implements UsageStats {
   }
 
   async countedValues(rows: StreamedRow[]): Promise<StreamedRow[]> {
-    return countedLabels(this.cappedSets, await countedTags(this.cappedSets, rows));
+    return countedLabels(this.cappedSets, await countedTags(this.cappedSets, rows, this.caps), this.caps);
   }
 
   /** Told about each bucket write given up on (its rows are reported as failed); no delta when the capped sets could not be read. */

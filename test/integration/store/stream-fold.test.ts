@@ -7,11 +7,12 @@
 import { randomBytes } from 'node:crypto';
 import type { StreamedRow } from '../../../lambda/usage/rollups/fold';
 import { DynamoUsageStats } from '../../../lambda/usage/dynamodb/usage-stats';
-import { MAX_TAG_KEYS_PER_DAY, MAX_TAG_VALUES_PER_DAY } from '../../../lambda/usage/dynamodb/tag-values';
+import { DAILY_CAPS } from '../../../lambda/usage/dynamodb/daily-caps';
 import { MAX_LISTED_TAG_VALUES } from '../../../lambda/usage/rollups/summary';
 import type { DocumentClient } from '../../../lambda/store/dynamodb/document-client';
 import type { CommandOf, StoreCommand } from '../../../lambda/store/dynamodb/commands';
 import type { UsageRow } from '../../../lambda/usage/usage-row';
+import { SMALL_DAILY_CAPS } from '../../support/small-caps';
 import { createTestTables } from '../../support/tables';
 
 const AT = Date.parse('2026-11-20T10:00:00Z');
@@ -242,43 +243,46 @@ describe('folding the usage stream into rollups', () => {
 });
 
 describe('tag rollups (docs/tags.md, "Stats")', () => {
-  it('count each row under each of its tags, keep 50 values per key and UTC day, count the rest as (other), and stay exact when redelivered', async () => {
+  it('count each row under each of its tags, keep 15 values per key and UTC day (small caps), count the rest as (other), and stay exact when redelivered', async () => {
     const accountId = account();
-    // 105 distinct values of `team` in one UTC day (the rows span two hours of it).
-    const rows = streamRows(accountId, 110, 'shardId-tags').map((streamed, i) => ({
+    // Caps just above what a summary lists (test/support/small-caps.ts): past them with 40 rows.
+    const caps = SMALL_DAILY_CAPS;
+    const withCaps = () => new DynamoUsageStats(doc, table, Date.now, { caps });
+    // 35 distinct values of `team` in one UTC day (the rows span two hours of it).
+    const rows = streamRows(accountId, 40, 'shardId-tags').map((streamed, i) => ({
       ...streamed,
       row: {
         ...streamed.row,
         tags: { team: i < 6 ? 'search' : `t${String(i).padStart(3, '0')}`, feature: 'autocomplete' },
       },
     }));
-    const stats = new DynamoUsageStats(doc, table);
+    const stats = withCaps();
     expect((await stats.fold(rows)).failed).toEqual([]);
     // A second consumer, which remembers nothing, gets the same answers from the store.
-    expect((await new DynamoUsageStats(doc, table).fold([...rows.slice(50), ...rows.slice(0, 50)])).failed).toEqual([]);
+    expect((await withCaps().fold([...rows.slice(20), ...rows.slice(0, 20)])).failed).toEqual([]);
 
     const summary = await stats.summarize(accountId, new Date(AT), new Date(AT + 3 * 3_600_000));
     const team = summary.by_tag.team;
-    // 50 values are kept (whichever the store admitted first), the rest count as (other); the answer
-    // lists the 10 costliest kept ones, and (other) sums the rest with the other 40 kept ones.
+    // 15 values are kept (whichever the store admitted first), the rest count as (other); the answer
+    // lists the 10 costliest kept ones, and (other) sums the rest with the other 5 kept ones.
     expect(Object.keys(team)).toHaveLength(MAX_LISTED_TAG_VALUES + 1);
     const listed = Object.entries(team).filter(([value]) => value !== '(other)');
     expect(listed.every(([value, totals]) => totals.requests === (value === 'search' ? 6 : 1))).toBe(true);
     expect(team['(other)']).toMatchObject({
-      other: MAX_TAG_VALUES_PER_DAY - MAX_LISTED_TAG_VALUES,
+      other: caps.tagValues - MAX_LISTED_TAG_VALUES,
       past_daily_cap: true,
-      requests: 110 - listed.reduce((total, [, totals]) => total + totals.requests, 0),
+      requests: 40 - listed.reduce((total, [, totals]) => total + totals.requests, 0),
     });
     const sum = (key: 'requests' | 'cost_nanos' | 'input_tokens') =>
       Object.values(team).reduce((total, totals) => total + totals[key], 0);
-    expect(sum('requests')).toBe(110);
+    expect(sum('requests')).toBe(40);
     expect(sum('cost_nanos')).toBe(rows.reduce((total, { row }) => total + row.cost_nanos, 0));
     expect(sum('input_tokens')).toBe(rows.reduce((total, { row }) => total + row.input_tokens, 0));
     expect(summary.by_tag.feature).toEqual({
-      autocomplete: expect.objectContaining({ requests: 110, cost_nanos: sum('cost_nanos') }),
+      autocomplete: expect.objectContaining({ requests: 40, cost_nanos: sum('cost_nanos') }),
     });
     // The tag rollups never count in the other breakdowns.
-    expect(summary.totals.requests).toBe(110);
+    expect(summary.totals.requests).toBe(40);
   });
 
   it('keep 20 tag keys per UTC day and leave later keys out of by_tag', async () => {
@@ -295,7 +299,7 @@ describe('tag rollups (docs/tags.md, "Stats")', () => {
     const stats = new DynamoUsageStats(doc, table);
     expect((await stats.fold(rows)).failed).toEqual([]);
     const summary = await stats.summarize(accountId, new Date(AT), new Date(AT + 3 * 3_600_000));
-    expect(Object.keys(summary.by_tag)).toHaveLength(MAX_TAG_KEYS_PER_DAY);
+    expect(Object.keys(summary.by_tag)).toHaveLength(DAILY_CAPS.tagKeys);
     expect(Object.values(summary.by_tag).every((values) => Object.keys(values).join() === 'v')).toBe(true);
     expect(summary.totals.requests).toBe(6);
   });

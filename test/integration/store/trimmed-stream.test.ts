@@ -10,15 +10,14 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OVERFLOW_VALUE } from '../../../lambda/tags/tags';
-import { MAX_MODELS_PER_DAY, MAX_REQUESTERS_PER_DAY } from '../../../lambda/usage/dynamodb/label-caps';
-import { MAX_TAG_KEYS_PER_DAY, MAX_TAG_VALUES_PER_DAY } from '../../../lambda/usage/dynamodb/tag-values';
-import { MAX_LISTED_TAG_VALUES } from '../../../lambda/usage/rollups/summary';
+import { MAX_LISTED_TAG_KEYS, MAX_LISTED_TAG_VALUES } from '../../../lambda/usage/rollups/summary';
 import { OTHER_LABEL } from '../../../lambda/usage/rollups/summary';
 import { rebuildRollups } from '../../../lambda/local/rollup-rebuild';
 import { StreamPoller } from '../../../lambda/local/stream-poller';
 import { DynamoUsageLog } from '../../../lambda/usage/dynamodb/usage-log';
 import { DynamoUsageStats } from '../../../lambda/usage/dynamodb/usage-stats';
 import type { UsageRow } from '../../../lambda/usage/usage-row';
+import { SMALL_DAILY_CAPS as CAPS } from '../../support/small-caps';
 import { createTestTables } from '../../support/tables';
 
 const ACCOUNT = 'acc-trimmed';
@@ -172,8 +171,8 @@ test('rows whose stream records were trimmed are rebuilt into the rollups from t
 
 test('a rebuild counts tags under the same per-day caps as the fold: more tag values and keys than the caps, rebuilt rollups equal folded ones', async () => {
   const day = Date.parse('2026-11-22T08:00:00Z');
-  const values = MAX_TAG_VALUES_PER_DAY + 30;
-  const keys = MAX_TAG_KEYS_PER_DAY + 5;
+  const values = CAPS.tagValues + 10;
+  const keys = CAPS.tagKeys + 5;
   // Each row: a value of `run` never seen before, one of more keys than the cap, and a shared team.
   const tagged = (accountId: string, i: number): UsageRow => ({
     ...row(i),
@@ -185,7 +184,8 @@ test('a rebuild counts tags under the same per-day caps as the fold: more tag va
   const count = Math.max(values, keys);
   const folded = Array.from({ length: count }, (_, i) => tagged('acc-cap-fold', i));
   const rebuilt = Array.from({ length: count }, (_, i) => tagged('acc-cap-rebuild', i));
-  const stats = new DynamoUsageStats(created.clients.doc, created.tables.usageStats);
+  // Small caps (test/support/small-caps.ts): the rebuild applies those of the stats it is given.
+  const stats = new DynamoUsageStats(created.clients.doc, created.tables.usageStats, Date.now, { caps: CAPS });
 
   // The stream consumer's fold, the rows in the order they were written.
   const outcome = await stats.fold(
@@ -203,29 +203,33 @@ test('a rebuild counts tags under the same per-day caps as the fold: more tag va
     stats,
   });
 
-  const byTag = async (accountId: string) =>
-    (await stats.summarize(accountId, new Date(day - 3_600_000), new Date(day + 86_400_000))).by_tag;
-  const fromFold = await byTag('acc-cap-fold');
-  const fromRebuild = await byTag('acc-cap-rebuild');
+  const summary = (accountId: string) =>
+    stats.summarize(accountId, new Date(day - 3_600_000), new Date(day + 86_400_000));
+  const [folds, rebuilds] = await Promise.all([summary('acc-cap-fold'), summary('acc-cap-rebuild')]);
+  const [fromFold, fromRebuild] = [folds.by_tag, rebuilds.by_tag];
   // The caps held: the first keys and, per key, the first values kept, the later values under (other).
-  // The answer lists the costliest of the kept values; (other) sums the rest, and says it holds values past the cap.
-  expect(Object.keys(fromFold)).toHaveLength(MAX_TAG_KEYS_PER_DAY);
+  // The answer lists the costliest of the kept keys and values; (other) sums the rest, and says it holds values past the cap.
+  expect(Object.keys(fromFold)).toHaveLength(MAX_LISTED_TAG_KEYS);
+  expect(folds.tag_keys_not_listed).toBe(CAPS.tagKeys - MAX_LISTED_TAG_KEYS);
   expect(Object.keys(fromFold.run)).toHaveLength(MAX_LISTED_TAG_VALUES + 1);
   expect(fromFold.run[OVERFLOW_VALUE]).toMatchObject({
     requests: count - MAX_LISTED_TAG_VALUES,
-    other: MAX_TAG_VALUES_PER_DAY - MAX_LISTED_TAG_VALUES,
+    other: CAPS.tagValues - MAX_LISTED_TAG_VALUES,
     past_daily_cap: true,
   });
-  const kept = new Set(Array.from({ length: MAX_TAG_VALUES_PER_DAY }, (_, i) => `r${i}`));
+  const kept = new Set(Array.from({ length: CAPS.tagValues }, (_, i) => `r${i}`));
   expect(Object.keys(fromFold.run).every((value) => value === OVERFLOW_VALUE || kept.has(value))).toBe(true);
   expect(fromFold.team.search.requests + fromFold.team.ads.requests).toBe(count);
   expect(fromRebuild).toEqual(fromFold);
+  expect(rebuilds.tag_keys_not_listed).toBe(folds.tag_keys_not_listed);
 });
 
 test('a rebuild counts requesters and models under the same per-day caps as the fold: rebuilt rollups equal folded ones', async () => {
   const day = Date.parse('2026-11-23T08:00:00Z');
-  const count = MAX_REQUESTERS_PER_DAY + 20;
-  const models = MAX_MODELS_PER_DAY + 10;
+  // Caps below what a summary lists: every name kept is listed, so the summary shows which were kept.
+  const caps = { ...CAPS, requesters: 20, models: 15 };
+  const count = caps.requesters + 20;
+  const models = caps.models + 10;
   const labelled = (accountId: string, i: number): UsageRow => ({
     ...row(i),
     account_id: accountId,
@@ -234,7 +238,7 @@ test('a rebuild counts requesters and models under the same per-day caps as the 
     model: `m${i % models}`,
     requester: `u${i}`,
   });
-  const stats = new DynamoUsageStats(created.clients.doc, created.tables.usageStats);
+  const stats = new DynamoUsageStats(created.clients.doc, created.tables.usageStats, Date.now, { caps });
   const outcome = await stats.fold(
     Array.from({ length: count }, (_, i) => ({
       row: labelled('acc-label-fold', i),
@@ -259,11 +263,14 @@ test('a rebuild counts requesters and models under the same per-day caps as the 
   const summary = (accountId: string) =>
     stats.summarize(accountId, new Date(day - 3_600_000), new Date(day + 86_400_000));
   const [fromFold, fromRebuild] = await Promise.all([summary('acc-label-fold'), summary('acc-label-rebuild')]);
-  // The caps held: the requesters and models past them were counted under (other), named nowhere.
-  const named = (list: { requester?: string; model?: string }[]) =>
-    list.map((entry) => entry.requester ?? entry.model).filter((name) => name !== OTHER_LABEL);
-  expect(named(fromFold.by_requester).every((name) => Number(name!.slice(1)) < MAX_REQUESTERS_PER_DAY)).toBe(true);
-  expect(named(fromFold.by_model).every((name) => Number(name!.slice(1)) < MAX_MODELS_PER_DAY)).toBe(true);
+  // The caps held: the first requesters and models kept, those past them counted under (other), named nowhere.
+  // (A model is listed once per provider that served it.)
+  const named = (list: { requester?: string; model?: string }[]) => [
+    ...new Set(list.map((entry) => entry.requester ?? entry.model).filter((name) => name !== OTHER_LABEL)),
+  ];
+  const first = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}`).sort();
+  expect(named(fromFold.by_requester).sort()).toEqual(first('u', caps.requesters));
+  expect(named(fromFold.by_model).sort()).toEqual(first('m', caps.models));
   expect(fromFold.totals.requests).toBe(count);
   expect(fromRebuild.by_requester).toEqual(fromFold.by_requester);
   expect(fromRebuild.by_model).toEqual(fromFold.by_model);

@@ -1,8 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { MAX_STORED_BYTES } from '../../../lambda/usage/dynamodb/period-summaries';
-import { MAX_MODELS_PER_DAY, MAX_REQUESTERS_PER_DAY } from '../../../lambda/usage/dynamodb/label-caps';
-import { MAX_TAG_KEYS_PER_DAY, MAX_TAG_VALUES_PER_DAY } from '../../../lambda/usage/dynamodb/tag-values';
+import { DAILY_CAPS } from '../../../lambda/usage/dynamodb/daily-caps';
 import { MAX_LABEL_CHARS } from '../../../lambda/usage/rollups/bucket-keys';
 import { DimensionSums, type PackedSums } from '../../../lambda/usage/rollups/dimension-sums';
 import { LATENCY_BUCKET_COUNT } from '../../../lambda/usage/rollups/latency-histogram';
@@ -76,12 +75,12 @@ describe('DimensionSums', () => {
     busy.latency = busy.latency.map((_, i) => 1_000 + i);
     const long = (prefix: string, i: number) => `${prefix}${i}`.padEnd(MAX_LABEL_CHARS, 'x');
     const sums = new DimensionSums();
-    for (let i = 0; i < Math.max(MAX_REQUESTERS_PER_DAY, MAX_MODELS_PER_DAY); i++) {
+    for (let i = 0; i < Math.max(DAILY_CAPS.requesters, DAILY_CAPS.models); i++) {
       sums.addSlice(
         {
           provider: 'prov-a',
-          model: long('model-', i % MAX_MODELS_PER_DAY),
-          requester: long('requester-', i % MAX_REQUESTERS_PER_DAY),
+          model: long('model-', i % DAILY_CAPS.models),
+          requester: long('requester-', i % DAILY_CAPS.requesters),
           token: `acc_token${i % 100}`,
           kind: 'chat',
         },
@@ -90,10 +89,10 @@ describe('DimensionSums', () => {
     }
     // Tag rollups keep no latency (rollup.ts, tagIncrements).
     const tagged: Rollup = { counts: busy.counts, latency: emptyRollup().latency };
-    for (let k = 0; k < MAX_TAG_KEYS_PER_DAY; k++)
-      for (let v = 0; v < MAX_TAG_VALUES_PER_DAY; v++)
+    for (let k = 0; k < DAILY_CAPS.tagKeys; k++)
+      for (let v = 0; v < DAILY_CAPS.tagValues; v++)
         sums.addTag(long('key-', k).slice(0, 40), long('value-', v), tagged);
-    expect(sums.requesters.size).toBe(MAX_REQUESTERS_PER_DAY);
+    expect(sums.requesters.size).toBe(DAILY_CAPS.requesters);
     const size = gzipSync(JSON.stringify(sums.toPacked())).byteLength;
     expect(size).toBeLessThan(MAX_STORED_BYTES);
   });
