@@ -4,7 +4,7 @@
  * there are in all; past the day's cap the count is a lower bound. Screenshots to look at:
  * overview-cut-lists-<size>.png.
  */
-import { MAX_REQUESTERS_PER_DAY } from '../../lambda/usage/dynamodb/label-caps';
+import { DAILY_CAPS } from '../../lambda/usage/dynamodb/daily-caps';
 import { foldDistinctValues } from '../support/many-values';
 import type { Account } from '../support/proxy-server';
 import { screenshot, type BrowserWorld, type ViewportName, openSignedIn } from './browser-harness';
@@ -29,7 +29,7 @@ export const cutListsTests = (world: BrowserWorld, tablePrefix: string) =>
         // The day's first 300 requesters are kept by name; the 20 after them are counted under (other)
         // without names. Every row also tagged: 25 keys (20 kept a day) of 12 values each.
         foldDistinctValues(tablePrefix, pastCap.accountId, {
-          requesters: MAX_REQUESTERS_PER_DAY + 20,
+          requesters: DAILY_CAPS.requesters + 20,
           models: 5,
           tags: { keys: 25, values: 12 },
         }),
@@ -75,10 +75,10 @@ export const cutListsTests = (world: BrowserWorld, tablePrefix: string) =>
       const page = await openSignedIn(world, pastCap.token, 'overview');
       const requesters = page.getByTestId('top-requesters');
       await expect(requesters.getByTestId('top-requesters-cut').textContent()).resolves.toBe(
-        `10 of more than ${MAX_REQUESTERS_PER_DAY} requesters shown: the others are in the totals, not listed.`,
+        `10 of more than ${DAILY_CAPS.requesters} requesters shown: the others are in the totals, not listed.`,
       );
       await expect(requesters.getByTestId('other-values').textContent()).resolves.toBe(
-        `${MAX_REQUESTERS_PER_DAY - 100}+ other requesters (past the daily cap)`,
+        `${DAILY_CAPS.requesters - 100}+ other requesters (past the daily cap)`,
       );
       await screenshot(page, 'overview-cut-lists-past-cap');
     });

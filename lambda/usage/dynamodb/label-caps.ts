@@ -4,10 +4,7 @@ import type { StreamedRow } from '../rollups/fold';
 import { OTHER_LABEL } from '../rollups/summary';
 import type { UsageRow } from '../usage-row';
 import { capAnswerId, type CappedSets, type CapQuestion } from './capped-sets';
-import { DAILY_CAPS, type DailyCaps } from './daily-caps';
-
-/** The default cap on requester labels (`DAILY_CAPS`), named for the dashboard's browser checks. */
-export const MAX_REQUESTERS_PER_DAY = DAILY_CAPS.requesters;
+import type { DailyCaps } from './daily-caps';
 
 /** The row labels any caller chooses (any `x-proxy-user`, any model id), each with its daily set. */
 const CAPPED_LABELS = [
