@@ -39,6 +39,8 @@ fi
 # the project's own install, the type check, the lint and the suite run. Only the two tests that run it
 # wait for it: they wait while the marker file `installing` exists (test/infra/support/lambda-instance.ts).
 ric=test/infra/lambda-ric
+# What later runs on this machine reuse: the client's build, the type check's state (below).
+cache_dir="${XDG_CACHE_HOME:-$HOME/.cache}/ai-usage-proxy"
 ric_pid=""
 rm -f "$ric/installing" # left by a run that was stopped mid-install
 if [ -f "$ric/node_modules/aws-lambda-ric/rapid-client.node" ] && [ "$ric/node_modules/.package-lock.json" -nt "$ric/package-lock.json" ]; then
@@ -48,8 +50,7 @@ else
   touch "$ric/installing"
   # A build is kept in the user's cache folder, keyed by the lock file, Node's module ABI and the
   # machine, as node-gyp keeps Node's headers: a later run on this machine restores it.
-  ric_cache="${XDG_CACHE_HOME:-$HOME/.cache}/ai-usage-proxy"
-  ric_archive="$ric_cache/lambda-ric-$(sha256sum "$ric/package-lock.json" | cut -c1-16)-abi$(node -p process.versions.modules)-$(uname -m).tar.gz"
+  ric_archive="$cache_dir/lambda-ric-$(sha256sum "$ric/package-lock.json" | cut -c1-16)-abi$(node -p process.versions.modules)-$(uname -m).tar.gz"
   (
     trap 'rm -f "$ric/installing"' EXIT
     started=$SECONDS
@@ -58,7 +59,7 @@ else
       exit 0
     fi
     npm ci --prefix "$ric" --no-audit --no-fund --loglevel=error >"$ric/install.log" 2>&1 || exit 1
-    mkdir -p "$ric_cache" && tar -czf "$ric_archive.$$" -C "$ric" node_modules && mv "$ric_archive.$$" "$ric_archive" || rm -f "$ric_archive.$$"
+    mkdir -p "$cache_dir" && tar -czf "$ric_archive.$$" -C "$ric" node_modules && mv "$ric_archive.$$" "$ric_archive" || rm -f "$ric_archive.$$"
     echo "installed in $((SECONDS - started)) s" >>"$ric/install.log"
   ) &
   ric_pid=$!
@@ -113,7 +114,7 @@ phase "npm ci" npm ci --no-audit --no-fund --loglevel=error || exit 1
 # only what changed since is checked again. ESLint's and Prettier's caches name absolute paths, so
 # they serve repeated runs in one checkout only (package.json keeps all three in node_modules/.cache).
 tsc_state=node_modules/.cache/tsc/tsbuildinfo
-tsc_cache="${XDG_CACHE_HOME:-$HOME/.cache}/ai-usage-proxy/tsbuildinfo-$(sha256sum package-lock.json | cut -c1-16)-node$(node -p process.versions.node)"
+tsc_cache="$cache_dir/tsbuildinfo-$(sha256sum package-lock.json | cut -c1-16)-node$(node -p process.versions.node)"
 [ -f "$tsc_state" ] || { [ -f "$tsc_cache" ] && mkdir -p "$(dirname "$tsc_state")" && cp "$tsc_cache" "$tsc_state"; }
 # The type check and the lint run beside the suite: its files spend much of their time waiting on
 # servers and streams, which leaves a core free for them. Their output follows the suite's.
