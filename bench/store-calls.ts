@@ -3,11 +3,12 @@
  * "DynamoDB through the AWS SDK"):
  *
  * - stores' client: lambda/store/dynamodb/document-client.ts as the stores use it: single-item
- *   calls as the SDK's own commands, items marshalled by `@aws-sdk/util-dynamodb`, each
- *   operation's middleware resolved once (`cacheMiddleware`);
+ *   calls signed and sent on the SDK client's parts without its middleware stack (item-calls.ts),
+ *   items marshalled by `@aws-sdk/util-dynamodb`;
  * - document commands: `@aws-sdk/lib-dynamodb`'s, with a deadline's abort signal on each call (what
  *   the stores sent before): the middleware is resolved on every call;
- * - SDK commands per call: the SDK's own commands, input marshalled ahead, middleware resolved on every call;
+ * - SDK commands resolved once: the SDK's own commands, input marshalled ahead, through a client that
+ *   resolves each operation's middleware once (`cacheMiddleware`), as the stores sent them before;
  * - signed JSON: one SigV4-signed POST (`@smithy/signature-v4`) over a kept-alive connection, no
  *   SDK middleware at all: a floor for what any client could cost.
  *
@@ -17,7 +18,7 @@
  * order rotated each round), and the CPU of each batch is `process.cpuUsage()` around it. DynamoDB
  * Local runs in its own process, so its CPU is not counted. Run: `npx tsx bench/store-calls.ts` (Node 22).
  */
-import { PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { SignatureV4 } from '@smithy/signature-v4';
@@ -123,6 +124,14 @@ async function main() {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true },
   });
   const deadline = () => ({ abortSignal: AbortSignal.timeout(10_000) });
+  const resolvedOnce = new DynamoDBClient({
+    region: REGION,
+    endpoint: store.endpoint,
+    credentials,
+    maxAttempts: 1,
+    requestHandler: raw.config.requestHandler,
+    cacheMiddleware: true,
+  });
 
   const url = new URL(store.endpoint);
   const agent = new Agent({ keepAlive: true, maxSockets: 8 });
@@ -172,9 +181,9 @@ async function main() {
       await documents.send(new UpdateCommand(gateInput(n)), deadline());
       await documents.send(new PutCommand({ TableName: tables.usageLogs, Item: rowItem(n) }), deadline());
     },
-    'SDK commands per call': async (n) => {
-      await raw.send(new UpdateItemCommand(marshalledGate(n)));
-      await raw.send(new PutItemCommand({ TableName: tables.usageLogs, Item: marshall(rowItem(n)) }));
+    'SDK commands resolved once': async (n) => {
+      await resolvedOnce.send(new UpdateItemCommand(marshalledGate(n)));
+      await resolvedOnce.send(new PutItemCommand({ TableName: tables.usageLogs, Item: marshall(rowItem(n)) }));
     },
     'signed JSON': async (n) => {
       await signedJson('UpdateItem', marshalledGate(n));

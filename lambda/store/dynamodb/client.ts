@@ -5,6 +5,7 @@ import { Agent as HttpsAgent } from 'node:https';
 import { VERSION } from '../../base/version';
 import { ATTEMPT_SILENCE_MS } from './deadlines';
 import { SdkDocumentClient, type DocumentClient, type StoreSdkClients } from './document-client';
+import { ItemCalls } from './item-calls';
 
 export interface DynamoClients {
   /** The SDK client, for table administration (creating local tables). Never on the request path. */
@@ -22,11 +23,7 @@ interface ClientOptions {
 /** A connection DynamoDB does not accept within this is given up (and the call retried). */
 const CONNECT_TIMEOUT_MS = 3_000;
 
-/**
- * The SDK's retry step, doing nothing but the one attempt. It names no mode: the SDK adds a named
- * mode to the call's context for the user agent, and a handler resolved once (`cacheMiddleware`)
- * shares its context between calls, so the header would grow by one entry a call.
- */
+/** The SDK's retry step, doing nothing but the one attempt. */
 const SEND_ONCE: Extract<DynamoDBClientConfig['retryStrategy'], { retry: unknown }> = {
   retry: (next, args) => next(args),
 };
@@ -53,39 +50,20 @@ const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
  * not an `Error` of its own realm (a socket's, under a test runner's sandbox) into one without its
  * `code`.
  */
-export function createDynamoClient(
-  options: ClientOptions,
-  silenceMs = ATTEMPT_SILENCE_MS,
-  shared: Pick<DynamoDBClientConfig, 'requestHandler' | 'cacheMiddleware'> = {},
-): DynamoDBClient {
+export function createDynamoClient(options: ClientOptions, silenceMs = ATTEMPT_SILENCE_MS): DynamoDBClient {
   return new DynamoDBClient({
     region: options.region,
     endpoint: options.endpoint,
     credentials: options.endpoint ? LOCAL_CREDENTIALS : undefined,
     maxAttempts: 1,
     retryStrategy: SEND_ONCE,
-    requestHandler: shared.requestHandler ?? storeRequestHandler(silenceMs),
-    cacheMiddleware: shared.cacheMiddleware,
+    requestHandler: storeRequestHandler(silenceMs),
   });
 }
 
-/**
- * The document client's two SDK clients (document-client.ts), over `documents`' connections: one
- * resolving each operation's middleware once, for single-item calls, and `documents` for the rest.
- */
+/** What the document client sends through (document-client.ts): `documents` itself, and its parts for the single-item calls. */
 export function storeSdkClients(options: ClientOptions, documents: DynamoDBClient): StoreSdkClients {
-  const requestHandler = documents.config.requestHandler;
-  const items = createDynamoClient(options, undefined, { requestHandler, cacheMiddleware: true });
-  // The SDK composes its user agent on every call; this one is the same each time, so it is set once.
-  items.middlewareStack.remove('getUserAgentMiddleware');
-  items.middlewareStack.add(
-    (next) => (args) => {
-      (args.request as { headers: Record<string, string> }).headers['user-agent'] = USER_AGENT;
-      return next(args);
-    },
-    { step: 'build', name: 'fixedUserAgent' },
-  );
-  return { documents, items };
+  return { documents, items: new ItemCalls(documents, options.region, options.endpoint, USER_AGENT) };
 }
 
 /**

@@ -1,11 +1,4 @@
-import {
-  DeleteItemCommand,
-  GetItemCommand,
-  PutItemCommand,
-  UpdateItemCommand,
-  type AttributeValue,
-  type DynamoDBClient,
-} from '@aws-sdk/client-dynamodb';
+import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   BatchWriteCommand,
@@ -17,6 +10,7 @@ import { marshall, unmarshall, type marshallOptions } from '@aws-sdk/util-dynamo
 import { retryPolicies, withRetries, type RetryPolicy } from '../../base/retry';
 import type { OperationName, OutputOf, StoreCommand } from './commands';
 import { CALL_DEADLINE_MS, sharedDeadline, StoreDeadlineError } from './deadlines';
+import type { ItemCalls, ItemOperation } from './item-calls';
 import { mayRetryStoreCall } from './store-outage';
 
 /** What the stores need of a DynamoDB client: the commands of `commands.ts` (plain data), each with its own result type. */
@@ -24,23 +18,18 @@ export interface DocumentClient {
   send<C extends StoreCommand>(command: C): Promise<OutputOf<C>>;
 }
 
-/** The two SDK clients the stores' calls go through, over one pool of connections (client.ts). */
+/** What the stores' calls go through, over one pool of connections (client.ts). */
 export interface StoreSdkClients {
-  /** Single-item calls, each operation's middleware resolved once (`cacheMiddleware`). */
-  items: DynamoDBClient;
+  /** Single-item calls, on the SDK client's parts without its middleware stack (item-calls.ts). */
+  items: ItemCalls;
   /** The others, through `@aws-sdk/lib-dynamodb`'s document commands. */
   documents: DynamoDBClient;
 }
 
 type CommandClass = new (input: never) => object;
 
-/** The single-item operations, sent as the SDK's own commands with their items marshalled here. */
-const ITEM_COMMANDS: Partial<Record<OperationName, CommandClass>> = {
-  GetItem: GetItemCommand,
-  PutItem: PutItemCommand,
-  UpdateItem: UpdateItemCommand,
-  DeleteItem: DeleteItemCommand,
-};
+/** The single-item operations, sent by `ItemCalls` with their items marshalled here. */
+const ITEM_OPERATIONS = new Set<OperationName>(['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem']);
 
 /** The document command of each other operation. */
 const DOCUMENT_COMMANDS: Partial<Record<OperationName, CommandClass>> = {
@@ -77,24 +66,23 @@ function unmarshallItems(output: Items<AttributeValue>): object {
 }
 
 /**
- * The stores' client, behind the small `send` the stores call: the SDK's DynamoDB clients
- * (SigV4, the credential chain, kept-alive connections), items as plain objects.
+ * The stores' client, behind the small `send` the stores call: the SDK's DynamoDB client (SigV4, the
+ * credential chain, kept-alive connections), items as plain objects.
  *
- * - Single-item calls (the request path's token gate and usage row among them) are the SDK's own
- *   commands, their items marshalled here by `@aws-sdk/util-dynamodb`, sent through a client that
- *   resolves each operation's middleware once (`cacheMiddleware`) rather than on every call. Such a
- *   handler takes no per-call options, so its deadline is a race: at it the call throws, and the
+ * - Single-item calls (the request path's token gate and usage row among them) are sent by
+ *   `ItemCalls` (item-calls.ts) on the SDK client's parts, their items marshalled here by
+ *   `@aws-sdk/util-dynamodb`. Such a call's deadline is a race: at it the call throws, and the
  *   attempt in flight runs out on its own silence timeout (client.ts).
- * - The rest are `@aws-sdk/lib-dynamodb`'s document commands, whose handlers cannot be reused (each
- *   holds its own command's input); the attempt in flight is aborted at the deadline.
+ * - The rest are `@aws-sdk/lib-dynamodb`'s document commands; the attempt in flight is aborted at
+ *   the deadline.
  *
- * The SDK makes one attempt per send (`maxAttempts: 1`, client.ts); the retries are the
- * `storeCall` policy of lambda/base/retry.ts, applied here once, or the caller's own for a command
- * marked `sentOnce`. Every call, its retries included, ends by its deadline (`CALL_DEADLINE_MS`)
- * with `StoreDeadlineError`, which the outage test counts as the store being unavailable.
+ * Each send is one attempt (`maxAttempts: 1`, client.ts); the retries are the `storeCall` policy of
+ * lambda/base/retry.ts, applied here once, or the caller's own for a command marked `sentOnce`.
+ * Every call, its retries included, ends by its deadline (`CALL_DEADLINE_MS`) with
+ * `StoreDeadlineError`, which the outage test counts as the store being unavailable.
  */
 export class SdkDocumentClient implements DocumentClient {
-  private readonly items: DynamoDBClient;
+  private readonly items: ItemCalls;
   private readonly documents: DynamoDBDocumentClient;
   private readonly retries: RetryPolicy = retryPolicies.storeCall(mayRetryStoreCall);
 
@@ -108,19 +96,18 @@ export class SdkDocumentClient implements DocumentClient {
   }
 
   send<C extends StoreCommand>(command: C): Promise<OutputOf<C>> {
-    const ItemCommand = ITEM_COMMANDS[command.operation];
-    return ItemCommand ? this.sendItem(command, ItemCommand) : this.sendDocument(command);
+    return ITEM_OPERATIONS.has(command.operation) ? this.sendItem(command) : this.sendDocument(command);
   }
 
-  private sendItem<C extends StoreCommand>(command: C, ItemCommand: CommandClass): Promise<OutputOf<C>> {
+  private sendItem<C extends StoreCommand>(command: C): Promise<OutputOf<C>> {
     const what = `DynamoDB ${command.operation}`;
     const input = marshallItems(command.input as Items<unknown>) as never;
     const endsAt = Date.now() + this.deadlineMs;
     const sendOnce = async () => {
       // Past the deadline no attempt starts.
       if (Date.now() >= endsAt) throw new StoreDeadlineError(what, this.deadlineMs);
-      const output = await this.items.send(new ItemCommand(input) as never);
-      return unmarshallItems(output as Items<AttributeValue>) as OutputOf<C>;
+      const output = await this.items.send(command.operation as ItemOperation, input);
+      return unmarshallItems(output) as OutputOf<C>;
     };
     const work = command.sentOnce ? sendOnce() : withRetries(sendOnce, this.retries);
     return sharedDeadline(this.deadlineMs).bound(work, what);
