@@ -4,6 +4,7 @@
  * its results say so and are written to bench/out/, never over the committed ones.
  */
 import { DEFAULTS } from '../lib/settings';
+import type { RoundTrips } from './store-round-trip';
 
 export const QUICK = process.env.BENCH_QUICK === '1';
 
@@ -167,7 +168,7 @@ export interface Round {
   /** Fresh Node processes importing the Lambda bundle: import time of each, ms. */
   coldImportMs: number[];
   /** The store's own round trip (store-round-trip.ts), measured once per round between the phases. */
-  storeRoundTripMs?: { p50: number; p90: number; calls: number };
+  storeRoundTripMs?: RoundTrips;
 }
 
 /** One CPU quota a Lambda-share phase ran under. */

@@ -12,7 +12,7 @@ import { tableNames } from '../lambda/store/tables';
 import { DEFAULTS } from '../lib/settings';
 import { coldImports } from './cold-import';
 import { cpuQuota, type CpuQuota } from './cpu-quota';
-import { storeRoundTrip } from './store-round-trip';
+import { storeRoundTrips } from './store-round-trip';
 import type { LoadJob, LoadResult } from './load';
 import {
   COLD_IMPORTS_PER_ROUND,
@@ -282,13 +282,14 @@ async function main(): Promise<void> {
         }
         round.phases[phase.id] = slots;
       }
-      round.storeRoundTripMs = await storeRoundTrip(
+      round.storeRoundTripMs = await storeRoundTrips(
         dynamo.endpoint,
-        tableNames({}, proxy.tablePrefix).accounts,
+        tableNames({}, proxy.tablePrefix),
         STORE_ROUND_TRIPS,
       );
+      const { getItem, gate } = round.storeRoundTripMs;
       log(
-        `  store round trip: p50 ${round.storeRoundTripMs.p50.toFixed(2)} ms, p90 ${round.storeRoundTripMs.p90.toFixed(2)} ms`,
+        `  store round trip: GetItem p50 ${getItem.p50.toFixed(2)} ms, p90 ${getItem.p90.toFixed(2)} ms; the gate's UpdateItem p50 ${gate.p50.toFixed(2)} ms, p90 ${gate.p90.toFixed(2)} ms`,
       );
       round.coldImportMs = (await coldImports(LAMBDA_BUNDLE, COLD_IMPORTS_PER_ROUND)).map(round3);
       log(`  cold import of the Lambda bundle: ${round.coldImportMs.map((ms) => ms.toFixed(0)).join(', ')} ms`);

@@ -24,12 +24,12 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { Agent, request } from 'node:http';
 import { loadavg } from 'node:os';
-import { countExpression, freshRing, guessedPlacement } from '../lambda/auth/dynamodb/gate-count';
 import { startDynamoDbLocal } from '../lambda/local/dynamodb-local';
 import { createDynamoClients } from '../lambda/store/dynamodb/client';
 import { ensureTables } from '../lambda/store/dynamodb/create-tables';
 import { tableNames } from '../lambda/store/tables';
 import { NodeSha256 } from '../lambda/upstream/aws-signing';
+import { gateInput, seedGates } from './gate-call';
 import { median } from './stats';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 12);
@@ -37,27 +37,6 @@ const CALLS = Number(process.env.CALLS ?? 200);
 const REGION = 'eu-west-1';
 
 const tables = tableNames({}, 'ab-');
-const SECRET_HASH = 'a'.repeat(64);
-const SHARE = 100;
-
-/** 50 gate items, one per token, so no item takes every write. */
-const GATES = 50;
-const gateKey = (n: number) => `gate#ab-${n % GATES}#0`;
-
-function gateInput(n: number) {
-  const now = Date.now();
-  const count = countExpression(guessedPlacement(now, undefined), false);
-  return {
-    TableName: tables.rateLimits,
-    Key: { counter_key: gateKey(n) },
-    UpdateExpression: count.update,
-    ConditionExpression: `secret_hash = :hash AND attribute_not_exists(revoked_at) AND attribute_not_exists(requests_per_minute) AND m_limit = :share AND ${count.condition}`,
-    ExpressionAttributeValues: { ':hash': SECRET_HASH, ':share': SHARE, ...count.values },
-    ReturnValues: 'ALL_NEW' as const,
-    ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
-  };
-}
-
 function rowItem(n: number) {
   const ts = new Date().toISOString();
   const id = `ab-${n}-${Math.random().toString(36).slice(2)}`;
@@ -93,7 +72,7 @@ function rowItem(n: number) {
 
 /** The low-level input of a document-form call: its values marshalled ahead, as a hand-written adapter would send them. */
 const marshalledGate = (n: number) => {
-  const input = gateInput(n);
+  const input = gateInput(tables.rateLimits, n);
   return { ...input, Key: marshall(input.Key), ExpressionAttributeValues: marshall(input.ExpressionAttributeValues) };
 };
 
@@ -102,24 +81,7 @@ async function main() {
   const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
   const { raw, doc } = createDynamoClients({ region: REGION, endpoint: store.endpoint });
   await ensureTables(raw, tables);
-  // The gates: authentication's copy, the shard's share, and a window whose count stays far below
-  // the share (m is the count less the share), so every call passes its condition (a refused one
-  // would measure the error path instead).
-  for (let n = 0; n < GATES; n++)
-    await doc.send({
-      operation: 'PutItem',
-      input: {
-        TableName: tables.rateLimits,
-        Item: {
-          counter_key: gateKey(n),
-          secret_hash: SECRET_HASH,
-          m_limit: SHARE,
-          n: 0,
-          m: -1e12,
-          ...freshRing(Date.now()),
-        },
-      },
-    });
+  await seedGates(doc, tables.rateLimits);
   const documents = DynamoDBDocumentClient.from(raw, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true },
   });
@@ -174,11 +136,11 @@ async function main() {
 
   const variants: Record<string, (n: number) => Promise<unknown>> = {
     "stores' client": async (n) => {
-      await doc.send({ operation: 'UpdateItem', input: gateInput(n) });
+      await doc.send({ operation: 'UpdateItem', input: gateInput(tables.rateLimits, n) });
       await doc.send({ operation: 'PutItem', input: { TableName: tables.usageLogs, Item: rowItem(n) } });
     },
     'document commands': async (n) => {
-      await documents.send(new UpdateCommand(gateInput(n)), deadline());
+      await documents.send(new UpdateCommand(gateInput(tables.rateLimits, n)), deadline());
       await documents.send(new PutCommand({ TableName: tables.usageLogs, Item: rowItem(n) }), deadline());
     },
     'SDK commands resolved once': async (n) => {
