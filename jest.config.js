@@ -38,9 +38,10 @@ export default {
     },
     {
       ...shared,
-      // The bundles are built and one in-memory DynamoDB Local is started, both before the first
-      // test of this project and only when one of its tests is selected.
+      // The bundles are built and an in-memory DynamoDB Local per worker is started, both before the
+      // first test of this project and only when one of its tests is selected.
       displayName: 'integration',
+      testEnvironment: '<rootDir>/test/support/worker-store.cjs',
       roots: ['<rootDir>/test'],
       testPathIgnorePatterns: ['/node_modules/', ...STANDALONE.map((root) => `${root}/`)],
       globalSetup: '<rootDir>/test/support/global-setup.ts',

@@ -6,23 +6,33 @@ const ROOT = resolve(__dirname, '../..');
 
 /**
  * Before the integration project's first test: the bundles its tests run (the local server, the
- * Lambda entry) are built from the current source, while one in-memory DynamoDB Local starts for
- * the whole run; every test file isolates itself with its own table prefix. Workers inherit
- * DYNAMODB_ENDPOINT. The unit project needs neither (jest.config.js).
+ * Lambda entry) are built from the current source, while one in-memory DynamoDB Local per worker
+ * starts for the whole run (worker-store.cjs gives each worker its own); every test file isolates
+ * itself with its own table prefix. Workers inherit DYNAMODB_ENDPOINTS. The unit project needs
+ * neither (jest.config.js).
  */
-export default async function globalSetup(): Promise<void> {
+export default async function globalSetup(globalConfig: { maxWorkers: number }): Promise<void> {
   // The SDK versions are pinned in the lock file; its notice about releases after January 2027 is noise in test output.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-  const store = process.env.DYNAMODB_ENDPOINT ? undefined : startDynamoDbLocal();
+  const workers = Math.max(1, globalConfig.maxWorkers);
+  const stores = process.env.DYNAMODB_ENDPOINT ? [] : Array.from({ length: workers }, () => startDynamoDbLocal());
+  const started = Promise.allSettled(stores);
+  const stopAll = async () => {
+    for (const outcome of await started) if (outcome.status === 'fulfilled') await outcome.value.stop();
+  };
   const built = build().catch(async (error: unknown) => {
-    await (await store)?.stop();
+    await stopAll();
     throw error;
   });
-  const local = await store;
+  const locals = await Promise.all(stores).catch(async (error: unknown) => {
+    await stopAll();
+    throw error;
+  });
   await built;
-  if (!local) return;
-  process.env.DYNAMODB_ENDPOINT = local.endpoint;
-  (globalThis as { __stopDynamoDbLocal?: () => Promise<void> }).__stopDynamoDbLocal = local.stop;
+  if (locals.length === 0) return;
+  process.env.DYNAMODB_ENDPOINTS = locals.map((local) => local.endpoint).join(',');
+  process.env.DYNAMODB_ENDPOINT = locals[0]!.endpoint;
+  (globalThis as { __stopDynamoDbLocal?: () => Promise<void> }).__stopDynamoDbLocal = stopAll;
 }
 
 /** `node scripts/build.mjs`, its output shown as it would be from the command line. */

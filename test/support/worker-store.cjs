@@ -1,0 +1,20 @@
+/**
+ * The integration project's test environment: Node's, with this worker's own DynamoDB Local.
+ * global-setup.ts starts one per worker (`DYNAMODB_ENDPOINTS`) because DynamoDB Local's CPU per
+ * write grows with every stream record it has ever kept, tables dropped or not: one store for the
+ * whole run made the last files' calls several times dearer than the first's. The endpoint is set
+ * in the worker's own environment, before the test file's copy of it is made, so the servers and
+ * processes a test starts inherit it too.
+ */
+const { TestEnvironment } = require('jest-environment-node');
+
+class WorkerStoreEnvironment extends TestEnvironment {
+  constructor(config, context) {
+    const endpoints = (process.env.DYNAMODB_ENDPOINTS ?? '').split(',').filter(Boolean);
+    if (endpoints.length > 0)
+      process.env.DYNAMODB_ENDPOINT = endpoints[(Number(process.env.JEST_WORKER_ID ?? '1') - 1) % endpoints.length];
+    super(config, context);
+  }
+}
+
+module.exports = WorkerStoreEnvironment;
