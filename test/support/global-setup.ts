@@ -1,12 +1,14 @@
 import { spawn } from 'node:child_process';
-import { resolve } from 'node:path';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { startDynamoDbLocal } from '../../lambda/local/dynamodb-local';
 
 const ROOT = resolve(__dirname, '../..');
 
 /**
  * Before the integration project's first test: the bundles its tests run (the local server, the
- * Lambda entry) are built from the current source, while one in-memory DynamoDB Local per worker
+ * Lambda entry) are built from the current source, while one DynamoDB Local per worker
  * starts for the whole run (worker-store.cjs gives each worker its own); every test file isolates
  * itself with its own table prefix. Workers inherit DYNAMODB_ENDPOINTS. The unit project needs
  * neither (jest.config.js).
@@ -15,10 +17,18 @@ export default async function globalSetup(globalConfig: { maxWorkers: number }):
   // The SDK versions are pinned in the lock file; its notice about releases after January 2027 is noise in test output.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
   const workers = Math.max(1, globalConfig.maxWorkers);
-  const stores = process.env.DYNAMODB_ENDPOINT ? [] : Array.from({ length: workers }, () => startDynamoDbLocal());
+  // On disk rather than in memory, so that each store's stream records get their index
+  // (dynamodb-local.ts); in a memory-backed folder where the system has one.
+  const folders = process.env.DYNAMODB_ENDPOINT
+    ? []
+    : Array.from({ length: workers }, () =>
+        mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'store-')),
+      );
+  const stores = folders.map((folder) => startDynamoDbLocal(folder));
   const started = Promise.allSettled(stores);
   const stopAll = async () => {
     for (const outcome of await started) if (outcome.status === 'fulfilled') await outcome.value.stop();
+    for (const folder of folders) rmSync(folder, { recursive: true, force: true });
   };
   const built = build().catch(async (error: unknown) => {
     await stopAll();

@@ -14,17 +14,29 @@ export const EVENTUALLY_MS = 60_000;
 /** A real process starting until it serves: the built server (with its tables), DynamoDB Local on Java. */
 export const PROCESS_START_MS = 180_000;
 
-/** Polls `probe` until it returns something other than undefined, or the limit passes (then undefined). */
+/** Between the first probes: most conditions hold within a few of them. */
+const FIRST_PAUSE_MS = 50;
+/** The longest pause between probes: a condition that takes seconds is probed twice a second. */
+const LONGEST_PAUSE_MS = 500;
+
+/**
+ * Polls `probe` until it returns something other than undefined, or the limit passes (then
+ * undefined). Without `intervalMs`, the pause grows by half each time from 50 ms to 500 ms: a
+ * probe is often a call to the server under test (a page of rows, the overview), and a wait of
+ * seconds at a fixed short pause was most of the store's and the server's work in the suite.
+ */
 export async function eventually<T>(
   probe: () => Promise<T | undefined>,
   limitMs = EVENTUALLY_MS,
-  intervalMs = 100,
+  intervalMs?: number,
 ): Promise<T | undefined> {
   const deadline = Date.now() + limitMs;
+  let pause = intervalMs ?? FIRST_PAUSE_MS;
   for (;;) {
     const found = await probe();
     if (found !== undefined || Date.now() > deadline) return found;
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    await new Promise((resolve) => setTimeout(resolve, pause));
+    if (intervalMs === undefined) pause = Math.min(pause * 1.5, LONGEST_PAUSE_MS);
   }
 }
 

@@ -39,7 +39,7 @@ export interface ProxyServer {
   createAccount(name?: string): Promise<Account>;
   saveKey(token: string, provider: ProviderId, key?: string): Promise<string>;
   api(path: string, init?: { method?: string; token?: string; body?: unknown }): Promise<Response>;
-  /** Polls /api/logs until `count` rows exist (rows are written after responses end), then /api/stats until its rollups include them. */
+  /** Waits until /api/stats counts `count` requests (rows are written after responses end, then folded), then reads /api/logs (filtered by `query`) until it holds `count` rows. */
   waitForRows(token: string, count: number, query?: string): Promise<Array<Record<string, unknown>>>;
   /** Polls /api/logs until the rows of these request ids (x-proxy-request-id) exist. */
   rowsFor(token: string, ids: string[]): Promise<Array<Record<string, unknown>>>;
@@ -143,16 +143,17 @@ export async function startProxy(options: StartOptions = {}): Promise<ProxyServe
     saveKey,
     api,
     async waitForRows(token, count, query = '') {
+      // The overview's rollups are folded from the usage stream after the rows are written, so once
+      // they count the rows, the rows are there: the overview is polled, the rows then read.
+      await eventually(async () => {
+        const stats = (await (await api('/api/stats', { token })).json()) as { totals?: { requests?: number } };
+        return (stats.totals?.requests ?? 0) >= count ? true : undefined;
+      });
       let items: Array<Record<string, unknown>> = [];
       await eventually(async () => {
         const response = await api(`/api/logs?limit=500${query ? `&${query}` : ''}`, { token });
         items = ((await response.json()) as { items?: Array<Record<string, unknown>> }).items ?? [];
         return items.length >= count ? items : undefined;
-      });
-      // The overview's rollups are folded from the usage stream about a second after the rows: wait for them too.
-      await eventually(async () => {
-        const stats = (await (await api('/api/stats', { token })).json()) as { totals?: { requests?: number } };
-        return (stats.totals?.requests ?? 0) >= count ? true : undefined;
       });
       return items;
     },

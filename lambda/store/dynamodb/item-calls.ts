@@ -3,7 +3,6 @@ import { operation } from '@smithy/core/schema';
 import { HttpRequest, HttpResponse } from '@smithy/core/transport';
 import { fromBase64, toBase64 } from '@smithy/core/serde';
 import { SignatureV4 } from '@smithy/signature-v4';
-import type { Readable } from 'node:stream';
 
 /** The single-item operations, with the SDK's schema of each (its errors are read by the SDK's protocol). */
 const SCHEMAS = { GetItem: GetItem$, PutItem: PutItem$, UpdateItem: UpdateItem$, DeleteItem: DeleteItem$ } as const;
@@ -43,12 +42,6 @@ const asBytes = (text: unknown) => (typeof text === 'string' ? fromBase64(text) 
 const REQUEST_ITEMS = ['Key', 'Item', 'ExpressionAttributeValues'] as const;
 const ANSWER_ITEMS = ['Item', 'Attributes'] as const;
 
-async function bodyOf(stream: Readable): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
-
 /** The SDK client's resolved settings these calls use. */
 interface ClientParts {
   credentials: SignatureV4['credentialProvider'];
@@ -56,6 +49,7 @@ interface ClientParts {
   requestHandler: { handle(request: HttpRequest): Promise<{ response: HttpResponse }> };
   protocol: { deserializeResponse(schema: unknown, context: unknown, response: HttpResponse): Promise<unknown> };
   endpointProvider(params: Record<string, unknown>): { url: URL };
+  streamCollector(body: unknown): Promise<Uint8Array>;
   systemClockOffset: number;
 }
 
@@ -122,9 +116,11 @@ export class ItemCalls {
       signingDate: new Date(Date.now() + this.parts.systemClockOffset),
     });
     const { response } = await this.parts.requestHandler.handle(signed as HttpRequest);
-    const bytes = await bodyOf(response.body as Readable);
+    const bytes = await this.parts.streamCollector(response.body);
     if (response.statusCode < 300) {
-      const output = JSON.parse(bytes.toString('utf8')) as Value;
+      const output = JSON.parse(
+        Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'),
+      ) as Value;
       for (const field of ANSWER_ITEMS) convertBinaries(output[field], asBytes);
       return output;
     }
