@@ -38,7 +38,7 @@ export default {
     },
     {
       ...shared,
-      // The bundles are built and an in-memory DynamoDB Local per worker is started, both before the
+      // The bundles are built and a DynamoDB Local per worker is started, both before the
       // first test of this project and only when one of its tests is selected.
       displayName: 'integration',
       testEnvironment: '<rootDir>/test/support/worker-store.cjs',

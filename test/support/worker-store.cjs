@@ -1,8 +1,7 @@
 /**
  * The integration project's test environment: Node's, with this worker's own DynamoDB Local.
- * global-setup.ts starts one per worker (`DYNAMODB_ENDPOINTS`) because DynamoDB Local's CPU per
- * write grows with every stream record it has ever kept, tables dropped or not: one store for the
- * whole run made the last files' calls several times dearer than the first's. The endpoint is set
+ * global-setup.ts starts one per worker (`DYNAMODB_ENDPOINTS`), so that the store a file writes to
+ * holds only its worker's share of the run's items and stream records. The endpoint is set
  * in the worker's own environment, before the test file's copy of it is made, so the servers and
  * processes a test starts inherit it too.
  */
