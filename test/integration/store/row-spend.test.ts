@@ -200,3 +200,37 @@ test('the usage log writes a row alone, one put; the consumer writes each subjec
   expect(await storedRows(account)).toBe(25);
   expect((await spend(account, 'ana')).token).toBe(rows.reduce((total, r) => total + r.cost_nanos, 0));
 });
+
+test('a failed alert check reads the page again: the alerts see its rows again, the spend counts them once', async () => {
+  const account = 'acct-alert-retry';
+  const rows = [row(account, 900, 'dee'), row(account, 400, 'dee')];
+  await Promise.all(rows.map((r) => usageLog.write(r)));
+  /** The ids of this account's rows each alert check was given, in order. */
+  const checked: string[][] = [];
+  let failuresLeft = 1;
+  // Its own checkpoint: it reads the whole stream, the other tests' rows too (counted once already).
+  const alerting = new StreamPoller({
+    raw: tables.clients.raw,
+    streams,
+    table: tables.tables.usageLogs,
+    stats: new DynamoUsageStats(tables.clients.doc, tables.tables.usageStats),
+    foldSpend: (folded) => new DynamoSpendFold(tables.clients.doc, tables.tables.accounts).fold(folded),
+    checkAlerts: (page) => {
+      checked.push(page.filter((r) => r.account_id === account).map((r) => r.id));
+      if (failuresLeft-- > 0) return Promise.reject(new Error('alert queue unavailable'));
+      return Promise.resolve();
+    },
+    checkpointFile: join(dataDir, 'alerting-checkpoints.json'),
+    log: silent,
+  });
+  await alerting.catchUp();
+  await alerting.catchUp();
+
+  const ids = rows.map((r) => r.id).sort();
+  const withRows = checked.filter((page) => page.length > 0).map((page) => [...page].sort());
+  // Seen by the check that failed and again by a later one, which passed.
+  expect(withRows.length).toBeGreaterThanOrEqual(2);
+  for (const page of withRows) expect(page).toEqual(ids);
+  expect(failuresLeft).toBeLessThan(0);
+  expect(await spend(account, 'dee')).toEqual({ token: 1_300, requester: 1_300, total: 1_300 });
+});
