@@ -228,6 +228,15 @@ describe('a token with no gate yet (issued before gates, or the table was recrea
     });
   });
 
+  test('first used on two instances at once: both build it, the second build yields to the first, both requests count', async () => {
+    const token = await withoutGate();
+    const verdicts = await Promise.all([gate().admit(token, now), gate().admit(token, now)]);
+    expect(verdicts.map((verdict) => verdict.kind)).toEqual(['admitted', 'admitted']);
+    const remaining = verdicts.map((verdict) => (verdict.kind === 'admitted' ? verdict.rateLimit?.remaining : -1));
+    expect(remaining.sort((a, b) => (a ?? 0) - (b ?? 0))).toEqual([LIMIT - 2, LIMIT - 1]);
+    expect(await gateItem(token.tokenId)).toMatchObject({ secret_hash: hashSecret(token.secret) });
+  });
+
   test('an unknown token is refused and leaves no item behind', async () => {
     const unknown = newToken(newAccountId()).parsed;
     expect(await gate().admit(unknown, now)).toEqual({ kind: 'refused' });
