@@ -71,6 +71,9 @@ export function launchBrowser(): Promise<Browser> {
       '--headless',
       '--no-sandbox',
       '--disable-gpu',
+      // Without a GPU its process only composites in software: on a thread of the browser's own
+      // process instead, a journey costs about a seventh less CPU (44.9 → 38.7 CPU-s measured).
+      '--in-process-gpu',
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
