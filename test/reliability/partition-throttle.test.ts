@@ -69,6 +69,8 @@ test("throttling on one requester's partition: its requests get 503 with Retry-A
   expect(cool.status).toBe(200);
   expect(upstream.requests.length).toBe(before + 1);
   gate.calm();
+  // Its row is written after the answer: stored before the next test counts the requester's rows.
+  await rowOf(proxy, proxy.account.token, cool.requestId);
 });
 
 test("throttling on the account's row shards, many answers in a row: the answer is served, the row is stored once, its spend counted once", async () => {
