@@ -29,7 +29,9 @@ export default defineConfig(
     // result is ignored fails the lint.
     files: ['lambda/**/*.{ts,tsx}', 'lib/**/*.ts'],
     extends: [tseslint.configs.recommendedTypeChecked],
-    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    // No tsconfigRootDir (the lint runs from the root): ESLint hashes its configuration into every
+    // cache entry, and an absolute path there would tie the cache to one checkout (scripts/lint-cache.mjs).
+    languageOptions: { parserOptions: { projectService: true } },
     rules: {
       // An async method with no await is how a port's implementation turns a synchronous throw into a rejection.
       '@typescript-eslint/require-await': 'off',

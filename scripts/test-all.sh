@@ -39,7 +39,7 @@ fi
 # the project's own install, the type check, the lint and the suite run. Only the two tests that run it
 # wait for it: they wait while the marker file `installing` exists (test/infra/support/lambda-instance.ts).
 ric=test/infra/lambda-ric
-# What later runs on this machine reuse: the client's build, the type check's state (below).
+# What later runs on this machine reuse: the client's build, the type check's state and the lint's caches (below).
 cache_dir="${XDG_CACHE_HOME:-$HOME/.cache}/ai-usage-proxy"
 ric_pid=""
 rm -f "$ric/installing" # left by a run that was stopped mid-install
@@ -96,7 +96,7 @@ typecheck_and_lint() {
   logs=$(mktemp -d)
   { npm run typecheck && { mkdir -p "$(dirname "$tsc_cache")" && cp "$tsc_state" "$tsc_cache" || true; }; } >"$logs/typecheck" 2>&1 &
   local typecheck=$!
-  npm run lint >"$logs/lint" 2>&1 &
+  { npm run lint && node scripts/lint-cache.mjs save "$lint_cache"; } >"$logs/lint" 2>&1 &
   local lint=$!
   wait "$typecheck"
   local typecheck_status=$?
@@ -111,11 +111,13 @@ typecheck_and_lint() {
 phase "npm ci" npm ci --no-audit --no-fund --loglevel=error || exit 1
 # The type check's incremental state names files relative to itself, so the one a passing check left
 # in the user's cache folder (keyed by the lock file and Node's version) serves a fresh clone too:
-# only what changed since is checked again. ESLint's and Prettier's caches name absolute paths, so
-# they serve repeated runs in one checkout only (package.json keeps all three in node_modules/.cache).
+# only what changed since is checked again. ESLint's and Prettier's caches name absolute paths:
+# scripts/lint-cache.mjs carries them across checkouts (package.json keeps all three in node_modules/.cache).
 tsc_state=node_modules/.cache/tsc/tsbuildinfo
 tsc_cache="$cache_dir/tsbuildinfo-$(sha256sum package-lock.json | cut -c1-16)-node$(node -p process.versions.node)"
 [ -f "$tsc_state" ] || { [ -f "$tsc_cache" ] && mkdir -p "$(dirname "$tsc_state")" && cp "$tsc_cache" "$tsc_state"; }
+lint_cache="$cache_dir/lint-$(sha256sum package-lock.json | cut -c1-16)"
+node scripts/lint-cache.mjs restore "$lint_cache"
 # The type check and the lint run beside the suite: its files spend much of their time waiting on
 # servers and streams, which leaves a core free for them. Their output follows the suite's.
 checks_log=$(mktemp)
