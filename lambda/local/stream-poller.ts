@@ -4,6 +4,7 @@ import {
   GetRecordsCommand,
   GetShardIteratorCommand,
   type DynamoDBStreamsClient,
+  type GetRecordsCommandOutput,
   type Shard,
 } from '@aws-sdk/client-dynamodb-streams';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -186,19 +187,7 @@ export class StreamPoller {
     const checkpointKey = `${streamArn} ${shardId}`;
     let folded = 0;
     for (let page = 0; page < PAGES_PER_ROUND; page++) {
-      let result;
-      try {
-        // Asking for an iterator after a trimmed position fails as reading from one does.
-        const iterator =
-          this.iterators.get(shardId) ?? (await this.iteratorFor(streamArn, shardId, this.checkpoints[checkpointKey]));
-        result = await this.options.streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 1_000 }));
-      } catch (error) {
-        // An iterator lives 15 minutes; a trimmed position is gone for good. Either way: start again from the checkpoint.
-        this.iterators.delete(shardId);
-        if ((error as Error).name === 'TrimmedDataAccessException' && this.checkpoints[checkpointKey])
-          this.markTrimmed(checkpointKey);
-        throw error;
-      }
+      const result = await this.readPage(streamArn, shardId, checkpointKey);
       const records = (result.Records ?? []) as UsageStreamRecord[];
       const rows = streamedRows(records, shardId);
       if (rows.length) {
@@ -242,6 +231,31 @@ export class StreamPoller {
       if (records.length === 0) return { folded, atEnd: true };
     }
     return { folded, atEnd: false };
+  }
+
+  /**
+   * One page of the shard from where reading stands. An iterator lives 15 minutes and a trimmed
+   * position is gone for good: either way reading starts again from the checkpoint. Without one,
+   * reading starts at the oldest record, so nothing can have been trimmed from under it; yet
+   * DynamoDB Local refuses an iterator it gave out while the shard was empty, once records arrive
+   * (a few seconds after it gave it), as if they had been: a fresh iterator reads them at once.
+   */
+  private async readPage(streamArn: string, shardId: string, checkpointKey: string): Promise<GetRecordsCommandOutput> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        // Asking for an iterator after a trimmed position fails as reading from one does.
+        const iterator =
+          this.iterators.get(shardId) ?? (await this.iteratorFor(streamArn, shardId, this.checkpoints[checkpointKey]));
+        return await this.options.streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 1_000 }));
+      } catch (error) {
+        this.iterators.delete(shardId);
+        if ((error as Error).name === 'TrimmedDataAccessException') {
+          if (this.checkpoints[checkpointKey]) this.markTrimmed(checkpointKey);
+          else if (attempt === 1) continue;
+        }
+        throw error;
+      }
+    }
   }
 
   private async iteratorFor(streamArn: string, shardId: string, after: string | undefined): Promise<string> {

@@ -3,9 +3,17 @@
  * stop"): the rows whose stream records were trimmed while it was stopped still reach the
  * rollups, read from the usage-logs table, and no row is counted twice. The trim is simulated:
  * DynamoDB Local's own Streams API answers everything else, but refuses the saved position with
- * TrimmedDataAccessException and no longer holds the records of the rows written meanwhile.
+ * TrimmedDataAccessException and no longer holds the records of the rows written meanwhile. A
+ * reader that found the stream empty is not taken for one whose position was trimmed.
  */
-import { DynamoDBStreamsClient, type GetRecordsCommandOutput } from '@aws-sdk/client-dynamodb-streams';
+import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  DescribeStreamCommand,
+  DynamoDBStreamsClient,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+  type GetRecordsCommandOutput,
+} from '@aws-sdk/client-dynamodb-streams';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +26,7 @@ import { DynamoUsageLog } from '../../../lambda/usage/dynamodb/usage-log';
 import { DynamoUsageStats } from '../../../lambda/usage/dynamodb/usage-stats';
 import type { UsageRow } from '../../../lambda/usage/usage-row';
 import { SMALL_DAILY_CAPS as CAPS } from '../../support/small-caps';
+import { eventually } from '../../support/patience';
 import { createTestTables } from '../../support/tables';
 
 const ACCOUNT = 'acc-trimmed';
@@ -276,3 +285,56 @@ test('a rebuild counts requesters and models under the same per-day caps as the 
   expect(fromRebuild.by_model).toEqual(fromFold.by_model);
   expect(fromRebuild.totals).toEqual(fromFold.totals);
 });
+
+test('a reader whose first read found the stream empty folds the rows written next in its following round, with no warning: DynamoDB Local refuses that first iterator once records arrive, though none were trimmed', async () => {
+  const fresh = await createTestTables();
+  const streams = new DynamoDBStreamsClient({
+    region: 'eu-west-1',
+    endpoint: process.env.DYNAMODB_ENDPOINT!,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  try {
+    const warnings: string[] = [];
+    const poller = new StreamPoller({
+      raw: fresh.clients.raw,
+      streams,
+      table: fresh.tables.usageLogs,
+      stats: new DynamoUsageStats(fresh.clients.doc, fresh.tables.usageStats),
+      checkpointFile: join(dataDir, 'fresh-stream-checkpoints.json'),
+      log: { ...silent, warn: (message) => warnings.push(message) },
+    });
+    await expect(poller.pollOnce()).resolves.toBe(0);
+    const givenWhileEmpty = await oldestRecordIterator(streams, fresh.clients.raw, fresh.tables.usageLogs);
+    await writeRows(new DynamoUsageLog(fresh.clients.doc, fresh.tables.usageLogs), [row(0), row(1)]);
+    // Until DynamoDB Local refuses an iterator given while the shard was empty, as the reader's was.
+    const refused = async () =>
+      streams.send(new GetRecordsCommand({ ShardIterator: givenWhileEmpty })).then(
+        () => undefined,
+        (error: Error) => error.name === 'TrimmedDataAccessException' || undefined,
+      );
+    expect(await eventually(refused)).toBe(true);
+    await expect(poller.pollOnce()).resolves.toBe(2);
+    expect(warnings).toEqual([]);
+  } finally {
+    streams.destroy();
+    fresh.clients.raw.destroy();
+  }
+});
+
+/** An iterator at the oldest record of the table's stream's first shard. */
+async function oldestRecordIterator(
+  streams: DynamoDBStreamsClient,
+  raw: DynamoDBClient,
+  table: string,
+): Promise<string> {
+  const { Table } = await raw.send(new DescribeTableCommand({ TableName: table }));
+  const { StreamDescription } = await streams.send(new DescribeStreamCommand({ StreamArn: Table!.LatestStreamArn }));
+  const { ShardIterator } = await streams.send(
+    new GetShardIteratorCommand({
+      StreamArn: Table!.LatestStreamArn,
+      ShardId: StreamDescription!.Shards![0]!.ShardId,
+      ShardIteratorType: 'TRIM_HORIZON',
+    }),
+  );
+  return ShardIterator!;
+}
