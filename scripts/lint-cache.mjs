@@ -14,9 +14,9 @@ const ROOT = process.cwd();
 const PLACEHOLDER = '<checkout>';
 /** Where `npm run lint` keeps it (package.json). */
 const CACHE = 'node_modules/.cache/eslint/cache.json';
-/** What the type-aware rules read: the files they lint, the compiler options and the installed packages' types. */
-const TYPED_INPUTS = ['lambda', 'lib', 'tsconfig.json', 'package-lock.json', 'eslint.config.js'];
+/** The folders with type-aware rules; what those rules read: their files, the compiler options and the installed packages' types. */
 const TYPED_FOLDERS = ['lambda', 'lib'];
+const TYPED_INPUTS = [...TYPED_FOLDERS, 'tsconfig.json', 'package-lock.json', 'eslint.config.js'];
 
 const [command, savedDir] = process.argv.slice(2);
 if (!['save', 'restore'].includes(command) || !savedDir) {

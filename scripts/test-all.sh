@@ -111,8 +111,9 @@ typecheck_and_lint() {
 phase "npm ci" npm ci --no-audit --no-fund --loglevel=error || exit 1
 # The type check's incremental state names files relative to itself, so the one a passing check left
 # in the user's cache folder (keyed by the lock file and Node's version) serves a fresh clone too:
-# only what changed since is checked again. ESLint's and Prettier's caches name absolute paths:
-# scripts/lint-cache.mjs carries them across checkouts (package.json keeps all three in node_modules/.cache).
+# only what changed since is checked again. ESLint's cache names absolute paths: scripts/lint-cache.mjs
+# carries it across checkouts. Prettier's serves repeated runs in one checkout only (package.json keeps
+# all three in node_modules/.cache).
 tsc_state=node_modules/.cache/tsc/tsbuildinfo
 tsc_cache="$cache_dir/tsbuildinfo-$(sha256sum package-lock.json | cut -c1-16)-node$(node -p process.versions.node)"
 [ -f "$tsc_state" ] || { [ -f "$tsc_cache" ] && mkdir -p "$(dirname "$tsc_state")" && cp "$tsc_cache" "$tsc_state"; }

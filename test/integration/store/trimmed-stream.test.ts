@@ -65,6 +65,14 @@ async function writeRows(log: DynamoUsageLog, rows: readonly UsageRow[]): Promis
     await Promise.all(rows.slice(first, first + 16).map((r) => log.write(r)));
 }
 
+/** The Streams API of the worker's DynamoDB Local. */
+const localStreams = () =>
+  new DynamoDBStreamsClient({
+    region: 'eu-west-1',
+    endpoint: process.env.DYNAMODB_ENDPOINT!,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined, debug: () => undefined };
 
 /** DynamoDB Local's Streams API, except that the stream has lost what `trim` names. */
@@ -105,12 +113,7 @@ afterAll(() => {
 });
 
 test('rows whose stream records were trimmed are rebuilt into the rollups from the usage-logs table, each counted once', async () => {
-  const endpoint = process.env.DYNAMODB_ENDPOINT!;
-  const real = new DynamoDBStreamsClient({
-    region: 'eu-west-1',
-    endpoint,
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
+  const real = localStreams();
   const log = new DynamoUsageLog(created.clients.doc, created.tables.usageLogs);
   const stats = new DynamoUsageStats(created.clients.doc, created.tables.usageStats);
   const trim = { position: false, lostIds: new Set<string>() };
@@ -288,11 +291,7 @@ test('a rebuild counts requesters and models under the same per-day caps as the 
 
 test('a reader whose first read found the stream empty folds the rows written next in its following round, with no warning: DynamoDB Local refuses that first iterator once records arrive, though none were trimmed', async () => {
   const fresh = await createTestTables();
-  const streams = new DynamoDBStreamsClient({
-    region: 'eu-west-1',
-    endpoint: process.env.DYNAMODB_ENDPOINT!,
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
+  const streams = localStreams();
   try {
     const warnings: string[] = [];
     const poller = new StreamPoller({
