@@ -76,25 +76,30 @@ export class FileRowSpool implements RowSpool {
   }
 
   /**
-   * Replays at once (rows left by an earlier run go first), then every `intervalMs`, one replay
-   * at a time. `writeOnce` makes a single attempt and skips a row the store already holds.
+   * Replays at once (rows left by an earlier run go first), then again `intervalMs` after each pass
+   * ends. `writeOnce` makes a single attempt and skips a row the store already holds.
+   * The wait runs from a pass's end, also a pass that found another server replaying: a server that
+   * has just replayed waits longer than one that was turned away meanwhile, so servers sharing the
+   * spool take turns (with a fixed beat, the one whose beat followed its own passes kept the lock).
    */
   startReplay(writeOnce: (row: UsageRow) => Promise<void>, intervalMs = 5_000): void {
-    const tick = () => {
-      if (this.running || this.stopping) return;
+    const pass = () => {
       this.running = this.replay(writeOnce)
         .catch((error) => (this.log.warn('spooled usage rows not replayed yet', describeError(error)), 0))
-        .finally(() => (this.running = undefined));
+        .finally(() => {
+          this.running = undefined;
+          if (this.stopping) return;
+          this.timer = setTimeout(pass, intervalMs);
+          this.timer.unref();
+        });
     };
-    tick();
-    this.timer = setInterval(tick, intervalMs);
-    this.timer.unref();
+    if (!this.stopping) pass();
   }
 
   /** Suspends replaying: the row being written finishes, the rest stay claimed for the next start. */
   async stop(): Promise<void> {
     this.stopping = true;
-    if (this.timer) clearInterval(this.timer);
+    clearTimeout(this.timer);
     await this.running;
   }
 
