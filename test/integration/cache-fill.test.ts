@@ -230,10 +230,13 @@ describe('single flight', () => {
     expect(first.begin({ status: 200, contentType: 'application/json', format: 'json' })).toBe(first);
     first.append(ANSWER);
     // The first is still streaming; with a flight the second would wait for it (up to the upstream timeout).
+    let waiting: NodeJS.Timeout | undefined;
     const second = await Promise.race([
       consult(cache, request),
-      new Promise((resolve) => setTimeout(resolve, 10_000, 'waited')),
+      new Promise((resolve) => (waiting = setTimeout(resolve, 10_000, 'waited'))),
     ]);
+    // Left running, the timer would keep this worker alive after its last file.
+    clearTimeout(waiting);
     expect(second).not.toBe('waited');
     expect(fillOf(second as CacheDecision).statusHeader).toEqual({ 'x-proxy-cache': 'MISS' });
     first.abandon();
