@@ -67,6 +67,12 @@ const localStreams = () =>
 
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined, debug: () => undefined };
 
+/** The error DynamoDB Streams answers a position past its trim horizon with. */
+const trimmedError = () =>
+  Object.assign(new Error('The requested sequence number is beyond the trim horizon'), {
+    name: 'TrimmedDataAccessException',
+  });
+
 /** DynamoDB Local's Streams API, except that the stream has lost what `trim` names. */
 function trimmedStreams(
   real: DynamoDBStreamsClient,
@@ -79,9 +85,7 @@ function trimmedStreams(
         command.constructor.name === 'GetShardIteratorCommand' &&
         command.input.ShardIteratorType === 'AFTER_SEQUENCE_NUMBER'
       ) {
-        throw Object.assign(new Error('The requested sequence number is beyond the trim horizon'), {
-          name: 'TrimmedDataAccessException',
-        });
+        throw trimmedError();
       }
       const answer = (await real.send(command as never)) as GetRecordsCommandOutput;
       if (command.constructor.name !== 'GetRecordsCommand') return answer;
@@ -325,9 +329,7 @@ function refusingEmptyShardIterators(real: DynamoDBStreamsClient): {
       const iterator = command.input.ShardIterator;
       if (arrived && command.constructor.name === 'GetRecordsCommand' && iterator && givenWhileEmpty.has(iterator)) {
         refused++;
-        throw Object.assign(new Error('The requested sequence number is beyond the trim horizon'), {
-          name: 'TrimmedDataAccessException',
-        });
+        throw trimmedError();
       }
       const answer = (await real.send(command as never)) as { ShardIterator?: string; NextShardIterator?: string };
       const given = answer.ShardIterator ?? answer.NextShardIterator;
