@@ -129,7 +129,9 @@ test('while the store is frozen every kind of request is answered within the bou
         .find((line) => line.includes('usage row spooled to disk') && line.includes(forwarded.requestId)),
     EVENTUALLY_MS * 2,
   );
-  expect(spooled).toBeDefined();
+  // What the server printed meanwhile says where the row went (one CI run in about a dozen saw no such line).
+  if (!spooled)
+    throw new Error(`the row was not spooled; the server printed:\n${proxy.output().slice(printed).slice(-6_000)}`);
 
   thaw();
   // Written from the spool, once; the frozen attempts the store takes up on waking don't add another.
