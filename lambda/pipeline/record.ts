@@ -1,3 +1,4 @@
+import { describeError } from '../base/logger';
 import { failedAttemptsOf } from '../upstream/attempts';
 import type { ParsedToken } from '../auth/proxy-token';
 import type { Deps } from '../wiring/deps';
@@ -7,8 +8,8 @@ import type { UsageRow } from '../usage/usage-row';
 import { requestSecrets } from './request-secrets';
 import type { Recordable } from './state';
 
-/** What writing a row uses: the row writer and the prices (the account's own, once the budget step has read them). */
-export type RecordDeps = Pick<Deps, 'rowWriter' | 'prices'>;
+/** What writing a row uses: the row writer, the prices (the account's own, once the budget step has read them), the log. */
+export type RecordDeps = Pick<Deps, 'rowWriter' | 'prices' | 'log'>;
 
 /** How a request ended, once known: at once (a refusal, a failed call) or when its body has gone out. */
 export type Ending = Completion | Promise<Completion>;
@@ -18,14 +19,21 @@ export type Ending = Completion | Promise<Completion>;
  * proved by validation) and ended in a way that leaves one (pipeline.ts decides which). The row is
  * built once the ending is known, after the response has gone out, and is tracked as the request's
  * background work from the moment it ended, so the runtime doesn't stop before the row is written.
+ * A row that could not be built, or that neither the store nor the spool took, is logged as an
+ * error with its request id: the background work swallows what it tracks, and no row may go missing
+ * without a word.
  */
 export function recordUsage(deps: RecordDeps): (state: Recordable, ending: Ending) => void {
   return function record(state, ending) {
     state.work.add(
-      Promise.resolve(ending).then((completion) => {
-        const row: UsageRow = buildRow(rowFacts(state, state.token), completion, state.prices ?? deps.prices);
-        return deps.rowWriter.write(row);
-      }),
+      Promise.resolve(ending)
+        .then((completion) => {
+          const row: UsageRow = buildRow(rowFacts(state, state.token), completion, state.prices ?? deps.prices);
+          return deps.rowWriter.write(row);
+        })
+        .catch((error: unknown) =>
+          deps.log.error('usage row not recorded', { request_id: state.request.id, ...describeError(error) }),
+        ),
     );
   };
 }

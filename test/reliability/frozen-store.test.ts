@@ -129,9 +129,16 @@ test('while the store is frozen every kind of request is answered within the bou
         .find((line) => line.includes('usage row spooled to disk') && line.includes(forwarded.requestId)),
     EVENTUALLY_MS * 2,
   );
-  // What the server printed meanwhile says where the row went (one CI run in about a dozen saw no such line).
-  if (!spooled)
-    throw new Error(`the row was not spooled; the server printed:\n${proxy.output().slice(printed).slice(-6_000)}`);
+  // What the server printed meanwhile, its read retries left out, says where the row went (two CI runs in
+  // about fifteen saw no such line).
+  if (!spooled) {
+    const meanwhile = proxy
+      .output()
+      .slice(printed)
+      .split('\n')
+      .filter((line) => !line.includes('not read; retrying'));
+    throw new Error(`the row was not spooled; the server printed:\n${meanwhile.join('\n').slice(-6_000)}`);
+  }
 
   thaw();
   // Written from the spool, once; the frozen attempts the store takes up on waking don't add another.
@@ -143,4 +150,6 @@ test('while the store is frozen every kind of request is answered within the bou
 
   // Service resumes without a restart.
   expect((await callProxy(proxy, { provider: 'prov-b', token, prompt: 'after the thaw' })).status).toBe(200);
+  // No row of this run went missing on the way (record.ts logs any that neither the store nor the spool took).
+  expect(printedSince(0, 'usage row not recorded')).toBe(false);
 });
