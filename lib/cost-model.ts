@@ -138,7 +138,7 @@ export const ASSUMED: CostInputs = {
   storeWaitMs: 15,
   // One request at a time, as a Lambda instance serves them: the committed benchmark's c=1 figure
   // for a stored-key request (bench/RESULTS.md), not the c=64 one of a process kept busy.
-  cpuMsPerRequest: 6.8,
+  cpuMsPerRequest: 5.9,
   writeUnitsPerRequest: GATE_WRITE_UNITS + ROW_WRITE_UNITS,
   readUnitsPerRequest: 0,
   coldStartsPerMillion: 1_000,
