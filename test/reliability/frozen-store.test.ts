@@ -132,6 +132,10 @@ test('while the store is frozen every kind of request is answered within the bou
   // What the server printed meanwhile, its read retries left out, says where the row went (two CI runs in
   // about fifteen saw no such line).
   if (!spooled) {
+    // Thawed and stopped, the server also says what it still had in flight and what became of its rows.
+    thaw();
+    process.kill(proxy.pid, 'SIGTERM');
+    await eventually(async () => printedSince(printed, 'stopped\n') || undefined);
     const meanwhile = proxy
       .output()
       .slice(printed)
