@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { untilPrinted } from './patience';
@@ -17,13 +18,42 @@ export interface Issuer {
 /** The people the tests sign in as, each in one identity-provider group. */
 export const PEOPLE = { alice: ['proxy-admins'], bob: ['proxy-members'], carol: ['proxy-viewers'] } as const;
 
-/** A free port on 127.0.0.1, for a proxy whose callback address the issuer must know before it starts. */
+/**
+ * A free port on 127.0.0.1, for a proxy whose callback address the issuer must know before it
+ * starts. It is drawn below the kernel's range of ephemeral ports: a port from that range (what
+ * `listen(0)` hands out) may be taken, in the seconds before the proxy listens, as the local end of
+ * any outgoing connection on the machine, and a full test run makes thousands (one CI run lost the
+ * race: "port already in use").
+ */
 export async function freePort(): Promise<number> {
+  const lowest = 10_000;
+  const ephemeralFrom = ephemeralPortsFrom();
+  for (;;) {
+    const port = lowest + Math.floor(Math.random() * (ephemeralFrom - lowest));
+    if (await listensOn(port)) return port;
+  }
+}
+
+/** The first port the kernel hands out for outgoing connections (Linux's default range starts at 32768). */
+function ephemeralPortsFrom(): number {
+  try {
+    const [from] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    if (Number.isInteger(from) && from > 12_000) return from;
+  } catch {
+    // Not Linux: its default.
+  }
+  return 32_768;
+}
+
+/** Whether a server can listen on the port now (it is closed again at once). */
+async function listensOn(port: number): Promise<boolean> {
   const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as { port: number };
-  await new Promise((done) => server.close(done));
-  return port;
+  const listening = await new Promise<boolean>((done) => {
+    server.once('error', () => done(false));
+    server.listen(port, '127.0.0.1', () => done(true));
+  });
+  if (listening) await new Promise((done) => server.close(done));
+  return listening;
 }
 
 /**
